@@ -1,0 +1,203 @@
+//! `fsck`: checks every record and payload and reports every problem, not just the first.
+
+use std::collections::BTreeSet;
+use std::fs::{self, File};
+
+use retrace_fsutil::hash_reader;
+use retrace_protocol::{FsckProblem, FsckReport, Severity};
+
+use crate::model::{encode_inline, Before, Payload, Source};
+use crate::retention::{blob_rel_path, list_blobs, referenced_blobs};
+use crate::store::CheckpointStore;
+
+impl CheckpointStore {
+    /// Verifies every record and payload. Tombstones, superseded records and unreferenced blobs are
+    /// `info`; anything that loses or corrupts data is an `error`.
+    pub fn fsck(&self) -> FsckReport {
+        let mut problems: Vec<FsckProblem> = self.load_problems.clone();
+        let mut push =
+            |path: String, problem: String, severity: Severity, turn: Option<u64>, file: Option<String>| {
+                problems.push(FsckProblem {
+                    path,
+                    problem,
+                    severity,
+                    turn,
+                    file,
+                });
+            };
+        let mut blobs_seen = BTreeSet::new();
+        for t in self.turns.values() {
+            if t.source == Source::MarkerOnly {
+                continue;
+            }
+            let mut referenced_payloads = BTreeSet::new();
+            for (i, f) in t.files.iter().enumerate() {
+                let file = Some(f.path.display());
+                let Before::Present {
+                    sha256,
+                    payload,
+                    size,
+                    ..
+                } = &f.before
+                else {
+                    continue;
+                };
+                match payload {
+                    Payload::File(idx) => {
+                        let rel = format!("turns/{}/files/{idx:04}.before", t.number);
+                        referenced_payloads.insert(format!("{idx:04}.before"));
+                        match File::open(self.dir.join(&rel)).and_then(hash_reader) {
+                            Err(e) => push(
+                                rel,
+                                format!("payload cannot be read: {e}"),
+                                Severity::Error,
+                                Some(t.number),
+                                file,
+                            ),
+                            Ok((h, len)) => {
+                                if sha256.as_deref() != Some(h.as_str()) {
+                                    push(
+                                        rel,
+                                        format!(
+                                            "payload hashes to {h} but the record says {}",
+                                            sha256.as_deref().unwrap_or("nothing")
+                                        ),
+                                        Severity::Error,
+                                        Some(t.number),
+                                        file,
+                                    );
+                                } else if size.is_some_and(|s| s != len) {
+                                    push(
+                                        rel,
+                                        format!(
+                                            "payload is {len} bytes, the record says {}",
+                                            size.unwrap_or(0)
+                                        ),
+                                        Severity::Error,
+                                        Some(t.number),
+                                        file,
+                                    );
+                                }
+                            }
+                        }
+                    }
+                    Payload::Blob(h) => {
+                        let rel = blob_rel_path(h);
+                        blobs_seen.insert(h.clone());
+                        match File::open(self.dir.join(&rel)).and_then(hash_reader) {
+                            Err(e) => push(
+                                rel,
+                                format!("blob cannot be read: {e}"),
+                                Severity::Error,
+                                Some(t.number),
+                                file,
+                            ),
+                            Ok((got, _)) if got != *h => push(
+                                rel,
+                                format!("blob content hashes to {got}, not to its name"),
+                                Severity::Error,
+                                Some(t.number),
+                                file,
+                            ),
+                            Ok(_) => {
+                                if sha256.as_deref().is_some_and(|s| s != h) {
+                                    push(
+                                        t.record_path.clone(),
+                                        format!("entry {i}: blobRef and sha256 differ"),
+                                        Severity::Error,
+                                        Some(t.number),
+                                        file,
+                                    );
+                                }
+                            }
+                        }
+                    }
+                    Payload::Inline { text, encoding } => match encode_inline(text, encoding.as_deref()) {
+                        None => push(
+                            t.record_path.clone(),
+                            format!(
+                                "inline content cannot be re-encoded as {}",
+                                encoding.as_deref().unwrap_or("utf-8")
+                            ),
+                            Severity::Error,
+                            Some(t.number),
+                            file,
+                        ),
+                        Some(bytes) => {
+                            if let Some(want) = sha256 {
+                                let got = retrace_fsutil::sha256_bytes(&bytes);
+                                if got != *want {
+                                    push(
+                                        t.record_path.clone(),
+                                        format!("inline content hashes to {got}, the record says {want}"),
+                                        Severity::Error,
+                                        Some(t.number),
+                                        file,
+                                    );
+                                }
+                            }
+                        }
+                    },
+                    Payload::NotKept | Payload::Expired => {}
+                }
+            }
+            if t.source == Source::V3 {
+                let files_dir = self.turn_dir(t.number).join("files");
+                if let Ok(rd) = fs::read_dir(&files_dir) {
+                    for e in rd.flatten() {
+                        let name = e.file_name().to_string_lossy().into_owned();
+                        if !referenced_payloads.contains(&name) {
+                            push(
+                                format!("turns/{}/files/{name}", t.number),
+                                "not referenced by the record (left by an interrupted capture)".into(),
+                                Severity::Info,
+                                Some(t.number),
+                                None,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        match referenced_blobs(&self.dir) {
+            Ok(Some(referenced)) => {
+                if let Ok(all) = list_blobs(&self.dir.join("blobs")) {
+                    for (name, _) in all {
+                        if !referenced.contains(&name) && !blobs_seen.contains(&name) {
+                            push(
+                                blob_rel_path(&name),
+                                "unreferenced blob".into(),
+                                Severity::Info,
+                                None,
+                                None,
+                            );
+                        }
+                    }
+                }
+            }
+            Ok(None) => {}
+            Err(e) => push(
+                "blobs".into(),
+                format!("cannot list blobs: {e}"),
+                Severity::Warning,
+                None,
+                None,
+            ),
+        }
+        if let Ok(rd) = fs::read_dir(&self.dir) {
+            for e in rd.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') && name.ends_with(".tmp") {
+                    push(
+                        name,
+                        "temporary file left by an interrupted write".into(),
+                        Severity::Info,
+                        None,
+                        None,
+                    );
+                }
+            }
+        }
+        FsckReport::from_problems(problems)
+    }
+}

@@ -1,0 +1,272 @@
+//! Loading a sidecar of any format (SPEC §3.3): which record wins for each turn, which directories
+//! are tombstones, and what the next turn number is.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::Path;
+
+use retrace_protocol::{FsckProblem, Gap, GapReason, Severity};
+
+use crate::error::{IoContext, Result};
+use crate::model::{turn_from_raw, Source, Turn};
+use crate::record::{read_record, RawRecord};
+
+/// What loading a sidecar found.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// The live turns, each from its winning record.
+    pub turns: BTreeMap<u64, Turn>,
+    /// The largest turn number found anywhere (records, markers, tombstones, `expired/`).
+    pub max_turn: Option<u64>,
+    /// `turns/N` directories without a `turn-N.json`: dead, never resurrected.
+    pub tombstones: BTreeSet<u64>,
+    /// Everything odd, from superseded records (info) to unreadable ones (error).
+    pub problems: Vec<FsckProblem>,
+}
+
+/// Parses `turn-<N>.json`.
+pub fn parse_turn_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix("turn-")?.strip_suffix(".json")?;
+    parse_number(digits)
+}
+
+fn parse_number(digits: &str) -> Option<u64> {
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+struct Candidate {
+    source: Source,
+    rel: String,
+    raw: RawRecord,
+}
+
+/// One turn's files as found on disk, before arbitration.
+#[derive(Default)]
+struct Found {
+    top: Option<std::result::Result<Candidate, String>>,
+    expired: Option<std::result::Result<Candidate, String>>,
+    v3: Option<std::result::Result<Candidate, String>>,
+    v3_dir: bool,
+}
+
+fn problem(
+    path: &str,
+    text: String,
+    severity: Severity,
+    turn: Option<u64>,
+    file: Option<String>,
+) -> FsckProblem {
+    FsckProblem {
+        path: path.to_string(),
+        problem: text,
+        severity,
+        turn,
+        file,
+    }
+}
+
+fn read_candidate(
+    dir: &Path,
+    rel: String,
+    source: Source,
+    number: u64,
+) -> std::result::Result<Candidate, String> {
+    let raw = read_record(&dir.join(&rel)).map_err(|e| e.to_string())?;
+    if raw.turn != number {
+        return Err(format!(
+            "`{rel}` says turn {} but its name says turn {number}",
+            raw.turn
+        ));
+    }
+    Ok(Candidate { source, rel, raw })
+}
+
+/// Loads every record of the sidecar at `dir`. `root` is the workspace root when known (to make old
+/// absolute paths relative). A missing directory is an empty sidecar.
+pub fn load_sidecar(dir: &Path, root: Option<&Path>) -> Result<Loaded> {
+    let mut out = Loaded::default();
+    if !dir.exists() {
+        return Ok(out);
+    }
+    let mut found: BTreeMap<u64, Found> = BTreeMap::new();
+    for entry in fs::read_dir(dir).at("list", dir)? {
+        let entry = entry.at("list", dir)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(n) = parse_turn_file_name(&name) {
+            let c = read_candidate(dir, name, Source::Top, n);
+            found.entry(n).or_default().top = Some(c);
+        }
+    }
+    let expired = dir.join("expired");
+    if expired.is_dir() {
+        for entry in fs::read_dir(&expired).at("list", &expired)? {
+            let entry = entry.at("list", &expired)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(n) = parse_turn_file_name(&name) {
+                let c = read_candidate(dir, format!("expired/{name}"), Source::Expired, n);
+                found.entry(n).or_default().expired = Some(c);
+            }
+        }
+    }
+    let turns_dir = dir.join("turns");
+    if turns_dir.is_dir() {
+        for entry in fs::read_dir(&turns_dir).at("list", &turns_dir)? {
+            let entry = entry.at("list", &turns_dir)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(n) = parse_number(&name) else { continue };
+            let f = found.entry(n).or_default();
+            f.v3_dir = true;
+            f.v3 = Some(read_candidate(
+                dir,
+                format!("turns/{name}/meta.json"),
+                Source::V3,
+                n,
+            ));
+        }
+    }
+    out.max_turn = found.keys().next_back().copied();
+    for (n, f) in found {
+        arbitrate(n, f, root, &mut out);
+    }
+    Ok(out)
+}
+
+fn rank(c: &Candidate) -> u8 {
+    match c.source {
+        Source::Top if !c.raw.is_marker() => 4,
+        Source::V3 => 3,
+        Source::Top => 2,
+        Source::Expired => 1,
+        Source::MarkerOnly => 0,
+    }
+}
+
+fn arbitrate(n: u64, f: Found, root: Option<&Path>, out: &mut Loaded) {
+    let top_exists = f.top.is_some();
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut v3_unreadable: Option<(String, String)> = None;
+    for (slot, rel_of) in [
+        (f.top, format!("turn-{n}.json")),
+        (f.expired, format!("expired/turn-{n}.json")),
+        (f.v3, format!("turns/{n}/meta.json")),
+    ] {
+        match slot {
+            None => {}
+            Some(Ok(c)) => {
+                if c.source == Source::V3 && !top_exists {
+                    continue;
+                }
+                candidates.push(c)
+            }
+            Some(Err(e)) => {
+                let is_v3 = rel_of.starts_with("turns/");
+                if is_v3 && !top_exists {
+                    continue;
+                }
+                out.problems
+                    .push(problem(&rel_of, e.clone(), Severity::Error, Some(n), None));
+                if is_v3 {
+                    v3_unreadable = Some((rel_of, e));
+                }
+            }
+        }
+    }
+    if f.v3_dir && !top_exists {
+        out.tombstones.insert(n);
+        out.problems.push(problem(
+            &format!("turns/{n}"),
+            format!("tombstone: turn {n} has no turn-{n}.json marker, so its directory is ignored"),
+            Severity::Info,
+            Some(n),
+            None,
+        ));
+    }
+    // A marker keeps a v3 turn alive; it never competes with the v3 record itself.
+    let has_v3 = candidates.iter().any(|c| c.source == Source::V3);
+    let winner_idx = candidates
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !(has_v3 && c.source == Source::Top && c.raw.is_marker()))
+        .max_by(|(_, a), (_, b)| {
+            let ta = crate::model::parse_time(&a.raw.time);
+            let tb = crate::model::parse_time(&b.raw.time);
+            ta.cmp(&tb).then(rank(a).cmp(&rank(b)))
+        })
+        .map(|(i, _)| i);
+    let Some(wi) = winner_idx else {
+        if top_exists {
+            // Nothing readable but the turn's marker file exists: list it as unreadable.
+            let rel = v3_unreadable
+                .map(|(r, _)| r)
+                .unwrap_or_else(|| format!("turn-{n}.json"));
+            out.turns.insert(n, unreadable_turn(n, None, &rel));
+        }
+        return;
+    };
+    for (i, c) in candidates.iter().enumerate() {
+        if i != wi && !(c.source == Source::Top && c.raw.is_marker() && has_v3) {
+            out.problems.push(problem(
+                &c.rel,
+                format!("superseded by {}", candidates[wi].rel),
+                Severity::Info,
+                Some(n),
+                None,
+            ));
+        }
+    }
+    let w = &candidates[wi];
+    if w.source == Source::Top && w.raw.is_marker() {
+        if let Some((rel, _)) = v3_unreadable {
+            out.turns.insert(n, unreadable_turn(n, Some(&w.raw), &rel));
+            return;
+        }
+    }
+    let (turn, findings) = turn_from_raw(&w.raw, w.source, &w.rel, root);
+    for (file, text) in findings {
+        out.problems
+            .push(problem(&w.rel, text, Severity::Warning, Some(n), Some(file)));
+    }
+    if crate::model::parse_time(&w.raw.time).is_none() {
+        out.problems.push(problem(
+            &w.rel,
+            format!("time `{}` is not RFC 3339", w.raw.time),
+            Severity::Warning,
+            Some(n),
+            None,
+        ));
+    }
+    out.turns.insert(n, turn);
+}
+
+/// A turn listed from its marker because its record cannot be read: coverage `none`, an
+/// `unreadable` gap naming the record, no files, no restore.
+fn unreadable_turn(n: u64, marker: Option<&RawRecord>, record: &str) -> Turn {
+    let (mut turn, _) = match marker {
+        Some(m) => turn_from_raw(m, Source::MarkerOnly, record, None),
+        None => turn_from_raw(
+            &RawRecord {
+                turn: n,
+                schema_version: Some(2),
+                ..RawRecord::default()
+            },
+            Source::MarkerOnly,
+            record,
+            None,
+        ),
+    };
+    turn.source = Source::MarkerOnly;
+    turn.record_path = record.to_string();
+    turn.files.clear();
+    turn.gaps.retain(|g| g.reason != GapReason::ExpiredPayload);
+    turn.expired = false;
+    turn.add_gap(Gap {
+        reason: GapReason::Unreadable,
+        tool: None,
+        path: None,
+        detail: Some(format!("the record {record} cannot be read")),
+    });
+    turn
+}

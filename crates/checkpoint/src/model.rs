@@ -1,0 +1,510 @@
+//! The typed model of a checkpoint, whatever format it was read from.
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use base64::Engine;
+use retrace_fsutil::{is_sha256_hex, RelPath};
+use retrace_protocol::{Coverage, Gap, GapReason};
+use time::OffsetDateTime;
+
+use crate::record::{RawFile, RawGap, RawRecord};
+
+/// The schema a turn's winning record was written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `turn-N.json` without `schemaVersion`.
+    V1,
+    /// `turn-N.json` or `expired/turn-N.json` with `schemaVersion: 2`.
+    V2,
+    /// `turns/N/meta.json`.
+    V3,
+}
+
+/// Which file a turn was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// `turn-N.json` holding a full v1/v2 record.
+    Top,
+    /// `expired/turn-N.json`.
+    Expired,
+    /// `turns/N/meta.json`, kept alive by its marker.
+    V3,
+    /// Only the marker could be read: the v3 record is unreadable.
+    MarkerOnly,
+}
+
+/// A path as a record stored it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryPath {
+    /// A normalised workspace path.
+    Safe(RelPath),
+    /// An absolute or escaping path, kept for display but never written (`path_unsafe`).
+    Unsafe(String),
+}
+
+impl EntryPath {
+    /// The display form.
+    pub fn display(&self) -> String {
+        match self {
+            EntryPath::Safe(p) => p.to_lossy(),
+            EntryPath::Unsafe(s) => s.clone(),
+        }
+    }
+
+    /// The normalised path when it is safe.
+    pub fn safe(&self) -> Option<&RelPath> {
+        match self {
+            EntryPath::Safe(p) => Some(p),
+            EntryPath::Unsafe(_) => None,
+        }
+    }
+}
+
+/// Where the bytes of a before-image are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Payload {
+    /// v3: `turns/N/files/<index>.before`.
+    File(usize),
+    /// v1/v2: the record's `content`, re-encoded with `encoding` when set.
+    Inline {
+        /// The stored text.
+        text: String,
+        /// The encoding to re-encode with (`gb18030`), if any.
+        encoding: Option<String>,
+    },
+    /// v2: a content-addressed blob.
+    Blob(String),
+    /// The bytes were not kept: the file was over the size cap.
+    NotKept,
+    /// Retention expired the payload.
+    Expired,
+}
+
+/// A file's state at first touch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Before {
+    /// The file did not exist: restoring it means deleting it.
+    Absent,
+    /// The file existed.
+    Present {
+        /// SHA-256 of its bytes (absent only in v1 records).
+        sha256: Option<String>,
+        /// Permission bits (absent only in v1 records).
+        mode: Option<u32>,
+        /// Size in bytes, when known.
+        size: Option<u64>,
+        /// Where its bytes are.
+        payload: Payload,
+    },
+}
+
+/// Existence, SHA-256 and mode of a file at one instant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    /// Whether the file existed.
+    pub existed: bool,
+    /// Its SHA-256 when it existed.
+    pub sha256: Option<String>,
+    /// Its permission bits when it existed.
+    pub mode: Option<u32>,
+}
+
+/// One file touched by a turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEntry {
+    /// The workspace path.
+    pub path: EntryPath,
+    /// The state at first touch.
+    pub before: Before,
+    /// The state right after Retrace's last write in this turn, when recorded.
+    pub after: Option<Image>,
+    /// `previewer`, `manual`, or a value another version wrote.
+    pub capture_source: Option<String>,
+    /// The mutation sequence of the capture (v3).
+    pub seq: Option<u64>,
+}
+
+impl FileEntry {
+    /// Bytes of payload this entry keeps in the sidecar (inline text counts as its encoded size).
+    pub fn payload_bytes(&self) -> u64 {
+        match &self.before {
+            Before::Present {
+                payload: Payload::File(_),
+                size,
+                ..
+            } => size.unwrap_or(0),
+            Before::Present {
+                payload: Payload::Inline { text, encoding },
+                ..
+            } => encode_inline(text, encoding.as_deref())
+                .map(|b| b.len() as u64)
+                .unwrap_or(0),
+            Before::Present {
+                payload: Payload::Blob(_),
+                size,
+                ..
+            } => size.unwrap_or(0),
+            _ => 0,
+        }
+    }
+}
+
+/// A turn's checkpoint, loaded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn {
+    /// The turn number.
+    pub number: u64,
+    /// When it started, as stored.
+    pub time: String,
+    /// `time` parsed, when it parses.
+    pub instant: Option<OffsetDateTime>,
+    /// The user's prompt.
+    pub prompt: String,
+    /// Messages before the turn's user message on its head.
+    pub msg_index: Option<u64>,
+    /// The head it ran on.
+    pub head: Option<String>,
+    /// The id of its user message.
+    pub message_id: Option<String>,
+    /// The session id the record names.
+    pub session_id: Option<String>,
+    /// The record's schema.
+    pub format: Format,
+    /// The file it was read from.
+    pub source: Source,
+    /// That file, relative to the sidecar.
+    pub record_path: String,
+    /// Files touched, in first-touch order.
+    pub files: Vec<FileEntry>,
+    /// Stored and derived gaps.
+    pub gaps: Vec<Gap>,
+    /// The record's payloads were expired by retention.
+    pub expired: bool,
+}
+
+impl Turn {
+    /// Coverage in the order of SPEC §3.1 (an unreadable record lists as `none`).
+    pub fn coverage(&self) -> Coverage {
+        if self.source == Source::MarkerOnly {
+            return Coverage::None;
+        }
+        if self.format == Format::V1 {
+            return Coverage::Legacy;
+        }
+        if !self.gaps.is_empty() || self.expired {
+            return Coverage::Partial;
+        }
+        if self.files.is_empty() {
+            Coverage::None
+        } else {
+            Coverage::Complete
+        }
+    }
+
+    /// Index of the entry of `path`, if the turn touched it.
+    pub fn entry_index(&self, path: &RelPath) -> Option<usize> {
+        self.files.iter().position(|f| f.path.safe() == Some(path))
+    }
+
+    /// Adds a gap unless one with the same reason and path is already recorded.
+    pub fn add_gap(&mut self, gap: Gap) {
+        if !self
+            .gaps
+            .iter()
+            .any(|g| g.reason == gap.reason && g.path == gap.path)
+        {
+            self.gaps.push(gap);
+        }
+    }
+
+    /// Bytes of before-image payload the turn keeps.
+    pub fn payload_bytes(&self) -> u64 {
+        self.files.iter().map(FileEntry::payload_bytes).sum()
+    }
+}
+
+/// Re-encodes inline legacy text to the file's bytes. `None` when the encoding is unknown or the text
+/// cannot be encoded exactly.
+pub fn encode_inline(text: &str, encoding: Option<&str>) -> Option<Vec<u8>> {
+    match encoding {
+        None => Some(text.as_bytes().to_vec()),
+        Some(label) if label.eq_ignore_ascii_case("utf-8") || label.eq_ignore_ascii_case("utf8") => {
+            Some(text.as_bytes().to_vec())
+        }
+        Some(label) => {
+            let enc = encoding_rs::Encoding::for_label(label.as_bytes())?;
+            let (bytes, _, unmappable) = enc.encode(text);
+            if unmappable || enc.output_encoding() != enc {
+                return None;
+            }
+            Some(bytes.into_owned())
+        }
+    }
+}
+
+/// Parses an RFC 3339 time.
+pub fn parse_time(s: &str) -> Option<OffsetDateTime> {
+    OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()
+}
+
+/// Converts a stored record into a turn. `root` is the workspace root when known: an absolute stored
+/// path under it is made relative. Returns the turn and the file-level findings (unsafe paths, bad
+/// digests) as `(workspace path, problem)`.
+pub fn turn_from_raw(
+    raw: &RawRecord,
+    source: Source,
+    record_path: &str,
+    root: Option<&Path>,
+) -> (Turn, Vec<(String, String)>) {
+    let format = match (source, raw.schema_version) {
+        (Source::V3, _) => Format::V3,
+        (_, None) => Format::V1,
+        (_, Some(_)) => Format::V2,
+    };
+    let mut findings = Vec::new();
+    let mut files = Vec::with_capacity(raw.files.len());
+    for (i, rf) in raw.files.iter().enumerate() {
+        let path = entry_path(rf, root);
+        if let EntryPath::Unsafe(p) = &path {
+            findings.push((
+                p.clone(),
+                "stored path is absolute, escapes the workspace or holds NUL (path_unsafe)".into(),
+            ));
+        }
+        for (name, value) in [
+            ("sha256", &rf.sha256),
+            ("afterSha256", &rf.after_sha256),
+            ("blobRef", &rf.blob_ref),
+        ] {
+            if let Some(v) = value {
+                if !is_sha256_hex(v) {
+                    findings.push((path.display(), format!("`{name}` is not 64 lowercase hex digits")));
+                }
+            }
+        }
+        let before = before_of(rf, format, i);
+        let after = rf.after_existed.map(|existed| Image {
+            existed,
+            sha256: if existed { rf.after_sha256.clone() } else { None },
+            mode: if existed { rf.after_mode } else { None },
+        });
+        files.push(FileEntry {
+            path,
+            before,
+            after,
+            capture_source: rf.capture_source.clone(),
+            seq: rf.seq,
+        });
+    }
+    let mut turn = Turn {
+        number: raw.turn,
+        time: raw.time.clone(),
+        instant: parse_time(&raw.time),
+        prompt: raw.prompt.clone(),
+        msg_index: raw.msg_index,
+        head: raw.head.clone(),
+        message_id: raw.message_id.clone(),
+        session_id: raw.session_id.clone(),
+        format,
+        source,
+        record_path: record_path.to_string(),
+        files,
+        gaps: Vec::new(),
+        expired: source == Source::Expired
+            || raw.files.iter().any(|f| f.payload_expired == Some(true))
+            || (format != Format::V3 && raw.expired_file_payload == Some(true) && !raw.files.is_empty()),
+    };
+    for g in raw.coverage_gaps.iter().flatten() {
+        turn.add_gap(gap_from_raw(g));
+    }
+    if format == Format::V1 {
+        turn.add_gap(Gap::new(GapReason::LegacyUnverified));
+    }
+    if turn.expired && !turn.gaps.iter().any(|g| g.reason == GapReason::ExpiredPayload) {
+        turn.add_gap(Gap::new(GapReason::ExpiredPayload));
+    }
+    (turn, findings)
+}
+
+fn entry_path(rf: &RawFile, root: Option<&Path>) -> EntryPath {
+    let bytes: Vec<u8> = match rf.path_bytes.as_deref() {
+        Some(b64) => match base64::engine::general_purpose::STANDARD.decode(b64) {
+            Ok(b) => b,
+            Err(_) => return EntryPath::Unsafe(rf.path.clone()),
+        },
+        None => rf.path.as_bytes().to_vec(),
+    };
+    if let Ok(p) = RelPath::from_stored(&bytes) {
+        return EntryPath::Safe(p);
+    }
+    if let Some(root) = root {
+        let as_path = Path::new(std::ffi::OsStr::from_bytes(&bytes));
+        if as_path.is_absolute() && as_path.starts_with(root) {
+            if let Ok(p) = RelPath::normalize(root, as_path) {
+                return EntryPath::Safe(p);
+            }
+        }
+    }
+    EntryPath::Unsafe(String::from_utf8_lossy(&bytes).replace('\0', "\\0"))
+}
+
+fn before_of(rf: &RawFile, format: Format, index: usize) -> Before {
+    match format {
+        Format::V1 => match &rf.content {
+            None => Before::Absent,
+            Some(text) => Before::Present {
+                sha256: None,
+                mode: rf.mode,
+                size: None,
+                payload: Payload::Inline {
+                    text: text.clone(),
+                    encoding: rf.encoding.clone(),
+                },
+            },
+        },
+        Format::V2 | Format::V3 => {
+            let existed = rf.sha256.is_some()
+                || rf.content.is_some()
+                || rf.blob_ref.is_some()
+                || rf.payload_expired == Some(true);
+            if !existed {
+                return Before::Absent;
+            }
+            let payload = if rf.payload_expired == Some(true) {
+                Payload::Expired
+            } else if rf.payload == Some(false) {
+                Payload::NotKept
+            } else if format == Format::V3 {
+                Payload::File(index)
+            } else if let Some(text) = &rf.content {
+                Payload::Inline {
+                    text: text.clone(),
+                    encoding: rf.encoding.clone(),
+                }
+            } else if let Some(b) = &rf.blob_ref {
+                Payload::Blob(b.clone())
+            } else {
+                Payload::Expired
+            };
+            Before::Present {
+                sha256: rf.sha256.clone(),
+                mode: rf.mode,
+                size: rf.size,
+                payload,
+            }
+        }
+    }
+}
+
+/// Maps a stored gap, translating older reason names.
+pub fn gap_from_raw(g: &RawGap) -> Gap {
+    Gap {
+        reason: GapReason::parse(&g.reason),
+        tool: g.tool.clone(),
+        path: g.path.clone(),
+        detail: g.detail.clone(),
+    }
+}
+
+/// The stored form of a gap.
+pub fn gap_to_raw(g: &Gap) -> RawGap {
+    RawGap {
+        reason: g.reason.as_str().to_string(),
+        tool: g.tool.clone(),
+        path: g.path.clone(),
+        detail: g.detail.clone(),
+    }
+}
+
+/// The stored form of an entry path: lossy text plus base64 bytes when not UTF-8.
+pub fn path_to_raw(p: &RelPath) -> (String, Option<String>) {
+    match p.to_str() {
+        Some(s) => (s.to_string(), None),
+        None => (
+            p.to_lossy(),
+            Some(base64::engine::general_purpose::STANDARD.encode(p.as_bytes())),
+        ),
+    }
+}
+
+/// The v3 `meta.json` form of a turn (only v3 turns are ever written).
+pub fn turn_to_raw_v3(t: &Turn) -> RawRecord {
+    let files = t
+        .files
+        .iter()
+        .map(|f| {
+            let (path, path_bytes) = match &f.path {
+                EntryPath::Safe(p) => path_to_raw(p),
+                EntryPath::Unsafe(s) => (s.clone(), None),
+            };
+            let mut rf = RawFile {
+                path,
+                path_bytes,
+                capture_source: f.capture_source.clone(),
+                seq: f.seq,
+                ..RawFile::default()
+            };
+            if let Before::Present {
+                sha256,
+                mode,
+                size,
+                payload,
+            } = &f.before
+            {
+                rf.sha256 = sha256.clone();
+                rf.mode = *mode;
+                rf.size = *size;
+                if matches!(payload, Payload::NotKept) {
+                    rf.payload = Some(false);
+                }
+            }
+            if let Some(a) = &f.after {
+                rf.after_existed = Some(a.existed);
+                rf.after_sha256 = a.sha256.clone();
+                rf.after_mode = a.mode;
+            }
+            rf
+        })
+        .collect();
+    RawRecord {
+        schema_version: Some(3),
+        session_id: t.session_id.clone(),
+        turn: t.number,
+        time: t.time.clone(),
+        prompt: t.prompt.clone(),
+        msg_index: t.msg_index,
+        head: t.head.clone(),
+        message_id: t.message_id.clone(),
+        coverage: Some(coverage_name(t.coverage()).to_string()),
+        coverage_gaps: Some(t.gaps.iter().map(gap_to_raw).collect()),
+        files,
+        expired_file_payload: None,
+    }
+}
+
+/// The marker `turn-N.json` of a v3 turn.
+pub fn marker_of(t: &Turn) -> RawRecord {
+    RawRecord {
+        schema_version: Some(2),
+        session_id: t.session_id.clone(),
+        turn: t.number,
+        time: t.time.clone(),
+        prompt: t.prompt.clone(),
+        msg_index: t.msg_index,
+        coverage: Some("none".into()),
+        files: Vec::new(),
+        expired_file_payload: Some(true),
+        ..RawRecord::default()
+    }
+}
+
+/// The wire name of a coverage.
+pub fn coverage_name(c: Coverage) -> &'static str {
+    match c {
+        Coverage::Legacy => "legacy",
+        Coverage::Partial => "partial",
+        Coverage::Complete => "complete",
+        Coverage::None => "none",
+    }
+}

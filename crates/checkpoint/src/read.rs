@@ -1,0 +1,219 @@
+//! Reading checkpoints back: the listing and verified before-image streams.
+
+use std::fs::File;
+use std::io::{self, Cursor, Read};
+
+use retrace_fsutil::{hex, RelPath};
+use retrace_protocol::CheckpointEntry;
+use sha2::{Digest, Sha256};
+
+use crate::error::{CheckpointError, IoContext, Result};
+use crate::model::{encode_inline, Before, Payload, Source, Turn};
+use crate::retention::blob_rel_path;
+use crate::store::CheckpointStore;
+
+/// A file's state at the start of a turn, with its bytes as a verified stream.
+pub enum BeforeImage {
+    /// The file did not exist.
+    Absent,
+    /// The file existed.
+    Present {
+        /// Its permission bits, when recorded.
+        mode: Option<u32>,
+        /// Its SHA-256, when recorded.
+        sha256: Option<String>,
+        /// Its bytes. Reading fails with `InvalidData` at the end if they do not hash to `sha256`.
+        reader: VerifiedReader,
+    },
+}
+
+impl std::fmt::Debug for BeforeImage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BeforeImage::Absent => f.write_str("Absent"),
+            BeforeImage::Present { mode, sha256, .. } => f
+                .debug_struct("Present")
+                .field("mode", mode)
+                .field("sha256", sha256)
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
+/// A reader that hashes what it yields and fails at the end when the digest is not the expected one.
+pub struct VerifiedReader {
+    inner: Box<dyn Read + Send>,
+    hasher: Box<Sha256>,
+    expected: Option<String>,
+    what: String,
+    finished: bool,
+}
+
+impl VerifiedReader {
+    fn new(inner: Box<dyn Read + Send>, expected: Option<String>, what: String) -> VerifiedReader {
+        VerifiedReader {
+            inner,
+            hasher: Box::new(Sha256::new()),
+            expected,
+            what,
+            finished: false,
+        }
+    }
+
+    /// Reads everything into memory (for small files and tests).
+    pub fn read_all(mut self) -> io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.read_to_end(&mut out)?;
+        Ok(out)
+    }
+}
+
+impl Read for VerifiedReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.finished {
+            return Ok(0);
+        }
+        let n = self.inner.read(buf)?;
+        if n > 0 {
+            self.hasher.update(&buf[..n]);
+            return Ok(n);
+        }
+        self.finished = true;
+        let got = hex(&std::mem::take(&mut *self.hasher).finalize());
+        match &self.expected {
+            Some(want) if *want != got => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: the bytes hash to {got}, the record says {want}", self.what),
+            )),
+            _ => Ok(0),
+        }
+    }
+}
+
+impl CheckpointStore {
+    /// The checkpoint list (SPEC §7) as this store alone can tell it: the session-dependent fields
+    /// (`visible`, `can_restore_conversation`) are left null for the controller to fill.
+    pub fn list(&self) -> Vec<CheckpointEntry> {
+        self.turns.values().map(|t| self.entry_of(t)).collect()
+    }
+
+    fn entry_of(&self, t: &Turn) -> CheckpointEntry {
+        let (can_code, reason) = self.code_restore_offered(t);
+        CheckpointEntry {
+            turn: t.number,
+            time: t.time.clone(),
+            prompt: t.prompt.clone(),
+            head: t.head.clone(),
+            message_id: t.message_id.clone(),
+            msg_index: t.msg_index,
+            paths: t.files.iter().map(|f| f.path.display()).collect(),
+            file_count: t.files.len(),
+            bytes: self.turn_payload_bytes(t),
+            coverage: t.coverage(),
+            gaps: t.gaps.clone(),
+            can_restore_code: Some(can_code),
+            can_restore_conversation: None,
+            disabled_reason: reason,
+            visible: None,
+        }
+    }
+
+    /// Whether a code restore to `t` can be offered, and why not.
+    pub fn code_restore_offered(&self, t: &Turn) -> (bool, Option<String>) {
+        if t.source == Source::MarkerOnly {
+            return (
+                false,
+                Some(format!("the checkpoint record {} cannot be read", t.record_path)),
+            );
+        }
+        if self.state.pruned_through.is_some_and(|p| p > t.number) {
+            return (false, Some("history after this turn was pruned".into()));
+        }
+        (true, None)
+    }
+
+    fn turn_payload_bytes(&self, t: &Turn) -> u64 {
+        t.files
+            .iter()
+            .map(|f| match &f.before {
+                Before::Present {
+                    payload: Payload::Blob(h),
+                    size: None,
+                    ..
+                } => std::fs::metadata(self.dir.join(blob_rel_path(h)))
+                    .map(|m| m.len())
+                    .unwrap_or(0),
+                Before::Present {
+                    payload: Payload::File(idx),
+                    size: None,
+                    ..
+                } => {
+                    let p = self
+                        .turn_dir(t.number)
+                        .join("files")
+                        .join(format!("{idx:04}.before"));
+                    std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
+                }
+                _ => f.payload_bytes(),
+            })
+            .sum()
+    }
+
+    /// The before-image of `path` in `turn`, its bytes as a stream verified against the recorded
+    /// SHA-256 (blobs also against their name).
+    pub fn before_image(&self, turn: u64, path: &RelPath) -> Result<BeforeImage> {
+        let t = self.turns.get(&turn).ok_or(CheckpointError::UnknownTurn(turn))?;
+        let i = t.entry_index(path).ok_or_else(|| CheckpointError::UnknownFile {
+            turn,
+            path: path.to_lossy(),
+        })?;
+        let missing = |why: &str| CheckpointError::MissingPayload {
+            turn,
+            path: path.to_lossy(),
+            why: why.into(),
+        };
+        let (sha256, mode, payload) = match &t.files[i].before {
+            Before::Absent => return Ok(BeforeImage::Absent),
+            Before::Present {
+                sha256,
+                mode,
+                payload,
+                ..
+            } => (sha256.clone(), *mode, payload),
+        };
+        let what = format!("before-image of `{path}` in turn {turn}");
+        let reader: Box<dyn Read + Send> = match payload {
+            Payload::File(idx) => {
+                let p = self.turn_dir(turn).join("files").join(format!("{idx:04}.before"));
+                Box::new(File::open(&p).at("open", &p)?)
+            }
+            Payload::Inline { text, encoding } => {
+                let bytes = encode_inline(text, encoding.as_deref()).ok_or_else(|| {
+                    missing("its text cannot be re-encoded exactly with the recorded encoding")
+                })?;
+                Box::new(Cursor::new(bytes))
+            }
+            Payload::Blob(h) => {
+                if sha256.as_deref().is_some_and(|s| s != h) {
+                    return Err(missing("its blob reference does not match its SHA-256"));
+                }
+                let p = self.dir.join(blob_rel_path(h));
+                let f = File::open(&p).at("open", &p)?;
+                return Ok(BeforeImage::Present {
+                    mode,
+                    sha256: Some(h.clone()),
+                    reader: VerifiedReader::new(Box::new(f), Some(h.clone()), what),
+                });
+            }
+            Payload::NotKept => {
+                return Err(missing("the file was over the size cap, its bytes were not kept"))
+            }
+            Payload::Expired => return Err(missing("retention expired the payload")),
+        };
+        Ok(BeforeImage::Present {
+            mode,
+            sha256: sha256.clone(),
+            reader: VerifiedReader::new(reader, sha256, what),
+        })
+    }
+}

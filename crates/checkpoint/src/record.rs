@@ -1,0 +1,181 @@
+//! The JSON records of the sidecar, as stored (camelCase), for every schema version.
+//!
+//! One raw type reads v1, v2 and v3 records and markers: every field that some version lacks is
+//! optional, unknown keys are ignored. [`crate::model`] turns a raw record into the typed model.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CheckpointError, IoContext, Result};
+
+/// Records larger than this are refused unread (SPEC §3.1).
+pub const MAX_RECORD_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A checkpoint record or marker as stored in `turn-N.json`, `expired/turn-N.json` or
+/// `turns/N/meta.json`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RawRecord {
+    /// 3 for v3 records, 2 for v2 records and v3 markers, absent for v1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_version: Option<u32>,
+    /// The session the record belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The turn number.
+    pub turn: u64,
+    /// When the turn started (RFC 3339).
+    #[serde(default)]
+    pub time: String,
+    /// The user's prompt.
+    #[serde(default)]
+    pub prompt: String,
+    /// Messages on the head before the turn's user message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msg_index: Option<u64>,
+    /// The head the turn ran on (v3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+    /// The turn's user message id (v3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    /// The coverage the writer computed (readers recompute it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<String>,
+    /// Gaps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage_gaps: Option<Vec<RawGap>>,
+    /// Files touched, in first-touch order.
+    #[serde(default)]
+    pub files: Vec<RawFile>,
+    /// Set on markers and on expired legacy records: the payload is not here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expired_file_payload: Option<bool>,
+}
+
+/// A gap as stored.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RawGap {
+    /// The reason name (older names are mapped when read).
+    pub reason: String,
+    /// The tool that caused it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The workspace path concerned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Free text (the command line of a shell gap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// A file entry as stored.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RawFile {
+    /// Workspace-relative path, `/`-separated (lossy for non-UTF-8 names).
+    pub path: String,
+    /// The raw name, base64, when it is not UTF-8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
+    /// v1/v2: the text (or, with `encoding`, the decoded text); `null` in v3.
+    #[serde(default)]
+    pub content: Option<String>,
+    /// Permission bits at first touch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<u32>,
+    /// SHA-256 at first touch; present exactly when the file existed (v2, v3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Size at first touch (v3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// `previewer` or `manual` (unknown values kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture_source: Option<String>,
+    /// After-image: whether the file existed after Retrace's write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_existed: Option<bool>,
+    /// After-image: SHA-256 after Retrace's write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_sha256: Option<String>,
+    /// After-image: mode after Retrace's write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_mode: Option<u32>,
+    /// v3: `false` when an existing file's bytes were not kept (over the size cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<bool>,
+    /// v3: the mutation sequence of the capture.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// v2: the payload blob (64 lowercase hex).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob_ref: Option<String>,
+    /// v2: the encoding `content` must be re-encoded with (`gb18030`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
+    /// v2: the payload was expired by retention.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload_expired: Option<bool>,
+}
+
+impl RawRecord {
+    /// True for the payload-free v2 record that keeps a v3 turn alive.
+    pub fn is_marker(&self) -> bool {
+        self.schema_version == Some(2) && self.files.is_empty() && self.expired_file_payload == Some(true)
+    }
+}
+
+/// Reads and parses a record, refusing files over [`MAX_RECORD_BYTES`] before reading them and
+/// anything that is not a regular file.
+pub fn read_record(path: &Path) -> Result<RawRecord> {
+    let bytes = read_bounded(path)?;
+    parse_record(path, &bytes)
+}
+
+/// Parses record bytes; errors name `path`.
+pub fn parse_record(path: &Path, bytes: &[u8]) -> Result<RawRecord> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(CheckpointError::Corrupt {
+            path: path.into(),
+            detail: "the record is empty".into(),
+        });
+    }
+    serde_json::from_slice(bytes).map_err(|e| CheckpointError::Corrupt {
+        path: path.into(),
+        detail: format!("not a valid record: {e}"),
+    })
+}
+
+/// Reads a whole small file, refusing non-files and files over [`MAX_RECORD_BYTES`] unread.
+pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
+    let file = File::open(path).at("open", path)?;
+    let meta = file.metadata().at("stat", path)?;
+    if !meta.is_file() {
+        return Err(CheckpointError::Corrupt {
+            path: path.into(),
+            detail: "expected a file, found a directory or special file".into(),
+        });
+    }
+    if meta.len() > MAX_RECORD_BYTES {
+        return Err(CheckpointError::RecordTooLarge {
+            path: path.into(),
+            size: meta.len(),
+        });
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_RECORD_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .at("read", path)?;
+    if bytes.len() as u64 > MAX_RECORD_BYTES {
+        return Err(CheckpointError::RecordTooLarge {
+            path: path.into(),
+            size: bytes.len() as u64,
+        });
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,218 @@
+//! Retention (SPEC §3.4): whole oldest turns go first; legacy payloads expire instead of vanishing;
+//! then unreferenced blobs are collected.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+
+use retrace_fsutil::is_sha256_hex;
+
+use crate::error::{IoContext, Result};
+use crate::load::parse_turn_file_name;
+use crate::model::{turn_from_raw, Format, Source};
+use crate::record::{read_record, RawRecord};
+use crate::store::{to_json, CheckpointStore};
+
+impl CheckpointStore {
+    /// Applies the retention limits. Never prunes the current turn or a held one, even over budget.
+    pub fn prune(&mut self) -> Result<()> {
+        let limits = self.opts.limits;
+        // Turns that hold payload and count against the limits, oldest first.
+        let counted: Vec<(u64, u64)> = self
+            .turns
+            .values()
+            .filter(|t| t.source != Source::Expired && !t.expired)
+            .map(|t| (t.number, t.payload_bytes()))
+            .collect();
+        let mut count = counted.len();
+        let mut bytes: u64 = counted.iter().map(|(_, b)| b).sum();
+        let mut changed = false;
+        for (n, b) in counted {
+            if count <= limits.max_turns && bytes <= limits.max_bytes {
+                break;
+            }
+            if self.is_protected(n) {
+                continue;
+            }
+            let legacy = self
+                .turns
+                .get(&n)
+                .is_some_and(|t| t.source == Source::Top && t.format != Format::V3 && !t.files.is_empty());
+            if legacy {
+                self.expire_legacy(n)?;
+            } else {
+                self.delete_turn(n)?;
+            }
+            count -= 1;
+            bytes = bytes.saturating_sub(b);
+            changed = true;
+        }
+        if changed {
+            self.write_state()?;
+            self.collect_blobs()?;
+        }
+        Ok(())
+    }
+
+    /// Deletes a v3 (or marker-only) turn: directory first, then marker.
+    fn delete_turn(&mut self, n: u64) -> Result<()> {
+        let fs_ = self.opts.fs.clone();
+        let dir = self.turn_dir(n);
+        fs_.remove_dir_all(&dir).at("remove", &dir)?;
+        let marker = self.dir.join(format!("turn-{n}.json"));
+        fs_.remove_file(&marker).at("remove", &marker)?;
+        fs_.sync_dir(&self.dir).at("sync", &self.dir)?;
+        self.turns.remove(&n);
+        self.state.pruned_through = Some(self.state.pruned_through.map_or(n, |p| p.max(n)));
+        Ok(())
+    }
+
+    /// Moves a legacy record to `expired/` with its content dropped, then removes the original.
+    fn expire_legacy(&mut self, n: u64) -> Result<()> {
+        let fs_ = self.opts.fs.clone();
+        let top = self.dir.join(format!("turn-{n}.json"));
+        let mut raw = read_record(&top)?;
+        raw.expired_file_payload = Some(true);
+        raw.coverage = Some("partial".into());
+        let legacy_v1 = raw.schema_version.is_none();
+        for f in &mut raw.files {
+            if f.content.is_some() || f.blob_ref.is_some() || f.sha256.is_some() {
+                f.payload_expired = Some(true);
+            }
+            f.content = None;
+            f.blob_ref = None;
+            f.encoding = None;
+        }
+        if legacy_v1 {
+            raw.schema_version = Some(2);
+        }
+        let gaps = raw.coverage_gaps.get_or_insert_with(Vec::new);
+        if !gaps
+            .iter()
+            .any(|g| g.reason == "expired_payload" || g.reason == "expired_file_payload")
+        {
+            gaps.push(crate::record::RawGap {
+                reason: "expired_payload".into(),
+                ..Default::default()
+            });
+        }
+        if legacy_v1 && !gaps.iter().any(|g| g.reason == "legacy_unverified") {
+            gaps.push(crate::record::RawGap {
+                reason: "legacy_unverified".into(),
+                ..Default::default()
+            });
+        }
+        let expired_dir = self.dir.join("expired");
+        fs_.create_dir_all(&expired_dir).at("create", &expired_dir)?;
+        let target = expired_dir.join(format!("turn-{n}.json"));
+        fs_.write_atomic(&target, &to_json(&raw)).at("write", &target)?;
+        fs_.remove_file(&top).at("remove", &top)?;
+        fs_.sync_dir(&self.dir).at("sync", &self.dir)?;
+        let rel = format!("expired/turn-{n}.json");
+        let (turn, _) = turn_from_raw(&raw, Source::Expired, &rel, self.root.as_deref());
+        self.turns.insert(n, turn);
+        Ok(())
+    }
+
+    /// Removes blobs that no record or manifest references.
+    pub fn collect_blobs(&mut self) -> Result<()> {
+        let blobs = self.dir.join("blobs");
+        if !blobs.is_dir() {
+            return Ok(());
+        }
+        let Some(referenced) = referenced_blobs(&self.dir)? else {
+            return Ok(());
+        };
+        let fs_ = self.opts.fs.clone();
+        for (hex, path) in list_blobs(&blobs)? {
+            if !referenced.contains(&hex) {
+                fs_.remove_file(&path).at("remove", &path)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every blob file under `blobs/`, as (name, path).
+pub(crate) fn list_blobs(blobs: &Path) -> Result<Vec<(String, std::path::PathBuf)>> {
+    let mut out = Vec::new();
+    if !blobs.is_dir() {
+        return Ok(out);
+    }
+    for a in fs::read_dir(blobs).at("list", blobs)? {
+        let a = a.at("list", blobs)?.path();
+        if !a.is_dir() {
+            continue;
+        }
+        for b in fs::read_dir(&a).at("list", &a)? {
+            let b = b.at("list", &a)?.path();
+            if !b.is_dir() {
+                continue;
+            }
+            for f in fs::read_dir(&b).at("list", &b)? {
+                let f = f.at("list", &b)?;
+                let name = f.file_name().to_string_lossy().into_owned();
+                out.push((name, f.path()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The blob path of a SHA-256: `blobs/<h0h1>/<h2h3>/<hex>`.
+pub fn blob_rel_path(hex: &str) -> String {
+    match (hex.get(0..2), hex.get(2..4)) {
+        (Some(a), Some(b)) => format!("blobs/{a}/{b}/{hex}"),
+        _ => format!("blobs/{hex}"),
+    }
+}
+
+/// The set of blobs any record or manifest references; `None` when a file that could reference a
+/// blob cannot be read (then nothing may be collected).
+pub(crate) fn referenced_blobs(dir: &Path) -> Result<Option<BTreeSet<String>>> {
+    let mut set = BTreeSet::new();
+    let mut records = Vec::new();
+    for sub in [dir.to_path_buf(), dir.join("expired")] {
+        if !sub.is_dir() {
+            continue;
+        }
+        for e in fs::read_dir(&sub).at("list", &sub)? {
+            let e = e.at("list", &sub)?;
+            if parse_turn_file_name(&e.file_name().to_string_lossy()).is_some() {
+                records.push(e.path());
+            }
+        }
+    }
+    for r in records {
+        let raw: RawRecord = match read_record(&r) {
+            Ok(raw) => raw,
+            Err(_) => return Ok(None),
+        };
+        set.extend(raw.files.iter().filter_map(|f| f.blob_ref.clone()));
+    }
+    let tx = dir.join("transactions");
+    if tx.is_dir() {
+        for e in fs::read_dir(&tx).at("list", &tx)? {
+            let path = e.at("list", &tx)?.path();
+            let Ok(bytes) = crate::record::read_bounded(&path) else {
+                return Ok(None);
+            };
+            let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                return Ok(None);
+            };
+            collect_hex(&value, &mut set);
+        }
+    }
+    Ok(Some(set))
+}
+
+fn collect_hex(v: &serde_json::Value, set: &mut BTreeSet<String>) {
+    match v {
+        serde_json::Value::String(s) if is_sha256_hex(s) => {
+            set.insert(s.clone());
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| collect_hex(x, set)),
+        serde_json::Value::Object(o) => o.values().for_each(|x| collect_hex(x, set)),
+        _ => {}
+    }
+}

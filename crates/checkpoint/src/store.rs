@@ -1,0 +1,369 @@
+//! The store: opening a sidecar, starting turns, and the state every other module shares.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use retrace_fsutil::{Fs, RelPath};
+use retrace_protocol::{FsckProblem, Severity};
+use time::OffsetDateTime;
+
+use crate::error::{IoContext, Result};
+use crate::load::load_sidecar;
+use crate::model::{marker_of, turn_to_raw_v3, Format, Source, Turn};
+use crate::state::{StoreState, STATE_FILE};
+
+/// Retention limits (SPEC §3.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Keep at most this many turns with payloads.
+    pub max_turns: usize,
+    /// Keep at most this many bytes of before-image payload (a soft limit: protected turns stay).
+    pub max_bytes: u64,
+    /// Files larger than this are hashed but their bytes are not kept (gap `oversized`).
+    pub max_file_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_turns: 100,
+            max_bytes: 1 << 30,
+            max_file_bytes: 32 << 20,
+        }
+    }
+}
+
+/// The store's clock, injectable so tests are deterministic.
+pub type Clock = Arc<dyn Fn() -> OffsetDateTime + Send + Sync>;
+
+/// How to open a store.
+#[derive(Clone)]
+pub struct StoreOptions {
+    /// Written into every record's `sessionId`.
+    pub session_id: Option<String>,
+    /// Retention limits.
+    pub limits: Limits,
+    /// The durable-write layer.
+    pub fs: Fs,
+    /// The clock.
+    pub clock: Clock,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            session_id: None,
+            limits: Limits::default(),
+            fs: Fs::durable(),
+            clock: Arc::new(OffsetDateTime::now_utc),
+        }
+    }
+}
+
+impl std::fmt::Debug for StoreOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreOptions")
+            .field("session_id", &self.session_id)
+            .field("limits", &self.limits)
+            .field("fs", &self.fs)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the controller knows when a turn starts.
+#[derive(Debug, Clone, Default)]
+pub struct BeginTurn {
+    /// The user's prompt, verbatim.
+    pub prompt: String,
+    /// Messages on the head before the turn's user message.
+    pub msg_index: u64,
+    /// The head the turn runs on.
+    pub head: Option<String>,
+    /// The id the turn's user message will have.
+    pub message_id: Option<String>,
+    /// The largest turn number the session log knows, so a number is never reused even when the
+    /// sidecar lost its records.
+    pub log_max_turn: Option<u64>,
+}
+
+/// The turn currently capturing.
+#[derive(Debug, Clone)]
+pub(crate) struct Current {
+    pub(crate) number: u64,
+    /// Paths already touched in this turn (first touch wins), including unreadable ones.
+    pub(crate) touched: BTreeSet<RelPath>,
+}
+
+/// The checkpoint sidecar store of one session.
+pub struct CheckpointStore {
+    pub(crate) dir: PathBuf,
+    pub(crate) root: Option<PathBuf>,
+    pub(crate) opts: StoreOptions,
+    pub(crate) turns: BTreeMap<u64, Turn>,
+    pub(crate) tombstones: BTreeSet<u64>,
+    pub(crate) max_turn: Option<u64>,
+    pub(crate) state: StoreState,
+    pub(crate) current: Option<Current>,
+    pub(crate) held: BTreeMap<u64, usize>,
+    pub(crate) load_problems: Vec<FsckProblem>,
+}
+
+impl std::fmt::Debug for CheckpointStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckpointStore")
+            .field("dir", &self.dir)
+            .field("root", &self.root)
+            .field("turns", &self.turns.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl CheckpointStore {
+    /// Opens the sidecar `dir` of a session whose workspace is `root`. Nothing is created until the
+    /// first turn begins.
+    pub fn open(dir: &Path, root: &Path, opts: StoreOptions) -> Result<CheckpointStore> {
+        let root = fs::canonicalize(root).at("resolve the workspace", root)?;
+        Self::open_inner(dir, Some(root), opts)
+    }
+
+    /// Opens any sidecar directory for reading only (listing, fsck), with no workspace.
+    pub fn open_bare(dir: &Path) -> Result<CheckpointStore> {
+        if !dir.is_dir() {
+            return Err(crate::error::CheckpointError::Io {
+                op: "open the sidecar",
+                path: dir.into(),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory"),
+            });
+        }
+        Self::open_inner(dir, None, StoreOptions::default())
+    }
+
+    fn open_inner(dir: &Path, root: Option<PathBuf>, opts: StoreOptions) -> Result<CheckpointStore> {
+        let loaded = load_sidecar(dir, root.as_deref())?;
+        let mut problems = loaded.problems;
+        let state_path = dir.join(STATE_FILE);
+        let mut state = match StoreState::load(&state_path) {
+            Ok((s, dropped)) => {
+                for k in dropped {
+                    problems.push(FsckProblem {
+                        path: STATE_FILE.into(),
+                        problem:
+                            "an owned path is absolute, escapes or is empty; it proves nothing and is ignored"
+                                .into(),
+                        severity: Severity::Warning,
+                        turn: None,
+                        file: Some(k),
+                    });
+                }
+                s
+            }
+            Err(e) => {
+                problems.push(FsckProblem {
+                    path: STATE_FILE.into(),
+                    problem: format!("{e}; ownership proofs are lost, so restores will report conflicts"),
+                    severity: Severity::Error,
+                    turn: None,
+                    file: None,
+                });
+                StoreState::default()
+            }
+        };
+        // The sequence must never move backwards, even if state.json lagged behind the records.
+        let max_seq = loaded
+            .turns
+            .values()
+            .flat_map(|t| t.files.iter().filter_map(|f| f.seq))
+            .max()
+            .unwrap_or(0);
+        state.mutation_seq = state.mutation_seq.max(max_seq);
+        Ok(CheckpointStore {
+            dir: dir.to_path_buf(),
+            root,
+            opts,
+            turns: loaded.turns,
+            tombstones: loaded.tombstones,
+            max_turn: loaded.max_turn,
+            state,
+            current: None,
+            held: BTreeMap::new(),
+            load_problems: problems,
+        })
+    }
+
+    /// The sidecar directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The canonical workspace root, when the store was opened with one.
+    pub fn workspace(&self) -> Option<&Path> {
+        self.root.as_deref()
+    }
+
+    /// The live turns.
+    pub fn turns(&self) -> impl Iterator<Item = &Turn> {
+        self.turns.values()
+    }
+
+    /// One live turn.
+    pub fn turn(&self, n: u64) -> Option<&Turn> {
+        self.turns.get(&n)
+    }
+
+    /// The turn capturing now, if any.
+    pub fn current_turn(&self) -> Option<u64> {
+        self.current.as_ref().map(|c| c.number)
+    }
+
+    /// `state.json` as loaded and updated.
+    pub fn state(&self) -> &StoreState {
+        &self.state
+    }
+
+    /// The last mutation sequence handed out (the workspace generation seen by this store).
+    pub fn mutation_seq(&self) -> u64 {
+        self.state.mutation_seq
+    }
+
+    /// Problems found while loading (also part of [`CheckpointStore::fsck`]).
+    pub fn load_problems(&self) -> &[FsckProblem] {
+        &self.load_problems
+    }
+
+    /// The number the next turn will get: 1 + the largest number found anywhere.
+    pub fn next_turn(&self) -> u64 {
+        let seen = [self.max_turn, self.state.pruned_through, self.current_turn()];
+        seen.iter().flatten().max().map_or(0, |m| m + 1)
+    }
+
+    /// Protects `turn` from retention until [`CheckpointStore::release`] (counted).
+    pub fn hold(&mut self, turn: u64) {
+        *self.held.entry(turn).or_insert(0) += 1;
+    }
+
+    /// Undoes one [`CheckpointStore::hold`].
+    pub fn release(&mut self, turn: u64) {
+        if let Some(c) = self.held.get_mut(&turn) {
+            *c -= 1;
+            if *c == 0 {
+                self.held.remove(&turn);
+            }
+        }
+    }
+
+    /// Whether retention must keep `turn`.
+    pub(crate) fn is_protected(&self, turn: u64) -> bool {
+        self.current_turn() == Some(turn) || self.held.contains_key(&turn)
+    }
+
+    /// Starts a turn: writes its marker, then its (empty) v3 record, and returns its number.
+    pub fn begin_turn(&mut self, begin: BeginTurn) -> Result<u64> {
+        let mut n = self.next_turn();
+        if let Some(m) = begin.log_max_turn {
+            n = n.max(m + 1);
+        }
+        let fs = self.opts.fs.clone();
+        fs.create_dir_all(&self.dir).at("create the sidecar", &self.dir)?;
+        let turn_dir = self.turn_dir(n);
+        if turn_dir.exists() {
+            // A tombstone whose number is being written again: it must not be resurrected.
+            fs.remove_dir_all(&turn_dir)
+                .at("remove the tombstone", &turn_dir)?;
+        }
+        let now = (self.opts.clock)();
+        let time = now
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_string());
+        let turn = Turn {
+            number: n,
+            time: time.clone(),
+            instant: Some(now),
+            prompt: begin.prompt,
+            msg_index: Some(begin.msg_index),
+            head: begin.head,
+            message_id: begin.message_id,
+            session_id: self.opts.session_id.clone(),
+            format: Format::V3,
+            source: Source::V3,
+            record_path: format!("turns/{n}/meta.json"),
+            files: Vec::new(),
+            gaps: Vec::new(),
+            expired: false,
+        };
+        // (1) the marker keeps the turn alive; (2) payloads; (3) meta.json.
+        let marker = self.dir.join(format!("turn-{n}.json"));
+        fs.write_atomic(&marker, &to_json(&marker_of(&turn)))
+            .at("write", &marker)?;
+        self.max_turn = Some(self.max_turn.map_or(n, |m| m.max(n)));
+        self.tombstones.remove(&n);
+        let files_dir = turn_dir.join("files");
+        fs.create_dir_all(&files_dir).at("create", &files_dir)?;
+        self.current = Some(Current {
+            number: n,
+            touched: BTreeSet::new(),
+        });
+        self.turns.insert(n, turn);
+        self.write_meta(n)?;
+        self.prune()?;
+        Ok(n)
+    }
+
+    /// Ends the current turn: later captures need a new [`CheckpointStore::begin_turn`].
+    pub fn end_turn(&mut self) {
+        self.current = None;
+    }
+
+    pub(crate) fn turn_dir(&self, n: u64) -> PathBuf {
+        self.dir.join("turns").join(n.to_string())
+    }
+
+    /// Writes `turns/N/meta.json` of a v3 turn atomically.
+    pub(crate) fn write_meta(&self, n: u64) -> Result<()> {
+        let Some(turn) = self.turns.get(&n) else {
+            return Ok(());
+        };
+        let path = self.turn_dir(n).join("meta.json");
+        self.opts
+            .fs
+            .write_atomic(&path, &to_json(&turn_to_raw_v3(turn)))
+            .at("write", &path)
+    }
+
+    /// Writes `state.json` atomically.
+    pub(crate) fn write_state(&self) -> Result<()> {
+        let path = self.dir.join(STATE_FILE);
+        self.opts
+            .fs
+            .write_atomic(&path, &self.state.to_json())
+            .at("write", &path)
+    }
+
+    /// Bytes of every file under the sidecar: what history costs on disk.
+    pub fn total_size(&self) -> Result<u64> {
+        fn walk(dir: &Path, total: &mut u64) -> Result<()> {
+            for entry in fs::read_dir(dir).at("list", dir)? {
+                let entry = entry.at("list", dir)?;
+                let meta = entry.metadata().at("stat", entry.path())?;
+                if meta.is_dir() {
+                    walk(&entry.path(), total)?;
+                } else {
+                    *total += meta.len();
+                }
+            }
+            Ok(())
+        }
+        let mut total = 0;
+        if self.dir.is_dir() {
+            walk(&self.dir, &mut total)?;
+        }
+        Ok(total)
+    }
+}
+
+pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(v).unwrap_or_default();
+    out.push(b'\n');
+    out
+}

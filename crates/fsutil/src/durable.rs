@@ -1,0 +1,269 @@
+//! The durable-write layer with optional fsync and injectable crashes.
+//!
+//! Every operation that changes durable state calls [`Fs::step`] first. With a [`FaultInjector`]
+//! attached, the k-th step fails and so does every step after it, which is how a test simulates a
+//! process that died exactly there: it then drops the store, reopens it with a healthy `Fs`, and checks
+//! that recovery finds the old or the new state.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Mode of every directory Retrace creates: before-images can hold secrets.
+pub const PRIVATE_DIR_MODE: u32 = 0o700;
+/// Mode of every file Retrace creates in its own stores.
+pub const PRIVATE_FILE_MODE: u32 = 0o600;
+
+/// Fails the k-th durable step and every later one, as if the process had died there.
+#[derive(Debug, Default)]
+pub struct FaultInjector {
+    crash_at: AtomicU64,
+    counter: AtomicU64,
+    crashed: AtomicBool,
+    trail: Mutex<Vec<String>>,
+}
+
+impl FaultInjector {
+    /// An injector that crashes at step `k` (1-based). `k = 0` never crashes and only counts.
+    pub fn crash_at(k: u64) -> Arc<FaultInjector> {
+        Arc::new(FaultInjector {
+            crash_at: AtomicU64::new(k),
+            ..FaultInjector::default()
+        })
+    }
+
+    /// Steps seen so far.
+    pub fn steps(&self) -> u64 {
+        self.counter.load(Ordering::SeqCst)
+    }
+
+    /// Whether the crash happened.
+    pub fn crashed(&self) -> bool {
+        self.crashed.load(Ordering::SeqCst)
+    }
+
+    /// Labels of the steps seen, in order (for test diagnostics).
+    pub fn trail(&self) -> Vec<String> {
+        self.trail.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    fn step(&self, label: &str) -> io::Result<()> {
+        if self.crashed() {
+            return Err(io::Error::other(format!(
+                "injected crash (already dead) before {label}"
+            )));
+        }
+        let n = self.counter.fetch_add(1, Ordering::SeqCst) + 1;
+        if let Ok(mut t) = self.trail.lock() {
+            t.push(label.to_string());
+        }
+        if n == self.crash_at.load(Ordering::SeqCst) {
+            self.crashed.store(true, Ordering::SeqCst);
+            return Err(io::Error::other(format!("injected crash at step {n}: {label}")));
+        }
+        Ok(())
+    }
+}
+
+/// The durable-write layer. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Fs {
+    sync: bool,
+    faults: Option<Arc<FaultInjector>>,
+}
+
+impl Default for Fs {
+    fn default() -> Self {
+        Fs::durable()
+    }
+}
+
+impl Fs {
+    /// The production layer: every durable step is fsynced.
+    pub fn durable() -> Fs {
+        Fs {
+            sync: true,
+            faults: None,
+        }
+    }
+
+    /// A layer for tests that skips fsync (ordering is kept; power-loss durability is not).
+    pub fn without_sync() -> Fs {
+        Fs {
+            sync: false,
+            faults: None,
+        }
+    }
+
+    /// This layer with a fault injector attached.
+    pub fn with_faults(mut self, faults: Arc<FaultInjector>) -> Fs {
+        self.faults = Some(faults);
+        self
+    }
+
+    /// Whether fsync is issued.
+    pub fn syncs(&self) -> bool {
+        self.sync
+    }
+
+    /// A failpoint: fails when the injector says the process dies here.
+    pub fn step(&self, label: &str) -> io::Result<()> {
+        match &self.faults {
+            Some(f) => f.step(label),
+            None => Ok(()),
+        }
+    }
+
+    /// fsync of an open file (data and metadata).
+    pub fn sync_file(&self, file: &File, label: &str) -> io::Result<()> {
+        self.step(label)?;
+        if self.sync {
+            file.sync_all()?;
+        }
+        Ok(())
+    }
+
+    /// fsync of a directory, making the entries created or renamed in it durable.
+    pub fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.step("sync_dir")?;
+        if self.sync {
+            File::open(dir)?.sync_all()?;
+        }
+        Ok(())
+    }
+
+    /// Creates `dir` and its missing parents with mode 0700.
+    pub fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        if dir.is_dir() {
+            return Ok(());
+        }
+        self.step("create_dir")?;
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(PRIVATE_DIR_MODE)
+            .create(dir)
+    }
+
+    /// Creates (or truncates) `path` with mode 0600 for writing. Nothing is durable until synced.
+    pub fn create_file(&self, path: &Path) -> io::Result<File> {
+        self.step("create_file")?;
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(PRIVATE_FILE_MODE)
+            .open(path)
+    }
+
+    /// Writes `bytes` to a fresh file at `path` (0600) and fsyncs it. The directory entry is not
+    /// synced: the caller publishes it with [`Fs::sync_dir`], usually once for a batch.
+    pub fn write_unpublished(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let mut f = self.create_file(path)?;
+        self.step("write")?;
+        f.write_all(bytes)?;
+        self.sync_file(&f, "sync_file")
+    }
+
+    /// Renames `from` to `to` (atomic replace on the same file system).
+    pub fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.step("rename")?;
+        fs::rename(from, to)
+    }
+
+    /// Removes a file; a missing file is not an error.
+    pub fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.step("remove_file")?;
+        match fs::remove_file(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    }
+
+    /// Removes a directory tree; a missing directory is not an error.
+    pub fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
+        self.step("remove_dir_all")?;
+        match fs::remove_dir_all(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    }
+
+    /// Atomically replaces `path` with `bytes`: temp file beside it, write, fsync, rename, fsync the
+    /// directory. A crash leaves the old or the new content, never a mix.
+    pub fn write_atomic(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let tmp = temp_sibling(path);
+        self.write_unpublished(&tmp, bytes)?;
+        if let Err(e) = self.rename(&tmp, path) {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+        self.sync_dir(parent_of(path))
+    }
+
+    /// Like [`Fs::write_atomic`] but leaves the directory fsync to the caller, who batches it.
+    pub fn replace_unsynced_dir(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let tmp = temp_sibling(path);
+        self.write_unpublished(&tmp, bytes)?;
+        if let Err(e) = self.rename(&tmp, path) {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Sets the permission bits of `path`.
+    pub fn set_mode(&self, path: &Path, mode: u32) -> io::Result<()> {
+        self.step("set_mode")?;
+        fs::set_permissions(path, fs::Permissions::from_mode(mode))
+    }
+}
+
+/// The temp name used for an atomic replace of `path`: `.<name>.tmp` in the same directory.
+pub fn temp_sibling(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    parent_of(path).join(format!(".{name}.tmp"))
+}
+
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.json");
+        let fs_ = Fs::durable();
+        fs_.write_atomic(&p, b"one").unwrap();
+        fs_.write_atomic(&p, b"two").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        let mode = fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, PRIVATE_FILE_MODE);
+    }
+
+    #[test]
+    fn injector_fails_at_k_and_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let inj = FaultInjector::crash_at(2);
+        let fs_ = Fs::without_sync().with_faults(inj.clone());
+        let p = dir.path().join("x");
+        // step 1: create_file; step 2: write -> crash.
+        assert!(fs_.write_unpublished(&p, b"x").is_err());
+        assert!(inj.crashed());
+        assert!(fs_.rename(&p, &dir.path().join("y")).is_err());
+        assert_eq!(inj.trail()[..2], ["create_file".to_string(), "write".to_string()]);
+    }
+}

@@ -1,0 +1,19 @@
+//! File-system primitives every Retrace store shares.
+//!
+//! - [`Fs`]: the durable-write layer. Every write that must survive a crash goes through it, so that
+//!   tests can (a) switch fsync off to keep property tests fast and (b) inject a crash at the k-th
+//!   durable step to prove that every ordering is recoverable. Production code uses [`Fs::durable`].
+//! - [`relpath`]: workspace-relative paths, normalised so `./a`, `a` and `<root>/a` are one path, with
+//!   raw bytes kept for non-UTF-8 names.
+//! - [`hash`]: streaming SHA-256 and copy-while-hashing, so no file is ever read whole into memory.
+//!
+//! What it trades away: directory fsync is issued per directory touched, not coalesced across calls;
+//! callers that write many files batch them with [`Fs::sync_file`] and one [`Fs::sync_dir`].
+
+pub mod durable;
+pub mod hash;
+pub mod relpath;
+
+pub use durable::{FaultInjector, Fs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE};
+pub use hash::{copy_hashed, hash_reader, hex, is_sha256_hex, sha256_bytes, HashedCopy};
+pub use relpath::{PathError, RelPath};

@@ -1,0 +1,165 @@
+//! The checkpoint listing (`SPEC.md` §7 `checkpoints()`).
+
+use serde::{Deserialize, Serialize};
+
+/// How completely a turn's checkpoint can restore the code it touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Coverage {
+    /// Written by the oldest format (v1): content kept, but no after-image to prove ownership.
+    Legacy,
+    /// Some change of the turn is not restorable (a gap) or a payload expired.
+    Partial,
+    /// Every touched file has a before-image and nothing escaped tracking.
+    Complete,
+    /// The turn touched no file and recorded no gap.
+    None,
+}
+
+/// Why part of a turn's effect cannot be restored. Unknown reasons written by other versions are
+/// kept verbatim in [`GapReason::Other`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum GapReason {
+    /// A shell command ran; its effects are not tracked. `detail` holds the command line.
+    BashSideEffect,
+    /// The path was reached through a symlink inside the workspace.
+    Symlink,
+    /// The file has several hard links; restoring one name would not restore the others.
+    Hardlink,
+    /// The file was larger than `max_file_bytes`: hashed, but its bytes were not kept.
+    Oversized,
+    /// The file (or a record) could not be read.
+    Unreadable,
+    /// A path outside the workspace was involved.
+    OutsideWorkspace,
+    /// Another writer changed the workspace while the turn ran.
+    ExternalWriter,
+    /// A v1 record: its content cannot be proven to be what Retrace last wrote.
+    LegacyUnverified,
+    /// The payload of a legacy record was expired by retention.
+    ExpiredPayload,
+    /// A reason this version does not know, kept verbatim.
+    Other(String),
+}
+
+impl GapReason {
+    /// The wire name of the reason; older names are mapped on parse, see [`GapReason::parse`].
+    pub fn as_str(&self) -> &str {
+        match self {
+            GapReason::BashSideEffect => "bash_side_effect",
+            GapReason::Symlink => "symlink",
+            GapReason::Hardlink => "hardlink",
+            GapReason::Oversized => "oversized",
+            GapReason::Unreadable => "unreadable",
+            GapReason::OutsideWorkspace => "outside_workspace",
+            GapReason::ExternalWriter => "external_writer",
+            GapReason::LegacyUnverified => "legacy_unverified",
+            GapReason::ExpiredPayload => "expired_payload",
+            GapReason::Other(s) => s,
+        }
+    }
+
+    /// Parses a stored reason, mapping names older versions wrote (`expired_file_payload`).
+    pub fn parse(s: &str) -> GapReason {
+        match s {
+            "bash_side_effect" => GapReason::BashSideEffect,
+            "symlink" => GapReason::Symlink,
+            "hardlink" => GapReason::Hardlink,
+            "oversized" => GapReason::Oversized,
+            "unreadable" => GapReason::Unreadable,
+            "outside_workspace" => GapReason::OutsideWorkspace,
+            "external_writer" => GapReason::ExternalWriter,
+            "legacy_unverified" => GapReason::LegacyUnverified,
+            "expired_payload" | "expired_file_payload" => GapReason::ExpiredPayload,
+            other => GapReason::Other(other.to_string()),
+        }
+    }
+}
+
+impl Serialize for GapReason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for GapReason {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Ok(GapReason::parse(&s))
+    }
+}
+
+/// One coverage gap of a turn: at most one per reason and path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gap {
+    /// Why this part is not restorable.
+    pub reason: GapReason,
+    /// The tool that caused it, when known (`bash`, `edit_file`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The workspace path concerned, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Free text: the command line of a shell gap, the error of an unreadable file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl Gap {
+    /// A gap with only a reason.
+    pub fn new(reason: GapReason) -> Gap {
+        Gap {
+            reason,
+            tool: None,
+            path: None,
+            detail: None,
+        }
+    }
+}
+
+/// One turn as the checkpoint list shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointEntry {
+    /// The turn number (monotonic per session, never reused).
+    pub turn: u64,
+    /// When the turn started, RFC 3339 as recorded.
+    pub time: String,
+    /// The user's prompt, verbatim.
+    pub prompt: String,
+    /// The head the turn ran on (null for records that predate heads).
+    pub head: Option<String>,
+    /// The id of the turn's user message (null for records that predate it).
+    pub message_id: Option<String>,
+    /// Messages on the head before this turn's user message.
+    pub msg_index: Option<u64>,
+    /// Workspace paths the turn touched, in first-touch order.
+    pub paths: Vec<String>,
+    /// Number of distinct files touched.
+    pub file_count: usize,
+    /// Bytes of before-image payload kept for the turn.
+    pub bytes: u64,
+    /// How completely the turn can be restored.
+    pub coverage: Coverage,
+    /// What the turn could not track.
+    pub gaps: Vec<Gap>,
+    /// Whether a code restore to this turn is offered (null for a bare sidecar listing).
+    pub can_restore_code: Option<bool>,
+    /// Whether a conversation restore to this turn is offered (null without a session).
+    pub can_restore_conversation: Option<bool>,
+    /// Why an action is unavailable, when one is.
+    pub disabled_reason: Option<String>,
+    /// Whether the turn's user message is on the current head (null without a session).
+    pub visible: Option<bool>,
+}
+
+/// What an edit tool's preview says it will do to a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// The path does not exist yet and will be created.
+    Create,
+    /// The file exists and will be changed.
+    Modify,
+    /// The file exists and will be deleted.
+    Delete,
+}

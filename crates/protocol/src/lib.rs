@@ -1,0 +1,11 @@
+//! Data only: the types that cross a boundary between Retrace's crates and its frontends.
+//!
+//! Nothing here does I/O or holds behaviour beyond trivial accessors. Every type serialises with
+//! snake_case keys (the CLI's `--json` output and, later, the HTTP API); the sidecar's own camelCase
+//! records live in `retrace-checkpoint`, which maps them to these types.
+
+pub mod checkpoint;
+pub mod fsck;
+
+pub use checkpoint::{ChangeKind, CheckpointEntry, Coverage, Gap, GapReason};
+pub use fsck::{FsckProblem, FsckReport, Severity};

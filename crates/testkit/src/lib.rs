@@ -1,0 +1,59 @@
+//! Test helpers shared by Retrace's test suites: temporary workspaces and data roots, and the paths of
+//! the shared fixtures. Later: the mock OpenAI-compatible server and script-model builders.
+
+use std::path::{Path, PathBuf};
+
+/// The repository root (the workspace's `Cargo.toml` directory).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The shared directory beside the checkout (`../shared`), where the fixtures live.
+pub fn shared_dir() -> PathBuf {
+    repo_root().join("../shared")
+}
+
+/// A fixture under `../shared/fixtures/`.
+pub fn fixture(rel: &str) -> PathBuf {
+    shared_dir().join("fixtures").join(rel)
+}
+
+/// A scratch workspace and a scratch sidecar directory, removed on drop.
+#[derive(Debug)]
+pub struct Scratch {
+    /// Holds both directories.
+    pub tmp: tempfile::TempDir,
+    /// The workspace root (exists).
+    pub workspace: PathBuf,
+    /// Where a sidecar should go (does not exist yet).
+    pub sidecar: PathBuf,
+}
+
+impl Scratch {
+    /// Creates the directories.
+    pub fn new() -> std::io::Result<Scratch> {
+        let tmp = tempfile::tempdir()?;
+        let workspace = tmp.path().join("ws");
+        std::fs::create_dir(&workspace)?;
+        let sidecar = tmp.path().join("data").join("s.ckpt");
+        Ok(Scratch {
+            workspace,
+            sidecar,
+            tmp,
+        })
+    }
+
+    /// Writes a workspace file (creating parents).
+    pub fn write(&self, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
+        let p = self.workspace.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(p, bytes)
+    }
+
+    /// Reads a workspace file.
+    pub fn read(&self, rel: &str) -> std::io::Result<Vec<u8>> {
+        std::fs::read(self.workspace.join(rel))
+    }
+}
