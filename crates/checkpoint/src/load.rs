@@ -119,12 +119,19 @@ pub fn load_sidecar(dir: &Path, root: Option<&Path>) -> Result<Loaded> {
             let Some(n) = parse_number(&name) else { continue };
             let f = found.entry(n).or_default();
             f.v3_dir = true;
-            f.v3 = Some(read_candidate(
-                dir,
-                format!("turns/{name}/meta.json"),
-                Source::V3,
-                n,
-            ));
+            let rel = format!("turns/{name}/meta.json");
+            if dir.join(&rel).exists() {
+                f.v3 = Some(read_candidate(dir, rel, Source::V3, n));
+            } else {
+                // A turn interrupted before its first record: the marker alone describes it.
+                out.problems.push(problem(
+                    &format!("turns/{name}"),
+                    "no meta.json (a turn interrupted before its first record)".into(),
+                    Severity::Info,
+                    Some(n),
+                    None,
+                ));
+            }
         }
     }
     out.max_turn = found.keys().next_back().copied();
