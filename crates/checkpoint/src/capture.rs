@@ -181,17 +181,27 @@ impl CheckpointStore {
         if lmeta.file_type().is_symlink() {
             gaps.push(gap(GapReason::Symlink, Some("the path is a symlink".into())));
         }
+        match fs::metadata(&abs) {
+            Ok(m) if m.is_dir() => return Err(CheckpointError::NotAFile { path: rel.to_lossy() }),
+            Ok(m) if !m.is_file() => {
+                // A FIFO, socket or device: opening it could block or consume data.
+                gaps.push(gap(GapReason::Unreadable, Some("not a regular file".into())));
+                return Ok(None);
+            }
+            _ => {}
+        }
         let file = match File::open(&abs) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 // A dangling symlink: nothing to keep.
                 return Ok(Some((entry_of(Before::Absent), None)));
             }
-            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            Err(e) => {
+                // Permission denied, a socket, a device: the edit may still run, but its
+                // before-image cannot be kept. Say so instead of failing the tool.
                 gaps.push(gap(GapReason::Unreadable, Some(e.to_string())));
                 return Ok(None);
             }
-            Err(e) => return Err(e).at("read", &abs),
         };
         let meta = file.metadata().at("inspect", &abs)?;
         if meta.is_dir() {
