@@ -167,6 +167,8 @@ pub struct Turn {
     pub head: Option<String>,
     /// The id of its user message.
     pub message_id: Option<String>,
+    /// The mutation sequence taken when the turn started (v3; older records have none).
+    pub start_seq: Option<u64>,
     /// The session id the record names.
     pub session_id: Option<String>,
     /// The record's schema.
@@ -305,6 +307,7 @@ pub fn turn_from_raw(
         msg_index: raw.msg_index,
         head: raw.head.clone(),
         message_id: raw.message_id.clone(),
+        start_seq: raw.start_seq,
         session_id: raw.session_id.clone(),
         format,
         source,
@@ -476,6 +479,7 @@ pub fn turn_to_raw_v3(t: &Turn) -> RawRecord {
         msg_index: t.msg_index,
         head: t.head.clone(),
         message_id: t.message_id.clone(),
+        start_seq: t.start_seq,
         coverage: Some(coverage_name(t.coverage()).to_string()),
         coverage_gaps: Some(t.gaps.iter().map(gap_to_raw).collect()),
         files,

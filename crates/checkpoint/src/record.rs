@@ -42,6 +42,9 @@ pub struct RawRecord {
     /// The turn's user message id (v3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
+    /// v3: the mutation sequence taken when the turn started (orders turns against restores).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_seq: Option<u64>,
     /// The coverage the writer computed (readers recompute it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<String>,

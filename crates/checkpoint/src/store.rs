@@ -174,7 +174,7 @@ impl CheckpointStore {
         let max_seq = loaded
             .turns
             .values()
-            .flat_map(|t| t.files.iter().filter_map(|f| f.seq))
+            .flat_map(|t| t.files.iter().filter_map(|f| f.seq).chain(t.start_seq))
             .max()
             .unwrap_or(0);
         state.mutation_seq = state.mutation_seq.max(max_seq);
@@ -273,6 +273,9 @@ impl CheckpointStore {
                 .at("remove the tombstone", &turn_dir)?;
         }
         let now = (self.opts.clock)();
+        // A new turn moves the workspace generation on: plans made before it are stale and the
+        // last rewind can no longer be undone.
+        self.state.mutation_seq += 1;
         let time = now
             .format(&time::format_description::well_known::Rfc3339)
             .unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_string());
@@ -284,6 +287,7 @@ impl CheckpointStore {
             msg_index: Some(begin.msg_index),
             head: begin.head,
             message_id: begin.message_id,
+            start_seq: Some(self.state.mutation_seq),
             session_id: self.opts.session_id.clone(),
             format: Format::V3,
             source: Source::V3,
