@@ -68,6 +68,79 @@ pub enum CheckpointError {
         /// Why (oversized, expired, corrupt …).
         why: String,
     },
+    /// A code restore to this turn is not offered.
+    #[error("a code restore to turn {turn} is not offered: {why}")]
+    NotOffered {
+        /// The turn.
+        turn: u64,
+        /// Why not.
+        why: String,
+    },
+    /// The plan was made before the workspace or session changed; preview again.
+    #[error("stale_plan: the workspace changed since this plan was made (generation {planned}, now {now}); preview again")]
+    StalePlan {
+        /// The generation the plan was made at.
+        planned: u64,
+        /// The generation now.
+        now: u64,
+    },
+    /// Conflicts and the choice was `refuse`: nothing was written.
+    #[error("restore refused: {} conflicted file(s) ({}); nothing was written", conflicts.len(), conflict_list(conflicts))]
+    Refused {
+        /// The conflicts.
+        conflicts: Vec<retrace_protocol::Conflict>,
+    },
+    /// The plan spans legacy or expired turns or gaps and was not confirmed.
+    #[error("confirmation required: the restore spans turns whose changes are not all tracked (gaps, legacy or expired records)")]
+    ConfirmationRequired,
+    /// A file moved between the checks and its rename; everything published was put back.
+    #[error("`{path}` changed while the restore ran (external_change); the restore was rolled back")]
+    ExternalChange {
+        /// The workspace path.
+        path: String,
+    },
+    /// Nothing can be undone now.
+    #[error("nothing to undo: {why}")]
+    UndoUnavailable {
+        /// Why not.
+        why: String,
+    },
+    /// Files changed since the rewind; undo would overwrite them.
+    #[error("undo refused: file changed since rewind: {}", paths.join(", "))]
+    UndoRefused {
+        /// The files that moved.
+        paths: Vec<String>,
+    },
+    /// Rolling back met content that matched neither image; it was kept aside and left in place.
+    #[error("the transaction {tx} could not be rolled back completely: `{path}` matches neither image; its bytes were kept in `{copy}`")]
+    Stuck {
+        /// The transaction.
+        tx: String,
+        /// The workspace path.
+        path: String,
+        /// The recovery copy.
+        copy: String,
+    },
+}
+
+fn conflict_list(c: &[retrace_protocol::Conflict]) -> String {
+    let names: Vec<String> = c
+        .iter()
+        .take(5)
+        .map(|c| {
+            let reason = serde_json::to_value(c.reason)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            format!("{}: {reason}", c.path)
+        })
+        .collect();
+    let more = if c.len() > 5 {
+        format!(", and {} more", c.len() - 5)
+    } else {
+        String::new()
+    };
+    format!("{}{more}", names.join(", "))
 }
 
 /// Result alias of the store.

@@ -16,19 +16,26 @@
 //! The store is synchronous `std::fs` code and knows nothing of sessions, models or UIs.
 
 mod capture;
+mod commit;
 mod error;
 mod fsck;
 mod load;
 pub mod model;
+pub mod plan;
 mod read;
 pub mod record;
+mod recovery;
 mod retention;
 mod state;
 mod store;
+pub mod tx;
+mod undo;
 
 pub use capture::{image_of, mode_bits, CaptureReport, Change};
+pub use commit::CommitOptions;
 pub use error::{CheckpointError, Result};
 pub use load::{load_sidecar, Loaded};
+pub use plan::{PlanKind, RestorePlan};
 pub use read::{BeforeImage, VerifiedReader};
 pub use retention::blob_rel_path;
 pub use state::{Owned, StoreState, STATE_FILE};

@@ -324,7 +324,11 @@ pub fn turn_from_raw(
     if format == Format::V1 {
         turn.add_gap(Gap::new(GapReason::LegacyUnverified));
     }
-    if turn.expired && !turn.gaps.iter().any(|g| g.reason == GapReason::ExpiredPayload) {
+    // A v3 marker read on its own (no live meta.json: a crash between pruning the turn's directory
+    // and its marker, or before the first record) is what it says: a payload-free record whose
+    // payload expired. It lists as partial, never as a turn that touched nothing (SPEC §3.1, §3.3).
+    let bare_marker = source == Source::Top && raw.is_marker();
+    if (turn.expired || bare_marker) && !turn.gaps.iter().any(|g| g.reason == GapReason::ExpiredPayload) {
         turn.add_gap(Gap::new(GapReason::ExpiredPayload));
     }
     (turn, findings)

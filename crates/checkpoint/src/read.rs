@@ -126,7 +126,9 @@ impl CheckpointStore {
                 Some(format!("the checkpoint record {} cannot be read", t.record_path)),
             );
         }
-        if self.state.pruned_through.is_some_and(|p| p > t.number) {
+        // `>=`: a turn still listed at the number retention reached is one whose deletion a crash
+        // interrupted (its marker outlived its directory), so its own history is gone too.
+        if self.state.pruned_through.is_some_and(|p| p >= t.number) {
             return (false, Some("history after this turn was pruned".into()));
         }
         (true, None)

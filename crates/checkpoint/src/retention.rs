@@ -56,6 +56,12 @@ impl CheckpointStore {
 
     /// Deletes a v3 (or marker-only) turn: directory first, then marker.
     fn delete_turn(&mut self, n: u64) -> Result<()> {
+        // Write-ahead: `state.json` says the turn is pruned before any of it goes, so a crash in the
+        // middle can never leave an older turn offering a code restore across the lost history.
+        if self.state.pruned_through.is_none_or(|p| p < n) {
+            self.state.pruned_through = Some(n);
+            self.write_state()?;
+        }
         let fs_ = self.opts.fs.clone();
         let dir = self.turn_dir(n);
         fs_.remove_dir_all(&dir).at("remove", &dir)?;
@@ -63,7 +69,6 @@ impl CheckpointStore {
         fs_.remove_file(&marker).at("remove", &marker)?;
         fs_.sync_dir(&self.dir).at("sync", &self.dir)?;
         self.turns.remove(&n);
-        self.state.pruned_through = Some(self.state.pruned_through.map_or(n, |p| p.max(n)));
         Ok(())
     }
 

@@ -13,6 +13,7 @@ use crate::error::{IoContext, Result};
 use crate::load::load_sidecar;
 use crate::model::{marker_of, turn_to_raw_v3, Format, Source, Turn};
 use crate::state::{StoreState, STATE_FILE};
+use crate::tx::{load_manifests, Manifest};
 
 /// Retention limits (SPEC §3.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +109,7 @@ pub struct CheckpointStore {
     pub(crate) current: Option<Current>,
     pub(crate) held: BTreeMap<u64, usize>,
     pub(crate) load_problems: Vec<FsckProblem>,
+    pub(crate) transactions: BTreeMap<String, Manifest>,
 }
 
 impl std::fmt::Debug for CheckpointStore {
@@ -125,7 +127,15 @@ impl CheckpointStore {
     /// first turn begins.
     pub fn open(dir: &Path, root: &Path, opts: StoreOptions) -> Result<CheckpointStore> {
         let root = fs::canonicalize(root).at("resolve the workspace", root)?;
-        Self::open_inner(dir, Some(root), opts)
+        let mut store = Self::open_inner(dir, Some(root), opts)?;
+        store.recover()?;
+        Ok(store)
+    }
+
+    /// Opens a session's sidecar for reading only: no recovery, nothing written.
+    pub fn open_read_only(dir: &Path, root: &Path) -> Result<CheckpointStore> {
+        let root = fs::canonicalize(root).at("resolve the workspace", root)?;
+        Self::open_inner(dir, Some(root), StoreOptions::default())
     }
 
     /// Opens any sidecar directory for reading only (listing, fsck), with no workspace.
@@ -178,7 +188,17 @@ impl CheckpointStore {
             .max()
             .unwrap_or(0);
         state.mutation_seq = state.mutation_seq.max(max_seq);
-        Ok(CheckpointStore {
+        let (transactions, bad) = load_manifests(dir)?;
+        for (name, why) in bad {
+            problems.push(FsckProblem {
+                path: format!("transactions/{name}"),
+                problem: why,
+                severity: Severity::Error,
+                turn: None,
+                file: None,
+            });
+        }
+        let mut store = CheckpointStore {
             dir: dir.to_path_buf(),
             root,
             opts,
@@ -189,7 +209,19 @@ impl CheckpointStore {
             current: None,
             held: BTreeMap::new(),
             load_problems: problems,
-        })
+            transactions,
+        };
+        // Committed transactions are Retrace's own writes, even if state.json lagged behind them.
+        let happened: Vec<Manifest> = store
+            .transactions
+            .values()
+            .filter(|m| m.state.happened())
+            .cloned()
+            .collect();
+        for m in &happened {
+            store.apply_committed(m);
+        }
+        Ok(store)
     }
 
     /// The sidecar directory.
@@ -255,7 +287,13 @@ impl CheckpointStore {
 
     /// Whether retention must keep `turn`.
     pub(crate) fn is_protected(&self, turn: u64) -> bool {
-        self.current_turn() == Some(turn) || self.held.contains_key(&turn)
+        if self.current_turn() == Some(turn) || self.held.contains_key(&turn) {
+            return true;
+        }
+        let undo = self.undo_target().map(|m| m.id.clone());
+        self.transactions
+            .values()
+            .any(|m| m.turn == Some(turn) && (!m.state.is_terminal() || Some(&m.id) == undo.as_ref()))
     }
 
     /// Starts a turn: writes its marker, then its (empty) v3 record, and returns its number.

@@ -6,6 +6,10 @@
 
 pub mod checkpoint;
 pub mod fsck;
+pub mod restore;
 
 pub use checkpoint::{ChangeKind, CheckpointEntry, Coverage, Gap, GapReason};
 pub use fsck::{FsckProblem, FsckReport, Severity};
+pub use restore::{
+    CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanFile, PlanGap,
+};

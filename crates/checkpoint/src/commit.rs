@@ -1,0 +1,559 @@
+//! File transactions (SPEC §5.4): commit a plan durably, put everything back on failure.
+//!
+//! Order: manifest `prepared` (durable) → forward images as blobs (durable) → temp files beside the
+//! targets (durable) → manifest `committing` with every target `published` (one durable write) →
+//! per target: re-check against the forward image, rename → directory fsyncs → manifest `committed`
+//! → `state.json`. A crash anywhere leaves every target equal to its forward or its restore image, and
+//! the next writer's recovery finishes the rollback.
+
+use std::collections::BTreeSet;
+use std::fs::{self, File, OpenOptions};
+use std::hash::{BuildHasher, Hasher};
+use std::io::{self, Read};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use retrace_fsutil::{copy_hashed, RelPath};
+use retrace_protocol::{CodeOutcome, Conflict, ConflictReason, FileAction, OnConflict};
+
+use crate::capture::image_of;
+use crate::error::{CheckpointError, IoContext, Result};
+use crate::model::{path_to_raw, Image};
+use crate::plan::{has_symlink, same_image, ImageSource, PlanKind, RestorePlan, TargetImage};
+use crate::retention::blob_rel_path;
+use crate::state::Owned;
+use crate::store::CheckpointStore;
+use crate::tx::{Manifest, TargetAction, TxImage, TxKind, TxState, TxTarget};
+
+/// How to commit a plan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommitOptions {
+    /// The user confirmed a plan that requires confirmation.
+    pub confirm: bool,
+    /// What to do with conflicted files.
+    pub on_conflict: OnConflict,
+}
+
+/// One file a transaction will write.
+#[derive(Debug, Clone)]
+pub(crate) struct TxInput {
+    pub(crate) rel: RelPath,
+    pub(crate) restore: TargetImage,
+    pub(crate) forward: Image,
+}
+
+impl CheckpointStore {
+    /// Commits a plan as one durable file transaction. Re-runs the checks first: a plan made before
+    /// the workspace generation moved is `StalePlan`; conflicts with `refuse` write nothing.
+    pub fn commit(&mut self, plan: &RestorePlan, opts: CommitOptions) -> Result<CodeOutcome> {
+        if plan.plan.generation != self.state.mutation_seq {
+            return Err(CheckpointError::StalePlan {
+                planned: plan.plan.generation,
+                now: self.state.mutation_seq,
+            });
+        }
+        let fresh = match &plan.kind {
+            PlanKind::Turn(n) => self.plan_restore(*n)?,
+            PlanKind::File(p) => self.plan_file_revert(p.as_path())?,
+        };
+        let blocking = fresh.files.iter().any(|f| {
+            f.conflict
+                .as_ref()
+                .is_some_and(|c| c.reason != ConflictReason::PathUnsafe)
+        });
+        if blocking && opts.on_conflict == OnConflict::Refuse {
+            return Err(CheckpointError::Refused {
+                conflicts: fresh.plan.conflicts.clone(),
+            });
+        }
+        if fresh.plan.requires_confirmation && !opts.confirm {
+            return Err(CheckpointError::ConfirmationRequired);
+        }
+        let mut inputs = Vec::new();
+        let mut conflicts: Vec<Conflict> = Vec::new();
+        for f in &fresh.files {
+            let (Some(rel), Some(current)) = (f.rel.clone(), f.current.clone()) else {
+                conflicts.extend(f.conflict.clone());
+                continue;
+            };
+            match (&f.conflict, f.action) {
+                (None, FileAction::Write | FileAction::Delete) => {
+                    inputs.push(TxInput {
+                        rel,
+                        restore: f.target.clone(),
+                        forward: current,
+                    });
+                }
+                (None, _) => {}
+                (Some(c), _) => {
+                    conflicts.push(c.clone());
+                    let writable = !matches!(
+                        c.reason,
+                        ConflictReason::PathUnsafe | ConflictReason::MissingPayload
+                    );
+                    if opts.on_conflict == OnConflict::Overwrite && writable {
+                        inputs.push(TxInput {
+                            rel,
+                            restore: f.target.clone(),
+                            forward: current,
+                        });
+                    }
+                }
+            }
+        }
+        if inputs.is_empty() {
+            // Nothing to write: no transaction, and the undo target stays as it was.
+            return Ok(CodeOutcome {
+                transaction_id: None,
+                files_written: Vec::new(),
+                files_deleted: Vec::new(),
+                conflicts,
+                undo_available: self.undo_target().is_some(),
+            });
+        }
+        let (kind, turn) = match &plan.kind {
+            PlanKind::Turn(n) => (TxKind::Restore, Some(*n)),
+            PlanKind::File(_) => (TxKind::Revert, Some(fresh.plan.turn)),
+        };
+        let m = self.run_transaction(kind, turn, None, inputs)?;
+        Ok(self.outcome_of(&m, conflicts))
+    }
+
+    pub(crate) fn outcome_of(&self, m: &Manifest, conflicts: Vec<Conflict>) -> CodeOutcome {
+        let mut written = Vec::new();
+        let mut deleted = Vec::new();
+        for t in &m.targets {
+            match t.action {
+                TargetAction::Write => written.push(t.path.clone()),
+                TargetAction::Delete => deleted.push(t.path.clone()),
+            }
+        }
+        CodeOutcome {
+            transaction_id: Some(m.id.clone()),
+            files_written: written,
+            files_deleted: deleted,
+            conflicts,
+            undo_available: self.undo_target().is_some_and(|u| u.id == m.id),
+        }
+    }
+
+    /// Runs one transaction to `committed`, or rolls it back and returns the error.
+    pub(crate) fn run_transaction(
+        &mut self,
+        kind: TxKind,
+        turn: Option<u64>,
+        undoes: Option<String>,
+        inputs: Vec<TxInput>,
+    ) -> Result<Manifest> {
+        let root = self.root.clone().ok_or(CheckpointError::NoTurn)?;
+        let seq = self.state.mutation_seq + 1;
+        let id = format!("{seq:08}-{:08x}", random_u32());
+        let time = (self.opts.clock)()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default();
+        let targets = inputs
+            .iter()
+            .map(|inp| {
+                let (path, path_bytes) = path_to_raw(&inp.rel);
+                TxTarget {
+                    path,
+                    path_bytes,
+                    action: if inp.restore.image.existed {
+                        TargetAction::Write
+                    } else {
+                        TargetAction::Delete
+                    },
+                    restore: TxImage::from(&inp.restore.image),
+                    forward: TxImage::from(&inp.forward),
+                    published: false,
+                    recovery_copy: None,
+                }
+            })
+            .collect();
+        let mut m = Manifest {
+            id,
+            kind,
+            state: TxState::Prepared,
+            time,
+            seq,
+            turn,
+            undoes,
+            undone_by: None,
+            extra: None,
+            targets,
+        };
+        self.opts
+            .fs
+            .create_dir_all(&self.dir)
+            .at("create the sidecar", &self.dir)?;
+        // (1) The manifest is durable before any temp file or blob of the transaction exists.
+        self.save_manifest(&m)?;
+        if let Err(e) = self.prepare_files(&root, &m, &inputs) {
+            self.abort_prepared(&root, &mut m);
+            return Err(e);
+        }
+        // (4) Published: one durable write for the whole batch, before any rename.
+        m.state = TxState::Committing;
+        for t in &mut m.targets {
+            t.published = true;
+        }
+        if let Err(e) = self.save_manifest(&m) {
+            self.abort_prepared(&root, &mut m);
+            return Err(e);
+        }
+        // (5) Renames, each after re-checking the target against its forward image.
+        let mut dirs = BTreeSet::new();
+        for (i, inp) in inputs.iter().enumerate() {
+            let abs = inp.rel.under(&root);
+            if let Err(e) = self.publish_one(&root, &m, i, &inp.rel, &abs) {
+                let stuck = self.compensate(&root, &mut m, i);
+                return Err(stuck.unwrap_or(e));
+            }
+            dirs.insert(parent_of(&abs));
+        }
+        for d in &dirs {
+            if let Err(e) = self.opts.fs.sync_dir(d).at("sync", d) {
+                let n = m.targets.len();
+                let stuck = self.compensate(&root, &mut m, n);
+                return Err(stuck.unwrap_or(e));
+            }
+        }
+        // (6) Committed, then the ownership proofs.
+        m.state = TxState::Committed;
+        self.save_manifest(&m)?;
+        self.apply_committed(&m);
+        self.write_state()?;
+        for (i, t) in m.targets.iter().enumerate() {
+            if t.action == TargetAction::Delete {
+                if let Ok(rel) = t.rel() {
+                    let bak = m.bak_path(&root, &rel, i);
+                    let _ = self.opts.fs.remove_file(&bak);
+                }
+            }
+        }
+        Ok(m)
+    }
+
+    /// Records a committed transaction's writes as Retrace's own (ownership proofs, sequence).
+    pub(crate) fn apply_committed(&mut self, m: &Manifest) {
+        self.state.mutation_seq = self.state.mutation_seq.max(m.seq);
+        for t in &m.targets {
+            let Ok(rel) = t.rel() else { continue };
+            let newer = self.state.owned.get(&rel).is_none_or(|o| o.seq < m.seq);
+            if newer {
+                self.state.owned.insert(
+                    rel,
+                    Owned {
+                        image: Image::from(&t.restore),
+                        seq: m.seq,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Steps (2) and (3): forward images as blobs, then temp files, all durable.
+    fn prepare_files(&mut self, root: &Path, m: &Manifest, inputs: &[TxInput]) -> Result<()> {
+        let fs_ = self.opts.fs.clone();
+        // (2) Forward images: the current bytes, kept so compensation and undo can put them back.
+        let mut blob_dirs = BTreeSet::new();
+        for inp in inputs {
+            if !inp.forward.existed {
+                continue;
+            }
+            let sha = inp.forward.sha256.clone().unwrap_or_default();
+            let abs = inp.rel.under(root);
+            if let Some(dir) = self.store_blob(&abs, &sha)? {
+                blob_dirs.insert(dir);
+            }
+        }
+        for d in &blob_dirs {
+            fs_.sync_dir(d).at("sync", d)?;
+        }
+        // (3) Temp files beside their targets.
+        let mut dirs = BTreeSet::new();
+        for (i, inp) in inputs.iter().enumerate() {
+            if !inp.restore.image.existed {
+                continue;
+            }
+            let abs = inp.rel.under(root);
+            let parent = parent_of(&abs);
+            if !parent.is_dir() {
+                fs_.step("create_dir").at("create", &parent)?;
+                fs::create_dir_all(&parent).at("create", &parent)?;
+            }
+            if has_symlink(root, &inp.rel) {
+                return Err(CheckpointError::ExternalChange {
+                    path: inp.rel.to_lossy(),
+                });
+            }
+            let tmp = m.temp_path(root, &inp.rel, i);
+            fs_.step("create_temp").at("create", &tmp)?;
+            let mut out = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&tmp)
+                .at("create", &tmp)?;
+            let mut src = self.open_image(&inp.restore)?;
+            fs_.step("write_temp").at("write", &tmp)?;
+            let copied = copy_hashed(&mut src, Some(&mut out)).at("write", &tmp)?;
+            if inp
+                .restore
+                .image
+                .sha256
+                .as_deref()
+                .is_some_and(|s| s != copied.sha256)
+            {
+                return Err(CheckpointError::MissingPayload {
+                    turn: m.turn.unwrap_or(0),
+                    path: inp.rel.to_lossy(),
+                    why: "its bytes do not match the recorded SHA-256".into(),
+                });
+            }
+            let mode = inp.restore.image.mode.unwrap_or(0o644);
+            out.set_permissions(fs::Permissions::from_mode(mode))
+                .at("chmod", &tmp)?;
+            fs_.sync_file(&out, "sync_temp").at("sync", &tmp)?;
+            dirs.insert(parent);
+        }
+        for d in &dirs {
+            fs_.sync_dir(d).at("sync", d)?;
+        }
+        Ok(())
+    }
+
+    /// Copies `src` into the blob store under `sha` unless it is there already. Returns the directory
+    /// to fsync when a blob was written. Fails with `ExternalChange` if the bytes are not `sha`.
+    pub(crate) fn store_blob(&self, src: &Path, sha: &str) -> Result<Option<PathBuf>> {
+        let fs_ = self.opts.fs.clone();
+        let final_path = self.dir.join(blob_rel_path(sha));
+        if final_path.is_file() {
+            if let Ok((h, _)) = File::open(&final_path).and_then(retrace_fsutil::hash_reader) {
+                if h == sha {
+                    return Ok(None);
+                }
+            }
+        }
+        let dir = parent_of(&final_path);
+        fs_.create_dir_all(&dir).at("create", &dir)?;
+        let tmp = dir.join(format!(".{sha}.tmp"));
+        let mut out = fs_.create_file(&tmp).at("create", &tmp)?;
+        let input = File::open(src).at("read", src)?;
+        fs_.step("write_blob").at("write", &tmp)?;
+        let copied = copy_hashed(&input, Some(&mut out)).at("copy into", &tmp)?;
+        if copied.sha256 != sha {
+            let _ = fs::remove_file(&tmp);
+            return Err(CheckpointError::ExternalChange {
+                path: src.to_string_lossy().into_owned(),
+            });
+        }
+        fs_.sync_file(&out, "sync_blob").at("sync", &tmp)?;
+        fs_.rename(&tmp, &final_path).at("rename", &final_path)?;
+        Ok(Some(dir))
+    }
+
+    /// A stream of a restore image's bytes, verified against its SHA-256.
+    fn open_image(&self, img: &TargetImage) -> Result<Box<dyn Read>> {
+        match &img.source {
+            ImageSource::Turn(n, i) => {
+                let turn = self.turns.get(n).ok_or(CheckpointError::UnknownTurn(*n))?;
+                let rel = turn
+                    .files
+                    .get(*i)
+                    .and_then(|f| f.path.safe().cloned())
+                    .ok_or_else(|| CheckpointError::MissingPayload {
+                        turn: *n,
+                        path: String::new(),
+                        why: "no such entry".into(),
+                    })?;
+                self.open_turn_image(*n, &rel, img)
+            }
+            ImageSource::Blob(sha) => {
+                let p = self.dir.join(blob_rel_path(sha));
+                Ok(Box::new(File::open(&p).at("open", &p)?))
+            }
+            ImageSource::None => Ok(Box::new(io::empty())),
+        }
+    }
+
+    fn open_turn_image(&self, n: u64, rel: &RelPath, img: &TargetImage) -> Result<Box<dyn Read>> {
+        match self.before_image(n, rel)? {
+            crate::read::BeforeImage::Present { reader, sha256, .. } => {
+                if sha256.is_some() && sha256 != img.image.sha256 {
+                    return Err(CheckpointError::MissingPayload {
+                        turn: n,
+                        path: rel.to_lossy(),
+                        why: "digest mismatch".into(),
+                    });
+                }
+                Ok(Box::new(reader))
+            }
+            crate::read::BeforeImage::Absent => Ok(Box::new(io::empty())),
+        }
+    }
+
+    /// Renames target `i` into place after checking it still equals its forward image.
+    fn publish_one(&self, root: &Path, m: &Manifest, i: usize, rel: &RelPath, abs: &Path) -> Result<()> {
+        let t = &m.targets[i];
+        if has_symlink(root, rel) {
+            return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
+        }
+        let now = image_of(abs).at("read", abs)?;
+        if !same_image(&Image::from(&t.forward), &now) {
+            return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
+        }
+        match t.action {
+            TargetAction::Write => {
+                let tmp = m.temp_path(root, rel, i);
+                self.opts.fs.rename(&tmp, abs).at("rename", abs)
+            }
+            TargetAction::Delete => {
+                let bak = m.bak_path(root, rel, i);
+                self.opts.fs.rename(abs, &bak).at("rename", abs)
+            }
+        }
+    }
+
+    /// Removes the temp files of a transaction that published nothing and marks it aborted.
+    fn abort_prepared(&mut self, root: &Path, m: &mut Manifest) {
+        for (i, t) in m.targets.iter().enumerate() {
+            if let Ok(rel) = t.rel() {
+                let _ = self.opts.fs.remove_file(&m.temp_path(root, &rel, i));
+            }
+        }
+        m.state = TxState::Aborted;
+        let _ = self.save_manifest(m);
+    }
+
+    /// Puts back targets `0..upto` (already renamed) in reverse order, removes every temp file, and
+    /// marks the transaction aborted — or leaves it `committing` when a file matched neither image
+    /// (its bytes are then kept in a recovery copy). Returns the error to report when stuck.
+    pub(crate) fn compensate(
+        &mut self,
+        root: &Path,
+        m: &mut Manifest,
+        upto: usize,
+    ) -> Option<CheckpointError> {
+        let mut stuck = None;
+        for i in (0..upto.min(m.targets.len())).rev() {
+            if let Err(e) = self.put_back(root, m, i) {
+                stuck.get_or_insert(e);
+            }
+        }
+        for (i, t) in m.targets.iter().enumerate() {
+            if let Ok(rel) = t.rel() {
+                let _ = self.opts.fs.remove_file(&m.temp_path(root, &rel, i));
+            }
+        }
+        if stuck.is_none() {
+            m.state = TxState::Aborted;
+        }
+        if let Err(e) = self.save_manifest(m) {
+            stuck.get_or_insert(e);
+        }
+        stuck
+    }
+
+    /// Puts one published target back to its forward image, if it holds the restore image.
+    pub(crate) fn put_back(&mut self, root: &Path, m: &mut Manifest, i: usize) -> Result<()> {
+        let t = m.targets[i].clone();
+        let rel = t.rel()?;
+        let abs = rel.under(root);
+        let fs_ = self.opts.fs.clone();
+        let bak = m.bak_path(root, &rel, i);
+        let tmp = m.temp_path(root, &rel, i);
+        if tmp.exists() {
+            // Never renamed: the target was not touched.
+            return fs_.remove_file(&tmp).at("remove", &tmp);
+        }
+        if has_symlink(root, &rel) {
+            return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
+        }
+        let now = image_of(&abs).at("read", &abs)?;
+        let forward = Image::from(&t.forward);
+        let restore = Image::from(&t.restore);
+        if same_image(&forward, &now) && (!forward.existed || !bak.exists()) {
+            return Ok(());
+        }
+        if !same_image(&restore, &now) {
+            // Someone else's content: never overwrite it; keep a copy and leave it in place.
+            let sha8: String = now.sha256.clone().unwrap_or_default().chars().take(8).collect();
+            let copy = parent_of(&abs).join(format!(
+                "{}.retrace-recovery-{sha8}",
+                abs.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            ));
+            if now.existed && !copy.exists() {
+                fs_.step("recovery_copy").at("copy", &copy)?;
+                fs::copy(&abs, &copy).at("copy", &copy)?;
+            }
+            if bak.exists() {
+                let keep = parent_of(&abs).join(format!(
+                    ".{}.retrace-{}-{i}.kept",
+                    rel.to_lossy().replace('/', "_"),
+                    m.id
+                ));
+                fs_.rename(&bak, &keep).at("rename", &bak)?;
+            }
+            m.targets[i].recovery_copy = Some(copy.to_string_lossy().into_owned());
+            return Err(CheckpointError::Stuck {
+                tx: m.id.clone(),
+                path: rel.to_lossy(),
+                copy: copy.to_string_lossy().into_owned(),
+            });
+        }
+        // The target holds the restore image: put the forward image back.
+        if !forward.existed {
+            fs_.remove_file(&abs).at("remove", &abs)?;
+        } else if bak.exists() {
+            fs_.rename(&bak, &abs).at("rename", &bak)?;
+        } else {
+            let sha = forward.sha256.clone().unwrap_or_default();
+            let blob = self.dir.join(blob_rel_path(&sha));
+            fs_.step("create_temp").at("create", &tmp)?;
+            let mut out = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&tmp)
+                .at("create", &tmp)?;
+            let copied =
+                copy_hashed(File::open(&blob).at("open", &blob)?, Some(&mut out)).at("write", &tmp)?;
+            if copied.sha256 != sha {
+                let _ = fs::remove_file(&tmp);
+                return Err(CheckpointError::MissingPayload {
+                    turn: m.turn.unwrap_or(0),
+                    path: rel.to_lossy(),
+                    why: "the forward blob is corrupt".into(),
+                });
+            }
+            out.set_permissions(fs::Permissions::from_mode(forward.mode.unwrap_or(0o644)))
+                .at("chmod", &tmp)?;
+            fs_.sync_file(&out, "sync_temp").at("sync", &tmp)?;
+            fs_.rename(&tmp, &abs).at("rename", &abs)?;
+        }
+        let dir = parent_of(&abs);
+        fs_.sync_dir(&dir).at("sync", &dir)
+    }
+}
+
+pub(crate) fn parent_of(p: &Path) -> PathBuf {
+    p.parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn random_u32() -> u32 {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    h.write_u32(std::process::id());
+    h.finish() as u32
+}

@@ -1,0 +1,266 @@
+//! Transaction manifests (`transactions/<id>.json`, SPEC §5.4): one per code restore, undo or revert.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use retrace_fsutil::RelPath;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CheckpointError, IoContext, Result};
+use crate::model::Image;
+use crate::record::read_bounded;
+use crate::store::{to_json, CheckpointStore};
+
+/// What a transaction did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TxKind {
+    /// A code restore to a turn.
+    Restore,
+    /// A single-file revert.
+    Revert,
+    /// The undo of a restore or revert.
+    Undo,
+    /// A rewind that touched no file (conversation only): kept so undo can find it.
+    Rewind,
+}
+
+/// Where a transaction is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TxState {
+    /// The manifest is durable; temp files may exist; nothing is published.
+    Prepared,
+    /// Targets are being (or were) renamed into place.
+    Committing,
+    /// Done.
+    Committed,
+    /// Rolled back; nothing of it remains in the workspace.
+    Aborted,
+    /// Committed, then undone by a later transaction.
+    Undone,
+}
+
+impl TxState {
+    /// Whether nothing more will happen to the transaction.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, TxState::Committed | TxState::Aborted | TxState::Undone)
+    }
+
+    /// Whether its writes happened (it is an event on the timeline).
+    pub fn happened(self) -> bool {
+        matches!(self, TxState::Committed | TxState::Undone)
+    }
+}
+
+/// What a target becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetAction {
+    /// A temp file is renamed over the path.
+    Write,
+    /// The path is renamed to its `.bak` sibling, unlinked once committed.
+    Delete,
+}
+
+/// Existence, SHA-256 and mode, as a manifest stores them. A present forward image's bytes are the
+/// blob named by its SHA-256.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TxImage {
+    /// Whether the file exists in this state.
+    pub existed: bool,
+    /// Its SHA-256.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Its mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<u32>,
+}
+
+impl From<&Image> for TxImage {
+    fn from(i: &Image) -> TxImage {
+        TxImage {
+            existed: i.existed,
+            sha256: i.sha256.clone(),
+            mode: i.mode,
+        }
+    }
+}
+
+impl From<&TxImage> for Image {
+    fn from(i: &TxImage) -> Image {
+        Image {
+            existed: i.existed,
+            sha256: i.sha256.clone(),
+            mode: i.mode,
+        }
+    }
+}
+
+/// One file of a transaction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TxTarget {
+    /// Workspace path (lossy for non-UTF-8 names).
+    pub path: String,
+    /// The raw name, base64, when not UTF-8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
+    /// Write or delete.
+    pub action: TargetAction,
+    /// The state the transaction writes.
+    pub restore: TxImage,
+    /// The state it replaces (its bytes are a blob), what compensation and undo put back.
+    pub forward: TxImage,
+    /// Set (durably, per batch) before the target's rename.
+    #[serde(default)]
+    pub published: bool,
+    /// A copy of content that matched neither image, when compensation met one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_copy: Option<String>,
+}
+
+impl TxTarget {
+    /// The workspace path.
+    pub fn rel(&self) -> Result<RelPath> {
+        let bytes =
+            match &self.path_bytes {
+                Some(b) => base64::engine::general_purpose::STANDARD.decode(b).map_err(|e| {
+                    CheckpointError::Corrupt {
+                        path: PathBuf::from(&self.path),
+                        detail: format!("bad pathBytes: {e}"),
+                    }
+                })?,
+                None => self.path.as_bytes().to_vec(),
+            };
+        Ok(RelPath::from_stored(&bytes)?)
+    }
+}
+
+/// A transaction manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    /// Its id (also the file name).
+    pub id: String,
+    /// What it did.
+    pub kind: TxKind,
+    /// Its state.
+    pub state: TxState,
+    /// When it was prepared (RFC 3339).
+    pub time: String,
+    /// The mutation sequence it takes when committed (its place on the timeline).
+    pub seq: u64,
+    /// The turn restored to, for a restore.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u64>,
+    /// The transaction this one undoes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undoes: Option<String>,
+    /// The transaction that undid this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undone_by: Option<String>,
+    /// Data the controller keeps with the transaction (the conversation half of a rewind).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<serde_json::Value>,
+    /// The files, in the order they are published.
+    pub targets: Vec<TxTarget>,
+}
+
+impl Manifest {
+    /// Temp file of target `i`: `.<name>.retrace-<tx>-<i>.tmp` beside it.
+    pub fn temp_path(&self, root: &Path, rel: &RelPath, i: usize) -> PathBuf {
+        sibling(root, rel, &format!("retrace-{}-{i}.tmp", self.id))
+    }
+
+    /// Parking place of a delete target: `.<name>.retrace-<tx>-<i>.bak`.
+    pub fn bak_path(&self, root: &Path, rel: &RelPath, i: usize) -> PathBuf {
+        sibling(root, rel, &format!("retrace-{}-{i}.bak", self.id))
+    }
+}
+
+fn sibling(root: &Path, rel: &RelPath, suffix: &str) -> PathBuf {
+    let abs = rel.under(root);
+    let name = abs
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let parent = abs
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| root.to_path_buf());
+    parent.join(format!(".{name}.{suffix}"))
+}
+
+pub(crate) const TX_DIR: &str = "transactions";
+
+/// Loads every manifest; unreadable ones are returned as `(file name, error)`.
+/// Manifests by id, and the unreadable ones as `(file name, why)`.
+pub(crate) type LoadedManifests = (BTreeMap<String, Manifest>, Vec<(String, String)>);
+
+pub(crate) fn load_manifests(dir: &Path) -> Result<LoadedManifests> {
+    let mut out = BTreeMap::new();
+    let mut bad = Vec::new();
+    let txd = dir.join(TX_DIR);
+    if !txd.is_dir() {
+        return Ok((out, bad));
+    }
+    for e in fs::read_dir(&txd).at("list", &txd)? {
+        let e = e.at("list", &txd)?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".json") || name.starts_with('.') {
+            continue;
+        }
+        let parsed = read_bounded(&e.path()).and_then(|b| {
+            serde_json::from_slice::<Manifest>(&b).map_err(|err| CheckpointError::Corrupt {
+                path: e.path(),
+                detail: format!("not a valid transaction manifest: {err}"),
+            })
+        });
+        match parsed {
+            Ok(m) if format!("{}.json", m.id) == name => {
+                out.insert(m.id.clone(), m);
+            }
+            Ok(m) => bad.push((
+                name,
+                format!("manifest id `{}` does not match its file name", m.id),
+            )),
+            Err(err) => bad.push((name, err.to_string())),
+        }
+    }
+    Ok((out, bad))
+}
+
+impl CheckpointStore {
+    /// Writes a manifest durably and keeps it in memory.
+    pub(crate) fn save_manifest(&mut self, m: &Manifest) -> Result<()> {
+        let txd = self.dir.join(TX_DIR);
+        self.opts.fs.create_dir_all(&txd).at("create", &txd)?;
+        let path = txd.join(format!("{}.json", m.id));
+        self.opts.fs.write_atomic(&path, &to_json(m)).at("write", &path)?;
+        self.transactions.insert(m.id.clone(), m.clone());
+        Ok(())
+    }
+
+    /// The manifests, by id.
+    pub fn transactions(&self) -> impl Iterator<Item = &Manifest> {
+        self.transactions.values()
+    }
+
+    /// The transaction that `undo` would undo now: the last committed restore or revert, when no
+    /// turn or write happened since.
+    pub fn undo_target(&self) -> Option<&Manifest> {
+        let last = self
+            .transactions
+            .values()
+            .filter(|m| m.state.happened() || m.state == TxState::Committing)
+            .max_by_key(|m| m.seq)?;
+        let undoable = last.state == TxState::Committed
+            && matches!(last.kind, TxKind::Restore | TxKind::Revert | TxKind::Rewind)
+            && last.seq == self.state.mutation_seq;
+        undoable.then_some(last)
+    }
+}

@@ -1,0 +1,71 @@
+//! Undo of the last code restore (SPEC §5.5): itself a transaction, refused when anything moved.
+
+use retrace_protocol::CodeOutcome;
+
+use crate::capture::image_of;
+use crate::commit::TxInput;
+use crate::error::{CheckpointError, IoContext, Result};
+use crate::model::Image;
+use crate::plan::same_image;
+use crate::store::CheckpointStore;
+use crate::tx::{TxKind, TxState};
+
+impl CheckpointStore {
+    /// Undoes transaction `id`, which must be the last committed restore or revert with nothing
+    /// written since. Every target must still hold exactly what the restore wrote (existence,
+    /// SHA-256, mode); otherwise nothing is written.
+    pub fn undo(&mut self, id: &str) -> Result<CodeOutcome> {
+        let root = self.root.clone().ok_or(CheckpointError::NoTurn)?;
+        let Some(orig) = self.transactions.get(id).cloned() else {
+            return Err(CheckpointError::UndoUnavailable {
+                why: format!("no transaction `{id}`"),
+            });
+        };
+        if self.undo_target().map(|m| m.id.as_str()) != Some(id) {
+            let why = match orig.state {
+                TxState::Undone => "it was already undone".to_string(),
+                TxState::Aborted => "it was rolled back".to_string(),
+                _ if orig.kind == TxKind::Undo => "an undo cannot be undone".to_string(),
+                _ => "a turn or another write happened since".to_string(),
+            };
+            return Err(CheckpointError::UndoUnavailable { why });
+        }
+        let mut moved = Vec::new();
+        let mut inputs = Vec::new();
+        for t in &orig.targets {
+            let rel = t.rel()?;
+            let abs = rel.under(&root);
+            let now = image_of(&abs).at("read", &abs)?;
+            let restore = Image::from(&t.restore);
+            let exact = same_image(&restore, &now) && (!restore.existed || restore.mode == now.mode);
+            if !exact {
+                moved.push(rel.to_lossy());
+                continue;
+            }
+            inputs.push(TxInput {
+                rel,
+                restore: self.forward_image(&t.forward),
+                forward: now,
+            });
+        }
+        if !moved.is_empty() {
+            return Err(CheckpointError::UndoRefused { paths: moved });
+        }
+        if let Some(bad) = inputs
+            .iter()
+            .find(|i| i.restore.image.existed && i.restore.unusable.is_some())
+        {
+            return Err(CheckpointError::MissingPayload {
+                turn: orig.turn.unwrap_or(0),
+                path: bad.rel.to_lossy(),
+                why: bad.restore.unusable.clone().unwrap_or_default(),
+            });
+        }
+        let m = self.run_transaction(TxKind::Undo, orig.turn, Some(orig.id.clone()), inputs)?;
+        let mut orig = orig;
+        orig.state = TxState::Undone;
+        orig.undone_by = Some(m.id.clone());
+        self.save_manifest(&orig)?;
+        Ok(self.outcome_of(&m, Vec::new()))
+    }
+}

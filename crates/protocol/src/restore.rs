@@ -1,0 +1,141 @@
+//! Code restore plans and results (SPEC §5.2–§5.6), as the store reports them. The controller wraps
+//! them into the rewind plan and result of §5.3.
+
+use serde::{Deserialize, Serialize};
+
+use crate::checkpoint::{Coverage, GapReason};
+
+/// What a restore will do to one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileAction {
+    /// Write the target bytes and mode (creating missing parent directories).
+    Write,
+    /// Delete the file: it did not exist when the turn started.
+    Delete,
+    /// The disk already equals the target.
+    Unchanged,
+    /// Not written: see the conflict.
+    Skip,
+}
+
+/// Why a file cannot be restored without the user's say-so (SPEC §5.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConflictReason {
+    /// The path escapes the workspace, has a symlink component, or was recorded as unsafe. Never written.
+    PathUnsafe,
+    /// The before-image's bytes are not available (oversized, expired, corrupt).
+    MissingPayload,
+    /// Retrace has no proof it wrote what is on disk now.
+    Unverified,
+    /// A legacy (v1) record: no after-image to prove ownership.
+    LegacyUnverified,
+    /// Retrace left the path absent, but a file is there now.
+    DeletedAndRecreated,
+    /// The file moved since Retrace wrote it (missing now, or changed between plan and commit).
+    ExternalChange,
+    /// The mode differs from what Retrace wrote.
+    ModeChange,
+    /// The bytes differ from what Retrace wrote: someone edited the file.
+    ManualEdit,
+}
+
+/// A conflicted file, with the digests that explain it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Conflict {
+    /// The workspace path.
+    pub path: String,
+    /// Why.
+    pub reason: ConflictReason,
+    /// SHA-256 of the state being restored (null: the file did not exist).
+    pub checkpoint_sha256: Option<String>,
+    /// SHA-256 Retrace last wrote there (null: absent or unknown).
+    pub last_owned_sha256: Option<String>,
+    /// SHA-256 on disk now (null: missing).
+    pub current_sha256: Option<String>,
+    /// Mode of the state being restored.
+    pub checkpoint_mode: Option<u32>,
+    /// Mode on disk now.
+    pub current_mode: Option<u32>,
+}
+
+/// One file of a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanFile {
+    /// The workspace path.
+    pub path: String,
+    /// What the restore does to it.
+    pub action: FileAction,
+    /// Bytes to write, for `write`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Set when the file is conflicted (action `skip`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<Conflict>,
+}
+
+/// A gap of a turn the restore spans.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanGap {
+    /// The turn that recorded it.
+    pub turn: u64,
+    /// Why part of that turn is not restorable.
+    pub reason: GapReason,
+    /// The tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The workspace path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Detail (the shell command).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// What to do with conflicted files at commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnConflict {
+    /// Refuse the whole restore (the default): nothing is written.
+    #[default]
+    Refuse,
+    /// Restore the clean files only; list the conflicted ones.
+    Skip,
+    /// Restore everything restorable; the current bytes go into the transaction so undo brings them back.
+    Overwrite,
+}
+
+/// A code restore plan as the store computes it. Changes nothing on disk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodePlan {
+    /// The turn restored to (for a single-file revert: the turn of the earliest image).
+    pub turn: u64,
+    /// The workspace generation the plan was made at; a commit at another generation is stale.
+    pub generation: u64,
+    /// Coverage of the turns spanned: the weakest of them.
+    pub coverage: Coverage,
+    /// True when any spanned turn is legacy, expired or has a gap.
+    pub requires_confirmation: bool,
+    /// Gaps of the spanned turns.
+    pub gaps: Vec<PlanGap>,
+    /// Every file of the restore set.
+    pub files: Vec<PlanFile>,
+    /// The conflicted files (also in `files`, with action `skip`).
+    pub conflicts: Vec<Conflict>,
+}
+
+/// The outcome of committing a code plan or an undo.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodeOutcome {
+    /// The transaction written, or null when nothing needed writing.
+    pub transaction_id: Option<String>,
+    /// Paths written.
+    pub files_written: Vec<String>,
+    /// Paths deleted.
+    pub files_deleted: Vec<String>,
+    /// Conflicted files left alone (`skip`) or overwritten (`overwrite`).
+    pub conflicts: Vec<Conflict>,
+    /// Whether this transaction can be undone now.
+    pub undo_available: bool,
+}
