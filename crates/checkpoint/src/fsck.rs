@@ -159,6 +159,82 @@ impl CheckpointStore {
                 }
             }
         }
+        for m in self.transactions.values() {
+            let rel = format!("transactions/{}.json", m.id);
+            if !m.state.is_terminal() {
+                push(
+                    rel.clone(),
+                    format!(
+                        "transaction is {:?}: it is rolled back when the session is next opened for writing",
+                        m.state
+                    )
+                    .to_lowercase(),
+                    Severity::Warning,
+                    m.turn,
+                    None,
+                );
+            }
+            for t in &m.targets {
+                let file = Some(t.path.clone());
+                if t.rel().is_err() {
+                    push(
+                        rel.clone(),
+                        "target path is absolute, escapes or holds NUL".into(),
+                        Severity::Error,
+                        m.turn,
+                        file.clone(),
+                    );
+                }
+                if let Some(copy) = &t.recovery_copy {
+                    push(
+                        rel.clone(),
+                        format!("content that matched neither image was kept in `{copy}`"),
+                        Severity::Warning,
+                        m.turn,
+                        file.clone(),
+                    );
+                }
+                if matches!(
+                    m.state,
+                    crate::tx::TxState::Aborted | crate::tx::TxState::Prepared
+                ) || !t.forward.existed
+                {
+                    continue;
+                }
+                let Some(sha) = &t.forward.sha256 else {
+                    push(
+                        rel.clone(),
+                        "forward image has no SHA-256".into(),
+                        Severity::Error,
+                        m.turn,
+                        file,
+                    );
+                    continue;
+                };
+                blobs_seen.insert(sha.clone());
+                let blob = blob_rel_path(sha);
+                match File::open(self.dir.join(&blob)).and_then(hash_reader) {
+                    Err(e) => push(
+                        blob,
+                        format!("forward image of transaction {} cannot be read: {e}", m.id),
+                        Severity::Error,
+                        m.turn,
+                        file,
+                    ),
+                    Ok((got, _)) if got != *sha => push(
+                        blob,
+                        format!(
+                            "forward image of transaction {} hashes to {got}, not to its name",
+                            m.id
+                        ),
+                        Severity::Error,
+                        m.turn,
+                        file,
+                    ),
+                    Ok(_) => {}
+                }
+            }
+        }
         match referenced_blobs(&self.dir) {
             Ok(Some(referenced)) => {
                 if let Ok(all) = list_blobs(&self.dir.join("blobs")) {

@@ -49,9 +49,43 @@ impl CheckpointStore {
         }
         if changed {
             self.write_state()?;
+        }
+        let pruned_manifests = self.prune_manifests()?;
+        if changed || pruned_manifests {
             self.collect_blobs()?;
         }
         Ok(())
+    }
+
+    /// Deletes terminal manifests older than the oldest retained turn (no restore to a retained turn
+    /// can need their images), except the current undo target. Retrace's last writes stay known
+    /// through `state.json`.
+    fn prune_manifests(&mut self) -> Result<bool> {
+        let mut oldest: Option<u64> = None;
+        for t in self
+            .turns
+            .values()
+            .filter(|t| t.source != Source::Expired && !t.expired)
+        {
+            // A retained turn without a sequence (legacy) predates every transaction: keep them all.
+            let start = t.start_seq.unwrap_or(0);
+            oldest = Some(oldest.map_or(start, |o| o.min(start)));
+        }
+        let Some(oldest) = oldest else { return Ok(false) };
+        let undo = self.undo_target().map(|m| m.id.clone());
+        let victims: Vec<String> = self
+            .transactions
+            .values()
+            .filter(|m| m.state.is_terminal() && Some(&m.id) != undo.as_ref() && m.seq < oldest)
+            .map(|m| m.id.clone())
+            .collect();
+        let fs_ = self.opts.fs.clone();
+        for id in &victims {
+            let path = self.dir.join(crate::tx::TX_DIR).join(format!("{id}.json"));
+            fs_.remove_file(&path).at("remove", &path)?;
+            self.transactions.remove(id);
+        }
+        Ok(!victims.is_empty())
     }
 
     /// Deletes a v3 (or marker-only) turn: directory first, then marker.

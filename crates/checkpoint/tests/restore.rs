@@ -497,3 +497,123 @@ fn single_file_revert_goes_back_to_before_the_first_touch() {
     store.undo(out.transaction_id.as_deref().unwrap()).unwrap();
     assert_eq!(read(&s, "f").unwrap(), b"two");
 }
+
+#[test]
+fn a_symlink_swapped_in_between_plan_and_commit_is_refused() {
+    let s = Scratch::new().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("f"), b"outside").unwrap();
+    s.write("d/f", b"0").unwrap();
+    s.write("g", b"0").unwrap();
+    let mut store = open(&s);
+    let t0 = begin(&mut store, "t0");
+    edit(&mut store, &s, "d/f", Some(b"1"));
+    edit(&mut store, &s, "g", Some(b"1"));
+    store.end_turn();
+    let plan = store.plan_restore(t0).unwrap();
+    assert!(plan.plan.conflicts.is_empty());
+    // Between plan and commit, `d` becomes a symlink to a directory outside the workspace that holds
+    // a file with the very bytes Retrace last wrote.
+    fs::write(outside.path().join("f"), b"1").unwrap();
+    fs::rename(s.workspace.join("d"), s.workspace.join("d-moved")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), s.workspace.join("d")).unwrap();
+    // The re-check at commit sees the symlink: that file is refused (path_unsafe, never written),
+    // and, as SPEC §5.2 rule 1 says, it does not block the other files.
+    let out = store.commit(&plan, CommitOptions::default()).unwrap();
+    assert_eq!(out.conflicts.len(), 1);
+    assert_eq!(out.conflicts[0].reason, ConflictReason::PathUnsafe);
+    assert_eq!(out.files_written, ["g"]);
+    assert_eq!(
+        fs::read(outside.path().join("f")).unwrap(),
+        b"1",
+        "nothing written outside the workspace"
+    );
+    assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 1);
+    // Same when the target itself becomes a symlink to a file outside.
+    let t1 = begin(&mut store, "t1");
+    edit(&mut store, &s, "h", Some(b"1"));
+    store.end_turn();
+    let plan = store.plan_restore(t1).unwrap();
+    fs::remove_file(s.workspace.join("h")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("f"), s.workspace.join("h")).unwrap();
+    let out = store.commit(&plan, CommitOptions::default()).unwrap();
+    assert_eq!(out.conflicts[0].reason, ConflictReason::PathUnsafe);
+    assert!(out.files_deleted.is_empty());
+    assert_eq!(fs::read(outside.path().join("f")).unwrap(), b"1");
+    assert!(fs::symlink_metadata(s.workspace.join("h"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+#[test]
+fn terminal_manifests_older_than_the_oldest_turn_are_pruned_with_their_blobs() {
+    let s = Scratch::new().unwrap();
+    s.write("f", b"user v0").unwrap();
+    let limits = retrace_checkpoint::Limits {
+        max_turns: 2,
+        ..Default::default()
+    };
+    let mut store =
+        CheckpointStore::open(&s.sidecar, &s.workspace, StoreOptions { limits, ..opts() }).unwrap();
+    let t0 = begin(&mut store, "t0");
+    edit(&mut store, &s, "f", Some(b"agent v1"));
+    store.end_turn();
+    let out = restore(&mut store, t0, OnConflict::Refuse);
+    let tx = out.transaction_id.unwrap();
+    let blob = s
+        .sidecar
+        .join(retrace_checkpoint::blob_rel_path(&retrace_fsutil::sha256_bytes(
+            b"agent v1",
+        )));
+    assert!(blob.exists(), "the forward image is a blob");
+    // While the restore is the undo target, its turn is held and its manifest kept.
+    assert!(store.transactions().any(|m| m.id == tx));
+    for i in 0..3 {
+        begin(&mut store, &format!("later {i}"));
+        edit(&mut store, &s, "f", Some(format!("v{i}").as_bytes()));
+    }
+    store.end_turn();
+    assert!(store.turn(t0).is_none());
+    assert!(
+        !store.transactions().any(|m| m.id == tx),
+        "the old manifest is pruned"
+    );
+    assert!(!blob.exists(), "and its blob collected");
+    assert!(store.fsck().ok, "{:#?}", store.fsck().problems);
+}
+
+#[test]
+fn fsck_checks_manifests_and_their_blobs() {
+    let s = Scratch::new().unwrap();
+    s.write("f", b"v0").unwrap();
+    let mut store = open(&s);
+    let t0 = begin(&mut store, "t0");
+    edit(&mut store, &s, "f", Some(b"v1"));
+    store.end_turn();
+    let out = restore(&mut store, t0, OnConflict::Refuse);
+    assert!(store.fsck().ok);
+    let blob = s
+        .sidecar
+        .join(retrace_checkpoint::blob_rel_path(&retrace_fsutil::sha256_bytes(
+            b"v1",
+        )));
+    fs::write(&blob, b"rot").unwrap();
+    let report = store.fsck();
+    assert!(!report.ok);
+    let p = report
+        .problems
+        .iter()
+        .find(|p| p.path.starts_with("blobs/"))
+        .unwrap();
+    assert_eq!(p.file.as_deref(), Some("f"));
+    assert!(p.problem.contains(out.transaction_id.as_deref().unwrap()));
+    fs::write(s.sidecar.join("transactions/broken.json"), b"{").unwrap();
+    drop(store);
+    let store = open(&s);
+    assert!(store
+        .fsck()
+        .problems
+        .iter()
+        .any(|p| p.path == "transactions/broken.json"));
+}
