@@ -98,6 +98,10 @@ impl CheckpointStore {
         }
         let fs_ = self.opts.fs.clone();
         let dir = self.turn_dir(n);
+        // The record first: removing a directory tree is not atomic, and a record that outlived some
+        // of its payloads would read as corruption instead of as a pruned turn.
+        let meta = dir.join("meta.json");
+        fs_.remove_file(&meta).at("remove", &meta)?;
         fs_.remove_dir_all(&dir).at("remove", &dir)?;
         let marker = self.dir.join(format!("turn-{n}.json"));
         fs_.remove_file(&marker).at("remove", &marker)?;
