@@ -426,7 +426,7 @@ impl CheckpointStore {
         let _ = self.save_manifest(m);
     }
 
-    /// Puts back targets `0..upto` (already renamed) in reverse order, removes every temp file, and
+    /// Puts back the renamed targets (among `0..upto`) in reverse order, removes every temp file, and
     /// marks the transaction aborted — or leaves it `committing` when a file matched neither image
     /// (its bytes are then kept in a recovery copy). Returns the error to report when stuck.
     pub(crate) fn compensate(
@@ -436,10 +436,46 @@ impl CheckpointStore {
         upto: usize,
     ) -> Option<CheckpointError> {
         let mut stuck = None;
-        for i in (0..upto.min(m.targets.len())).rev() {
+        // Targets never renamed: from `upto` on, and every write target whose temp file is still
+        // there. They are marked unpublished, durably, before anything is put back or removed: once
+        // its temp file is gone, such a target, if someone changed it meanwhile, would pass for a
+        // published one holding foreign content, and a later recovery would get stuck on it.
+        let never: Vec<usize> = m
+            .targets
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| {
+                t.published
+                    && (*i >= upto
+                        || (t.action == TargetAction::Write
+                            && t.rel().is_ok_and(|rel| m.temp_path(root, &rel, *i).exists())))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let mut marked = true;
+        if !never.is_empty() {
+            for &i in &never {
+                m.targets[i].published = false;
+            }
+            if let Err(e) = self.save_manifest(m) {
+                for &i in &never {
+                    m.targets[i].published = true;
+                }
+                marked = false;
+                stuck = Some(e);
+            }
+        }
+        for i in (0..m.targets.len()).rev() {
+            if !m.targets[i].published || never.contains(&i) {
+                continue;
+            }
             if let Err(e) = self.put_back(root, m, i) {
                 stuck.get_or_insert(e);
             }
+        }
+        if !marked {
+            // The temp files still say which targets were never renamed; recovery finishes.
+            return stuck;
         }
         for (i, t) in m.targets.iter().enumerate() {
             if let Ok(rel) = t.rel() {
@@ -463,6 +499,11 @@ impl CheckpointStore {
         let fs_ = self.opts.fs.clone();
         let bak = m.bak_path(root, &rel, i);
         let tmp = m.temp_path(root, &rel, i);
+        let back = m.put_back_path(root, &rel, i);
+        if back.exists() {
+            // A forward copy an interrupted compensation never renamed: written again below.
+            fs_.remove_file(&back).at("remove", &back)?;
+        }
         if tmp.exists() {
             // Never renamed: the target was not touched.
             return fs_.remove_file(&tmp).at("remove", &tmp);
@@ -512,18 +553,19 @@ impl CheckpointStore {
         } else {
             let sha = forward.sha256.clone().unwrap_or_default();
             let blob = self.dir.join(blob_rel_path(&sha));
-            fs_.step("create_temp").at("create", &tmp)?;
+            // Not `tmp`: a crash before the rename must not look like a target never published.
+            fs_.step("create_temp").at("create", &back)?;
             let mut out = OpenOptions::new()
                 .write(true)
                 .create(true)
                 .truncate(true)
                 .mode(0o600)
-                .open(&tmp)
-                .at("create", &tmp)?;
+                .open(&back)
+                .at("create", &back)?;
             let copied =
-                copy_hashed(File::open(&blob).at("open", &blob)?, Some(&mut out)).at("write", &tmp)?;
+                copy_hashed(File::open(&blob).at("open", &blob)?, Some(&mut out)).at("write", &back)?;
             if copied.sha256 != sha {
-                let _ = fs::remove_file(&tmp);
+                let _ = fs::remove_file(&back);
                 return Err(CheckpointError::MissingPayload {
                     turn: m.turn.unwrap_or(0),
                     path: rel.to_lossy(),
@@ -531,9 +573,9 @@ impl CheckpointStore {
                 });
             }
             out.set_permissions(fs::Permissions::from_mode(forward.mode.unwrap_or(0o644)))
-                .at("chmod", &tmp)?;
-            fs_.sync_file(&out, "sync_temp").at("sync", &tmp)?;
-            fs_.rename(&tmp, &abs).at("rename", &abs)?;
+                .at("chmod", &back)?;
+            fs_.sync_file(&out, "sync_temp").at("sync", &back)?;
+            fs_.rename(&back, &abs).at("rename", &abs)?;
         }
         let dir = parent_of(&abs);
         fs_.sync_dir(&dir).at("sync", &dir)

@@ -176,6 +176,12 @@ impl Manifest {
         sibling(root, rel, &format!("retrace-{}-{i}.tmp", self.id))
     }
 
+    /// Temp file compensation writes a target's forward image into: `.<name>.retrace-<tx>-<i>.back.tmp`.
+    /// Distinct from [`Manifest::temp_path`], whose presence means "never renamed".
+    pub fn put_back_path(&self, root: &Path, rel: &RelPath, i: usize) -> PathBuf {
+        sibling(root, rel, &format!("retrace-{}-{i}.back.tmp", self.id))
+    }
+
     /// Parking place of a delete target: `.<name>.retrace-<tx>-<i>.bak`.
     pub fn bak_path(&self, root: &Path, rel: &RelPath, i: usize) -> PathBuf {
         sibling(root, rel, &format!("retrace-{}-{i}.bak", self.id))
