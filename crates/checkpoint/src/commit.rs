@@ -338,18 +338,22 @@ impl CheckpointStore {
         let dir = parent_of(&final_path);
         fs_.create_dir_all(&dir).at("create", &dir)?;
         let tmp = dir.join(format!(".{sha}.tmp"));
-        let mut out = fs_.create_file(&tmp).at("create", &tmp)?;
-        let input = File::open(src).at("read", src)?;
-        fs_.step("write_blob").at("write", &tmp)?;
-        let copied = copy_hashed(&input, Some(&mut out)).at("copy into", &tmp)?;
-        if copied.sha256 != sha {
+        let written = (|| {
+            let mut out = fs_.create_file(&tmp).at("create", &tmp)?;
+            let input = File::open(src).at("read", src)?;
+            fs_.step("write_blob").at("write", &tmp)?;
+            let copied = copy_hashed(&input, Some(&mut out)).at("copy into", &tmp)?;
+            if copied.sha256 != sha {
+                return Err(CheckpointError::ExternalChange { path: src.to_string_lossy().into_owned() });
+            }
+            fs_.sync_file(&out, "sync_blob").at("sync", &tmp)?;
+            fs_.rename(&tmp, &final_path).at("rename", &final_path)
+        })();
+        if let Err(e) = written {
+            // A partial blob must not keep the space a full disk needs to recover.
             let _ = fs::remove_file(&tmp);
-            return Err(CheckpointError::ExternalChange {
-                path: src.to_string_lossy().into_owned(),
-            });
+            return Err(e);
         }
-        fs_.sync_file(&out, "sync_blob").at("sync", &tmp)?;
-        fs_.rename(&tmp, &final_path).at("rename", &final_path)?;
         Ok(Some(dir))
     }
 
