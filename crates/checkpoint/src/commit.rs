@@ -344,7 +344,9 @@ impl CheckpointStore {
             fs_.step("write_blob").at("write", &tmp)?;
             let copied = copy_hashed(&input, Some(&mut out)).at("copy into", &tmp)?;
             if copied.sha256 != sha {
-                return Err(CheckpointError::ExternalChange { path: src.to_string_lossy().into_owned() });
+                return Err(CheckpointError::ExternalChange {
+                    path: src.to_string_lossy().into_owned(),
+                });
             }
             fs_.sync_file(&out, "sync_blob").at("sync", &tmp)?;
             fs_.rename(&tmp, &final_path).at("rename", &final_path)

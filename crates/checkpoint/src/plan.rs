@@ -85,9 +85,9 @@ impl CheckpointStore {
         }
         let spanned: Vec<&Turn> = self.turns.range(n..).map(|(_, t)| t).collect();
         let start = t.start_seq.unwrap_or(0);
-        let mut earliest: BTreeMap<String, (Pos, Option<RelPath>, TargetImage)> = BTreeMap::new();
+        let mut earliest: BTreeMap<PathKey, (Pos, Option<RelPath>, TargetImage)> = BTreeMap::new();
         let mut offer =
-            |key: String, pos: Pos, rel: Option<RelPath>, img: TargetImage| match earliest.get(&key) {
+            |key: PathKey, pos: Pos, rel: Option<RelPath>, img: TargetImage| match earliest.get(&key) {
                 Some((p, _, _)) if *p <= pos => {}
                 _ => {
                     earliest.insert(key, (pos, rel, img));
@@ -108,15 +108,17 @@ impl CheckpointStore {
             for (i, tg) in m.targets.iter().enumerate() {
                 let Ok(rel) = tg.rel() else { continue };
                 offer(
-                    key_of(&EntryPath::Safe(rel.clone())),
+                    PathKey::Safe(rel.clone()),
                     (1, m.seq, i as u64),
                     Some(rel),
                     self.forward_image(&tg.forward),
                 );
             }
         }
-        let mut order: Vec<(Pos, String, Option<RelPath>, TargetImage)> =
-            earliest.into_iter().map(|(k, (p, r, i))| (p, k, r, i)).collect();
+        let mut order: Vec<(Pos, String, Option<RelPath>, TargetImage)> = earliest
+            .into_iter()
+            .map(|(k, (p, r, i))| (p, k.shown(), r, i))
+            .collect();
         order.sort_by_key(|a| a.0);
         let unsafe_paths = gap_paths(&spanned);
         let files = order
@@ -404,10 +406,27 @@ impl CheckpointStore {
     }
 }
 
-fn key_of(p: &EntryPath) -> String {
+/// A path of the restore set. Safe paths are keyed by their exact bytes: two non-UTF-8 names can
+/// share one lossy spelling, and each must be restored (SPEC §3.1: restore uses the bytes).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum PathKey {
+    Safe(RelPath),
+    Unsafe(String),
+}
+
+impl PathKey {
+    fn shown(&self) -> String {
+        match self {
+            PathKey::Safe(r) => r.to_lossy(),
+            PathKey::Unsafe(s) => s.clone(),
+        }
+    }
+}
+
+fn key_of(p: &EntryPath) -> PathKey {
     match p {
-        EntryPath::Safe(r) => r.to_lossy(),
-        EntryPath::Unsafe(s) => s.clone(),
+        EntryPath::Safe(r) => PathKey::Safe(r.clone()),
+        EntryPath::Unsafe(s) => PathKey::Unsafe(s.clone()),
     }
 }
 

@@ -41,15 +41,15 @@ impl CheckpointStore {
                         None => {}
                         // Someone else's content sits in a target: it stays, a copy is kept, and
                         // the store still opens; fsck and the listing say what needs attention.
-                        Some(e @ CheckpointError::Stuck { .. }) => self.load_problems.push(
-                            retrace_protocol::FsckProblem {
+                        Some(e @ CheckpointError::Stuck { .. }) => {
+                            self.load_problems.push(retrace_protocol::FsckProblem {
                                 path: format!("{}/{}.json", TX_DIR, m.id),
                                 problem: e.to_string(),
                                 severity: retrace_protocol::Severity::Warning,
                                 turn: m.turn,
                                 file: None,
-                            },
-                        ),
+                            })
+                        }
                         Some(e) => {
                             first_err.get_or_insert(e);
                         }
