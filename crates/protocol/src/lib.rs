@@ -5,10 +5,12 @@
 //! records live in `retrace-checkpoint`, which maps them to these types.
 
 pub mod checkpoint;
+pub mod event;
 pub mod fsck;
 pub mod restore;
 
 pub use checkpoint::{ChangeKind, CheckpointEntry, Coverage, Gap, GapReason};
+pub use event::{Event, RewindScope};
 pub use fsck::{FsckProblem, FsckReport, Severity};
 pub use restore::{
     CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanFile, PlanGap,

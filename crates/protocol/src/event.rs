@@ -1,0 +1,130 @@
+//! The one event stream every frontend renders (SPEC §7). Serialised with a `type` tag in snake_case:
+//! `retrace exec --json` prints one per line; the server streams them as SSE.
+
+use serde::{Deserialize, Serialize};
+
+use crate::checkpoint::Gap;
+
+/// What to restore in a rewind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RewindScope {
+    /// Files only.
+    Code,
+    /// The conversation only (a new head).
+    Conversation,
+    /// Both.
+    Both,
+}
+
+/// One event of the controller.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A turn began: its checkpoint exists and the user message is in the log.
+    TurnStarted {
+        /// The session.
+        session_id: String,
+        /// The head the turn runs on.
+        head_id: String,
+        /// The turn number.
+        turn: u64,
+        /// The user's prompt.
+        prompt: String,
+    },
+    /// Streamed assistant text.
+    AssistantDelta {
+        /// The new text.
+        text: String,
+    },
+    /// Streamed reasoning text (DeepSeek's `reasoning_content`), shown apart from the answer.
+    ReasoningDelta {
+        /// The new text.
+        text: String,
+    },
+    /// The model called a tool.
+    ToolCall {
+        /// The call id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// The arguments as the model gave them (JSON text).
+        arguments: String,
+    },
+    /// A tool finished (successfully or not; a failed tool is a result for the model).
+    ToolResult {
+        /// The call id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// Whether it succeeded.
+        ok: bool,
+        /// The text given back to the model.
+        content: String,
+    },
+    /// Before-images were captured for a tool call.
+    CheckpointCaptured {
+        /// The turn.
+        turn: u64,
+        /// The paths captured now (first touch in the turn).
+        paths: Vec<String>,
+        /// Gaps recorded now.
+        gaps: Vec<Gap>,
+    },
+    /// The turn ended.
+    TurnFinished {
+        /// The turn.
+        turn: u64,
+        /// False when it ended in an error (model failure, exhausted script, cancellation).
+        ok: bool,
+        /// Why it failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// A rewind was committed.
+    Rewound {
+        /// What was restored.
+        scope: RewindScope,
+        /// The turn rewound to.
+        turn: u64,
+        /// The head now selected.
+        head_id: String,
+        /// Files written.
+        files_written: Vec<String>,
+        /// Files deleted.
+        files_deleted: Vec<String>,
+        /// The transaction, if files changed.
+        transaction_id: Option<String>,
+        /// True when the conversation forked but the files then failed.
+        partial: bool,
+    },
+    /// A rewind was undone.
+    Undone {
+        /// The transaction undone.
+        transaction_id: String,
+        /// The head now selected.
+        head_id: String,
+    },
+    /// The selected head changed.
+    HeadChanged {
+        /// The head now selected.
+        head_id: String,
+    },
+    /// Something worth telling the user.
+    Notice {
+        /// The text.
+        message: String,
+    },
+    /// An error outside a tool result.
+    Error {
+        /// The text.
+        message: String,
+    },
+    /// A shell command waits for the user's approval.
+    ApprovalRequested {
+        /// The call id.
+        id: String,
+        /// The command line.
+        command: String,
+    },
+}
