@@ -1,0 +1,264 @@
+//! The entries of a session log: one JSON object per line, told apart by `type`.
+//!
+//! These types are the format (documented field by field in `docs/FORMATS.md`, section "Session
+//! log"). Keys are snake_case; readers ignore keys they do not know; an optional key is left out when
+//! it has no value, except `parent` and `from`, which are always written (`null` at the root).
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::{HeadId, MessageId, SessionId};
+
+/// The log format this version writes. Format 1 (flat `{role, content}` lines) is read only.
+pub const FORMAT: u32 = 2;
+
+/// One line of a format-2 log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Entry {
+    /// The header: always the first line, and only there.
+    Session(Header),
+    /// A conversation message appended to a head.
+    Message(MessageEntry),
+    /// A turn started: its number and its user message (the line just before).
+    Turn(TurnEntry),
+    /// A new head whose path is a prefix of another head's path (or the empty `main`).
+    Fork(ForkEntry),
+    /// A head became the selected one (`/switch`).
+    Select(HeadEvent),
+    /// A head was retired: kept, readable, no longer offered.
+    Retire(HeadEvent),
+    /// A new head made of part of another head's path plus one summary message.
+    Summary(SummaryEntry),
+    /// A system note for the model on a head (projected as a `system` message, never a turn).
+    Note(NoteEntry),
+}
+
+/// The header line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// The session id (the stem of the log's file name).
+    pub id: SessionId,
+    /// The workspace root, canonical, absolute.
+    pub workspace: String,
+    /// When the session was created (RFC 3339).
+    pub created_at: String,
+    /// Always [`FORMAT`] (2).
+    pub format: u32,
+    /// Set when this session was made from another one (a format-1 log being written to).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkedFrom>,
+}
+
+/// Where a session came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkedFrom {
+    /// The source session's id.
+    pub session_id: SessionId,
+    /// The source log's format (1).
+    pub format: u32,
+    /// How many of the source's messages were copied (the first `messages` of its path).
+    pub messages: usize,
+}
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The user (also summaries, which the model writes on the user's behalf).
+    User,
+    /// The model.
+    Assistant,
+    /// Instructions and notes for the model.
+    System,
+    /// The result of a tool call.
+    Tool,
+}
+
+/// A tool call requested by the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The call's id, which the tool result's `tool_call_id` repeats.
+    pub id: String,
+    /// The tool's name (`write_file`, `bash`, …).
+    pub name: String,
+    /// The arguments as the model sent them: JSON text, kept verbatim.
+    pub arguments: String,
+}
+
+/// A `message` line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MessageEntry {
+    /// The message id.
+    pub id: MessageId,
+    /// The previous message on the head's path at the time of writing; `null` at the root.
+    pub parent: Option<MessageId>,
+    /// The head it was appended to.
+    pub head: HeadId,
+    /// Who wrote it.
+    pub role: Role,
+    /// The text.
+    pub content: String,
+    /// Tool calls of an assistant message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For a tool result: the id of the call it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// When it was written (RFC 3339).
+    pub at: String,
+}
+
+/// A `turn` line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnEntry {
+    /// The turn number: unique in the session, increasing in the log.
+    pub turn: u64,
+    /// The head the turn ran on.
+    pub head: HeadId,
+    /// The turn's user message (written on `head`, before this line).
+    pub message_id: MessageId,
+    /// When the turn started (RFC 3339).
+    pub at: String,
+}
+
+/// What a head is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HeadKind {
+    /// The session's first head.
+    Main,
+    /// "Fork from here".
+    Fork,
+    /// A conversation rewind.
+    Rewind,
+    /// A summary head (from a `summary` line, or a fork the caller labels so).
+    Summary,
+}
+
+/// A `fork` line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkEntry {
+    /// The new head's id.
+    pub head: HeadId,
+    /// Its kind.
+    pub kind: HeadKind,
+    /// The last message of the new head's path (it is the path of `parent_head` up to and including
+    /// this message); `null` for an empty path.
+    pub from: Option<MessageId>,
+    /// The head it was forked from; `null` only for `main`.
+    pub parent_head: Option<HeadId>,
+    /// A name the user gave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// When (RFC 3339).
+    pub at: String,
+}
+
+/// A `select` or `retire` line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeadEvent {
+    /// The head.
+    pub head: HeadId,
+    /// When (RFC 3339).
+    pub at: String,
+}
+
+/// Which side of a turn a summary replaces (SPEC §5.1 actions 5 and 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SummaryMode {
+    /// "Summarize from here": the turn and everything after it become the summary.
+    From,
+    /// "Summarize up to here": everything before the turn becomes the summary.
+    UpTo,
+}
+
+/// An inclusive range of a head's path, by its first and last message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathRange {
+    /// The first message of the range.
+    pub first: MessageId,
+    /// The last message of the range.
+    pub last: MessageId,
+}
+
+/// A `summary` line: creates a head and its summary message at once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SummaryEntry {
+    /// The new head's id (its kind is `summary`).
+    pub head: HeadId,
+    /// The head summarized (left untouched).
+    pub parent_head: HeadId,
+    /// `from` or `up_to`.
+    pub mode: SummaryMode,
+    /// The turn the user chose.
+    pub turn: u64,
+    /// The part of `parent_head`'s path the summary replaces.
+    pub replaces: PathRange,
+    /// The part of `parent_head`'s path kept verbatim: the prefix before the turn (`from`; `null`
+    /// when the turn opened the path) or the suffix from the turn's user message (`up_to`).
+    pub kept: Option<PathRange>,
+    /// The summary message's id.
+    pub id: MessageId,
+    /// The message before the summary on the new path: `kept.last` for `from`, `null` for `up_to`.
+    pub parent: Option<MessageId>,
+    /// The summary message's role (always `user`).
+    pub role: Role,
+    /// The summary text, written by the model.
+    pub content: String,
+    /// A name the user gave the head.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// When (RFC 3339).
+    pub at: String,
+}
+
+/// A `note` line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoteEntry {
+    /// The note's message id.
+    pub id: MessageId,
+    /// The previous message on the head's path; `null` at the root.
+    pub parent: Option<MessageId>,
+    /// The head it was appended to.
+    pub head: HeadId,
+    /// The text shown to the model as a `system` message.
+    pub content: String,
+    /// When (RFC 3339).
+    pub at: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_serialise_with_a_type_tag_and_snake_case() {
+        let e = Entry::Fork(ForkEntry {
+            head: HeadId::new("h-1"),
+            kind: HeadKind::Rewind,
+            from: None,
+            parent_head: Some(HeadId::main()),
+            name: None,
+            at: "2026-01-01T00:00:00Z".into(),
+        });
+        let text = serde_json::to_string(&e).unwrap();
+        assert_eq!(
+            text,
+            r#"{"type":"fork","head":"h-1","kind":"rewind","from":null,"parent_head":"main","at":"2026-01-01T00:00:00Z"}"#
+        );
+        assert_eq!(serde_json::from_str::<Entry>(&text).unwrap(), e);
+        let mode = serde_json::to_string(&SummaryMode::UpTo).unwrap();
+        assert_eq!(mode, r#""up_to""#);
+    }
+
+    #[test]
+    fn unknown_keys_are_ignored_and_optional_ones_default() {
+        let line = r#"{"type":"message","id":"m","parent":null,"head":"main","role":"tool","content":"ok","tool_call_id":"c1","at":"t","extra":1}"#;
+        let Entry::Message(m) = serde_json::from_str::<Entry>(line).unwrap() else {
+            panic!("not a message");
+        };
+        assert!(m.tool_calls.is_empty());
+        assert_eq!(m.tool_call_id.as_deref(), Some("c1"));
+    }
+}

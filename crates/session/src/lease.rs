@@ -1,0 +1,175 @@
+//! The writer lease: one process writes a session at a time (SPEC §6).
+//!
+//! `<id>.lease` is opened in place (created if missing, never truncated on open, never replaced or
+//! deleted) and locked with `flock(LOCK_EX | LOCK_NB)` through [`File::try_lock`]. The kernel drops the
+//! lock when the holder's file is closed, which includes the process dying by SIGKILL: there is no
+//! stale lease to break. After locking, the holder writes its pid, host and start time into the
+//! file (truncate, then write), for the error a second writer shows; the content is a message, never
+//! the lock itself, so it needs no fsync. Readers take no lease.
+//!
+//! What it trades away: `flock` is advisory and, on some network file systems, local to one host.
+
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use retrace_fsutil::PRIVATE_FILE_MODE;
+use serde::{Deserialize, Serialize};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use crate::error::{IoContext, Result, SessionError};
+use crate::ids::SessionId;
+
+/// Who holds a lease, as written into the lease file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holder {
+    /// The holder's process id.
+    pub pid: u32,
+    /// The host it runs on.
+    pub host: String,
+    /// When it took the lease (RFC 3339).
+    pub started_at: String,
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "pid {} on host {} since {}",
+            self.pid, self.host, self.started_at
+        )
+    }
+}
+
+/// A held writer lease; dropping it releases the lock.
+#[derive(Debug)]
+pub struct Lease {
+    file: File,
+    path: PathBuf,
+}
+
+/// The lease file of session `id` in `dir`.
+pub fn lease_path(dir: &Path, id: &SessionId) -> PathBuf {
+    dir.join(format!("{id}.lease"))
+}
+
+impl Lease {
+    /// Takes the writer lease of session `id` in `dir`, or fails with [`SessionError::Held`] naming
+    /// the holder.
+    pub fn acquire(dir: &Path, id: &SessionId) -> Result<Lease> {
+        let path = lease_path(dir, id);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(PRIVATE_FILE_MODE)
+            .open(&path)
+            .at("open the lease", &path)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                return Err(SessionError::Held {
+                    id: id.clone(),
+                    holder: describe_holder(&path),
+                    path,
+                })
+            }
+            Err(TryLockError::Error(e)) => return Err(e).at("lock", &path),
+        }
+        let holder = Holder {
+            pid: std::process::id(),
+            host: host_name(),
+            started_at: OffsetDateTime::now_utc().format(&Rfc3339).unwrap_or_default(),
+        };
+        let mut text = serde_json::to_vec(&holder)?;
+        text.push(b'\n');
+        file.set_len(0).at("write the holder into", &path)?;
+        file.write_all(&text).at("write the holder into", &path)?;
+        Ok(Lease { file, path })
+    }
+
+    /// The lease file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Who holds the lease of session `id` now, as its file says; `None` when it is free.
+    pub fn holder(dir: &Path, id: &SessionId) -> Result<Option<Holder>> {
+        let path = lease_path(dir, id);
+        let file = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).at("open the lease", &path),
+        };
+        match file.try_lock_shared() {
+            Ok(()) => Ok(None),
+            Err(TryLockError::WouldBlock) => Ok(read_holder(&path)),
+            Err(TryLockError::Error(e)) => Err(e).at("lock", &path),
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        // Still locked here: clear the message so the file does not name a process that let go.
+        let _ = self.file.set_len(0);
+    }
+}
+
+fn read_holder(path: &Path) -> Option<Holder> {
+    let text = fs::read_to_string(path).ok()?;
+    serde_json::from_str(text.trim()).ok()
+}
+
+fn describe_holder(path: &Path) -> String {
+    if let Some(h) = read_holder(path) {
+        return h.to_string();
+    }
+    match fs::read_to_string(path) {
+        Ok(t) if !t.trim().is_empty() => {
+            format!(
+                "holder unknown: {}",
+                t.trim().chars().take(200).collect::<String>()
+            )
+        }
+        _ => "holder unknown: it has not written its name yet".to_string(),
+    }
+}
+
+/// This machine's host name (`/proc/sys/kernel/hostname`, then `/etc/hostname`, then `$HOSTNAME`).
+pub(crate) fn host_name() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|p| fs::read_to_string(p).ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_lease_in_the_same_process_is_refused_until_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = SessionId::new("s");
+        let first = Lease::acquire(dir.path(), &id).unwrap();
+        let holder = Lease::holder(dir.path(), &id).unwrap().unwrap();
+        assert_eq!(holder.pid, std::process::id());
+        let err = Lease::acquire(dir.path(), &id).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(&format!("pid {}", std::process::id())), "{text}");
+        assert!(text.contains("s.lease"), "{text}");
+        let ino = std::os::unix::fs::MetadataExt::ino(&fs::metadata(first.path()).unwrap());
+        drop(first);
+        assert_eq!(Lease::holder(dir.path(), &id).unwrap(), None);
+        let again = Lease::acquire(dir.path(), &id).unwrap();
+        let ino2 = std::os::unix::fs::MetadataExt::ino(&fs::metadata(again.path()).unwrap());
+        assert_eq!(ino, ino2, "the lease file is opened in place, never replaced");
+    }
+}

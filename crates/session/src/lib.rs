@@ -1,0 +1,60 @@
+//! The session log: one conversation with many heads, in an append-only JSON Lines file.
+//!
+//! A session `<id>` lives in the sessions directory as `<id>.jsonl` (the log), `<id>.lease` (the
+//! writer lease) and, after a crash, `<id>.torn-<n>` (torn tails cut off the log). SPEC §6 and
+//! `docs/FORMATS.md` ("Session log") define the format.
+//!
+//! **Design.** The log is only ever appended to: a header, then entries (`message`, `turn`, `fork`,
+//! `select`, `retire`, `summary`, `note`). Opening a session replays it into an in-memory index:
+//! every message once, and each head as a short list of segments — ranges of some head's own
+//! messages. Forking copies the segment list of its source up to the fork point (O(forks in the
+//! ancestry), not O(messages)) and appends one line; projecting a head walks its segments (O(path
+//! length)); a summary head is one line that reuses the source's prefix or suffix. Rewinds never
+//! truncate: they fork. Turns are numbered across heads and never reused; a turn is *visible* on a
+//! head when its user message is on the head's path, and its *boundary* there is the number of
+//! messages before that user message.
+//!
+//! **Durability.** One process writes ([`Lease`]: `flock` on `<id>.lease`). A session is created
+//! atomically (temp file, fsync, rename); a turn's user message, notes and structural entries
+//! (fork, select, retire, summary) are fsynced as they are written; other messages are fsynced at
+//! [`Session::end_turn`]. A crash can leave a torn last line: readers ignore it with a warning, and
+//! the next writer keeps its bytes aside and cuts it off before appending. Any other bad line is an
+//! error naming the file and the line.
+//!
+//! **Format 1.** Flat logs of an older version (one `{role, content}` per line) open as one head
+//! `main` whose turn N is its N-th user message. They are never written: a write creates a new
+//! format-2 session (header `forked_from`) and the open [`Session`] becomes it.
+//!
+//! **What it trades away.** Opening reads and replays the whole log (a 7 MB, 10,000-message log in
+//! about 20 ms; see the benchmarks), and the whole conversation is kept in memory. Nothing is
+//! ever compacted: retired heads and abandoned branches cost their bytes forever. Messages inside a
+//! turn are not fsynced one by one, so a power loss mid-turn can lose that turn's tail (SPEC §1.5).
+
+pub mod entry;
+mod error;
+mod ids;
+mod index;
+mod lease;
+mod legacy;
+mod list;
+mod log;
+mod migrate;
+mod options;
+mod session;
+mod summary;
+mod view;
+mod write;
+
+pub use entry::{
+    Entry, ForkEntry, ForkedFrom, HeadEvent, HeadKind, Header, MessageEntry, NoteEntry, PathRange, Role,
+    SummaryEntry, SummaryMode, ToolCall, TurnEntry, FORMAT,
+};
+pub use error::{Result, SessionError};
+pub use ids::{HeadId, MessageId, SessionId, MAIN_HEAD};
+pub use lease::{lease_path, Holder, Lease};
+pub use list::{list_sessions, ListProblem, SessionList, SessionListing};
+pub use options::{Clock, IdSource, SessionOptions, WarningSink};
+pub use session::Session;
+pub use summary::SummarySpec;
+pub use view::{Boundary, HeadInfo, Message, MessageKind, TurnInfo, TurnOnHead};
+pub use write::{Appended, ForkSpec, NewHead, NewMessage, TurnStart, TurnStarted};

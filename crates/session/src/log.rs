@@ -1,0 +1,323 @@
+//! The log file: reading it (torn tails, format detection, replay) and appending to it.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use retrace_fsutil::Fs;
+use serde::Deserialize;
+
+use crate::entry::{Entry, Header, FORMAT};
+use crate::error::{IoContext, Result, SessionError};
+use crate::ids::SessionId;
+use crate::index::Index;
+use crate::legacy;
+
+/// The bytes of a log and where its complete lines end.
+#[derive(Debug)]
+pub(crate) struct RawLog {
+    pub(crate) bytes: Vec<u8>,
+    /// Length of the prefix made of whole lines (ending in `\n`).
+    pub(crate) complete: usize,
+}
+
+impl RawLog {
+    /// Reads the whole log.
+    pub(crate) fn read(path: &Path) -> Result<RawLog> {
+        let bytes = fs::read(path).at("read", path)?;
+        let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        Ok(RawLog { bytes, complete })
+    }
+
+    /// The torn last line: bytes after the last newline.
+    pub(crate) fn torn(&self) -> Option<&[u8]> {
+        let tail = &self.bytes[self.complete..];
+        (!tail.is_empty()).then_some(tail)
+    }
+
+    /// The complete lines with their 1-based numbers.
+    fn lines(&self) -> impl Iterator<Item = (usize, &[u8])> {
+        let body = match self.complete {
+            0 => &[][..],
+            n => &self.bytes[..n - 1],
+        };
+        body.split(|b| *b == b'\n')
+            .enumerate()
+            .map(|(i, l)| (i + 1, l))
+            .take_while(move |_| self.complete > 0)
+    }
+}
+
+/// A parsed log.
+#[derive(Debug)]
+pub(crate) enum Loaded {
+    /// A format-2 log.
+    V2 { header: Header, index: Index },
+    /// A flat format-1 log, read as one head `main`.
+    V1 { index: Index },
+}
+
+/// What the first line of a log says about its format.
+#[derive(Deserialize)]
+struct Probe {
+    #[serde(rename = "type")]
+    kind: Option<serde_json::Value>,
+    format: Option<serde_json::Value>,
+    role: Option<serde_json::Value>,
+}
+
+fn corrupt(path: &Path, line: usize, detail: impl Into<String>) -> SessionError {
+    SessionError::Corrupt {
+        path: path.to_path_buf(),
+        line,
+        detail: detail.into(),
+    }
+}
+
+fn unsupported(path: &Path, detail: impl Into<String>) -> SessionError {
+    SessionError::UnsupportedFormat {
+        path: path.to_path_buf(),
+        detail: detail.into(),
+    }
+}
+
+/// Parses the complete lines of `raw`. `fallback_at` dates format-1 messages, which carry no time.
+pub(crate) fn load(path: &Path, raw: &RawLog, fallback_at: &str) -> Result<Loaded> {
+    let mut lines = raw.lines();
+    let Some((_, first)) = lines.next() else {
+        return Err(if raw.bytes.is_empty() {
+            unsupported(path, "the file is empty")
+        } else {
+            corrupt(path, 1, "the only line is incomplete (no newline at its end)")
+        });
+    };
+    match classify(path, first)? {
+        Some(header) => {
+            let mut index = Index::default();
+            let mut last = 1;
+            for (n, line) in lines {
+                last = n;
+                if line.is_empty() {
+                    return Err(corrupt(path, n, "empty line"));
+                }
+                let entry = parse_entry(line).map_err(|e| corrupt(path, n, e.to_string()))?;
+                index.apply(entry).map_err(|d| corrupt(path, n, d))?;
+            }
+            if index.heads.is_empty() {
+                return Err(corrupt(
+                    path,
+                    last,
+                    "the log ends before its first head (a `fork` line of kind `main`)",
+                ));
+            }
+            Ok(Loaded::V2 { header, index })
+        }
+        None => {
+            let all = std::iter::once((1, first)).chain(lines);
+            let index = legacy::load(path, all, fallback_at)?;
+            Ok(Loaded::V1 { index })
+        }
+    }
+}
+
+/// Parses one entry. Lines as this crate writes them start with their `type`, which lets the
+/// common kinds be parsed straight into their struct; serde's internally tagged enums buffer every
+/// value first, which made opening a large log about twice as slow. Any other line (keys in another
+/// order, an unknown type) goes through the enum, which gives the same result or the same error.
+fn parse_entry(line: &[u8]) -> serde_json::Result<Entry> {
+    fn typed<'a, T: serde::Deserialize<'a>>(
+        line: &'a [u8],
+        wrap: fn(T) -> Entry,
+    ) -> serde_json::Result<Entry> {
+        serde_json::from_slice(line).map(wrap)
+    }
+    if line.starts_with(br#"{"type":"message","#) {
+        typed(line, Entry::Message)
+    } else if line.starts_with(br#"{"type":"turn","#) {
+        typed(line, Entry::Turn)
+    } else if line.starts_with(br#"{"type":"note","#) {
+        typed(line, Entry::Note)
+    } else {
+        serde_json::from_slice(line)
+    }
+}
+
+/// `Some(header)` for a format-2 log, `None` for format 1; any other first line is refused.
+fn classify(path: &Path, first: &[u8]) -> Result<Option<Header>> {
+    let probe: Probe = serde_json::from_slice(first).map_err(|e| {
+        unsupported(
+            path,
+            format!("line 1 is not a JSON object ({e}); expected a session header or a message"),
+        )
+    })?;
+    match (&probe.kind, &probe.format, &probe.role) {
+        (Some(k), _, _) if k == "session" => {
+            if probe.format.as_ref().and_then(|f| f.as_u64()) != Some(u64::from(FORMAT)) {
+                let f = probe.format.map_or("none".to_string(), |f| f.to_string());
+                return Err(unsupported(
+                    path,
+                    format!("its header says format {f}; this version reads formats 1 and 2"),
+                ));
+            }
+            let header: Header =
+                serde_json::from_slice(first).map_err(|e| corrupt(path, 1, e.to_string()))?;
+            Ok(Some(header))
+        }
+        (Some(k), _, _) => Err(unsupported(
+            path,
+            format!("line 1 is a `{k}` entry, not a session header"),
+        )),
+        (None, _, Some(_)) => Ok(None),
+        (None, _, None) => Err(unsupported(
+            path,
+            "line 1 is neither a session header nor a {role, content} message",
+        )),
+    }
+}
+
+/// Encodes entries as JSON Lines.
+pub(crate) fn encode(entries: &[Entry]) -> Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(256 * entries.len());
+    for e in entries {
+        serde_json::to_writer(&mut buf, e)?;
+        buf.push(b'\n');
+    }
+    Ok(buf)
+}
+
+/// The log's path in `dir`.
+pub(crate) fn log_path(dir: &Path, id: &SessionId) -> PathBuf {
+    dir.join(format!("{id}.jsonl"))
+}
+
+/// Keeps a torn tail aside in `<id>.torn-<n>` (durably), then cuts it off the log and syncs it.
+/// Returns the file the bytes went to. Running it again after a crash is harmless: a torn file with
+/// the same bytes is reused rather than written twice.
+pub(crate) fn cut_torn_tail(
+    fs: &Fs,
+    dir: &Path,
+    id: &SessionId,
+    log: &Path,
+    raw: &RawLog,
+) -> Result<PathBuf> {
+    let tail = raw.torn().unwrap_or_default();
+    let mut n = 1u32;
+    let kept = loop {
+        let p = dir.join(format!("{id}.torn-{n}"));
+        match fs::read(&p) {
+            Ok(existing) if existing == tail => break p,
+            Ok(_) => n += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                fs.write_atomic(&p, tail).at("keep the torn tail in", &p)?;
+                break p;
+            }
+            Err(e) => return Err(e).at("read", &p),
+        }
+    };
+    let file = OpenOptions::new().write(true).open(log).at("open", log)?;
+    fs.step("truncate_torn_tail").at("cut the torn tail of", log)?;
+    file.set_len(raw.complete as u64)
+        .at("cut the torn tail of", log)?;
+    fs.sync_file(&file, "sync_log").at("sync", log)?;
+    Ok(kept)
+}
+
+/// An open log, appended to with one `write` per batch of entries.
+#[derive(Debug)]
+pub(crate) struct Appender {
+    file: File,
+    path: PathBuf,
+    len: u64,
+}
+
+impl Appender {
+    /// Opens `path` (whose length is `len`) for appending.
+    pub(crate) fn open(path: &Path, len: u64) -> Result<Appender> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .at("open for appending", path)?;
+        Ok(Appender {
+            file,
+            path: path.to_path_buf(),
+            len,
+        })
+    }
+
+    /// Appends `buf` (whole lines); fsyncs when `sync`. On failure the file is cut back to its old
+    /// length where possible.
+    pub(crate) fn append(&mut self, fs: &Fs, buf: &[u8], sync: bool) -> Result<()> {
+        let written = fs.step("append").and_then(|()| self.file.write_all(buf));
+        if let Err(e) = written {
+            let _ = self.file.set_len(self.len);
+            return Err(e).at("append to", &self.path);
+        }
+        self.len += buf.len() as u64;
+        if sync {
+            self.sync(fs)?;
+        }
+        Ok(())
+    }
+
+    /// fsyncs the log.
+    pub(crate) fn sync(&mut self, fs: &Fs) -> Result<()> {
+        fs.sync_file(&self.file, "sync_log").at("sync", &self.path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(bytes: &[u8]) -> RawLog {
+        let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        RawLog {
+            bytes: bytes.to_vec(),
+            complete,
+        }
+    }
+
+    #[test]
+    fn lines_and_torn_tails() {
+        let r = raw(b"a\nb\nc");
+        let lines: Vec<_> = r.lines().collect();
+        assert_eq!(lines, [(1, &b"a"[..]), (2, &b"b"[..])]);
+        assert_eq!(r.torn(), Some(&b"c"[..]));
+        let r = raw(b"a\n\n");
+        assert_eq!(r.lines().count(), 2);
+        assert_eq!(r.torn(), None);
+        assert_eq!(raw(b"").lines().count(), 0);
+        assert_eq!(raw(b"abc").lines().count(), 0);
+    }
+
+    #[test]
+    fn the_fast_path_parses_like_the_enum() {
+        let lines: [&[u8]; 5] = [
+            br#"{"type":"message","id":"m","parent":null,"head":"main","role":"user","content":"a\nb","at":"t"}"#,
+            br#"{"type":"turn","turn":3,"head":"main","message_id":"m","at":"t"}"#,
+            br#"{"type":"note","id":"n","parent":"m","head":"main","content":"x","at":"t"}"#,
+            br#"{"id":"m","type":"message","parent":null,"head":"main","role":"user","content":"","at":"t"}"#,
+            br#"{"type":"select","head":"main","at":"t"}"#,
+        ];
+        for line in lines {
+            let slow: Entry = serde_json::from_slice(line).unwrap();
+            assert_eq!(parse_entry(line).unwrap(), slow);
+        }
+        let bad = br#"{"type":"message","id":"m"}"#;
+        assert!(parse_entry(bad).is_err());
+    }
+
+    #[test]
+    fn other_formats_are_refused_by_name() {
+        let p = Path::new("/x/s.jsonl");
+        let err = load(p, &raw(b"{\"type\":\"session\",\"format\":3}\n"), "t").unwrap_err();
+        assert!(err.to_string().contains("format 3"), "{err}");
+        assert!(err.to_string().contains("/x/s.jsonl"), "{err}");
+        let err = load(p, &raw(b"[1,2]\n"), "t").unwrap_err();
+        assert!(matches!(err, SessionError::UnsupportedFormat { .. }), "{err}");
+        let err = load(p, &raw(b"{\"type\":\"message\"}\n"), "t").unwrap_err();
+        assert!(err.to_string().contains("not a session header"), "{err}");
+        let err = load(p, &raw(b""), "t").unwrap_err();
+        assert!(err.to_string().contains("empty"), "{err}");
+    }
+}
