@@ -1,0 +1,263 @@
+//! The [`Tool`] trait and the values that pass through it: previews, run contexts, outputs.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use retrace_fsutil::{copy_hashed, RelPath};
+use retrace_protocol::{ChangeKind, Gap};
+use serde::Serialize;
+
+use crate::error::{IoContext, Result, ToolError};
+use crate::workspace::Workspace;
+
+/// One tool the model can call.
+///
+/// The agent calls [`Tool::preview`] first (for every tool that is not read-only), captures the
+/// before-images of the previewed paths, then calls [`Tool::run`] with that preview; `run` re-checks
+/// every [`PlannedChange::seen`] right before writing. Both return a [`ToolError`] for anything the
+/// model can fix; the agent turns it into an error tool result, never a failed turn.
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by (`edit_file`).
+    fn name(&self) -> &'static str;
+    /// What it does, for the model.
+    fn description(&self) -> &'static str;
+    /// The JSON schema of its arguments.
+    fn parameters(&self) -> serde_json::Value;
+    /// True for tools that never change the workspace (their preview is empty).
+    fn read_only(&self) -> bool;
+    /// Validates `args` and says what the call will change, reading the current state of each path.
+    fn preview(&self, ws: &Workspace, args: &serde_json::Value) -> Result<Preview>;
+    /// Carries the call out. `preview` must be this call's preview; read-only tools, which the
+    /// agent need not preview, accept [`Preview::empty`] and validate their arguments again here.
+    fn run(
+        &self,
+        ws: &Workspace,
+        args: &serde_json::Value,
+        preview: &Preview,
+        ctx: &RunContext<'_>,
+    ) -> Result<ToolOutput>;
+}
+
+/// What a tool call will do, known before it runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Preview {
+    /// The files it will create, modify or delete (`move_file`: its source, then its destination).
+    pub changes: Vec<PlannedChange>,
+    /// What it cannot track (a symlink component, a hard-linked file), with `tool` set.
+    pub gaps: Vec<Gap>,
+    /// The command line of a shell call: the agent records it as a `bash_side_effect` gap.
+    pub shell_command: Option<String>,
+}
+
+/// One file a preview says will change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedChange {
+    /// The workspace-relative path.
+    pub path: RelPath,
+    /// `root/path` (symlinks not followed).
+    pub abs: PathBuf,
+    /// Create, modify or delete.
+    pub kind: ChangeKind,
+    /// The file as the preview read it; `run` refuses to write if it differs now.
+    pub seen: FileState,
+}
+
+/// Existence, content hash and mode of a file at one instant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileState {
+    /// Whether a file was there.
+    pub exists: bool,
+    /// SHA-256 of its bytes (lowercase hex), when it existed.
+    pub sha256: Option<String>,
+    /// Its permission bits (`mode & 0o7777`), when it existed.
+    pub mode: Option<u32>,
+}
+
+impl FileState {
+    /// "No file here."
+    pub fn absent() -> FileState {
+        FileState {
+            exists: false,
+            sha256: None,
+            mode: None,
+        }
+    }
+
+    /// The state of `abs` now, following symlinks; the SHA-256 is streamed. `shown` names the
+    /// path in errors (a directory or a FIFO is refused: tools edit regular files only).
+    pub fn read(abs: &Path, shown: &str) -> Result<FileState> {
+        let meta = match std::fs::metadata(abs) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::NotADirectory => {
+                return Ok(FileState::absent());
+            }
+            Err(e) => return Err(e).at("inspect", abs),
+        };
+        if meta.is_dir() {
+            return Err(ToolError::IsDirectory {
+                path: shown.to_string(),
+                hint: "",
+            });
+        }
+        if !meta.is_file() {
+            return Err(ToolError::NotARegularFile {
+                path: shown.to_string(),
+            });
+        }
+        let file = File::open(abs).at("read", abs)?;
+        let hashed = copy_hashed::<_, File>(&file, None).at("read", abs)?;
+        Ok(FileState::of_bytes_hash(hashed.sha256, mode_bits(&meta)))
+    }
+
+    /// The state of an existing file with this hash and mode.
+    pub(crate) fn of_bytes_hash(sha256: String, mode: u32) -> FileState {
+        FileState {
+            exists: true,
+            sha256: Some(sha256),
+            mode: Some(mode),
+        }
+    }
+}
+
+/// Permission bits (including setuid/setgid/sticky) of a file.
+pub(crate) fn mode_bits(meta: &std::fs::Metadata) -> u32 {
+    meta.permissions().mode() & 0o7777
+}
+
+/// Whether shell commands may run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BashPolicy {
+    /// Every command runs.
+    Allow,
+    /// No command runs (the headless default without `--allow-bash`).
+    Deny,
+    /// Each command runs only if [`RunContext::approve`] says yes.
+    Ask,
+}
+
+/// Approver that says no: the default of [`RunContext`].
+fn never(_: &str) -> bool {
+    false
+}
+
+/// What a run may do and how long it may take: set by the agent per call.
+pub struct RunContext<'a> {
+    /// Whether shell commands may run.
+    pub bash_policy: BashPolicy,
+    /// Asked with the command line when the policy is [`BashPolicy::Ask`]; true runs it.
+    pub approve: &'a dyn Fn(&str) -> bool,
+    /// The shell timeout when the call gives no `timeout_ms`.
+    pub bash_timeout_default: Duration,
+    /// The most bytes of output a tool returns to the model (a note says when output was cut).
+    pub output_cap_bytes: usize,
+    /// Set to stop the running tool (a shell command is killed).
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// The default shell timeout: two minutes.
+pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
+/// The default output cap: 30,000 bytes.
+pub const DEFAULT_OUTPUT_CAP: usize = 30_000;
+
+impl<'a> RunContext<'a> {
+    /// A context with `policy` and `approve`, and default timeout, cap and cancel flag.
+    pub fn new(bash_policy: BashPolicy, approve: &'a dyn Fn(&str) -> bool) -> RunContext<'a> {
+        RunContext {
+            bash_policy,
+            approve,
+            bash_timeout_default: DEFAULT_BASH_TIMEOUT,
+            output_cap_bytes: DEFAULT_OUTPUT_CAP,
+            cancel: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// This context with another default shell timeout.
+    pub fn with_bash_timeout(mut self, timeout: Duration) -> RunContext<'a> {
+        self.bash_timeout_default = timeout;
+        self
+    }
+
+    /// This context with another output cap.
+    pub fn with_output_cap(mut self, bytes: usize) -> RunContext<'a> {
+        self.output_cap_bytes = bytes;
+        self
+    }
+
+    /// This context sharing `cancel` with the caller.
+    pub fn with_cancel(mut self, cancel: Arc<AtomicBool>) -> RunContext<'a> {
+        self.cancel = cancel;
+        self
+    }
+}
+
+impl Default for RunContext<'_> {
+    /// Shell denied, every other value at its default.
+    fn default() -> Self {
+        RunContext::new(BashPolicy::Deny, &never)
+    }
+}
+
+impl std::fmt::Debug for RunContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunContext")
+            .field("bash_policy", &self.bash_policy)
+            .field("bash_timeout_default", &self.bash_timeout_default)
+            .field("output_cap_bytes", &self.output_cap_bytes)
+            .field("cancel", &self.cancel)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a successful call returns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// The text the model sees.
+    pub content: String,
+    /// The workspace paths written or deleted (for the agent's after-images).
+    pub changed: Vec<RelPath>,
+}
+
+/// The model-facing description of one tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// The JSON schema of its arguments.
+    pub parameters: serde_json::Value,
+}
+
+impl Preview {
+    /// The preview of a call that changes nothing.
+    pub fn empty() -> Preview {
+        Preview::default()
+    }
+
+    /// The planned change of `path`, or a [`ToolError::PreviewMismatch`].
+    pub(crate) fn change_of(&self, path: &RelPath) -> Result<&PlannedChange> {
+        self.changes
+            .iter()
+            .find(|c| &c.path == path)
+            .ok_or_else(|| ToolError::PreviewMismatch {
+                detail: format!("no planned change for `{path}`"),
+            })
+    }
+}
+
+/// Collects a resolved path's gaps into `gaps`, naming `tool`.
+pub(crate) fn push_gaps(gaps: &mut Vec<Gap>, tool: &'static str, found: &[Gap]) {
+    for g in found {
+        let mut g = g.clone();
+        g.tool = Some(tool.to_string());
+        if !gaps.contains(&g) {
+            gaps.push(g);
+        }
+    }
+}

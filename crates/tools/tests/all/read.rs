@@ -1,0 +1,227 @@
+//! Read tools: line numbers and windows, `.gitignore` with and without a git repository, `.git/`
+//! never shown, and the registry the model sees.
+
+use std::fs;
+
+use serde_json::json;
+
+use crate::Scratch;
+
+/// A workspace with ignored and tracked files; `git` adds a `.git` directory.
+fn project(git: bool) -> Scratch {
+    let s = Scratch::new();
+    if git {
+        s.write(".git/HEAD", "ref: refs/heads/main\n");
+        s.write(".git/config", "needle\n");
+    }
+    s.write(".gitignore", "target/\n*.log\n");
+    s.write("src/main.rs", "fn main() {\n    let needle = 1;\n}\n");
+    s.write("src/lib.rs", "pub fn f() {}\n");
+    s.write("src/nested/.gitignore", "generated.rs\n");
+    s.write("src/nested/generated.rs", "needle\n");
+    s.write("src/nested/kept.rs", "needle\n");
+    s.write("target/debug/out.rs", "needle\n");
+    s.write("build.log", "needle\n");
+    s.write("README.md", "needle in readme\n");
+    s.write("data.bin", b"needle\x00\x01");
+    s
+}
+
+#[test]
+fn read_file_numbers_lines_and_windows() {
+    let s = Scratch::new();
+    let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+    s.write("ten.txt", &text);
+    let out = s.call("read_file", json!({"path": "ten.txt"})).unwrap();
+    assert!(
+        out.content.starts_with("     1\tline 1\n     2\tline 2\n"),
+        "{}",
+        out.content
+    );
+    assert!(out.content.ends_with("    10\tline 10\n"), "{}", out.content);
+    let out = s
+        .call("read_file", json!({"path": "ten.txt", "offset": 4, "limit": 3}))
+        .unwrap();
+    assert_eq!(
+        out.content,
+        "     4\tline 4\n     5\tline 5\n     6\tline 6\n[lines 4-6 of 10 (limit reached); call read_file with offset=7 to read more]\n"
+    );
+    assert!(out.changed.is_empty());
+    let err = s
+        .call("read_file", json!({"path": "ten.txt", "offset": 11}))
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("past the end of `ten.txt`, which has 10 lines"),
+        "{err}"
+    );
+    let err = s
+        .call("read_file", json!({"path": "ten.txt", "limit": 0}))
+        .unwrap_err();
+    assert!(err.to_string().contains("`limit` must be at least 1"), "{err}");
+    let err = s.call("read_file", json!({"path": "src"})).unwrap_err();
+    assert!(err.to_string().starts_with("file not found: `src`"), "{err}");
+    fs::create_dir(s.path("src")).unwrap();
+    let err = s.call("read_file", json!({"path": "src"})).unwrap_err();
+    assert!(err.to_string().contains("use list_dir"), "{err}");
+}
+
+#[test]
+fn list_dir_honours_gitignore_with_and_without_git() {
+    for git in [false, true] {
+        let s = project(git);
+        let out = s.call("list_dir", json!({"path": "."})).unwrap();
+        let lines: Vec<&str> = out.content.lines().collect();
+        assert_eq!(
+            lines,
+            vec![
+                ".gitignore",
+                "README.md",
+                "data.bin",
+                "src/",
+                "[2 entries ignored by .gitignore not shown]"
+            ],
+            "git={git}"
+        );
+        let out = s.call("list_dir", json!({"path": "src/nested"})).unwrap();
+        assert_eq!(
+            out.content,
+            "src/nested/.gitignore\nsrc/nested/kept.rs\n[1 entries ignored by .gitignore not shown]",
+            "git={git}"
+        );
+    }
+}
+
+#[test]
+fn list_dir_errors() {
+    let s = project(false);
+    let err = s.call("list_dir", json!({"path": "README.md"})).unwrap_err();
+    assert!(err.to_string().contains("is not a directory"), "{err}");
+    let err = s.call("list_dir", json!({"path": "nope"})).unwrap_err();
+    assert!(err.to_string().starts_with("file not found"), "{err}");
+}
+
+#[test]
+fn glob_honours_gitignore_with_and_without_git() {
+    for git in [false, true] {
+        let s = project(git);
+        let out = s.call("glob", json!({"pattern": "**/*.rs"})).unwrap();
+        assert_eq!(
+            out.content, "src/lib.rs\nsrc/main.rs\nsrc/nested/kept.rs",
+            "git={git}"
+        );
+        let out = s.call("glob", json!({"pattern": "src/*.rs"})).unwrap();
+        assert_eq!(out.content, "src/lib.rs\nsrc/main.rs");
+        let out = s.call("glob", json!({"pattern": "**/*"})).unwrap();
+        assert!(!out.content.contains(".git/"), "{}", out.content);
+        let out = s.call("glob", json!({"pattern": "*.rs"})).unwrap();
+        assert!(out.content.contains("use `**/*.rs`"), "{}", out.content);
+    }
+}
+
+#[test]
+fn glob_refuses_patterns_outside() {
+    let s = project(false);
+    let err = s.call("glob", json!({"pattern": "../**"})).unwrap_err();
+    assert!(err.to_string().contains("must not contain `..`"), "{err}");
+    let err = s.call("glob", json!({"pattern": "/etc/*"})).unwrap_err();
+    assert!(
+        err.to_string().contains("relative to the workspace root"),
+        "{err}"
+    );
+    let err = s.call("glob", json!({"pattern": "src/[a"})).unwrap_err();
+    assert!(err.to_string().contains("not a valid glob"), "{err}");
+}
+
+#[test]
+fn grep_honours_gitignore_and_skips_binaries() {
+    for git in [false, true] {
+        let s = project(git);
+        let out = s.call("grep", json!({"pattern": "needle"})).unwrap();
+        assert_eq!(
+            out.content,
+            "README.md:1:needle in readme\n\
+             src/main.rs:2:    let needle = 1;\n\
+             src/nested/kept.rs:1:needle\n\
+             [3 matches in 3 files]\n\
+             [1 binary or oversized files skipped]",
+            "git={git}"
+        );
+        let out = s
+            .call("grep", json!({"pattern": "(?i)NEEDLE", "path": "src"}))
+            .unwrap();
+        assert_eq!(
+            out.content,
+            "src/main.rs:2:    let needle = 1;\nsrc/nested/kept.rs:1:needle\n[2 matches in 2 files]"
+        );
+        let out = s.call("grep", json!({"pattern": "absent"})).unwrap();
+        assert_eq!(
+            out.content,
+            "No matches for `absent` in `.`.\n[1 binary or oversized files skipped]"
+        );
+    }
+}
+
+#[test]
+fn grep_errors_and_caps() {
+    let s = project(false);
+    let err = s.call("grep", json!({"pattern": "("})).unwrap_err();
+    assert!(
+        err.to_string().contains("not a valid regular expression"),
+        "{err}"
+    );
+    let out = s
+        .call("grep", json!({"pattern": "n", "path": "data.bin"}))
+        .unwrap();
+    assert!(out.content.contains("binary"), "{}", out.content);
+    let many: String = (0..5000).map(|i| format!("hit {i}\n")).collect();
+    s.write("many.txt", many);
+    let out = s
+        .call("grep", json!({"pattern": "hit", "path": "many.txt"}))
+        .unwrap();
+    assert!(out.content.len() < 31_000, "{}", out.content.len());
+    assert!(
+        out.content.contains("output capped at 30000 bytes"),
+        "{}",
+        &out.content[out.content.len() - 200..]
+    );
+}
+
+#[test]
+fn registry_offers_every_tool_with_a_schema() {
+    let s = Scratch::new();
+    let names: Vec<String> = s.reg.specs().into_iter().map(|t| t.name).collect();
+    assert_eq!(
+        names,
+        [
+            "read_file",
+            "list_dir",
+            "glob",
+            "grep",
+            "write_file",
+            "edit_file",
+            "multi_edit",
+            "move_file",
+            "delete_file",
+            "bash"
+        ]
+    );
+    for spec in s.reg.specs() {
+        assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
+        assert!(spec.parameters["required"].is_array(), "{}", spec.name);
+        assert!(!spec.description.is_empty());
+        let tool = s.reg.get(&spec.name).unwrap();
+        let read_only = ["read_file", "list_dir", "glob", "grep"].contains(&spec.name.as_str());
+        assert_eq!(tool.read_only(), read_only, "{}", spec.name);
+        if read_only {
+            let p = tool
+                .preview(&s.ws, &json!({"path": ".", "pattern": "x"}))
+                .unwrap();
+            assert!(p.changes.is_empty() && p.gaps.is_empty() && p.shell_command.is_none());
+        }
+    }
+    assert!(s.reg.get("nope").is_none());
+    assert_eq!(s.reg.names().len(), 10);
+    let json = serde_json::to_value(s.reg.specs()).unwrap();
+    assert_eq!(json[0]["name"], "read_file");
+}
