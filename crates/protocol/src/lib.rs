@@ -8,6 +8,7 @@ pub mod checkpoint;
 pub mod event;
 pub mod fsck;
 pub mod restore;
+pub mod session;
 
 pub use checkpoint::{ChangeKind, CheckpointEntry, Coverage, Gap, GapReason};
 pub use event::{Event, RewindScope};
@@ -15,3 +16,4 @@ pub use fsck::{FsckProblem, FsckReport, Severity};
 pub use restore::{
     CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanFile, PlanGap,
 };
+pub use session::{HeadEntry, SessionEntry, TranscriptEntry, TranscriptToolCall};

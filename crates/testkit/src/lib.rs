@@ -1,5 +1,8 @@
-//! Test helpers shared by Retrace's test suites: temporary workspaces and data roots, and the paths of
-//! the shared fixtures. Later: the mock OpenAI-compatible server and script-model builders.
+//! Test helpers shared by Retrace's test suites: temporary workspaces and data roots, the paths of
+//! the shared fixtures, and [`mock_openai`], a mock OpenAI-compatible server (real HTTP on
+//! `127.0.0.1:0`) for model-client tests. Later: script-model builders.
+
+pub mod mock_openai;
 
 use std::path::{Path, PathBuf};
 

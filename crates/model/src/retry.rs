@@ -1,0 +1,86 @@
+//! When to try a request again, and how long to wait first.
+//!
+//! Exponential backoff from a base delay, doubled per attempt and capped; a server's `Retry-After`
+//! (seconds) replaces the computed delay, under the same cap. No jitter: one interactive client does
+//! not make a thundering herd, and a fixed schedule keeps tests deterministic. Waiting is cancellable.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::error::ModelError;
+
+/// How many attempts a request gets and how long to wait between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included (at least 1 is made whatever this says).
+    pub max_attempts: u32,
+    /// The wait after the first failure; doubled after each further one.
+    pub base_delay: Duration,
+    /// No wait is longer than this, `Retry-After` included.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    /// Four attempts, waiting 1 s, 2 s, 4 s (at most 60 s).
+    fn default() -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: 4,
+            base_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(60),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait after failed attempt number `attempt` (1-based), given the server's `Retry-After`.
+    pub fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        let computed = || {
+            let shift = attempt.saturating_sub(1).min(20);
+            self.base_delay.saturating_mul(1u32 << shift)
+        };
+        retry_after.unwrap_or_else(computed).min(self.max_delay)
+    }
+}
+
+/// Sleeps for `delay` unless `cancel` fires first.
+pub(crate) async fn wait(delay: Duration, cancel: &CancellationToken) -> Result<(), ModelError> {
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(ModelError::Cancelled),
+        () = tokio::time::sleep(delay) => Ok(()),
+    }
+}
+
+/// Parses a `Retry-After` header given in seconds (the HTTP-date form is ignored: backoff applies).
+pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
+    value.trim().parse::<u64>().ok().map(Duration::from_secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delays_double_and_are_capped() {
+        let p = RetryPolicy {
+            max_attempts: 10,
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(500),
+        };
+        let ms = |a| p.delay(a, None).as_millis();
+        assert_eq!([ms(1), ms(2), ms(3), ms(4), ms(40)], [100, 200, 400, 500, 500]);
+    }
+
+    #[test]
+    fn retry_after_replaces_the_backoff_under_the_cap() {
+        let p = RetryPolicy::default();
+        assert_eq!(p.delay(3, Some(Duration::from_secs(2))), Duration::from_secs(2));
+        assert_eq!(
+            p.delay(1, Some(Duration::from_secs(3600))),
+            Duration::from_secs(60)
+        );
+        assert_eq!(parse_retry_after(" 7 "), Some(Duration::from_secs(7)));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+    }
+}

@@ -1,0 +1,398 @@
+//! A mock OpenAI-compatible server for model-client tests: real HTTP/1.1 on `127.0.0.1:0`, answering
+//! each request with the next scripted [`Reply`] and recording what it received.
+//!
+//! The HTTP is hand-written and minimal on purpose — request line, headers, a `Content-Length` body; one
+//! request per connection (`Connection: close`) — so a test controls the bytes on the wire exactly.
+//! Streams are sent with chunked transfer encoding, one HTTP chunk per scripted [`Chunk`], which keeps
+//! the test's chunk boundaries visible to the client and lets a mid-stream disconnect (no terminating
+//! chunk) be told apart from a clean end. Builders for the usual stream payloads are in [`sse`].
+//!
+//! Needs a tokio runtime (`#[tokio::test]`). Dropping the server stops it and closes its connections.
+
+pub mod sse;
+
+use std::collections::VecDeque;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::{JoinHandle, JoinSet};
+
+/// Requests larger than this (head plus body) are cut off.
+const REQUEST_LIMIT: usize = 8 * 1024 * 1024;
+
+/// Some bytes of a streamed response, written after an optional pause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
+    /// Waited before writing (lets a test force separate reads on the client side).
+    pub delay: Duration,
+    /// The bytes (an empty chunk is skipped: it would end the chunked body).
+    pub bytes: Vec<u8>,
+}
+
+impl Chunk {
+    /// Bytes written at once.
+    pub fn new(bytes: impl Into<Vec<u8>>) -> Chunk {
+        Chunk {
+            delay: Duration::ZERO,
+            bytes: bytes.into(),
+        }
+    }
+
+    /// Bytes written after `delay`.
+    pub fn after(delay: Duration, bytes: impl Into<Vec<u8>>) -> Chunk {
+        Chunk {
+            delay,
+            bytes: bytes.into(),
+        }
+    }
+}
+
+/// How a streamed response ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// The terminating chunk, then close: a clean end of the HTTP body.
+    Finish,
+    /// Close without the terminating chunk: the client sees the body break.
+    Disconnect,
+    /// Keep the connection open until the client closes it (counted by [`MockServer::hung_up`]).
+    Hang,
+}
+
+/// One scripted answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// A non-streamed answer with this status and a JSON body.
+    Status {
+        /// The status code.
+        status: u16,
+        /// A `Retry-After` header value, if any.
+        retry_after: Option<String>,
+        /// The body (sent as `application/json`).
+        body: String,
+    },
+    /// `200 text/event-stream`, the chunks, then the end.
+    Stream {
+        /// What to write, in order.
+        chunks: Vec<Chunk>,
+        /// How to end.
+        end: End,
+    },
+}
+
+impl Reply {
+    /// An error status with an OpenAI-style body `{"error": {"message": …}}`.
+    pub fn error(status: u16, message: &str) -> Reply {
+        Reply::Status {
+            status,
+            retry_after: None,
+            body: serde_json::json!({"error": {"message": message, "type": "mock_error"}}).to_string(),
+        }
+    }
+
+    /// HTTP 429, optionally with `Retry-After`.
+    pub fn rate_limited(retry_after: Option<&str>) -> Reply {
+        Reply::Status {
+            status: 429,
+            retry_after: retry_after.map(str::to_string),
+            body: serde_json::json!({"error": {"message": "rate limit reached", "type": "rate_limit"}})
+                .to_string(),
+        }
+    }
+
+    /// A stream that ends cleanly.
+    pub fn stream(chunks: Vec<Chunk>) -> Reply {
+        Reply::Stream {
+            chunks,
+            end: End::Finish,
+        }
+    }
+
+    /// A stream of `body` in one chunk that ends cleanly.
+    pub fn body(body: impl Into<Vec<u8>>) -> Reply {
+        Reply::stream(vec![Chunk::new(body)])
+    }
+
+    /// A stream that breaks after the chunks.
+    pub fn disconnect(chunks: Vec<Chunk>) -> Reply {
+        Reply::Stream {
+            chunks,
+            end: End::Disconnect,
+        }
+    }
+
+    /// A stream that stalls after the chunks until the client goes away.
+    pub fn hang(chunks: Vec<Chunk>) -> Reply {
+        Reply::Stream {
+            chunks,
+            end: End::Hang,
+        }
+    }
+}
+
+/// A request the server received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedRequest {
+    /// `POST`, `GET`, …
+    pub method: String,
+    /// The request target, e.g. `/v1/chat/completions`.
+    pub path: String,
+    /// Headers in order, names lowercased.
+    pub headers: Vec<(String, String)>,
+    /// The body bytes.
+    pub body: Vec<u8>,
+}
+
+impl RecordedRequest {
+    /// The first header called `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body parsed as JSON (`Null` when it is not JSON).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    replies: VecDeque<Reply>,
+    requests: Vec<RecordedRequest>,
+    hung_up: usize,
+}
+
+/// The running server.
+#[derive(Debug)]
+pub struct MockServer {
+    addr: SocketAddr,
+    shared: Arc<Mutex<Shared>>,
+    accept: JoinHandle<()>,
+}
+
+impl MockServer {
+    /// Binds `127.0.0.1:0` and serves `replies`, one per request, in order. A request beyond them gets
+    /// HTTP 400 saying no reply was scripted (not retryable, so a test fails at once).
+    pub async fn start(replies: Vec<Reply>) -> io::Result<MockServer> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Mutex::new(Shared {
+            replies: replies.into(),
+            ..Shared::default()
+        }));
+        let state = Arc::clone(&shared);
+        let accept = tokio::spawn(async move {
+            let mut connections = JoinSet::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                connections.spawn(serve(stream, Arc::clone(&state)));
+                while connections.try_join_next().is_some() {}
+            }
+        });
+        Ok(MockServer { addr, shared, accept })
+    }
+
+    /// `http://127.0.0.1:PORT` — give it as the base URL; requests then go to `/chat/completions`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Adds a reply at the end of the script.
+    pub fn push(&self, reply: Reply) {
+        lock(&self.shared).replies.push_back(reply);
+    }
+
+    /// The requests received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared).requests.clone()
+    }
+
+    /// How many requests were received.
+    pub fn request_count(&self) -> usize {
+        lock(&self.shared).requests.len()
+    }
+
+    /// How many [`End::Hang`] streams the client closed.
+    pub fn hung_up(&self) -> usize {
+        lock(&self.shared).hung_up
+    }
+
+    /// How many scripted replies are still unused.
+    pub fn replies_left(&self) -> usize {
+        lock(&self.shared).replies.len()
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+async fn serve(mut stream: TcpStream, shared: Arc<Mutex<Shared>>) {
+    let Ok(Some(request)) = read_request(&mut stream).await else {
+        return;
+    };
+    let reply = {
+        let mut s = lock(&shared);
+        s.requests.push(request);
+        let n = s.requests.len();
+        s.replies
+            .pop_front()
+            .unwrap_or_else(|| Reply::error(400, &format!("mock server: no reply scripted for request {n}")))
+    };
+    let hung_up = match reply {
+        Reply::Status {
+            status,
+            retry_after,
+            body,
+        } => write_status(&mut stream, status, retry_after.as_deref(), &body)
+            .await
+            .map(|()| false),
+        Reply::Stream { chunks, end } => write_stream(&mut stream, &chunks, end).await,
+    };
+    if let Ok(true) = hung_up {
+        lock(&shared).hung_up += 1;
+    }
+}
+
+/// Reads one request; `None` when the client closed before sending a whole one.
+async fn read_request(stream: &mut TcpStream) -> io::Result<Option<RecordedRequest>> {
+    let mut buf = Vec::new();
+    let mut tmp = [0u8; 8192];
+    let head_end = loop {
+        if let Some(i) = find(&buf, b"\r\n\r\n") {
+            break i;
+        }
+        let n = stream.read(&mut tmp).await?;
+        if n == 0 || buf.len() > REQUEST_LIMIT {
+            return Ok(None);
+        }
+        buf.extend_from_slice(&tmp[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut first = lines.next().unwrap_or("").split(' ');
+    let method = first.next().unwrap_or("").to_string();
+    let path = first.next().unwrap_or("").to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let length = headers
+        .iter()
+        .find(|(n, _)| n == "content-length")
+        .and_then(|(_, v)| v.parse::<usize>().ok())
+        .unwrap_or(0)
+        .min(REQUEST_LIMIT);
+    let mut body = buf[head_end + 4..].to_vec();
+    while body.len() < length {
+        let n = stream.read(&mut tmp).await?;
+        if n == 0 {
+            return Ok(None);
+        }
+        body.extend_from_slice(&tmp[..n]);
+    }
+    body.truncate(length);
+    Ok(Some(RecordedRequest {
+        method,
+        path,
+        headers,
+        body,
+    }))
+}
+
+async fn write_status(
+    stream: &mut TcpStream,
+    status: u16,
+    retry_after: Option<&str>,
+    body: &str,
+) -> io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+        reason(status),
+        body.len()
+    );
+    if let Some(v) = retry_after {
+        head.push_str(&format!("Retry-After: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body.as_bytes()).await?;
+    stream.shutdown().await
+}
+
+/// Writes a chunked event stream; `Ok(true)` when it hung until the client closed.
+async fn write_stream(stream: &mut TcpStream, chunks: &[Chunk], end: End) -> io::Result<bool> {
+    stream
+        .write_all(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
+              Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+        )
+        .await?;
+    stream.flush().await?;
+    for chunk in chunks {
+        if !chunk.delay.is_zero() {
+            tokio::time::sleep(chunk.delay).await;
+        }
+        if chunk.bytes.is_empty() {
+            continue;
+        }
+        let mut frame = format!("{:x}\r\n", chunk.bytes.len()).into_bytes();
+        frame.extend_from_slice(&chunk.bytes);
+        frame.extend_from_slice(b"\r\n");
+        stream.write_all(&frame).await?;
+        stream.flush().await?;
+    }
+    match end {
+        End::Finish => {
+            stream.write_all(b"0\r\n\r\n").await?;
+            stream.shutdown().await?;
+            Ok(false)
+        }
+        End::Disconnect => Ok(false),
+        End::Hang => {
+            let mut tmp = [0u8; 1024];
+            loop {
+                match stream.read(&mut tmp).await {
+                    Ok(0) | Err(_) => return Ok(true),
+                    Ok(_) => {}
+                }
+            }
+        }
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        _ => "Status",
+    }
+}
