@@ -1,12 +1,14 @@
-//! `retrace checkpoints --sidecar` and `retrace fsck --sidecar`.
+//! `retrace checkpoints` and `retrace fsck`, for a session or any sidecar directory.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use retrace_checkpoint::CheckpointStore;
-use retrace_protocol::Severity;
+use retrace_control::SessionView;
+use retrace_protocol::{CheckpointEntry, Severity};
 
+use crate::common::{data_root, Failure};
 use crate::output::{first_line, human_bytes};
 
 fn open(sidecar: &Path) -> Result<CheckpointStore> {
@@ -18,9 +20,28 @@ fn open(sidecar: &Path) -> Result<CheckpointStore> {
     })
 }
 
+/// Lists the checkpoints of a session (with visibility on its selected head).
+pub fn list_session(id: &str, json: bool) -> Result<ExitCode, Failure> {
+    let data = data_root()?;
+    let view = SessionView::open(&data, id)?;
+    let entries = view.checkpoints();
+    let sidecar = data.sidecar(view.session().id());
+    Ok(print_list(&entries, view.store(), &sidecar, json)?)
+}
+
 /// Lists the checkpoints: a table and the sidecar's total size, or a JSON array.
 pub fn list(sidecar: &Path, json: bool) -> Result<ExitCode> {
     let store = open(sidecar)?;
+    let entries = store.list();
+    print_list(&entries, &store, sidecar, json)
+}
+
+fn print_list(
+    entries: &[CheckpointEntry],
+    store: &CheckpointStore,
+    sidecar: &Path,
+    json: bool,
+) -> Result<ExitCode> {
     for p in store
         .load_problems()
         .iter()
@@ -28,16 +49,15 @@ pub fn list(sidecar: &Path, json: bool) -> Result<ExitCode> {
     {
         eprintln!("retrace: warning: {}: {}", p.path, p.problem);
     }
-    let entries = store.list();
     if json {
-        println!("{}", serde_json::to_string_pretty(&entries)?);
+        println!("{}", serde_json::to_string_pretty(entries)?);
         return Ok(ExitCode::SUCCESS);
     }
     println!(
         "{:>5}  {:<20}  {:<8}  {:>5}  {:>9}  PROMPT",
         "TURN", "TIME", "COVERAGE", "FILES", "BYTES"
     );
-    for e in &entries {
+    for e in entries {
         let coverage = serde_json::to_value(e.coverage)?
             .as_str()
             .unwrap_or("")
@@ -52,6 +72,9 @@ pub fn list(sidecar: &Path, json: bool) -> Result<ExitCode> {
             human_bytes(e.bytes),
             first_line(&e.prompt, 60)
         );
+        if e.visible == Some(false) {
+            println!("{:>5}  (not on this head: code restore only)", "");
+        }
         for g in &e.gaps {
             let mut line = format!("{:>5}  gap: {}", "", g.reason.as_str());
             if let Some(p) = &g.path {
@@ -74,10 +97,19 @@ pub fn list(sidecar: &Path, json: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Checks a session's sidecar.
+pub fn fsck_session(id: &str, json: bool) -> Result<ExitCode, Failure> {
+    let view = SessionView::open(&data_root()?, id)?;
+    Ok(print_fsck(view.fsck(), json)?)
+}
+
 /// Checks the sidecar; exit 0 only when no problem has severity `error`.
 pub fn fsck(sidecar: &Path, json: bool) -> Result<ExitCode> {
     let store = open(sidecar)?;
-    let report = store.fsck();
+    print_fsck(store.fsck(), json)
+}
+
+fn print_fsck(report: retrace_protocol::FsckReport, json: bool) -> Result<ExitCode> {
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

@@ -1,73 +1,106 @@
-//! `retrace demo`: until the agent and the terminal UI exist, a narrated walk through what the
-//! checkpoint store does, on a scratch workspace that is deleted afterwards.
+//! `retrace demo`: until the terminal UI exists, a narrated headless run of the built-in demo model
+//! on a scratch workspace — real turns through the real controller, checkpoints listed at the end.
 
+use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
-use retrace_checkpoint::{BeginTurn, Change, CheckpointStore, StoreOptions};
-use retrace_protocol::ChangeKind;
+use anyhow::Context;
+use retrace_control::{Controller, ControllerOptions, DataRoot};
+use retrace_model::{open_model, CancellationToken, ModelOptions, ModelSpec};
+use retrace_protocol::Event;
 
-/// A demo edit: a path and its new content, or `None` to delete it.
-type Edit = (&'static str, Option<&'static str>);
+use crate::common::{CmdResult, Failure};
+use crate::output::first_line;
 
-/// Runs the narrated demo.
-pub fn run() -> Result<ExitCode> {
-    let tmp = tempfile::tempdir().context("creating a scratch directory")?;
+const PROMPTS: [&str; 4] = [
+    "Start a notes file and a todo list for the project.",
+    "Add a line about rewinds to the notes.",
+    "The todo item is done: move it to done/.",
+    "Tidy up: update the notes and add a changelog in one go.",
+];
+
+/// Runs the demo.
+pub fn run() -> CmdResult {
+    let tmp = tempfile::Builder::new()
+        .prefix("retrace-demo-")
+        .tempdir()
+        .context("creating a scratch directory")?;
     let ws = tmp.path().join("workspace");
     std::fs::create_dir(&ws).context("creating the scratch workspace")?;
-    std::fs::write(ws.join("notes.txt"), "first draft\n").context("seeding the workspace")?;
-    let sidecar = tmp.path().join("demo.ckpt");
-    let mut store = CheckpointStore::open(&sidecar, &ws, StoreOptions::default())?;
-    println!("Scratch workspace: {}", ws.display());
-
-    let turns: [(&str, &[Edit]); 3] = [
-        (
-            "add a greeting",
-            &[
-                ("hello.txt", Some("hello, world\n")),
-                ("notes.txt", Some("second draft\n")),
-            ],
-        ),
-        (
-            "rename the greeting",
-            &[("hello.txt", None), ("greeting.txt", Some("hello, world\n"))],
-        ),
-        ("drop the notes", &[("notes.txt", None)]),
-    ];
-    for (msg, (prompt, edits)) in turns.iter().enumerate() {
-        let n = store.begin_turn(BeginTurn {
-            prompt: prompt.to_string(),
-            msg_index: msg as u64 * 2,
-            ..BeginTurn::default()
-        })?;
-        println!("\nTurn {n}: \"{prompt}\"");
-        for (path, content) in edits.iter() {
-            let abs = ws.join(path);
-            let kind = match (abs.exists(), content) {
-                (false, _) => ChangeKind::Create,
-                (true, Some(_)) => ChangeKind::Modify,
-                (true, None) => ChangeKind::Delete,
-            };
-            store.capture_before(&[Change::new(*path, kind)], Some("demo"))?;
-            match content {
-                Some(c) => std::fs::write(&abs, c).with_context(|| format!("writing {path}"))?,
-                None => std::fs::remove_file(&abs).with_context(|| format!("deleting {path}"))?,
-            }
-            store.capture_after(&[abs])?;
-            println!("  {kind:?} {path} (before-image captured first)");
+    std::fs::write(ws.join("README.md"), "# Demo project\n").context("seeding the workspace")?;
+    let data = DataRoot::at(tmp.path().join("data"));
+    let model = open_model(&ModelSpec::Demo, &ModelOptions::default(), &|_| None).map_err(|e| Failure {
+        code: 1,
+        error: anyhow::anyhow!(e),
+    })?;
+    let mut ctl = Controller::create(&data, &ws, model, ControllerOptions::default())?;
+    println!("Retrace demo — the built-in demo model edits a scratch workspace; no API key needed.");
+    println!("workspace: {}\nsession:   {}\n", ws.display(), ctl.session_id());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    for prompt in PROMPTS {
+        println!("you › {prompt}");
+        let mut out = |e: Event| narrate(&e);
+        let deny = |_: &str| false;
+        let report = rt.block_on(ctl.send(prompt, &mut out, &deny, &CancellationToken::new()))?;
+        if !report.ok {
+            println!(
+                "  (turn {} failed: {})",
+                report.turn,
+                report.error.unwrap_or_default()
+            );
         }
-        store.end_turn();
+        println!();
     }
-    println!("\nCheckpoints:");
-    for e in store.list() {
+    println!("Checkpoints (every file above can go back to its state at the start of any turn):");
+    for e in ctl.checkpoints() {
         println!(
-            "  turn {}  {:<22} files: {}",
+            "  turn {}  {:<55}  files: {}",
             e.turn,
-            format!("\"{}\"", e.prompt),
+            first_line(&e.prompt, 55),
             e.paths.join(", ")
         );
     }
-    println!("\nEvery file above can be brought back to its state at the start of any turn.");
-    println!("Rewind, undo and the model-driven agent arrive in the next releases; see README.md.");
+    print_tree(&ws)?;
+    println!("\nTry it on your own code: `retrace exec --model demo \"...\"` in a scratch copy, then");
+    println!("`retrace checkpoints --session <id>`. Rewind and undo from the command line arrive next.");
     Ok(ExitCode::SUCCESS)
+}
+
+fn narrate(e: &Event) {
+    match e {
+        Event::TurnStarted { turn, .. } => println!("  turn {turn} — checkpoint opened before anything else"),
+        Event::ToolCall { name, arguments, .. } => println!("  agent → {name} {}", first_line(arguments, 70)),
+        Event::CheckpointCaptured { paths, .. } if !paths.is_empty() => {
+            println!("          before-image saved first: {}", paths.join(", "))
+        }
+        Event::ToolResult {
+            ok: false, content, ..
+        } => println!("          ✗ {}", first_line(content, 70)),
+        Event::TurnFinished { turn, ok: true, .. } => println!("  turn {turn} finished"),
+        _ => {}
+    }
+}
+
+fn print_tree(ws: &Path) -> Result<(), Failure> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)?.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, root, out)?;
+            } else {
+                out.push(p.strip_prefix(root).unwrap_or(&p).to_string_lossy().into_owned());
+            }
+        }
+        Ok(())
+    }
+    let mut files = Vec::new();
+    walk(ws, ws, &mut files).context("listing the workspace")?;
+    println!("\nThe workspace now holds: {}", files.join(", "));
+    Ok(())
 }

@@ -227,5 +227,6 @@ fn the_demo_runs_without_a_key() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("Checkpoints:") && text.contains("turn 2"), "{text}");
+    assert!(text.contains("Checkpoints") && text.contains("turn 3"), "{text}");
+    assert!(text.contains("before-image saved first: demo/notes.md"), "{text}");
 }

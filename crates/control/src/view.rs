@@ -59,9 +59,19 @@ impl SessionView {
         &self.session
     }
 
+    /// The checkpoint store (read-only).
+    pub fn store(&self) -> &CheckpointStore {
+        &self.store
+    }
+
     /// The checkpoint list of SPEC §7, seen from the selected head.
     pub fn checkpoints(&self) -> Vec<CheckpointEntry> {
         checkpoints_for(&self.session, &self.store, self.session.selected())
+    }
+
+    /// Problems of the session's sidecar (fsck --session).
+    pub fn fsck(&self) -> retrace_protocol::FsckReport {
+        self.store.fsck()
     }
 
     /// The heads.

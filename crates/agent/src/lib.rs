@@ -1,0 +1,15 @@
+//! The agent: one turn is a loop of steps, a step is one model request (SPEC §8). Tool calls of a
+//! response run in order; before every mutating tool the agent asks the tool for a preview and hands
+//! it to the [`CaptureSeam`], which must make the before-images durable — if it cannot, the edit is
+//! refused and the model is told why. The agent knows neither the checkpoint store nor the session
+//! log: the controller implements the seam and the [`TurnSink`].
+//!
+//! Trade-off: tools are synchronous (plain `std::fs` and processes) and run on the calling worker via
+//! `block_in_place`, so a turn needs the multi-threaded tokio runtime; in exchange the tools stay
+//! simple and testable without async.
+
+mod run;
+mod seam;
+
+pub use run::{Agent, AgentConfig, TurnEnd};
+pub use seam::{CaptureSeam, Captured, TurnSink};

@@ -1,0 +1,329 @@
+//! The turn loop.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use retrace_model::{
+    CancellationToken, ChatMessage, ChatModel, ChatRequest, Delta, ModelError, ToolCall, ToolSpec,
+};
+use retrace_protocol::Event;
+use retrace_tools::{BashPolicy, Preview, Registry, RunContext, Tool, ToolError, Workspace};
+
+use crate::seam::{CaptureSeam, TurnSink};
+
+/// How a turn runs.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// Model requests per turn (SPEC §8 default 50). Tool calls per response are not limited.
+    pub max_steps: usize,
+    /// Shell policy: `Allow`, `Deny`, or `Ask` (the approver decides).
+    pub bash_policy: BashPolicy,
+    /// Default shell timeout.
+    pub bash_timeout: Duration,
+    /// Cap on a tool's output given to the model.
+    pub output_cap: usize,
+    /// The system prompt; `None` uses the built-in one.
+    pub system_prompt: Option<String>,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            max_steps: 50,
+            bash_policy: BashPolicy::Deny,
+            bash_timeout: retrace_tools::DEFAULT_BASH_TIMEOUT,
+            output_cap: retrace_tools::DEFAULT_OUTPUT_CAP,
+            system_prompt: None,
+        }
+    }
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnEnd {
+    /// The model answered without tool calls.
+    Finished,
+    /// The model failed, the step limit was reached, or the log could not be written.
+    Failed(String),
+    /// The user cancelled.
+    Cancelled,
+}
+
+/// The agent of one session: a workspace, its tools and a model.
+pub struct Agent {
+    workspace: Workspace,
+    registry: Registry,
+    model: Box<dyn ChatModel>,
+    config: AgentConfig,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("workspace", &self.workspace.root())
+            .field("model", &self.model.describe())
+            .finish()
+    }
+}
+
+const SYSTEM_PROMPT: &str = "You are Retrace, a coding agent. You work in the user's workspace through \
+the tools you are given; paths are relative to the workspace root. Read before you edit, keep edits \
+small and exact, and say briefly what you changed when you are done. Every edit you make can be \
+taken back by the user.";
+
+impl Agent {
+    /// An agent on `workspace` with the standard tools.
+    pub fn new(workspace: Workspace, model: Box<dyn ChatModel>, config: AgentConfig) -> Agent {
+        Agent {
+            workspace,
+            registry: Registry::standard(),
+            model,
+            config,
+        }
+    }
+
+    /// The model's description (`deepseek:deepseek-chat`, `demo`, …).
+    pub fn model_name(&self) -> String {
+        self.model.describe()
+    }
+
+    /// The model, for requests outside a turn (summaries).
+    pub fn model_mut(&mut self) -> &mut dyn ChatModel {
+        self.model.as_mut()
+    }
+
+    /// The tool specs the model sees.
+    pub fn tool_specs(&self) -> Vec<ToolSpec> {
+        self.registry
+            .specs()
+            .into_iter()
+            .map(|s| ToolSpec {
+                name: s.name,
+                description: s.description,
+                parameters: s.parameters,
+            })
+            .collect()
+    }
+
+    /// Runs one turn on `history` (which ends with the turn's user message). Assistant messages and
+    /// tool results go to `sink` as they happen, so an interrupted turn leaves a consistent log.
+    pub async fn run_turn(
+        &mut self,
+        turn: u64,
+        mut history: Vec<ChatMessage>,
+        seam: &mut dyn CaptureSeam,
+        sink: &mut dyn TurnSink,
+        approve: &(dyn Fn(&str) -> bool + Sync),
+        cancel: &CancellationToken,
+    ) -> TurnEnd {
+        let system = self
+            .config
+            .system_prompt
+            .clone()
+            .unwrap_or_else(|| SYSTEM_PROMPT.to_string());
+        let tools = self.tool_specs();
+        for _step in 0..self.config.max_steps {
+            if cancel.is_cancelled() {
+                return TurnEnd::Cancelled;
+            }
+            let mut messages = Vec::with_capacity(history.len() + 1);
+            messages.push(ChatMessage::system(system.clone()));
+            messages.extend(history.iter().cloned());
+            let req = ChatRequest {
+                messages,
+                tools: tools.clone(),
+            };
+            let response = {
+                let mut on_delta = |d: Delta| match d {
+                    Delta::Content(text) => sink.event(Event::AssistantDelta { text }),
+                    Delta::Reasoning(text) => sink.event(Event::ReasoningDelta { text }),
+                    Delta::ToolCallStart { .. } | Delta::ToolCallArgs { .. } => {}
+                };
+                self.model.complete(&req, &mut on_delta, cancel).await
+            };
+            let response = match response {
+                Ok(r) => r,
+                Err(ModelError::Cancelled) => return TurnEnd::Cancelled,
+                Err(e) => return TurnEnd::Failed(format!("the model failed: {e}")),
+            };
+            let assistant = ChatMessage::assistant(response.content.clone(), response.tool_calls.clone());
+            if let Err(e) = sink.message(&assistant) {
+                return TurnEnd::Failed(format!("cannot write the conversation log: {e}"));
+            }
+            history.push(assistant);
+            if response.tool_calls.is_empty() {
+                return TurnEnd::Finished;
+            }
+            for call in &response.tool_calls {
+                if cancel.is_cancelled() {
+                    // Every call the model made gets a result, so the log stays consistent.
+                    let msg =
+                        ChatMessage::tool(call.id.clone(), "error: cancelled by the user before it ran");
+                    if let Err(e) = sink.message(&msg) {
+                        return TurnEnd::Failed(format!("cannot write the conversation log: {e}"));
+                    }
+                    history.push(msg);
+                    continue;
+                }
+                sink.event(Event::ToolCall {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                });
+                let (ok, content) = self.execute(turn, call, seam, sink, approve, cancel);
+                sink.event(Event::ToolResult {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    ok,
+                    content: content.clone(),
+                });
+                let msg = ChatMessage::tool(call.id.clone(), content);
+                if let Err(e) = sink.message(&msg) {
+                    return TurnEnd::Failed(format!("cannot write the conversation log: {e}"));
+                }
+                history.push(msg);
+            }
+            if cancel.is_cancelled() {
+                return TurnEnd::Cancelled;
+            }
+        }
+        TurnEnd::Failed(format!(
+            "the turn reached its limit of {} model requests; send another message to continue",
+            self.config.max_steps
+        ))
+    }
+
+    /// Runs one tool call: preview, seam, run, seam. Returns `(ok, text for the model)`; failures are
+    /// results for the model, never failures of the turn.
+    fn execute(
+        &mut self,
+        turn: u64,
+        call: &ToolCall,
+        seam: &mut dyn CaptureSeam,
+        sink: &mut dyn TurnSink,
+        approve: &(dyn Fn(&str) -> bool + Sync),
+        cancel: &CancellationToken,
+    ) -> (bool, String) {
+        let fail = |e: &dyn std::fmt::Display| (false, format!("error: {e}"));
+        let Some(tool) = self.registry.get(&call.name) else {
+            return fail(&format!(
+                "there is no tool `{}`; the tools are: {}",
+                call.name,
+                self.registry.names().join(", ")
+            ));
+        };
+        let args: serde_json::Value = match serde_json::from_str(if call.arguments.trim().is_empty() {
+            "{}"
+        } else {
+            &call.arguments
+        }) {
+            Ok(v) => v,
+            Err(e) => return fail(&format!("the arguments of {} are not valid JSON: {e}", call.name)),
+        };
+        let preview = match tool.preview(&self.workspace, &args) {
+            Ok(p) => p,
+            Err(e) => return fail(&e),
+        };
+        let mut policy = self.config.bash_policy;
+        if let Some(command) = &preview.shell_command {
+            match policy {
+                BashPolicy::Deny => {}
+                BashPolicy::Ask => {
+                    sink.event(Event::ApprovalRequested {
+                        id: call.id.clone(),
+                        command: command.clone(),
+                    });
+                    if !approve(command) {
+                        return fail(&ToolError::BashDeclined {
+                            command: command.clone(),
+                        });
+                    }
+                    policy = BashPolicy::Allow;
+                }
+                BashPolicy::Allow => {}
+            }
+            if policy == BashPolicy::Allow {
+                if let Err(e) = seam.shell(command) {
+                    return fail(&format!(
+                        "the command was not run: its coverage gap could not be recorded: {e}"
+                    ));
+                }
+            }
+        }
+        let mutating = !tool.read_only() && !preview.changes.is_empty();
+        if mutating {
+            match seam.before(tool.name(), &preview) {
+                Ok(captured) => {
+                    if !captured.paths.is_empty() || !captured.gaps.is_empty() {
+                        sink.event(Event::CheckpointCaptured { turn, paths: captured.paths, gaps: captured.gaps });
+                    }
+                }
+                Err(e) => {
+                    return fail(&format!(
+                        "edit refused: the before-image could not be saved, so the edit could not be taken back ({e}); nothing was written"
+                    ))
+                }
+            }
+        }
+        let result = run_tool(
+            tool,
+            &self.workspace,
+            &args,
+            &preview,
+            policy,
+            &self.config,
+            cancel,
+        );
+        if mutating {
+            if let Err(e) = seam.after(tool.name(), &preview) {
+                sink.event(Event::Notice {
+                    message: format!("could not record the result of {}: {e}", tool.name()),
+                });
+            }
+        }
+        match result {
+            Ok(out) => (true, out.content),
+            Err(e) => fail(&e),
+        }
+    }
+}
+
+/// Runs a synchronous tool on this worker thread, with cancellation forwarded to the tool.
+fn run_tool(
+    tool: &dyn Tool,
+    ws: &Workspace,
+    args: &serde_json::Value,
+    preview: &Preview,
+    policy: BashPolicy,
+    config: &AgentConfig,
+    cancel: &CancellationToken,
+) -> Result<retrace_tools::ToolOutput, ToolError> {
+    let flag = Arc::new(AtomicBool::new(cancel.is_cancelled()));
+    let watcher = {
+        let flag = flag.clone();
+        let cancel = cancel.clone();
+        tokio::runtime::Handle::try_current().ok().map(|h| {
+            h.spawn(async move {
+                cancel.cancelled().await;
+                flag.store(true, Ordering::SeqCst);
+            })
+        })
+    };
+    let approve_none = |_: &str| false;
+    let ctx = RunContext::new(policy, &approve_none)
+        .with_bash_timeout(config.bash_timeout)
+        .with_output_cap(config.output_cap)
+        .with_cancel(flag);
+    let run = || tool.run(ws, args, preview, &ctx);
+    let out = match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(run)
+        }
+        _ => run(),
+    };
+    if let Some(w) = watcher {
+        w.abort();
+    }
+    out
+}

@@ -1,0 +1,34 @@
+//! The two interfaces the controller implements for the agent.
+
+use retrace_model::ChatMessage;
+use retrace_protocol::{Event, Gap};
+use retrace_tools::Preview;
+
+/// What the seam captured for one tool call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Captured {
+    /// Paths whose before-image was taken now (first touch in the turn).
+    pub paths: Vec<String>,
+    /// Gaps recorded now.
+    pub gaps: Vec<Gap>,
+}
+
+/// Called around every mutating tool (ARCHITECTURE.md, data flow steps 5–6).
+pub trait CaptureSeam: Send {
+    /// Before the tool writes: make the before-image of every previewed change durable. An error
+    /// refuses the edit; its text is told to the model.
+    fn before(&mut self, tool: &str, preview: &Preview) -> Result<Captured, String>;
+    /// After the tool ran, successfully or not: record the after-images of the previewed paths.
+    fn after(&mut self, tool: &str, preview: &Preview) -> Result<(), String>;
+    /// A shell command is about to run: record the `bash_side_effect` gap.
+    fn shell(&mut self, command: &str) -> Result<(), String>;
+}
+
+/// Where a turn's output goes.
+pub trait TurnSink: Send {
+    /// An event for the frontends.
+    fn event(&mut self, event: Event);
+    /// A message to append to the conversation (assistant messages and tool results). An error ends
+    /// the turn: the log must not miss what the model was told.
+    fn message(&mut self, message: &ChatMessage) -> Result<(), String>;
+}

@@ -1,0 +1,176 @@
+//! `config.toml` (SPEC §10): `[model]`, `[checkpoints]`, `[permissions]`. Unknown keys are an error
+//! naming the key; environment variables override the file.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde::Deserialize;
+
+/// The whole file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub model: ModelSection,
+    #[serde(default)]
+    pub checkpoints: CheckpointsSection,
+    #[serde(default)]
+    pub permissions: PermissionsSection,
+}
+
+/// `[model]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSection {
+    /// `deepseek-chat`, `openai:gpt-4o`, `demo`, `script:FILE`.
+    pub name: Option<String>,
+    /// An OpenAI-compatible endpoint.
+    pub base_url: Option<String>,
+    /// The variable holding the API key.
+    pub api_key_env: Option<String>,
+}
+
+/// `[checkpoints]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointsSection {
+    pub max_turns: Option<usize>,
+    pub max_bytes: Option<ByteSize>,
+    pub max_file_bytes: Option<ByteSize>,
+}
+
+/// `[permissions]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionsSection {
+    /// `ask`, `allow` or `deny`.
+    pub bash: Option<BashSetting>,
+}
+
+/// The shell policy as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BashSetting {
+    Ask,
+    Allow,
+    Deny,
+}
+
+/// A size written as a number of bytes or as text (`"1GiB"`, `"32MiB"`, `"500KB"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteSize(pub u64);
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(u64),
+            S(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::N(n) => Ok(ByteSize(n)),
+            Raw::S(s) => parse_size(&s).map(ByteSize).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// Parses `"1GiB"`, `"32 MiB"`, `"500KB"`, `"1024"`.
+pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (like 1GiB, 32MiB or 4096)"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" => 1000,
+        "kib" => 1 << 10,
+        "m" | "mb" => 1_000_000,
+        "mib" => 1 << 20,
+        "g" | "gb" => 1_000_000_000,
+        "gib" => 1 << 30,
+        other => {
+            return Err(format!(
+                "unknown size unit `{other}` in `{s}` (use B, KiB, MiB or GiB)"
+            ))
+        }
+    };
+    n.checked_mul(mult).ok_or_else(|| format!("`{s}` is too large"))
+}
+
+/// Where the config file is: `$RETRACE_CONFIG`, else `$XDG_CONFIG_HOME/retrace/config.toml`, else
+/// `~/.config/retrace/config.toml`. The flag says whether the user named it explicitly.
+fn config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<(PathBuf, bool)> {
+    let var = |k: &str| env(k).filter(|v| !v.is_empty());
+    if let Some(p) = var("RETRACE_CONFIG") {
+        return Some((PathBuf::from(p), true));
+    }
+    if let Some(x) = var("XDG_CONFIG_HOME") {
+        return Some((Path::new(&x).join("retrace/config.toml"), false));
+    }
+    var("HOME").map(|h| (Path::new(&h).join(".config/retrace/config.toml"), false))
+}
+
+/// Loads the config (a missing default file is an empty config) and applies environment overrides:
+/// `RETRACE_MODEL`, `RETRACE_BASE_URL`, `RETRACE_BASH`.
+pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<Config> {
+    let mut cfg = match config_path(env) {
+        Some((path, explicit)) => match std::fs::read_to_string(&path) {
+            Ok(text) => toml::from_str::<Config>(&text)
+                .with_context(|| format!("the config file `{}` is not valid", path.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => Config::default(),
+            Err(e) => bail!(
+                "cannot read the config file `{}` (RETRACE_CONFIG): {e}",
+                path.display()
+            ),
+        },
+        None => Config::default(),
+    };
+    if let Some(m) = env("RETRACE_MODEL").filter(|v| !v.is_empty()) {
+        cfg.model.name = Some(m);
+    }
+    if let Some(u) = env("RETRACE_BASE_URL").filter(|v| !v.is_empty()) {
+        cfg.model.base_url = Some(u);
+    }
+    if let Some(b) = env("RETRACE_BASH").filter(|v| !v.is_empty()) {
+        cfg.permissions.bash = Some(match b.as_str() {
+            "ask" => BashSetting::Ask,
+            "allow" => BashSetting::Allow,
+            "deny" => BashSetting::Deny,
+            other => bail!("RETRACE_BASH is `{other}`; use ask, allow or deny"),
+        });
+    }
+    Ok(cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_size("32 MiB"), Ok(32 << 20));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("3 parsecs").is_err());
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let err = toml::from_str::<Config>("[model]\nnmae = \"x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("nmae"), "{err}");
+        let err = toml::from_str::<Config>("[colour]\n").unwrap_err().to_string();
+        assert!(err.contains("colour"), "{err}");
+        let cfg: Config = toml::from_str(
+            "[model]\nname = \"demo\"\n[checkpoints]\nmax_turns = 5\nmax_bytes = \"1GiB\"\nmax_file_bytes = 1024\n[permissions]\nbash = \"allow\"\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.checkpoints.max_bytes, Some(ByteSize(1 << 30)));
+        assert_eq!(cfg.permissions.bash, Some(BashSetting::Allow));
+    }
+}
