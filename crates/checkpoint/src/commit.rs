@@ -46,6 +46,17 @@ impl CheckpointStore {
     /// Commits a plan as one durable file transaction. Re-runs the checks first: a plan made before
     /// the workspace generation moved is `StalePlan`; conflicts with `refuse` write nothing.
     pub fn commit(&mut self, plan: &RestorePlan, opts: CommitOptions) -> Result<CodeOutcome> {
+        self.commit_tagged(plan, opts, None)
+    }
+
+    /// [`CheckpointStore::commit`], keeping `extra` in the manifest (the controller records the
+    /// conversation half of a rewind there, so undo can find it).
+    pub fn commit_tagged(
+        &mut self,
+        plan: &RestorePlan,
+        opts: CommitOptions,
+        extra: Option<serde_json::Value>,
+    ) -> Result<CodeOutcome> {
         if plan.plan.generation != self.state.mutation_seq {
             return Err(CheckpointError::StalePlan {
                 planned: plan.plan.generation,
@@ -115,7 +126,7 @@ impl CheckpointStore {
             PlanKind::Turn(n) => (TxKind::Restore, Some(*n)),
             PlanKind::File(_) => (TxKind::Revert, Some(fresh.plan.turn)),
         };
-        let m = self.run_transaction(kind, turn, None, inputs)?;
+        let m = self.run_transaction(kind, turn, None, inputs, extra)?;
         Ok(self.outcome_of(&m, conflicts))
     }
 
@@ -144,6 +155,7 @@ impl CheckpointStore {
         turn: Option<u64>,
         undoes: Option<String>,
         inputs: Vec<TxInput>,
+        extra: Option<serde_json::Value>,
     ) -> Result<Manifest> {
         let root = self.root.clone().ok_or(CheckpointError::NoTurn)?;
         let seq = self.state.mutation_seq + 1;
@@ -179,7 +191,7 @@ impl CheckpointStore {
             turn,
             undoes,
             undone_by: None,
-            extra: None,
+            extra,
             targets,
         };
         self.opts

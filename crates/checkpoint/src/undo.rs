@@ -8,9 +8,43 @@ use crate::error::{CheckpointError, IoContext, Result};
 use crate::model::Image;
 use crate::plan::same_image;
 use crate::store::CheckpointStore;
-use crate::tx::{TxKind, TxState};
+use crate::tx::{Manifest, TxKind, TxState};
 
 impl CheckpointStore {
+    /// Records a rewind that wrote no file (conversation only, or `both` whose files failed), so
+    /// that undo can find it: a committed manifest of kind `rewind` with no targets, taking the next
+    /// mutation sequence (it becomes the undo target).
+    pub fn record_rewind(&mut self, turn: u64, extra: serde_json::Value) -> Result<Manifest> {
+        let seq = self.state.mutation_seq + 1;
+        let time = (self.opts.clock)()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default();
+        let m = Manifest {
+            id: format!("{seq:08}-rewind-{turn}"),
+            kind: TxKind::Rewind,
+            state: TxState::Committed,
+            time,
+            seq,
+            turn: Some(turn),
+            undoes: None,
+            undone_by: None,
+            extra: Some(extra),
+            targets: Vec::new(),
+        };
+        self.opts
+            .fs
+            .create_dir_all(&self.dir)
+            .map_err(|source| CheckpointError::Io {
+                op: "create the sidecar",
+                path: self.dir.clone(),
+                source,
+            })?;
+        self.save_manifest(&m)?;
+        self.apply_committed(&m);
+        self.write_state()?;
+        Ok(m)
+    }
+
     /// Undoes transaction `id`, which must be the last committed restore or revert with nothing
     /// written since. Every target must still hold exactly what the restore wrote (existence,
     /// SHA-256, mode); otherwise nothing is written.
@@ -29,6 +63,19 @@ impl CheckpointStore {
                 _ => "a turn or another write happened since".to_string(),
             };
             return Err(CheckpointError::UndoUnavailable { why });
+        }
+        if orig.targets.is_empty() {
+            // A conversation-only rewind: nothing on disk to put back.
+            let mut orig = orig;
+            orig.state = TxState::Undone;
+            self.save_manifest(&orig)?;
+            return Ok(CodeOutcome {
+                transaction_id: None,
+                files_written: Vec::new(),
+                files_deleted: Vec::new(),
+                conflicts: Vec::new(),
+                undo_available: false,
+            });
         }
         let mut moved = Vec::new();
         let mut inputs = Vec::new();
@@ -61,7 +108,7 @@ impl CheckpointStore {
                 why: bad.restore.unusable.clone().unwrap_or_default(),
             });
         }
-        let m = self.run_transaction(TxKind::Undo, orig.turn, Some(orig.id.clone()), inputs)?;
+        let m = self.run_transaction(TxKind::Undo, orig.turn, Some(orig.id.clone()), inputs, None)?;
         let mut orig = orig;
         orig.state = TxState::Undone;
         orig.undone_by = Some(m.id.clone());

@@ -62,7 +62,7 @@ fn print_list(
             .as_str()
             .unwrap_or("")
             .to_string();
-        let time: String = e.time.chars().take(20).collect();
+        let time: String = e.time.chars().take(19).collect();
         println!(
             "{:>5}  {:<20}  {:<8}  {:>5}  {:>9}  {}",
             e.turn,

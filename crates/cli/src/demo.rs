@@ -33,7 +33,7 @@ pub fn run() -> CmdResult {
         code: 1,
         error: anyhow::anyhow!(e),
     })?;
-    let mut ctl = Controller::create(&data, &ws, model, ControllerOptions::default())?;
+    let mut ctl = Controller::create(&data, &ws, Some(model), ControllerOptions::default())?;
     println!("Retrace demo — the built-in demo model edits a scratch workspace; no API key needed.");
     println!("workspace: {}\nsession:   {}\n", ws.display(), ctl.session_id());
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -33,8 +33,8 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
     let m = model(cfg, a.model, a.base_url)?;
     let opts = controller_options(cfg, a.allow_bash);
     let mut ctl = match a.session {
-        Some(id) => Controller::open(&data, id, a.workspace, m, opts)?,
-        None => Controller::create(&data, &workspace_arg(a.workspace)?, m, opts)?,
+        Some(id) => Controller::open(&data, id, a.workspace, Some(m), opts)?,
+        None => Controller::create(&data, &workspace_arg(a.workspace)?, Some(m), opts)?,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

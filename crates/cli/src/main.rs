@@ -8,12 +8,15 @@ mod config;
 mod demo;
 mod exec;
 mod output;
+mod rewind;
 mod sessions;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use retrace_control::SummarizeWhich;
+use retrace_protocol::{OnConflict, RewindScope};
 
 use crate::common::{CmdResult, Failure};
 
@@ -95,8 +98,136 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Rewind code, conversation or both to a turn (prepare, then commit in place).
+    Rewind {
+        #[command(flatten)]
+        s: SessionArgs,
+        /// The turn to rewind to.
+        #[arg(long)]
+        turn: u64,
+        /// What to restore.
+        #[arg(long, value_enum)]
+        scope: ScopeArg,
+        /// Prepare and print the plan only.
+        #[arg(long)]
+        dry_run: bool,
+        /// Confirm a restore that spans untracked changes (shell commands, legacy records).
+        #[arg(long)]
+        yes: bool,
+        /// What to do with files changed since Retrace wrote them.
+        #[arg(long, value_enum, default_value = "refuse")]
+        on_conflict: OnConflictArg,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Undo the last rewind.
+    Undo {
+        #[command(flatten)]
+        s: SessionArgs,
+        /// The transaction to undo (must be the last rewind).
+        #[arg(long)]
+        transaction: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revert one file to its state before the session first touched it.
+    Revert {
+        #[command(flatten)]
+        s: SessionArgs,
+        /// The file (relative to the workspace).
+        path: PathBuf,
+        /// Replace the file even if it changed since Retrace wrote it (undoable).
+        #[arg(long)]
+        overwrite: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A new head that ends just before a turn (selected); code untouched.
+    Fork {
+        #[command(flatten)]
+        s: SessionArgs,
+        /// The turn.
+        #[arg(long)]
+        turn: u64,
+        /// A name for the head.
+        #[arg(long)]
+        name: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replace the conversation from (or up to) a turn by a summary, on a new selected head.
+    Summarize {
+        #[command(flatten)]
+        s: SessionArgs,
+        /// The turn.
+        #[arg(long)]
+        turn: u64,
+        /// Summarize this turn and everything after it.
+        #[arg(long, conflicts_with = "up_to", required_unless_present = "up_to")]
+        from: bool,
+        /// Summarize everything before this turn.
+        #[arg(long)]
+        up_to: bool,
+        /// The model that writes the summary.
+        #[arg(long)]
+        model: Option<String>,
+        /// An OpenAI-compatible endpoint.
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the heads of a session.
+    Heads {
+        /// The session.
+        #[arg(long)]
+        session: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Select a head (id or name).
+    Switch {
+        #[command(flatten)]
+        s: SessionArgs,
+        /// The head.
+        head: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// A narrated run of the built-in demo model on a scratch workspace (no API key needed).
     Demo,
+}
+
+/// `--session ID [--workspace DIR]` of the commands that write a session.
+#[derive(Debug, clap::Args)]
+struct SessionArgs {
+    /// The session.
+    #[arg(long)]
+    session: String,
+    /// Must be the session's own workspace if given.
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ScopeArg {
+    Code,
+    Conversation,
+    Both,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum OnConflictArg {
+    Refuse,
+    Skip,
+    Overwrite,
 }
 
 fn run(cli: Cli) -> CmdResult {
@@ -142,11 +273,102 @@ fn run(cli: Cli) -> CmdResult {
             (None, Some(dir)) => Ok(checkpoints::fsck(&dir, json)?),
             (None, None) => Err(Failure::usage("give --session ID or --sidecar DIR")),
         },
+        Command::Rewind {
+            s,
+            turn,
+            scope,
+            dry_run,
+            yes,
+            on_conflict,
+            json,
+        } => rewind::rewind(
+            &cfg()?,
+            rewind::RewindArgs {
+                session: &s.session,
+                workspace: s.workspace.as_deref(),
+                turn,
+                scope: match scope {
+                    ScopeArg::Code => RewindScope::Code,
+                    ScopeArg::Conversation => RewindScope::Conversation,
+                    ScopeArg::Both => RewindScope::Both,
+                },
+                dry_run,
+                yes,
+                on_conflict: match on_conflict {
+                    OnConflictArg::Refuse => OnConflict::Refuse,
+                    OnConflictArg::Skip => OnConflict::Skip,
+                    OnConflictArg::Overwrite => OnConflict::Overwrite,
+                },
+                json,
+            },
+        ),
+        Command::Undo { s, transaction, json } => rewind::undo(
+            &cfg()?,
+            &s.session,
+            s.workspace.as_deref(),
+            transaction.as_deref(),
+            json,
+        ),
+        Command::Revert {
+            s,
+            path,
+            overwrite,
+            json,
+        } => rewind::revert(
+            &cfg()?,
+            &s.session,
+            s.workspace.as_deref(),
+            &path,
+            overwrite,
+            json,
+        ),
+        Command::Fork { s, turn, name, json } => {
+            rewind::fork(&cfg()?, &s.session, s.workspace.as_deref(), turn, name, json)
+        }
+        Command::Summarize {
+            s,
+            turn,
+            from,
+            up_to: _,
+            model,
+            base_url,
+            json,
+        } => rewind::summarize(
+            &cfg()?,
+            rewind::SummarizeArgs {
+                session: &s.session,
+                workspace: s.workspace.as_deref(),
+                turn,
+                which: if from {
+                    SummarizeWhich::From
+                } else {
+                    SummarizeWhich::UpTo
+                },
+                model: model.as_deref(),
+                base_url: base_url.as_deref(),
+                json,
+            },
+        ),
+        Command::Heads { session, json } => rewind::heads(&session, json),
+        Command::Switch { s, head, json } => {
+            rewind::switch(&cfg()?, &s.session, s.workspace.as_deref(), &head, json)
+        }
         Command::Demo => demo::run(),
     }
 }
 
+/// Restores the default SIGPIPE action, so `retrace … | head` ends quietly like other Unix tools
+/// instead of failing to print.
+#[allow(unsafe_code)]
+fn default_sigpipe() {
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    // SAFETY: called first thing in `main`, before any other thread exists; SIG_DFL installs no
+    // Rust code as a handler.
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
+}
+
 fn main() -> ExitCode {
+    default_sigpipe();
     match run(Cli::parse()) {
         Ok(code) => code,
         Err(f) => {

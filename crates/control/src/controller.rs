@@ -40,13 +40,15 @@ pub struct TurnReport {
 
 /// The one API for every frontend (SPEC §7), for one session opened for writing.
 pub struct Controller {
-    data: DataRoot,
-    session: Session,
-    store: CheckpointStore,
-    agent: Agent,
+    pub(crate) data: DataRoot,
+    pub(crate) session: Session,
+    pub(crate) store: CheckpointStore,
+    pub(crate) agent: Option<Agent>,
     workspace: PathBuf,
     opts: ControllerOptions,
-    running: bool,
+    pub(crate) running: bool,
+    pub(crate) plans: std::collections::HashMap<String, crate::rewind::PendingPlan>,
+    pub(crate) plan_counter: u64,
 }
 
 impl std::fmt::Debug for Controller {
@@ -71,7 +73,7 @@ impl Controller {
     pub fn create(
         data: &DataRoot,
         workspace: &Path,
-        model: Box<dyn ChatModel>,
+        model: Option<Box<dyn ChatModel>>,
         opts: ControllerOptions,
     ) -> Result<Controller> {
         let root = std::fs::canonicalize(workspace).map_err(|e| {
@@ -89,7 +91,7 @@ impl Controller {
         data: &DataRoot,
         id: &str,
         workspace: Option<&Path>,
-        model: Box<dyn ChatModel>,
+        model: Option<Box<dyn ChatModel>>,
         opts: ControllerOptions,
     ) -> Result<Controller> {
         let sid = session_id(id)?;
@@ -129,13 +131,13 @@ impl Controller {
         data: &DataRoot,
         session: Session,
         root: PathBuf,
-        model: Box<dyn ChatModel>,
+        model: Option<Box<dyn ChatModel>>,
         opts: ControllerOptions,
     ) -> Result<Controller> {
         let store =
             CheckpointStore::open(&data.sidecar(session.id()), &root, store_options(&session, &opts))?;
         let ws = Workspace::new(&root).map_err(|e| ControlError::Usage(e.to_string()))?;
-        let agent = Agent::new(ws, model, opts.agent.clone());
+        let agent = model.map(|m| Agent::new(ws, m, opts.agent.clone()));
         Ok(Controller {
             data: data.clone(),
             session,
@@ -144,6 +146,8 @@ impl Controller {
             workspace: root,
             opts,
             running: false,
+            plans: std::collections::HashMap::new(),
+            plan_counter: 0,
         })
     }
 
@@ -162,9 +166,16 @@ impl Controller {
         &self.workspace
     }
 
-    /// The model in use.
-    pub fn model_name(&self) -> String {
-        self.agent.model_name()
+    /// The model in use, if one was given.
+    pub fn model_name(&self) -> Option<String> {
+        self.agent.as_ref().map(Agent::model_name)
+    }
+
+    /// Sets (or replaces) the model, e.g. for a summary with `--model`.
+    pub fn set_model(&mut self, model: Box<dyn ChatModel>) -> Result<()> {
+        let ws = Workspace::new(&self.workspace).map_err(|e| ControlError::Usage(e.to_string()))?;
+        self.agent = Some(Agent::new(ws, model, self.opts.agent.clone()));
+        Ok(())
     }
 
     /// Whether a turn is running.
@@ -198,6 +209,11 @@ impl Controller {
     ) -> Result<TurnReport> {
         if self.running {
             return Err(ControlError::Refused("a turn is already running".into()));
+        }
+        if self.agent.is_none() {
+            return Err(ControlError::Model(
+                "no model is set up for this session; pass --model".into(),
+            ));
         }
         // An old flat log becomes a new session before anything is written for the turn.
         if self.session.format() == 1 && self.session.upgrade()?.is_some() {
@@ -241,10 +257,17 @@ impl Controller {
                 head: head.clone(),
                 out: &mut *out,
             };
-            self.agent
-                .run_turn(turn, history, &mut seam, &mut sink, approve, cancel)
-                .await
+            match self.agent.as_mut() {
+                Some(agent) => {
+                    agent
+                        .run_turn(turn, history, &mut seam, &mut sink, approve, cancel)
+                        .await
+                }
+                None => TurnEnd::Failed("no model".into()),
+            }
         };
+        // A new turn moved the generation on: prepared plans are stale.
+        self.plans.clear();
         self.running = false;
         self.store.end_turn();
         let ended = self.session.end_turn();

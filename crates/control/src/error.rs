@@ -26,6 +26,12 @@ pub enum ControlError {
     /// The action is not available (the plan or the reason says why).
     #[error("{0}")]
     Refused(String),
+    /// Confirmation is required and was not given.
+    #[error("{0}")]
+    Confirmation(String),
+    /// The plan is stale: single-use, expired, or the session or workspace changed.
+    #[error("{0}")]
+    Stale(String),
     /// The model could not be set up or failed.
     #[error("{0}")]
     Model(String),

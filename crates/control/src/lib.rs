@@ -10,11 +10,15 @@
 
 mod controller;
 mod error;
+mod heads;
 mod paths;
+mod rewind;
 mod seam;
 mod view;
 
 pub use controller::{Controller, ControllerOptions, TurnReport};
 pub use error::{ControlError, Result};
+pub use heads::SummarizeWhich;
 pub use paths::DataRoot;
+pub use rewind::PLAN_TTL;
 pub use view::{session_id, sessions, SessionView};

@@ -98,27 +98,28 @@ impl TurnSink for LogSink<'_> {
 
 /// A head's messages as the model sees them (notes are system messages; summaries user messages).
 pub(crate) fn history_of(session: &Session, head: &HeadId) -> retrace_session::Result<Vec<ChatMessage>> {
-    Ok(session
-        .project(head)?
-        .into_iter()
-        .map(|m| ChatMessage {
-            role: match m.role {
-                Role::System => ModelRole::System,
-                Role::User => ModelRole::User,
-                Role::Assistant => ModelRole::Assistant,
-                Role::Tool => ModelRole::Tool,
-            },
-            content: m.content.clone(),
-            tool_calls: m
-                .tool_calls
-                .iter()
-                .map(|c| retrace_model::ToolCall {
-                    id: c.id.clone(),
-                    name: c.name.clone(),
-                    arguments: c.arguments.clone(),
-                })
-                .collect(),
-            tool_call_id: m.tool_call_id.clone(),
-        })
-        .collect())
+    Ok(session.project(head)?.into_iter().map(chat_of).collect())
+}
+
+/// One logged message as a model message.
+pub(crate) fn chat_of(m: &retrace_session::Message) -> ChatMessage {
+    ChatMessage {
+        role: match m.role {
+            Role::System => ModelRole::System,
+            Role::User => ModelRole::User,
+            Role::Assistant => ModelRole::Assistant,
+            Role::Tool => ModelRole::Tool,
+        },
+        content: m.content.clone(),
+        tool_calls: m
+            .tool_calls
+            .iter()
+            .map(|c| retrace_model::ToolCall {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            })
+            .collect(),
+        tool_call_id: m.tool_call_id.clone(),
+    }
 }

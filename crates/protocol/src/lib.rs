@@ -8,6 +8,7 @@ pub mod checkpoint;
 pub mod event;
 pub mod fsck;
 pub mod restore;
+pub mod rewind;
 pub mod session;
 
 pub use checkpoint::{ChangeKind, CheckpointEntry, Coverage, Gap, GapReason};
@@ -16,4 +17,5 @@ pub use fsck::{FsckProblem, FsckReport, Severity};
 pub use restore::{
     CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanFile, PlanGap,
 };
+pub use rewind::{RewindPlan, RewindResult};
 pub use session::{HeadEntry, SessionEntry, TranscriptEntry, TranscriptToolCall};

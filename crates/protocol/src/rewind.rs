@@ -1,0 +1,68 @@
+//! Rewind plans and results (SPEC §5.3): what `prepare_rewind` shows and what a commit returns.
+
+use serde::{Deserialize, Serialize};
+
+use crate::checkpoint::Coverage;
+use crate::event::RewindScope;
+use crate::restore::{Conflict, PlanFile, PlanGap};
+
+/// A rewind plan: prepared, shown, then committed or dropped. Changes nothing by itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewindPlan {
+    /// Single-use id for the commit.
+    pub plan_id: String,
+    /// The turn rewound to.
+    pub turn: u64,
+    /// What is restored.
+    pub scope: RewindScope,
+    /// The turn's prompt (UIs put it back into the input box).
+    pub prompt: String,
+    /// Whether the files can be restored.
+    pub can_files: bool,
+    /// Whether the conversation can be rewound (the turn is on the current head).
+    pub can_conversation: bool,
+    /// Why an asked-for half is unavailable.
+    pub disabled_reason: Option<String>,
+    /// True for `code`/`both` when a spanned turn is legacy, expired or has a gap.
+    pub requires_confirmation: bool,
+    /// The weakest coverage of the spanned turns.
+    pub coverage: Coverage,
+    /// Gaps of the spanned turns.
+    pub gaps: Vec<PlanGap>,
+    /// Every file of the restore set (empty for `conversation`).
+    pub files: Vec<PlanFile>,
+    /// The conflicted files.
+    pub conflicts: Vec<Conflict>,
+    /// When the plan expires (RFC 3339, 10 minutes after it was made).
+    pub expires_at: String,
+}
+
+/// The outcome of a rewind commit or an undo.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewindResult {
+    /// Whether it did what was asked.
+    pub ok: bool,
+    /// The conversation forked but the files then failed.
+    pub partial: bool,
+    /// Whether a new head was made.
+    pub conversation_forked: bool,
+    /// The head the rewind made (or the head now selected, for code-only rewinds and undo).
+    pub head_id: String,
+    /// The session (a new one when an old flat log was upgraded).
+    pub session_id: String,
+    /// Files written.
+    pub files_written: Vec<String>,
+    /// Files deleted.
+    pub files_deleted: Vec<String>,
+    /// The transaction, when one was written.
+    pub transaction_id: Option<String>,
+    /// Whether `undo` would undo this now.
+    pub undo_available: bool,
+    /// Conflicted files that were skipped or overwritten.
+    pub conflicts: Vec<Conflict>,
+    /// The turn's prompt.
+    pub prompt: String,
+    /// What went wrong, when `ok` is false or `partial` is true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
