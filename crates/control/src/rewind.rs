@@ -358,6 +358,19 @@ impl Controller {
         let parent = extra.get("parent_head").and_then(|v| v.as_str()).map(HeadId::new);
         let new_head = extra.get("new_head").and_then(|v| v.as_str()).map(HeadId::new);
         let base = extra.get("base_messages").and_then(|v| v.as_u64()).unwrap_or(0) as usize;
+        if extra.get("scope").and_then(|v| v.as_str()) == Some("code") && outcome.transaction_id.is_some() {
+            // The note the restore left would now be false: say the files are back.
+            let mut files = outcome.files_written.clone();
+            files.extend(outcome.files_deleted.iter().cloned());
+            let head = self.session.selected().clone();
+            self.session.note(
+                &head,
+                format!(
+                    "Note from Retrace: the user undid that restore; these files are back as they were before it: {}.",
+                    files.join(", ")
+                ),
+            )?;
+        }
         if let (Some(parent), Some(new_head)) = (parent, new_head) {
             if self.session.selected() == &new_head {
                 self.session.select(&parent)?;
