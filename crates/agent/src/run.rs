@@ -249,6 +249,11 @@ impl Agent {
                         "the command was not run: its coverage gap could not be recorded: {e}"
                     ));
                 }
+                sink.event(Event::CheckpointCaptured {
+                    turn,
+                    paths: Vec::new(),
+                    gaps: vec![retrace_tools::bash_side_effect_gap(command)],
+                });
             }
         }
         let mutating = !tool.read_only() && !preview.changes.is_empty();

@@ -367,12 +367,25 @@ fn default_sigpipe() {
     let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
 }
 
+/// An error and its causes, each said once: the project's error types already quote their source.
+fn error_chain(err: &anyhow::Error) -> String {
+    let mut out = err.to_string();
+    for cause in err.chain().skip(1) {
+        let s = cause.to_string();
+        if !out.contains(&s) {
+            out.push_str(": ");
+            out.push_str(&s);
+        }
+    }
+    out
+}
+
 fn main() -> ExitCode {
     default_sigpipe();
     match run(Cli::parse()) {
         Ok(code) => code,
         Err(f) => {
-            eprintln!("retrace: error: {:#}", f.error);
+            eprintln!("retrace: error: {}", error_chain(&f.error));
             ExitCode::from(f.code)
         }
     }
