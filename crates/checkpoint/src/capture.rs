@@ -2,17 +2,21 @@
 //! has run, and gaps for what cannot be tracked.
 
 use std::fs::{self, File};
-use std::io;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::io::{self, Read};
+use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::{Scope, ScopedJoinHandle};
 
-use retrace_fsutil::{copy_hashed, RelPath};
+use retrace_fsutil::durable::temp_sibling;
+use retrace_fsutil::{copy_hashed, hex, RelPath};
 use retrace_protocol::{ChangeKind, Gap, GapReason};
+use sha2::{Digest, Sha256};
 
 use crate::error::{CheckpointError, IoContext, Result};
-use crate::model::{Before, EntryPath, FileEntry, Image, Payload};
+use crate::model::{turn_to_raw_v3, Before, EntryPath, FileEntry, Image, Payload, Turn};
 use crate::state::Owned;
-use crate::store::CheckpointStore;
+use crate::store::{to_json, CheckpointStore};
 
 /// One path a tool's preview says it will change.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,11 +48,43 @@ pub struct CaptureReport {
     pub gaps: Vec<Gap>,
 }
 
+/// A payload file created for a before-image whose bytes are still to be copied.
+struct ToCopy {
+    /// The workspace file, open for reading.
+    src: File,
+    /// Its absolute path (for errors).
+    abs: PathBuf,
+    /// The payload file, created and empty.
+    out: File,
+    /// The payload's path.
+    path: PathBuf,
+    /// The workspace file's size when it was opened.
+    len: u64,
+}
+
+/// A capture's new record, synced under its temp name, waiting to be published.
+struct Staged {
+    turn: Turn,
+    /// The mutation sequence after the call's captures.
+    seq: u64,
+    temp: PathBuf,
+}
+
 /// A payload written but not yet synced.
 struct Pending {
-    file: Option<File>,
+    file: File,
     path: PathBuf,
 }
+
+/// From this size on, a before-image is copied by the kernel (`copy_file_range` on Linux, through
+/// `io::copy`) in chunks, and hashed from the payload by a helper thread that follows the copy and
+/// finishes while the payloads are fsynced, so SHA-256 (about as costly as writing the bytes out)
+/// hides behind the disk. Smaller files are copied and hashed in one pass on this thread: a thread
+/// would cost more than it hides.
+const PIPELINE_MIN_BYTES: u64 = 256 * 1024;
+
+/// Bytes copied between two progress messages to the hashing thread.
+const PIPELINE_CHUNK: u64 = 256 * 1024;
 
 /// Permission bits (including setuid/setgid/sticky) of a file.
 pub fn mode_bits(meta: &fs::Metadata) -> u32 {
@@ -68,7 +104,11 @@ impl CheckpointStore {
 
     /// Captures the before-image of every path in `changes` not yet touched in this turn, and makes it
     /// durable before returning. `tool` names the tool for gaps. On error nothing of this call is
-    /// published, and the caller must refuse the edit.
+    /// published nor remembered (a retry captures the paths again), and the caller must refuse the
+    /// edit.
+    ///
+    /// Cost: the payloads' fsyncs and their directory's are paid once per call, and the new record's
+    /// temp file is written while they run; then one rename and one directory fsync publish it.
     pub fn capture_before(&mut self, changes: &[Change], tool: Option<&str>) -> Result<CaptureReport> {
         let root = self.require_root()?;
         let Some(number) = self.current_turn() else {
@@ -92,52 +132,151 @@ impl CheckpointStore {
             return Ok(report);
         }
         let files_dir = self.turn_dir(number).join("files");
-        let mut pending: Vec<Pending> = Vec::new();
-        let mut entries: Vec<FileEntry> = Vec::new();
-        let mut gaps: Vec<Gap> = Vec::new();
         let base_index = self.turns.get(&number).map_or(0, |t| t.files.len());
-        for rel in &todo {
-            let index = base_index + entries.len();
-            if let Some((entry, p)) = self.capture_one(&root, rel, index, &files_dir, tool, &mut gaps)? {
+        let this = &*self;
+        let (staged, gaps) = std::thread::scope(|s| -> Result<(Staged, Vec<Gap>)> {
+            let mut pending: Vec<Pending> = Vec::new();
+            let mut entries: Vec<FileEntry> = Vec::new();
+            let mut gaps: Vec<Gap> = Vec::new();
+            // Spawned at the first large before-image of the call, if any.
+            let mut hasher: Option<Hasher<'_>> = None;
+            for rel in &todo {
+                let index = base_index + entries.len();
+                let Some((mut entry, job)) =
+                    this.capture_one(&root, rel, index, &files_dir, tool, &mut gaps)?
+                else {
+                    continue;
+                };
+                if let Some(job) = job {
+                    if hasher.is_none() && job.len >= PIPELINE_MIN_BYTES {
+                        hasher = Hasher::spawn(s);
+                    }
+                    let pipelined = hasher.as_ref().filter(|_| job.len >= PIPELINE_MIN_BYTES);
+                    let (sha256, len) = match pipelined {
+                        Some(h) => (None, copy_following(&job, h, entries.len())?),
+                        None => {
+                            let mut out = &job.out;
+                            let c =
+                                copy_hashed(&job.src, Some(&mut out)).map_err(|e| copy_error(&job.abs, e))?;
+                            (Some(c.sha256), c.len)
+                        }
+                    };
+                    fill_before(&mut entry, sha256, len);
+                    pending.push(Pending {
+                        file: job.out,
+                        path: job.path,
+                    });
+                }
                 entries.push(entry);
-                pending.extend(p);
             }
-        }
-        // One barrier for the payloads of this call: each file, then their directory once.
+            // One barrier for the payloads of this call (each file, then their directory once), then
+            // the new record, synced under its temp name but not published. When a large payload is
+            // being hashed, the barrier runs on a helper thread while the hashing catches up and the
+            // record is staged; for small files only, a thread costs more than it hides
+            // (BENCHMARKS.md), so everything runs here, in order.
+            let overlap = hasher.is_some();
+            let stage = || -> Result<Staged> {
+                if let Some(h) = hasher {
+                    for (i, sha256) in h.finish()? {
+                        if let Some(entry) = entries.get_mut(i) {
+                            let len = entry_size(entry);
+                            fill_before(entry, Some(sha256), len);
+                        }
+                    }
+                }
+                // A kept before-image without its digest would read as "did not exist".
+                if let Some(i) = entries.iter().position(|e| {
+                    matches!(
+                        e.before,
+                        Before::Present {
+                            sha256: None,
+                            payload: Payload::File(_),
+                            ..
+                        }
+                    )
+                }) {
+                    return Err(io::Error::other("no digest was computed")).at(
+                        "hash the before-image in",
+                        files_dir.join(format!("{:04}.before", base_index + i)),
+                    );
+                }
+                this.stage_record(number, entries, &gaps)
+            };
+            let staged = if pending.is_empty() {
+                // Nothing kept (new files, gaps): no payload to make durable first.
+                stage()
+            } else {
+                let files: Vec<(&File, &Path)> =
+                    pending.iter().map(|p| (&p.file, p.path.as_path())).collect();
+                this.opts
+                    .fs
+                    .sync_batch_with(&files, "sync_payload", &files_dir, overlap, stage)
+                    .map_err(|(path, source)| CheckpointError::Io {
+                        op: "sync",
+                        path,
+                        source,
+                    })
+                    .and_then(|staged| staged)
+            };
+            let staged = match staged {
+                Ok(st) => st,
+                Err(e) => {
+                    // The temp record may exist (the barrier failed after it was written): drop it.
+                    let _ = fs::remove_file(temp_sibling(&this.turn_dir(number).join("meta.json")));
+                    return Err(e);
+                }
+            };
+            Ok((staged, gaps))
+        })?;
+        // Publish: the record, which references only durable payloads, takes its final name. Only
+        // then does the store remember the capture, so a failed call leaves the paths untouched and a
+        // retry captures them again.
+        let meta = self.turn_dir(number).join("meta.json");
         let fs_ = self.opts.fs.clone();
-        for p in &mut pending {
-            if let Some(f) = p.file.take() {
-                fs_.sync_file(&f, "sync_payload").at("sync", &p.path)?;
-            }
+        if let Err(e) = fs_.rename(&staged.temp, &meta) {
+            let _ = fs::remove_file(&staged.temp);
+            return Err(e).at("write", &meta);
         }
-        if !pending.is_empty() {
-            fs_.sync_dir(&files_dir).at("sync", &files_dir)?;
-        }
-        // Publish: the record now references the durable payloads.
-        let turn = self
-            .turns
-            .get_mut(&number)
-            .ok_or(CheckpointError::UnknownTurn(number))?;
-        for mut e in entries {
-            self.state.mutation_seq += 1;
-            e.seq = Some(self.state.mutation_seq);
-            turn.files.push(e);
-        }
-        for g in &gaps {
-            turn.add_gap(g.clone());
-        }
+        fs_.sync_dir(&self.turn_dir(number)).at("write", &meta)?;
+        self.state.mutation_seq = staged.seq;
+        self.turns.insert(number, staged.turn);
         if let Some(cur) = self.current.as_mut() {
             cur.touched.extend(todo.iter().cloned());
         }
-        self.write_meta(number)?;
         report.captured = todo;
         report.gaps = gaps;
         self.prune()?;
         Ok(report)
     }
 
-    /// Captures one path. Returns the entry and the payload to sync, or `None` when the file could not
-    /// be read (an `unreadable` gap is recorded instead).
+    /// The record of turn `number` with `entries` and `gaps` added, written to the temp name of its
+    /// `meta.json` and synced, not yet renamed: nothing in the store changes.
+    fn stage_record(&self, number: u64, entries: Vec<FileEntry>, gaps: &[Gap]) -> Result<Staged> {
+        let mut turn = self
+            .turns
+            .get(&number)
+            .cloned()
+            .ok_or(CheckpointError::UnknownTurn(number))?;
+        let mut seq = self.state.mutation_seq;
+        for mut e in entries {
+            seq += 1;
+            e.seq = Some(seq);
+            turn.files.push(e);
+        }
+        for g in gaps {
+            turn.add_gap(g.clone());
+        }
+        let temp = temp_sibling(&self.turn_dir(number).join("meta.json"));
+        self.opts
+            .fs
+            .write_unpublished(&temp, &to_json(&turn_to_raw_v3(&turn)))
+            .at("write", &temp)?;
+        Ok(Staged { turn, seq, temp })
+    }
+
+    /// Inspects one path. Returns its entry and, for a file whose bytes are kept, the payload file
+    /// created for them (the caller copies the bytes and fills in the entry's SHA-256 and size), or
+    /// `None` when the file could not be read (an `unreadable` gap is recorded instead).
     fn capture_one(
         &self,
         root: &Path,
@@ -146,7 +285,7 @@ impl CheckpointStore {
         files_dir: &Path,
         tool: Option<&str>,
         gaps: &mut Vec<Gap>,
-    ) -> Result<Option<(FileEntry, Option<Pending>)>> {
+    ) -> Result<Option<(FileEntry, Option<ToCopy>)>> {
         let gap = |reason: GapReason, detail: Option<String>| Gap {
             reason,
             tool: tool.map(str::to_string),
@@ -232,27 +371,25 @@ impl CheckpointStore {
             return Ok(Some((entry_of(before), None)));
         }
         let payload_path = files_dir.join(format!("{index:04}.before"));
-        let mut out = self
+        let out = self
             .opts
             .fs
             .create_file(&payload_path)
             .at("create", &payload_path)?;
         self.opts.fs.step("write_payload").at("write", &payload_path)?;
-        let copied = copy_hashed(&file, Some(&mut out)).map_err(|e| CheckpointError::Io {
-            op: "copy the before-image of",
-            path: abs.clone(),
-            source: e,
-        })?;
         let before = Before::Present {
-            sha256: Some(copied.sha256),
+            sha256: None,
             mode: Some(mode),
-            size: Some(copied.len),
+            size: None,
             payload: Payload::File(index),
         };
         Ok(Some((
             entry_of(before),
-            Some(Pending {
-                file: Some(out),
+            Some(ToCopy {
+                src: file,
+                len: meta.len(),
+                abs,
+                out,
                 path: payload_path,
             }),
         )))
@@ -306,6 +443,152 @@ impl CheckpointStore {
     }
 }
 
+fn copy_error(abs: &Path, source: io::Error) -> CheckpointError {
+    CheckpointError::Io {
+        op: "copy the before-image of",
+        path: abs.to_path_buf(),
+        source,
+    }
+}
+
+/// Sets the SHA-256 and size of a kept before-image.
+fn fill_before(entry: &mut FileEntry, sha: Option<String>, len: u64) {
+    if let Before::Present { sha256, size, .. } = &mut entry.before {
+        if sha.is_some() {
+            *sha256 = sha;
+        }
+        *size = Some(len);
+    }
+}
+
+fn entry_size(entry: &FileEntry) -> u64 {
+    match &entry.before {
+        Before::Present { size, .. } => size.unwrap_or(0),
+        Before::Absent => 0,
+    }
+}
+
+/// Copies a before-image into its payload in chunks, telling the hashing thread how far the payload
+/// is written. Returns the bytes copied.
+fn copy_following(job: &ToCopy, hasher: &Hasher<'_>, entry: usize) -> Result<u64> {
+    hasher.send(HashMsg::Start {
+        entry,
+        path: job.path.clone(),
+    });
+    let mut total = 0u64;
+    loop {
+        let n = io::copy(&mut (&job.src).take(PIPELINE_CHUNK), &mut &job.out)
+            .map_err(|e| copy_error(&job.abs, e))?;
+        if n == 0 {
+            break;
+        }
+        total += n;
+        hasher.send(HashMsg::Upto(total));
+    }
+    hasher.send(HashMsg::End(total));
+    Ok(total)
+}
+
+/// What the hashing thread is told, in order.
+enum HashMsg {
+    /// A payload (entry `entry` of the call) is being written at `path`.
+    Start { entry: usize, path: PathBuf },
+    /// Its first `n` bytes are written.
+    Upto(u64),
+    /// It is complete at `n` bytes.
+    End(u64),
+}
+
+/// A thread hashing payloads as they are written, reading them back (streaming, from the page cache)
+/// so each digest describes exactly the bytes a restore will read.
+struct Hasher<'scope> {
+    tx: mpsc::Sender<HashMsg>,
+    handle: ScopedJoinHandle<'scope, Result<Vec<(usize, String)>>>,
+}
+
+impl<'scope> Hasher<'scope> {
+    /// `None` when no thread can be started: the caller hashes on its own thread.
+    fn spawn<'env>(s: &'scope Scope<'scope, 'env>) -> Option<Hasher<'scope>> {
+        let (tx, rx) = mpsc::channel();
+        let handle = std::thread::Builder::new()
+            .name("retrace-hash".into())
+            .spawn_scoped(s, move || hash_payloads(rx))
+            .ok()?;
+        Some(Hasher { tx, handle })
+    }
+
+    fn send(&self, msg: HashMsg) {
+        // A send fails only when the thread stopped on an error, which `finish` reports.
+        let _ = self.tx.send(msg);
+    }
+
+    /// Waits for every digest: `(entry, sha256)` per payload.
+    fn finish(self) -> Result<Vec<(usize, String)>> {
+        drop(self.tx);
+        self.handle.join().unwrap_or_else(|_| {
+            Err(CheckpointError::Io {
+                op: "hash the before-images",
+                path: PathBuf::new(),
+                source: io::Error::other("the hashing thread panicked"),
+            })
+        })
+    }
+}
+
+fn hash_payloads(rx: mpsc::Receiver<HashMsg>) -> Result<Vec<(usize, String)>> {
+    struct Current {
+        entry: usize,
+        path: PathBuf,
+        file: File,
+        hasher: Sha256,
+        done: u64,
+    }
+    let mut out = Vec::new();
+    let mut cur: Option<Current> = None;
+    let mut buf = vec![0u8; retrace_fsutil::hash::CHUNK];
+    for msg in rx {
+        let (upto, end) = match msg {
+            HashMsg::Start { entry, path } => {
+                let file = File::open(&path).at("read back", &path)?;
+                cur = Some(Current {
+                    entry,
+                    path,
+                    file,
+                    hasher: Sha256::new(),
+                    done: 0,
+                });
+                continue;
+            }
+            HashMsg::Upto(n) => (n, false),
+            HashMsg::End(n) => (n, true),
+        };
+        let Some(c) = cur.as_mut() else { continue };
+        while c.done < upto {
+            let want = usize::try_from(upto - c.done).map_or(buf.len(), |w| w.min(buf.len()));
+            let got = match c.file.read_at(&mut buf[..want], c.done) {
+                Ok(0) => {
+                    return Err(io::Error::other(format!(
+                        "{} bytes read back, {upto} written",
+                        c.done
+                    )))
+                    .at("read back", &c.path)
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e).at("read back", &c.path),
+            };
+            c.hasher.update(&buf[..got]);
+            c.done += got as u64;
+        }
+        if end {
+            if let Some(c) = cur.take() {
+                out.push((c.entry, hex(&c.hasher.finalize())));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Existence, SHA-256 (streamed) and mode of the file at `abs` now.
 pub fn image_of(abs: &Path) -> io::Result<Image> {
     let file = match File::open(abs) {
@@ -329,4 +612,88 @@ pub fn image_of(abs: &Path) -> io::Result<Image> {
         sha256: Some(hashed.sha256),
         mode: Some(mode_bits(&meta)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{BeginTurn, StoreOptions};
+    use crate::BeforeImage;
+    use retrace_fsutil::{sha256_bytes, Fs};
+
+    fn bytes(len: usize, seed: u8) -> Vec<u8> {
+        (0..len)
+            .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+            .collect()
+    }
+
+    /// Small and large files in one call, with fsync on: the large ones take the pipelined copy
+    /// (kernel copy, digest computed by the hashing thread while the payloads are synced), and every
+    /// entry gets its own digest, size and bytes.
+    #[test]
+    fn small_and_large_before_images_in_one_call_keep_their_own_digests() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        fs::create_dir_all(&ws).unwrap();
+        let sizes = [
+            ("a.txt", 10usize),
+            ("big1.bin", PIPELINE_MIN_BYTES as usize + 1),
+            ("empty", 0),
+            ("big2.bin", 3 * PIPELINE_CHUNK as usize + 7),
+            ("c.txt", 4096),
+        ];
+        let mut originals = Vec::new();
+        for (i, (name, len)) in sizes.iter().enumerate() {
+            let b = bytes(*len, i as u8);
+            fs::write(ws.join(name), &b).unwrap();
+            originals.push(b);
+        }
+        let opts = StoreOptions {
+            fs: Fs::durable(),
+            ..StoreOptions::default()
+        };
+        let mut store = CheckpointStore::open(&tmp.path().join("s.ckpt"), &ws, opts).unwrap();
+        let turn = store.begin_turn(BeginTurn::default()).unwrap();
+        let mut changes: Vec<Change> = sizes
+            .iter()
+            .map(|(n, _)| Change::new(*n, ChangeKind::Modify))
+            .collect();
+        changes.insert(2, Change::new("new.txt", ChangeKind::Create));
+        let report = store.capture_before(&changes, Some("edit")).unwrap();
+        assert_eq!(report.captured.len(), 6);
+        assert!(report.gaps.is_empty(), "{:?}", report.gaps);
+        // Overwrite the workspace: the before-images must not follow.
+        for (name, _) in &sizes {
+            fs::write(ws.join(name), b"after").unwrap();
+        }
+        let reopened =
+            CheckpointStore::open(&tmp.path().join("s.ckpt"), &ws, StoreOptions::default()).unwrap();
+        let t = reopened.turn(turn).unwrap();
+        assert_eq!(t.files.len(), 6);
+        for (i, ((name, len), want)) in sizes.iter().zip(&originals).enumerate() {
+            let rel = RelPath::from_stored(name.as_bytes()).unwrap();
+            let entry = &t.files[t.entry_index(&rel).unwrap()];
+            let Before::Present { sha256, size, .. } = &entry.before else {
+                panic!("{name}: recorded as absent");
+            };
+            assert_eq!(
+                sha256.as_deref(),
+                Some(sha256_bytes(want).as_str()),
+                "{name} (#{i})"
+            );
+            assert_eq!(*size, Some(*len as u64), "{name}");
+            match reopened.before_image(turn, &rel).unwrap() {
+                BeforeImage::Present { reader, .. } => {
+                    assert_eq!(&reader.read_all().unwrap(), want, "{name}")
+                }
+                BeforeImage::Absent => panic!("{name}: no before-image"),
+            }
+        }
+        let new = RelPath::from_stored(b"new.txt").unwrap();
+        assert!(matches!(
+            reopened.before_image(turn, &new).unwrap(),
+            BeforeImage::Absent
+        ));
+        assert!(reopened.fsck().ok, "{:#?}", reopened.fsck().problems);
+    }
 }

@@ -342,6 +342,11 @@ impl CheckpointStore {
         self.tombstones.remove(&n);
         let files_dir = turn_dir.join("files");
         fs.create_dir_all(&files_dir).at("create", &files_dir)?;
+        // The new directories' entries are durable before anything is captured into them.
+        let turns_dir = self.dir.join("turns");
+        fs.sync_dir(&turn_dir).at("sync", &turn_dir)?;
+        fs.sync_dir(&turns_dir).at("sync", &turns_dir)?;
+        fs.sync_dir(&self.dir).at("sync", &self.dir)?;
         self.current = Some(Current {
             number: n,
             touched: BTreeSet::new(),

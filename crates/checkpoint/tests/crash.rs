@@ -745,7 +745,6 @@ fn retention_by_bytes_drops_oldest_first_and_keeps_protected_turns_over_budget()
 /// not call the path "already captured" while nothing of it was published, or the edit would run
 /// before its before-image is durable (SPEC §3.2).
 #[test]
-#[ignore = "known bug in capture.rs: capture_before marks paths touched before meta.json is written"]
 fn a_retried_capture_is_durable_before_the_edit_runs() {
     let scratch = Scratch::new().unwrap();
     scratch.write("a.txt", b"original\n").unwrap();

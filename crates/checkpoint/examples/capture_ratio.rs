@@ -1,0 +1,137 @@
+//! Capture cost against the floor, interleaved: each round times one capture and one raw copy +
+//! fsync of the same bytes back to back, so load from other processes on a shared machine falls on
+//! both alike. Complements `cargo bench -p retrace-checkpoint` (criterion runs all capture iterations,
+//! then all floor iterations).
+//!
+//! ```text
+//! cargo run --release -p retrace-checkpoint --example capture_ratio [ROUNDS]
+//! ```
+//!
+//! The setup of each iteration is the bench's: a fresh sidecar with a turn begun (durable `Fs`), or
+//! a fresh synced directory for the floor, untimed. Prints median milliseconds and the ratio per size.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+use std::time::Instant;
+
+use retrace_checkpoint::{BeginTurn, Change, CheckpointStore, StoreOptions};
+use retrace_fsutil::Fs;
+use retrace_protocol::ChangeKind;
+use tempfile::TempDir;
+
+fn content(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+fn fresh_dir() -> TempDir {
+    let d = TempDir::new().unwrap();
+    File::open(d.path()).unwrap().sync_all().unwrap();
+    d
+}
+
+fn time_capture(ws: &Path) -> f64 {
+    let side = TempDir::new().unwrap();
+    let opts = StoreOptions {
+        session_id: Some("ratio".into()),
+        fs: Fs::durable(),
+        ..StoreOptions::default()
+    };
+    let mut store = CheckpointStore::open(&side.path().join("s.ckpt"), ws, opts).unwrap();
+    store
+        .begin_turn(BeginTurn {
+            prompt: "edit big.bin".into(),
+            ..BeginTurn::default()
+        })
+        .unwrap();
+    let change = [Change::new("big.bin", ChangeKind::Modify)];
+    let t = Instant::now();
+    let report = store.capture_before(&change, Some("edit")).unwrap();
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    assert_eq!(report.captured.len(), 1);
+    drop(store);
+    drop(side);
+    ms
+}
+
+fn time_floor(src: &Path) -> f64 {
+    let d = fresh_dir();
+    let t = Instant::now();
+    let mut from = File::open(src).unwrap();
+    let mut to = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(d.path().join("copy.bin"))
+        .unwrap();
+    io::copy(&mut from, &mut to).unwrap();
+    to.sync_all().unwrap();
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn main() {
+    let rounds: usize = std::env::args()
+        .nth(1)
+        .map_or(101, |s| s.parse().expect("a round count"));
+    let sizes: [(&str, usize, Option<f64>); 4] = [
+        ("1KiB", 1 << 10, None),
+        ("64KiB", 64 << 10, Some(3.0)),
+        ("1MiB", 1 << 20, Some(1.5)),
+        ("32MiB", 32 << 20, Some(1.3)),
+    ];
+    println!("| size | capture (ms) | floor (ms) | ratio | target | met |");
+    println!("|---|---|---|---|---|---|");
+    for (name, len, target) in sizes {
+        let ws = TempDir::new().unwrap();
+        let src = ws.path().join("big.bin");
+        let mut f = File::create(&src).unwrap();
+        f.write_all(&content(len, len as u64)).unwrap();
+        f.sync_all().unwrap();
+        // Large sizes get fewer rounds (each round writes the file out twice).
+        let n = if len >= 32 << 20 {
+            rounds.div_ceil(4).max(5)
+        } else {
+            rounds
+        };
+        let (mut cap, mut floor) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        // One unmeasured round each to warm the page cache and the code.
+        time_capture(ws.path());
+        time_floor(&src);
+        for i in 0..n {
+            // Alternate which goes first, so neither always follows the other's deletions.
+            if i % 2 == 0 {
+                cap.push(time_capture(ws.path()));
+                floor.push(time_floor(&src));
+            } else {
+                floor.push(time_floor(&src));
+                cap.push(time_capture(ws.path()));
+            }
+        }
+        let (c, fl) = (median(cap), median(floor));
+        let ratio = c / fl;
+        let (t, met) = match target {
+            Some(t) => (format!("≤ {t}×"), if ratio <= t { "yes" } else { "no" }),
+            None => ("–".to_string(), "–"),
+        };
+        println!("| {name} | {c:.3} | {fl:.3} | {ratio:.2}× | {t} | {met} |");
+    }
+}
