@@ -95,6 +95,8 @@ pub(crate) struct Current {
     pub(crate) number: u64,
     /// Paths already touched in this turn (first touch wins), including unreadable ones.
     pub(crate) touched: BTreeSet<RelPath>,
+    /// After-images recorded since `meta.json` was last written (they are in `state.json`).
+    pub(crate) meta_dirty: bool,
 }
 
 /// The checkpoint sidecar store of one session.
@@ -298,6 +300,7 @@ impl CheckpointStore {
 
     /// Starts a turn: writes its marker, then its (empty) v3 record, and returns its number.
     pub fn begin_turn(&mut self, begin: BeginTurn) -> Result<u64> {
+        self.flush_meta()?;
         let mut n = self.next_turn();
         if let Some(m) = begin.log_max_turn {
             n = n.max(m + 1);
@@ -350,6 +353,7 @@ impl CheckpointStore {
         self.current = Some(Current {
             number: n,
             touched: BTreeSet::new(),
+            meta_dirty: false,
         });
         self.turns.insert(n, turn);
         self.write_meta(n)?;
@@ -358,8 +362,35 @@ impl CheckpointStore {
     }
 
     /// Ends the current turn: later captures need a new [`CheckpointStore::begin_turn`].
+    ///
+    /// After-images recorded since the last capture are written into the turn's `meta.json` now (they
+    /// are already durable in `state.json`, the ownership proof). Best effort: use
+    /// [`CheckpointStore::finish_turn`] to learn about a failure.
     pub fn end_turn(&mut self) {
+        let _ = self.finish_turn();
+    }
+
+    /// Like [`CheckpointStore::end_turn`], reporting a failure to write the record.
+    pub fn finish_turn(&mut self) -> Result<()> {
+        let flushed = self.flush_meta();
         self.current = None;
+        flushed
+    }
+
+    /// Writes the current turn's `meta.json` if after-images were recorded since it was written.
+    pub(crate) fn flush_meta(&mut self) -> Result<()> {
+        let Some(cur) = self.current.as_ref() else {
+            return Ok(());
+        };
+        if !cur.meta_dirty {
+            return Ok(());
+        }
+        let n = cur.number;
+        self.write_meta(n)?;
+        if let Some(cur) = self.current.as_mut() {
+            cur.meta_dirty = false;
+        }
+        Ok(())
     }
 
     pub(crate) fn turn_dir(&self, n: u64) -> PathBuf {
@@ -375,6 +406,18 @@ impl CheckpointStore {
         self.opts
             .fs
             .write_atomic(&path, &to_json(&turn_to_raw_v3(turn)))
+            .at("write", &path)
+    }
+
+    /// Writes `state.json` with its data synced but its directory entry not: used for after-images,
+    /// where losing the rename in a power cut leaves an older, still consistent ownership map — which
+    /// errs towards reporting a conflict, never towards overwriting. The next durable write in the
+    /// sidecar directory makes it durable too.
+    pub(crate) fn write_state_lazy(&self) -> Result<()> {
+        let path = self.dir.join(STATE_FILE);
+        self.opts
+            .fs
+            .replace_unsynced_dir(&path, &self.state.to_json())
             .at("write", &path)
     }
 
@@ -406,6 +449,13 @@ impl CheckpointStore {
             walk(&self.dir, &mut total)?;
         }
         Ok(total)
+    }
+}
+
+impl Drop for CheckpointStore {
+    fn drop(&mut self) {
+        // Best effort: the after-images are durable in state.json whatever happens here.
+        let _ = self.flush_meta();
     }
 }
 

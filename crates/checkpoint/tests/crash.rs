@@ -238,7 +238,7 @@ fn scenario(r: &mut Run, variant: Variant) -> Step {
         vec![Edit::Write("edit.txt", b"newer\n".to_vec())],
     )?;
     r.bash("cargo build")?;
-    r.store.end_turn();
+    r.store.finish_turn().map_err(|e| e.to_string())?;
     if variant == Variant::Pruning {
         // An undoable transaction targets turn 0.
         r.store.hold(0);
@@ -257,7 +257,7 @@ fn scenario(r: &mut Run, variant: Variant) -> Step {
         ],
         vec![Edit::Move("mv-src.bin", "sub/mv-dst.bin")],
     )?;
-    r.store.end_turn();
+    r.store.finish_turn().map_err(|e| e.to_string())?;
 
     if variant == Variant::Pruning {
         r.begin("third: a large edit")?;
@@ -270,7 +270,7 @@ fn scenario(r: &mut Run, variant: Variant) -> Step {
                 Edit::Write("edit.txt", b"third\n".to_vec()),
             ],
         )?;
-        r.store.end_turn();
+        r.store.finish_turn().map_err(|e| e.to_string())?;
     }
     Ok(())
 }

@@ -269,7 +269,11 @@ impl Controller {
         // A new turn moved the generation on: prepared plans are stale.
         self.plans.clear();
         self.running = false;
-        self.store.end_turn();
+        if let Err(e) = self.store.finish_turn() {
+            out(Event::Notice {
+                message: format!("the turn's checkpoint record could not be completed: {e}"),
+            });
+        }
         let ended = self.session.end_turn();
         let (ok, error) = match end {
             TurnEnd::Finished => (true, None),
