@@ -1,7 +1,8 @@
 //! File transactions (SPEC §5.4): commit a plan durably, put everything back on failure.
 //!
-//! Order: manifest `prepared` (durable) → forward images as blobs (durable) → temp files beside the
-//! targets (durable) → manifest `committing` with every target `published` (one durable write) →
+//! Order: manifest `prepared` (durable) → forward images as blobs and temp files beside the targets,
+//! written, then fsynced together (one barrier), then the blobs renamed and every directory fsynced
+//! (a second barrier) → manifest `committing` with every target `published` (one durable write) →
 //! per target: re-check against the forward image, rename → directory fsyncs → manifest `committed`
 //! → `state.json`. A crash anywhere leaves every target equal to its forward or its restore image, and
 //! the next writer's recovery finishes the rollback.
@@ -223,12 +224,11 @@ impl CheckpointStore {
             }
             dirs.insert(parent_of(&abs));
         }
-        for d in &dirs {
-            if let Err(e) = self.opts.fs.sync_dir(d).at("sync", d) {
-                let n = m.targets.len();
-                let stuck = self.compensate(&root, &mut m, n);
-                return Err(stuck.unwrap_or(e));
-            }
+        let entries: Vec<(&Path, &str)> = dirs.iter().map(|d| (d.as_path(), "sync_dir")).collect();
+        if let Err(e) = self.opts.fs.sync_paths(&entries).map_err(sync_failed) {
+            let n = m.targets.len();
+            let stuck = self.compensate(&root, &mut m, n);
+            return Err(stuck.unwrap_or(e));
         }
         // (6) Committed, then the ownership proofs.
         m.state = TxState::Committed;
@@ -265,24 +265,47 @@ impl CheckpointStore {
     }
 
     /// Steps (2) and (3): forward images as blobs, then temp files, all durable.
+    ///
+    /// Every file is written first and all are fsynced in one barrier
+    /// ([`retrace_fsutil::Fs::sync_paths`]), so the durable cost belongs to the batch, not to each
+    /// file; only then are the blobs renamed to their names, and their directories and the temp
+    /// files' directories fsynced (a second barrier). Nothing is published before both: the manifest
+    /// still says `prepared`.
     fn prepare_files(&mut self, root: &Path, m: &Manifest, inputs: &[TxInput]) -> Result<()> {
+        let mut blobs: Vec<(PathBuf, PathBuf)> = Vec::new();
+        let prepared = self.prepare_files_batched(root, m, inputs, &mut blobs);
+        if prepared.is_err() {
+            // A blob temp file must not keep the space a full disk needs to recover.
+            for (tmp, _) in &blobs {
+                let _ = fs::remove_file(tmp);
+            }
+        }
+        prepared
+    }
+
+    fn prepare_files_batched(
+        &mut self,
+        root: &Path,
+        m: &Manifest,
+        inputs: &[TxInput],
+        blobs: &mut Vec<(PathBuf, PathBuf)>,
+    ) -> Result<()> {
         let fs_ = self.opts.fs.clone();
         // (2) Forward images: the current bytes, kept so compensation and undo can put them back.
-        let mut blob_dirs = BTreeSet::new();
+        let mut shas = BTreeSet::new();
         for inp in inputs {
             if !inp.forward.existed {
                 continue;
             }
             let sha = inp.forward.sha256.clone().unwrap_or_default();
-            let abs = inp.rel.under(root);
-            if let Some(dir) = self.store_blob(&abs, &sha)? {
-                blob_dirs.insert(dir);
+            if !shas.insert(sha.clone()) {
+                continue;
             }
-        }
-        for d in &blob_dirs {
-            fs_.sync_dir(d).at("sync", d)?;
+            let abs = inp.rel.under(root);
+            self.write_blob_unsynced(&abs, &sha, blobs)?;
         }
         // (3) Temp files beside their targets.
+        let mut temps = Vec::new();
         let mut dirs = BTreeSet::new();
         for (i, inp) in inputs.iter().enumerate() {
             if !inp.restore.image.existed {
@@ -326,49 +349,63 @@ impl CheckpointStore {
             let mode = inp.restore.image.mode.unwrap_or(0o644);
             out.set_permissions(fs::Permissions::from_mode(mode))
                 .at("chmod", &tmp)?;
-            fs_.sync_file(&out, "sync_temp").at("sync", &tmp)?;
+            temps.push(tmp);
             dirs.insert(parent);
         }
-        for d in &dirs {
-            fs_.sync_dir(d).at("sync", d)?;
+        // One barrier for the data of every blob and temp file.
+        let data: Vec<(&Path, &str)> = blobs
+            .iter()
+            .map(|(tmp, _)| (tmp.as_path(), "sync_blob"))
+            .chain(temps.iter().map(|t| (t.as_path(), "sync_temp")))
+            .collect();
+        fs_.sync_paths(&data).map_err(sync_failed)?;
+        // The blobs take their names only once their bytes are durable.
+        let mut blob_dirs = BTreeSet::new();
+        for (tmp, fin) in blobs.drain(..) {
+            if let Err(e) = fs_.rename(&tmp, &fin).at("rename", &fin) {
+                let _ = fs::remove_file(&tmp);
+                return Err(e);
+            }
+            blob_dirs.insert(parent_of(&fin));
         }
+        // One barrier for every directory entry: blobs, then temp files.
+        let entries: Vec<(&Path, &str)> = blob_dirs
+            .iter()
+            .chain(dirs.iter())
+            .map(|d| (d.as_path(), "sync_dir"))
+            .collect();
+        fs_.sync_paths(&entries).map_err(sync_failed)?;
         Ok(())
     }
 
-    /// Copies `src` into the blob store under `sha` unless it is there already. Returns the directory
-    /// to fsync when a blob was written. Fails with `ExternalChange` if the bytes are not `sha`.
-    pub(crate) fn store_blob(&self, src: &Path, sha: &str) -> Result<Option<PathBuf>> {
+    /// Copies `src` into a temp file beside the blob named `sha`, unless that blob is there already,
+    /// and adds `(temp, blob)` to `blobs`; not synced (the caller's barrier does that, then renames).
+    /// Fails with `ExternalChange` if the bytes are not `sha`.
+    fn write_blob_unsynced(&self, src: &Path, sha: &str, blobs: &mut Vec<(PathBuf, PathBuf)>) -> Result<()> {
         let fs_ = self.opts.fs.clone();
         let final_path = self.dir.join(blob_rel_path(sha));
         if final_path.is_file() {
             if let Ok((h, _)) = File::open(&final_path).and_then(retrace_fsutil::hash_reader) {
                 if h == sha {
-                    return Ok(None);
+                    return Ok(());
                 }
             }
         }
         let dir = parent_of(&final_path);
         fs_.create_dir_all(&dir).at("create", &dir)?;
         let tmp = dir.join(format!(".{sha}.tmp"));
-        let written = (|| {
-            let mut out = fs_.create_file(&tmp).at("create", &tmp)?;
-            let input = File::open(src).at("read", src)?;
-            fs_.step("write_blob").at("write", &tmp)?;
-            let copied = copy_hashed(&input, Some(&mut out)).at("copy into", &tmp)?;
-            if copied.sha256 != sha {
-                return Err(CheckpointError::ExternalChange {
-                    path: src.to_string_lossy().into_owned(),
-                });
-            }
-            fs_.sync_file(&out, "sync_blob").at("sync", &tmp)?;
-            fs_.rename(&tmp, &final_path).at("rename", &final_path)
-        })();
-        if let Err(e) = written {
-            // A partial blob must not keep the space a full disk needs to recover.
-            let _ = fs::remove_file(&tmp);
-            return Err(e);
+        let mut out = fs_.create_file(&tmp).at("create", &tmp)?;
+        // From here on the caller removes the temp file if anything fails.
+        blobs.push((tmp.clone(), final_path));
+        let input = File::open(src).at("read", src)?;
+        fs_.step("write_blob").at("write", &tmp)?;
+        let copied = copy_hashed(&input, Some(&mut out)).at("copy into", &tmp)?;
+        if copied.sha256 != sha {
+            return Err(CheckpointError::ExternalChange {
+                path: src.to_string_lossy().into_owned(),
+            });
         }
-        Ok(Some(dir))
+        Ok(())
     }
 
     /// A stream of a restore image's bytes, verified against its SHA-256.
@@ -597,6 +634,15 @@ impl CheckpointStore {
         }
         let dir = parent_of(&abs);
         fs_.sync_dir(&dir).at("sync", &dir)
+    }
+}
+
+/// The error of a failed barrier ([`retrace_fsutil::Fs::sync_paths`]).
+fn sync_failed((path, source): (PathBuf, io::Error)) -> CheckpointError {
+    CheckpointError::Io {
+        op: "sync",
+        path,
+        source,
     }
 }
 

@@ -9,13 +9,15 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Mode of every directory Retrace creates: before-images can hold secrets.
 pub const PRIVATE_DIR_MODE: u32 = 0o700;
 /// Mode of every file Retrace creates in its own stores.
 pub const PRIVATE_FILE_MODE: u32 = 0o600;
+/// Most fsyncs [`Fs::sync_paths`] runs at once (they wait on the disk, not on a core).
+pub const SYNC_THREADS: usize = 16;
 
 /// Fails the k-th durable step and every later one, as if the process had died there.
 #[derive(Debug, Default)]
@@ -192,6 +194,56 @@ impl Fs {
         })
     }
 
+    /// fsync of many files and directories, named by path, as one barrier: what a batch of new files
+    /// costs once rather than per file. Every failpoint (each entry's label) is passed first, in
+    /// order, on this thread, so a fault-injection trail does not depend on thread timing; then the
+    /// fsyncs run on up to [`SYNC_THREADS`] helper threads at once. On ext4 (and other journaling file
+    /// systems) concurrent fsyncs share journal commits, where one after another each pays its own.
+    /// Returns once all are done; a failed one gives its path (the first in `paths`' order).
+    pub fn sync_paths(&self, paths: &[(&Path, &str)]) -> Result<(), (PathBuf, io::Error)> {
+        for (p, label) in paths {
+            self.step(label).map_err(|e| (p.to_path_buf(), e))?;
+        }
+        if !self.sync {
+            return Ok(());
+        }
+        let one = |p: &Path| File::open(p).and_then(|f| f.sync_all());
+        let threads = paths.len().min(SYNC_THREADS);
+        if threads <= 1 {
+            for (p, _) in paths {
+                one(p).map_err(|e| (p.to_path_buf(), e))?;
+            }
+            return Ok(());
+        }
+        let next = AtomicUsize::new(0);
+        let failed: Mutex<Option<(usize, PathBuf, io::Error)>> = Mutex::new(None);
+        let worker = || loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some((p, _)) = paths.get(i) else { break };
+            if let Err(e) = one(p) {
+                if let Ok(mut f) = failed.lock() {
+                    if f.as_ref().is_none_or(|(j, _, _)| i < *j) {
+                        *f = Some((i, p.to_path_buf(), e));
+                    }
+                }
+            }
+        };
+        std::thread::scope(|s| {
+            for _ in 1..threads {
+                // No thread to spare: the ones that started (and this one) do the rest.
+                let _ = std::thread::Builder::new()
+                    .name("retrace-fsync".into())
+                    .spawn_scoped(s, worker);
+            }
+            worker();
+        });
+        match failed.into_inner() {
+            Ok(None) => Ok(()),
+            Ok(Some((_, p, e))) => Err((p, e)),
+            Err(_) => Err((PathBuf::new(), io::Error::other("an fsync thread panicked"))),
+        }
+    }
+
     /// Creates `dir` and its missing parents with mode 0700.
     pub fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
         if dir.is_dir() {
@@ -360,6 +412,34 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.0, b);
         assert!(!ran && inj.crashed());
+    }
+
+    #[test]
+    fn a_path_barrier_passes_its_failpoints_in_order_then_syncs() {
+        let dir = tempfile::tempdir().unwrap();
+        let files: Vec<PathBuf> = (0..40).map(|i| dir.path().join(format!("f{i}"))).collect();
+        for f in &files {
+            fs::write(f, b"x").unwrap();
+        }
+        let mut batch: Vec<(&Path, &str)> = files.iter().map(|f| (f.as_path(), "sync_temp")).collect();
+        batch.push((dir.path(), "sync_dir"));
+        for fs_ in [Fs::durable(), Fs::without_sync()] {
+            let inj = FaultInjector::crash_at(0);
+            fs_.with_faults(inj.clone()).sync_paths(&batch).unwrap();
+            let mut want = vec!["sync_temp".to_string(); 40];
+            want.push("sync_dir".into());
+            assert_eq!(inj.trail(), want);
+        }
+        // A crash inside the barrier: nothing after it is synced, and the path is given.
+        let inj = FaultInjector::crash_at(3);
+        let err = Fs::durable().with_faults(inj).sync_paths(&batch).unwrap_err();
+        assert_eq!(err.0, files[2]);
+        // A failed fsync gives its path (the first in order).
+        let gone = dir.path().join("gone");
+        let err = Fs::durable()
+            .sync_paths(&[(files[0].as_path(), "a"), (&gone, "b"), (dir.path(), "c")])
+            .unwrap_err();
+        assert_eq!(err.0, gone);
     }
 
     #[test]

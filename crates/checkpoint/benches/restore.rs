@@ -1,0 +1,200 @@
+//! Code restore against the physical floor (issue 3): `plan_restore` + `commit` of 1, 100 and 1000
+//! files of 16 KiB, beside copying the same files with an fsync per file.
+//!
+//! - `restore_<N>/restore`: the untimed setup opens a fresh durable sidecar (`Fs::durable()`, the
+//!   production setting) for a workspace of N files of 16 KiB in `src/`, and runs one turn that edits
+//!   all N through the seam (`capture_before` of all N in one call, the writes — each fsynced with
+//!   its directory, as the tool's atomic write would — then `capture_after`). Timed: `plan_restore`
+//!   of that turn + `commit`, which writes N files back.
+//! - `restore_<N>/floor`: the N original files copied into a fresh, synced directory: per file
+//!   create, write 16 KiB (`io::copy`), fsync; then one fsync of the directory.
+//!
+//! All temp dirs are under the system temp dir (the real disk, ext4, on the machine BENCHMARKS.md
+//! describes). Criterion runs all restore iterations, then all floor iterations; on a shared machine
+//! whose fsync latency drifts, `examples/restore_ratio.rs` (the same setup, alternating the two) is
+//! the robust figure.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs::{self, File, OpenOptions};
+use std::hint::black_box;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, SamplingMode, Throughput};
+use retrace_checkpoint::{BeginTurn, Change, CheckpointStore, CommitOptions, StoreOptions};
+use retrace_fsutil::Fs;
+use retrace_protocol::{ChangeKind, OnConflict};
+use tempfile::TempDir;
+
+const FILE_LEN: usize = 16 << 10;
+const COUNTS: &[usize] = &[1, 100, 1000];
+
+/// Deterministic, incompressible-looking bytes (xorshift); distinct seeds give distinct bytes.
+fn content(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = (seed << 1) | 1;
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+fn sync_dir(p: &Path) {
+    File::open(p).unwrap().sync_all().unwrap();
+}
+
+fn write_synced(p: &Path, bytes: &[u8]) {
+    let mut f = File::create(p).unwrap();
+    f.write_all(bytes).unwrap();
+    f.sync_all().unwrap();
+}
+
+fn names(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("src/file{i:04}.rs")).collect()
+}
+
+/// `root/ws/src/` (the workspace, N original files) and `root/orig/` (the same bytes, the floor's
+/// source), all synced.
+fn make_workspace(root: &Path, n: usize) {
+    let ws = root.join("ws");
+    fs::create_dir_all(ws.join("src")).unwrap();
+    fs::create_dir_all(root.join("orig")).unwrap();
+    for (i, name) in names(n).iter().enumerate() {
+        let bytes = content(FILE_LEN, i as u64 + 1);
+        write_synced(&ws.join(name), &bytes);
+        write_synced(&root.join("orig").join(format!("file{i:04}.rs")), &bytes);
+    }
+    sync_dir(&ws.join("src"));
+    sync_dir(&root.join("orig"));
+    sync_dir(&ws);
+    sync_dir(root);
+}
+
+/// A fresh durable sidecar with one turn that edits all N files (untimed); the sidecar's temp dir,
+/// the open store and the turn to restore to.
+fn edit_turn(root: &Path, n: usize, round: u64) -> (TempDir, CheckpointStore, u64) {
+    let ws = root.join("ws");
+    let side = TempDir::new_in(root).unwrap();
+    let opts = StoreOptions {
+        session_id: Some("bench".into()),
+        fs: Fs::durable(),
+        ..StoreOptions::default()
+    };
+    let mut store = CheckpointStore::open(&side.path().join("s.ckpt"), &ws, opts).unwrap();
+    let turn = store
+        .begin_turn(BeginTurn {
+            prompt: "rewrite every file".into(),
+            ..BeginTurn::default()
+        })
+        .unwrap();
+    let names = names(n);
+    let changes: Vec<Change> = names.iter().map(|p| Change::new(p, ChangeKind::Modify)).collect();
+    assert_eq!(
+        store
+            .capture_before(&changes, Some("edit"))
+            .unwrap()
+            .captured
+            .len(),
+        n
+    );
+    for (i, name) in names.iter().enumerate() {
+        write_synced(
+            &ws.join(name),
+            &content(FILE_LEN, 1_000_000 * (round + 1) + i as u64),
+        );
+    }
+    sync_dir(&ws.join("src"));
+    let paths: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
+    store.capture_after(&paths).unwrap();
+    store.end_turn();
+    (side, store, turn)
+}
+
+/// The floor: each file copied into a new file and fsynced, then the directory fsynced once.
+fn floor_copy(orig: &Path, dst: &Path, n: usize) -> io::Result<u64> {
+    let mut total = 0;
+    for i in 0..n {
+        let name = format!("file{i:04}.rs");
+        let mut from = File::open(orig.join(&name))?;
+        let mut to = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(dst.join(&name))?;
+        total += io::copy(&mut from, &mut to)?;
+        to.sync_all()?;
+    }
+    File::open(dst)?.sync_all()?;
+    Ok(total)
+}
+
+fn restore_vs_floor(c: &mut Criterion) {
+    for &n in COUNTS {
+        let tmp = TempDir::new().unwrap();
+        let root = tmp.path();
+        make_workspace(root, n);
+        let mut g = c.benchmark_group(format!("restore_{n}"));
+        g.throughput(Throughput::Bytes((n * FILE_LEN) as u64));
+        // One iteration per sample: an iteration of 1000 files takes a second or more.
+        g.sampling_mode(SamplingMode::Flat);
+        g.sample_size(if n >= 1000 { 10 } else { 20 });
+        let mut round = 0u64;
+        g.bench_function("restore", |b| {
+            b.iter_batched(
+                || {
+                    round += 1;
+                    edit_turn(root, n, round)
+                },
+                |(side, mut store, turn)| {
+                    let plan = store.plan_restore(turn).unwrap();
+                    let out = store
+                        .commit(
+                            &plan,
+                            CommitOptions {
+                                confirm: true,
+                                on_conflict: OnConflict::Refuse,
+                            },
+                        )
+                        .unwrap();
+                    assert_eq!(out.files_written.len(), n);
+                    // Returned so the sidecar is dropped (deleted) outside the timed region.
+                    (side, store)
+                },
+                BatchSize::PerIteration,
+            );
+        });
+        g.bench_function("floor", |b| {
+            b.iter_batched(
+                || {
+                    let d = TempDir::new_in(root).unwrap();
+                    sync_dir(d.path());
+                    sync_dir(root);
+                    d
+                },
+                |d| {
+                    black_box(floor_copy(&root.join("orig"), d.path(), n).unwrap());
+                    d
+                },
+                BatchSize::PerIteration,
+            );
+        });
+        g.finish();
+    }
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = restore_vs_floor
+}
+criterion_main!(benches);

@@ -1,0 +1,284 @@
+//! Code restore cost against the floor, interleaved: each round times one `plan_restore` + `commit`
+//! of N files of 16 KiB and one copy of the same N files with an fsync per file, back to back, so
+//! load from other processes on a shared machine falls on both alike. Complements
+//! `cargo bench -p retrace-checkpoint --bench restore` (criterion runs all restore iterations, then
+//! all floor iterations).
+//!
+//! ```text
+//! cargo run --release -p retrace-checkpoint --example restore_ratio [ROUNDS]     # interleaved
+//! # one step per process, to count its syscalls (strace -f -c -e fsync,fdatasync …):
+//! target/release/examples/restore_ratio setup DIR N   # workspace + sidecar with the edit turn
+//! target/release/examples/restore_ratio open DIR      # only open the sidecar (to subtract)
+//! target/release/examples/restore_ratio restore DIR   # open + plan_restore + commit
+//! target/release/examples/restore_ratio floor DIR     # the floor's copy
+//! ```
+//!
+//! Setup (untimed): a workspace with N files of 16 KiB in `src/`, synced; a fresh durable sidecar;
+//! one turn that edits all N through the seam (`capture_before` of all N in one call, the writes —
+//! each fsynced with its directory, as the tool's atomic write would — then `capture_after`). A
+//! restore to that turn then writes N files. The floor copies the original N files into a fresh,
+//! synced directory: create, write 16 KiB, fsync, per file, and one fsync of the directory at the end.
+//! A second floor does the same beside the N workspace files (in `ws/src/`, where the restore's temp
+//! files go), and its copies are removed afterwards, untimed. Each round runs the three back to back,
+//! rotating which goes first.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use retrace_checkpoint::{BeginTurn, Change, CheckpointStore, CommitOptions, StoreOptions};
+use retrace_fsutil::Fs;
+use retrace_protocol::{ChangeKind, OnConflict};
+use tempfile::TempDir;
+
+const FILE_LEN: usize = 16 << 10;
+
+fn content(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = (seed << 1) | 1;
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+fn sync_dir(p: &Path) {
+    File::open(p).unwrap().sync_all().unwrap();
+}
+
+fn write_synced(p: &Path, bytes: &[u8]) {
+    let mut f = File::create(p).unwrap();
+    f.write_all(bytes).unwrap();
+    f.sync_all().unwrap();
+}
+
+fn names(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("src/file{i:04}.rs")).collect()
+}
+
+/// `root/ws/src/` (the workspace, N original files) and `root/orig/` (the same bytes, the floor's
+/// source), all synced.
+fn make_workspace(root: &Path, n: usize) {
+    let ws = root.join("ws");
+    fs::create_dir_all(ws.join("src")).unwrap();
+    fs::create_dir_all(root.join("orig")).unwrap();
+    for (i, name) in names(n).iter().enumerate() {
+        let bytes = content(FILE_LEN, i as u64 + 1);
+        write_synced(&ws.join(name), &bytes);
+        write_synced(&root.join("orig").join(format!("file{i:04}.rs")), &bytes);
+    }
+    sync_dir(&ws.join("src"));
+    sync_dir(&root.join("orig"));
+    sync_dir(&ws);
+    sync_dir(root);
+}
+
+fn store_opts() -> StoreOptions {
+    StoreOptions {
+        session_id: Some("bench".into()),
+        fs: Fs::durable(),
+        ..StoreOptions::default()
+    }
+}
+
+/// A fresh durable sidecar at `side` with one turn that edits all N files; returns the open store
+/// and the turn to restore to.
+fn edit_turn(ws: &Path, side: &Path, n: usize, round: u64) -> (CheckpointStore, u64) {
+    let mut store = CheckpointStore::open(side, ws, store_opts()).unwrap();
+    let turn = store
+        .begin_turn(BeginTurn {
+            prompt: "rewrite every file".into(),
+            ..BeginTurn::default()
+        })
+        .unwrap();
+    let names = names(n);
+    let changes: Vec<Change> = names.iter().map(|p| Change::new(p, ChangeKind::Modify)).collect();
+    let report = store.capture_before(&changes, Some("edit")).unwrap();
+    assert_eq!(report.captured.len(), n);
+    for (i, name) in names.iter().enumerate() {
+        write_synced(
+            &ws.join(name),
+            &content(FILE_LEN, 1_000_000 * (round + 1) + i as u64),
+        );
+    }
+    sync_dir(&ws.join("src"));
+    let paths: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
+    store.capture_after(&paths).unwrap();
+    store.end_turn();
+    (store, turn)
+}
+
+/// `plan_restore` + `commit`, the timed part; asserts N files were written.
+fn restore(store: &mut CheckpointStore, turn: u64, n: usize) {
+    let plan = store.plan_restore(turn).unwrap();
+    let out = store
+        .commit(
+            &plan,
+            CommitOptions {
+                confirm: true,
+                on_conflict: OnConflict::Refuse,
+            },
+        )
+        .unwrap();
+    assert_eq!(out.files_written.len(), n);
+}
+
+/// The floor: each file copied into a new file and fsynced, then the directory fsynced once.
+fn floor_copy(orig: &Path, dst: &Path, n: usize) -> io::Result<u64> {
+    floor_copy_named(orig, dst, n, "")
+}
+
+/// [`floor_copy`] with the new files named `<prefix>fileNNNN.rs`.
+fn floor_copy_named(orig: &Path, dst: &Path, n: usize, prefix: &str) -> io::Result<u64> {
+    let mut total = 0;
+    for i in 0..n {
+        let name = format!("file{i:04}.rs");
+        let mut from = File::open(orig.join(&name))?;
+        let mut to = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(dst.join(format!("{prefix}{name}")))?;
+        total += io::copy(&mut from, &mut to)?;
+        to.sync_all()?;
+    }
+    File::open(dst)?.sync_all()?;
+    Ok(total)
+}
+
+fn fresh_dir(under: &Path) -> TempDir {
+    let d = TempDir::new_in(under).unwrap();
+    sync_dir(d.path());
+    sync_dir(under);
+    d
+}
+
+fn time_restore(root: &Path, n: usize, round: u64) -> f64 {
+    let side = TempDir::new_in(root).unwrap();
+    let (mut store, turn) = edit_turn(&root.join("ws"), &side.path().join("s.ckpt"), n, round);
+    let t = Instant::now();
+    restore(&mut store, turn, n);
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    drop(store);
+    drop(side);
+    ms
+}
+
+fn time_floor(root: &Path, n: usize) -> f64 {
+    let d = fresh_dir(root);
+    let t = Instant::now();
+    floor_copy(&root.join("orig"), d.path(), n).unwrap();
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// The floor written beside the N workspace files (in `ws/src/`, as `.copy-fileNNNN.rs`), the
+/// directory the restore's temp files go to; the copies are removed afterwards, untimed. On the
+/// machine BENCHMARKS.md describes, creating a file in a directory that already holds many costs
+/// several times what it costs in an empty one.
+fn time_floor_beside(root: &Path, n: usize) -> f64 {
+    let dst = root.join("ws").join("src");
+    let t = Instant::now();
+    floor_copy_named(&root.join("orig"), &dst, n, ".copy-").unwrap();
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    for i in 0..n {
+        fs::remove_file(dst.join(format!(".copy-file{i:04}.rs"))).unwrap();
+    }
+    sync_dir(&dst);
+    ms
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn paired(rounds: usize) {
+    println!(
+        "| files | floor (ms) | restore (ms) | ratio | target | met | floor beside the files (ms) | ratio to it |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for (n, target) in [(1usize, None), (100, Some(2.0)), (1000, Some(2.0))] {
+        let tmp = TempDir::new().unwrap();
+        make_workspace(tmp.path(), n);
+        let rounds = if n >= 1000 {
+            rounds.div_ceil(2).max(5)
+        } else {
+            rounds
+        };
+        let (mut rest, mut floor, mut beside) = (Vec::new(), Vec::new(), Vec::new());
+        // One unmeasured round each to warm the page cache and the code.
+        time_restore(tmp.path(), n, 0);
+        time_floor(tmp.path(), n);
+        time_floor_beside(tmp.path(), n);
+        for i in 0..rounds {
+            // Rotate which goes first, so none always follows another's deletions.
+            for k in 0..3 {
+                match (i + k) % 3 {
+                    0 => rest.push(time_restore(tmp.path(), n, i as u64 + 1)),
+                    1 => floor.push(time_floor(tmp.path(), n)),
+                    _ => beside.push(time_floor_beside(tmp.path(), n)),
+                }
+            }
+        }
+        let (r, f, b) = (median(rest), median(floor), median(beside));
+        let ratio = r / f;
+        let (t, met) = match target {
+            Some(t) => (format!("≤ {t}×"), if ratio <= t { "yes" } else { "no" }),
+            None => ("–".to_string(), "–"),
+        };
+        println!(
+            "| {n} | {f:.2} | {r:.2} | {ratio:.2}× | {t} | {met} | {b:.2} | {:.2}× |",
+            r / b
+        );
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let dir = |i: usize| PathBuf::from(args.get(i).expect("a directory"));
+    match args.first().map(String::as_str) {
+        Some("setup") => {
+            let root = dir(1);
+            let n: usize = args.get(2).expect("N").parse().expect("a file count");
+            fs::create_dir_all(&root).unwrap();
+            make_workspace(&root, n);
+            let (_store, turn) = edit_turn(&root.join("ws"), &root.join("s.ckpt"), n, 0);
+            fs::write(root.join("turn"), format!("{turn} {n}")).unwrap();
+            fs::create_dir_all(root.join("floor")).unwrap();
+            sync_dir(&root.join("floor"));
+        }
+        Some("open") => {
+            let root = dir(1);
+            drop(CheckpointStore::open(&root.join("s.ckpt"), &root.join("ws"), store_opts()).unwrap());
+        }
+        Some("restore") => {
+            let root = dir(1);
+            let meta = fs::read_to_string(root.join("turn")).unwrap();
+            let mut it = meta.split(' ').map(|s| s.parse::<u64>().unwrap());
+            let (turn, n) = (it.next().unwrap(), it.next().unwrap() as usize);
+            let mut store =
+                CheckpointStore::open(&root.join("s.ckpt"), &root.join("ws"), store_opts()).unwrap();
+            let t = Instant::now();
+            restore(&mut store, turn, n);
+            eprintln!("restore of {n} files: {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
+        }
+        Some("floor") => {
+            let root = dir(1);
+            let n = fs::read_dir(root.join("orig")).unwrap().count();
+            let t = Instant::now();
+            floor_copy(&root.join("orig"), &root.join("floor"), n).unwrap();
+            eprintln!("floor of {n} files: {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
+        }
+        other => paired(other.map_or(21, |s| s.parse().expect("a round count"))),
+    }
+}
