@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use retrace_protocol::ChangeKind;
 
 use crate::args::args;
-use crate::error::{Result, ToolError};
+use crate::error::Result;
 use crate::tool::{push_gaps, FileState, PlannedChange, Preview, RunContext, Tool, ToolOutput};
 use crate::workspace::Workspace;
 use crate::write::{recheck, remove};
@@ -44,21 +44,7 @@ impl Tool for DeleteFile {
         args!(NAME, args, holder, a);
         let r = ws.resolve(a.str("path")?)?;
         let shown = r.rel.to_lossy();
-        let seen = match FileState::read(&r.entry, &shown) {
-            Err(ToolError::IsDirectory { path, .. }) => {
-                return Err(ToolError::IsDirectory {
-                    path,
-                    hint: "; delete_file removes files only",
-                })
-            }
-            other => other?,
-        };
-        if !seen.exists {
-            return Err(ToolError::NotFound {
-                path: shown,
-                hint: "",
-            });
-        }
+        let seen = FileState::read_existing(&r.entry, &shown, "; delete_file removes files only")?;
         let mut preview = Preview::empty();
         push_gaps(&mut preview.gaps, NAME, &r.gaps);
         preview.changes.push(PlannedChange {

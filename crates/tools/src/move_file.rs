@@ -53,21 +53,7 @@ impl Tool for MoveFile {
             return Err(a.err(format!("`from` and `to` are the same path `{}`", from.rel)));
         }
         let shown = from.rel.to_lossy();
-        let seen = match FileState::read(&from.entry, &shown) {
-            Err(ToolError::IsDirectory { path, .. }) => {
-                return Err(ToolError::IsDirectory {
-                    path,
-                    hint: "; move_file moves one file at a time",
-                })
-            }
-            other => other?,
-        };
-        if !seen.exists {
-            return Err(ToolError::NotFound {
-                path: shown,
-                hint: "",
-            });
-        }
+        let seen = FileState::read_existing(&from.entry, &shown, "; move_file moves one file at a time")?;
         refuse_existing(&to)?;
         let mut preview = Preview::empty();
         push_gaps(&mut preview.gaps, NAME, &from.gaps);

@@ -79,6 +79,24 @@ pub struct FileState {
 }
 
 impl FileState {
+    /// The state of a file that must exist and be a file (what delete and move act on): a
+    /// directory is refused with `dir_hint`, a missing file with `NotFound`.
+    pub fn read_existing(abs: &Path, shown: &str, dir_hint: &'static str) -> Result<FileState> {
+        let seen = match FileState::read(abs, shown) {
+            Err(ToolError::IsDirectory { path, .. }) => {
+                return Err(ToolError::IsDirectory { path, hint: dir_hint })
+            }
+            other => other?,
+        };
+        if !seen.exists {
+            return Err(ToolError::NotFound {
+                path: shown.to_string(),
+                hint: "",
+            });
+        }
+        Ok(seen)
+    }
+
     /// "No file here."
     pub fn absent() -> FileState {
         FileState {
