@@ -178,10 +178,12 @@ fn edit_seam(c: &mut Criterion) {
     g.finish();
 
     // What was measured did what it should: the newest turn kept the file's bytes before its edit.
-    let last = store.list().into_iter().last().unwrap();
-    assert_eq!(last.paths, [FILE]);
-    assert_eq!(last.bytes, SIZE as u64);
-    assert!(store.fsck().ok, "{:?}", store.fsck().problems);
+    // (Nothing ran when a filter skipped this group.)
+    if let Some(last) = store.list().into_iter().last() {
+        assert_eq!(last.paths, [FILE]);
+        assert_eq!(last.bytes, SIZE as u64);
+        assert!(store.fsck().ok, "{:?}", store.fsck().problems);
+    }
 }
 
 fn median(v: &mut [f64]) -> f64 {

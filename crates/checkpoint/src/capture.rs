@@ -5,11 +5,12 @@ use std::fs::{self, File};
 use std::io::{self, Read};
 use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::thread::{Scope, ScopedJoinHandle};
 
 use retrace_fsutil::durable::temp_sibling;
-use retrace_fsutil::{copy_hashed, hex, RelPath};
+use retrace_fsutil::{copy_hashed, hex, Fs, RelPath};
 use retrace_protocol::{ChangeKind, Gap, GapReason};
 use sha2::{Digest, Sha256};
 
@@ -62,12 +63,14 @@ struct ToCopy {
     len: u64,
 }
 
-/// A capture's new record, synced under its temp name, waiting to be published.
+/// A capture's new record, written under its temp name, waiting to be synced and published.
 struct Staged {
     turn: Turn,
     /// The mutation sequence after the call's captures.
     seq: u64,
     temp: PathBuf,
+    /// The temp file, open for its fsync.
+    file: File,
 }
 
 /// A payload written but not yet synced.
@@ -153,11 +156,12 @@ impl CheckpointStore {
                     }
                     let pipelined = hasher.as_ref().filter(|_| job.len >= PIPELINE_MIN_BYTES);
                     let (sha256, len) = match pipelined {
-                        Some(h) => (None, copy_following(&job, h, entries.len())?),
+                        Some(h) => (None, copy_following(&this.opts.fs, &job, h, entries.len())?),
                         None => {
                             let mut out = &job.out;
                             let c =
                                 copy_hashed(&job.src, Some(&mut out)).map_err(|e| copy_error(&job.abs, e))?;
+                            this.opts.fs.start_writeback(&job.out);
                             (Some(c.sha256), c.len)
                         }
                     };
@@ -169,54 +173,37 @@ impl CheckpointStore {
                 }
                 entries.push(entry);
             }
-            // One barrier for the payloads of this call (each file, then their directory once), then
-            // the new record, synced under its temp name but not published. When a large payload is
-            // being hashed, the barrier runs on a helper thread while the hashing catches up and the
-            // record is staged; for small files only, a thread costs more than it hides
-            // (BENCHMARKS.md), so everything runs here, in order.
-            let overlap = hasher.is_some();
-            let stage = || -> Result<Staged> {
-                if let Some(h) = hasher {
-                    for (i, sha256) in h.finish()? {
-                        if let Some(entry) = entries.get_mut(i) {
-                            let len = entry_size(entry);
-                            fill_before(entry, Some(sha256), len);
-                        }
-                    }
+            // One barrier makes the payloads of this call durable (each file, then their directory
+            // once) together with the new record under its temp name, not yet published. Small
+            // payloads: the record is known now, so it is written first and joins the barrier (its
+            // blocks, allocated by the early writeback, share the payloads' journal commit). Large
+            // ones: the record's temp file is created and the payloads synced while the hashing
+            // thread finishes, then the record is written and synced.
+            let fs_ = &this.opts.fs;
+            let payloads: Vec<(&File, &Path)> = pending.iter().map(|p| (&p.file, p.path.as_path())).collect();
+            let barrier = |record: Option<(&File, &Path)>| -> Result<()> {
+                for (f, p) in &payloads {
+                    fs_.sync_file(f, "sync_payload").at("sync", p)?;
                 }
-                // A kept before-image without its digest would read as "did not exist".
-                if let Some(i) = entries.iter().position(|e| {
-                    matches!(
-                        e.before,
-                        Before::Present {
-                            sha256: None,
-                            payload: Payload::File(_),
-                            ..
-                        }
-                    )
-                }) {
-                    return Err(io::Error::other("no digest was computed")).at(
-                        "hash the before-image in",
-                        files_dir.join(format!("{:04}.before", base_index + i)),
-                    );
+                if let Some((f, p)) = record {
+                    fs_.sync_file(f, "sync_file").at("write", p)?;
                 }
-                this.stage_record(number, entries, &gaps)
+                if !payloads.is_empty() {
+                    fs_.sync_dir(&files_dir).at("sync", &files_dir)?;
+                }
+                Ok(())
             };
-            let staged = if pending.is_empty() {
-                // Nothing kept (new files, gaps): no payload to make durable first.
-                stage()
-            } else {
-                let files: Vec<(&File, &Path)> =
-                    pending.iter().map(|p| (&p.file, p.path.as_path())).collect();
-                this.opts
-                    .fs
-                    .sync_batch_with(&files, "sync_payload", &files_dir, overlap, stage)
-                    .map_err(|(path, source)| CheckpointError::Io {
-                        op: "sync",
-                        path,
-                        source,
-                    })
-                    .and_then(|staged| staged)
+            let staged = match hasher {
+                None => this
+                    .stage_record(number, entries, &gaps, None)
+                    .and_then(|st| barrier(Some((&st.file, &st.temp))).map(|()| st)),
+                Some(h) => this.create_record_temp(number).and_then(|temp| {
+                    barrier(None)?;
+                    digests_into(&mut entries, h.finish()?, &files_dir, base_index)?;
+                    let st = this.stage_record(number, entries, &gaps, Some(temp))?;
+                    fs_.sync_file(&st.file, "sync_file").at("write", &st.temp)?;
+                    Ok(st)
+                }),
             };
             let staged = match staged {
                 Ok(st) => st,
@@ -252,8 +239,15 @@ impl CheckpointStore {
     }
 
     /// The record of turn `number` with `entries` and `gaps` added, written to the temp name of its
-    /// `meta.json` and synced, not yet renamed: nothing in the store changes.
-    fn stage_record(&self, number: u64, entries: Vec<FileEntry>, gaps: &[Gap]) -> Result<Staged> {
+    /// `meta.json` (into `temp_file` when the caller created it already) with its writeback started,
+    /// not synced and not renamed: nothing in the store changes. The caller syncs [`Staged::file`].
+    fn stage_record(
+        &self,
+        number: u64,
+        entries: Vec<FileEntry>,
+        gaps: &[Gap],
+        temp_file: Option<File>,
+    ) -> Result<Staged> {
         let mut turn = self
             .turns
             .get(&number)
@@ -269,11 +263,27 @@ impl CheckpointStore {
             turn.add_gap(g.clone());
         }
         let temp = temp_sibling(&self.turn_dir(number).join("meta.json"));
+        let file = match temp_file {
+            Some(f) => f,
+            None => self.opts.fs.create_file(&temp).at("write", &temp)?,
+        };
         self.opts
             .fs
-            .write_unpublished(&temp, &to_json(&turn_to_raw_v3(&turn)))
+            .write_all(&file, &to_json(&turn_to_raw_v3(&turn)))
             .at("write", &temp)?;
-        Ok(Staged { turn, seq, temp })
+        Ok(Staged {
+            turn,
+            seq,
+            temp,
+            file,
+        })
+    }
+
+    /// Creates the temp file of turn `number`'s next record, to be written by
+    /// [`CheckpointStore::stage_record`].
+    fn create_record_temp(&self, number: u64) -> Result<File> {
+        let temp = temp_sibling(&self.turn_dir(number).join("meta.json"));
+        self.opts.fs.create_file(&temp).at("write", &temp)
     }
 
     /// Inspects one path. Returns its entry and, for a file whose bytes are kept, the payload file
@@ -427,9 +437,11 @@ impl CheckpointStore {
             changed = true;
         }
         if changed {
-            // The proof goes to state.json now; the turn's record picks the after-images up at its
-            // next write (next capture, gap, or the end of the turn): two fsyncs fewer per tool call.
-            self.write_state_lazy()?;
+            // Nothing is written now: the turn's record picks the after-images up at its next write
+            // (next capture, gap, or the end of the turn) and `state.json` at the end of the turn.
+            // A crash before then loses the newest proofs, so a restore reports those files as
+            // conflicts (never overwrites them): the price of no fsync after each tool call.
+            self.state_dirty.store(true, Ordering::Relaxed);
             if let Some(cur) = self.current.as_mut() {
                 cur.meta_dirty = true;
             }
@@ -451,6 +463,38 @@ impl CheckpointStore {
         }
         Ok(())
     }
+}
+
+/// Fills in the digests the hashing thread computed, and checks that every kept before-image has
+/// one: without it the entry would read as "did not exist".
+fn digests_into(
+    entries: &mut [FileEntry],
+    digests: Vec<(usize, String)>,
+    files_dir: &Path,
+    base_index: usize,
+) -> Result<()> {
+    for (i, sha256) in digests {
+        if let Some(entry) = entries.get_mut(i) {
+            let len = entry_size(entry);
+            fill_before(entry, Some(sha256), len);
+        }
+    }
+    if let Some(i) = entries.iter().position(|e| {
+        matches!(
+            e.before,
+            Before::Present {
+                sha256: None,
+                payload: Payload::File(_),
+                ..
+            }
+        )
+    }) {
+        return Err(io::Error::other("no digest was computed")).at(
+            "hash the before-image in",
+            files_dir.join(format!("{:04}.before", base_index + i)),
+        );
+    }
+    Ok(())
 }
 
 fn copy_error(abs: &Path, source: io::Error) -> CheckpointError {
@@ -480,7 +524,7 @@ fn entry_size(entry: &FileEntry) -> u64 {
 
 /// Copies a before-image into its payload in chunks, telling the hashing thread how far the payload
 /// is written. Returns the bytes copied.
-fn copy_following(job: &ToCopy, hasher: &Hasher<'_>, entry: usize) -> Result<u64> {
+fn copy_following(fs: &Fs, job: &ToCopy, hasher: &Hasher<'_>, entry: usize) -> Result<u64> {
     hasher.send(HashMsg::Start {
         entry,
         path: job.path.clone(),
@@ -494,6 +538,8 @@ fn copy_following(job: &ToCopy, hasher: &Hasher<'_>, entry: usize) -> Result<u64
         }
         total += n;
         hasher.send(HashMsg::Upto(total));
+        // The disk starts on this chunk while the next one is copied.
+        fs.start_writeback(&job.out);
     }
     hasher.send(HashMsg::End(total));
     Ok(total)

@@ -210,13 +210,28 @@ impl Turn {
     }
 
     /// Adds a gap unless one with the same reason and path is already recorded.
+    /// SPEC §3.1 keeps one gap per reason and path; the shell's gap (no path) collects the command
+    /// line of every run in the turn instead, one per line, so none goes unrecorded.
     pub fn add_gap(&mut self, gap: Gap) {
-        if !self
+        let same = self
             .gaps
-            .iter()
-            .any(|g| g.reason == gap.reason && g.path == gap.path)
-        {
-            self.gaps.push(gap);
+            .iter_mut()
+            .find(|g| g.reason == gap.reason && g.path == gap.path);
+        match same {
+            None => self.gaps.push(gap),
+            Some(g) if gap.reason == GapReason::BashSideEffect => {
+                if let Some(new) = gap.detail {
+                    match &mut g.detail {
+                        Some(d) if d.lines().any(|l| l == new) => {}
+                        Some(d) => {
+                            d.push('\n');
+                            d.push_str(&new);
+                        }
+                        None => g.detail = Some(new),
+                    }
+                }
+            }
+            Some(_) => {}
         }
     }
 

@@ -3,13 +3,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use retrace_fsutil::{Fs, RelPath};
 use retrace_protocol::{FsckProblem, Severity};
 use time::OffsetDateTime;
 
-use crate::error::{IoContext, Result};
+use crate::error::{CheckpointError, IoContext, Result};
 use crate::load::load_sidecar;
 use crate::model::{marker_of, turn_to_raw_v3, Format, Source, Turn};
 use crate::state::{StoreState, STATE_FILE};
@@ -108,6 +109,9 @@ pub struct CheckpointStore {
     pub(crate) tombstones: BTreeSet<u64>,
     pub(crate) max_turn: Option<u64>,
     pub(crate) state: StoreState,
+    /// After-images recorded in `state` since `state.json` was last written: they reach it at the
+    /// end of the turn (or the next write of the whole state), not once per tool call.
+    pub(crate) state_dirty: AtomicBool,
     pub(crate) current: Option<Current>,
     pub(crate) held: BTreeMap<u64, usize>,
     pub(crate) load_problems: Vec<FsckProblem>,
@@ -208,6 +212,7 @@ impl CheckpointStore {
             tombstones: loaded.tombstones,
             max_turn: loaded.max_turn,
             state,
+            state_dirty: AtomicBool::new(false),
             current: None,
             held: BTreeMap::new(),
             load_problems: problems,
@@ -300,7 +305,7 @@ impl CheckpointStore {
 
     /// Starts a turn: writes its marker, then its (empty) v3 record, and returns its number.
     pub fn begin_turn(&mut self, begin: BeginTurn) -> Result<u64> {
-        self.flush_meta()?;
+        self.flush_pending()?;
         let mut n = self.next_turn();
         if let Some(m) = begin.log_max_turn {
             n = n.max(m + 1);
@@ -337,59 +342,90 @@ impl CheckpointStore {
             gaps: Vec::new(),
             expired: false,
         };
-        // (1) the marker keeps the turn alive; (2) payloads; (3) meta.json.
+        // (1) the marker keeps the turn alive; (2) payloads; (3) meta.json. Both records are written
+        // and synced under their temp names first, then renamed, then their directories synced:
+        // one barrier each instead of one per file. A crash in between leaves the marker without
+        // its record (listed from the marker) or the record without its marker (a tombstone,
+        // ignored): never a capture without its turn, since nothing is captured before this returns.
         let marker = self.dir.join(format!("turn-{n}.json"));
-        fs.write_atomic(&marker, &to_json(&marker_of(&turn)))
-            .at("write", &marker)?;
-        self.max_turn = Some(self.max_turn.map_or(n, |m| m.max(n)));
-        self.tombstones.remove(&n);
+        let meta = turn_dir.join("meta.json");
         let files_dir = turn_dir.join("files");
         fs.create_dir_all(&files_dir).at("create", &files_dir)?;
-        // The new directories' entries are durable before anything is captured into them.
+        let records = [
+            (marker.as_path(), to_json(&marker_of(&turn))),
+            (meta.as_path(), to_json(&turn_to_raw_v3(&turn))),
+        ];
+        let batch: Vec<(&Path, &[u8])> = records.iter().map(|(p, b)| (*p, b.as_slice())).collect();
+        fs.replace_all(&batch).map_err(write_error)?;
+        // The new directories' entries and both renames are durable before anything is captured.
         let turns_dir = self.dir.join("turns");
-        fs.sync_dir(&turn_dir).at("sync", &turn_dir)?;
-        fs.sync_dir(&turns_dir).at("sync", &turns_dir)?;
-        fs.sync_dir(&self.dir).at("sync", &self.dir)?;
+        let dirs = [
+            (self.dir.as_path(), "sync_dir"),
+            (turns_dir.as_path(), "sync_dir"),
+            (turn_dir.as_path(), "sync_dir"),
+            (files_dir.as_path(), "sync_dir"),
+        ];
+        fs.sync_paths(&dirs).map_err(sync_error)?;
+        self.max_turn = Some(self.max_turn.map_or(n, |m| m.max(n)));
+        self.tombstones.remove(&n);
         self.current = Some(Current {
             number: n,
             touched: BTreeSet::new(),
             meta_dirty: false,
         });
         self.turns.insert(n, turn);
-        self.write_meta(n)?;
         self.prune()?;
         Ok(n)
     }
 
     /// Ends the current turn: later captures need a new [`CheckpointStore::begin_turn`].
     ///
-    /// After-images recorded since the last capture are written into the turn's `meta.json` now (they
-    /// are already durable in `state.json`, the ownership proof). Best effort: use
-    /// [`CheckpointStore::finish_turn`] to learn about a failure.
+    /// After-images recorded since the last capture are written into the turn's `meta.json` and
+    /// `state.json` (the ownership proof) now. Best effort: use [`CheckpointStore::finish_turn`] to
+    /// learn about a failure.
     pub fn end_turn(&mut self) {
         let _ = self.finish_turn();
     }
 
     /// Like [`CheckpointStore::end_turn`], reporting a failure to write the record.
     pub fn finish_turn(&mut self) -> Result<()> {
-        let flushed = self.flush_meta();
+        let flushed = self.flush_pending();
         self.current = None;
         flushed
     }
 
-    /// Writes the current turn's `meta.json` if after-images were recorded since it was written.
-    pub(crate) fn flush_meta(&mut self) -> Result<()> {
-        let Some(cur) = self.current.as_ref() else {
-            return Ok(());
-        };
-        if !cur.meta_dirty {
+    /// Writes what the tool calls since the last capture left in memory: the current turn's
+    /// `meta.json` (after-images) and `state.json` (the ownership proofs), as one batch — both temp
+    /// files written, synced together, renamed, then the record's directory synced. `state.json`'s
+    /// directory entry is left to the next durable write in the sidecar directory (the next turn's
+    /// marker): losing that rename in a power cut leaves an older, still consistent ownership map,
+    /// which errs towards reporting a conflict, never towards overwriting.
+    pub(crate) fn flush_pending(&mut self) -> Result<()> {
+        let meta_turn = self.current.as_ref().filter(|c| c.meta_dirty).map(|c| c.number);
+        let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+        if let Some(turn) = meta_turn.and_then(|n| self.turns.get(&n)) {
+            files.push((
+                self.turn_dir(turn.number).join("meta.json"),
+                to_json(&turn_to_raw_v3(turn)),
+            ));
+        }
+        if self.state_dirty.load(Ordering::Relaxed) {
+            files.push((self.dir.join(STATE_FILE), self.state.to_json()));
+        }
+        if files.is_empty() {
             return Ok(());
         }
-        let n = cur.number;
-        self.write_meta(n)?;
-        if let Some(cur) = self.current.as_mut() {
-            cur.meta_dirty = false;
+        let fs = self.opts.fs.clone();
+        let batch: Vec<(&Path, &[u8])> = files.iter().map(|(p, b)| (p.as_path(), b.as_slice())).collect();
+        fs.replace_all(&batch).map_err(write_error)?;
+        if let Some(n) = meta_turn {
+            let dir = self.turn_dir(n);
+            fs.sync_dir(&dir).at("write", dir.join("meta.json"))?;
+            if let Some(cur) = self.current.as_mut() {
+                cur.meta_dirty = false;
+            }
         }
+        self.state_dirty.store(false, Ordering::Relaxed);
         Ok(())
     }
 
@@ -409,25 +445,15 @@ impl CheckpointStore {
             .at("write", &path)
     }
 
-    /// Writes `state.json` with its data synced but its directory entry not: used for after-images,
-    /// where losing the rename in a power cut leaves an older, still consistent ownership map — which
-    /// errs towards reporting a conflict, never towards overwriting. The next durable write in the
-    /// sidecar directory makes it durable too.
-    pub(crate) fn write_state_lazy(&self) -> Result<()> {
-        let path = self.dir.join(STATE_FILE);
-        self.opts
-            .fs
-            .replace_unsynced_dir(&path, &self.state.to_json())
-            .at("write", &path)
-    }
-
     /// Writes `state.json` atomically.
     pub(crate) fn write_state(&self) -> Result<()> {
         let path = self.dir.join(STATE_FILE);
         self.opts
             .fs
             .write_atomic(&path, &self.state.to_json())
-            .at("write", &path)
+            .at("write", &path)?;
+        self.state_dirty.store(false, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Bytes of every file under the sidecar: what history costs on disk.
@@ -454,8 +480,27 @@ impl CheckpointStore {
 
 impl Drop for CheckpointStore {
     fn drop(&mut self) {
-        // Best effort: the after-images are durable in state.json whatever happens here.
-        let _ = self.flush_meta();
+        // Best effort: a crash before this point costs the newest ownership proofs (restores then
+        // report those files as conflicts), never bytes.
+        let _ = self.flush_pending();
+    }
+}
+
+/// A failed batch of atomic replaces, naming the file that failed.
+pub(crate) fn write_error((path, source): (PathBuf, std::io::Error)) -> CheckpointError {
+    CheckpointError::Io {
+        op: "write",
+        path,
+        source,
+    }
+}
+
+/// A failed fsync of a batch, naming the path that failed.
+pub(crate) fn sync_error((path, source): (PathBuf, std::io::Error)) -> CheckpointError {
+    CheckpointError::Io {
+        op: "sync",
+        path,
+        source,
     }
 }
 

@@ -358,7 +358,7 @@ fn capturing_needs_an_open_turn() {
 }
 
 #[test]
-fn gaps_are_recorded_once_per_reason_and_path() {
+fn gaps_are_recorded_once_per_reason_and_path_and_the_shell_gap_names_every_command() {
     let s = Scratch::new().unwrap();
     let mut store = open(&s);
     let t = begin(&mut store, "p");
@@ -370,6 +370,7 @@ fn gaps_are_recorded_once_per_reason_and_path() {
     };
     store.record_gap(bash("make")).unwrap();
     store.record_gap(bash("make again")).unwrap();
+    store.record_gap(bash("make")).unwrap();
     store
         .record_gap(Gap {
             path: Some("x".into()),
@@ -381,7 +382,8 @@ fn gaps_are_recorded_once_per_reason_and_path() {
     let e = &store.list()[0];
     assert_eq!(e.turn, t);
     assert_eq!(e.gaps.len(), 2);
-    assert_eq!(e.gaps[0].detail.as_deref(), Some("make"));
+    // One shell gap per turn, naming every command that ran (each once).
+    assert_eq!(e.gaps[0].detail.as_deref(), Some("make\nmake again"));
     assert_eq!(e.coverage, Coverage::Partial);
 }
 

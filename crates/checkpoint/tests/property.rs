@@ -605,13 +605,17 @@ impl Harness {
                 };
                 self.store().record_gap(gap.clone()).unwrap();
                 let turn = &mut self.model.turns[self.model.current.unwrap()];
-                // At most one gap per reason and path: the first command line stays.
-                if !turn
-                    .gaps
-                    .iter()
-                    .any(|g| g.reason == gap.reason && g.path == gap.path)
-                {
-                    turn.gaps.push(gap);
+                // One shell gap per turn; its detail lists each command once, in order.
+                match turn.gaps.iter_mut().find(|g| g.reason == gap.reason) {
+                    None => turn.gaps.push(gap),
+                    Some(g) => {
+                        let d = g.detail.get_or_insert_with(String::new);
+                        let new = COMMANDS[command];
+                        if !d.split('\n').any(|l| l == new) {
+                            d.push('\n');
+                            d.push_str(new);
+                        }
+                    }
                 }
                 if let Some((name, c)) = side_effect {
                     // Untracked: no capture, no after-image.

@@ -617,3 +617,45 @@ fn fsck_checks_manifests_and_their_blobs() {
         .iter()
         .any(|p| p.path == "transactions/broken.json"));
 }
+
+/// After-images reach `state.json` at the end of the turn, not after every tool call. A process that
+/// dies mid-turn loses the newest proofs: a restore then reports those files as conflicts and never
+/// overwrites them; a turn that ended keeps every proof.
+#[test]
+fn ownership_proofs_are_written_at_the_end_of_the_turn_and_a_crash_only_costs_conflicts() {
+    let s = Scratch::new().unwrap();
+    s.write("a.txt", b"a0\n").unwrap();
+    s.write("b.txt", b"b0\n").unwrap();
+    let mut store = open(&s);
+    let t1 = begin(&mut store, "one");
+    edit(&mut store, &s, "a.txt", Some(b"a1\n"));
+    store.end_turn();
+    drop(store);
+    let proof = fs::read_to_string(s.sidecar.join("state.json")).unwrap();
+    assert!(proof.contains("a.txt"), "{proof}");
+
+    // A second turn edits b.txt, then the process dies before the turn ends (no Drop).
+    let mut store = open(&s);
+    let _t2 = begin(&mut store, "two");
+    edit(&mut store, &s, "b.txt", Some(b"b1\n"));
+    assert!(
+        !fs::read_to_string(s.sidecar.join("state.json"))
+            .unwrap()
+            .contains("b.txt"),
+        "no write per tool call"
+    );
+    std::mem::forget(store);
+
+    let mut store = open(&s);
+    let plan = store.plan_restore(t1).unwrap();
+    let reason = |p: &str| {
+        let f = plan.plan.files.iter().find(|f| f.path == p).unwrap();
+        f.conflict.as_ref().map(|c| c.reason)
+    };
+    assert_eq!(reason("b.txt"), Some(ConflictReason::Unverified), "{plan:?}");
+    assert_eq!(reason("a.txt"), None, "{plan:?}");
+    let err = store.commit(&plan, CommitOptions::default()).unwrap_err();
+    assert!(matches!(err, CheckpointError::Refused { .. }), "{err}");
+    assert_eq!(read(&s, "b.txt").unwrap(), b"b1\n");
+    assert_eq!(read(&s, "a.txt").unwrap(), b"a1\n");
+}

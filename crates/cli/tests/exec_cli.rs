@@ -704,6 +704,7 @@ fn bash_runs_with_allow_bash_and_is_recorded_as_a_gap() {
         turn_of(vec![
             call("write_file", json!({"path": "w.txt", "content": "w\n"})),
             call("bash", json!({"command": command})),
+            call("bash", json!({"command": "echo second"})),
         ]),
         &["--allow-bash"],
     );
@@ -718,7 +719,8 @@ fn bash_runs_with_allow_bash_and_is_recorded_as_a_gap() {
     let gaps = ck["gaps"].as_array().unwrap();
     assert_eq!(gaps.len(), 1, "{gaps:?}");
     assert_eq!(gaps[0]["reason"], "bash_side_effect");
-    assert_eq!(gaps[0]["detail"], command);
+    // One shell gap per turn, naming every command that ran.
+    assert_eq!(gaps[0]["detail"], format!("{command}\necho second"));
     assert_eq!(gaps[0]["tool"], "bash");
 }
 

@@ -19,6 +19,9 @@ pub const PRIVATE_FILE_MODE: u32 = 0o600;
 /// Most fsyncs [`Fs::sync_paths`] runs at once (they wait on the disk, not on a core).
 pub const SYNC_THREADS: usize = 16;
 
+/// Up to this many paths, [`Fs::sync_paths`] fsyncs them on the calling thread.
+const SMALL_BATCH: usize = 4;
+
 /// Fails the k-th durable step and every later one, as if the process had died there.
 #[derive(Debug, Default)]
 pub struct FaultInjector {
@@ -208,7 +211,14 @@ impl Fs {
             return Ok(());
         }
         let one = |p: &Path| File::open(p).and_then(|f| f.sync_all());
-        let threads = paths.len().min(SYNC_THREADS);
+        // A handful of fsyncs run here, one after another: a thread costs about as much as the
+        // commit it could share (BENCHMARKS.md), and after the first, the others mostly find their
+        // changes committed already.
+        let threads = if paths.len() <= SMALL_BATCH {
+            1
+        } else {
+            paths.len().min(SYNC_THREADS)
+        };
         if threads <= 1 {
             for (p, _) in paths {
                 one(p).map_err(|e| (p.to_path_buf(), e))?;
@@ -276,6 +286,33 @@ impl Fs {
         self.sync_file(&f, "sync_file")
     }
 
+    /// Writes `bytes` to a fresh file at `path` (0600) without syncing it: the caller syncs a batch of
+    /// such files at once ([`Fs::sync_paths`]) before publishing any of them.
+    pub fn write_unsynced(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let f = self.create_file(path)?;
+        self.write_all(&f, bytes)
+    }
+
+    /// Writes `bytes` to `file` (just made by [`Fs::create_file`]) and starts its writeback
+    /// ([`Fs::start_writeback`]); the caller fsyncs it.
+    pub fn write_all(&self, mut file: &File, bytes: &[u8]) -> io::Result<()> {
+        self.step("write")?;
+        file.write_all(bytes)?;
+        self.start_writeback(file);
+        Ok(())
+    }
+
+    /// Asks the kernel to start writing `file`'s dirty pages out now, without waiting for them
+    /// (Linux: `sync_file_range(SYNC_FILE_RANGE_WRITE)`). The fsync that follows then finds the data
+    /// on its way, and a new file's blocks are allocated in the journal transaction that the next
+    /// fsync commits, so a batch of new files shares one commit instead of paying one each. Best
+    /// effort and never a durability step: an error (or another OS) changes only the speed.
+    pub fn start_writeback(&self, file: &File) {
+        if self.sync {
+            start_writeback(file);
+        }
+    }
+
     /// Renames `from` to `to` (atomic replace on the same file system).
     pub fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         self.step("rename")?;
@@ -323,12 +360,58 @@ impl Fs {
         Ok(())
     }
 
+    /// Atomically replaces each `(path, bytes)` as one batch: every temp file beside its target
+    /// written first, then all of them fsynced ([`Fs::sync_paths`]), then each renamed over its
+    /// target in order. The directories are left to the caller, who syncs each once. On failure the
+    /// temp files are removed and the error names the target (a failed rename leaves the earlier
+    /// targets replaced).
+    pub fn replace_all(&self, files: &[(&Path, &[u8])]) -> Result<(), (PathBuf, io::Error)> {
+        let temps: Vec<PathBuf> = files.iter().map(|(p, _)| temp_sibling(p)).collect();
+        let cleanup = || {
+            for t in &temps {
+                let _ = fs::remove_file(t);
+            }
+        };
+        let written = files.iter().zip(&temps).try_for_each(|((path, bytes), tmp)| {
+            self.write_unsynced(tmp, bytes)
+                .map_err(|e| (path.to_path_buf(), e))
+        });
+        let synced = written.and_then(|()| {
+            let batch: Vec<(&Path, &str)> = temps.iter().map(|t| (t.as_path(), "sync_file")).collect();
+            self.sync_paths(&batch)
+        });
+        if let Err(e) = synced {
+            cleanup();
+            return Err(e);
+        }
+        for ((path, _), tmp) in files.iter().zip(&temps) {
+            if let Err(e) = self.rename(tmp, path) {
+                cleanup();
+                return Err((path.to_path_buf(), e));
+            }
+        }
+        Ok(())
+    }
+
     /// Sets the permission bits of `path`.
     pub fn set_mode(&self, path: &Path, mode: u32) -> io::Result<()> {
         self.step("set_mode")?;
         fs::set_permissions(path, fs::Permissions::from_mode(mode))
     }
 }
+
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn start_writeback(file: &File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `sync_file_range` takes a file descriptor and integers, no pointers; the descriptor is
+    // borrowed from `file`, which outlives the call. It only schedules I/O, and its result is
+    // deliberately ignored (see `Fs::start_writeback`).
+    let _ = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_file: &File) {}
 
 /// The temp name used for an atomic replace of `path`: `.<name>.tmp` in the same directory.
 pub fn temp_sibling(path: &Path) -> PathBuf {
