@@ -198,6 +198,16 @@ impl Controller {
         transcript_of(&self.session, head)
     }
 
+    /// Opens the checkpoint store of the current session (after a format-1 log became a new one).
+    pub(crate) fn reopen_store(&mut self) -> Result<()> {
+        self.store = CheckpointStore::open(
+            &self.data.sidecar(self.session.id()),
+            &self.workspace,
+            store_options(&self.session, &self.opts),
+        )?;
+        Ok(())
+    }
+
     /// Runs one turn: the checkpoint is opened first, then the user message is appended, then the
     /// agent runs. Events go to `out`; a shell command under the `ask` policy goes to `approve`.
     pub async fn send(
@@ -217,11 +227,7 @@ impl Controller {
         }
         // An old flat log becomes a new session before anything is written for the turn.
         if self.session.format() == 1 && self.session.upgrade()?.is_some() {
-            self.store = CheckpointStore::open(
-                &self.data.sidecar(self.session.id()),
-                &self.workspace,
-                store_options(&self.session, &self.opts),
-            )?;
+            self.reopen_store()?;
         }
         let head = self.session.selected().clone();
         let msg_index = self.session.project(&head)?.len() as u64;

@@ -203,6 +203,7 @@ impl Controller {
     ) -> Result<RewindResult> {
         self.refuse_while_running()?;
         let p = self.take_plan(plan_id)?;
+        let session_before = self.session.id().clone();
         let scope = p.plan.scope;
         let turn = p.plan.turn;
         let wants_files = scope != RewindScope::Conversation;
@@ -315,6 +316,14 @@ impl Controller {
             .transaction_id
             .as_ref()
             .is_some_and(|id| self.store.undo_target().is_some_and(|u| &u.id == id));
+        if self.session.id() != &session_before {
+            // A format-1 log was upgraded into a new session (SPEC §6): the files were restored
+            // from the old session's checkpoints, and that is where the transaction stays. The new
+            // session has its own sidecar, which every later turn uses (as a new process would);
+            // undo, which looks there, has nothing to undo.
+            self.reopen_store()?;
+            result.undo_available = false;
+        }
         self.plans.clear();
         out(Event::Rewound {
             scope,

@@ -354,3 +354,54 @@ fn summaries_with_the_demo_model() {
     assert!(plan.can_files && !plan.can_conversation);
     assert_eq!(plan.disabled_reason.as_deref(), Some("not on this head"));
 }
+
+/// A flat (format-1) log: turn 0 "make a.txt", turn 1 "now b.txt".
+const FORMAT1_LOG: &str = concat!(
+    r#"{"role":"system","content":"be brief"}"#,
+    "\n",
+    r#"{"role":"user","content":"make a.txt"}"#,
+    "\n",
+    r#"{"role":"assistant","content":"done"}"#,
+    "\n",
+    r#"{"role":"user","content":"now b.txt"}"#,
+    "\n",
+    r#"{"role":"assistant","content":"done too"}"#,
+    "\n",
+);
+
+/// A rewind of a format-1 log makes a new session (SPEC §6) and the controller continues there,
+/// with the new session's own sidecar: the next turn's checkpoint is where a new process opening
+/// that session looks for it. The rewind itself cannot be undone from the new session.
+#[test]
+fn a_rewind_of_a_format1_log_continues_in_the_new_session_and_its_sidecar() {
+    let w = World::new();
+    let dir = w.data.sessions_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let old_log = dir.join("old-session.jsonl");
+    std::fs::write(&old_log, FORMAT1_LOG).unwrap();
+    let mut ctl = Controller::open(&w.data, "old-session", Some(&w.ws), None, Default::default()).unwrap();
+    let plan = ctl.prepare_rewind(1, RewindScope::Conversation).unwrap();
+    let r = ctl
+        .commit_rewind_in_place(&plan.plan_id, false, OnConflict::Refuse, &mut quiet())
+        .unwrap();
+    assert!(r.ok && r.conversation_forked, "{r:?}");
+    assert_ne!(r.session_id, "old-session");
+    assert!(!r.undo_available, "{r:?}");
+    assert_eq!(ctl.session_id(), r.session_id);
+    assert_eq!(std::fs::read_to_string(&old_log).unwrap(), FORMAT1_LOG);
+
+    let (report, _) = w.turn(&mut ctl, "again", vec![write("x.txt", "x\n")]);
+    let turn = report.turn;
+    let listed: Vec<u64> = ctl.checkpoints().iter().map(|c| c.turn).collect();
+    assert_eq!(listed, [turn]);
+    let new_sidecar = dir.join(format!("{}.ckpt", r.session_id));
+    assert!(new_sidecar.join(format!("turn-{turn}.json")).is_file());
+    assert!(!dir
+        .join("old-session.ckpt")
+        .join(format!("turn-{turn}.json"))
+        .exists());
+    drop(ctl);
+    let again = Controller::open(&w.data, &r.session_id, None, None, Default::default()).unwrap();
+    let listed: Vec<u64> = again.checkpoints().iter().map(|c| c.turn).collect();
+    assert_eq!(listed, [turn], "a new process sees the same checkpoints");
+}
