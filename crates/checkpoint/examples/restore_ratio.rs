@@ -6,6 +6,8 @@
 //!
 //! ```text
 //! cargo run --release -p retrace-checkpoint --example restore_ratio [ROUNDS]     # interleaved
+//! cargo run --release -p retrace-checkpoint --example restore_ratio ROUNDS keep  # same, deleting
+//!                                            # nothing until a size's rounds are over (see below)
 //! # one step per process, to count its syscalls (strace -f -c -e fsync,fdatasync …):
 //! target/release/examples/restore_ratio setup DIR N   # workspace + sidecar with the edit turn
 //! target/release/examples/restore_ratio open DIR      # only open the sidecar (to subtract)
@@ -21,6 +23,13 @@
 //! A second floor does the same beside the N workspace files (in `ws/src/`, where the restore's temp
 //! files go), and its copies are removed afterwards, untimed. Each round runs the three back to back,
 //! rotating which goes first.
+//!
+//! `keep`: every round deletes thousands of files and directories (the previous sidecar with its
+//! blobs and fan-out directories, the floors' copies). On an ext4 without a journal (the machine of
+//! BENCHMARKS.md), creating an inode skips, one by one, the inodes of its group deleted in the last
+//! seconds (`recently_deleted`), so that churn makes every later creation slower, the restore's
+//! (≈ 2 per file) more than the floor's (1). With `keep`, nothing is deleted until all rounds of a
+//! size are over: the same measurements without the harness's own churn.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs::{self, File, OpenOptions};
@@ -158,37 +167,79 @@ fn fresh_dir(under: &Path) -> TempDir {
     d
 }
 
-fn time_restore(root: &Path, n: usize, round: u64) -> f64 {
+/// What a round leaves to delete: with `keep`, deleted only after the last round of a size.
+#[derive(Default)]
+struct Graveyard {
+    keep: bool,
+    dirs: Vec<TempDir>,
+    files: Vec<PathBuf>,
+}
+
+impl Graveyard {
+    fn bury(&mut self, d: TempDir) {
+        if self.keep {
+            self.dirs.push(d);
+        }
+    }
+
+    fn bury_files(&mut self, files: Vec<PathBuf>) {
+        if self.keep {
+            self.files.extend(files);
+        } else {
+            remove_files(&files);
+        }
+    }
+
+    fn empty(&mut self) {
+        remove_files(&std::mem::take(&mut self.files));
+        self.dirs.clear();
+    }
+}
+
+fn remove_files(files: &[PathBuf]) {
+    for f in files {
+        fs::remove_file(f).unwrap();
+    }
+    if let Some(dir) = files.first().and_then(|f| f.parent()) {
+        sync_dir(dir);
+    }
+}
+
+fn time_restore(root: &Path, n: usize, round: u64, graves: &mut Graveyard) -> f64 {
     let side = TempDir::new_in(root).unwrap();
     let (mut store, turn) = edit_turn(&root.join("ws"), &side.path().join("s.ckpt"), n, round);
     let t = Instant::now();
     restore(&mut store, turn, n);
     let ms = t.elapsed().as_secs_f64() * 1e3;
     drop(store);
-    drop(side);
+    graves.bury(side);
     ms
 }
 
-fn time_floor(root: &Path, n: usize) -> f64 {
+fn time_floor(root: &Path, n: usize, graves: &mut Graveyard) -> f64 {
     let d = fresh_dir(root);
     let t = Instant::now();
     floor_copy(&root.join("orig"), d.path(), n).unwrap();
-    t.elapsed().as_secs_f64() * 1e3
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    graves.bury(d);
+    ms
 }
 
 /// The floor written beside the N workspace files (in `ws/src/`, as `.copy-fileNNNN.rs`), the
 /// directory the restore's temp files go to; the copies are removed afterwards, untimed. On the
 /// machine BENCHMARKS.md describes, creating a file in a directory that already holds many costs
 /// several times what it costs in an empty one.
-fn time_floor_beside(root: &Path, n: usize) -> f64 {
+fn time_floor_beside(root: &Path, n: usize, round: u64, graves: &mut Graveyard) -> f64 {
     let dst = root.join("ws").join("src");
+    let prefix = format!(".copy{round}-");
     let t = Instant::now();
-    floor_copy_named(&root.join("orig"), &dst, n, ".copy-").unwrap();
+    floor_copy_named(&root.join("orig"), &dst, n, &prefix).unwrap();
     let ms = t.elapsed().as_secs_f64() * 1e3;
-    for i in 0..n {
-        fs::remove_file(dst.join(format!(".copy-file{i:04}.rs"))).unwrap();
-    }
-    sync_dir(&dst);
+    graves.bury_files(
+        (0..n)
+            .map(|i| dst.join(format!("{prefix}file{i:04}.rs")))
+            .collect(),
+    );
     ms
 }
 
@@ -202,7 +253,7 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-fn paired(rounds: usize) {
+fn paired(rounds: usize, keep: bool) {
     println!(
         "| files | floor (ms) | restore (ms) | ratio | target | met | floor beside the files (ms) | ratio to it |"
     );
@@ -216,20 +267,26 @@ fn paired(rounds: usize) {
             rounds
         };
         let (mut rest, mut floor, mut beside) = (Vec::new(), Vec::new(), Vec::new());
+        let mut graves = Graveyard {
+            keep,
+            ..Graveyard::default()
+        };
         // One unmeasured round each to warm the page cache and the code.
-        time_restore(tmp.path(), n, 0);
-        time_floor(tmp.path(), n);
-        time_floor_beside(tmp.path(), n);
+        time_restore(tmp.path(), n, 0, &mut graves);
+        time_floor(tmp.path(), n, &mut graves);
+        time_floor_beside(tmp.path(), n, 0, &mut graves);
         for i in 0..rounds {
+            let round = i as u64 + 1;
             // Rotate which goes first, so none always follows another's deletions.
             for k in 0..3 {
                 match (i + k) % 3 {
-                    0 => rest.push(time_restore(tmp.path(), n, i as u64 + 1)),
-                    1 => floor.push(time_floor(tmp.path(), n)),
-                    _ => beside.push(time_floor_beside(tmp.path(), n)),
+                    0 => rest.push(time_restore(tmp.path(), n, round, &mut graves)),
+                    1 => floor.push(time_floor(tmp.path(), n, &mut graves)),
+                    _ => beside.push(time_floor_beside(tmp.path(), n, round, &mut graves)),
                 }
             }
         }
+        graves.empty();
         let (r, f, b) = (median(rest), median(floor), median(beside));
         let ratio = r / f;
         let (t, met) = match target {
@@ -279,6 +336,9 @@ fn main() {
             floor_copy(&root.join("orig"), &root.join("floor"), n).unwrap();
             eprintln!("floor of {n} files: {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
         }
-        other => paired(other.map_or(21, |s| s.parse().expect("a round count"))),
+        other => paired(
+            other.map_or(21, |s| s.parse().expect("a round count")),
+            args.get(1).is_some_and(|a| a == "keep"),
+        ),
     }
 }

@@ -1,24 +1,34 @@
 //! File transactions (SPEC §5.4): commit a plan durably, put everything back on failure.
 //!
-//! Order: manifest `prepared` (durable) → forward images as blobs and temp files beside the targets,
-//! written, then fsynced together (one barrier), then the blobs renamed and every directory fsynced
-//! (a second barrier) → manifest `committing` with every target `published` (one durable write) →
+//! Order: manifest `prepared` (durable) → temp files beside the targets (while a helper thread makes
+//! the blobs' fan-out directories) and forward images as blob temp files, written, then fsynced
+//! together (one barrier), then the blobs renamed and every directory fsynced (a second barrier) →
+//! manifest `committing` with every target `published` (one durable write) →
 //! per target: re-check against the forward image, rename → directory fsyncs → manifest `committed`
 //! → `state.json`. A crash anywhere leaves every target equal to its forward or its restore image, and
 //! the next writer's recovery finishes the rollback.
+//!
+//! A forward image is usually not a copy: the target itself (a regular file with no other link, its
+//! bytes verified) is hard-linked into the blob store, so the blob is the very inode the rename over
+//! the target then leaves behind, and costs no bytes and no new inode. Whatever refuses the link
+//! (another file system, more links, no permission) gets a copy, as before. While a blob shares its
+//! inode with a workspace name (between the link and the target's rename), the target's re-check
+//! before the rename hashes that inode; once a transaction is committed or rolled back, no blob is a
+//! name of a workspace file ([`CheckpointStore::unshare_blob`]), and nothing ever links a blob back
+//! into the workspace: compensation and undo copy from it.
 
 use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use retrace_fsutil::{copy_hashed, RelPath};
 use retrace_protocol::{CodeOutcome, Conflict, ConflictReason, FileAction, OnConflict};
 
-use crate::capture::image_of;
 use crate::error::{CheckpointError, IoContext, Result};
+use crate::forward::{image_and_inode, Linked};
 use crate::model::{path_to_raw, Image};
 use crate::plan::{has_symlink, same_image, ImageSource, PlanKind, RestorePlan, TargetImage};
 use crate::retention::blob_rel_path;
@@ -201,10 +211,13 @@ impl CheckpointStore {
             .at("create the sidecar", &self.dir)?;
         // (1) The manifest is durable before any temp file or blob of the transaction exists.
         self.save_manifest(&m)?;
-        if let Err(e) = self.prepare_files(&root, &m, &inputs) {
-            self.abort_prepared(&root, &mut m);
-            return Err(e);
-        }
+        let linked = match self.prepare_files(&root, &m, &inputs) {
+            Ok(linked) => linked,
+            Err(e) => {
+                self.abort_prepared(&root, &mut m);
+                return Err(e);
+            }
+        };
         // (4) Published: one durable write for the whole batch, before any rename.
         m.state = TxState::Committing;
         for t in &mut m.targets {
@@ -216,9 +229,13 @@ impl CheckpointStore {
         }
         // (5) Renames, each after re-checking the target against its forward image.
         let mut dirs = BTreeSet::new();
+        let mut linked_to = vec![None; inputs.len()];
+        for l in &linked {
+            linked_to[l.target] = Some(l);
+        }
         for (i, inp) in inputs.iter().enumerate() {
             let abs = inp.rel.under(&root);
-            if let Err(e) = self.publish_one(&root, &m, i, &inp.rel, &abs) {
+            if let Err(e) = self.publish_one(&root, &m, i, &inp.rel, &abs, linked_to[i]) {
                 let stuck = self.compensate(&root, &mut m, i);
                 return Err(stuck.unwrap_or(e));
             }
@@ -243,6 +260,13 @@ impl CheckpointStore {
                 }
             }
         }
+        // Every linked blob is now the only name of its inode: the rename replaced the target and the
+        // `.bak` is gone. One that is not (a hard link someone made to the target meanwhile, a `.bak`
+        // that could not be removed) becomes a copy, so that nothing can write into it. Best effort:
+        // the transaction is committed either way.
+        for l in &linked {
+            let _ = self.unshare_blob(&l.blob, &l.sha, true);
+        }
         Ok(m)
     }
 
@@ -264,14 +288,17 @@ impl CheckpointStore {
         }
     }
 
-    /// Steps (2) and (3): forward images as blobs, then temp files, all durable.
+    /// Steps (2) and (3): forward images as blobs, and temp files, all durable.
     ///
-    /// Every file is written first and all are fsynced in one barrier
-    /// ([`retrace_fsutil::Fs::sync_paths`]), so the durable cost belongs to the batch, not to each
-    /// file; only then are the blobs renamed to their names, and their directories and the temp
-    /// files' directories fsynced (a second barrier). Nothing is published before both: the manifest
-    /// still says `prepared`.
-    fn prepare_files(&mut self, root: &Path, m: &Manifest, inputs: &[TxInput]) -> Result<()> {
+    /// Every file is written first (the temp files while a helper thread creates the blobs' missing
+    /// fan-out directories, then the blobs: hard links where possible, copies otherwise) and all are
+    /// fsynced in one barrier ([`retrace_fsutil::Fs::sync_paths`]), so the durable cost belongs to the
+    /// batch, not to each file; only then are the blobs renamed to their names, and their directories
+    /// and the temp files' directories fsynced (a second barrier). Nothing is published before both:
+    /// the manifest still says `prepared`.
+    ///
+    /// Returns the forward images kept by hard link.
+    fn prepare_files(&mut self, root: &Path, m: &Manifest, inputs: &[TxInput]) -> Result<Vec<Linked>> {
         let mut blobs: Vec<(PathBuf, PathBuf)> = Vec::new();
         let prepared = self.prepare_files_batched(root, m, inputs, &mut blobs);
         if prepared.is_err() {
@@ -289,22 +316,123 @@ impl CheckpointStore {
         m: &Manifest,
         inputs: &[TxInput],
         blobs: &mut Vec<(PathBuf, PathBuf)>,
-    ) -> Result<()> {
+    ) -> Result<Vec<Linked>> {
         let fs_ = self.opts.fs.clone();
         // (2) Forward images: the current bytes, kept so compensation and undo can put them back.
+        // First which ones need a blob, and the fan-out directories those lack.
         let mut shas = BTreeSet::new();
-        for inp in inputs {
+        let mut needed: Vec<(usize, String)> = Vec::new();
+        let mut missing: BTreeSet<PathBuf> = BTreeSet::new();
+        for (i, inp) in inputs.iter().enumerate() {
             if !inp.forward.existed {
                 continue;
             }
             let sha = inp.forward.sha256.clone().unwrap_or_default();
-            if !shas.insert(sha.clone()) {
+            if !shas.insert(sha.clone()) || self.blob_is_stored(&sha) {
                 continue;
             }
-            let abs = inp.rel.under(root);
-            self.write_blob_unsynced(&abs, &sha, blobs)?;
+            let dir = parent_of(&self.dir.join(blob_rel_path(&sha)));
+            if !dir.is_dir() {
+                missing.insert(dir);
+            }
+            needed.push((i, sha));
         }
+        // Creating a directory costs about what creating a file does, and a fresh store needs one or
+        // two per blob: they are made on a helper thread while this one writes the temp files beside
+        // the targets (another directory, so neither waits on the other's lock). Their failpoints are
+        // passed first, in order, on this thread, so a fault-injection trail does not depend on
+        // thread timing.
+        for d in &missing {
+            fs_.step("create_dir").at("create", d)?;
+        }
+        let make_dirs = || -> Result<()> {
+            for d in &missing {
+                fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(retrace_fsutil::PRIVATE_DIR_MODE)
+                    .create(d)
+                    .at("create", d)?;
+            }
+            Ok(())
+        };
         // (3) Temp files beside their targets.
+        let (temps, dirs) = if missing.len() >= OVERLAP_DIRS {
+            std::thread::scope(|s| {
+                match std::thread::Builder::new()
+                    .name("retrace-mkdir".into())
+                    .spawn_scoped(s, make_dirs)
+                {
+                    Ok(helper) => {
+                        let written = self.write_temps(root, m, inputs);
+                        let made = helper.join().unwrap_or_else(|_| {
+                            Err(CheckpointError::Io {
+                                op: "create",
+                                path: self.dir.join("blobs"),
+                                source: io::Error::other("the directory thread panicked"),
+                            })
+                        });
+                        let written = written?;
+                        made.map(|()| written)
+                    }
+                    // No thread to spare: one after the other.
+                    Err(_) => make_dirs().and_then(|()| self.write_temps(root, m, inputs)),
+                }
+            })?
+        } else {
+            make_dirs()?;
+            self.write_temps(root, m, inputs)?
+        };
+        // Then the forward images, linked or copied, into their directories.
+        let mut linked = Vec::new();
+        // Cleared by the first EXDEV: the sidecar is on another file system, every link would fail.
+        let mut link = true;
+        for (i, sha) in needed {
+            let abs = inputs[i].rel.under(root);
+            if let Some((inode, blob)) = self.write_blob_unsynced(&abs, &sha, blobs, &mut link)? {
+                linked.push(Linked {
+                    target: i,
+                    blob,
+                    sha,
+                    inode,
+                });
+            }
+        }
+        // One barrier for the data of every blob and temp file.
+        let data: Vec<(&Path, &str)> = blobs
+            .iter()
+            .map(|(tmp, _)| (tmp.as_path(), "sync_blob"))
+            .chain(temps.iter().map(|t| (t.as_path(), "sync_temp")))
+            .collect();
+        fs_.sync_paths(&data).map_err(sync_failed)?;
+        // The blobs take their names only once their bytes are durable.
+        let mut blob_dirs = BTreeSet::new();
+        for (tmp, fin) in blobs.drain(..) {
+            if let Err(e) = fs_.rename(&tmp, &fin).at("rename", &fin) {
+                let _ = fs::remove_file(&tmp);
+                return Err(e);
+            }
+            blob_dirs.insert(parent_of(&fin));
+        }
+        // One barrier for every directory entry: blobs, then temp files.
+        let entries: Vec<(&Path, &str)> = blob_dirs
+            .iter()
+            .chain(dirs.iter())
+            .map(|d| (d.as_path(), "sync_dir"))
+            .collect();
+        fs_.sync_paths(&entries).map_err(sync_failed)?;
+        Ok(linked)
+    }
+
+    /// Step (3): a temp file beside each target that the transaction writes, holding its restore
+    /// image (verified against its SHA-256) and mode; not synced. Returns the temp files and their
+    /// directories.
+    fn write_temps(
+        &self,
+        root: &Path,
+        m: &Manifest,
+        inputs: &[TxInput],
+    ) -> Result<(Vec<PathBuf>, BTreeSet<PathBuf>)> {
+        let fs_ = self.opts.fs.clone();
         let mut temps = Vec::new();
         let mut dirs = BTreeSet::new();
         for (i, inp) in inputs.iter().enumerate() {
@@ -352,60 +480,7 @@ impl CheckpointStore {
             temps.push(tmp);
             dirs.insert(parent);
         }
-        // One barrier for the data of every blob and temp file.
-        let data: Vec<(&Path, &str)> = blobs
-            .iter()
-            .map(|(tmp, _)| (tmp.as_path(), "sync_blob"))
-            .chain(temps.iter().map(|t| (t.as_path(), "sync_temp")))
-            .collect();
-        fs_.sync_paths(&data).map_err(sync_failed)?;
-        // The blobs take their names only once their bytes are durable.
-        let mut blob_dirs = BTreeSet::new();
-        for (tmp, fin) in blobs.drain(..) {
-            if let Err(e) = fs_.rename(&tmp, &fin).at("rename", &fin) {
-                let _ = fs::remove_file(&tmp);
-                return Err(e);
-            }
-            blob_dirs.insert(parent_of(&fin));
-        }
-        // One barrier for every directory entry: blobs, then temp files.
-        let entries: Vec<(&Path, &str)> = blob_dirs
-            .iter()
-            .chain(dirs.iter())
-            .map(|d| (d.as_path(), "sync_dir"))
-            .collect();
-        fs_.sync_paths(&entries).map_err(sync_failed)?;
-        Ok(())
-    }
-
-    /// Copies `src` into a temp file beside the blob named `sha`, unless that blob is there already,
-    /// and adds `(temp, blob)` to `blobs`; not synced (the caller's barrier does that, then renames).
-    /// Fails with `ExternalChange` if the bytes are not `sha`.
-    fn write_blob_unsynced(&self, src: &Path, sha: &str, blobs: &mut Vec<(PathBuf, PathBuf)>) -> Result<()> {
-        let fs_ = self.opts.fs.clone();
-        let final_path = self.dir.join(blob_rel_path(sha));
-        if final_path.is_file() {
-            if let Ok((h, _)) = File::open(&final_path).and_then(retrace_fsutil::hash_reader) {
-                if h == sha {
-                    return Ok(());
-                }
-            }
-        }
-        let dir = parent_of(&final_path);
-        fs_.create_dir_all(&dir).at("create", &dir)?;
-        let tmp = dir.join(format!(".{sha}.tmp"));
-        let mut out = fs_.create_file(&tmp).at("create", &tmp)?;
-        // From here on the caller removes the temp file if anything fails.
-        blobs.push((tmp.clone(), final_path));
-        let input = File::open(src).at("read", src)?;
-        fs_.step("write_blob").at("write", &tmp)?;
-        let copied = copy_hashed(&input, Some(&mut out)).at("copy into", &tmp)?;
-        if copied.sha256 != sha {
-            return Err(CheckpointError::ExternalChange {
-                path: src.to_string_lossy().into_owned(),
-            });
-        }
-        Ok(())
+        Ok((temps, dirs))
     }
 
     /// A stream of a restore image's bytes, verified against its SHA-256.
@@ -448,15 +523,35 @@ impl CheckpointStore {
         }
     }
 
-    /// Renames target `i` into place after checking it still equals its forward image.
-    fn publish_one(&self, root: &Path, m: &Manifest, i: usize, rel: &RelPath, abs: &Path) -> Result<()> {
+    /// Renames target `i` into place after checking it still equals its forward image. When that
+    /// image is kept by hard link (`linked`) and the target is no longer that inode (replaced by a
+    /// rename since), the blob is hashed too: it may have been written through before.
+    fn publish_one(
+        &self,
+        root: &Path,
+        m: &Manifest,
+        i: usize,
+        rel: &RelPath,
+        abs: &Path,
+        linked: Option<&Linked>,
+    ) -> Result<()> {
         let t = &m.targets[i];
         if has_symlink(root, rel) {
             return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
         }
-        let now = image_of(abs).at("read", abs)?;
+        let (now, inode) = image_and_inode(abs).at("read", abs)?;
         if !same_image(&Image::from(&t.forward), &now) {
             return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
+        }
+        if let Some(l) = linked.filter(|l| inode != Some(l.inode)) {
+            let intact = File::open(&l.blob)
+                .and_then(retrace_fsutil::hash_reader)
+                .is_ok_and(|(h, _)| h == l.sha);
+            if !intact {
+                // This transaction made it (no valid blob existed); it no longer holds its name's bytes.
+                let _ = self.opts.fs.remove_file(&l.blob);
+                return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
+            }
         }
         match t.action {
             TargetAction::Write => {
@@ -469,173 +564,11 @@ impl CheckpointStore {
             }
         }
     }
-
-    /// Removes the temp files of a transaction that published nothing and marks it aborted.
-    fn abort_prepared(&mut self, root: &Path, m: &mut Manifest) {
-        for (i, t) in m.targets.iter().enumerate() {
-            if let Ok(rel) = t.rel() {
-                let _ = self.opts.fs.remove_file(&m.temp_path(root, &rel, i));
-            }
-        }
-        m.state = TxState::Aborted;
-        let _ = self.save_manifest(m);
-    }
-
-    /// Puts back the renamed targets (among `0..upto`) in reverse order, removes every temp file, and
-    /// marks the transaction aborted — or leaves it `committing` when a file matched neither image
-    /// (its bytes are then kept in a recovery copy). Returns the error to report when stuck.
-    pub(crate) fn compensate(
-        &mut self,
-        root: &Path,
-        m: &mut Manifest,
-        upto: usize,
-    ) -> Option<CheckpointError> {
-        let mut stuck = None;
-        // Targets never renamed: from `upto` on, and every write target whose temp file is still
-        // there. They are marked unpublished, durably, before anything is put back or removed: once
-        // its temp file is gone, such a target, if someone changed it meanwhile, would pass for a
-        // published one holding foreign content, and a later recovery would get stuck on it.
-        let never: Vec<usize> = m
-            .targets
-            .iter()
-            .enumerate()
-            .filter(|(i, t)| {
-                t.published
-                    && (*i >= upto
-                        || (t.action == TargetAction::Write
-                            && t.rel().is_ok_and(|rel| m.temp_path(root, &rel, *i).exists())))
-            })
-            .map(|(i, _)| i)
-            .collect();
-        let mut marked = true;
-        if !never.is_empty() {
-            for &i in &never {
-                m.targets[i].published = false;
-            }
-            if let Err(e) = self.save_manifest(m) {
-                for &i in &never {
-                    m.targets[i].published = true;
-                }
-                marked = false;
-                stuck = Some(e);
-            }
-        }
-        for i in (0..m.targets.len()).rev() {
-            if !m.targets[i].published || never.contains(&i) {
-                continue;
-            }
-            if let Err(e) = self.put_back(root, m, i) {
-                stuck.get_or_insert(e);
-            }
-        }
-        if !marked {
-            // The temp files still say which targets were never renamed; recovery finishes.
-            return stuck;
-        }
-        for (i, t) in m.targets.iter().enumerate() {
-            if let Ok(rel) = t.rel() {
-                let _ = self.opts.fs.remove_file(&m.temp_path(root, &rel, i));
-            }
-        }
-        if stuck.is_none() {
-            m.state = TxState::Aborted;
-        }
-        if let Err(e) = self.save_manifest(m) {
-            stuck.get_or_insert(e);
-        }
-        stuck
-    }
-
-    /// Puts one published target back to its forward image, if it holds the restore image.
-    pub(crate) fn put_back(&mut self, root: &Path, m: &mut Manifest, i: usize) -> Result<()> {
-        let t = m.targets[i].clone();
-        let rel = t.rel()?;
-        let abs = rel.under(root);
-        let fs_ = self.opts.fs.clone();
-        let bak = m.bak_path(root, &rel, i);
-        let tmp = m.temp_path(root, &rel, i);
-        let back = m.put_back_path(root, &rel, i);
-        if back.exists() {
-            // A forward copy an interrupted compensation never renamed: written again below.
-            fs_.remove_file(&back).at("remove", &back)?;
-        }
-        if tmp.exists() {
-            // Never renamed: the target was not touched.
-            return fs_.remove_file(&tmp).at("remove", &tmp);
-        }
-        if has_symlink(root, &rel) {
-            return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
-        }
-        let now = image_of(&abs).at("read", &abs)?;
-        let forward = Image::from(&t.forward);
-        let restore = Image::from(&t.restore);
-        if same_image(&forward, &now) && (!forward.existed || !bak.exists()) {
-            return Ok(());
-        }
-        if !same_image(&restore, &now) {
-            // Someone else's content: never overwrite it; keep a copy and leave it in place.
-            let sha8: String = now.sha256.clone().unwrap_or_default().chars().take(8).collect();
-            let copy = parent_of(&abs).join(format!(
-                "{}.retrace-recovery-{sha8}",
-                abs.file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            ));
-            if now.existed && !copy.exists() {
-                fs_.step("recovery_copy").at("copy", &copy)?;
-                fs::copy(&abs, &copy).at("copy", &copy)?;
-            }
-            if bak.exists() {
-                let keep = parent_of(&abs).join(format!(
-                    ".{}.retrace-{}-{i}.kept",
-                    rel.to_lossy().replace('/', "_"),
-                    m.id
-                ));
-                fs_.rename(&bak, &keep).at("rename", &bak)?;
-            }
-            m.targets[i].recovery_copy = Some(copy.to_string_lossy().into_owned());
-            return Err(CheckpointError::Stuck {
-                tx: m.id.clone(),
-                path: rel.to_lossy(),
-                copy: copy.to_string_lossy().into_owned(),
-            });
-        }
-        // The target holds the restore image: put the forward image back.
-        if !forward.existed {
-            fs_.remove_file(&abs).at("remove", &abs)?;
-        } else if bak.exists() {
-            fs_.rename(&bak, &abs).at("rename", &bak)?;
-        } else {
-            let sha = forward.sha256.clone().unwrap_or_default();
-            let blob = self.dir.join(blob_rel_path(&sha));
-            // Not `tmp`: a crash before the rename must not look like a target never published.
-            fs_.step("create_temp").at("create", &back)?;
-            let mut out = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&back)
-                .at("create", &back)?;
-            let copied =
-                copy_hashed(File::open(&blob).at("open", &blob)?, Some(&mut out)).at("write", &back)?;
-            if copied.sha256 != sha {
-                let _ = fs::remove_file(&back);
-                return Err(CheckpointError::MissingPayload {
-                    turn: m.turn.unwrap_or(0),
-                    path: rel.to_lossy(),
-                    why: "the forward blob is corrupt".into(),
-                });
-            }
-            out.set_permissions(fs::Permissions::from_mode(forward.mode.unwrap_or(0o644)))
-                .at("chmod", &back)?;
-            fs_.sync_file(&out, "sync_temp").at("sync", &back)?;
-            fs_.rename(&back, &abs).at("rename", &abs)?;
-        }
-        let dir = parent_of(&abs);
-        fs_.sync_dir(&dir).at("sync", &dir)
-    }
 }
+
+/// Fan-out directories a transaction must create before they are made on a helper thread (fewer
+/// cost less than the thread).
+const OVERLAP_DIRS: usize = 4;
 
 /// The error of a failed barrier ([`retrace_fsutil::Fs::sync_paths`]).
 fn sync_failed((path, source): (PathBuf, io::Error)) -> CheckpointError {

@@ -17,7 +17,9 @@
 
 mod capture;
 mod commit;
+mod compensate;
 mod error;
+mod forward;
 mod fsck;
 mod load;
 pub mod model;

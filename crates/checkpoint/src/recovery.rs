@@ -32,6 +32,8 @@ impl CheckpointStore {
                                 .at("remove", rel.under(&root))?;
                         }
                     }
+                    // Forward images kept by hard link are still the targets' own inodes.
+                    self.unshare_forward_blobs(&m, false)?;
                     m.state = TxState::Aborted;
                     self.save_manifest(&m)?;
                 }

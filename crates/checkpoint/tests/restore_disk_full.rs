@@ -3,12 +3,19 @@
 //! names a path, the workspace is left exactly as it was, no transaction file is left in it, and the
 //! next open (recovery) cleans the sidecar so that a restore works once there is room.
 //!
+//! What a restore needs room for: its manifest, a temp file beside each target it writes, and a
+//! blob per forward image that is copied. A forward image is normally kept by hard-linking the target
+//! into the blob store (no data block, no byte written); it is copied only when the link is refused,
+//! e.g. for a target that has another link. So the scenario runs twice: as is (forward images
+//! linked: ENOSPC hits the manifest or the temp files, never the blobs), and with every workspace file
+//! given a second name outside the workspace (forward images copied: ENOSPC hits the blobs too).
+//!
 //! Two ways to run out of space, tried in order:
 //! 1. a small tmpfs mounted in a private mount namespace (`unshare -m`, needs root or
 //!    CAP_SYS_ADMIN): this test binary is re-executed inside it as the child, which builds the
 //!    workspace there, fills the file system so that only a part of what the restore needs is free,
-//!    and commits — several times, so that ENOSPC hits the manifest, the forward-image blobs and the
-//!    temp files beside the targets;
+//!    and commits — several times, so that ENOSPC hits the manifest, the temp files beside the
+//!    targets and (forward images copied) the blobs;
 //! 2. `strace -f -e inject=write:error=ENOSPC:when=K+` around the child that commits (the parent
 //!    checks the workspace afterwards), for several K.
 //!
@@ -156,15 +163,62 @@ fn via_tmpfs() -> Result<(), String> {
         out.status
     );
     let runs = results(&stdout);
-    let phases: BTreeSet<String> = runs.iter().map(|r| r["phase"].clone()).collect();
     for r in &runs {
         eprintln!("disk full (tmpfs): {r:?}");
     }
-    assert!(runs.len() >= 5, "{stdout}");
-    for p in ["manifest", "blob", "temp"] {
-        assert!(phases.contains(p), "ENOSPC never hit the {p} writes: {phases:?}");
+    assert!(runs.len() >= 9, "{stdout}");
+    let phases = |forward: Forward| -> BTreeSet<String> {
+        runs.iter()
+            .filter(|r| r["forward"] == forward.name())
+            .map(|r| r["phase"].clone())
+            .collect()
+    };
+    let linked = phases(Forward::Linked);
+    for p in ["manifest", "temp"] {
+        assert!(linked.contains(p), "ENOSPC never hit the {p} writes: {linked:?}");
+    }
+    // Forward images kept by hard link take no space: the blob phase cannot run out of it.
+    assert!(
+        !linked.contains("blob"),
+        "a linked forward image needed space: {linked:?}"
+    );
+    let copied = phases(Forward::Copied);
+    for p in ["blob", "temp"] {
+        assert!(
+            copied.contains(p),
+            "ENOSPC never hit the {p} writes (copied forward images): {copied:?}"
+        );
     }
     Ok(())
+}
+
+/// How the scenario's forward images are kept by the restore.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Forward {
+    /// As is: each target is a file with one link, hard-linked into the blob store.
+    Linked,
+    /// Every workspace file has a second name outside the workspace, so its forward image is copied.
+    Copied,
+}
+
+impl Forward {
+    fn name(self) -> &'static str {
+        match self {
+            Forward::Linked => "linked",
+            Forward::Copied => "copied",
+        }
+    }
+
+    /// Sets the scenario up for this way.
+    fn apply(self, sc: &Scenario) {
+        if self == Forward::Copied {
+            let dir = sc.scratch.tmp.path().join("other-names");
+            fs::create_dir_all(&dir).unwrap();
+            for k in sc.forward.keys() {
+                fs::hard_link(sc.root.join(k), dir.join(k.replace('/', "_"))).unwrap();
+            }
+        }
+    }
 }
 
 /// Fills the file system of `dir` with `filler` until it is full, then frees `free` bytes.
@@ -193,9 +247,10 @@ fn pages(n: usize) -> u64 {
     (n as u64).div_ceil(PAGE) * PAGE
 }
 
-/// Bytes a restore of the scenario writes: a blob per present forward image and a temp file per
-/// present restore image, page-rounded.
-fn restore_needs(sc: &Scenario) -> u64 {
+/// Bytes the files of a restore of the scenario take, page-rounded: a temp file per present restore
+/// image, and a blob per present forward image when those are copied (a hard-linked one takes
+/// nothing). The manifest (a few pages) comes on top.
+fn restore_needs(sc: &Scenario, forward: Forward) -> u64 {
     let targets: BTreeSet<&String> = sc
         .forward
         .keys()
@@ -212,7 +267,10 @@ fn restore_needs(sc: &Scenario) -> u64 {
         .filter_map(|k| sc.restore.get(*k))
         .map(|(b, _)| pages(b.len()))
         .sum();
-    blobs + temps
+    match forward {
+        Forward::Linked => temps,
+        Forward::Copied => blobs + temps,
+    }
 }
 
 fn classify(path: &Path, sc: &Scenario) -> &'static str {
@@ -232,10 +290,18 @@ fn tmpfs_child(mnt: &Path) {
     let known = BTreeSet::new();
     let filler = mnt.join("filler");
     // Free space as a share of what the restore needs: none (the manifest cannot be written), then
-    // more and more, so that ENOSPC hits the blobs and then the temp files.
-    for share in [0u64, 2, 10, 30, 50, 70, 85] {
+    // more and more, so that ENOSPC hits the manifest, the blobs (when copied) and the temp files.
+    let runs: [(Forward, &[u64]); 2] = [
+        (Forward::Linked, &[0, 2, 10, 30, 50, 70, 85]),
+        (Forward::Copied, &[10, 30, 70, 85]),
+    ];
+    for (forward, share) in runs
+        .iter()
+        .flat_map(|(f, shares)| shares.iter().map(move |s| (*f, *s)))
+    {
         let sc = wide_scenario_in(scratch_in(mnt), FILES);
-        let needs = restore_needs(&sc);
+        forward.apply(&sc);
+        let needs = restore_needs(&sc, forward);
         let free = needs * share / 100;
         let mut store = CheckpointStore::open(sc.sidecar(), &sc.root, opts(Fs::durable())).unwrap();
         let plan = store.plan_restore(sc.turn).unwrap();
@@ -244,7 +310,7 @@ fn tmpfs_child(mnt: &Path) {
             .commit(&plan, confirm(OnConflict::Refuse))
             .err()
             .unwrap_or_else(|| panic!("the restore needs {needs} bytes and fit in {free}"));
-        let ctx = format!("{free} of {needs} bytes free");
+        let ctx = format!("{free} of {needs} bytes free, forward images {}", forward.name());
         let path =
             enospc_path(&err).unwrap_or_else(|| panic!("{ctx}: not an ENOSPC error naming a path: {err:?}"));
         let shown = err.to_string();
@@ -267,17 +333,24 @@ fn tmpfs_child(mnt: &Path) {
         fs::remove_file(&filler).unwrap();
         recovered_then_restore(&sc, &known, &ctx);
         println!(
-            "{RESULT}\tfree={free}\tneeds={needs}\tphase={phase}\topen_while_full={full_open}\terror={shown}"
+            "{RESULT}\tforward={}\tfree={free}\tneeds={needs}\tphase={phase}\topen_while_full={full_open}\terror={shown}",
+            forward.name()
         );
     }
 }
 
-/// Right after the failure: the workspace is exactly the forward images, with nothing added.
+/// Right after the failure: the workspace is exactly the forward images, with nothing added, and no
+/// blob is still a name of a workspace file.
 fn check_unchanged(sc: &Scenario, ctx: &str) {
     let leftovers = transaction_leftovers(&sc.root);
     assert!(
         leftovers.is_empty(),
         "{ctx}: left in the workspace: {leftovers:?}"
+    );
+    let shared = shared_blobs(sc.sidecar());
+    assert!(
+        shared.is_empty(),
+        "{ctx}: blobs still sharing an inode with a workspace file: {shared:?}"
     );
     let ws = snapshot(&sc.root);
     assert!(
@@ -315,8 +388,9 @@ fn recovered_then_restore(sc: &Scenario, known: &BTreeSet<String>, ctx: &str) {
 fn via_strace() -> Result<(), String> {
     let exe = std::env::current_exe().unwrap();
     // What the commit writes, in order, one write(2) each (every file is under the 64 KiB chunk):
-    // the manifest, a blob per present forward image, a temp per present restore image, then the
-    // manifest again. The harness's own threads write fewer than 10 times, so K starts at 10.
+    // the manifest, a temp per present restore image, a blob per present forward image when those
+    // are copied (none when linked), then the manifest again. The harness's own threads write fewer
+    // than 10 times, so K starts at 10.
     let probe = wide_scenario(FILES);
     let blobs = probe
         .forward
@@ -329,10 +403,17 @@ fn via_strace() -> Result<(), String> {
         .filter(|k| probe.forward.get(*k) != probe.restore.get(*k))
         .count();
     drop(probe);
-    let ks = [10, 1 + blobs / 2, 1 + blobs + temps / 2, 2 + blobs + temps];
+    let runs = [
+        (Forward::Linked, 10),
+        (Forward::Linked, 1 + temps / 2),
+        (Forward::Linked, 2 + temps),
+        (Forward::Copied, 1 + temps / 2),
+        (Forward::Copied, 1 + temps + blobs / 2),
+    ];
     let mut phases = BTreeSet::new();
-    for k in ks {
+    for (forward, k) in runs {
         let sc = wide_scenario(FILES);
+        forward.apply(&sc);
         let known = BTreeSet::new();
         let out = child_command("strace")
             .args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=write"])
@@ -354,7 +435,7 @@ fn via_strace() -> Result<(), String> {
                 stderr.trim()
             ));
         }
-        let ctx = format!("ENOSPC from write #{k} on");
+        let ctx = format!("ENOSPC from write #{k} on, forward images {}", forward.name());
         let r = results(&stdout);
         let r = r.first().unwrap_or_else(|| {
             panic!(
@@ -362,19 +443,28 @@ fn via_strace() -> Result<(), String> {
                 out.status
             )
         });
-        eprintln!("disk full (strace): {r:?}");
+        eprintln!("disk full (strace, {}): {r:?}", forward.name());
         assert_eq!(r["enospc"], "true", "{ctx}: {r:?}");
         let path = PathBuf::from(&r["path"]);
         assert!(
             r["error"].contains(&r["path"]),
             "{ctx}: the message does not name the path: {r:?}"
         );
-        phases.insert(classify(&path, &sc));
+        phases.insert((forward, classify(&path, &sc)));
         check_unchanged(&sc, &ctx);
         recovered_then_restore(&sc, &known, &ctx);
     }
-    for p in ["blob", "temp"] {
-        assert!(phases.contains(p), "ENOSPC never hit the {p} writes: {phases:?}");
+    for (forward, p) in [
+        (Forward::Linked, "temp"),
+        (Forward::Linked, "manifest"),
+        (Forward::Copied, "blob"),
+        (Forward::Copied, "temp"),
+    ] {
+        assert!(
+            phases.contains(&(forward, p)),
+            "ENOSPC never hit the {p} writes (forward images {}): {phases:?}",
+            forward.name()
+        );
     }
     Ok(())
 }

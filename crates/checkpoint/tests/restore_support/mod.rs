@@ -125,6 +125,20 @@ pub fn sidecar_temps(sidecar: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Blobs that share their inode with another name (a forward image kept by hard link whose
+/// transaction has not finished with it), as `path (links)`.
+pub fn shared_blobs(sidecar: &Path) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let blobs = sidecar.join("blobs");
+    snapshot(&blobs)
+        .into_keys()
+        .filter_map(|k| {
+            let links = fs::symlink_metadata(blobs.join(&k)).ok()?.nlink();
+            (links > 1).then(|| format!("{k} ({links})"))
+        })
+        .collect()
+}
+
 /// Manifests as they are on disk now (no recovery), by id.
 pub fn manifests_on_disk(sidecar: &Path) -> BTreeMap<String, Manifest> {
     let mut out = BTreeMap::new();
@@ -232,6 +246,11 @@ pub fn check_recovered(store: &CheckpointStore, root: &Path, sidecar: &Path, e: 
     assert!(
         temps.is_empty(),
         "{ctx}: sidecar temp files after recovery: {temps:?}"
+    );
+    let shared = shared_blobs(sidecar);
+    assert!(
+        shared.is_empty(),
+        "{ctx}: blobs that are still another file's inode after recovery: {shared:?}"
     );
     let errors: Vec<_> = store
         .fsck()

@@ -1,0 +1,201 @@
+//! Putting a transaction's targets back (SPEC §5.4): aborting a `prepared` one, and compensating a
+//! `committing` one in reverse order from its forward images, with a recovery copy for content that
+//! matches neither image.
+
+use std::fs::{self, File, OpenOptions};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+use retrace_fsutil::copy_hashed;
+
+use crate::capture::image_of;
+use crate::commit::parent_of;
+use crate::error::{CheckpointError, IoContext, Result};
+use crate::model::Image;
+use crate::plan::{has_symlink, same_image};
+use crate::retention::blob_rel_path;
+use crate::store::CheckpointStore;
+use crate::tx::{Manifest, TargetAction, TxState};
+
+impl CheckpointStore {
+    /// Removes the temp files of a transaction that published nothing and marks it aborted.
+    pub(crate) fn abort_prepared(&mut self, root: &Path, m: &mut Manifest) {
+        for (i, t) in m.targets.iter().enumerate() {
+            if let Ok(rel) = t.rel() {
+                let _ = self.opts.fs.remove_file(&m.temp_path(root, &rel, i));
+            }
+        }
+        // A forward image kept by hard link is still the target's own inode: no blob may stay a name
+        // of a workspace file. Should this fail, the manifest stays `prepared` and recovery retries.
+        if self.unshare_forward_blobs(m, false).is_err() {
+            return;
+        }
+        m.state = TxState::Aborted;
+        let _ = self.save_manifest(m);
+    }
+
+    /// Puts back the renamed targets (among `0..upto`) in reverse order, removes every temp file, and
+    /// marks the transaction aborted — or leaves it `committing` when a file matched neither image
+    /// (its bytes are then kept in a recovery copy). Returns the error to report when stuck.
+    pub(crate) fn compensate(
+        &mut self,
+        root: &Path,
+        m: &mut Manifest,
+        upto: usize,
+    ) -> Option<CheckpointError> {
+        let mut stuck = None;
+        // Targets never renamed: from `upto` on, and every write target whose temp file is still
+        // there. They are marked unpublished, durably, before anything is put back or removed: once
+        // its temp file is gone, such a target, if someone changed it meanwhile, would pass for a
+        // published one holding foreign content, and a later recovery would get stuck on it.
+        let never: Vec<usize> = m
+            .targets
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| {
+                t.published
+                    && (*i >= upto
+                        || (t.action == TargetAction::Write
+                            && t.rel().is_ok_and(|rel| m.temp_path(root, &rel, *i).exists())))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let mut marked = true;
+        if !never.is_empty() {
+            for &i in &never {
+                m.targets[i].published = false;
+            }
+            if let Err(e) = self.save_manifest(m) {
+                for &i in &never {
+                    m.targets[i].published = true;
+                }
+                marked = false;
+                stuck = Some(e);
+            }
+        }
+        for i in (0..m.targets.len()).rev() {
+            if !m.targets[i].published || never.contains(&i) {
+                continue;
+            }
+            if let Err(e) = self.put_back(root, m, i) {
+                stuck.get_or_insert(e);
+            }
+        }
+        if !marked {
+            // The temp files still say which targets were never renamed; recovery finishes.
+            return stuck;
+        }
+        for (i, t) in m.targets.iter().enumerate() {
+            if let Ok(rel) = t.rel() {
+                let _ = self.opts.fs.remove_file(&m.temp_path(root, &rel, i));
+            }
+        }
+        // Targets never renamed, and deletes put back from their `.bak`, are the inodes their forward
+        // blobs were linked to: those blobs become copies (or go) before the transaction ends. Kept
+        // when they cannot be copied if the transaction stays open (a later compensation may need them).
+        if let Err(e) = self.unshare_forward_blobs(m, stuck.is_some()) {
+            if stuck.is_none() {
+                // Still `committing`: recovery compensates again and retries.
+                let _ = self.save_manifest(m);
+                return Some(e);
+            }
+        }
+        if stuck.is_none() {
+            m.state = TxState::Aborted;
+        }
+        if let Err(e) = self.save_manifest(m) {
+            stuck.get_or_insert(e);
+        }
+        stuck
+    }
+
+    /// Puts one published target back to its forward image, if it holds the restore image.
+    pub(crate) fn put_back(&mut self, root: &Path, m: &mut Manifest, i: usize) -> Result<()> {
+        let t = m.targets[i].clone();
+        let rel = t.rel()?;
+        let abs = rel.under(root);
+        let fs_ = self.opts.fs.clone();
+        let bak = m.bak_path(root, &rel, i);
+        let tmp = m.temp_path(root, &rel, i);
+        let back = m.put_back_path(root, &rel, i);
+        if back.exists() {
+            // A forward copy an interrupted compensation never renamed: written again below.
+            fs_.remove_file(&back).at("remove", &back)?;
+        }
+        if tmp.exists() {
+            // Never renamed: the target was not touched.
+            return fs_.remove_file(&tmp).at("remove", &tmp);
+        }
+        if has_symlink(root, &rel) {
+            return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
+        }
+        let now = image_of(&abs).at("read", &abs)?;
+        let forward = Image::from(&t.forward);
+        let restore = Image::from(&t.restore);
+        if same_image(&forward, &now) && (!forward.existed || !bak.exists()) {
+            return Ok(());
+        }
+        if !same_image(&restore, &now) {
+            // Someone else's content: never overwrite it; keep a copy and leave it in place.
+            let sha8: String = now.sha256.clone().unwrap_or_default().chars().take(8).collect();
+            let copy = parent_of(&abs).join(format!(
+                "{}.retrace-recovery-{sha8}",
+                abs.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            ));
+            if now.existed && !copy.exists() {
+                fs_.step("recovery_copy").at("copy", &copy)?;
+                fs::copy(&abs, &copy).at("copy", &copy)?;
+            }
+            if bak.exists() {
+                let keep = parent_of(&abs).join(format!(
+                    ".{}.retrace-{}-{i}.kept",
+                    rel.to_lossy().replace('/', "_"),
+                    m.id
+                ));
+                fs_.rename(&bak, &keep).at("rename", &bak)?;
+            }
+            m.targets[i].recovery_copy = Some(copy.to_string_lossy().into_owned());
+            return Err(CheckpointError::Stuck {
+                tx: m.id.clone(),
+                path: rel.to_lossy(),
+                copy: copy.to_string_lossy().into_owned(),
+            });
+        }
+        // The target holds the restore image: put the forward image back.
+        if !forward.existed {
+            fs_.remove_file(&abs).at("remove", &abs)?;
+        } else if bak.exists() {
+            fs_.rename(&bak, &abs).at("rename", &bak)?;
+        } else {
+            let sha = forward.sha256.clone().unwrap_or_default();
+            let blob = self.dir.join(blob_rel_path(&sha));
+            // Not `tmp`: a crash before the rename must not look like a target never published.
+            fs_.step("create_temp").at("create", &back)?;
+            let mut out = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&back)
+                .at("create", &back)?;
+            let copied =
+                copy_hashed(File::open(&blob).at("open", &blob)?, Some(&mut out)).at("write", &back)?;
+            if copied.sha256 != sha {
+                let _ = fs::remove_file(&back);
+                return Err(CheckpointError::MissingPayload {
+                    turn: m.turn.unwrap_or(0),
+                    path: rel.to_lossy(),
+                    why: "the forward blob is corrupt".into(),
+                });
+            }
+            out.set_permissions(fs::Permissions::from_mode(forward.mode.unwrap_or(0o644)))
+                .at("chmod", &back)?;
+            fs_.sync_file(&out, "sync_temp").at("sync", &back)?;
+            fs_.rename(&back, &abs).at("rename", &abs)?;
+        }
+        let dir = parent_of(&abs);
+        fs_.sync_dir(&dir).at("sync", &dir)
+    }
+}
