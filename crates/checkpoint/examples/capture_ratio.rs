@@ -4,8 +4,10 @@
 //! then all floor iterations).
 //!
 //! ```text
-//! cargo run --release -p retrace-checkpoint --example capture_ratio [ROUNDS]
+//! cargo run --release -p retrace-checkpoint --example capture_ratio [ROUNDS] [keep]
 //! ```
+//!
+//! With `keep`, the rounds' files are deleted only after the last round of each size (see `main`).
 //!
 //! The setup of each iteration is the bench's: a fresh sidecar with a turn begun (durable `Fs`), or
 //! a fresh synced directory for the floor, untimed. Prints median milliseconds and the ratio per size.
@@ -40,7 +42,10 @@ fn fresh_dir() -> TempDir {
     d
 }
 
-fn time_capture(ws: &Path) -> f64 {
+/// The temp dirs of the rounds, deleted at the end when `keep` is on (see `main`).
+type Kept = Vec<TempDir>;
+
+fn time_capture(ws: &Path, kept: &mut Option<Kept>) -> f64 {
     let side = TempDir::new().unwrap();
     let opts = StoreOptions {
         session_id: Some("ratio".into()),
@@ -60,11 +65,14 @@ fn time_capture(ws: &Path) -> f64 {
     let ms = t.elapsed().as_secs_f64() * 1e3;
     assert_eq!(report.captured.len(), 1);
     drop(store);
-    drop(side);
+    match kept {
+        Some(k) => k.push(side),
+        None => drop(side),
+    }
     ms
 }
 
-fn time_floor(src: &Path) -> f64 {
+fn time_floor(src: &Path, kept: &mut Option<Kept>) -> f64 {
     let d = fresh_dir();
     let t = Instant::now();
     let mut from = File::open(src).unwrap();
@@ -75,7 +83,11 @@ fn time_floor(src: &Path) -> f64 {
         .unwrap();
     io::copy(&mut from, &mut to).unwrap();
     to.sync_all().unwrap();
-    t.elapsed().as_secs_f64() * 1e3
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    if let Some(k) = kept {
+        k.push(d);
+    }
+    ms
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -92,6 +104,19 @@ fn main() {
     let rounds: usize = std::env::args()
         .nth(1)
         .map_or(101, |s| s.parse().expect("a round count"));
+    // `keep`: no file is deleted until every round of a size is done. On a file system without a
+    // journal, ext4 skips the inodes deleted in the last minute when it allocates one, so deleting
+    // each round's files makes the next creations slower — more so for the side that creates more
+    // inodes. An agent does not delete thousands of files a minute beside its captures.
+    let keep = std::env::args().nth(2).is_some_and(|a| a == "keep");
+    println!(
+        "rounds per size: {rounds} (32 MiB: a quarter); files deleted {}",
+        if keep {
+            "after each size"
+        } else {
+            "after each round"
+        }
+    );
     let sizes: [(&str, usize, Option<f64>); 4] = [
         ("1KiB", 1 << 10, None),
         ("64KiB", 64 << 10, Some(3.0)),
@@ -100,7 +125,12 @@ fn main() {
     ];
     println!("| size | capture (ms) | floor (ms) | ratio | target | met |");
     println!("|---|---|---|---|---|---|");
+    // `CAPTURE_SIZES=1MiB,32MiB` measures only those sizes.
+    let only = std::env::var("CAPTURE_SIZES").ok();
     for (name, len, target) in sizes {
+        if only.as_deref().is_some_and(|o| !o.split(',').any(|s| s == name)) {
+            continue;
+        }
         let ws = TempDir::new().unwrap();
         let src = ws.path().join("big.bin");
         let mut f = File::create(&src).unwrap();
@@ -113,19 +143,21 @@ fn main() {
             rounds
         };
         let (mut cap, mut floor) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut kept: Option<Kept> = keep.then(Vec::new);
         // One unmeasured round each to warm the page cache and the code.
-        time_capture(ws.path());
-        time_floor(&src);
+        time_capture(ws.path(), &mut kept);
+        time_floor(&src, &mut kept);
         for i in 0..n {
             // Alternate which goes first, so neither always follows the other's deletions.
             if i % 2 == 0 {
-                cap.push(time_capture(ws.path()));
-                floor.push(time_floor(&src));
+                cap.push(time_capture(ws.path(), &mut kept));
+                floor.push(time_floor(&src, &mut kept));
             } else {
-                floor.push(time_floor(&src));
-                cap.push(time_capture(ws.path()));
+                floor.push(time_floor(&src, &mut kept));
+                cap.push(time_capture(ws.path(), &mut kept));
             }
         }
+        drop(kept);
         let (c, fl) = (median(cap), median(floor));
         let ratio = c / fl;
         let (t, met) = match target {

@@ -2,15 +2,14 @@
 //! has run, and gaps for what cannot be tracked.
 
 use std::fs::{self, File};
-use std::io::{self, Read};
-use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
-use std::thread::{Scope, ScopedJoinHandle};
 
 use retrace_fsutil::durable::temp_sibling;
-use retrace_fsutil::{copy_hashed, hex, Fs, RelPath};
+use retrace_fsutil::{copy_hashed, hex, pool, Fs, RelPath};
 use retrace_protocol::{ChangeKind, Gap, GapReason};
 use sha2::{Digest, Sha256};
 
@@ -79,15 +78,21 @@ struct Pending {
     path: PathBuf,
 }
 
-/// From this size on, a before-image is copied by the kernel (`copy_file_range` on Linux, through
-/// `io::copy`) in chunks, and hashed from the payload by a helper thread that follows the copy and
-/// finishes while the payloads are fsynced, so SHA-256 (about as costly as writing the bytes out)
-/// hides behind the disk. Smaller files are copied and hashed in one pass on this thread: a thread
-/// would cost more than it hides.
+/// From this size on, a before-image is copied in chunks through memory and each chunk is hashed by
+/// a helper thread while the next one is read and written ([`copy_teed`]), so SHA-256 (about as
+/// costly as writing the bytes out) runs beside the copy and the fsync. Smaller files are copied and
+/// hashed in one pass on this thread: a thread would cost more than it hides.
 const PIPELINE_MIN_BYTES: u64 = 256 * 1024;
 
-/// Bytes copied between two progress messages to the hashing thread.
-const PIPELINE_CHUNK: u64 = 256 * 1024;
+/// Bytes per chunk handed to the hashing thread.
+const PIPELINE_CHUNK: usize = 256 * 1024;
+
+/// Bytes of a large payload copied between two writeback starts ([`Fs::start_writeback`]): each
+/// start costs about as much as copying 256 KiB, so small payloads are left to their fsync.
+const WRITEBACK_EVERY: u64 = 4 << 20;
+
+/// Chunk buffers in flight at most (2 MiB): the copy waits for the hashing thread beyond that.
+const PIPELINE_BUFFERS: usize = 8;
 
 /// Permission bits (including setuid/setgid/sticky) of a file.
 pub fn mode_bits(meta: &fs::Metadata) -> u32 {
@@ -137,12 +142,12 @@ impl CheckpointStore {
         let files_dir = self.turn_dir(number).join("files");
         let base_index = self.turns.get(&number).map_or(0, |t| t.files.len());
         let this = &*self;
-        let (staged, gaps) = std::thread::scope(|s| -> Result<(Staged, Vec<Gap>)> {
+        let (staged, gaps) = (|| -> Result<(Staged, Vec<Gap>)> {
             let mut pending: Vec<Pending> = Vec::new();
             let mut entries: Vec<FileEntry> = Vec::new();
             let mut gaps: Vec<Gap> = Vec::new();
             // Spawned at the first large before-image of the call, if any.
-            let mut hasher: Option<Hasher<'_>> = None;
+            let mut hasher: Option<Hasher> = None;
             for rel in &todo {
                 let index = base_index + entries.len();
                 let Some((mut entry, job)) =
@@ -152,11 +157,11 @@ impl CheckpointStore {
                 };
                 if let Some(job) = job {
                     if hasher.is_none() && job.len >= PIPELINE_MIN_BYTES {
-                        hasher = Hasher::spawn(s);
+                        hasher = Hasher::spawn();
                     }
-                    let pipelined = hasher.as_ref().filter(|_| job.len >= PIPELINE_MIN_BYTES);
+                    let pipelined = hasher.as_mut().filter(|_| job.len >= PIPELINE_MIN_BYTES);
                     let (sha256, len) = match pipelined {
-                        Some(h) => (None, copy_following(&this.opts.fs, &job, h, entries.len())?),
+                        Some(h) => (None, copy_teed(&this.opts.fs, &job, h, entries.len())?),
                         None => {
                             let mut out = &job.out;
                             let c =
@@ -195,15 +200,25 @@ impl CheckpointStore {
             };
             let staged = match hasher {
                 None => this
-                    .stage_record(number, entries, &gaps, None)
+                    .stage_record(number, entries, &gaps)
                     .and_then(|st| barrier(Some((&st.file, &st.temp))).map(|()| st)),
-                Some(h) => this.create_record_temp(number).and_then(|temp| {
-                    barrier(None)?;
-                    digests_into(&mut entries, h.finish()?, &files_dir, base_index)?;
-                    let st = this.stage_record(number, entries, &gaps, Some(temp))?;
-                    fs_.sync_file(&st.file, "sync_file").at("write", &st.temp)?;
-                    Ok(st)
-                }),
+                Some(h) => {
+                    // The payloads' fsyncs (and their directory's) run on a helper thread while
+                    // this one collects the digests and writes and syncs the record.
+                    let record = || -> Result<Staged> {
+                        digests_into(&mut entries, h.finish()?, &files_dir, base_index)?;
+                        let st = this.stage_record(number, entries, &gaps)?;
+                        fs_.sync_file(&st.file, "sync_file").at("write", &st.temp)?;
+                        Ok(st)
+                    };
+                    fs_.sync_batch_with(&payloads, "sync_payload", &files_dir, true, record)
+                        .map_err(|(path, source)| CheckpointError::Io {
+                            op: "sync",
+                            path,
+                            source,
+                        })
+                        .and_then(|st| st)
+                }
             };
             let staged = match staged {
                 Ok(st) => st,
@@ -214,7 +229,7 @@ impl CheckpointStore {
                 }
             };
             Ok((staged, gaps))
-        })?;
+        })()?;
         // Publish: the record, which references only durable payloads, takes its final name. Only
         // then does the store remember the capture, so a failed call leaves the paths untouched and a
         // retry captures them again.
@@ -239,15 +254,9 @@ impl CheckpointStore {
     }
 
     /// The record of turn `number` with `entries` and `gaps` added, written to the temp name of its
-    /// `meta.json` (into `temp_file` when the caller created it already) with its writeback started,
+    /// `meta.json` with its writeback started,
     /// not synced and not renamed: nothing in the store changes. The caller syncs [`Staged::file`].
-    fn stage_record(
-        &self,
-        number: u64,
-        entries: Vec<FileEntry>,
-        gaps: &[Gap],
-        temp_file: Option<File>,
-    ) -> Result<Staged> {
+    fn stage_record(&self, number: u64, entries: Vec<FileEntry>, gaps: &[Gap]) -> Result<Staged> {
         let mut turn = self
             .turns
             .get(&number)
@@ -263,10 +272,7 @@ impl CheckpointStore {
             turn.add_gap(g.clone());
         }
         let temp = temp_sibling(&self.turn_dir(number).join("meta.json"));
-        let file = match temp_file {
-            Some(f) => f,
-            None => self.opts.fs.create_file(&temp).at("write", &temp)?,
-        };
+        let file = self.opts.fs.create_file(&temp).at("write", &temp)?;
         self.opts
             .fs
             .write_all(&file, &to_json(&turn_to_raw_v3(&turn)))
@@ -277,13 +283,6 @@ impl CheckpointStore {
             temp,
             file,
         })
-    }
-
-    /// Creates the temp file of turn `number`'s next record, to be written by
-    /// [`CheckpointStore::stage_record`].
-    fn create_record_temp(&self, number: u64) -> Result<File> {
-        let temp = temp_sibling(&self.turn_dir(number).join("meta.json"));
-        self.opts.fs.create_file(&temp).at("write", &temp)
     }
 
     /// Inspects one path. Returns its entry and, for a file whose bytes are kept, the payload file
@@ -522,127 +521,139 @@ fn entry_size(entry: &FileEntry) -> u64 {
     }
 }
 
-/// Copies a before-image into its payload in chunks, telling the hashing thread how far the payload
-/// is written. Returns the bytes copied.
-fn copy_following(fs: &Fs, job: &ToCopy, hasher: &Hasher<'_>, entry: usize) -> Result<u64> {
-    hasher.send(HashMsg::Start {
-        entry,
-        path: job.path.clone(),
-    });
+/// Copies a before-image into its payload through memory, a chunk at a time: each chunk is read,
+/// written to the payload, then handed to the hashing thread, so the
+/// digest is that of exactly the bytes written and hashing runs beside the copy instead of after
+/// it. At most [`PIPELINE_BUFFERS`] chunks exist at once. Returns the bytes copied.
+fn copy_teed(fs: &Fs, job: &ToCopy, hasher: &mut Hasher, entry: usize) -> Result<u64> {
+    hasher.send(HashMsg::Start { entry });
     let mut total = 0u64;
     loop {
-        let n = io::copy(&mut (&job.src).take(PIPELINE_CHUNK), &mut &job.out)
-            .map_err(|e| copy_error(&job.abs, e))?;
+        let mut buf = hasher.buffer();
+        let n = read_full(&job.src, &mut buf).map_err(|e| copy_error(&job.abs, e))?;
         if n == 0 {
+            hasher.recycle(buf);
             break;
         }
-        total += n;
-        hasher.send(HashMsg::Upto(total));
-        // The disk starts on this chunk while the next one is copied.
-        fs.start_writeback(&job.out);
+        (&job.out)
+            .write_all(&buf[..n])
+            .at("write the before-image to", &job.path)?;
+        total += n as u64;
+        if total.is_multiple_of(WRITEBACK_EVERY) {
+            // A large payload starts going to disk while the rest is copied (the copy waits for
+            // the hashing thread, so the disk would otherwise sit idle until the fsync).
+            fs.start_writeback(&job.out);
+        }
+        hasher.send(HashMsg::Chunk(buf, n));
     }
-    hasher.send(HashMsg::End(total));
+    hasher.send(HashMsg::End);
     Ok(total)
+}
+
+/// Reads into `buf` until it is full or the file ends; returns the bytes read.
+fn read_full(mut src: &File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match src.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 /// What the hashing thread is told, in order.
 enum HashMsg {
-    /// A payload (entry `entry` of the call) is being written at `path`.
-    Start { entry: usize, path: PathBuf },
-    /// Its first `n` bytes are written.
-    Upto(u64),
-    /// It is complete at `n` bytes.
-    End(u64),
+    /// A payload (entry `entry` of the call) begins.
+    Start { entry: usize },
+    /// Its next bytes: the first `n` of the buffer, which goes back for reuse once hashed.
+    Chunk(Vec<u8>, usize),
+    /// It is complete.
+    End,
 }
 
-/// A thread hashing payloads as they are written, reading them back (streaming, from the page cache)
-/// so each digest describes exactly the bytes a restore will read.
-struct Hasher<'scope> {
+/// A pool thread hashing the chunks of payloads as they are written, from the very buffers written.
+struct Hasher {
     tx: mpsc::Sender<HashMsg>,
-    handle: ScopedJoinHandle<'scope, Result<Vec<(usize, String)>>>,
+    /// Buffers the thread is done with.
+    free: mpsc::Receiver<Vec<u8>>,
+    /// Buffers made so far (at most [`PIPELINE_BUFFERS`]).
+    made: usize,
+    handle: pool::Task<Vec<(usize, String)>>,
 }
 
-impl<'scope> Hasher<'scope> {
-    /// `None` when no thread can be started: the caller hashes on its own thread.
-    fn spawn<'env>(s: &'scope Scope<'scope, 'env>) -> Option<Hasher<'scope>> {
+impl Hasher {
+    /// `None` when no thread can be had: the caller hashes on its own thread.
+    fn spawn() -> Option<Hasher> {
         let (tx, rx) = mpsc::channel();
-        let handle = std::thread::Builder::new()
-            .name("retrace-hash".into())
-            .spawn_scoped(s, move || hash_payloads(rx))
-            .ok()?;
-        Some(Hasher { tx, handle })
+        let (back, free) = mpsc::channel();
+        let handle = pool::try_run(move || hash_payloads(rx, back))?;
+        Some(Hasher {
+            tx,
+            free,
+            made: 0,
+            handle,
+        })
+    }
+
+    /// A chunk buffer: one the thread gave back, a new one while fewer than
+    /// [`PIPELINE_BUFFERS`] exist, else the next one the thread gives back.
+    fn buffer(&mut self) -> Vec<u8> {
+        if let Ok(b) = self.free.try_recv() {
+            return b;
+        }
+        if self.made < PIPELINE_BUFFERS {
+            self.made += 1;
+            return vec![0u8; PIPELINE_CHUNK];
+        }
+        // The thread holds every buffer; it gives each back once hashed (or is gone, and then
+        // `finish` reports it: a fresh buffer keeps this call simple).
+        self.free.recv().unwrap_or_else(|_| vec![0u8; PIPELINE_CHUNK])
+    }
+
+    fn recycle(&mut self, buf: Vec<u8>) {
+        self.send(HashMsg::Chunk(buf, 0));
     }
 
     fn send(&self, msg: HashMsg) {
-        // A send fails only when the thread stopped on an error, which `finish` reports.
+        // A send fails only when the thread is gone, which `finish` reports.
         let _ = self.tx.send(msg);
     }
 
     /// Waits for every digest: `(entry, sha256)` per payload.
     fn finish(self) -> Result<Vec<(usize, String)>> {
         drop(self.tx);
-        self.handle.join().unwrap_or_else(|_| {
-            Err(CheckpointError::Io {
-                op: "hash the before-images",
-                path: PathBuf::new(),
-                source: io::Error::other("the hashing thread panicked"),
-            })
+        self.handle.join().ok_or_else(|| CheckpointError::Io {
+            op: "hash the before-images",
+            path: PathBuf::new(),
+            source: io::Error::other("the hashing thread panicked"),
         })
     }
 }
 
-fn hash_payloads(rx: mpsc::Receiver<HashMsg>) -> Result<Vec<(usize, String)>> {
-    struct Current {
-        entry: usize,
-        path: PathBuf,
-        file: File,
-        hasher: Sha256,
-        done: u64,
-    }
+fn hash_payloads(rx: mpsc::Receiver<HashMsg>, back: mpsc::Sender<Vec<u8>>) -> Vec<(usize, String)> {
     let mut out = Vec::new();
-    let mut cur: Option<Current> = None;
-    let mut buf = vec![0u8; retrace_fsutil::hash::CHUNK];
+    let mut cur: Option<(usize, Sha256)> = None;
     for msg in rx {
-        let (upto, end) = match msg {
-            HashMsg::Start { entry, path } => {
-                let file = File::open(&path).at("read back", &path)?;
-                cur = Some(Current {
-                    entry,
-                    path,
-                    file,
-                    hasher: Sha256::new(),
-                    done: 0,
-                });
-                continue;
-            }
-            HashMsg::Upto(n) => (n, false),
-            HashMsg::End(n) => (n, true),
-        };
-        let Some(c) = cur.as_mut() else { continue };
-        while c.done < upto {
-            let want = usize::try_from(upto - c.done).map_or(buf.len(), |w| w.min(buf.len()));
-            let got = match c.file.read_at(&mut buf[..want], c.done) {
-                Ok(0) => {
-                    return Err(io::Error::other(format!(
-                        "{} bytes read back, {upto} written",
-                        c.done
-                    )))
-                    .at("read back", &c.path)
+        match msg {
+            HashMsg::Start { entry } => cur = Some((entry, Sha256::new())),
+            HashMsg::Chunk(buf, n) => {
+                if let Some((_, h)) = cur.as_mut() {
+                    h.update(&buf[..n]);
                 }
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e).at("read back", &c.path),
-            };
-            c.hasher.update(&buf[..got]);
-            c.done += got as u64;
-        }
-        if end {
-            if let Some(c) = cur.take() {
-                out.push((c.entry, hex(&c.hasher.finalize())));
+                // The copy may be done and gone: then the buffer is simply dropped.
+                let _ = back.send(buf);
+            }
+            HashMsg::End => {
+                if let Some((entry, h)) = cur.take() {
+                    out.push((entry, hex(&h.finalize())));
+                }
             }
         }
     }
-    Ok(out)
+    out
 }
 
 /// Existence, SHA-256 (streamed) and mode of the file at `abs` now.
@@ -695,7 +706,7 @@ mod tests {
             ("a.txt", 10usize),
             ("big1.bin", PIPELINE_MIN_BYTES as usize + 1),
             ("empty", 0),
-            ("big2.bin", 3 * PIPELINE_CHUNK as usize + 7),
+            ("big2.bin", 3 * PIPELINE_CHUNK + 7),
             ("c.txt", 4096),
         ];
         let mut originals = Vec::new();

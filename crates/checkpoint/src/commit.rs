@@ -345,8 +345,8 @@ impl CheckpointStore {
         for d in &missing {
             fs_.step("create_dir").at("create", d)?;
         }
-        let make_dirs = || -> Result<()> {
-            for d in &missing {
+        let make_dirs = move |missing: &BTreeSet<PathBuf>| -> Result<()> {
+            for d in missing {
                 fs::DirBuilder::new()
                     .recursive(true)
                     .mode(retrace_fsutil::PRIVATE_DIR_MODE)
@@ -357,29 +357,19 @@ impl CheckpointStore {
         };
         // (3) Temp files beside their targets.
         let (temps, dirs) = if missing.len() >= OVERLAP_DIRS {
-            std::thread::scope(|s| {
-                match std::thread::Builder::new()
-                    .name("retrace-mkdir".into())
-                    .spawn_scoped(s, make_dirs)
-                {
-                    Ok(helper) => {
-                        let written = self.write_temps(root, m, inputs);
-                        let made = helper.join().unwrap_or_else(|_| {
-                            Err(CheckpointError::Io {
-                                op: "create",
-                                path: self.dir.join("blobs"),
-                                source: io::Error::other("the directory thread panicked"),
-                            })
-                        });
-                        let written = written?;
-                        made.map(|()| written)
-                    }
-                    // No thread to spare: one after the other.
-                    Err(_) => make_dirs().and_then(|()| self.write_temps(root, m, inputs)),
-                }
-            })?
+            let helper = retrace_fsutil::pool::run(move || make_dirs(&missing));
+            let written = self.write_temps(root, m, inputs);
+            let made = helper.join().unwrap_or_else(|| {
+                Err(CheckpointError::Io {
+                    op: "create",
+                    path: self.dir.join("blobs"),
+                    source: io::Error::other("the directory thread panicked"),
+                })
+            });
+            let written = written?;
+            made.map(|()| written)?
         } else {
-            make_dirs()?;
+            make_dirs(&missing)?;
             self.write_temps(root, m, inputs)?
         };
         // Then the forward images, linked or copied, into their directories.

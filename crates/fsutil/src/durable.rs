@@ -171,30 +171,40 @@ impl Fs {
             self.step(label).map_err(|e| (p.to_path_buf(), e))?;
         }
         self.step("sync_dir").map_err(|e| (dir.to_path_buf(), e))?;
-        let syncs = || -> Result<(), (PathBuf, io::Error)> {
-            for (f, p) in files {
-                f.sync_all().map_err(|e| (p.to_path_buf(), e))?;
-            }
-            File::open(dir)
-                .and_then(|d| d.sync_all())
-                .map_err(|e| (dir.to_path_buf(), e))
-        };
-        std::thread::scope(|s| {
-            match std::thread::Builder::new()
-                .name("retrace-fsync".into())
-                .spawn_scoped(s, syncs)
-            {
-                Ok(helper) => {
-                    let out = work();
-                    let synced = helper.join().unwrap_or_else(|_| {
-                        Err((dir.to_path_buf(), io::Error::other("the fsync thread panicked")))
-                    });
-                    synced.map(|()| out)
+        // The helper gets its own handles (dup'd descriptors of the same files) and paths.
+        let owned: io::Result<Vec<(File, PathBuf)>> = files
+            .iter()
+            .map(|(f, p)| f.try_clone().map(|c| (c, p.to_path_buf())))
+            .collect();
+        let owned = match owned {
+            Ok(o) => o,
+            Err(_) => {
+                // No descriptor to spare: the same syncs (failpoints already passed), then the
+                // work, on this thread.
+                for (f, p) in files {
+                    f.sync_all().map_err(|e| (p.to_path_buf(), e))?;
                 }
-                // No thread to spare: the same syncs, then the work, on this one.
-                Err(_) => syncs().map(|()| work()),
+                File::open(dir)
+                    .and_then(|d| d.sync_all())
+                    .map_err(|e| (dir.to_path_buf(), e))?;
+                return Ok(work());
             }
-        })
+        };
+        let dir_owned = dir.to_path_buf();
+        let syncs = move || -> Result<(), (PathBuf, io::Error)> {
+            for (f, p) in &owned {
+                f.sync_all().map_err(|e| (p.clone(), e))?;
+            }
+            File::open(&dir_owned)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| (dir_owned.clone(), e))
+        };
+        let helper = crate::pool::run(syncs);
+        let out = work();
+        let synced = helper
+            .join()
+            .unwrap_or_else(|| Err((dir.to_path_buf(), io::Error::other("the fsync thread panicked"))));
+        synced.map(|()| out)
     }
 
     /// fsync of many files and directories, named by path, as one barrier: what a batch of new files
@@ -225,29 +235,40 @@ impl Fs {
             }
             return Ok(());
         }
-        let next = AtomicUsize::new(0);
-        let failed: Mutex<Option<(usize, PathBuf, io::Error)>> = Mutex::new(None);
-        let worker = || loop {
+        // Pool threads (and this one) take the next path until none is left.
+        type Failed = Mutex<Option<(usize, PathBuf, io::Error)>>;
+        let shared: Arc<(Vec<PathBuf>, AtomicUsize, Failed)> = Arc::new((
+            paths.iter().map(|(p, _)| p.to_path_buf()).collect(),
+            AtomicUsize::new(0),
+            Mutex::new(None),
+        ));
+        let work = |shared: &(Vec<PathBuf>, AtomicUsize, Failed)| loop {
+            let (paths, next, failed) = shared;
             let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some((p, _)) = paths.get(i) else { break };
-            if let Err(e) = one(p) {
+            let Some(p) = paths.get(i) else { break };
+            if let Err(e) = File::open(p).and_then(|f| f.sync_all()) {
                 if let Ok(mut f) = failed.lock() {
                     if f.as_ref().is_none_or(|(j, _, _)| i < *j) {
-                        *f = Some((i, p.to_path_buf(), e));
+                        *f = Some((i, p.clone(), e));
                     }
                 }
             }
         };
-        std::thread::scope(|s| {
-            for _ in 1..threads {
-                // No thread to spare: the ones that started (and this one) do the rest.
-                let _ = std::thread::Builder::new()
-                    .name("retrace-fsync".into())
-                    .spawn_scoped(s, worker);
+        let helpers: Vec<crate::pool::Task<()>> = (1..threads)
+            .map(|_| {
+                let shared = Arc::clone(&shared);
+                crate::pool::run(move || work(&shared))
+            })
+            .collect();
+        work(&shared);
+        for h in helpers {
+            // A helper that panicked left its path unsynced and unreported: report it.
+            if h.join().is_none() {
+                return Err((PathBuf::new(), io::Error::other("an fsync thread panicked")));
             }
-            worker();
-        });
-        match failed.into_inner() {
+        }
+        let failed = shared.2.lock().map(|mut f| f.take());
+        match failed {
             Ok(None) => Ok(()),
             Ok(Some((_, p, e))) => Err((p, e)),
             Err(_) => Err((PathBuf::new(), io::Error::other("an fsync thread panicked"))),

@@ -12,6 +12,7 @@
 
 pub mod durable;
 pub mod hash;
+pub mod pool;
 pub mod relpath;
 
 pub use durable::{FaultInjector, Fs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE};
