@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::model::{turn_to_raw_v3, Before, EntryPath, FileEntry, Image, Payload, Turn};
 use crate::state::Owned;
-use crate::store::{to_json, CheckpointStore};
+use crate::store::{sync_error, to_json, CheckpointStore};
 
 /// One path a tool's preview says it will change.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -202,23 +202,25 @@ impl CheckpointStore {
                 None => this
                     .stage_record(number, entries, &gaps)
                     .and_then(|st| barrier(Some((&st.file, &st.temp))).map(|()| st)),
-                Some(h) => {
-                    // The payloads' fsyncs (and their directory's) run on a helper thread while
-                    // this one collects the digests and writes and syncs the record.
-                    let record = || -> Result<Staged> {
+                Some(h) => (|| -> Result<Staged> {
+                    // The payloads' fsyncs run on a helper thread while this one syncs their
+                    // directory, creates the record's temp file, collects the digests, then writes
+                    // and syncs the record; both are done before anything is published.
+                    let syncing = fs_
+                        .sync_files_later(&payloads, "sync_payload")
+                        .map_err(sync_error)?;
+                    let record = (|| -> Result<Staged> {
+                        fs_.sync_dir(&files_dir).at("sync", &files_dir)?;
+                        let temp = this.create_record_temp(number)?;
                         digests_into(&mut entries, h.finish()?, &files_dir, base_index)?;
-                        let st = this.stage_record(number, entries, &gaps)?;
+                        let st = this.write_record(number, entries, &gaps, temp)?;
                         fs_.sync_file(&st.file, "sync_file").at("write", &st.temp)?;
                         Ok(st)
-                    };
-                    fs_.sync_batch_with(&payloads, "sync_payload", &files_dir, true, record)
-                        .map_err(|(path, source)| CheckpointError::Io {
-                            op: "sync",
-                            path,
-                            source,
-                        })
-                        .and_then(|st| st)
-                }
+                    })();
+                    let synced = syncing.join().map_err(sync_error);
+                    let st = record?;
+                    synced.map(|()| st)
+                })(),
             };
             let staged = match staged {
                 Ok(st) => st,
@@ -257,6 +259,18 @@ impl CheckpointStore {
     /// `meta.json` with its writeback started,
     /// not synced and not renamed: nothing in the store changes. The caller syncs [`Staged::file`].
     fn stage_record(&self, number: u64, entries: Vec<FileEntry>, gaps: &[Gap]) -> Result<Staged> {
+        let temp = self.create_record_temp(number)?;
+        self.write_record(number, entries, gaps, temp)
+    }
+
+    /// Creates the temp file of turn `number`'s next record.
+    fn create_record_temp(&self, number: u64) -> Result<File> {
+        let temp = temp_sibling(&self.turn_dir(number).join("meta.json"));
+        self.opts.fs.create_file(&temp).at("write", &temp)
+    }
+
+    /// [`CheckpointStore::stage_record`] into a temp file already created.
+    fn write_record(&self, number: u64, entries: Vec<FileEntry>, gaps: &[Gap], file: File) -> Result<Staged> {
         let mut turn = self
             .turns
             .get(&number)
@@ -272,7 +286,6 @@ impl CheckpointStore {
             turn.add_gap(g.clone());
         }
         let temp = temp_sibling(&self.turn_dir(number).join("meta.json"));
-        let file = self.opts.fs.create_file(&temp).at("write", &temp)?;
         self.opts
             .fs
             .write_all(&file, &to_json(&turn_to_raw_v3(&turn)))

@@ -140,71 +140,45 @@ impl Fs {
         Ok(())
     }
 
-    /// The barrier of a batch of new files in one directory, then `work`: each file's fsync
-    /// (failpoint `label`), then the directory's (`sync_dir`). With `overlap` (and fsync on), the
-    /// syncs run on a helper thread while `work` runs on this one, so that what comes next (hashing
-    /// what was written, writing a record that will reference the files, not yet published) shares
-    /// the disk's time with them instead of queueing behind them; otherwise they simply come first.
-    /// Either way every failpoint of the barrier is passed first, in order, on this thread, so a
-    /// fault-injection trail does not depend on thread timing, and this returns only once the syncs
-    /// and `work` are both done: nothing that `work` wrote may be published before that. A failed
-    /// sync gives the path that failed.
-    ///
-    /// A helper thread costs more than it hides for a few small files on an idle disk; callers
-    /// overlap when there is real work to hide (large files to hash).
-    pub fn sync_batch_with<T>(
+    /// Starts fsyncing `files` on a pool thread and returns at once; [`Syncing::join`] waits for the
+    /// result (the first path that failed). Every file's failpoint (`label`) is passed first, in
+    /// order, on this thread, so a fault-injection trail does not depend on thread timing, and a
+    /// crash there starts nothing. The caller does other work meanwhile (writing a record that will
+    /// reference the files, not yet published) and joins before publishing anything.
+    pub fn sync_files_later(
         &self,
         files: &[(&File, &Path)],
         label: &str,
-        dir: &Path,
-        overlap: bool,
-        work: impl FnOnce() -> T,
-    ) -> Result<T, (PathBuf, io::Error)> {
-        if !self.sync || !overlap {
-            for (f, p) in files {
-                self.sync_file(f, label).map_err(|e| (p.to_path_buf(), e))?;
-            }
-            self.sync_dir(dir).map_err(|e| (dir.to_path_buf(), e))?;
-            return Ok(work());
-        }
+    ) -> Result<Syncing, (PathBuf, io::Error)> {
         for (_, p) in files {
             self.step(label).map_err(|e| (p.to_path_buf(), e))?;
         }
-        self.step("sync_dir").map_err(|e| (dir.to_path_buf(), e))?;
+        if !self.sync || files.is_empty() {
+            return Ok(Syncing(SyncingState::Done(Ok(()))));
+        }
         // The helper gets its own handles (dup'd descriptors of the same files) and paths.
         let owned: io::Result<Vec<(File, PathBuf)>> = files
             .iter()
             .map(|(f, p)| f.try_clone().map(|c| (c, p.to_path_buf())))
             .collect();
-        let owned = match owned {
-            Ok(o) => o,
-            Err(_) => {
-                // No descriptor to spare: the same syncs (failpoints already passed), then the
-                // work, on this thread.
-                for (f, p) in files {
-                    f.sync_all().map_err(|e| (p.to_path_buf(), e))?;
-                }
-                File::open(dir)
-                    .and_then(|d| d.sync_all())
-                    .map_err(|e| (dir.to_path_buf(), e))?;
-                return Ok(work());
-            }
-        };
-        let dir_owned = dir.to_path_buf();
-        let syncs = move || -> Result<(), (PathBuf, io::Error)> {
+        let syncs = move |owned: Vec<(File, PathBuf)>| -> Result<(), (PathBuf, io::Error)> {
             for (f, p) in &owned {
                 f.sync_all().map_err(|e| (p.clone(), e))?;
             }
-            File::open(&dir_owned)
-                .and_then(|d| d.sync_all())
-                .map_err(|e| (dir_owned.clone(), e))
+            Ok(())
         };
-        let helper = crate::pool::run(syncs);
-        let out = work();
-        let synced = helper
-            .join()
-            .unwrap_or_else(|| Err((dir.to_path_buf(), io::Error::other("the fsync thread panicked"))));
-        synced.map(|()| out)
+        match owned {
+            Ok(owned) => Ok(Syncing(SyncingState::Running(crate::pool::run(move || {
+                syncs(owned)
+            })))),
+            // No descriptor to spare: the same fsyncs, here and now.
+            Err(_) => {
+                let done = files
+                    .iter()
+                    .try_for_each(|(f, p)| f.sync_all().map_err(|e| (p.to_path_buf(), e)));
+                Ok(Syncing(SyncingState::Done(done)))
+            }
+        }
     }
 
     /// fsync of many files and directories, named by path, as one barrier: what a batch of new files
@@ -370,17 +344,6 @@ impl Fs {
         self.sync_dir(parent_of(path))
     }
 
-    /// Like [`Fs::write_atomic`] but leaves the directory fsync to the caller, who batches it.
-    pub fn replace_unsynced_dir(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        let tmp = temp_sibling(path);
-        self.write_unpublished(&tmp, bytes)?;
-        if let Err(e) = self.rename(&tmp, path) {
-            let _ = fs::remove_file(&tmp);
-            return Err(e);
-        }
-        Ok(())
-    }
-
     /// Atomically replaces each `(path, bytes)` as one batch: every temp file beside its target
     /// written first, then all of them fsynced ([`Fs::sync_paths`]), then each renamed over its
     /// target in order. The directories are left to the caller, who syncs each once. On failure the
@@ -418,6 +381,27 @@ impl Fs {
     pub fn set_mode(&self, path: &Path, mode: u32) -> io::Result<()> {
         self.step("set_mode")?;
         fs::set_permissions(path, fs::Permissions::from_mode(mode))
+    }
+}
+
+/// fsyncs in flight ([`Fs::sync_files_later`]).
+#[must_use = "the files are durable only once joined"]
+pub struct Syncing(SyncingState);
+
+enum SyncingState {
+    Running(crate::pool::Task<Result<(), (PathBuf, io::Error)>>),
+    Done(Result<(), (PathBuf, io::Error)>),
+}
+
+impl Syncing {
+    /// Waits for the fsyncs: the first path that failed, if any.
+    pub fn join(self) -> Result<(), (PathBuf, io::Error)> {
+        match self.0 {
+            SyncingState::Done(r) => r,
+            SyncingState::Running(task) => task
+                .join()
+                .unwrap_or_else(|| Err((PathBuf::new(), io::Error::other("the fsync thread panicked")))),
+        }
     }
 }
 
@@ -468,7 +452,7 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_barrier_syncs_then_returns_the_work() {
+    fn syncing_later_passes_the_failpoints_first_then_syncs_on_a_helper() {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a");
         let b = dir.path().join("b");
@@ -476,46 +460,34 @@ mod tests {
             Fs::durable().create_file(&a).unwrap(),
             Fs::durable().create_file(&b).unwrap(),
         );
-        for (fs_, overlap) in [
-            (Fs::durable(), true),
-            (Fs::durable(), false),
-            (Fs::without_sync(), true),
-        ] {
+        for fs_ in [Fs::durable(), Fs::without_sync()] {
             let inj = FaultInjector::crash_at(0);
             let fs_ = fs_.with_faults(inj.clone());
             let files = [(&fa, a.as_path()), (&fb, b.as_path())];
-            let out = fs_.sync_batch_with(&files, "sync_payload", dir.path(), overlap, || {
-                fs_.write_unpublished(&dir.path().join("c"), b"c").map(|()| 7)
-            });
-            assert_eq!(out.unwrap().unwrap(), 7);
-            // The barrier's failpoints come first and in order, whether it ran on a helper or not.
+            let syncing = fs_.sync_files_later(&files, "sync_payload").unwrap();
+            fs_.write_unpublished(&dir.path().join("c"), b"c").unwrap();
+            syncing.join().unwrap();
+            // The failpoints come first and in order, whatever the helper does when.
             assert_eq!(
                 inj.trail(),
                 [
                     "sync_payload",
                     "sync_payload",
-                    "sync_dir",
                     "create_file",
                     "write",
                     "sync_file"
                 ]
             );
         }
-        // A crash inside the barrier: the work never runs.
+        // A crash at a failpoint: nothing is started, and the path is given.
         let inj = FaultInjector::crash_at(2);
         let fs_ = Fs::durable().with_faults(inj.clone());
-        let mut ran = false;
         let err = fs_
-            .sync_batch_with(
-                &[(&fa, a.as_path()), (&fb, b.as_path())],
-                "sync_payload",
-                dir.path(),
-                true,
-                || ran = true,
-            )
-            .unwrap_err();
+            .sync_files_later(&[(&fa, a.as_path()), (&fb, b.as_path())], "sync_payload")
+            .err()
+            .unwrap();
         assert_eq!(err.0, b);
-        assert!(!ran && inj.crashed());
+        assert!(inj.crashed());
     }
 
     #[test]
