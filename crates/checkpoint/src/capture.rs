@@ -180,10 +180,10 @@ impl CheckpointStore {
             }
             // One barrier makes the payloads of this call durable (each file, then their directory
             // once) together with the new record under its temp name, not yet published. Small
-            // payloads: the record is known now, so it is written first and joins the barrier (its
-            // blocks, allocated by the early writeback, share the payloads' journal commit). Large
-            // ones: the record's temp file is created and the payloads synced while the hashing
-            // thread finishes, then the record is written and synced.
+            // payloads: the record is known now, so it is written first (its writeback started) and
+            // joins the barrier, on this thread (a hand-off to a helper costs more than it hides at
+            // these sizes). Large ones: the payloads are synced on a helper while this thread
+            // creates the record's temp file, waits for the digests, writes and syncs the record.
             let fs_ = &this.opts.fs;
             let payloads: Vec<(&File, &Path)> = pending.iter().map(|p| (&p.file, p.path.as_path())).collect();
             let barrier = |record: Option<(&File, &Path)>| -> Result<()> {

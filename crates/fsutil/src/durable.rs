@@ -184,8 +184,9 @@ impl Fs {
     /// fsync of many files and directories, named by path, as one barrier: what a batch of new files
     /// costs once rather than per file. Every failpoint (each entry's label) is passed first, in
     /// order, on this thread, so a fault-injection trail does not depend on thread timing; then the
-    /// fsyncs run on up to [`SYNC_THREADS`] helper threads at once. On ext4 (and other journaling file
-    /// systems) concurrent fsyncs share journal commits, where one after another each pays its own.
+    /// fsyncs run on up to [`SYNC_THREADS`] pool threads at once (a handful run here, in order).
+    /// Concurrent fsyncs overlap on the disk (and, on a journaling file system, share journal
+    /// commits), where one after another each pays its own write and cache flush.
     /// Returns once all are done; a failed one gives its path (the first in `paths`' order).
     pub fn sync_paths(&self, paths: &[(&Path, &str)]) -> Result<(), (PathBuf, io::Error)> {
         for (p, label) in paths {
@@ -299,8 +300,8 @@ impl Fs {
 
     /// Asks the kernel to start writing `file`'s dirty pages out now, without waiting for them
     /// (Linux: `sync_file_range(SYNC_FILE_RANGE_WRITE)`). The fsync that follows then finds the data
-    /// on its way, and a new file's blocks are allocated in the journal transaction that the next
-    /// fsync commits, so a batch of new files shares one commit instead of paying one each. Best
+    /// on its way (and, on a journaling file system, a new file's blocks are allocated in the
+    /// transaction that the next fsync commits, so a batch of new files can share one commit). Best
     /// effort and never a durability step: an error (or another OS) changes only the speed.
     pub fn start_writeback(&self, file: &File) {
         if self.sync {
