@@ -99,13 +99,7 @@ impl CheckpointStore {
                 Err(_) => {}
             }
         }
-        fs_.step("create_file").at("create", &tmp)?;
-        let mut out = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(retrace_fsutil::PRIVATE_FILE_MODE)
-            .open(&tmp)
-            .at("create", &tmp)?;
+        let mut out = new_blob_temp(&fs_, &tmp)?;
         // From here on the caller removes the temp file if anything fails.
         blobs.push((tmp.clone(), final_path));
         let input = File::open(src).at("read", src)?;
@@ -140,13 +134,7 @@ impl CheckpointStore {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e).at("remove", &tmp),
                 _ => {}
             }
-            fs_.step("create_file").at("create", &tmp)?;
-            let mut out = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(retrace_fsutil::PRIVATE_FILE_MODE)
-                .open(&tmp)
-                .at("create", &tmp)?;
+            let mut out = new_blob_temp(&fs_, &tmp)?;
             fs_.step("write_blob").at("write", &tmp)?;
             let copied =
                 copy_hashed(File::open(blob).at("read", blob)?, Some(&mut out)).at("copy into", &tmp)?;
@@ -214,4 +202,16 @@ pub(crate) fn image_and_inode(abs: &Path) -> io::Result<(Image, Option<(u64, u64
         mode: Some(mode_bits(&meta)),
     };
     Ok((image, Some((meta.dev(), meta.ino()))))
+}
+
+/// Creates a blob's temp file: new (never an existing file, which could be another name of a
+/// workspace file), private (0600), after its failpoint.
+fn new_blob_temp(fs_: &retrace_fsutil::Fs, tmp: &Path) -> Result<File> {
+    fs_.step("create_file").at("create", tmp)?;
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(retrace_fsutil::PRIVATE_FILE_MODE)
+        .open(tmp)
+        .at("create", tmp)
 }
