@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use retrace_control::{Controller, ControllerOptions, DataRoot};
 use retrace_model::{open_model, CancellationToken, ModelOptions, ModelSpec};
-use retrace_protocol::Event;
+use retrace_protocol::{Event, FileAction, OnConflict, RewindScope};
 
 use crate::common::{CmdResult, Failure};
 use crate::output::first_line;
@@ -64,10 +64,47 @@ pub fn run() -> CmdResult {
             e.paths.join(", ")
         );
     }
+    println!();
     print_tree(&ws)?;
-    println!("\nTry it on your own code: `retrace exec --model demo \"...\"` in a scratch copy, then");
-    println!("`retrace checkpoints --session <id>`. Rewind and undo from the command line arrive next.");
+    rewind_and_undo(&mut ctl, &ws)?;
+    println!(
+        "\nTry it on your own code, in a scratch copy: `retrace exec --model demo \"...\"` runs a turn,"
+    );
+    println!("`retrace checkpoints --session <id>` lists them, `retrace rewind --session <id> --turn N");
+    println!("--scope code --dry-run` shows what a rewind would write (drop `--dry-run` to do it), and");
+    println!("`retrace undo --session <id>` takes it back. The README has a whole session to paste.");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Rewinds the code to the start of turn 1, shows the files, then undoes the rewind.
+fn rewind_and_undo(ctl: &mut Controller, ws: &Path) -> Result<(), Failure> {
+    const TURN: u64 = 1;
+    println!("\nRewind the code to the start of turn {TURN} (a dry run first):");
+    let plan = ctl.prepare_rewind(TURN, RewindScope::Code)?;
+    for f in &plan.files {
+        let what = match f.action {
+            FileAction::Write => "write back",
+            FileAction::Delete => "delete (it did not exist yet)",
+            FileAction::Unchanged => "unchanged",
+            FileAction::Skip => "skip (conflict)",
+        };
+        println!("  {:<24} {what}", f.path);
+    }
+    let done = ctl.commit_rewind_in_place(&plan.plan_id, true, OnConflict::Refuse, &mut |_| {})?;
+    println!(
+        "  done: {} written, {} deleted, each checked against what Retrace itself last wrote there",
+        done.files_written.len(),
+        done.files_deleted.len()
+    );
+    print_tree(ws)?;
+    println!("\nUndo the rewind (it is a transaction, so it can be taken back):");
+    let undone = ctl.undo_rewind(done.transaction_id.as_deref(), &mut |_| {})?;
+    println!(
+        "  done: {} written, {} deleted",
+        undone.files_written.len(),
+        undone.files_deleted.len()
+    );
+    print_tree(ws)
 }
 
 fn narrate(e: &Event) {
@@ -101,6 +138,6 @@ fn print_tree(ws: &Path) -> Result<(), Failure> {
     }
     let mut files = Vec::new();
     walk(ws, ws, &mut files).context("listing the workspace")?;
-    println!("\nThe workspace now holds: {}", files.join(", "));
+    println!("The workspace now holds: {}", files.join(", "));
     Ok(())
 }

@@ -229,4 +229,16 @@ fn the_demo_runs_without_a_key() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("Checkpoints") && text.contains("turn 3"), "{text}");
     assert!(text.contains("before-image saved first: demo/notes.md"), "{text}");
+    // It rewinds the code to turn 1 and undoes that: the workspace ends as it was after turn 3.
+    let holds: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("The workspace now holds:"))
+        .collect();
+    assert_eq!(holds.len(), 3, "{text}");
+    assert_eq!(
+        holds[1],
+        "The workspace now holds: README.md, demo/notes.md, demo/todo.txt"
+    );
+    assert_eq!(holds[0], holds[2]);
+    assert!(text.contains("demo/summary.md          delete"), "{text}");
 }
