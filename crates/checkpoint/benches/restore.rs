@@ -15,9 +15,9 @@
 //! the robust figure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::hint::black_box;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -27,53 +27,11 @@ use retrace_fsutil::Fs;
 use retrace_protocol::{ChangeKind, OnConflict};
 use tempfile::TempDir;
 
-const FILE_LEN: usize = 16 << 10;
+#[path = "support/common.rs"]
+mod common;
+use common::{content, make_workspace, names, sync_dir, write_synced, FILE_LEN};
+
 const COUNTS: &[usize] = &[1, 100, 1000];
-
-/// Deterministic, incompressible-looking bytes (xorshift); distinct seeds give distinct bytes.
-fn content(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = (seed << 1) | 1;
-    let mut out = Vec::with_capacity(len + 8);
-    while out.len() < len {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-    out.truncate(len);
-    out
-}
-
-fn sync_dir(p: &Path) {
-    File::open(p).unwrap().sync_all().unwrap();
-}
-
-fn write_synced(p: &Path, bytes: &[u8]) {
-    let mut f = File::create(p).unwrap();
-    f.write_all(bytes).unwrap();
-    f.sync_all().unwrap();
-}
-
-fn names(n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("src/file{i:04}.rs")).collect()
-}
-
-/// `root/ws/src/` (the workspace, N original files) and `root/orig/` (the same bytes, the floor's
-/// source), all synced.
-fn make_workspace(root: &Path, n: usize) {
-    let ws = root.join("ws");
-    fs::create_dir_all(ws.join("src")).unwrap();
-    fs::create_dir_all(root.join("orig")).unwrap();
-    for (i, name) in names(n).iter().enumerate() {
-        let bytes = content(FILE_LEN, i as u64 + 1);
-        write_synced(&ws.join(name), &bytes);
-        write_synced(&root.join("orig").join(format!("file{i:04}.rs")), &bytes);
-    }
-    sync_dir(&ws.join("src"));
-    sync_dir(&root.join("orig"));
-    sync_dir(&ws);
-    sync_dir(root);
-}
 
 /// A fresh durable sidecar with one turn that edits all N files (untimed); the sidecar's temp dir,
 /// the open store and the turn to restore to.

@@ -23,18 +23,9 @@ use retrace_fsutil::Fs;
 use retrace_protocol::ChangeKind;
 use tempfile::TempDir;
 
-fn content(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    let mut out = Vec::with_capacity(len + 8);
-    while out.len() < len {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-    out.truncate(len);
-    out
-}
+#[path = "../benches/support/common.rs"]
+mod common;
+use common::content;
 
 fn fresh_dir() -> TempDir {
     let d = TempDir::new().unwrap();

@@ -1,0 +1,56 @@
+//! What the checkpoint benches and their interleaved examples share (each includes this file with
+//! `#[path]`): test bytes, synced writes, and the restore measurements' workspace — N files of
+//! 16 KiB in `src/`, and the same bytes in `orig/` for the floor's copies, all synced.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::Path;
+
+pub const FILE_LEN: usize = 16 << 10;
+
+/// Deterministic, incompressible-looking bytes (xorshift); distinct seeds give distinct bytes.
+pub fn content(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = (seed << 1) | 1;
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+pub fn sync_dir(p: &Path) {
+    File::open(p).unwrap().sync_all().unwrap();
+}
+
+pub fn write_synced(p: &Path, bytes: &[u8]) {
+    let mut f = File::create(p).unwrap();
+    f.write_all(bytes).unwrap();
+    f.sync_all().unwrap();
+}
+
+/// The workspace paths of the N files.
+pub fn names(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("src/file{i:04}.rs")).collect()
+}
+
+/// `root/ws/src/` (the workspace, N original files) and `root/orig/` (the same bytes, the floor's
+/// source), all synced.
+pub fn make_workspace(root: &Path, n: usize) {
+    let ws = root.join("ws");
+    fs::create_dir_all(ws.join("src")).unwrap();
+    fs::create_dir_all(root.join("orig")).unwrap();
+    for (i, name) in names(n).iter().enumerate() {
+        let bytes = content(FILE_LEN, i as u64 + 1);
+        write_synced(&ws.join(name), &bytes);
+        write_synced(&root.join("orig").join(format!("file{i:04}.rs")), &bytes);
+    }
+    sync_dir(&ws.join("src"));
+    sync_dir(&root.join("orig"));
+    sync_dir(&ws);
+    sync_dir(root);
+}
