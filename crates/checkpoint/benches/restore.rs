@@ -22,14 +22,14 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, SamplingMode, Throughput};
-use retrace_checkpoint::{BeginTurn, Change, CheckpointStore, CommitOptions, StoreOptions};
+use retrace_checkpoint::{BeginTurn, Change, CheckpointStore, StoreOptions};
 use retrace_fsutil::Fs;
-use retrace_protocol::{ChangeKind, OnConflict};
+use retrace_protocol::ChangeKind;
 use tempfile::TempDir;
 
 #[path = "support/common.rs"]
 mod common;
-use common::{content, make_workspace, names, sync_dir, write_synced, FILE_LEN};
+use common::{content, make_workspace, names, restore, sync_dir, write_synced, FILE_LEN};
 
 const COUNTS: &[usize] = &[1, 100, 1000];
 
@@ -108,17 +108,7 @@ fn restore_vs_floor(c: &mut Criterion) {
                     edit_turn(root, n, round)
                 },
                 |(side, mut store, turn)| {
-                    let plan = store.plan_restore(turn).unwrap();
-                    let out = store
-                        .commit(
-                            &plan,
-                            CommitOptions {
-                                confirm: true,
-                                on_conflict: OnConflict::Refuse,
-                            },
-                        )
-                        .unwrap();
-                    assert_eq!(out.files_written.len(), n);
+                    restore(&mut store, turn, n);
                     // Returned so the sidecar is dropped (deleted) outside the timed region.
                     (side, store)
                 },

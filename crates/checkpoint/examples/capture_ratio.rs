@@ -18,14 +18,13 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::Instant;
 
-use retrace_checkpoint::{BeginTurn, Change, CheckpointStore, StoreOptions};
-use retrace_fsutil::Fs;
+use retrace_checkpoint::Change;
 use retrace_protocol::ChangeKind;
 use tempfile::TempDir;
 
 #[path = "../benches/support/common.rs"]
 mod common;
-use common::content;
+use common::{content, store_with_turn};
 
 fn fresh_dir() -> TempDir {
     let d = TempDir::new().unwrap();
@@ -37,19 +36,7 @@ fn fresh_dir() -> TempDir {
 type Kept = Vec<TempDir>;
 
 fn time_capture(ws: &Path, kept: &mut Option<Kept>) -> f64 {
-    let side = TempDir::new().unwrap();
-    let opts = StoreOptions {
-        session_id: Some("ratio".into()),
-        fs: Fs::durable(),
-        ..StoreOptions::default()
-    };
-    let mut store = CheckpointStore::open(&side.path().join("s.ckpt"), ws, opts).unwrap();
-    store
-        .begin_turn(BeginTurn {
-            prompt: "edit big.bin".into(),
-            ..BeginTurn::default()
-        })
-        .unwrap();
+    let (side, mut store) = store_with_turn(ws);
     let change = [Change::new("big.bin", ChangeKind::Modify)];
     let t = Instant::now();
     let report = store.capture_before(&change, Some("edit")).unwrap();

@@ -37,14 +37,14 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use retrace_checkpoint::{BeginTurn, Change, CheckpointStore, CommitOptions, StoreOptions};
+use retrace_checkpoint::{BeginTurn, Change, CheckpointStore, StoreOptions};
 use retrace_fsutil::Fs;
-use retrace_protocol::{ChangeKind, OnConflict};
+use retrace_protocol::ChangeKind;
 use tempfile::TempDir;
 
 #[path = "../benches/support/common.rs"]
 mod common;
-use common::{content, make_workspace, names, sync_dir, write_synced, FILE_LEN};
+use common::{content, make_workspace, names, restore, sync_dir, write_synced, FILE_LEN};
 
 fn store_opts() -> StoreOptions {
     StoreOptions {
@@ -79,21 +79,6 @@ fn edit_turn(ws: &Path, side: &Path, n: usize, round: u64) -> (CheckpointStore, 
     store.capture_after(&paths).unwrap();
     store.end_turn();
     (store, turn)
-}
-
-/// `plan_restore` + `commit`, the timed part; asserts N files were written.
-fn restore(store: &mut CheckpointStore, turn: u64, n: usize) {
-    let plan = store.plan_restore(turn).unwrap();
-    let out = store
-        .commit(
-            &plan,
-            CommitOptions {
-                confirm: true,
-                on_conflict: OnConflict::Refuse,
-            },
-        )
-        .unwrap();
-    assert_eq!(out.files_written.len(), n);
 }
 
 /// The floor: each file copied into a new file and fsynced, then the directory fsynced once.

@@ -1,11 +1,17 @@
 //! What the checkpoint benches and their interleaved examples share (each includes this file with
-//! `#[path]`): test bytes, synced writes, and the restore measurements' workspace — N files of
-//! 16 KiB in `src/`, and the same bytes in `orig/` for the floor's copies, all synced.
+//! `#[path]`): test bytes, synced writes, a fresh durable sidecar with a turn begun (the capture
+//! measurements), the restore measurements' workspace — N files of 16 KiB in `src/`, and the same
+//! bytes in `orig/` for the floor's copies, all synced — and the timed restore itself.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::Path;
+
+use retrace_checkpoint::{BeginTurn, CheckpointStore, CommitOptions, StoreOptions};
+use retrace_fsutil::Fs;
+use retrace_protocol::OnConflict;
+use tempfile::TempDir;
 
 pub const FILE_LEN: usize = 16 << 10;
 
@@ -53,4 +59,38 @@ pub fn make_workspace(root: &Path, n: usize) {
     sync_dir(&root.join("orig"));
     sync_dir(&ws);
     sync_dir(root);
+}
+
+/// A fresh durable sidecar (`Fs::durable()`, the production setting) for workspace `ws`, with a
+/// turn begun: the untimed setup of one capture.
+pub fn store_with_turn(ws: &Path) -> (TempDir, CheckpointStore) {
+    let side = TempDir::new().unwrap();
+    let opts = StoreOptions {
+        session_id: Some("bench".into()),
+        fs: Fs::durable(),
+        ..StoreOptions::default()
+    };
+    let mut store = CheckpointStore::open(&side.path().join("s.ckpt"), ws, opts).unwrap();
+    store
+        .begin_turn(BeginTurn {
+            prompt: "edit big.bin".into(),
+            ..BeginTurn::default()
+        })
+        .unwrap();
+    (side, store)
+}
+
+/// `plan_restore` + `commit` of `turn` (the timed part of a restore); asserts N files were written.
+pub fn restore(store: &mut CheckpointStore, turn: u64, n: usize) {
+    let plan = store.plan_restore(turn).unwrap();
+    let out = store
+        .commit(
+            &plan,
+            CommitOptions {
+                confirm: true,
+                on_conflict: OnConflict::Refuse,
+            },
+        )
+        .unwrap();
+    assert_eq!(out.files_written.len(), n);
 }
