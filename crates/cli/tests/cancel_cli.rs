@@ -1,6 +1,8 @@
 //! Ctrl-C during `retrace exec`: the turn stops, the log stays consistent, the session goes on.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -10,15 +12,7 @@ use nix::unistd::Pid;
 use serde_json::Value;
 
 fn retrace(tmp: &std::path::Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_retrace"));
-    c.current_dir(tmp)
-        .env("RETRACE_HOME", tmp.join("home"))
-        .env("XDG_CONFIG_HOME", tmp.join("xdg"))
-        .env("HOME", tmp)
-        .env_remove("RETRACE_CONFIG")
-        .env_remove("RETRACE_MODEL")
-        .stdin(Stdio::null());
-    c
+    support::isolated_retrace(tmp)
 }
 
 #[test]

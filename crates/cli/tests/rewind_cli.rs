@@ -9,6 +9,8 @@
 //! command given `--session` must find the workspace in the session itself.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
@@ -75,24 +77,7 @@ impl Env {
 
     /// `retrace` with this test's environment and nothing inherited that could change its config.
     fn command(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_retrace"));
-        c.current_dir(self.tmp.path())
-            .env("RETRACE_HOME", self.tmp.path().join("home"))
-            .env("XDG_CONFIG_HOME", self.tmp.path().join("xdg"))
-            .env("HOME", self.tmp.path())
-            .stdin(Stdio::null());
-        for k in [
-            "RETRACE_CONFIG",
-            "RETRACE_MODEL",
-            "RETRACE_BASE_URL",
-            "RETRACE_BASH",
-            "XDG_DATA_HOME",
-            "DEEPSEEK_API_KEY",
-            "OPENAI_API_KEY",
-        ] {
-            c.env_remove(k);
-        }
-        c
+        support::isolated_retrace(self.tmp.path())
     }
 
     fn run(&self, args: &[&str]) -> Output {
