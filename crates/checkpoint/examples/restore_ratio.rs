@@ -24,12 +24,12 @@
 //! files go), and its copies are removed afterwards, untimed. Each round runs the three back to back,
 //! rotating which goes first.
 //!
-//! `keep`: every round deletes thousands of files and directories (the previous sidecar with its
-//! blobs and fan-out directories, the floors' copies). On an ext4 without a journal (the machine of
+//! `keep`: every round deletes thousands of files (the previous sidecar with its payloads and
+//! forward images, the floors' copies). On an ext4 without a journal (the machine of
 //! BENCHMARKS.md), creating an inode skips, one by one, the inodes of its group deleted in the last
-//! seconds (`recently_deleted`), so that churn makes every later creation slower, the restore's
-//! (≈ 2 per file) more than the floor's (1). With `keep`, nothing is deleted until all rounds of a
-//! size are over: the same measurements without the harness's own churn.
+//! seconds (`recently_deleted`), so that churn makes every later creation slower. With `keep`,
+//! nothing is deleted until all rounds of a size are over: the same measurements without the
+//! harness's own churn.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs::{self, File, OpenOptions};

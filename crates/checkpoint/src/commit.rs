@@ -1,15 +1,14 @@
 //! File transactions (SPEC §5.4): commit a plan durably, put everything back on failure.
 //!
-//! Order: manifest `prepared` (durable) → temp files beside the targets (while a helper thread makes
-//! the blobs' fan-out directories) and forward images as blob temp files, written, then fsynced
-//! together (one barrier), then the blobs renamed and every directory fsynced (a second barrier) →
-//! manifest `committing` with every target `published` (one durable write) →
-//! per target: re-check against the forward image, rename → directory fsyncs → manifest `committed`
-//! → `state.json`. A crash anywhere leaves every target equal to its forward or its restore image, and
+//! Order: manifest `prepared` (durable) → temp files beside the targets, and forward images as blob
+//! temp files in `forward/` (see [`crate::blobs`]), written, then fsynced together (one barrier),
+//! then the blobs renamed and every directory fsynced (a second barrier) → manifest `committing`
+//! with every target `published` (one durable write) → per target: re-check against the forward
+//! image, rename → directory fsyncs → manifest `committed` → `state.json`. A crash anywhere leaves every target equal to its forward or its restore image, and
 //! the next writer's recovery finishes the rollback.
 //!
 //! A forward image is usually not a copy: the target itself (a regular file with no other link, its
-//! bytes verified) is hard-linked into the blob store, so the blob is the very inode the rename over
+//! bytes verified) is hard-linked into `forward/`, so the blob is the very inode the rename over
 //! the target then leaves behind, and costs no bytes and no new inode. Whatever refuses the link
 //! (another file system, more links, no permission) gets a copy, as before. While a blob shares its
 //! inode with a workspace name (between the link and the target's rename), the target's re-check
@@ -27,11 +26,11 @@ use std::path::{Path, PathBuf};
 use retrace_fsutil::{copy_hashed, RelPath};
 use retrace_protocol::{CodeOutcome, Conflict, ConflictReason, FileAction, OnConflict};
 
+use crate::blobs::FORWARD_DIR;
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::forward::{image_and_inode, Linked};
 use crate::model::{path_to_raw, Image};
 use crate::plan::{has_symlink, same_image, ImageSource, PlanKind, RestorePlan, TargetImage};
-use crate::retention::blob_rel_path;
 use crate::state::Owned;
 use crate::store::CheckpointStore;
 use crate::tx::{Manifest, TargetAction, TxImage, TxKind, TxState, TxTarget};
@@ -290,11 +289,10 @@ impl CheckpointStore {
 
     /// Steps (2) and (3): forward images as blobs, and temp files, all durable.
     ///
-    /// Every file is written first (the temp files while a helper thread creates the blobs' missing
-    /// fan-out directories, then the blobs: hard links where possible, copies otherwise) and all are
-    /// fsynced in one barrier ([`retrace_fsutil::Fs::sync_paths`]), so the durable cost belongs to the
-    /// batch, not to each file; only then are the blobs renamed to their names, and their directories
-    /// and the temp files' directories fsynced (a second barrier). Nothing is published before both:
+    /// Every file is written first (the temp files, then the blobs: hard links where possible, copies
+    /// otherwise) and all are fsynced in one barrier ([`retrace_fsutil::Fs::sync_paths`]), so the
+    /// durable cost belongs to the batch, not to each file; only then are the blobs renamed to their
+    /// names, and `forward/` and the temp files' directories fsynced (a second barrier). Nothing is published before both:
     /// the manifest still says `prepared`.
     ///
     /// Returns the forward images kept by hard link.
@@ -319,10 +317,9 @@ impl CheckpointStore {
     ) -> Result<Vec<Linked>> {
         let fs_ = self.opts.fs.clone();
         // (2) Forward images: the current bytes, kept so compensation and undo can put them back.
-        // First which ones need a blob, and the fan-out directories those lack.
+        // First which ones need a blob.
         let mut shas = BTreeSet::new();
         let mut needed: Vec<(usize, String)> = Vec::new();
-        let mut missing: BTreeSet<PathBuf> = BTreeSet::new();
         for (i, inp) in inputs.iter().enumerate() {
             if !inp.forward.existed {
                 continue;
@@ -331,47 +328,26 @@ impl CheckpointStore {
             if !shas.insert(sha.clone()) || self.blob_is_stored(&sha) {
                 continue;
             }
-            let dir = parent_of(&self.dir.join(blob_rel_path(&sha)));
-            if !dir.is_dir() {
-                missing.insert(dir);
-            }
             needed.push((i, sha));
         }
-        // Creating a directory costs about what creating a file does, and a fresh store needs one or
-        // two per blob: they are made on a helper thread while this one writes the temp files beside
-        // the targets (another directory, so neither waits on the other's lock). Their failpoints are
-        // passed first, in order, on this thread, so a fault-injection trail does not depend on
-        // thread timing.
-        for d in &missing {
-            fs_.step("create_dir").at("create", d)?;
-        }
-        let make_dirs = move |missing: &BTreeSet<PathBuf>| -> Result<()> {
-            for d in missing {
-                fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(retrace_fsutil::PRIVATE_DIR_MODE)
-                    .create(d)
-                    .at("create", d)?;
-            }
-            Ok(())
-        };
-        // (3) Temp files beside their targets.
-        let (temps, dirs) = if missing.len() >= OVERLAP_DIRS {
-            let helper = retrace_fsutil::pool::run(move || make_dirs(&missing));
-            let written = self.write_temps(root, m, inputs);
-            let made = helper.join().unwrap_or_else(|| {
-                Err(CheckpointError::Io {
-                    op: "create",
-                    path: self.dir.join("blobs"),
-                    source: io::Error::other("the directory thread panicked"),
+        // Their one directory, `forward/`, made by the sidecar's first transaction that needs it
+        // (then its entry in the sidecar joins the directory barrier below).
+        let forward_dir = self.dir.join(FORWARD_DIR);
+        let mut new_dirs = BTreeSet::new();
+        if !needed.is_empty() && !forward_dir.is_dir() {
+            fs_.step("create_dir").at("create", &forward_dir)?;
+            fs::DirBuilder::new()
+                .mode(retrace_fsutil::PRIVATE_DIR_MODE)
+                .create(&forward_dir)
+                .or_else(|e| match e.kind() {
+                    io::ErrorKind::AlreadyExists if forward_dir.is_dir() => Ok(()),
+                    _ => Err(e),
                 })
-            });
-            let written = written?;
-            made.map(|()| written)?
-        } else {
-            make_dirs(&missing)?;
-            self.write_temps(root, m, inputs)?
-        };
+                .at("create", &forward_dir)?;
+            new_dirs.insert(self.dir.clone());
+        }
+        // (3) Temp files beside their targets.
+        let (temps, dirs) = self.write_temps(root, m, inputs)?;
         // Then the forward images, linked or copied, into their directories.
         let mut linked = Vec::new();
         // Cleared by the first EXDEV: the sidecar is on another file system, every link would fail.
@@ -395,7 +371,7 @@ impl CheckpointStore {
             .collect();
         fs_.sync_paths(&data).map_err(sync_failed)?;
         // The blobs take their names only once their bytes are durable.
-        let mut blob_dirs = BTreeSet::new();
+        let mut blob_dirs = new_dirs;
         for (tmp, fin) in blobs.drain(..) {
             if let Err(e) = fs_.rename(&tmp, &fin).at("rename", &fin) {
                 let _ = fs::remove_file(&tmp);
@@ -403,7 +379,8 @@ impl CheckpointStore {
             }
             blob_dirs.insert(parent_of(&fin));
         }
-        // One barrier for every directory entry: blobs, then temp files.
+        // One barrier for every directory entry: blobs (and `forward/` itself when new), then temp
+        // files.
         let entries: Vec<(&Path, &str)> = blob_dirs
             .iter()
             .chain(dirs.iter())
@@ -490,7 +467,7 @@ impl CheckpointStore {
                 self.open_turn_image(*n, &rel, img)
             }
             ImageSource::Blob(sha) => {
-                let p = self.dir.join(blob_rel_path(sha));
+                let p = self.forward_blob(sha);
                 Ok(Box::new(File::open(&p).at("open", &p)?))
             }
             ImageSource::None => Ok(Box::new(io::empty())),
@@ -555,10 +532,6 @@ impl CheckpointStore {
         }
     }
 }
-
-/// Fan-out directories a transaction must create before they are made on a helper thread (fewer
-/// cost less than the thread).
-const OVERLAP_DIRS: usize = 4;
 
 /// The error of a failed barrier ([`retrace_fsutil::Fs::sync_paths`]).
 fn sync_failed((path, source): (PathBuf, io::Error)) -> CheckpointError {

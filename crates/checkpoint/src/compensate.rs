@@ -13,7 +13,6 @@ use crate::commit::parent_of;
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::model::Image;
 use crate::plan::{has_symlink, same_image};
-use crate::retention::blob_rel_path;
 use crate::store::CheckpointStore;
 use crate::tx::{Manifest, TargetAction, TxState};
 
@@ -170,7 +169,7 @@ impl CheckpointStore {
             fs_.rename(&bak, &abs).at("rename", &bak)?;
         } else {
             let sha = forward.sha256.clone().unwrap_or_default();
-            let blob = self.dir.join(blob_rel_path(&sha));
+            let blob = self.forward_blob(&sha);
             // Not `tmp`: a crash before the rename must not look like a target never published.
             fs_.step("create_temp").at("create", &back)?;
             let mut out = OpenOptions::new()

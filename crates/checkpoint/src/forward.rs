@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 
 use retrace_fsutil::copy_hashed;
 
+use crate::blobs::{blob_rel_path, forward_rel_path};
 use crate::capture::mode_bits;
 use crate::commit::parent_of;
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::model::Image;
-use crate::retention::blob_rel_path;
 use crate::store::CheckpointStore;
 use crate::tx::Manifest;
 
@@ -35,7 +35,7 @@ impl CheckpointStore {
     /// clean-up was cut short) could still change through that name: it is written afresh, not
     /// trusted.
     pub(crate) fn blob_is_stored(&self, sha: &str) -> bool {
-        let path = self.dir.join(blob_rel_path(sha));
+        let path = self.forward_blob(sha);
         fs::symlink_metadata(&path).is_ok_and(|md| md.is_file() && md.nlink() == 1)
             && File::open(&path)
                 .and_then(retrace_fsutil::hash_reader)
@@ -61,7 +61,7 @@ impl CheckpointStore {
         link: &mut bool,
     ) -> Result<Option<((u64, u64), PathBuf)>> {
         let fs_ = self.opts.fs.clone();
-        let final_path = self.dir.join(blob_rel_path(sha));
+        let final_path = self.dir.join(forward_rel_path(sha));
         let dir = parent_of(&final_path);
         fs_.create_dir_all(&dir).at("create", &dir)?;
         let tmp = dir.join(format!(".{sha}.tmp"));
@@ -166,9 +166,11 @@ impl CheckpointStore {
             let Some(sha) = t.forward.sha256.as_deref().filter(|_| t.forward.existed) else {
                 continue;
             };
-            let blob = self.dir.join(blob_rel_path(sha));
-            if let Err(e) = self.unshare_blob(&blob, sha, keep) {
-                first.get_or_insert(e);
+            // Where this build links them, and where earlier builds did.
+            for rel in [forward_rel_path(sha), blob_rel_path(sha)] {
+                if let Err(e) = self.unshare_blob(&self.dir.join(rel), sha, keep) {
+                    first.get_or_insert(e);
+                }
             }
         }
         first.map_or(Ok(()), Err)

@@ -6,8 +6,9 @@ use std::fs::{self, File};
 use retrace_fsutil::hash_reader;
 use retrace_protocol::{FsckProblem, FsckReport, Severity};
 
+use crate::blobs::{blob_rel_path, list_blobs};
 use crate::model::{encode_inline, Before, Payload, Source};
-use crate::retention::{blob_rel_path, list_blobs, referenced_blobs};
+use crate::retention::referenced_blobs;
 use crate::store::CheckpointStore;
 
 impl CheckpointStore {
@@ -212,7 +213,7 @@ impl CheckpointStore {
                     continue;
                 };
                 blobs_seen.insert(sha.clone());
-                let blob = blob_rel_path(sha);
+                let blob = self.forward_rel(sha);
                 match File::open(self.dir.join(&blob)).and_then(hash_reader) {
                     Err(e) => push(
                         blob,
@@ -237,16 +238,10 @@ impl CheckpointStore {
         }
         match referenced_blobs(&self.dir) {
             Ok(Some(referenced)) => {
-                if let Ok(all) = list_blobs(&self.dir.join("blobs")) {
-                    for (name, _) in all {
+                if let Ok(all) = list_blobs(&self.dir) {
+                    for (name, rel) in all {
                         if !referenced.contains(&name) && !blobs_seen.contains(&name) {
-                            push(
-                                blob_rel_path(&name),
-                                "unreferenced blob".into(),
-                                Severity::Info,
-                                None,
-                                None,
-                            );
+                            push(rel, "unreferenced blob".into(), Severity::Info, None, None);
                         }
                     }
                 }

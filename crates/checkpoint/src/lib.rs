@@ -15,6 +15,7 @@
 //!
 //! The store is synchronous `std::fs` code and knows nothing of sessions, models or UIs.
 
+mod blobs;
 mod capture;
 mod commit;
 mod compensate;
@@ -33,12 +34,12 @@ mod store;
 pub mod tx;
 mod undo;
 
+pub use blobs::{blob_rel_path, forward_rel_path, FORWARD_DIR};
 pub use capture::{image_of, mode_bits, CaptureReport, Change};
 pub use commit::CommitOptions;
 pub use error::{CheckpointError, Result};
 pub use load::{load_sidecar, Loaded};
 pub use plan::{PlanKind, RestorePlan};
 pub use read::{BeforeImage, VerifiedReader};
-pub use retention::blob_rel_path;
 pub use state::{Owned, StoreState, STATE_FILE};
 pub use store::{BeginTurn, CheckpointStore, Clock, Limits, StoreOptions};

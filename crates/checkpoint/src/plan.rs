@@ -9,10 +9,10 @@ use retrace_protocol::{
     CodePlan, Conflict, ConflictReason, Coverage, FileAction, GapReason, PlanFile, PlanGap,
 };
 
+use crate::blobs::blob_rel_path;
 use crate::capture::image_of;
 use crate::error::{CheckpointError, Result};
 use crate::model::{encode_inline, Before, EntryPath, Format, Image, Payload, Source as TurnSource, Turn};
-use crate::retention::blob_rel_path;
 use crate::store::CheckpointStore;
 
 /// Where the bytes of a restore image come from.
@@ -389,7 +389,7 @@ impl CheckpointStore {
             };
         }
         let sha = fwd.sha256.clone().unwrap_or_default();
-        let p = self.dir.join(blob_rel_path(&sha));
+        let p = self.forward_blob(&sha);
         let size = fs::metadata(&p).map(|m| m.len()).ok();
         TargetImage {
             image: fwd.into(),

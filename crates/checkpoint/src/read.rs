@@ -7,9 +7,9 @@ use retrace_fsutil::{hex, RelPath};
 use retrace_protocol::CheckpointEntry;
 use sha2::{Digest, Sha256};
 
+use crate::blobs::blob_rel_path;
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::model::{encode_inline, Before, Payload, Source, Turn};
-use crate::retention::blob_rel_path;
 use crate::store::CheckpointStore;
 
 /// A file's state at the start of a turn, with its bytes as a verified stream.

@@ -96,7 +96,12 @@ impl CheckpointStore {
 
     /// Removes `.*.tmp` files left by interrupted atomic writes inside the sidecar.
     fn remove_sidecar_temps(&self) -> Result<()> {
-        let mut dirs = vec![self.dir.clone(), self.dir.join(TX_DIR), self.dir.join("expired")];
+        let mut dirs = vec![
+            self.dir.clone(),
+            self.dir.join(TX_DIR),
+            self.dir.join("expired"),
+            self.dir.join(crate::blobs::FORWARD_DIR),
+        ];
         for sub in ["turns", "blobs"] {
             let d = self.dir.join(sub);
             if let Ok(rd) = fs::read_dir(&d) {

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use retrace_fsutil::is_sha256_hex;
 
+use crate::blobs::{list_blobs, FORWARD_DIR};
 use crate::error::{IoContext, Result};
 use crate::load::parse_turn_file_name;
 use crate::model::{turn_from_raw, Format, Source};
@@ -159,54 +160,20 @@ impl CheckpointStore {
 
     /// Removes blobs that no record or manifest references.
     pub fn collect_blobs(&mut self) -> Result<()> {
-        let blobs = self.dir.join("blobs");
-        if !blobs.is_dir() {
+        if !self.dir.join("blobs").is_dir() && !self.dir.join(FORWARD_DIR).is_dir() {
             return Ok(());
         }
         let Some(referenced) = referenced_blobs(&self.dir)? else {
             return Ok(());
         };
         let fs_ = self.opts.fs.clone();
-        for (hex, path) in list_blobs(&blobs)? {
+        for (hex, rel) in list_blobs(&self.dir)? {
             if !referenced.contains(&hex) {
+                let path = self.dir.join(rel);
                 fs_.remove_file(&path).at("remove", &path)?;
             }
         }
         Ok(())
-    }
-}
-
-/// Every blob file under `blobs/`, as (name, path).
-pub(crate) fn list_blobs(blobs: &Path) -> Result<Vec<(String, std::path::PathBuf)>> {
-    let mut out = Vec::new();
-    if !blobs.is_dir() {
-        return Ok(out);
-    }
-    for a in fs::read_dir(blobs).at("list", blobs)? {
-        let a = a.at("list", blobs)?.path();
-        if !a.is_dir() {
-            continue;
-        }
-        for b in fs::read_dir(&a).at("list", &a)? {
-            let b = b.at("list", &a)?.path();
-            if !b.is_dir() {
-                continue;
-            }
-            for f in fs::read_dir(&b).at("list", &b)? {
-                let f = f.at("list", &b)?;
-                let name = f.file_name().to_string_lossy().into_owned();
-                out.push((name, f.path()));
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// The blob path of a SHA-256: `blobs/<h0h1>/<h2h3>/<hex>`.
-pub fn blob_rel_path(hex: &str) -> String {
-    match (hex.get(0..2), hex.get(2..4)) {
-        (Some(a), Some(b)) => format!("blobs/{a}/{b}/{hex}"),
-        _ => format!("blobs/{hex}"),
     }
 }
 

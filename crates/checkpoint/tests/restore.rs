@@ -561,11 +561,9 @@ fn terminal_manifests_older_than_the_oldest_turn_are_pruned_with_their_blobs() {
     store.end_turn();
     let out = restore(&mut store, t0, OnConflict::Refuse);
     let tx = out.transaction_id.unwrap();
-    let blob = s
-        .sidecar
-        .join(retrace_checkpoint::blob_rel_path(&retrace_fsutil::sha256_bytes(
-            b"agent v1",
-        )));
+    let blob = s.sidecar.join(retrace_checkpoint::forward_rel_path(
+        &retrace_fsutil::sha256_bytes(b"agent v1"),
+    ));
     assert!(blob.exists(), "the forward image is a blob");
     // While the restore is the undo target, its turn is held and its manifest kept.
     assert!(store.transactions().any(|m| m.id == tx));
@@ -593,18 +591,16 @@ fn fsck_checks_manifests_and_their_blobs() {
     store.end_turn();
     let out = restore(&mut store, t0, OnConflict::Refuse);
     assert!(store.fsck().ok);
-    let blob = s
-        .sidecar
-        .join(retrace_checkpoint::blob_rel_path(&retrace_fsutil::sha256_bytes(
-            b"v1",
-        )));
+    let blob = s.sidecar.join(retrace_checkpoint::forward_rel_path(
+        &retrace_fsutil::sha256_bytes(b"v1"),
+    ));
     fs::write(&blob, b"rot").unwrap();
     let report = store.fsck();
     assert!(!report.ok);
     let p = report
         .problems
         .iter()
-        .find(|p| p.path.starts_with("blobs/"))
+        .find(|p| p.path.starts_with("forward/"))
         .unwrap();
     assert_eq!(p.file.as_deref(), Some("f"));
     assert!(p.problem.contains(out.transaction_id.as_deref().unwrap()));

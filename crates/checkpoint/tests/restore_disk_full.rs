@@ -276,7 +276,7 @@ fn restore_needs(sc: &Scenario, forward: Forward) -> u64 {
 fn classify(path: &Path, sc: &Scenario) -> &'static str {
     if path.starts_with(sc.sidecar().join("transactions")) {
         "manifest"
-    } else if path.starts_with(sc.sidecar().join("blobs")) {
+    } else if path.starts_with(sc.sidecar().join("forward")) || path.starts_with(sc.sidecar().join("blobs")) {
         "blob"
     } else if path.starts_with(&sc.root) {
         "temp"

@@ -9,7 +9,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use retrace_checkpoint::{blob_rel_path, BeginTurn, Change, CheckpointStore, CommitOptions, StoreOptions};
+use retrace_checkpoint::{forward_rel_path, BeginTurn, Change, CheckpointStore, CommitOptions, StoreOptions};
 use retrace_fsutil::{sha256_bytes, FaultInjector, Fs};
 use retrace_protocol::{ChangeKind, OnConflict};
 use retrace_testkit::Scratch;
@@ -69,7 +69,7 @@ fn links(p: &Path) -> u64 {
 
 /// The blob of [`OLD`], the forward image of `a.txt`.
 fn old_blob(sidecar: &Path) -> PathBuf {
-    sidecar.join(blob_rel_path(&sha256_bytes(OLD)))
+    sidecar.join(forward_rel_path(&sha256_bytes(OLD)))
 }
 
 /// Every blob file, and every regular file of the workspace, by inode: none may be both.
@@ -85,6 +85,7 @@ fn assert_no_blob_is_a_workspace_file(sidecar: &Path, ws: &Path) {
         }
     }
     let mut blobs = Vec::new();
+    files(&sidecar.join("forward"), &mut blobs);
     files(&sidecar.join("blobs"), &mut blobs);
     let mut workspace = Vec::new();
     files(ws, &mut workspace);

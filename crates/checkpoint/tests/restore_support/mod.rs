@@ -129,12 +129,14 @@ pub fn sidecar_temps(sidecar: &Path) -> Vec<String> {
 /// transaction has not finished with it), as `path (links)`.
 pub fn shared_blobs(sidecar: &Path) -> Vec<String> {
     use std::os::unix::fs::MetadataExt;
-    let blobs = sidecar.join("blobs");
-    snapshot(&blobs)
-        .into_keys()
-        .filter_map(|k| {
-            let links = fs::symlink_metadata(blobs.join(&k)).ok()?.nlink();
-            (links > 1).then(|| format!("{k} ({links})"))
+    ["forward", "blobs"]
+        .iter()
+        .flat_map(|d| {
+            let dir = sidecar.join(d);
+            snapshot(&dir).into_keys().filter_map(move |k| {
+                let links = fs::symlink_metadata(dir.join(&k)).ok()?.nlink();
+                (links > 1).then(|| format!("{d}/{k} ({links})"))
+            })
         })
         .collect()
 }
