@@ -74,8 +74,8 @@ impl CheckpointStore {
             });
         }
         let fresh = match &plan.kind {
-            PlanKind::Turn(n) => self.plan_restore(*n)?,
-            PlanKind::File(p) => self.plan_file_revert(p.as_path())?,
+            PlanKind::Turn(n) => self.plan_restore_with(*n, plan.memo.clone())?,
+            PlanKind::File(p) => self.plan_file_revert_with(p.as_path(), plan.memo.clone())?,
         };
         let blocking = fresh.files.iter().any(|f| {
             f.conflict
@@ -484,7 +484,8 @@ impl CheckpointStore {
                         why: "digest mismatch".into(),
                     });
                 }
-                Ok(Box::new(reader))
+                // `write_temps` hashes what it copies and compares it with the restore image.
+                Ok(reader.into_unverified())
             }
             crate::read::BeforeImage::Absent => Ok(Box::new(io::empty())),
         }

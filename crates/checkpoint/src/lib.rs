@@ -23,6 +23,7 @@ mod error;
 mod forward;
 mod fsck;
 mod load;
+mod memo;
 pub mod model;
 pub mod plan;
 mod read;

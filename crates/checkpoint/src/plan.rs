@@ -2,16 +2,16 @@
 //! Planning reads the workspace and the sidecar and changes nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::{self, File};
+use std::fs;
 
-use retrace_fsutil::{hash_reader, sha256_bytes, RelPath};
+use retrace_fsutil::{sha256_bytes, RelPath};
 use retrace_protocol::{
     CodePlan, Conflict, ConflictReason, Coverage, FileAction, GapReason, PlanFile, PlanGap,
 };
 
 use crate::blobs::blob_rel_path;
-use crate::capture::image_of;
 use crate::error::{CheckpointError, Result};
+use crate::memo::HashMemo;
 use crate::model::{encode_inline, Before, EntryPath, Format, Image, Payload, Source as TurnSource, Turn};
 use crate::store::CheckpointStore;
 
@@ -66,6 +66,27 @@ pub struct RestorePlan {
     /// What it will do, as the user sees it.
     pub plan: CodePlan,
     pub(crate) files: Vec<PlannedFile>,
+    /// What planning hashed, for the commit's re-plan.
+    pub(crate) memo: HashMemo,
+}
+
+/// An event on a path's timeline: a turn's entry (the turn, the entry's index), or a transaction's
+/// forward image.
+enum Event<'a> {
+    Entry(&'a Turn, usize),
+    Forward(&'a crate::tx::TxImage),
+}
+
+type Earliest<'a> = BTreeMap<PathKey, (Pos, Option<RelPath>, Event<'a>)>;
+
+/// Keeps `ev` as `key`'s event unless an earlier one is kept already.
+fn keep_earliest<'a>(map: &mut Earliest<'a>, key: PathKey, pos: Pos, rel: Option<RelPath>, ev: Event<'a>) {
+    match map.get(&key) {
+        Some((p, _, _)) if *p <= pos => {}
+        _ => {
+            map.insert(key, (pos, rel, ev));
+        }
+    }
 }
 
 /// A point on the timeline: legacy records (no sequence) come first, by turn number.
@@ -74,6 +95,11 @@ type Pos = (u8, u64, u64);
 impl CheckpointStore {
     /// Plans a code restore to the state the workspace had when turn `n` started.
     pub fn plan_restore(&self, n: u64) -> Result<RestorePlan> {
+        self.plan_restore_with(n, HashMemo::default())
+    }
+
+    /// [`CheckpointStore::plan_restore`], reusing what `memo` hashed where nothing changed since.
+    pub(crate) fn plan_restore_with(&self, n: u64, mut memo: HashMemo) -> Result<RestorePlan> {
         let root = self.root.clone().ok_or(CheckpointError::NoTurn)?;
         let t = self.turns.get(&n).ok_or(CheckpointError::UnknownTurn(n))?;
         let (offered, why) = self.code_restore_offered(t);
@@ -85,19 +111,20 @@ impl CheckpointStore {
         }
         let spanned: Vec<&Turn> = self.turns.range(n..).map(|(_, t)| t).collect();
         let start = t.start_seq.unwrap_or(0);
-        let mut earliest: BTreeMap<PathKey, (Pos, Option<RelPath>, TargetImage)> = BTreeMap::new();
-        let mut offer =
-            |key: PathKey, pos: Pos, rel: Option<RelPath>, img: TargetImage| match earliest.get(&key) {
-                Some((p, _, _)) if *p <= pos => {}
-                _ => {
-                    earliest.insert(key, (pos, rel, img));
-                }
-            };
+        // The earliest event of each path; its image (and payload check) only once chosen.
+        let mut earliest = Earliest::new();
+        let mut offer = |key: PathKey, pos: Pos, rel: Option<RelPath>, ev| {
+            keep_earliest(&mut earliest, key, pos, rel, ev)
+        };
         for turn in &spanned {
             for (i, f) in turn.files.iter().enumerate() {
                 let pos = position(turn, f.seq, i);
-                let img = self.turn_image(turn, i);
-                offer(key_of(&f.path), pos, f.path.safe().cloned(), img);
+                offer(
+                    key_of(&f.path),
+                    pos,
+                    f.path.safe().cloned(),
+                    Event::Entry(turn, i),
+                );
             }
         }
         for m in self
@@ -111,25 +138,40 @@ impl CheckpointStore {
                     PathKey::Safe(rel.clone()),
                     (1, m.seq, i as u64),
                     Some(rel),
-                    self.forward_image(&tg.forward),
+                    Event::Forward(&tg.forward),
                 );
             }
         }
         let mut order: Vec<(Pos, String, Option<RelPath>, TargetImage)> = earliest
             .into_iter()
-            .map(|(k, (p, r, i))| (p, k.shown(), r, i))
+            .map(|(k, (p, r, ev))| {
+                let img = match ev {
+                    Event::Entry(turn, i) => self.turn_image(turn, i, &mut memo),
+                    Event::Forward(fwd) => self.forward_image(fwd, &mut memo),
+                };
+                (p, k.shown(), r, img)
+            })
             .collect();
         order.sort_by_key(|a| a.0);
         let unsafe_paths = gap_paths(&spanned);
         let files = order
             .into_iter()
-            .map(|(_, shown, rel, img)| self.check(&root, rel, shown, img, &unsafe_paths))
+            .map(|(_, shown, rel, img)| self.check(&root, rel, shown, img, &unsafe_paths, &mut memo))
             .collect();
-        Ok(self.finish_plan(PlanKind::Turn(n), n, &spanned, files))
+        Ok(self.finish_plan(PlanKind::Turn(n), n, &spanned, files, memo))
     }
 
     /// Plans the revert of one file to its state before the session first touched it (SPEC §5.6).
     pub fn plan_file_revert(&self, path: &std::path::Path) -> Result<RestorePlan> {
+        self.plan_file_revert_with(path, HashMemo::default())
+    }
+
+    /// [`CheckpointStore::plan_file_revert`], reusing what `memo` hashed where nothing changed since.
+    pub(crate) fn plan_file_revert_with(
+        &self,
+        path: &std::path::Path,
+        mut memo: HashMemo,
+    ) -> Result<RestorePlan> {
         let root = self.root.clone().ok_or(CheckpointError::NoTurn)?;
         let rel = RelPath::normalize(&root, path)?;
         let mut best: Option<(Pos, u64, TargetImage)> = None;
@@ -137,7 +179,7 @@ impl CheckpointStore {
             if let Some(i) = turn.entry_index(&rel) {
                 let pos = position(turn, turn.files[i].seq, i);
                 if best.as_ref().is_none_or(|(p, _, _)| pos < *p) {
-                    best = Some((pos, turn.number, self.turn_image(turn, i)));
+                    best = Some((pos, turn.number, self.turn_image(turn, i, &mut memo)));
                 }
             }
         }
@@ -149,15 +191,29 @@ impl CheckpointStore {
         };
         let spanned: Vec<&Turn> = self.turns.range(turn_no..).map(|(_, t)| t).collect();
         let unsafe_paths = gap_paths(&spanned);
-        let file = self.check(&root, Some(rel.clone()), rel.to_lossy(), img, &unsafe_paths);
+        let file = self.check(
+            &root,
+            Some(rel.clone()),
+            rel.to_lossy(),
+            img,
+            &unsafe_paths,
+            &mut memo,
+        );
         let relevant: Vec<&Turn> = spanned
             .into_iter()
             .filter(|t| t.entry_index(&rel).is_some())
             .collect();
-        Ok(self.finish_plan(PlanKind::File(rel), turn_no, &relevant, vec![file]))
+        Ok(self.finish_plan(PlanKind::File(rel), turn_no, &relevant, vec![file], memo))
     }
 
-    fn finish_plan(&self, kind: PlanKind, n: u64, spanned: &[&Turn], files: Vec<PlannedFile>) -> RestorePlan {
+    fn finish_plan(
+        &self,
+        kind: PlanKind,
+        n: u64,
+        spanned: &[&Turn],
+        files: Vec<PlannedFile>,
+        memo: HashMemo,
+    ) -> RestorePlan {
         let mut gaps = Vec::new();
         let mut requires_confirmation = false;
         let mut coverage = Coverage::None;
@@ -199,6 +255,7 @@ impl CheckpointStore {
                 conflicts,
             },
             files,
+            memo,
         }
     }
 
@@ -210,6 +267,7 @@ impl CheckpointStore {
         shown: String,
         target: TargetImage,
         unsafe_paths: &BTreeSet<String>,
+        memo: &mut HashMemo,
     ) -> PlannedFile {
         let mut out = PlannedFile {
             rel: rel.clone(),
@@ -237,7 +295,7 @@ impl CheckpointStore {
             out.conflict = Some(conflict(ConflictReason::PathUnsafe, None, None, &out.target));
             return out;
         }
-        let current = match image_of(&rel.under(root)) {
+        let current = match memo.image_of(&rel.under(root)) {
             Ok(c) => c,
             Err(_) => {
                 out.conflict = Some(conflict(ConflictReason::PathUnsafe, None, None, &out.target));
@@ -307,7 +365,7 @@ impl CheckpointStore {
     }
 
     /// The restore image of entry `i` of `turn`, with its payload checked.
-    fn turn_image(&self, turn: &Turn, i: usize) -> TargetImage {
+    fn turn_image(&self, turn: &Turn, i: usize, memo: &mut HashMemo) -> TargetImage {
         let f = &turn.files[i];
         let legacy = turn.format == Format::V1 && turn.source != TurnSource::V3;
         match &f.before {
@@ -354,9 +412,9 @@ impl CheckpointStore {
                             .turn_dir(turn.number)
                             .join("files")
                             .join(format!("{idx:04}.before"));
-                        verify_file(&p, sha.as_deref())
+                        memo.verify_file(&p, sha.as_deref())
                     }
-                    Payload::Blob(h) => verify_file(&self.dir.join(blob_rel_path(h)), Some(h)),
+                    Payload::Blob(h) => memo.verify_file(&self.dir.join(blob_rel_path(h)), Some(h)),
                 };
                 TargetImage {
                     image: Image {
@@ -374,7 +432,7 @@ impl CheckpointStore {
     }
 
     /// A transaction's forward image as a restore image.
-    pub(crate) fn forward_image(&self, fwd: &crate::tx::TxImage) -> TargetImage {
+    pub(crate) fn forward_image(&self, fwd: &crate::tx::TxImage, memo: &mut HashMemo) -> TargetImage {
         if !fwd.existed {
             return TargetImage {
                 image: Image {
@@ -394,7 +452,7 @@ impl CheckpointStore {
         TargetImage {
             image: fwd.into(),
             size,
-            unusable: verify_file(&p, Some(&sha)),
+            unusable: memo.verify_file(&p, Some(&sha)),
             source: ImageSource::Blob(sha),
             legacy: false,
         }
@@ -470,18 +528,6 @@ pub(crate) fn same_image(target: &Image, current: &Image) -> bool {
     target.sha256.is_some()
         && target.sha256 == current.sha256
         && (target.mode.is_none() || target.mode == current.mode)
-}
-
-fn verify_file(path: &std::path::Path, sha: Option<&str>) -> Option<String> {
-    match File::open(path).and_then(hash_reader) {
-        Err(e) => Some(format!("payload `{}` cannot be read: {e}", path.display())),
-        Ok((got, _)) => match sha {
-            Some(want) if want != got => {
-                Some(format!("payload `{}` does not match its SHA-256", path.display()))
-            }
-            _ => None,
-        },
-    }
 }
 
 fn weaker(a: Coverage, b: Coverage) -> Coverage {

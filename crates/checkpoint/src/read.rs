@@ -60,6 +60,11 @@ impl VerifiedReader {
         }
     }
 
+    /// The bytes without the check, for a caller that hashes them itself.
+    pub(crate) fn into_unverified(self) -> Box<dyn Read + Send> {
+        self.inner
+    }
+
     /// Reads everything into memory (for small files and tests).
     pub fn read_all(mut self) -> io::Result<Vec<u8>> {
         let mut out = Vec::new();

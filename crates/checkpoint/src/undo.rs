@@ -5,6 +5,7 @@ use retrace_protocol::CodeOutcome;
 use crate::capture::image_of;
 use crate::commit::TxInput;
 use crate::error::{CheckpointError, IoContext, Result};
+use crate::memo::HashMemo;
 use crate::model::Image;
 use crate::plan::same_image;
 use crate::store::CheckpointStore;
@@ -91,7 +92,7 @@ impl CheckpointStore {
             }
             inputs.push(TxInput {
                 rel,
-                restore: self.forward_image(&t.forward),
+                restore: self.forward_image(&t.forward, &mut HashMemo::default()),
                 forward: now,
             });
         }

@@ -1,0 +1,110 @@
+//! What a plan hashed, kept in the plan so that the commit's re-plan hashes only what changed since.
+//!
+//! `commit` plans again before it writes (the workspace may have moved since the user saw the plan),
+//! and a plan hashes every file of the restore set and every payload it would restore from: done
+//! twice, that was a third of a 100-file restore's fixed cost. A hash is reused only when the
+//! file's fingerprint — device, inode, size, mode, modification and change times — is the one it
+//! was hashed under; anything written since changes the change time. Where that is not enough (a
+//! write within one tick of the clock that keeps the size), nothing unsafe follows: the memo only
+//! decides what the re-plan reports, and every target is hashed again right before its rename
+//! (`publish_one`) and every restore image while it is copied (`write_temps`).
+
+use std::collections::HashMap;
+use std::fs::{File, Metadata};
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use retrace_fsutil::copy_hashed;
+
+use crate::capture::mode_bits;
+use crate::model::Image;
+
+/// The identity and state of a file, as `fstat` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Fingerprint {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mode: u32,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Fingerprint {
+    fn of(md: &Metadata) -> Self {
+        Fingerprint {
+            dev: md.dev(),
+            ino: md.ino(),
+            size: md.size(),
+            mode: md.mode(),
+            mtime: (md.mtime(), md.mtime_nsec()),
+            ctime: (md.ctime(), md.ctime_nsec()),
+        }
+    }
+}
+
+/// SHA-256 digests of files, by path, each with the fingerprint it was computed under.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HashMemo {
+    digests: HashMap<PathBuf, (Fingerprint, String, u64)>,
+}
+
+impl HashMemo {
+    /// The SHA-256 and length of the open `file` (at `path`, with metadata `md`): remembered when
+    /// its fingerprint is unchanged, else read and remembered.
+    fn digest(&mut self, path: &Path, file: &File, md: &Metadata) -> io::Result<(String, u64)> {
+        let fp = Fingerprint::of(md);
+        if let Some((seen, sha, len)) = self.digests.get(path) {
+            if *seen == fp {
+                return Ok((sha.clone(), *len));
+            }
+        }
+        let hashed = copy_hashed::<_, File>(file, None)?;
+        self.digests
+            .insert(path.to_path_buf(), (fp, hashed.sha256.clone(), hashed.len));
+        Ok((hashed.sha256, hashed.len))
+    }
+
+    /// [`crate::image_of`], through the memo.
+    pub(crate) fn image_of(&mut self, abs: &Path) -> io::Result<Image> {
+        let file = match File::open(abs) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::NotADirectory => {
+                return Ok(Image {
+                    existed: false,
+                    sha256: None,
+                    mode: None,
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        let md = file.metadata()?;
+        if md.is_dir() {
+            return Err(io::Error::other("is a directory"));
+        }
+        let (sha, _) = self.digest(abs, &file, &md)?;
+        Ok(Image {
+            existed: true,
+            sha256: Some(sha),
+            mode: Some(mode_bits(&md)),
+        })
+    }
+
+    /// Why the payload at `path` cannot be used (unreadable, or not `sha` when given), or `None`.
+    pub(crate) fn verify_file(&mut self, path: &Path, sha: Option<&str>) -> Option<String> {
+        let got = File::open(path).and_then(|f| {
+            let md = f.metadata()?;
+            self.digest(path, &f, &md)
+        });
+        match got {
+            Err(e) => Some(format!("payload `{}` cannot be read: {e}", path.display())),
+            Ok((got, _)) => match sha {
+                Some(want) if want != got => {
+                    Some(format!("payload `{}` does not match its SHA-256", path.display()))
+                }
+                _ => None,
+            },
+        }
+    }
+}
