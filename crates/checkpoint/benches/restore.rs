@@ -10,9 +10,12 @@
 //!   create, write 16 KiB (`io::copy`), fsync; then one fsync of the directory.
 //!
 //! All temp dirs are under the system temp dir (the real disk, ext4, on the machine BENCHMARKS.md
-//! describes). Criterion runs all restore iterations, then all floor iterations; on a shared machine
-//! whose fsync latency drifts, `examples/restore_ratio.rs` (the same setup, alternating the two) is
-//! the robust figure.
+//! describes). Nothing an iteration makes (a sidecar, a floor's copies) is deleted before the group
+//! of its N is over: on an ext4 without a journal, creating an inode skips every inode of its group
+//! deleted in the last minute, so deleting each iteration's files slows the next iterations' file
+//! creations, the more the more files an iteration deletes (BENCHMARKS.md, "Machine"). Criterion
+//! runs all restore iterations, then all floor iterations; on a shared machine whose fsync latency
+//! drifts, `examples/restore_ratio.rs` (the same setup, alternating the two) is the robust figure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs::{File, OpenOptions};
@@ -101,6 +104,10 @@ fn restore_vs_floor(c: &mut Criterion) {
         g.sampling_mode(SamplingMode::Flat);
         g.sample_size(if n >= 1000 { 10 } else { 20 });
         let mut round = 0u64;
+        // What the iterations made (sidecars, the floors' copies) is deleted only once the group is
+        // over: see the module documentation.
+        let mut sidecars: Vec<(TempDir, CheckpointStore)> = Vec::new();
+        let mut copies: Vec<TempDir> = Vec::new();
         g.bench_function("restore", |b| {
             b.iter_batched(
                 || {
@@ -109,8 +116,7 @@ fn restore_vs_floor(c: &mut Criterion) {
                 },
                 |(side, mut store, turn)| {
                     restore(&mut store, turn, n);
-                    // Returned so the sidecar is dropped (deleted) outside the timed region.
-                    (side, store)
+                    sidecars.push((side, store));
                 },
                 BatchSize::PerIteration,
             );
@@ -125,12 +131,14 @@ fn restore_vs_floor(c: &mut Criterion) {
                 },
                 |d| {
                     black_box(floor_copy(&root.join("orig"), d.path(), n).unwrap());
-                    d
+                    copies.push(d);
                 },
                 BatchSize::PerIteration,
             );
         });
         g.finish();
+        drop(sidecars);
+        drop(copies);
     }
 }
 
