@@ -671,14 +671,24 @@ fn hash_payloads(rx: mpsc::Receiver<HashMsg>, back: mpsc::Sender<Vec<u8>>) -> Ve
 
 /// Existence, SHA-256 (streamed) and mode of the file at `abs` now.
 pub fn image_of(abs: &Path) -> io::Result<Image> {
+    let Some((file, meta)) = open_existing(abs)? else {
+        return Ok(Image::absent());
+    };
+    let hashed = copy_hashed::<_, File>(&file, None)?;
+    Ok(Image {
+        existed: true,
+        sha256: Some(hashed.sha256),
+        mode: Some(mode_bits(&meta)),
+    })
+}
+
+/// `abs` opened for reading, with its metadata; `None` when nothing is there (or an ancestor is not
+/// a directory); an error for a directory.
+pub(crate) fn open_existing(abs: &Path) -> io::Result<Option<(File, std::fs::Metadata)>> {
     let file = match File::open(abs) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::NotADirectory => {
-            return Ok(Image {
-                existed: false,
-                sha256: None,
-                mode: None,
-            });
+            return Ok(None);
         }
         Err(e) => return Err(e),
     };
@@ -686,12 +696,7 @@ pub fn image_of(abs: &Path) -> io::Result<Image> {
     if meta.is_dir() {
         return Err(io::Error::other("is a directory"));
     }
-    let hashed = copy_hashed::<_, File>(&file, None)?;
-    Ok(Image {
-        existed: true,
-        sha256: Some(hashed.sha256),
-        mode: Some(mode_bits(&meta)),
-    })
+    Ok(Some((file, meta)))
 }
 
 #[cfg(test)]

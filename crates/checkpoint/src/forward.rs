@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use retrace_fsutil::copy_hashed;
 
 use crate::blobs::{blob_rel_path, forward_rel_path};
-use crate::capture::mode_bits;
+use crate::capture::{mode_bits, open_existing};
 use crate::commit::parent_of;
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::model::Image;
@@ -179,24 +179,9 @@ impl CheckpointStore {
 
 /// [`image_of`], with the inode (`(st_dev, st_ino)`) it read when the file exists.
 pub(crate) fn image_and_inode(abs: &Path) -> io::Result<(Image, Option<(u64, u64)>)> {
-    let file = match File::open(abs) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::NotADirectory => {
-            return Ok((
-                Image {
-                    existed: false,
-                    sha256: None,
-                    mode: None,
-                },
-                None,
-            ));
-        }
-        Err(e) => return Err(e),
+    let Some((file, meta)) = open_existing(abs)? else {
+        return Ok((Image::absent(), None));
     };
-    let meta = file.metadata()?;
-    if meta.is_dir() {
-        return Err(io::Error::other("is a directory"));
-    }
     let hashed = copy_hashed::<_, File>(&file, None)?;
     let image = Image {
         existed: true,

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use retrace_fsutil::copy_hashed;
 
-use crate::capture::mode_bits;
+use crate::capture::{mode_bits, open_existing};
 use crate::model::Image;
 
 /// The identity and state of a file, as `fstat` reports it.
@@ -68,21 +68,9 @@ impl HashMemo {
 
     /// [`crate::image_of`], through the memo.
     pub(crate) fn image_of(&mut self, abs: &Path) -> io::Result<Image> {
-        let file = match File::open(abs) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::NotADirectory => {
-                return Ok(Image {
-                    existed: false,
-                    sha256: None,
-                    mode: None,
-                });
-            }
-            Err(e) => return Err(e),
+        let Some((file, md)) = open_existing(abs)? else {
+            return Ok(Image::absent());
         };
-        let md = file.metadata()?;
-        if md.is_dir() {
-            return Err(io::Error::other("is a directory"));
-        }
         let (sha, _) = self.digest(abs, &file, &md)?;
         Ok(Image {
             existed: true,

@@ -110,6 +110,17 @@ pub struct Image {
     pub mode: Option<u32>,
 }
 
+impl Image {
+    /// "Did not exist".
+    pub fn absent() -> Image {
+        Image {
+            existed: false,
+            sha256: None,
+            mode: None,
+        }
+    }
+}
+
 /// One file touched by a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileEntry {

@@ -7,7 +7,9 @@ use std::fs;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use retrace_checkpoint::{BeginTurn, Change, CheckpointError, CheckpointStore, CommitOptions, StoreOptions};
+use retrace_checkpoint::{
+    BeginTurn, Change, CheckpointError, CheckpointStore, CommitOptions, RestorePlan, StoreOptions,
+};
 use retrace_fsutil::Fs;
 use retrace_protocol::{ChangeKind, ConflictReason, OnConflict};
 use retrace_testkit::Scratch;
@@ -20,8 +22,13 @@ fn open(s: &Scratch) -> CheckpointStore {
     CheckpointStore::open(&s.sidecar, &s.workspace, opts).unwrap()
 }
 
-/// A turn that rewrites `a` and `b` (same sizes as before); returns it.
-fn turn(store: &mut CheckpointStore, s: &Scratch) -> u64 {
+/// A workspace whose `a` and `b` one turn rewrote (keeping their sizes), and the plan of a restore
+/// to that turn.
+fn planned() -> (Scratch, CheckpointStore, u64, RestorePlan) {
+    let s = Scratch::new().unwrap();
+    s.write("a", b"user-a0").unwrap();
+    s.write("b", b"user-b0").unwrap();
+    let mut store = open(&s);
     let t = store.begin_turn(BeginTurn::default()).unwrap();
     for (p, bytes) in [("a", b"agent-a"), ("b", b"agent-b")] {
         store
@@ -31,7 +38,8 @@ fn turn(store: &mut CheckpointStore, s: &Scratch) -> u64 {
         store.capture_after(&[PathBuf::from(p)]).unwrap();
     }
     store.end_turn();
-    t
+    let plan = store.plan_restore(t).unwrap();
+    (s, store, t, plan)
 }
 
 fn refuse() -> CommitOptions {
@@ -48,12 +56,7 @@ fn next_tick() {
 
 #[test]
 fn an_edit_of_the_same_size_between_plan_and_commit_is_a_conflict() {
-    let s = Scratch::new().unwrap();
-    s.write("a", b"user-a0").unwrap();
-    s.write("b", b"user-b0").unwrap();
-    let mut store = open(&s);
-    let t = turn(&mut store, &s);
-    let plan = store.plan_restore(t).unwrap();
+    let (s, mut store, _, plan) = planned();
     assert!(plan.plan.conflicts.is_empty(), "{:?}", plan.plan.conflicts);
     next_tick();
     s.write("a", b"user-a1").unwrap();
@@ -71,12 +74,7 @@ fn an_edit_of_the_same_size_between_plan_and_commit_is_a_conflict() {
 
 #[test]
 fn a_payload_corrupted_between_plan_and_commit_is_not_restored() {
-    let s = Scratch::new().unwrap();
-    s.write("a", b"user-a0").unwrap();
-    s.write("b", b"user-b0").unwrap();
-    let mut store = open(&s);
-    let t = turn(&mut store, &s);
-    let plan = store.plan_restore(t).unwrap();
+    let (s, mut store, t, plan) = planned();
     next_tick();
     // The before-image of `a` (entry 0), same length, other bytes.
     let payload = s.sidecar.join(format!("turns/{t}/files/0000.before"));
