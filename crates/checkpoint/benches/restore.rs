@@ -21,58 +21,24 @@
 use std::fs::{File, OpenOptions};
 use std::hint::black_box;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, SamplingMode, Throughput};
-use retrace_checkpoint::{BeginTurn, Change, CheckpointStore, StoreOptions};
-use retrace_fsutil::Fs;
-use retrace_protocol::ChangeKind;
+use retrace_checkpoint::CheckpointStore;
 use tempfile::TempDir;
 
 #[path = "support/common.rs"]
 mod common;
-use common::{content, make_workspace, names, restore, sync_dir, write_synced, FILE_LEN};
+use common::{edit_turn, make_workspace, restore, sync_dir, FILE_LEN};
 
 const COUNTS: &[usize] = &[1, 100, 1000];
 
-/// A fresh durable sidecar with one turn that edits all N files (untimed); the sidecar's temp dir,
-/// the open store and the turn to restore to.
-fn edit_turn(root: &Path, n: usize, round: u64) -> (TempDir, CheckpointStore, u64) {
-    let ws = root.join("ws");
+/// A fresh durable sidecar in `root` with one turn that edits all N files (untimed); the sidecar's
+/// temp dir, the open store and the turn to restore to.
+fn edit_turn_in(root: &Path, n: usize, round: u64) -> (TempDir, CheckpointStore, u64) {
     let side = TempDir::new_in(root).unwrap();
-    let opts = StoreOptions {
-        session_id: Some("bench".into()),
-        fs: Fs::durable(),
-        ..StoreOptions::default()
-    };
-    let mut store = CheckpointStore::open(&side.path().join("s.ckpt"), &ws, opts).unwrap();
-    let turn = store
-        .begin_turn(BeginTurn {
-            prompt: "rewrite every file".into(),
-            ..BeginTurn::default()
-        })
-        .unwrap();
-    let names = names(n);
-    let changes: Vec<Change> = names.iter().map(|p| Change::new(p, ChangeKind::Modify)).collect();
-    assert_eq!(
-        store
-            .capture_before(&changes, Some("edit"))
-            .unwrap()
-            .captured
-            .len(),
-        n
-    );
-    for (i, name) in names.iter().enumerate() {
-        write_synced(
-            &ws.join(name),
-            &content(FILE_LEN, 1_000_000 * (round + 1) + i as u64),
-        );
-    }
-    sync_dir(&ws.join("src"));
-    let paths: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
-    store.capture_after(&paths).unwrap();
-    store.end_turn();
+    let (store, turn) = edit_turn(&root.join("ws"), &side.path().join("s.ckpt"), n, round);
     (side, store, turn)
 }
 
@@ -112,7 +78,7 @@ fn restore_vs_floor(c: &mut Criterion) {
             b.iter_batched(
                 || {
                     round += 1;
-                    edit_turn(root, n, round)
+                    edit_turn_in(root, n, round)
                 },
                 |(side, mut store, turn)| {
                     restore(&mut store, turn, n);

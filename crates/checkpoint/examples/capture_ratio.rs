@@ -24,7 +24,7 @@ use tempfile::TempDir;
 
 #[path = "../benches/support/common.rs"]
 mod common;
-use common::{content, store_with_turn};
+use common::{content, median, store_with_turn};
 
 fn fresh_dir() -> TempDir {
     let d = TempDir::new().unwrap();
@@ -66,16 +66,6 @@ fn time_floor(src: &Path, kept: &mut Option<Kept>) -> f64 {
         k.push(d);
     }
     ms
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 fn main() {

@@ -37,14 +37,13 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use retrace_checkpoint::{BeginTurn, Change, CheckpointStore, StoreOptions};
+use retrace_checkpoint::{CheckpointStore, StoreOptions};
 use retrace_fsutil::Fs;
-use retrace_protocol::ChangeKind;
 use tempfile::TempDir;
 
 #[path = "../benches/support/common.rs"]
 mod common;
-use common::{content, make_workspace, names, restore, sync_dir, write_synced, FILE_LEN};
+use common::{edit_turn, make_workspace, median, restore, sync_dir};
 
 fn store_opts() -> StoreOptions {
     StoreOptions {
@@ -52,33 +51,6 @@ fn store_opts() -> StoreOptions {
         fs: Fs::durable(),
         ..StoreOptions::default()
     }
-}
-
-/// A fresh durable sidecar at `side` with one turn that edits all N files; returns the open store
-/// and the turn to restore to.
-fn edit_turn(ws: &Path, side: &Path, n: usize, round: u64) -> (CheckpointStore, u64) {
-    let mut store = CheckpointStore::open(side, ws, store_opts()).unwrap();
-    let turn = store
-        .begin_turn(BeginTurn {
-            prompt: "rewrite every file".into(),
-            ..BeginTurn::default()
-        })
-        .unwrap();
-    let names = names(n);
-    let changes: Vec<Change> = names.iter().map(|p| Change::new(p, ChangeKind::Modify)).collect();
-    let report = store.capture_before(&changes, Some("edit")).unwrap();
-    assert_eq!(report.captured.len(), n);
-    for (i, name) in names.iter().enumerate() {
-        write_synced(
-            &ws.join(name),
-            &content(FILE_LEN, 1_000_000 * (round + 1) + i as u64),
-        );
-    }
-    sync_dir(&ws.join("src"));
-    let paths: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
-    store.capture_after(&paths).unwrap();
-    store.end_turn();
-    (store, turn)
 }
 
 /// The floor: each file copied into a new file and fsynced, then the directory fsynced once.
@@ -184,16 +156,6 @@ fn time_floor_beside(root: &Path, n: usize, round: u64, graves: &mut Graveyard) 
             .collect(),
     );
     ms
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 fn paired(rounds: usize, keep: bool) {

@@ -8,9 +8,11 @@ use std::fs::{self, File};
 use std::io::Write;
 use std::path::Path;
 
-use retrace_checkpoint::{BeginTurn, CheckpointStore, CommitOptions, StoreOptions};
+use std::path::PathBuf;
+
+use retrace_checkpoint::{BeginTurn, Change, CheckpointStore, CommitOptions, StoreOptions};
 use retrace_fsutil::Fs;
-use retrace_protocol::OnConflict;
+use retrace_protocol::{ChangeKind, OnConflict};
 use tempfile::TempDir;
 
 pub const FILE_LEN: usize = 16 << 10;
@@ -78,6 +80,51 @@ pub fn store_with_turn(ws: &Path) -> (TempDir, CheckpointStore) {
         })
         .unwrap();
     (side, store)
+}
+
+/// Opens a fresh durable sidecar at `sidecar` for workspace `ws` and runs one turn that edits all N
+/// files through the seam (`capture_before` of all N in one call, the writes — each fsynced, then
+/// their directory, as the tool's atomic write would — then `capture_after`): the untimed setup of
+/// one restore. Returns the open store and the turn to restore to.
+pub fn edit_turn(ws: &Path, sidecar: &Path, n: usize, round: u64) -> (CheckpointStore, u64) {
+    let opts = StoreOptions {
+        session_id: Some("bench".into()),
+        fs: Fs::durable(),
+        ..StoreOptions::default()
+    };
+    let mut store = CheckpointStore::open(sidecar, ws, opts).unwrap();
+    let turn = store
+        .begin_turn(BeginTurn {
+            prompt: "rewrite every file".into(),
+            ..BeginTurn::default()
+        })
+        .unwrap();
+    let names = names(n);
+    let changes: Vec<Change> = names.iter().map(|p| Change::new(p, ChangeKind::Modify)).collect();
+    let report = store.capture_before(&changes, Some("edit")).unwrap();
+    assert_eq!(report.captured.len(), n);
+    for (i, name) in names.iter().enumerate() {
+        write_synced(
+            &ws.join(name),
+            &content(FILE_LEN, 1_000_000 * (round + 1) + i as u64),
+        );
+    }
+    sync_dir(&ws.join("src"));
+    let paths: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
+    store.capture_after(&paths).unwrap();
+    store.end_turn();
+    (store, turn)
+}
+
+/// The median of some measurements.
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 /// `plan_restore` + `commit` of `turn` (the timed part of a restore); asserts N files were written.
