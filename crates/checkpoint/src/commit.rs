@@ -4,8 +4,9 @@
 //! temp files in `forward/` (see [`crate::blobs`]), written, then fsynced together (one barrier),
 //! then the blobs renamed and every directory fsynced (a second barrier) → manifest `committing`
 //! with every target `published` (one durable write) → per target: re-check against the forward
-//! image, rename → directory fsyncs → manifest `committed` → `state.json`. A crash anywhere leaves every target equal to its forward or its restore image, and
-//! the next writer's recovery finishes the rollback.
+//! image, rename → directory fsyncs → manifest `committed` → `state.json`. A crash anywhere leaves
+//! every target equal to its forward or its restore image, and the next writer's recovery finishes
+//! the rollback.
 //!
 //! A forward image is usually not a copy: the target itself (a regular file with no other link, its
 //! bytes verified) is hard-linked into `forward/`, so the blob is the very inode the rename over
@@ -292,8 +293,8 @@ impl CheckpointStore {
     /// Every file is written first (the temp files, then the blobs: hard links where possible, copies
     /// otherwise) and all are fsynced in one barrier ([`retrace_fsutil::Fs::sync_paths`]), so the
     /// durable cost belongs to the batch, not to each file; only then are the blobs renamed to their
-    /// names, and `forward/` and the temp files' directories fsynced (a second barrier). Nothing is published before both:
-    /// the manifest still says `prepared`.
+    /// names, and `forward/` and the temp files' directories fsynced (a second barrier). Nothing is
+    /// published before both: the manifest still says `prepared`.
     ///
     /// Returns the forward images kept by hard link.
     fn prepare_files(&mut self, root: &Path, m: &Manifest, inputs: &[TxInput]) -> Result<Vec<Linked>> {
