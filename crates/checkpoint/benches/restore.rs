@@ -18,9 +18,7 @@
 //! drifts, `examples/restore_ratio.rs` (the same setup, alternating the two) is the robust figure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::fs::{File, OpenOptions};
 use std::hint::black_box;
-use std::io;
 use std::path::Path;
 use std::time::Duration;
 
@@ -30,7 +28,7 @@ use tempfile::TempDir;
 
 #[path = "support/common.rs"]
 mod common;
-use common::{edit_turn, make_workspace, restore, sync_dir, FILE_LEN};
+use common::{edit_turn, floor_copy, make_workspace, restore, sync_dir, FILE_LEN};
 
 const COUNTS: &[usize] = &[1, 100, 1000];
 
@@ -40,23 +38,6 @@ fn edit_turn_in(root: &Path, n: usize, round: u64) -> (TempDir, CheckpointStore,
     let side = TempDir::new_in(root).unwrap();
     let (store, turn) = edit_turn(&root.join("ws"), &side.path().join("s.ckpt"), n, round);
     (side, store, turn)
-}
-
-/// The floor: each file copied into a new file and fsynced, then the directory fsynced once.
-fn floor_copy(orig: &Path, dst: &Path, n: usize) -> io::Result<u64> {
-    let mut total = 0;
-    for i in 0..n {
-        let name = format!("file{i:04}.rs");
-        let mut from = File::open(orig.join(&name))?;
-        let mut to = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(dst.join(&name))?;
-        total += io::copy(&mut from, &mut to)?;
-        to.sync_all()?;
-    }
-    File::open(dst)?.sync_all()?;
-    Ok(total)
 }
 
 fn restore_vs_floor(c: &mut Criterion) {
@@ -96,7 +77,7 @@ fn restore_vs_floor(c: &mut Criterion) {
                     d
                 },
                 |d| {
-                    black_box(floor_copy(&root.join("orig"), d.path(), n).unwrap());
+                    black_box(floor_copy(&root.join("orig"), d.path(), n, "").unwrap());
                     copies.push(d);
                 },
                 BatchSize::PerIteration,

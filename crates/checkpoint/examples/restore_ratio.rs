@@ -32,8 +32,7 @@
 //! harness's own churn.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::fs::{self, File, OpenOptions};
-use std::io;
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -43,7 +42,7 @@ use tempfile::TempDir;
 
 #[path = "../benches/support/common.rs"]
 mod common;
-use common::{edit_turn, make_workspace, median, restore, sync_dir};
+use common::{edit_turn, floor_copy, make_workspace, median, restore, sync_dir};
 
 fn store_opts() -> StoreOptions {
     StoreOptions {
@@ -51,28 +50,6 @@ fn store_opts() -> StoreOptions {
         fs: Fs::durable(),
         ..StoreOptions::default()
     }
-}
-
-/// The floor: each file copied into a new file and fsynced, then the directory fsynced once.
-fn floor_copy(orig: &Path, dst: &Path, n: usize) -> io::Result<u64> {
-    floor_copy_named(orig, dst, n, "")
-}
-
-/// [`floor_copy`] with the new files named `<prefix>fileNNNN.rs`.
-fn floor_copy_named(orig: &Path, dst: &Path, n: usize, prefix: &str) -> io::Result<u64> {
-    let mut total = 0;
-    for i in 0..n {
-        let name = format!("file{i:04}.rs");
-        let mut from = File::open(orig.join(&name))?;
-        let mut to = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(dst.join(format!("{prefix}{name}")))?;
-        total += io::copy(&mut from, &mut to)?;
-        to.sync_all()?;
-    }
-    File::open(dst)?.sync_all()?;
-    Ok(total)
 }
 
 fn fresh_dir(under: &Path) -> TempDir {
@@ -134,7 +111,7 @@ fn time_restore(root: &Path, n: usize, round: u64, graves: &mut Graveyard) -> f6
 fn time_floor(root: &Path, n: usize, graves: &mut Graveyard) -> f64 {
     let d = fresh_dir(root);
     let t = Instant::now();
-    floor_copy(&root.join("orig"), d.path(), n).unwrap();
+    floor_copy(&root.join("orig"), d.path(), n, "").unwrap();
     let ms = t.elapsed().as_secs_f64() * 1e3;
     graves.bury(d);
     ms
@@ -148,7 +125,7 @@ fn time_floor_beside(root: &Path, n: usize, round: u64, graves: &mut Graveyard) 
     let dst = root.join("ws").join("src");
     let prefix = format!(".copy{round}-");
     let t = Instant::now();
-    floor_copy_named(&root.join("orig"), &dst, n, &prefix).unwrap();
+    floor_copy(&root.join("orig"), &dst, n, &prefix).unwrap();
     let ms = t.elapsed().as_secs_f64() * 1e3;
     graves.bury_files(
         (0..n)
@@ -238,7 +215,7 @@ fn main() {
             let root = dir(1);
             let n = fs::read_dir(root.join("orig")).unwrap().count();
             let t = Instant::now();
-            floor_copy(&root.join("orig"), &root.join("floor"), n).unwrap();
+            floor_copy(&root.join("orig"), &root.join("floor"), n, "").unwrap();
             eprintln!("floor of {n} files: {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
         }
         other => paired(

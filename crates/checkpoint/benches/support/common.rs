@@ -116,6 +116,24 @@ pub fn edit_turn(ws: &Path, sidecar: &Path, n: usize, round: u64) -> (Checkpoint
     (store, turn)
 }
 
+/// The restore's floor: the N original files of `orig` (`fileNNNN.rs`) copied into new files in
+/// `dst` named `<prefix>fileNNNN.rs`, each fsynced, then `dst` fsynced once. Returns the bytes copied.
+pub fn floor_copy(orig: &Path, dst: &Path, n: usize, prefix: &str) -> std::io::Result<u64> {
+    let mut total = 0;
+    for i in 0..n {
+        let name = format!("file{i:04}.rs");
+        let mut from = File::open(orig.join(&name))?;
+        let mut to = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(dst.join(format!("{prefix}{name}")))?;
+        total += std::io::copy(&mut from, &mut to)?;
+        to.sync_all()?;
+    }
+    File::open(dst)?.sync_all()?;
+    Ok(total)
+}
+
 /// The median of some measurements.
 pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
