@@ -12,4 +12,4 @@ mod run;
 mod seam;
 
 pub use run::{Agent, AgentConfig, TurnEnd};
-pub use seam::{CaptureSeam, Captured, TurnSink};
+pub use seam::{ApprovalRequest, Approver, CaptureSeam, Captured, DenyAll, TurnSink};

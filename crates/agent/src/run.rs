@@ -10,7 +10,9 @@ use retrace_model::{
 use retrace_protocol::Event;
 use retrace_tools::{BashPolicy, Preview, Registry, RunContext, Tool, ToolError, Workspace};
 
-use crate::seam::{CaptureSeam, TurnSink};
+use retrace_protocol::ApprovalDecision;
+
+use crate::seam::{ApprovalRequest, Approver, CaptureSeam, TurnSink};
 
 /// How a turn runs.
 #[derive(Debug, Clone)]
@@ -93,6 +95,11 @@ impl Agent {
         self.model.as_mut()
     }
 
+    /// The model, taken out of the agent.
+    pub fn into_model(self) -> Box<dyn ChatModel> {
+        self.model
+    }
+
     /// The tool specs the model sees.
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
         self.registry
@@ -114,7 +121,7 @@ impl Agent {
         mut history: Vec<ChatMessage>,
         seam: &mut dyn CaptureSeam,
         sink: &mut dyn TurnSink,
-        approve: &(dyn Fn(&str) -> bool + Sync),
+        approver: &dyn Approver,
         cancel: &CancellationToken,
     ) -> TurnEnd {
         let system = self
@@ -171,7 +178,7 @@ impl Agent {
                     name: call.name.clone(),
                     arguments: call.arguments.clone(),
                 });
-                let (ok, content) = self.execute(turn, call, seam, sink, approve, cancel);
+                let (ok, content) = self.execute(turn, call, seam, sink, approver, cancel).await;
                 sink.event(Event::ToolResult {
                     id: call.id.clone(),
                     name: call.name.clone(),
@@ -196,13 +203,13 @@ impl Agent {
 
     /// Runs one tool call: preview, seam, run, seam. Returns `(ok, text for the model)`; failures are
     /// results for the model, never failures of the turn.
-    fn execute(
-        &mut self,
+    async fn execute(
+        &self,
         turn: u64,
         call: &ToolCall,
         seam: &mut dyn CaptureSeam,
         sink: &mut dyn TurnSink,
-        approve: &(dyn Fn(&str) -> bool + Sync),
+        approver: &dyn Approver,
         cancel: &CancellationToken,
     ) -> (bool, String) {
         let fail = |e: &dyn std::fmt::Display| (false, format!("error: {e}"));
@@ -230,11 +237,16 @@ impl Agent {
             match policy {
                 BashPolicy::Deny => {}
                 BashPolicy::Ask => {
-                    sink.event(Event::ApprovalRequested {
-                        id: call.id.clone(),
+                    let request = ApprovalRequest {
+                        call_id: call.id.clone(),
+                        tool: call.name.clone(),
                         command: command.clone(),
-                    });
-                    if !approve(command) {
+                    };
+                    let decision = approver.approve(request, cancel).await;
+                    if cancel.is_cancelled() {
+                        return fail(&"cancelled by the user before it ran");
+                    }
+                    if decision == ApprovalDecision::Deny {
                         return fail(&ToolError::BashDeclined {
                             command: command.clone(),
                         });

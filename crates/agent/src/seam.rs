@@ -1,7 +1,7 @@
-//! The two interfaces the controller implements for the agent.
+//! The three interfaces the controller implements for the agent.
 
-use retrace_model::ChatMessage;
-use retrace_protocol::{Event, Gap};
+use retrace_model::{BoxFuture, CancellationToken, ChatMessage};
+use retrace_protocol::{ApprovalDecision, Event, Gap};
 use retrace_tools::Preview;
 
 /// What the seam captured for one tool call.
@@ -31,4 +31,41 @@ pub trait TurnSink: Send {
     /// A message to append to the conversation (assistant messages and tool results). An error ends
     /// the turn: the log must not miss what the model was told.
     fn message(&mut self, message: &ChatMessage) -> Result<(), String>;
+}
+
+/// A shell command that needs the user's say-so (bash policy `ask`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalRequest {
+    /// The tool call waiting.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// The command line.
+    pub command: String,
+}
+
+/// Answers approvals. The answer may take as long as the user needs; when `cancel` fires the wait
+/// ends with [`ApprovalDecision::Deny`]. The approver tells the frontends (the
+/// `approval_requested` event), not the agent.
+pub trait Approver: Send + Sync {
+    /// Whether the command may run.
+    fn approve<'a>(
+        &'a self,
+        request: ApprovalRequest,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, ApprovalDecision>;
+}
+
+/// An approver that declines everything (no one to ask).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DenyAll;
+
+impl Approver for DenyAll {
+    fn approve<'a>(
+        &'a self,
+        _request: ApprovalRequest,
+        _cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, ApprovalDecision> {
+        Box::pin(std::future::ready(ApprovalDecision::Deny))
+    }
 }

@@ -74,22 +74,18 @@ impl CheckpointStore {
                 now: self.state.mutation_seq,
             });
         }
+        // The one decision of what blocks a commit (the controller asks the same question first).
+        plan.check_commit(opts)?;
+        // Plan again, and hold the result to what the user previewed: a file that moved since is
+        // an `external_change`, whatever the choice (never silently re-classified, then skipped or
+        // overwritten).
         let fresh = match &plan.kind {
             PlanKind::Turn(n) => self.plan_restore_with(*n, plan.memo.clone())?,
             PlanKind::File(p) => self.plan_file_revert_with(p.as_path(), plan.memo.clone())?,
         };
-        let blocking = fresh.files.iter().any(|f| {
-            f.conflict
-                .as_ref()
-                .is_some_and(|c| c.reason != ConflictReason::PathUnsafe)
-        });
-        if blocking && opts.on_conflict == OnConflict::Refuse {
-            return Err(CheckpointError::Refused {
-                conflicts: fresh.plan.conflicts.clone(),
-            });
-        }
-        if fresh.plan.requires_confirmation && !opts.confirm {
-            return Err(CheckpointError::ConfirmationRequired);
+        let moved = moved_since_preview(plan, &fresh);
+        if !moved.is_empty() {
+            return Err(CheckpointError::Changed { conflicts: moved });
         }
         let mut inputs = Vec::new();
         let mut conflicts: Vec<Conflict> = Vec::new();
@@ -109,11 +105,7 @@ impl CheckpointStore {
                 (None, _) => {}
                 (Some(c), _) => {
                     conflicts.push(c.clone());
-                    let writable = !matches!(
-                        c.reason,
-                        ConflictReason::PathUnsafe | ConflictReason::MissingPayload
-                    );
-                    if opts.on_conflict == OnConflict::Overwrite && writable {
+                    if opts.on_conflict == OnConflict::Overwrite && overwritable(c.reason) {
                         inputs.push(TxInput {
                             rel,
                             restore: f.target.clone(),
@@ -542,6 +534,54 @@ fn sync_failed((path, source): (PathBuf, io::Error)) -> CheckpointError {
         path,
         source,
     }
+}
+
+/// Whether `overwrite` writes a file with this conflict: everything but an unsafe path and a
+/// missing payload, which are never written.
+pub(crate) fn overwritable(reason: ConflictReason) -> bool {
+    !matches!(
+        reason,
+        ConflictReason::PathUnsafe | ConflictReason::MissingPayload
+    )
+}
+
+/// The files whose state differs between the previewed plan and a fresh one (other action, other
+/// conflict, other bytes, mode or existence on disk): a file that moved on disk is an
+/// `external_change`; one whose plan changed for another reason (its payload went bad, say)
+/// carries the fresh plan's conflict.
+fn moved_since_preview(shown: &RestorePlan, fresh: &RestorePlan) -> Vec<Conflict> {
+    // Keyed by the raw name: two names can share a lossy spelling.
+    let key = |f: &crate::plan::PlannedFile| (f.rel.clone(), f.shown.clone());
+    let before: std::collections::HashMap<_, &crate::plan::PlannedFile> =
+        shown.files.iter().map(|f| (key(f), f)).collect();
+    let mut moved = Vec::new();
+    for f in &fresh.files {
+        let was = before.get(&key(f));
+        let same = was.is_some_and(|b| {
+            b.action == f.action
+                && b.current == f.current
+                && b.conflict.as_ref().map(|c| c.reason) == f.conflict.as_ref().map(|c| c.reason)
+        });
+        if same {
+            continue;
+        }
+        let on_disk_moved = was.is_none_or(|b| b.current != f.current);
+        moved.push(match (&f.conflict, on_disk_moved) {
+            (Some(c), false) => c.clone(),
+            _ => Conflict {
+                path: f.shown.clone(),
+                reason: ConflictReason::ExternalChange,
+                checkpoint_sha256: f.target.image.sha256.clone(),
+                last_owned_sha256: was
+                    .and_then(|b| b.current.as_ref())
+                    .and_then(|c| c.sha256.clone()),
+                current_sha256: f.current.as_ref().and_then(|c| c.sha256.clone()),
+                checkpoint_mode: f.target.image.mode,
+                current_mode: f.current.as_ref().and_then(|c| c.mode),
+            },
+        });
+    }
+    moved
 }
 
 pub(crate) fn parent_of(p: &Path) -> PathBuf {

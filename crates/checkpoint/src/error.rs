@@ -93,6 +93,12 @@ pub enum CheckpointError {
     /// The plan spans legacy or expired turns or gaps and was not confirmed.
     #[error("confirmation required: the restore spans turns whose changes are not all tracked (gaps, legacy or expired records)")]
     ConfirmationRequired,
+    /// Files changed between the preview and the commit: nothing was written; preview again.
+    #[error("restore refused: {} file(s) changed since the plan was shown ({}); nothing was written", conflicts.len(), conflict_list(conflicts))]
+    Changed {
+        /// The files, each as an `external_change` conflict.
+        conflicts: Vec<retrace_protocol::Conflict>,
+    },
     /// A file moved between the checks and its rename; everything published was put back.
     #[error("`{path}` changed while the restore ran (external_change); the restore was rolled back")]
     ExternalChange {
@@ -127,13 +133,7 @@ fn conflict_list(c: &[retrace_protocol::Conflict]) -> String {
     let names: Vec<String> = c
         .iter()
         .take(5)
-        .map(|c| {
-            let reason = serde_json::to_value(c.reason)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
-            format!("{}: {reason}", c.path)
-        })
+        .map(|c| format!("{}: {}", c.path, c.reason.as_str()))
         .collect();
     let more = if c.len() > 5 {
         format!(", and {} more", c.len() - 5)

@@ -92,6 +92,33 @@ fn keep_earliest<'a>(map: &mut Earliest<'a>, key: PathKey, pos: Pos, rel: Option
 /// A point on the timeline: legacy records (no sequence) come first, by turn number.
 type Pos = (u8, u64, u64);
 
+impl RestorePlan {
+    /// Conflicted files that block a commit under `refuse` (unsafe paths never block: they are
+    /// never written under any choice).
+    pub fn blocking_conflicts(&self) -> usize {
+        self.plan
+            .conflicts
+            .iter()
+            .filter(|c| c.reason != ConflictReason::PathUnsafe)
+            .count()
+    }
+
+    /// Whether a commit with `opts` may go ahead, decided in one place for every caller: blocking
+    /// conflicts under `refuse` are [`CheckpointError::Refused`], then a plan that spans
+    /// untracked changes without `confirm` is [`CheckpointError::ConfirmationRequired`].
+    pub fn check_commit(&self, opts: crate::commit::CommitOptions) -> Result<()> {
+        if self.blocking_conflicts() > 0 && opts.on_conflict == retrace_protocol::OnConflict::Refuse {
+            return Err(CheckpointError::Refused {
+                conflicts: self.plan.conflicts.clone(),
+            });
+        }
+        if self.plan.requires_confirmation && !opts.confirm {
+            return Err(CheckpointError::ConfirmationRequired);
+        }
+        Ok(())
+    }
+}
+
 impl CheckpointStore {
     /// Plans a code restore to the state the workspace had when turn `n` started.
     pub fn plan_restore(&self, n: u64) -> Result<RestorePlan> {
@@ -240,6 +267,13 @@ impl CheckpointStore {
                 action: f.action,
                 size: (f.action == FileAction::Write).then_some(f.target.size).flatten(),
                 conflict: f.conflict.clone(),
+                on_overwrite: f.conflict.as_ref().map(|c| {
+                    match (crate::commit::overwritable(c.reason), f.target.image.existed) {
+                        (false, _) => FileAction::Skip,
+                        (true, true) => FileAction::Write,
+                        (true, false) => FileAction::Delete,
+                    }
+                }),
             })
             .collect();
         let conflicts = files.iter().filter_map(|f| f.conflict.clone()).collect();

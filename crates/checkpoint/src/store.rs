@@ -16,26 +16,8 @@ use crate::model::{marker_of, turn_to_raw_v3, Format, Source, Turn};
 use crate::state::{StoreState, STATE_FILE};
 use crate::tx::{load_manifests, Manifest};
 
-/// Retention limits (SPEC §3.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// Keep at most this many turns with payloads.
-    pub max_turns: usize,
-    /// Keep at most this many bytes of before-image payload (a soft limit: protected turns stay).
-    pub max_bytes: u64,
-    /// Files larger than this are hashed but their bytes are not kept (gap `oversized`).
-    pub max_file_bytes: u64,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_turns: 100,
-            max_bytes: 1 << 30,
-            max_file_bytes: 32 << 20,
-        }
-    }
-}
+/// Retention limits (SPEC §3.4): `retrace-protocol`'s, so frontends can set them.
+pub use retrace_protocol::RetentionLimits as Limits;
 
 /// The store's clock, injectable so tests are deterministic.
 pub type Clock = Arc<dyn Fn() -> OffsetDateTime + Send + Sync>;

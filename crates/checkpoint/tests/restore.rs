@@ -517,8 +517,34 @@ fn a_symlink_swapped_in_between_plan_and_commit_is_refused() {
     fs::write(outside.path().join("f"), b"1").unwrap();
     fs::rename(s.workspace.join("d"), s.workspace.join("d-moved")).unwrap();
     std::os::unix::fs::symlink(outside.path(), s.workspace.join("d")).unwrap();
-    // The re-check at commit sees the symlink: that file is refused (path_unsafe, never written),
-    // and, as SPEC §5.2 rule 1 says, it does not block the other files.
+    // The commit holds the files to the plan that was shown: `d/f` moved since, so the whole
+    // commit is refused as `external_change` (under any choice), and nothing is written anywhere.
+    for on_conflict in [OnConflict::Refuse, OnConflict::Skip, OnConflict::Overwrite] {
+        let plan = plan.clone();
+        let err = store
+            .commit(
+                &plan,
+                CommitOptions {
+                    confirm: false,
+                    on_conflict,
+                },
+            )
+            .unwrap_err();
+        match err {
+            CheckpointError::Changed { conflicts } => {
+                assert_eq!(conflicts.len(), 1, "{conflicts:?}");
+                assert_eq!(conflicts[0].path, "d/f");
+                assert_eq!(conflicts[0].reason, ConflictReason::ExternalChange);
+            }
+            other => panic!("expected Changed, got {other:?}"),
+        }
+        assert_eq!(read(&s, "g").unwrap(), b"1", "nothing written");
+    }
+    // Previewed again, the symlink shows: that file is refused (path_unsafe, never written), and,
+    // as SPEC §5.2 rule 1 says, it does not block the other files.
+    let plan = store.plan_restore(t0).unwrap();
+    assert_eq!(plan.plan.conflicts.len(), 1);
+    assert_eq!(plan.plan.conflicts[0].reason, ConflictReason::PathUnsafe);
     let out = store.commit(&plan, CommitOptions::default()).unwrap();
     assert_eq!(out.conflicts.len(), 1);
     assert_eq!(out.conflicts[0].reason, ConflictReason::PathUnsafe);
@@ -533,9 +559,14 @@ fn a_symlink_swapped_in_between_plan_and_commit_is_refused() {
     let t1 = begin(&mut store, "t1");
     edit(&mut store, &s, "h", Some(b"1"));
     store.end_turn();
-    let plan = store.plan_restore(t1).unwrap();
+    let shown = store.plan_restore(t1).unwrap();
     fs::remove_file(s.workspace.join("h")).unwrap();
     std::os::unix::fs::symlink(outside.path().join("f"), s.workspace.join("h")).unwrap();
+    assert!(matches!(
+        store.commit(&shown, CommitOptions::default()),
+        Err(CheckpointError::Changed { .. })
+    ));
+    let plan = store.plan_restore(t1).unwrap();
     let out = store.commit(&plan, CommitOptions::default()).unwrap();
     assert_eq!(out.conflicts[0].reason, ConflictReason::PathUnsafe);
     assert!(out.files_deleted.is_empty());

@@ -61,10 +61,10 @@ fn an_edit_of_the_same_size_between_plan_and_commit_is_a_conflict() {
     next_tick();
     s.write("a", b"user-a1").unwrap();
     match store.commit(&plan, refuse()) {
-        Err(CheckpointError::Refused { conflicts }) => {
+        Err(CheckpointError::Changed { conflicts }) => {
             assert_eq!(conflicts.len(), 1, "{conflicts:?}");
             assert_eq!(conflicts[0].path, "a");
-            assert_eq!(conflicts[0].reason, ConflictReason::ManualEdit);
+            assert_eq!(conflicts[0].reason, ConflictReason::ExternalChange);
         }
         other => panic!("expected a refusal, got {other:?}"),
     }
@@ -81,7 +81,7 @@ fn a_payload_corrupted_between_plan_and_commit_is_not_restored() {
     assert_eq!(fs::read(&payload).unwrap(), b"user-a0");
     fs::write(&payload, b"rotten!").unwrap();
     match store.commit(&plan, refuse()) {
-        Err(CheckpointError::Refused { conflicts }) => {
+        Err(CheckpointError::Changed { conflicts }) => {
             assert_eq!(conflicts.len(), 1, "{conflicts:?}");
             assert_eq!(conflicts[0].reason, ConflictReason::MissingPayload);
         }

@@ -3,71 +3,53 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
-use retrace_checkpoint::CheckpointStore;
-use retrace_control::SessionView;
-use retrace_protocol::{CheckpointEntry, Severity};
+use retrace_protocol::{CheckpointListing, FsckReport, Severity};
 
-use crate::common::{data_root, Failure};
+use crate::common::{print_json, CmdResult, Failure};
 use crate::output::{first_line, human_bytes};
 
-fn open(sidecar: &Path) -> Result<CheckpointStore> {
-    CheckpointStore::open_bare(sidecar).with_context(|| {
-        format!(
-            "cannot read the sidecar `{}`; pass the `<session>.ckpt` directory with --sidecar",
-            sidecar.display()
-        )
-    })
+/// An unreadable `--sidecar`: the error, and which directory to pass.
+fn sidecar_failure(e: retrace_protocol::Error, sidecar: &Path) -> Failure {
+    Failure::hinted(
+        retrace_protocol::Error::new(
+            e.code,
+            format!("cannot read the sidecar `{}`: {}", sidecar.display(), e.message),
+        ),
+        "; pass the `<session>.ckpt` directory with --sidecar",
+    )
 }
 
 /// Lists the checkpoints of a session (with visibility on its selected head).
-pub fn list_session(id: &str, json: bool) -> Result<ExitCode, Failure> {
-    let data = data_root()?;
-    let view = SessionView::open(&data, id)?;
-    let entries = view.checkpoints();
-    let sidecar = data.sidecar(view.session().id());
-    Ok(print_list(&entries, view.store(), &sidecar, json)?)
+pub fn list_session(id: &str, json: bool) -> CmdResult {
+    let listing = crate::sessions::reader(id)?.checkpoints()?;
+    print_list(&listing, json)
 }
 
-/// Lists the checkpoints: a table and the sidecar's total size, or a JSON array.
-pub fn list(sidecar: &Path, json: bool) -> Result<ExitCode> {
-    let store = open(sidecar)?;
-    let entries = store.list();
-    print_list(&entries, &store, sidecar, json)
+/// Lists the checkpoints of any sidecar directory.
+pub fn list(sidecar: &Path, json: bool) -> CmdResult {
+    let listing = retrace_control::read_sidecar(sidecar).map_err(|e| sidecar_failure(e, sidecar))?;
+    print_list(&listing, json)
 }
 
-fn print_list(
-    entries: &[CheckpointEntry],
-    store: &CheckpointStore,
-    sidecar: &Path,
-    json: bool,
-) -> Result<ExitCode> {
-    for p in store
-        .load_problems()
-        .iter()
-        .filter(|p| p.severity == Severity::Error)
-    {
+fn print_list(listing: &CheckpointListing, json: bool) -> CmdResult {
+    for p in &listing.problems {
         eprintln!("retrace: warning: {}: {}", p.path, p.problem);
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(entries)?);
+        print_json(&listing.entries)?;
         return Ok(ExitCode::SUCCESS);
     }
     println!(
         "{:>5}  {:<20}  {:<8}  {:>5}  {:>9}  PROMPT",
         "TURN", "TIME", "COVERAGE", "FILES", "BYTES"
     );
-    for e in entries {
-        let coverage = serde_json::to_value(e.coverage)?
-            .as_str()
-            .unwrap_or("")
-            .to_string();
+    for e in &listing.entries {
         let time: String = e.time.chars().take(19).collect();
         println!(
             "{:>5}  {:<20}  {:<8}  {:>5}  {:>9}  {}",
             e.turn,
             time,
-            coverage,
+            e.coverage.as_str(),
             e.file_count,
             human_bytes(e.bytes),
             first_line(&e.prompt, 60)
@@ -86,32 +68,30 @@ fn print_list(
             println!("{line}");
         }
     }
-    let total = store.total_size().context("measuring the sidecar")?;
     println!(
         "{} checkpoint(s); next turn {}; sidecar size {} ({})",
-        entries.len(),
-        store.next_turn(),
-        human_bytes(total),
-        sidecar.display()
+        listing.entries.len(),
+        listing.next_turn,
+        human_bytes(listing.total_bytes),
+        listing.sidecar
     );
     Ok(ExitCode::SUCCESS)
 }
 
 /// Checks a session's sidecar.
-pub fn fsck_session(id: &str, json: bool) -> Result<ExitCode, Failure> {
-    let view = SessionView::open(&data_root()?, id)?;
-    Ok(print_fsck(view.fsck(), json)?)
+pub fn fsck_session(id: &str, json: bool) -> CmdResult {
+    print_fsck(crate::sessions::reader(id)?.fsck(), json)
 }
 
 /// Checks the sidecar; exit 0 only when no problem has severity `error`.
-pub fn fsck(sidecar: &Path, json: bool) -> Result<ExitCode> {
-    let store = open(sidecar)?;
-    print_fsck(store.fsck(), json)
+pub fn fsck(sidecar: &Path, json: bool) -> CmdResult {
+    let report = retrace_control::fsck_sidecar(sidecar).map_err(|e| sidecar_failure(e, sidecar))?;
+    print_fsck(report, json)
 }
 
-fn print_fsck(report: retrace_protocol::FsckReport, json: bool) -> Result<ExitCode> {
+fn print_fsck(report: FsckReport, json: bool) -> CmdResult {
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        print_json(&report)?;
     } else {
         for p in &report.problems {
             let sev = match p.severity {

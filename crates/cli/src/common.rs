@@ -1,18 +1,15 @@
-//! What every command shares: the environment, the data root, the exit codes, model setup.
+//! What every command shares: the environment, the service, the runtime, exit codes, hints.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use retrace_agent::AgentConfig;
-use retrace_checkpoint::Limits;
-use retrace_control::{ControlError, ControllerOptions, DataRoot};
-use retrace_model::{open_model, ChatModel, ModelOptions, ModelSpec};
-use retrace_tools::BashPolicy;
+use retrace_control::{DataRoot, Service, ServiceOptions};
+use retrace_protocol::{BashPolicy, ErrorCode, ModelSpec, RetentionLimits};
 
 use crate::config::{BashSetting, Config};
+use crate::exit::exit_code;
 
-/// An error with the exit code of the CLI contract (SPEC §11): 1 error, 2 usage, 3 refused, 4
-/// confirmation required.
+/// An error with the exit code of the CLI contract (SPEC §11).
 #[derive(Debug)]
 pub struct Failure {
     pub code: u8,
@@ -27,17 +24,46 @@ impl Failure {
             error: anyhow::anyhow!(msg.into()),
         }
     }
+
+    /// An error of the controller, with a hint in the CLI's own words appended.
+    pub fn hinted(e: retrace_protocol::Error, hint: &str) -> Failure {
+        let code = exit_code(e.code);
+        Failure {
+            code,
+            error: anyhow::anyhow!("{}{hint}", e.message),
+        }
+    }
 }
 
-impl<E: Into<anyhow::Error>> From<E> for Failure {
-    fn from(e: E) -> Failure {
-        let error: anyhow::Error = e.into();
-        let code = match error.downcast_ref::<ControlError>() {
-            Some(ControlError::Usage(_)) => 2,
-            Some(ControlError::Refused(_)) => 3,
-            _ => 1,
-        };
-        Failure { code, error }
+/// The CLI's words for what to do about an error of `code`.
+fn hint(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::Model => " (--model picks the model: deepseek:NAME, openai:NAME, demo or script:FILE)",
+        ErrorCode::StalePlan => " (run the command again)",
+        ErrorCode::TurnRunning => " (wait for the turn, or stop it with Ctrl-C)",
+        _ => "",
+    }
+}
+
+impl From<retrace_protocol::Error> for Failure {
+    fn from(e: retrace_protocol::Error) -> Failure {
+        let h = hint(e.code);
+        Failure::hinted(e, h)
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(error: anyhow::Error) -> Failure {
+        Failure { code: 1, error }
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Failure {
+        Failure {
+            code: 1,
+            error: e.into(),
+        }
     }
 }
 
@@ -71,54 +97,69 @@ pub fn workspace_arg(w: Option<&Path>) -> Result<PathBuf, Failure> {
     }
 }
 
-/// Opens the model named by `--model`, else `[model] name`, else DeepSeek's default model.
-pub fn model(
-    cfg: &Config,
-    flag: Option<&str>,
-    base_url: Option<&str>,
-) -> Result<Box<dyn ChatModel>, Failure> {
-    let spec = match flag.or(cfg.model.name.as_deref()) {
+/// The model named by `--model`, else `[model] name`, else DeepSeek's default model, with the
+/// base URL of `--base-url`, else `[model] base_url`, and the config's key variable.
+pub fn model_spec(cfg: &Config, flag: Option<&str>, base_url: Option<&str>) -> Result<ModelSpec, Failure> {
+    let mut spec = match flag.or(cfg.model.name.as_deref()) {
         Some(s) => ModelSpec::parse(s).map_err(|e| Failure::usage(e.to_string()))?,
         None => ModelSpec::default_remote(),
     };
-    let opts = ModelOptions {
-        base_url: base_url
-            .map(str::to_string)
-            .or_else(|| cfg.model.base_url.clone()),
-        api_key_env: cfg.model.api_key_env.clone(),
-        ..ModelOptions::default()
-    };
-    open_model(&spec, &opts, &env).map_err(|e| Failure {
-        code: 1,
-        error: anyhow::anyhow!(e),
-    })
+    spec.base_url = base_url
+        .map(str::to_string)
+        .or_else(|| cfg.model.base_url.clone());
+    spec.api_key_env = cfg.model.api_key_env.clone();
+    Ok(spec)
 }
 
-/// Controller options from the config; headless shells are denied unless `--allow-bash` or the
-/// config says `allow` (there is nobody to ask).
-pub fn controller_options(cfg: &Config, allow_bash: bool) -> ControllerOptions {
-    let mut limits = Limits::default();
+/// Service options from the config: retention, and the shell policy of a headless run, where
+/// nobody can be asked: denied unless `--allow-bash` or the config says `allow`.
+pub fn service_options(
+    cfg: &Config,
+    model: Option<ModelSpec>,
+    allow_bash: bool,
+) -> Result<ServiceOptions, Failure> {
+    let mut retention = RetentionLimits::default();
     if let Some(n) = cfg.checkpoints.max_turns {
-        limits.max_turns = n;
+        retention.max_turns = n;
     }
     if let Some(b) = cfg.checkpoints.max_bytes {
-        limits.max_bytes = b.0;
+        retention.max_bytes = b.0;
     }
     if let Some(b) = cfg.checkpoints.max_file_bytes {
-        limits.max_file_bytes = b.0;
+        retention.max_file_bytes = b.0;
     }
-    let bash_policy = if allow_bash || cfg.permissions.bash == Some(BashSetting::Allow) {
+    let mut opts = ServiceOptions::new(data_root()?.root());
+    opts.model = model;
+    opts.retention = retention;
+    opts.bash = if allow_bash || cfg.permissions.bash == Some(BashSetting::Allow) {
         BashPolicy::Allow
     } else {
         BashPolicy::Deny
     };
-    ControllerOptions {
-        limits,
-        agent: AgentConfig {
-            bash_policy,
-            ..AgentConfig::default()
-        },
-    }
+    Ok(opts)
+}
+
+/// A runtime for the controller (it needs a multi-threaded one).
+pub fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+/// Runs `f` with a service on a runtime, then closes every session it opened (releasing leases)
+/// before the runtime goes.
+pub fn with_service<T>(
+    opts: ServiceOptions,
+    f: impl AsyncFnOnce(&Service) -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    let rt = runtime()?;
+    rt.block_on(async {
+        let service = Service::new(opts);
+        let out = f(&service).await;
+        service.shutdown().await;
+        out
+    })
 }
 
 /// Prints a value as pretty JSON on stdout.

@@ -5,11 +5,12 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use retrace_control::{Controller, ControllerOptions, DataRoot};
-use retrace_model::{open_model, CancellationToken, ModelOptions, ModelSpec};
-use retrace_protocol::{Event, FileAction, OnConflict, RewindScope};
+use retrace_control::{Service, ServiceOptions, SessionHandle};
+use retrace_protocol::{
+    CommitRewind, Delivery, Event, FileAction, ModelSpec, OnConflict, PrepareRewind, RewindScope, UndoRequest,
+};
 
-use crate::common::{CmdResult, Failure};
+use crate::common::{runtime, CmdResult, Failure};
 use crate::output::first_line;
 
 const PROMPTS: [&str; 4] = [
@@ -28,45 +29,15 @@ pub fn run() -> CmdResult {
     let ws = tmp.path().join("workspace");
     std::fs::create_dir(&ws).context("creating the scratch workspace")?;
     std::fs::write(ws.join("README.md"), "# Demo project\n").context("seeding the workspace")?;
-    let data = DataRoot::at(tmp.path().join("data"));
-    let model = open_model(&ModelSpec::Demo, &ModelOptions::default(), &|_| None).map_err(|e| Failure {
-        code: 1,
-        error: anyhow::anyhow!(e),
+    let mut opts = ServiceOptions::new(tmp.path().join("data"));
+    opts.model = Some(ModelSpec::demo());
+    let rt = runtime()?;
+    rt.block_on(async {
+        let service = Service::new(opts);
+        let out = demo(&service, &ws).await;
+        service.shutdown().await;
+        out
     })?;
-    let mut ctl = Controller::create(&data, &ws, Some(model), ControllerOptions::default())?;
-    println!("Retrace demo — the built-in demo model edits a scratch workspace; no API key needed.");
-    println!("workspace: {}\nsession:   {}\n", ws.display(), ctl.session_id());
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the runtime")?;
-    for prompt in PROMPTS {
-        println!("you › {prompt}");
-        let mut out = |e: Event| narrate(&e);
-        let deny = |_: &str| false;
-        let report = rt.block_on(ctl.send(prompt, &mut out, &deny, &CancellationToken::new()))?;
-        if !report.ok {
-            println!(
-                "  (turn {} failed: {})",
-                report.turn,
-                report.error.unwrap_or_default()
-            );
-        }
-        println!();
-    }
-    println!("Checkpoints (every file above can go back to its state at the start of any turn):");
-    for e in ctl.checkpoints() {
-        println!(
-            "  turn {}  {:<55}  files: {}",
-            e.turn,
-            first_line(&e.prompt, 55),
-            e.paths.join(", ")
-        );
-    }
-    println!();
-    print_tree(&ws)?;
-    rewind_and_undo(&mut ctl, &ws)?;
     println!(
         "\nTry it on your own code, in a scratch copy: `retrace exec --model demo \"...\"` runs a turn,"
     );
@@ -76,11 +47,52 @@ pub fn run() -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
+async fn demo(service: &Service, ws: &Path) -> Result<(), Failure> {
+    let h = service.create(ws).await?;
+    println!("Retrace demo — the built-in demo model edits a scratch workspace; no API key needed.");
+    println!("workspace: {}\nsession:   {}\n", ws.display(), h.session_id());
+    for prompt in PROMPTS {
+        println!("you › {prompt}");
+        let mut events = h.subscribe(None);
+        let accepted = h.send(prompt).await?;
+        while let Some(Delivery::Event(n)) = events.recv().await {
+            narrate(&n.event);
+            match n.event {
+                Event::TurnFinished { turn, ok, error } if turn == accepted.turn => {
+                    if !ok {
+                        println!("  (turn {turn} failed: {})", error.unwrap_or_default());
+                    }
+                    break;
+                }
+                _ => {}
+            }
+        }
+        println!();
+    }
+    println!("Checkpoints (every file above can go back to its state at the start of any turn):");
+    for e in h.checkpoints().await? {
+        println!(
+            "  turn {}  {:<55}  files: {}",
+            e.turn,
+            first_line(&e.prompt, 55),
+            e.paths.join(", ")
+        );
+    }
+    println!();
+    print_tree(ws)?;
+    rewind_and_undo(&h, ws).await
+}
+
 /// Rewinds the code to the start of turn 1, shows the files, then undoes the rewind.
-fn rewind_and_undo(ctl: &mut Controller, ws: &Path) -> Result<(), Failure> {
+async fn rewind_and_undo(h: &SessionHandle, ws: &Path) -> Result<(), Failure> {
     const TURN: u64 = 1;
     println!("\nRewind the code to the start of turn {TURN} (a dry run first):");
-    let plan = ctl.prepare_rewind(TURN, RewindScope::Code)?;
+    let plan = h
+        .prepare_rewind(PrepareRewind {
+            turn: TURN,
+            scope: RewindScope::Code,
+        })
+        .await?;
     for f in &plan.files {
         let what = match f.action {
             FileAction::Write => "write back",
@@ -90,7 +102,14 @@ fn rewind_and_undo(ctl: &mut Controller, ws: &Path) -> Result<(), Failure> {
         };
         println!("  {:<24} {what}", f.path);
     }
-    let done = ctl.commit_rewind_in_place(&plan.plan_id, true, OnConflict::Refuse, &mut |_| {})?;
+    let done = h
+        .commit_rewind(CommitRewind {
+            plan_id: plan.plan_id.clone(),
+            confirm: true,
+            on_conflict: OnConflict::Refuse,
+            in_place: true,
+        })
+        .await?;
     println!(
         "  done: {} written, {} deleted, each checked against what Retrace itself last wrote there",
         done.files_written.len(),
@@ -98,7 +117,11 @@ fn rewind_and_undo(ctl: &mut Controller, ws: &Path) -> Result<(), Failure> {
     );
     print_tree(ws)?;
     println!("\nUndo the rewind (it is a transaction, so it can be taken back):");
-    let undone = ctl.undo_rewind(done.transaction_id.as_deref(), &mut |_| {})?;
+    let undone = h
+        .undo(UndoRequest {
+            transaction_id: done.transaction_id.clone(),
+        })
+        .await?;
     println!(
         "  done: {} written, {} deleted",
         undone.files_written.len(),

@@ -1,15 +1,19 @@
-//! `retrace exec`: one turn, headless.
+//! `retrace exec`: one turn, headless. It subscribes to the session's events, sends the prompt,
+//! prints every event until the turn's `turn_finished`, then the result.
 
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use retrace_control::{Controller, TurnReport};
-use retrace_model::CancellationToken;
-use retrace_protocol::Event;
+use retrace_control::SessionHandle;
+use retrace_protocol::{Delivery, Event, TurnAccepted, TurnOutcome};
 
-use crate::common::{controller_options, data_root, model, workspace_arg, CmdResult, Failure};
+use crate::common::{model_spec, service_options, with_service, workspace_arg, CmdResult, Failure};
 use crate::config::Config;
+
+/// Events an `exec` may fall behind by before it says it missed some: more than any turn prints
+/// between two reads of a terminal or a pipe.
+const EXEC_EVENT_BUFFER: usize = 1 << 16;
 
 /// The arguments of `exec`.
 pub struct ExecArgs<'a> {
@@ -24,65 +28,84 @@ pub struct ExecArgs<'a> {
 
 /// Runs one turn and prints its events.
 pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
-    if a.prompt.trim().is_empty() {
-        return Err(Failure::usage(
-            "the prompt is empty; say what the agent should do",
-        ));
-    }
-    let data = data_root()?;
-    let m = model(cfg, a.model, a.base_url)?;
-    let opts = controller_options(cfg, a.allow_bash);
-    let mut ctl = match a.session {
-        Some(id) => Controller::open(&data, id, a.workspace, Some(m), opts)?,
-        None => Controller::create(&data, &workspace_arg(a.workspace)?, Some(m), opts)?,
-    };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(anyhow::Error::from)?;
-    let cancel = CancellationToken::new();
+    retrace_control::check_prompt(a.prompt)?;
+    let spec = model_spec(cfg, a.model, a.base_url)?;
+    let mut opts = service_options(cfg, Some(spec), a.allow_bash)?;
+    opts.event_buffer = EXEC_EVENT_BUFFER;
     let json = a.json;
-    let report: TurnReport = rt.block_on(async {
-        let c = cancel.clone();
-        tokio::spawn(async move {
+    let (accepted, outcome) = with_service(opts, async |svc| {
+        let h = match a.session {
+            Some(id) => svc.open(id, a.workspace).await?,
+            None => svc.create(&workspace_arg(a.workspace)?).await?,
+        };
+        let c = h.clone();
+        let ctrl_c = tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 eprintln!("\nretrace: cancelling the turn (Ctrl-C)");
                 c.cancel();
             }
         });
-        let mut printer = Printer {
-            json,
-            mid_line: false,
-        };
-        let mut out = |e: Event| printer.print(&e);
-        let deny = |_: &str| false;
-        ctl.send(a.prompt, &mut out, &deny, &cancel).await
+        let out = one_turn(&h, a.prompt, json).await;
+        ctrl_c.abort();
+        out
     })?;
     if json {
         let line = serde_json::json!({
             "type": "result",
-            "session_id": report.session_id,
-            "head_id": report.head_id,
-            "turn": report.turn,
-            "ok": report.ok,
-            "error": report.error,
+            "session_id": accepted.session_id,
+            "head_id": accepted.head_id,
+            "turn": accepted.turn,
+            "ok": outcome.ok,
+            "error": outcome.error,
         });
         println!("{line}");
     } else {
         println!(
             "session {} · head {} · turn {}",
-            report.session_id, report.head_id, report.turn
+            accepted.session_id, accepted.head_id, accepted.turn
         );
-        if let Some(e) = &report.error {
+        if let Some(e) = &outcome.error {
             eprintln!("retrace: the turn failed: {e}");
         }
     }
-    Ok(if report.ok {
+    Ok(if outcome.ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Sends the prompt and prints the turn's events until it finishes.
+async fn one_turn(
+    h: &SessionHandle,
+    prompt: &str,
+    json: bool,
+) -> Result<(TurnAccepted, TurnOutcome), Failure> {
+    let mut events = h.subscribe(None);
+    let accepted = h.send(prompt).await?;
+    let mut printer = Printer {
+        json,
+        mid_line: false,
+    };
+    while let Some(d) = events.recv().await {
+        match d {
+            Delivery::Event(n) => {
+                printer.print(&n.event);
+                if let Event::TurnFinished { turn, ok, error } = n.event {
+                    if turn == accepted.turn {
+                        return Ok((accepted, TurnOutcome { turn, ok, error }));
+                    }
+                }
+            }
+            Delivery::Lagged { .. } => {
+                eprintln!("retrace: warning: some events of this turn were not printed (output too slow)");
+            }
+        }
+    }
+    Err(Failure::from(anyhow::anyhow!(
+        "the session closed before turn {} finished",
+        accepted.turn
+    )))
 }
 
 struct Printer {
@@ -155,7 +178,10 @@ impl Printer {
                 nl(self);
                 eprintln!("retrace: shell command needs approval: {command}");
             }
-            Event::Rewound { .. } | Event::Undone { .. } | Event::HeadChanged { .. } => {}
+            Event::ApprovalResolved { .. }
+            | Event::Rewound { .. }
+            | Event::Undone { .. }
+            | Event::HeadChanged { .. } => {}
         }
     }
 }

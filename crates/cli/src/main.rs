@@ -7,6 +7,7 @@ mod common;
 mod config;
 mod demo;
 mod exec;
+mod exit;
 mod output;
 mod rewind;
 mod sessions;
@@ -15,8 +16,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use retrace_control::SummarizeWhich;
-use retrace_protocol::{OnConflict, RewindScope};
+use retrace_protocol::{OnConflict, RewindScope, SummarizeDirection};
 
 use crate::common::{CmdResult, Failure};
 
@@ -261,7 +261,7 @@ fn run(cli: Cli) -> CmdResult {
             json,
         } => match (session, sidecar) {
             (Some(id), _) => checkpoints::list_session(&id, json),
-            (None, Some(dir)) => Ok(checkpoints::list(&dir, json)?),
+            (None, Some(dir)) => checkpoints::list(&dir, json),
             (None, None) => Err(Failure::usage("give --session ID or --sidecar DIR")),
         },
         Command::Fsck {
@@ -270,7 +270,7 @@ fn run(cli: Cli) -> CmdResult {
             json,
         } => match (session, sidecar) {
             (Some(id), _) => checkpoints::fsck_session(&id, json),
-            (None, Some(dir)) => Ok(checkpoints::fsck(&dir, json)?),
+            (None, Some(dir)) => checkpoints::fsck(&dir, json),
             (None, None) => Err(Failure::usage("give --session ID or --sidecar DIR")),
         },
         Command::Rewind {
@@ -339,10 +339,10 @@ fn run(cli: Cli) -> CmdResult {
                 session: &s.session,
                 workspace: s.workspace.as_deref(),
                 turn,
-                which: if from {
-                    SummarizeWhich::From
+                direction: if from {
+                    SummarizeDirection::From
                 } else {
-                    SummarizeWhich::UpTo
+                    SummarizeDirection::UpTo
                 },
                 model: model.as_deref(),
                 base_url: base_url.as_deref(),

@@ -1,45 +1,19 @@
 //! `retrace rewind | undo | revert | fork | summarize | heads | switch` (SPEC §11): each acts in place
-//! on the session's own workspace, through the controller.
+//! on the session's own workspace, through the controller. They render plans and results and map
+//! error codes; the controller decides.
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use retrace_control::{ControlError, Controller, SessionView, SummarizeWhich};
 use retrace_protocol::{
-    ConflictReason, Event, FileAction, OnConflict, RewindPlan, RewindResult, RewindScope,
+    CommitRevert, CommitRewind, ErrorCode, FileAction, ForkRequest, HeadRef, OnConflict, PrepareRevert,
+    PrepareRewind, RewindPlan, RewindResult, RewindScope, SummarizeDirection, SummarizeRequest,
+    SwitchRequest, UndoRequest,
 };
 
-use crate::common::{controller_options, data_root, model, print_json, CmdResult, Failure};
+use crate::common::{print_json, service_options, with_service, CmdResult, Failure};
 use crate::config::Config;
-
-fn open(cfg: &Config, session: &str, workspace: Option<&Path>) -> Result<Controller, Failure> {
-    let data = data_root()?;
-    Ok(Controller::open(
-        &data,
-        session,
-        workspace,
-        None,
-        controller_options(cfg, false),
-    )?)
-}
-
-fn ignore_events() -> impl FnMut(Event) {
-    |_| {}
-}
-
-/// Maps a controller error to the CLI's exit codes.
-fn fail(e: ControlError) -> Failure {
-    let code = match &e {
-        ControlError::Usage(_) => 2,
-        ControlError::Refused(_) => 3,
-        ControlError::Confirmation(_) => 4,
-        _ => 1,
-    };
-    Failure {
-        code,
-        error: e.into(),
-    }
-}
+use crate::output::first_line;
 
 fn print_plan(plan: &RewindPlan, json: bool) -> Result<(), Failure> {
     if json {
@@ -53,7 +27,7 @@ fn print_plan(plan: &RewindPlan, json: bool) -> Result<(), Failure> {
     println!(
         "Rewind {scope} to turn {}: \"{}\"",
         plan.turn,
-        crate::output::first_line(&plan.prompt, 70)
+        first_line(&plan.prompt, 70)
     );
     if let Some(r) = &plan.disabled_reason {
         println!("  not available: {r}");
@@ -68,15 +42,7 @@ fn print_plan(plan: &RewindPlan, json: bool) -> Result<(), Failure> {
         let conflict = f
             .conflict
             .as_ref()
-            .map(|c| {
-                format!(
-                    "  ({})",
-                    serde_json::to_value(c.reason)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default()
-                )
-            })
+            .map(|c| format!("  ({})", c.reason.as_str()))
             .unwrap_or_default();
         println!("  {what} {}{conflict}", f.path);
     }
@@ -107,14 +73,12 @@ fn print_result(r: &RewindResult, json: bool) -> Result<(), Failure> {
         println!("  left alone (conflict) {}", c.path);
     }
     if let Some(tx) = &r.transaction_id {
-        println!(
-            "transaction {tx}{}",
-            if r.undo_available {
-                " — `retrace undo` takes it back"
-            } else {
-                ""
-            }
-        );
+        let undo = if r.undo_available {
+            " — `retrace undo` takes it back"
+        } else {
+            ""
+        };
+        println!("transaction {tx}{undo}");
     }
     if let Some(e) = &r.error {
         eprintln!("retrace: {e}");
@@ -123,6 +87,31 @@ fn print_result(r: &RewindResult, json: bool) -> Result<(), Failure> {
         println!("prompt of that turn: {}", r.prompt);
     }
     Ok(())
+}
+
+/// A refused commit: the plan it refused goes to stdout (as JSON with `--json`), the reason and
+/// what to do to stderr. Any other error is just an error.
+fn refused(plan: &RewindPlan, e: retrace_protocol::Error, json: bool, hints: &Hints) -> Failure {
+    let hint = match e.code {
+        ErrorCode::Conflict => hints.conflict,
+        ErrorCode::ConfirmationRequired => hints.confirm,
+        _ => "",
+    };
+    if matches!(
+        e.code,
+        ErrorCode::Refused | ErrorCode::Conflict | ErrorCode::ConfirmationRequired
+    ) {
+        if let Err(f) = print_plan(plan, json) {
+            return f;
+        }
+    }
+    Failure::hinted(e, hint)
+}
+
+/// What to tell the user about a refused commit, in this command's flags.
+struct Hints {
+    conflict: &'static str,
+    confirm: &'static str,
 }
 
 /// The arguments of `rewind`.
@@ -137,49 +126,41 @@ pub struct RewindArgs<'a> {
     pub json: bool,
 }
 
-/// Prepares, then commits in place (`--dry-run`: prepare only). Exit codes: 3 refused (conflicts
-/// with `refuse`, an unavailable action), then 4 confirmation required, in that precedence.
+/// Prepares, then commits in place (`--dry-run`: prepare only).
 pub fn rewind(cfg: &Config, a: RewindArgs<'_>) -> CmdResult {
-    let mut ctl = open(cfg, a.session, a.workspace)?;
-    let plan = ctl.prepare_rewind(a.turn, a.scope).map_err(fail)?;
-    if a.dry_run {
-        print_plan(&plan, a.json)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let wants_files = a.scope != RewindScope::Conversation;
-    let wants_conv = a.scope != RewindScope::Code;
-    let unavailable = (wants_files && !plan.can_files) || (wants_conv && !plan.can_conversation);
-    let blocking = wants_files
-        && plan
-            .conflicts
-            .iter()
-            .any(|c| c.reason != ConflictReason::PathUnsafe);
-    if unavailable || (blocking && a.on_conflict == OnConflict::Refuse) {
-        print_plan(&plan, a.json)?;
-        let why = if unavailable {
-            format!(
-                "this rewind is not available: {}",
-                plan.disabled_reason.clone().unwrap_or_default()
-            )
+    with_service(service_options(cfg, None, false)?, async |svc| {
+        let h = svc.open(a.session, a.workspace).await?;
+        let plan = h
+            .prepare_rewind(PrepareRewind {
+                turn: a.turn,
+                scope: a.scope,
+            })
+            .await?;
+        if a.dry_run {
+            print_plan(&plan, a.json)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        let result = h
+            .commit_rewind(CommitRewind {
+                plan_id: plan.plan_id.clone(),
+                confirm: a.yes,
+                on_conflict: a.on_conflict,
+                in_place: true,
+            })
+            .await
+            .map_err(|e| {
+                let hints = Hints {
+                    conflict: "; see the conflicts (--on-conflict skip or overwrite)",
+                    confirm: "; run again with --yes",
+                };
+                refused(&plan, e, a.json, &hints)
+            })?;
+        print_result(&result, a.json)?;
+        Ok(if result.ok {
+            ExitCode::SUCCESS
         } else {
-            "restore refused: files changed since Retrace wrote them; nothing was written (see the conflicts; --on-conflict skip or overwrite)".to_string()
-        };
-        eprintln!("retrace: {why}");
-        return Ok(ExitCode::from(3));
-    }
-    if wants_files && plan.requires_confirmation && !a.yes {
-        print_plan(&plan, a.json)?;
-        eprintln!("retrace: confirmation required: the restore spans changes Retrace could not track; run again with --yes");
-        return Ok(ExitCode::from(4));
-    }
-    let result = ctl
-        .commit_rewind_in_place(&plan.plan_id, a.yes, a.on_conflict, &mut ignore_events())
-        .map_err(fail)?;
-    print_result(&result, a.json)?;
-    Ok(if result.ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+            ExitCode::from(1)
+        })
     })
 }
 
@@ -191,10 +172,16 @@ pub fn undo(
     tx: Option<&str>,
     json: bool,
 ) -> CmdResult {
-    let mut ctl = open(cfg, session, workspace)?;
-    let result = ctl.undo_rewind(tx, &mut ignore_events()).map_err(fail)?;
-    print_result(&result, json)?;
-    Ok(ExitCode::SUCCESS)
+    with_service(service_options(cfg, None, false)?, async |svc| {
+        let h = svc.open(session, workspace).await?;
+        let result = h
+            .undo(UndoRequest {
+                transaction_id: tx.map(str::to_string),
+            })
+            .await?;
+        print_result(&result, json)?;
+        Ok(ExitCode::SUCCESS)
+    })
 }
 
 /// Reverts one file to its state before the session first touched it.
@@ -206,29 +193,36 @@ pub fn revert(
     overwrite: bool,
     json: bool,
 ) -> CmdResult {
-    let mut ctl = open(cfg, session, workspace)?;
-    let plan = ctl.prepare_file_revert(path).map_err(fail)?;
-    let blocking = plan
-        .conflicts
-        .iter()
-        .any(|c| c.reason != ConflictReason::PathUnsafe);
-    if blocking && !overwrite {
-        print_plan(&plan, json)?;
-        eprintln!("retrace: revert refused: the file changed since Retrace wrote it; --overwrite replaces it (undoable)");
-        return Ok(ExitCode::from(3));
-    }
-    let result = ctl
-        .commit_file_revert(&plan.plan_id, overwrite, &mut ignore_events())
-        .map_err(fail)?;
-    print_result(&result, json)?;
-    Ok(ExitCode::SUCCESS)
+    with_service(service_options(cfg, None, false)?, async |svc| {
+        let h = svc.open(session, workspace).await?;
+        let plan = h
+            .prepare_revert(PrepareRevert {
+                path: path.to_path_buf(),
+            })
+            .await?;
+        let result = h
+            .commit_revert(CommitRevert {
+                plan_id: plan.plan_id.clone(),
+                overwrite,
+            })
+            .await
+            .map_err(|e| {
+                let hints = Hints {
+                    conflict: "; --overwrite replaces it (undoable)",
+                    confirm: "",
+                };
+                refused(&plan, e, json, &hints)
+            })?;
+        print_result(&result, json)?;
+        Ok(ExitCode::SUCCESS)
+    })
 }
 
-fn print_head(head_id: &str, json: bool) -> Result<(), Failure> {
+fn print_head(head: &HeadRef, json: bool) -> Result<(), Failure> {
     if json {
-        print_json(&serde_json::json!({ "head_id": head_id }))
+        print_json(head)
     } else {
-        println!("now on head {head_id}");
+        println!("now on head {}", head.head_id);
         Ok(())
     }
 }
@@ -242,10 +236,18 @@ pub fn fork(
     name: Option<String>,
     json: bool,
 ) -> CmdResult {
-    let mut ctl = open(cfg, session, workspace)?;
-    let head = ctl.fork(turn, name, true, &mut ignore_events()).map_err(fail)?;
-    print_head(&head, json)?;
-    Ok(ExitCode::SUCCESS)
+    with_service(service_options(cfg, None, false)?, async |svc| {
+        let h = svc.open(session, workspace).await?;
+        let head = h
+            .fork(ForkRequest {
+                turn,
+                name,
+                select: true,
+            })
+            .await?;
+        print_head(&head, json)?;
+        Ok(ExitCode::SUCCESS)
+    })
 }
 
 /// The arguments of `summarize`.
@@ -253,33 +255,34 @@ pub struct SummarizeArgs<'a> {
     pub session: &'a str,
     pub workspace: Option<&'a Path>,
     pub turn: u64,
-    pub which: SummarizeWhich,
+    pub direction: SummarizeDirection,
     pub model: Option<&'a str>,
     pub base_url: Option<&'a str>,
     pub json: bool,
 }
 
-/// Summarize from or up to a turn; the new head is selected.
+/// Summarize from or up to a turn; the new head is selected. Whether there is anything to
+/// summarize is checked before the model is needed.
 pub fn summarize(cfg: &Config, a: SummarizeArgs<'_>) -> CmdResult {
-    let mut ctl = open(cfg, a.session, a.workspace)?;
-    ctl.set_model(model(cfg, a.model, a.base_url)?).map_err(fail)?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(anyhow::Error::from)?;
-    let mut out = |_e: Event| {};
-    let head = rt
-        .block_on(ctl.summarize(a.turn, a.which, &mut out))
-        .map_err(fail)?;
-    print_head(&head, a.json)?;
-    Ok(ExitCode::SUCCESS)
+    let spec = crate::common::model_spec(cfg, a.model, a.base_url)?;
+    with_service(service_options(cfg, None, false)?, async |svc| {
+        let h = svc.open(a.session, a.workspace).await?;
+        let head = h
+            .summarize(SummarizeRequest {
+                turn: a.turn,
+                direction: a.direction,
+                model: Some(spec),
+            })
+            .await?;
+        print_head(&head, a.json)?;
+        Ok(ExitCode::SUCCESS)
+    })
 }
 
 /// Lists the heads (read-only).
 pub fn heads(session: &str, json: bool) -> CmdResult {
-    let view = SessionView::open(&data_root()?, session).map_err(fail)?;
-    let heads = view.heads();
+    let reader = crate::sessions::reader(session)?;
+    let heads = reader.heads();
     if json {
         print_json(&heads)?;
         return Ok(ExitCode::SUCCESS);
@@ -290,12 +293,15 @@ pub fn heads(session: &str, json: bool) -> CmdResult {
         let name = h.name.as_deref().map(|n| format!(" \"{n}\"")).unwrap_or_default();
         let parent = h
             .parent_head
-            .as_deref()
+            .as_ref()
             .map(|p| format!(" from {p}"))
             .unwrap_or_default();
         println!(
             "{mark} {} {}{name}{parent} — {} messages, {} turns{retired}",
-            h.id, h.kind, h.message_count, h.turns
+            h.id,
+            h.kind.as_str(),
+            h.message_count,
+            h.turns
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -303,8 +309,14 @@ pub fn heads(session: &str, json: bool) -> CmdResult {
 
 /// Selects a head by id or name.
 pub fn switch(cfg: &Config, session: &str, workspace: Option<&Path>, head: &str, json: bool) -> CmdResult {
-    let mut ctl = open(cfg, session, workspace)?;
-    let id = ctl.switch_head(head, &mut ignore_events()).map_err(fail)?;
-    print_head(&id, json)?;
-    Ok(ExitCode::SUCCESS)
+    with_service(service_options(cfg, None, false)?, async |svc| {
+        let h = svc.open(session, workspace).await?;
+        let now = h
+            .switch(SwitchRequest {
+                head: head.to_string(),
+            })
+            .await?;
+        print_head(&now, json)?;
+        Ok(ExitCode::SUCCESS)
+    })
 }

@@ -3,16 +3,26 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use retrace_control::{sessions, SessionView};
+use retrace_control::{Service, ServiceOptions, SessionReader};
 
-use crate::common::{data_root, print_json, workspace_arg, CmdResult};
+use crate::common::{data_root, print_json, workspace_arg, CmdResult, Failure};
 use crate::output::first_line;
 
-/// Lists the sessions of the workspace.
+/// A service for reading only (no runtime needed: nothing is opened for writing).
+fn reading() -> Result<Service, Failure> {
+    Ok(Service::new(ServiceOptions::new(data_root()?.root())))
+}
+
+/// Session `id`, opened for reading.
+pub fn reader(id: &str) -> Result<SessionReader, Failure> {
+    Ok(reading()?.reader(id)?)
+}
+
+/// Lists the sessions of the workspace, newest first.
 pub fn list(workspace: Option<&Path>, json: bool) -> CmdResult {
-    let data = data_root()?;
     let ws = workspace_arg(workspace)?;
-    let list = sessions(&data, Some(&ws))?;
+    let service = reading()?;
+    let list = service.sessions(Some(&ws))?;
     if json {
         print_json(&list)?;
         return Ok(ExitCode::SUCCESS);
@@ -21,7 +31,7 @@ pub fn list(workspace: Option<&Path>, json: bool) -> CmdResult {
         println!(
             "no sessions for {} (data in {})",
             ws.display(),
-            data.root().display()
+            service.data_root().display()
         );
     }
     for s in &list {
@@ -38,15 +48,14 @@ pub fn list(workspace: Option<&Path>, json: bool) -> CmdResult {
 
 /// Prints a head's messages.
 pub fn transcript(id: &str, head: Option<&str>, json: bool) -> CmdResult {
-    let view = SessionView::open(&data_root()?, id)?;
-    let msgs = view.transcript(head)?;
+    let msgs = reader(id)?.transcript(head)?;
     if json {
         print_json(&msgs)?;
         return Ok(ExitCode::SUCCESS);
     }
     for m in &msgs {
         let turn = m.turn.map(|t| format!(" (turn {t})")).unwrap_or_default();
-        println!("[{}]{turn} {}", m.role, first_line(&m.content, 200));
+        println!("[{}]{turn} {}", m.role.as_str(), first_line(&m.content, 200));
         for c in m.tool_calls.iter().flatten() {
             println!("    → {} {}", c.name, first_line(&c.arguments, 120));
         }

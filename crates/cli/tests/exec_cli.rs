@@ -1057,7 +1057,8 @@ fn argument_errors_have_the_contract_exit_codes() {
             2,
             "not a valid session id",
         ),
-        (&["--session", unknown, "--model", &model, "hi"], 1, unknown),
+        // An unknown session is not found, which is a usage error in every command.
+        (&["--session", unknown, "--model", &model, "hi"], 2, unknown),
         (
             &["--workspace", &ws, "--model", "script:/no/such/script.json", "hi"],
             1,

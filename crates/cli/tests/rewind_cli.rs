@@ -686,8 +686,10 @@ fn fork_makes_a_named_selected_head_and_switch_moves_between_heads() {
     let files = env.tree();
 
     let f = env.json(&["fork", "--session", &id, "--turn", "1", "--name", "x"]);
+    // SPEC §11: `{head_id, session_id}`.
     let obj = f.as_object().unwrap();
-    assert_eq!(obj.len(), 1, "{f}");
+    assert_eq!(obj.len(), 2, "{f}");
+    assert_eq!(f["session_id"], id.as_str());
     let x = f["head_id"].as_str().unwrap().to_string();
     let heads = env.heads(&id);
     let h = head(&heads, &x);
@@ -761,7 +763,8 @@ fn summarize_from_and_up_to_make_summary_heads() {
         "--model",
         &model,
     ]);
-    assert_eq!(s.as_object().unwrap().len(), 1, "{s}");
+    assert_eq!(s.as_object().unwrap().len(), 2, "{s}");
+    assert_eq!(s["session_id"], id.as_str());
     let from = s["head_id"].as_str().unwrap().to_string();
     assert_eq!(env.selected(&id)["id"], from.as_str());
     assert_eq!(head(&env.heads(&id), &from)["kind"], "summary");
@@ -1383,7 +1386,7 @@ fn json_outputs_are_only_json_with_the_contract_fields() {
     let f = env.json(&["fork", "--session", &id, "--turn", "1"]);
     assert!(f["head_id"].is_string());
     let s = env.json(&["switch", "--session", &id, "main"]);
-    assert_eq!(s, json!({"head_id": "main"}));
+    assert_eq!(s, json!({"head_id": "main", "session_id": id}));
     let model = env.script(json!([{"content": "short"}]));
     let s = env.json(&[
         "summarize",
@@ -1449,4 +1452,103 @@ fn revert_restores_one_file_to_before_the_session_touched_it() {
     // A file the session never edited: a usage error.
     env.put("never.txt", b"n\n");
     env.fails(&["revert", "--session", &id, "never.txt"], 2);
+}
+
+/// SPEC §11 and the one exit-code table: whatever the command, an unknown turn, head or session
+/// (or a file the session never edited) is exit 2 with a message naming it, and nothing changes.
+#[test]
+fn unknown_turns_heads_and_sessions_exit_2_in_every_command() {
+    let env = Env::new();
+    let id = three_turns(&env);
+    let before = env.everything();
+    let model = env.script(json!([{"content": "never"}]));
+    let unknown = "01a22be9-0000-7000-8000-000000000000";
+    let mut cases: Vec<(Vec<&str>, &str)> = Vec::new();
+    for scope in ["code", "conversation", "both"] {
+        cases.push((
+            vec!["rewind", "--session", &id, "--turn", "99", "--scope", scope],
+            "99",
+        ));
+        cases.push((
+            vec![
+                "rewind",
+                "--session",
+                &id,
+                "--turn",
+                "99",
+                "--scope",
+                scope,
+                "--dry-run",
+            ],
+            "99",
+        ));
+    }
+    cases.extend([
+        (vec!["fork", "--session", &id, "--turn", "99"], "99"),
+        (
+            vec![
+                "summarize",
+                "--session",
+                &id,
+                "--turn",
+                "99",
+                "--from",
+                "--model",
+                &model,
+            ],
+            "99",
+        ),
+        (
+            vec![
+                "summarize",
+                "--session",
+                &id,
+                "--turn",
+                "99",
+                "--up-to",
+                "--model",
+                &model,
+            ],
+            "99",
+        ),
+        (vec!["switch", "--session", &id, "no-such-head"], "no-such-head"),
+        (
+            vec!["transcript", "--session", &id, "--head", "no-such-head"],
+            "no-such-head",
+        ),
+        (
+            vec!["revert", "--session", &id, "never-edited.txt"],
+            "never-edited.txt",
+        ),
+    ]);
+    let with_unknown: [&[&str]; 11] = [
+        &["exec", "--model", &model, "hi"],
+        &["rewind", "--turn", "0", "--scope", "code"],
+        &["undo"],
+        &["revert", "a.txt"],
+        &["fork", "--turn", "0"],
+        &["summarize", "--turn", "0", "--from", "--model", &model],
+        &["switch", "main"],
+        &["heads"],
+        &["transcript"],
+        &["checkpoints"],
+        &["fsck"],
+    ];
+    for args in with_unknown {
+        let mut all = vec![args[0], "--session", unknown];
+        all.extend_from_slice(&args[1..]);
+        cases.push((all, unknown));
+    }
+    for (args, names) in &cases {
+        let out = env.run(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(names), "{args:?} names {names}: {stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    assert_eq!(env.everything(), before, "nothing changed");
 }

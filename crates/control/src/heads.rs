@@ -1,167 +1,132 @@
 //! Heads: fork from a turn, switch, retire, and the two summarize actions (SPEC §5.1 actions 4–6).
+//! A summary needs the model, so the actor runs it as a job: [`Core::summary_source`] first (which
+//! refuses "nothing to summarize" before any model is asked), then the model, then
+//! [`Core::finish_summary`].
 
-use retrace_model::{CancellationToken, ChatMessage, ChatRequest, SUMMARY_PROMPT};
-use retrace_protocol::Event;
+use retrace_model::SUMMARY_PROMPT;
+use retrace_protocol::{ChatMessage, Event, HeadRef, SummarizeDirection};
 use retrace_session::{ForkSpec, HeadKind, SessionError, SummaryMode, SummarySpec};
 
-use crate::controller::Controller;
+use crate::core::Core;
 use crate::error::{ControlError, Result};
-use crate::seam::chat_of;
 
-/// Which part of the head a summary replaces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SummarizeWhich {
-    /// This turn and everything after it (§5.1 action 5).
-    From,
-    /// Everything before this turn (§5.1 action 6).
-    UpTo,
+fn mode(d: SummarizeDirection) -> SummaryMode {
+    match d {
+        SummarizeDirection::From => SummaryMode::From,
+        SummarizeDirection::UpTo => SummaryMode::UpTo,
+    }
 }
 
+/// "Not on this head" in the words the checkpoint list uses for the same condition.
 fn not_on_head(e: SessionError) -> ControlError {
     match e {
         SessionError::TurnNotVisible { .. } | SessionError::NotOnHead { .. } => {
-            ControlError::Refused(format!("{e}: not on this head"))
+            ControlError::Coded(retrace_protocol::Error::new(
+                retrace_protocol::ErrorCode::Refused,
+                format!("{e}: not on this head"),
+            ))
         }
-        SessionError::NothingToSummarize => ControlError::Refused("nothing to summarize".into()),
         other => other.into(),
     }
 }
 
-impl Controller {
-    /// A new head that ends just before `turn`; code untouched. With `select`, it becomes selected.
-    pub fn fork(
-        &mut self,
-        turn: u64,
-        name: Option<String>,
-        select: bool,
-        out: &mut dyn FnMut(Event),
-    ) -> Result<String> {
-        if self.running {
-            return Err(ControlError::Refused(
-                "cannot fork while a turn is running".into(),
-            ));
+impl Core {
+    fn head_ref(&self) -> HeadRef {
+        HeadRef {
+            head_id: self.session.selected().clone(),
+            session_id: self.session.id().clone(),
         }
+    }
+
+    /// A new head that ends just before `turn`; code untouched. With `select`, it becomes selected.
+    pub(crate) fn fork(&mut self, turn: u64, name: Option<String>, select: bool) -> Result<HeadRef> {
         let head = self.session.selected().clone();
         let boundary = self.session.boundary(&head, turn).map_err(not_on_head)?;
-        let made = self
-            .session
-            .fork(
-                &head,
-                boundary.before.as_ref(),
-                ForkSpec {
-                    kind: HeadKind::Fork,
-                    name,
-                    select,
-                },
-            )
-            .map_err(|e| match e {
-                SessionError::NameTaken(_) | SessionError::EmptyName => ControlError::Usage(e.to_string()),
-                other => other.into(),
-            })?;
+        let made = self.session.fork(
+            &head,
+            boundary.before.as_ref(),
+            ForkSpec {
+                kind: HeadKind::Fork,
+                name,
+                select,
+            },
+        )?;
         self.plans.clear();
         if select {
-            out(Event::HeadChanged {
-                head_id: made.head.as_str().to_string(),
+            self.bus.publish(Event::HeadChanged {
+                head_id: made.head.clone(),
             });
         }
-        Ok(made.head.as_str().to_string())
+        Ok(HeadRef {
+            head_id: made.head,
+            session_id: made.session_id,
+        })
     }
 
     /// Selects a head (id or name).
-    pub fn switch_head(&mut self, id_or_name: &str, out: &mut dyn FnMut(Event)) -> Result<String> {
-        if self.running {
-            return Err(ControlError::Refused(
-                "cannot switch heads while a turn is running".into(),
-            ));
-        }
-        let head = self
-            .session
-            .resolve_head(id_or_name)
-            .map_err(|e| ControlError::Usage(e.to_string()))?;
-        self.session.select(&head).map_err(|e| match e {
-            SessionError::HeadRetired(_) => ControlError::Refused(e.to_string()),
-            other => other.into(),
-        })?;
+    pub(crate) fn switch_head(&mut self, id_or_name: &str) -> Result<HeadRef> {
+        let head = self.session.resolve_head(id_or_name)?;
+        self.session.select(&head)?;
         self.plans.clear();
-        out(Event::HeadChanged {
-            head_id: head.as_str().to_string(),
+        self.bus.publish(Event::HeadChanged {
+            head_id: head.clone(),
         });
-        Ok(head.as_str().to_string())
+        Ok(self.head_ref())
     }
 
     /// Retires a head (refused for the selected one).
-    pub fn retire_head(&mut self, id_or_name: &str) -> Result<()> {
-        let head = self
-            .session
-            .resolve_head(id_or_name)
-            .map_err(|e| ControlError::Usage(e.to_string()))?;
-        self.session
-            .retire(&head)
-            .map_err(|e| ControlError::Refused(e.to_string()))?;
+    pub(crate) fn retire_head(&mut self, id_or_name: &str) -> Result<()> {
+        let head = self.session.resolve_head(id_or_name)?;
+        self.session.retire(&head)?;
         self.plans.clear();
         Ok(())
     }
 
-    /// Summarizes from or up to `turn` through the session's model and selects the new head.
-    pub async fn summarize(
-        &mut self,
+    /// What a summary from or up to `turn` folds, followed by the instruction, as the model's
+    /// request; refused when the turn is not on this head or nothing would be folded.
+    pub(crate) fn summary_source(
+        &self,
         turn: u64,
-        which: SummarizeWhich,
-        out: &mut (dyn FnMut(Event) + Send),
-    ) -> Result<String> {
-        if self.running {
-            return Err(ControlError::Refused(
-                "cannot summarize while a turn is running".into(),
-            ));
-        }
-        let head = self.session.selected().clone();
-        let mode = match which {
-            SummarizeWhich::From => SummaryMode::From,
-            SummarizeWhich::UpTo => SummaryMode::UpTo,
-        };
-        let source: Vec<ChatMessage> = self
+        direction: SummarizeDirection,
+    ) -> Result<Vec<ChatMessage>> {
+        let head = self.session.selected();
+        let mut messages: Vec<ChatMessage> = self
             .session
-            .summary_source(&head, turn, mode)
+            .summary_source(head, turn, mode(direction))
             .map_err(not_on_head)?
             .into_iter()
-            .map(chat_of)
+            .map(|m| m.to_chat())
             .collect();
-        let Some(agent) = self.agent.as_mut() else {
-            return Err(ControlError::Model(
-                "summaries need a model: pass --model or set [model] name".into(),
-            ));
-        };
-        let mut messages = source;
         messages.push(ChatMessage::user(SUMMARY_PROMPT));
-        let req = ChatRequest {
-            messages,
-            tools: Vec::new(),
-        };
-        let mut ignore = |_| {};
-        let response = agent
-            .model_mut()
-            .complete(&req, &mut ignore, &CancellationToken::new())
-            .await
-            .map_err(|e| ControlError::Model(format!("the model could not summarize: {e}")))?;
-        let content = response.content.trim().to_string();
-        if content.is_empty() {
-            return Err(ControlError::Model("the model returned an empty summary".into()));
-        }
+        Ok(messages)
+    }
+
+    /// Makes the summary head from the model's `content` and selects it.
+    pub(crate) fn finish_summary(
+        &mut self,
+        turn: u64,
+        direction: SummarizeDirection,
+        content: String,
+    ) -> Result<HeadRef> {
+        let head = self.session.selected().clone();
         let made = self
             .session
             .summarize(SummarySpec {
                 head,
                 turn,
-                mode,
+                mode: mode(direction),
                 content,
                 name: None,
                 select: true,
             })
             .map_err(not_on_head)?;
         self.plans.clear();
-        out(Event::HeadChanged {
-            head_id: made.head.as_str().to_string(),
+        self.bus.publish(Event::HeadChanged {
+            head_id: made.head.clone(),
         });
-        Ok(made.head.as_str().to_string())
+        Ok(HeadRef {
+            head_id: made.head,
+            session_id: made.session_id,
+        })
     }
 }

@@ -1,24 +1,52 @@
-//! The controller: the one API every frontend calls (SPEC §7). It owns the open session, its
-//! checkpoint store and the agent, and it is the only place where rewind logic lives.
+//! The controller: the one API every frontend uses (SPEC §7, ARCHITECTURE.md "The controller as a
+//! service"). It is the only place where rewind logic lives.
+//!
+//! ```text
+//!  cli ─┐      tui ─┐      server ─┐          (each: requests in, events out)
+//!       └── handle ─┴──── handle ──┴─► Service ─► session actor ─► agent, store, log
+//! ```
+//!
+//! A [`Service`] lists, creates and opens sessions. Each open session is an actor task that owns
+//! the session log (and its writer lease), the checkpoint store and the agent; frontends hold
+//! cloneable [`SessionHandle`]s whose whole surface is `retrace-protocol` types. Events carry a
+//! per-session sequence number; [`SessionHandle::subscribe`] replays from a bounded buffer
+//! ([`EVENT_BUFFER`]) and says `lagged` rather than skip. Approvals are answered by `call_id`, cancel
+//! is a request, and a session whose last handle is dropped cancels its turn and closes cleanly.
+//! Errors are `retrace-protocol` [`Error`](retrace_protocol::Error)s: a code, a message that names
+//! no frontend's flags, and details.
 //!
 //! A turn follows ARCHITECTURE.md's data flow: the checkpoint is opened first (turn number, prompt,
 //! boundary, head), then the user message is appended, then the agent runs; the agent's capture seam
 //! is implemented here with the store, so every before-image is durable before its tool writes.
 //!
-//! Reading (listing sessions, checkpoints, transcripts) goes through [`SessionView`], which takes no
-//! lease and so works while another process writes the session.
+//! Reading without a lease (listing sessions, checkpoints, transcripts, fsck) goes through
+//! [`SessionReader`], which works while another process writes the session.
+//!
+//! Trade-offs: one mutex guards a session's state, shared by its actor and its running turn; it is
+//! never held across an `await`, and file-system work runs on the runtime's workers (a
+//! multi-threaded runtime is required). Sequence numbers start at 1 in each process, so a
+//! subscriber resuming across a restart gets `lagged`, never a wrong replay.
 
-mod controller;
+mod actor;
+mod bus;
+mod core;
 mod error;
+mod handle;
 mod heads;
+mod options;
 mod paths;
+mod record;
 mod rewind;
-mod seam;
+mod service;
+mod shared;
+mod turn;
 mod view;
 
-pub use controller::{Controller, ControllerOptions, TurnReport};
-pub use error::{ControlError, Result};
-pub use heads::SummarizeWhich;
+pub use bus::{Subscription, EVENT_BUFFER};
+pub use core::check_prompt;
+pub use handle::SessionHandle;
+pub use options::{EnvLookup, ServiceOptions};
 pub use paths::DataRoot;
 pub use rewind::PLAN_TTL;
-pub use view::{session_id, sessions, SessionView};
+pub use service::Service;
+pub use view::{fsck_sidecar, read_sidecar, SessionReader};

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use retrace_session::SessionId;
 
-use crate::error::{ControlError, Result};
+use retrace_protocol::{Error, ErrorCode};
 
 /// The data root: `$RETRACE_HOME`, else `$XDG_DATA_HOME/retrace`, else `~/.local/share/retrace`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,7 +19,7 @@ impl DataRoot {
     }
 
     /// The data root the environment names.
-    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<DataRoot> {
+    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<DataRoot, Error> {
         let non_empty = |k: &str| var(k).filter(|v| !v.is_empty());
         if let Some(r) = non_empty("RETRACE_HOME") {
             return Ok(DataRoot::at(r));
@@ -29,10 +29,10 @@ impl DataRoot {
         }
         match non_empty("HOME") {
             Some(h) => Ok(DataRoot::at(Path::new(&h).join(".local/share/retrace"))),
-            None => Err(ControlError::DataRoot {
-                path: PathBuf::from("~/.local/share/retrace"),
-                why: "neither RETRACE_HOME, XDG_DATA_HOME nor HOME is set; set RETRACE_HOME".into(),
-            }),
+            None => Err(Error::new(
+                ErrorCode::Usage,
+                "no data directory: neither RETRACE_HOME, XDG_DATA_HOME nor HOME is set; set RETRACE_HOME",
+            )),
         }
     }
 

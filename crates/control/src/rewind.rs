@@ -1,15 +1,24 @@
 //! Rewind (SPEC §5.3): prepare a plan that changes nothing, then commit it — code, conversation or
-//! both — and undo the last rewind (§5.5). Every rewind writes a manifest so undo can find it.
+//! both — and undo the last rewind (§5.5); single-file revert (§5.6) is a code plan too.
+//!
+//! Decided once: a plan carries its blockers (why a commit with the default choices would not go
+//! ahead), computed here; [`gate`] checks the same conditions against the user's choices before
+//! anything is written, using the store's one decision ([`RestorePlan::check_commit`]) for the
+//! files; the store's commit then holds the files to the previewed plan (`external_change` for
+//! anything that moved since). Frontends render plans and map error codes; they decide nothing.
 
 use std::time::{Duration, Instant};
 
-use retrace_checkpoint::{CheckpointError, CommitOptions, PlanKind, RestorePlan};
-use retrace_protocol::{ConflictReason, Coverage, Event, OnConflict, RewindPlan, RewindResult, RewindScope};
-use retrace_session::{Boundary, ForkSpec, HeadId, HeadKind};
-use serde_json::json;
+use retrace_checkpoint::{CheckpointError, CommitOptions, RestorePlan};
+use retrace_protocol::{
+    Coverage, ErrorCode, Event, HeadId, Missing, OnConflict, PlanBlocker, RewindPlan, RewindResult,
+    RewindScope,
+};
+use retrace_session::{Boundary, ForkSpec, HeadKind};
 
-use crate::controller::Controller;
-use crate::error::{ControlError, Result};
+use crate::core::Core;
+use crate::error::{coded, ControlError, Result};
+use crate::record::RewindRecord;
 
 /// How long a plan stays valid.
 pub const PLAN_TTL: Duration = Duration::from_secs(600);
@@ -34,29 +43,41 @@ fn scope_name(s: RewindScope) -> &'static str {
     }
 }
 
-/// Maps store errors of a commit to the controller's refusal kinds.
-pub(crate) fn commit_error(e: CheckpointError) -> ControlError {
-    match e {
-        CheckpointError::Refused { .. }
-        | CheckpointError::UndoRefused { .. }
-        | CheckpointError::UndoUnavailable { .. }
-        | CheckpointError::NotOffered { .. } => ControlError::Refused(e.to_string()),
-        CheckpointError::ConfirmationRequired => ControlError::Confirmation(e.to_string()),
-        CheckpointError::StalePlan { .. } => ControlError::Stale(e.to_string()),
-        other => ControlError::Checkpoint(other),
-    }
+/// What a plan is made of, before it gets an id and its blockers.
+struct Draft {
+    turn: u64,
+    scope: RewindScope,
+    code: Option<RestorePlan>,
+    /// Why an asked-for half is not offered.
+    unavailable: Vec<String>,
+    can_files: bool,
+    can_conversation: bool,
+    boundary: Option<Boundary>,
+    /// The choices a commit makes when the user says nothing.
+    default_choice: CommitOptions,
 }
 
-impl Controller {
-    fn refuse_while_running(&self) -> Result<()> {
-        if self.running {
-            return Err(ControlError::Refused(
-                "cannot rewind while a turn is running".into(),
-            ));
-        }
-        Ok(())
+/// Checks a plan against the user's choices: an unavailable half is `refused`; then the files'
+/// conflicts under `refuse` (`conflict`) and a missing confirmation (`confirmation_required`), as
+/// the store decides them. Nothing is written when it fails.
+fn gate(p: &PendingPlan, choice: CommitOptions) -> Result<()> {
+    if let Some(PlanBlocker::Unavailable { reason }) = p.plan.blockers.first() {
+        return Err(coded(
+            ErrorCode::Refused,
+            format!(
+                "the {} rewind to turn {} is not available: {reason}",
+                scope_name(p.plan.scope),
+                p.plan.turn
+            ),
+        ));
     }
+    if let Some(code) = &p.code {
+        code.check_commit(choice)?;
+    }
+    Ok(())
+}
 
+impl Core {
     fn new_plan_id(&mut self) -> String {
         self.plan_counter += 1;
         format!("plan-{}-{}", self.store.mutation_seq(), self.plan_counter)
@@ -75,168 +96,186 @@ impl Controller {
             .unwrap_or_default()
     }
 
-    /// Prepares a rewind to `turn`. Changes nothing; the plan is single-use and expires after ten
-    /// minutes or as soon as the session or the workspace changes.
-    pub fn prepare_rewind(&mut self, turn: u64, scope: RewindScope) -> Result<RewindPlan> {
-        self.refuse_while_running()?;
-        let known = self.store.turn(turn).is_some() || self.session.turns().iter().any(|t| t.turn == turn);
-        if !known {
-            return Err(ControlError::Usage(format!(
-                "there is no turn {turn} in this session"
-            )));
+    /// Turns a draft into a plan the user sees, and keeps it for the commit.
+    fn pend(&mut self, d: Draft) -> RewindPlan {
+        let mut blockers = Vec::new();
+        if !d.unavailable.is_empty() {
+            blockers.push(PlanBlocker::Unavailable {
+                reason: d.unavailable.join("; "),
+            });
         }
-        let head = self.session.selected().clone();
-        let boundary = self.session.boundary(&head, turn).ok();
-        let wants_files = scope != RewindScope::Conversation;
-        let wants_conv = scope != RewindScope::Code;
-        let mut reasons = Vec::new();
-        let can_conversation = boundary.is_some();
-        if wants_conv && !can_conversation {
-            reasons.push("not on this head".to_string());
-        }
-        let (code, can_files) = if wants_files {
-            match self.store.plan_restore(turn) {
-                Ok(p) => (Some(p), true),
-                Err(CheckpointError::NotOffered { why, .. }) => {
-                    reasons.push(why);
-                    (None, false)
-                }
-                Err(CheckpointError::UnknownTurn(_)) => {
-                    reasons.push(format!("turn {turn} has no checkpoint"));
-                    (None, false)
-                }
-                Err(e) => return Err(e.into()),
+        if let Some(code) = &d.code {
+            if code.blocking_conflicts() > 0 && d.default_choice.on_conflict == OnConflict::Refuse {
+                blockers.push(PlanBlocker::Conflicts {
+                    count: code.blocking_conflicts(),
+                });
             }
-        } else {
-            (None, self.store.turn(turn).is_some())
-        };
-        let coverage = match &code {
+            if code.plan.requires_confirmation && !d.default_choice.confirm {
+                blockers.push(PlanBlocker::ConfirmationRequired);
+            }
+        }
+        let coverage = match &d.code {
             Some(c) => c.plan.coverage,
-            None => self.store.turn(turn).map_or(Coverage::None, |t| t.coverage()),
+            None => self.store.turn(d.turn).map_or(Coverage::None, |t| t.coverage()),
         };
         let expires = time::OffsetDateTime::now_utc() + PLAN_TTL;
         let plan = RewindPlan {
             plan_id: self.new_plan_id(),
-            turn,
-            scope,
-            prompt: self.prompt_of(turn),
-            can_files,
-            can_conversation,
-            disabled_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
-            requires_confirmation: wants_files && code.as_ref().is_some_and(|c| c.plan.requires_confirmation),
+            turn: d.turn,
+            scope: d.scope,
+            prompt: self.prompt_of(d.turn),
+            can_files: d.can_files,
+            can_conversation: d.can_conversation,
+            disabled_reason: (!d.unavailable.is_empty()).then(|| d.unavailable.join("; ")),
+            requires_confirmation: d.code.as_ref().is_some_and(|c| c.plan.requires_confirmation),
             coverage,
-            gaps: code.as_ref().map(|c| c.plan.gaps.clone()).unwrap_or_default(),
-            files: code.as_ref().map(|c| c.plan.files.clone()).unwrap_or_default(),
-            conflicts: code
+            gaps: d.code.as_ref().map(|c| c.plan.gaps.clone()).unwrap_or_default(),
+            files: d.code.as_ref().map(|c| c.plan.files.clone()).unwrap_or_default(),
+            conflicts: d
+                .code
                 .as_ref()
                 .map(|c| c.plan.conflicts.clone())
                 .unwrap_or_default(),
             expires_at: expires
                 .format(&time::format_description::well_known::Rfc3339)
                 .unwrap_or_default(),
+            blockers,
         };
         self.plans.insert(
             plan.plan_id.clone(),
             PendingPlan {
                 plan: plan.clone(),
-                code,
-                head,
-                boundary,
+                code: d.code,
+                head: self.session.selected().clone(),
+                boundary: d.boundary,
                 revision: self.session.revision(),
                 generation: self.store.mutation_seq(),
                 made: Instant::now(),
             },
         );
-        Ok(plan)
+        plan
+    }
+
+    /// Prepares a rewind to `turn`. Changes nothing; the plan is single-use and expires after ten
+    /// minutes or as soon as the session or the workspace changes.
+    pub(crate) fn prepare_rewind(&mut self, turn: u64, scope: RewindScope) -> Result<RewindPlan> {
+        let known = self.store.turn(turn).is_some() || self.session.turns().iter().any(|t| t.turn == turn);
+        if !known {
+            return Err(retrace_protocol::Error::not_found(
+                Missing::Turn,
+                turn.to_string(),
+                format!("there is no turn {turn} in this session"),
+            )
+            .into());
+        }
+        let head = self.session.selected().clone();
+        let boundary = self.session.boundary(&head, turn).ok();
+        let wants_files = scope != RewindScope::Conversation;
+        let wants_conv = scope != RewindScope::Code;
+        let mut unavailable = Vec::new();
+        if wants_conv && boundary.is_none() {
+            unavailable.push("not on this head".to_string());
+        }
+        let code = if wants_files {
+            match self.store.plan_restore(turn) {
+                Ok(p) => Some(p),
+                Err(CheckpointError::NotOffered { why, .. }) => {
+                    unavailable.push(why);
+                    None
+                }
+                Err(CheckpointError::UnknownTurn(_)) => {
+                    unavailable.push(format!("turn {turn} has no checkpoint"));
+                    None
+                }
+                Err(e) => return Err(e.into()),
+            }
+        } else {
+            None
+        };
+        let can_files = if wants_files {
+            code.is_some()
+        } else {
+            self.store.turn(turn).is_some()
+        };
+        Ok(self.pend(Draft {
+            turn,
+            scope,
+            code,
+            unavailable,
+            can_files,
+            can_conversation: boundary.is_some(),
+            boundary,
+            default_choice: CommitOptions::default(),
+        }))
+    }
+
+    /// Prepares the revert of one file to its state before the session first touched it (§5.6).
+    /// A revert needs no confirmation; only its conflicts can block it.
+    pub(crate) fn prepare_revert(&mut self, path: &std::path::Path) -> Result<RewindPlan> {
+        let code = self.store.plan_file_revert(path).map_err(|e| match e {
+            CheckpointError::UnknownFile { path, .. } => {
+                ControlError::from(retrace_protocol::Error::not_found(
+                    Missing::File,
+                    path.clone(),
+                    format!("this session never edited `{path}`, so there is nothing to revert"),
+                ))
+            }
+            other => ControlError::from(other),
+        })?;
+        Ok(self.pend(Draft {
+            turn: code.plan.turn,
+            scope: RewindScope::Code,
+            code: Some(code),
+            unavailable: Vec::new(),
+            can_files: true,
+            can_conversation: false,
+            boundary: None,
+            default_choice: CommitOptions {
+                confirm: true,
+                on_conflict: OnConflict::Refuse,
+            },
+        }))
     }
 
     /// Takes a pending plan, checking it is still valid.
     fn take_plan(&mut self, plan_id: &str) -> Result<PendingPlan> {
-        let p = self.plans.remove(plan_id).ok_or_else(|| {
-            ControlError::Stale(format!(
-                "stale_plan: no plan `{plan_id}` (plans are single-use); preview again"
-            ))
-        })?;
+        let stale = |why: &str| coded(ErrorCode::StalePlan, format!("stale_plan: {why}; preview again"));
+        let p = self
+            .plans
+            .remove(plan_id)
+            .ok_or_else(|| stale(&format!("no plan `{plan_id}` (plans are single-use)")))?;
         if p.made.elapsed() > PLAN_TTL {
-            return Err(ControlError::Stale(
-                "stale_plan: the plan expired after 10 minutes; preview again".into(),
-            ));
+            return Err(stale("the plan expired after 10 minutes"));
         }
         if p.revision != self.session.revision() || p.generation != self.store.mutation_seq() {
-            return Err(ControlError::Stale(
-                "stale_plan: the session or the workspace changed since the plan was made; preview again"
-                    .into(),
+            return Err(stale(
+                "the session or the workspace changed since the plan was made",
             ));
         }
         Ok(p)
     }
 
-    /// Commits a plan and leaves the controller on its current head; returns the new head's id.
-    pub fn commit_rewind(
+    /// Commits a plan. With `in_place` the new head (conversation, both) becomes the selected one,
+    /// as the UIs and the CLI want; otherwise the current head stays selected.
+    pub(crate) fn commit_plan(
         &mut self,
         plan_id: &str,
-        confirm: bool,
-        on_conflict: OnConflict,
-        out: &mut dyn FnMut(Event),
-    ) -> Result<RewindResult> {
-        self.commit_inner(plan_id, confirm, on_conflict, false, out)
-    }
-
-    /// Commits a plan and moves the controller onto the new head (what the UIs use).
-    pub fn commit_rewind_in_place(
-        &mut self,
-        plan_id: &str,
-        confirm: bool,
-        on_conflict: OnConflict,
-        out: &mut dyn FnMut(Event),
-    ) -> Result<RewindResult> {
-        self.commit_inner(plan_id, confirm, on_conflict, true, out)
-    }
-
-    fn commit_inner(
-        &mut self,
-        plan_id: &str,
-        confirm: bool,
-        on_conflict: OnConflict,
+        choice: CommitOptions,
         in_place: bool,
-        out: &mut dyn FnMut(Event),
     ) -> Result<RewindResult> {
-        self.refuse_while_running()?;
         let p = self.take_plan(plan_id)?;
+        gate(&p, choice)?;
         let session_before = self.session.id().clone();
         let scope = p.plan.scope;
         let turn = p.plan.turn;
         let wants_files = scope != RewindScope::Conversation;
         let wants_conv = scope != RewindScope::Code;
-        if (wants_files && !p.plan.can_files) || (wants_conv && !p.plan.can_conversation) {
-            return Err(ControlError::Refused(format!(
-                "the {} rewind to turn {turn} is not available: {}",
-                scope_name(scope),
-                p.plan.disabled_reason.clone().unwrap_or_default()
-            )));
-        }
-        let blocking = p
-            .plan
-            .conflicts
-            .iter()
-            .any(|c| c.reason != ConflictReason::PathUnsafe);
-        if wants_files && blocking && on_conflict == OnConflict::Refuse {
-            return Err(ControlError::Refused(format!(
-                "restore refused: {} conflicted file(s); nothing was written (use --on-conflict skip or overwrite)",
-                p.plan.conflicts.len()
-            )));
-        }
-        if wants_files && p.plan.requires_confirmation && !confirm {
-            return Err(ControlError::Confirmation(
-                "confirmation required: the restore spans changes Retrace could not track (shell commands, legacy or expired records)".into(),
-            ));
-        }
         let mut result = RewindResult {
             ok: true,
             partial: false,
             conversation_forked: false,
-            head_id: p.head.as_str().to_string(),
-            session_id: self.session.id().as_str().to_string(),
+            head_id: p.head.clone(),
+            session_id: self.session.id().clone(),
             files_written: Vec::new(),
             files_deleted: Vec::new(),
             transaction_id: None,
@@ -246,8 +285,13 @@ impl Controller {
             error: None,
         };
         // The conversation half first (SPEC §5.3): a new head that ends just before the turn.
-        let mut new_head: Option<HeadId> = None;
-        let mut base_messages = 0usize;
+        let mut record = RewindRecord {
+            scope,
+            turn,
+            parent_head: p.head.clone(),
+            new_head: None,
+            base_messages: 0,
+        };
         if wants_conv {
             let before = p.boundary.as_ref().and_then(|b| b.before.clone());
             let made = self.session.fork(
@@ -259,29 +303,19 @@ impl Controller {
                     select: in_place,
                 },
             )?;
-            result.session_id = made.session_id.as_str().to_string();
-            base_messages = self
+            result.session_id = made.session_id.clone();
+            record.base_messages = self
                 .session
                 .head(&made.head)
                 .map(|h| h.message_count)
                 .unwrap_or(0);
-            result.head_id = made.head.as_str().to_string();
+            result.head_id = made.head.clone();
             result.conversation_forked = true;
-            new_head = Some(made.head);
+            record.new_head = Some(made.head);
         }
-        let extra = json!({
-            "scope": scope_name(scope),
-            "turn": turn,
-            "parent_head": p.head.as_str(),
-            "new_head": new_head.as_ref().map(|h| h.as_str().to_string()),
-            "base_messages": base_messages,
-        });
         let mut wrote_manifest = false;
         if let (true, Some(code)) = (wants_files, p.code.as_ref()) {
-            match self
-                .store
-                .commit_tagged(code, CommitOptions { confirm, on_conflict }, Some(extra.clone()))
-            {
+            match self.store.commit_tagged(code, choice, Some(record.to_extra())) {
                 Ok(outcome) => {
                     wrote_manifest = outcome.transaction_id.is_some();
                     result.files_written = outcome.files_written;
@@ -295,7 +329,7 @@ impl Controller {
                     result.ok = false;
                     result.error = Some(e.to_string());
                 }
-                Err(e) => return Err(commit_error(e)),
+                Err(e) => return Err(e.into()),
             }
             if scope == RewindScope::Code && result.transaction_id.is_some() {
                 let mut files: Vec<String> = result.files_written.clone();
@@ -308,8 +342,8 @@ impl Controller {
                 self.session.note(&p.head, note)?;
             }
         }
-        if !wrote_manifest && (wants_conv || result.transaction_id.is_none()) && new_head.is_some() {
-            let m = self.store.record_rewind(turn, extra)?;
+        if !wrote_manifest && record.new_head.is_some() {
+            let m = self.store.record_rewind(turn, record.to_extra())?;
             result.transaction_id = Some(m.id);
         }
         result.undo_available = result
@@ -325,7 +359,7 @@ impl Controller {
             result.undo_available = false;
         }
         self.plans.clear();
-        out(Event::Rewound {
+        self.bus.publish(Event::Rewound {
             scope,
             turn,
             head_id: result.head_id.clone(),
@@ -334,8 +368,8 @@ impl Controller {
             transaction_id: result.transaction_id.clone(),
             partial: result.partial,
         });
-        if in_place && new_head.is_some() {
-            out(Event::HeadChanged {
+        if in_place && record.new_head.is_some() {
+            self.bus.publish(Event::HeadChanged {
                 head_id: result.head_id.clone(),
             });
         }
@@ -343,31 +377,28 @@ impl Controller {
     }
 
     /// Undoes the last rewind (code, conversation or both), if nothing happened since.
-    pub fn undo_rewind(
-        &mut self,
-        transaction: Option<&str>,
-        out: &mut dyn FnMut(Event),
-    ) -> Result<RewindResult> {
-        self.refuse_while_running()?;
+    pub(crate) fn undo(&mut self, transaction: Option<&str>) -> Result<RewindResult> {
         let Some(target) = self.store.undo_target().cloned() else {
-            return Err(ControlError::Refused(
-                "nothing to undo: undo is available right after a rewind, before any new turn or edit".into(),
+            return Err(coded(
+                ErrorCode::Refused,
+                "nothing to undo: undo is available right after a rewind, before any new turn or edit",
             ));
         };
         if let Some(tx) = transaction {
             if tx != target.id {
-                return Err(ControlError::Refused(format!(
-                    "only the last rewind can be undone; that is transaction {}",
-                    target.id
-                )));
+                return Err(coded(
+                    ErrorCode::Refused,
+                    format!(
+                        "only the last rewind can be undone; that is transaction {}",
+                        target.id
+                    ),
+                ));
             }
         }
-        let outcome = self.store.undo(&target.id).map_err(commit_error)?;
-        let extra = target.extra.clone().unwrap_or_default();
-        let parent = extra.get("parent_head").and_then(|v| v.as_str()).map(HeadId::new);
-        let new_head = extra.get("new_head").and_then(|v| v.as_str()).map(HeadId::new);
-        let base = extra.get("base_messages").and_then(|v| v.as_u64()).unwrap_or(0) as usize;
-        if extra.get("scope").and_then(|v| v.as_str()) == Some("code") && outcome.transaction_id.is_some() {
+        let outcome = self.store.undo(&target.id)?;
+        let record = RewindRecord::from_extra(target.extra.as_ref());
+        let code_only = record.as_ref().is_none_or(|r| r.scope == RewindScope::Code);
+        if code_only && outcome.transaction_id.is_some() {
             // The note the restore left would now be false: say the files are back.
             let mut files = outcome.files_written.clone();
             files.extend(outcome.files_deleted.iter().cloned());
@@ -380,33 +411,39 @@ impl Controller {
                 ),
             )?;
         }
-        if let (Some(parent), Some(new_head)) = (parent, new_head) {
+        if let Some(RewindRecord {
+            parent_head,
+            new_head: Some(new_head),
+            base_messages,
+            ..
+        }) = record
+        {
             if self.session.selected() == &new_head {
-                self.session.select(&parent)?;
-                out(Event::HeadChanged {
-                    head_id: parent.as_str().to_string(),
+                self.session.select(&parent_head)?;
+                self.bus.publish(Event::HeadChanged {
+                    head_id: parent_head.clone(),
                 });
             }
             let untouched = self
                 .session
                 .head(&new_head)
-                .map(|h| h.message_count <= base)
+                .map(|h| h.message_count <= base_messages)
                 .unwrap_or(false);
             if untouched && self.session.selected() != &new_head {
                 self.session.retire(&new_head)?;
             }
         }
         self.plans.clear();
-        out(Event::Undone {
+        self.bus.publish(Event::Undone {
             transaction_id: target.id.clone(),
-            head_id: self.session.selected().as_str().to_string(),
+            head_id: self.session.selected().clone(),
         });
         Ok(RewindResult {
             ok: true,
             partial: false,
             conversation_forked: false,
-            head_id: self.session.selected().as_str().to_string(),
-            session_id: self.session.id().as_str().to_string(),
+            head_id: self.session.selected().clone(),
+            session_id: self.session.id().clone(),
             files_written: outcome.files_written,
             files_deleted: outcome.files_deleted,
             transaction_id: outcome.transaction_id,
@@ -415,64 +452,5 @@ impl Controller {
             prompt: target.turn.map(|t| self.prompt_of(t)).unwrap_or_default(),
             error: None,
         })
-    }
-
-    /// Prepares the revert of one file to its state before the session first touched it (§5.6).
-    pub fn prepare_file_revert(&mut self, path: &std::path::Path) -> Result<RewindPlan> {
-        self.refuse_while_running()?;
-        let code = self.store.plan_file_revert(path).map_err(|e| match e {
-            CheckpointError::UnknownFile { path, .. } => ControlError::Usage(format!(
-                "this session never edited `{path}`, so there is nothing to revert"
-            )),
-            other => other.into(),
-        })?;
-        let expires = time::OffsetDateTime::now_utc() + PLAN_TTL;
-        let plan = RewindPlan {
-            plan_id: self.new_plan_id(),
-            turn: code.plan.turn,
-            scope: RewindScope::Code,
-            prompt: self.prompt_of(code.plan.turn),
-            can_files: true,
-            can_conversation: false,
-            disabled_reason: None,
-            requires_confirmation: code.plan.requires_confirmation,
-            coverage: code.plan.coverage,
-            gaps: code.plan.gaps.clone(),
-            files: code.plan.files.clone(),
-            conflicts: code.plan.conflicts.clone(),
-            expires_at: expires
-                .format(&time::format_description::well_known::Rfc3339)
-                .unwrap_or_default(),
-        };
-        debug_assert!(matches!(code.kind, PlanKind::File(_)));
-        self.plans.insert(
-            plan.plan_id.clone(),
-            PendingPlan {
-                plan: plan.clone(),
-                code: Some(code),
-                head: self.session.selected().clone(),
-                boundary: None,
-                revision: self.session.revision(),
-                generation: self.store.mutation_seq(),
-                made: Instant::now(),
-            },
-        );
-        Ok(plan)
-    }
-
-    /// Commits a file revert: `overwrite` replaces a file the user changed (undoable), otherwise the
-    /// current content is kept and the revert refused.
-    pub fn commit_file_revert(
-        &mut self,
-        plan_id: &str,
-        overwrite: bool,
-        out: &mut dyn FnMut(Event),
-    ) -> Result<RewindResult> {
-        let on_conflict = if overwrite {
-            OnConflict::Overwrite
-        } else {
-            OnConflict::Refuse
-        };
-        self.commit_inner(plan_id, true, on_conflict, false, out)
     }
 }

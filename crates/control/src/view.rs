@@ -1,41 +1,34 @@
-//! Read-only views of a session: checkpoints with their visibility per head, heads, transcripts.
-//! Reading needs no lease (SPEC §6), so these work while another process writes the session.
+//! Read-only views: checkpoints with their visibility per head, heads, transcripts, session lists,
+//! sidecar listings and fsck. Reading needs no lease (SPEC §6), so these work while another process
+//! writes the session.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use retrace_checkpoint::CheckpointStore;
-use retrace_protocol::{CheckpointEntry, HeadEntry, SessionEntry, TranscriptEntry, TranscriptToolCall};
-use retrace_session::{list_sessions, HeadId, Session, SessionId};
+use retrace_protocol::{
+    CheckpointEntry, CheckpointListing, Error, ErrorCode, FsckReport, HeadEntry, SessionEntry, SessionId,
+    Severity, TranscriptEntry,
+};
+use retrace_session::{list_sessions, HeadId, Session};
 
-use crate::error::{ControlError, Result};
+use crate::error::{coded, Result};
 use crate::paths::DataRoot;
 
-/// A session opened for reading, with its checkpoint store.
-pub struct SessionView {
-    pub(crate) session: Session,
-    pub(crate) store: CheckpointStore,
-}
-
-impl std::fmt::Debug for SessionView {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionView")
-            .field("session", &self.session.id())
-            .finish_non_exhaustive()
-    }
-}
-
-/// Parses a session id given on the command line.
-pub fn session_id(id: &str) -> Result<SessionId> {
+/// Parses a session id given by a frontend.
+pub(crate) fn session_id(id: &str) -> Result<SessionId> {
     let sid = SessionId::new(id);
     if !sid.is_file_safe() {
-        return Err(ControlError::Usage(format!("`{id}` is not a valid session id")));
+        return Err(coded(
+            ErrorCode::Usage,
+            format!("`{id}` is not a valid session id"),
+        ));
     }
     Ok(sid)
 }
 
 /// Opens the sidecar of `session` read-only: against its workspace when it still exists.
-pub(crate) fn open_store_read_only(data: &DataRoot, session: &Session) -> Result<CheckpointStore> {
+fn open_store_read_only(data: &DataRoot, session: &Session) -> Result<CheckpointStore> {
     let dir = data.sidecar(session.id());
     let ws = session.workspace().map(Path::new).filter(|w| w.is_dir());
     Ok(match ws {
@@ -45,32 +38,47 @@ pub(crate) fn open_store_read_only(data: &DataRoot, session: &Session) -> Result
     })
 }
 
-impl SessionView {
-    /// Opens session `id` for reading.
-    pub fn open(data: &DataRoot, id: &str) -> Result<SessionView> {
+/// A session opened for reading, with its checkpoint store: no lease, nothing written.
+pub struct SessionReader {
+    session: Session,
+    store: CheckpointStore,
+    sidecar: String,
+}
+
+impl std::fmt::Debug for SessionReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionReader")
+            .field("session", &self.session.id())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionReader {
+    pub(crate) fn open(data: &DataRoot, id: &str) -> Result<SessionReader> {
         let sid = session_id(id)?;
         let session = Session::open_reader(&data.sessions_dir(), &sid)?;
         let store = open_store_read_only(data, &session)?;
-        Ok(SessionView { session, store })
+        let sidecar = data.sidecar(session.id()).to_string_lossy().into_owned();
+        Ok(SessionReader {
+            session,
+            store,
+            sidecar,
+        })
     }
 
-    /// The session.
-    pub fn session(&self) -> &Session {
-        &self.session
+    /// The session id.
+    pub fn session_id(&self) -> &SessionId {
+        self.session.id()
     }
 
-    /// The checkpoint store (read-only).
-    pub fn store(&self) -> &CheckpointStore {
-        &self.store
+    /// The checkpoint list of SPEC §7, seen from the selected head, with the sidecar's size.
+    pub fn checkpoints(&self) -> Result<CheckpointListing, Error> {
+        let entries = checkpoints_for(&self.session, &self.store, self.session.selected());
+        Ok(listing(entries, &self.store, &self.sidecar)?)
     }
 
-    /// The checkpoint list of SPEC §7, seen from the selected head.
-    pub fn checkpoints(&self) -> Vec<CheckpointEntry> {
-        checkpoints_for(&self.session, &self.store, self.session.selected())
-    }
-
-    /// Problems of the session's sidecar (fsck --session).
-    pub fn fsck(&self) -> retrace_protocol::FsckReport {
+    /// Problems of the session's sidecar.
+    pub fn fsck(&self) -> FsckReport {
         self.store.fsck()
     }
 
@@ -80,9 +88,44 @@ impl SessionView {
     }
 
     /// The messages of `head` (id or name), or of the selected head.
-    pub fn transcript(&self, head: Option<&str>) -> Result<Vec<TranscriptEntry>> {
-        transcript_of(&self.session, head)
+    pub fn transcript(&self, head: Option<&str>) -> Result<Vec<TranscriptEntry>, Error> {
+        Ok(transcript_of(&self.session, head)?)
     }
+}
+
+fn listing(
+    entries: Vec<CheckpointEntry>,
+    store: &CheckpointStore,
+    sidecar: &str,
+) -> Result<CheckpointListing> {
+    Ok(CheckpointListing {
+        entries,
+        sidecar: sidecar.to_string(),
+        total_bytes: store.total_size()?,
+        next_turn: store.next_turn(),
+        problems: store
+            .load_problems()
+            .iter()
+            .filter(|p| p.severity == Severity::Error)
+            .cloned()
+            .collect(),
+    })
+}
+
+fn open_sidecar(dir: &Path) -> Result<CheckpointStore> {
+    Ok(CheckpointStore::open_bare(dir)?)
+}
+
+/// Lists any sidecar directory, legacy ones too (read-only, no session needed).
+pub fn read_sidecar(dir: &Path) -> Result<CheckpointListing, Error> {
+    let store = open_sidecar(dir)?;
+    let entries = store.list();
+    Ok(listing(entries, &store, &dir.to_string_lossy())?)
+}
+
+/// Checks any sidecar directory.
+pub fn fsck_sidecar(dir: &Path) -> Result<FsckReport, Error> {
+    Ok(open_sidecar(dir)?.fsck())
 }
 
 /// The checkpoint list with visibility and availability for `head` (SPEC §5.1, §7).
@@ -129,14 +172,11 @@ pub(crate) fn heads_of(session: &Session) -> Vec<HeadEntry> {
         .heads()
         .into_iter()
         .map(|h| HeadEntry {
-            id: h.id.as_str().to_string(),
-            kind: serde_json::to_value(h.kind)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            id: h.id,
+            kind: h.kind,
             name: h.name,
-            parent_head: h.parent_head.map(|p| p.as_str().to_string()),
-            fork_from: h.fork_from.map(|m| m.as_str().to_string()),
+            parent_head: h.parent_head,
+            fork_from: h.fork_from,
             selected: h.selected,
             retired: h.retired,
             message_count: h.message_count,
@@ -155,40 +195,36 @@ pub(crate) fn transcript_of(session: &Session, head: Option<&str>) -> Result<Vec
         .project(&head)?
         .into_iter()
         .map(|m| TranscriptEntry {
-            id: m.id.as_str().to_string(),
-            role: serde_json::to_value(m.role)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            id: m.id.clone(),
+            role: m.role,
             content: m.content.clone(),
-            tool_calls: (!m.tool_calls.is_empty()).then(|| {
-                m.tool_calls
-                    .iter()
-                    .map(|c| TranscriptToolCall {
-                        id: c.id.clone(),
-                        name: c.name.clone(),
-                        arguments: c.arguments.clone(),
-                    })
-                    .collect()
-            }),
+            tool_calls: (!m.tool_calls.is_empty()).then(|| m.tool_calls.clone()),
             tool_call_id: m.tool_call_id.clone(),
             turn: m.turn,
         })
         .collect())
 }
 
-/// The sessions of `workspace` (all sessions when `None`), with their head and turn counts.
-pub fn sessions(data: &DataRoot, workspace: Option<&Path>) -> Result<Vec<SessionEntry>> {
+/// The sessions of `workspace` (a session is listed from its workspace and any directory under it;
+/// all sessions when `None`), newest first, with their head and turn counts.
+pub(crate) fn sessions(data: &DataRoot, workspace: Option<&Path>) -> Result<Vec<SessionEntry>> {
     let dir = data.sessions_dir();
-    let list = list_sessions(&dir, workspace)?;
+    let here = workspace.map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.to_path_buf()));
+    let list = list_sessions(&dir, None)?;
     let mut out = Vec::new();
-    for s in list.sessions {
+    for s in list.sessions.into_iter().rev() {
+        if let Some(here) = &here {
+            match &s.workspace {
+                Some(w) if here.starts_with(w) => {}
+                _ => continue,
+            }
+        }
         let (heads, turns) = match Session::open_reader(&dir, &s.id) {
             Ok(open) => (open.heads().len(), open.turns().len()),
             Err(_) => (0, 0),
         };
         out.push(SessionEntry {
-            id: s.id.as_str().to_string(),
+            id: s.id.clone(),
             workspace: s.workspace,
             created_at: s.created_at,
             log_path: s.log_path.to_string_lossy().into_owned(),

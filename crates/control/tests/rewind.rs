@@ -1,138 +1,226 @@
-//! Controller-level rewind tests (SPEC §5.3, §5.5, §7): stale plans, `both` refusing up front or
-//! ending `partial`, undo of a conversation rewind, and what `commit_rewind` vs
-//! `commit_rewind_in_place` leave selected. What cannot be provoked through the CLI (a plan lives in
-//! one process) is tested here.
+//! Controller-level rewind tests (SPEC §5.3, §5.5, §7), through a session handle: stale plans,
+//! `both` refusing up front or ending `partial`, a file edited between preview and commit, undo of a
+//! conversation rewind, and what a commit with and without `in_place` leaves selected. What cannot
+//! be provoked through the CLI (a plan lives in one process) is tested here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 
-use retrace_control::{ControlError, Controller, SummarizeWhich};
-use retrace_model::{open_model, ModelOptions, ModelSpec};
-use retrace_protocol::{ConflictReason, Event, FileAction, OnConflict, RewindScope};
-use support::{delete, mv, quiet, users, write, World};
+use retrace_control::SessionHandle;
+use retrace_protocol::{
+    CommitRevert, CommitRewind, ConflictReason, Error, ErrorCode, ErrorDetails, Event, FileAction,
+    ForkRequest, ModelSpec, OnConflict, PlanBlocker, PrepareRevert, PrepareRewind, RewindPlan, RewindResult,
+    RewindScope, Role, SummarizeDirection, SummarizeRequest, SwitchRequest, UndoRequest,
+};
+use support::{delete, mv, users, write, World};
 
 /// Turn 0 writes a.txt and b.txt; turn 1 edits a.txt, deletes b.txt and creates c.txt.
-fn two_turns(w: &World) -> Controller {
-    let mut ctl = w.controller();
+fn two_turns(w: &World) -> SessionHandle {
+    let h = w.open();
+    w.turn(&h, "zero", vec![write("a.txt", "a0\n"), write("b.txt", "b0\n")]);
     w.turn(
-        &mut ctl,
-        "zero",
-        vec![write("a.txt", "a0\n"), write("b.txt", "b0\n")],
-    );
-    w.turn(
-        &mut ctl,
+        &h,
         "one",
         vec![write("a.txt", "a1\n"), delete("b.txt"), write("c.txt", "c1\n")],
     );
-    ctl
+    h
 }
 
-fn assert_stale(r: Result<retrace_protocol::RewindResult, ControlError>) {
+fn prepare(w: &World, h: &SessionHandle, turn: u64, scope: RewindScope) -> RewindPlan {
+    w.run(h.prepare_rewind(PrepareRewind { turn, scope })).unwrap()
+}
+
+/// Commits `plan_id` unconfirmed: the current head stays selected (`in_place: false`) or the new
+/// one is selected (`in_place: true`).
+fn commit(
+    w: &World,
+    h: &SessionHandle,
+    plan_id: &str,
+    on_conflict: OnConflict,
+    in_place: bool,
+) -> Result<RewindResult, Error> {
+    w.run(h.commit_rewind(CommitRewind {
+        plan_id: plan_id.to_string(),
+        confirm: false,
+        on_conflict,
+        in_place,
+    }))
+}
+
+fn undo(w: &World, h: &SessionHandle, transaction_id: Option<&str>) -> Result<RewindResult, Error> {
+    w.run(h.undo(UndoRequest {
+        transaction_id: transaction_id.map(str::to_string),
+    }))
+}
+
+fn switch(w: &World, h: &SessionHandle, head: &str) {
+    w.run(h.switch(SwitchRequest {
+        head: head.to_string(),
+    }))
+    .unwrap();
+}
+
+fn assert_stale(r: Result<RewindResult, Error>) {
     match r {
-        Err(ControlError::Stale(msg)) => assert!(msg.contains("stale_plan"), "{msg}"),
+        Err(e) if e.code == ErrorCode::StalePlan => assert!(e.message.contains("stale_plan"), "{e:?}"),
         other => panic!("expected a stale plan, got {other:?}"),
+    }
+}
+
+/// The conflicts an error lists, as (path, reason).
+fn conflicts_of(e: &Error) -> Vec<(String, ConflictReason)> {
+    match &e.details {
+        Some(ErrorDetails::Conflicts { conflicts }) => {
+            conflicts.iter().map(|c| (c.path.clone(), c.reason)).collect()
+        }
+        other => panic!("expected conflicts in the details, got {other:?} ({e:?})"),
     }
 }
 
 #[test]
 fn a_plan_is_stale_after_another_turn() {
     let w = World::new();
-    let mut ctl = two_turns(&w);
-    let plan = ctl.prepare_rewind(1, RewindScope::Code).unwrap();
-    w.turn(&mut ctl, "two", vec![write("d.txt", "d2\n")]);
+    let h = two_turns(&w);
+    let plan = prepare(&w, &h, 1, RewindScope::Code);
+    w.turn(&h, "two", vec![write("d.txt", "d2\n")]);
     let files = w.files();
-    assert_stale(ctl.commit_rewind(&plan.plan_id, false, OnConflict::Refuse, &mut quiet()));
+    assert_stale(commit(&w, &h, &plan.plan_id, OnConflict::Refuse, false));
     assert_eq!(w.files(), files, "a stale plan writes nothing");
     // Even a turn that writes no file moves the generation on.
-    let plan = ctl.prepare_rewind(1, RewindScope::Conversation).unwrap();
-    w.turn(&mut ctl, "three", vec![]);
-    assert_stale(ctl.commit_rewind_in_place(&plan.plan_id, false, OnConflict::Refuse, &mut quiet()));
-    assert_eq!(ctl.heads().len(), 1, "no head was made");
+    let plan = prepare(&w, &h, 1, RewindScope::Conversation);
+    w.turn(&h, "three", vec![]);
+    assert_stale(commit(&w, &h, &plan.plan_id, OnConflict::Refuse, true));
+    assert_eq!(w.heads(&h).len(), 1, "no head was made");
 }
 
 #[test]
 fn a_plan_is_stale_after_a_head_change() {
     let w = World::new();
-    let mut ctl = two_turns(&w);
-    let main = ctl.head_id().to_string();
-    let fork = ctl.fork(1, Some("f".into()), false, &mut quiet()).unwrap();
+    let h = two_turns(&w);
+    let main = w.head(&h);
+    let fork = w
+        .run(h.fork(ForkRequest {
+            turn: 1,
+            name: Some("f".into()),
+            select: false,
+        }))
+        .unwrap();
 
-    let plan = ctl.prepare_rewind(1, RewindScope::Code).unwrap();
-    ctl.switch_head(&fork, &mut quiet()).unwrap();
-    assert_stale(ctl.commit_rewind(&plan.plan_id, false, OnConflict::Refuse, &mut quiet()));
+    let plan = prepare(&w, &h, 1, RewindScope::Code);
+    switch(&w, &h, fork.head_id.as_str());
+    assert_stale(commit(&w, &h, &plan.plan_id, OnConflict::Refuse, false));
 
-    ctl.switch_head(&main, &mut quiet()).unwrap();
-    let plan = ctl.prepare_rewind(1, RewindScope::Conversation).unwrap();
-    ctl.fork(0, None, false, &mut quiet()).unwrap();
-    assert_stale(ctl.commit_rewind(&plan.plan_id, false, OnConflict::Refuse, &mut quiet()));
+    switch(&w, &h, main.as_str());
+    let plan = prepare(&w, &h, 1, RewindScope::Conversation);
+    w.run(h.fork(ForkRequest {
+        turn: 0,
+        name: None,
+        select: false,
+    }))
+    .unwrap();
+    assert_stale(commit(&w, &h, &plan.plan_id, OnConflict::Refuse, false));
     assert_eq!(w.read("a.txt").unwrap(), b"a1\n");
 }
 
 #[test]
 fn a_plan_is_stale_after_another_write_by_retrace() {
     let w = World::new();
-    let mut ctl = two_turns(&w);
+    let h = two_turns(&w);
     // A file revert is a write by Retrace outside any turn: it moves the generation on.
-    let plan = ctl.prepare_rewind(1, RewindScope::Code).unwrap();
-    let revert = ctl.prepare_file_revert(std::path::Path::new("c.txt")).unwrap();
-    let r = ctl
-        .commit_file_revert(&revert.plan_id, false, &mut quiet())
+    let plan = prepare(&w, &h, 1, RewindScope::Code);
+    let revert = w
+        .run(h.prepare_revert(PrepareRevert { path: "c.txt".into() }))
+        .unwrap();
+    let r = w
+        .run(h.commit_revert(CommitRevert {
+            plan_id: revert.plan_id,
+            overwrite: false,
+        }))
         .unwrap();
     assert_eq!(r.files_deleted, ["c.txt"]);
-    assert_stale(ctl.commit_rewind(&plan.plan_id, false, OnConflict::Refuse, &mut quiet()));
+    assert_stale(commit(&w, &h, &plan.plan_id, OnConflict::Refuse, false));
     // So does committing another plan: every other prepared plan is stale afterwards.
-    let first = ctl.prepare_rewind(0, RewindScope::Code).unwrap();
-    let second = ctl.prepare_rewind(1, RewindScope::Code).unwrap();
-    ctl.commit_rewind(&second.plan_id, false, OnConflict::Refuse, &mut quiet())
-        .unwrap();
+    let first = prepare(&w, &h, 0, RewindScope::Code);
+    let second = prepare(&w, &h, 1, RewindScope::Code);
+    commit(&w, &h, &second.plan_id, OnConflict::Refuse, false).unwrap();
     let files = w.files();
-    assert_stale(ctl.commit_rewind(&first.plan_id, false, OnConflict::Refuse, &mut quiet()));
+    assert_stale(commit(&w, &h, &first.plan_id, OnConflict::Refuse, false));
     assert_eq!(w.files(), files);
 }
 
 #[test]
 fn a_plan_is_single_use() {
     let w = World::new();
-    let mut ctl = two_turns(&w);
-    let plan = ctl.prepare_rewind(1, RewindScope::Code).unwrap();
-    let r = ctl
-        .commit_rewind(&plan.plan_id, false, OnConflict::Refuse, &mut quiet())
-        .unwrap();
+    let h = two_turns(&w);
+    let plan = prepare(&w, &h, 1, RewindScope::Code);
+    let r = commit(&w, &h, &plan.plan_id, OnConflict::Refuse, false).unwrap();
     assert!(r.ok && r.transaction_id.is_some());
-    assert_stale(ctl.commit_rewind(&plan.plan_id, false, OnConflict::Refuse, &mut quiet()));
+    assert_stale(commit(&w, &h, &plan.plan_id, OnConflict::Refuse, false));
     // A refused commit uses the plan up as well.
     w.put("a.txt", b"mine\n");
-    let plan = ctl.prepare_rewind(0, RewindScope::Code).unwrap();
-    assert!(matches!(
-        ctl.commit_rewind(&plan.plan_id, false, OnConflict::Refuse, &mut quiet()),
-        Err(ControlError::Refused(_))
-    ));
-    assert_stale(ctl.commit_rewind(&plan.plan_id, false, OnConflict::Skip, &mut quiet()));
-    assert_stale(ctl.commit_rewind("no-such-plan", false, OnConflict::Refuse, &mut quiet()));
+    let plan = prepare(&w, &h, 0, RewindScope::Code);
+    assert_eq!(plan.blockers, [PlanBlocker::Conflicts { count: 1 }]);
+    let a = plan.files.iter().find(|f| f.path == "a.txt").unwrap();
+    assert_eq!(
+        (a.action, a.on_overwrite),
+        (FileAction::Skip, Some(FileAction::Delete)),
+        "a.txt did not exist when turn 0 started"
+    );
+    let e = commit(&w, &h, &plan.plan_id, OnConflict::Refuse, false).unwrap_err();
+    assert_eq!(e.code, ErrorCode::Conflict, "{e:?}");
+    assert_eq!(
+        conflicts_of(&e),
+        [("a.txt".to_string(), ConflictReason::ManualEdit)]
+    );
+    assert_stale(commit(&w, &h, &plan.plan_id, OnConflict::Skip, false));
+    assert_stale(commit(&w, &h, "no-such-plan", OnConflict::Refuse, false));
 }
 
 #[test]
 fn an_edit_after_prepare_is_caught_by_the_commits_recheck() {
     let w = World::new();
-    let mut ctl = two_turns(&w);
-    let plan = ctl.prepare_rewind(1, RewindScope::Code).unwrap();
-    assert!(plan.conflicts.is_empty());
-    // Another editor changes a target: the generation cannot see it, the re-check does.
-    w.put("c.txt", b"an editor saved this\n");
-    let before = w.files();
-    match ctl.commit_rewind(&plan.plan_id, false, OnConflict::Refuse, &mut quiet()) {
-        Err(ControlError::Refused(msg)) => assert!(msg.contains("c.txt"), "{msg}"),
-        other => panic!("expected a refusal, got {other:?}"),
+    let h = two_turns(&w);
+    // Whatever the choice, a file that moved between preview and commit fails the whole commit.
+    for choice in [OnConflict::Refuse, OnConflict::Skip, OnConflict::Overwrite] {
+        // c.txt as Retrace wrote it: the plan is clean.
+        w.put("c.txt", b"c1\n");
+        let plan = prepare(&w, &h, 1, RewindScope::Code);
+        assert!(plan.conflicts.is_empty(), "{choice:?}: {plan:?}");
+        assert!(plan.blockers.is_empty(), "{choice:?}: {plan:?}");
+        // Another editor changes a target: the generation cannot see it, the re-check does.
+        w.put("c.txt", b"an editor saved this\n");
+        let before = w.files();
+        let mut rec = w.record(&h);
+        let e = commit(&w, &h, &plan.plan_id, choice, false).unwrap_err();
+        assert_eq!(e.code, ErrorCode::Conflict, "{choice:?}: {e:?}");
+        assert!(e.message.contains("c.txt"), "{choice:?}: {e:?}");
+        assert_eq!(
+            conflicts_of(&e),
+            [("c.txt".to_string(), ConflictReason::ExternalChange)],
+            "{choice:?}"
+        );
+        assert_eq!(
+            w.files(),
+            before,
+            "{choice:?}: nothing written, not even the clean files"
+        );
+        assert!(
+            w.recorded(&h, &mut rec).is_empty(),
+            "{choice:?}: a refused commit publishes nothing"
+        );
     }
-    assert_eq!(w.files(), before, "nothing written, not even the clean files");
     // Previewed again, the conflict shows, and skip restores the rest.
-    let plan = ctl.prepare_rewind(1, RewindScope::Code).unwrap();
+    let plan = prepare(&w, &h, 1, RewindScope::Code);
     assert_eq!(plan.conflicts.len(), 1);
     assert_eq!(plan.conflicts[0].path, "c.txt");
     assert_eq!(plan.conflicts[0].reason, ConflictReason::ManualEdit);
-    let r = ctl
-        .commit_rewind(&plan.plan_id, false, OnConflict::Skip, &mut quiet())
-        .unwrap();
+    assert_eq!(plan.blockers, [PlanBlocker::Conflicts { count: 1 }]);
+    let c = plan.files.iter().find(|f| f.path == "c.txt").unwrap();
+    assert_eq!(
+        (c.action, c.on_overwrite),
+        (FileAction::Skip, Some(FileAction::Delete))
+    );
+    let r = commit(&w, &h, &plan.plan_id, OnConflict::Skip, false).unwrap();
     assert_eq!(r.conflicts.len(), 1);
     assert_eq!(w.read("a.txt").unwrap(), b"a0\n");
     assert_eq!(w.read("b.txt").unwrap(), b"b0\n");
@@ -142,40 +230,53 @@ fn an_edit_after_prepare_is_caught_by_the_commits_recheck() {
 #[test]
 fn both_with_a_conflict_known_at_prepare_makes_no_head() {
     let w = World::new();
-    let mut ctl = two_turns(&w);
+    let h = two_turns(&w);
     w.put("a.txt", b"mine\n");
-    let plan = ctl.prepare_rewind(1, RewindScope::Both).unwrap();
+    let plan = prepare(&w, &h, 1, RewindScope::Both);
     assert_eq!(plan.conflicts.len(), 1);
-    let transcript = ctl.transcript(None).unwrap();
+    assert_eq!(plan.blockers, [PlanBlocker::Conflicts { count: 1 }]);
+    let a = plan.files.iter().find(|f| f.path == "a.txt").unwrap();
+    assert_eq!(
+        (a.action, a.on_overwrite),
+        (FileAction::Skip, Some(FileAction::Write)),
+        "a.txt existed when turn 1 started"
+    );
+    let transcript = w.transcript(&h, None);
     let before = w.files();
-    let mut events = Vec::new();
-    let r = ctl.commit_rewind_in_place(&plan.plan_id, false, OnConflict::Refuse, &mut |e| events.push(e));
-    assert!(matches!(r, Err(ControlError::Refused(_))), "{r:?}");
-    assert_eq!(ctl.heads().len(), 1, "no head");
-    assert_eq!(ctl.head_id(), "main");
-    assert_eq!(ctl.transcript(None).unwrap(), transcript);
+    let mut rec = w.record(&h);
+    let e = commit(&w, &h, &plan.plan_id, OnConflict::Refuse, true).unwrap_err();
+    assert_eq!(e.code, ErrorCode::Conflict, "{e:?}");
+    assert_eq!(
+        conflicts_of(&e),
+        [("a.txt".to_string(), ConflictReason::ManualEdit)]
+    );
+    assert_eq!(w.heads(&h).len(), 1, "no head");
+    assert_eq!(w.head(&h), "main");
+    assert_eq!(w.transcript(&h, None), transcript);
     assert_eq!(w.files(), before);
+    let events = w.recorded(&h, &mut rec);
     assert!(events.is_empty(), "{events:?}");
     // Reopened from disk, the log has no trace of it either.
-    let id = ctl.session_id().to_string();
-    drop(ctl);
-    let view = retrace_control::SessionView::open(&w.data, &id).unwrap();
-    assert_eq!(view.heads().len(), 1);
+    let id = h.session_id();
+    drop(rec);
+    drop(h);
+    w.run(w.svc.wait_closed());
+    let reader = w.svc.reader(id.as_str()).unwrap();
+    assert_eq!(reader.heads().len(), 1);
 }
 
 #[test]
 fn both_whose_files_fail_after_the_fork_keeps_the_head_and_says_partial() {
     let w = World::new();
-    let mut ctl = two_turns(&w);
-    let plan = ctl.prepare_rewind(1, RewindScope::Both).unwrap();
+    let h = two_turns(&w);
+    let plan = prepare(&w, &h, 1, RewindScope::Both);
     assert!(plan.conflicts.is_empty() && plan.can_files && plan.can_conversation);
+    assert!(plan.blockers.is_empty(), "{plan:?}");
     // Between prepare and commit an editor changes a target (same generation).
     w.put("c.txt", b"saved by an editor\n");
     let before = w.files();
-    let mut events = Vec::new();
-    let r = ctl
-        .commit_rewind_in_place(&plan.plan_id, false, OnConflict::Refuse, &mut |e| events.push(e))
-        .unwrap();
+    let mut rec = w.record(&h);
+    let r = commit(&w, &h, &plan.plan_id, OnConflict::Refuse, true).unwrap();
     assert!(r.partial, "{r:?}");
     assert!(!r.ok);
     assert!(r.conversation_forked);
@@ -185,106 +286,116 @@ fn both_whose_files_fail_after_the_fork_keeps_the_head_and_says_partial() {
     // The head is kept and selected; it ends before turn 1.
     let new = r.head_id.clone();
     assert_ne!(new, "main");
-    assert_eq!(ctl.head_id(), new);
-    assert_eq!(
-        users(&ctl.transcript(None).unwrap()),
-        [(Some(0), "zero".to_string())]
+    assert_eq!(w.head(&h), new);
+    assert_eq!(users(&w.transcript(&h, None)), [(Some(0), "zero".to_string())]);
+    assert!(w.heads(&h).iter().any(|x| x.id == new && !x.retired));
+    let events = w.recorded(&h, &mut rec);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Rewound { partial: true, .. })),
+        "{events:?}"
     );
-    assert!(ctl.heads().iter().any(|h| h.id == new && !h.retired));
-    assert!(events
-        .iter()
-        .any(|e| matches!(e, Event::Rewound { partial: true, .. })));
-    assert!(events.iter().any(|e| matches!(e, Event::HeadChanged { .. })));
+    assert!(
+        events.iter().any(|e| matches!(e, Event::HeadChanged { .. })),
+        "{events:?}"
+    );
     // It is undoable like a conversation rewind: main again, the empty head retired.
     assert!(r.undo_available);
-    let u = ctl.undo_rewind(None, &mut quiet()).unwrap();
+    let u = undo(&w, &h, None).unwrap();
     assert_eq!(u.head_id, "main");
-    assert_eq!(ctl.head_id(), "main");
-    assert!(ctl.heads().iter().any(|h| h.id == new && h.retired));
+    assert_eq!(w.head(&h), "main");
+    assert!(w.heads(&h).iter().any(|x| x.id == new && x.retired));
     assert_eq!(w.files(), before);
 }
 
 #[test]
 fn undo_of_a_conversation_rewind_selects_the_parent_and_retires_the_empty_head() {
     let w = World::new();
-    let mut ctl = two_turns(&w);
-    let full = ctl.transcript(None).unwrap();
-    let plan = ctl.prepare_rewind(1, RewindScope::Conversation).unwrap();
+    let h = two_turns(&w);
+    let full = w.transcript(&h, None);
+    let plan = prepare(&w, &h, 1, RewindScope::Conversation);
     assert!(plan.files.is_empty() && !plan.requires_confirmation);
-    let mut events = Vec::new();
-    let r = ctl
-        .commit_rewind_in_place(&plan.plan_id, false, OnConflict::Refuse, &mut |e| events.push(e))
-        .unwrap();
+    assert!(plan.blockers.is_empty(), "{plan:?}");
+    let mut rec = w.record(&h);
+    let r = commit(&w, &h, &plan.plan_id, OnConflict::Refuse, true).unwrap();
     assert_eq!(r.prompt, "one");
     assert!(r.transaction_id.is_some() && r.undo_available);
-    assert_eq!(ctl.head_id(), r.head_id);
-    assert!(matches!(
-        events.first(),
-        Some(Event::Rewound {
-            scope: RewindScope::Conversation,
-            turn: 1,
-            ..
-        })
-    ));
-    assert!(matches!(events.last(), Some(Event::HeadChanged { head_id }) if *head_id == r.head_id));
+    assert_eq!(w.head(&h), r.head_id);
+    let events = w.recorded(&h, &mut rec);
+    assert!(
+        matches!(
+            events.first(),
+            Some(Event::Rewound {
+                scope: RewindScope::Conversation,
+                turn: 1,
+                ..
+            })
+        ),
+        "{events:?}"
+    );
+    assert!(
+        matches!(events.last(), Some(Event::HeadChanged { head_id }) if *head_id == r.head_id),
+        "{events:?}"
+    );
 
-    let mut events = Vec::new();
-    let u = ctl
-        .undo_rewind(r.transaction_id.as_deref(), &mut |e| events.push(e))
-        .unwrap();
+    let u = undo(&w, &h, r.transaction_id.as_deref()).unwrap();
     assert_eq!(u.head_id, "main");
-    assert_eq!(ctl.head_id(), "main");
-    assert_eq!(ctl.transcript(None).unwrap(), full);
-    let h = ctl.heads().into_iter().find(|h| h.id == r.head_id).unwrap();
-    assert!(h.retired && !h.selected);
-    assert!(events
-        .iter()
-        .any(|e| matches!(e, Event::HeadChanged { head_id } if head_id == "main")));
-    assert!(events.iter().any(|e| matches!(e, Event::Undone { .. })));
+    assert_eq!(w.head(&h), "main");
+    assert_eq!(w.transcript(&h, None), full);
+    let head = w.heads(&h).into_iter().find(|x| x.id == r.head_id).unwrap();
+    assert!(head.retired && !head.selected);
+    let events = w.recorded(&h, &mut rec);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::HeadChanged { head_id } if head_id == "main")),
+        "{events:?}"
+    );
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Undone { .. })),
+        "{events:?}"
+    );
     // Nothing more to undo.
-    assert!(matches!(
-        ctl.undo_rewind(None, &mut quiet()),
-        Err(ControlError::Refused(_))
-    ));
+    let e = undo(&w, &h, None).unwrap_err();
+    assert_eq!(e.code, ErrorCode::Refused, "{e:?}");
 }
 
 #[test]
 fn commit_rewind_leaves_the_controller_on_its_head() {
     let w = World::new();
-    let mut ctl = two_turns(&w);
-    let plan = ctl.prepare_rewind(1, RewindScope::Both).unwrap();
-    let mut events = Vec::new();
-    let r = ctl
-        .commit_rewind(&plan.plan_id, false, OnConflict::Refuse, &mut |e| events.push(e))
-        .unwrap();
+    let h = two_turns(&w);
+    let plan = prepare(&w, &h, 1, RewindScope::Both);
+    let mut rec = w.record(&h);
+    let r = commit(&w, &h, &plan.plan_id, OnConflict::Refuse, false).unwrap();
     assert!(r.ok && r.conversation_forked);
     assert_ne!(r.head_id, "main");
-    assert_eq!(ctl.head_id(), "main", "not in place: still on main");
-    assert!(!events.iter().any(|e| matches!(e, Event::HeadChanged { .. })));
+    assert_eq!(w.head(&h), "main", "not in place: still on main");
+    let events = w.recorded(&h, &mut rec);
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::HeadChanged { .. })),
+        "{events:?}"
+    );
     assert_eq!(w.read("a.txt").unwrap(), b"a0\n");
     assert_eq!(w.read("b.txt").unwrap(), b"b0\n");
     assert_eq!(w.read("c.txt"), None);
-    let new = ctl.transcript(Some(&r.head_id)).unwrap();
+    let new = w.transcript(&h, Some(r.head_id.as_str()));
     assert_eq!(users(&new), [(Some(0), "zero".to_string())]);
     // Undo: files back, the head that was never selected is retired, main stays selected.
-    ctl.undo_rewind(None, &mut quiet()).unwrap();
+    undo(&w, &h, None).unwrap();
     assert_eq!(w.read("a.txt").unwrap(), b"a1\n");
     assert_eq!(w.read("c.txt").unwrap(), b"c1\n");
-    assert_eq!(ctl.head_id(), "main");
-    assert!(ctl.heads().iter().any(|h| h.id == r.head_id && h.retired));
+    assert_eq!(w.head(&h), "main");
+    assert!(w.heads(&h).iter().any(|x| x.id == r.head_id && x.retired));
 }
 
 #[test]
 fn code_rewind_plan_and_note() {
     let w = World::new();
-    let mut ctl = w.controller();
-    w.turn(&mut ctl, "zero", vec![write("m.txt", "m0\n")]);
-    w.turn(
-        &mut ctl,
-        "one",
-        vec![mv("m.txt", "d/n.txt"), write("x.txt", "x\n")],
-    );
-    let plan = ctl.prepare_rewind(1, RewindScope::Code).unwrap();
+    let h = w.open();
+    w.turn(&h, "zero", vec![write("m.txt", "m0\n")]);
+    w.turn(&h, "one", vec![mv("m.txt", "d/n.txt"), write("x.txt", "x\n")]);
+    let plan = prepare(&w, &h, 1, RewindScope::Code);
     let actions: Vec<(String, FileAction)> = plan.files.iter().map(|f| (f.path.clone(), f.action)).collect();
     assert_eq!(
         actions,
@@ -294,65 +405,75 @@ fn code_rewind_plan_and_note() {
             ("x.txt".to_string(), FileAction::Delete)
         ]
     );
-    ctl.commit_rewind_in_place(&plan.plan_id, false, OnConflict::Refuse, &mut quiet())
-        .unwrap();
+    assert!(plan.blockers.is_empty(), "{plan:?}");
+    assert!(plan.files.iter().all(|f| f.on_overwrite.is_none()), "{plan:?}");
+    commit(&w, &h, &plan.plan_id, OnConflict::Refuse, true).unwrap();
     assert_eq!(w.read("m.txt").unwrap(), b"m0\n");
     // The note: a system message at the end of the head, naming the files; never a turn.
-    let t = ctl.transcript(None).unwrap();
+    let t = w.transcript(&h, None);
     let note = t.last().unwrap();
-    assert_eq!(note.role, "system");
+    assert_eq!(note.role, Role::System);
     assert_eq!(note.turn, None);
     for f in ["m.txt", "d/n.txt", "x.txt"] {
         assert!(note.content.contains(f), "{}", note.content);
     }
-    let (r, _) = w.turn(&mut ctl, "two", vec![]);
+    let (r, _) = w.turn(&h, "two", vec![]);
     assert_eq!(r.turn, 2);
 }
 
 #[test]
 fn summaries_with_the_demo_model() {
     let w = World::new();
-    let mut ctl = w.controller();
-    let demo = || open_model(&ModelSpec::Demo, &ModelOptions::default(), &|_: &str| None).unwrap();
+    let h = w.open();
     for p in ["first", "second", "third"] {
-        w.turn_with(&mut ctl, p, demo());
+        let (_, outcome, _) = w.turn_with(&h, p, ModelSpec::demo());
+        assert!(outcome.ok, "turn {p:?} failed: {:?}", outcome.error);
     }
-    let full = ctl.transcript(None).unwrap();
+    let full = w.transcript(&h, None);
     let files = w.files();
     let at = full.iter().position(|m| m.turn == Some(1)).unwrap();
+    let summarize = |turn: u64, direction: SummarizeDirection| {
+        w.run(h.summarize(SummarizeRequest {
+            turn,
+            direction,
+            model: None,
+        }))
+    };
 
-    let from =
-        w.rt.block_on(ctl.summarize(1, SummarizeWhich::From, &mut |_| {}))
-            .unwrap();
-    assert_eq!(ctl.head_id(), from);
-    let t = ctl.transcript(None).unwrap();
+    let from = summarize(1, SummarizeDirection::From).unwrap();
+    assert_eq!(w.head(&h), from.head_id);
+    let t = w.transcript(&h, None);
     assert_eq!(t.len(), at + 1);
     assert_eq!(t[..at], full[..at]);
-    assert_eq!(t[at].role, "user");
+    assert_eq!(t[at].role, Role::User);
     assert!(t[at].content.starts_with("Summary of "), "{}", t[at].content);
 
-    ctl.switch_head("main", &mut quiet()).unwrap();
-    let up =
-        w.rt.block_on(ctl.summarize(1, SummarizeWhich::UpTo, &mut |_| {}))
-            .unwrap();
-    let t = ctl.transcript(None).unwrap();
-    assert_eq!(ctl.head_id(), up);
-    assert_eq!(t[0].role, "user");
+    switch(&w, &h, "main");
+    let up = summarize(1, SummarizeDirection::UpTo).unwrap();
+    let t = w.transcript(&h, None);
+    assert_eq!(w.head(&h), up.head_id);
+    assert_eq!(t[0].role, Role::User);
     assert!(t[0].content.starts_with("Summary of "), "{}", t[0].content);
     assert_eq!(t[1..], full[at..]);
     assert_eq!(w.files(), files, "a summary changes no file");
 
-    ctl.switch_head("main", &mut quiet()).unwrap();
-    let nothing = w.rt.block_on(ctl.summarize(0, SummarizeWhich::UpTo, &mut |_| {}));
+    switch(&w, &h, "main");
+    let nothing = summarize(0, SummarizeDirection::UpTo);
     assert!(
-        matches!(&nothing, Err(ControlError::Refused(m)) if m.contains("nothing to summarize")),
+        matches!(&nothing, Err(e) if e.code == ErrorCode::Refused && e.message.contains("nothing to summarize")),
         "{nothing:?}"
     );
     // The code of a turn folded into a summary can still be restored; its conversation cannot.
-    ctl.switch_head(&up, &mut quiet()).unwrap();
-    let plan = ctl.prepare_rewind(0, RewindScope::Both).unwrap();
+    switch(&w, &h, up.head_id.as_str());
+    let plan = prepare(&w, &h, 0, RewindScope::Both);
     assert!(plan.can_files && !plan.can_conversation);
     assert_eq!(plan.disabled_reason.as_deref(), Some("not on this head"));
+    assert_eq!(
+        plan.blockers,
+        [PlanBlocker::Unavailable {
+            reason: "not on this head".into()
+        }]
+    );
 }
 
 /// A flat (format-1) log: turn 0 "make a.txt", turn 1 "now b.txt".
@@ -375,24 +496,25 @@ const FORMAT1_LOG: &str = concat!(
 #[test]
 fn a_rewind_of_a_format1_log_continues_in_the_new_session_and_its_sidecar() {
     let w = World::new();
-    let dir = w.data.sessions_dir();
+    let dir = w.svc.data_root().join("sessions");
     std::fs::create_dir_all(&dir).unwrap();
     let old_log = dir.join("old-session.jsonl");
     std::fs::write(&old_log, FORMAT1_LOG).unwrap();
-    let mut ctl = Controller::open(&w.data, "old-session", Some(&w.ws), None, Default::default()).unwrap();
-    let plan = ctl.prepare_rewind(1, RewindScope::Conversation).unwrap();
-    let r = ctl
-        .commit_rewind_in_place(&plan.plan_id, false, OnConflict::Refuse, &mut quiet())
-        .unwrap();
+    let h = w.run(w.svc.open("old-session", Some(&w.ws))).unwrap();
+    let plan = prepare(&w, &h, 1, RewindScope::Conversation);
+    let r = commit(&w, &h, &plan.plan_id, OnConflict::Refuse, true).unwrap();
     assert!(r.ok && r.conversation_forked, "{r:?}");
     assert_ne!(r.session_id, "old-session");
     assert!(!r.undo_available, "{r:?}");
-    assert_eq!(ctl.session_id(), r.session_id);
+    // The status comes from the actor, after it has taken in the new id; the handle's id too then.
+    assert_eq!(w.run(h.status()).unwrap().session_id, r.session_id);
+    assert_eq!(h.session_id(), r.session_id);
     assert_eq!(std::fs::read_to_string(&old_log).unwrap(), FORMAT1_LOG);
 
-    let (report, _) = w.turn(&mut ctl, "again", vec![write("x.txt", "x\n")]);
-    let turn = report.turn;
-    let listed: Vec<u64> = ctl.checkpoints().iter().map(|c| c.turn).collect();
+    let (accepted, _) = w.turn(&h, "again", vec![write("x.txt", "x\n")]);
+    let turn = accepted.turn;
+    assert_eq!(accepted.session_id, r.session_id);
+    let listed: Vec<u64> = w.run(h.checkpoints()).unwrap().iter().map(|c| c.turn).collect();
     assert_eq!(listed, [turn]);
     let new_sidecar = dir.join(format!("{}.ckpt", r.session_id));
     assert!(new_sidecar.join(format!("turn-{turn}.json")).is_file());
@@ -400,8 +522,14 @@ fn a_rewind_of_a_format1_log_continues_in_the_new_session_and_its_sidecar() {
         .join("old-session.ckpt")
         .join(format!("turn-{turn}.json"))
         .exists());
-    drop(ctl);
-    let again = Controller::open(&w.data, &r.session_id, None, None, Default::default()).unwrap();
-    let listed: Vec<u64> = again.checkpoints().iter().map(|c| c.turn).collect();
+    drop(h);
+    w.run(w.svc.wait_closed());
+    let again = w.run(w.svc.open(r.session_id.as_str(), None)).unwrap();
+    let listed: Vec<u64> = w
+        .run(again.checkpoints())
+        .unwrap()
+        .iter()
+        .map(|c| c.turn)
+        .collect();
     assert_eq!(listed, [turn], "a new process sees the same checkpoints");
 }

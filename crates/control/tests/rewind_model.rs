@@ -1,10 +1,13 @@
-//! Model-based property test of the controller (TESTING.md layer 2): random sequences of
-//! {turn with file edits through a scripted model, external edit, rewind(n, code|conversation|both,
-//! on_conflict, in place or not), undo, fork, switch} against a small model of the workspace files,
-//! of what Retrace last wrote (the ownership proofs), of the write timeline, and of the heads. After
-//! every step the real workspace, every head's transcript (its user messages and notes) and the
-//! selected head must equal the model, and each operation must succeed or be refused exactly when
-//! the model says so, with the files written, deleted and conflicted that the model predicts.
+//! Model-based property test of the controller (TESTING.md layer 2), through a session handle:
+//! random sequences of {turn with file edits through a scripted model, external edit, rewind(n,
+//! code|conversation|both, on_conflict, in place or not), undo, fork, switch} against a small model
+//! of the workspace files, of what Retrace last wrote (the ownership proofs), of the write timeline,
+//! and of the heads. After every step the real workspace, every head's transcript (its user
+//! messages and notes) and the selected head must equal the model, and each operation must succeed
+//! or be refused exactly when the model says so (with the error code it predicts: `refused` for an
+//! action that is not available, `conflict` for conflicted files under `refuse`, `not_found` for a
+//! turn that does not exist), with the plan's blockers and the files written, deleted and
+//! conflicted that the model predicts.
 //!
 //! Cases: `PROPTEST_CASES` (default 64). The worlds live on `/dev/shm` when it exists, so the
 //! store's fsyncs cost little (64 cases of up to 23 operations take about half a second there, and
@@ -18,10 +21,13 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
-use retrace_control::{ControlError, Controller};
-use retrace_protocol::{OnConflict, RewindResult, RewindScope};
+use retrace_control::SessionHandle;
+use retrace_protocol::{
+    CommitRewind, Error, ErrorCode, ErrorDetails, FileAction, ForkRequest, HeadId, OnConflict, PlanBlocker,
+    PrepareRewind, RewindResult, RewindScope, Role, SwitchRequest, UndoRequest,
+};
 use serde_json::{json, Value};
-use support::{quiet, World};
+use support::World;
 
 /// The workspace paths the cases play with (nested ones make restores create directories).
 const PATHS: [&str; 4] = ["a.txt", "b.bin", "d/c.txt", "d/e/f.txt"];
@@ -102,7 +108,7 @@ enum Item {
 
 #[derive(Debug, Clone)]
 struct Head {
-    id: String,
+    id: HeadId,
     items: Vec<Item>,
     retired: bool,
 }
@@ -187,9 +193,15 @@ fn sorted(v: &[String]) -> BTreeSet<String> {
     v.iter().cloned().collect()
 }
 
+/// Whether `r` failed with `code`.
+fn failed_with<T>(r: &Result<T, Error>, code: ErrorCode) -> bool {
+    matches!(r, Err(e) if e.code == code)
+}
+
 struct Run {
+    /// Declared before the world, so the session goes before its runtime and its files.
+    h: SessionHandle,
     w: World,
-    ctl: Controller,
     m: Model,
 }
 
@@ -212,21 +224,21 @@ fn max_ops() -> usize {
 impl Run {
     fn new() -> Run {
         let w = World::new_in(shm());
-        let ctl = w.controller();
+        let h = w.open();
         let m = Model {
             disk: BTreeMap::new(),
             owned: BTreeMap::new(),
             timeline: Vec::new(),
             next_turn: 0,
             heads: vec![Head {
-                id: ctl.head_id().to_string(),
+                id: w.head(&h),
                 items: Vec::new(),
                 retired: false,
             }],
             selected: 0,
             undo: None,
         };
-        Run { w, ctl, m }
+        Run { h, w, m }
     }
 
     fn step(&mut self, op: &Op) -> Result<(), TestCaseError> {
@@ -258,11 +270,11 @@ impl Run {
             Op::Switch(i) => {
                 let i = i % self.m.heads.len();
                 let id = self.m.heads[i].id.clone();
-                let r = self.ctl.switch_head(&id, &mut quiet());
+                let r = self.w.run(self.h.switch(SwitchRequest { head: id.to_string() }));
                 if self.m.heads[i].retired {
-                    prop_assert!(matches!(r, Err(ControlError::Refused(_))), "{r:?}");
+                    prop_assert!(failed_with(&r, ErrorCode::Refused), "{r:?}");
                 } else {
-                    prop_assert_eq!(r.unwrap(), id);
+                    prop_assert_eq!(r.unwrap().head_id, id);
                     self.m.selected = i;
                 }
                 Ok(())
@@ -316,7 +328,7 @@ impl Run {
                 }
             }
         }
-        let (report, _) = self.w.turn(&mut self.ctl, &format!("p{n}"), calls);
+        let (report, _) = self.w.turn(&self.h, &format!("p{n}"), calls);
         prop_assert_eq!(report.turn, n, "turn numbers are never reused");
         prop_assert_eq!(&report.head_id, &self.m.heads[self.m.selected].id);
         for (p, _) in &touched {
@@ -342,12 +354,17 @@ impl Run {
         in_place: bool,
     ) -> Result<(), TestCaseError> {
         if self.m.next_turn == 0 {
-            let r = self.ctl.prepare_rewind(0, scope);
-            prop_assert!(matches!(r, Err(ControlError::Usage(_))), "{r:?}");
+            let r = self
+                .w
+                .run(self.h.prepare_rewind(PrepareRewind { turn: 0, scope }));
+            prop_assert!(failed_with(&r, ErrorCode::NotFound), "{r:?}");
             return Ok(());
         }
         let n = turn as u64 % self.m.next_turn;
-        let plan = self.ctl.prepare_rewind(n, scope).unwrap();
+        let plan = self
+            .w
+            .run(self.h.prepare_rewind(PrepareRewind { turn: n, scope }))
+            .unwrap();
         let wants_files = scope != RewindScope::Conversation;
         let wants_conv = scope != RewindScope::Code;
         let visible = self.m.heads[self.m.selected].has_turn(n);
@@ -375,21 +392,54 @@ impl Run {
         let planned: BTreeSet<String> = plan.conflicts.iter().map(|c| c.path.clone()).collect();
         let want: BTreeSet<String> = conflicted.iter().map(|c| c.0.clone()).collect();
         prop_assert_eq!(&planned, &want, "conflicts of the plan");
-        let before_heads = self.ctl.heads().len();
+        // What a conflicted file's `overwrite` would do: put the target back (write or delete).
+        for f in &plan.files {
+            let on_overwrite = conflicted.iter().find(|c| c.0 == f.path).map(|c| match c.1 {
+                Some(_) => FileAction::Write,
+                None => FileAction::Delete,
+            });
+            prop_assert_eq!(f.on_overwrite, on_overwrite, "on_overwrite of {}", f.path);
+        }
+        // The plan's blockers: the conversation off this head, then the conflicts under `refuse`.
+        let unavailable = wants_conv && !visible;
+        let mut blockers = Vec::new();
+        if unavailable {
+            blockers.push(PlanBlocker::Unavailable {
+                reason: "not on this head".into(),
+            });
+        }
+        if !conflicted.is_empty() {
+            blockers.push(PlanBlocker::Conflicts {
+                count: conflicted.len(),
+            });
+        }
+        prop_assert_eq!(&plan.blockers, &blockers, "blockers of the plan");
+        let before_heads = self.w.heads(&self.h).len();
 
-        let r = if in_place {
-            self.ctl
-                .commit_rewind_in_place(&plan.plan_id, false, on_conflict, &mut quiet())
-        } else {
-            self.ctl
-                .commit_rewind(&plan.plan_id, false, on_conflict, &mut quiet())
-        };
-        let refused =
-            (wants_conv && !visible) || (!conflicted.is_empty() && on_conflict == OnConflict::Refuse);
-        if refused {
-            prop_assert!(matches!(r, Err(ControlError::Refused(_))), "{r:?}");
+        let r = self.w.run(self.h.commit_rewind(CommitRewind {
+            plan_id: plan.plan_id.clone(),
+            confirm: false,
+            on_conflict,
+            in_place,
+        }));
+        let blocked = !conflicted.is_empty() && on_conflict == OnConflict::Refuse;
+        if unavailable || blocked {
+            // An unavailable half is checked first, whatever the files.
+            if unavailable {
+                prop_assert!(failed_with(&r, ErrorCode::Refused), "{r:?}");
+            } else {
+                prop_assert!(failed_with(&r, ErrorCode::Conflict), "{r:?}");
+                let listed: BTreeSet<String> = match r {
+                    Err(Error {
+                        details: Some(ErrorDetails::Conflicts { conflicts }),
+                        ..
+                    }) => conflicts.into_iter().map(|c| c.path).collect(),
+                    other => return Err(TestCaseError::fail(format!("no conflicts listed: {other:?}"))),
+                };
+                prop_assert_eq!(&listed, &want, "conflicts of the refusal");
+            }
             prop_assert_eq!(
-                self.ctl.heads().len(),
+                self.w.heads(&self.h).len(),
                 before_heads,
                 "a refused rewind makes no head"
             );
@@ -474,14 +524,28 @@ impl Run {
     }
 
     fn undo(&mut self) -> Result<(), TestCaseError> {
-        let r = self.ctl.undo_rewind(None, &mut quiet());
+        let r = self.w.run(self.h.undo(UndoRequest::default()));
         let Some(u) = self.m.undo.clone() else {
-            prop_assert!(matches!(r, Err(ControlError::Refused(_))), "{r:?}");
+            prop_assert!(failed_with(&r, ErrorCode::Refused), "{r:?}");
             return Ok(());
         };
-        let moved = u.targets.iter().any(|(p, wrote, _)| self.m.state(p) != *wrote);
-        if moved {
-            prop_assert!(matches!(r, Err(ControlError::Refused(_))), "{r:?}");
+        let moved: BTreeSet<String> = u
+            .targets
+            .iter()
+            .filter(|(p, wrote, _)| self.m.state(p) != *wrote)
+            .map(|t| t.0.clone())
+            .collect();
+        if !moved.is_empty() {
+            prop_assert!(failed_with(&r, ErrorCode::Refused), "{r:?}");
+            // The refusal names the files that changed since the rewind.
+            let named: BTreeSet<String> = match r {
+                Err(Error {
+                    details: Some(ErrorDetails::Paths { paths }),
+                    ..
+                }) => paths.into_iter().collect(),
+                other => return Err(TestCaseError::fail(format!("no paths named: {other:?}"))),
+            };
+            prop_assert_eq!(&named, &moved, "paths of the refused undo");
             return Ok(());
         }
         let r = r.unwrap();
@@ -537,13 +601,17 @@ impl Run {
             return Ok(());
         }
         let n = turn as u64 % self.m.next_turn;
-        let r = self.ctl.fork(n, None, select, &mut quiet());
+        let r = self.w.run(self.h.fork(ForkRequest {
+            turn: n,
+            name: None,
+            select,
+        }));
         let sel = self.m.selected;
         if !self.m.heads[sel].has_turn(n) {
-            prop_assert!(matches!(r, Err(ControlError::Refused(_))), "{r:?}");
+            prop_assert!(failed_with(&r, ErrorCode::Refused), "{r:?}");
             return Ok(());
         }
-        let id = r.unwrap();
+        let id = r.unwrap().head_id;
         let items = self.m.heads[sel].before(n);
         self.m.heads.push(Head {
             id,
@@ -559,23 +627,23 @@ impl Run {
     /// The real workspace and heads equal the model.
     fn check(&self) -> Result<(), TestCaseError> {
         prop_assert_eq!(&self.w.files(), &self.m.disk, "workspace files");
-        prop_assert_eq!(self.ctl.head_id(), self.m.heads[self.m.selected].id.as_str());
-        let heads = self.ctl.heads();
+        prop_assert_eq!(&self.w.head(&self.h), &self.m.heads[self.m.selected].id);
+        let heads = self.w.heads(&self.h);
         prop_assert_eq!(heads.len(), self.m.heads.len());
         for mh in &self.m.heads {
             let h = heads.iter().find(|h| h.id == mh.id).unwrap();
             prop_assert_eq!(h.retired, mh.retired, "head {} retired", mh.id);
             prop_assert_eq!(h.selected, mh.id == self.m.heads[self.m.selected].id);
-            let t = self.ctl.transcript(Some(&mh.id)).unwrap();
+            let t = self.w.transcript(&self.h, Some(mh.id.as_str()));
             let mut items = Vec::new();
             for m in &t {
-                match m.role.as_str() {
-                    "user" => {
+                match m.role {
+                    Role::User => {
                         let n = m.turn.unwrap();
                         prop_assert_eq!(&m.content, &format!("p{n}"));
                         items.push(Item::User(n));
                     }
-                    "system" => {
+                    Role::System => {
                         // The note names exactly the files the code rewind wrote or deleted.
                         let named: BTreeSet<String> = PATHS
                             .iter()
@@ -591,7 +659,7 @@ impl Run {
         }
         // The checkpoint list: one entry per turn, visible exactly on the selected head's path.
         let sel = &self.m.heads[self.m.selected];
-        let cks = self.ctl.checkpoints();
+        let cks = self.w.run(self.h.checkpoints()).unwrap();
         prop_assert_eq!(cks.len() as u64, self.m.next_turn);
         for c in &cks {
             prop_assert_eq!(c.visible, Some(sel.has_turn(c.turn)), "turn {} visible", c.turn);

@@ -6,14 +6,6 @@ use std::path::PathBuf;
 /// Errors of the model clients.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
-    /// The `--model` value could not be understood.
-    #[error("bad model `{spec}`: {detail}")]
-    BadSpec {
-        /// The value given.
-        spec: String,
-        /// What is wrong with it.
-        detail: String,
-    },
     /// The base URL is not a usable http(s) URL.
     #[error("bad base URL `{url}`: {detail}")]
     BadBaseUrl {
@@ -23,11 +15,11 @@ pub enum ModelError {
         detail: String,
     },
     /// The API key's environment variable is not set (or empty).
-    #[error("{var} is not set: export it, or pick another model with {alternatives}")]
+    #[error("{var} is not set: export it, or pick another model: {alternatives}")]
     MissingApiKey {
         /// The variable to set, e.g. `DEEPSEEK_API_KEY`.
         var: String,
-        /// The other `--model` choices, for the message.
+        /// The other model choices, for the message.
         alternatives: String,
     },
     /// The HTTP client could not be built.
@@ -123,8 +115,7 @@ impl ModelError {
             ModelError::Http { status, .. } => *status == 429 || *status == 408 || *status >= 500,
             ModelError::StreamBroken { partial, .. } => !partial,
             ModelError::Api { .. } => false,
-            ModelError::BadSpec { .. }
-            | ModelError::BadBaseUrl { .. }
+            ModelError::BadBaseUrl { .. }
             | ModelError::MissingApiKey { .. }
             | ModelError::Client { .. }
             | ModelError::Protocol { .. }

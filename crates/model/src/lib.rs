@@ -6,7 +6,7 @@
 //! - [`ScriptModel`]: replays a JSON file of responses (`--model script:FILE`), for tests;
 //! - [`DemoModel`]: deterministic, offline, answers any prompt with a few file edits (`--model demo`).
 //!
-//! [`ModelSpec::parse`] reads a `--model` value and [`open_model`] opens it.
+//! [`open_model`] opens what a [`ModelSpec`] (from `retrace-protocol`) names.
 //!
 //! The streaming path is built in layers, each testable alone: [`sse::SseDecoder`] turns bytes into
 //! server-sent events (pure and incremental, so chunk boundaries can fall anywhere — it has a cargo-fuzz
@@ -52,7 +52,7 @@ pub use types::{ChatMessage, ChatRequest, ChatResponse, Delta, Role, ToolCall, T
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A chat model: given the conversation and the tools, produce the next response.
-pub trait ChatModel: Send {
+pub trait ChatModel: Send + Sync {
     /// A short description for logs and the UI, e.g. `deepseek:deepseek-chat` or `demo`.
     fn describe(&self) -> String;
 

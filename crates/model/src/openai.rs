@@ -238,7 +238,7 @@ impl OpenAiClient {
             (401 | 403, None, None) => " (no API key was sent)".to_string(),
             (401 | 403, Some(_), Some(var)) => format!(" (check the key in {var})"),
             (404, _, _) => format!(
-                " (requests go to {}; check --base-url and the model name `{}`)",
+                " (requests go to {}; check the base URL and the model name `{}`)",
                 self.endpoint, self.opts.model
             ),
             _ => String::new(),

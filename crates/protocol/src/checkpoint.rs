@@ -16,6 +16,18 @@ pub enum Coverage {
     None,
 }
 
+impl Coverage {
+    /// The wire name (`legacy`, `partial`, `complete`, `none`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Coverage::Legacy => "legacy",
+            Coverage::Partial => "partial",
+            Coverage::Complete => "complete",
+            Coverage::None => "none",
+        }
+    }
+}
+
 /// Why part of a turn's effect cannot be restored. Unknown reasons written by other versions are
 /// kept verbatim in [`GapReason::Other`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -162,4 +174,19 @@ pub enum ChangeKind {
     Modify,
     /// The file exists and will be deleted.
     Delete,
+}
+
+/// A session's or sidecar's checkpoint list with what a listing shows around it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointListing {
+    /// The turns, oldest first.
+    pub entries: Vec<CheckpointEntry>,
+    /// The sidecar directory.
+    pub sidecar: String,
+    /// Bytes the sidecar takes on disk (records, payloads, transactions).
+    pub total_bytes: u64,
+    /// The number the next turn will get.
+    pub next_turn: u64,
+    /// Records that could not be read (each names its file); the other turns are still listed.
+    pub problems: Vec<crate::fsck::FsckProblem>,
 }

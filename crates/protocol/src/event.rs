@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::Gap;
+use crate::ids::{HeadId, SessionId};
+use crate::request::ApprovalDecision;
 
 /// What to restore in a rewind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,9 +26,9 @@ pub enum Event {
     /// A turn began: its checkpoint exists and the user message is in the log.
     TurnStarted {
         /// The session.
-        session_id: String,
+        session_id: SessionId,
         /// The head the turn runs on.
-        head_id: String,
+        head_id: HeadId,
         /// The turn number.
         turn: u64,
         /// The user's prompt.
@@ -88,7 +90,7 @@ pub enum Event {
         /// The turn rewound to.
         turn: u64,
         /// The head now selected.
-        head_id: String,
+        head_id: HeadId,
         /// Files written.
         files_written: Vec<String>,
         /// Files deleted.
@@ -103,12 +105,12 @@ pub enum Event {
         /// The transaction undone.
         transaction_id: String,
         /// The head now selected.
-        head_id: String,
+        head_id: HeadId,
     },
     /// The selected head changed.
     HeadChanged {
         /// The head now selected.
-        head_id: String,
+        head_id: HeadId,
     },
     /// Something worth telling the user.
     Notice {
@@ -120,11 +122,21 @@ pub enum Event {
         /// The text.
         message: String,
     },
-    /// A shell command waits for the user's approval.
+    /// A shell command waits for the user's approval: any frontend answers it by `call_id`
+    /// (allow once, allow for the session, deny). Cancelling the turn denies it.
     ApprovalRequested {
-        /// The call id.
-        id: String,
+        /// The tool call waiting.
+        call_id: String,
+        /// The tool (`bash`).
+        tool: String,
         /// The command line.
         command: String,
+    },
+    /// An approval was answered (by any frontend, or denied by a cancel): close its prompt.
+    ApprovalResolved {
+        /// The tool call.
+        call_id: String,
+        /// The answer.
+        decision: ApprovalDecision,
     },
 }

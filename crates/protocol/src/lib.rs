@@ -1,21 +1,41 @@
 //! Data only: the types that cross a boundary between Retrace's crates and its frontends.
 //!
-//! Nothing here does I/O or holds behaviour beyond trivial accessors. Every type serialises with
-//! snake_case keys (the CLI's `--json` output and, later, the HTTP API); the sidecar's own camelCase
-//! records live in `retrace-checkpoint`, which maps them to these types.
+//! Nothing here does I/O or holds behaviour beyond constructors and trivial accessors. Every type
+//! serialises with snake_case keys (the CLI's `--json` output and the HTTP API); the sidecar's own
+//! camelCase records live in `retrace-checkpoint`, which maps them to these types.
+//!
+//! What lives here, by module: ids ([`ids`]), conversation messages ([`message`]), sessions, heads
+//! and transcripts ([`session`]), checkpoint listings ([`checkpoint`]), restore plans and results
+//! ([`restore`], [`rewind`]), the event stream ([`event`], [`stream`]), the requests a frontend makes
+//! ([`request`]), what it configures ([`config`]), errors ([`error`]) and fsck reports ([`fsck`]).
 
 pub mod checkpoint;
+pub mod config;
+pub mod error;
 pub mod event;
 pub mod fsck;
+pub mod ids;
+pub mod message;
+pub mod request;
 pub mod restore;
 pub mod rewind;
 pub mod session;
+pub mod stream;
 
-pub use checkpoint::{ChangeKind, CheckpointEntry, Coverage, Gap, GapReason};
+pub use checkpoint::{ChangeKind, CheckpointEntry, CheckpointListing, Coverage, Gap, GapReason};
+pub use config::{BashPolicy, ModelSpec, ModelSpecError, Provider, RetentionLimits};
+pub use error::{Error, ErrorCode, ErrorDetails, Missing};
 pub use event::{Event, RewindScope};
 pub use fsck::{FsckProblem, FsckReport, Severity};
+pub use ids::{HeadId, MessageId, SessionId, MAIN_HEAD};
+pub use message::{ChatMessage, Role, ToolCall};
+pub use request::{
+    ApprovalAnswer, ApprovalDecision, CommitRevert, CommitRewind, ForkRequest, PrepareRevert, PrepareRewind,
+    SendPrompt, SummarizeDirection, SummarizeRequest, SwitchRequest, TurnAccepted, TurnOutcome, UndoRequest,
+};
 pub use restore::{
     CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanFile, PlanGap,
 };
-pub use rewind::{RewindPlan, RewindResult};
-pub use session::{HeadEntry, SessionEntry, TranscriptEntry, TranscriptToolCall};
+pub use rewind::{PlanBlocker, RewindPlan, RewindResult};
+pub use session::{HeadEntry, HeadKind, HeadRef, SessionEntry, SessionStatus, TranscriptEntry};
+pub use stream::{Delivery, Numbered};

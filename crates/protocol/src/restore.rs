@@ -19,6 +19,18 @@ pub enum FileAction {
     Skip,
 }
 
+impl FileAction {
+    /// The wire name (`write`, `delete`, `unchanged`, `skip`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileAction::Write => "write",
+            FileAction::Delete => "delete",
+            FileAction::Unchanged => "unchanged",
+            FileAction::Skip => "skip",
+        }
+    }
+}
+
 /// Why a file cannot be restored without the user's say-so (SPEC §5.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -39,6 +51,22 @@ pub enum ConflictReason {
     ModeChange,
     /// The bytes differ from what Retrace wrote: someone edited the file.
     ManualEdit,
+}
+
+impl ConflictReason {
+    /// The wire name (`manual_edit`, `path_unsafe`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConflictReason::PathUnsafe => "path_unsafe",
+            ConflictReason::MissingPayload => "missing_payload",
+            ConflictReason::Unverified => "unverified",
+            ConflictReason::LegacyUnverified => "legacy_unverified",
+            ConflictReason::DeletedAndRecreated => "deleted_and_recreated",
+            ConflictReason::ExternalChange => "external_change",
+            ConflictReason::ModeChange => "mode_change",
+            ConflictReason::ManualEdit => "manual_edit",
+        }
+    }
 }
 
 /// A conflicted file, with the digests that explain it.
@@ -73,6 +101,10 @@ pub struct PlanFile {
     /// Set when the file is conflicted (action `skip`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conflict: Option<Conflict>,
+    /// For a conflicted file: what a commit with `overwrite` does to it (`write` or `delete`, or
+    /// `skip` for a file that is never written: an unsafe path or a missing payload).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_overwrite: Option<FileAction>,
 }
 
 /// A gap of a turn the restore spans.

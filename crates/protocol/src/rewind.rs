@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::Coverage;
 use crate::event::RewindScope;
+use crate::ids::{HeadId, SessionId};
 use crate::restore::{Conflict, PlanFile, PlanGap};
 
 /// A rewind plan: prepared, shown, then committed or dropped. Changes nothing by itself.
@@ -35,6 +36,30 @@ pub struct RewindPlan {
     pub conflicts: Vec<Conflict>,
     /// When the plan expires (RFC 3339, 10 minutes after it was made).
     pub expires_at: String,
+    /// Why a commit with the default choices (`on_conflict: refuse`, not confirmed) would not go
+    /// ahead, in the order they are checked; empty when it would. Frontends render these (offer
+    /// skip/overwrite, ask for confirmation, grey the action out) instead of deciding themselves.
+    pub blockers: Vec<PlanBlocker>,
+}
+
+/// Why a plan cannot commit as it stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PlanBlocker {
+    /// An asked-for half is not offered; no choice commits this plan (`refused`).
+    Unavailable {
+        /// Why (e.g. "not on this head", "history after this turn was pruned").
+        reason: String,
+    },
+    /// Files changed since Retrace wrote them: `refuse` writes nothing (`conflict`); `skip`
+    /// restores the rest, `overwrite` restores them too (see each file's `on_overwrite`).
+    Conflicts {
+        /// How many files conflict (path_unsafe entries, never written and never blocking, excluded).
+        count: usize,
+    },
+    /// The restore spans changes Retrace could not track (shell commands, legacy or expired
+    /// records): commit needs `confirm` (`confirmation_required`).
+    ConfirmationRequired,
 }
 
 /// The outcome of a rewind commit or an undo.
@@ -47,9 +72,9 @@ pub struct RewindResult {
     /// Whether a new head was made.
     pub conversation_forked: bool,
     /// The head the rewind made (or the head now selected, for code-only rewinds and undo).
-    pub head_id: String,
+    pub head_id: HeadId,
     /// The session (a new one when an old flat log was upgraded).
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Files written.
     pub files_written: Vec<String>,
     /// Files deleted.

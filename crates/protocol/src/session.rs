@@ -2,11 +2,14 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ids::{HeadId, MessageId, SessionId};
+use crate::message::{Role, ToolCall};
+
 /// One session of a workspace (`retrace sessions`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionEntry {
     /// The session id.
-    pub id: String,
+    pub id: SessionId,
     /// The workspace its header records (null for old flat logs).
     pub workspace: Option<String>,
     /// When it was created.
@@ -21,29 +24,18 @@ pub struct SessionEntry {
     pub turns: usize,
 }
 
-/// A tool call in a transcript.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TranscriptToolCall {
-    /// The call id.
-    pub id: String,
-    /// The tool.
-    pub name: String,
-    /// The arguments (JSON text as the model gave them).
-    pub arguments: String,
-}
-
 /// One message of a head (`retrace transcript`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TranscriptEntry {
     /// The message id.
-    pub id: String,
-    /// `user`, `assistant`, `system` or `tool`.
-    pub role: String,
+    pub id: MessageId,
+    /// Who wrote it.
+    pub role: Role,
     /// The text.
     pub content: String,
     /// Tool calls of an assistant message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_calls: Option<Vec<TranscriptToolCall>>,
+    pub tool_calls: Option<Vec<ToolCall>>,
     /// For a tool result: the call it answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
@@ -52,19 +44,45 @@ pub struct TranscriptEntry {
     pub turn: Option<u64>,
 }
 
+/// What a head is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HeadKind {
+    /// The session's first head.
+    Main,
+    /// "Fork from here".
+    Fork,
+    /// A conversation rewind.
+    Rewind,
+    /// A summary head.
+    Summary,
+}
+
+impl HeadKind {
+    /// The wire name (`main`, `fork`, `rewind`, `summary`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HeadKind::Main => "main",
+            HeadKind::Fork => "fork",
+            HeadKind::Rewind => "rewind",
+            HeadKind::Summary => "summary",
+        }
+    }
+}
+
 /// One head (`retrace heads`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HeadEntry {
     /// The head id.
-    pub id: String,
-    /// `main`, `fork`, `rewind` or `summary`.
-    pub kind: String,
+    pub id: HeadId,
+    /// What it is.
+    pub kind: HeadKind,
     /// Its name, if the user gave one.
     pub name: Option<String>,
     /// The head it came from.
-    pub parent_head: Option<String>,
+    pub parent_head: Option<HeadId>,
     /// The message it was forked from.
-    pub fork_from: Option<String>,
+    pub fork_from: Option<MessageId>,
     /// Whether it is selected.
     pub selected: bool,
     /// Whether it was retired.
@@ -75,4 +93,31 @@ pub struct HeadEntry {
     pub turns: usize,
     /// Its latest activity (RFC 3339).
     pub last_activity: Option<String>,
+}
+
+/// Where a head-changing action (fork, summarize, switch) left the session:
+/// `{head_id, session_id}` (the session changes when an old flat log is upgraded by the write).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeadRef {
+    /// The head now selected (or made).
+    pub head_id: HeadId,
+    /// The session it is in.
+    pub session_id: SessionId,
+}
+
+/// What a session handle reports about itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionStatus {
+    /// The session.
+    pub session_id: SessionId,
+    /// Its workspace root.
+    pub workspace: String,
+    /// The selected head.
+    pub head_id: HeadId,
+    /// The turn running now, if one is.
+    pub running_turn: Option<u64>,
+    /// The model in use (`deepseek:deepseek-chat`, `demo`, …), if one is set up.
+    pub model: Option<String>,
+    /// The sequence number of the newest event published so far (0: none yet).
+    pub last_event_seq: u64,
 }

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{HeadId, MessageId, SessionId};
+pub use retrace_protocol::{HeadKind, Role, ToolCall};
 
 /// The log format this version writes. Format 1 (flat `{role, content}` lines) is read only.
 pub const FORMAT: u32 = 2;
@@ -60,31 +61,6 @@ pub struct ForkedFrom {
     pub messages: usize,
 }
 
-/// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// The user (also summaries, which the model writes on the user's behalf).
-    User,
-    /// The model.
-    Assistant,
-    /// Instructions and notes for the model.
-    System,
-    /// The result of a tool call.
-    Tool,
-}
-
-/// A tool call requested by the model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolCall {
-    /// The call's id, which the tool result's `tool_call_id` repeats.
-    pub id: String,
-    /// The tool's name (`write_file`, `bash`, …).
-    pub name: String,
-    /// The arguments as the model sent them: JSON text, kept verbatim.
-    pub arguments: String,
-}
-
 /// A `message` line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MessageEntry {
@@ -119,20 +95,6 @@ pub struct TurnEntry {
     pub message_id: MessageId,
     /// When the turn started (RFC 3339).
     pub at: String,
-}
-
-/// What a head is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HeadKind {
-    /// The session's first head.
-    Main,
-    /// "Fork from here".
-    Fork,
-    /// A conversation rewind.
-    Rewind,
-    /// A summary head (from a `summary` line, or a fork the caller labels so).
-    Summary,
 }
 
 /// A `fork` line.

@@ -97,7 +97,7 @@ pub(crate) fn load<'a>(
         }
         let m: V1Message =
             serde_json::from_slice(line).map_err(|e| corrupt(n, format!("not a format-1 message: {e}")))?;
-        let id = MessageId::format1(n);
+        let id = crate::ids::format1_message(n);
         let role = m.role;
         let entry = MessageEntry {
             id: id.clone(),

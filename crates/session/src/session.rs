@@ -65,7 +65,7 @@ impl SessionOptions {
         self.fs
             .create_dir_all(dir)
             .at("create the sessions directory", dir)?;
-        let id = SessionId::from_uuid(self.uuid());
+        let id = crate::ids::session_of(self.uuid());
         let lease = Lease::acquire(dir, &id)?;
         let path = log::log_path(dir, &id);
         if path.exists() {

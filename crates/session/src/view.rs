@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use retrace_protocol::ChatMessage;
+
 use crate::entry::{HeadKind, Role, ToolCall};
 use crate::ids::{HeadId, MessageId};
 
@@ -42,6 +44,18 @@ pub struct Message {
     /// The turn it opened, when it is a turn's user message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn: Option<u64>,
+}
+
+impl Message {
+    /// The message as a model sees it (role, text, tool calls, the call it answers).
+    pub fn to_chat(&self) -> ChatMessage {
+        ChatMessage {
+            role: self.role,
+            content: self.content.clone(),
+            tool_calls: self.tool_calls.clone(),
+            tool_call_id: self.tool_call_id.clone(),
+        }
+    }
 }
 
 /// One head, as `retrace heads` lists it.

@@ -44,6 +44,19 @@ impl NewMessage {
     }
 }
 
+impl From<&retrace_protocol::ChatMessage> for NewMessage {
+    /// A message with a new id.
+    fn from(m: &retrace_protocol::ChatMessage) -> NewMessage {
+        NewMessage {
+            id: None,
+            role: m.role,
+            content: m.content.clone(),
+            tool_calls: m.tool_calls.clone(),
+            tool_call_id: m.tool_call_id.clone(),
+        }
+    }
+}
+
 /// What starting a turn needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TurnStart {
@@ -122,7 +135,7 @@ pub struct NewHead {
 impl Session {
     /// A new message id, for callers that must know it before the message is written.
     pub fn new_message_id(&self) -> MessageId {
-        MessageId::from_uuid(self.opts.uuid())
+        crate::ids::message_of(self.opts.uuid())
     }
 
     /// Starts a turn: appends the user message and the `turn` line in one write, and fsyncs.
@@ -368,12 +381,12 @@ impl Session {
     /// A head id not used as an id or a name: short, or long after repeated collisions.
     pub(crate) fn new_head_id(&self) -> HeadId {
         for _ in 0..8 {
-            let id = HeadId::short(self.opts.uuid());
+            let id = crate::ids::short_head(self.opts.uuid());
             if !self.index.name_taken(id.as_str()) {
                 return id;
             }
         }
-        HeadId::long(self.opts.uuid())
+        crate::ids::long_head(self.opts.uuid())
     }
 
     /// Applies `entries` to the index, then appends them in one write (fsynced when `sync`).

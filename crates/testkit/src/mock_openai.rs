@@ -167,6 +167,34 @@ struct Shared {
     replies: VecDeque<Reply>,
     requests: Vec<RecordedRequest>,
     hung_up: usize,
+    strict: bool,
+    rejected: usize,
+}
+
+/// The tool call ids of `body`'s messages that no `tool` message answers before the next
+/// non-tool message (what a strict OpenAI-compatible server rejects with HTTP 400).
+pub fn unanswered_tool_calls(body: &serde_json::Value) -> Vec<String> {
+    let Some(messages) = body["messages"].as_array() else {
+        return Vec::new();
+    };
+    let mut missing = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        let Some(calls) = m["tool_calls"].as_array() else {
+            continue;
+        };
+        let answered: Vec<&str> = messages[i + 1..]
+            .iter()
+            .take_while(|n| n["role"] == "tool")
+            .filter_map(|n| n["tool_call_id"].as_str())
+            .collect();
+        for c in calls {
+            let id = c["id"].as_str().unwrap_or("");
+            if !answered.contains(&id) {
+                missing.push(id.to_string());
+            }
+        }
+    }
+    missing
 }
 
 /// The running server.
@@ -196,6 +224,19 @@ impl MockServer {
             }
         });
         Ok(MockServer { addr, shared, accept })
+    }
+
+    /// Like [`MockServer::start`], but strict as real servers are: a request whose history has a
+    /// tool call with no tool result after it gets HTTP 400 (and uses up no reply).
+    pub async fn start_strict(replies: Vec<Reply>) -> io::Result<MockServer> {
+        let server = MockServer::start(replies).await?;
+        lock(&server.shared).strict = true;
+        Ok(server)
+    }
+
+    /// How many requests a strict server rejected for unanswered tool calls.
+    pub fn rejected(&self) -> usize {
+        lock(&self.shared).rejected
     }
 
     /// `http://127.0.0.1:PORT` — give it as the base URL; requests then go to `/chat/completions`.
@@ -250,11 +291,27 @@ async fn serve(mut stream: TcpStream, shared: Arc<Mutex<Shared>>) {
     };
     let reply = {
         let mut s = lock(&shared);
+        let unanswered = if s.strict {
+            unanswered_tool_calls(&request.json())
+        } else {
+            Vec::new()
+        };
         s.requests.push(request);
         let n = s.requests.len();
-        s.replies
-            .pop_front()
-            .unwrap_or_else(|| Reply::error(400, &format!("mock server: no reply scripted for request {n}")))
+        if unanswered.is_empty() {
+            s.replies.pop_front().unwrap_or_else(|| {
+                Reply::error(400, &format!("mock server: no reply scripted for request {n}"))
+            })
+        } else {
+            s.rejected += 1;
+            Reply::error(
+                400,
+                &format!(
+                    "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {}",
+                    unanswered.join(", ")
+                ),
+            )
+        }
     };
     let hung_up = match reply {
         Reply::Status {
@@ -394,5 +451,23 @@ fn reason(status: u16) -> &'static str {
         502 => "Bad Gateway",
         503 => "Service Unavailable",
         _ => "Status",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unanswered_calls_are_found() {
+        let body = serde_json::json!({"messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "a"}, {"id": "b"}]},
+            {"role": "tool", "tool_call_id": "a", "content": "ok"},
+            {"role": "user", "content": "again"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "c"}]},
+            {"role": "tool", "tool_call_id": "c", "content": "ok"}
+        ]});
+        assert_eq!(unanswered_tool_calls(&body), ["b"]);
     }
 }

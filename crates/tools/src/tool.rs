@@ -147,17 +147,8 @@ pub(crate) fn mode_bits(meta: &std::fs::Metadata) -> u32 {
     meta.permissions().mode() & 0o7777
 }
 
-/// Whether shell commands may run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BashPolicy {
-    /// Every command runs.
-    Allow,
-    /// No command runs (the headless default without `--allow-bash`).
-    Deny,
-    /// Each command runs only if [`RunContext::approve`] says yes.
-    Ask,
-}
+/// Whether shell commands may run (`Ask`: only if [`RunContext::approve`] says yes).
+pub use retrace_protocol::BashPolicy;
 
 /// Approver that says no: the default of [`RunContext`].
 fn never(_: &str) -> bool {

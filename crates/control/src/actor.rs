@@ -1,0 +1,332 @@
+//! One actor per open session: a task that owns the session's [`Core`] (log, lease, store, plans)
+//! and its agent, and runs the requests of every handle one at a time.
+//!
+//! A request is a closure run on the actor with `&mut Actor`; its answer goes back on a oneshot
+//! channel. A turn or a summary is a *job*: the actor starts it (the turn's checkpoint and user
+//! message are written before the request is answered), spawns the rest as a task that shares the
+//! core through its mutex, and keeps taking requests meanwhile — reads are answered, writes get
+//! `turn_running`. Cancel and approval answers do not queue behind anything (see
+//! [`crate::shared`]).
+//!
+//! Nothing wedges: when the last handle is dropped the actor cancels a running job (the turn stops,
+//! keeps what ran and answers every tool call), waits for it, closes the event stream and drops the
+//! core, which releases the writer lease.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use retrace_agent::{Agent, AgentConfig};
+use retrace_model::{CancellationToken, ChatModel, ChatRequest};
+use retrace_protocol::{
+    ErrorCode, ErrorDetails, HeadRef, ModelSpec, SessionStatus, SummarizeRequest, TurnAccepted,
+};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+
+use crate::core::Core;
+use crate::error::{coded, Result};
+use crate::shared::{lock, Running, Shared};
+use crate::turn::run_turn;
+
+/// A request, run on the actor.
+pub(crate) type Command = Box<dyn FnOnce(&mut Actor) + Send>;
+
+/// What a finished job gives back: the agent, if it took it.
+type JobEnd = Option<Agent>;
+
+/// Opens a model and the agent around it.
+pub(crate) type AgentFactory = Arc<dyn Fn(&ModelSpec) -> Result<Agent> + Send + Sync>;
+
+/// The owner of one open session.
+pub(crate) struct Actor {
+    pub(crate) core: Arc<Mutex<Core>>,
+    pub(crate) shared: Arc<Shared>,
+    agent: Option<Agent>,
+    model: Option<String>,
+    factory: AgentFactory,
+    job: Option<JoinHandle<JobEnd>>,
+    closing: bool,
+}
+
+/// Waits for the running job, or forever when there is none.
+async fn wait_job(
+    job: &mut Option<JoinHandle<JobEnd>>,
+) -> std::result::Result<JobEnd, tokio::task::JoinError> {
+    match job {
+        Some(j) => j.await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Actor {
+    pub(crate) fn new(core: Core, shared: Arc<Shared>, agent: Option<Agent>, factory: AgentFactory) -> Actor {
+        Actor {
+            core: Arc::new(Mutex::new(core)),
+            shared,
+            model: agent.as_ref().map(Agent::model_name),
+            agent,
+            factory,
+            job: None,
+            closing: false,
+        }
+    }
+
+    /// Runs requests until every handle is gone (or [`Actor::close`]), then finishes.
+    pub(crate) async fn run(mut self, mut rx: mpsc::Receiver<Command>, exited: watch::Sender<bool>) {
+        enum Next {
+            Done(std::result::Result<JobEnd, tokio::task::JoinError>),
+            Request(Option<Command>),
+        }
+        loop {
+            if self.closing && self.job.is_none() {
+                break;
+            }
+            let next = tokio::select! {
+                end = wait_job(&mut self.job) => Next::Done(end),
+                cmd = rx.recv() => Next::Request(cmd),
+            };
+            match next {
+                Next::Done(end) => self.job_done(end),
+                Next::Request(Some(cmd)) => {
+                    if self.job.is_some() && self.shared.is_finishing() {
+                        // Whoever sent this may have seen the job's end: put the job away first.
+                        let end = wait_job(&mut self.job).await;
+                        self.job_done(end);
+                    }
+                    cmd(&mut self);
+                }
+                Next::Request(None) => {
+                    // No frontend remains: stop what runs rather than edit files nobody watches.
+                    self.close();
+                    if self.job.is_none() {
+                        break;
+                    }
+                    let end = wait_job(&mut self.job).await;
+                    self.job_done(end);
+                    break;
+                }
+            }
+        }
+        rx.close();
+        self.shared.bus.close();
+        // The core (and with it the writer lease) goes with the actor.
+        drop(self);
+        let _ = exited.send(true);
+    }
+
+    /// Stops taking work: cancels a running job; the actor ends once it finished.
+    pub(crate) fn close(&mut self) {
+        self.closing = true;
+        self.shared.cancel();
+    }
+
+    fn job_done(&mut self, end: std::result::Result<JobEnd, tokio::task::JoinError>) {
+        self.job = None;
+        let running = self.shared.running();
+        self.shared.set_running(None);
+        match end {
+            Ok(Some(agent)) => self.agent = Some(agent),
+            Ok(None) => {}
+            Err(e) => {
+                // A job that panicked lost its agent; end its turn's bookkeeping so the session
+                // stays usable (every later turn repairs the log's tail on its own).
+                self.model = None;
+                if let Some(turn) = running.and_then(|r| r.turn) {
+                    self.core().finish_turn(
+                        turn,
+                        retrace_agent::TurnEnd::Failed(format!("internal error: {e}")),
+                    );
+                }
+            }
+        }
+    }
+
+    /// The session's state.
+    pub(crate) fn core(&self) -> MutexGuard<'_, Core> {
+        lock(&self.core)
+    }
+
+    /// Tells the handles the session's id (a write to an old flat log moves it to a new one); done
+    /// before a request is answered, so whoever reads the answer sees the new id.
+    pub(crate) fn sync_session_id(&self) {
+        sync_session_id(&self.core, &self.shared);
+    }
+
+    /// The one guard of every write: refused while a turn or a summary runs.
+    pub(crate) fn idle(&self) -> Result<()> {
+        match self.shared.running() {
+            None => Ok(()),
+            Some(r) => {
+                let what = match r.turn {
+                    Some(t) => format!("turn {t} is running"),
+                    None => "a summary is being written".to_string(),
+                };
+                let e = retrace_protocol::Error::new(
+                    ErrorCode::TurnRunning,
+                    format!("{what}; wait for it to finish or cancel it"),
+                );
+                Err(match r.turn {
+                    Some(turn) => e.with_details(ErrorDetails::Running { turn }),
+                    None => e,
+                }
+                .into())
+            }
+        }
+    }
+
+    fn no_model() -> crate::error::ControlError {
+        coded(
+            ErrorCode::Model,
+            "no model is set up for this session; choose one",
+        )
+    }
+
+    /// Replaces the session's model (the next turn uses it).
+    pub(crate) fn set_model(&mut self, spec: &ModelSpec) -> Result<()> {
+        self.idle()?;
+        let agent = (self.factory)(spec)?;
+        self.model = Some(agent.model_name());
+        self.agent = Some(agent);
+        Ok(())
+    }
+
+    /// What the session is doing.
+    pub(crate) fn status(&self) -> SessionStatus {
+        let core = self.core();
+        SessionStatus {
+            session_id: core.session.id().clone(),
+            workspace: core.workspace.to_string_lossy().into_owned(),
+            head_id: core.session.selected().clone(),
+            running_turn: self.shared.running().and_then(|r| r.turn),
+            model: self.model.clone(),
+            last_event_seq: self.shared.bus.last_seq(),
+        }
+    }
+
+    /// Starts a turn: its checkpoint and user message are written before this returns; the agent
+    /// then runs as a job.
+    pub(crate) fn start_turn(&mut self, prompt: &str) -> Result<TurnAccepted> {
+        self.idle()?;
+        if self.closing {
+            return Err(coded(ErrorCode::Refused, "the session is closing"));
+        }
+        if self.agent.is_none() {
+            return Err(Self::no_model());
+        }
+        let (accepted, history) = self.core().begin_turn(prompt)?;
+        let Some(agent) = self.agent.take() else {
+            return Err(Self::no_model());
+        };
+        let cancel = CancellationToken::new();
+        self.shared.set_running(Some(Running {
+            turn: Some(accepted.turn),
+            cancel: cancel.clone(),
+        }));
+        let turn = run_turn(
+            self.core.clone(),
+            self.shared.clone(),
+            agent,
+            accepted.turn,
+            accepted.head_id.clone(),
+            history,
+            cancel,
+        );
+        self.job = Some(tokio::spawn(async move { Some(turn.await) }));
+        Ok(accepted)
+    }
+
+    /// Starts a summary: refused at once when the turn is not on this head or nothing would be
+    /// folded (before any model is needed); the model then writes it as a job, which answers
+    /// `reply`.
+    pub(crate) fn start_summary(
+        &mut self,
+        req: SummarizeRequest,
+        reply: oneshot::Sender<std::result::Result<HeadRef, retrace_protocol::Error>>,
+    ) {
+        let started = self.prepare_summary(&req);
+        let (messages, model) = match started {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = reply.send(Err(e.into()));
+                return;
+            }
+        };
+        let cancel = CancellationToken::new();
+        self.shared.set_running(Some(Running {
+            turn: None,
+            cancel: cancel.clone(),
+        }));
+        let core = self.core.clone();
+        let shared = self.shared.clone();
+        self.job = Some(tokio::spawn(async move {
+            let mut model = model;
+            let out = summarize(&core, &mut model, req, messages, &cancel).await;
+            sync_session_id(&core, &shared);
+            shared.mark_finishing();
+            let _ = reply.send(out.map_err(Into::into));
+            match model {
+                Summarizer::Agent(a) => Some(a),
+                Summarizer::Model(_) => None,
+            }
+        }));
+    }
+
+    fn prepare_summary(
+        &mut self,
+        req: &SummarizeRequest,
+    ) -> Result<(Vec<retrace_protocol::ChatMessage>, Summarizer)> {
+        self.idle()?;
+        let messages = self.core().summary_source(req.turn, req.direction)?;
+        let model = match &req.model {
+            Some(spec) => Summarizer::Model((self.factory)(spec)?.into_model()),
+            None => Summarizer::Agent(self.agent.take().ok_or_else(Self::no_model)?),
+        };
+        Ok((messages, model))
+    }
+}
+
+fn sync_session_id(core: &Mutex<Core>, shared: &Shared) {
+    let id = lock(core).session.id().clone();
+    shared.set_session_id(id);
+}
+
+/// The model that writes a summary: the session's (inside its agent) or one given for it.
+enum Summarizer {
+    Agent(Agent),
+    Model(Box<dyn ChatModel>),
+}
+
+async fn summarize(
+    core: &Mutex<Core>,
+    model: &mut Summarizer,
+    req: SummarizeRequest,
+    messages: Vec<retrace_protocol::ChatMessage>,
+    cancel: &CancellationToken,
+) -> Result<HeadRef> {
+    let request = ChatRequest {
+        messages,
+        tools: Vec::new(),
+    };
+    let model: &mut dyn ChatModel = match model {
+        Summarizer::Agent(a) => a.model_mut(),
+        Summarizer::Model(m) => m.as_mut(),
+    };
+    let mut ignore = |_| {};
+    let response = model
+        .complete(&request, &mut ignore, cancel)
+        .await
+        .map_err(|e| coded(ErrorCode::Model, format!("the model could not summarize: {e}")))?;
+    let content = response.content.trim().to_string();
+    if content.is_empty() {
+        return Err(coded(ErrorCode::Model, "the model returned an empty summary"));
+    }
+    lock(core).finish_summary(req.turn, req.direction, content)
+}
+
+/// The agent settings a service gives every session.
+pub(crate) fn agent_config(bash: retrace_protocol::BashPolicy, max_steps: usize) -> AgentConfig {
+    AgentConfig {
+        bash_policy: bash,
+        max_steps,
+        ..AgentConfig::default()
+    }
+}

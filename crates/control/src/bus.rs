@@ -1,0 +1,258 @@
+//! A session's event stream: numbered events, a bounded replay buffer, several subscribers.
+//!
+//! Every event gets the next sequence number (1, 2, 3, … for as long as the session's actor lives)
+//! and is kept in a ring of the newest [`ServiceOptions::event_buffer`](crate::ServiceOptions)
+//! events (default [`EVENT_BUFFER`]) and sent to every live subscriber through a broadcast channel of
+//! the same capacity. Subscribing takes the bus lock, so the replay (events after the number the
+//! subscriber gives) and the live stream meet without a gap or a duplicate.
+//!
+//! Nothing is ever dropped silently: a subscriber that falls more than the buffer behind, or asks to
+//! resume after a number the buffer no longer holds (or that this actor never published, say after a
+//! restart of the process), gets [`Delivery::Lagged`] and then the live stream. It must re-read the
+//! state (transcript, checkpoints, heads) it shows.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use retrace_protocol::{Delivery, Event, Numbered};
+use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+
+/// Events kept for replay, and the most a subscriber may fall behind before it gets `lagged`.
+pub const EVENT_BUFFER: usize = 1024;
+
+struct BusState {
+    next_seq: u64,
+    buffer: VecDeque<Numbered>,
+    capacity: usize,
+    /// `None` once the session closed: subscriptions then end.
+    tx: Option<broadcast::Sender<Numbered>>,
+}
+
+/// The event stream of one session.
+pub(crate) struct EventBus {
+    state: Mutex<BusState>,
+}
+
+impl EventBus {
+    /// A bus that keeps `capacity` events (at least 1).
+    pub(crate) fn new(capacity: usize) -> EventBus {
+        let capacity = capacity.max(1);
+        let (tx, _) = broadcast::channel(capacity);
+        EventBus {
+            state: Mutex::new(BusState {
+                next_seq: 1,
+                buffer: VecDeque::with_capacity(capacity.min(4096)),
+                capacity,
+                tx: Some(tx),
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BusState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Numbers `event`, keeps it for replay and sends it to every subscriber.
+    pub(crate) fn publish(&self, event: Event) {
+        let mut s = self.lock();
+        let numbered = Numbered {
+            seq: s.next_seq,
+            event,
+        };
+        s.next_seq += 1;
+        if s.buffer.len() == s.capacity {
+            s.buffer.pop_front();
+        }
+        s.buffer.push_back(numbered.clone());
+        if let Some(tx) = &s.tx {
+            // No receiver is not an error: the event stays in the buffer for later subscribers.
+            let _ = tx.send(numbered);
+        }
+    }
+
+    /// The number of the newest event (0 before the first).
+    pub(crate) fn last_seq(&self) -> u64 {
+        self.lock().next_seq - 1
+    }
+
+    /// Ends every subscription once it has delivered what was published.
+    pub(crate) fn close(&self) {
+        self.lock().tx = None;
+    }
+
+    /// A subscription: with `after`, the events numbered after it first (or `lagged` when the buffer
+    /// no longer reaches back), then the live stream; without, the live stream only.
+    pub(crate) fn subscribe(&self, after: Option<u64>) -> Subscription {
+        let s = self.lock();
+        let rx = s.tx.as_ref().map(broadcast::Sender::subscribe);
+        let last = s.next_seq - 1;
+        let oldest = s.buffer.front().map_or(s.next_seq, |e| e.seq);
+        let mut sub = Subscription {
+            replay: VecDeque::new(),
+            rx,
+            next: s.next_seq,
+            lagged: None,
+            stash: None,
+        };
+        match after {
+            None => {}
+            Some(a) if a > last || a.saturating_add(1) < oldest => sub.lagged = Some(s.next_seq),
+            Some(a) => {
+                sub.replay = s.buffer.iter().filter(|e| e.seq > a).cloned().collect();
+                sub.next = a + 1;
+            }
+        }
+        sub
+    }
+}
+
+/// A subscription to a session's events: numbered events in order, and `lagged` where some were
+/// missed. Dropping it affects nothing else.
+pub struct Subscription {
+    replay: VecDeque<Numbered>,
+    rx: Option<broadcast::Receiver<Numbered>>,
+    /// The number of the next event this subscription delivers.
+    next: u64,
+    /// A `lagged` signal to deliver first, with the next number.
+    lagged: Option<u64>,
+    /// An event read while finding where a lag ended.
+    stash: Option<Numbered>,
+}
+
+impl std::fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscription")
+            .field("next", &self.next)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Subscription {
+    /// The next delivery; `None` once the session is closed and everything was delivered.
+    pub async fn recv(&mut self) -> Option<Delivery> {
+        if let Some(next_seq) = self.lagged.take() {
+            self.next = next_seq;
+            return Some(Delivery::Lagged { next_seq });
+        }
+        if let Some(e) = self.replay.pop_front() {
+            self.next = e.seq + 1;
+            return Some(Delivery::Event(e));
+        }
+        loop {
+            let got = match self.stash.take() {
+                Some(e) => e,
+                None => match self.rx.as_mut()?.recv().await {
+                    Ok(e) => e,
+                    Err(RecvError::Closed) => return None,
+                    Err(RecvError::Lagged(_)) => return Some(self.after_lag()),
+                },
+            };
+            // The replay already delivered what the live stream repeats.
+            if got.seq >= self.next {
+                self.next = got.seq + 1;
+                return Some(Delivery::Event(got));
+            }
+        }
+    }
+
+    /// After the broadcast channel dropped events for this subscriber: the oldest event it still
+    /// holds is where the stream continues.
+    fn after_lag(&mut self) -> Delivery {
+        let next_seq = match self.rx.as_mut().map(broadcast::Receiver::try_recv) {
+            Some(Ok(e)) => {
+                let n = e.seq;
+                self.stash = Some(e);
+                n
+            }
+            // Nothing retained yet: the stream continues with whatever is published next.
+            Some(Err(TryRecvError::Empty | TryRecvError::Lagged(_) | TryRecvError::Closed)) | None => {
+                self.next
+            }
+        };
+        self.next = next_seq;
+        Delivery::Lagged { next_seq }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn note(n: u64) -> Event {
+        Event::Notice {
+            message: n.to_string(),
+        }
+    }
+
+    async fn seqs(sub: &mut Subscription, n: usize) -> Vec<Delivery> {
+        let mut out = Vec::new();
+        for _ in 0..n {
+            out.push(sub.recv().await.unwrap());
+        }
+        out
+    }
+
+    fn seq(d: &Delivery) -> u64 {
+        match d {
+            Delivery::Event(e) => e.seq,
+            Delivery::Lagged { .. } => 0,
+        }
+    }
+
+    #[tokio::test]
+    async fn replay_then_live_without_gap_or_duplicate() {
+        let bus = EventBus::new(8);
+        for n in 1..=3 {
+            bus.publish(note(n));
+        }
+        let mut sub = bus.subscribe(Some(1));
+        bus.publish(note(4));
+        let got = seqs(&mut sub, 3).await;
+        assert_eq!(got.iter().map(seq).collect::<Vec<_>>(), [2, 3, 4]);
+        let mut live = bus.subscribe(None);
+        bus.publish(note(5));
+        assert_eq!(seq(&live.recv().await.unwrap()), 5);
+    }
+
+    #[tokio::test]
+    async fn too_old_or_unknown_numbers_lag() {
+        let bus = EventBus::new(4);
+        for n in 1..=10 {
+            bus.publish(note(n));
+        }
+        let mut old = bus.subscribe(Some(2));
+        assert_eq!(old.recv().await, Some(Delivery::Lagged { next_seq: 11 }));
+        let mut future = bus.subscribe(Some(99));
+        assert_eq!(future.recv().await, Some(Delivery::Lagged { next_seq: 11 }));
+        // The oldest number still held resumes exactly.
+        let mut edge = bus.subscribe(Some(6));
+        assert_eq!(seq(&edge.recv().await.unwrap()), 7);
+    }
+
+    #[tokio::test]
+    async fn a_slow_subscriber_is_told_it_lagged() {
+        let bus = EventBus::new(4);
+        let mut slow = bus.subscribe(None);
+        for n in 1..=10 {
+            bus.publish(note(n));
+        }
+        match slow.recv().await.unwrap() {
+            Delivery::Lagged { next_seq } => {
+                assert!(next_seq > 1);
+                assert_eq!(seq(&slow.recv().await.unwrap()), next_seq);
+            }
+            other => panic!("expected lagged, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn closing_ends_subscriptions_after_what_was_published() {
+        let bus = EventBus::new(4);
+        let mut sub = bus.subscribe(None);
+        bus.publish(note(1));
+        bus.close();
+        assert_eq!(seq(&sub.recv().await.unwrap()), 1);
+        assert_eq!(sub.recv().await, None);
+    }
+}

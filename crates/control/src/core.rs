@@ -1,0 +1,272 @@
+//! The state of one open session, owned by its actor: the session log (with its writer lease), the
+//! checkpoint store, the prepared plans. Synchronous; the actor and a running turn share it behind
+//! one mutex and never hold the lock across an `await`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use retrace_agent::TurnEnd;
+use retrace_checkpoint::{BeginTurn, CheckpointStore, StoreOptions};
+use retrace_protocol::{
+    ChatMessage, CheckpointEntry, ErrorCode, Event, HeadEntry, RetentionLimits, SessionId, TranscriptEntry,
+    TurnAccepted, TurnOutcome,
+};
+use retrace_session::{Session, SessionOptions, TurnStart};
+
+use crate::bus::EventBus;
+use crate::error::{coded, Result};
+use crate::paths::DataRoot;
+use crate::rewind::PendingPlan;
+use crate::view::{checkpoints_for, heads_of, transcript_of};
+
+/// One open session.
+pub(crate) struct Core {
+    pub(crate) data: DataRoot,
+    pub(crate) session: Session,
+    pub(crate) store: CheckpointStore,
+    pub(crate) workspace: PathBuf,
+    pub(crate) retention: RetentionLimits,
+    pub(crate) bus: Arc<EventBus>,
+    pub(crate) plans: HashMap<String, PendingPlan>,
+    pub(crate) plan_counter: u64,
+}
+
+/// Refuses a prompt with nothing in it. Frontends may ask before they create a session.
+pub fn check_prompt(prompt: &str) -> Result<(), retrace_protocol::Error> {
+    if prompt.trim().is_empty() {
+        return Err(retrace_protocol::Error::new(
+            ErrorCode::Usage,
+            "the prompt is empty; say what the agent should do",
+        ));
+    }
+    Ok(())
+}
+
+fn store_options(session: &Session, retention: RetentionLimits) -> StoreOptions {
+    StoreOptions {
+        session_id: Some(session.id().as_str().to_string()),
+        limits: retention,
+        ..StoreOptions::default()
+    }
+}
+
+/// The canonical form of a workspace directory, or a usage error naming it.
+pub(crate) fn canonical_workspace(workspace: &Path) -> Result<PathBuf> {
+    let root = std::fs::canonicalize(workspace).map_err(|e| {
+        coded(
+            ErrorCode::Usage,
+            format!("the workspace `{}` cannot be used: {e}", workspace.display()),
+        )
+    })?;
+    if !root.is_dir() {
+        return Err(coded(
+            ErrorCode::Usage,
+            format!("the workspace `{}` is not a directory", workspace.display()),
+        ));
+    }
+    Ok(root)
+}
+
+impl Core {
+    /// Starts a new session on `workspace`.
+    pub(crate) fn create(
+        data: &DataRoot,
+        workspace: &Path,
+        retention: RetentionLimits,
+        bus: Arc<EventBus>,
+    ) -> Result<Core> {
+        let root = canonical_workspace(workspace)?;
+        let session = Session::create(&data.sessions_dir(), &root)?;
+        Core::assemble(data, session, root, retention, bus)
+    }
+
+    /// Opens session `id` for writing (takes its lease). A given `workspace` must be the session's;
+    /// an old flat log, which records none, takes it (else the current directory) when first
+    /// written.
+    pub(crate) fn open(
+        data: &DataRoot,
+        id: &SessionId,
+        workspace: Option<&Path>,
+        retention: RetentionLimits,
+        bus: Arc<EventBus>,
+    ) -> Result<Core> {
+        let given = match workspace {
+            Some(w) => Some(canonical_workspace(w)?),
+            None => None,
+        };
+        let fallback = match &given {
+            Some(w) => w.clone(),
+            None => std::env::current_dir().map_err(|e| {
+                coded(
+                    ErrorCode::Usage,
+                    format!("cannot read the current directory: {e}"),
+                )
+            })?,
+        };
+        let sopts = SessionOptions {
+            legacy_workspace: Some(fallback.clone()),
+            ..SessionOptions::default()
+        };
+        let session = sopts.open_writer(&data.sessions_dir(), id)?;
+        let root = match (session.workspace().map(PathBuf::from), given) {
+            (Some(recorded), Some(w)) if recorded != w => {
+                return Err(coded(
+                    ErrorCode::Usage,
+                    format!(
+                        "session {id} belongs to the workspace `{}`, not `{}`",
+                        recorded.display(),
+                        w.display()
+                    ),
+                ))
+            }
+            (Some(recorded), _) => recorded,
+            (None, _) => fallback,
+        };
+        if !root.is_dir() {
+            return Err(coded(
+                ErrorCode::Usage,
+                format!(
+                    "the workspace `{}` of session {id} does not exist any more",
+                    root.display()
+                ),
+            ));
+        }
+        Core::assemble(data, session, root, retention, bus)
+    }
+
+    fn assemble(
+        data: &DataRoot,
+        session: Session,
+        root: PathBuf,
+        retention: RetentionLimits,
+        bus: Arc<EventBus>,
+    ) -> Result<Core> {
+        let store = CheckpointStore::open(
+            &data.sidecar(session.id()),
+            &root,
+            store_options(&session, retention),
+        )?;
+        Ok(Core {
+            data: data.clone(),
+            session,
+            store,
+            workspace: root,
+            retention,
+            bus,
+            plans: HashMap::new(),
+            plan_counter: 0,
+        })
+    }
+
+    /// Opens the checkpoint store of the current session (after a format-1 log became a new one).
+    pub(crate) fn reopen_store(&mut self) -> Result<()> {
+        self.store = CheckpointStore::open(
+            &self.data.sidecar(self.session.id()),
+            &self.workspace,
+            store_options(&self.session, self.retention),
+        )?;
+        Ok(())
+    }
+
+    /// Before a write to an old flat log: it becomes a new format-2 session (SPEC §6), with a
+    /// sidecar of its own.
+    pub(crate) fn upgrade_if_flat(&mut self) -> Result<()> {
+        if self.session.format() == 1 && self.session.upgrade()?.is_some() {
+            self.reopen_store()?;
+        }
+        Ok(())
+    }
+
+    /// Starts a turn: the checkpoint first (number, prompt, boundary, head), then the user message,
+    /// then `turn_started`. Returns the turn and the head's conversation for the model.
+    pub(crate) fn begin_turn(&mut self, prompt: &str) -> Result<(TurnAccepted, Vec<ChatMessage>)> {
+        check_prompt(prompt)?;
+        self.upgrade_if_flat()?;
+        let head = self.session.selected().clone();
+        let msg_index = self.session.project(&head)?.len() as u64;
+        let message_id = self.session.new_message_id();
+        let log_next = self.session.next_turn();
+        let turn = self.store.begin_turn(BeginTurn {
+            prompt: prompt.to_string(),
+            msg_index,
+            head: Some(head.as_str().to_string()),
+            message_id: Some(message_id.as_str().to_string()),
+            log_max_turn: log_next.checked_sub(1),
+        })?;
+        let started = self.session.start_turn(TurnStart {
+            turn,
+            head: head.clone(),
+            message_id: Some(message_id),
+            content: prompt.to_string(),
+        })?;
+        // A new turn moves the generation on: prepared plans are stale.
+        self.plans.clear();
+        let accepted = TurnAccepted {
+            session_id: started.session_id.clone(),
+            head_id: head.clone(),
+            turn,
+        };
+        self.bus.publish(Event::TurnStarted {
+            session_id: accepted.session_id.clone(),
+            head_id: head.clone(),
+            turn,
+            prompt: prompt.to_string(),
+        });
+        let history = self.history(&head)?;
+        Ok((accepted, history))
+    }
+
+    /// A head's messages as the model sees them (notes are system messages, summaries user ones).
+    pub(crate) fn history(&self, head: &retrace_protocol::HeadId) -> Result<Vec<ChatMessage>> {
+        Ok(self
+            .session
+            .project(head)?
+            .into_iter()
+            .map(|m| m.to_chat())
+            .collect())
+    }
+
+    /// Ends a turn: completes its checkpoint record, syncs the log, publishes `turn_finished`.
+    pub(crate) fn finish_turn(&mut self, turn: u64, end: TurnEnd) -> TurnOutcome {
+        self.plans.clear();
+        if let Err(e) = self.store.finish_turn() {
+            self.bus.publish(Event::Notice {
+                message: format!("the turn's checkpoint record could not be completed: {e}"),
+            });
+        }
+        let ended = self.session.end_turn();
+        let error = match (end, ended) {
+            (TurnEnd::Failed(e), _) => Some(e),
+            (TurnEnd::Cancelled, _) => Some("cancelled by the user".to_string()),
+            (TurnEnd::Finished, Err(e)) => Some(format!("the conversation log could not be synced: {e}")),
+            (TurnEnd::Finished, Ok(())) => None,
+        };
+        let outcome = TurnOutcome {
+            turn,
+            ok: error.is_none(),
+            error,
+        };
+        self.bus.publish(Event::TurnFinished {
+            turn,
+            ok: outcome.ok,
+            error: outcome.error.clone(),
+        });
+        outcome
+    }
+
+    /// The checkpoint list of SPEC §7, seen from the selected head.
+    pub(crate) fn checkpoints(&self) -> Vec<CheckpointEntry> {
+        checkpoints_for(&self.session, &self.store, self.session.selected())
+    }
+
+    /// The heads.
+    pub(crate) fn heads(&self) -> Vec<HeadEntry> {
+        heads_of(&self.session)
+    }
+
+    /// The messages of a head (id or name), or of the selected head.
+    pub(crate) fn transcript(&self, head: Option<&str>) -> Result<Vec<TranscriptEntry>> {
+        transcript_of(&self.session, head)
+    }
+}

@@ -1,0 +1,215 @@
+//! [`SessionHandle`]: what a frontend holds. Cloneable and cheap; every method takes and returns
+//! `retrace-protocol` types. Requests queue on the session's actor and are answered in order;
+//! [`SessionHandle::cancel`] and [`SessionHandle::approve`] act at once, even while the actor is
+//! busy. Dropping the last handle of a session closes it (see [`crate::actor`]).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use retrace_checkpoint::CommitOptions;
+use retrace_protocol::{
+    ApprovalDecision, CheckpointEntry, CommitRevert, CommitRewind, Error, ErrorCode, ForkRequest, HeadEntry,
+    HeadRef, ModelSpec, OnConflict, PrepareRevert, PrepareRewind, RewindPlan, RewindResult, SessionId,
+    SessionStatus, SummarizeRequest, SwitchRequest, TranscriptEntry, TurnAccepted, UndoRequest,
+};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::actor::{Actor, Command};
+use crate::bus::Subscription;
+use crate::error::Result;
+use crate::shared::Shared;
+
+/// A handle to one open session.
+#[derive(Clone)]
+pub struct SessionHandle {
+    pub(crate) tx: mpsc::Sender<Command>,
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for SessionHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionHandle")
+            .field("session", &self.shared.session_id())
+            .finish_non_exhaustive()
+    }
+}
+
+fn closed() -> Error {
+    Error::new(ErrorCode::Internal, "the session was closed")
+}
+
+impl SessionHandle {
+    /// Runs `f` on the actor and returns its answer.
+    async fn call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Actor) -> Result<T> + Send + 'static,
+    ) -> Result<T, Error> {
+        self.call_with(move |actor, reply| {
+            let out = f(actor).map_err(Error::from);
+            actor.sync_session_id();
+            let _ = reply.send(out);
+        })
+        .await
+    }
+
+    /// Runs `f` on the actor, which answers on the channel it is given (now or from a job).
+    async fn call_with<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Actor, oneshot::Sender<Result<T, Error>>) + Send + 'static,
+    ) -> Result<T, Error> {
+        let (reply, answer) = oneshot::channel();
+        self.tx
+            .send(Box::new(move |actor: &mut Actor| f(actor, reply)))
+            .await
+            .map_err(|_| closed())?;
+        answer.await.map_err(|_| closed())?
+    }
+
+    /// The session's id (a write to an old flat log moves it to a new one).
+    pub fn session_id(&self) -> SessionId {
+        self.shared.session_id()
+    }
+
+    /// The workspace root.
+    pub fn workspace(&self) -> &Path {
+        &self.shared.workspace
+    }
+
+    /// The session's events: those numbered after `after` first (or `lagged` when they are no
+    /// longer held), then the live stream; with `None`, the live stream only.
+    pub fn subscribe(&self, after: Option<u64>) -> Subscription {
+        self.shared.bus.subscribe(after)
+    }
+
+    /// What the session is doing: its head, the running turn, the model, the newest event.
+    pub async fn status(&self) -> Result<SessionStatus, Error> {
+        self.call(|a| Ok(a.status())).await
+    }
+
+    /// Starts a turn. Answers once its checkpoint and user message exist (`turn_started` is
+    /// published); the turn then runs, and `turn_finished` says how it ended.
+    pub async fn send(&self, prompt: impl Into<String>) -> Result<TurnAccepted, Error> {
+        let prompt = prompt.into();
+        self.call(move |a| a.start_turn(&prompt)).await
+    }
+
+    /// Cancels the running turn (or summary): it stops, keeps what ran and answers every tool
+    /// call. False when nothing runs.
+    pub fn cancel(&self) -> bool {
+        self.shared.cancel()
+    }
+
+    /// Answers the `approval_requested` event of tool call `call_id`.
+    pub fn approve(&self, call_id: &str, decision: ApprovalDecision) -> Result<(), Error> {
+        self.shared.answer(call_id, decision)
+    }
+
+    /// Replaces the session's model for the next turns.
+    pub async fn set_model(&self, spec: ModelSpec) -> Result<(), Error> {
+        self.call(move |a| a.set_model(&spec)).await
+    }
+
+    /// The checkpoint list of SPEC §7, seen from the selected head.
+    pub async fn checkpoints(&self) -> Result<Vec<CheckpointEntry>, Error> {
+        self.call(|a| Ok(a.core().checkpoints())).await
+    }
+
+    /// The heads.
+    pub async fn heads(&self) -> Result<Vec<HeadEntry>, Error> {
+        self.call(|a| Ok(a.core().heads())).await
+    }
+
+    /// The messages of `head` (id or name), or of the selected head.
+    pub async fn transcript(&self, head: Option<String>) -> Result<Vec<TranscriptEntry>, Error> {
+        self.call(move |a| a.core().transcript(head.as_deref())).await
+    }
+
+    /// Prepares a rewind; changes nothing. The plan says what a commit would do and what blocks it.
+    pub async fn prepare_rewind(&self, req: PrepareRewind) -> Result<RewindPlan, Error> {
+        self.call(move |a| {
+            a.idle()?;
+            a.core().prepare_rewind(req.turn, req.scope)
+        })
+        .await
+    }
+
+    /// Commits a prepared rewind with the user's choices.
+    pub async fn commit_rewind(&self, req: CommitRewind) -> Result<RewindResult, Error> {
+        self.call(move |a| {
+            a.idle()?;
+            let choice = CommitOptions {
+                confirm: req.confirm,
+                on_conflict: req.on_conflict,
+            };
+            a.core().commit_plan(&req.plan_id, choice, req.in_place)
+        })
+        .await
+    }
+
+    /// Undoes the last rewind.
+    pub async fn undo(&self, req: UndoRequest) -> Result<RewindResult, Error> {
+        self.call(move |a| {
+            a.idle()?;
+            a.core().undo(req.transaction_id.as_deref())
+        })
+        .await
+    }
+
+    /// Prepares the revert of one file to its state before the session first touched it.
+    pub async fn prepare_revert(&self, req: PrepareRevert) -> Result<RewindPlan, Error> {
+        self.call(move |a| {
+            a.idle()?;
+            a.core().prepare_revert(&req.path)
+        })
+        .await
+    }
+
+    /// Commits a prepared file revert.
+    pub async fn commit_revert(&self, req: CommitRevert) -> Result<RewindResult, Error> {
+        self.call(move |a| {
+            a.idle()?;
+            let choice = CommitOptions {
+                confirm: true,
+                on_conflict: if req.overwrite {
+                    OnConflict::Overwrite
+                } else {
+                    OnConflict::Refuse
+                },
+            };
+            a.core().commit_plan(&req.plan_id, choice, false)
+        })
+        .await
+    }
+
+    /// A new head that ends just before a turn; code untouched.
+    pub async fn fork(&self, req: ForkRequest) -> Result<HeadRef, Error> {
+        self.call(move |a| {
+            a.idle()?;
+            a.core().fork(req.turn, req.name, req.select)
+        })
+        .await
+    }
+
+    /// Summarizes from or up to a turn into a new selected head (the model writes it).
+    pub async fn summarize(&self, req: SummarizeRequest) -> Result<HeadRef, Error> {
+        self.call_with(move |a, reply| a.start_summary(req, reply)).await
+    }
+
+    /// Selects a head (id or name).
+    pub async fn switch(&self, req: SwitchRequest) -> Result<HeadRef, Error> {
+        self.call(move |a| {
+            a.idle()?;
+            a.core().switch_head(&req.head)
+        })
+        .await
+    }
+
+    /// Retires a head (refused for the selected one).
+    pub async fn retire(&self, head: String) -> Result<(), Error> {
+        self.call(move |a| {
+            a.idle()?;
+            a.core().retire_head(&head)
+        })
+        .await
+    }
+}

@@ -1,0 +1,62 @@
+//! How a [`Service`](crate::Service) opens sessions: where the data is, which model, the shell
+//! policy, retention. Everything a frontend sets is a `retrace-protocol` type or std.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use retrace_protocol::{BashPolicy, ModelSpec, RetentionLimits};
+
+use crate::bus::EVENT_BUFFER;
+
+/// Looks up an environment variable (API keys). Tests pass their own.
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// How to open sessions.
+#[derive(Clone)]
+pub struct ServiceOptions {
+    /// The data root (`$RETRACE_HOME`, …; see [`DataRoot::from_env`](crate::DataRoot::from_env)).
+    pub data_root: PathBuf,
+    /// The model every session opened by this service uses; `None`: no model (turns and summaries
+    /// fail with `model` until one is set with `SessionHandle::set_model`).
+    pub model: Option<ModelSpec>,
+    /// Whether the agent may run shell commands. `Ask` publishes `approval_requested` and waits for
+    /// an answer from any frontend.
+    pub bash: BashPolicy,
+    /// Model requests per turn (SPEC §8: 50).
+    pub max_steps: usize,
+    /// Retention of the checkpoint store.
+    pub retention: RetentionLimits,
+    /// Events kept per session for replay, and how far a subscriber may fall behind before it gets
+    /// `lagged` (default [`EVENT_BUFFER`]).
+    pub event_buffer: usize,
+    /// Where API keys are read from (default: the process environment).
+    pub env: EnvLookup,
+}
+
+impl ServiceOptions {
+    /// Defaults for a data root: no model, shell denied, 50 steps, default retention and buffer.
+    pub fn new(data_root: impl Into<PathBuf>) -> ServiceOptions {
+        ServiceOptions {
+            data_root: data_root.into(),
+            model: None,
+            bash: BashPolicy::Deny,
+            max_steps: 50,
+            retention: RetentionLimits::default(),
+            event_buffer: EVENT_BUFFER,
+            env: Arc::new(|k| std::env::var(k).ok()),
+        }
+    }
+}
+
+impl std::fmt::Debug for ServiceOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServiceOptions")
+            .field("data_root", &self.data_root)
+            .field("model", &self.model)
+            .field("bash", &self.bash)
+            .field("max_steps", &self.max_steps)
+            .field("retention", &self.retention)
+            .field("event_buffer", &self.event_buffer)
+            .finish_non_exhaustive()
+    }
+}

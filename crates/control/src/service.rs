@@ -1,0 +1,287 @@
+//! [`Service`]: lists, creates and opens sessions, and keeps one actor per open session so that
+//! every frontend of a process (the CLI, the terminal UI, the HTTP server) shares it.
+//!
+//! The service holds no strong reference to an actor: a session stays open exactly as long as a
+//! handle to it exists. Opening a session that is still closing (its last handle just went, its
+//! turn is being cancelled) waits for it to finish, so the lease is free again.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+
+use retrace_agent::Agent;
+use retrace_model::{open_model, ModelOptions};
+use retrace_protocol::{Error, ErrorCode, Missing, ModelSpec, SessionEntry, SessionId};
+use retrace_tools::Workspace;
+use tokio::sync::{mpsc, watch};
+
+use crate::actor::{agent_config, Actor, AgentFactory};
+use crate::bus::EventBus;
+use crate::core::{canonical_workspace, Core};
+use crate::error::{coded, ControlError, Result};
+use crate::handle::SessionHandle;
+use crate::options::ServiceOptions;
+use crate::paths::DataRoot;
+use crate::shared::{lock, Shared};
+use crate::view::{session_id, sessions, SessionReader};
+
+/// Requests a handle may queue before `send` waits.
+const QUEUE: usize = 64;
+
+/// One actor the service started.
+struct Entry {
+    shared: Weak<Shared>,
+    tx: mpsc::WeakSender<crate::actor::Command>,
+    exited: watch::Receiver<bool>,
+}
+
+struct Inner {
+    opts: ServiceOptions,
+    data: DataRoot,
+    actors: Mutex<Vec<Entry>>,
+    /// Opening is serialised, so two requests for one session start one actor.
+    opening: tokio::sync::Mutex<()>,
+}
+
+/// Opens sessions and hands out [`SessionHandle`]s. Cloneable; clones share the open sessions.
+/// Needs a multi-threaded tokio runtime (tools run on its workers).
+#[derive(Clone)]
+pub struct Service {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service")
+            .field("opts", &self.inner.opts)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What is needed to open a session: an existing handle, or an actor to wait for first.
+enum Found {
+    Open(SessionHandle),
+    Closing(watch::Receiver<bool>),
+    Nothing,
+}
+
+impl Service {
+    /// A service on `opts.data_root`.
+    pub fn new(opts: ServiceOptions) -> Service {
+        let data = DataRoot::at(&opts.data_root);
+        Service {
+            inner: Arc::new(Inner {
+                opts,
+                data,
+                actors: Mutex::new(Vec::new()),
+                opening: tokio::sync::Mutex::new(()),
+            }),
+        }
+    }
+
+    /// The data root.
+    pub fn data_root(&self) -> &Path {
+        self.inner.data.root()
+    }
+
+    /// The sessions of `workspace` (found from the workspace or any directory under it; all
+    /// sessions when `None`), newest first. Needs no lease.
+    pub fn sessions(&self, workspace: Option<&Path>) -> std::result::Result<Vec<SessionEntry>, Error> {
+        Ok(sessions(&self.inner.data, workspace)?)
+    }
+
+    /// Session `id` opened for reading only: no lease, nothing written, works while another
+    /// process writes it.
+    pub fn reader(&self, id: &str) -> std::result::Result<SessionReader, Error> {
+        Ok(SessionReader::open(&self.inner.data, id)?)
+    }
+
+    /// A new session on `workspace`. Its model (the service's) is opened first, so a missing key
+    /// creates nothing.
+    pub async fn create(&self, workspace: &Path) -> std::result::Result<SessionHandle, Error> {
+        let _g = self.inner.opening.lock().await;
+        let model = match &self.inner.opts.model {
+            Some(spec) => Some(
+                open_model(spec, &ModelOptions::default(), &*self.inner.opts.env)
+                    .map_err(ControlError::from)?,
+            ),
+            None => None,
+        };
+        let (data, ws, retention) = (
+            self.inner.data.clone(),
+            workspace.to_path_buf(),
+            self.inner.opts.retention,
+        );
+        let bus = Arc::new(EventBus::new(self.inner.opts.event_buffer));
+        let b = bus.clone();
+        let core = blocking(move || Core::create(&data, &ws, retention, b)).await?;
+        let agent = match model {
+            Some(m) => Some(Agent::new(workspace_of(&core.workspace)?, m, self.config())),
+            None => None,
+        };
+        Ok(self.start(core, bus, agent))
+    }
+
+    /// Session `id`, opened for writing (its lease taken), or the handle of this process's open
+    /// actor for it. A given `workspace` must be the session's own.
+    pub async fn open(
+        &self,
+        id: &str,
+        workspace: Option<&Path>,
+    ) -> std::result::Result<SessionHandle, Error> {
+        let sid = session_id(id)?;
+        let _g = self.inner.opening.lock().await;
+        loop {
+            match self.find(&sid) {
+                Found::Open(h) => {
+                    if let Some(w) = workspace {
+                        let w = canonical_workspace(w)?;
+                        if w != h.workspace() {
+                            return Err(coded(
+                                ErrorCode::Usage,
+                                format!(
+                                    "session {id} belongs to the workspace `{}`, not `{}`",
+                                    h.workspace().display(),
+                                    w.display()
+                                ),
+                            )
+                            .into());
+                        }
+                    }
+                    return Ok(h);
+                }
+                Found::Closing(mut exited) => {
+                    let _ = exited.wait_for(|done| *done).await;
+                }
+                Found::Nothing => break,
+            }
+        }
+        let (data, ws, retention) = (
+            self.inner.data.clone(),
+            workspace.map(Path::to_path_buf),
+            self.inner.opts.retention,
+        );
+        let bus = Arc::new(EventBus::new(self.inner.opts.event_buffer));
+        let b = bus.clone();
+        let core = blocking(move || Core::open(&data, &sid, ws.as_deref(), retention, b)).await?;
+        let agent = match &self.inner.opts.model {
+            Some(spec) => Some(self.factory(core.workspace.clone())(spec)?),
+            None => None,
+        };
+        Ok(self.start(core, bus, agent))
+    }
+
+    /// The newest session of `workspace` (found from any directory under it), opened for writing.
+    pub async fn open_latest(&self, workspace: &Path) -> std::result::Result<SessionHandle, Error> {
+        let newest = self
+            .sessions(Some(workspace))?
+            .into_iter()
+            .next()
+            .ok_or_else(|| {
+                Error::not_found(
+                    Missing::Session,
+                    workspace.to_string_lossy(),
+                    format!("no session of `{}` yet", workspace.display()),
+                )
+            })?;
+        self.open(newest.id.as_str(), None).await
+    }
+
+    /// Closes every open session: running turns are cancelled (each keeps what ran and answers
+    /// every tool call), then every actor finishes and releases its lease.
+    pub async fn shutdown(&self) {
+        let closing: Vec<_> = {
+            let actors = lock(&self.inner.actors);
+            actors
+                .iter()
+                .map(|e| (e.tx.upgrade(), e.exited.clone()))
+                .collect()
+        };
+        for (tx, _) in &closing {
+            if let Some(tx) = tx {
+                let _ = tx.send(Box::new(|a: &mut Actor| a.close())).await;
+            }
+        }
+        for (_, mut exited) in closing {
+            let _ = exited.wait_for(|done| *done).await;
+        }
+    }
+
+    /// Waits until every session this service opened has closed by itself (its handles dropped,
+    /// its work finished or cancelled).
+    pub async fn wait_closed(&self) {
+        let all: Vec<_> = lock(&self.inner.actors)
+            .iter()
+            .map(|e| e.exited.clone())
+            .collect();
+        for mut exited in all {
+            let _ = exited.wait_for(|done| *done).await;
+        }
+    }
+
+    fn find(&self, id: &SessionId) -> Found {
+        let mut actors = lock(&self.inner.actors);
+        actors.retain(|e| !*e.exited.borrow());
+        for e in actors.iter() {
+            let Some(shared) = e.shared.upgrade() else {
+                continue;
+            };
+            if &shared.session_id() != id {
+                continue;
+            }
+            return match e.tx.upgrade() {
+                Some(tx) => Found::Open(SessionHandle { tx, shared }),
+                None => Found::Closing(e.exited.clone()),
+            };
+        }
+        Found::Nothing
+    }
+
+    fn config(&self) -> retrace_agent::AgentConfig {
+        agent_config(self.inner.opts.bash, self.inner.opts.max_steps)
+    }
+
+    /// Opens a model, and an agent around it on the workspace `root`.
+    fn factory(&self, root: PathBuf) -> AgentFactory {
+        let env = self.inner.opts.env.clone();
+        let config = self.config();
+        Arc::new(move |spec: &ModelSpec| {
+            let model = open_model(spec, &ModelOptions::default(), &*env)?;
+            Ok(Agent::new(workspace_of(&root)?, model, config.clone()))
+        })
+    }
+
+    fn start(&self, core: Core, bus: Arc<EventBus>, agent: Option<Agent>) -> SessionHandle {
+        let shared = Arc::new(Shared::new(
+            bus,
+            core.workspace.clone(),
+            core.session.id().clone(),
+        ));
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let (exited_tx, exited) = watch::channel(false);
+        let actor = Actor::new(
+            core,
+            shared.clone(),
+            agent,
+            self.factory(shared.workspace.clone()),
+        );
+        tokio::spawn(actor.run(rx, exited_tx));
+        lock(&self.inner.actors).push(Entry {
+            shared: Arc::downgrade(&shared),
+            tx: tx.downgrade(),
+            exited,
+        });
+        SessionHandle { tx, shared }
+    }
+}
+
+/// The tools' view of a session's workspace.
+fn workspace_of(root: &Path) -> Result<Workspace> {
+    Workspace::new(root).map_err(|e| coded(ErrorCode::Usage, e.to_string()))
+}
+
+/// Runs blocking file-system work off the async workers.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| coded(ErrorCode::Internal, format!("opening the session failed: {e}")))?
+}

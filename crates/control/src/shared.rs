@@ -1,0 +1,134 @@
+//! What a session's handles and its actor share without going through the actor's queue: the
+//! event bus, the running job's cancel token, pending approvals. Cancel and approval answers must
+//! reach a turn while the actor is busy, so they are plain shared state.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use retrace_model::CancellationToken;
+use retrace_protocol::{ApprovalDecision, Error, ErrorCode, Missing, SessionId};
+use tokio::sync::oneshot;
+
+use crate::bus::EventBus;
+
+/// Locks a mutex; a panic elsewhere while it was held does not make the data unusable here.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The job the actor is running: a turn or a summary.
+#[derive(Debug, Clone)]
+pub(crate) struct Running {
+    /// The turn, for a turn.
+    pub(crate) turn: Option<u64>,
+    /// Cancels it.
+    pub(crate) cancel: CancellationToken,
+}
+
+/// Shared by a session's actor and every handle to it.
+pub(crate) struct Shared {
+    pub(crate) bus: Arc<EventBus>,
+    pub(crate) workspace: PathBuf,
+    session_id: Mutex<SessionId>,
+    running: Mutex<Option<Running>>,
+    /// Set by a job just before it reports its end (`turn_finished`, a summary's answer), so
+    /// that a request sent by someone who saw that report waits for the job to be put away.
+    finishing: AtomicBool,
+    approvals: Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>,
+    allowed: Mutex<HashSet<String>>,
+}
+
+impl Shared {
+    pub(crate) fn new(bus: Arc<EventBus>, workspace: PathBuf, session_id: SessionId) -> Shared {
+        Shared {
+            bus,
+            workspace,
+            session_id: Mutex::new(session_id),
+            running: Mutex::new(None),
+            finishing: AtomicBool::new(false),
+            approvals: Mutex::new(HashMap::new()),
+            allowed: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// The session's id (it changes when a write upgrades an old flat log).
+    pub(crate) fn session_id(&self) -> SessionId {
+        lock(&self.session_id).clone()
+    }
+
+    pub(crate) fn set_session_id(&self, id: SessionId) {
+        *lock(&self.session_id) = id;
+    }
+
+    /// The running job, if any.
+    pub(crate) fn running(&self) -> Option<Running> {
+        lock(&self.running).clone()
+    }
+
+    pub(crate) fn set_running(&self, r: Option<Running>) {
+        self.finishing.store(false, Ordering::SeqCst);
+        *lock(&self.running) = r;
+    }
+
+    /// The running job is about to report its end.
+    pub(crate) fn mark_finishing(&self) {
+        self.finishing.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the running job reported (or is reporting) its end.
+    pub(crate) fn is_finishing(&self) -> bool {
+        self.finishing.load(Ordering::SeqCst)
+    }
+
+    /// Cancels the running job; false when none runs (or it already reported its end).
+    pub(crate) fn cancel(&self) -> bool {
+        match lock(&self.running).as_ref() {
+            Some(_) if self.is_finishing() => false,
+            Some(r) => {
+                r.cancel.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Registers a pending approval; its answer arrives on the receiver.
+    pub(crate) fn await_approval(&self, call_id: &str) -> oneshot::Receiver<ApprovalDecision> {
+        let (tx, rx) = oneshot::channel();
+        lock(&self.approvals).insert(call_id.to_string(), tx);
+        rx
+    }
+
+    /// Forgets a pending approval (answered, or its wait ended).
+    pub(crate) fn drop_approval(&self, call_id: &str) {
+        lock(&self.approvals).remove(call_id);
+    }
+
+    /// Answers a pending approval.
+    pub(crate) fn answer(&self, call_id: &str, decision: ApprovalDecision) -> Result<(), Error> {
+        let tx = lock(&self.approvals).remove(call_id).ok_or_else(|| {
+            Error::not_found(
+                Missing::Approval,
+                call_id,
+                format!("no approval is pending for tool call `{call_id}`"),
+            )
+        })?;
+        tx.send(decision).map_err(|_| {
+            Error::new(
+                ErrorCode::Refused,
+                format!("tool call `{call_id}` no longer waits for an answer"),
+            )
+        })
+    }
+
+    /// Whether the user allowed this command line for the rest of the session.
+    pub(crate) fn is_allowed(&self, command: &str) -> bool {
+        lock(&self.allowed).contains(command)
+    }
+
+    pub(crate) fn allow(&self, command: &str) {
+        lock(&self.allowed).insert(command.to_string());
+    }
+}

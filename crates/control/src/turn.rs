@@ -1,0 +1,156 @@
+//! A turn as the actor runs it: the capture seam (before-images into the store), the sink
+//! (messages into the log, events onto the bus) and the approver (approvals by `call_id` from any
+//! frontend), each reaching the shared [`Core`] through its mutex for as long as one call takes.
+
+use std::sync::{Arc, Mutex};
+
+use retrace_agent::{Agent, ApprovalRequest, Approver, CaptureSeam, Captured, TurnSink};
+use retrace_checkpoint::Change;
+use retrace_model::{BoxFuture, CancellationToken};
+use retrace_protocol::{ApprovalDecision, ChatMessage, Event, Gap, GapReason, HeadId};
+use retrace_session::NewMessage;
+use retrace_tools::Preview;
+
+use crate::core::Core;
+use crate::shared::{lock, Shared};
+
+/// The seam: before-images into the store, durable before the tool runs.
+pub(crate) struct StoreSeam {
+    pub(crate) core: Arc<Mutex<Core>>,
+}
+
+impl CaptureSeam for StoreSeam {
+    fn before(&mut self, tool: &str, preview: &Preview) -> Result<Captured, String> {
+        let changes: Vec<Change> = preview
+            .changes
+            .iter()
+            .map(|c| Change::new(c.abs.clone(), c.kind))
+            .collect();
+        let mut core = lock(&self.core);
+        let report = core
+            .store
+            .capture_before(&changes, Some(tool))
+            .map_err(|e| e.to_string())?;
+        let mut gaps = report.gaps;
+        for g in &preview.gaps {
+            let mut g = g.clone();
+            g.tool.get_or_insert_with(|| tool.to_string());
+            core.store.record_gap(g.clone()).map_err(|e| e.to_string())?;
+            if !gaps.iter().any(|x| x.reason == g.reason && x.path == g.path) {
+                gaps.push(g);
+            }
+        }
+        Ok(Captured {
+            paths: report.captured.iter().map(|p| p.to_lossy()).collect(),
+            gaps,
+        })
+    }
+
+    fn after(&mut self, _tool: &str, preview: &Preview) -> Result<(), String> {
+        let paths: Vec<std::path::PathBuf> = preview.changes.iter().map(|c| c.abs.clone()).collect();
+        lock(&self.core)
+            .store
+            .capture_after(&paths)
+            .map_err(|e| e.to_string())
+    }
+
+    fn shell(&mut self, command: &str) -> Result<(), String> {
+        lock(&self.core)
+            .store
+            .record_gap(Gap {
+                reason: GapReason::BashSideEffect,
+                tool: Some("bash".into()),
+                path: None,
+                detail: Some(command.to_string()),
+            })
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The sink: messages into the session log on the turn's head, events onto the bus.
+pub(crate) struct LogSink {
+    pub(crate) core: Arc<Mutex<Core>>,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) head: HeadId,
+}
+
+impl TurnSink for LogSink {
+    fn event(&mut self, event: Event) {
+        self.shared.bus.publish(event);
+    }
+
+    fn message(&mut self, m: &ChatMessage) -> Result<(), String> {
+        lock(&self.core)
+            .session
+            .append(&self.head, NewMessage::from(m))
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Approvals: `approval_requested` on the bus, then the first answer by `call_id` from any handle
+/// (or a deny when the turn is cancelled). "Allow for this session" remembers the command line.
+pub(crate) struct SharedApprover {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl Approver for SharedApprover {
+    fn approve<'a>(
+        &'a self,
+        req: ApprovalRequest,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, ApprovalDecision> {
+        Box::pin(async move {
+            if self.shared.is_allowed(&req.command) {
+                return ApprovalDecision::Session;
+            }
+            let answer = self.shared.await_approval(&req.call_id);
+            self.shared.bus.publish(Event::ApprovalRequested {
+                call_id: req.call_id.clone(),
+                tool: req.tool.clone(),
+                command: req.command.clone(),
+            });
+            let decision = tokio::select! {
+                d = answer => d.unwrap_or(ApprovalDecision::Deny),
+                _ = cancel.cancelled() => ApprovalDecision::Deny,
+            };
+            self.shared.drop_approval(&req.call_id);
+            if decision == ApprovalDecision::Session {
+                self.shared.allow(&req.command);
+            }
+            self.shared.bus.publish(Event::ApprovalResolved {
+                call_id: req.call_id,
+                decision,
+            });
+            decision
+        })
+    }
+}
+
+/// Runs the agent part of a turn whose checkpoint and user message exist, then ends it. Gives the
+/// agent back.
+pub(crate) async fn run_turn(
+    core: Arc<Mutex<Core>>,
+    shared: Arc<Shared>,
+    mut agent: Agent,
+    turn: u64,
+    head: HeadId,
+    history: Vec<ChatMessage>,
+    cancel: CancellationToken,
+) -> Agent {
+    let mut seam = StoreSeam { core: core.clone() };
+    let mut sink = LogSink {
+        core: core.clone(),
+        shared: shared.clone(),
+        head,
+    };
+    let approver = SharedApprover {
+        shared: shared.clone(),
+    };
+    let end = agent
+        .run_turn(turn, history, &mut seam, &mut sink, &approver, &cancel)
+        .await;
+    shared.mark_finishing();
+    lock(&core).finish_turn(turn, end);
+    agent
+}

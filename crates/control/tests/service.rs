@@ -1,0 +1,440 @@
+//! The controller as a service (ARCHITECTURE.md, issue "one handle that every frontend shares"),
+//! through its handles only: numbered events for several subscribers, resuming after a number,
+//! `lagged` for a slow subscriber, approvals by `call_id` from another task, cancel as a request,
+//! requests refused while a turn runs, one actor per session, and a session whose every handle is
+//! dropped mid-turn that the next process continues against a strict server.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::time::Duration;
+
+use retrace_control::{Service, SessionHandle};
+use retrace_protocol::{
+    ApprovalDecision, BashPolicy, Delivery, ErrorCode, ErrorDetails, Event, ForkRequest, Missing, ModelSpec,
+    Numbered, PrepareRewind, Provider, RewindScope, Role, SwitchRequest,
+};
+use retrace_testkit::mock_openai::{sse, MockServer, Reply};
+use serde_json::json;
+use support::{until, until_finished, write, World};
+
+fn seqs(events: &[Numbered]) -> Vec<u64> {
+    events.iter().map(|n| n.seq).collect()
+}
+
+fn bash(id: &str, command: &str) -> serde_json::Value {
+    json!({"id": id, "name": "bash", "arguments": {"command": command}})
+}
+
+#[test]
+fn two_subscribers_receive_the_same_numbered_events_of_a_turn() {
+    let w = World::new();
+    let h = w.open();
+    let other = h.clone();
+    let model = w.script(json!([
+        {"content": "working", "tool_calls": [write("a.txt", "1\n"), write("b.txt", "2\n")]},
+        {"content": "done"}
+    ]));
+    let (one, two) = w.run(async {
+        h.set_model(model).await.unwrap();
+        let mut first = h.subscribe(None);
+        let mut second = other.subscribe(None);
+        let turn = h.send("go").await.unwrap().turn;
+        let (o1, e1) = until_finished(&mut first, turn).await;
+        let (o2, e2) = until_finished(&mut second, turn).await;
+        assert!(o1.ok && o2.ok, "{o1:?}");
+        (e1, e2)
+    });
+    assert_eq!(one, two, "the same events, with the same numbers");
+    let numbers = seqs(&one);
+    assert!(
+        numbers.windows(2).all(|p| p[1] == p[0] + 1),
+        "consecutive: {numbers:?}"
+    );
+    assert!(matches!(one[0].event, Event::TurnStarted { .. }), "{:?}", one[0]);
+    for kind in ["tool_call", "tool_result", "checkpoint_captured", "turn_finished"] {
+        assert!(
+            one.iter()
+                .any(|n| serde_json::to_value(&n.event).unwrap()["type"] == kind),
+            "{kind} in {one:?}"
+        );
+    }
+    assert_eq!(
+        w.run(h.status()).unwrap().last_event_seq,
+        *numbers.last().unwrap()
+    );
+}
+
+#[test]
+fn a_subscriber_that_resumes_after_its_last_number_misses_nothing() {
+    let w = World::new();
+    let h = w.open();
+    let model = w.script(json!([
+        {"content": "a", "tool_calls": [write("a.txt", "1\n")]},
+        {"content": "b", "tool_calls": [write("b.txt", "2\n")]},
+        {"content": "done"}
+    ]));
+    let (all, resumed) = w.run(async {
+        h.set_model(model).await.unwrap();
+        let mut full = h.subscribe(None);
+        let mut flaky = h.subscribe(None);
+        let turn = h.send("go").await.unwrap().turn;
+        // The flaky client reads three events, then its connection drops.
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            match flaky.recv().await.unwrap() {
+                Delivery::Event(n) => got.push(n),
+                other => panic!("{other:?}"),
+            }
+        }
+        drop(flaky);
+        let last = got.last().unwrap().seq;
+        let (outcome, all) = until_finished(&mut full, turn).await;
+        assert!(outcome.ok);
+        // It reconnects with the last number it saw, after the turn is over.
+        let mut again = h.subscribe(Some(last));
+        let (_, rest) = until_finished(&mut again, turn).await;
+        got.extend(rest);
+        (all, got)
+    });
+    assert_eq!(resumed, all, "nothing missed, nothing twice");
+}
+
+#[test]
+fn a_slow_subscriber_is_told_it_lagged_and_then_continues() {
+    let w = World::with(None, |o| o.event_buffer = 4);
+    let h = w.open();
+    let calls: Vec<_> = (0..6).map(|i| write(&format!("f{i}.txt"), "x\n")).collect();
+    let model = w.script(json!([{"content": "many", "tool_calls": calls}, {"content": "done"}]));
+    w.run(async {
+        h.set_model(model).await.unwrap();
+        let mut slow = h.subscribe(None);
+        let mut fast = h.subscribe(None);
+        let turn = h.send("go").await.unwrap().turn;
+        let (_, everything) = until_finished(&mut fast, turn).await;
+        assert!(everything.len() > 4, "more events than the buffer holds");
+        // The slow one never read; it is told, then gets the events still held, in order.
+        match slow.recv().await.unwrap() {
+            Delivery::Lagged { next_seq } => {
+                assert!(next_seq > everything[0].seq);
+                let mut rest = Vec::new();
+                while rest
+                    .last()
+                    .is_none_or(|n: &Numbered| n.seq < everything.last().unwrap().seq)
+                {
+                    match slow.recv().await.unwrap() {
+                        Delivery::Event(n) => rest.push(n),
+                        other => panic!("{other:?}"),
+                    }
+                }
+                assert_eq!(rest[0].seq, next_seq);
+                assert_eq!(&everything[everything.len() - rest.len()..], &rest[..]);
+            }
+            other => panic!("expected lagged, got {other:?}"),
+        }
+        // Resuming from a number the buffer no longer holds says lagged too, never a silent gap.
+        let mut late = h.subscribe(Some(1));
+        assert!(matches!(late.recv().await, Some(Delivery::Lagged { .. })));
+    });
+}
+
+#[test]
+fn an_approval_is_answered_by_call_id_from_another_task() {
+    let w = World::with(None, |o| o.bash = BashPolicy::Ask);
+    let h = w.open();
+    let model = w.script(json!([
+        {"content": "", "tool_calls": [bash("c1", "echo allowed > yes.txt"), bash("c2", "echo denied > no.txt")]},
+        {"content": "", "tool_calls": [bash("c3", "echo allowed > yes.txt")]},
+        {"content": "done"}
+    ]));
+    let events = w.run(async {
+        h.set_model(model).await.unwrap();
+        let mut sub = h.subscribe(None);
+        // Another frontend answers: it sees the requests on its own subscription.
+        let other = h.clone();
+        let mut theirs = other.subscribe(None);
+        let answerer = tokio::spawn(async move {
+            for decision in [ApprovalDecision::Session, ApprovalDecision::Deny] {
+                let n = until(&mut theirs, |e| matches!(e, Event::ApprovalRequested { .. })).await;
+                let Event::ApprovalRequested {
+                    call_id,
+                    tool,
+                    command,
+                } = n.event
+                else {
+                    unreachable!()
+                };
+                assert_eq!(tool, "bash");
+                assert!(command.starts_with("echo"), "{command}");
+                other.approve(&call_id, decision).unwrap();
+            }
+        });
+        let turn = h.send("go").await.unwrap().turn;
+        let (outcome, events) = until_finished(&mut sub, turn).await;
+        answerer.await.unwrap();
+        assert!(outcome.ok, "{outcome:?}");
+        events
+    });
+    let asked: Vec<String> = events
+        .iter()
+        .filter_map(|n| match &n.event {
+            Event::ApprovalRequested { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    // c3 repeats a command allowed for the session: not asked again.
+    assert_eq!(asked, ["c1", "c2"]);
+    let resolved: Vec<(String, ApprovalDecision)> = events
+        .iter()
+        .filter_map(|n| match &n.event {
+            Event::ApprovalResolved { call_id, decision } => Some((call_id.clone(), *decision)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        resolved,
+        [
+            ("c1".to_string(), ApprovalDecision::Session),
+            ("c2".to_string(), ApprovalDecision::Deny)
+        ]
+    );
+    assert_eq!(w.read("yes.txt").unwrap(), b"allowed\n");
+    assert_eq!(w.read("no.txt"), None, "the denied command did not run");
+    let results: Vec<(String, bool)> = events
+        .iter()
+        .filter_map(|n| match &n.event {
+            Event::ToolResult { id, ok, .. } => Some((id.clone(), *ok)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results,
+        [("c1".into(), true), ("c2".into(), false), ("c3".into(), true)]
+    );
+    // Answering a call nobody waits for is not_found.
+    let e = h.approve("c1", ApprovalDecision::Once).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NotFound);
+}
+
+#[test]
+fn cancel_is_a_request_that_stops_the_turn_and_answers_every_call() {
+    let w = World::with(None, |o| o.bash = BashPolicy::Allow);
+    let h = w.open();
+    let model = w.script(json!([
+        {"content": "", "tool_calls": [bash("slow", "sleep 30"), write("never.txt", "x")]},
+        {"content": "never reached"}
+    ]));
+    let (outcome, took) = w.run(async {
+        h.set_model(model).await.unwrap();
+        let mut sub = h.subscribe(None);
+        let turn = h.send("go").await.unwrap().turn;
+        until(
+            &mut sub,
+            |e| matches!(e, Event::ToolCall { id, .. } if id == "slow"),
+        )
+        .await;
+        let started = std::time::Instant::now();
+        // While it runs, writes are refused with the running turn named; reads are answered.
+        let e = h
+            .prepare_rewind(PrepareRewind {
+                turn,
+                scope: RewindScope::Code,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::TurnRunning);
+        assert_eq!(e.details, Some(ErrorDetails::Running { turn }));
+        assert_eq!(h.status().await.unwrap().running_turn, Some(turn));
+        assert_eq!(h.checkpoints().await.unwrap().len(), 1);
+        assert!(h.cancel(), "a turn was running");
+        let (outcome, _) = until_finished(&mut sub, turn).await;
+        (outcome, started.elapsed())
+    });
+    assert!(!outcome.ok);
+    assert_eq!(outcome.error.as_deref(), Some("cancelled by the user"));
+    assert!(
+        took < Duration::from_secs(20),
+        "the shell was stopped, not waited for: {took:?}"
+    );
+    assert_eq!(w.read("never.txt"), None);
+    assert!(!h.cancel(), "nothing runs any more");
+    let t = w.transcript(&h, None);
+    let calls: Vec<&str> = t
+        .iter()
+        .flat_map(|m| m.tool_calls.iter().flatten())
+        .map(|c| c.id.as_str())
+        .collect();
+    let answered: Vec<&str> = t.iter().filter_map(|m| m.tool_call_id.as_deref()).collect();
+    assert_eq!(calls.len(), 2, "{t:?}");
+    assert_eq!(calls, answered, "every call answered, in order: {t:?}");
+}
+
+/// A streamed model reply that calls `calls` (id, name, arguments).
+fn tool_reply(calls: &[(&str, &str, serde_json::Value)]) -> Reply {
+    let mut chunks = Vec::new();
+    for (i, (id, name, args)) in calls.iter().enumerate() {
+        chunks.push(sse::tool_call_start(i as u64, id, name));
+        chunks.push(sse::tool_call_args(i as u64, &args.to_string()));
+    }
+    chunks.push(sse::finish("tool_calls"));
+    Reply::body(sse::body(&chunks, true))
+}
+
+fn text_reply(text: &str) -> Reply {
+    Reply::body(sse::body(&[sse::content(text), sse::finish("stop")], true))
+}
+
+fn mock_model(server: &MockServer) -> ModelSpec {
+    ModelSpec {
+        base_url: Some(server.base_url()),
+        ..ModelSpec::new(Provider::OpenAi, "mock")
+    }
+}
+
+#[test]
+fn dropping_every_handle_mid_turn_leaves_a_session_the_next_process_continues() {
+    let w = World::with(None, |o| o.bash = BashPolicy::Allow);
+    let server = w
+        .run(MockServer::start_strict(vec![
+            tool_reply(&[
+                ("c1", "bash", json!({"command": "sleep 30"})),
+                ("c2", "write_file", json!({"path": "late.txt", "content": "x"})),
+            ]),
+            text_reply("continued"),
+        ]))
+        .unwrap();
+    let h = w.open();
+    let id = h.session_id();
+    w.run(async {
+        h.set_model(mock_model(&server)).await.unwrap();
+        let mut sub = h.subscribe(None);
+        h.send("start something slow").await.unwrap();
+        until(
+            &mut sub,
+            |e| matches!(e, Event::ToolCall { id, .. } if id == "c1"),
+        )
+        .await;
+        // The frontend goes away mid-tool: its subscription and its only handle are dropped.
+        drop(sub);
+        drop(h);
+        tokio::time::timeout(Duration::from_secs(20), w.svc.wait_closed())
+            .await
+            .expect("the session closes by itself, without waiting for the shell");
+    });
+    assert_eq!(w.read("late.txt"), None, "the turn was cancelled, not finished");
+    // The next process: another service on the same data; the lease is free.
+    let next = Service::new(w.options());
+    let (outcome, transcript) = w.run(async {
+        let h = next.open(id.as_str(), None).await.unwrap();
+        h.set_model(mock_model(&server)).await.unwrap();
+        let mut sub = h.subscribe(None);
+        let turn = h.send("go on").await.unwrap().turn;
+        let (outcome, _) = until_finished(&mut sub, turn).await;
+        let t = h.transcript(None).await.unwrap();
+        next.shutdown().await;
+        (outcome, t)
+    });
+    assert!(outcome.ok, "{outcome:?}");
+    assert_eq!(server.rejected(), 0, "the strict server accepted the history");
+    assert_eq!(server.request_count(), 2);
+    let answered: Vec<&str> = transcript
+        .iter()
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    assert_eq!(answered, ["c1", "c2"]);
+    assert_eq!(transcript.last().unwrap().content, "continued");
+    assert_eq!(transcript.last().unwrap().role, Role::Assistant);
+}
+
+#[test]
+fn one_actor_per_session_and_the_lease_goes_with_the_last_handle() {
+    let w = World::new();
+    let h = w.open();
+    let id = h.session_id();
+    // Opening it again in this process gives a handle to the same actor: same events.
+    let again = w.run(w.svc.open(id.as_str(), None)).unwrap();
+    let mut sub = again.subscribe(None);
+    w.turn(&h, "zero", vec![write("a.txt", "a\n")]);
+    let seen = w.run(until(&mut sub, |e| matches!(e, Event::TurnFinished { .. })));
+    assert!(seen.seq > 1);
+    // Another process is refused while a handle lives: busy, naming the holder.
+    let other = Service::new(w.options());
+    let e = w.run(other.open(id.as_str(), None)).unwrap_err();
+    assert_eq!(e.code, ErrorCode::Busy, "{e:?}");
+    assert!(
+        matches!(&e.details, Some(ErrorDetails::Holder { holder }) if holder.contains(&std::process::id().to_string())),
+        "{e:?}"
+    );
+    // A workspace that is not the session's is a usage error, open or not.
+    let elsewhere = w.tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let e = w.run(w.svc.open(id.as_str(), Some(&elsewhere))).unwrap_err();
+    assert_eq!(e.code, ErrorCode::Usage, "{e:?}");
+    drop((h, again, sub));
+    w.run(w.svc.wait_closed());
+    let reopened: SessionHandle = w.run(other.open(id.as_str(), None)).unwrap();
+    assert_eq!(reopened.session_id(), id);
+    w.run(other.shutdown());
+}
+
+#[test]
+fn unknown_turns_heads_and_sessions_are_not_found_everywhere() {
+    let w = World::new();
+    let h = w.open();
+    w.turn(&h, "zero", vec![write("a.txt", "a\n")]);
+    let missing = |e: retrace_protocol::Error, what: Missing| {
+        assert_eq!(e.code, ErrorCode::NotFound, "{e:?}");
+        assert!(
+            matches!(e.details, Some(ErrorDetails::NotFound { what: w, .. }) if w == what),
+            "{e:?}"
+        );
+    };
+    for scope in [RewindScope::Code, RewindScope::Conversation, RewindScope::Both] {
+        missing(
+            w.run(h.prepare_rewind(PrepareRewind { turn: 9, scope }))
+                .unwrap_err(),
+            Missing::Turn,
+        );
+    }
+    missing(
+        w.run(h.fork(ForkRequest {
+            turn: 9,
+            name: None,
+            select: true,
+        }))
+        .unwrap_err(),
+        Missing::Turn,
+    );
+    missing(
+        w.run(h.switch(SwitchRequest { head: "nope".into() }))
+            .unwrap_err(),
+        Missing::Head,
+    );
+    missing(
+        w.run(h.transcript(Some("nope".into()))).unwrap_err(),
+        Missing::Head,
+    );
+    missing(w.run(h.retire("nope".into())).unwrap_err(), Missing::Head);
+    let unknown = "01a22be9-0000-7000-8000-000000000000";
+    missing(w.run(w.svc.open(unknown, None)).unwrap_err(), Missing::Session);
+    missing(w.svc.reader(unknown).unwrap_err(), Missing::Session);
+    let e = w.run(w.svc.open("../x", None)).unwrap_err();
+    assert_eq!(e.code, ErrorCode::Usage);
+}
+
+#[test]
+fn sessions_are_found_from_a_subdirectory_newest_first() {
+    let w = World::new();
+    let first = w.open();
+    let second = w.open();
+    std::fs::create_dir_all(w.at("src/deep")).unwrap();
+    let list = w.svc.sessions(Some(&w.at("src/deep"))).unwrap();
+    let ids: Vec<_> = list.iter().map(|s| s.id.clone()).collect();
+    assert_eq!(ids, [second.session_id(), first.session_id()]);
+    let latest = w.run(w.svc.open_latest(&w.at("src/deep"))).unwrap();
+    assert_eq!(latest.session_id(), second.session_id());
+    let elsewhere = w.tmp.path().join("home");
+    assert!(w.svc.sessions(Some(&elsewhere)).unwrap().is_empty());
+    let e = w.run(w.svc.open_latest(&elsewhere)).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NotFound);
+}

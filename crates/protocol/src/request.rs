@@ -1,0 +1,156 @@
+//! Requests a frontend makes of a session, and the small results that have no better home. The
+//! HTTP API takes these as its JSON bodies; the controller's handle takes them as arguments.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ModelSpec;
+use crate::event::RewindScope;
+use crate::ids::{HeadId, SessionId};
+use crate::restore::OnConflict;
+
+/// A prompt for a new turn (`POST …/messages`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SendPrompt {
+    /// What the agent should do.
+    pub prompt: String,
+}
+
+/// A turn that was accepted: its checkpoint exists and its user message is in the log. How it
+/// ends comes as the `turn_finished` event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnAccepted {
+    /// The session (a new one when an old flat log was upgraded by the write).
+    pub session_id: SessionId,
+    /// The head the turn runs on.
+    pub head_id: HeadId,
+    /// The turn number.
+    pub turn: u64,
+}
+
+/// How a turn ended, as the `exec` result reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnOutcome {
+    /// The turn.
+    pub turn: u64,
+    /// False when it ended in an error or was cancelled.
+    pub ok: bool,
+    /// Why it failed.
+    pub error: Option<String>,
+}
+
+/// The answer to an `approval_requested` event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// Run this command now.
+    Once,
+    /// Run it, and the same command line again without asking, for as long as the session is open.
+    Session,
+    /// Do not run it; the model is told it was declined.
+    Deny,
+}
+
+/// An answer to an approval (`POST …/approvals/{call_id}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalAnswer {
+    /// The decision.
+    pub decision: ApprovalDecision,
+}
+
+/// Prepare a rewind (`POST …/rewind/prepare`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrepareRewind {
+    /// The turn to rewind to.
+    pub turn: u64,
+    /// What to restore.
+    pub scope: RewindScope,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Commit a prepared rewind (`POST …/rewind/commit`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitRewind {
+    /// The plan, as `prepare` returned it.
+    pub plan_id: String,
+    /// The user confirmed a plan that spans untracked changes.
+    #[serde(default)]
+    pub confirm: bool,
+    /// What to do with conflicted files.
+    #[serde(default)]
+    pub on_conflict: OnConflict,
+    /// Move onto the new head (what the UIs and the CLI do); false leaves the current head selected.
+    #[serde(default = "yes")]
+    pub in_place: bool,
+}
+
+/// Undo the last rewind (`POST …/undo`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UndoRequest {
+    /// The transaction to undo; it must be the last rewind. `None`: whatever that is.
+    #[serde(default)]
+    pub transaction_id: Option<String>,
+}
+
+/// Fork from a turn (`POST …/fork`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkRequest {
+    /// The new head ends just before this turn.
+    pub turn: u64,
+    /// A name for it.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Select the new head.
+    #[serde(default = "yes")]
+    pub select: bool,
+}
+
+/// Which part of the head a summary replaces (SPEC §5.1 actions 5 and 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SummarizeDirection {
+    /// This turn and everything after it.
+    From,
+    /// Everything before this turn.
+    UpTo,
+}
+
+/// Summarize from or up to a turn (`POST …/summarize`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SummarizeRequest {
+    /// The turn.
+    pub turn: u64,
+    /// Which side.
+    pub direction: SummarizeDirection,
+    /// The model that writes the summary; `None`: the session's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelSpec>,
+}
+
+/// Select a head (`POST …/switch`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwitchRequest {
+    /// Its id or name.
+    pub head: String,
+}
+
+/// Prepare a single-file revert (`POST …/revert/prepare`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrepareRevert {
+    /// The file, relative to the workspace.
+    pub path: PathBuf,
+}
+
+/// Commit a prepared file revert (`POST …/revert/commit`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitRevert {
+    /// The plan, as `prepare` returned it.
+    pub plan_id: String,
+    /// Replace the file even if it changed since Retrace wrote it (undoable).
+    #[serde(default)]
+    pub overwrite: bool,
+}

@@ -1,0 +1,93 @@
+//! The wire names frontends print (`as_str`) are exactly what serde writes, for every enum that has
+//! both, and the shapes a frontend sends in requests parse with their defaults.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use retrace_protocol::*;
+use serde_json::json;
+
+fn same<T: serde::Serialize>(v: T, name: &str) {
+    assert_eq!(serde_json::to_value(v).unwrap(), name);
+}
+
+#[test]
+fn as_str_is_the_serde_name() {
+    for r in [Role::System, Role::User, Role::Assistant, Role::Tool] {
+        same(r, r.as_str());
+    }
+    for k in [
+        HeadKind::Main,
+        HeadKind::Fork,
+        HeadKind::Rewind,
+        HeadKind::Summary,
+    ] {
+        same(k, k.as_str());
+    }
+    for c in [
+        Coverage::Legacy,
+        Coverage::Partial,
+        Coverage::Complete,
+        Coverage::None,
+    ] {
+        same(c, c.as_str());
+    }
+    for c in ErrorCode::ALL {
+        same(c, c.as_str());
+    }
+    for r in [
+        ConflictReason::PathUnsafe,
+        ConflictReason::MissingPayload,
+        ConflictReason::Unverified,
+        ConflictReason::LegacyUnverified,
+        ConflictReason::DeletedAndRecreated,
+        ConflictReason::ExternalChange,
+        ConflictReason::ModeChange,
+        ConflictReason::ManualEdit,
+    ] {
+        same(r, r.as_str());
+    }
+    for a in [
+        FileAction::Write,
+        FileAction::Delete,
+        FileAction::Unchanged,
+        FileAction::Skip,
+    ] {
+        same(a, a.as_str());
+    }
+}
+
+#[test]
+fn requests_parse_with_their_defaults() {
+    let c: CommitRewind = serde_json::from_value(json!({"plan_id": "p"})).unwrap();
+    assert_eq!(
+        c,
+        CommitRewind {
+            plan_id: "p".into(),
+            confirm: false,
+            on_conflict: OnConflict::Refuse,
+            in_place: true
+        }
+    );
+    let f: ForkRequest = serde_json::from_value(json!({"turn": 2})).unwrap();
+    assert!(f.select && f.name.is_none());
+    let s: SummarizeRequest = serde_json::from_value(json!({"turn": 1, "direction": "up_to"})).unwrap();
+    assert_eq!(s.direction, SummarizeDirection::UpTo);
+    let a: ApprovalAnswer = serde_json::from_value(json!({"decision": "session"})).unwrap();
+    assert_eq!(a.decision, ApprovalDecision::Session);
+}
+
+#[test]
+fn errors_serialise_with_code_message_and_details() {
+    let e = Error::not_found(Missing::Turn, "9", "there is no turn 9 in this session");
+    assert_eq!(
+        serde_json::to_value(&e).unwrap(),
+        json!({"code": "not_found", "message": "there is no turn 9 in this session",
+               "details": {"kind": "not_found", "what": "turn", "id": "9"}})
+    );
+    let busy = Error::new(ErrorCode::Busy, "held").with_details(ErrorDetails::Holder {
+        holder: "pid 1".into(),
+    });
+    assert_eq!(
+        serde_json::to_value(&busy).unwrap()["details"],
+        json!({"kind": "holder", "holder": "pid 1"})
+    );
+}
