@@ -353,8 +353,8 @@ impl CheckpointStore {
             }
             _ => {}
         }
-        let file = match File::open(&abs) {
-            Ok(f) => f,
+        let (file, meta) = match retrace_fsutil::open_read(&abs) {
+            Ok(opened) => opened,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 // A dangling symlink: nothing to keep.
                 return Ok(Some((entry_of(Before::Absent), None)));
@@ -366,7 +366,6 @@ impl CheckpointStore {
                 return Ok(None);
             }
         };
-        let meta = file.metadata().at("inspect", &abs)?;
         if meta.is_dir() {
             return Err(CheckpointError::NotAFile { path: rel.to_lossy() });
         }
@@ -685,16 +684,16 @@ pub fn image_of(abs: &Path) -> io::Result<Image> {
 /// `abs` opened for reading, with its metadata; `None` when nothing is there (or an ancestor is not
 /// a directory); an error for a directory.
 pub(crate) fn open_existing(abs: &Path) -> io::Result<Option<(File, std::fs::Metadata)>> {
-    let file = match File::open(abs) {
-        Ok(f) => f,
+    // Non-blocking: a FIFO at the path must never hang a plan, a commit or an undo.
+    let (file, meta) = match retrace_fsutil::open_read(abs) {
+        Ok(opened) => opened,
         Err(e) if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::NotADirectory => {
             return Ok(None);
         }
         Err(e) => return Err(e),
     };
-    let meta = file.metadata()?;
-    if meta.is_dir() {
-        return Err(io::Error::other("is a directory"));
+    if !meta.is_file() {
+        return Err(io::Error::other(format!("is {}", retrace_fsutil::kind_of(&meta))));
     }
     Ok(Some((file, meta)))
 }

@@ -102,7 +102,7 @@ impl CheckpointStore {
         let mut out = new_blob_temp(&fs_, &tmp)?;
         // From here on the caller removes the temp file if anything fails.
         blobs.push((tmp.clone(), final_path));
-        let input = File::open(src).at("read", src)?;
+        let (input, _) = retrace_fsutil::open_regular(src).at("read", src)?;
         fs_.step("write_blob").at("write", &tmp)?;
         let copied = copy_hashed(&input, Some(&mut out)).at("copy into", &tmp)?;
         if copied.sha256 != sha {

@@ -13,7 +13,7 @@ use crate::config::Config;
 
 /// Events an `exec` may fall behind by before it says it missed some: more than any turn prints
 /// between two reads of a terminal or a pipe.
-const EXEC_EVENT_BUFFER: usize = 1 << 16;
+const EXEC_EVENT_BUFFER: usize = 1 << 14;
 
 /// The arguments of `exec`.
 pub struct ExecArgs<'a> {
@@ -178,6 +178,7 @@ impl Printer {
                 nl(self);
                 eprintln!("retrace: shell command needs approval: {command}");
             }
+            Event::SummaryStarted { .. } | Event::SummaryFinished { .. } => {}
             Event::ApprovalResolved { .. }
             | Event::Rewound { .. }
             | Event::Undone { .. }

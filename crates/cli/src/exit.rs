@@ -16,6 +16,7 @@ pub fn exit_code(code: ErrorCode) -> u8 {
         ErrorCode::Busy
         | ErrorCode::StalePlan
         | ErrorCode::Model
+        | ErrorCode::Cancelled
         | ErrorCode::Io
         | ErrorCode::Corrupt
         | ErrorCode::Internal => 1,
@@ -32,7 +33,7 @@ mod tests {
             "usage" | "not_found" => 2,
             "refused" | "conflict" | "turn_running" => 3,
             "confirmation_required" => 4,
-            "busy" | "stale_plan" | "model" | "io" | "corrupt" | "internal" => 1,
+            "busy" | "stale_plan" | "model" | "cancelled" | "io" | "corrupt" | "internal" => 1,
             other => panic!("no exit code decided for `{other}`"),
         };
         for c in ErrorCode::ALL {

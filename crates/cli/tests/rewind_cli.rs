@@ -1483,34 +1483,23 @@ fn unknown_turns_heads_and_sessions_exit_2_in_every_command() {
             "99",
         ));
     }
+    for side in ["--from", "--up-to"] {
+        cases.push((
+            vec![
+                "summarize",
+                "--session",
+                &id,
+                "--turn",
+                "99",
+                side,
+                "--model",
+                &model,
+            ],
+            "99",
+        ));
+    }
     cases.extend([
         (vec!["fork", "--session", &id, "--turn", "99"], "99"),
-        (
-            vec![
-                "summarize",
-                "--session",
-                &id,
-                "--turn",
-                "99",
-                "--from",
-                "--model",
-                &model,
-            ],
-            "99",
-        ),
-        (
-            vec![
-                "summarize",
-                "--session",
-                &id,
-                "--turn",
-                "99",
-                "--up-to",
-                "--model",
-                &model,
-            ],
-            "99",
-        ),
         (vec!["switch", "--session", &id, "no-such-head"], "no-such-head"),
         (
             vec!["transcript", "--session", &id, "--head", "no-such-head"],

@@ -17,7 +17,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use retrace_agent::{Agent, AgentConfig};
 use retrace_model::{CancellationToken, ChatModel, ChatRequest};
 use retrace_protocol::{
-    ErrorCode, ErrorDetails, HeadRef, ModelSpec, SessionStatus, SummarizeRequest, TurnAccepted,
+    ErrorCode, ErrorDetails, Event, HeadRef, JobKind, ModelSpec, RunningJob, SessionStatus, SummarizeRequest,
+    TurnAccepted,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
@@ -130,7 +131,11 @@ impl Actor {
                 // A job that panicked lost its agent; end its turn's bookkeeping so the session
                 // stays usable (every later turn repairs the log's tail on its own).
                 self.model = None;
-                if let Some(turn) = running.and_then(|r| r.turn) {
+                if let Some(RunningJob {
+                    kind: JobKind::Turn,
+                    turn,
+                }) = running.map(|r| r.job)
+                {
                     self.core().finish_turn(
                         turn,
                         retrace_agent::TurnEnd::Failed(format!("internal error: {e}")),
@@ -156,18 +161,15 @@ impl Actor {
         match self.shared.running() {
             None => Ok(()),
             Some(r) => {
-                let what = match r.turn {
-                    Some(t) => format!("turn {t} is running"),
-                    None => "a summary is being written".to_string(),
+                let what = match r.job.kind {
+                    JobKind::Turn => format!("turn {} is running", r.job.turn),
+                    JobKind::Summary => "a summary is being written".to_string(),
                 };
-                let e = retrace_protocol::Error::new(
+                Err(retrace_protocol::Error::new(
                     ErrorCode::TurnRunning,
                     format!("{what}; wait for it to finish or cancel it"),
-                );
-                Err(match r.turn {
-                    Some(turn) => e.with_details(ErrorDetails::Running { turn }),
-                    None => e,
-                }
+                )
+                .with_details(ErrorDetails::Running { job: r.job })
                 .into())
             }
         }
@@ -196,7 +198,7 @@ impl Actor {
             session_id: core.session.id().clone(),
             workspace: core.workspace.to_string_lossy().into_owned(),
             head_id: core.session.selected().clone(),
-            running_turn: self.shared.running().and_then(|r| r.turn),
+            running: self.shared.running().map(|r| r.job),
             model: self.model.clone(),
             last_event_seq: self.shared.bus.last_seq(),
         }
@@ -218,7 +220,10 @@ impl Actor {
         };
         let cancel = CancellationToken::new();
         self.shared.set_running(Some(Running {
-            turn: Some(accepted.turn),
+            job: RunningJob {
+                kind: JobKind::Turn,
+                turn: accepted.turn,
+            },
             cancel: cancel.clone(),
         }));
         let turn = run_turn(
@@ -252,17 +257,34 @@ impl Actor {
         };
         let cancel = CancellationToken::new();
         self.shared.set_running(Some(Running {
-            turn: None,
+            job: RunningJob {
+                kind: JobKind::Summary,
+                turn: req.turn,
+            },
             cancel: cancel.clone(),
         }));
+        self.shared.bus.publish(Event::SummaryStarted {
+            turn: req.turn,
+            direction: req.direction,
+        });
         let core = self.core.clone();
         let shared = self.shared.clone();
         self.job = Some(tokio::spawn(async move {
             let mut model = model;
-            let out = summarize(&core, &mut model, req, messages, &cancel).await;
+            let turn = req.turn;
+            let out: std::result::Result<HeadRef, retrace_protocol::Error> =
+                summarize(&core, &mut model, req, messages, &cancel)
+                    .await
+                    .map_err(Into::into);
             sync_session_id(&core, &shared);
             shared.mark_finishing();
-            let _ = reply.send(out.map_err(Into::into));
+            shared.bus.publish(Event::SummaryFinished {
+                turn,
+                ok: out.is_ok(),
+                head_id: out.as_ref().ok().map(|h| h.head_id.clone()),
+                error: out.as_ref().err().map(|e| e.message.clone()),
+            });
+            let _ = reply.send(out);
             match model {
                 Summarizer::Agent(a) => Some(a),
                 Summarizer::Model(_) => None,
@@ -275,6 +297,9 @@ impl Actor {
         req: &SummarizeRequest,
     ) -> Result<(Vec<retrace_protocol::ChatMessage>, Summarizer)> {
         self.idle()?;
+        if self.closing {
+            return Err(coded(ErrorCode::Refused, "the session is closing"));
+        }
         let messages = self.core().summary_source(req.turn, req.direction)?;
         let model = match &req.model {
             Some(spec) => Summarizer::Model((self.factory)(spec)?.into_model()),
@@ -311,10 +336,13 @@ async fn summarize(
         Summarizer::Model(m) => m.as_mut(),
     };
     let mut ignore = |_| {};
-    let response = model
-        .complete(&request, &mut ignore, cancel)
-        .await
-        .map_err(|e| coded(ErrorCode::Model, format!("the model could not summarize: {e}")))?;
+    let response = model.complete(&request, &mut ignore, cancel).await.map_err(|e| {
+        if cancel.is_cancelled() {
+            coded(ErrorCode::Cancelled, "the summary was cancelled; nothing changed")
+        } else {
+            coded(ErrorCode::Model, format!("the model could not summarize: {e}"))
+        }
+    })?;
     let content = response.content.trim().to_string();
     if content.is_empty() {
         return Err(coded(ErrorCode::Model, "the model returned an empty summary"));

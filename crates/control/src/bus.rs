@@ -1,15 +1,20 @@
 //! A session's event stream: numbered events, a bounded replay buffer, several subscribers.
 //!
-//! Every event gets the next sequence number (1, 2, 3, … for as long as the session's actor lives)
-//! and is kept in a ring of the newest [`ServiceOptions::event_buffer`](crate::ServiceOptions)
+//! Every event gets the next sequence number and is kept in a ring of the newest [`ServiceOptions::event_buffer`](crate::ServiceOptions)
 //! events (default [`EVENT_BUFFER`]) and sent to every live subscriber through a broadcast channel of
 //! the same capacity. Subscribing takes the bus lock, so the replay (events after the number the
 //! subscriber gives) and the live stream meet without a gap or a duplicate.
 //!
+//! Numbers only grow, also across openings of a session: each opening starts above every number an
+//! earlier one could have published (its epoch is the time it opened, in milliseconds, times 1024 —
+//! an earlier opening would have had to publish over a million events a second to reach it). So a
+//! number from another opening (an earlier process, or this one before the session closed) is never
+//! taken for one of this opening's events.
+//!
 //! Nothing is ever dropped silently: a subscriber that falls more than the buffer behind, or asks to
-//! resume after a number the buffer no longer holds (or that this actor never published, say after a
-//! restart of the process), gets [`Delivery::Lagged`] and then the live stream. It must re-read the
-//! state (transcript, checkpoints, heads) it shows.
+//! resume after a number the buffer no longer holds (or that this opening never published), gets
+//! [`Delivery::Lagged`] and then the live stream. It must re-read the state (transcript,
+//! checkpoints, heads) it shows.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -20,6 +25,17 @@ use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 /// Events kept for replay, and the most a subscriber may fall behind before it gets `lagged`.
 pub const EVENT_BUFFER: usize = 1024;
+
+/// The largest buffer a service may ask for.
+const MAX_BUFFER: usize = 1 << 16;
+
+/// The epoch of an opening now: milliseconds since 1970 times 1024.
+fn epoch_now() -> u64 {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    ms.saturating_mul(1024)
+}
 
 struct BusState {
     next_seq: u64,
@@ -35,13 +51,18 @@ pub(crate) struct EventBus {
 }
 
 impl EventBus {
-    /// A bus that keeps `capacity` events (at least 1).
+    /// A bus that keeps `capacity` events (1 to 2^16), numbered from this opening's epoch.
     pub(crate) fn new(capacity: usize) -> EventBus {
-        let capacity = capacity.max(1);
+        EventBus::from_epoch(capacity, epoch_now())
+    }
+
+    /// A bus whose first event is numbered `epoch + 1`.
+    pub(crate) fn from_epoch(capacity: usize, epoch: u64) -> EventBus {
+        let capacity = capacity.clamp(1, MAX_BUFFER);
         let (tx, _) = broadcast::channel(capacity);
         EventBus {
             state: Mutex::new(BusState {
-                next_seq: 1,
+                next_seq: epoch.saturating_add(1),
                 buffer: VecDeque::with_capacity(capacity.min(4096)),
                 capacity,
                 tx: Some(tx),
@@ -71,7 +92,7 @@ impl EventBus {
         }
     }
 
-    /// The number of the newest event (0 before the first).
+    /// The number of the newest event (the epoch before the first).
     pub(crate) fn last_seq(&self) -> u64 {
         self.lock().next_seq - 1
     }
@@ -202,7 +223,7 @@ mod tests {
 
     #[tokio::test]
     async fn replay_then_live_without_gap_or_duplicate() {
-        let bus = EventBus::new(8);
+        let bus = EventBus::from_epoch(8, 0);
         for n in 1..=3 {
             bus.publish(note(n));
         }
@@ -217,7 +238,7 @@ mod tests {
 
     #[tokio::test]
     async fn too_old_or_unknown_numbers_lag() {
-        let bus = EventBus::new(4);
+        let bus = EventBus::from_epoch(4, 0);
         for n in 1..=10 {
             bus.publish(note(n));
         }
@@ -232,7 +253,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_slow_subscriber_is_told_it_lagged() {
-        let bus = EventBus::new(4);
+        let bus = EventBus::from_epoch(4, 0);
         let mut slow = bus.subscribe(None);
         for n in 1..=10 {
             bus.publish(note(n));
@@ -247,8 +268,26 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_later_opening_numbers_above_an_earlier_one() {
+        let first = EventBus::new(4);
+        for n in 1..=100 {
+            first.publish(note(n));
+        }
+        let seen = first.last_seq();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let second = EventBus::new(4);
+        assert!(second.last_seq() > seen);
+        second.publish(note(1));
+        let mut old = second.subscribe(Some(seen));
+        assert!(matches!(old.recv().await, Some(Delivery::Lagged { .. })));
+        // An absurd buffer is bounded, not a panic.
+        let big = EventBus::new(usize::MAX);
+        big.publish(note(1));
+    }
+
+    #[tokio::test]
     async fn closing_ends_subscriptions_after_what_was_published() {
-        let bus = EventBus::new(4);
+        let bus = EventBus::from_epoch(4, 0);
         let mut sub = bus.subscribe(None);
         bus.publish(note(1));
         bus.close();

@@ -32,12 +32,27 @@ pub(crate) struct Core {
     pub(crate) plan_counter: u64,
 }
 
-/// Refuses a prompt with nothing in it. Frontends may ask before they create a session.
+/// The longest prompt a turn takes. A turn's checkpoint record holds its prompt twice (the record
+/// and its compatibility marker), and records over 16 MiB are never read back.
+pub const MAX_PROMPT_BYTES: usize = 4 << 20;
+
+/// Refuses a prompt with nothing in it, or too long for its checkpoint. Frontends may ask before
+/// they create a session.
 pub fn check_prompt(prompt: &str) -> Result<(), retrace_protocol::Error> {
     if prompt.trim().is_empty() {
         return Err(retrace_protocol::Error::new(
             ErrorCode::Usage,
             "the prompt is empty; say what the agent should do",
+        ));
+    }
+    if prompt.len() > MAX_PROMPT_BYTES {
+        return Err(retrace_protocol::Error::new(
+            ErrorCode::Usage,
+            format!(
+                "the prompt is {} bytes; the limit is {} MiB: put the material in a file of the workspace and ask the agent to read it",
+                prompt.len(),
+                MAX_PROMPT_BYTES >> 20
+            ),
         ));
     }
     Ok(())

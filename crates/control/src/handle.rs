@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::actor::{Actor, Command};
 use crate::bus::Subscription;
 use crate::error::Result;
+use crate::rewind::PlanFor;
 use crate::shared::Shared;
 
 /// A handle to one open session.
@@ -35,7 +36,7 @@ impl std::fmt::Debug for SessionHandle {
 }
 
 fn closed() -> Error {
-    Error::new(ErrorCode::Internal, "the session was closed")
+    Error::new(ErrorCode::Refused, "the session is closed; open it again")
 }
 
 impl SessionHandle {
@@ -141,7 +142,8 @@ impl SessionHandle {
                 confirm: req.confirm,
                 on_conflict: req.on_conflict,
             };
-            a.core().commit_plan(&req.plan_id, choice, req.in_place)
+            a.core()
+                .commit_plan(&req.plan_id, PlanFor::Rewind, choice, req.in_place)
         })
         .await
     }
@@ -176,7 +178,7 @@ impl SessionHandle {
                     OnConflict::Refuse
                 },
             };
-            a.core().commit_plan(&req.plan_id, choice, false)
+            a.core().commit_plan(&req.plan_id, PlanFor::Revert, choice, false)
         })
         .await
     }

@@ -24,8 +24,10 @@
 //!
 //! Trade-offs: one mutex guards a session's state, shared by its actor and its running turn; it is
 //! never held across an `await`, and file-system work runs on the runtime's workers (a
-//! multi-threaded runtime is required). Sequence numbers start at 1 in each process, so a
-//! subscriber resuming across a restart gets `lagged`, never a wrong replay.
+//! multi-threaded runtime is required). Each opening of a session numbers its events above every
+//! earlier opening (module `bus`), so a subscriber resuming across a reopen or a restart gets
+//! `lagged`, never another opening's events. Plans live in the actor: a plan prepared in one
+//! process cannot be committed in another.
 
 mod actor;
 mod bus;
@@ -43,7 +45,7 @@ mod turn;
 mod view;
 
 pub use bus::{Subscription, EVENT_BUFFER};
-pub use core::check_prompt;
+pub use core::{check_prompt, MAX_PROMPT_BYTES};
 pub use handle::SessionHandle;
 pub use options::{EnvLookup, ServiceOptions};
 pub use paths::DataRoot;

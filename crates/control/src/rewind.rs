@@ -23,9 +23,22 @@ use crate::record::RewindRecord;
 /// How long a plan stays valid.
 pub const PLAN_TTL: Duration = Duration::from_secs(600);
 
+/// Plans kept at once per session; preparing another drops the oldest.
+const MAX_PLANS: usize = 32;
+
+/// Which commit a plan is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PlanFor {
+    /// `prepare_rewind` → `commit_rewind`.
+    Rewind,
+    /// `prepare_revert` → `commit_revert`.
+    Revert,
+}
+
 /// A plan kept between prepare and commit.
 #[derive(Debug)]
 pub(crate) struct PendingPlan {
+    pub(crate) plan_for: PlanFor,
     pub(crate) plan: RewindPlan,
     pub(crate) code: Option<RestorePlan>,
     pub(crate) head: HeadId,
@@ -45,6 +58,7 @@ fn scope_name(s: RewindScope) -> &'static str {
 
 /// What a plan is made of, before it gets an id and its blockers.
 struct Draft {
+    plan_for: PlanFor,
     turn: u64,
     scope: RewindScope,
     code: Option<RestorePlan>,
@@ -78,9 +92,13 @@ fn gate(p: &PendingPlan, choice: CommitOptions) -> Result<()> {
 }
 
 impl Core {
+    /// A plan id unique across sessions: the session id's random tail, the workspace generation
+    /// and a counter.
     fn new_plan_id(&mut self) -> String {
         self.plan_counter += 1;
-        format!("plan-{}-{}", self.store.mutation_seq(), self.plan_counter)
+        let sid = self.session.id().as_str();
+        let tail = &sid[sid.len().saturating_sub(12)..];
+        format!("plan-{tail}-{}-{}", self.store.mutation_seq(), self.plan_counter)
     }
 
     /// The prompt of `turn`: from its checkpoint, else from its user message.
@@ -141,9 +159,20 @@ impl Core {
                 .unwrap_or_default(),
             blockers,
         };
+        if self.plans.len() >= MAX_PLANS {
+            let oldest = self
+                .plans
+                .iter()
+                .min_by_key(|(_, p)| p.made)
+                .map(|(id, _)| id.clone());
+            if let Some(id) = oldest {
+                self.plans.remove(&id);
+            }
+        }
         self.plans.insert(
             plan.plan_id.clone(),
             PendingPlan {
+                plan_for: d.plan_for,
                 plan: plan.clone(),
                 code: d.code,
                 head: self.session.selected().clone(),
@@ -198,6 +227,7 @@ impl Core {
             self.store.turn(turn).is_some()
         };
         Ok(self.pend(Draft {
+            plan_for: PlanFor::Rewind,
             turn,
             scope,
             code,
@@ -223,6 +253,7 @@ impl Core {
             other => ControlError::from(other),
         })?;
         Ok(self.pend(Draft {
+            plan_for: PlanFor::Revert,
             turn: code.plan.turn,
             scope: RewindScope::Code,
             code: Some(code),
@@ -237,22 +268,37 @@ impl Core {
         }))
     }
 
-    /// Takes a pending plan, checking it is still valid.
-    fn take_plan(&mut self, plan_id: &str) -> Result<PendingPlan> {
+    /// The pending plan `plan_id`, if it is still valid and for this kind of commit. A plan gone
+    /// stale is forgotten.
+    fn valid_plan(&mut self, plan_id: &str, plan_for: PlanFor) -> Result<&PendingPlan> {
         let stale = |why: &str| coded(ErrorCode::StalePlan, format!("stale_plan: {why}; preview again"));
-        let p = self
-            .plans
-            .remove(plan_id)
-            .ok_or_else(|| stale(&format!("no plan `{plan_id}` (plans are single-use)")))?;
-        if p.made.elapsed() > PLAN_TTL {
-            return Err(stale("the plan expired after 10 minutes"));
+        let Some(p) = self.plans.get(plan_id) else {
+            return Err(stale(&format!("no plan `{plan_id}` (plans are single-use)")));
+        };
+        let why = if p.made.elapsed() > PLAN_TTL {
+            Some("the plan expired after 10 minutes")
+        } else if p.revision != self.session.revision() || p.generation != self.store.mutation_seq() {
+            Some("the session or the workspace changed since the plan was made")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            self.plans.remove(plan_id);
+            return Err(stale(why));
         }
-        if p.revision != self.session.revision() || p.generation != self.store.mutation_seq() {
-            return Err(stale(
-                "the session or the workspace changed since the plan was made",
+        if p.plan_for != plan_for {
+            let (is, use_) = match p.plan_for {
+                PlanFor::Rewind => ("a rewind", "commit it as a rewind"),
+                PlanFor::Revert => ("a file revert", "commit it as a file revert"),
+            };
+            return Err(coded(
+                ErrorCode::Usage,
+                format!("plan `{plan_id}` is {is} plan; {use_}"),
             ));
         }
-        Ok(p)
+        self.plans
+            .get(plan_id)
+            .ok_or_else(|| stale(&format!("no plan `{plan_id}`")))
     }
 
     /// Commits a plan. With `in_place` the new head (conversation, both) becomes the selected one,
@@ -260,11 +306,18 @@ impl Core {
     pub(crate) fn commit_plan(
         &mut self,
         plan_id: &str,
+        plan_for: PlanFor,
         choice: CommitOptions,
         in_place: bool,
     ) -> Result<RewindResult> {
-        let p = self.take_plan(plan_id)?;
-        gate(&p, choice)?;
+        // A commit the gate refuses leaves the plan as it was: the user may choose again.
+        gate(self.valid_plan(plan_id, plan_for)?, choice)?;
+        let Some(p) = self.plans.remove(plan_id) else {
+            return Err(coded(
+                ErrorCode::StalePlan,
+                format!("stale_plan: no plan `{plan_id}`"),
+            ));
+        };
         let session_before = self.session.id().clone();
         let scope = p.plan.scope;
         let turn = p.plan.turn;
@@ -324,7 +377,13 @@ impl Core {
                     result.conflicts = outcome.conflicts;
                 }
                 Err(e) if wants_conv => {
-                    // The head is kept; the files failed in between (SPEC §5.3).
+                    // The head is kept; the files failed in between (SPEC §5.3). The files that
+                    // moved are in `conflicts`, typed, as a code-only commit reports them.
+                    if let CheckpointError::Changed { conflicts } | CheckpointError::Refused { conflicts } =
+                        &e
+                    {
+                        result.conflicts = conflicts.clone();
+                    }
                     result.partial = true;
                     result.ok = false;
                     result.error = Some(e.to_string());
@@ -350,6 +409,8 @@ impl Core {
             .transaction_id
             .as_ref()
             .is_some_and(|id| self.store.undo_target().is_some_and(|u| &u.id == id));
+        // The note above may have been the write that moved an old flat log to a new session.
+        result.session_id = self.session.id().clone();
         if self.session.id() != &session_before {
             // A format-1 log was upgraded into a new session (SPEC §6): the files were restored
             // from the old session's checkpoints, and that is where the transaction stays. The new
@@ -385,6 +446,14 @@ impl Core {
             ));
         };
         if let Some(tx) = transaction {
+            if !self.store.transactions().any(|m| m.id == tx) {
+                return Err(retrace_protocol::Error::not_found(
+                    Missing::Transaction,
+                    tx,
+                    format!("there is no transaction `{tx}` in this session"),
+                )
+                .into());
+            }
             if tx != target.id {
                 return Err(coded(
                     ErrorCode::Refused,

@@ -29,6 +29,9 @@ const QUEUE: usize = 64;
 
 /// One actor the service started.
 struct Entry {
+    /// The id it was opened under (an old flat log keeps its id here after a write moved the
+    /// session to a new one, so opening the old id again finds this actor).
+    opened_as: SessionId,
     shared: Weak<Shared>,
     tx: mpsc::WeakSender<crate::actor::Command>,
     exited: watch::Receiver<bool>,
@@ -129,8 +132,8 @@ impl Service {
         workspace: Option<&Path>,
     ) -> std::result::Result<SessionHandle, Error> {
         let sid = session_id(id)?;
-        let _g = self.inner.opening.lock().await;
-        loop {
+        let _g = loop {
+            let g = self.inner.opening.lock().await;
             match self.find(&sid) {
                 Found::Open(h) => {
                     if let Some(w) = workspace {
@@ -150,11 +153,13 @@ impl Service {
                     return Ok(h);
                 }
                 Found::Closing(mut exited) => {
+                    // Not while holding the opening lock: other sessions open meanwhile.
+                    drop(g);
                     let _ = exited.wait_for(|done| *done).await;
                 }
-                Found::Nothing => break,
+                Found::Nothing => break g,
             }
-        }
+        };
         let (data, ws, retention) = (
             self.inner.data.clone(),
             workspace.map(Path::to_path_buf),
@@ -225,7 +230,7 @@ impl Service {
             let Some(shared) = e.shared.upgrade() else {
                 continue;
             };
-            if &shared.session_id() != id {
+            if &shared.session_id() != id && &e.opened_as != id {
                 continue;
             }
             return match e.tx.upgrade() {
@@ -266,6 +271,7 @@ impl Service {
         );
         tokio::spawn(actor.run(rx, exited_tx));
         lock(&self.inner.actors).push(Entry {
+            opened_as: shared.session_id(),
             shared: Arc::downgrade(&shared),
             tx: tx.downgrade(),
             exited,

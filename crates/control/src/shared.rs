@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use retrace_model::CancellationToken;
-use retrace_protocol::{ApprovalDecision, Error, ErrorCode, Missing, SessionId};
+use retrace_protocol::{ApprovalDecision, Error, ErrorCode, Missing, RunningJob, SessionId};
 use tokio::sync::oneshot;
 
 use crate::bus::EventBus;
@@ -21,8 +21,8 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The job the actor is running: a turn or a summary.
 #[derive(Debug, Clone)]
 pub(crate) struct Running {
-    /// The turn, for a turn.
-    pub(crate) turn: Option<u64>,
+    /// What it is.
+    pub(crate) job: RunningJob,
     /// Cancels it.
     pub(crate) cancel: CancellationToken,
 }

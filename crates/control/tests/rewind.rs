@@ -156,7 +156,8 @@ fn a_plan_is_single_use() {
     let r = commit(&w, &h, &plan.plan_id, OnConflict::Refuse, false).unwrap();
     assert!(r.ok && r.transaction_id.is_some());
     assert_stale(commit(&w, &h, &plan.plan_id, OnConflict::Refuse, false));
-    // A refused commit uses the plan up as well.
+    // A commit the gate refuses (conflicts under refuse) leaves the plan as it was: the user may
+    // choose again, here to skip.
     w.put("a.txt", b"mine\n");
     let plan = prepare(&w, &h, 0, RewindScope::Code);
     assert_eq!(plan.blockers, [PlanBlocker::Conflicts { count: 1 }]);
@@ -172,6 +173,9 @@ fn a_plan_is_single_use() {
         conflicts_of(&e),
         [("a.txt".to_string(), ConflictReason::ManualEdit)]
     );
+    let r = commit(&w, &h, &plan.plan_id, OnConflict::Skip, false).unwrap();
+    assert_eq!(r.conflicts.len(), 1, "{r:?}");
+    assert_eq!(w.read("a.txt").unwrap(), b"mine\n");
     assert_stale(commit(&w, &h, &plan.plan_id, OnConflict::Skip, false));
     assert_stale(commit(&w, &h, "no-such-plan", OnConflict::Refuse, false));
 }
@@ -281,6 +285,10 @@ fn both_whose_files_fail_after_the_fork_keeps_the_head_and_says_partial() {
     assert!(!r.ok);
     assert!(r.conversation_forked);
     assert!(r.error.as_deref().is_some_and(|e| e.contains("c.txt")), "{r:?}");
+    // The file that moved is reported typed, as a code-only commit reports it.
+    let moved: Vec<(&str, ConflictReason)> =
+        r.conflicts.iter().map(|c| (c.path.as_str(), c.reason)).collect();
+    assert_eq!(moved, [("c.txt", ConflictReason::ExternalChange)], "{r:?}");
     assert!(r.files_written.is_empty() && r.files_deleted.is_empty());
     assert_eq!(w.files(), before, "the files were refused as a whole");
     // The head is kept and selected; it ends before turn 1.
@@ -506,9 +514,13 @@ fn a_rewind_of_a_format1_log_continues_in_the_new_session_and_its_sidecar() {
     assert!(r.ok && r.conversation_forked, "{r:?}");
     assert_ne!(r.session_id, "old-session");
     assert!(!r.undo_available, "{r:?}");
-    // The status comes from the actor, after it has taken in the new id; the handle's id too then.
-    assert_eq!(w.run(h.status()).unwrap().session_id, r.session_id);
+    // The handle knows the new id as soon as the answer arrives.
     assert_eq!(h.session_id(), r.session_id);
+    assert_eq!(w.run(h.status()).unwrap().session_id, r.session_id);
+    // Opening the old id again in this process reaches the same session, not a second successor.
+    let same = w.run(w.svc.open("old-session", Some(&w.ws))).unwrap();
+    assert_eq!(same.session_id(), r.session_id);
+    drop(same);
     assert_eq!(std::fs::read_to_string(&old_log).unwrap(), FORMAT1_LOG);
 
     let (accepted, _) = w.turn(&h, "again", vec![write("x.txt", "x\n")]);
@@ -532,4 +544,48 @@ fn a_rewind_of_a_format1_log_continues_in_the_new_session_and_its_sidecar() {
         .map(|c| c.turn)
         .collect();
     assert_eq!(listed, [turn], "a new process sees the same checkpoints");
+}
+
+#[test]
+fn a_code_rewind_of_a_format1_log_reports_the_session_its_note_went_to() {
+    let w = World::new();
+    let h = w.open();
+    w.turn(&h, "make a.txt", vec![write("a.txt", "a\n")]);
+    let sid = h.session_id();
+    drop(h);
+    w.run(w.svc.wait_closed());
+    // An old flat log of the same conversation, with the sidecar the turn left.
+    let dir = w.svc.data_root().join("sessions");
+    std::fs::write(
+        dir.join("old-session.jsonl"),
+        "{\"role\":\"user\",\"content\":\"make a.txt\"}\n{\"role\":\"assistant\",\"content\":\"done\"}\n",
+    )
+    .unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(dir.join(format!("{sid}.ckpt")))
+        .arg(dir.join("old-session.ckpt"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let h = w.run(w.svc.open("old-session", Some(&w.ws))).unwrap();
+    let plan = prepare(&w, &h, 0, RewindScope::Code);
+    let r = w
+        .run(h.commit_rewind(CommitRewind {
+            plan_id: plan.plan_id,
+            confirm: true,
+            on_conflict: OnConflict::Refuse,
+            in_place: true,
+        }))
+        .unwrap();
+    assert_eq!(r.files_deleted, ["a.txt"]);
+    // The note for the model was the write that made the new session: the result names it.
+    assert_ne!(r.session_id, "old-session");
+    assert_eq!(r.session_id, h.session_id());
+    let notes: Vec<_> = w
+        .transcript(&h, None)
+        .into_iter()
+        .filter(|m| m.role == Role::System)
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
 }

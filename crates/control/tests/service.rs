@@ -7,14 +7,16 @@
 
 mod support;
 
+use std::os::unix::fs::FileTypeExt;
 use std::time::Duration;
 
 use retrace_control::{Service, SessionHandle};
 use retrace_protocol::{
-    ApprovalDecision, BashPolicy, Delivery, ErrorCode, ErrorDetails, Event, ForkRequest, Missing, ModelSpec,
-    Numbered, PrepareRewind, Provider, RewindScope, Role, SwitchRequest,
+    ApprovalDecision, BashPolicy, CommitRevert, CommitRewind, Delivery, ErrorCode, ErrorDetails, Event,
+    ForkRequest, JobKind, Missing, ModelSpec, Numbered, OnConflict, PrepareRevert, PrepareRewind, Provider,
+    RewindScope, Role, RunningJob, SummarizeDirection, SummarizeRequest, SwitchRequest, UndoRequest,
 };
-use retrace_testkit::mock_openai::{sse, MockServer, Reply};
+use retrace_testkit::mock_openai::{sse, Chunk, MockServer, Reply};
 use serde_json::json;
 use support::{until, until_finished, write, World};
 
@@ -243,8 +245,12 @@ fn cancel_is_a_request_that_stops_the_turn_and_answers_every_call() {
             .await
             .unwrap_err();
         assert_eq!(e.code, ErrorCode::TurnRunning);
-        assert_eq!(e.details, Some(ErrorDetails::Running { turn }));
-        assert_eq!(h.status().await.unwrap().running_turn, Some(turn));
+        let job = RunningJob {
+            kind: JobKind::Turn,
+            turn,
+        };
+        assert_eq!(e.details, Some(ErrorDetails::Running { job }));
+        assert_eq!(h.status().await.unwrap().running, Some(job));
         assert_eq!(h.checkpoints().await.unwrap().len(), 1);
         assert!(h.cancel(), "a turn was running");
         let (outcome, _) = until_finished(&mut sub, turn).await;
@@ -437,4 +443,233 @@ fn sessions_are_found_from_a_subdirectory_newest_first() {
     assert!(w.svc.sessions(Some(&elsewhere)).unwrap().is_empty());
     let e = w.run(w.svc.open_latest(&elsewhere)).unwrap_err();
     assert_eq!(e.code, ErrorCode::NotFound);
+}
+
+#[test]
+fn a_summary_is_seen_by_every_frontend_and_cancel_stops_it() {
+    let w = World::new();
+    let server = w
+        .run(MockServer::start(vec![Reply::hang(vec![Chunk::new(sse::body(
+            &[sse::content("partial")],
+            false,
+        ))])]))
+        .unwrap();
+    let h = w.open();
+    w.turn(&h, "zero", vec![write("a.txt", "a\n")]);
+    w.turn(&h, "one", vec![write("b.txt", "b\n")]);
+    let mut sub = h.subscribe(None);
+    let (other, spec) = (h.clone(), mock_model(&server));
+    let job = w.rt.spawn(async move {
+        other
+            .summarize(SummarizeRequest {
+                turn: 1,
+                direction: SummarizeDirection::From,
+                model: Some(spec),
+            })
+            .await
+    });
+    let started = w.run(until(&mut sub, |e| matches!(e, Event::SummaryStarted { .. })));
+    assert!(matches!(
+        started.event,
+        Event::SummaryStarted {
+            turn: 1,
+            direction: SummarizeDirection::From
+        }
+    ));
+    let job_now = RunningJob {
+        kind: JobKind::Summary,
+        turn: 1,
+    };
+    assert_eq!(w.run(h.status()).unwrap().running, Some(job_now));
+    let e = w
+        .run(h.fork(ForkRequest {
+            turn: 0,
+            name: None,
+            select: true,
+        }))
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::TurnRunning);
+    assert_eq!(e.details, Some(ErrorDetails::Running { job: job_now }));
+    assert!(h.cancel());
+    let e = w.run(job).unwrap().unwrap_err();
+    assert_eq!(e.code, ErrorCode::Cancelled, "{e:?}");
+    let done = w.run(until(&mut sub, |e| matches!(e, Event::SummaryFinished { .. })));
+    assert!(
+        matches!(
+            done.event,
+            Event::SummaryFinished {
+                ok: false,
+                head_id: None,
+                ..
+            }
+        ),
+        "{done:?}"
+    );
+    assert_eq!(w.run(h.status()).unwrap().running, None);
+    assert_eq!(w.heads(&h).len(), 1, "no head was made");
+}
+
+#[test]
+fn plans_are_committed_only_as_what_they_were_prepared_for() {
+    let w = World::with(None, |o| o.bash = BashPolicy::Allow);
+    let h = w.open();
+    w.turn(&h, "zero", vec![write("a.txt", "a0\n")]);
+    w.turn(&h, "one", vec![write("a.txt", "a1\n"), bash("b1", "true")]);
+    let plan = w
+        .run(h.prepare_rewind(PrepareRewind {
+            turn: 0,
+            scope: RewindScope::Both,
+        }))
+        .unwrap();
+    assert!(plan.requires_confirmation);
+    // A rewind plan cannot be slipped through the revert commit (which needs no confirmation).
+    let e = w
+        .run(h.commit_revert(CommitRevert {
+            plan_id: plan.plan_id.clone(),
+            overwrite: false,
+        }))
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Usage, "{e:?}");
+    let commit = |confirm| {
+        w.run(h.commit_rewind(CommitRewind {
+            plan_id: plan.plan_id.clone(),
+            confirm,
+            on_conflict: OnConflict::Refuse,
+            in_place: true,
+        }))
+    };
+    assert_eq!(commit(false).unwrap_err().code, ErrorCode::ConfirmationRequired);
+    // Refused by the gate, the plan is still there: confirmed, it commits.
+    let r = commit(true).unwrap();
+    assert!(r.ok && r.conversation_forked, "{r:?}");
+    assert_eq!(w.read("a.txt"), None);
+    let revert = w
+        .run(h.prepare_revert(PrepareRevert { path: "a.txt".into() }))
+        .unwrap();
+    let e = w
+        .run(h.commit_rewind(CommitRewind {
+            plan_id: revert.plan_id,
+            confirm: true,
+            on_conflict: OnConflict::Refuse,
+            in_place: true,
+        }))
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Usage, "{e:?}");
+    // An undo of a transaction that does not exist is not_found, like every unknown id.
+    let e = w
+        .run(h.undo(UndoRequest {
+            transaction_id: Some("nope".into()),
+        }))
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::NotFound, "{e:?}");
+}
+
+#[test]
+fn resuming_after_a_reopen_is_lagged_not_another_openings_events() {
+    let w = World::new();
+    let h = w.open();
+    let id = h.session_id();
+    w.turn(&h, "zero", vec![write("a.txt", "a0\n")]);
+    let seen = w.run(h.status()).unwrap().last_event_seq;
+    drop(h);
+    w.run(w.svc.wait_closed());
+    let h = w.run(w.svc.open(id.as_str(), None)).unwrap();
+    assert!(
+        w.run(h.status()).unwrap().last_event_seq > seen,
+        "numbers only grow"
+    );
+    w.turn(&h, "one", vec![write("b.txt", "b\n"), write("c.txt", "c\n")]);
+    let first = w.run(async { h.subscribe(Some(seen)).recv().await });
+    assert!(matches!(first, Some(Delivery::Lagged { .. })), "{first:?}");
+}
+
+#[test]
+fn a_prompt_too_large_for_its_checkpoint_is_refused_up_front() {
+    let w = World::new();
+    let h = w.open();
+    w.run(h.set_model(ModelSpec::demo())).unwrap();
+    let e = w
+        .run(h.send("x".repeat(retrace_control::MAX_PROMPT_BYTES + 1)))
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Usage, "{e:?}");
+    assert!(w.run(h.checkpoints()).unwrap().is_empty(), "no turn was started");
+}
+
+fn mkfifo(path: &std::path::Path) {
+    let made = std::process::Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(made.success());
+}
+
+/// A FIFO where a file was never wedges the session: a turn that reads it, a plan that meets it,
+/// a commit it appears under. Every request answers within seconds (the timeouts fail the test).
+#[test]
+fn a_fifo_never_wedges_the_session() {
+    let w = World::new();
+    let h = w.open();
+    w.turn(&h, "zero", vec![write("a.txt", "a0\n")]);
+    w.turn(&h, "one", vec![write("a.txt", "a1\n")]);
+    let within = |what: &str, f: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + '_>>| {
+        w.run(async { tokio::time::timeout(Duration::from_secs(20), f).await })
+            .unwrap_or_else(|_| panic!("{what} hung"))
+    };
+    // A FIFO swapped in between prepare and commit: the commit refuses, nothing written.
+    let plan = w
+        .run(h.prepare_rewind(PrepareRewind {
+            turn: 1,
+            scope: RewindScope::Code,
+        }))
+        .unwrap();
+    std::fs::remove_file(w.at("a.txt")).unwrap();
+    mkfifo(&w.at("a.txt"));
+    within(
+        "commit",
+        Box::pin(async {
+            let e = h
+                .commit_rewind(CommitRewind {
+                    plan_id: plan.plan_id.clone(),
+                    confirm: true,
+                    on_conflict: OnConflict::Overwrite,
+                    in_place: true,
+                })
+                .await
+                .unwrap_err();
+            assert_eq!(e.code, ErrorCode::Conflict, "{e:?}");
+        }),
+    );
+    // Prepared with the FIFO there: a plan comes back, and the FIFO is never written.
+    within(
+        "prepare",
+        Box::pin(async {
+            let plan = h
+                .prepare_rewind(PrepareRewind {
+                    turn: 1,
+                    scope: RewindScope::Code,
+                })
+                .await
+                .unwrap();
+            assert_eq!(plan.conflicts.len(), 1, "{plan:?}");
+        }),
+    );
+    // A turn whose tool reads the FIFO finishes; the tool's error is a result for the model.
+    let model = w.script(json!([
+        {"content": "", "tool_calls": [{"id": "r", "name": "read_file", "arguments": {"path": "a.txt"}}]},
+        {"content": "done"}
+    ]));
+    within(
+        "turn",
+        Box::pin(async {
+            h.set_model(model).await.unwrap();
+            let mut sub = h.subscribe(None);
+            let turn = h.send("read it").await.unwrap().turn;
+            let (outcome, events) = until_finished(&mut sub, turn).await;
+            assert!(outcome.ok, "{outcome:?}");
+            assert!(events
+                .iter()
+                .any(|n| matches!(&n.event, Event::ToolResult { id, ok: false, .. } if id == "r")));
+        }),
+    );
+    assert!(std::fs::symlink_metadata(w.at("a.txt"))
+        .unwrap()
+        .file_type()
+        .is_fifo());
 }

@@ -5,6 +5,7 @@
 //!   durable step to prove that every ordering is recoverable. Production code uses [`Fs::durable`].
 //! - [`relpath`]: workspace-relative paths, normalised so `./a`, `a` and `<root>/a` are one path, with
 //!   raw bytes kept for non-UTF-8 names.
+//! - [`open`]: opening for reading without blocking (FIFOs), the type taken from what was opened.
 //! - [`hash`]: streaming SHA-256 and copy-while-hashing, so no file is ever read whole into memory.
 //!
 //! What it trades away: directory fsync is issued per directory touched, not coalesced across calls;
@@ -12,9 +13,11 @@
 
 pub mod durable;
 pub mod hash;
+pub mod open;
 pub mod pool;
 pub mod relpath;
 
 pub use durable::{FaultInjector, Fs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE};
 pub use hash::{copy_hashed, hash_reader, hex, is_sha256_hex, sha256_bytes, HashedCopy};
+pub use open::{kind_of, open_read, open_regular};
 pub use relpath::{PathError, RelPath};

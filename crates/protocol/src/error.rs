@@ -19,7 +19,8 @@ pub enum ErrorCode {
     NotFound,
     /// Another process holds the session's writer lease (the details name the holder).
     Busy,
-    /// A turn is running in this session; the request must wait for it (or cancel it).
+    /// A turn (or a summary) is running in this session; the request must wait for it (or cancel
+    /// it). The details say which.
     TurnRunning,
     /// The action is not available (not on this head, nothing to undo, nothing to summarize, …).
     Refused,
@@ -33,6 +34,8 @@ pub enum ErrorCode {
     Conflict,
     /// The model could not be set up or failed.
     Model,
+    /// The request was cancelled before it finished (a summary stopped by `cancel`).
+    Cancelled,
     /// An I/O error (the message names the path).
     Io,
     /// Stored data cannot be trusted or read (the message names the file).
@@ -43,7 +46,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, for tables that must cover them all.
-    pub const ALL: [ErrorCode; 12] = [
+    pub const ALL: [ErrorCode; 13] = [
         ErrorCode::Usage,
         ErrorCode::NotFound,
         ErrorCode::Busy,
@@ -53,6 +56,7 @@ impl ErrorCode {
         ErrorCode::StalePlan,
         ErrorCode::Conflict,
         ErrorCode::Model,
+        ErrorCode::Cancelled,
         ErrorCode::Io,
         ErrorCode::Corrupt,
         ErrorCode::Internal,
@@ -70,6 +74,7 @@ impl ErrorCode {
             ErrorCode::StalePlan => "stale_plan",
             ErrorCode::Conflict => "conflict",
             ErrorCode::Model => "model",
+            ErrorCode::Cancelled => "cancelled",
             ErrorCode::Io => "io",
             ErrorCode::Corrupt => "corrupt",
             ErrorCode::Internal => "internal",
@@ -99,6 +104,8 @@ pub enum Missing {
     Message,
     /// A pending approval (by tool call id).
     Approval,
+    /// A transaction id.
+    Transaction,
 }
 
 /// Structured details of an error, by kind.
@@ -117,10 +124,10 @@ pub enum ErrorDetails {
         /// The id, name or number as given.
         id: String,
     },
-    /// `turn_running`: the turn that runs.
+    /// `turn_running`: what runs.
     Running {
-        /// Its number.
-        turn: u64,
+        /// A turn or a summary.
+        job: crate::session::RunningJob,
     },
     /// `conflict`: the conflicted files.
     Conflicts {

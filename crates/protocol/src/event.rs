@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::Gap;
 use crate::ids::{HeadId, SessionId};
-use crate::request::ApprovalDecision;
+use crate::request::{ApprovalDecision, SummarizeDirection};
 
 /// What to restore in a rewind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,6 +131,26 @@ pub enum Event {
         tool: String,
         /// The command line.
         command: String,
+    },
+    /// A summary began (summarize from / up to a turn): the model writes it; writes wait.
+    SummaryStarted {
+        /// The turn.
+        turn: u64,
+        /// Which side of it is folded.
+        direction: SummarizeDirection,
+    },
+    /// A summary ended: its head was made and selected, or it failed or was cancelled.
+    SummaryFinished {
+        /// The turn.
+        turn: u64,
+        /// Whether the summary head was made.
+        ok: bool,
+        /// The new head, when it was made.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        head_id: Option<HeadId>,
+        /// Why not.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
     },
     /// An approval was answered (by any frontend, or denied by a cancel): close its prompt.
     ApprovalResolved {

@@ -37,5 +37,7 @@ pub use restore::{
     CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanFile, PlanGap,
 };
 pub use rewind::{PlanBlocker, RewindPlan, RewindResult};
-pub use session::{HeadEntry, HeadKind, HeadRef, SessionEntry, SessionStatus, TranscriptEntry};
+pub use session::{
+    HeadEntry, HeadKind, HeadRef, JobKind, RunningJob, SessionEntry, SessionStatus, TranscriptEntry,
+};
 pub use stream::{Delivery, Numbered};

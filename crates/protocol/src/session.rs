@@ -114,10 +114,30 @@ pub struct SessionStatus {
     pub workspace: String,
     /// The selected head.
     pub head_id: HeadId,
-    /// The turn running now, if one is.
-    pub running_turn: Option<u64>,
+    /// What runs now (a turn, or a summary being written), if anything.
+    pub running: Option<RunningJob>,
     /// The model in use (`deepseek:deepseek-chat`, `demo`, …), if one is set up.
     pub model: Option<String>,
-    /// The sequence number of the newest event published so far (0: none yet).
+    /// The sequence number of the newest event published so far (before the first: the number the
+    /// stream starts after). Subscribing with it misses nothing that follows.
     pub last_event_seq: u64,
+}
+
+/// What a session is busy with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobKind {
+    /// A turn: the agent at work.
+    Turn,
+    /// A summary the model is writing (summarize from / up to a turn).
+    Summary,
+}
+
+/// The job a session runs: while it runs, requests that write get `turn_running`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunningJob {
+    /// A turn or a summary.
+    pub kind: JobKind,
+    /// The turn running, or the turn a summary starts from / runs up to.
+    pub turn: u64,
 }

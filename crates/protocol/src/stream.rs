@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::Event;
 
-/// An event with its per-session sequence number (1, 2, 3, … for as long as the session is open
-/// in one process; SSE sends it as the `id:`).
+/// An event with its per-session sequence number (SSE sends it as the `id:`). Numbers grow by one
+/// per event, and each opening of a session starts above every number an earlier opening used.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Numbered {
     /// The sequence number.

@@ -6,7 +6,6 @@
 //! writes atomically with the file's mode. A `multi_edit` applies its edits in order to the text
 //! produced by the previous ones and writes only if all of them apply: all or nothing.
 
-use std::fs::File;
 use std::io::{self, Read};
 
 use retrace_fsutil::sha256_bytes;
@@ -250,8 +249,8 @@ struct Loaded {
 fn load(ws: &Workspace, path: &str) -> Result<Loaded> {
     let r = ws.resolve(path)?;
     let shown = r.rel.to_lossy();
-    let mut file = match File::open(&r.real) {
-        Ok(f) => f,
+    let (mut file, meta) = match retrace_fsutil::open_read(&r.real) {
+        Ok(opened) => opened,
         Err(e) if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::NotADirectory => {
             return Err(ToolError::NotFound {
                 path: shown,
@@ -260,7 +259,6 @@ fn load(ws: &Workspace, path: &str) -> Result<Loaded> {
         }
         Err(e) => return Err(e).at("read", &r.real),
     };
-    let meta = file.metadata().at("inspect", &r.real)?;
     if meta.is_dir() {
         return Err(ToolError::IsDirectory {
             path: shown,

@@ -159,9 +159,18 @@ impl<'r> Search<'r> {
             self.skipped += 1;
             return Ok(false);
         }
-        let bytes = match fs::read(path) {
+        // Non-blocking, and only regular files: a FIFO must not hang the search.
+        let bytes = match retrace_fsutil::open_regular(path).and_then(|(mut f, _)| {
+            let mut b = Vec::new();
+            io::Read::read_to_end(&mut f, &mut b).map(|_| b)
+        }) {
             Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::PermissionDenied | io::ErrorKind::InvalidInput
+                ) =>
+            {
                 self.skipped += 1;
                 return Ok(false);
             }

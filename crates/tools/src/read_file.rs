@@ -5,7 +5,6 @@
 //! lines after the window are only counted. A file named explicitly is read even when
 //! `.gitignore` lists it: ignore rules hide files from listings and searches, not from a request.
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 
 use serde_json::{json, Value};
@@ -74,8 +73,9 @@ impl Tool for ReadFile {
         let (offset, limit) = parse_window(&a)?;
         let target = ws.resolve_read(path)?;
         let shown = target.shown;
-        let file = match File::open(&target.real) {
-            Ok(f) => f,
+        // Non-blocking: a FIFO must not hang the turn (its type is checked below).
+        let (file, meta) = match retrace_fsutil::open_read(&target.real) {
+            Ok(opened) => opened,
             Err(e) if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::NotADirectory => {
                 return Err(ToolError::NotFound {
                     path: shown,
@@ -84,7 +84,6 @@ impl Tool for ReadFile {
             }
             Err(e) => return Err(e).at("read", &target.real),
         };
-        let meta = file.metadata().at("inspect", &target.real)?;
         if meta.is_dir() {
             return Err(ToolError::IsDirectory {
                 path: shown,

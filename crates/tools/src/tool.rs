@@ -109,8 +109,9 @@ impl FileState {
     /// The state of `abs` now, following symlinks; the SHA-256 is streamed. `shown` names the
     /// path in errors (a directory or a FIFO is refused: tools edit regular files only).
     pub fn read(abs: &Path, shown: &str) -> Result<FileState> {
-        let meta = match std::fs::metadata(abs) {
-            Ok(m) => m,
+        // Opened non-blocking and typed from what was opened: a FIFO swapped in never hangs.
+        let (file, meta) = match retrace_fsutil::open_read(abs) {
+            Ok(opened) => opened,
             Err(e) if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::NotADirectory => {
                 return Ok(FileState::absent());
             }
@@ -127,7 +128,6 @@ impl FileState {
                 path: shown.to_string(),
             });
         }
-        let file = File::open(abs).at("read", abs)?;
         let hashed = copy_hashed::<_, File>(&file, None).at("read", abs)?;
         Ok(FileState::of_bytes_hash(hashed.sha256, mode_bits(&meta)))
     }

@@ -225,3 +225,25 @@ fn registry_offers_every_tool_with_a_schema() {
     let json = serde_json::to_value(s.reg.specs()).unwrap();
     assert_eq!(json[0]["name"], "read_file");
 }
+
+/// A FIFO is refused at once by every tool that reads, never waited on (the test would hang).
+#[test]
+fn a_fifo_never_blocks_a_tool() {
+    let s = project(false);
+    let made = std::process::Command::new("mkfifo")
+        .arg(s.path("pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let err = s.call("read_file", json!({"path": "pipe"})).unwrap_err();
+    assert!(err.to_string().contains("pipe"), "{err}");
+    let err = s
+        .call(
+            "edit_file",
+            json!({"path": "pipe", "old_string": "a", "new_string": "b"}),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("pipe"), "{err}");
+    let out = s.call("grep", json!({"pattern": "needle"})).unwrap();
+    assert!(out.content.contains("src/main.rs"), "{}", out.content);
+}

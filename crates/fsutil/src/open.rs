@@ -1,0 +1,81 @@
+//! Opening a file for reading without ever blocking: `O_NONBLOCK` first, the type from `fstat`
+//! after. A plain `open(2)` of a FIFO waits for a writer forever, and a path can become a FIFO
+//! between any check and the open; with `O_NONBLOCK` the open returns at once, and the caller sees
+//! from the metadata that it is not a regular file. Reads of a regular file ignore the flag.
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// `path` opened read-only and non-blocking, with the metadata of what was opened (not of what the
+/// path named a moment before). Symlinks are followed.
+pub fn open_read(path: &Path) -> io::Result<(File, Metadata)> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    Ok((file, meta))
+}
+
+/// `path` opened read-only and non-blocking if it is a regular file; an error of kind
+/// `InvalidInput` naming what it is otherwise (a directory, a FIFO, a socket, a device).
+pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
+    let (file, meta) = open_read(path)?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("not a regular file ({})", kind_of(&meta)),
+        ));
+    }
+    Ok((file, meta))
+}
+
+/// What a non-regular file is, in words.
+pub fn kind_of(meta: &Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else if t.is_symlink() {
+        "a symlink"
+    } else if t.is_file() {
+        "a regular file"
+    } else {
+        "a special file"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn a_fifo_opens_at_once_and_says_what_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("p");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let (_, meta) = open_read(&fifo).unwrap();
+        assert_eq!(kind_of(&meta), "a FIFO");
+        let e = open_regular(&fifo).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        assert!(e.to_string().contains("FIFO"), "{e}");
+        let e = open_regular(dir.path()).unwrap_err();
+        assert!(e.to_string().contains("directory"), "{e}");
+        std::fs::write(dir.path().join("f"), b"bytes").unwrap();
+        let (mut f, meta) = open_regular(&dir.path().join("f")).unwrap();
+        assert!(meta.is_file());
+        let mut s = String::new();
+        f.read_to_string(&mut s).unwrap();
+        assert_eq!(s, "bytes");
+    }
+}
