@@ -70,7 +70,7 @@ async fn demo(service: &Service, ws: &Path) -> Result<(), Failure> {
         println!();
     }
     println!("Checkpoints (every file above can go back to its state at the start of any turn):");
-    for e in h.checkpoints().await? {
+    for e in h.checkpoints().await?.entries {
         println!(
             "  turn {}  {:<55}  files: {}",
             e.turn,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use retrace_agent::TurnEnd;
 use retrace_checkpoint::{BeginTurn, CheckpointStore, StoreOptions};
 use retrace_protocol::{
-    ChatMessage, CheckpointEntry, ErrorCode, Event, HeadEntry, RetentionLimits, SessionId, TranscriptEntry,
+    ChatMessage, CheckpointListing, ErrorCode, Event, HeadEntry, RetentionLimits, SessionId, TranscriptEntry,
     TurnAccepted, TurnOutcome,
 };
 use retrace_session::{Session, SessionOptions, TurnStart};
@@ -18,7 +18,7 @@ use crate::bus::EventBus;
 use crate::error::{coded, Result};
 use crate::paths::DataRoot;
 use crate::rewind::PendingPlan;
-use crate::view::{checkpoints_for, heads_of, transcript_of};
+use crate::view::{checkpoints_for, heads_of, listing, transcript_of};
 
 /// One open session.
 pub(crate) struct Core {
@@ -270,9 +270,11 @@ impl Core {
         outcome
     }
 
-    /// The checkpoint list of SPEC §7, seen from the selected head.
-    pub(crate) fn checkpoints(&self) -> Vec<CheckpointEntry> {
-        checkpoints_for(&self.session, &self.store, self.session.selected())
+    /// The checkpoint list of SPEC §7, seen from the selected head, with the sidecar's size.
+    pub(crate) fn checkpoints(&self) -> Result<CheckpointListing> {
+        let entries = checkpoints_for(&self.session, &self.store, self.session.selected());
+        let sidecar = self.data.sidecar(self.session.id());
+        listing(entries, &self.store, &sidecar.to_string_lossy())
     }
 
     /// The heads.

@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use retrace_checkpoint::CommitOptions;
 use retrace_protocol::{
-    ApprovalDecision, CheckpointEntry, CommitRevert, CommitRewind, Error, ErrorCode, ForkRequest, HeadEntry,
-    HeadRef, ModelSpec, OnConflict, PrepareRevert, PrepareRewind, RewindPlan, RewindResult, SessionId,
-    SessionStatus, SummarizeRequest, SwitchRequest, TranscriptEntry, TurnAccepted, UndoRequest,
+    ApprovalDecision, CheckpointListing, CommitRevert, CommitRewind, Error, ErrorCode, ForkRequest,
+    HeadEntry, HeadRef, ModelSpec, OnConflict, PrepareRevert, PrepareRewind, RewindPlan, RewindResult,
+    SessionId, SessionStatus, SummarizeRequest, SwitchRequest, TranscriptEntry, TurnAccepted, UndoRequest,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -110,9 +110,9 @@ impl SessionHandle {
         self.call(move |a| a.set_model(&spec)).await
     }
 
-    /// The checkpoint list of SPEC §7, seen from the selected head.
-    pub async fn checkpoints(&self) -> Result<Vec<CheckpointEntry>, Error> {
-        self.call(|a| Ok(a.core().checkpoints())).await
+    /// The checkpoint list of SPEC §7, seen from the selected head, with what the sidecar costs.
+    pub async fn checkpoints(&self) -> Result<CheckpointListing, Error> {
+        self.call(|a| a.core().checkpoints()).await
     }
 
     /// The heads.

@@ -93,7 +93,7 @@ impl SessionReader {
     }
 }
 
-fn listing(
+pub(crate) fn listing(
     entries: Vec<CheckpointEntry>,
     store: &CheckpointStore,
     sidecar: &str,

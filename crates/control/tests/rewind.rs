@@ -526,7 +526,13 @@ fn a_rewind_of_a_format1_log_continues_in_the_new_session_and_its_sidecar() {
     let (accepted, _) = w.turn(&h, "again", vec![write("x.txt", "x\n")]);
     let turn = accepted.turn;
     assert_eq!(accepted.session_id, r.session_id);
-    let listed: Vec<u64> = w.run(h.checkpoints()).unwrap().iter().map(|c| c.turn).collect();
+    let listed: Vec<u64> = w
+        .run(h.checkpoints())
+        .unwrap()
+        .entries
+        .iter()
+        .map(|c| c.turn)
+        .collect();
     assert_eq!(listed, [turn]);
     let new_sidecar = dir.join(format!("{}.ckpt", r.session_id));
     assert!(new_sidecar.join(format!("turn-{turn}.json")).is_file());
@@ -540,6 +546,7 @@ fn a_rewind_of_a_format1_log_continues_in_the_new_session_and_its_sidecar() {
     let listed: Vec<u64> = w
         .run(again.checkpoints())
         .unwrap()
+        .entries
         .iter()
         .map(|c| c.turn)
         .collect();

@@ -659,7 +659,7 @@ impl Run {
         }
         // The checkpoint list: one entry per turn, visible exactly on the selected head's path.
         let sel = &self.m.heads[self.m.selected];
-        let cks = self.w.run(self.h.checkpoints()).unwrap();
+        let cks = self.w.run(self.h.checkpoints()).unwrap().entries;
         prop_assert_eq!(cks.len() as u64, self.m.next_turn);
         for c in &cks {
             prop_assert_eq!(c.visible, Some(sel.has_turn(c.turn)), "turn {} visible", c.turn);

@@ -251,7 +251,7 @@ fn cancel_is_a_request_that_stops_the_turn_and_answers_every_call() {
         };
         assert_eq!(e.details, Some(ErrorDetails::Running { job }));
         assert_eq!(h.status().await.unwrap().running, Some(job));
-        assert_eq!(h.checkpoints().await.unwrap().len(), 1);
+        assert_eq!(h.checkpoints().await.unwrap().entries.len(), 1);
         assert!(h.cancel(), "a turn was running");
         let (outcome, _) = until_finished(&mut sub, turn).await;
         (outcome, started.elapsed())
@@ -592,7 +592,10 @@ fn a_prompt_too_large_for_its_checkpoint_is_refused_up_front() {
         .run(h.send("x".repeat(retrace_control::MAX_PROMPT_BYTES + 1)))
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::Usage, "{e:?}");
-    assert!(w.run(h.checkpoints()).unwrap().is_empty(), "no turn was started");
+    assert!(
+        w.run(h.checkpoints()).unwrap().entries.is_empty(),
+        "no turn was started"
+    );
 }
 
 fn mkfifo(path: &std::path::Path) {
