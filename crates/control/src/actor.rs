@@ -129,7 +129,7 @@ impl Actor {
             Ok(None) => {}
             Err(e) => {
                 // A job that panicked lost its agent; end its turn's bookkeeping so the session
-                // stays usable (every later turn repairs the log's tail on its own).
+                // stays usable.
                 self.model = None;
                 if let Some(RunningJob {
                     kind: JobKind::Turn,
