@@ -1,40 +1,33 @@
 //! File transactions (SPEC §5.4): commit a plan durably, put everything back on failure.
 //!
-//! Order: manifest `prepared` (durable) → temp files beside the targets, and forward images as blob
-//! temp files in `forward/` (see [`crate::blobs`]), written, then fsynced together (one barrier),
-//! then the blobs renamed and every directory fsynced (a second barrier) → manifest `committing`
-//! with every target `published` (one durable write) → per target: re-check against the forward
-//! image, rename → directory fsyncs → manifest `committed` → `state.json`. A crash anywhere leaves
-//! every target equal to its forward or its restore image, and the next writer's recovery finishes
-//! the rollback.
+//! Order: manifest `prepared` (durable) → temp files beside the targets, and the forward images
+//! copied into the transaction's pack (see [`crate::forward`]), written, then fsynced together (one
+//! barrier), then the pack renamed to its name and every directory fsynced (a second barrier) →
+//! manifest `committing`, with every target `published` and where its forward image is in the pack
+//! (one durable write) → per target: re-check against the forward image, rename → directory fsyncs
+//! → manifest `committed` → `state.json`. A crash anywhere leaves every target equal to its forward
+//! or its restore image, and the next writer's recovery finishes the rollback.
 //!
-//! A forward image is usually not a copy: the target itself (a regular file with no other link, its
-//! bytes verified) is hard-linked into `forward/`, so the blob is the very inode the rename over
-//! the target then leaves behind, and costs no bytes and no new inode. Whatever refuses the link
-//! (another file system, more links, no permission) gets a copy, as before. While a blob shares its
-//! inode with a workspace name (between the link and the target's rename), the target's re-check
-//! before the rename hashes that inode; once a transaction is committed or rolled back, no blob is a
-//! name of a workspace file ([`CheckpointStore::unshare_blob`]), and nothing ever links a blob back
-//! into the workspace: compensation and undo copy from it.
+//! Forward images are copies, never hard links to the replaced inode: a process that keeps the old
+//! file open would write into it after the rename and destroy the undo.
 
 use std::collections::BTreeSet;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use retrace_fsutil::{copy_hashed, RelPath};
 use retrace_protocol::{CodeOutcome, Conflict, ConflictReason, FileAction, OnConflict};
 
-use crate::blobs::FORWARD_DIR;
+use crate::capture::image_of;
 use crate::error::{CheckpointError, IoContext, Result};
-use crate::forward::{image_and_inode, Linked};
 use crate::model::{path_to_raw, Image};
-use crate::plan::{has_symlink, same_image, ImageSource, PlanKind, RestorePlan, TargetImage};
+use crate::plan::{same_image, unsafe_to_write, ImageSource, PlanKind, RestorePlan, TargetImage};
 use crate::state::Owned;
 use crate::store::CheckpointStore;
-use crate::tx::{Manifest, TargetAction, TxImage, TxKind, TxState, TxTarget};
+use crate::tx::{Manifest, PackSlice, TargetAction, TxImage, TxKind, TxState, TxTarget};
 
 /// How to commit a plan.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -182,9 +175,14 @@ impl CheckpointStore {
                     forward: TxImage::from(&inp.forward),
                     published: false,
                     recovery_copy: None,
+                    forward_at: None,
                 }
             })
             .collect();
+        let forward_pack = inputs
+            .iter()
+            .any(|i| i.forward.existed)
+            .then(|| crate::forward::pack_rel_path(&id));
         let mut m = Manifest {
             id,
             kind,
@@ -195,6 +193,7 @@ impl CheckpointStore {
             undoes,
             undone_by: None,
             extra,
+            forward_pack,
             targets,
         };
         self.opts
@@ -203,17 +202,19 @@ impl CheckpointStore {
             .at("create the sidecar", &self.dir)?;
         // (1) The manifest is durable before any temp file or blob of the transaction exists.
         self.save_manifest(&m)?;
-        let linked = match self.prepare_files(&root, &m, &inputs) {
-            Ok(linked) => linked,
+        let slices = match self.prepare_files(&root, &m, &inputs) {
+            Ok(slices) => slices,
             Err(e) => {
                 self.abort_prepared(&root, &mut m);
                 return Err(e);
             }
         };
-        // (4) Published: one durable write for the whole batch, before any rename.
+        // (4) Published, with where each forward image is: one durable write for the whole batch,
+        // before any rename.
         m.state = TxState::Committing;
-        for t in &mut m.targets {
+        for (t, slice) in m.targets.iter_mut().zip(slices) {
             t.published = true;
+            t.forward_at = slice;
         }
         if let Err(e) = self.save_manifest(&m) {
             self.abort_prepared(&root, &mut m);
@@ -221,13 +222,9 @@ impl CheckpointStore {
         }
         // (5) Renames, each after re-checking the target against its forward image.
         let mut dirs = BTreeSet::new();
-        let mut linked_to = vec![None; inputs.len()];
-        for l in &linked {
-            linked_to[l.target] = Some(l);
-        }
         for (i, inp) in inputs.iter().enumerate() {
             let abs = inp.rel.under(&root);
-            if let Err(e) = self.publish_one(&root, &m, i, &inp.rel, &abs, linked_to[i]) {
+            if let Err(e) = self.publish_one(&root, &m, i, &inp.rel, &abs) {
                 let stuck = self.compensate(&root, &mut m, i);
                 return Err(stuck.unwrap_or(e));
             }
@@ -252,13 +249,6 @@ impl CheckpointStore {
                 }
             }
         }
-        // Every linked blob is now the only name of its inode: the rename replaced the target and the
-        // `.bak` is gone. One that is not (a hard link someone made to the target meanwhile, a `.bak`
-        // that could not be removed) becomes a copy, so that nothing can write into it. Best effort:
-        // the transaction is committed either way.
-        for l in &linked {
-            let _ = self.unshare_blob(&l.blob, &l.sha, true);
-        }
         Ok(m)
     }
 
@@ -280,107 +270,71 @@ impl CheckpointStore {
         }
     }
 
-    /// Steps (2) and (3): forward images as blobs, and temp files, all durable.
+    /// Steps (2) and (3): the forward images copied into the transaction's pack, and the temp
+    /// files, all durable.
     ///
-    /// Every file is written first (the temp files, then the blobs: hard links where possible, copies
-    /// otherwise) and all are fsynced in one barrier ([`retrace_fsutil::Fs::sync_paths`]), so the
-    /// durable cost belongs to the batch, not to each file; only then are the blobs renamed to their
-    /// names, and `forward/` and the temp files' directories fsynced (a second barrier). Nothing is
-    /// published before both: the manifest still says `prepared`.
+    /// Every file is written first (the temp files, then the pack) and all are fsynced in one barrier
+    /// ([`retrace_fsutil::Fs::sync_paths`]), so the durable cost belongs to the batch, not to each
+    /// file; only then is the pack renamed to its name, and `forward/` and the temp files'
+    /// directories fsynced (a second barrier). Nothing is published before both: the manifest
+    /// still says `prepared`.
     ///
-    /// Returns the forward images kept by hard link.
-    fn prepare_files(&mut self, root: &Path, m: &Manifest, inputs: &[TxInput]) -> Result<Vec<Linked>> {
-        let mut blobs: Vec<(PathBuf, PathBuf)> = Vec::new();
-        let prepared = self.prepare_files_batched(root, m, inputs, &mut blobs);
-        if prepared.is_err() {
-            // A blob temp file must not keep the space a full disk needs to recover.
-            for (tmp, _) in &blobs {
-                let _ = fs::remove_file(tmp);
-            }
-        }
-        prepared
-    }
-
-    fn prepare_files_batched(
+    /// Returns where each target's forward image is in the pack (`None`: it did not exist).
+    fn prepare_files(
         &mut self,
         root: &Path,
         m: &Manifest,
         inputs: &[TxInput],
-        blobs: &mut Vec<(PathBuf, PathBuf)>,
-    ) -> Result<Vec<Linked>> {
+    ) -> Result<Vec<Option<PackSlice>>> {
         let fs_ = self.opts.fs.clone();
-        // (2) Forward images: the current bytes, kept so compensation and undo can put them back.
-        // First which ones need a blob.
-        let mut shas = BTreeSet::new();
-        let mut needed: Vec<(usize, String)> = Vec::new();
-        for (i, inp) in inputs.iter().enumerate() {
-            if !inp.forward.existed {
-                continue;
-            }
-            let sha = inp.forward.sha256.clone().unwrap_or_default();
-            if !shas.insert(sha.clone()) || self.blob_is_stored(&sha) {
-                continue;
-            }
-            needed.push((i, sha));
-        }
-        // Their one directory, `forward/`, made by the sidecar's first transaction that needs it
-        // (then its entry in the sidecar joins the directory barrier below).
-        let forward_dir = self.dir.join(FORWARD_DIR);
-        let mut new_dirs = BTreeSet::new();
-        if !needed.is_empty() && !forward_dir.is_dir() {
-            fs_.step("create_dir").at("create", &forward_dir)?;
-            fs::DirBuilder::new()
-                .mode(retrace_fsutil::PRIVATE_DIR_MODE)
-                .create(&forward_dir)
-                .or_else(|e| match e.kind() {
-                    io::ErrorKind::AlreadyExists if forward_dir.is_dir() => Ok(()),
-                    _ => Err(e),
-                })
-                .at("create", &forward_dir)?;
-            new_dirs.insert(self.dir.clone());
-        }
         // (3) Temp files beside their targets.
         let (temps, dirs) = self.write_temps(root, m, inputs)?;
-        // Then the forward images, linked or copied, into their directories.
-        let mut linked = Vec::new();
-        // Cleared by the first EXDEV: the sidecar is on another file system, every link would fail.
-        let mut link = true;
-        for (i, sha) in needed {
-            let abs = inputs[i].rel.under(root);
-            if let Some((inode, blob)) = self.write_blob_unsynced(&abs, &sha, blobs, &mut link)? {
-                linked.push(Linked {
-                    target: i,
-                    blob,
-                    sha,
-                    inode,
-                });
-            }
+        // (2) The forward images: the current bytes, kept so compensation and undo can put them back.
+        let mut slices = vec![None; inputs.len()];
+        if !inputs.iter().any(|i| i.forward.existed) {
+            let entries: Vec<(&Path, &str)> = temps
+                .iter()
+                .map(|t| (t.as_path(), "sync_temp"))
+                .chain(dirs.iter().map(|d| (d.as_path(), "sync_dir")))
+                .collect();
+            fs_.sync_paths(&entries).map_err(sync_failed)?;
+            return Ok(slices);
         }
-        // One barrier for the data of every blob and temp file.
-        let data: Vec<(&Path, &str)> = blobs
-            .iter()
-            .map(|(tmp, _)| (tmp.as_path(), "sync_blob"))
-            .chain(temps.iter().map(|t| (t.as_path(), "sync_temp")))
-            .collect();
-        fs_.sync_paths(&data).map_err(sync_failed)?;
-        // The blobs take their names only once their bytes are durable.
-        let mut blob_dirs = new_dirs;
-        for (tmp, fin) in blobs.drain(..) {
-            if let Err(e) = fs_.rename(&tmp, &fin).at("rename", &fin) {
-                let _ = fs::remove_file(&tmp);
-                return Err(e);
+        let (mut pack, made_dir) = self.start_pack(m)?;
+        let written = (|| -> Result<()> {
+            for (i, inp) in inputs.iter().enumerate() {
+                if !inp.forward.existed {
+                    continue;
+                }
+                let sha = inp.forward.sha256.clone().unwrap_or_default();
+                slices[i] = Some(pack.append(&fs_, &inp.rel.under(root), &sha)?);
             }
-            blob_dirs.insert(parent_of(&fin));
+            // One barrier for the data of the pack and every temp file.
+            let data: Vec<(&Path, &str)> = std::iter::once((pack.tmp.as_path(), "sync_blob"))
+                .chain(temps.iter().map(|t| (t.as_path(), "sync_temp")))
+                .collect();
+            fs_.sync_paths(&data).map_err(sync_failed)?;
+            Ok(())
+        })();
+        if let Err(e) = written {
+            // The pack's temp file must not keep the space a full disk needs to recover.
+            let _ = fs::remove_file(&pack.tmp);
+            return Err(e);
         }
-        // One barrier for every directory entry: blobs (and `forward/` itself when new), then temp
-        // files.
-        let entries: Vec<(&Path, &str)> = blob_dirs
-            .iter()
-            .chain(dirs.iter())
-            .map(|d| (d.as_path(), "sync_dir"))
-            .collect();
+        // The pack takes its name only once its bytes are durable.
+        if let Err(e) = fs_.rename(&pack.tmp, &pack.path).at("rename", &pack.path) {
+            let _ = fs::remove_file(&pack.tmp);
+            return Err(e);
+        }
+        // One barrier for every directory entry: the pack (and `forward/` itself when new), then
+        // the temp files.
+        let mut entries: Vec<(&Path, &str)> = vec![(parent_of_path(&pack.path), "sync_dir")];
+        if made_dir {
+            entries.push((self.dir.as_path(), "sync_dir"));
+        }
+        entries.extend(dirs.iter().map(|d| (d.as_path(), "sync_dir")));
         fs_.sync_paths(&entries).map_err(sync_failed)?;
-        Ok(linked)
+        Ok(slices)
     }
 
     /// Step (3): a temp file beside each target that the transaction writes, holding its restore
@@ -401,14 +355,17 @@ impl CheckpointStore {
             }
             let abs = inp.rel.under(root);
             let parent = parent_of(&abs);
-            if !parent.is_dir() {
-                fs_.step("create_dir").at("create", &parent)?;
-                fs::create_dir_all(&parent).at("create", &parent)?;
-            }
-            if has_symlink(root, &inp.rel) {
+            // Checked before anything is created, and the missing directories made one component
+            // at a time without following a symlink: nothing is ever created outside the workspace.
+            if unsafe_to_write(root, &inp.rel) {
                 return Err(CheckpointError::ExternalChange {
                     path: inp.rel.to_lossy(),
                 });
+            }
+            if !parent.is_dir() {
+                fs_.step("create_dir").at("create", &parent)?;
+                let rel_dir = parent.strip_prefix(root).unwrap_or(Path::new(""));
+                retrace_fsutil::create_dirs_nofollow(root, rel_dir, 0o777).at("create", &parent)?;
             }
             let tmp = m.temp_path(root, &inp.rel, i);
             fs_.step("create_temp").at("create", &tmp)?;
@@ -459,10 +416,7 @@ impl CheckpointStore {
                     })?;
                 self.open_turn_image(*n, &rel, img)
             }
-            ImageSource::Blob(sha) => {
-                let p = self.forward_blob(sha);
-                Ok(Box::new(File::open(&p).at("open", &p)?))
-            }
+            ImageSource::Forward(at) => Ok(at.open().at("open", at.path())?),
             ImageSource::None => Ok(Box::new(io::empty())),
         }
     }
@@ -484,35 +438,16 @@ impl CheckpointStore {
         }
     }
 
-    /// Renames target `i` into place after checking it still equals its forward image. When that
-    /// image is kept by hard link (`linked`) and the target is no longer that inode (replaced by a
-    /// rename since), the blob is hashed too: it may have been written through before.
-    fn publish_one(
-        &self,
-        root: &Path,
-        m: &Manifest,
-        i: usize,
-        rel: &RelPath,
-        abs: &Path,
-        linked: Option<&Linked>,
-    ) -> Result<()> {
+    /// Renames target `i` into place after checking it still equals its forward image (and that
+    /// nothing but a plain file stands at the path).
+    fn publish_one(&self, root: &Path, m: &Manifest, i: usize, rel: &RelPath, abs: &Path) -> Result<()> {
         let t = &m.targets[i];
-        if has_symlink(root, rel) {
+        if unsafe_to_write(root, rel) {
             return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
         }
-        let (now, inode) = image_and_inode(abs).at("read", abs)?;
+        let now = image_of(abs).map_err(|_| CheckpointError::ExternalChange { path: rel.to_lossy() })?;
         if !same_image(&Image::from(&t.forward), &now) {
             return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
-        }
-        if let Some(l) = linked.filter(|l| inode != Some(l.inode)) {
-            let intact = File::open(&l.blob)
-                .and_then(retrace_fsutil::hash_reader)
-                .is_ok_and(|(h, _)| h == l.sha);
-            if !intact {
-                // This transaction made it (no valid blob existed); it no longer holds its name's bytes.
-                let _ = self.opts.fs.remove_file(&l.blob);
-                return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
-            }
         }
         match t.action {
             TargetAction::Write => {
@@ -527,6 +462,11 @@ impl CheckpointStore {
     }
 }
 
+/// The directory holding `p`.
+fn parent_of_path(p: &Path) -> &Path {
+    p.parent().unwrap_or(Path::new("."))
+}
+
 /// The error of a failed barrier ([`retrace_fsutil::Fs::sync_paths`]).
 fn sync_failed((path, source): (PathBuf, io::Error)) -> CheckpointError {
     CheckpointError::Io {
@@ -536,12 +476,16 @@ fn sync_failed((path, source): (PathBuf, io::Error)) -> CheckpointError {
     }
 }
 
-/// Whether `overwrite` writes a file with this conflict: everything but an unsafe path and a
-/// missing payload, which are never written.
+/// Whether `overwrite` writes a file with this conflict: everything but an unsafe path, a missing
+/// payload, something other than a file at the path, and a file that cannot be read (whose bytes
+/// the transaction could not keep for undo), which are never written.
 pub(crate) fn overwritable(reason: ConflictReason) -> bool {
     !matches!(
         reason,
-        ConflictReason::PathUnsafe | ConflictReason::MissingPayload
+        ConflictReason::PathUnsafe
+            | ConflictReason::MissingPayload
+            | ConflictReason::TypeChange
+            | ConflictReason::Unreadable
     )
 }
 

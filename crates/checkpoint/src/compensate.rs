@@ -2,7 +2,7 @@
 //! `committing` one in reverse order from its forward images, with a recovery copy for content that
 //! matches neither image.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
@@ -12,7 +12,7 @@ use crate::capture::image_of;
 use crate::commit::parent_of;
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::model::Image;
-use crate::plan::{has_symlink, same_image};
+use crate::plan::{same_image, unsafe_to_write};
 use crate::store::CheckpointStore;
 use crate::tx::{Manifest, TargetAction, TxState};
 
@@ -24,9 +24,9 @@ impl CheckpointStore {
                 let _ = self.opts.fs.remove_file(&m.temp_path(root, &rel, i));
             }
         }
-        // A forward image kept by hard link is still the target's own inode: no blob may stay a name
-        // of a workspace file. Should this fail, the manifest stays `prepared` and recovery retries.
-        if self.unshare_forward_blobs(m, false).is_err() {
+        // Nothing was published: the pack is of no use. Should its removal fail, the manifest stays
+        // `prepared` and recovery retries.
+        if self.remove_pack(m).is_err() {
             return;
         }
         m.state = TxState::Aborted;
@@ -89,9 +89,8 @@ impl CheckpointStore {
                 let _ = self.opts.fs.remove_file(&m.temp_path(root, &rel, i));
             }
         }
-        // Targets never renamed, and deletes put back from their `.bak`, are the inodes their forward
-        // blobs were linked to: those blobs become copies (or go) before the transaction ends. Kept
-        // when they cannot be copied if the transaction stays open (a later compensation may need them).
+        // Forward images an earlier build kept by hard link become private copies before the
+        // transaction ends (kept as they are while it stays open: a later compensation needs them).
         if let Err(e) = self.unshare_forward_blobs(m, stuck.is_some()) {
             if stuck.is_none() {
                 // Still `committing`: recovery compensates again and retries.
@@ -104,6 +103,9 @@ impl CheckpointStore {
         }
         if let Err(e) = self.save_manifest(m) {
             stuck.get_or_insert(e);
+        } else if m.state == TxState::Aborted {
+            // Everything is back: the pack is of no use (collection would remove it anyway).
+            let _ = self.remove_pack(m);
         }
         stuck
     }
@@ -125,7 +127,7 @@ impl CheckpointStore {
             // Never renamed: the target was not touched.
             return fs_.remove_file(&tmp).at("remove", &tmp);
         }
-        if has_symlink(root, &rel) {
+        if unsafe_to_write(root, &rel) {
             return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
         }
         let now = image_of(&abs).at("read", &abs)?;
@@ -137,22 +139,13 @@ impl CheckpointStore {
         if !same_image(&restore, &now) {
             // Someone else's content: never overwrite it; keep a copy and leave it in place.
             let sha8: String = now.sha256.clone().unwrap_or_default().chars().take(8).collect();
-            let copy = parent_of(&abs).join(format!(
-                "{}.retrace-recovery-{sha8}",
-                abs.file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            ));
+            let copy = recovery_copy_path(&abs, &sha8);
             if now.existed && !copy.exists() {
                 fs_.step("recovery_copy").at("copy", &copy)?;
                 fs::copy(&abs, &copy).at("copy", &copy)?;
             }
             if bak.exists() {
-                let keep = parent_of(&abs).join(format!(
-                    ".{}.retrace-{}-{i}.kept",
-                    rel.to_lossy().replace('/', "_"),
-                    m.id
-                ));
+                let keep = m.kept_path(root, &rel, i);
                 fs_.rename(&bak, &keep).at("rename", &bak)?;
             }
             m.targets[i].recovery_copy = Some(copy.to_string_lossy().into_owned());
@@ -169,7 +162,13 @@ impl CheckpointStore {
             fs_.rename(&bak, &abs).at("rename", &bak)?;
         } else {
             let sha = forward.sha256.clone().unwrap_or_default();
-            let blob = self.forward_blob(&sha);
+            let Some(at) = self.forward_at(m, i) else {
+                return Err(CheckpointError::MissingPayload {
+                    turn: m.turn.unwrap_or(0),
+                    path: rel.to_lossy(),
+                    why: format!("transaction {} has no forward image for it", m.id),
+                });
+            };
             // Not `tmp`: a crash before the rename must not look like a target never published.
             fs_.step("create_temp").at("create", &back)?;
             let mut out = OpenOptions::new()
@@ -179,14 +178,13 @@ impl CheckpointStore {
                 .mode(0o600)
                 .open(&back)
                 .at("create", &back)?;
-            let copied =
-                copy_hashed(File::open(&blob).at("open", &blob)?, Some(&mut out)).at("write", &back)?;
+            let copied = copy_hashed(at.open().at("open", at.path())?, Some(&mut out)).at("write", &back)?;
             if copied.sha256 != sha {
                 let _ = fs::remove_file(&back);
                 return Err(CheckpointError::MissingPayload {
                     turn: m.turn.unwrap_or(0),
                     path: rel.to_lossy(),
-                    why: "the forward blob is corrupt".into(),
+                    why: format!("its forward image in `{}` is corrupt", at.path().display()),
                 });
             }
             out.set_permissions(fs::Permissions::from_mode(forward.mode.unwrap_or(0o644)))
@@ -197,4 +195,15 @@ impl CheckpointStore {
         let dir = parent_of(&abs);
         fs_.sync_dir(&dir).at("sync", &dir)
     }
+}
+
+/// `<name>.retrace-recovery-<sha8>` beside `abs` (a hash of the name instead when that would be
+/// too long a name).
+fn recovery_copy_path(abs: &Path, sha8: &str) -> std::path::PathBuf {
+    let name = abs.file_name().unwrap_or_default();
+    parent_of(abs).join(retrace_fsutil::sibling_name(
+        "",
+        name,
+        &format!("retrace-recovery-{sha8}"),
+    ))
 }

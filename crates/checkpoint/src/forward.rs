@@ -1,126 +1,199 @@
-//! Forward images of a transaction as blobs (SPEC §5.4): by hard link when the target allows it,
-//! else by copy; and making sure no blob stays a name of a workspace file once a transaction is
-//! committed or rolled back.
+//! Forward images of a transaction (SPEC §5.4): the bytes each target holds before the transaction
+//! replaces it, which compensation and undo put back.
+//!
+//! They are **copies**, never links: a process that keeps the old file open (an editor, a log
+//! writer, an mmap) writes into the inode the rename leaves behind, and a hard-linked forward image
+//! would be destroyed by it. A transaction writes all of its forward images into one pack,
+//! `forward/<id>.pack`, each target's bytes at the offset its manifest records (`forwardAt`):
+//! one new inode and one fsync per transaction, where a blob per file made one of each per target —
+//! a restore of N files creates N + 1 inodes, git's N plus one. The pack is private (0600), written
+//! under a temp name, fsynced, renamed, and its directory fsynced before the manifest that points
+//! into it says `committing`; it lives exactly as long as its manifest (retention collects it with
+//! the manifest). Targets holding the same bytes share one slice.
+//!
+//! Transactions of earlier builds kept forward images as content-addressed blobs (`forward/<sha>`,
+//! and before that `blobs/<aa>/<bb>/<sha>`), some of them by hard link: those are still read, and
+//! still made private copies of on recovery (`unshare_blob`).
 
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
-use std::io;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use retrace_fsutil::copy_hashed;
+use retrace_fsutil::{copy_hashed, open_regular};
 
-use crate::blobs::{blob_rel_path, forward_rel_path};
-use crate::capture::{mode_bits, open_existing};
+use crate::blobs::{blob_rel_path, forward_rel_path, FORWARD_DIR};
 use crate::commit::parent_of;
 use crate::error::{CheckpointError, IoContext, Result};
-use crate::model::Image;
 use crate::store::CheckpointStore;
-use crate::tx::Manifest;
+use crate::tx::{Manifest, PackSlice};
 
-/// A forward image kept by hard link: the blob (once renamed to its name) is target `target`'s inode.
-#[derive(Debug, Clone)]
-pub(crate) struct Linked {
-    /// Index of the target whose inode it is.
-    pub(crate) target: usize,
-    /// The blob's final name.
-    pub(crate) blob: PathBuf,
-    pub(crate) sha: String,
-    /// The inode: `(st_dev, st_ino)`.
-    pub(crate) inode: (u64, u64),
+/// Where a forward image's bytes are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ForwardAt {
+    /// A slice of a transaction's pack.
+    Pack {
+        /// The pack file.
+        path: PathBuf,
+        /// The slice.
+        slice: PackSlice,
+    },
+    /// A content-addressed blob (transactions of earlier builds).
+    Blob(PathBuf),
+}
+
+impl ForwardAt {
+    /// The file the bytes are in (for messages).
+    pub(crate) fn path(&self) -> &Path {
+        match self {
+            ForwardAt::Pack { path, .. } | ForwardAt::Blob(path) => path,
+        }
+    }
+
+    /// A reader of exactly the image's bytes (not verified: callers hash what they read).
+    pub(crate) fn open(&self) -> io::Result<Box<dyn Read>> {
+        match self {
+            ForwardAt::Blob(p) => Ok(Box::new(File::open(p)?)),
+            ForwardAt::Pack { path, slice } => {
+                let mut f = File::open(path)?;
+                f.seek(SeekFrom::Start(slice.offset))?;
+                Ok(Box::new(f.take(slice.length)))
+            }
+        }
+    }
+
+    /// The image's size, when known without reading it.
+    pub(crate) fn size(&self) -> Option<u64> {
+        match self {
+            ForwardAt::Pack { slice, .. } => Some(slice.length),
+            ForwardAt::Blob(p) => fs::metadata(p).map(|m| m.len()).ok(),
+        }
+    }
+}
+
+/// The pack name of transaction `id`, relative to the sidecar: `forward/<id>.pack`.
+pub fn pack_rel_path(id: &str) -> String {
+    format!("{FORWARD_DIR}/{id}.pack")
+}
+
+/// A pack being written: its temp file, where it goes, and what it holds so far.
+pub(crate) struct PackWriter {
+    pub(crate) tmp: PathBuf,
+    pub(crate) path: PathBuf,
+    file: File,
+    len: u64,
+    by_sha: HashMap<String, PackSlice>,
+}
+
+impl PackWriter {
+    /// Appends the bytes of the regular file `src`, which must hash to `sha` (else
+    /// `ExternalChange`: it moved since the plan). Bytes already in the pack are not written again.
+    pub(crate) fn append(&mut self, fs_: &retrace_fsutil::Fs, src: &Path, sha: &str) -> Result<PackSlice> {
+        if let Some(s) = self.by_sha.get(sha) {
+            return Ok(*s);
+        }
+        let changed = || CheckpointError::ExternalChange {
+            path: src.to_string_lossy().into_owned(),
+        };
+        // Non-blocking and typed: a FIFO or a directory swapped in is a change, not a hang.
+        let (input, _) = open_regular(src).map_err(|_| changed())?;
+        fs_.step("write_blob").at("write", &self.tmp)?;
+        let copied = copy_hashed(&input, Some(&mut self.file)).at("copy into", &self.tmp)?;
+        if copied.sha256 != sha {
+            return Err(changed());
+        }
+        let slice = PackSlice {
+            offset: self.len,
+            length: copied.len,
+        };
+        self.len += copied.len;
+        self.by_sha.insert(sha.to_string(), slice);
+        Ok(slice)
+    }
 }
 
 impl CheckpointStore {
-    /// Whether the blob named `sha` is stored: a regular file with no other name that hashes to its
-    /// name. One that shares its inode with another name (a workspace file, if a transaction's
-    /// clean-up was cut short) could still change through that name: it is written afresh, not
-    /// trusted.
-    pub(crate) fn blob_is_stored(&self, sha: &str) -> bool {
-        let path = self.forward_blob(sha);
-        fs::symlink_metadata(&path).is_ok_and(|md| md.is_file() && md.nlink() == 1)
-            && File::open(&path)
-                .and_then(retrace_fsutil::hash_reader)
-                .is_ok_and(|(h, _)| h == sha)
-    }
-
-    /// Puts `src`'s bytes into a temp file beside the blob named `sha` (not
-    /// [stored](CheckpointStore::blob_is_stored) yet), and adds `(temp, blob)` to `blobs`; not synced
-    /// (the caller's barrier does that, then renames). Fails with `ExternalChange` if the bytes are
-    /// not `sha`.
-    ///
-    /// The temp file is a hard link to `src` when `src` is a regular file with no other link (and
-    /// `link` is set): no bytes are copied and no inode is created, and the blob is the inode the
-    /// rename over `src` will leave behind. Returns that inode and the blob's name then. The link is
-    /// verified (its only other name is `src`, it hashes to `sha`) before it is trusted; anything that
-    /// refuses or fails the link (another file system — which clears `link` for the rest of the batch
-    /// —, too many links, no permission, another link appearing) falls back to a copy.
-    pub(crate) fn write_blob_unsynced(
-        &self,
-        src: &Path,
-        sha: &str,
-        blobs: &mut Vec<(PathBuf, PathBuf)>,
-        link: &mut bool,
-    ) -> Result<Option<((u64, u64), PathBuf)>> {
+    /// Starts the pack of transaction `m` (its temp file, new and private); `forward/` is made if
+    /// missing (true then: the sidecar's directory entry joins the caller's directory barrier).
+    pub(crate) fn start_pack(&self, m: &Manifest) -> Result<(PackWriter, bool)> {
         let fs_ = self.opts.fs.clone();
-        let final_path = self.dir.join(forward_rel_path(sha));
-        let dir = parent_of(&final_path);
-        fs_.create_dir_all(&dir).at("create", &dir)?;
-        let tmp = dir.join(format!(".{sha}.tmp"));
-        // A stale temp file (from a crash) is unlinked, never truncated or written through: it may be
-        // a link to a workspace file.
+        let dir = self.dir.join(FORWARD_DIR);
+        let mut made = false;
+        if !dir.is_dir() {
+            fs_.step("create_dir").at("create", &dir)?;
+            fs::DirBuilder::new()
+                .mode(retrace_fsutil::PRIVATE_DIR_MODE)
+                .create(&dir)
+                .or_else(|e| match e.kind() {
+                    io::ErrorKind::AlreadyExists if dir.is_dir() => Ok(()),
+                    _ => Err(e),
+                })
+                .at("create", &dir)?;
+            made = true;
+        }
+        let path = self.dir.join(pack_rel_path(&m.id));
+        let tmp = dir.join(format!(".{}.pack.tmp", m.id));
+        // A stale temp (a crash) is unlinked, never written through.
         match fs::remove_file(&tmp) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e).at("remove", &tmp),
             _ => {}
         }
-        if *link && fs::symlink_metadata(src).is_ok_and(|md| md.is_file() && md.nlink() == 1) {
-            fs_.step("link_blob").at("link", &tmp)?;
-            match fs::hard_link(src, &tmp) {
-                Ok(()) => {
-                    // From here on the caller removes the temp file if anything fails.
-                    blobs.push((tmp.clone(), final_path.clone()));
-                    // What was linked: a regular file whose only other name is `src` (not a symlink
-                    // that replaced it since the check, nor a file that gained a name).
-                    let named = fs::symlink_metadata(&tmp).at("read", &tmp)?;
-                    let file = File::open(&tmp).at("read", &tmp)?;
-                    let md = file.metadata().at("read", &tmp)?;
-                    if named.is_file() && named.nlink() == 2 && md.ino() == named.ino() {
-                        let (h, _) = retrace_fsutil::hash_reader(&file).at("read", &tmp)?;
-                        if h != sha {
-                            return Err(CheckpointError::ExternalChange {
-                                path: src.to_string_lossy().into_owned(),
-                            });
-                        }
-                        return Ok(Some(((md.dev(), md.ino()), final_path)));
-                    }
-                    // Not a lone regular file any more: a copy, below.
-                    blobs.pop();
-                    fs::remove_file(&tmp).at("remove", &tmp)?;
-                }
-                Err(e) if e.kind() == io::ErrorKind::CrossesDevices => *link = false,
-                Err(_) => {}
+        fs_.step("create_file").at("create", &tmp)?;
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(retrace_fsutil::PRIVATE_FILE_MODE)
+            .open(&tmp)
+            .at("create", &tmp)?;
+        Ok((
+            PackWriter {
+                tmp,
+                path,
+                file,
+                len: 0,
+                by_sha: HashMap::new(),
+            },
+            made,
+        ))
+    }
+
+    /// Where target `i`'s forward image is: its transaction's pack, or (earlier builds) a blob.
+    /// `None` when the target did not exist before the transaction.
+    pub(crate) fn forward_at(&self, m: &Manifest, i: usize) -> Option<ForwardAt> {
+        let t = m.targets.get(i)?;
+        if !t.forward.existed {
+            return None;
+        }
+        match (&m.forward_pack, t.forward_at) {
+            (Some(pack), Some(slice)) => Some(ForwardAt::Pack {
+                path: self.dir.join(pack),
+                slice,
+            }),
+            _ => Some(ForwardAt::Blob(
+                self.forward_blob(t.forward.sha256.as_deref().unwrap_or_default()),
+            )),
+        }
+    }
+
+    /// Removes transaction `m`'s pack and its temp file (a transaction that ends aborted).
+    pub(crate) fn remove_pack(&self, m: &Manifest) -> Result<()> {
+        let path = self.dir.join(pack_rel_path(&m.id));
+        let tmp = self.dir.join(FORWARD_DIR).join(format!(".{}.pack.tmp", m.id));
+        for p in [tmp, path] {
+            if fs::symlink_metadata(&p).is_ok() {
+                self.opts.fs.remove_file(&p).at("remove", &p)?;
             }
         }
-        let mut out = new_blob_temp(&fs_, &tmp)?;
-        // From here on the caller removes the temp file if anything fails.
-        blobs.push((tmp.clone(), final_path));
-        let (input, _) = retrace_fsutil::open_regular(src).at("read", src)?;
-        fs_.step("write_blob").at("write", &tmp)?;
-        let copied = copy_hashed(&input, Some(&mut out)).at("copy into", &tmp)?;
-        if copied.sha256 != sha {
-            return Err(CheckpointError::ExternalChange {
-                path: src.to_string_lossy().into_owned(),
-            });
-        }
-        Ok(None)
+        Ok(())
     }
 
     /// Makes `blob` the only name of its bytes again, if it shares its inode with another name (a
-    /// forward image kept by hard link whose target was never renamed, or was put back from its
-    /// `.bak`): a fresh private copy is renamed over it, so the other name keeps the old inode and
-    /// nothing written through it reaches the blob. A blob that no longer hashes to its name (written
-    /// through meanwhile) is removed instead. One that cannot be copied (a full disk) stays as it is
-    /// with `keep` (a committed transaction may need it for undo; the error is returned), and is
-    /// removed otherwise (its bytes are that other name's, and nothing else needs them). Durable (the
-    /// copy or the removal, then its directory) before it returns.
+    /// forward image an earlier build kept by hard link): a fresh private copy is renamed over it,
+    /// so the other name keeps the old inode and nothing written through it reaches the blob. A blob
+    /// that no longer hashes to its name (written through meanwhile) is removed instead. One that
+    /// cannot be copied (a full disk) stays as it is with `keep` (a committed transaction may need
+    /// it for undo; the error is returned), and is removed otherwise. Durable before it returns.
     pub(crate) fn unshare_blob(&self, blob: &Path, sha: &str, keep: bool) -> Result<()> {
         let shared = fs::symlink_metadata(blob).is_ok_and(|md| md.is_file() && md.nlink() > 1);
         if !shared {
@@ -134,10 +207,16 @@ impl CheckpointStore {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e).at("remove", &tmp),
                 _ => {}
             }
-            let mut out = new_blob_temp(&fs_, &tmp)?;
+            fs_.step("create_file").at("create", &tmp)?;
+            let mut out = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(retrace_fsutil::PRIVATE_FILE_MODE)
+                .open(&tmp)
+                .at("create", &tmp)?;
             fs_.step("write_blob").at("write", &tmp)?;
-            let copied =
-                copy_hashed(File::open(blob).at("read", blob)?, Some(&mut out)).at("copy into", &tmp)?;
+            let (input, _) = open_regular(blob).at("read", blob)?;
+            let copied = copy_hashed(input, Some(&mut out)).at("copy into", &tmp)?;
             if copied.sha256 != sha {
                 return Ok(false);
             }
@@ -159,14 +238,17 @@ impl CheckpointStore {
         fs_.sync_dir(&dir).at("sync", &dir)
     }
 
-    /// [`CheckpointStore::unshare_blob`] for every forward image of `m`.
+    /// [`CheckpointStore::unshare_blob`] for every forward image of `m` kept as a blob (manifests
+    /// of earlier builds).
     pub(crate) fn unshare_forward_blobs(&self, m: &Manifest, keep: bool) -> Result<()> {
+        if m.forward_pack.is_some() {
+            return Ok(());
+        }
         let mut first = None;
         for t in &m.targets {
             let Some(sha) = t.forward.sha256.as_deref().filter(|_| t.forward.existed) else {
                 continue;
             };
-            // Where this build links them, and where earlier builds did.
             for rel in [forward_rel_path(sha), blob_rel_path(sha)] {
                 if let Err(e) = self.unshare_blob(&self.dir.join(rel), sha, keep) {
                     first.get_or_insert(e);
@@ -175,30 +257,4 @@ impl CheckpointStore {
         }
         first.map_or(Ok(()), Err)
     }
-}
-
-/// [`image_of`], with the inode (`(st_dev, st_ino)`) it read when the file exists.
-pub(crate) fn image_and_inode(abs: &Path) -> io::Result<(Image, Option<(u64, u64)>)> {
-    let Some((file, meta)) = open_existing(abs)? else {
-        return Ok((Image::absent(), None));
-    };
-    let hashed = copy_hashed::<_, File>(&file, None)?;
-    let image = Image {
-        existed: true,
-        sha256: Some(hashed.sha256),
-        mode: Some(mode_bits(&meta)),
-    };
-    Ok((image, Some((meta.dev(), meta.ino()))))
-}
-
-/// Creates a blob's temp file: new (never an existing file, which could be another name of a
-/// workspace file), private (0600), after its failpoint.
-fn new_blob_temp(fs_: &retrace_fsutil::Fs, tmp: &Path) -> Result<File> {
-    fs_.step("create_file").at("create", tmp)?;
-    OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(retrace_fsutil::PRIVATE_FILE_MODE)
-        .open(tmp)
-        .at("create", tmp)
 }

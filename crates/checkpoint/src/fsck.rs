@@ -175,7 +175,7 @@ impl CheckpointStore {
                     None,
                 );
             }
-            for t in &m.targets {
+            for (i, t) in m.targets.iter().enumerate() {
                 let file = Some(t.path.clone());
                 if t.rel().is_err() {
                     push(
@@ -202,7 +202,7 @@ impl CheckpointStore {
                 {
                     continue;
                 }
-                let Some(sha) = &t.forward.sha256 else {
+                let (Some(sha), Some(at)) = (&t.forward.sha256, self.forward_at(m, i)) else {
                     push(
                         rel.clone(),
                         "forward image has no SHA-256".into(),
@@ -212,27 +212,27 @@ impl CheckpointStore {
                     );
                     continue;
                 };
-                blobs_seen.insert(sha.clone());
-                let blob = self.forward_rel(sha);
-                match File::open(self.dir.join(&blob)).and_then(hash_reader) {
-                    Err(e) => push(
-                        blob,
-                        format!("forward image of transaction {} cannot be read: {e}", m.id),
+                let shown = at
+                    .path()
+                    .strip_prefix(&self.dir)
+                    .unwrap_or(at.path())
+                    .to_string_lossy()
+                    .into_owned();
+                if let crate::forward::ForwardAt::Pack { path, .. } = &at {
+                    if let Some(name) = path.file_name() {
+                        blobs_seen.insert(name.to_string_lossy().into_owned());
+                    }
+                } else {
+                    blobs_seen.insert(sha.clone());
+                }
+                if let Some(why) = crate::memo::HashMemo::default().verify_forward(&at, sha) {
+                    push(
+                        shown,
+                        format!("forward image of transaction {}: {why}", m.id),
                         Severity::Error,
                         m.turn,
                         file,
-                    ),
-                    Ok((got, _)) if got != *sha => push(
-                        blob,
-                        format!(
-                            "forward image of transaction {} hashes to {got}, not to its name",
-                            m.id
-                        ),
-                        Severity::Error,
-                        m.turn,
-                        file,
-                    ),
-                    Ok(_) => {}
+                    );
                 }
             }
         }

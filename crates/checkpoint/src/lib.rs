@@ -39,6 +39,7 @@ pub use blobs::{blob_rel_path, forward_rel_path, FORWARD_DIR};
 pub use capture::{image_of, mode_bits, CaptureReport, Change};
 pub use commit::CommitOptions;
 pub use error::{CheckpointError, Result};
+pub use forward::pack_rel_path;
 pub use load::{load_sidecar, Loaded};
 pub use plan::{PlanKind, RestorePlan};
 pub use read::{BeforeImage, VerifiedReader};

@@ -95,4 +95,28 @@ impl HashMemo {
             },
         }
     }
+
+    /// Why forward image `at` cannot be used (unreadable, or not `sha`), or `None`.
+    pub(crate) fn verify_forward(&mut self, at: &crate::forward::ForwardAt, sha: &str) -> Option<String> {
+        match at {
+            crate::forward::ForwardAt::Blob(p) => self.verify_file(p, Some(sha)),
+            crate::forward::ForwardAt::Pack { path, slice } => {
+                let got = at.open().and_then(retrace_fsutil::hash_reader);
+                match got {
+                    Err(e) => Some(format!("pack `{}` cannot be read: {e}", path.display())),
+                    Ok((_, len)) if len != slice.length => Some(format!(
+                        "pack `{}` ends inside the forward image at offset {}",
+                        path.display(),
+                        slice.offset
+                    )),
+                    Ok((got, _)) if got != sha => Some(format!(
+                        "the forward image at offset {} of pack `{}` does not match its SHA-256",
+                        slice.offset,
+                        path.display()
+                    )),
+                    Ok(_) => None,
+                }
+            }
+        }
+    }
 }

@@ -20,8 +20,8 @@ use crate::store::CheckpointStore;
 pub(crate) enum ImageSource {
     /// Entry `index` of a turn's record.
     Turn(u64, usize),
-    /// A transaction's forward image (a blob).
-    Blob(String),
+    /// A transaction's forward image.
+    Forward(crate::forward::ForwardAt),
     /// Nothing to read: the image is "did not exist".
     None,
 }
@@ -74,7 +74,7 @@ pub struct RestorePlan {
 /// forward image.
 enum Event<'a> {
     Entry(&'a Turn, usize),
-    Forward(&'a crate::tx::TxImage),
+    Forward(&'a crate::tx::Manifest, usize),
 }
 
 type Earliest<'a> = BTreeMap<PathKey, (Pos, Option<RelPath>, Event<'a>)>;
@@ -89,13 +89,84 @@ fn keep_earliest<'a>(map: &mut Earliest<'a>, key: PathKey, pos: Pos, rel: Option
     }
 }
 
-/// A point on the timeline: legacy records (no sequence) come first, by turn number.
-type Pos = (u8, u64, u64);
+/// A point on the timeline (see [`Timeline`]): the mutation sequence (or, for a turn without one,
+/// the start of the next turn that has one), then 0 for such a turn's entries and 1 for events
+/// that have their own sequence, then the turn number, then the index in its record or manifest.
+type Pos = (u64, u8, u64, u64);
+
+/// Retrace's writes on one line of time (SPEC §5.2). Captures, restores and undos carry the
+/// mutation sequence they happened at. Turns written by older formats (v1/v2, and v3 records
+/// from before sequences) carry none: they are placed by turn number among the turns that have
+/// one — after every event before the next such turn started, before that turn — so a legacy
+/// turn N sits between turns N-1 and N+1 whatever the format of each, and never before turns
+/// with smaller numbers.
+pub(crate) struct Timeline {
+    /// Start sequence of every turn that has one, by turn number.
+    starts: BTreeMap<u64, u64>,
+}
+
+impl Timeline {
+    pub(crate) fn of(turns: &BTreeMap<u64, Turn>) -> Timeline {
+        let starts = turns
+            .iter()
+            .filter_map(|(n, t)| {
+                t.start_seq
+                    .or_else(|| t.files.iter().filter_map(|f| f.seq).min())
+                    .map(|s| (*n, s))
+            })
+            .collect();
+        Timeline { starts }
+    }
+
+    /// Where a turn without a sequence of its own sits: the start of the next turn that has one.
+    fn anchor(&self, n: u64) -> u64 {
+        self.starts.range(n + 1..).next().map_or(u64::MAX, |(_, s)| *s)
+    }
+
+    /// The position of entry `i` of `turn`.
+    pub(crate) fn entry(&self, turn: &Turn, i: usize) -> Pos {
+        match (
+            turn.files.get(i).and_then(|f| f.seq),
+            self.starts.get(&turn.number),
+        ) {
+            (Some(seq), _) => (seq, 1, turn.number, i as u64),
+            (None, Some(start)) => (*start, 1, turn.number, i as u64),
+            (None, None) => (self.anchor(turn.number), 0, turn.number, i as u64),
+        }
+    }
+
+    /// Where `turn` starts: every event at or after it belongs to the turn or later.
+    pub(crate) fn start(&self, turn: &Turn) -> Pos {
+        match self.starts.get(&turn.number) {
+            Some(start) => (*start, 1, 0, 0),
+            None => (self.anchor(turn.number), 0, turn.number, 0),
+        }
+    }
+
+    /// The position of target `i` of a transaction committed at `seq`.
+    pub(crate) fn transaction(seq: u64, i: usize) -> Pos {
+        (seq, 1, 0, i as u64)
+    }
+}
 
 impl RestorePlan {
-    /// Conflicted files that block a commit under `refuse` (unsafe paths never block: they are
-    /// never written under any choice).
+    /// Whether every file of the plan is an unsafe path: nothing can be written under any choice,
+    /// and a commit is no success (SPEC §5.2).
+    fn only_unsafe(&self) -> bool {
+        !self.plan.files.is_empty()
+            && self.plan.files.iter().all(|f| {
+                f.conflict
+                    .as_ref()
+                    .is_some_and(|c| c.reason == ConflictReason::PathUnsafe)
+            })
+    }
+
+    /// Conflicted files that block a commit under `refuse`. Unsafe paths never block (they are
+    /// never written under any choice) unless they are all there is.
     pub fn blocking_conflicts(&self) -> usize {
+        if self.only_unsafe() {
+            return self.plan.conflicts.len();
+        }
         self.plan
             .conflicts
             .iter()
@@ -104,10 +175,12 @@ impl RestorePlan {
     }
 
     /// Whether a commit with `opts` may go ahead, decided in one place for every caller: blocking
-    /// conflicts under `refuse` are [`CheckpointError::Refused`], then a plan that spans
-    /// untracked changes without `confirm` is [`CheckpointError::ConfirmationRequired`].
+    /// conflicts under `refuse` (or only unsafe paths, under any choice) are
+    /// [`CheckpointError::Refused`], then a plan that spans untracked changes without `confirm` is
+    /// [`CheckpointError::ConfirmationRequired`].
     pub fn check_commit(&self, opts: crate::commit::CommitOptions) -> Result<()> {
-        if self.blocking_conflicts() > 0 && opts.on_conflict == retrace_protocol::OnConflict::Refuse {
+        let refuse = opts.on_conflict == retrace_protocol::OnConflict::Refuse;
+        if (self.blocking_conflicts() > 0 && refuse) || self.only_unsafe() {
             return Err(CheckpointError::Refused {
                 conflicts: self.plan.conflicts.clone(),
             });
@@ -137,7 +210,8 @@ impl CheckpointStore {
             });
         }
         let spanned: Vec<&Turn> = self.turns.range(n..).map(|(_, t)| t).collect();
-        let start = t.start_seq.unwrap_or(0);
+        let timeline = Timeline::of(&self.turns);
+        let start = timeline.start(t);
         // The earliest event of each path; its image (and payload check) only once chosen.
         let mut earliest = Earliest::new();
         let mut offer = |key: PathKey, pos: Pos, rel: Option<RelPath>, ev| {
@@ -145,7 +219,7 @@ impl CheckpointStore {
         };
         for turn in &spanned {
             for (i, f) in turn.files.iter().enumerate() {
-                let pos = position(turn, f.seq, i);
+                let pos = timeline.entry(turn, i);
                 offer(
                     key_of(&f.path),
                     pos,
@@ -157,15 +231,15 @@ impl CheckpointStore {
         for m in self
             .transactions
             .values()
-            .filter(|m| m.state.happened() && m.seq > start)
+            .filter(|m| m.state.happened() && Timeline::transaction(m.seq, 0) >= start)
         {
             for (i, tg) in m.targets.iter().enumerate() {
                 let Ok(rel) = tg.rel() else { continue };
                 offer(
                     PathKey::Safe(rel.clone()),
-                    (1, m.seq, i as u64),
+                    Timeline::transaction(m.seq, i),
                     Some(rel),
-                    Event::Forward(&tg.forward),
+                    Event::Forward(m, i),
                 );
             }
         }
@@ -174,7 +248,7 @@ impl CheckpointStore {
             .map(|(k, (p, r, ev))| {
                 let img = match ev {
                     Event::Entry(turn, i) => self.turn_image(turn, i, &mut memo),
-                    Event::Forward(fwd) => self.forward_image(fwd, &mut memo),
+                    Event::Forward(m, i) => self.forward_image(m, i, &mut memo),
                 };
                 (p, k.shown(), r, img)
             })
@@ -202,9 +276,10 @@ impl CheckpointStore {
         let root = self.root.clone().ok_or(CheckpointError::NoTurn)?;
         let rel = RelPath::normalize(&root, path)?;
         let mut best: Option<(Pos, u64, TargetImage)> = None;
+        let timeline = Timeline::of(&self.turns);
         for turn in self.turns.values() {
             if let Some(i) = turn.entry_index(&rel) {
-                let pos = position(turn, turn.files[i].seq, i);
+                let pos = timeline.entry(turn, i);
                 if best.as_ref().is_none_or(|(p, _, _)| pos < *p) {
                     best = Some((pos, turn.number, self.turn_image(turn, i, &mut memo)));
                 }
@@ -325,23 +400,48 @@ impl CheckpointStore {
             out.conflict = Some(conflict(ConflictReason::PathUnsafe, None, None, &out.target));
             return out;
         };
-        if unsafe_paths.contains(&rel.to_lossy()) || has_symlink(root, &rel) {
+        if unsafe_paths.contains(&rel.to_lossy()) {
             out.conflict = Some(conflict(ConflictReason::PathUnsafe, None, None, &out.target));
             return out;
         }
-        let current = match memo.image_of(&rel.under(root)) {
-            Ok(c) => c,
-            Err(_) => {
+        // What stands there, typed before anything is opened (nothing is opened in a way that can
+        // block: see `retrace_fsutil::open_read`).
+        let stands = standing(root, &rel);
+        let current = match stands {
+            Standing::Unsafe => {
                 out.conflict = Some(conflict(ConflictReason::PathUnsafe, None, None, &out.target));
                 return out;
             }
+            // Nothing can be at the path while a file stands where a directory was.
+            Standing::FileAbove => Ok(Image::absent()),
+            Standing::Special(_) => Err(ConflictReason::TypeChange),
+            Standing::Plain => memo.image_of(&rel.under(root)).map_err(|e| match e.kind() {
+                std::io::ErrorKind::PermissionDenied => ConflictReason::Unreadable,
+                _ => ConflictReason::TypeChange,
+            }),
+        };
+        // 2. already the target
+        if let Ok(c) = &current {
+            if same_image(&out.target.image, c) {
+                out.current = Some(c.clone());
+                out.action = FileAction::Unchanged;
+                return out;
+            }
+        }
+        // 2b. something else stands there, or what is there cannot be read: user changes, never
+        // written over (SPEC §5.2 rule 2b).
+        let current = match (current, stands) {
+            (Ok(_), Standing::FileAbove) | (Err(ConflictReason::TypeChange), _) => {
+                out.conflict = Some(conflict(ConflictReason::TypeChange, None, None, &out.target));
+                return out;
+            }
+            (Err(reason), _) => {
+                out.conflict = Some(conflict(reason, None, None, &out.target));
+                return out;
+            }
+            (Ok(c), _) => c,
         };
         out.current = Some(current.clone());
-        // 2. already the target
-        if same_image(&out.target.image, &current) {
-            out.action = FileAction::Unchanged;
-            return out;
-        }
         // 3. no usable payload
         if out.target.image.existed && out.target.unusable.is_some() {
             out.conflict = Some(conflict(
@@ -386,16 +486,27 @@ impl CheckpointStore {
         out
     }
 
-    /// The image Retrace wrote last at `rel`: `state.json`, else the newest recorded after-image.
+    /// The image Retrace wrote last at `rel` (the ownership proof): the newest on the timeline of
+    /// `state.json`'s entry and the after-images recorded in turns. `state.json` is written at the
+    /// end of a turn, a turn's record at each capture: after a crash mid-turn the record can be
+    /// the newer one.
     pub(crate) fn proof(&self, rel: &RelPath) -> Option<Image> {
-        if let Some(o) = self.state.owned.get(rel) {
-            return Some(o.image.clone());
+        let timeline = Timeline::of(&self.turns);
+        let owned = self
+            .state
+            .owned
+            .get(rel)
+            .map(|o| (Timeline::transaction(o.seq, usize::MAX), o.image.clone()));
+        let recorded = self.turns.values().rev().find_map(|t| {
+            let i = t.entry_index(rel)?;
+            let after = t.files[i].after.clone()?;
+            Some((timeline.entry(t, i), after))
+        });
+        match (owned, recorded) {
+            (Some((p, a)), Some((q, b))) => Some(if q > p { b } else { a }),
+            (Some((_, a)), None) | (None, Some((_, a))) => Some(a),
+            (None, None) => None,
         }
-        self.turns
-            .values()
-            .rev()
-            .filter_map(|t| t.entry_index(rel).map(|i| &t.files[i]))
-            .find_map(|f| f.after.clone())
     }
 
     /// The restore image of entry `i` of `turn`, with its payload checked.
@@ -465,29 +576,28 @@ impl CheckpointStore {
         }
     }
 
-    /// A transaction's forward image as a restore image.
-    pub(crate) fn forward_image(&self, fwd: &crate::tx::TxImage, memo: &mut HashMemo) -> TargetImage {
-        if !fwd.existed {
+    /// Target `i`'s forward image (of transaction `m`) as a restore image, its bytes checked.
+    pub(crate) fn forward_image(
+        &self,
+        m: &crate::tx::Manifest,
+        i: usize,
+        memo: &mut HashMemo,
+    ) -> TargetImage {
+        let (Some(t), Some(at)) = (m.targets.get(i), self.forward_at(m, i)) else {
             return TargetImage {
-                image: Image {
-                    existed: false,
-                    sha256: None,
-                    mode: None,
-                },
+                image: Image::absent(),
                 size: None,
                 source: ImageSource::None,
                 legacy: false,
                 unusable: None,
             };
-        }
-        let sha = fwd.sha256.clone().unwrap_or_default();
-        let p = self.forward_blob(&sha);
-        let size = fs::metadata(&p).map(|m| m.len()).ok();
+        };
+        let sha = t.forward.sha256.clone().unwrap_or_default();
         TargetImage {
-            image: fwd.into(),
-            size,
-            unusable: memo.verify_file(&p, Some(&sha)),
-            source: ImageSource::Blob(sha),
+            image: (&t.forward).into(),
+            size: at.size(),
+            unusable: memo.verify_forward(&at, &sha),
+            source: ImageSource::Forward(at),
             legacy: false,
         }
     }
@@ -522,13 +632,6 @@ fn key_of(p: &EntryPath) -> PathKey {
     }
 }
 
-fn position(turn: &Turn, seq: Option<u64>, i: usize) -> Pos {
-    match seq {
-        Some(s) => (1, s, i as u64),
-        None => (0, turn.number, i as u64),
-    }
-}
-
 /// Paths recorded with a symlink or hard-link gap in `turns`: restoring them is unsafe.
 fn gap_paths(turns: &[&Turn]) -> BTreeSet<String> {
     turns
@@ -539,16 +642,46 @@ fn gap_paths(turns: &[&Turn]) -> BTreeSet<String> {
         .collect()
 }
 
-/// Whether `rel` or any of its ancestors is a symlink, or an ancestor is not a directory.
-pub(crate) fn has_symlink(root: &std::path::Path, rel: &RelPath) -> bool {
+/// What stands at a restore path, as far as writing there goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Standing {
+    /// Nothing, or a regular file, reached through real directories.
+    Plain,
+    /// The workspace root, an ancestor or the path itself is a symlink (or the root is gone):
+    /// never followed, never written (`path_unsafe`).
+    Unsafe,
+    /// An ancestor is not a directory: a file where a directory was (`type_change`).
+    FileAbove,
+    /// The path holds a directory, a FIFO, a socket or a device (`type_change`).
+    Special(&'static str),
+}
+
+/// What stands at `rel` under `root`, from `lstat` alone (nothing is opened).
+pub(crate) fn standing(root: &std::path::Path, rel: &RelPath) -> Standing {
+    if !fs::symlink_metadata(root).is_ok_and(|m| m.is_dir()) {
+        return Standing::Unsafe;
+    }
     for anc in rel.ancestors_top_down() {
         match fs::symlink_metadata(anc.under(root)) {
-            Ok(m) if m.file_type().is_symlink() || !m.is_dir() => return true,
+            Ok(m) if m.file_type().is_symlink() => return Standing::Unsafe,
+            Ok(m) if !m.is_dir() => return Standing::FileAbove,
             Ok(_) => {}
-            Err(_) => return false,
+            // Missing: nothing below it exists either.
+            Err(_) => return Standing::Plain,
         }
     }
-    matches!(fs::symlink_metadata(rel.under(root)), Ok(m) if m.file_type().is_symlink() || m.is_dir())
+    match fs::symlink_metadata(rel.under(root)) {
+        Ok(m) if m.file_type().is_symlink() => Standing::Unsafe,
+        Ok(m) if m.is_file() => Standing::Plain,
+        Ok(m) => Standing::Special(retrace_fsutil::kind_of(&m)),
+        Err(_) => Standing::Plain,
+    }
+}
+
+/// Whether anything but a plain file (or nothing) reached through real directories stands at
+/// `rel`: then nothing may be written there.
+pub(crate) fn unsafe_to_write(root: &std::path::Path, rel: &RelPath) -> bool {
+    standing(root, rel) != Standing::Plain
 }
 
 /// Existence, SHA-256 and mode equal (a target without a recorded mode matches any mode).

@@ -32,7 +32,9 @@ impl CheckpointStore {
                                 .at("remove", rel.under(&root))?;
                         }
                     }
-                    // Forward images kept by hard link are still the targets' own inodes.
+                    // Nothing was published: the pack goes; forward images an earlier build kept
+                    // by hard link are still the targets' own inodes and become copies.
+                    self.remove_pack(&m)?;
                     self.unshare_forward_blobs(&m, false)?;
                     m.state = TxState::Aborted;
                     self.save_manifest(&m)?;

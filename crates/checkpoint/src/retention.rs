@@ -211,6 +211,12 @@ pub(crate) fn referenced_blobs(dir: &Path) -> Result<Option<BTreeSet<String>>> {
                 return Ok(None);
             };
             collect_hex(&value, &mut set);
+            // A transaction's pack lives as long as its manifest, unless it was rolled back.
+            if value["state"] != "aborted" {
+                if let Some(name) = value["forwardPack"].as_str().and_then(|p| p.rsplit('/').next()) {
+                    set.insert(name.to_string());
+                }
+            }
         }
     }
     Ok(Some(set))

@@ -121,6 +121,20 @@ pub struct TxTarget {
     /// A copy of content that matched neither image, when compensation met one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_copy: Option<String>,
+    /// Where the forward image's bytes are in the transaction's pack (`forwardPack`); absent in
+    /// manifests of earlier builds, whose forward images are blobs named by their SHA-256.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forward_at: Option<PackSlice>,
+}
+
+/// A forward image inside a transaction's pack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PackSlice {
+    /// Where its bytes start.
+    pub offset: u64,
+    /// How many bytes.
+    pub length: u64,
 }
 
 impl TxTarget {
@@ -166,12 +180,18 @@ pub struct Manifest {
     /// Data the controller keeps with the transaction (the conversation half of a rewind).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra: Option<serde_json::Value>,
+    /// The pack holding the forward images of its targets, relative to the sidecar
+    /// (`forward/<id>.pack`); absent when no target existed before, and in manifests of earlier
+    /// builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forward_pack: Option<String>,
     /// The files, in the order they are published.
     pub targets: Vec<TxTarget>,
 }
 
 impl Manifest {
-    /// Temp file of target `i`: `.<name>.retrace-<tx>-<i>.tmp` beside it.
+    /// Temp file of target `i`: `.<name>.retrace-<tx>-<i>.tmp` beside it (names too long for that
+    /// use a hash of the name instead, see `sibling`).
     pub fn temp_path(&self, root: &Path, rel: &RelPath, i: usize) -> PathBuf {
         sibling(root, rel, &format!("retrace-{}-{i}.tmp", self.id))
     }
@@ -186,19 +206,24 @@ impl Manifest {
     pub fn bak_path(&self, root: &Path, rel: &RelPath, i: usize) -> PathBuf {
         sibling(root, rel, &format!("retrace-{}-{i}.bak", self.id))
     }
+
+    /// Where compensation keeps a delete target's `.bak` whose path now holds someone else's file:
+    /// `.<name>.retrace-<tx>-<i>.kept`.
+    pub fn kept_path(&self, root: &Path, rel: &RelPath, i: usize) -> PathBuf {
+        sibling(root, rel, &format!("retrace-{}-{i}.kept", self.id))
+    }
 }
 
+/// `.<name>.<suffix>` beside `rel` (a hash of the name instead when that would be too long: see
+/// [`retrace_fsutil::sibling_name`]), so that every valid target name has a temp name.
 fn sibling(root: &Path, rel: &RelPath, suffix: &str) -> PathBuf {
     let abs = rel.under(root);
-    let name = abs
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = abs.file_name().unwrap_or_default().to_os_string();
     let parent = abs
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| root.to_path_buf());
-    parent.join(format!(".{name}.{suffix}"))
+    parent.join(retrace_fsutil::sibling_name(".", &name, suffix))
 }
 
 pub(crate) const TX_DIR: &str = "transactions";

@@ -4,10 +4,10 @@ use retrace_protocol::CodeOutcome;
 
 use crate::capture::image_of;
 use crate::commit::TxInput;
-use crate::error::{CheckpointError, IoContext, Result};
+use crate::error::{CheckpointError, Result};
 use crate::memo::HashMemo;
 use crate::model::Image;
-use crate::plan::same_image;
+use crate::plan::{same_image, unsafe_to_write};
 use crate::store::CheckpointStore;
 use crate::tx::{Manifest, TxKind, TxState};
 
@@ -30,6 +30,7 @@ impl CheckpointStore {
             undoes: None,
             undone_by: None,
             extra: Some(extra),
+            forward_pack: None,
             targets: Vec::new(),
         };
         self.opts
@@ -80,19 +81,25 @@ impl CheckpointStore {
         }
         let mut moved = Vec::new();
         let mut inputs = Vec::new();
-        for t in &orig.targets {
+        for (i, t) in orig.targets.iter().enumerate() {
             let rel = t.rel()?;
             let abs = rel.under(&root);
-            let now = image_of(&abs).at("read", &abs)?;
+            // Checked before anything is written: only a plain file (or nothing) reached through
+            // real directories may be put back; a symlinked parent swapped in since the rewind
+            // would lead the undo outside the workspace.
+            let now = match unsafe_to_write(&root, &rel) {
+                true => None,
+                false => image_of(&abs).ok(),
+            };
             let restore = Image::from(&t.restore);
-            let exact = same_image(&restore, &now) && (!restore.existed || restore.mode == now.mode);
-            if !exact {
+            // `same_image` takes a missing mode (a restore from a legacy record) as any mode.
+            let Some(now) = now.filter(|now| same_image(&restore, now)) else {
                 moved.push(rel.to_lossy());
                 continue;
-            }
+            };
             inputs.push(TxInput {
                 rel,
-                restore: self.forward_image(&t.forward, &mut HashMemo::default()),
+                restore: self.forward_image(&orig, i, &mut HashMemo::default()),
                 forward: now,
             });
         }

@@ -566,10 +566,25 @@ fn a_symlink_swapped_in_between_plan_and_commit_is_refused() {
         store.commit(&shown, CommitOptions::default()),
         Err(CheckpointError::Changed { .. })
     ));
+    // Previewed again, the only file is an unsafe path: nothing can be written, under any choice,
+    // and that is no success (SPEC §5.2).
     let plan = store.plan_restore(t1).unwrap();
-    let out = store.commit(&plan, CommitOptions::default()).unwrap();
-    assert_eq!(out.conflicts[0].reason, ConflictReason::PathUnsafe);
-    assert!(out.files_deleted.is_empty());
+    assert_eq!(plan.blocking_conflicts(), 1);
+    for on_conflict in [OnConflict::Refuse, OnConflict::Skip, OnConflict::Overwrite] {
+        match store.commit(
+            &plan,
+            CommitOptions {
+                confirm: false,
+                on_conflict,
+            },
+        ) {
+            Err(CheckpointError::Refused { conflicts }) => {
+                assert_eq!(conflicts.len(), 1);
+                assert_eq!(conflicts[0].reason, ConflictReason::PathUnsafe);
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
     assert_eq!(fs::read(outside.path().join("f")).unwrap(), b"1");
     assert!(fs::symlink_metadata(s.workspace.join("h"))
         .unwrap()
@@ -592,10 +607,10 @@ fn terminal_manifests_older_than_the_oldest_turn_are_pruned_with_their_blobs() {
     store.end_turn();
     let out = restore(&mut store, t0, OnConflict::Refuse);
     let tx = out.transaction_id.unwrap();
-    let blob = s.sidecar.join(retrace_checkpoint::forward_rel_path(
-        &retrace_fsutil::sha256_bytes(b"agent v1"),
-    ));
-    assert!(blob.exists(), "the forward image is a blob");
+    let blob = s.sidecar.join(retrace_checkpoint::pack_rel_path(&tx));
+    assert!(blob.exists(), "the forward image is in the transaction's pack");
+    let mode = fs::metadata(&blob).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "private, whatever the workspace file's mode");
     // While the restore is the undo target, its turn is held and its manifest kept.
     assert!(store.transactions().any(|m| m.id == tx));
     for i in 0..3 {
@@ -608,7 +623,7 @@ fn terminal_manifests_older_than_the_oldest_turn_are_pruned_with_their_blobs() {
         !store.transactions().any(|m| m.id == tx),
         "the old manifest is pruned"
     );
-    assert!(!blob.exists(), "and its blob collected");
+    assert!(!blob.exists(), "and its pack collected");
     assert!(store.fsck().ok, "{:#?}", store.fsck().problems);
 }
 
@@ -622,10 +637,10 @@ fn fsck_checks_manifests_and_their_blobs() {
     store.end_turn();
     let out = restore(&mut store, t0, OnConflict::Refuse);
     assert!(store.fsck().ok);
-    let blob = s.sidecar.join(retrace_checkpoint::forward_rel_path(
-        &retrace_fsutil::sha256_bytes(b"v1"),
+    let pack = s.sidecar.join(retrace_checkpoint::pack_rel_path(
+        out.transaction_id.as_deref().unwrap(),
     ));
-    fs::write(&blob, b"rot").unwrap();
+    fs::write(&pack, b"rot").unwrap();
     let report = store.fsck();
     assert!(!report.ok);
     let p = report

@@ -421,11 +421,8 @@ fn start_writeback(_file: &File) {}
 
 /// The temp name used for an atomic replace of `path`: `.<name>.tmp` in the same directory.
 pub fn temp_sibling(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    parent_of(path).join(format!(".{name}.tmp"))
+    let name = path.file_name().unwrap_or_default();
+    parent_of(path).join(crate::names::sibling_name(".", name, "tmp"))
 }
 
 fn parent_of(path: &Path) -> &Path {

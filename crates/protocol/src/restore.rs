@@ -51,6 +51,12 @@ pub enum ConflictReason {
     ModeChange,
     /// The bytes differ from what Retrace wrote: someone edited the file.
     ManualEdit,
+    /// Something else stands where the file was: a directory, a FIFO, a socket or a device at the
+    /// path, or a file where one of its parent directories was. Never written over.
+    TypeChange,
+    /// The file there cannot be read (permissions), so Retrace cannot tell what it holds. Never
+    /// written over.
+    Unreadable,
 }
 
 impl ConflictReason {
@@ -65,6 +71,8 @@ impl ConflictReason {
             ConflictReason::ExternalChange => "external_change",
             ConflictReason::ModeChange => "mode_change",
             ConflictReason::ManualEdit => "manual_edit",
+            ConflictReason::TypeChange => "type_change",
+            ConflictReason::Unreadable => "unreadable",
         }
     }
 }

@@ -42,6 +42,8 @@ fn as_str_is_the_serde_name() {
         ConflictReason::ExternalChange,
         ConflictReason::ModeChange,
         ConflictReason::ManualEdit,
+        ConflictReason::TypeChange,
+        ConflictReason::Unreadable,
     ] {
         same(r, r.as_str());
     }

@@ -142,15 +142,13 @@ pub(crate) fn move_entry(ws: &Workspace, from: &Path, to: &Path) -> Result<MoveO
 
 /// Creates a unique, empty temp file beside `target` (mode 0600 until its real mode is set).
 fn create_temp(ws: &Workspace, target: &Path) -> Result<(PathBuf, fs::File)> {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = target.file_name().unwrap_or_default();
     let dir = parent_of(target);
     let mut last = None;
     for _ in 0..16 {
         let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = dir.join(format!(".{name}.retrace-{}-{n}.tmp", std::process::id()));
+        let suffix = format!("retrace-{}-{n}.tmp", std::process::id());
+        let tmp = dir.join(retrace_fsutil::sibling_name(".", name, &suffix));
         ws.fs().step("create_file").at("create", &tmp)?;
         match OpenOptions::new()
             .write(true)
