@@ -236,11 +236,21 @@ impl CheckpointStore {
             let stuck = self.compensate(&root, &mut m, n);
             return Err(stuck.unwrap_or(e));
         }
-        // (6) Committed, then the ownership proofs.
+        // (6) Committed, then the ownership proofs. Decided durably either way: if `committed`
+        // cannot be written, everything is put back now (a later open must not roll back a restore
+        // the user went on to build on). Once it is written, the proofs follow: `state.json` is
+        // rebuilt from committed manifests on open, so a failure there is retried, not reported.
         m.state = TxState::Committed;
-        self.save_manifest(&m)?;
+        if let Err(e) = self.save_manifest(&m) {
+            m.state = TxState::Committing;
+            let n = m.targets.len();
+            let stuck = self.compensate(&root, &mut m, n);
+            return Err(stuck.unwrap_or(e));
+        }
         self.apply_committed(&m);
-        self.write_state()?;
+        if self.write_state().is_err() {
+            self.state_dirty.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         for (i, t) in m.targets.iter().enumerate() {
             if t.action == TargetAction::Delete {
                 if let Ok(rel) = t.rel() {
@@ -328,7 +338,8 @@ impl CheckpointStore {
         }
         // One barrier for every directory entry: the pack (and `forward/` itself when new), then
         // the temp files.
-        let mut entries: Vec<(&Path, &str)> = vec![(parent_of_path(&pack.path), "sync_dir")];
+        let pack_dir = parent_of(&pack.path);
+        let mut entries: Vec<(&Path, &str)> = vec![(pack_dir.as_path(), "sync_dir")];
         if made_dir {
             entries.push((self.dir.as_path(), "sync_dir"));
         }
@@ -365,7 +376,10 @@ impl CheckpointStore {
             if !parent.is_dir() {
                 fs_.step("create_dir").at("create", &parent)?;
                 let rel_dir = parent.strip_prefix(root).unwrap_or(Path::new(""));
-                retrace_fsutil::create_dirs_nofollow(root, rel_dir, 0o777).at("create", &parent)?;
+                let made =
+                    retrace_fsutil::create_dirs_nofollow(root, rel_dir, 0o777).at("create", &parent)?;
+                // Each new directory's entry joins the directory barrier.
+                dirs.extend(made.iter().map(|d| parent_of(d)));
             }
             let tmp = m.temp_path(root, &inp.rel, i);
             fs_.step("create_temp").at("create", &tmp)?;
@@ -460,11 +474,6 @@ impl CheckpointStore {
             }
         }
     }
-}
-
-/// The directory holding `p`.
-fn parent_of_path(p: &Path) -> &Path {
-    p.parent().unwrap_or(Path::new("."))
 }
 
 /// The error of a failed barrier ([`retrace_fsutil::Fs::sync_paths`]).

@@ -143,6 +143,10 @@ impl CheckpointStore {
             if now.existed && !copy.exists() {
                 fs_.step("recovery_copy").at("copy", &copy)?;
                 fs::copy(&abs, &copy).at("copy", &copy)?;
+                // Durable before anything else happens to the target.
+                let f = fs::File::open(&copy).at("open", &copy)?;
+                fs_.sync_file(&f, "sync_temp").at("sync", &copy)?;
+                fs_.sync_dir(&parent_of(&copy)).at("sync", parent_of(&copy))?;
             }
             if bak.exists() {
                 let keep = m.kept_path(root, &rel, i);

@@ -166,8 +166,10 @@ impl CheckpointStore {
             return None;
         }
         match (&m.forward_pack, t.forward_at) {
-            (Some(pack), Some(slice)) => Some(ForwardAt::Pack {
-                path: self.dir.join(pack),
+            // The pack is named after the transaction (whose id is its manifest's file name), never
+            // after what the manifest says: a forged path could lead outside the sidecar.
+            (Some(_), Some(slice)) => Some(ForwardAt::Pack {
+                path: self.dir.join(pack_rel_path(&m.id)),
                 slice,
             }),
             _ => Some(ForwardAt::Blob(

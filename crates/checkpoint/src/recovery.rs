@@ -2,9 +2,11 @@
 //! process left in flight. Idempotent: running it twice changes nothing more.
 
 use std::fs;
+use std::io;
 use std::path::Path;
 
 use crate::error::{CheckpointError, IoContext, Result};
+use crate::plan::{standing, Standing};
 use crate::store::CheckpointStore;
 use crate::tx::{TargetAction, TxKind, TxState, TX_DIR};
 
@@ -17,20 +19,39 @@ impl CheckpointStore {
             return Ok(());
         };
         let ids: Vec<String> = self.transactions.keys().cloned().collect();
-        let mut first_err: Option<CheckpointError> = None;
         for id in ids {
             let Some(mut m) = self.transactions.get(&id).cloned() else {
                 continue;
             };
             match m.state {
                 TxState::Prepared => {
+                    let mut left = None;
                     for (i, t) in m.targets.iter().enumerate() {
-                        if let Ok(rel) = t.rel() {
-                            self.opts
-                                .fs
-                                .remove_file(&m.temp_path(&root, &rel, i))
-                                .at("remove", rel.under(&root))?;
+                        let Ok(rel) = t.rel() else { continue };
+                        // Never through a symlink, and nothing to remove where a user's file now
+                        // stands above it: a temp that cannot be reached is said, not fatal.
+                        if matches!(standing(&root, &rel), Standing::Unsafe | Standing::FileAbove) {
+                            continue;
                         }
+                        match self.opts.fs.remove_file(&m.temp_path(&root, &rel, i)) {
+                            Ok(()) => {}
+                            Err(e)
+                                if matches!(
+                                    e.kind(),
+                                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                                ) => {}
+                            Err(e) => {
+                                left.get_or_insert(CheckpointError::Io {
+                                    op: "remove",
+                                    path: m.temp_path(&root, &rel, i),
+                                    source: e,
+                                });
+                            }
+                        }
+                    }
+                    if let Some(e) = left {
+                        self.set_aside(&m, &e);
+                        continue;
                     }
                     // Nothing was published: the pack goes; forward images an earlier build kept
                     // by hard link are still the targets' own inodes and become copies.
@@ -41,28 +62,22 @@ impl CheckpointStore {
                 }
                 TxState::Committing => {
                     let n = m.targets.len();
-                    match self.compensate(&root, &mut m, n) {
-                        None => {}
-                        // Someone else's content sits in a target: it stays, a copy is kept, and
-                        // the store still opens; fsck and the listing say what needs attention.
-                        Some(e @ CheckpointError::Stuck { .. }) => {
-                            self.load_problems.push(retrace_protocol::FsckProblem {
-                                path: format!("{}/{}.json", TX_DIR, m.id),
-                                problem: e.to_string(),
-                                severity: retrace_protocol::Severity::Warning,
-                                turn: m.turn,
-                                file: None,
-                            })
-                        }
-                        Some(e) => {
-                            first_err.get_or_insert(e);
-                        }
+                    // A target recovery cannot settle (someone else's content in it, a directory
+                    // turned into a file above it, a symlinked parent) is set aside: the
+                    // transaction stays `committing` (the next open tries again), its bytes are
+                    // kept where they were, fsck and the listing say what needs attention, and the
+                    // store opens: recovery never locks a user out of their session.
+                    if let Some(e) = self.compensate(&root, &mut m, n) {
+                        self.set_aside(&m, &e);
                     }
                 }
                 TxState::Committed | TxState::Undone => {
                     for (i, t) in m.targets.iter().enumerate() {
                         if t.action == TargetAction::Delete {
                             if let Ok(rel) = t.rel() {
+                                if matches!(standing(&root, &rel), Standing::Unsafe | Standing::FileAbove) {
+                                    continue;
+                                }
                                 let bak = m.bak_path(&root, &rel, i);
                                 if bak.exists() {
                                     self.opts.fs.remove_file(&bak).at("remove", &bak)?;
@@ -90,10 +105,21 @@ impl CheckpointStore {
         if !self.has_open_transaction() {
             self.collect_blobs()?;
         }
-        match first_err {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        Ok(())
+    }
+
+    /// Says that transaction `m` could not be settled, and why (a warning of the store).
+    fn set_aside(&mut self, m: &crate::tx::Manifest, why: &CheckpointError) {
+        self.load_problems.push(retrace_protocol::FsckProblem {
+            path: format!("{}/{}.json", TX_DIR, m.id),
+            problem: format!(
+                "transaction {} could not be rolled back completely ({why}); it stays open and is tried again when the session is next opened",
+                m.id
+            ),
+            severity: retrace_protocol::Severity::Warning,
+            turn: m.turn,
+            file: None,
+        });
     }
 
     /// Removes `.*.tmp` files left by interrupted atomic writes inside the sidecar.

@@ -110,12 +110,26 @@ impl std::fmt::Debug for CheckpointStore {
     }
 }
 
+/// The largest mutation sequence a store that is written to may hold (2^62).
+const MAX_SEQ: u64 = 1 << 62;
+
 impl CheckpointStore {
     /// Opens the sidecar `dir` of a session whose workspace is `root`. Nothing is created until the
     /// first turn begins.
     pub fn open(dir: &Path, root: &Path, opts: StoreOptions) -> Result<CheckpointStore> {
         let root = fs::canonicalize(root).at("resolve the workspace", root)?;
         let mut store = Self::open_inner(dir, Some(root), opts)?;
+        // Sequences only ever grow by one per write: one this close to overflowing was damaged or
+        // forged, and writing on would wrap the timeline around.
+        if store.state.mutation_seq > MAX_SEQ {
+            return Err(crate::error::CheckpointError::Corrupt {
+                path: dir.join(STATE_FILE),
+                detail: format!(
+                    "the mutation sequence is {}, beyond any a sidecar reaches; the store is not written to",
+                    store.state.mutation_seq
+                ),
+            });
+        }
         store.recover()?;
         Ok(store)
     }
@@ -126,13 +140,36 @@ impl CheckpointStore {
         Self::open_inner(dir, Some(root), StoreOptions::default())
     }
 
-    /// Opens any sidecar directory for reading only (listing, fsck), with no workspace.
+    /// Opens any sidecar directory for reading only (listing, fsck), with no workspace. A directory
+    /// that holds nothing a sidecar holds (no record, no state, no transaction) is refused: listing
+    /// `/etc` must not say "no checkpoints, all ok".
     pub fn open_bare(dir: &Path) -> Result<CheckpointStore> {
         if !dir.is_dir() {
             return Err(crate::error::CheckpointError::Io {
                 op: "open the sidecar",
                 path: dir.into(),
                 source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory"),
+            });
+        }
+        let looks_like_one = fs::read_dir(dir).at("list", dir)?.flatten().any(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name == STATE_FILE
+                || crate::load::parse_turn_file_name(&name).is_some()
+                || [
+                    "turns",
+                    "transactions",
+                    "expired",
+                    "blobs",
+                    crate::blobs::FORWARD_DIR,
+                ]
+                .contains(&name.as_str())
+        });
+        if !looks_like_one {
+            return Err(crate::error::CheckpointError::Corrupt {
+                path: dir.into(),
+                detail:
+                    "this is not a checkpoint sidecar: it holds no turn record, state.json or transaction"
+                        .into(),
             });
         }
         Self::open_inner(dir, None, StoreOptions::default())
@@ -332,7 +369,8 @@ impl CheckpointStore {
         let marker = self.dir.join(format!("turn-{n}.json"));
         let meta = turn_dir.join("meta.json");
         let files_dir = turn_dir.join("files");
-        fs.create_dir_all(&files_dir).at("create", &files_dir)?;
+        // `turns/`, `turns/N/` and `files/` are synced in the barrier below.
+        fs.create_dir_all_unsynced(&files_dir).at("create", &files_dir)?;
         let records = [
             (marker.as_path(), to_json(&marker_of(&turn))),
             (meta.as_path(), to_json(&turn_to_raw_v3(&turn))),

@@ -288,3 +288,100 @@ fn the_newest_after_image_is_the_proof() {
     store.commit(&plan, choice(OnConflict::Skip)).unwrap();
     assert_eq!(read(&s, "f").unwrap(), b"v0");
 }
+
+/// Issue 13 item 5: a restore killed after its renames, then a user change recovery cannot settle
+/// (a file where a restored file's directory was): the store still opens, says what it set aside,
+/// never touches the user's file, and works.
+#[test]
+fn recovery_never_locks_the_user_out() {
+    use retrace_fsutil::FaultInjector;
+    let faulty = |inj: &std::sync::Arc<FaultInjector>| StoreOptions {
+        fs: Fs::without_sync().with_faults(inj.clone()),
+        ..StoreOptions::default()
+    };
+    let scenario = || {
+        let s = Scratch::new().unwrap();
+        s.write("d/a.txt", b"a0").unwrap();
+        s.write("e.txt", b"e0").unwrap();
+        let mut store = open(&s);
+        let t0 = begin(&mut store);
+        edit(&mut store, &s, "d/a.txt", Some(b"a1"));
+        edit(&mut store, &s, "e.txt", Some(b"e1"));
+        store.end_turn();
+        drop(store);
+        (s, t0)
+    };
+    let (s, t0) = scenario();
+    let count = FaultInjector::crash_at(0);
+    let mut st = CheckpointStore::open(&s.sidecar, &s.workspace, faulty(&count)).unwrap();
+    let plan = st.plan_restore(t0).unwrap();
+    st.commit(&plan, choice(OnConflict::Refuse)).unwrap();
+    let total = count.steps();
+    // The last crash point at which both targets are renamed and the manifest still says
+    // `committing`.
+    let (s, _) = (1..total)
+        .rev()
+        .find_map(|k| {
+            let (s, t0) = scenario();
+            let inj = FaultInjector::crash_at(k);
+            let mut st = CheckpointStore::open(&s.sidecar, &s.workspace, faulty(&inj)).unwrap();
+            let plan = st.plan_restore(t0).unwrap();
+            let _ = st.commit(&plan, choice(OnConflict::Refuse));
+            std::mem::forget(st);
+            let committing = fs::read_dir(s.sidecar.join("transactions"))
+                .unwrap()
+                .flatten()
+                .any(|e| fs::read_to_string(e.path()).unwrap().contains("\"committing\""));
+            let renamed =
+                read(&s, "d/a.txt").as_deref() == Some(b"a0") && read(&s, "e.txt").as_deref() == Some(b"e0");
+            (committing && renamed).then_some((s, k))
+        })
+        .expect("a crash after the renames");
+    // The user turns the directory into a file before anything else runs.
+    fs::remove_dir_all(s.workspace.join("d")).unwrap();
+    s.write("d", b"the user's file").unwrap();
+    let mut store = open(&s);
+    assert_eq!(read(&s, "d").unwrap(), b"the user's file", "never overwritten");
+    assert!(
+        store
+            .load_problems()
+            .iter()
+            .any(|p| p.path.starts_with("transactions/") && p.problem.contains("could not be rolled back")),
+        "{:?}",
+        store.load_problems()
+    );
+    // And the session goes on: a new turn captures and restores as usual.
+    let t = begin(&mut store);
+    edit(&mut store, &s, "new.txt", Some(b"n"));
+    store.end_turn();
+    let plan = store.plan_restore(t).unwrap();
+    store.commit(&plan, choice(OnConflict::Refuse)).unwrap();
+    assert_eq!(read(&s, "new.txt"), None);
+}
+
+/// Issue 13 item 14: a directory that is no sidecar is an error, not "ok, no checkpoints"; a
+/// mutation sequence that could only overflow is a corrupt `state.json`, and nothing is written.
+#[test]
+fn not_a_sidecar_and_a_forged_sequence_are_errors() {
+    let etc = tempfile::tempdir().unwrap();
+    fs::write(etc.path().join("passwd"), b"root:x:0:0").unwrap();
+    let e = CheckpointStore::open_bare(etc.path()).unwrap_err();
+    assert!(e.to_string().contains("not a checkpoint sidecar"), "{e}");
+    assert!(CheckpointStore::open_bare(&etc.path().join("missing")).is_err());
+
+    let s = Scratch::new().unwrap();
+    let mut store = open(&s);
+    begin(&mut store);
+    edit(&mut store, &s, "f", Some(b"x"));
+    store.end_turn();
+    drop(store);
+    let state = s.sidecar.join("state.json");
+    let mut v: serde_json::Value = serde_json::from_slice(&fs::read(&state).unwrap()).unwrap();
+    v["mutationSeq"] = serde_json::json!(u64::MAX);
+    fs::write(&state, serde_json::to_vec(&v).unwrap()).unwrap();
+    let e = CheckpointStore::open(&s.sidecar, &s.workspace, StoreOptions::default()).unwrap_err();
+    assert!(matches!(e, CheckpointError::Corrupt { .. }), "{e}");
+    assert!(e.to_string().contains("state.json"), "{e}");
+    // Reading still works, for fsck and the listing.
+    assert!(CheckpointStore::open_bare(&s.sidecar).is_ok());
+}

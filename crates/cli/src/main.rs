@@ -141,6 +141,9 @@ enum Command {
         /// Replace the file even if it changed since Retrace wrote it (undoable).
         #[arg(long)]
         overwrite: bool,
+        /// Confirm a revert that spans untracked changes (a shell command in a turn that touched it).
+        #[arg(long)]
+        yes: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -313,14 +316,18 @@ fn run(cli: Cli) -> CmdResult {
             s,
             path,
             overwrite,
+            yes,
             json,
         } => rewind::revert(
             &cfg()?,
-            &s.session,
-            s.workspace.as_deref(),
-            &path,
-            overwrite,
-            json,
+            rewind::RevertArgs {
+                session: &s.session,
+                workspace: s.workspace.as_deref(),
+                path: &path,
+                overwrite,
+                yes,
+                json,
+            },
         ),
         Command::Fork { s, turn, name, json } => {
             rewind::fork(&cfg()?, &s.session, s.workspace.as_deref(), turn, name, json)

@@ -15,7 +15,7 @@ use crate::common::{print_json, service_options, with_service, CmdResult, Failur
 use crate::config::Config;
 use crate::output::first_line;
 
-fn print_plan(plan: &RewindPlan, json: bool) -> Result<(), Failure> {
+fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool) -> Result<(), Failure> {
     if json {
         return print_json(plan);
     }
@@ -50,7 +50,7 @@ fn print_plan(plan: &RewindPlan, json: bool) -> Result<(), Failure> {
         let detail = g.detail.as_deref().or(g.path.as_deref()).unwrap_or("");
         println!("  ! turn {} {}: {detail}", g.turn, g.reason.as_str());
     }
-    if plan.requires_confirmation {
+    if plan.requires_confirmation && !confirmed {
         println!("  Some changes since this turn were not tracked; confirm with --yes.");
     }
     Ok(())
@@ -91,7 +91,13 @@ fn print_result(r: &RewindResult, json: bool) -> Result<(), Failure> {
 
 /// A refused commit: the plan it refused goes to stdout (as JSON with `--json`), the reason and
 /// what to do to stderr. Any other error is just an error.
-fn refused(plan: &RewindPlan, e: retrace_protocol::Error, json: bool, hints: &Hints) -> Failure {
+fn refused(
+    plan: &RewindPlan,
+    e: retrace_protocol::Error,
+    json: bool,
+    confirmed: bool,
+    hints: &Hints,
+) -> Failure {
     let hint = match e.code {
         ErrorCode::Conflict => hints.conflict,
         ErrorCode::ConfirmationRequired => hints.confirm,
@@ -101,7 +107,7 @@ fn refused(plan: &RewindPlan, e: retrace_protocol::Error, json: bool, hints: &Hi
         e.code,
         ErrorCode::Refused | ErrorCode::Conflict | ErrorCode::ConfirmationRequired
     ) {
-        if let Err(f) = print_plan(plan, json) {
+        if let Err(f) = print_plan(plan, json, confirmed) {
             return f;
         }
     }
@@ -137,7 +143,7 @@ pub fn rewind(cfg: &Config, a: RewindArgs<'_>) -> CmdResult {
             })
             .await?;
         if a.dry_run {
-            print_plan(&plan, a.json)?;
+            print_plan(&plan, a.json, a.yes)?;
             return Ok(ExitCode::SUCCESS);
         }
         let result = h
@@ -153,7 +159,7 @@ pub fn rewind(cfg: &Config, a: RewindArgs<'_>) -> CmdResult {
                     conflict: "; see the conflicts (--on-conflict skip or overwrite)",
                     confirm: "; run again with --yes",
                 };
-                refused(&plan, e, a.json, &hints)
+                refused(&plan, e, a.json, a.yes, &hints)
             })?;
         print_result(&result, a.json)?;
         Ok(if result.ok {
@@ -184,15 +190,26 @@ pub fn undo(
     })
 }
 
+/// The arguments of `revert`.
+pub struct RevertArgs<'a> {
+    pub session: &'a str,
+    pub workspace: Option<&'a Path>,
+    pub path: &'a Path,
+    pub overwrite: bool,
+    pub yes: bool,
+    pub json: bool,
+}
+
 /// Reverts one file to its state before the session first touched it.
-pub fn revert(
-    cfg: &Config,
-    session: &str,
-    workspace: Option<&Path>,
-    path: &Path,
-    overwrite: bool,
-    json: bool,
-) -> CmdResult {
+pub fn revert(cfg: &Config, a: RevertArgs<'_>) -> CmdResult {
+    let RevertArgs {
+        session,
+        workspace,
+        path,
+        overwrite,
+        yes,
+        json,
+    } = a;
     with_service(service_options(cfg, None, false)?, async |svc| {
         let h = svc.open(session, workspace).await?;
         let plan = h
@@ -204,14 +221,15 @@ pub fn revert(
             .commit_revert(CommitRevert {
                 plan_id: plan.plan_id.clone(),
                 overwrite,
+                confirm: yes,
             })
             .await
             .map_err(|e| {
                 let hints = Hints {
                     conflict: "; --overwrite replaces it (undoable)",
-                    confirm: "",
+                    confirm: "; run again with --yes",
                 };
-                refused(&plan, e, json, &hints)
+                refused(&plan, e, json, yes, &hints)
             })?;
         print_result(&result, json)?;
         Ok(ExitCode::SUCCESS)

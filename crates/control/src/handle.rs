@@ -171,7 +171,7 @@ impl SessionHandle {
         self.call(move |a| {
             a.idle()?;
             let choice = CommitOptions {
-                confirm: true,
+                confirm: req.confirm,
                 on_conflict: if req.overwrite {
                     OnConflict::Overwrite
                 } else {

@@ -239,8 +239,9 @@ impl Core {
         }))
     }
 
-    /// Prepares the revert of one file to its state before the session first touched it (§5.6).
-    /// A revert needs no confirmation; only its conflicts can block it.
+    /// Prepares the revert of one file to its state before the session first touched it (§5.6):
+    /// the same checks as a restore, confirmation included (a shell command in a turn that touched
+    /// the file may have changed it untracked).
     pub(crate) fn prepare_revert(&mut self, path: &std::path::Path) -> Result<RewindPlan> {
         let code = self.store.plan_file_revert(path).map_err(|e| match e {
             CheckpointError::UnknownFile { path, .. } => {
@@ -261,10 +262,7 @@ impl Core {
             can_files: true,
             can_conversation: false,
             boundary: None,
-            default_choice: CommitOptions {
-                confirm: true,
-                on_conflict: OnConflict::Refuse,
-            },
+            default_choice: CommitOptions::default(),
         }))
     }
 
@@ -405,10 +403,13 @@ impl Core {
             let m = self.store.record_rewind(turn, record.to_extra())?;
             result.transaction_id = Some(m.id);
         }
-        result.undo_available = result
-            .transaction_id
-            .as_ref()
-            .is_some_and(|id| self.store.undo_target().is_some_and(|u| &u.id == id));
+        // Whether `undo` would do something now: this transaction, or (nothing written) the rewind
+        // before it, which stays the one undo takes back.
+        result.undo_available = match (&result.transaction_id, self.store.undo_target()) {
+            (Some(id), Some(u)) => &u.id == id,
+            (None, Some(_)) => true,
+            (_, None) => false,
+        };
         // The note above may have been the write that moved an old flat log to a new session.
         result.session_id = self.session.id().clone();
         if self.session.id() != &session_before {

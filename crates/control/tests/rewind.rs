@@ -135,6 +135,7 @@ fn a_plan_is_stale_after_another_write_by_retrace() {
         .run(h.commit_revert(CommitRevert {
             plan_id: revert.plan_id,
             overwrite: false,
+            confirm: false,
         }))
         .unwrap();
     assert_eq!(r.files_deleted, ["c.txt"]);

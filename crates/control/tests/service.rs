@@ -527,6 +527,7 @@ fn plans_are_committed_only_as_what_they_were_prepared_for() {
         .run(h.commit_revert(CommitRevert {
             plan_id: plan.plan_id.clone(),
             overwrite: false,
+            confirm: false,
         }))
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::Usage, "{e:?}");
@@ -675,4 +676,32 @@ fn a_fifo_never_wedges_the_session() {
         .unwrap()
         .file_type()
         .is_fifo());
+}
+
+/// SPEC §5.6 (issue 13 item 12): a single-file revert across a shell command asks for
+/// confirmation like a restore; its plan says so.
+#[test]
+fn a_revert_across_a_shell_command_needs_confirmation() {
+    let w = World::with(None, |o| o.bash = BashPolicy::Allow);
+    let h = w.open();
+    w.turn(&h, "zero", vec![write("a.txt", "a0\n"), bash("b1", "true")]);
+    let plan = w
+        .run(h.prepare_revert(PrepareRevert { path: "a.txt".into() }))
+        .unwrap();
+    assert!(plan.requires_confirmation);
+    assert_eq!(
+        plan.blockers,
+        [retrace_protocol::PlanBlocker::ConfirmationRequired]
+    );
+    let commit = |confirm| {
+        w.run(h.commit_revert(CommitRevert {
+            plan_id: plan.plan_id.clone(),
+            overwrite: false,
+            confirm,
+        }))
+    };
+    assert_eq!(commit(false).unwrap_err().code, ErrorCode::ConfirmationRequired);
+    assert_eq!(w.read("a.txt").unwrap(), b"a0\n");
+    let r = commit(true).unwrap();
+    assert_eq!(r.files_deleted, ["a.txt"]);
 }

@@ -28,6 +28,8 @@ pub struct FaultInjector {
     crash_at: AtomicU64,
     counter: AtomicU64,
     crashed: AtomicBool,
+    /// Fail step `crash_at` only, as an I/O error the process lives through (a full disk, EIO).
+    once: bool,
     trail: Mutex<Vec<String>>,
 }
 
@@ -36,6 +38,16 @@ impl FaultInjector {
     pub fn crash_at(k: u64) -> Arc<FaultInjector> {
         Arc::new(FaultInjector {
             crash_at: AtomicU64::new(k),
+            ..FaultInjector::default()
+        })
+    }
+
+    /// An injector that fails step `k` (1-based) with an I/O error and lets every other step
+    /// through: the process lives on and must decide what the failure means.
+    pub fn fail_once_at(k: u64) -> Arc<FaultInjector> {
+        Arc::new(FaultInjector {
+            crash_at: AtomicU64::new(k),
+            once: true,
             ..FaultInjector::default()
         })
     }
@@ -66,6 +78,11 @@ impl FaultInjector {
             t.push(label.to_string());
         }
         if n == self.crash_at.load(Ordering::SeqCst) {
+            if self.once {
+                return Err(io::Error::other(format!(
+                    "injected I/O error at step {n}: {label}"
+                )));
+            }
             self.crashed.store(true, Ordering::SeqCst);
             return Err(io::Error::other(format!("injected crash at step {n}: {label}")));
         }
@@ -250,16 +267,42 @@ impl Fs {
         }
     }
 
-    /// Creates `dir` and its missing parents with mode 0700.
+    /// Creates `dir` and its missing parents with mode 0700, durably: each new directory's entry
+    /// is fsynced in its parent before this returns (a crash cannot lose a directory that a record
+    /// written next relies on).
     pub fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        for made in self.create_dir_all_unsynced(dir)? {
+            self.sync_dir(parent_of(&made))?;
+        }
+        Ok(())
+    }
+
+    /// Creates `dir` and its missing parents with mode 0700 and returns the directories it made,
+    /// outermost first, without syncing their entries: the caller syncs each one's parent in its
+    /// own barrier.
+    pub fn create_dir_all_unsynced(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
         if dir.is_dir() {
-            return Ok(());
+            return Ok(Vec::new());
+        }
+        let mut missing = Vec::new();
+        let mut d = dir;
+        while !d.is_dir() {
+            missing.push(d);
+            match d.parent() {
+                Some(p) if !p.as_os_str().is_empty() => d = p,
+                _ => break,
+            }
         }
         self.step("create_dir")?;
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(PRIVATE_DIR_MODE)
-            .create(dir)
+        let mut made = Vec::new();
+        for m in missing.iter().rev() {
+            match fs::DirBuilder::new().mode(PRIVATE_DIR_MODE).create(m) {
+                Ok(()) => made.push(m.to_path_buf()),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && m.is_dir() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(made)
     }
 
     /// Creates (or truncates) `path` with mode 0600 for writing. Nothing is durable until synced.

@@ -153,4 +153,8 @@ pub struct CommitRevert {
     /// Replace the file even if it changed since Retrace wrote it (undoable).
     #[serde(default)]
     pub overwrite: bool,
+    /// The user confirmed a revert that spans changes Retrace could not track (a shell command in
+    /// a turn that touched the file, a legacy or expired record).
+    #[serde(default)]
+    pub confirm: bool,
 }
