@@ -116,10 +116,12 @@ impl CheckpointStore {
                     Payload::Inline { text, encoding } => match encode_inline(text, encoding.as_deref()) {
                         None => push(
                             t.record_path.clone(),
-                            format!(
-                                "inline content cannot be re-encoded as {}",
-                                encoding.as_deref().unwrap_or("utf-8")
-                            ),
+                            match encoding.as_deref().unwrap_or("utf-8") {
+                                "lossy utf-8" => "inline content was decoded lossily (the file was neither \
+                                                  UTF-8 nor GB18030) and its bytes are not kept elsewhere"
+                                    .to_string(),
+                                other => format!("inline content cannot be re-encoded as {other}"),
+                            },
                             Severity::Error,
                             Some(t.number),
                             file,

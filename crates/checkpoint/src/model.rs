@@ -4,16 +4,28 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use base64::Engine;
-use retrace_fsutil::{is_sha256_hex, RelPath};
+use retrace_fsutil::{is_sha256_hex, sha256_bytes, RelPath};
 use retrace_protocol::{Coverage, Gap, GapReason};
 use time::OffsetDateTime;
 
-use crate::record::{RawFile, RawGap, RawRecord};
+use crate::record::{RawEncoding, RawFile, RawGap, RawRecord};
+
+/// Capture sources this build writes or knows (SPEC §3.1). Any other value is kept verbatim and
+/// counts as a gap ([`UNKNOWN_CAPTURE_SOURCE`]).
+pub const KNOWN_CAPTURE_SOURCES: [&str; 2] = ["previewer", "manual"];
+
+/// Gap reason derived on read for entries whose `captureSource` this build does not know.
+pub const UNKNOWN_CAPTURE_SOURCE: &str = "unknown_capture_source";
+
+/// Gap reason derived on read for a legacy rename record (`dest_path`), which this build does not
+/// reverse yet: both of its paths are left as they are by a restore.
+pub const LEGACY_RENAME: &str = "legacy_rename";
 
 /// The schema a turn's winning record was written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
-    /// `turn-N.json` without `schemaVersion`.
+    /// `turn-N.json` without `schemaVersion` (or with `0` or `1`, as the reference implementation
+    /// rewrites v1 records).
     V1,
     /// `turn-N.json` or `expired/turn-N.json` with `schemaVersion: 2`.
     V2,
@@ -70,7 +82,8 @@ pub enum Payload {
     Inline {
         /// The stored text.
         text: String,
-        /// The encoding to re-encode with (`gb18030`), if any.
+        /// The encoding to re-encode with, as a name [`encode_inline`] understands (`gb18030`,
+        /// `utf-16 le`, …), if the record named one.
         encoding: Option<String>,
     },
     /// v2: a content-addressed blob.
@@ -250,24 +263,158 @@ impl Turn {
     pub fn payload_bytes(&self) -> u64 {
         self.files.iter().map(FileEntry::payload_bytes).sum()
     }
+
+    /// Whether `path` (as displayed) is a source or destination of a legacy rename of this turn,
+    /// which this build does not reverse (see [`LEGACY_RENAME`]).
+    pub fn in_legacy_rename(&self, path: &str) -> bool {
+        let quoted = format!("`{path}`");
+        self.gaps.iter().any(|g| {
+            g.reason.as_str() == LEGACY_RENAME && g.detail.as_deref().is_some_and(|d| d.contains(&quoted))
+        })
+    }
 }
 
-/// Re-encodes inline legacy text to the file's bytes. `None` when the encoding is unknown or the text
-/// cannot be encoded exactly.
+/// An encoding a legacy record can ask its inline text to be re-encoded with (SPEC §3.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TextEncoding {
+    /// UTF-8 without a BOM.
+    Utf8,
+    /// UTF-8 with a BOM (`EF BB BF`).
+    Utf8Bom,
+    /// UTF-16LE with a BOM (`FF FE`).
+    Utf16LeBom,
+    /// UTF-16BE with a BOM (`FE FF`).
+    Utf16BeBom,
+    /// GB18030.
+    Gb18030,
+    /// Bytes that were neither UTF-8 nor GB18030, decoded lossily: the text cannot give them back.
+    LossyUtf8,
+    /// UTF-16LE without a BOM.
+    Utf16Le,
+    /// UTF-16BE without a BOM.
+    Utf16Be,
+    /// Any other WHATWG encoding that can encode (single-byte encodings, Shift_JIS, …).
+    Whatwg(&'static encoding_rs::Encoding),
+}
+
+impl TextEncoding {
+    /// The reference implementation's encoding number.
+    fn of_kind(kind: i64) -> Option<TextEncoding> {
+        Some(match kind {
+            0 => TextEncoding::Utf8,
+            1 => TextEncoding::Utf8Bom,
+            2 => TextEncoding::Utf16LeBom,
+            3 => TextEncoding::Utf16BeBom,
+            4 => TextEncoding::Gb18030,
+            5 => TextEncoding::LossyUtf8,
+            6 => TextEncoding::Utf16Le,
+            7 => TextEncoding::Utf16Be,
+            _ => return None,
+        })
+    }
+
+    /// What a name may mean, the likeliest first (empty when unknown). The names the reference
+    /// implementation prints or parses come first (`utf-16le` means *with* a BOM there, so it may
+    /// mean either), then WHATWG labels.
+    fn of_name(name: &str) -> Vec<TextEncoding> {
+        use TextEncoding::*;
+        let n = name.trim().to_ascii_lowercase();
+        match n.as_str() {
+            "utf-8" | "utf8" => vec![Utf8],
+            "utf-8 bom" | "utf8 bom" | "utf8bom" => vec![Utf8Bom],
+            "utf-16 le" => vec![Utf16LeBom],
+            "utf-16 be" => vec![Utf16BeBom],
+            "utf-16le" | "utf16le" => vec![Utf16LeBom, Utf16Le],
+            "utf-16be" | "utf16be" => vec![Utf16BeBom, Utf16Be],
+            "utf-16 le (no bom)" | "utf-16le-nobom" | "utf16le-nobom" => vec![Utf16Le],
+            "utf-16 be (no bom)" | "utf-16be-nobom" | "utf16be-nobom" => vec![Utf16Be],
+            "gb18030" => vec![Gb18030],
+            "gbk" | "gb2312" => vec![Gb18030, Whatwg(encoding_rs::GBK)],
+            "lossy utf-8" => vec![LossyUtf8],
+            _ => {
+                let label = n.strip_prefix("whatwg:").unwrap_or(&n);
+                match encoding_rs::Encoding::for_label(label.as_bytes()) {
+                    Some(e) if e == encoding_rs::UTF_8 => vec![Utf8],
+                    Some(e) if e == encoding_rs::GB18030 => vec![Gb18030],
+                    Some(e) => vec![Whatwg(e)],
+                    None => Vec::new(),
+                }
+            }
+        }
+    }
+
+    /// The name stored in [`Payload::Inline`]: [`TextEncoding::of_name`] reads it back as this
+    /// encoding and nothing else.
+    fn name(self) -> String {
+        match self {
+            TextEncoding::Utf8 => "utf-8".into(),
+            TextEncoding::Utf8Bom => "utf-8 bom".into(),
+            TextEncoding::Utf16LeBom => "utf-16 le".into(),
+            TextEncoding::Utf16BeBom => "utf-16 be".into(),
+            TextEncoding::Gb18030 => "gb18030".into(),
+            TextEncoding::LossyUtf8 => "lossy utf-8".into(),
+            TextEncoding::Utf16Le => "utf-16 le (no bom)".into(),
+            TextEncoding::Utf16Be => "utf-16 be (no bom)".into(),
+            TextEncoding::Whatwg(e) => format!("whatwg:{}", e.name()),
+        }
+    }
+
+    /// The bytes of `text` in this encoding; `None` when they cannot be exact.
+    fn encode(self, text: &str) -> Option<Vec<u8>> {
+        let utf16 = |bom: &[u8], unit: fn(u16) -> [u8; 2]| {
+            let mut out = Vec::with_capacity(bom.len() + 2 * text.len());
+            out.extend_from_slice(bom);
+            text.encode_utf16().for_each(|u| out.extend_from_slice(&unit(u)));
+            out
+        };
+        match self {
+            TextEncoding::Utf8 => Some(text.as_bytes().to_vec()),
+            TextEncoding::Utf8Bom => Some([&[0xEF, 0xBB, 0xBF], text.as_bytes()].concat()),
+            TextEncoding::Utf16LeBom => Some(utf16(&[0xFF, 0xFE], u16::to_le_bytes)),
+            TextEncoding::Utf16BeBom => Some(utf16(&[0xFE, 0xFF], u16::to_be_bytes)),
+            TextEncoding::Utf16Le => Some(utf16(&[], u16::to_le_bytes)),
+            TextEncoding::Utf16Be => Some(utf16(&[], u16::to_be_bytes)),
+            TextEncoding::LossyUtf8 => None,
+            TextEncoding::Gb18030 => TextEncoding::Whatwg(encoding_rs::GB18030).encode(text),
+            TextEncoding::Whatwg(enc) => {
+                let (bytes, _, unmappable) = enc.encode(text);
+                if unmappable || enc.output_encoding() != enc {
+                    return None;
+                }
+                Some(bytes.into_owned())
+            }
+        }
+    }
+}
+
+/// Re-encodes inline legacy text to the file's bytes. `encoding` is a name: the ones the reference
+/// implementation uses (`gb18030`, `utf-8 bom`, `utf-16 le`, `utf-16le-nobom`, …; `utf-16le` is
+/// read as it reads it, with a BOM), or a WHATWG label. `None` when the encoding is unknown, cannot
+/// encode, or the text cannot be encoded exactly (lossy UTF-8, unmappable characters).
 pub fn encode_inline(text: &str, encoding: Option<&str>) -> Option<Vec<u8>> {
     match encoding {
         None => Some(text.as_bytes().to_vec()),
-        Some(label) if label.eq_ignore_ascii_case("utf-8") || label.eq_ignore_ascii_case("utf8") => {
-            Some(text.as_bytes().to_vec())
-        }
-        Some(label) => {
-            let enc = encoding_rs::Encoding::for_label(label.as_bytes())?;
-            let (bytes, _, unmappable) = enc.encode(text);
-            if unmappable || enc.output_encoding() != enc {
-                return None;
+        Some(label) => TextEncoding::of_name(label).first()?.encode(text),
+    }
+}
+
+/// The encodings a stored `encoding` may mean, the likeliest first; `Err` with a label naming it
+/// when this build does not know it.
+fn encodings_of(raw: Option<&RawEncoding>) -> std::result::Result<Vec<TextEncoding>, String> {
+    match raw {
+        None => Ok(vec![TextEncoding::Utf8]),
+        Some(RawEncoding::Kind(k)) => TextEncoding::of_kind(*k)
+            .map(|e| vec![e])
+            .ok_or_else(|| format!("encoding {k}")),
+        Some(RawEncoding::Name(n)) => {
+            let all = TextEncoding::of_name(n);
+            if all.is_empty() {
+                Err(n.clone())
+            } else {
+                Ok(all)
             }
-            Some(bytes.into_owned())
         }
+        Some(RawEncoding::Other(v)) => Err(format!("encoding {v}")),
     }
 }
 
@@ -278,16 +425,17 @@ pub fn parse_time(s: &str) -> Option<OffsetDateTime> {
 
 /// Converts a stored record into a turn. `root` is the workspace root when known: an absolute stored
 /// path under it is made relative. Returns the turn and the file-level findings (unsafe paths, bad
-/// digests) as `(workspace path, problem)`.
+/// digests, legacy renames) as `(workspace path, problem)`.
 pub fn turn_from_raw(
     raw: &RawRecord,
     source: Source,
     record_path: &str,
     root: Option<&Path>,
 ) -> (Turn, Vec<(String, String)>) {
+    // The reference implementation writes `schemaVersion: 1` into v1 records it rewrites.
     let format = match (source, raw.schema_version) {
         (Source::V3, _) => Format::V3,
-        (_, None) => Format::V1,
+        (_, None | Some(0) | Some(1)) => Format::V1,
         (_, Some(_)) => Format::V2,
     };
     let mut findings = Vec::new();
@@ -325,6 +473,7 @@ pub fn turn_from_raw(
             seq: rf.seq,
         });
     }
+    let renames = guard_legacy_renames(raw, root, &mut files, &mut findings);
     let mut turn = Turn {
         number: raw.turn,
         time: raw.time.clone(),
@@ -357,7 +506,110 @@ pub fn turn_from_raw(
     if (turn.expired || bare_marker) && !turn.gaps.iter().any(|g| g.reason == GapReason::ExpiredPayload) {
         turn.add_gap(Gap::new(GapReason::ExpiredPayload));
     }
+    if let Some(detail) = unknown_capture_sources(&turn.files) {
+        turn.add_gap(derived_gap(UNKNOWN_CAPTURE_SOURCE, detail));
+    }
+    if !renames.is_empty() {
+        let detail = format!(
+            "{}: this build does not reverse legacy renames yet, so a restore leaves these paths as they are",
+            renames.join("; ")
+        );
+        turn.add_gap(derived_gap(LEGACY_RENAME, detail));
+    }
     (turn, findings)
+}
+
+/// A gap derived on read: no tool, no path (FORMATS §13.2), the particulars in `detail`.
+fn derived_gap(reason: &str, detail: String) -> Gap {
+    Gap {
+        reason: GapReason::parse(reason),
+        tool: None,
+        path: None,
+        detail: Some(detail),
+    }
+}
+
+/// The entries captured by a source this build does not know, for the turn's gap: `` `value` on
+/// `path`, `path` `` per value, in first-touch order.
+fn unknown_capture_sources(files: &[FileEntry]) -> Option<String> {
+    let mut by_source: Vec<(&str, Vec<String>)> = Vec::new();
+    for f in files {
+        let Some(src) = f.capture_source.as_deref() else {
+            continue;
+        };
+        if KNOWN_CAPTURE_SOURCES.contains(&src) {
+            continue;
+        }
+        let shown = format!("`{}`", f.path.display());
+        match by_source.iter_mut().find(|(s, _)| *s == src) {
+            Some((_, paths)) => paths.push(shown),
+            None => by_source.push((src, vec![shown])),
+        }
+    }
+    if by_source.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = by_source
+        .iter()
+        .map(|(src, paths)| format!("captureSource `{src}` on {}", paths.join(", ")))
+        .collect();
+    Some(format!(
+        "{} (a capture source this build does not know)",
+        parts.join("; ")
+    ))
+}
+
+/// A legacy rename record (the reference implementation's `dest_path`: the entry's file was renamed
+/// to that path) can only be reversed by moving the destination back, which restore plans cannot
+/// express yet. Until they can, neither path may be restored from the record: the source's entry
+/// says "did not exist" only because its bytes moved, and the destination's says "did not exist"
+/// although it may now hold the only copy. Both become "existed, bytes not here" (a restore reports
+/// them as `missing_payload` and never writes or deletes them). Returns `` `src` was renamed to
+/// `dest` `` for each rename, and adds a finding per rename.
+fn guard_legacy_renames(
+    raw: &RawRecord,
+    root: Option<&Path>,
+    files: &mut [FileEntry],
+    findings: &mut Vec<(String, String)>,
+) -> Vec<String> {
+    let mut renames = Vec::new();
+    let mut guarded: Vec<EntryPath> = Vec::new();
+    for (i, rf) in raw.files.iter().enumerate() {
+        let Some(dest) = rf.dest_path.as_deref().filter(|d| !d.is_empty()) else {
+            continue;
+        };
+        let dest = entry_path(
+            &RawFile {
+                path: dest.to_string(),
+                ..RawFile::default()
+            },
+            root,
+        );
+        let Some(src) = files.get(i).map(|f| f.path.clone()) else {
+            continue;
+        };
+        let text = format!("`{}` was renamed to `{}`", src.display(), dest.display());
+        findings.push((
+            src.display(),
+            format!("{text} (a legacy rename record): this build does not reverse it yet; restores leave both paths as they are"),
+        ));
+        renames.push(text);
+        guarded.push(src);
+        guarded.push(dest);
+    }
+    for f in files.iter_mut().filter(|f| guarded.contains(&f.path)) {
+        let (sha256, mode) = match &f.before {
+            Before::Present { sha256, mode, .. } => (sha256.clone(), *mode),
+            Before::Absent => (None, None),
+        };
+        f.before = Before::Present {
+            sha256,
+            mode,
+            size: None,
+            payload: Payload::Expired,
+        };
+    }
+    renames
 }
 
 fn entry_path(rf: &RawFile, root: Option<&Path>) -> EntryPath {
@@ -383,50 +635,68 @@ fn entry_path(rf: &RawFile, root: Option<&Path>) -> EntryPath {
 }
 
 fn before_of(rf: &RawFile, format: Format, index: usize) -> Before {
-    match format {
-        Format::V1 => match &rf.content {
-            None => Before::Absent,
-            Some(text) => Before::Present {
-                sha256: None,
-                mode: rf.mode,
-                size: None,
-                payload: Payload::Inline {
-                    text: text.clone(),
-                    encoding: rf.encoding.clone(),
-                },
-            },
-        },
-        Format::V2 | Format::V3 => {
-            let existed = rf.sha256.is_some()
-                || rf.content.is_some()
-                || rf.blob_ref.is_some()
-                || rf.payload_expired == Some(true);
-            if !existed {
-                return Before::Absent;
-            }
-            let payload = if rf.payload_expired == Some(true) {
-                Payload::Expired
-            } else if rf.payload == Some(false) {
-                Payload::NotKept
-            } else if format == Format::V3 {
-                Payload::File(index)
-            } else if let Some(text) = &rf.content {
-                Payload::Inline {
-                    text: text.clone(),
-                    encoding: rf.encoding.clone(),
+    let existed = rf.sha256.is_some()
+        || rf.content.is_some()
+        || rf.blob_ref.is_some()
+        || rf.payload_expired == Some(true);
+    if !existed {
+        return Before::Absent;
+    }
+    let payload = if rf.payload_expired == Some(true) {
+        Payload::Expired
+    } else if rf.payload == Some(false) {
+        Payload::NotKept
+    } else if format == Format::V3 {
+        Payload::File(index)
+    } else {
+        legacy_payload(rf)
+    };
+    Before::Present {
+        sha256: rf.sha256.clone(),
+        mode: rf.mode,
+        size: rf.size,
+        payload,
+    }
+}
+
+/// Where the bytes of a v1/v2 entry are. Inline `content` is decoded text: for a file that was not
+/// UTF-8 it may be lossy, while a blob holds the exact bytes. So when the entry names its bytes (by
+/// `sha256`, else `blobRef`), the bytes that hash to that name win: the inline text re-encoded (with
+/// each encoding its `encoding` may mean) if it gives them back, else the blob. Inline text that no
+/// recorded digest can check is taken as it is; inline text that does not match and has no blob
+/// beside it stays inline, and reading it reports the mismatch (`missing_payload`).
+fn legacy_payload(rf: &RawFile) -> Payload {
+    let Some(text) = &rf.content else {
+        return match &rf.blob_ref {
+            Some(b) => Payload::Blob(b.clone()),
+            None => Payload::Expired,
+        };
+    };
+    let blob = rf.blob_ref.clone();
+    let inline = |encoding: Option<String>| Payload::Inline {
+        text: text.clone(),
+        encoding,
+    };
+    match encodings_of(rf.encoding.as_ref()) {
+        Ok(encodings) => {
+            if let Some(want) = rf.sha256.as_deref().or(rf.blob_ref.as_deref()) {
+                let exact = encodings
+                    .iter()
+                    .find(|e| e.encode(text).is_some_and(|b| sha256_bytes(&b) == want));
+                if let Some(e) = exact {
+                    return inline(rf.encoding.as_ref().map(|_| e.name()));
                 }
-            } else if let Some(b) = &rf.blob_ref {
-                Payload::Blob(b.clone())
-            } else {
-                Payload::Expired
-            };
-            Before::Present {
-                sha256: rf.sha256.clone(),
-                mode: rf.mode,
-                size: rf.size,
-                payload,
+                if let Some(b) = blob {
+                    return Payload::Blob(b);
+                }
             }
+            inline(rf.encoding.as_ref().and(encodings.first()).map(|e| e.name()))
         }
+        // An encoding this build does not know: the text cannot be re-encoded, the blob may do.
+        Err(label) => match blob {
+            Some(b) => Payload::Blob(b),
+            None => inline(Some(label)),
+        },
     }
 }
 

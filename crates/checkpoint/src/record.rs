@@ -1,7 +1,10 @@
 //! The JSON records of the sidecar, as stored (camelCase), for every schema version.
 //!
 //! One raw type reads v1, v2 and v3 records and markers: every field that some version lacks is
-//! optional, unknown keys are ignored. [`crate::model`] turns a raw record into the typed model.
+//! optional, unknown keys are ignored. It also reads what the reference implementation writes
+//! (`"files": null`, `encoding` as a number, the snake_case `dest_path` of its legacy rename
+//! records), and keeps such values as they are when a record is rewritten. [`crate::model`] turns a
+//! raw record into the typed model.
 
 use std::fs::File;
 use std::io::Read;
@@ -51,8 +54,9 @@ pub struct RawRecord {
     /// Gaps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage_gaps: Option<Vec<RawGap>>,
-    /// Files touched, in first-touch order.
-    #[serde(default)]
+    /// Files touched, in first-touch order. `null` (what the reference implementation writes for a
+    /// turn that touched nothing) reads as empty.
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub files: Vec<RawFile>,
     /// Set on markers and on expired legacy records: the payload is not here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -118,12 +122,59 @@ pub struct RawFile {
     /// v2: the payload blob (64 lowercase hex).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blob_ref: Option<String>,
-    /// v2: the encoding `content` must be re-encoded with (`gb18030`).
+    /// v1/v2: the encoding `content` must be re-encoded with: the reference implementation's
+    /// encoding number (`4`), or a name (`"gb18030"`). See [`RawEncoding`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub encoding: Option<String>,
+    pub encoding: Option<RawEncoding>,
     /// v2: the payload was expired by retention.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload_expired: Option<bool>,
+    /// Legacy rename records of the reference implementation: this entry's file was renamed to
+    /// `dest_path` (snake_case, as that writer spelled it; `destPath` is accepted too).
+    #[serde(
+        default,
+        rename = "dest_path",
+        alias = "destPath",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub dest_path: Option<String>,
+}
+
+/// A stored `encoding`, kept as written so a record is rewritten unchanged (retention).
+///
+/// The reference implementation writes its encoding enum as a number (SPEC §3.3: 0 UTF-8, 1 UTF-8
+/// with BOM, 2 UTF-16LE with BOM, 3 UTF-16BE with BOM, 4 GB18030, 5 lossy UTF-8, 6 UTF-16LE without
+/// BOM, 7 UTF-16BE without BOM); other writers a name. Any other JSON value is kept too: an entry
+/// whose encoding this build does not understand has no usable inline payload, but its record
+/// still loads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RawEncoding {
+    /// The reference implementation's encoding number.
+    Kind(i64),
+    /// An encoding name (`"gb18030"`, `"utf-8"`, a WHATWG label, …).
+    Name(String),
+    /// Anything else, kept verbatim.
+    Other(serde_json::Value),
+}
+
+impl std::fmt::Display for RawEncoding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RawEncoding::Kind(k) => write!(f, "{k}"),
+            RawEncoding::Name(n) => f.write_str(n),
+            RawEncoding::Other(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// `null` or a list: a Go writer marshals an empty slice it never filled as `null`.
+fn null_as_empty<'de, D, T>(d: D) -> std::result::Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
 }
 
 impl RawRecord {

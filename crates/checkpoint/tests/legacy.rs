@@ -294,12 +294,41 @@ fn older_gap_names_and_unknown_values_are_mapped_or_kept() {
     let store = CheckpointStore::open(&s.sidecar, &s.workspace, opts()).unwrap();
     let e = &store.list()[0];
     let reasons: Vec<_> = e.gaps.iter().map(|g| g.reason.as_str().to_string()).collect();
-    assert_eq!(reasons, ["expired_payload", "cosmic_ray"]);
+    // An unknown capture source is kept verbatim on its entry and counts as a gap (SPEC §3.3).
+    assert_eq!(
+        reasons,
+        ["expired_payload", "cosmic_ray", "unknown_capture_source"]
+    );
+    let derived = &e.gaps[2];
+    assert_eq!((derived.tool.as_deref(), derived.path.as_deref()), (None, None));
+    assert!(derived.detail.as_deref().unwrap().contains("`telepathy` on `a`"));
     assert_eq!(e.coverage, Coverage::Partial);
     assert_eq!(
         store.turn(0).unwrap().files[0].capture_source.as_deref(),
         Some("telepathy")
     );
+}
+
+#[test]
+fn the_fixture_gb18030_file_reads_back_from_the_integer_encoding_too() {
+    // The reference implementation persists `encoding` as its enum number (4 is GB18030); the
+    // fixture spells it as a name. Both must give the same bytes.
+    let s = Scratch::new().unwrap();
+    copy_dir(&fixture("legacy-sidecar/sidecar"), &s.sidecar).unwrap();
+    let path = s.sidecar.join("turn-2.json");
+    let mut record: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    assert_eq!(record["files"][1]["encoding"], "gb18030");
+    record["files"][1]["encoding"] = Value::from(4);
+    fs::write(&path, serde_json::to_vec(&record).unwrap()).unwrap();
+    let store = CheckpointStore::open_bare(&s.sidecar).unwrap();
+    let listed = store.list().into_iter().find(|e| e.turn == 2).unwrap();
+    assert!(!listed.gaps.iter().any(|g| g.reason == GapReason::Unreadable));
+    let notes = bytes_of(store.before_image(2, &rel("docs/说明.txt")).unwrap()).unwrap();
+    assert_eq!(
+        sha256_bytes(&notes),
+        "89470bf62516a8c8251c1ed6d06006ff49460da51e50664b5c8e131d296acd69"
+    );
+    assert!(store.fsck().ok, "{:#?}", store.fsck().problems);
 }
 
 #[test]
