@@ -231,7 +231,14 @@ impl CheckpointStore {
                 }
             };
             Ok((staged, gaps))
-        })()?;
+        })()
+        .inspect_err(|_| {
+            // Payloads this call created are referenced by nothing: a full disk must not keep
+            // their bytes (the next capture would have less room still).
+            for i in base_index..base_index + todo.len() {
+                let _ = fs::remove_file(files_dir.join(format!("{i:04}.before")));
+            }
+        })?;
         // Publish: the record, which references only durable payloads, takes its final name. Only
         // then does the store remember the capture, so a failed call leaves the paths untouched and a
         // retry captures them again.

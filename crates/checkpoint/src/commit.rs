@@ -402,7 +402,10 @@ impl CheckpointStore {
                 return Err(CheckpointError::MissingPayload {
                     turn: m.turn.unwrap_or(0),
                     path: inp.rel.to_lossy(),
-                    why: "its bytes do not match the recorded SHA-256".into(),
+                    why: format!(
+                        "the bytes copied into `{}` do not match the recorded SHA-256",
+                        tmp.display()
+                    ),
                 });
             }
             let mode = inp.restore.image.mode.unwrap_or(0o644);

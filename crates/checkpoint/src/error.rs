@@ -100,7 +100,7 @@ pub enum CheckpointError {
         conflicts: Vec<retrace_protocol::Conflict>,
     },
     /// A file moved between the checks and its rename; everything published was put back.
-    #[error("`{path}` changed while the restore ran (external_change); the restore was rolled back")]
+    #[error("`{path}` changed while Retrace was writing the workspace (external_change); nothing of this transaction stayed written")]
     ExternalChange {
         /// The workspace path.
         path: String,
