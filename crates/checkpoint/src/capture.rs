@@ -335,6 +335,7 @@ impl CheckpointStore {
             }
         }
         let entry_of = |before: Before| FileEntry {
+            moved_to: None,
             path: EntryPath::Safe(rel.clone()),
             before,
             after: None,

@@ -108,6 +108,20 @@ impl CheckpointStore {
                 }
             }
         }
+        // A legacy rename's destination goes only with its source written: the bytes move back,
+        // never one without the other.
+        let writes: std::collections::HashSet<RelPath> = inputs
+            .iter()
+            .filter(|i| i.restore.image.existed)
+            .map(|i| i.rel.clone())
+            .collect();
+        let kept: std::collections::HashSet<RelPath> = fresh
+            .files
+            .iter()
+            .filter(|f| f.deleted_with.as_ref().is_some_and(|src| !writes.contains(src)))
+            .filter_map(|f| f.rel.clone())
+            .collect();
+        inputs.retain(|i| !kept.contains(&i.rel));
         if inputs.is_empty() {
             // Nothing to write: no transaction, and the undo target stays as it was.
             return Ok(CodeOutcome {
@@ -434,6 +448,16 @@ impl CheckpointStore {
                 self.open_turn_image(*n, &rel, img)
             }
             ImageSource::Forward(at) => Ok(at.open().at("open", at.path())?),
+            ImageSource::Workspace(rel) => {
+                let root = self.root.clone().ok_or(CheckpointError::NoTurn)?;
+                if unsafe_to_write(&root, rel) {
+                    return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
+                }
+                let abs = rel.under(&root);
+                let (f, _) = retrace_fsutil::open_regular(&abs)
+                    .map_err(|_| CheckpointError::ExternalChange { path: rel.to_lossy() })?;
+                Ok(Box::new(f))
+            }
             ImageSource::None => Ok(Box::new(io::empty())),
         }
     }

@@ -47,6 +47,14 @@ pub enum CheckpointError {
         /// What is wrong with it.
         detail: String,
     },
+    /// A transaction would need a manifest larger than any this build reads back.
+    #[error("a restore of {targets} files does not fit one transaction (its manifest would be {size} bytes, over the 16 MiB limit); restore fewer files at a time")]
+    TransactionTooLarge {
+        /// How many files it has.
+        targets: usize,
+        /// The manifest's size.
+        size: u64,
+    },
     /// The turn is not in the store.
     #[error("turn {0} is not in this checkpoint store")]
     UnknownTurn(u64),

@@ -17,8 +17,9 @@ pub const KNOWN_CAPTURE_SOURCES: [&str; 2] = ["previewer", "manual"];
 /// Gap reason derived on read for entries whose `captureSource` this build does not know.
 pub const UNKNOWN_CAPTURE_SOURCE: &str = "unknown_capture_source";
 
-/// Gap reason derived on read for a legacy rename record (`dest_path`), which this build does not
-/// reverse yet: both of its paths are left as they are by a restore.
+/// Gap reason derived on read for a legacy rename record (`dest_path`): a restore moves the file
+/// back, from whatever its destination holds then (legacy records prove nothing, so the turn asks
+/// for confirmation).
 pub const LEGACY_RENAME: &str = "legacy_rename";
 
 /// The schema a turn's winning record was written in.
@@ -147,6 +148,9 @@ pub struct FileEntry {
     pub capture_source: Option<String>,
     /// The mutation sequence of the capture (v3).
     pub seq: Option<u64>,
+    /// A legacy rename record (`dest_path`): the file was renamed to this path, which holds its
+    /// bytes; a restore moves them back (and deletes the destination in the same transaction).
+    pub moved_to: Option<EntryPath>,
 }
 
 impl FileEntry {
@@ -262,15 +266,6 @@ impl Turn {
     /// Bytes of before-image payload the turn keeps.
     pub fn payload_bytes(&self) -> u64 {
         self.files.iter().map(FileEntry::payload_bytes).sum()
-    }
-
-    /// Whether `path` (as displayed) is a source or destination of a legacy rename of this turn,
-    /// which this build does not reverse (see [`LEGACY_RENAME`]).
-    pub fn in_legacy_rename(&self, path: &str) -> bool {
-        let quoted = format!("`{path}`");
-        self.gaps.iter().any(|g| {
-            g.reason.as_str() == LEGACY_RENAME && g.detail.as_deref().is_some_and(|d| d.contains(&quoted))
-        })
     }
 }
 
@@ -471,9 +466,10 @@ pub fn turn_from_raw(
             after,
             capture_source: rf.capture_source.clone(),
             seq: rf.seq,
+            moved_to: None,
         });
     }
-    let renames = guard_legacy_renames(raw, root, &mut files, &mut findings);
+    let renames = link_legacy_renames(raw, root, &mut files, &mut findings);
     let mut turn = Turn {
         number: raw.turn,
         time: raw.time.clone(),
@@ -511,7 +507,7 @@ pub fn turn_from_raw(
     }
     if !renames.is_empty() {
         let detail = format!(
-            "{}: this build does not reverse legacy renames yet, so a restore leaves these paths as they are",
+            "{}: a restore moves each back from its destination, whose current content it takes",
             renames.join("; ")
         );
         turn.add_gap(derived_gap(LEGACY_RENAME, detail));
@@ -560,20 +556,18 @@ fn unknown_capture_sources(files: &[FileEntry]) -> Option<String> {
 }
 
 /// A legacy rename record (the reference implementation's `dest_path`: the entry's file was renamed
-/// to that path) can only be reversed by moving the destination back, which restore plans cannot
-/// express yet. Until they can, neither path may be restored from the record: the source's entry
-/// says "did not exist" only because its bytes moved, and the destination's says "did not exist"
-/// although it may now hold the only copy. Both become "existed, bytes not here" (a restore reports
-/// them as `missing_payload` and never writes or deletes them). Returns `` `src` was renamed to
-/// `dest` `` for each rename, and adds a finding per rename.
-fn guard_legacy_renames(
+/// to that path, which holds its bytes). The source entry gets `moved_to`, and the destination an
+/// entry of its own ("did not exist") when the record has none: a restore then moves the bytes
+/// back — it writes the source from the destination's current content and deletes the
+/// destination in the same transaction, never one without the other. Returns `` `src` was renamed
+/// to `dest` `` for each rename, and adds a finding per rename.
+fn link_legacy_renames(
     raw: &RawRecord,
     root: Option<&Path>,
-    files: &mut [FileEntry],
+    files: &mut Vec<FileEntry>,
     findings: &mut Vec<(String, String)>,
 ) -> Vec<String> {
     let mut renames = Vec::new();
-    let mut guarded: Vec<EntryPath> = Vec::new();
     for (i, rf) in raw.files.iter().enumerate() {
         let Some(dest) = rf.dest_path.as_deref().filter(|d| !d.is_empty()) else {
             continue;
@@ -591,23 +585,22 @@ fn guard_legacy_renames(
         let text = format!("`{}` was renamed to `{}`", src.display(), dest.display());
         findings.push((
             src.display(),
-            format!("{text} (a legacy rename record): this build does not reverse it yet; restores leave both paths as they are"),
+            format!("{text} (a legacy rename record): a restore moves it back"),
         ));
         renames.push(text);
-        guarded.push(src);
-        guarded.push(dest);
-    }
-    for f in files.iter_mut().filter(|f| guarded.contains(&f.path)) {
-        let (sha256, mode) = match &f.before {
-            Before::Present { sha256, mode, .. } => (sha256.clone(), *mode),
-            Before::Absent => (None, None),
-        };
-        f.before = Before::Present {
-            sha256,
-            mode,
-            size: None,
-            payload: Payload::Expired,
-        };
+        if !files.iter().any(|f| f.path == dest) {
+            files.push(FileEntry {
+                path: dest.clone(),
+                before: Before::Absent,
+                after: None,
+                capture_source: rf.capture_source.clone(),
+                seq: None,
+                moved_to: None,
+            });
+        }
+        if let Some(f) = files.get_mut(i) {
+            f.moved_to = Some(dest);
+        }
     }
     renames
 }

@@ -22,6 +22,8 @@ pub(crate) enum ImageSource {
     Turn(u64, usize),
     /// A transaction's forward image.
     Forward(crate::forward::ForwardAt),
+    /// A workspace file's current bytes: where a legacy rename moved them (`moved_to`).
+    Workspace(RelPath),
     /// Nothing to read: the image is "did not exist".
     None,
 }
@@ -42,6 +44,9 @@ pub(crate) struct TargetImage {
 #[derive(Debug, Clone)]
 pub(crate) struct PlannedFile {
     pub(crate) rel: Option<RelPath>,
+    /// For the destination of a legacy rename: the source, which the transaction must write for
+    /// this file to be deleted (the bytes move back; never one without the other).
+    pub(crate) deleted_with: Option<RelPath>,
     pub(crate) shown: String,
     pub(crate) target: TargetImage,
     pub(crate) current: Option<Image>,
@@ -255,10 +260,24 @@ impl CheckpointStore {
             .collect();
         order.sort_by_key(|a| a.0);
         let unsafe_paths = gap_paths(&spanned);
-        let files = order
+        let mut files: Vec<PlannedFile> = order
             .into_iter()
             .map(|(_, shown, rel, img)| self.check(&root, rel, shown, img, &unsafe_paths, &mut memo))
             .collect();
+        // Legacy renames: each destination is deleted only with its source written.
+        let moves: Vec<(RelPath, RelPath)> = spanned
+            .iter()
+            .flat_map(|t| t.files.iter())
+            .filter_map(|f| match (f.path.safe(), &f.moved_to) {
+                (Some(src), Some(EntryPath::Safe(dst))) => Some((src.clone(), dst.clone())),
+                _ => None,
+            })
+            .collect();
+        for (src, dst) in moves {
+            if let Some(f) = files.iter_mut().find(|f| f.rel.as_ref() == Some(&dst)) {
+                f.deleted_with = Some(src);
+            }
+        }
         Ok(self.finish_plan(PlanKind::Turn(n), n, &spanned, files, memo))
     }
 
@@ -301,6 +320,15 @@ impl CheckpointStore {
             &unsafe_paths,
             &mut memo,
         );
+        let mut file = file;
+        // The destination of a legacy rename is deleted only with its source written, which a
+        // single-file revert of it never does: it stays.
+        file.deleted_with = self
+            .turns
+            .values()
+            .flat_map(|t| t.files.iter())
+            .find(|f| f.moved_to.as_ref().and_then(EntryPath::safe) == Some(&rel))
+            .and_then(|f| f.path.safe().cloned());
         let relevant: Vec<&Turn> = spanned
             .into_iter()
             .filter(|t| t.entry_index(&rel).is_some())
@@ -380,6 +408,7 @@ impl CheckpointStore {
     ) -> PlannedFile {
         let mut out = PlannedFile {
             rel: rel.clone(),
+            deleted_with: None,
             shown: shown.clone(),
             target,
             current: None,
@@ -513,6 +542,9 @@ impl CheckpointStore {
     fn turn_image(&self, turn: &Turn, i: usize, memo: &mut HashMemo) -> TargetImage {
         let f = &turn.files[i];
         let legacy = turn.format == Format::V1 && turn.source != TurnSource::V3;
+        if let Some(dest) = &f.moved_to {
+            return self.moved_image(dest, memo);
+        }
         match &f.before {
             Before::Absent => TargetImage {
                 image: Image {
@@ -573,6 +605,51 @@ impl CheckpointStore {
                     unusable,
                 }
             }
+        }
+    }
+
+    /// The restore image of a legacy rename's source: the bytes its destination holds now (a
+    /// plain file reached through real directories), else unusable (nothing is written or deleted).
+    fn moved_image(&self, dest: &EntryPath, memo: &mut HashMemo) -> TargetImage {
+        let unusable = |why: String| TargetImage {
+            image: Image {
+                existed: true,
+                sha256: None,
+                mode: None,
+            },
+            size: None,
+            source: ImageSource::None,
+            legacy: true,
+            unusable: Some(why),
+        };
+        let (Some(root), EntryPath::Safe(d)) = (self.root.as_deref(), dest) else {
+            return unusable(format!(
+                "its bytes were moved to `{}`, outside the workspace",
+                dest.display()
+            ));
+        };
+        if standing(root, d) != Standing::Plain {
+            return unusable(format!(
+                "its bytes were moved to `{}`, which is not a plain file now",
+                d.to_lossy()
+            ));
+        }
+        match memo.image_of(&d.under(root)) {
+            Ok(img) if img.existed => TargetImage {
+                size: std::fs::metadata(d.under(root)).ok().map(|m| m.len()),
+                image: img,
+                source: ImageSource::Workspace(d.clone()),
+                legacy: true,
+                unusable: None,
+            },
+            Ok(_) => unusable(format!(
+                "its bytes were moved to `{}`, which is gone",
+                d.to_lossy()
+            )),
+            Err(e) => unusable(format!(
+                "its bytes were moved to `{}`, which cannot be read: {e}",
+                d.to_lossy()
+            )),
         }
     }
 

@@ -215,11 +215,6 @@ impl CheckpointStore {
             Payload::NotKept => {
                 return Err(missing("the file was over the size cap, its bytes were not kept"))
             }
-            Payload::Expired if t.in_legacy_rename(&path.to_lossy()) => {
-                return Err(missing(
-                    "it is part of a legacy rename record, which this build does not reverse yet",
-                ))
-            }
             Payload::Expired => return Err(missing("retention expired the payload")),
         };
         Ok(BeforeImage::Present {

@@ -98,6 +98,9 @@ pub struct CheckpointStore {
     pub(crate) held: BTreeMap<u64, usize>,
     pub(crate) load_problems: Vec<FsckProblem>,
     pub(crate) transactions: BTreeMap<String, Manifest>,
+    /// A manifest that stops writes (unreadable, or a foreign transaction in flight): its file name
+    /// and why.
+    pub(crate) blocked_by: Option<(String, String)>,
 }
 
 impl std::fmt::Debug for CheckpointStore {
@@ -119,6 +122,16 @@ impl CheckpointStore {
     pub fn open(dir: &Path, root: &Path, opts: StoreOptions) -> Result<CheckpointStore> {
         let root = fs::canonicalize(root).at("resolve the workspace", root)?;
         let mut store = Self::open_inner(dir, Some(root), opts)?;
+        // A transaction this build cannot read may be in flight, and its forward images may be the
+        // only copies of what it replaced: nothing is written until it is repaired or moved aside.
+        if let Some((name, why)) = &store.blocked_by {
+            return Err(crate::error::CheckpointError::Corrupt {
+                path: dir.join(crate::tx::TX_DIR).join(name),
+                detail: format!(
+                    "{why}; this session's checkpoints are not written to until the manifest is repaired or moved aside"
+                ),
+            });
+        }
         // Sequences only ever grow by one per write: one this close to overflowing was damaged or
         // forged, and writing on would wrap the timeline around.
         if store.state.mutation_seq > MAX_SEQ {
@@ -214,15 +227,16 @@ impl CheckpointStore {
             .unwrap_or(0);
         state.mutation_seq = state.mutation_seq.max(max_seq);
         let (transactions, bad) = load_manifests(dir)?;
-        for (name, why) in bad {
+        for b in &bad {
             problems.push(FsckProblem {
-                path: format!("transactions/{name}"),
-                problem: why,
-                severity: Severity::Error,
+                path: format!("transactions/{}", b.name),
+                problem: b.why.clone(),
+                severity: if b.blocks { Severity::Error } else { Severity::Info },
                 turn: None,
                 file: None,
             });
         }
+        let blocking = bad.into_iter().find(|b| b.blocks);
         let mut store = CheckpointStore {
             dir: dir.to_path_buf(),
             root,
@@ -235,6 +249,7 @@ impl CheckpointStore {
             current: None,
             held: BTreeMap::new(),
             load_problems: problems,
+            blocked_by: blocking.map(|b| (b.name, b.why)),
             transactions,
         };
         // Committed transactions are Retrace's own writes, even if state.json lagged behind them.

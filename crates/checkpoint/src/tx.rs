@@ -228,10 +228,24 @@ fn sibling(root: &Path, rel: &RelPath, suffix: &str) -> PathBuf {
 
 pub(crate) const TX_DIR: &str = "transactions";
 
-/// Loads every manifest; unreadable ones are returned as `(file name, error)`.
-/// Manifests by id, and the unreadable ones as `(file name, why)`.
-pub(crate) type LoadedManifests = (BTreeMap<String, Manifest>, Vec<(String, String)>);
+/// A manifest file that is not a manifest this build can use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ManifestProblem {
+    /// Its file name in `transactions/`.
+    pub(crate) name: String,
+    /// What is wrong.
+    pub(crate) why: String,
+    /// Whether it stops writes to the session: a transaction that may be in flight (or whose
+    /// forward images may be the only copies) and that this build cannot read or roll back.
+    pub(crate) blocks: bool,
+}
 
+/// Manifests by id, and the files that are none.
+pub(crate) type LoadedManifests = (BTreeMap<String, Manifest>, Vec<ManifestProblem>);
+
+/// Loads every manifest. A file that does not parse blocks writes (it may be a transaction in
+/// flight), except a manifest of the reference implementation that says it finished, which is
+/// only noted: that writer's transactions are its own, and a finished one needs nothing.
 pub(crate) fn load_manifests(dir: &Path) -> Result<LoadedManifests> {
     let mut out = BTreeMap::new();
     let mut bad = Vec::new();
@@ -245,33 +259,79 @@ pub(crate) fn load_manifests(dir: &Path) -> Result<LoadedManifests> {
         if !name.ends_with(".json") || name.starts_with('.') {
             continue;
         }
-        let parsed = read_bounded(&e.path()).and_then(|b| {
-            serde_json::from_slice::<Manifest>(&b).map_err(|err| CheckpointError::Corrupt {
-                path: e.path(),
-                detail: format!("not a valid transaction manifest: {err}"),
-            })
-        });
-        match parsed {
+        let bytes = match read_bounded(&e.path()) {
+            Ok(b) => b,
+            Err(err) => {
+                bad.push(ManifestProblem {
+                    name,
+                    why: err.to_string(),
+                    blocks: true,
+                });
+                continue;
+            }
+        };
+        match serde_json::from_slice::<Manifest>(&bytes) {
             Ok(m) if format!("{}.json", m.id) == name => {
                 out.insert(m.id.clone(), m);
             }
-            Ok(m) => bad.push((
+            Ok(m) => bad.push(ManifestProblem {
                 name,
-                format!("manifest id `{}` does not match its file name", m.id),
-            )),
-            Err(err) => bad.push((name, err.to_string())),
+                why: format!("manifest id `{}` does not match its file name", m.id),
+                blocks: true,
+            }),
+            Err(err) => bad.push(foreign_or_broken(name, &bytes, &err.to_string())),
         }
     }
     Ok((out, bad))
 }
 
+/// A file of `transactions/` that is no Retrace manifest: another implementation's (the
+/// reference's flat `restore*`/`forward*` targets, with `workspaceRoot`), or broken.
+fn foreign_or_broken(name: String, bytes: &[u8], err: &str) -> ManifestProblem {
+    let value: Option<serde_json::Value> = serde_json::from_slice(bytes).ok();
+    let foreign = value.as_ref().filter(|v| {
+        v.get("workspaceRoot").is_some()
+            && v["targets"].as_array().is_some_and(|t| {
+                t.iter()
+                    .all(|t| t.get("forwardSha").is_some() || t.get("forwardExisted").is_some())
+            })
+    });
+    match foreign.and_then(|v| v["state"].as_str()) {
+        Some(state @ ("committed" | "aborted" | "undone")) => ManifestProblem {
+            name,
+            why: format!("a transaction manifest another implementation wrote ({state}); nothing needs it"),
+            blocks: false,
+        },
+        Some(state) => ManifestProblem {
+            name,
+            why: format!(
+                "a transaction manifest another implementation wrote, still {state}: it may be in flight, and this build cannot roll it back"
+            ),
+            blocks: true,
+        },
+        None => ManifestProblem {
+            name,
+            why: format!("not a valid transaction manifest: {err}"),
+            blocks: true,
+        },
+    }
+}
+
 impl CheckpointStore {
     /// Writes a manifest durably and keeps it in memory.
     pub(crate) fn save_manifest(&mut self, m: &Manifest) -> Result<()> {
+        let bytes = to_json(m);
+        // What is written must be readable again: manifests are read under the record limit.
+        if bytes.len() as u64 > crate::record::MAX_RECORD_BYTES {
+            return Err(CheckpointError::TransactionTooLarge {
+                targets: m.targets.len(),
+                size: bytes.len() as u64,
+            });
+        }
         let txd = self.dir.join(TX_DIR);
         self.opts.fs.create_dir_all(&txd).at("create", &txd)?;
         let path = txd.join(format!("{}.json", m.id));
-        self.opts.fs.write_atomic(&path, &to_json(m)).at("write", &path)?;
+        self.opts.fs.write_atomic(&path, &bytes).at("write", &path)?;
         self.transactions.insert(m.id.clone(), m.clone());
         Ok(())
     }
@@ -293,5 +353,53 @@ impl CheckpointStore {
             && matches!(last.kind, TxKind::Restore | TxKind::Revert | TxKind::Rewind)
             && last.seq == self.state.mutation_seq;
         undoable.then_some(last)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 13 item 11: a manifest is never written larger than manifests are read back.
+    #[test]
+    fn a_manifest_too_large_to_read_back_is_refused_before_anything_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let sidecar = dir.path().join("s.ckpt");
+        let mut store = CheckpointStore::open(&sidecar, ws.path(), crate::StoreOptions::default()).unwrap();
+        let image = TxImage {
+            existed: true,
+            sha256: Some("a".repeat(64)),
+            mode: Some(0o644),
+        };
+        let target = |i: usize| TxTarget {
+            path: format!("{}/{i}", "d".repeat(200)),
+            path_bytes: None,
+            action: TargetAction::Write,
+            restore: image.clone(),
+            forward: image.clone(),
+            published: false,
+            recovery_copy: None,
+            forward_at: None,
+        };
+        let m = Manifest {
+            id: "00000001-00000000".into(),
+            kind: TxKind::Restore,
+            state: TxState::Prepared,
+            time: String::new(),
+            seq: 1,
+            turn: None,
+            undoes: None,
+            undone_by: None,
+            extra: None,
+            forward_pack: None,
+            targets: (0..40_000).map(target).collect(),
+        };
+        let e = store.save_manifest(&m).unwrap_err();
+        assert!(
+            matches!(e, CheckpointError::TransactionTooLarge { targets: 40_000, .. }),
+            "{e}"
+        );
+        assert!(!sidecar.join(TX_DIR).join("00000001-00000000.json").exists());
     }
 }

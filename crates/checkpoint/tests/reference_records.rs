@@ -599,15 +599,30 @@ fn a_legacy_rename_never_deletes_the_only_copy() {
         .load_problems()
         .iter()
         .any(|p| p.severity == Severity::Warning && p.problem.contains("legacy rename")));
-    // Even an explicit overwrite leaves the destination (and does not invent the source).
-    let out = restore(&mut store, 1, OnConflict::Overwrite);
+    // A single-file revert of the destination would delete the only copy without writing the
+    // source: it leaves it.
+    let plan = store.plan_file_revert(&s.workspace.join("b.txt")).unwrap();
+    let _ = store.commit(
+        &plan,
+        CommitOptions {
+            confirm: true,
+            on_conflict: OnConflict::Overwrite,
+        },
+    );
+    assert_eq!(read(&s, "b.txt").unwrap(), b"only copy");
+    // Skipping the source (a conflict) keeps the destination too.
+    let plan = store.plan_restore(1).unwrap();
+    let out = store
+        .commit(
+            &plan,
+            CommitOptions {
+                confirm: true,
+                on_conflict: OnConflict::Skip,
+            },
+        )
+        .unwrap();
     assert!(out.files_deleted.is_empty(), "{out:?}");
     assert_eq!(read(&s, "b.txt").unwrap(), b"only copy");
-    // Single-file reverts neither.
-    let plan = store.plan_file_revert(&s.workspace.join("b.txt")).unwrap();
-    assert_eq!(plan.plan.files[0].action, retrace_protocol::FileAction::Skip);
-    let err = store.before_image(1, &rel("b.txt")).unwrap_err();
-    assert!(err.to_string().contains("legacy rename"), "{err}");
 }
 
 #[test]
@@ -655,7 +670,6 @@ fn a_legacy_rename_whose_destination_is_gone_changes_nothing() {
 }
 
 #[test]
-#[ignore = "issue 13 item 15: waits for the restore-plan fix"]
 fn a_legacy_rename_is_reversed() {
     // The reference's TestRestoreLegacyRenameFallsBackAcrossFilesystems: the destination holds the
     // only copy; restoring the turn moves it back to the source.
@@ -675,7 +689,6 @@ fn a_legacy_rename_is_reversed() {
 }
 
 #[test]
-#[ignore = "issue 13 item 15: waits for the restore-plan fix"]
 fn a_legacy_rename_without_its_paired_entry_is_reversed() {
     // Older rename records may name the destination only in `dest_path`.
     let s = Scratch::new().unwrap();
@@ -737,7 +750,6 @@ fn a_cross_turn_rename_chain_restores_the_first_path() {
 /// Every write to the session must fail, naming the manifest: opening for writing, or else each
 /// write entry point.
 #[test]
-#[ignore = "issue 13 item 15: waits for the restore-plan fix"]
 fn an_unreadable_transaction_manifest_blocks_writes_and_names_the_file() {
     let s = Scratch::new().unwrap();
     s.write("a.txt", b"v0").unwrap();
@@ -808,7 +820,6 @@ fn reference_manifest(s: &Scratch, id: &str, state: &str) -> String {
 }
 
 #[test]
-#[ignore = "issue 13 item 15: waits for the restore-plan fix"]
 fn a_finished_reference_transaction_manifest_neither_blocks_writes_nor_fails_fsck() {
     let s = Scratch::new().unwrap();
     s.write("a.txt", b"v0").unwrap();
@@ -824,7 +835,6 @@ fn a_finished_reference_transaction_manifest_neither_blocks_writes_nor_fails_fsc
 }
 
 #[test]
-#[ignore = "issue 13 item 15: waits for the restore-plan fix"]
 fn an_unfinished_reference_transaction_blocks_writes_and_names_the_file() {
     let s = Scratch::new().unwrap();
     s.write("a.txt", b"v0").unwrap();

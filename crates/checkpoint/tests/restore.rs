@@ -652,7 +652,10 @@ fn fsck_checks_manifests_and_their_blobs() {
     assert!(p.problem.contains(out.transaction_id.as_deref().unwrap()));
     fs::write(s.sidecar.join("transactions/broken.json"), b"{").unwrap();
     drop(store);
-    let store = open(&s);
+    // A manifest that cannot be read stops writes (naming it); reading still works, and fsck says.
+    let e = CheckpointStore::open(&s.sidecar, &s.workspace, opts()).unwrap_err();
+    assert!(e.to_string().contains("transactions/broken.json"), "{e}");
+    let store = CheckpointStore::open_read_only(&s.sidecar, &s.workspace).unwrap();
     assert!(store
         .fsck()
         .problems

@@ -59,7 +59,10 @@ fn checkpoint(e: CheckpointError, message: String) -> Error {
         C::RecordTooLarge { .. } | C::Corrupt { .. } => ErrorCode::Corrupt,
         C::UnknownTurn(n) => return Error::not_found(Missing::Turn, n.to_string(), message),
         C::UnknownFile { path, .. } => return Error::not_found(Missing::File, path.clone(), message),
-        C::MissingPayload { .. } | C::NotOffered { .. } | C::UndoUnavailable { .. } => ErrorCode::Refused,
+        C::MissingPayload { .. }
+        | C::NotOffered { .. }
+        | C::UndoUnavailable { .. }
+        | C::TransactionTooLarge { .. } => ErrorCode::Refused,
         C::StalePlan { .. } => ErrorCode::StalePlan,
         C::ConfirmationRequired => ErrorCode::ConfirmationRequired,
         C::Refused { conflicts } | C::Changed { conflicts } => {
