@@ -8,15 +8,15 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 
-use retrace_fsutil::durable::temp_sibling;
 use retrace_fsutil::{copy_hashed, hex, pool, Fs, RelPath};
 use retrace_protocol::{ChangeKind, Gap, GapReason};
 use sha2::{Digest, Sha256};
 
 use crate::error::{CheckpointError, IoContext, Result};
-use crate::model::{turn_to_raw_v3, Before, EntryPath, FileEntry, Image, Payload, Turn};
+use crate::model::{file_to_raw, gap_to_raw, Before, EntryPath, FileEntry, Image, Payload, Turn};
+use crate::record::{JournalAfter, JournalLine};
 use crate::state::Owned;
-use crate::store::{sync_error, to_json, CheckpointStore};
+use crate::store::{sync_error, CheckpointStore};
 
 /// One path a tool's preview says it will change.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,14 +62,13 @@ struct ToCopy {
     len: u64,
 }
 
-/// A capture's new record, written under its temp name, waiting to be synced and published.
+/// A capture's additions to its turn, waiting to be published.
 struct Staged {
     turn: Turn,
     /// The mutation sequence after the call's captures.
     seq: u64,
-    temp: PathBuf,
-    /// The temp file, open for its fsync.
-    file: File,
+    /// What the journal gets.
+    lines: Vec<JournalLine>,
 }
 
 /// A payload written but not yet synced.
@@ -179,58 +178,33 @@ impl CheckpointStore {
                 entries.push(entry);
             }
             // One barrier makes the payloads of this call durable (each file, then their directory
-            // once) together with the new record under its temp name, not yet published. Small
-            // payloads: the record is known now, so it is written first (its writeback started) and
-            // joins the barrier, on this thread (a hand-off to a helper costs more than it hides at
-            // these sizes). Large ones: the payloads are synced on a helper while this thread
-            // creates the record's temp file, waits for the digests, writes and syncs the record.
+            // once). Large ones: the payloads are synced on a helper while this thread syncs their
+            // directory and waits for the digests. Only then is the record told about them.
             let fs_ = &this.opts.fs;
             let payloads: Vec<(&File, &Path)> = pending.iter().map(|p| (&p.file, p.path.as_path())).collect();
-            let barrier = |record: Option<(&File, &Path)>| -> Result<()> {
-                for (f, p) in &payloads {
-                    fs_.sync_file(f, "sync_payload").at("sync", p)?;
+            match hasher {
+                None => {
+                    for (f, p) in &payloads {
+                        fs_.sync_file(f, "sync_payload").at("sync", p)?;
+                    }
+                    if !payloads.is_empty() {
+                        fs_.sync_dir(&files_dir).at("sync", &files_dir)?;
+                    }
                 }
-                if let Some((f, p)) = record {
-                    fs_.sync_file(f, "sync_file").at("write", p)?;
-                }
-                if !payloads.is_empty() {
-                    fs_.sync_dir(&files_dir).at("sync", &files_dir)?;
-                }
-                Ok(())
-            };
-            let staged = match hasher {
-                None => this
-                    .stage_record(number, entries, &gaps)
-                    .and_then(|st| barrier(Some((&st.file, &st.temp))).map(|()| st)),
-                Some(h) => (|| -> Result<Staged> {
-                    // The payloads' fsyncs run on a helper thread while this one syncs their
-                    // directory, creates the record's temp file, collects the digests, then writes
-                    // and syncs the record; both are done before anything is published.
+                Some(h) => {
                     let syncing = fs_
                         .sync_files_later(&payloads, "sync_payload")
                         .map_err(sync_error)?;
-                    let record = (|| -> Result<Staged> {
+                    let here = (|| -> Result<()> {
                         fs_.sync_dir(&files_dir).at("sync", &files_dir)?;
-                        let temp = this.create_record_temp(number)?;
-                        digests_into(&mut entries, h.finish()?, &files_dir, base_index)?;
-                        let st = this.write_record(number, entries, &gaps, temp)?;
-                        fs_.sync_file(&st.file, "sync_file").at("write", &st.temp)?;
-                        Ok(st)
+                        digests_into(&mut entries, h.finish()?, &files_dir, base_index)
                     })();
                     let synced = syncing.join().map_err(sync_error);
-                    let st = record?;
-                    synced.map(|()| st)
-                })(),
-            };
-            let staged = match staged {
-                Ok(st) => st,
-                Err(e) => {
-                    // The temp record may exist (the barrier failed after it was written): drop it.
-                    let _ = fs::remove_file(temp_sibling(&this.turn_dir(number).join("meta.json")));
-                    return Err(e);
+                    here?;
+                    synced?;
                 }
-            };
-            Ok((staged, gaps))
+            }
+            Ok((this.stage_entries(number, entries, &gaps)?, gaps))
         })()
         .inspect_err(|_| {
             // Payloads this call created are referenced by nothing: a full disk must not keep
@@ -239,22 +213,23 @@ impl CheckpointStore {
                 let _ = fs::remove_file(files_dir.join(format!("{i:04}.before")));
             }
         })?;
-        // Publish: the record, which references only durable payloads, takes its final name. Only
-        // then does the store remember the capture, so a failed call leaves the paths untouched and a
-        // retry captures them again.
-        let meta = self.turn_dir(number).join("meta.json");
-        let fs_ = self.opts.fs.clone();
-        if let Err(e) = fs_.rename(&staged.temp, &meta) {
-            let _ = fs::remove_file(&staged.temp);
-            return Err(e).at("write", &meta);
+        // Publish: journal lines that reference only durable payloads (one append, one fsync).
+        // Only then does the store remember the capture, so a failed call leaves the paths
+        // untouched and a retry captures them again.
+        // After-images recorded before this call go first: they are about entries already there.
+        let mut lines = self.pending_after_lines();
+        lines.extend(staged.lines);
+        if let Err(e) = self.append_journal(&lines) {
+            for i in base_index..base_index + todo.len() {
+                let _ = fs::remove_file(files_dir.join(format!("{i:04}.before")));
+            }
+            return Err(e);
         }
-        fs_.sync_dir(&self.turn_dir(number)).at("write", &meta)?;
         self.state.mutation_seq = staged.seq;
         self.turns.insert(number, staged.turn);
         if let Some(cur) = self.current.as_mut() {
             cur.touched.extend(todo.iter().cloned());
-            // The record just written carries every after-image recorded so far.
-            cur.meta_dirty = false;
+            cur.after_dirty.clear();
         }
         report.captured = todo;
         report.gaps = gaps;
@@ -262,47 +237,42 @@ impl CheckpointStore {
         Ok(report)
     }
 
-    /// The record of turn `number` with `entries` and `gaps` added, written to the temp name of its
-    /// `meta.json` with its writeback started,
-    /// not synced and not renamed: nothing in the store changes. The caller syncs [`Staged::file`].
-    fn stage_record(&self, number: u64, entries: Vec<FileEntry>, gaps: &[Gap]) -> Result<Staged> {
-        let temp = self.create_record_temp(number)?;
-        self.write_record(number, entries, gaps, temp)
-    }
-
-    /// Creates the temp file of turn `number`'s next record.
-    fn create_record_temp(&self, number: u64) -> Result<File> {
-        let temp = temp_sibling(&self.turn_dir(number).join("meta.json"));
-        self.opts.fs.create_file(&temp).at("write", &temp)
-    }
-
-    /// [`CheckpointStore::stage_record`] into a temp file already created.
-    fn write_record(&self, number: u64, entries: Vec<FileEntry>, gaps: &[Gap], file: File) -> Result<Staged> {
+    /// Turn `number` with `entries` and `gaps` added, and the journal lines that say so; nothing in
+    /// the store changes.
+    fn stage_entries(&self, number: u64, entries: Vec<FileEntry>, gaps: &[Gap]) -> Result<Staged> {
         let mut turn = self
             .turns
             .get(&number)
             .cloned()
             .ok_or(CheckpointError::UnknownTurn(number))?;
         let mut seq = self.state.mutation_seq;
+        let mut lines = Vec::new();
         for mut e in entries {
             seq += 1;
             e.seq = Some(seq);
+            lines.push(JournalLine {
+                index: Some(turn.files.len()),
+                entry: Some(file_to_raw(&e)),
+                ..JournalLine::default()
+            });
             turn.files.push(e);
         }
         for g in gaps {
+            let before = turn.gaps.clone();
             turn.add_gap(g.clone());
+            if let Some(now) = turn
+                .gaps
+                .iter()
+                .find(|x| x.reason == g.reason && x.path == g.path)
+                .filter(|x| !before.contains(x))
+            {
+                lines.push(JournalLine {
+                    gap: Some(gap_to_raw(now)),
+                    ..JournalLine::default()
+                });
+            }
         }
-        let temp = temp_sibling(&self.turn_dir(number).join("meta.json"));
-        self.opts
-            .fs
-            .write_all(&file, &to_json(&turn_to_raw_v3(&turn)))
-            .at("write", &temp)?;
-        Ok(Staged {
-            turn,
-            seq,
-            temp,
-            file,
-        })
+        Ok(Staged { turn, seq, lines })
     }
 
     /// Inspects one path. Returns its entry and, for a file whose bytes are kept, the payload file
@@ -456,13 +426,18 @@ impl CheckpointStore {
             changed = true;
         }
         if changed {
-            // Nothing is written now: the turn's record picks the after-images up at its next write
-            // (next capture, gap, or the end of the turn) and `state.json` at the end of the turn.
-            // A crash before then loses the newest proofs, so a restore reports those files as
+            // Nothing is written now: the turn's journal picks the after-images up at its next
+            // append (next capture, gap, or the end of the turn) and `state.json` at the end of the
+            // turn. A crash before then loses the newest proofs, so a restore reports those files as
             // conflicts (never overwrites them): the price of no fsync after each tool call.
             self.state_dirty.store(true, Ordering::Relaxed);
+            let indices: Vec<usize> = paths
+                .iter()
+                .filter_map(|p| RelPath::normalize(&root, p).ok())
+                .filter_map(|rel| self.turns.get(&number).and_then(|t| t.entry_index(&rel)))
+                .collect();
             if let Some(cur) = self.current.as_mut() {
-                cur.meta_dirty = true;
+                cur.after_dirty.extend(indices);
             }
         }
         Ok(())
@@ -473,14 +448,60 @@ impl CheckpointStore {
         let Some(number) = self.current_turn() else {
             return Err(CheckpointError::NoTurn);
         };
-        if let Some(turn) = self.turns.get_mut(&number) {
-            turn.add_gap(gap);
+        let Some(turn) = self.turns.get_mut(&number) else {
+            return Ok(());
+        };
+        let before = turn.gaps.clone();
+        turn.add_gap(gap.clone());
+        let Some(now) = turn
+            .gaps
+            .iter()
+            .find(|g| g.reason == gap.reason && g.path == gap.path)
+            .filter(|g| !before.contains(g))
+            .cloned()
+        else {
+            return Ok(());
+        };
+        let mut lines = self.pending_after_lines();
+        lines.push(JournalLine {
+            gap: Some(gap_to_raw(&now)),
+            ..JournalLine::default()
+        });
+        let appended = self.append_journal(&lines);
+        if appended.is_err() {
+            // Not recorded: forget it, so that a retry records it.
+            if let Some(turn) = self.turns.get_mut(&number) {
+                turn.gaps = before;
+            }
+        } else if let Some(cur) = self.current.as_mut() {
+            cur.after_dirty.clear();
         }
-        self.write_meta(number)?;
-        if let Some(cur) = self.current.as_mut() {
-            cur.meta_dirty = false;
-        }
-        Ok(())
+        appended
+    }
+
+    /// Journal lines for the after-images recorded since the journal last got them.
+    pub(crate) fn pending_after_lines(&self) -> Vec<JournalLine> {
+        let Some(cur) = self.current.as_ref() else {
+            return Vec::new();
+        };
+        let Some(turn) = self.turns.get(&cur.number) else {
+            return Vec::new();
+        };
+        cur.after_dirty
+            .iter()
+            .filter_map(|&i| {
+                let a = turn.files.get(i)?.after.as_ref()?;
+                Some(JournalLine {
+                    index: Some(i),
+                    after: Some(JournalAfter {
+                        existed: a.existed,
+                        sha256: a.sha256.clone(),
+                        mode: a.mode,
+                    }),
+                    ..JournalLine::default()
+                })
+            })
+            .collect()
     }
 }
 

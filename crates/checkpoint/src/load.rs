@@ -74,7 +74,16 @@ fn read_candidate(
     source: Source,
     number: u64,
 ) -> std::result::Result<Candidate, String> {
-    let raw = read_record(&dir.join(&rel)).map_err(|e| e.to_string())?;
+    let mut raw = read_record(&dir.join(&rel)).map_err(|e| e.to_string())?;
+    if source == Source::V3 {
+        // What the turn captured since its record was last written whole.
+        let journal = dir
+            .join(format!("turns/{number}"))
+            .join(crate::record::JOURNAL_FILE);
+        if let Ok(bytes) = crate::record::read_bounded_as(&journal, crate::record::MAX_JOURNAL_BYTES) {
+            let _ = crate::record::apply_journal(&mut raw, &bytes);
+        }
+    }
     if raw.turn != number {
         return Err(format!(
             "`{rel}` says turn {} but its name says turn {number}",

@@ -726,43 +726,7 @@ pub fn path_to_raw(p: &RelPath) -> (String, Option<String>) {
 
 /// The v3 `meta.json` form of a turn (only v3 turns are ever written).
 pub fn turn_to_raw_v3(t: &Turn) -> RawRecord {
-    let files = t
-        .files
-        .iter()
-        .map(|f| {
-            let (path, path_bytes) = match &f.path {
-                EntryPath::Safe(p) => path_to_raw(p),
-                EntryPath::Unsafe(s) => (s.clone(), None),
-            };
-            let mut rf = RawFile {
-                path,
-                path_bytes,
-                capture_source: f.capture_source.clone(),
-                seq: f.seq,
-                ..RawFile::default()
-            };
-            if let Before::Present {
-                sha256,
-                mode,
-                size,
-                payload,
-            } = &f.before
-            {
-                rf.sha256 = sha256.clone();
-                rf.mode = *mode;
-                rf.size = *size;
-                if matches!(payload, Payload::NotKept) {
-                    rf.payload = Some(false);
-                }
-            }
-            if let Some(a) = &f.after {
-                rf.after_existed = Some(a.existed);
-                rf.after_sha256 = a.sha256.clone();
-                rf.after_mode = a.mode;
-            }
-            rf
-        })
-        .collect();
+    let files = t.files.iter().map(file_to_raw).collect();
     RawRecord {
         schema_version: Some(3),
         session_id: t.session_id.clone(),
@@ -778,6 +742,41 @@ pub fn turn_to_raw_v3(t: &Turn) -> RawRecord {
         files,
         expired_file_payload: None,
     }
+}
+
+/// A file entry as a v3 record (and a journal line) stores it.
+pub fn file_to_raw(f: &FileEntry) -> RawFile {
+    let (path, path_bytes) = match &f.path {
+        EntryPath::Safe(p) => path_to_raw(p),
+        EntryPath::Unsafe(s) => (s.clone(), None),
+    };
+    let mut rf = RawFile {
+        path,
+        path_bytes,
+        capture_source: f.capture_source.clone(),
+        seq: f.seq,
+        ..RawFile::default()
+    };
+    if let Before::Present {
+        sha256,
+        mode,
+        size,
+        payload,
+    } = &f.before
+    {
+        rf.sha256 = sha256.clone();
+        rf.mode = *mode;
+        rf.size = *size;
+        if matches!(payload, Payload::NotKept) {
+            rf.payload = Some(false);
+        }
+    }
+    if let Some(a) = &f.after {
+        rf.after_existed = Some(a.existed);
+        rf.after_sha256 = a.sha256.clone();
+        rf.after_mode = a.mode;
+    }
+    rf
 }
 
 /// The marker `turn-N.json` of a v3 turn.

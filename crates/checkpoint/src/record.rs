@@ -6,7 +6,6 @@
 //! records), and keeps such values as they are when a record is rewritten. [`crate::model`] turns a
 //! raw record into the typed model.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
@@ -205,31 +204,139 @@ pub fn parse_record(path: &Path, bytes: &[u8]) -> Result<RawRecord> {
     })
 }
 
+/// The largest journal a turn's record is read with (about 200,000 captured files).
+pub const MAX_JOURNAL_BYTES: u64 = 4 * MAX_RECORD_BYTES;
+
 /// Reads a whole small file, refusing non-files and files over [`MAX_RECORD_BYTES`] unread.
 pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
-    let file = File::open(path).at("open", path)?;
-    let meta = file.metadata().at("stat", path)?;
+    read_bounded_as(path, MAX_RECORD_BYTES)
+}
+
+/// [`read_bounded`] with another limit. Opened without blocking: a FIFO planted in a sidecar is
+/// refused, not waited on.
+pub fn read_bounded_as(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    let (file, meta) = retrace_fsutil::open_read(path).at("open", path)?;
     if !meta.is_file() {
         return Err(CheckpointError::Corrupt {
             path: path.into(),
             detail: "expected a file, found a directory or special file".into(),
         });
     }
-    if meta.len() > MAX_RECORD_BYTES {
+    if meta.len() > limit {
         return Err(CheckpointError::RecordTooLarge {
             path: path.into(),
             size: meta.len(),
         });
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_RECORD_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .at("read", path)?;
-    if bytes.len() as u64 > MAX_RECORD_BYTES {
+    file.take(limit + 1).read_to_end(&mut bytes).at("read", path)?;
+    if bytes.len() as u64 > limit {
         return Err(CheckpointError::RecordTooLarge {
             path: path.into(),
             size: bytes.len() as u64,
         });
     }
     Ok(bytes)
+}
+
+/// One line of a v3 turn's journal, `turns/N/journal.jsonl`: what the turn captured since its
+/// `meta.json` was last written whole. Exactly one of `entry`, `after` and `gap` is set.
+///
+/// A capture appends a line (after its payloads are durable) instead of rewriting the record, so a
+/// turn of N tool calls costs O(N), not O(N²); the end of the turn writes `meta.json` whole again
+/// and removes the journal. Readers apply the journal over `meta.json` in order: an entry whose
+/// `index` is already in the record is skipped (a crash between the final record and the
+/// journal's removal), one that would leave a hole ends the journal (what follows cannot be placed:
+/// payload names are positions), an after-image replaces the entry's, a gap replaces the one of
+/// the same reason and path (a shell gap grows a line per command) or is added. A last line
+/// without its newline is a write cut short, and is ignored.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct JournalLine {
+    /// The position in `files` the line is about (`entry`, `after`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
+    /// A new file entry, at `index`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<RawFile>,
+    /// The after-image of the entry at `index`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<JournalAfter>,
+    /// A coverage gap of the turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gap: Option<RawGap>,
+}
+
+/// An after-image in a journal line.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct JournalAfter {
+    /// Whether the file existed after the write.
+    pub existed: bool,
+    /// Its SHA-256.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Its mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<u32>,
+}
+
+/// The journal's file name inside `turns/N/`.
+pub const JOURNAL_FILE: &str = "journal.jsonl";
+
+/// Applies journal `bytes` over `raw` (see [`JournalLine`]). Returns a problem to report when a
+/// complete line could not be used (then nothing after it is applied).
+pub fn apply_journal(raw: &mut RawRecord, bytes: &[u8]) -> Option<String> {
+    let mut lines = bytes.split(|b| *b == b'\n').peekable();
+    let mut n = 0usize;
+    while let Some(line) = lines.next() {
+        if lines.peek().is_none() {
+            // The part after the last newline: empty, or a write cut short.
+            break;
+        }
+        n += 1;
+        let Ok(l) = serde_json::from_slice::<JournalLine>(line) else {
+            return Some(format!(
+                "journal line {n} is not valid; it and what follows are ignored"
+            ));
+        };
+        match (l.index, l.entry, l.after, l.gap) {
+            (Some(i), Some(entry), None, None) => {
+                if i < raw.files.len() {
+                    continue;
+                }
+                if i > raw.files.len() {
+                    return Some(format!(
+                        "journal line {n} adds entry {i} after {} entries; it and what follows are ignored",
+                        raw.files.len()
+                    ));
+                }
+                raw.files.push(entry);
+            }
+            (Some(i), None, Some(a), None) => {
+                let Some(f) = raw.files.get_mut(i) else {
+                    return Some(format!(
+                        "journal line {n} updates entry {i}, which does not exist"
+                    ));
+                };
+                f.after_existed = Some(a.existed);
+                f.after_sha256 = if a.existed { a.sha256 } else { None };
+                f.after_mode = if a.existed { a.mode } else { None };
+            }
+            (None, None, None, Some(g)) => {
+                // The gap as it stands now: it replaces the one of the same reason and path.
+                let gaps = raw.coverage_gaps.get_or_insert_with(Vec::new);
+                match gaps.iter_mut().find(|x| x.reason == g.reason && x.path == g.path) {
+                    Some(x) => *x = g,
+                    None => gaps.push(g),
+                }
+            }
+            _ => {
+                return Some(format!(
+                    "journal line {n} is not an entry, an after-image or a gap"
+                ))
+            }
+        }
+    }
+    None
 }

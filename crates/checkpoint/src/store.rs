@@ -1,7 +1,9 @@
 //! The store: opening a sidecar, starting turns, and the state every other module shares.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -13,6 +15,7 @@ use time::OffsetDateTime;
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::load::load_sidecar;
 use crate::model::{marker_of, turn_to_raw_v3, Format, Source, Turn};
+use crate::record::{JournalLine, JOURNAL_FILE};
 use crate::state::{StoreState, STATE_FILE};
 use crate::tx::{load_manifests, Manifest};
 
@@ -73,13 +76,16 @@ pub struct BeginTurn {
 }
 
 /// The turn currently capturing.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Current {
     pub(crate) number: u64,
     /// Paths already touched in this turn (first touch wins), including unreadable ones.
     pub(crate) touched: BTreeSet<RelPath>,
-    /// After-images recorded since `meta.json` was last written (they are in `state.json`).
-    pub(crate) meta_dirty: bool,
+    /// Entries whose after-image was recorded since the journal last got it (it is in memory and,
+    /// at the end of the turn, in `state.json`).
+    pub(crate) after_dirty: BTreeSet<usize>,
+    /// The turn's journal, open for appending, and its length after the last complete write.
+    pub(crate) journal: Option<(File, u64)>,
 }
 
 /// The checkpoint sidecar store of one session.
@@ -406,7 +412,8 @@ impl CheckpointStore {
         self.current = Some(Current {
             number: n,
             touched: BTreeSet::new(),
-            meta_dirty: false,
+            after_dirty: BTreeSet::new(),
+            journal: None,
         });
         self.turns.insert(n, turn);
         self.prune()?;
@@ -425,42 +432,111 @@ impl CheckpointStore {
     /// Like [`CheckpointStore::end_turn`], reporting a failure to write the record.
     pub fn finish_turn(&mut self) -> Result<()> {
         let flushed = self.flush_pending();
+        let compacted = self.compact_journal();
         self.current = None;
-        flushed
+        flushed.and(compacted)
     }
 
-    /// Writes what the tool calls since the last capture left in memory: the current turn's
-    /// `meta.json` (after-images) and `state.json` (the ownership proofs), as one batch — both temp
-    /// files written, synced together, renamed, then the record's directory synced. `state.json`'s
-    /// directory entry is left to the next durable write in the sidecar directory (the next turn's
-    /// marker): losing that rename in a power cut leaves an older, still consistent ownership map,
-    /// which errs towards reporting a conflict, never towards overwriting.
-    pub(crate) fn flush_pending(&mut self) -> Result<()> {
-        let meta_turn = self.current.as_ref().filter(|c| c.meta_dirty).map(|c| c.number);
-        let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
-        if let Some(turn) = meta_turn.and_then(|n| self.turns.get(&n)) {
-            files.push((
-                self.turn_dir(turn.number).join("meta.json"),
-                to_json(&turn_to_raw_v3(turn)),
-            ));
-        }
-        if self.state_dirty.load(Ordering::Relaxed) {
-            files.push((self.dir.join(STATE_FILE), self.state.to_json()));
-        }
-        if files.is_empty() {
+    /// Appends `lines` to the current turn's journal (`turns/N/journal.jsonl`) and makes them
+    /// durable: one write and one fsync, whatever the turn's size (the journal is created, and its
+    /// directory entry synced, at the turn's first append). A failed write is cut back off, so the
+    /// journal never holds half a line followed by whole ones.
+    pub(crate) fn append_journal(&mut self, lines: &[JournalLine]) -> Result<()> {
+        if lines.is_empty() {
             return Ok(());
         }
+        let Some(number) = self.current.as_ref().map(|c| c.number) else {
+            return Err(CheckpointError::NoTurn);
+        };
         let fs = self.opts.fs.clone();
-        let batch: Vec<(&Path, &[u8])> = files.iter().map(|(p, b)| (p.as_path(), b.as_slice())).collect();
-        fs.replace_all(&batch).map_err(write_error)?;
-        if let Some(n) = meta_turn {
-            let dir = self.turn_dir(n);
-            fs.sync_dir(&dir).at("write", dir.join("meta.json"))?;
+        let path = self.turn_dir(number).join(JOURNAL_FILE);
+        let mut bytes = Vec::new();
+        for l in lines {
+            bytes.extend_from_slice(&serde_json::to_vec(l).map_err(|e| CheckpointError::Corrupt {
+                path: path.clone(),
+                detail: format!("cannot encode a journal line: {e}"),
+            })?);
+            bytes.push(b'\n');
+        }
+        if self.current.as_ref().is_some_and(|c| c.journal.is_none()) {
+            fs.step("create_file").at("create", &path)?;
+            let file = OpenOptions::new()
+                .append(true)
+                .create(true)
+                .mode(retrace_fsutil::PRIVATE_FILE_MODE)
+                .open(&path)
+                .at("create", &path)?;
+            let mut len = file.metadata().at("stat", &path)?.len();
+            if len > 0 {
+                // Left by a crash: end a line cut short, so the next one starts clean.
+                (&file).write_all(b"\n").at("write", &path)?;
+                len += 1;
+            }
+            fs.sync_dir(&self.turn_dir(number)).at("sync", &path)?;
             if let Some(cur) = self.current.as_mut() {
-                cur.meta_dirty = false;
+                cur.journal = Some((file, len));
             }
         }
-        self.state_dirty.store(false, Ordering::Relaxed);
+        let Some((file, len)) = self.current.as_mut().and_then(|c| c.journal.as_mut()) else {
+            return Err(CheckpointError::NoTurn);
+        };
+        let written = fs
+            .step("write")
+            .and_then(|()| (&*file).write_all(&bytes))
+            .and_then(|()| fs.sync_file(file, "sync_file"));
+        match written {
+            Ok(()) => {
+                *len += bytes.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = file.set_len(*len);
+                Err(e).at("write", &path)
+            }
+        }
+    }
+
+    /// At the end of a turn with a journal: its `meta.json` written whole (atomically), then the
+    /// journal removed. A crash in between leaves both, which read the same (see [`JournalLine`]).
+    fn compact_journal(&mut self) -> Result<()> {
+        let Some(number) = self
+            .current
+            .as_ref()
+            .filter(|c| c.journal.is_some())
+            .map(|c| c.number)
+        else {
+            return Ok(());
+        };
+        self.write_meta(number)?;
+        if let Some(cur) = self.current.as_mut() {
+            cur.journal = None;
+        }
+        let path = self.turn_dir(number).join(JOURNAL_FILE);
+        self.opts.fs.remove_file(&path).at("remove", &path)?;
+        Ok(())
+    }
+
+    /// Makes durable what the tool calls since the last capture left in memory: their after-images
+    /// as journal lines, and `state.json` (the ownership proofs). `state.json`'s directory entry is
+    /// left to the next durable write in the sidecar directory (the next turn's marker): losing
+    /// that rename in a power cut leaves an older, still consistent ownership map, which errs
+    /// towards reporting a conflict, never towards overwriting.
+    pub(crate) fn flush_pending(&mut self) -> Result<()> {
+        let dirty: Vec<usize> = self
+            .current
+            .as_ref()
+            .map(|c| c.after_dirty.iter().copied().collect())
+            .unwrap_or_default();
+        if !dirty.is_empty() {
+            let lines = self.pending_after_lines();
+            self.append_journal(&lines)?;
+            if let Some(cur) = self.current.as_mut() {
+                cur.after_dirty.clear();
+            }
+        }
+        if self.state_dirty.load(Ordering::Relaxed) {
+            self.write_state()?;
+        }
         Ok(())
     }
 

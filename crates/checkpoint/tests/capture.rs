@@ -3,6 +3,7 @@
 
 use std::ffi::OsStr;
 use std::fs;
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -472,4 +473,72 @@ fn the_byte_budget_prunes_but_keeps_the_current_turn_even_over_budget() {
     let t1 = begin(&mut store, "t1");
     assert_eq!(store.list().iter().map(|e| e.turn).collect::<Vec<_>>(), [t1]);
     assert!(store.turn(t0).is_none());
+}
+
+/// Issue 13 item 13: a turn's captures go to an append-only journal (one line each, no rewrite of
+/// the record), read over `meta.json` by every reader; the end of the turn writes the record whole
+/// and removes the journal; a crash at any point between reads the same.
+#[test]
+fn captures_append_to_a_journal_that_the_end_of_the_turn_folds_into_the_record() {
+    let s = Scratch::new().unwrap();
+    let mut store = open(&s);
+    let t = begin(&mut store, "many");
+    for i in 0..5 {
+        edit(
+            &mut store,
+            &s,
+            &format!("f{i}.txt"),
+            Some(format!("v{i}").as_bytes()),
+        );
+    }
+    let turn_dir = s.sidecar.join(format!("turns/{t}"));
+    let journal = turn_dir.join("journal.jsonl");
+    let meta_before = fs::read(turn_dir.join("meta.json")).unwrap();
+    // Mid-turn: the record is as the turn began; the journal has the captures (and the after-images
+    // of all but the last, which ride on the next append).
+    let text = fs::read_to_string(&journal).unwrap();
+    assert_eq!(
+        text.lines().filter(|l| l.contains("\"entry\"")).count(),
+        5,
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.contains("\"after\"")).count(),
+        4,
+        "{text}"
+    );
+    // Another reader sees every capture now, through the journal.
+    let listed = CheckpointStore::open_bare(&s.sidecar).unwrap().list();
+    assert_eq!(listed[0].file_count, 5);
+    // A write cut short leaves half a line: ignored by readers, ended by the next writer.
+    fs::OpenOptions::new()
+        .append(true)
+        .open(&journal)
+        .unwrap()
+        .write_all(b"{\"index\":5,\"entry\":{\"pa")
+        .unwrap();
+    std::mem::forget(store);
+    let mut store = open(&s);
+    assert_eq!(store.list()[0].file_count, 5);
+    let t2 = begin(&mut store, "next");
+    edit(&mut store, &s, "g.txt", Some(b"g"));
+    store.end_turn();
+    // The interrupted turn's journal stays (its record is as good as the journal says); the turn
+    // that ended has none, and its record holds everything.
+    assert!(journal.is_file());
+    assert!(!s.sidecar.join(format!("turns/{t2}/journal.jsonl")).exists());
+    let listed = CheckpointStore::open_bare(&s.sidecar).unwrap().list();
+    assert_eq!((listed[0].file_count, listed[1].file_count), (5, 1));
+    assert!(store.fsck().ok, "{:#?}", store.fsck().problems);
+    // A crash between the final record and the journal's removal: both, read as one.
+    let meta = fs::read(s.sidecar.join(format!("turns/{t2}/meta.json"))).unwrap();
+    assert_ne!(meta, meta_before);
+    let bare = CheckpointStore::open_bare(&s.sidecar).unwrap();
+    let entry = &bare.list()[1];
+    let mut line =
+        serde_json::to_vec(&serde_json::json!({"index": 0, "entry": {"path": "g.txt", "content": null}}))
+            .unwrap();
+    line.push(b'\n');
+    fs::write(s.sidecar.join(format!("turns/{t2}/journal.jsonl")), line).unwrap();
+    assert_eq!(&CheckpointStore::open_bare(&s.sidecar).unwrap().list()[1], entry);
 }

@@ -756,12 +756,12 @@ fn a_retried_capture_is_durable_before_the_edit_runs() {
     .unwrap();
     let n = store.begin_turn(BeginTurn::default()).unwrap();
     let state = read_state(&scratch.workspace, "a.txt");
-    // The atomic write of meta.json fails while its temp name is taken by a directory.
+    // The turn's journal cannot be created while its name is taken by a directory.
     let blocker = scratch
         .sidecar
         .join("turns")
         .join(n.to_string())
-        .join(".meta.json.tmp");
+        .join("journal.jsonl");
     fs::create_dir(&blocker).unwrap();
     let change = [Change::new("a.txt", ChangeKind::Modify)];
     assert!(store.capture_before(&change, Some("write_file")).is_err());
