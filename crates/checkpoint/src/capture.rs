@@ -1,6 +1,7 @@
 //! Capture (SPEC §4): before-images made durable before a tool runs, after-images recorded when it
 //! has run, and gaps for what cannot be tracked.
 
+use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -13,7 +14,7 @@ use retrace_protocol::{ChangeKind, Gap, GapReason};
 use sha2::{Digest, Sha256};
 
 use crate::error::{CheckpointError, IoContext, Result};
-use crate::model::{file_to_raw, gap_to_raw, Before, EntryPath, FileEntry, Image, Payload, Turn};
+use crate::model::{add_gap, file_to_raw, gap_to_raw, Before, EntryPath, FileEntry, Image, Payload};
 use crate::record::{JournalAfter, JournalLine};
 use crate::state::Owned;
 use crate::store::{sync_error, CheckpointStore};
@@ -64,7 +65,10 @@ struct ToCopy {
 
 /// A capture's additions to its turn, waiting to be published.
 struct Staged {
-    turn: Turn,
+    /// The call's entries, numbered, in the order they join the turn.
+    entries: Vec<FileEntry>,
+    /// The turn's gaps with the call's added, when it added any.
+    gaps: Option<Vec<Gap>>,
     /// The mutation sequence after the call's captures.
     seq: u64,
     /// What the journal gets.
@@ -128,7 +132,7 @@ impl CheckpointStore {
             let touched = self
                 .current
                 .as_ref()
-                .is_some_and(|cur| cur.touched.contains(&rel));
+                .is_some_and(|cur| cur.touched.contains_key(&rel));
             if touched || todo.contains(&rel) {
                 report.already.push(rel);
             } else {
@@ -226,10 +230,23 @@ impl CheckpointStore {
             return Err(e);
         }
         self.state.mutation_seq = staged.seq;
-        self.turns.insert(number, staged.turn);
+        let added: u64 = staged.entries.iter().map(FileEntry::payload_bytes).sum();
+        let mut indices: BTreeMap<RelPath, Option<usize>> = todo.iter().map(|r| (r.clone(), None)).collect();
+        if let Some(turn) = self.turns.get_mut(&number) {
+            for e in staged.entries {
+                if let Some(rel) = e.path.safe() {
+                    indices.insert(rel.clone(), Some(turn.files.len()));
+                }
+                turn.files.push(e);
+            }
+            if let Some(gaps) = staged.gaps {
+                turn.gaps = gaps;
+            }
+        }
         if let Some(cur) = self.current.as_mut() {
-            cur.touched.extend(todo.iter().cloned());
+            cur.touched.extend(indices);
             cur.after_dirty.clear();
+            cur.payload_bytes += added;
         }
         report.captured = todo;
         report.gaps = gaps;
@@ -237,42 +254,52 @@ impl CheckpointStore {
         Ok(report)
     }
 
-    /// Turn `number` with `entries` and `gaps` added, and the journal lines that say so; nothing in
-    /// the store changes.
+    /// The call's `entries` and `gaps` as they join turn `number`, and the journal lines that say
+    /// so; nothing in the store changes (the turn is not copied: a call costs the same however many
+    /// entries the turn already has).
     fn stage_entries(&self, number: u64, entries: Vec<FileEntry>, gaps: &[Gap]) -> Result<Staged> {
-        let mut turn = self
+        let turn = self
             .turns
             .get(&number)
-            .cloned()
             .ok_or(CheckpointError::UnknownTurn(number))?;
         let mut seq = self.state.mutation_seq;
         let mut lines = Vec::new();
+        let mut staged = Vec::with_capacity(entries.len());
         for mut e in entries {
             seq += 1;
             e.seq = Some(seq);
             lines.push(JournalLine {
-                index: Some(turn.files.len()),
+                index: Some(turn.files.len() + staged.len()),
                 entry: Some(file_to_raw(&e)),
                 ..JournalLine::default()
             });
-            turn.files.push(e);
+            staged.push(e);
         }
-        for g in gaps {
-            let before = turn.gaps.clone();
-            turn.add_gap(g.clone());
-            if let Some(now) = turn
-                .gaps
-                .iter()
-                .find(|x| x.reason == g.reason && x.path == g.path)
-                .filter(|x| !before.contains(x))
-            {
-                lines.push(JournalLine {
-                    gap: Some(gap_to_raw(now)),
-                    ..JournalLine::default()
-                });
+        let mut all = None;
+        if !gaps.is_empty() {
+            let mut with = turn.gaps.clone();
+            for g in gaps {
+                let before = with.clone();
+                add_gap(&mut with, g.clone());
+                if let Some(now) = with
+                    .iter()
+                    .find(|x| x.reason == g.reason && x.path == g.path)
+                    .filter(|x| !before.contains(x))
+                {
+                    lines.push(JournalLine {
+                        gap: Some(gap_to_raw(now)),
+                        ..JournalLine::default()
+                    });
+                }
             }
+            all = Some(with);
         }
-        Ok(Staged { turn, seq, lines })
+        Ok(Staged {
+            entries: staged,
+            gaps: all,
+            seq,
+            lines,
+        })
     }
 
     /// Inspects one path. Returns its entry and, for a file whose bytes are kept, the payload file
@@ -417,9 +444,10 @@ impl CheckpointStore {
             };
             self.state.mutation_seq += 1;
             let seq = self.state.mutation_seq;
-            if let Some(turn) = self.turns.get_mut(&number) {
-                if let Some(i) = turn.entry_index(&rel) {
-                    turn.files[i].after = Some(image.clone());
+            let index = self.entry_index_in(number, &rel);
+            if let (Some(turn), Some(i)) = (self.turns.get_mut(&number), index) {
+                if let Some(f) = turn.files.get_mut(i) {
+                    f.after = Some(image.clone());
                 }
             }
             self.state.owned.insert(rel, Owned { image, seq });
@@ -434,13 +462,21 @@ impl CheckpointStore {
             let indices: Vec<usize> = paths
                 .iter()
                 .filter_map(|p| RelPath::normalize(&root, p).ok())
-                .filter_map(|rel| self.turns.get(&number).and_then(|t| t.entry_index(&rel)))
+                .filter_map(|rel| self.entry_index_in(number, &rel))
                 .collect();
             if let Some(cur) = self.current.as_mut() {
                 cur.after_dirty.extend(indices);
             }
         }
         Ok(())
+    }
+
+    /// Index of `rel`'s entry in turn `number`: from the current turn's map, else by a scan.
+    fn entry_index_in(&self, number: u64, rel: &RelPath) -> Option<usize> {
+        match self.current.as_ref() {
+            Some(cur) if cur.number == number => cur.touched.get(rel).copied().flatten(),
+            _ => self.turns.get(&number).and_then(|t| t.entry_index(rel)),
+        }
     }
 
     /// Adds a gap to the current turn (at most one per reason and path).

@@ -241,31 +241,35 @@ impl Turn {
     /// SPEC §3.1 keeps one gap per reason and path; the shell's gap (no path) collects the command
     /// line of every run in the turn instead, one per line, so none goes unrecorded.
     pub fn add_gap(&mut self, gap: Gap) {
-        let same = self
-            .gaps
-            .iter_mut()
-            .find(|g| g.reason == gap.reason && g.path == gap.path);
-        match same {
-            None => self.gaps.push(gap),
-            Some(g) if gap.reason == GapReason::BashSideEffect => {
-                if let Some(new) = gap.detail {
-                    match &mut g.detail {
-                        Some(d) if d.lines().any(|l| l == new) => {}
-                        Some(d) => {
-                            d.push('\n');
-                            d.push_str(&new);
-                        }
-                        None => g.detail = Some(new),
-                    }
-                }
-            }
-            Some(_) => {}
-        }
+        add_gap(&mut self.gaps, gap);
     }
 
     /// Bytes of before-image payload the turn keeps.
     pub fn payload_bytes(&self) -> u64 {
         self.files.iter().map(FileEntry::payload_bytes).sum()
+    }
+}
+
+/// [`Turn::add_gap`] on a list of gaps.
+pub(crate) fn add_gap(gaps: &mut Vec<Gap>, gap: Gap) {
+    let same = gaps
+        .iter_mut()
+        .find(|g| g.reason == gap.reason && g.path == gap.path);
+    match same {
+        None => gaps.push(gap),
+        Some(g) if gap.reason == GapReason::BashSideEffect => {
+            if let Some(new) = gap.detail {
+                match &mut g.detail {
+                    Some(d) if d.lines().any(|l| l == new) => {}
+                    Some(d) => {
+                        d.push('\n');
+                        d.push_str(&new);
+                    }
+                    None => g.detail = Some(new),
+                }
+            }
+        }
+        Some(_) => {}
     }
 }
 

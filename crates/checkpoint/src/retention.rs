@@ -23,7 +23,10 @@ impl CheckpointStore {
             .turns
             .values()
             .filter(|t| t.source != Source::Expired && !t.expired)
-            .map(|t| (t.number, t.payload_bytes()))
+            .map(|t| match &self.current {
+                Some(cur) if cur.number == t.number => (t.number, cur.payload_bytes),
+                _ => (t.number, t.payload_bytes()),
+            })
             .collect();
         let mut count = counted.len();
         let mut bytes: u64 = counted.iter().map(|(_, b)| b).sum();

@@ -79,13 +79,18 @@ pub struct BeginTurn {
 #[derive(Debug)]
 pub(crate) struct Current {
     pub(crate) number: u64,
-    /// Paths already touched in this turn (first touch wins), including unreadable ones.
-    pub(crate) touched: BTreeSet<RelPath>,
+    /// Paths already touched in this turn (first touch wins), including unreadable ones, each with
+    /// the index of its entry in the turn (`None` for a path recorded as a gap only). Keeps a capture
+    /// from scanning the turn's entries: a turn of 10,000 tool calls costs each call the same.
+    pub(crate) touched: BTreeMap<RelPath, Option<usize>>,
     /// Entries whose after-image was recorded since the journal last got it (it is in memory and,
     /// at the end of the turn, in `state.json`).
     pub(crate) after_dirty: BTreeSet<usize>,
     /// The turn's journal, open for appending, and its length after the last complete write.
     pub(crate) journal: Option<(File, u64)>,
+    /// Bytes of before-image payload the turn keeps, kept up to date by each capture so that
+    /// retention, checked after every capture, does not sum the turn's entries each time.
+    pub(crate) payload_bytes: u64,
 }
 
 /// The checkpoint sidecar store of one session.
@@ -411,9 +416,10 @@ impl CheckpointStore {
         self.tombstones.remove(&n);
         self.current = Some(Current {
             number: n,
-            touched: BTreeSet::new(),
+            touched: BTreeMap::new(),
             after_dirty: BTreeSet::new(),
             journal: None,
+            payload_bytes: 0,
         });
         self.turns.insert(n, turn);
         self.prune()?;
