@@ -141,7 +141,8 @@ impl CheckpointStore {
                             }
                         }
                     },
-                    Payload::NotKept | Payload::Expired => {}
+                    // Reported with the record's other findings (the `blobRef` is no digest).
+                    Payload::NotKept | Payload::Expired | Payload::Corrupt(_) => {}
                 }
             }
             if t.source == Source::V3 {

@@ -93,6 +93,9 @@ pub enum Payload {
     NotKept,
     /// Retention expired the payload.
     Expired,
+    /// The record names the bytes in a way that is never followed (a `blobRef` that is not a
+    /// SHA-256 but a path): what is wrong. Planning a restore that needs it is a `corrupt` error.
+    Corrupt(String),
 }
 
 /// A file's state at first touch.
@@ -663,6 +666,11 @@ fn before_of(rf: &RawFile, format: Format, index: usize) -> Before {
 /// recorded digest can check is taken as it is; inline text that does not match and has no blob
 /// beside it stays inline, and reading it reports the mismatch (`missing_payload`).
 fn legacy_payload(rf: &RawFile) -> Payload {
+    if let Some(b) = rf.blob_ref.as_deref().filter(|b| !is_sha256_hex(b)) {
+        return Payload::Corrupt(format!(
+            "its `blobRef` `{b}` is not a SHA-256 (64 lowercase hex digits)"
+        ));
+    }
     let Some(text) = &rf.content else {
         return match &rf.blob_ref {
             Some(b) => Payload::Blob(b.clone()),

@@ -252,12 +252,12 @@ impl CheckpointStore {
             .into_iter()
             .map(|(k, (p, r, ev))| {
                 let img = match ev {
-                    Event::Entry(turn, i) => self.turn_image(turn, i, &mut memo),
+                    Event::Entry(turn, i) => self.turn_image(turn, i, &mut memo)?,
                     Event::Forward(m, i) => self.forward_image(m, i, &mut memo),
                 };
-                (p, k.shown(), r, img)
+                Ok((p, k.shown(), r, img))
             })
-            .collect();
+            .collect::<Result<_>>()?;
         order.sort_by_key(|a| a.0);
         let unsafe_paths = gap_paths(&spanned);
         let mut files: Vec<PlannedFile> = order
@@ -300,7 +300,7 @@ impl CheckpointStore {
             if let Some(i) = turn.entry_index(&rel) {
                 let pos = timeline.entry(turn, i);
                 if best.as_ref().is_none_or(|(p, _, _)| pos < *p) {
-                    best = Some((pos, turn.number, self.turn_image(turn, i, &mut memo)));
+                    best = Some((pos, turn.number, self.turn_image(turn, i, &mut memo)?));
                 }
             }
         }
@@ -538,14 +538,25 @@ impl CheckpointStore {
         }
     }
 
-    /// The restore image of entry `i` of `turn`, with its payload checked.
-    fn turn_image(&self, turn: &Turn, i: usize, memo: &mut HashMemo) -> TargetImage {
+    /// The restore image of entry `i` of `turn`, with its payload checked. A payload the record
+    /// names in a way that is never followed is a `corrupt` error naming the record.
+    fn turn_image(&self, turn: &Turn, i: usize, memo: &mut HashMemo) -> Result<TargetImage> {
         let f = &turn.files[i];
+        if let Before::Present {
+            payload: Payload::Corrupt(why),
+            ..
+        } = &f.before
+        {
+            return Err(CheckpointError::Corrupt {
+                path: self.dir.join(&turn.record_path),
+                detail: format!("the entry of `{}`: {why}", f.path.display()),
+            });
+        }
         let legacy = turn.format == Format::V1 && turn.source != TurnSource::V3;
         if let Some(dest) = &f.moved_to {
-            return self.moved_image(dest, memo);
+            return Ok(self.moved_image(dest, memo));
         }
-        match &f.before {
+        Ok(match &f.before {
             Before::Absent => TargetImage {
                 image: Image {
                     existed: false,
@@ -592,6 +603,7 @@ impl CheckpointStore {
                         memo.verify_file(&p, sha.as_deref())
                     }
                     Payload::Blob(h) => memo.verify_file(&self.dir.join(blob_rel_path(h)), Some(h)),
+                    Payload::Corrupt(why) => Some(why.clone()),
                 };
                 TargetImage {
                     image: Image {
@@ -605,7 +617,7 @@ impl CheckpointStore {
                     unusable,
                 }
             }
-        }
+        })
     }
 
     /// The restore image of a legacy rename's source: the bytes its destination holds now (a

@@ -136,6 +136,20 @@ impl CheckpointStore {
         if self.state.pruned_through.is_some_and(|p| p >= t.number) {
             return (false, Some("history after this turn was pruned".into()));
         }
+        let corrupt = t.files.iter().find_map(|f| match &f.before {
+            Before::Present {
+                payload: Payload::Corrupt(why),
+                ..
+            } => Some(format!(
+                "the checkpoint record {} is corrupt: the entry of `{}`: {why}",
+                t.record_path,
+                f.path.display()
+            )),
+            _ => None,
+        });
+        if let Some(why) = corrupt {
+            return (false, Some(why));
+        }
         (true, None)
     }
 
@@ -216,6 +230,12 @@ impl CheckpointStore {
                 return Err(missing("the file was over the size cap, its bytes were not kept"))
             }
             Payload::Expired => return Err(missing("retention expired the payload")),
+            Payload::Corrupt(why) => {
+                return Err(CheckpointError::Corrupt {
+                    path: self.dir.join(&t.record_path),
+                    detail: format!("the entry of `{path}`: {why}"),
+                })
+            }
         };
         Ok(BeforeImage::Present {
             mode,

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
-use retrace_fsutil::RelPath;
+use retrace_fsutil::{is_sha256_hex, RelPath};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CheckpointError, IoContext, Result};
@@ -190,6 +190,26 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// What makes this manifest unusable though it parses: a target path that is absolute or leads
+    /// outside the workspace, or an image digest that is not 64 lowercase hex digits (it names a
+    /// file). `None` when every target is usable.
+    pub(crate) fn forged(&self) -> Option<String> {
+        for (i, t) in self.targets.iter().enumerate() {
+            if let Err(e) = t.rel() {
+                return Some(format!("target {i} (`{}`) is not a workspace path: {e}", t.path));
+            }
+            for (name, image) in [("restore", &t.restore), ("forward", &t.forward)] {
+                if let Some(sha) = image.sha256.as_deref().filter(|s| !is_sha256_hex(s)) {
+                    return Some(format!(
+                        "target {i} (`{}`): the {name} image's sha256 `{sha}` is not 64 lowercase hex digits",
+                        t.path
+                    ));
+                }
+            }
+        }
+        None
+    }
+
     /// Temp file of target `i`: `.<name>.retrace-<tx>-<i>.tmp` beside it (names too long for that
     /// use a hash of the name instead, see `sibling`).
     pub fn temp_path(&self, root: &Path, rel: &RelPath, i: usize) -> PathBuf {
@@ -271,9 +291,17 @@ pub(crate) fn load_manifests(dir: &Path) -> Result<LoadedManifests> {
             }
         };
         match serde_json::from_slice::<Manifest>(&bytes) {
-            Ok(m) if format!("{}.json", m.id) == name => {
-                out.insert(m.id.clone(), m);
-            }
+            Ok(m) if format!("{}.json", m.id) == name => match m.forged() {
+                None => {
+                    out.insert(m.id.clone(), m);
+                }
+                // Never followed: a path outside the workspace, a digest that is a path.
+                Some(why) => bad.push(ManifestProblem {
+                    name,
+                    why,
+                    blocks: true,
+                }),
+            },
             Ok(m) => bad.push(ManifestProblem {
                 name,
                 why: format!("manifest id `{}` does not match its file name", m.id),

@@ -385,3 +385,70 @@ fn not_a_sidecar_and_a_forged_sequence_are_errors() {
     // Reading still works, for fsck and the listing.
     assert!(CheckpointStore::open_bare(&s.sidecar).is_ok());
 }
+
+/// Issue 13 item 14: a v2 record whose `blobRef` is a path, not a digest, is never followed: the
+/// turn cannot be restored and fsck names the record.
+#[test]
+fn a_forged_blob_ref_is_never_followed() {
+    let s = Scratch::new().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("secret"), b"outside").unwrap();
+    let forged = format!("../../../../../../../..{}/secret", outside.path().display());
+    let rec = serde_json::json!({
+        "schemaVersion": 2, "turn": 0, "time": "2099-01-01T00:00:00Z", "prompt": "forged",
+        "msgIndex": 0, "coverage": "complete", "coverageGaps": [],
+        "files": [{"path": "f", "blobRef": forged, "mode": 420, "captureSource": "previewer"}]
+    });
+    fs::create_dir_all(&s.sidecar).unwrap();
+    fs::write(s.sidecar.join("turn-0.json"), serde_json::to_vec(&rec).unwrap()).unwrap();
+    s.write("f", b"now").unwrap();
+    let store = open(&s);
+    let listed = &store.list()[0];
+    assert_eq!(listed.can_restore_code, Some(false), "{listed:?}");
+    let e = store.plan_restore(0).unwrap_err();
+    assert!(
+        e.to_string().contains("turn-0.json") && e.to_string().contains("corrupt"),
+        "{e}"
+    );
+    let e = store.plan_file_revert(Path::new("f")).unwrap_err();
+    assert!(matches!(e, CheckpointError::Corrupt { .. }), "{e}");
+    assert!(e.to_string().contains("turn-0.json"), "{e}");
+    let text = format!("{:?}", store.fsck());
+    assert!(text.contains("turn-0.json") && text.contains("blobRef"), "{text}");
+    assert_eq!(read(&s, "f").unwrap(), b"now");
+}
+
+/// Issue 13 item 14: a manifest left in flight whose target leads outside the workspace is a
+/// corrupt manifest naming its file; the writer refuses to open and nothing outside is touched.
+#[test]
+fn a_forged_manifest_target_is_corrupt_and_never_followed() {
+    let s = Scratch::new().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    fs::write(&victim, b"keep me").unwrap();
+    let mut store = open(&s);
+    begin(&mut store);
+    edit(&mut store, &s, "f", Some(b"x"));
+    store.end_turn();
+    drop(store);
+    let txd = s.sidecar.join("transactions");
+    fs::create_dir_all(&txd).unwrap();
+    for target in ["../../../../../../../../../../tmp/x", victim.to_str().unwrap()] {
+        let id = "00000009-deadbeef";
+        let m = serde_json::json!({
+            "id": id, "kind": "restore", "state": "committing", "time": "2026-01-01T00:00:00Z",
+            "seq": 9, "turn": 0,
+            "targets": [{"path": target, "action": "delete", "published": true,
+                         "restore": {"existed": false}, "forward": {"existed": true, "sha256": sha256_bytes(b"keep me")}}]
+        });
+        let path = txd.join(format!("{id}.json"));
+        fs::write(&path, serde_json::to_vec(&m).unwrap()).unwrap();
+        let e = match CheckpointStore::open(&s.sidecar, &s.workspace, StoreOptions::default()) {
+            Ok(_) => panic!("opened with a forged manifest {target}"),
+            Err(e) => e,
+        };
+        assert!(e.to_string().contains(&format!("{id}.json")), "{e}");
+        assert_eq!(fs::read(&victim).unwrap(), b"keep me");
+        fs::remove_file(&path).unwrap();
+    }
+}
