@@ -321,17 +321,30 @@ impl CheckpointStore {
             detail,
         };
         let abs = rel.under(root);
-        for anc in rel.ancestors_top_down() {
+        // Ancestors that do not exist yet: the tool about to write the file creates them, and a
+        // restore that deletes the file removes them again when it leaves them empty.
+        let mut missing = Vec::new();
+        let ancestors = rel.ancestors_top_down();
+        for (k, anc) in ancestors.iter().enumerate() {
             match fs::symlink_metadata(anc.under(root)) {
                 Ok(m) if m.file_type().is_symlink() => {
                     gaps.push(gap(GapReason::Symlink, Some(format!("`{anc}` is a symlink"))));
                     break;
                 }
                 Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    missing = ancestors[k..].to_vec();
+                    break;
+                }
                 Err(_) => break,
             }
         }
         let entry_of = |before: Before| FileEntry {
+            created_dirs: if before == Before::Absent {
+                missing.clone()
+            } else {
+                Vec::new()
+            },
             moved_to: None,
             path: EntryPath::Safe(rel.clone()),
             before,

@@ -136,7 +136,7 @@ impl CheckpointStore {
             PlanKind::Turn(n) => (TxKind::Restore, Some(*n)),
             PlanKind::File(_) => (TxKind::Revert, Some(fresh.plan.turn)),
         };
-        let m = self.run_transaction(kind, turn, None, inputs, extra)?;
+        let m = self.run_transaction(kind, turn, None, inputs, extra, &fresh.created_dirs)?;
         Ok(self.outcome_of(&m, conflicts))
     }
 
@@ -159,6 +159,9 @@ impl CheckpointStore {
     }
 
     /// Runs one transaction to `committed`, or rolls it back and returns the error.
+    ///
+    /// `created_dirs`: directories the restored turns' tools created; those the published files
+    /// leave empty are recorded with `committed` and then removed.
     pub(crate) fn run_transaction(
         &mut self,
         kind: TxKind,
@@ -166,6 +169,7 @@ impl CheckpointStore {
         undoes: Option<String>,
         inputs: Vec<TxInput>,
         extra: Option<serde_json::Value>,
+        created_dirs: &[RelPath],
     ) -> Result<Manifest> {
         let root = self.root.clone().ok_or(CheckpointError::NoTurn)?;
         let seq = self.state.mutation_seq + 1;
@@ -209,6 +213,7 @@ impl CheckpointStore {
             extra,
             forward_pack,
             targets,
+            removed_dirs: Vec::new(),
         };
         self.opts
             .fs
@@ -255,8 +260,22 @@ impl CheckpointStore {
         // the user went on to build on). Once it is written, the proofs follow: `state.json` is
         // rebuilt from committed manifests on open, so a failure there is retried, not reported.
         m.state = TxState::Committed;
+        // The parked deletes (`.bak`) go right after `committed`: they do not count.
+        let parked: BTreeSet<PathBuf> = m
+            .targets
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.action == TargetAction::Delete)
+            .filter_map(|(i, t)| Some(m.bak_path(&root, &t.rel().ok()?, i)))
+            .collect();
+        let empty = removable_dirs(&root, created_dirs, &parked);
+        m.removed_dirs = empty
+            .iter()
+            .filter_map(|d| d.to_str().map(str::to_string))
+            .collect();
         if let Err(e) = self.save_manifest(&m) {
             m.state = TxState::Committing;
+            m.removed_dirs.clear();
             let n = m.targets.len();
             let stuck = self.compensate(&root, &mut m, n);
             return Err(stuck.unwrap_or(e));
@@ -273,7 +292,38 @@ impl CheckpointStore {
                 }
             }
         }
+        // Deepest first, `rmdir` only: one that someone filled meanwhile stays. Recorded before
+        // they go, so undo brings back exactly these; a crash before they go leaves them (empty).
+        let mut parents = BTreeSet::new();
+        for d in empty.iter().filter(|d| d.to_str().is_some()) {
+            if retrace_fsutil::remove_empty_dir_nofollow(&root, d.as_path()).is_ok() {
+                parents.insert(parent_of(&d.under(&root)));
+            }
+        }
+        for p in parents {
+            let _ = self.opts.fs.sync_dir(&p);
+        }
         Ok(m)
+    }
+
+    /// Puts back the directories transaction `orig` removed (outermost first, never through a
+    /// symlink), once its undo committed. One that cannot be made (a file or a symlink there now)
+    /// is left alone: it was empty.
+    pub(crate) fn recreate_dirs(&self, orig: &Manifest) {
+        let Some(root) = self.root.as_deref() else { return };
+        let mut dirs: Vec<RelPath> = orig
+            .removed_dirs
+            .iter()
+            .filter_map(|d| RelPath::from_stored(d.as_bytes()).ok())
+            .collect();
+        dirs.sort_by_key(|d| d.ancestors_top_down().len());
+        for d in dirs {
+            if let Ok(made) = retrace_fsutil::create_dirs_nofollow(root, d.as_path(), 0o777) {
+                for m in made {
+                    let _ = self.opts.fs.sync_dir(&parent_of(&m));
+                }
+            }
+        }
     }
 
     /// Records a committed transaction's writes as Retrace's own (ownership proofs, sequence).
@@ -580,4 +630,27 @@ fn random_u32() -> u32 {
     );
     h.write_u32(std::process::id());
     h.finish() as u32
+}
+
+/// Of `candidates`, the directories that are empty but for other candidates and `parked` files (a
+/// transaction's `.bak`s, unlinked once it is committed), deepest first: what
+/// a restore removes once its files are published. Each is reached without following a symlink;
+/// one that cannot be listed is not a candidate.
+fn removable_dirs(root: &Path, candidates: &[RelPath], parked: &BTreeSet<PathBuf>) -> Vec<RelPath> {
+    let mut by_depth: Vec<&RelPath> = candidates.iter().collect();
+    by_depth.sort_by_key(|d| std::cmp::Reverse(d.ancestors_top_down().len()));
+    let mut out: Vec<RelPath> = Vec::new();
+    for d in by_depth {
+        let Ok(names) = retrace_fsutil::list_dir_nofollow(root, d.as_path()) else {
+            continue;
+        };
+        let all_removed = names.iter().all(|n| {
+            let child = d.as_path().join(n);
+            parked.contains(&root.join(&child)) || out.iter().any(|o| o.as_path() == child)
+        });
+        if all_removed {
+            out.push(d.clone());
+        }
+    }
+    out
 }

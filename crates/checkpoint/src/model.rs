@@ -154,6 +154,9 @@ pub struct FileEntry {
     /// A legacy rename record (`dest_path`): the file was renamed to this path, which holds its
     /// bytes; a restore moves them back (and deletes the destination in the same transaction).
     pub moved_to: Option<EntryPath>,
+    /// The file's ancestor directories that did not exist at first touch (outermost first): the
+    /// tool created them, so a restore that leaves them empty removes them (`rmdir` only).
+    pub created_dirs: Vec<RelPath>,
 }
 
 impl FileEntry {
@@ -467,6 +470,7 @@ pub fn turn_from_raw(
             sha256: if existed { rf.after_sha256.clone() } else { None },
             mode: if existed { rf.after_mode } else { None },
         });
+        let created_dirs = created_dirs_of(rf, &path, &mut findings);
         files.push(FileEntry {
             path,
             before,
@@ -474,6 +478,7 @@ pub fn turn_from_raw(
             capture_source: rf.capture_source.clone(),
             seq: rf.seq,
             moved_to: None,
+            created_dirs,
         });
     }
     let renames = link_legacy_renames(raw, root, &mut files, &mut findings);
@@ -603,6 +608,7 @@ fn link_legacy_renames(
                 capture_source: rf.capture_source.clone(),
                 seq: None,
                 moved_to: None,
+                created_dirs: Vec::new(),
             });
         }
         if let Some(f) = files.get_mut(i) {
@@ -705,6 +711,26 @@ fn legacy_payload(rf: &RawFile) -> Payload {
     }
 }
 
+/// The entry's `createdDirs`: each must be an ancestor of the entry's own (safe) path, or it is a
+/// finding and left out (a record never makes a restore remove any other directory).
+fn created_dirs_of(rf: &RawFile, path: &EntryPath, findings: &mut Vec<(String, String)>) -> Vec<RelPath> {
+    let Some(dirs) = &rf.created_dirs else {
+        return Vec::new();
+    };
+    let ancestors = path.safe().map(RelPath::ancestors_top_down).unwrap_or_default();
+    let mut out = Vec::new();
+    for d in dirs {
+        match RelPath::from_stored(d.as_bytes()) {
+            Ok(r) if ancestors.contains(&r) => out.push(r),
+            _ => findings.push((
+                path.display(),
+                format!("`createdDirs` names `{d}`, which is not an ancestor of the entry's path"),
+            )),
+        }
+    }
+    out
+}
+
 /// Maps a stored gap, translating older reason names.
 pub fn gap_from_raw(g: &RawGap) -> Gap {
     Gap {
@@ -782,6 +808,15 @@ pub fn file_to_raw(f: &FileEntry) -> RawFile {
         if matches!(payload, Payload::NotKept) {
             rf.payload = Some(false);
         }
+    }
+    if !f.created_dirs.is_empty() {
+        // Names that are not UTF-8 are left out: such a directory is simply not removed.
+        let dirs: Vec<String> = f
+            .created_dirs
+            .iter()
+            .filter_map(|d| d.to_str().map(str::to_string))
+            .collect();
+        rf.created_dirs = (!dirs.is_empty()).then_some(dirs);
     }
     if let Some(a) = &f.after {
         rf.after_existed = Some(a.existed);

@@ -71,6 +71,9 @@ pub struct RestorePlan {
     /// What it will do, as the user sees it.
     pub plan: CodePlan,
     pub(crate) files: Vec<PlannedFile>,
+    /// Directories the restored entries' tools created (recorded at capture): the commit removes
+    /// those it leaves empty.
+    pub(crate) created_dirs: Vec<RelPath>,
     /// What planning hashed, for the commit's re-plan.
     pub(crate) memo: HashMemo,
 }
@@ -380,7 +383,17 @@ impl CheckpointStore {
             })
             .collect();
         let conflicts = files.iter().filter_map(|f| f.conflict.clone()).collect();
+        let created_dirs: BTreeSet<RelPath> = spanned
+            .iter()
+            .flat_map(|t| t.files.iter())
+            .filter(|f| match &kind {
+                PlanKind::File(p) => f.path.safe() == Some(p),
+                PlanKind::Turn(_) => true,
+            })
+            .flat_map(|f| f.created_dirs.iter().cloned())
+            .collect();
         RestorePlan {
+            created_dirs: created_dirs.into_iter().collect(),
             kind,
             plan: CodePlan {
                 turn: n,

@@ -125,6 +125,10 @@ pub struct RawFile {
     /// encoding number (`4`), or a name (`"gb18030"`). See [`RawEncoding`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encoding: Option<RawEncoding>,
+    /// v3: ancestor directories that did not exist when the file was first touched (outermost
+    /// first); a restore removes them when it leaves them empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_dirs: Option<Vec<String>>,
     /// v2: the payload was expired by retention.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload_expired: Option<bool>,

@@ -187,6 +187,11 @@ pub struct Manifest {
     pub forward_pack: Option<String>,
     /// The files, in the order they are published.
     pub targets: Vec<TxTarget>,
+    /// Directories the restored turns' tools created that this transaction found empty once its
+    /// files were published, deepest first; set with `committed`, then each is removed (`rmdir`).
+    /// Undo creates them again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed_dirs: Vec<String>,
 }
 
 impl Manifest {
@@ -205,6 +210,11 @@ impl Manifest {
                         t.path
                     ));
                 }
+            }
+        }
+        for d in &self.removed_dirs {
+            if let Err(e) = RelPath::from_stored(d.as_bytes()) {
+                return Some(format!("removed directory `{d}` is not a workspace path: {e}"));
             }
         }
         None
@@ -421,6 +431,7 @@ mod tests {
             undone_by: None,
             extra: None,
             forward_pack: None,
+            removed_dirs: Vec::new(),
             targets: (0..40_000).map(target).collect(),
         };
         let e = store.save_manifest(&m).unwrap_err();

@@ -31,6 +31,7 @@ impl CheckpointStore {
             undone_by: None,
             extra: Some(extra),
             forward_pack: None,
+            removed_dirs: Vec::new(),
             targets: Vec::new(),
         };
         self.opts
@@ -116,7 +117,8 @@ impl CheckpointStore {
                 why: bad.restore.unusable.clone().unwrap_or_default(),
             });
         }
-        let m = self.run_transaction(TxKind::Undo, orig.turn, Some(orig.id.clone()), inputs, None)?;
+        let m = self.run_transaction(TxKind::Undo, orig.turn, Some(orig.id.clone()), inputs, None, &[])?;
+        self.recreate_dirs(&orig);
         let mut orig = orig;
         orig.state = TxState::Undone;
         orig.undone_by = Some(m.id.clone());

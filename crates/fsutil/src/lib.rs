@@ -5,7 +5,8 @@
 //!   durable step to prove that every ordering is recoverable. Production code uses [`Fs::durable`].
 //! - [`relpath`]: workspace-relative paths, normalised so `./a`, `a` and `<root>/a` are one path, with
 //!   raw bytes kept for non-UTF-8 names.
-//! - [`nofollow`]: creating directories in a workspace without following a symlink.
+//! - [`nofollow`]: creating, listing and removing directories in a workspace without following a
+//!   symlink.
 //! - [`open`]: opening for reading without blocking (FIFOs), the type taken from what was opened.
 //! - [`hash`]: streaming SHA-256 and copy-while-hashing, so no file is ever read whole into memory.
 //!
@@ -23,6 +24,6 @@ pub mod relpath;
 pub use durable::{FaultInjector, Fs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE};
 pub use hash::{copy_hashed, hash_reader, hex, is_sha256_hex, sha256_bytes, HashedCopy};
 pub use names::{sibling_name, NAME_MAX};
-pub use nofollow::create_dirs_nofollow;
+pub use nofollow::{create_dirs_nofollow, list_dir_nofollow, remove_empty_dir_nofollow};
 pub use open::{kind_of, open_read, open_regular};
 pub use relpath::{PathError, RelPath};
