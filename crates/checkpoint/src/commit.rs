@@ -12,10 +12,10 @@
 //! file open would write into it after the rename and destroy the undo.
 
 use std::collections::BTreeSet;
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use retrace_fsutil::{copy_hashed, RelPath};
@@ -306,6 +306,20 @@ impl CheckpointStore {
         Ok(m)
     }
 
+    /// Removes a transaction's file `abs` in the workspace (a temp, a `.bak`) without following a
+    /// symlink above it: `Unreachable` when its directory is no longer reached from the root
+    /// without one (nothing removed).
+    pub(crate) fn remove_in_workspace(&self, root: &Path, abs: &Path) -> io::Result<retrace_fsutil::Removal> {
+        self.opts.fs.step("remove_file")?;
+        let rel = abs.strip_prefix(root).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("`{}` is outside the workspace", abs.display()),
+            )
+        })?;
+        retrace_fsutil::remove_file_nofollow(root, rel)
+    }
+
     /// Puts back the directories transaction `orig` removed (outermost first, never through a
     /// symlink), once its undo committed. One that cannot be made (a file or a symlink there now)
     /// is left alone: it was empty.
@@ -447,11 +461,11 @@ impl CheckpointStore {
             }
             let tmp = m.temp_path(root, &inp.rel, i);
             fs_.step("create_temp").at("create", &tmp)?;
-            let mut out = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&tmp)
+            // Made in the directory as reached without a symlink and held open: a parent swapped
+            // for a symlink meanwhile cannot lead the temp file (or its rename) anywhere else.
+            let rel_dir = parent.strip_prefix(root).unwrap_or(Path::new(""));
+            let mut out = retrace_fsutil::DirAt::open(root, rel_dir)
+                .and_then(|d| d.create_new(tmp.file_name().unwrap_or_default(), 0o600))
                 .at("create", &tmp)?;
             let mut src = self.open_image(&inp.restore)?;
             fs_.step("write_temp").at("write", &tmp)?;
@@ -540,14 +554,23 @@ impl CheckpointStore {
         if !same_image(&Image::from(&t.forward), &now) {
             return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
         }
+        // Renamed within the directory as reached without a symlink: a parent swapped for one
+        // since the check is an error here, never a rename somewhere else.
+        let parent = parent_of(abs);
+        let dir = retrace_fsutil::DirAt::open(root, parent.strip_prefix(root).unwrap_or(Path::new("")))
+            .map_err(|_| CheckpointError::ExternalChange { path: rel.to_lossy() })?;
+        let name = abs.file_name().unwrap_or_default();
+        self.opts.fs.step("rename").at("rename", abs)?;
         match t.action {
             TargetAction::Write => {
                 let tmp = m.temp_path(root, rel, i);
-                self.opts.fs.rename(&tmp, abs).at("rename", abs)
+                dir.rename(tmp.file_name().unwrap_or_default(), name)
+                    .at("rename", abs)
             }
             TargetAction::Delete => {
                 let bak = m.bak_path(root, rel, i);
-                self.opts.fs.rename(abs, &bak).at("rename", abs)
+                dir.rename(name, bak.file_name().unwrap_or_default())
+                    .at("rename", abs)
             }
         }
     }

@@ -19,10 +19,17 @@ use crate::tx::{Manifest, TargetAction, TxState};
 impl CheckpointStore {
     /// Removes the temp files of a transaction that published nothing and marks it aborted.
     pub(crate) fn abort_prepared(&mut self, root: &Path, m: &mut Manifest) {
+        let mut unreachable = false;
         for (i, t) in m.targets.iter().enumerate() {
             if let Ok(rel) = t.rel() {
-                let _ = self.opts.fs.remove_file(&m.temp_path(root, &rel, i));
+                let gone = self.remove_in_workspace(root, &m.temp_path(root, &rel, i));
+                unreachable |= !matches!(gone, Ok(retrace_fsutil::Removal::Gone));
             }
+        }
+        if unreachable {
+            // A temp file that could not be removed (its directory swapped for a symlink since it
+            // was made, say): the manifest stays `prepared` so that recovery finds it later.
+            return;
         }
         // Nothing was published: the pack is of no use. Should its removal fail, the manifest stays
         // `prepared` and recovery retries.
@@ -86,7 +93,22 @@ impl CheckpointStore {
         }
         for (i, t) in m.targets.iter().enumerate() {
             if let Ok(rel) = t.rel() {
-                let _ = self.opts.fs.remove_file(&m.temp_path(root, &rel, i));
+                let tmp = m.temp_path(root, &rel, i);
+                match self.remove_in_workspace(root, &tmp) {
+                    Ok(retrace_fsutil::Removal::Gone) => {}
+                    // Left where it is (never followed): the transaction stays open and recovery
+                    // looks for it again at the next open.
+                    Ok(retrace_fsutil::Removal::Unreachable) => {
+                        stuck.get_or_insert(CheckpointError::ExternalChange { path: rel.to_lossy() });
+                    }
+                    Err(e) => {
+                        stuck.get_or_insert(CheckpointError::Io {
+                            op: "remove",
+                            path: tmp,
+                            source: e,
+                        });
+                    }
+                }
             }
         }
         // Forward images an earlier build kept by hard link become private copies before the
@@ -123,12 +145,13 @@ impl CheckpointStore {
             // A forward copy an interrupted compensation never renamed: written again below.
             fs_.remove_file(&back).at("remove", &back)?;
         }
+        // Checked first: `exists` below must not look through a symlinked parent.
+        if unsafe_to_write(root, &rel) {
+            return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
+        }
         if tmp.exists() {
             // Never renamed: the target was not touched.
             return fs_.remove_file(&tmp).at("remove", &tmp);
-        }
-        if unsafe_to_write(root, &rel) {
-            return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
         }
         let now = image_of(&abs).at("read", &abs)?;
         let forward = Image::from(&t.forward);

@@ -28,13 +28,20 @@ impl CheckpointStore {
                     let mut left = None;
                     for (i, t) in m.targets.iter().enumerate() {
                         let Ok(rel) = t.rel() else { continue };
-                        // Never through a symlink, and nothing to remove where a user's file now
-                        // stands above it: a temp that cannot be reached is said, not fatal.
-                        if matches!(standing(&root, &rel), Standing::Unsafe | Standing::FileAbove) {
-                            continue;
-                        }
-                        match self.opts.fs.remove_file(&m.temp_path(&root, &rel, i)) {
-                            Ok(()) => {}
+                        // Never through a symlink: a temp that cannot be reached (its directory
+                        // swapped for a symlink or a file) is set aside, said, and looked for
+                        // again at the next open, once the user has put things back.
+                        match self.remove_in_workspace(&root, &m.temp_path(&root, &rel, i)) {
+                            Ok(retrace_fsutil::Removal::Gone) => {}
+                            Ok(retrace_fsutil::Removal::Unreachable) => {
+                                left.get_or_insert(CheckpointError::Io {
+                                    op: "remove",
+                                    path: m.temp_path(&root, &rel, i),
+                                    source: io::Error::other(
+                                        "a directory above it is now a symlink or a file, which is not followed",
+                                    ),
+                                });
+                            }
                             Err(e)
                                 if matches!(
                                     e.kind(),

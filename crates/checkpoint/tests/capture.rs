@@ -542,3 +542,57 @@ fn captures_append_to_a_journal_that_the_end_of_the_turn_folds_into_the_record()
     fs::write(s.sidecar.join(format!("turns/{t2}/journal.jsonl")), line).unwrap();
     assert_eq!(&CheckpointStore::open_bare(&s.sidecar).unwrap().list()[1], entry);
 }
+
+/// Issue 13 item 14: an I/O error at any step of a capture (a full disk, EIO) leaves no payload
+/// behind that nothing references, and a retry captures every path again.
+#[test]
+fn a_capture_that_fails_at_any_step_leaves_no_payload_and_can_be_retried() {
+    use retrace_fsutil::FaultInjector;
+    let changes: Vec<Change> = ["a.txt", "b.bin", "c/d.txt"]
+        .iter()
+        .map(|p| Change::new(*p, ChangeKind::Modify))
+        .collect();
+    // Opens a fresh store under `inj` and begins a turn; returns the steps that took.
+    let setup = |inj: &Arc<FaultInjector>| {
+        let s = Scratch::new().unwrap();
+        s.write("a.txt", b"aaa").unwrap();
+        s.write("b.bin", &vec![7u8; 300_000]).unwrap();
+        s.write("c/d.txt", b"ddd").unwrap();
+        let o = StoreOptions {
+            fs: Fs::without_sync().with_faults(inj.clone()),
+            ..opts()
+        };
+        let mut store = CheckpointStore::open(&s.sidecar, &s.workspace, o).unwrap();
+        let n = store.begin_turn(BeginTurn::default()).unwrap();
+        (s, store, n, inj.steps())
+    };
+    let (_, _, _, base) = setup(&FaultInjector::fail_once_at(0));
+    let mut failures = 0;
+    for k in base + 1.. {
+        let inj = FaultInjector::fail_once_at(k);
+        let (s, mut store, n, _) = setup(&inj);
+        let res = store.capture_before(&changes, Some("edit"));
+        if inj.steps() < k {
+            break; // the capture took fewer steps: every one has failed once
+        }
+        let files_dir = s.sidecar.join(format!("turns/{n}/files"));
+        if let Err(e) = &res {
+            failures += 1;
+            let left: Vec<_> = fs::read_dir(&files_dir)
+                .map(|r| r.flatten().map(|e| e.file_name()).collect())
+                .unwrap_or_default();
+            assert!(left.is_empty(), "step {k} ({e}): payloads left: {left:?}");
+            let again = store.capture_before(&changes, Some("edit")).unwrap();
+            assert_eq!(again.captured.len(), 3, "step {k}: the retry captures every path");
+        }
+        store.end_turn();
+        drop(store);
+        let store = open(&s);
+        let rel = RelPath::normalize(&s.workspace, Path::new("b.bin")).unwrap();
+        match store.before_image(n, &rel).unwrap() {
+            BeforeImage::Present { reader, .. } => assert_eq!(reader.read_all().unwrap().len(), 300_000),
+            other => panic!("step {k}: {other:?}"),
+        }
+    }
+    assert!(failures > 0, "no step of the capture failed");
+}

@@ -452,3 +452,70 @@ fn a_forged_manifest_target_is_corrupt_and_never_followed() {
         fs::remove_file(&path).unwrap();
     }
 }
+
+/// Issue 13 item 14: a restore dies with its temp file written; before the next open the user
+/// swaps the temp's directory for a symlink to somewhere else. Recovery follows nothing (the
+/// directory outside is untouched), sets the transaction aside with a warning instead of locking
+/// the user out, and once the directory is back, the next open finds the temp file and removes it.
+#[test]
+fn a_temp_file_behind_a_swapped_directory_is_found_once_it_is_back() {
+    use retrace_fsutil::FaultInjector;
+    let setup = || {
+        let s = Scratch::new().unwrap();
+        s.write("d/f.txt", b"before").unwrap();
+        let mut store = open(&s);
+        let t0 = begin(&mut store);
+        edit(&mut store, &s, "d/f.txt", Some(b"agent"));
+        store.end_turn();
+        drop(store);
+        (s, t0)
+    };
+    let faulty = |s: &Scratch, inj: &std::sync::Arc<FaultInjector>| {
+        let opts = StoreOptions {
+            fs: Fs::without_sync().with_faults(inj.clone()),
+            ..StoreOptions::default()
+        };
+        CheckpointStore::open(&s.sidecar, &s.workspace, opts).unwrap()
+    };
+    // Where the temp file is written, counted on a first run.
+    let (s, t0) = setup();
+    let counting = FaultInjector::crash_at(0);
+    let mut store = faulty(&s, &counting);
+    let plan = store.plan_restore(t0).unwrap();
+    store.commit(&plan, choice(OnConflict::Refuse)).unwrap();
+    let written = counting.trail().iter().position(|l| l == "write_temp").unwrap() as u64 + 1;
+
+    let (s, t0) = setup();
+    let inj = FaultInjector::crash_at(written + 1);
+    let mut store = faulty(&s, &inj);
+    let plan = store.plan_restore(t0).unwrap();
+    assert!(store.commit(&plan, choice(OnConflict::Refuse)).is_err());
+    drop(store);
+    let temps = |d: &Path| -> Vec<String> {
+        fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect()
+    };
+    assert_eq!(temps(&s.workspace.join("d")).len(), 1, "the crash left the temp file");
+
+    let outside = tempfile::tempdir().unwrap();
+    let planted = outside.path().join(&temps(&s.workspace.join("d"))[0]);
+    fs::write(&planted, b"not Retrace's").unwrap();
+    fs::rename(s.workspace.join("d"), s.workspace.join("d.real")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), s.workspace.join("d")).unwrap();
+    let store = open(&s);
+    assert_eq!(fs::read(&planted).unwrap(), b"not Retrace's", "nothing followed");
+    let report = format!("{:?}", store.fsck());
+    assert!(report.contains("tried again"), "{report}");
+    drop(store);
+
+    fs::remove_file(s.workspace.join("d")).unwrap();
+    fs::rename(s.workspace.join("d.real"), s.workspace.join("d")).unwrap();
+    let store = open(&s);
+    assert!(temps(&s.workspace.join("d")).is_empty(), "found and removed");
+    assert_eq!(read(&s, "d/f.txt").unwrap(), b"agent");
+    assert!(!format!("{:?}", store.fsck()).contains("tried again"));
+}

@@ -24,6 +24,8 @@ pub mod relpath;
 pub use durable::{FaultInjector, Fs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE};
 pub use hash::{copy_hashed, hash_reader, hex, is_sha256_hex, sha256_bytes, HashedCopy};
 pub use names::{sibling_name, NAME_MAX};
-pub use nofollow::{create_dirs_nofollow, list_dir_nofollow, remove_empty_dir_nofollow};
+pub use nofollow::{
+    create_dirs_nofollow, list_dir_nofollow, remove_empty_dir_nofollow, remove_file_nofollow, DirAt, Removal,
+};
 pub use open::{kind_of, open_read, open_regular};
 pub use relpath::{PathError, RelPath};

@@ -13,6 +13,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
 
 use nix::errno::Errno;
+use nix::fcntl::renameat;
 use nix::fcntl::{open, openat, OFlag};
 use nix::sys::stat::{mkdirat, Mode};
 use nix::unistd::{unlinkat, UnlinkatFlags};
@@ -94,6 +95,85 @@ fn open_dir_nofollow(root: &Path, rel: &[&OsStr]) -> io::Result<OwnedFd> {
         cur = open_dir_at(&cur, name).map_err(|e| io_err(e, &at))?;
     }
     Ok(cur)
+}
+
+/// A directory of a workspace, reached one component at a time without following a symlink and
+/// held open: names created, renamed or removed through it stay in that very directory, whatever
+/// is renamed or swapped for a symlink meanwhile.
+#[derive(Debug)]
+pub struct DirAt {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+impl DirAt {
+    /// Opens the directory `rel_dir` under `root` (`""`: the root itself).
+    pub fn open(root: &Path, rel_dir: &Path) -> io::Result<DirAt> {
+        let fd = open_dir_nofollow(root, &names(rel_dir)?)?;
+        Ok(DirAt {
+            fd,
+            path: root.join(rel_dir),
+        })
+    }
+
+    /// Its path when it was opened.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Creates the file `name` in it for writing, failing if any name (a symlink too) is there.
+    pub fn create_new(&self, name: &OsStr, mode: u32) -> io::Result<std::fs::File> {
+        let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let fd = openat(&self.fd, name, flags, Mode::from_bits_truncate(mode))
+            .map_err(|e| io_err(e, &self.path.join(name)))?;
+        Ok(std::fs::File::from(fd))
+    }
+
+    /// Renames `from` to `to`, both names in this directory (atomic replace).
+    pub fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
+        renameat(&self.fd, from, &self.fd, to).map_err(io::Error::from)
+    }
+
+    /// Removes the file (or symlink) `name`; a missing one is not an error.
+    pub fn remove_file(&self, name: &OsStr) -> io::Result<()> {
+        match unlinkat(&self.fd, name, UnlinkatFlags::NoRemoveDir) {
+            Ok(()) | Err(Errno::ENOENT) => Ok(()),
+            Err(e) => Err(io_err(e, &self.path.join(name))),
+        }
+    }
+}
+
+/// How [`remove_file_nofollow`] went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Removal {
+    /// Removed, or there was nothing at that name (nor, maybe, its directory).
+    Gone,
+    /// A component above it is a symlink or not a directory: nothing was removed, and the file,
+    /// if there is one, is not reachable from the root without following a link.
+    Unreachable,
+}
+
+/// Removes the file `rel` (relative to `root`) without following a symlink in its directories.
+pub fn remove_file_nofollow(root: &Path, rel: &Path) -> io::Result<Removal> {
+    let parts = names(rel)?;
+    let Some((last, parents)) = parts.split_last() else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "no file name"));
+    };
+    let mut cur = open(root, flags(), Mode::empty()).map_err(|e| io_err(e, root))?;
+    let mut at = root.to_path_buf();
+    for name in parents {
+        at.push(name);
+        cur = match open_dir_at(&cur, name) {
+            Ok(fd) => fd,
+            Err(Errno::ENOENT) => return Ok(Removal::Gone),
+            Err(Errno::ENOTDIR | Errno::ELOOP) => return Ok(Removal::Unreachable),
+            Err(e) => return Err(io_err(e, &at)),
+        };
+    }
+    match unlinkat(&cur, *last, UnlinkatFlags::NoRemoveDir) {
+        Ok(()) | Err(Errno::ENOENT) => Ok(Removal::Gone),
+        Err(e) => Err(io_err(e, &root.join(rel))),
+    }
 }
 
 /// The names in the directory `rel` (relative to `root`), reached without following a symlink:
@@ -187,5 +267,46 @@ mod tests {
         assert!(outside.path().join("q").is_dir());
         assert!(ws.path().join("p").symlink_metadata().is_ok());
         assert!(remove_empty_dir_nofollow(ws.path(), Path::new("")).is_err());
+    }
+
+    #[test]
+    fn a_directory_held_open_keeps_its_names_when_swapped_for_a_symlink() {
+        let ws = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(ws.path().join("d")).unwrap();
+        let dir = DirAt::open(ws.path(), Path::new("d")).unwrap();
+        std::fs::rename(ws.path().join("d"), ws.path().join("d.real")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.path().join("d")).unwrap();
+        use std::io::Write;
+        let mut f = dir.create_new(OsStr::new(".t.tmp"), 0o600).unwrap();
+        f.write_all(b"x").unwrap();
+        assert!(
+            dir.create_new(OsStr::new(".t.tmp"), 0o600).is_err(),
+            "never reused"
+        );
+        dir.rename(OsStr::new(".t.tmp"), OsStr::new("t")).unwrap();
+        assert_eq!(std::fs::read(ws.path().join("d.real/t")).unwrap(), b"x");
+        assert_eq!(
+            std::fs::read_dir(outside.path()).unwrap().count(),
+            0,
+            "nothing outside"
+        );
+        // Through the path, the symlink is not followed.
+        std::fs::write(outside.path().join("t"), b"outside").unwrap();
+        assert_eq!(
+            remove_file_nofollow(ws.path(), Path::new("d/t")).unwrap(),
+            Removal::Unreachable
+        );
+        assert!(outside.path().join("t").exists());
+        assert_eq!(
+            remove_file_nofollow(ws.path(), Path::new("d.real/t")).unwrap(),
+            Removal::Gone
+        );
+        assert_eq!(
+            remove_file_nofollow(ws.path(), Path::new("none/t")).unwrap(),
+            Removal::Gone
+        );
+        assert!(DirAt::open(ws.path(), Path::new("d")).is_err());
+        dir.remove_file(OsStr::new("gone")).unwrap();
     }
 }
