@@ -1,16 +1,14 @@
 //! Where content-addressed payloads live in a sidecar (FORMATS.md "Blobs").
 //!
-//! Two places, both named by the SHA-256 of their bytes:
+//! Two places, both named by the SHA-256 of their bytes, and both written only by earlier builds
+//! (this one keeps a transaction's forward images in its pack, `forward/<id>.pack`: see
+//! `forward.rs`):
 //! - `blobs/<h0h1>/<h2h3>/<hex>`: legacy checkpoints' payloads (`blobRef`), and the forward images
 //!   of transactions written by builds before `forward/` existed;
-//! - `forward/<hex>`: the forward images of transactions. One flat directory: a restore of N files
-//!   adds N names to a directory that exists already, where the two-level fan-out made one or two
-//!   new directories per file (65,536 leaf directories: N random digests hit ≈ N of them), and
-//!   creating a directory costs what creating a file does. The directory is fsynced once per
-//!   transaction instead of once per forward image.
+//! - `forward/<hex>`: the forward images of transactions of builds between those and packs.
 //!
-//! A forward image is read from `forward/` first, then from `blobs/` (the same bytes, whichever
-//! wrote them), and always written to `forward/`.
+//! A forward image of such a transaction is read from `forward/` first, then from `blobs/` (the
+//! same bytes, whichever wrote them).
 
 use std::fs;
 use std::path::{Path, PathBuf};

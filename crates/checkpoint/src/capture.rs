@@ -771,7 +771,10 @@ pub(crate) fn open_existing(abs: &Path) -> io::Result<Option<(File, std::fs::Met
         Err(e) => return Err(e),
     };
     if !meta.is_file() {
-        return Err(io::Error::other(format!("is {}", retrace_fsutil::kind_of(&meta))));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("is {}", retrace_fsutil::kind_of(&meta)),
+        ));
     }
     Ok(Some((file, meta)))
 }

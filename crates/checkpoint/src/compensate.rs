@@ -159,11 +159,13 @@ impl CheckpointStore {
         if same_image(&forward, &now) && (!forward.existed || !bak.exists()) {
             return Ok(());
         }
-        if !same_image(&restore, &now) {
+        // Gone (someone deleted what the transaction wrote): nothing to overwrite, so the forward
+        // image goes back below like over the restore image.
+        if now.existed && !same_image(&restore, &now) {
             // Someone else's content: never overwrite it; keep a copy and leave it in place.
             let sha8: String = now.sha256.clone().unwrap_or_default().chars().take(8).collect();
             let copy = recovery_copy_path(&abs, &sha8);
-            if now.existed && !copy.exists() {
+            if !copy.exists() {
                 fs_.step("recovery_copy").at("copy", &copy)?;
                 fs::copy(&abs, &copy).at("copy", &copy)?;
                 // Durable before anything else happens to the target.

@@ -31,13 +31,23 @@ pub enum CheckpointError {
         /// The workspace path.
         path: String,
     },
-    /// A record is larger than the 16 MiB limit and was not read.
-    #[error("`{path}` is {size} bytes, over the 16 MiB record limit; it was not read")]
+    /// A record is larger than its limit (16 MiB; a turn's journal 64 MiB) and was not read.
+    #[error("`{path}` is {size} bytes, over the {} MiB limit of such files; it was not read", limit / (1024 * 1024))]
     RecordTooLarge {
         /// The record file.
         path: PathBuf,
         /// Its size.
         size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A turn's journal is full: a capture would make it larger than any reader accepts.
+    #[error("turn {turn} has recorded as many files as one turn's checkpoint can hold ({limit} MiB of journal); end the turn and go on in a new one")]
+    TurnTooLarge {
+        /// The turn.
+        turn: u64,
+        /// The journal limit in MiB.
+        limit: u64,
     },
     /// A record or payload could not be understood.
     #[error("`{path}`: {detail}")]
@@ -157,6 +167,13 @@ pub type Result<T, E = CheckpointError> = std::result::Result<T, E>;
 /// Attaches an operation and a path to an `io::Result`.
 pub(crate) trait IoContext<T> {
     fn at(self, op: &'static str, path: impl Into<PathBuf>) -> Result<T>;
+}
+
+impl CheckpointError {
+    /// Whether this is an I/O error saying the file does not exist.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, CheckpointError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
+    }
 }
 
 impl<T> IoContext<T> for io::Result<T> {

@@ -41,6 +41,8 @@ struct Candidate {
     source: Source,
     rel: String,
     raw: RawRecord,
+    /// What was wrong in the turn's journal (the lines before it were applied).
+    journal_note: Option<String>,
 }
 
 /// One turn's files as found on disk, before arbitration.
@@ -75,13 +77,23 @@ fn read_candidate(
     number: u64,
 ) -> std::result::Result<Candidate, String> {
     let mut raw = read_record(&dir.join(&rel)).map_err(|e| e.to_string())?;
+    let mut journal_note = None;
     if source == Source::V3 {
-        // What the turn captured since its record was last written whole.
+        // What the turn captured since its record was last written whole. A journal that exists
+        // but cannot be read makes the record unreadable: without it the turn would look as if it
+        // touched fewer files than it did, and a restore would leave the others as they are.
         let journal = dir
             .join(format!("turns/{number}"))
             .join(crate::record::JOURNAL_FILE);
-        if let Ok(bytes) = crate::record::read_bounded_as(&journal, crate::record::MAX_JOURNAL_BYTES) {
-            let _ = crate::record::apply_journal(&mut raw, &bytes);
+        match crate::record::read_bounded_as(&journal, crate::record::MAX_JOURNAL_BYTES) {
+            Ok(bytes) => journal_note = crate::record::apply_journal(&mut raw, &bytes),
+            Err(e) if e.is_not_found() => {}
+            Err(e) => {
+                return Err(format!(
+                    "its journal `turns/{number}/{}` cannot be read: {e}",
+                    crate::record::JOURNAL_FILE
+                ))
+            }
         }
     }
     if raw.turn != number {
@@ -90,7 +102,12 @@ fn read_candidate(
             raw.turn
         ));
     }
-    Ok(Candidate { source, rel, raw })
+    Ok(Candidate {
+        source,
+        rel,
+        raw,
+        journal_note,
+    })
 }
 
 /// Loads every record of the sidecar at `dir`. `root` is the workspace root when known (to make old
@@ -239,6 +256,15 @@ fn arbitrate(n: u64, f: Found, root: Option<&Path>, out: &mut Loaded) {
             out.turns.insert(n, unreadable_turn(n, Some(&w.raw), &rel));
             return;
         }
+    }
+    if let Some(note) = &w.journal_note {
+        out.problems.push(problem(
+            &format!("turns/{n}/{}", crate::record::JOURNAL_FILE),
+            note.clone(),
+            Severity::Warning,
+            Some(n),
+            None,
+        ));
     }
     let (turn, findings) = turn_from_raw(&w.raw, w.source, &w.rel, root);
     for (file, text) in findings {

@@ -457,9 +457,11 @@ impl CheckpointStore {
             // Nothing can be at the path while a file stands where a directory was.
             Standing::FileAbove => Ok(Image::absent()),
             Standing::Special(_) => Err(ConflictReason::TypeChange),
+            // Something other than a file appeared since `standing` looked (`InvalidInput`), or
+            // the file cannot be read (permissions, an I/O error): never written over.
             Standing::Plain => memo.image_of(&rel.under(root)).map_err(|e| match e.kind() {
-                std::io::ErrorKind::PermissionDenied => ConflictReason::Unreadable,
-                _ => ConflictReason::TypeChange,
+                std::io::ErrorKind::InvalidInput => ConflictReason::TypeChange,
+                _ => ConflictReason::Unreadable,
             }),
         };
         // 2. already the target

@@ -230,6 +230,7 @@ pub fn read_bounded_as(path: &Path, limit: u64) -> Result<Vec<u8>> {
         return Err(CheckpointError::RecordTooLarge {
             path: path.into(),
             size: meta.len(),
+            limit,
         });
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
@@ -238,6 +239,7 @@ pub fn read_bounded_as(path: &Path, limit: u64) -> Result<Vec<u8>> {
         return Err(CheckpointError::RecordTooLarge {
             path: path.into(),
             size: bytes.len() as u64,
+            limit,
         });
     }
     Ok(bytes)
@@ -299,6 +301,10 @@ pub fn apply_journal(raw: &mut RawRecord, bytes: &[u8]) -> Option<String> {
             break;
         }
         n += 1;
+        if line.is_empty() {
+            // Left by the repair of a line cut short (it ends the cut line with a newline).
+            continue;
+        }
         let Ok(l) = serde_json::from_slice::<JournalLine>(line) else {
             return Some(format!(
                 "journal line {n} is not valid; it and what follows are ignored"

@@ -109,6 +109,19 @@ impl CheckpointStore {
             }
         }
         self.remove_sidecar_temps()?;
+        // Turns a crash (or a process that never ended them) left with a journal: their record is
+        // written whole, so that readers of older builds, which know no journal, see every file.
+        let journaled: Vec<u64> = self
+            .turns
+            .values()
+            .filter(|t| t.source == crate::model::Source::V3)
+            .map(|t| t.number)
+            .filter(|n| self.turn_dir(*n).join(crate::record::JOURNAL_FILE).exists())
+            .collect();
+        for n in journaled {
+            // Best effort: the journal is read with the record until then.
+            let _ = self.compact_turn(n);
+        }
         if !self.has_open_transaction() {
             self.collect_blobs()?;
         }

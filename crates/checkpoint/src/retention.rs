@@ -214,10 +214,15 @@ pub(crate) fn referenced_blobs(dir: &Path) -> Result<Option<BTreeSet<String>>> {
                 return Ok(None);
             };
             collect_hex(&value, &mut set);
-            // A transaction's pack lives as long as its manifest, unless it was rolled back.
+            // A transaction's pack lives as long as its manifest, unless it was rolled back. Named
+            // after the manifest's file (as readers find it), never after what the manifest says.
             if value["state"] != "aborted" {
-                if let Some(name) = value["forwardPack"].as_str().and_then(|p| p.rsplit('/').next()) {
-                    set.insert(name.to_string());
+                if let Some(stem) = path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.strip_suffix(".json"))
+                {
+                    set.insert(format!("{stem}.pack"));
                 }
             }
         }

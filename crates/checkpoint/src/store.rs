@@ -149,7 +149,7 @@ impl CheckpointStore {
             return Err(crate::error::CheckpointError::Corrupt {
                 path: dir.join(STATE_FILE),
                 detail: format!(
-                    "the mutation sequence is {}, beyond any a sidecar reaches; the store is not written to",
+                    "the mutation sequence is {} (the largest of this file's and those the turn records and transaction manifests carry), beyond any a sidecar reaches; the store is not written to",
                     store.state.mutation_seq
                 ),
             });
@@ -350,7 +350,8 @@ impl CheckpointStore {
 
     /// Starts a turn: writes its marker, then its (empty) v3 record, and returns its number.
     pub fn begin_turn(&mut self, begin: BeginTurn) -> Result<u64> {
-        self.flush_pending()?;
+        // The turn before, if nobody ended it, ends here (its journal compacted).
+        self.finish_turn()?;
         let mut n = self.next_turn();
         if let Some(m) = begin.log_max_turn {
             n = n.max(m + 1);
@@ -473,7 +474,11 @@ impl CheckpointStore {
                 .open(&path)
                 .at("create", &path)?;
             let mut len = file.metadata().at("stat", &path)?.len();
+            let mut last = [b'\n'];
             if len > 0 {
+                std::os::unix::fs::FileExt::read_at(&file, &mut last, len - 1).at("read", &path)?;
+            }
+            if last[0] != b'\n' {
                 // Left by a crash: end a line cut short, so the next one starts clean.
                 (&file).write_all(b"\n").at("write", &path)?;
                 len += 1;
@@ -486,6 +491,13 @@ impl CheckpointStore {
         let Some((file, len)) = self.current.as_mut().and_then(|c| c.journal.as_mut()) else {
             return Err(CheckpointError::NoTurn);
         };
+        // Never larger than a reader accepts: the capture fails (and its tool with it) instead.
+        if *len + bytes.len() as u64 > crate::record::MAX_JOURNAL_BYTES {
+            return Err(CheckpointError::TurnTooLarge {
+                turn: number,
+                limit: crate::record::MAX_JOURNAL_BYTES / (1024 * 1024),
+            });
+        }
         let written = fs
             .step("write")
             .and_then(|()| (&*file).write_all(&bytes))
@@ -502,8 +514,7 @@ impl CheckpointStore {
         }
     }
 
-    /// At the end of a turn with a journal: its `meta.json` written whole (atomically), then the
-    /// journal removed. A crash in between leaves both, which read the same (see [`JournalLine`]).
+    /// At the end of a turn with a journal: see [`CheckpointStore::compact_turn`].
     fn compact_journal(&mut self) -> Result<()> {
         let Some(number) = self
             .current
@@ -513,20 +524,32 @@ impl CheckpointStore {
         else {
             return Ok(());
         };
-        self.write_meta(number)?;
         if let Some(cur) = self.current.as_mut() {
             cur.journal = None;
         }
-        let path = self.turn_dir(number).join(JOURNAL_FILE);
-        self.opts.fs.remove_file(&path).at("remove", &path)?;
-        Ok(())
+        self.compact_turn(number)
+    }
+
+    /// Turn `n`'s `meta.json` written whole (atomically) from memory, then its journal removed. A
+    /// crash in between leaves both, which read the same (see [`JournalLine`]). A record that would
+    /// be larger than a reader accepts is not written: the journal stays, and is read with it.
+    pub(crate) fn compact_turn(&self, n: u64) -> Result<()> {
+        let Some(turn) = self.turns.get(&n) else {
+            return Ok(());
+        };
+        let bytes = to_json(&turn_to_raw_v3(turn));
+        if bytes.len() as u64 > crate::record::MAX_RECORD_BYTES {
+            return Ok(());
+        }
+        let path = self.turn_dir(n).join("meta.json");
+        self.opts.fs.write_atomic(&path, &bytes).at("write", &path)?;
+        let journal = self.turn_dir(n).join(JOURNAL_FILE);
+        self.opts.fs.remove_file(&journal).at("remove", &journal)
     }
 
     /// Makes durable what the tool calls since the last capture left in memory: their after-images
-    /// as journal lines, and `state.json` (the ownership proofs). `state.json`'s directory entry is
-    /// left to the next durable write in the sidecar directory (the next turn's marker): losing
-    /// that rename in a power cut leaves an older, still consistent ownership map, which errs
-    /// towards reporting a conflict, never towards overwriting.
+    /// as journal lines, and `state.json` (the ownership proofs), replaced atomically (temp file,
+    /// fsync, rename, directory fsync).
     pub(crate) fn flush_pending(&mut self) -> Result<()> {
         let dirty: Vec<usize> = self
             .current
@@ -548,18 +571,6 @@ impl CheckpointStore {
 
     pub(crate) fn turn_dir(&self, n: u64) -> PathBuf {
         self.dir.join("turns").join(n.to_string())
-    }
-
-    /// Writes `turns/N/meta.json` of a v3 turn atomically.
-    pub(crate) fn write_meta(&self, n: u64) -> Result<()> {
-        let Some(turn) = self.turns.get(&n) else {
-            return Ok(());
-        };
-        let path = self.turn_dir(n).join("meta.json");
-        self.opts
-            .fs
-            .write_atomic(&path, &to_json(&turn_to_raw_v3(turn)))
-            .at("write", &path)
     }
 
     /// Writes `state.json` atomically.

@@ -65,8 +65,7 @@ pub enum TargetAction {
     Delete,
 }
 
-/// Existence, SHA-256 and mode, as a manifest stores them. A present forward image's bytes are the
-/// blob named by its SHA-256.
+/// Existence, SHA-256 and mode, as a manifest stores them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TxImage {
@@ -113,7 +112,8 @@ pub struct TxTarget {
     pub action: TargetAction,
     /// The state the transaction writes.
     pub restore: TxImage,
-    /// The state it replaces (its bytes are a blob), what compensation and undo put back.
+    /// The state it replaces, what compensation and undo put back (its bytes are in the
+    /// transaction's pack at `forwardAt`; earlier builds kept them as a blob named by the SHA-256).
     pub forward: TxImage,
     /// Set (durably, per batch) before the target's rename.
     #[serde(default)]
@@ -199,6 +199,10 @@ impl Manifest {
     /// outside the workspace, or an image digest that is not 64 lowercase hex digits (it names a
     /// file). `None` when every target is usable.
     pub(crate) fn forged(&self) -> Option<String> {
+        let pack = crate::forward::pack_rel_path(&self.id);
+        if let Some(p) = self.forward_pack.as_deref().filter(|p| *p != pack) {
+            return Some(format!("`forwardPack` is `{p}`, not `{pack}`"));
+        }
         for (i, t) in self.targets.iter().enumerate() {
             if let Err(e) = t.rel() {
                 return Some(format!("target {i} (`{}`) is not a workspace path: {e}", t.path));
@@ -218,6 +222,24 @@ impl Manifest {
             }
         }
         None
+    }
+
+    /// This manifest as large as it becomes once committed: every target published, every forward
+    /// image at the largest offset, a removed directory per target (each is an ancestor of one).
+    /// Not counted: recovery copies, which only a rollback that met foreign content names.
+    fn at_most(&self) -> Manifest {
+        let mut m = self.clone();
+        m.state = TxState::Committing;
+        m.undone_by = Some(self.id.clone());
+        for t in &mut m.targets {
+            t.published = true;
+            t.forward_at = Some(PackSlice {
+                offset: u64::MAX,
+                length: u64::MAX,
+            });
+        }
+        m.removed_dirs = m.targets.iter().map(|t| t.path.clone()).collect();
+        m
     }
 
     /// Temp file of target `i`: `.<name>.retrace-<tx>-<i>.tmp` beside it (names too long for that
@@ -320,6 +342,8 @@ pub(crate) fn load_manifests(dir: &Path) -> Result<LoadedManifests> {
             Err(err) => bad.push(foreign_or_broken(name, &bytes, &err.to_string())),
         }
     }
+    // The one a blocked open names is the same whatever order the directory lists them in.
+    bad.sort_by(|a, b| a.name.cmp(&b.name));
     Ok((out, bad))
 }
 
@@ -359,11 +383,18 @@ impl CheckpointStore {
     /// Writes a manifest durably and keeps it in memory.
     pub(crate) fn save_manifest(&mut self, m: &Manifest) -> Result<()> {
         let bytes = to_json(m);
-        // What is written must be readable again: manifests are read under the record limit.
-        if bytes.len() as u64 > crate::record::MAX_RECORD_BYTES {
+        // What is written must be readable again: manifests are read under the record limit. The
+        // first write checks the largest the manifest can grow to (every slice and removed
+        // directory filled in), so a transaction is refused before anything is written, never
+        // half-way.
+        let size = match m.state {
+            TxState::Prepared => to_json(&m.at_most()).len(),
+            _ => bytes.len(),
+        } as u64;
+        if size > crate::record::MAX_RECORD_BYTES {
             return Err(CheckpointError::TransactionTooLarge {
                 targets: m.targets.len(),
-                size: bytes.len() as u64,
+                size,
             });
         }
         let txd = self.dir.join(TX_DIR);
@@ -440,5 +471,16 @@ mod tests {
             "{e}"
         );
         assert!(!sidecar.join(TX_DIR).join("00000001-00000000.json").exists());
+        // Small enough as first written, too large once every slice is filled in: refused at
+        // the first write, before any temp file or pack exists.
+        let per_target = to_json(&m).len() as u64 / 40_000;
+        let n = (crate::record::MAX_RECORD_BYTES / per_target * 95 / 100) as usize;
+        let m = Manifest {
+            targets: (0..n).map(target).collect(),
+            ..m
+        };
+        assert!((to_json(&m).len() as u64) < crate::record::MAX_RECORD_BYTES);
+        let e = store.save_manifest(&m).unwrap_err();
+        assert!(matches!(e, CheckpointError::TransactionTooLarge { .. }), "{e}");
     }
 }

@@ -499,7 +499,11 @@ fn a_temp_file_behind_a_swapped_directory_is_found_once_it_is_back() {
             .filter(|n| n.ends_with(".tmp"))
             .collect()
     };
-    assert_eq!(temps(&s.workspace.join("d")).len(), 1, "the crash left the temp file");
+    assert_eq!(
+        temps(&s.workspace.join("d")).len(),
+        1,
+        "the crash left the temp file"
+    );
 
     let outside = tempfile::tempdir().unwrap();
     let planted = outside.path().join(&temps(&s.workspace.join("d"))[0]);
@@ -518,4 +522,76 @@ fn a_temp_file_behind_a_swapped_directory_is_found_once_it_is_back() {
     assert!(temps(&s.workspace.join("d")).is_empty(), "found and removed");
     assert_eq!(read(&s, "d/f.txt").unwrap(), b"agent");
     assert!(!format!("{:?}", store.fsck()).contains("tried again"));
+}
+
+/// A turn's journal that cannot be read makes its record unreadable (the turn would otherwise
+/// look as if it touched fewer files): listed as such, no restore offered, fsck says why.
+#[test]
+fn an_unreadable_journal_makes_its_turn_unreadable() {
+    let s = Scratch::new().unwrap();
+    let mut store = open(&s);
+    let t0 = begin(&mut store);
+    edit(&mut store, &s, "f", Some(b"x"));
+    store.end_turn();
+    drop(store);
+    let journal = s.sidecar.join(format!("turns/{t0}/journal.jsonl"));
+    fs::create_dir(&journal).unwrap();
+    let store = CheckpointStore::open_bare(&s.sidecar).unwrap();
+    let listed = &store.list()[0];
+    assert_eq!(listed.can_restore_code, Some(false), "{listed:?}");
+    let report = store.fsck();
+    assert!(!report.ok);
+    assert!(format!("{report:?}").contains("journal"), "{report:?}");
+}
+
+/// A restore dies after its renames; before the next open the user deletes a file it wrote.
+/// Recovery rolls back: the file's forward image comes back (nothing of the user's is
+/// overwritten: there is nothing there), and no recovery copy is claimed for a file that is gone.
+#[test]
+fn a_file_deleted_after_a_crashed_restore_gets_its_forward_image_back() {
+    use retrace_fsutil::FaultInjector;
+    let setup = || {
+        let s = Scratch::new().unwrap();
+        s.write("f", b"before").unwrap();
+        let mut store = open(&s);
+        let t0 = begin(&mut store);
+        edit(&mut store, &s, "f", Some(b"agent"));
+        store.end_turn();
+        drop(store);
+        (s, t0)
+    };
+    let faulty = |s: &Scratch, inj: &std::sync::Arc<FaultInjector>| {
+        let opts = StoreOptions {
+            fs: Fs::without_sync().with_faults(inj.clone()),
+            ..StoreOptions::default()
+        };
+        CheckpointStore::open(&s.sidecar, &s.workspace, opts).unwrap()
+    };
+    let (s, t0) = setup();
+    let counting = FaultInjector::crash_at(0);
+    let mut store = faulty(&s, &counting);
+    let plan = store.plan_restore(t0).unwrap();
+    store.commit(&plan, choice(OnConflict::Refuse)).unwrap();
+    // The publishing rename is the one right after the `committing` manifest's directory fsync.
+    let trail = counting.trail();
+    let renamed = (1..trail.len())
+        .find(|&i| trail[i] == "rename" && trail[i - 1] == "sync_dir")
+        .unwrap() as u64
+        + 1;
+
+    let (s, t0) = setup();
+    let inj = FaultInjector::crash_at(renamed + 1);
+    let mut store = faulty(&s, &inj);
+    let plan = store.plan_restore(t0).unwrap();
+    assert!(store.commit(&plan, choice(OnConflict::Refuse)).is_err());
+    std::mem::forget(store);
+    assert_eq!(read(&s, "f").unwrap(), b"before", "the restore's write");
+    fs::remove_file(s.workspace.join("f")).unwrap();
+    let store = open(&s);
+    assert_eq!(
+        read(&s, "f").unwrap(),
+        b"agent",
+        "rolled back to the forward image"
+    );
+    assert!(store.fsck().ok, "{:?}", store.fsck());
 }

@@ -62,7 +62,8 @@ fn checkpoint(e: CheckpointError, message: String) -> Error {
         C::MissingPayload { .. }
         | C::NotOffered { .. }
         | C::UndoUnavailable { .. }
-        | C::TransactionTooLarge { .. } => ErrorCode::Refused,
+        | C::TransactionTooLarge { .. }
+        | C::TurnTooLarge { .. } => ErrorCode::Refused,
         C::StalePlan { .. } => ErrorCode::StalePlan,
         C::ConfirmationRequired => ErrorCode::ConfirmationRequired,
         C::Refused { conflicts } | C::Changed { conflicts } => {
