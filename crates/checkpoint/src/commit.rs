@@ -14,14 +14,13 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::hash::{BuildHasher, Hasher};
-use std::io::{self, Read};
+use std::io::{self, Read, Seek};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use retrace_fsutil::{copy_hashed, RelPath};
 use retrace_protocol::{CodeOutcome, Conflict, ConflictReason, FileAction, OnConflict};
 
-use crate::capture::image_of;
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::model::{path_to_raw, Image};
 use crate::plan::{same_image, unsafe_to_write, ImageSource, PlanKind, RestorePlan, TargetImage};
@@ -545,35 +544,89 @@ impl CheckpointStore {
 
     /// Renames target `i` into place after checking it still equals its forward image (and that
     /// nothing but a plain file stands at the path).
+    ///
+    /// The file the rename replaces is held open from the check on, and hashed again once the
+    /// rename is done: a save made in place between the check and the rename (an editor writing
+    /// into the file it has open) went into that very file, so it is seen, and the file is put
+    /// back at its name as it is now, bytes and mode; then the target counts as never renamed
+    /// (`external_change`). Nothing written before the rename is lost with the replaced inode.
     fn publish_one(&self, root: &Path, m: &Manifest, i: usize, rel: &RelPath, abs: &Path) -> Result<()> {
         let t = &m.targets[i];
+        let changed = || CheckpointError::ExternalChange { path: rel.to_lossy() };
         if unsafe_to_write(root, rel) {
-            return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
+            return Err(changed());
         }
-        let now = image_of(abs).map_err(|_| CheckpointError::ExternalChange { path: rel.to_lossy() })?;
-        if !same_image(&Image::from(&t.forward), &now) {
-            return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
+        let held = crate::capture::open_existing(abs).map_err(|_| changed())?;
+        let now = match &held {
+            None => Image::absent(),
+            Some((f, md)) => Image {
+                existed: true,
+                sha256: Some(hash_from_start(f).map_err(|_| changed())?),
+                mode: Some(crate::capture::mode_bits(md)),
+            },
+        };
+        let forward = Image::from(&t.forward);
+        if !same_image(&forward, &now) {
+            return Err(changed());
         }
         // Renamed within the directory as reached without a symlink: a parent swapped for one
         // since the check is an error here, never a rename somewhere else.
         let parent = parent_of(abs);
         let dir = retrace_fsutil::DirAt::open(root, parent.strip_prefix(root).unwrap_or(Path::new("")))
-            .map_err(|_| CheckpointError::ExternalChange { path: rel.to_lossy() })?;
+            .map_err(|_| changed())?;
         let name = abs.file_name().unwrap_or_default();
         self.opts.fs.step("rename").at("rename", abs)?;
+        let moved_to = match t.action {
+            TargetAction::Write => m.temp_path(root, rel, i),
+            TargetAction::Delete => m.bak_path(root, rel, i),
+        };
+        let moved = moved_to.file_name().unwrap_or_default();
         match t.action {
-            TargetAction::Write => {
-                let tmp = m.temp_path(root, rel, i);
-                dir.rename(tmp.file_name().unwrap_or_default(), name)
-                    .at("rename", abs)
-            }
+            TargetAction::Write => dir.rename(moved, name).at("rename", abs)?,
+            TargetAction::Delete => dir.rename(name, moved).at("rename", abs)?,
+        }
+        let Some((file, _)) = held else { return Ok(()) };
+        let after = hash_from_start(&file).ok();
+        if after.is_some()
+            && after == now.sha256
+            && file
+                .metadata()
+                .is_ok_and(|md| Some(crate::capture::mode_bits(&md)) == now.mode)
+        {
+            return Ok(());
+        }
+        // Written to in the window: the file goes back to its name as it is now.
+        match t.action {
             TargetAction::Delete => {
-                let bak = m.bak_path(root, rel, i);
-                dir.rename(name, bak.file_name().unwrap_or_default())
-                    .at("rename", abs)
+                // The `.bak` is that very file: renamed back, unless something took the name.
+                if fs::symlink_metadata(abs).is_err() {
+                    let _ = dir.rename(moved, name);
+                }
+            }
+            TargetAction::Write => {
+                let back = m.put_back_path(root, rel, i);
+                let restored = (|| -> io::Result<()> {
+                    let mut out = dir.create_new(back.file_name().unwrap_or_default(), 0o600)?;
+                    (&file).seek(io::SeekFrom::Start(0))?;
+                    io::copy(&mut &file, &mut out)?;
+                    out.set_permissions(file.metadata()?.permissions())?;
+                    self.opts.fs.sync_file(&out, "sync_temp")?;
+                    dir.rename(back.file_name().unwrap_or_default(), name)
+                })();
+                if restored.is_err() {
+                    let _ = dir.remove_file(back.file_name().unwrap_or_default());
+                }
             }
         }
+        let _ = self.opts.fs.sync_dir(&parent);
+        Err(changed())
     }
+}
+
+/// The SHA-256 of all of `file`'s bytes, read from its start.
+fn hash_from_start(mut file: &fs::File) -> io::Result<String> {
+    file.seek(io::SeekFrom::Start(0))?;
+    Ok(copy_hashed::<_, fs::File>(file, None)?.sha256)
 }
 
 /// The error of a failed barrier ([`retrace_fsutil::Fs::sync_paths`]).

@@ -2,11 +2,11 @@
 //! `committing` one in reverse order from its forward images, with a recovery copy for content that
 //! matches neither image.
 
-use std::fs::{self, OpenOptions};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
-use retrace_fsutil::copy_hashed;
+use retrace_fsutil::{copy_hashed, DirAt};
 
 use crate::capture::image_of;
 use crate::commit::parent_of;
@@ -133,49 +133,61 @@ impl CheckpointStore {
     }
 
     /// Puts one published target back to its forward image, if it holds the restore image.
+    ///
+    /// Every name it creates, renames or removes (the target, its `.tmp`, `.bak`, `.back.tmp`,
+    /// `.kept` and recovery copy) is used inside the target's directory as reached from the root
+    /// without following a symlink and held open, and files are created exclusively and without
+    /// following a symlink: nothing planted in the workspace (a symlink at one of those names) can
+    /// lead a write outside it.
     pub(crate) fn put_back(&mut self, root: &Path, m: &mut Manifest, i: usize) -> Result<()> {
         let t = m.targets[i].clone();
         let rel = t.rel()?;
         let abs = rel.under(root);
         let fs_ = self.opts.fs.clone();
-        let bak = m.bak_path(root, &rel, i);
-        let tmp = m.temp_path(root, &rel, i);
-        let back = m.put_back_path(root, &rel, i);
-        if back.exists() {
-            // A forward copy an interrupted compensation never renamed: written again below.
-            fs_.remove_file(&back).at("remove", &back)?;
-        }
-        // Checked first: `exists` below must not look through a symlinked parent.
+        let name_of = |p: &Path| p.file_name().unwrap_or_default().to_os_string();
+        let (bak, tmp, back) = (
+            m.bak_path(root, &rel, i),
+            m.temp_path(root, &rel, i),
+            m.put_back_path(root, &rel, i),
+        );
+        let name = name_of(&abs);
+        // Checked first: nothing below may look through a symlinked parent.
         if unsafe_to_write(root, &rel) {
             return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
         }
-        if tmp.exists() {
+        let parent = parent_of(&abs);
+        let dir = DirAt::open(root, parent.strip_prefix(root).unwrap_or(Path::new("")))
+            .map_err(|_| CheckpointError::ExternalChange { path: rel.to_lossy() })?;
+        let is_file = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.is_file());
+        let present = |p: &Path| fs::symlink_metadata(p).is_ok();
+        if present(&back) {
+            // A forward copy an interrupted compensation never renamed: written again below.
+            fs_.step("remove_file").at("remove", &back)?;
+            dir.remove_file(&name_of(&back)).at("remove", &back)?;
+        }
+        if present(&tmp) {
             // Never renamed: the target was not touched.
-            return fs_.remove_file(&tmp).at("remove", &tmp);
+            fs_.step("remove_file").at("remove", &tmp)?;
+            return dir.remove_file(&name_of(&tmp)).at("remove", &tmp);
         }
         let now = image_of(&abs).at("read", &abs)?;
         let forward = Image::from(&t.forward);
         let restore = Image::from(&t.restore);
-        if same_image(&forward, &now) && (!forward.existed || !bak.exists()) {
+        let bak_there = is_file(&bak);
+        if same_image(&forward, &now) && (!forward.existed || !bak_there) {
             return Ok(());
         }
         // Gone (someone deleted what the transaction wrote): nothing to overwrite, so the forward
         // image goes back below like over the restore image.
         if now.existed && !same_image(&restore, &now) {
             // Someone else's content: never overwrite it; keep a copy and leave it in place.
-            let sha8: String = now.sha256.clone().unwrap_or_default().chars().take(8).collect();
-            let copy = recovery_copy_path(&abs, &sha8);
-            if !copy.exists() {
-                fs_.step("recovery_copy").at("copy", &copy)?;
-                fs::copy(&abs, &copy).at("copy", &copy)?;
-                // Durable before anything else happens to the target.
-                let f = fs::File::open(&copy).at("open", &copy)?;
-                fs_.sync_file(&f, "sync_temp").at("sync", &copy)?;
-                fs_.sync_dir(&parent_of(&copy)).at("sync", parent_of(&copy))?;
-            }
-            if bak.exists() {
+            let sha = now.sha256.clone().unwrap_or_default();
+            let copy = recovery_copy_path(&abs, &sha[..sha.len().min(8)]);
+            self.keep_recovery_copy(&dir, &abs, &copy, &sha)?;
+            if bak_there {
                 let keep = m.kept_path(root, &rel, i);
-                fs_.rename(&bak, &keep).at("rename", &bak)?;
+                fs_.step("rename").at("rename", &bak)?;
+                dir.rename(&name_of(&bak), &name_of(&keep)).at("rename", &bak)?;
             }
             m.targets[i].recovery_copy = Some(copy.to_string_lossy().into_owned());
             return Err(CheckpointError::Stuck {
@@ -184,11 +196,13 @@ impl CheckpointStore {
                 copy: copy.to_string_lossy().into_owned(),
             });
         }
-        // The target holds the restore image: put the forward image back.
+        // The target holds the restore image (or nothing): put the forward image back.
         if !forward.existed {
-            fs_.remove_file(&abs).at("remove", &abs)?;
-        } else if bak.exists() {
-            fs_.rename(&bak, &abs).at("rename", &bak)?;
+            fs_.step("remove_file").at("remove", &abs)?;
+            dir.remove_file(&name).at("remove", &abs)?;
+        } else if bak_there {
+            fs_.step("rename").at("rename", &bak)?;
+            dir.rename(&name_of(&bak), &name).at("rename", &bak)?;
         } else {
             let sha = forward.sha256.clone().unwrap_or_default();
             let Some(at) = self.forward_at(m, i) else {
@@ -198,31 +212,67 @@ impl CheckpointStore {
                     why: format!("transaction {} has no forward image for it", m.id),
                 });
             };
+            // Opened before anything is created: a missing pack leaves nothing behind.
+            let src = at.open().at("open", at.path())?;
             // Not `tmp`: a crash before the rename must not look like a target never published.
             fs_.step("create_temp").at("create", &back)?;
-            let mut out = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&back)
-                .at("create", &back)?;
-            let copied = copy_hashed(at.open().at("open", at.path())?, Some(&mut out)).at("write", &back)?;
-            if copied.sha256 != sha {
-                let _ = fs::remove_file(&back);
-                return Err(CheckpointError::MissingPayload {
-                    turn: m.turn.unwrap_or(0),
-                    path: rel.to_lossy(),
-                    why: format!("its forward image in `{}` is corrupt", at.path().display()),
-                });
+            let mut out = dir.create_new(&name_of(&back), 0o600).at("create", &back)?;
+            let written = (|| -> Result<()> {
+                let copied = copy_hashed(src, Some(&mut out)).at("write", &back)?;
+                if copied.sha256 != sha {
+                    return Err(CheckpointError::MissingPayload {
+                        turn: m.turn.unwrap_or(0),
+                        path: rel.to_lossy(),
+                        why: format!("its forward image in `{}` is corrupt", at.path().display()),
+                    });
+                }
+                out.set_permissions(fs::Permissions::from_mode(forward.mode.unwrap_or(0o644)))
+                    .at("chmod", &back)?;
+                fs_.sync_file(&out, "sync_temp").at("sync", &back)?;
+                fs_.step("rename").at("rename", &abs)?;
+                dir.rename(&name_of(&back), &name).at("rename", &abs)
+            })();
+            if written.is_err() {
+                let _ = dir.remove_file(&name_of(&back));
             }
-            out.set_permissions(fs::Permissions::from_mode(forward.mode.unwrap_or(0o644)))
-                .at("chmod", &back)?;
-            fs_.sync_file(&out, "sync_temp").at("sync", &back)?;
-            fs_.rename(&back, &abs).at("rename", &abs)?;
+            written?;
         }
-        let dir = parent_of(&abs);
-        fs_.sync_dir(&dir).at("sync", &dir)
+        fs_.sync_dir(&parent).at("sync", &parent)
+    }
+
+    /// Copies the file at `abs` (which hashed to `sha`) to the recovery copy `copy` in `dir`, made
+    /// durable before anything else happens to the target. A regular file already there with those
+    /// bytes (an earlier attempt's) is kept; anything else there is an error, never written through.
+    fn keep_recovery_copy(&self, dir: &DirAt, abs: &Path, copy: &Path, sha: &str) -> Result<()> {
+        let fs_ = &self.opts.fs;
+        let name = copy.file_name().unwrap_or_default();
+        fs_.step("recovery_copy").at("copy", copy)?;
+        let mut out = match dir.create_new(name, 0o600) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let kept = retrace_fsutil::open_regular(copy)
+                    .ok()
+                    .filter(|(_, md)| md.nlink() == 1)
+                    .and_then(|(f, _)| copy_hashed::<_, fs::File>(f, None).ok())
+                    .is_some_and(|c| c.sha256 == sha);
+                if kept && !fs::symlink_metadata(copy).is_ok_and(|m| m.file_type().is_symlink()) {
+                    return Ok(());
+                }
+                return Err(e).at("create", copy);
+            }
+            Err(e) => return Err(e).at("create", copy),
+        };
+        let copied = (|| -> Result<()> {
+            let (src, _) = retrace_fsutil::open_regular(abs).at("open", abs)?;
+            copy_hashed(src, Some(&mut out)).at("copy", copy)?;
+            fs_.sync_file(&out, "sync_temp").at("sync", copy)
+        })();
+        if let Err(e) = copied {
+            let _ = dir.remove_file(name);
+            return Err(e);
+        }
+        let parent = parent_of(copy);
+        fs_.sync_dir(&parent).at("sync", &parent)
     }
 }
 

@@ -271,6 +271,21 @@ fn arbitrate(n: u64, f: Found, root: Option<&Path>, out: &mut Loaded) {
         out.problems
             .push(problem(&w.rel, text, Severity::Warning, Some(n), Some(file)));
     }
+    for f in &turn.files {
+        if let crate::model::Before::Present {
+            payload: crate::model::Payload::Corrupt(why),
+            ..
+        } = &f.before
+        {
+            out.problems.push(problem(
+                &w.rel,
+                format!("the entry is corrupt: {why}; a restore that needs it fails"),
+                Severity::Error,
+                Some(n),
+                Some(f.path.display()),
+            ));
+        }
+    }
     if crate::model::parse_time(&w.raw.time).is_none() {
         out.problems.push(problem(
             &w.rel,

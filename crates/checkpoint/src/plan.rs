@@ -554,19 +554,10 @@ impl CheckpointStore {
     }
 
     /// The restore image of entry `i` of `turn`, with its payload checked. A payload the record
-    /// names in a way that is never followed is a `corrupt` error naming the record.
+    /// names in a way that is never followed (a corrupt entry) is unusable: `missing_payload`,
+    /// naming the record (SPEC §5.2 rule 3).
     fn turn_image(&self, turn: &Turn, i: usize, memo: &mut HashMemo) -> Result<TargetImage> {
         let f = &turn.files[i];
-        if let Before::Present {
-            payload: Payload::Corrupt(why),
-            ..
-        } = &f.before
-        {
-            return Err(CheckpointError::Corrupt {
-                path: self.dir.join(&turn.record_path),
-                detail: format!("the entry of `{}`: {why}", f.path.display()),
-            });
-        }
         let legacy = turn.format == Format::V1 && turn.source != TurnSource::V3;
         if let Some(dest) = &f.moved_to {
             return Ok(self.moved_image(dest, memo));
@@ -618,7 +609,9 @@ impl CheckpointStore {
                         memo.verify_file(&p, sha.as_deref())
                     }
                     Payload::Blob(h) => memo.verify_file(&self.dir.join(blob_rel_path(h)), Some(h)),
-                    Payload::Corrupt(why) => Some(why.clone()),
+                    Payload::Corrupt(why) => {
+                        Some(format!("the record {} is corrupt: {why}", turn.record_path))
+                    }
                 };
                 TargetImage {
                     image: Image {

@@ -136,20 +136,6 @@ impl CheckpointStore {
         if self.state.pruned_through.is_some_and(|p| p >= t.number) {
             return (false, Some("history after this turn was pruned".into()));
         }
-        let corrupt = t.files.iter().find_map(|f| match &f.before {
-            Before::Present {
-                payload: Payload::Corrupt(why),
-                ..
-            } => Some(format!(
-                "the checkpoint record {} is corrupt: the entry of `{}`: {why}",
-                t.record_path,
-                f.path.display()
-            )),
-            _ => None,
-        });
-        if let Some(why) = corrupt {
-            return (false, Some(why));
-        }
         (true, None)
     }
 

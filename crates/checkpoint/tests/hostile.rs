@@ -387,7 +387,8 @@ fn not_a_sidecar_and_a_forged_sequence_are_errors() {
 }
 
 /// Issue 13 item 14: a v2 record whose `blobRef` is a path, not a digest, is never followed: the
-/// turn cannot be restored and fsck names the record.
+/// entry has no usable payload (`missing_payload`, naming the record, SPEC §5.2 rule 3), reading
+/// its before-image is a `corrupt` error, and fsck reports the record as an error.
 #[test]
 fn a_forged_blob_ref_is_never_followed() {
     let s = Scratch::new().unwrap();
@@ -397,25 +398,32 @@ fn a_forged_blob_ref_is_never_followed() {
     let rec = serde_json::json!({
         "schemaVersion": 2, "turn": 0, "time": "2099-01-01T00:00:00Z", "prompt": "forged",
         "msgIndex": 0, "coverage": "complete", "coverageGaps": [],
-        "files": [{"path": "f", "blobRef": forged, "mode": 420, "captureSource": "previewer"}]
+        "files": [{"path": "f", "blobRef": forged, "mode": 420, "captureSource": "previewer"},
+                  {"path": "g", "content": "g0", "sha256": sha256_bytes(b"g0"), "mode": 420,
+                   "captureSource": "previewer"}]
     });
     fs::create_dir_all(&s.sidecar).unwrap();
     fs::write(s.sidecar.join("turn-0.json"), serde_json::to_vec(&rec).unwrap()).unwrap();
     s.write("f", b"now").unwrap();
-    let store = open(&s);
-    let listed = &store.list()[0];
-    assert_eq!(listed.can_restore_code, Some(false), "{listed:?}");
-    let e = store.plan_restore(0).unwrap_err();
-    assert!(
-        e.to_string().contains("turn-0.json") && e.to_string().contains("corrupt"),
-        "{e}"
-    );
-    let e = store.plan_file_revert(Path::new("f")).unwrap_err();
+    s.write("g", b"g1").unwrap();
+    let mut store = open(&s);
+    let plan = store.plan_restore(0).unwrap();
+    let f = plan.plan.conflicts.iter().find(|c| c.path == "f").unwrap();
+    assert_eq!(f.reason, ConflictReason::MissingPayload);
+    let rel = retrace_fsutil::RelPath::normalize(&s.workspace, Path::new("f")).unwrap();
+    let e = store.before_image(0, &rel).unwrap_err();
     assert!(matches!(e, CheckpointError::Corrupt { .. }), "{e}");
     assert!(e.to_string().contains("turn-0.json"), "{e}");
-    let text = format!("{:?}", store.fsck());
+    let report = store.fsck();
+    assert!(!report.ok, "a corrupt entry is an fsck error");
+    let text = format!("{report:?}");
     assert!(text.contains("turn-0.json") && text.contains("blobRef"), "{text}");
+    // The other file of the turn is restored (it has no proof of its own: overwrite); `f` is
+    // left as it is under any choice.
+    store.commit(&plan, choice(OnConflict::Overwrite)).unwrap();
+    assert_eq!(read(&s, "g").unwrap(), b"g0");
     assert_eq!(read(&s, "f").unwrap(), b"now");
+    assert_eq!(fs::read(outside.path().join("secret")).unwrap(), b"outside");
 }
 
 /// Issue 13 item 14: a manifest left in flight whose target leads outside the workspace is a
@@ -594,4 +602,134 @@ fn a_file_deleted_after_a_crashed_restore_gets_its_forward_image_back() {
         "rolled back to the forward image"
     );
     assert!(store.fsck().ok, "{:?}", store.fsck());
+}
+
+/// Counts the steps of one restore of `s` to `t0` (a fresh store, nothing failing) and returns
+/// the trail of step labels.
+fn restore_trail(s: &Scratch, t0: u64) -> Vec<String> {
+    use retrace_fsutil::FaultInjector;
+    let counting = FaultInjector::crash_at(0);
+    let opts = StoreOptions {
+        fs: Fs::without_sync().with_faults(counting.clone()),
+        ..StoreOptions::default()
+    };
+    let mut store = CheckpointStore::open(&s.sidecar, &s.workspace, opts).unwrap();
+    let plan = store.plan_restore(t0).unwrap();
+    store.commit(&plan, choice(OnConflict::Refuse)).unwrap();
+    counting.trail()
+}
+
+/// Found by attack: an editor that saves in place between the last check of a target and its
+/// rename wrote into the file the rename replaces. The save is seen, the file is back at its
+/// name with the save in it, and the restore fails as an external change: nothing lost.
+#[test]
+fn a_save_in_place_just_before_the_rename_is_not_lost() {
+    use retrace_fsutil::FaultInjector;
+    for delete in [false, true] {
+        let setup = || {
+            let s = Scratch::new().unwrap();
+            if !delete {
+                s.write("f", b"before").unwrap();
+            }
+            let mut store = open(&s);
+            let t0 = begin(&mut store);
+            edit(&mut store, &s, "f", Some(b"agent"));
+            store.end_turn();
+            drop(store);
+            (s, t0)
+        };
+        let (s, t0) = setup();
+        let trail = restore_trail(&s, t0);
+        // The publishing rename: right after the `committing` manifest's directory fsync.
+        let k = (1..trail.len())
+            .find(|&i| trail[i] == "rename" && trail[i - 1] == "sync_dir")
+            .unwrap() as u64
+            + 1;
+        let (s, t0) = setup();
+        let target = s.workspace.join("f");
+        let inj = FaultInjector::act_at(k, move || {
+            use std::io::Write;
+            let mut f = fs::OpenOptions::new().write(true).open(&target).unwrap();
+            f.write_all(b"EDITOR-SAVE").unwrap();
+        });
+        let opts = StoreOptions {
+            fs: Fs::without_sync().with_faults(inj),
+            ..StoreOptions::default()
+        };
+        let mut store = CheckpointStore::open(&s.sidecar, &s.workspace, opts).unwrap();
+        let plan = store.plan_restore(t0).unwrap();
+        let e = store.commit(&plan, choice(OnConflict::Refuse)).unwrap_err();
+        assert!(matches!(e, CheckpointError::ExternalChange { .. }), "delete={delete}: {e}");
+        assert_eq!(read(&s, "f").unwrap(), b"EDITOR-SAVE", "delete={delete}");
+        let left: Vec<_> = fs::read_dir(&s.workspace)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n != "f")
+            .collect();
+        assert!(left.is_empty(), "delete={delete}: {left:?}");
+    }
+}
+
+/// Found by attack: a symlink planted at the name of a compensation's `.back.tmp` or at a
+/// recovery copy's name (the agent's shell can make one) never leads a write outside.
+#[test]
+fn planted_symlinks_at_compensation_names_are_never_written_through() {
+    use retrace_fsutil::FaultInjector;
+    let setup = || {
+        let s = Scratch::new().unwrap();
+        s.write("a.txt", b"before").unwrap();
+        s.write("b.txt", b"b-before").unwrap();
+        let mut store = open(&s);
+        let t0 = begin(&mut store);
+        edit(&mut store, &s, "a.txt", Some(b"agent"));
+        edit(&mut store, &s, "b.txt", Some(b"b-agent"));
+        store.end_turn();
+        drop(store);
+        (s, t0)
+    };
+    let (s, t0) = setup();
+    let trail = restore_trail(&s, t0);
+    // Crash right after the last publishing rename (before the targets' directory barrier).
+    let first = (1..trail.len())
+        .find(|&i| trail[i] == "rename" && trail[i - 1] == "sync_dir")
+        .unwrap();
+    let k = first as u64 + 2 + 1;
+    let (s, t0) = setup();
+    let inj = FaultInjector::crash_at(k);
+    let opts = StoreOptions {
+        fs: Fs::without_sync().with_faults(inj),
+        ..StoreOptions::default()
+    };
+    let mut store = CheckpointStore::open(&s.sidecar, &s.workspace, opts).unwrap();
+    let plan = store.plan_restore(t0).unwrap();
+    assert!(store.commit(&plan, choice(OnConflict::Refuse)).is_err());
+    std::mem::forget(store);
+    assert_eq!(read(&s, "a.txt").unwrap(), b"before", "published before the crash");
+    let id = fs::read_dir(s.sidecar.join("transactions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().trim_end_matches(".json").to_string())
+        .next()
+        .unwrap();
+    // Dangling symlinks to outside at the `.back.tmp` name of a.txt and at every recovery copy
+    // name b.txt could get; b.txt then holds someone else's content.
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("back"),
+        s.workspace.join(format!(".a.txt.retrace-{id}-0.back.tmp")),
+    )
+    .unwrap();
+    s.write("b.txt", b"the user's own").unwrap();
+    let sha8 = &sha256_bytes(b"the user's own")[..8];
+    std::os::unix::fs::symlink(
+        outside.path().join("copy"),
+        s.workspace.join(format!("b.txt.retrace-recovery-{sha8}")),
+    )
+    .unwrap();
+    let store = open(&s);
+    assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0, "nothing written outside");
+    assert_eq!(read(&s, "b.txt").unwrap(), b"the user's own", "never overwritten");
+    assert_eq!(read(&s, "a.txt").unwrap(), b"agent", "put back despite the planted name");
+    drop(store);
 }

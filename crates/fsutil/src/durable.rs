@@ -22,8 +22,11 @@ pub const SYNC_THREADS: usize = 16;
 /// Up to this many paths, [`Fs::sync_paths`] fsyncs them on the calling thread.
 const SMALL_BATCH: usize = 4;
 
+/// A closure a test runs at one step (see [`FaultInjector::act_at`]).
+type Action = Box<dyn FnMut() + Send>;
+
 /// Fails the k-th durable step and every later one, as if the process had died there.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct FaultInjector {
     crash_at: AtomicU64,
     counter: AtomicU64,
@@ -31,6 +34,19 @@ pub struct FaultInjector {
     /// Fail step `crash_at` only, as an I/O error the process lives through (a full disk, EIO).
     once: bool,
     trail: Mutex<Vec<String>>,
+    /// Run at one step, which then goes through: another process acting at that very moment.
+    action: Mutex<Option<(u64, Action)>>,
+}
+
+impl std::fmt::Debug for FaultInjector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FaultInjector")
+            .field("crash_at", &self.crash_at)
+            .field("counter", &self.counter)
+            .field("crashed", &self.crashed)
+            .field("once", &self.once)
+            .finish_non_exhaustive()
+    }
 }
 
 impl FaultInjector {
@@ -48,6 +64,15 @@ impl FaultInjector {
         Arc::new(FaultInjector {
             crash_at: AtomicU64::new(k),
             once: true,
+            ..FaultInjector::default()
+        })
+    }
+
+    /// An injector that runs `action` just before step `k` (1-based) and fails nothing: what
+    /// another process (an editor, the user) does at that moment, for race tests.
+    pub fn act_at(k: u64, action: impl FnMut() + Send + 'static) -> Arc<FaultInjector> {
+        Arc::new(FaultInjector {
+            action: Mutex::new(Some((k, Box::new(action)))),
             ..FaultInjector::default()
         })
     }
@@ -76,6 +101,13 @@ impl FaultInjector {
         let n = self.counter.fetch_add(1, Ordering::SeqCst) + 1;
         if let Ok(mut t) = self.trail.lock() {
             t.push(label.to_string());
+        }
+        if let Ok(mut a) = self.action.lock() {
+            if let Some((k, act)) = a.as_mut() {
+                if *k == n {
+                    act();
+                }
+            }
         }
         if n == self.crash_at.load(Ordering::SeqCst) {
             if self.once {
