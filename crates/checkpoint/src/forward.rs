@@ -54,9 +54,9 @@ impl ForwardAt {
     /// A reader of exactly the image's bytes (not verified: callers hash what they read).
     pub(crate) fn open(&self) -> io::Result<Box<dyn Read>> {
         match self {
-            ForwardAt::Blob(p) => Ok(Box::new(File::open(p)?)),
+            ForwardAt::Blob(p) => Ok(Box::new(open_regular(p)?.0)),
             ForwardAt::Pack { path, slice } => {
-                let mut f = File::open(path)?;
+                let (mut f, _) = open_regular(path)?;
                 f.seek(SeekFrom::Start(slice.offset))?;
                 Ok(Box::new(f.take(slice.length)))
             }

@@ -1,7 +1,7 @@
 //! `fsck`: checks every record and payload and reports every problem, not just the first.
 
 use std::collections::BTreeSet;
-use std::fs::{self, File};
+use std::fs;
 
 use retrace_fsutil::hash_reader;
 use retrace_protocol::{FsckProblem, FsckReport, Severity};
@@ -47,7 +47,9 @@ impl CheckpointStore {
                     Payload::File(idx) => {
                         let rel = format!("turns/{}/files/{idx:04}.before", t.number);
                         referenced_payloads.insert(format!("{idx:04}.before"));
-                        match File::open(self.dir.join(&rel)).and_then(hash_reader) {
+                        match retrace_fsutil::open_regular(&self.dir.join(&rel))
+                            .and_then(|(f, _)| hash_reader(f))
+                        {
                             Err(e) => push(
                                 rel,
                                 format!("payload cannot be read: {e}"),
@@ -85,7 +87,9 @@ impl CheckpointStore {
                     Payload::Blob(h) => {
                         let rel = blob_rel_path(h);
                         blobs_seen.insert(h.clone());
-                        match File::open(self.dir.join(&rel)).and_then(hash_reader) {
+                        match retrace_fsutil::open_regular(&self.dir.join(&rel))
+                            .and_then(|(f, _)| hash_reader(f))
+                        {
                             Err(e) => push(
                                 rel,
                                 format!("blob cannot be read: {e}"),

@@ -86,7 +86,18 @@ fn read_candidate(
             .join(format!("turns/{number}"))
             .join(crate::record::JOURNAL_FILE);
         match crate::record::read_bounded_as(&journal, crate::record::MAX_JOURNAL_BYTES) {
-            Ok(bytes) => journal_note = crate::record::apply_journal(&mut raw, &bytes),
+            Ok(bytes) => match crate::record::apply_journal(&mut raw, &bytes) {
+                None => {}
+                Some(stop) if stop.lines_after == 0 => journal_note = Some(stop.problem),
+                Some(stop) => {
+                    return Err(format!(
+                        "its journal `turns/{number}/{}` is damaged: {} ({} later lines cannot be applied, so the turn's files are not all known)",
+                        crate::record::JOURNAL_FILE,
+                        stop.problem,
+                        stop.lines_after
+                    ))
+                }
+            },
             Err(e) if e.is_not_found() => {}
             Err(e) => {
                 return Err(format!(

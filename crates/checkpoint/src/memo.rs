@@ -81,10 +81,7 @@ impl HashMemo {
 
     /// Why the payload at `path` cannot be used (unreadable, or not `sha` when given), or `None`.
     pub(crate) fn verify_file(&mut self, path: &Path, sha: Option<&str>) -> Option<String> {
-        let got = File::open(path).and_then(|f| {
-            let md = f.metadata()?;
-            self.digest(path, &f, &md)
-        });
+        let got = retrace_fsutil::open_regular(path).and_then(|(f, md)| self.digest(path, &f, &md));
         match got {
             Err(e) => Some(format!("payload `{}` cannot be read: {e}", path.display())),
             Ok((got, _)) => match sha {

@@ -657,9 +657,19 @@ fn before_of(rf: &RawFile, format: Format, index: usize) -> Before {
     } else {
         legacy_payload(rf)
     };
+    // Permission bits only, and from a record this build did not capture (v1/v2) or that holds
+    // more than mode bits, never setuid, setgid or sticky: a restore must not hand out privileges
+    // a record says a file had.
+    let mode = rf.mode.map(|m| {
+        if format != Format::V3 || m > 0o7777 {
+            m & 0o777
+        } else {
+            m
+        }
+    });
     Before::Present {
         sha256: rf.sha256.clone(),
-        mode: rf.mode,
+        mode,
         size: rf.size,
         payload,
     }

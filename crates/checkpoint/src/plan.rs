@@ -332,9 +332,18 @@ impl CheckpointStore {
             .flat_map(|t| t.files.iter())
             .find(|f| f.moved_to.as_ref().and_then(EntryPath::safe) == Some(&rel))
             .and_then(|f| f.path.safe().cloned());
+        // The turns that bear on this file: those that touched it, and those with a gap that may
+        // have (a shell command, which names no path, or a gap on this path): a revert across
+        // such a gap needs confirmation like a restore (SPEC §5.6).
+        let shown = rel.to_lossy();
         let relevant: Vec<&Turn> = spanned
             .into_iter()
-            .filter(|t| t.entry_index(&rel).is_some())
+            .filter(|t| {
+                t.entry_index(&rel).is_some()
+                    || t.gaps
+                        .iter()
+                        .any(|g| g.path.as_deref().is_none_or(|p| p == shown))
+            })
             .collect();
         Ok(self.finish_plan(PlanKind::File(rel), turn_no, &relevant, vec![file], memo))
     }
@@ -448,6 +457,12 @@ impl CheckpointStore {
         }
         // What stands there, typed before anything is opened (nothing is opened in a way that can
         // block: see `retrace_fsutil::open_read`).
+        // Nothing inside a `.git` directory is ever written (SPEC §1): a record that names such
+        // a path (a legacy one, a forged one) is unsafe, whatever it holds.
+        if rel.as_path().components().any(|c| c.as_os_str() == ".git") {
+            out.conflict = Some(conflict(ConflictReason::PathUnsafe, None, None, &out.target));
+            return out;
+        }
         let stands = standing(root, &rel);
         let current = match stands {
             Standing::Unsafe => {

@@ -1,6 +1,5 @@
 //! Reading checkpoints back: the listing and verified before-image streams.
 
-use std::fs::File;
 use std::io::{self, Cursor, Read};
 
 use retrace_fsutil::{hex, RelPath};
@@ -192,7 +191,7 @@ impl CheckpointStore {
         let reader: Box<dyn Read + Send> = match payload {
             Payload::File(idx) => {
                 let p = self.turn_dir(turn).join("files").join(format!("{idx:04}.before"));
-                Box::new(File::open(&p).at("open", &p)?)
+                Box::new(retrace_fsutil::open_regular(&p).at("open", &p)?.0)
             }
             Payload::Inline { text, encoding } => {
                 let bytes = encode_inline(text, encoding.as_deref()).ok_or_else(|| {
@@ -205,7 +204,7 @@ impl CheckpointStore {
                     return Err(missing("its blob reference does not match its SHA-256"));
                 }
                 let p = self.dir.join(blob_rel_path(h));
-                let f = File::open(&p).at("open", &p)?;
+                let (f, _) = retrace_fsutil::open_regular(&p).at("open", &p)?;
                 return Ok(BeforeImage::Present {
                     mode,
                     sha256: Some(h.clone()),

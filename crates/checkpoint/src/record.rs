@@ -290,9 +290,36 @@ pub struct JournalAfter {
 /// The journal's file name inside `turns/N/`.
 pub const JOURNAL_FILE: &str = "journal.jsonl";
 
-/// Applies journal `bytes` over `raw` (see [`JournalLine`]). Returns a problem to report when a
+/// A journal line that could not be used; nothing from it on was applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalStop {
+    /// What is wrong, naming the line.
+    pub problem: String,
+    /// Complete lines after it. 0: it was the last line, which a crash can leave damaged (the
+    /// process never went on). More: the journal was damaged afterwards, and the turn cannot be
+    /// read (what it touched after that line is unknown).
+    pub lines_after: usize,
+}
+
+/// Applies journal `bytes` over `raw` (see [`JournalLine`]). Returns where it stopped when a
 /// complete line could not be used (then nothing after it is applied).
-pub fn apply_journal(raw: &mut RawRecord, bytes: &[u8]) -> Option<String> {
+pub fn apply_journal(raw: &mut RawRecord, bytes: &[u8]) -> Option<JournalStop> {
+    let problem = apply_lines(raw, bytes)?;
+    let n: usize = problem.0;
+    let lines_after = bytes
+        .split(|b| *b == b'\n')
+        .collect::<Vec<_>>()
+        .split_last()
+        .map(|(_, complete)| complete.iter().skip(n).filter(|l| !l.is_empty()).count())
+        .unwrap_or(0);
+    Some(JournalStop {
+        problem: problem.1,
+        lines_after,
+    })
+}
+
+/// [`apply_journal`]'s loop: the number and problem of the line it stopped at.
+fn apply_lines(raw: &mut RawRecord, bytes: &[u8]) -> Option<(usize, String)> {
     let mut lines = bytes.split(|b| *b == b'\n').peekable();
     let mut n = 0usize;
     while let Some(line) = lines.next() {
@@ -306,8 +333,9 @@ pub fn apply_journal(raw: &mut RawRecord, bytes: &[u8]) -> Option<String> {
             continue;
         }
         let Ok(l) = serde_json::from_slice::<JournalLine>(line) else {
-            return Some(format!(
-                "journal line {n} is not valid; it and what follows are ignored"
+            return Some((
+                n,
+                format!("journal line {n} is not valid; it and what follows are ignored"),
             ));
         };
         match (l.index, l.entry, l.after, l.gap) {
@@ -316,17 +344,21 @@ pub fn apply_journal(raw: &mut RawRecord, bytes: &[u8]) -> Option<String> {
                     continue;
                 }
                 if i > raw.files.len() {
-                    return Some(format!(
+                    return Some((
+                        n,
+                        format!(
                         "journal line {n} adds entry {i} after {} entries; it and what follows are ignored",
                         raw.files.len()
+                    ),
                     ));
                 }
                 raw.files.push(entry);
             }
             (Some(i), None, Some(a), None) => {
                 let Some(f) = raw.files.get_mut(i) else {
-                    return Some(format!(
-                        "journal line {n} updates entry {i}, which does not exist"
+                    return Some((
+                        n,
+                        format!("journal line {n} updates entry {i}, which does not exist"),
                     ));
                 };
                 f.after_existed = Some(a.existed);
@@ -342,8 +374,9 @@ pub fn apply_journal(raw: &mut RawRecord, bytes: &[u8]) -> Option<String> {
                 }
             }
             _ => {
-                return Some(format!(
-                    "journal line {n} is not an entry, an after-image or a gap"
+                return Some((
+                    n,
+                    format!("journal line {n} is not an entry, an after-image or a gap"),
                 ))
             }
         }

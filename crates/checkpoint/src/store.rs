@@ -112,6 +112,9 @@ pub struct CheckpointStore {
     /// A manifest that stops writes (unreadable, or a foreign transaction in flight): its file name
     /// and why.
     pub(crate) blocked_by: Option<(String, String)>,
+    /// A sidecar file carrying a mutation sequence above [`MAX_SEQ`] (its path relative to the
+    /// sidecar, and the value): damaged or forged; the store is then not written to.
+    pub(crate) seq_beyond: Option<(String, u64)>,
 }
 
 impl std::fmt::Debug for CheckpointStore {
@@ -126,6 +129,10 @@ impl std::fmt::Debug for CheckpointStore {
 
 /// The largest mutation sequence a store that is written to may hold (2^62).
 const MAX_SEQ: u64 = 1 << 62;
+
+fn seq_beyond_text(seq: u64) -> String {
+    format!("it carries the mutation sequence {seq}, beyond any a sidecar reaches (2^62): it was damaged or forged, and writing on would wrap the timeline around")
+}
 
 impl CheckpointStore {
     /// Opens the sidecar `dir` of a session whose workspace is `root`. Nothing is created until the
@@ -145,13 +152,10 @@ impl CheckpointStore {
         }
         // Sequences only ever grow by one per write: one this close to overflowing was damaged or
         // forged, and writing on would wrap the timeline around.
-        if store.state.mutation_seq > MAX_SEQ {
+        if let Some((file, seq)) = &store.seq_beyond {
             return Err(crate::error::CheckpointError::Corrupt {
-                path: dir.join(STATE_FILE),
-                detail: format!(
-                    "the mutation sequence is {} (the largest of this file's and those the turn records and transaction manifests carry), beyond any a sidecar reaches; the store is not written to",
-                    store.state.mutation_seq
-                ),
+                path: dir.join(file),
+                detail: format!("{}; the store is not written to", seq_beyond_text(*seq)),
             });
         }
         store.recover()?;
@@ -229,6 +233,15 @@ impl CheckpointStore {
                 StoreState::default()
             }
         };
+        // A sequence only grows by one per write: one near overflowing was damaged or forged.
+        let seq_beyond = (state.mutation_seq > MAX_SEQ)
+            .then(|| (STATE_FILE.to_string(), state.mutation_seq))
+            .or_else(|| {
+                loaded.turns.values().find_map(|t| {
+                    let max = t.files.iter().filter_map(|f| f.seq).chain(t.start_seq).max()?;
+                    (max > MAX_SEQ).then(|| (t.record_path.clone(), max))
+                })
+            });
         // The sequence must never move backwards, even if state.json lagged behind the records.
         let max_seq = loaded
             .turns
@@ -248,6 +261,21 @@ impl CheckpointStore {
             });
         }
         let blocking = bad.into_iter().find(|b| b.blocks);
+        let seq_beyond = seq_beyond.or_else(|| {
+            transactions
+                .values()
+                .find(|m| m.seq > MAX_SEQ)
+                .map(|m| (format!("{}/{}.json", crate::tx::TX_DIR, m.id), m.seq))
+        });
+        if let Some((file, seq)) = &seq_beyond {
+            problems.push(FsckProblem {
+                path: file.clone(),
+                problem: format!("{}; the store is not written to", seq_beyond_text(*seq)),
+                severity: Severity::Error,
+                turn: None,
+                file: None,
+            });
+        }
         let mut store = CheckpointStore {
             dir: dir.to_path_buf(),
             root,
@@ -261,6 +289,7 @@ impl CheckpointStore {
             held: BTreeMap::new(),
             load_problems: problems,
             blocked_by: blocking.map(|b| (b.name, b.why)),
+            seq_beyond,
             transactions,
         };
         // Committed transactions are Retrace's own writes, even if state.json lagged behind them.

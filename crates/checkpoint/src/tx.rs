@@ -301,6 +301,7 @@ pub(crate) type LoadedManifests = (BTreeMap<String, Manifest>, Vec<ManifestProbl
 pub(crate) fn load_manifests(dir: &Path) -> Result<LoadedManifests> {
     let mut out = BTreeMap::new();
     let mut bad = Vec::new();
+    let mut misnamed = Vec::new();
     let txd = dir.join(TX_DIR);
     if !txd.is_dir() {
         return Ok((out, bad));
@@ -334,13 +335,27 @@ pub(crate) fn load_manifests(dir: &Path) -> Result<LoadedManifests> {
                     blocks: true,
                 }),
             },
-            Ok(m) => bad.push(ManifestProblem {
-                name,
-                why: format!("manifest id `{}` does not match its file name", m.id),
-                blocks: true,
-            }),
+            Ok(m) => misnamed.push((name, m)),
             Err(err) => bad.push(foreign_or_broken(name, &bytes, &err.to_string())),
         }
+    }
+    // A manifest under another name: a copy (a backup the user made) of a finished transaction
+    // whose own manifest is there is only noted; anything else may be the only record of a
+    // transaction, and stops writes.
+    for (name, m) in misnamed {
+        let copy = m.state.is_terminal() && out.contains_key(&m.id);
+        bad.push(ManifestProblem {
+            why: if copy {
+                format!(
+                    "a copy of the manifest of transaction {} (its own, `{}.json`, is there); ignored",
+                    m.id, m.id
+                )
+            } else {
+                format!("manifest id `{}` does not match its file name", m.id)
+            },
+            name,
+            blocks: !copy,
+        });
     }
     // The one a blocked open names is the same whatever order the directory lists them in.
     bad.sort_by(|a, b| a.name.cmp(&b.name));

@@ -382,8 +382,22 @@ fn not_a_sidecar_and_a_forged_sequence_are_errors() {
     let e = CheckpointStore::open(&s.sidecar, &s.workspace, StoreOptions::default()).unwrap_err();
     assert!(matches!(e, CheckpointError::Corrupt { .. }), "{e}");
     assert!(e.to_string().contains("state.json"), "{e}");
-    // Reading still works, for fsck and the listing.
-    assert!(CheckpointStore::open_bare(&s.sidecar).is_ok());
+    // Reading still works, for fsck and the listing; fsck says what is wrong.
+    let report = CheckpointStore::open_bare(&s.sidecar).unwrap().fsck();
+    assert!(
+        !report.ok && format!("{report:?}").contains("state.json"),
+        "{report:?}"
+    );
+    // The same sequence in a turn's record: that record is named, not an intact state.json.
+    v["mutationSeq"] = serde_json::json!(3);
+    fs::write(&state, serde_json::to_vec(&v).unwrap()).unwrap();
+    let meta = s.sidecar.join("turns/0/meta.json");
+    let mut m: serde_json::Value = serde_json::from_slice(&fs::read(&meta).unwrap()).unwrap();
+    m["files"][0]["seq"] = serde_json::json!(u64::MAX);
+    fs::write(&meta, serde_json::to_vec(&m).unwrap()).unwrap();
+    let e = CheckpointStore::open(&s.sidecar, &s.workspace, StoreOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("turns/0/meta.json"), "{e}");
+    assert!(!CheckpointStore::open_bare(&s.sidecar).unwrap().fsck().ok);
 }
 
 /// Issue 13 item 14: a v2 record whose `blobRef` is a path, not a digest, is never followed: the
@@ -659,7 +673,10 @@ fn a_save_in_place_just_before_the_rename_is_not_lost() {
         let mut store = CheckpointStore::open(&s.sidecar, &s.workspace, opts).unwrap();
         let plan = store.plan_restore(t0).unwrap();
         let e = store.commit(&plan, choice(OnConflict::Refuse)).unwrap_err();
-        assert!(matches!(e, CheckpointError::ExternalChange { .. }), "delete={delete}: {e}");
+        assert!(
+            matches!(e, CheckpointError::ExternalChange { .. }),
+            "delete={delete}: {e}"
+        );
         assert_eq!(read(&s, "f").unwrap(), b"EDITOR-SAVE", "delete={delete}");
         let left: Vec<_> = fs::read_dir(&s.workspace)
             .unwrap()
@@ -705,11 +722,20 @@ fn planted_symlinks_at_compensation_names_are_never_written_through() {
     let plan = store.plan_restore(t0).unwrap();
     assert!(store.commit(&plan, choice(OnConflict::Refuse)).is_err());
     std::mem::forget(store);
-    assert_eq!(read(&s, "a.txt").unwrap(), b"before", "published before the crash");
+    assert_eq!(
+        read(&s, "a.txt").unwrap(),
+        b"before",
+        "published before the crash"
+    );
     let id = fs::read_dir(s.sidecar.join("transactions"))
         .unwrap()
         .flatten()
-        .map(|e| e.file_name().to_string_lossy().trim_end_matches(".json").to_string())
+        .map(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .trim_end_matches(".json")
+                .to_string()
+        })
         .next()
         .unwrap();
     // Dangling symlinks to outside at the `.back.tmp` name of a.txt and at every recovery copy
@@ -728,8 +754,155 @@ fn planted_symlinks_at_compensation_names_are_never_written_through() {
     )
     .unwrap();
     let store = open(&s);
-    assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0, "nothing written outside");
+    assert_eq!(
+        fs::read_dir(outside.path()).unwrap().count(),
+        0,
+        "nothing written outside"
+    );
     assert_eq!(read(&s, "b.txt").unwrap(), b"the user's own", "never overwritten");
-    assert_eq!(read(&s, "a.txt").unwrap(), b"agent", "put back despite the planted name");
+    assert_eq!(
+        read(&s, "a.txt").unwrap(),
+        b"agent",
+        "put back despite the planted name"
+    );
     drop(store);
+}
+
+/// Found by attack: one damaged line in the middle of a turn's journal dropped every later
+/// capture silently, and a restore to the turn left those files as the agent wrote them, exit 0.
+/// A damaged line followed by others makes the turn unreadable: no restore offered, fsck error.
+/// (A damaged *last* line is what a crash leaves, and only that line is dropped.)
+#[test]
+fn a_journal_damaged_in_the_middle_makes_its_turn_unreadable() {
+    let s = Scratch::new().unwrap();
+    let mut store = open(&s);
+    let t0 = begin(&mut store);
+    for i in 0..6 {
+        edit(&mut store, &s, &format!("f{i}"), Some(b"agent"));
+    }
+    let journal = s.sidecar.join(format!("turns/{t0}/journal.jsonl"));
+    std::mem::forget(store); // killed mid-turn: the journal is not compacted
+    let text = fs::read_to_string(&journal).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() > 4);
+    let damaged = lines[1].replacen('{', "#", 1);
+    lines[1] = &damaged;
+    fs::write(&journal, lines.join("\n") + "\n").unwrap();
+    let bare = CheckpointStore::open_bare(&s.sidecar).unwrap();
+    assert_eq!(
+        bare.list()[0].can_restore_code,
+        Some(false),
+        "{:?}",
+        bare.list()[0]
+    );
+    let report = bare.fsck();
+    assert!(
+        !report.ok && format!("{report:?}").contains("damaged"),
+        "{report:?}"
+    );
+    // Opening for writing does not fold the damaged journal away.
+    let store = open(&s);
+    assert!(store.plan_restore(t0).is_err());
+    assert!(journal.exists());
+}
+
+/// Found by attack: a user's backup copy of a finished transaction's manifest under another name
+/// locked the session. A copy whose own manifest is there is only noted; a misnamed manifest
+/// that may be the only record of a transaction still stops writes.
+#[test]
+fn a_copy_of_a_finished_manifest_is_only_noted() {
+    let s = Scratch::new().unwrap();
+    let mut store = open(&s);
+    let t0 = begin(&mut store);
+    edit(&mut store, &s, "f", Some(b"x"));
+    store.end_turn();
+    let plan = store.plan_restore(t0).unwrap();
+    let out = store.commit(&plan, choice(OnConflict::Refuse)).unwrap();
+    drop(store);
+    let txd = s.sidecar.join("transactions");
+    let id = out.transaction_id.unwrap();
+    fs::copy(txd.join(format!("{id}.json")), txd.join("backup-of-restore.json")).unwrap();
+    let store = open(&s);
+    assert!(store.fsck().ok, "{:?}", store.fsck());
+    drop(store);
+    fs::rename(txd.join(format!("{id}.json")), txd.join("renamed.json")).unwrap();
+    fs::remove_file(txd.join("backup-of-restore.json")).unwrap();
+    let e = CheckpointStore::open(&s.sidecar, &s.workspace, StoreOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("renamed.json"), "{e}");
+}
+
+/// Found by attack: a single-file revert across a later turn's shell command (which may have
+/// changed the file; it names no path) did not ask for confirmation, where a restore did.
+#[test]
+fn a_revert_across_a_shell_command_needs_confirmation() {
+    let s = Scratch::new().unwrap();
+    s.write("a.txt", b"orig").unwrap();
+    let mut store = open(&s);
+    begin(&mut store);
+    edit(&mut store, &s, "a.txt", Some(b"agent"));
+    store.end_turn();
+    begin(&mut store);
+    store
+        .record_gap(retrace_protocol::Gap {
+            reason: retrace_protocol::GapReason::BashSideEffect,
+            tool: Some("bash".into()),
+            path: None,
+            detail: Some("sed -i s/agent/shell/ a.txt".into()),
+        })
+        .unwrap();
+    store.end_turn();
+    let plan = store.plan_file_revert(Path::new("a.txt")).unwrap();
+    assert!(plan.plan.requires_confirmation, "{:?}", plan.plan);
+    let e = store
+        .commit(
+            &plan,
+            CommitOptions {
+                confirm: false,
+                on_conflict: OnConflict::Refuse,
+            },
+        )
+        .unwrap_err();
+    assert!(matches!(e, CheckpointError::ConfirmationRequired), "{e}");
+}
+
+/// Found by attack: a legacy record restored `.git/hooks/pre-commit` (a hook that runs on the
+/// next commit) and handed out setuid bits. Nothing inside `.git/` is ever written (SPEC §1), and
+/// a legacy record's mode gives permission bits only.
+#[test]
+fn a_legacy_record_never_writes_into_git_nor_sets_setuid() {
+    let s = Scratch::new().unwrap();
+    fs::create_dir_all(s.workspace.join(".git/hooks")).unwrap();
+    fs::create_dir_all(&s.sidecar).unwrap();
+    s.write("tool.sh", b"now").unwrap();
+    let hook = b"#!/bin/sh\nevil\n";
+    let rec = serde_json::json!({
+        "schemaVersion": 2, "turn": 0, "time": "2099-01-01T00:00:00Z", "prompt": "legacy",
+        "msgIndex": 0, "coverage": "complete", "coverageGaps": [],
+        "files": [
+            {"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\nevil\n",
+             "sha256": sha256_bytes(hook), "mode": 493, "captureSource": "previewer"},
+            {"path": "tool.sh", "content": "old", "sha256": sha256_bytes(b"old"),
+             "mode": 0o4755, "captureSource": "previewer"}
+        ]
+    });
+    fs::write(s.sidecar.join("turn-0.json"), serde_json::to_vec(&rec).unwrap()).unwrap();
+    let mut store = open(&s);
+    let plan = store.plan_restore(0).unwrap();
+    let git = plan
+        .plan
+        .files
+        .iter()
+        .find(|f| f.path == ".git/hooks/pre-commit")
+        .unwrap();
+    assert_eq!(
+        git.conflict.as_ref().map(|c| c.reason),
+        Some(ConflictReason::PathUnsafe)
+    );
+    store.commit(&plan, choice(OnConflict::Overwrite)).unwrap();
+    assert!(!s.workspace.join(".git/hooks/pre-commit").exists());
+    let mode = fs::metadata(s.workspace.join("tool.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o7777, 0o755, "no setuid bit from a record");
 }

@@ -113,11 +113,24 @@ fn config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<(PathBuf, bool)> 
     var("HOME").map(|h| (Path::new(&h).join(".config/retrace/config.toml"), false))
 }
 
+/// The config file's text. Only a regular file is read: a FIFO or a device at the path is an error,
+/// never a wait.
+fn read_config(path: &std::path::Path) -> std::io::Result<String> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    std::fs::read_to_string(path)
+}
+
 /// Loads the config (a missing default file is an empty config) and applies environment overrides:
 /// `RETRACE_MODEL`, `RETRACE_BASE_URL`, `RETRACE_BASH`.
 pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<Config> {
     let mut cfg = match config_path(env) {
-        Some((path, explicit)) => match std::fs::read_to_string(&path) {
+        Some((path, explicit)) => match read_config(&path) {
             Ok(text) => toml::from_str::<Config>(&text)
                 .with_context(|| format!("the config file `{}` is not valid", path.display()))?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => Config::default(),

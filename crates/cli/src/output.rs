@@ -27,6 +27,20 @@ pub fn first_line(s: &str, max: usize) -> String {
     }
 }
 
+/// A workspace path as it is safe to print on a terminal: control characters (a newline, an
+/// escape sequence an agent-made name could carry) are shown escaped, the rest as it is.
+pub fn shown_path(p: &str) -> String {
+    p.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

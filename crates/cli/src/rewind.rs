@@ -13,7 +13,7 @@ use retrace_protocol::{
 
 use crate::common::{print_json, service_options, with_service, CmdResult, Failure};
 use crate::config::Config;
-use crate::output::first_line;
+use crate::output::{first_line, shown_path};
 
 fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool) -> Result<(), Failure> {
     if json {
@@ -44,7 +44,7 @@ fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool) -> Result<(), Fail
             .as_ref()
             .map(|c| format!("  ({})", c.reason.as_str()))
             .unwrap_or_default();
-        println!("  {what} {}{conflict}", f.path);
+        println!("  {what} {}{conflict}", shown_path(&f.path));
     }
     for g in &plan.gaps {
         let detail = g.detail.as_deref().or(g.path.as_deref()).unwrap_or("");
@@ -63,14 +63,37 @@ fn print_result(r: &RewindResult, json: bool) -> Result<(), Failure> {
     if r.conversation_forked {
         println!("conversation rewound: now on head {}", r.head_id);
     }
+    // A conflicted file that was written anyway (`--on-conflict overwrite`) says so where it is
+    // listed as written; only the others were left alone.
+    let over = |f: &str| {
+        r.conflicts
+            .iter()
+            .find(|c| c.path == f)
+            .map(|c| c.reason.as_str())
+    };
     for f in &r.files_written {
-        println!("  restored {f}");
+        match over(f) {
+            Some(why) => println!("  restored {}  (over a {why} conflict)", shown_path(f)),
+            None => println!("  restored {}", shown_path(f)),
+        }
     }
     for f in &r.files_deleted {
-        println!("  deleted  {f}");
+        match over(f) {
+            Some(why) => println!("  deleted  {}  (over a {why} conflict)", shown_path(f)),
+            None => println!("  deleted  {}", shown_path(f)),
+        }
     }
-    for c in &r.conflicts {
-        println!("  left alone (conflict) {}", c.path);
+    let done = |p: &String| r.files_written.contains(p) || r.files_deleted.contains(p);
+    for c in r.conflicts.iter().filter(|c| !done(&c.path)) {
+        println!("  left alone ({}) {}", c.reason.as_str(), shown_path(&c.path));
+    }
+    if r.files_written.is_empty()
+        && r.files_deleted.is_empty()
+        && r.conflicts.is_empty()
+        && !r.conversation_forked
+        && r.error.is_none()
+    {
+        println!("  nothing to restore: every file is already as it was");
     }
     if let Some(tx) = &r.transaction_id {
         let undo = if r.undo_available {

@@ -184,7 +184,7 @@ impl Fs {
     pub fn sync_dir(&self, dir: &Path) -> io::Result<()> {
         self.step("sync_dir")?;
         if self.sync {
-            File::open(dir)?.sync_all()?;
+            crate::open_read(dir)?.0.sync_all()?;
         }
         Ok(())
     }
@@ -244,7 +244,8 @@ impl Fs {
         if !self.sync {
             return Ok(());
         }
-        let one = |p: &Path| File::open(p).and_then(|f| f.sync_all());
+        // Opened without blocking: a FIFO at a synced path is an error, never a wait.
+        let one = |p: &Path| crate::open_read(p).and_then(|(f, _)| f.sync_all());
         // A handful of fsyncs run here, one after another: a thread costs about as much as the
         // commit it could share (BENCHMARKS.md), and after the first, the others mostly find their
         // changes committed already.
@@ -270,7 +271,7 @@ impl Fs {
             let (paths, next, failed) = shared;
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(p) = paths.get(i) else { break };
-            if let Err(e) = File::open(p).and_then(|f| f.sync_all()) {
+            if let Err(e) = crate::open_read(p).and_then(|(f, _)| f.sync_all()) {
                 if let Ok(mut f) = failed.lock() {
                     if f.as_ref().is_none_or(|(j, _, _)| i < *j) {
                         *f = Some((i, p.clone(), e));

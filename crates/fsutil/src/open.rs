@@ -32,6 +32,21 @@ pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
     Ok((file, meta))
 }
 
+/// The whole of the regular file at `path`, read without ever blocking on what is there: a FIFO,
+/// socket or device is an `InvalidInput` error naming what it is (symlinks are followed).
+pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let (mut file, meta) = open_regular(path)?;
+    let mut out = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// [`read_regular`] as UTF-8 text (`InvalidData` when it is not).
+pub fn read_regular_string(path: &Path) -> io::Result<String> {
+    String::from_utf8(read_regular(path)?).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
 /// What a non-regular file is, in words.
 pub fn kind_of(meta: &Metadata) -> &'static str {
     use std::os::unix::fs::FileTypeExt;

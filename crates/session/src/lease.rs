@@ -99,7 +99,7 @@ impl Lease {
     /// Who holds the lease of session `id` now, as its file says; `None` when it is free.
     pub fn holder(dir: &Path, id: &SessionId) -> Result<Option<Holder>> {
         let path = lease_path(dir, id);
-        let file = match File::open(&path) {
+        let file = match retrace_fsutil::open_regular(&path).map(|(f, _)| f) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e).at("open the lease", &path),
@@ -120,7 +120,7 @@ impl Drop for Lease {
 }
 
 fn read_holder(path: &Path) -> Option<Holder> {
-    let text = fs::read_to_string(path).ok()?;
+    let text = retrace_fsutil::read_regular_string(path).ok()?;
     serde_json::from_str(text.trim()).ok()
 }
 
@@ -128,7 +128,7 @@ fn describe_holder(path: &Path) -> String {
     if let Some(h) = read_holder(path) {
         return h.to_string();
     }
-    match fs::read_to_string(path) {
+    match retrace_fsutil::read_regular_string(path) {
         Ok(t) if !t.trim().is_empty() => {
             format!(
                 "holder unknown: {}",

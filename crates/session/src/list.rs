@@ -1,6 +1,6 @@
 //! Listing the sessions of a workspace by reading only the first line of each log.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -114,7 +114,7 @@ pub fn list_sessions(dir: &Path, workspace: Option<&Path>) -> Result<SessionList
 }
 
 fn read_first_line(path: &Path) -> std::result::Result<Vec<u8>, String> {
-    let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let (file, _) = retrace_fsutil::open_regular(path).map_err(|e| format!("cannot open: {e}"))?;
     let mut line = Vec::new();
     BufReader::new(file.take(FIRST_LINE_LIMIT))
         .read_until(b'\n', &mut line)

@@ -1,6 +1,6 @@
 //! The log file: reading it (torn tails, format detection, replay) and appending to it.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -24,7 +24,7 @@ pub(crate) struct RawLog {
 impl RawLog {
     /// Reads the whole log.
     pub(crate) fn read(path: &Path) -> Result<RawLog> {
-        let bytes = fs::read(path).at("read", path)?;
+        let bytes = retrace_fsutil::read_regular(path).at("read", path)?;
         let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
         Ok(RawLog { bytes, complete })
     }
@@ -204,7 +204,7 @@ pub(crate) fn cut_torn_tail(
     let mut n = 1u32;
     let kept = loop {
         let p = dir.join(format!("{id}.torn-{n}"));
-        match fs::read(&p) {
+        match retrace_fsutil::read_regular(&p) {
             Ok(existing) if existing == tail => break p,
             Ok(_) => n += 1,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
