@@ -147,6 +147,27 @@ impl Core {
                 ),
             ));
         }
+        // Resolved once, when the session began (SPEC §2): a workspace directory swapped for a
+        // symlink since (or moved under one) would lead every write somewhere else.
+        match std::fs::canonicalize(&root) {
+            Ok(now) if now == root => {}
+            Ok(now) => {
+                return Err(coded(
+                    ErrorCode::Usage,
+                    format!(
+                        "the workspace `{}` of session {id} now leads to `{}` (a symlink in its place or above it); Retrace does not follow it: put the directory back",
+                        root.display(),
+                        now.display()
+                    ),
+                ))
+            }
+            Err(e) => {
+                return Err(coded(
+                    ErrorCode::Usage,
+                    format!("the workspace `{}` of session {id} cannot be used: {e}", root.display()),
+                ))
+            }
+        }
         Core::assemble(data, session, root, retention, bus)
     }
 

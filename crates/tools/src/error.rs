@@ -60,6 +60,13 @@ pub enum ToolError {
         /// The workspace path.
         path: String,
     },
+    /// An ignore file a directory walk must read is a FIFO, socket or device: reading it could
+    /// block forever, so the walk does not start.
+    #[error("`{path}` is an ignore file that listing, glob and grep read, but it is not a regular file; remove it or make it a file")]
+    IgnoreFileNotRegular {
+        /// The path of the ignore file.
+        path: String,
+    },
     /// A text tool met a binary (or non-UTF-8) file.
     #[error("`{path}` is a binary file ({why}); text tools cannot read or edit it (write_file can replace it whole, bash can inspect it)")]
     Binary {
@@ -160,6 +167,7 @@ impl ToolError {
             | ToolError::IsDirectory { .. }
             | ToolError::NotADirectory { .. }
             | ToolError::NotARegularFile { .. }
+            | ToolError::IgnoreFileNotRegular { .. }
             | ToolError::Binary { .. }
             | ToolError::NoMatch { .. }
             | ToolError::MultipleMatches { .. }

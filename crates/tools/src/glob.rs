@@ -75,7 +75,7 @@ impl Tool for Glob {
         let mut found: Vec<String> = Vec::new();
         let (mut bytes, mut more) = (0usize, 0usize);
         if let Ok(target) = ws.resolve_read(&base) {
-            for entry in walker(ws, &target.real, None).flatten() {
+            for entry in walker(ws, &target.real, None)?.flatten() {
                 if entry.file_type().is_none_or(|t| t.is_dir()) {
                     continue;
                 }

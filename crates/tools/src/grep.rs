@@ -96,7 +96,7 @@ impl Tool for Grep {
                 });
             }
         } else {
-            for entry in walker(ws, &target.real, None).flatten() {
+            for entry in walker(ws, &target.real, None)?.flatten() {
                 if s.capped {
                     break;
                 }

@@ -74,7 +74,7 @@ impl Tool for ListDir {
         }
         let mut lines: Vec<String> = Vec::new();
         let (mut listed, mut bytes, mut more) = (0usize, 0usize, 0usize);
-        for entry in walker(ws, &target.real, Some(1)).flatten() {
+        for entry in walker(ws, &target.real, Some(1))?.flatten() {
             if entry.depth() == 0 {
                 continue;
             }

@@ -10,10 +10,50 @@ use std::path::Path;
 
 use ignore::{Walk, WalkBuilder};
 
+use crate::error::ToolError;
 use crate::workspace::Workspace;
 
+/// Ignore files a walk reads in every directory it enters.
+const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
+
+/// Whether an ignore file exists but is no regular file (a FIFO, a device): the walker opens ignore
+/// files with a plain `open`, which waits forever on a FIFO.
+fn special(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| !m.is_file())
+}
+
+/// The first ignore file a walk of `dir` would read before its first entry that is not a regular
+/// file: those of `dir` and every directory above it, the repository's `.git/info/exclude`, and
+/// git's global configuration and excludes file.
+fn blocking_ignore_file(ws: &Workspace, dir: &Path) -> Option<std::path::PathBuf> {
+    let mut candidates: Vec<std::path::PathBuf> = dir
+        .ancestors()
+        .flat_map(|d| IGNORE_FILES.iter().map(move |f| d.join(f)))
+        .collect();
+    candidates.push(ws.root().join(".git/info/exclude"));
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    candidates.extend(home.map(|h| h.join(".gitconfig")));
+    if let Some(x) = xdg {
+        candidates.push(x.join("git/config"));
+        candidates.push(x.join("git/ignore"));
+    }
+    candidates.into_iter().find(|p| special(p))
+}
+
 /// A sorted walk of `dir` (inside `ws`), at most `max_depth` levels deep (`None`: unlimited).
-pub(crate) fn walker(ws: &Workspace, dir: &Path, max_depth: Option<usize>) -> Walk {
+/// An ignore file it would read that is not a regular file is an error before the walk starts;
+/// a directory below whose ignore file is one is not entered.
+pub(crate) fn walker(ws: &Workspace, dir: &Path, max_depth: Option<usize>) -> Result<Walk, ToolError> {
+    if let Some(p) = blocking_ignore_file(ws, dir) {
+        let shown = p
+            .strip_prefix(ws.root())
+            .map(|r| r.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| p.to_string_lossy().into_owned());
+        return Err(ToolError::IgnoreFileNotRegular { path: shown });
+    }
     let mut b = WalkBuilder::new(dir);
     b.hidden(false)
         .git_ignore(true)
@@ -25,9 +65,13 @@ pub(crate) fn walker(ws: &Workspace, dir: &Path, max_depth: Option<usize>) -> Wa
         .follow_links(false)
         .current_dir(ws.root())
         .max_depth(max_depth)
-        .filter_entry(|e| e.file_name() != ".git")
+        .filter_entry(|e| {
+            e.file_name() != ".git"
+                && !(e.file_type().is_some_and(|t| t.is_dir())
+                    && IGNORE_FILES.iter().any(|f| special(&e.path().join(f))))
+        })
         .sort_by_file_name(|a, b| a.cmp(b));
-    b.build()
+    Ok(b.build())
 }
 
 /// How to show `path`, found by a walk of `base_real`, to the model: relative to the workspace,

@@ -247,3 +247,29 @@ fn a_fifo_never_blocks_a_tool() {
     let out = s.call("grep", json!({"pattern": "needle"})).unwrap();
     assert!(out.content.contains("src/main.rs"), "{}", out.content);
 }
+
+/// Found by attack: a FIFO `.gitignore` (or `.ignore`) hung list_dir, glob and grep, which read
+/// ignore files with a plain open. At the top of the walk it is an error naming it; below, the
+/// directory holding it is not entered. Nothing waits.
+#[test]
+fn a_fifo_ignore_file_never_blocks_a_walk() {
+    let fifo = |p: std::path::PathBuf| {
+        let made = std::process::Command::new("mkfifo").arg(p).status().unwrap();
+        assert!(made.success());
+    };
+    let s = project(false);
+    fifo(s.path("src/nested/.ignore"));
+    let out = s.call("grep", json!({"pattern": "needle"})).unwrap();
+    assert!(out.content.contains("src/main.rs"), "{}", out.content);
+    assert!(!out.content.contains("nested"), "{}", out.content);
+    fs::remove_file(s.path(".gitignore")).unwrap();
+    fifo(s.path(".gitignore"));
+    for (tool, args) in [
+        ("list_dir", json!({"path": "."})),
+        ("glob", json!({"pattern": "**/*.rs"})),
+        ("grep", json!({"pattern": "needle"})),
+    ] {
+        let err = s.call(tool, args).unwrap_err();
+        assert!(err.to_string().contains(".gitignore"), "{tool}: {err}");
+    }
+}
