@@ -173,10 +173,9 @@ impl CheckpointStore {
                 push(
                     rel.clone(),
                     format!(
-                        "transaction is {:?}: it is rolled back when the session is next opened for writing",
-                        m.state
-                    )
-                    .to_lowercase(),
+                        "transaction is {}: the next open for writing rolls it back, or, when something in the workspace stops it, keeps it open and says what",
+                        format!("{:?}", m.state).to_lowercase()
+                    ),
                     Severity::Warning,
                     m.turn,
                     None,
@@ -192,6 +191,21 @@ impl CheckpointStore {
                         m.turn,
                         file.clone(),
                     );
+                }
+                if let (false, Some(root), Ok(r)) = (m.state.is_terminal(), self.root.as_deref(), t.rel()) {
+                    let kept = m.kept_path(root, &r, i);
+                    if kept.exists() {
+                        push(
+                            rel.clone(),
+                            format!(
+                                "the file this transaction deleted was kept in `{}`: its path holds someone else's file now",
+                                kept.display()
+                            ),
+                            Severity::Warning,
+                            m.turn,
+                            file.clone(),
+                        );
+                    }
                 }
                 if let Some(copy) = &t.recovery_copy {
                     push(

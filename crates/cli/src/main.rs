@@ -205,7 +205,11 @@ enum Command {
         json: bool,
     },
     /// A narrated run of the built-in demo model on a scratch workspace (no API key needed).
-    Demo,
+    Demo {
+        /// Print the narrated run (what this build always does; the terminal UI comes later).
+        #[arg(long)]
+        headless: bool,
+    },
 }
 
 /// `--session ID [--workspace DIR]` of the commands that write a session.
@@ -360,7 +364,7 @@ fn run(cli: Cli) -> CmdResult {
         Command::Switch { s, head, json } => {
             rewind::switch(&cfg()?, &s.session, s.workspace.as_deref(), &head, json)
         }
-        Command::Demo => demo::run(),
+        Command::Demo { headless: _ } => demo::run(),
     }
 }
 
