@@ -340,9 +340,10 @@ impl CheckpointStore {
             .into_iter()
             .filter(|t| {
                 t.entry_index(&rel).is_some()
-                    || t.gaps
-                        .iter()
-                        .any(|g| g.path.as_deref().is_none_or(|p| p == shown))
+                    || t.gaps.iter().any(|g| match g.path.as_deref() {
+                        Some(p) => p == shown,
+                        None => g.reason == GapReason::BashSideEffect,
+                    })
             })
             .collect();
         Ok(self.finish_plan(PlanKind::File(rel), turn_no, &relevant, vec![file], memo))

@@ -1782,15 +1782,16 @@ impl Harness {
         let tgt = m.tgt(t.entry(k).unwrap().before.as_ref(), legacy);
         let files = vec![m.predict(k, &tgt)];
         // The turns that bear on the file: those that touched it, and those with a gap that may
-        // have (one naming no path — a shell command's, a legacy turn's — or naming this one).
+        // have (a shell command's, which names no path, or one naming this file).
         let shown = lossy(k);
         let relevant: Vec<&ModelTurn> = m.turns[first..]
             .iter()
             .filter(|t| {
                 t.entry(k).is_some()
-                    || t.gaps()
-                        .iter()
-                        .any(|g| g.path.as_deref().is_none_or(|p| p == shown))
+                    || t.gaps().iter().any(|g| match g.path.as_deref() {
+                        Some(p) => p == shown,
+                        None => g.reason == GapReason::BashSideEffect,
+                    })
             })
             .collect();
         let dirs: BTreeSet<Vec<u8>> = relevant
