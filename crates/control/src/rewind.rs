@@ -48,14 +48,6 @@ pub(crate) struct PendingPlan {
     pub(crate) made: Instant,
 }
 
-fn scope_name(s: RewindScope) -> &'static str {
-    match s {
-        RewindScope::Code => "code",
-        RewindScope::Conversation => "conversation",
-        RewindScope::Both => "both",
-    }
-}
-
 /// What a plan is made of, before it gets an id and its blockers.
 struct Draft {
     plan_for: PlanFor,
@@ -79,8 +71,12 @@ fn gate(p: &PendingPlan, choice: CommitOptions) -> Result<()> {
         return Err(coded(
             ErrorCode::Refused,
             format!(
-                "the {} rewind to turn {} is not available: {reason}",
-                scope_name(p.plan.scope),
+                "a rewind of {} to turn {} is not available: {reason}",
+                match p.plan.scope {
+                    RewindScope::Code => "the code",
+                    RewindScope::Conversation => "the conversation",
+                    RewindScope::Both => "the code and the conversation",
+                },
                 p.plan.turn
             ),
         ));
@@ -440,12 +436,6 @@ impl Core {
 
     /// Undoes the last rewind (code, conversation or both), if nothing happened since.
     pub(crate) fn undo(&mut self, transaction: Option<&str>) -> Result<RewindResult> {
-        let Some(target) = self.store.undo_target().cloned() else {
-            return Err(coded(
-                ErrorCode::Refused,
-                "nothing to undo: undo is available right after a rewind, before any new turn or edit",
-            ));
-        };
         if let Some(tx) = transaction {
             if !self.store.transactions().any(|m| m.id == tx) {
                 return Err(retrace_protocol::Error::not_found(
@@ -455,6 +445,14 @@ impl Core {
                 )
                 .into());
             }
+        }
+        let Some(target) = self.store.undo_target().cloned() else {
+            return Err(coded(
+                ErrorCode::Refused,
+                "nothing to undo: undo is available right after a rewind, before any new turn or edit",
+            ));
+        };
+        if let Some(tx) = transaction {
             if tx != target.id {
                 return Err(coded(
                     ErrorCode::Refused,
