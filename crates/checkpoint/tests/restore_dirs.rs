@@ -3,44 +3,18 @@
 //! else in them — a user's file — keeps them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::fs;
-use std::path::{Path, PathBuf};
+mod hostile_support;
 
-use retrace_checkpoint::{BeginTurn, Change, CheckpointStore, CommitOptions, StoreOptions};
-use retrace_fsutil::Fs;
-use retrace_protocol::{ChangeKind, OnConflict};
+use std::fs;
+use std::path::Path;
+
+use hostile_support::{choice, edit as tool, open};
+use retrace_checkpoint::{BeginTurn, CommitOptions};
+use retrace_protocol::OnConflict;
 use retrace_testkit::Scratch;
 
-fn open(s: &Scratch) -> CheckpointStore {
-    let opts = StoreOptions {
-        fs: Fs::without_sync(),
-        ..StoreOptions::default()
-    };
-    CheckpointStore::open(&s.sidecar, &s.workspace, opts).unwrap()
-}
-
-/// One tool call of the current turn: capture, then write (making the parents, as the tools do)
-/// or delete.
-fn tool(store: &mut CheckpointStore, s: &Scratch, path: &str, bytes: Option<&[u8]>) {
-    store
-        .capture_before(&[Change::new(path, ChangeKind::Modify)], Some("write_file"))
-        .unwrap();
-    let abs = s.workspace.join(path);
-    match bytes {
-        Some(b) => {
-            fs::create_dir_all(abs.parent().unwrap()).unwrap();
-            fs::write(&abs, b).unwrap();
-        }
-        None => fs::remove_file(&abs).unwrap(),
-    }
-    store.capture_after(&[PathBuf::from(path)]).unwrap();
-}
-
 fn yes() -> CommitOptions {
-    CommitOptions {
-        confirm: true,
-        on_conflict: OnConflict::Refuse,
-    }
+    choice(OnConflict::Refuse)
 }
 
 fn is_dir(s: &Scratch, p: &str) -> bool {
