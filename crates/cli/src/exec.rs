@@ -38,17 +38,12 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
             Some(id) => svc.open(id, a.workspace).await?,
             None => svc.create(&workspace_arg(a.workspace)?).await?,
         };
-        let c = h.clone();
-        let ctrl_c = tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\nretrace: cancelling the turn (Ctrl-C)");
-                c.cancel();
-            }
-        });
+        let signals = tokio::spawn(cancel_on_signals(h.clone()));
         let out = one_turn(&h, a.prompt, json).await;
-        ctrl_c.abort();
+        signals.abort();
         out
     })?;
+    let mut stdout = std::io::stdout();
     if json {
         let line = serde_json::json!({
             "type": "result",
@@ -58,14 +53,18 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
             "ok": outcome.ok,
             "error": outcome.error,
         });
-        println!("{line}");
+        let _ = writeln!(stdout, "{line}");
     } else {
-        println!(
+        let _ = writeln!(
+            stdout,
             "session {} · head {} · turn {}",
             accepted.session_id, accepted.head_id, accepted.turn
         );
         if let Some(e) = &outcome.error {
-            eprintln!("retrace: the turn failed: {e}");
+            say(&format!(
+                "retrace: the turn failed: {}",
+                crate::output::shown_text(e)
+            ));
         }
     }
     Ok(if outcome.ok {
@@ -75,7 +74,40 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
     })
 }
 
-/// Sends the prompt and prints the turn's events until it finishes.
+/// Cancels the turn on Ctrl-C, SIGTERM or SIGHUP, like Ctrl-C always did: the turn keeps what
+/// ran, answers every tool call and kills the shell's process group. A second signal quits at
+/// once, killing any shell command still running first.
+async fn cancel_on_signals(h: SessionHandle) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return;
+    };
+    let name = tokio::select! {
+        _ = int.recv() => "Ctrl-C",
+        _ = term.recv() => "SIGTERM",
+        _ = hup.recv() => "SIGHUP",
+    };
+    say(&format!(
+        "\nretrace: cancelling the turn ({name}); a second Ctrl-C quits at once"
+    ));
+    h.cancel();
+    tokio::select! {
+        _ = int.recv() => {},
+        _ = term.recv() => {},
+        _ = hup.recv() => {},
+    }
+    say("retrace: quitting now; the conversation is repaired at the next turn");
+    retrace_control::kill_running_shells();
+    std::process::exit(130);
+}
+
+/// Sends the prompt and prints the turn's events until it finishes. When standard output goes
+/// away (`exec … | head -1`), nothing more is printed and the turn is cancelled like Ctrl-C does:
+/// it keeps what ran and answers every tool call, never dies in the middle of one.
 async fn one_turn(
     h: &SessionHandle,
     prompt: &str,
@@ -86,11 +118,15 @@ async fn one_turn(
     let mut printer = Printer {
         json,
         mid_line: false,
+        closed: false,
     };
     while let Some(d) = events.recv().await {
         match d {
             Delivery::Event(n) => {
-                printer.print(&n.event);
+                if printer.print(&n.event).is_err() && !printer.closed {
+                    printer.closed = true;
+                    h.cancel();
+                }
                 if let Event::TurnFinished { turn, ok, error } = n.event {
                     if turn == accepted.turn {
                         return Ok((accepted, TurnOutcome { turn, ok, error }));
@@ -98,7 +134,7 @@ async fn one_turn(
                 }
             }
             Delivery::Lagged { .. } => {
-                eprintln!("retrace: warning: some events of this turn were not printed (output too slow)");
+                say("retrace: warning: some events of this turn were not printed (output too slow)")
             }
         }
     }
@@ -108,75 +144,103 @@ async fn one_turn(
     )))
 }
 
+/// A line on standard error; an error writing it (a closed terminal) is not one more failure.
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 struct Printer {
     json: bool,
     mid_line: bool,
+    /// Standard output went away: nothing more is written to it.
+    closed: bool,
 }
 
 impl Printer {
-    fn print(&mut self, e: &Event) {
+    /// Prints one event; an error means standard output cannot be written any more.
+    fn print(&mut self, e: &Event) -> std::io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        let mut out = String::new();
+        let mut err = String::new();
+        self.render(e, &mut out, &mut err);
+        if !err.is_empty() {
+            let _ = std::io::stderr().write_all(err.as_bytes());
+        }
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(out.as_bytes())?;
+        stdout.flush()
+    }
+
+    /// What `e` prints, to standard output (`out`) and standard error (`err`).
+    fn render(&mut self, e: &Event, out: &mut String, err: &mut String) {
+        use crate::output::{first_line, shown_path, shown_text};
+        use std::fmt::Write as _;
         if self.json {
             if let Ok(line) = serde_json::to_string(e) {
-                println!("{line}");
+                let _ = writeln!(out, "{line}");
             }
             return;
         }
-        let mut stdout = std::io::stdout();
-        let nl = |p: &mut Printer| {
-            if p.mid_line {
-                println!();
-                p.mid_line = false;
-            }
-        };
+        if self.mid_line && !matches!(e, Event::AssistantDelta { .. } | Event::ReasoningDelta { .. }) {
+            out.push('\n');
+            self.mid_line = false;
+        }
         match e {
             Event::TurnStarted { turn, prompt, .. } => {
-                println!("── turn {turn}: {}", crate::output::first_line(prompt, 70));
+                let _ = writeln!(out, "── turn {turn}: {}", shown_text(&first_line(prompt, 70)));
             }
             Event::AssistantDelta { text } => {
-                print!("{text}");
-                let _ = stdout.flush();
+                out.push_str(&shown_text(text));
                 self.mid_line = !text.ends_with('\n');
             }
-            Event::ReasoningDelta { text } => eprint!("{text}"),
+            Event::ReasoningDelta { text } => err.push_str(&shown_text(text)),
             Event::ToolCall { name, arguments, .. } => {
-                nl(self);
-                println!("→ {name} {}", crate::output::first_line(arguments, 100));
+                let _ = writeln!(out, "→ {name} {}", shown_text(&first_line(arguments, 100)));
             }
             Event::ToolResult { ok, content, .. } => {
                 let mark = if *ok { "✓" } else { "✗" };
-                println!("  {mark} {}", crate::output::first_line(content, 100));
+                let _ = writeln!(out, "  {mark} {}", shown_text(&first_line(content, 100)));
             }
             Event::CheckpointCaptured { paths, gaps, .. } => {
                 if !paths.is_empty() {
-                    println!("  ⎌ before-image saved: {}", paths.join(", "));
+                    let shown: Vec<String> = paths.iter().map(|p| shown_path(p)).collect();
+                    let _ = writeln!(out, "  ⎌ before-image saved: {}", shown.join(", "));
                 }
                 for g in gaps {
-                    println!(
+                    let what = g.path.as_deref().or(g.detail.as_deref()).unwrap_or("");
+                    let _ = writeln!(
+                        out,
                         "  ! not restorable: {} {}",
                         g.reason.as_str(),
-                        g.path.as_deref().or(g.detail.as_deref()).unwrap_or("")
+                        shown_path(&first_line(what, 100))
                     );
                 }
             }
-            Event::TurnFinished { turn, ok, error } => {
-                nl(self);
-                match (ok, error) {
-                    (true, _) => println!("── turn {turn} finished"),
-                    (false, Some(e)) => println!("── turn {turn} failed: {e}"),
-                    (false, None) => println!("── turn {turn} failed"),
+            Event::TurnFinished { turn, ok, error } => match (ok, error) {
+                (true, _) => {
+                    let _ = writeln!(out, "── turn {turn} finished");
                 }
-            }
+                (false, Some(e)) => {
+                    let _ = writeln!(out, "── turn {turn} failed: {}", shown_text(e));
+                }
+                (false, None) => {
+                    let _ = writeln!(out, "── turn {turn} failed");
+                }
+            },
             Event::Notice { message } => {
-                nl(self);
-                eprintln!("retrace: {message}");
+                let _ = writeln!(err, "retrace: {}", shown_text(message));
             }
             Event::Error { message } => {
-                nl(self);
-                eprintln!("retrace: error: {message}");
+                let _ = writeln!(err, "retrace: error: {}", shown_text(message));
             }
             Event::ApprovalRequested { command, .. } => {
-                nl(self);
-                eprintln!("retrace: shell command needs approval: {command}");
+                let _ = writeln!(
+                    err,
+                    "retrace: shell command needs approval: {}",
+                    shown_text(command)
+                );
             }
             Event::SummaryStarted { .. } | Event::SummaryFinished { .. } => {}
             Event::ApprovalResolved { .. }

@@ -392,11 +392,17 @@ fn error_chain(err: &anyhow::Error) -> String {
 }
 
 fn main() -> ExitCode {
-    default_sigpipe();
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    // `exec` handles a closed standard output itself (the turn is cancelled cleanly, never killed
+    // in the middle of a tool call); the other commands end quietly like other Unix tools.
+    if !matches!(cli.command, Command::Exec { .. }) {
+        default_sigpipe();
+    }
+    match run(cli) {
         Ok(code) => code,
         Err(f) => {
-            eprintln!("retrace: error: {}", error_chain(&f.error));
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "retrace: error: {}", error_chain(&f.error));
             ExitCode::from(f.code)
         }
     }

@@ -41,6 +41,21 @@ pub fn shown_path(p: &str) -> String {
         .collect()
 }
 
+/// Text from the model or the repository as it is safe to print on a terminal: line breaks and
+/// tabs stay, every other control character (an ESC sequence that would move the cursor, recolour
+/// or retitle the terminal, a carriage return that overwrites a line) is shown escaped.
+pub fn shown_text(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

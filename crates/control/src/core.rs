@@ -220,6 +220,8 @@ impl Core {
         check_prompt(prompt)?;
         self.upgrade_if_flat()?;
         let head = self.session.selected().clone();
+        // A turn stopped by a signal or a crash may have left tool calls unanswered.
+        self.repair_head(&head)?;
         let msg_index = self.session.project(&head)?.len() as u64;
         let message_id = self.session.new_message_id();
         let log_next = self.session.next_turn();
@@ -255,12 +257,13 @@ impl Core {
 
     /// A head's messages as the model sees them (notes are system messages, summaries user ones).
     pub(crate) fn history(&self, head: &retrace_protocol::HeadId) -> Result<Vec<ChatMessage>> {
-        Ok(self
-            .session
-            .project(head)?
-            .into_iter()
-            .map(|m| m.to_chat())
-            .collect())
+        Ok(crate::repair::answer_every_call(
+            self.session
+                .project(head)?
+                .into_iter()
+                .map(|m| m.to_chat())
+                .collect(),
+        ))
     }
 
     /// Ends a turn: completes its checkpoint record, syncs the log, publishes `turn_finished`.

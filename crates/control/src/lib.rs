@@ -38,6 +38,7 @@ mod heads;
 mod options;
 mod paths;
 mod record;
+mod repair;
 mod rewind;
 mod service;
 mod shared;
@@ -49,6 +50,9 @@ pub use core::{check_prompt, MAX_PROMPT_BYTES};
 pub use handle::SessionHandle;
 pub use options::{EnvLookup, ServiceOptions};
 pub use paths::DataRoot;
+/// Kills the process group of every shell command running now: for a process about to exit at
+/// once (a second Ctrl-C), so that nothing it started keeps changing the workspace.
+pub use retrace_tools::kill_running_shells;
 pub use rewind::PLAN_TTL;
 pub use service::Service;
 pub use view::{fsck_sidecar, read_sidecar, SessionReader};

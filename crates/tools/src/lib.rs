@@ -67,6 +67,7 @@ pub use list_dir::ListDir;
 pub use move_file::MoveFile;
 pub use read_file::ReadFile;
 pub use registry::Registry;
+pub use shell::kill_running_shells;
 pub use tool::{
     BashPolicy, FileState, PlannedChange, Preview, RunContext, Tool, ToolOutput, ToolSpec,
     DEFAULT_BASH_TIMEOUT, DEFAULT_OUTPUT_CAP,

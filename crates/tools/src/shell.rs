@@ -77,6 +77,7 @@ pub(crate) fn run_shell(
         .process_group(0)
         .spawn()
         .at("start shell", shell)?;
+    let group = RunningGroup::register(&child);
     let rx = spawn_readers(&mut child);
     let mut output = CappedOutput::new(cap);
     let deadline = Instant::now() + timeout;
@@ -125,7 +126,43 @@ pub(crate) fn run_shell(
         Some(e) => e,
         None => end_of(child.wait().at("wait for shell", shell)?),
     };
+    drop(group);
     Ok(ShellRun { ended, output })
+}
+
+/// Process groups of the shell commands running now, so that a process about to exit at once (a
+/// second Ctrl-C) can kill them instead of leaving them running (`kill_running_shells`).
+static RUNNING: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+/// A shell command's process group, listed in [`RUNNING`] while it lives.
+struct RunningGroup(Option<i32>);
+
+impl RunningGroup {
+    fn register(child: &Child) -> RunningGroup {
+        let pid = i32::try_from(child.id()).ok();
+        if let (Some(p), Ok(mut r)) = (pid, RUNNING.lock()) {
+            r.push(p);
+        }
+        RunningGroup(pid)
+    }
+}
+
+impl Drop for RunningGroup {
+    fn drop(&mut self) {
+        if let (Some(p), Ok(mut r)) = (self.0, RUNNING.lock()) {
+            r.retain(|x| *x != p);
+        }
+    }
+}
+
+/// Kills the process group of every shell command running now (SIGKILL). For a process about to
+/// exit without waiting for its turn to be cancelled: nothing it started keeps running.
+pub fn kill_running_shells() {
+    if let Ok(r) = RUNNING.lock() {
+        for p in r.iter() {
+            let _ = killpg(Pid::from_raw(*p), Signal::SIGKILL);
+        }
+    }
 }
 
 /// `bash` when installed, else `sh`.

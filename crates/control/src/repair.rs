@@ -1,0 +1,138 @@
+//! A conversation a stopped turn left with tool calls that nothing answers (a SIGKILL, a power cut
+//! while a tool ran). An OpenAI-compatible server refuses such a history with HTTP 400, so every
+//! later turn on the head would fail. Before a head's next turn, each unanswered call of its last
+//! assistant message gets a logged result saying it was interrupted; a gap anywhere else in the
+//! history (a head forked from it) is answered the same way in what the model is sent.
+
+use std::collections::HashSet;
+
+use retrace_protocol::{ChatMessage, Event, HeadId, Role};
+use retrace_session::{Message, NewMessage};
+
+use crate::core::Core;
+use crate::error::Result;
+
+/// The result an unanswered tool call gets.
+pub(crate) const INTERRUPTED: &str = "error: interrupted: this tool call did not complete (the turn was stopped while it ran or before it ran); what it did, if anything, is unknown";
+
+/// The calls of the head's last assistant message that no result answers, when nothing but tool
+/// results follows that message.
+fn unanswered_at_tip(msgs: &[&Message]) -> Vec<String> {
+    let tail = msgs.iter().rev().take_while(|m| m.role == Role::Tool).count();
+    let Some(asked) = msgs.len().checked_sub(tail + 1).map(|i| msgs[i]) else {
+        return Vec::new();
+    };
+    if asked.role != Role::Assistant {
+        return Vec::new();
+    }
+    let answered: HashSet<&str> = msgs[msgs.len() - tail..]
+        .iter()
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    asked
+        .tool_calls
+        .iter()
+        .filter(|c| !answered.contains(c.id.as_str()))
+        .map(|c| c.id.clone())
+        .collect()
+}
+
+/// `history` with a result after every assistant message's block of results for each call it
+/// lacks, so that no model request ever carries an unanswered call.
+pub(crate) fn answer_every_call(history: Vec<ChatMessage>) -> Vec<ChatMessage> {
+    let mut out = Vec::with_capacity(history.len());
+    let mut open: Vec<String> = Vec::new();
+    let close = |open: &mut Vec<String>, out: &mut Vec<ChatMessage>| {
+        for id in open.drain(..) {
+            out.push(ChatMessage::tool(id, INTERRUPTED));
+        }
+    };
+    for m in history {
+        if m.role == Role::Tool {
+            if let Some(id) = &m.tool_call_id {
+                open.retain(|o| o != id);
+            }
+        } else {
+            close(&mut open, &mut out);
+        }
+        if m.role == Role::Assistant {
+            open = m.tool_calls.iter().map(|c| c.id.clone()).collect();
+        }
+        out.push(m);
+    }
+    close(&mut open, &mut out);
+    out
+}
+
+impl Core {
+    /// Answers, in the log, every call of `head`'s last assistant message that a stopped turn left
+    /// unanswered, and says so.
+    pub(crate) fn repair_head(&mut self, head: &HeadId) -> Result<()> {
+        let missing = unanswered_at_tip(&self.session.project(head)?);
+        if missing.is_empty() {
+            return Ok(());
+        }
+        for id in &missing {
+            self.session.append(
+                head,
+                NewMessage {
+                    tool_call_id: Some(id.clone()),
+                    ..NewMessage::new(Role::Tool, INTERRUPTED)
+                },
+            )?;
+        }
+        self.session.end_turn()?;
+        self.bus.publish(Event::Notice {
+            message: format!(
+                "the previous turn on this head was stopped with {} tool call(s) unanswered; each now says it was interrupted",
+                missing.len()
+            ),
+        });
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use retrace_protocol::ToolCall;
+
+    fn asks(ids: &[&str]) -> ChatMessage {
+        let calls = ids
+            .iter()
+            .map(|id| ToolCall {
+                id: id.to_string(),
+                name: "bash".into(),
+                arguments: "{}".into(),
+            })
+            .collect();
+        ChatMessage::assistant(String::new(), calls)
+    }
+
+    #[test]
+    fn every_call_gets_an_answer_right_after_its_block() {
+        let history = vec![
+            ChatMessage::user("go"),
+            asks(&["a", "b"]),
+            ChatMessage::tool("a", "ok"),
+            ChatMessage::user("again"),
+            asks(&["c"]),
+        ];
+        let got: Vec<(Role, Option<String>)> = answer_every_call(history)
+            .into_iter()
+            .map(|m| (m.role, m.tool_call_id))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Role::User, None),
+                (Role::Assistant, None),
+                (Role::Tool, Some("a".into())),
+                (Role::Tool, Some("b".into())),
+                (Role::User, None),
+                (Role::Assistant, None),
+                (Role::Tool, Some("c".into())),
+            ]
+        );
+    }
+}
