@@ -136,6 +136,18 @@ pub fn service_options(
     } else {
         BashPolicy::Deny
     };
+    opts.allow_git = cfg.permissions.git == Some(crate::config::GitSetting::Allow);
+    if let Some(path) = &cfg.path {
+        // The config decides what the tools may do: the tools never touch it (SPEC §8).
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            opts.off_limits.push((
+                dir.to_path_buf(),
+                "the directory of Retrace's config file".to_string(),
+            ));
+        }
+        opts.off_limits
+            .push((path.clone(), "Retrace's config file".to_string()));
+    }
     Ok(opts)
 }
 

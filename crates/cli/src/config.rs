@@ -16,6 +16,9 @@ pub struct Config {
     pub checkpoints: CheckpointsSection,
     #[serde(default)]
     pub permissions: PermissionsSection,
+    /// Where the config file is (or would be): off limits to the tools, with its directory.
+    #[serde(skip)]
+    pub path: Option<PathBuf>,
 }
 
 /// `[model]`.
@@ -45,6 +48,16 @@ pub struct CheckpointsSection {
 pub struct PermissionsSection {
     /// `ask`, `allow` or `deny`.
     pub bash: Option<BashSetting>,
+    /// `allow` lets the tools read and write inside `.git/`; `deny` (the default) refuses it.
+    pub git: Option<GitSetting>,
+}
+
+/// Whether the tools may touch `.git/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GitSetting {
+    Allow,
+    Deny,
 }
 
 /// The shell policy as written.
@@ -129,8 +142,9 @@ fn read_config(path: &std::path::Path) -> std::io::Result<String> {
 /// Loads the config (a missing default file is an empty config) and applies environment overrides:
 /// `RETRACE_MODEL`, `RETRACE_BASE_URL`, `RETRACE_BASH`.
 pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<Config> {
-    let mut cfg = match config_path(env) {
-        Some((path, explicit)) => match read_config(&path) {
+    let found = config_path(env);
+    let mut cfg = match &found {
+        Some((path, explicit)) => match read_config(path) {
             Ok(text) => toml::from_str::<Config>(&text)
                 .with_context(|| format!("the config file `{}` is not valid", path.display()))?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => Config::default(),
@@ -141,6 +155,7 @@ pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<Config> {
         },
         None => Config::default(),
     };
+    cfg.path = found.map(|(p, _)| p);
     if let Some(m) = env("RETRACE_MODEL").filter(|v| !v.is_empty()) {
         cfg.model.name = Some(m);
     }

@@ -31,6 +31,11 @@ pub struct ServiceOptions {
     pub event_buffer: usize,
     /// Where API keys are read from (default: the process environment).
     pub env: EnvLookup,
+    /// Files and directories no tool may read or write besides the data root, which never is
+    /// (the config file and its directory), each with what it is, for the tool error.
+    pub off_limits: Vec<(PathBuf, String)>,
+    /// Whether the tools may read and write inside `.git/` (default: no).
+    pub allow_git: bool,
 }
 
 impl ServiceOptions {
@@ -44,6 +49,8 @@ impl ServiceOptions {
             retention: RetentionLimits::default(),
             event_buffer: EVENT_BUFFER,
             env: Arc::new(|k| std::env::var(k).ok()),
+            off_limits: Vec::new(),
+            allow_git: false,
         }
     }
 }

@@ -118,7 +118,11 @@ impl Service {
         let b = bus.clone();
         let core = blocking(move || Core::create(&data, &ws, retention, b)).await?;
         let agent = match model {
-            Some(m) => Some(Agent::new(workspace_of(&core.workspace)?, m, self.config())),
+            Some(m) => Some(Agent::new(
+                workspace_of(&core.workspace, &self.inner.opts)?,
+                m,
+                self.config(),
+            )),
             None => None,
         };
         Ok(self.start(core, bus, agent))
@@ -249,9 +253,10 @@ impl Service {
     fn factory(&self, root: PathBuf) -> AgentFactory {
         let env = self.inner.opts.env.clone();
         let config = self.config();
+        let opts = self.inner.opts.clone();
         Arc::new(move |spec: &ModelSpec| {
             let model = open_model(spec, &ModelOptions::default(), &*env)?;
-            Ok(Agent::new(workspace_of(&root)?, model, config.clone()))
+            Ok(Agent::new(workspace_of(&root, &opts)?, model, config.clone()))
         })
     }
 
@@ -280,9 +285,20 @@ impl Service {
     }
 }
 
-/// The tools' view of a session's workspace.
-fn workspace_of(root: &Path) -> Result<Workspace> {
-    Workspace::new(root).map_err(|e| coded(ErrorCode::Usage, e.to_string()))
+/// The tools' view of a session's workspace: the data root and the places `opts` names are off
+/// limits, and so is `.git/` unless allowed (SPEC §8).
+fn workspace_of(root: &Path, opts: &ServiceOptions) -> Result<Workspace> {
+    let mut ws = Workspace::new(root)
+        .map_err(|e| coded(ErrorCode::Usage, e.to_string()))?
+        .with_git(opts.allow_git)
+        .with_off_limits(
+            &opts.data_root,
+            "Retrace's data directory (sessions and checkpoints)",
+        );
+    for (p, what) in &opts.off_limits {
+        ws = ws.with_off_limits(p, what);
+    }
+    Ok(ws)
 }
 
 /// Runs blocking file-system work off the async workers.

@@ -29,6 +29,14 @@ pub enum ToolError {
         /// How it leaves the workspace.
         why: String,
     },
+    /// The path is inside `.git/`, Retrace's data root or its config: no tool reads or writes there.
+    #[error("`{path}` cannot be used: {why}")]
+    OffLimits {
+        /// The path as given.
+        path: String,
+        /// Where it is.
+        why: String,
+    },
     /// The path is not usable as a workspace path (empty, the root itself, a NUL byte).
     #[error("{0}")]
     BadPath(String),
@@ -162,6 +170,7 @@ impl ToolError {
         match self {
             ToolError::InvalidArguments { .. }
             | ToolError::OutsideWorkspace { .. }
+            | ToolError::OffLimits { .. }
             | ToolError::BadPath(_)
             | ToolError::NotFound { .. }
             | ToolError::IsDirectory { .. }

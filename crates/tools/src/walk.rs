@@ -54,6 +54,7 @@ pub(crate) fn walker(ws: &Workspace, dir: &Path, max_depth: Option<usize>) -> Re
             .unwrap_or_else(|_| p.to_string_lossy().into_owned());
         return Err(ToolError::IgnoreFileNotRegular { path: shown });
     }
+    let skip = ws.clone();
     let mut b = WalkBuilder::new(dir);
     b.hidden(false)
         .git_ignore(true)
@@ -65,8 +66,9 @@ pub(crate) fn walker(ws: &Workspace, dir: &Path, max_depth: Option<usize>) -> Re
         .follow_links(false)
         .current_dir(ws.root())
         .max_depth(max_depth)
-        .filter_entry(|e| {
+        .filter_entry(move |e| {
             e.file_name() != ".git"
+                && !skip.walk_skips(e.path())
                 && !(e.file_type().is_some_and(|t| t.is_dir())
                     && IGNORE_FILES.iter().any(|f| special(&e.path().join(f))))
         })

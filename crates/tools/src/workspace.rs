@@ -34,6 +34,11 @@ const MAX_SYMLINK_HOPS: usize = 40;
 pub struct Workspace {
     root: PathBuf,
     fs: Fs,
+    /// Places inside or outside the workspace that no tool reads or writes (Retrace's data root,
+    /// its config file and that file's directory), canonical, each with what it is.
+    off_limits: Vec<(PathBuf, String)>,
+    /// Whether the tools may read and write inside `.git/` (SPEC §8: not by default).
+    git: bool,
 }
 
 /// A workspace path resolved for an edit.
@@ -75,7 +80,53 @@ impl Workspace {
         Ok(Workspace {
             root,
             fs: Fs::durable(),
+            off_limits: Vec::new(),
+            git: false,
         })
+    }
+
+    /// This workspace with `path` (a directory: everything under it; a file: that file) off
+    /// limits to every tool; `what` says what it is, for the tool error. A path that does not
+    /// exist yet is kept as given.
+    /// A directory that holds the whole workspace (a config named by `RETRACE_CONFIG` at the
+    /// workspace root) is left out: it would forbid everything; its file alone stays off limits.
+    pub fn with_off_limits(mut self, path: &Path, what: &str) -> Workspace {
+        let p = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if !self.root.starts_with(&p) {
+            self.off_limits.push((p, what.to_string()));
+        }
+        self
+    }
+
+    /// This workspace with `.git/` open to the tools (`[permissions] git = "allow"`).
+    pub fn with_git(mut self, allowed: bool) -> Workspace {
+        self.git = allowed;
+        self
+    }
+
+    /// Refuses a path inside `.git/` (unless allowed) or inside a place off limits. `real` is the
+    /// path with every symlink followed, so a symlink to such a place is refused too.
+    fn check_limits(&self, path: &str, rel: &RelPath, real: &Path) -> Result<()> {
+        let in_git = |p: &Path| p.components().any(|c| c.as_os_str() == ".git");
+        let real_rel = real.strip_prefix(&self.root).unwrap_or(real);
+        if !self.git && (in_git(rel.as_path()) || in_git(real_rel)) {
+            return Err(ToolError::OffLimits {
+                path: path.to_string(),
+                why: "it is inside `.git/`, which the tools do not read or write (a hook or a config entry there runs commands); set `git = \"allow\"` under `[permissions]` in the config to allow it".into(),
+            });
+        }
+        if let Some((_, what)) = self.off_limits.iter().find(|(p, _)| real.starts_with(p)) {
+            return Err(ToolError::OffLimits {
+                path: path.to_string(),
+                why: format!("it is {what}, which the tools never read or write"),
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether a walk (`list_dir`, `glob`, `grep`) skips `real`: `.git/` and the places off limits.
+    pub(crate) fn walk_skips(&self, real: &Path) -> bool {
+        self.off_limits.iter().any(|(p, _)| real.starts_with(p))
     }
 
     /// This workspace with another durable-write layer (tests use [`Fs::without_sync`]).
@@ -106,6 +157,7 @@ impl Workspace {
         let abs = rel.under(&self.root);
         let mut gaps = Vec::new();
         let (real, entry) = self.walk(path, &rel, &mut gaps)?;
+        self.check_limits(path, &rel, &real)?;
         if let Ok(meta) = fs::metadata(&real) {
             if meta.is_file() && meta.nlink() > 1 {
                 gaps.push(Gap {
