@@ -135,3 +135,44 @@ fn the_data_root_and_the_config_are_off_limits() {
     );
     assert!(!home.join("xdg/retrace/other.toml").exists());
 }
+
+/// Issue 14 item 10: a file the tools create honours the umask, like any program's (it was always
+/// 0644).
+#[test]
+fn new_files_honour_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let script = tmp.path().join("script.json");
+    std::fs::write(
+        &script,
+        json!({"responses": [{"content": "", "tool_calls": [
+            call("write_file", json!({"path": "secret.txt", "content": "s\n"}))
+        ]}, {"content": "done"}]})
+        .to_string(),
+    )
+    .unwrap();
+    let bin = env!("CARGO_BIN_EXE_retrace");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("umask 077; exec \"$RETRACE_BIN\" exec --workspace \"$1\" --model \"script:$2\" go")
+        .arg("sh")
+        .arg(&ws)
+        .arg(&script)
+        .env("RETRACE_BIN", bin)
+        .env("RETRACE_HOME", tmp.path().join("home"))
+        .env("XDG_CONFIG_HOME", tmp.path().join("xdg"))
+        .env("HOME", tmp.path())
+        .env_remove("RETRACE_CONFIG")
+        .env_remove("RETRACE_MODEL")
+        .env_remove("RETRACE_BASH")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mode = std::fs::metadata(ws.join("secret.txt"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+}

@@ -312,7 +312,7 @@ impl Loaded {
 
     /// Writes `text` over the file, keeping its mode.
     fn write(&self, ws: &Workspace, text: &str) -> Result<()> {
-        let mode = self.state.mode.unwrap_or(crate::write::NEW_FILE_MODE);
+        let mode = self.state.mode.unwrap_or_else(crate::write::new_file_mode);
         write_atomic(ws, &self.r.real, text.as_bytes(), mode)
     }
 }

@@ -20,8 +20,25 @@ use crate::error::{IoContext, Result, ToolError};
 use crate::tool::{FileState, PlannedChange};
 use crate::workspace::Workspace;
 
-/// The mode of a file the tools create.
-pub const NEW_FILE_MODE: u32 = 0o644;
+/// The mode of a file the tools create: `0666` less the process's umask, like any program's new
+/// file (`0644` under the usual umask `022`, `0600` under `077`).
+pub fn new_file_mode() -> u32 {
+    static MODE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *MODE.get_or_init(|| 0o666 & !umask())
+}
+
+/// The process's umask, read from `/proc/self/status` (setting it to read it back would race the
+/// other threads' file creation); `022` where that cannot be read.
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
+}
 
 /// Distinguishes the temp files of one process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);

@@ -8,7 +8,7 @@ use crate::args::args;
 use crate::error::Result;
 use crate::tool::{push_gaps, FileState, PlannedChange, Preview, RunContext, Tool, ToolOutput};
 use crate::workspace::Workspace;
-use crate::write::{recheck, write_atomic, NEW_FILE_MODE};
+use crate::write::{new_file_mode, recheck, write_atomic};
 
 /// Creates or overwrites a file with the given text.
 #[derive(Debug, Clone, Copy, Default)]
@@ -78,7 +78,7 @@ impl Tool for WriteFile {
         let r = ws.resolve(path)?;
         let change = preview.change_of(&r.rel)?;
         recheck(change, &r.real)?;
-        let mode = change.seen.mode.unwrap_or(NEW_FILE_MODE);
+        let mode = change.seen.mode.unwrap_or_else(new_file_mode);
         write_atomic(ws, &r.real, content.as_bytes(), mode)?;
         let verb = if change.seen.exists { "Wrote" } else { "Created" };
         Ok(ToolOutput {
