@@ -100,11 +100,14 @@ impl Agent {
         self.model
     }
 
-    /// The tool specs the model sees.
+    /// The tool specs the model sees: the shell is not offered when it is denied (a call to it
+    /// anyway still gets the tool error saying so).
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
+        let deny = self.config.bash_policy == BashPolicy::Deny;
         self.registry
             .specs()
             .into_iter()
+            .filter(|s| !(deny && s.name == "bash"))
             .map(|s| ToolSpec {
                 name: s.name,
                 description: s.description,

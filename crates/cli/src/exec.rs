@@ -18,12 +18,40 @@ const EXEC_EVENT_BUFFER: usize = 1 << 14;
 /// The arguments of `exec`.
 pub struct ExecArgs<'a> {
     pub session: Option<&'a str>,
+    /// `--continue`: the latest session of the workspace.
+    pub continue_latest: bool,
     pub workspace: Option<&'a Path>,
     pub model: Option<&'a str>,
     pub base_url: Option<&'a str>,
     pub allow_bash: bool,
     pub json: bool,
+    pub max_steps: Option<u32>,
     pub prompt: &'a str,
+}
+
+/// The prompt: the argument, else `--prompt-file`, else standard input (for `-`, or when no prompt
+/// is given and standard input is not a terminal).
+pub fn read_prompt(arg: Option<&str>, file: Option<&Path>) -> Result<String, Failure> {
+    use std::io::{IsTerminal, Read};
+    let from_stdin = || -> Result<String, Failure> {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| Failure::usage(format!("cannot read the prompt from standard input: {e}")))?;
+        Ok(text)
+    };
+    let text =
+        match (arg, file) {
+            (Some("-"), _) => from_stdin()?,
+            (Some(p), _) => p.to_string(),
+            (None, Some(f)) => std::fs::read_to_string(f)
+                .map_err(|e| Failure::usage(format!("cannot read the prompt file `{}`: {e}", f.display())))?,
+            (None, None) if !std::io::stdin().is_terminal() => from_stdin()?,
+            (None, None) => return Err(Failure::usage(
+                "give a prompt: as an argument, `-` to read it from standard input, or --prompt-file FILE",
+            )),
+        };
+    Ok(text)
 }
 
 /// Runs one turn and prints its events.
@@ -32,11 +60,15 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
     let spec = model_spec(cfg, a.model, a.base_url)?;
     let mut opts = service_options(cfg, Some(spec), a.allow_bash)?;
     opts.event_buffer = EXEC_EVENT_BUFFER;
+    if let Some(n) = a.max_steps {
+        opts.max_steps = n as usize;
+    }
     let json = a.json;
     let (accepted, outcome) = with_service(opts, async |svc| {
-        let h = match a.session {
-            Some(id) => svc.open(id, a.workspace).await?,
-            None => svc.create(&workspace_arg(a.workspace)?).await?,
+        let h = match (a.session, a.continue_latest) {
+            (Some(id), _) => svc.open(id, a.workspace).await?,
+            (None, true) => svc.open_latest(&workspace_arg(a.workspace)?).await?,
+            (None, false) => svc.create(&workspace_arg(a.workspace)?).await?,
         };
         let signals = tokio::spawn(cancel_on_signals(h.clone()));
         let out = one_turn(&h, a.prompt, json).await;

@@ -33,8 +33,11 @@ enum Command {
     /// Run one turn headless.
     Exec {
         /// Continue this session (its own workspace is used).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "continue_latest")]
         session: Option<String>,
+        /// Continue the latest session of the workspace (found from any subdirectory of it).
+        #[arg(short = 'c', long = "continue")]
+        continue_latest: bool,
         /// The workspace (default: the current directory).
         #[arg(long, value_name = "DIR")]
         workspace: Option<PathBuf>,
@@ -50,8 +53,15 @@ enum Command {
         /// Print events as JSON Lines; the last line is the result.
         #[arg(long)]
         json: bool,
-        /// What the agent should do.
-        prompt: String,
+        /// Model requests the turn may make (default 50).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        max_steps: Option<u32>,
+        /// Read the prompt from this file.
+        #[arg(long, value_name = "FILE", conflicts_with = "prompt")]
+        prompt_file: Option<PathBuf>,
+        /// What the agent should do; `-` (or none, with a pipe on standard input) reads it from
+        /// standard input.
+        prompt: Option<String>,
     },
     /// List the sessions of the workspace.
     Sessions {
@@ -242,22 +252,27 @@ fn run(cli: Cli) -> CmdResult {
     match cli.command {
         Command::Exec {
             session,
+            continue_latest,
             workspace,
             model,
             base_url,
             allow_bash,
             json,
+            max_steps,
+            prompt_file,
             prompt,
         } => exec::run(
             &cfg()?,
             exec::ExecArgs {
                 session: session.as_deref(),
+                continue_latest,
                 workspace: workspace.as_deref(),
                 model: model.as_deref(),
                 base_url: base_url.as_deref(),
                 allow_bash,
                 json,
-                prompt: &prompt,
+                max_steps,
+                prompt: &exec::read_prompt(prompt.as_deref(), prompt_file.as_deref())?,
             },
         ),
         Command::Sessions { workspace, json } => sessions::list(workspace.as_deref(), json),
