@@ -132,11 +132,7 @@ fn max_steps_bounds_the_model_requests_of_a_turn() {
 fn the_shell_is_not_offered_when_it_is_denied() {
     use retrace_testkit::mock_openai::{sse, MockServer, Reply};
     let env = Env::new();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = support::mock_runtime();
     let reply = || Reply::body(sse::body(&[sse::content("ok"), sse::finish("stop")], true));
     let server = rt.block_on(MockServer::start(vec![reply(), reply()])).unwrap();
     let base = server.base_url();

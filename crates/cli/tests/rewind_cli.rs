@@ -1133,11 +1133,7 @@ fn after_a_code_rewind_the_next_turn_tells_the_model_which_files_were_restored()
     env.json(&["rewind", "--session", &id, "--turn", "1", "--scope", "code"]);
 
     // The next turn goes to a mock OpenAI-compatible server, which records the request.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = support::mock_runtime();
     let reply = Reply::body(sse::body(&[sse::content("noted"), sse::finish("stop")], true));
     let server = rt.block_on(MockServer::start(vec![reply])).unwrap();
     let out = env

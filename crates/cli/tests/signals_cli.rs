@@ -216,11 +216,7 @@ fn after_a_sigkill_the_next_turn_repairs_the_conversation() {
     child.wait().unwrap();
     let _ = kill(Pid::from_raw(-shell), Signal::SIGKILL); // what SIGKILL leaves behind
 
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = support::mock_runtime();
     let reply = Reply::body(sse::body(
         &[sse::content("carrying on"), sse::finish("stop")],
         true,

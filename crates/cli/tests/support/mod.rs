@@ -25,3 +25,13 @@ pub fn isolated_retrace(tmp: &Path) -> Command {
     }
     c
 }
+
+/// A runtime for the mock OpenAI-compatible server of `retrace_testkit` (one worker).
+#[allow(dead_code)] // not every test file talks to a server
+pub fn mock_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
