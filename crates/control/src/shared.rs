@@ -68,8 +68,11 @@ impl Shared {
     }
 
     pub(crate) fn set_running(&self, r: Option<Running>) {
+        // Under the lock `cancel` holds while it looks at both: it never sees the old job with the
+        // flag already cleared (it would cancel a job that reported its end).
+        let mut running = lock(&self.running);
         self.finishing.store(false, Ordering::SeqCst);
-        *lock(&self.running) = r;
+        *running = r;
     }
 
     /// The running job is about to report its end.
