@@ -279,15 +279,9 @@ impl CheckpointStore {
         if !gaps.is_empty() {
             let mut with = turn.gaps.clone();
             for g in gaps {
-                let before = with.clone();
-                add_gap(&mut with, g.clone());
-                if let Some(now) = with
-                    .iter()
-                    .find(|x| x.reason == g.reason && x.path == g.path)
-                    .filter(|x| !before.contains(x))
-                {
+                if let Some(now) = add_gap(&mut with, g.clone()) {
                     lines.push(JournalLine {
-                        gap: Some(gap_to_raw(now)),
+                        gap: Some(gap_to_raw(&now)),
                         ..JournalLine::default()
                     });
                 }
@@ -501,14 +495,7 @@ impl CheckpointStore {
             return Ok(());
         };
         let before = turn.gaps.clone();
-        turn.add_gap(gap.clone());
-        let Some(now) = turn
-            .gaps
-            .iter()
-            .find(|g| g.reason == gap.reason && g.path == gap.path)
-            .filter(|g| !before.contains(g))
-            .cloned()
-        else {
+        let Some(now) = add_gap(&mut turn.gaps, gap) else {
             return Ok(());
         };
         let mut lines = self.pending_after_lines();

@@ -267,7 +267,7 @@ impl CheckpointStore {
             .filter(|(_, t)| t.action == TargetAction::Delete)
             .filter_map(|(i, t)| Some(m.bak_path(&root, &t.rel().ok()?, i)))
             .collect();
-        let empty = removable_dirs(&root, created_dirs, &parked);
+        let empty = crate::dirs::removable_dirs(&root, created_dirs, &parked);
         m.removed_dirs = empty
             .iter()
             .filter_map(|d| d.to_str().map(str::to_string))
@@ -291,17 +291,7 @@ impl CheckpointStore {
                 }
             }
         }
-        // Deepest first, `rmdir` only: one that someone filled meanwhile stays. Recorded before
-        // they go, so undo brings back exactly these; a crash before they go leaves them (empty).
-        let mut parents = BTreeSet::new();
-        for d in empty.iter().filter(|d| d.to_str().is_some()) {
-            if retrace_fsutil::remove_empty_dir_nofollow(&root, d.as_path()).is_ok() {
-                parents.insert(parent_of(&d.under(&root)));
-            }
-        }
-        for p in parents {
-            let _ = self.opts.fs.sync_dir(&p);
-        }
+        self.remove_dirs(&root, &empty);
         Ok(m)
     }
 
@@ -317,26 +307,6 @@ impl CheckpointStore {
             )
         })?;
         retrace_fsutil::remove_file_nofollow(root, rel)
-    }
-
-    /// Puts back the directories transaction `orig` removed (outermost first, never through a
-    /// symlink), once its undo committed. One that cannot be made (a file or a symlink there now)
-    /// is left alone: it was empty.
-    pub(crate) fn recreate_dirs(&self, orig: &Manifest) {
-        let Some(root) = self.root.as_deref() else { return };
-        let mut dirs: Vec<RelPath> = orig
-            .removed_dirs
-            .iter()
-            .filter_map(|d| RelPath::from_stored(d.as_bytes()).ok())
-            .collect();
-        dirs.sort_by_key(|d| d.ancestors_top_down().len());
-        for d in dirs {
-            if let Ok(made) = retrace_fsutil::create_dirs_nofollow(root, d.as_path(), 0o777) {
-                for m in made {
-                    let _ = self.opts.fs.sync_dir(&parent_of(&m));
-                }
-            }
-        }
     }
 
     /// Records a committed transaction's writes as Retrace's own (ownership proofs, sequence).
@@ -437,6 +407,7 @@ impl CheckpointStore {
         let fs_ = self.opts.fs.clone();
         let mut temps = Vec::new();
         let mut dirs = BTreeSet::new();
+        let mut held: std::collections::BTreeMap<PathBuf, retrace_fsutil::DirAt> = Default::default();
         for (i, inp) in inputs.iter().enumerate() {
             if !inp.restore.image.existed {
                 continue;
@@ -462,9 +433,16 @@ impl CheckpointStore {
             fs_.step("create_temp").at("create", &tmp)?;
             // Made in the directory as reached without a symlink and held open: a parent swapped
             // for a symlink meanwhile cannot lead the temp file (or its rename) anywhere else.
-            let rel_dir = parent.strip_prefix(root).unwrap_or(Path::new(""));
-            let mut out = retrace_fsutil::DirAt::open(root, rel_dir)
-                .and_then(|d| d.create_new(tmp.file_name().unwrap_or_default(), 0o600))
+            // Each directory is opened (component by component) once per transaction.
+            let dir = match held.entry(parent.clone()) {
+                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    let rel_dir = parent.strip_prefix(root).unwrap_or(Path::new(""));
+                    e.insert(retrace_fsutil::DirAt::open(root, rel_dir).at("create", &tmp)?)
+                }
+            };
+            let mut out = dir
+                .create_new(tmp.file_name().unwrap_or_default(), 0o600)
                 .at("create", &tmp)?;
             let mut src = self.open_image(&inp.restore)?;
             fs_.step("write_temp").at("write", &tmp)?;
@@ -706,27 +684,4 @@ fn random_u32() -> u32 {
     );
     h.write_u32(std::process::id());
     h.finish() as u32
-}
-
-/// Of `candidates`, the directories that are empty but for other candidates and `parked` files (a
-/// transaction's `.bak`s, unlinked once it is committed), deepest first: what
-/// a restore removes once its files are published. Each is reached without following a symlink;
-/// one that cannot be listed is not a candidate.
-fn removable_dirs(root: &Path, candidates: &[RelPath], parked: &BTreeSet<PathBuf>) -> Vec<RelPath> {
-    let mut by_depth: Vec<&RelPath> = candidates.iter().collect();
-    by_depth.sort_by_key(|d| std::cmp::Reverse(d.ancestors_top_down().len()));
-    let mut out: Vec<RelPath> = Vec::new();
-    for d in by_depth {
-        let Ok(names) = retrace_fsutil::list_dir_nofollow(root, d.as_path()) else {
-            continue;
-        };
-        let all_removed = names.iter().all(|n| {
-            let child = d.as_path().join(n);
-            parked.contains(&root.join(&child)) || out.iter().any(|o| o.as_path() == child)
-        });
-        if all_removed {
-            out.push(d.clone());
-        }
-    }
-    out
 }

@@ -256,26 +256,30 @@ impl Turn {
     }
 }
 
-/// [`Turn::add_gap`] on a list of gaps.
-pub(crate) fn add_gap(gaps: &mut Vec<Gap>, gap: Gap) {
+/// [`Turn::add_gap`] on a list of gaps. Returns the gap as it now stands when the list changed
+/// (added, or a shell gap that gained a command line), `None` when it was recorded already.
+pub(crate) fn add_gap(gaps: &mut Vec<Gap>, gap: Gap) -> Option<Gap> {
     let same = gaps
         .iter_mut()
         .find(|g| g.reason == gap.reason && g.path == gap.path);
     match same {
-        None => gaps.push(gap),
-        Some(g) if gap.reason == GapReason::BashSideEffect => {
-            if let Some(new) = gap.detail {
-                match &mut g.detail {
-                    Some(d) if d.lines().any(|l| l == new) => {}
-                    Some(d) => {
-                        d.push('\n');
-                        d.push_str(&new);
-                    }
-                    None => g.detail = Some(new),
-                }
-            }
+        None => {
+            gaps.push(gap.clone());
+            Some(gap)
         }
-        Some(_) => {}
+        Some(g) if gap.reason == GapReason::BashSideEffect => {
+            let new = gap.detail?;
+            match &mut g.detail {
+                Some(d) if d.lines().any(|l| l == new) => return None,
+                Some(d) => {
+                    d.push('\n');
+                    d.push_str(&new);
+                }
+                None => g.detail = Some(new),
+            }
+            Some(g.clone())
+        }
+        Some(_) => None,
     }
 }
 

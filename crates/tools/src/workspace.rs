@@ -124,7 +124,8 @@ impl Workspace {
         Ok(())
     }
 
-    /// Whether a walk (`list_dir`, `glob`, `grep`) skips `real`: `.git/` and the places off limits.
+    /// Whether a walk (`list_dir`, `glob`, `grep`) skips `real`: a place off limits (the walk skips
+    /// `.git/` itself, whatever the config says).
     pub(crate) fn walk_skips(&self, real: &Path) -> bool {
         self.off_limits.iter().any(|(p, _)| real.starts_with(p))
     }

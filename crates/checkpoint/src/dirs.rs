@@ -1,0 +1,76 @@
+//! Directories the restored turns' tools created (recorded at capture as `createdDirs`, SPEC
+//! §5.2): a restore removes those it leaves empty, and the undo of that restore makes them again.
+//! Every one is reached from the root one component at a time, never through a symlink.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use retrace_fsutil::RelPath;
+
+use crate::commit::parent_of;
+use crate::store::CheckpointStore;
+use crate::tx::Manifest;
+
+/// Of `candidates`, the directories that are empty but for other candidates and `parked` files (a
+/// transaction's `.bak`s, unlinked once it is committed), deepest first: what
+/// a restore removes once its files are published. Each is reached without following a symlink;
+/// one that cannot be listed is not a candidate.
+pub(crate) fn removable_dirs(
+    root: &Path,
+    candidates: &[RelPath],
+    parked: &BTreeSet<PathBuf>,
+) -> Vec<RelPath> {
+    let mut by_depth: Vec<&RelPath> = candidates.iter().collect();
+    by_depth.sort_by_key(|d| std::cmp::Reverse(d.ancestors_top_down().len()));
+    let mut out: Vec<RelPath> = Vec::new();
+    for d in by_depth {
+        let Ok(names) = retrace_fsutil::list_dir_nofollow(root, d.as_path()) else {
+            continue;
+        };
+        let all_removed = names.iter().all(|n| {
+            let child = d.as_path().join(n);
+            parked.contains(&root.join(&child)) || out.iter().any(|o| o.as_path() == child)
+        });
+        if all_removed {
+            out.push(d.clone());
+        }
+    }
+    out
+}
+
+impl CheckpointStore {
+    /// Removes `empty` (deepest first, `rmdir` only: one that someone filled meanwhile stays) and
+    /// fsyncs their parents. They were recorded in the committed manifest before they go, so undo
+    /// brings back exactly these; a crash before they go leaves them (empty).
+    pub(crate) fn remove_dirs(&self, root: &Path, empty: &[RelPath]) {
+        let mut parents = BTreeSet::new();
+        for d in empty.iter().filter(|d| d.to_str().is_some()) {
+            if retrace_fsutil::remove_empty_dir_nofollow(root, d.as_path()).is_ok() {
+                parents.insert(parent_of(&d.under(root)));
+            }
+        }
+        for p in parents {
+            let _ = self.opts.fs.sync_dir(&p);
+        }
+    }
+
+    /// Puts back the directories transaction `orig` removed (outermost first, never through a
+    /// symlink), once its undo committed. One that cannot be made (a file or a symlink there now)
+    /// is left alone: it was empty.
+    pub(crate) fn recreate_dirs(&self, orig: &Manifest) {
+        let Some(root) = self.root.as_deref() else { return };
+        let mut dirs: Vec<RelPath> = orig
+            .removed_dirs
+            .iter()
+            .filter_map(|d| RelPath::from_stored(d.as_bytes()).ok())
+            .collect();
+        dirs.sort_by_key(|d| d.ancestors_top_down().len());
+        for d in dirs {
+            if let Ok(made) = retrace_fsutil::create_dirs_nofollow(root, d.as_path(), 0o777) {
+                for m in made {
+                    let _ = self.opts.fs.sync_dir(&parent_of(&m));
+                }
+            }
+        }
+    }
+}
