@@ -1,5 +1,6 @@
-//! A turn stopped from outside (issue 14 items 1 and 2): SIGTERM and SIGHUP cancel it like Ctrl-C
-//! (what ran is kept, every tool call answered, the shell's process group killed); a closed
+//! A turn stopped from outside (issue 14 items 1 and 2): Ctrl-C, SIGTERM and SIGHUP cancel it
+//! (what ran is kept, every tool call answered, the shell's process group killed, the session goes
+//! on); a closed
 //! standard output cancels it instead of killing it mid-tool; and after a SIGKILL, which nothing
 //! can catch, the next turn repairs the conversation so that a strict server accepts it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use retrace_testkit::mock_openai::{sse, MockServer, Reply};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 struct Run {
     tmp: tempfile::TempDir,
@@ -37,7 +38,7 @@ impl Run {
         let script = tmp.path().join("script.json");
         std::fs::write(
             &script,
-            serde_json::json!({"responses": [
+            json!({"responses": [
                 {"content": "writing, then waiting", "tool_calls": [
                     {"name": "write_file", "arguments": {"path": "kept.txt", "content": "kept\n"}},
                     {"name": "bash", "arguments": {"command": format!("echo $$ > pid.txt; sleep {secs}")}},
@@ -173,7 +174,29 @@ fn assert_cancelled_cleanly(run: &Run, signal: Signal) {
     assert_eq!(std::fs::read(run.ws.join("kept.txt")).unwrap(), b"kept\n");
     assert!(!run.ws.join("never.txt").exists());
     let session = last["session_id"].as_str().unwrap();
-    every_call_answered(&run.transcript(session));
+    assert_eq!(every_call_answered(&run.transcript(session)).len(), 3);
+    // The session goes on, with the next turn number.
+    let done = run.tmp.path().join("done.json");
+    std::fs::write(&done, json!({"responses": [{"content": "ok"}]}).to_string()).unwrap();
+    let out = run
+        .command()
+        .args(["exec", "--json", "--session", session, "--model"])
+        .arg(format!("script:{}", done.display()))
+        .arg("again")
+        .output()
+        .unwrap();
+    let next: Value =
+        serde_json::from_str(String::from_utf8(out.stdout).unwrap().lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (next["ok"].as_bool(), next["turn"].as_u64()),
+        (Some(true), Some(1)),
+        "{next}"
+    );
+}
+
+#[test]
+fn ctrl_c_cancels_the_turn_and_leaves_a_consistent_log() {
+    assert_cancelled_cleanly(&Run::new(), Signal::SIGINT);
 }
 
 #[test]
