@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use retrace_control::{DataRoot, Service, ServiceOptions};
-use retrace_protocol::{BashPolicy, ErrorCode, ModelSpec, RetentionLimits};
+use retrace_protocol::{BashPolicy, ErrorCode, ModelSpec, Provider, RetentionLimits};
 
 use crate::config::{BashSetting, Config};
 use crate::exit::exit_code;
@@ -97,18 +97,70 @@ pub fn workspace_arg(w: Option<&Path>) -> Result<PathBuf, Failure> {
     }
 }
 
-/// The model named by `--model`, else `[model] name`, else DeepSeek's default model, with the
-/// base URL of `--base-url`, else `[model] base_url`, and the config's key variable.
+/// The model named by `--model`, else `[model] name`, else DeepSeek's default model, and where its
+/// requests go. Credentials go only where they belong (SPEC §10):
+/// - `[model.PROVIDER]` (`deepseek`, `openai`) sets that provider's base URL and key variable,
+///   whichever model is chosen;
+/// - `[model] base_url` and `api_key_env` (and `RETRACE_BASE_URL`) belong to the provider of
+///   `[model] name` only: `--model openai:…` with a DeepSeek proxy configured there goes to OpenAI
+///   with OpenAI's key, never to the proxy and never with the proxy's key;
+/// - `--base-url` belongs to the model of the same command line.
+///
+/// A provider's key variable is its own (`DEEPSEEK_API_KEY`, `OPENAI_API_KEY`) unless the same
+/// section names another.
 pub fn model_spec(cfg: &Config, flag: Option<&str>, base_url: Option<&str>) -> Result<ModelSpec, Failure> {
-    let mut spec = match flag.or(cfg.model.name.as_deref()) {
-        Some(s) => ModelSpec::parse(s).map_err(|e| Failure::usage(e.to_string()))?,
+    let parse = |s: &str| ModelSpec::parse(s).map_err(|e| Failure::usage(e.to_string()));
+    let configured = match cfg.model.name.as_deref() {
+        Some(s) => parse(s)?,
         None => ModelSpec::default_remote(),
     };
+    let mut spec = match flag {
+        Some(s) => parse(s)?,
+        None => configured.clone(),
+    };
+    let section = match spec.provider {
+        Provider::DeepSeek => Some(&cfg.model.deepseek),
+        Provider::OpenAi => Some(&cfg.model.openai),
+        Provider::Script | Provider::Demo => None,
+    };
+    let Some(section) = section else {
+        return Ok(spec);
+    };
+    let same_provider = spec.provider == configured.provider;
+    let from_model = |v: &Option<String>| v.clone().filter(|_| same_provider);
     spec.base_url = base_url
         .map(str::to_string)
-        .or_else(|| cfg.model.base_url.clone());
-    spec.api_key_env = cfg.model.api_key_env.clone();
+        .or_else(|| section.base_url.clone())
+        .or_else(|| from_model(&cfg.model.base_url))
+        .filter(|u| !u.trim().is_empty());
+    spec.api_key_env = section
+        .api_key_env
+        .clone()
+        .or_else(|| from_model(&cfg.model.api_key_env))
+        .filter(|v| !v.trim().is_empty());
     Ok(spec)
+}
+
+/// Every variable that holds an API key, for the shell tool to drop from its environment: the
+/// providers' own and every `api_key_env` of the config.
+pub fn key_variables(cfg: &Config) -> Vec<String> {
+    let mut vars: Vec<String> = [Provider::DeepSeek, Provider::OpenAi]
+        .iter()
+        .filter_map(|p| p.api_key_env().map(str::to_string))
+        .collect();
+    for v in [
+        &cfg.model.api_key_env,
+        &cfg.model.deepseek.api_key_env,
+        &cfg.model.openai.api_key_env,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if !vars.contains(v) {
+            vars.push(v.clone());
+        }
+    }
+    vars
 }
 
 /// Service options from the config: retention, and the shell policy of a headless run, where
@@ -137,6 +189,7 @@ pub fn service_options(
         BashPolicy::Deny
     };
     opts.allow_git = cfg.permissions.git == Some(crate::config::GitSetting::Allow);
+    opts.hidden_env = key_variables(cfg);
     if let Some(path) = &cfg.path {
         // The config decides what the tools may do: the tools never touch it (SPEC §8).
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -31,6 +31,23 @@ pub struct ModelSection {
     pub base_url: Option<String>,
     /// The variable holding the API key.
     pub api_key_env: Option<String>,
+    /// `[model.deepseek]`: where DeepSeek models go, whichever model is chosen.
+    #[serde(default)]
+    pub deepseek: ProviderSection,
+    /// `[model.openai]`: where OpenAI models go, whichever model is chosen.
+    #[serde(default)]
+    pub openai: ProviderSection,
+}
+
+/// `[model.deepseek]`, `[model.openai]`: one provider's endpoint and key variable. A key is sent
+/// only to the base URL configured beside it (or to the provider's own endpoint).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSection {
+    /// An OpenAI-compatible endpoint for this provider's models.
+    pub base_url: Option<String>,
+    /// The variable holding this provider's key.
+    pub api_key_env: Option<String>,
 }
 
 /// `[checkpoints]`.

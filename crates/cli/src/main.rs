@@ -5,6 +5,7 @@
 mod checkpoints;
 mod common;
 mod config;
+mod config_cmd;
 mod demo;
 mod exec;
 mod exit;
@@ -214,6 +215,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show the settings in effect (config file, model endpoint and key variable, permissions).
+    Config {
+        /// Print a config file with every key explained, instead.
+        #[arg(long, conflicts_with_all = ["model", "base_url", "json"])]
+        example: bool,
+        /// Show where this model's requests would go.
+        #[arg(long)]
+        model: Option<String>,
+        /// As `exec --base-url`.
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// A narrated run of the built-in demo model on a scratch workspace (no API key needed).
     Demo {
         /// Print the narrated run (what this build always does; the terminal UI comes later).
@@ -379,6 +395,13 @@ fn run(cli: Cli) -> CmdResult {
         Command::Switch { s, head, json } => {
             rewind::switch(&cfg()?, &s.session, s.workspace.as_deref(), &head, json)
         }
+        Command::Config { example: true, .. } => config_cmd::example(),
+        Command::Config {
+            model,
+            base_url,
+            json,
+            ..
+        } => config_cmd::show(&cfg()?, model.as_deref(), base_url.as_deref(), json),
         Command::Demo { headless: _ } => demo::run(),
     }
 }

@@ -134,7 +134,9 @@ fn the_shell_is_not_offered_when_it_is_denied() {
     let env = Env::new();
     let rt = support::mock_runtime();
     let reply = || Reply::body(sse::body(&[sse::content("ok"), sse::finish("stop")], true));
-    let server = rt.block_on(MockServer::start(vec![reply(), reply()])).unwrap();
+    let server = rt
+        .block_on(MockServer::start_strict_with_key("k", vec![reply(), reply()]))
+        .unwrap();
     let base = server.base_url();
     for extra in [&[][..], &["--allow-bash"][..]] {
         let mut args = vec!["--model", "openai:mock", "--base-url", &base];

@@ -1135,7 +1135,9 @@ fn after_a_code_rewind_the_next_turn_tells_the_model_which_files_were_restored()
     // The next turn goes to a mock OpenAI-compatible server, which records the request.
     let rt = support::mock_runtime();
     let reply = Reply::body(sse::body(&[sse::content("noted"), sse::finish("stop")], true));
-    let server = rt.block_on(MockServer::start(vec![reply])).unwrap();
+    let server = rt
+        .block_on(MockServer::start_strict_with_key("test-key", vec![reply]))
+        .unwrap();
     let out = env
         .command()
         .env("OPENAI_API_KEY", "test-key")

@@ -244,7 +244,9 @@ fn after_a_sigkill_the_next_turn_repairs_the_conversation() {
         &[sse::content("carrying on"), sse::finish("stop")],
         true,
     ));
-    let server = rt.block_on(MockServer::start_strict(vec![reply])).unwrap();
+    let server = rt
+        .block_on(MockServer::start_strict_with_key("test-key", vec![reply]))
+        .unwrap();
     let out = run
         .command()
         .env("OPENAI_API_KEY", "test-key")

@@ -36,6 +36,9 @@ pub struct ServiceOptions {
     pub off_limits: Vec<(PathBuf, String)>,
     /// Whether the tools may read and write inside `.git/` (default: no).
     pub allow_git: bool,
+    /// Variables holding API keys that shell commands must not see, besides the providers' own
+    /// (`DEEPSEEK_API_KEY`, `OPENAI_API_KEY`) and the model's `api_key_env`, which never are.
+    pub hidden_env: Vec<String>,
 }
 
 impl ServiceOptions {
@@ -51,6 +54,7 @@ impl ServiceOptions {
             env: Arc::new(|k| std::env::var(k).ok()),
             off_limits: Vec::new(),
             allow_git: false,
+            hidden_env: Vec::new(),
         }
     }
 }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use retrace_agent::Agent;
 use retrace_model::{open_model, ModelOptions};
-use retrace_protocol::{Error, ErrorCode, Missing, ModelSpec, SessionEntry, SessionId};
+use retrace_protocol::{Error, ErrorCode, Missing, ModelSpec, Provider, SessionEntry, SessionId};
 use retrace_tools::Workspace;
 use tokio::sync::{mpsc, watch};
 
@@ -297,6 +297,15 @@ fn workspace_of(root: &Path, opts: &ServiceOptions) -> Result<Workspace> {
         );
     for (p, what) in &opts.off_limits {
         ws = ws.with_off_limits(p, what);
+    }
+    let mut hidden: Vec<&str> = [Provider::DeepSeek, Provider::OpenAi]
+        .into_iter()
+        .filter_map(Provider::api_key_env)
+        .collect();
+    hidden.extend(opts.model.iter().filter_map(|m| m.api_key_env.as_deref()));
+    hidden.extend(opts.hidden_env.iter().map(String::as_str));
+    for name in hidden {
+        ws = ws.with_hidden_env(name);
     }
     Ok(ws)
 }

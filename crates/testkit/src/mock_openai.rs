@@ -168,6 +168,8 @@ struct Shared {
     requests: Vec<RecordedRequest>,
     hung_up: usize,
     strict: bool,
+    /// The only bearer key a strict server accepts, when one is required.
+    key: Option<String>,
     rejected: usize,
 }
 
@@ -234,7 +236,16 @@ impl MockServer {
         Ok(server)
     }
 
-    /// How many requests a strict server rejected for unanswered tool calls.
+    /// Like [`MockServer::start_strict`], and it also accepts only `Authorization: Bearer KEY`: any
+    /// other key, or none, gets HTTP 401 (and uses up no reply), as a real provider answers a key
+    /// that is not its own.
+    pub async fn start_strict_with_key(key: &str, replies: Vec<Reply>) -> io::Result<MockServer> {
+        let server = MockServer::start_strict(replies).await?;
+        lock(&server.shared).key = Some(key.to_string());
+        Ok(server)
+    }
+
+    /// How many requests a strict server rejected (unanswered tool calls, a wrong or missing key).
     pub fn rejected(&self) -> usize {
         lock(&self.shared).rejected
     }
@@ -296,9 +307,19 @@ async fn serve(mut stream: TcpStream, shared: Arc<Mutex<Shared>>) {
         } else {
             Vec::new()
         };
+        let wrong_key = match &s.key {
+            Some(key) => request.header("authorization") != Some(format!("Bearer {key}").as_str()),
+            None => false,
+        };
         s.requests.push(request);
         let n = s.requests.len();
-        if unanswered.is_empty() {
+        if wrong_key {
+            s.rejected += 1;
+            Reply::error(
+                401,
+                "Incorrect API key provided (mock server: not the key of this base URL)",
+            )
+        } else if unanswered.is_empty() {
             s.replies.pop_front().unwrap_or_else(|| {
                 Reply::error(400, &format!("mock server: no reply scripted for request {n}"))
             })

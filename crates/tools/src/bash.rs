@@ -94,7 +94,14 @@ impl Tool for Bash {
             }
         }
         let timeout = timeout_ms.map_or(ctx.bash_timeout_default, Duration::from_millis);
-        let run = run_shell(ws.root(), command, timeout, ctx.output_cap_bytes, &ctx.cancel)?;
+        let run = run_shell(
+            ws.root(),
+            ws.hidden_env(),
+            command,
+            timeout,
+            ctx.output_cap_bytes,
+            &ctx.cancel,
+        )?;
         let mut text = run.output.render();
         match run.ended {
             Ended::TimedOut => {

@@ -52,9 +52,10 @@ pub(crate) struct ShellRun {
     pub output: CappedOutput,
 }
 
-/// Runs `command` in `cwd`.
+/// Runs `command` in `cwd`, without the variables `hidden_env` names.
 pub(crate) fn run_shell(
     cwd: &Path,
+    hidden_env: &[String],
     command: &str,
     timeout: Duration,
     cap: usize,
@@ -67,7 +68,11 @@ pub(crate) fn run_shell(
             output: CappedOutput::new(cap),
         });
     }
-    let mut child = Command::new(shell)
+    let mut command_line = Command::new(shell);
+    for name in hidden_env {
+        command_line.env_remove(name);
+    }
+    let mut child = command_line
         .arg("-c")
         .arg(command)
         .current_dir(cwd)

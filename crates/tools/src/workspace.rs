@@ -39,6 +39,8 @@ pub struct Workspace {
     off_limits: Vec<(PathBuf, String)>,
     /// Whether the tools may read and write inside `.git/` (SPEC §8: not by default).
     git: bool,
+    /// Environment variables the shell tool's commands do not inherit (API keys).
+    hidden_env: Vec<String>,
 }
 
 /// A workspace path resolved for an edit.
@@ -82,6 +84,7 @@ impl Workspace {
             fs: Fs::durable(),
             off_limits: Vec::new(),
             git: false,
+            hidden_env: Vec::new(),
         })
     }
 
@@ -102,6 +105,19 @@ impl Workspace {
     pub fn with_git(mut self, allowed: bool) -> Workspace {
         self.git = allowed;
         self
+    }
+
+    /// Keeps the variable `name` (an API key) out of the shell tool's environment.
+    pub fn with_hidden_env(mut self, name: &str) -> Workspace {
+        if !self.hidden_env.iter().any(|v| v == name) {
+            self.hidden_env.push(name.to_string());
+        }
+        self
+    }
+
+    /// The variables the shell tool's commands do not inherit.
+    pub fn hidden_env(&self) -> &[String] {
+        &self.hidden_env
     }
 
     /// Refuses a path inside `.git/` (unless allowed) or inside a place off limits. `real` is the
