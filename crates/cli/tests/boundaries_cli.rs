@@ -176,3 +176,27 @@ fn new_files_honour_the_umask() {
         .mode();
     assert_eq!(mode & 0o777, 0o600);
 }
+
+/// Issue 14 item 6: a dotfiles `.gitignore` of `*` in the home directory (which holds the
+/// workspace but is no repository of it) hides nothing from the walking tools.
+#[test]
+fn an_ignore_file_above_the_workspace_hides_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("project");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(tmp.path().join(".gitignore"), "*\n").unwrap();
+    std::fs::write(ws.join("src/main.rs"), "fn main() {} // needle\n").unwrap();
+    let results = turn(
+        tmp.path(),
+        &ws,
+        json!([
+            call("list_dir", json!({"path": "."})),
+            call("glob", json!({"pattern": "**/*.rs"})),
+            call("grep", json!({"pattern": "needle"}))
+        ]),
+    );
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert!(results[0].contains("src/"), "{}", results[0]);
+    assert!(results[1].contains("src/main.rs"), "{}", results[1]);
+    assert!(results[2].contains("src/main.rs"), "{}", results[2]);
+}

@@ -273,3 +273,81 @@ fn a_fifo_ignore_file_never_blocks_a_walk() {
         assert!(err.to_string().contains(".gitignore"), "{tool}: {err}");
     }
 }
+
+/// What the three walking tools show of the workspace: `list_dir .`, `glob **/*` and the files
+/// `grep` finds "needle" in.
+fn seen(s: &Scratch) -> (String, String, String) {
+    let list = s.call("list_dir", json!({"path": "."})).unwrap().content;
+    let glob = s.call("glob", json!({"pattern": "**/*"})).unwrap().content;
+    let grep = s.call("grep", json!({"pattern": "needle"})).unwrap().content;
+    (list, glob, grep)
+}
+
+/// Found by a daily user: a dotfiles `.gitignore` of `*` in the home directory hid the whole
+/// project from `list_dir`, `glob` and `grep`. Ignore files above the workspace apply only when
+/// the workspace lies inside the same git repository, and then only from its top down.
+#[test]
+fn ignore_files_above_the_workspace_apply_only_within_its_git_repository() {
+    // Not a repository anywhere: the parent's `*` (and `.ignore`) do not apply.
+    let s = Scratch::new();
+    fs::write(s.outside(".gitignore"), "*\n").unwrap();
+    fs::write(s.outside(".ignore"), "*.rs\n").unwrap();
+    s.write("src/main.rs", "needle\n");
+    s.write("notes.log", "needle\n");
+    let (list, glob, grep) = seen(&s);
+    assert!(list.contains("src/") && list.contains("notes.log"), "{list}");
+    assert!(glob.contains("src/main.rs"), "{glob}");
+    assert!(
+        grep.contains("src/main.rs") && grep.contains("notes.log"),
+        "{grep}"
+    );
+
+    // The parent is a repository and the workspace its own: the parent's rules do not apply.
+    fs::create_dir(s.outside(".git")).unwrap();
+    s.write(".git/HEAD", "ref: refs/heads/main\n");
+    let (list, _, grep) = seen(&s);
+    assert!(list.contains("src/"), "{list}");
+    assert!(grep.contains("src/main.rs"), "{grep}");
+
+    // The workspace is a directory inside the parent's repository: its rules apply, from its top
+    // (anchored patterns there are relative to the top), and so does its `.git/info/exclude`.
+    fs::remove_dir_all(s.path(".git")).unwrap();
+    fs::write(s.outside(".gitignore"), "*.log\n/ws/src/gen/\n").unwrap();
+    fs::remove_file(s.outside(".ignore")).unwrap();
+    fs::create_dir_all(s.outside(".git/info")).unwrap();
+    fs::write(s.outside(".git/info/exclude"), "secret.txt\n").unwrap();
+    s.write("src/gen/out.rs", "needle\n");
+    s.write("secret.txt", "needle\n");
+    let (list, glob, grep) = seen(&s);
+    assert!(list.contains("src/") && !list.contains("notes.log"), "{list}");
+    assert!(!list.contains("secret.txt"), "{list}");
+    assert!(glob.contains("src/main.rs") && !glob.contains("gen"), "{glob}");
+    assert!(
+        !grep.contains("notes.log") && !grep.contains("gen/out.rs"),
+        "{grep}"
+    );
+    // A walk that starts in a subdirectory sees the same rules.
+    let out = s.call("list_dir", json!({"path": "src"})).unwrap().content;
+    assert_eq!(out, "src/main.rs\n[1 entries ignored by .gitignore not shown]");
+}
+
+/// The workspace's own ignore files apply to a walk that starts below them, anchored at their
+/// directory.
+#[test]
+fn the_workspace_ignore_files_apply_to_a_walk_of_a_subdirectory() {
+    let s = Scratch::new();
+    s.write(".gitignore", "/src/gen/\n*.tmp\n");
+    s.write("src/gen/out.rs", "needle\n");
+    s.write("src/a.tmp", "needle\n");
+    s.write("src/lib.rs", "needle\n");
+    let out = s.call("list_dir", json!({"path": "src"})).unwrap().content;
+    assert_eq!(out, "src/lib.rs\n[2 entries ignored by .gitignore not shown]");
+    let out = s
+        .call("grep", json!({"pattern": "needle", "path": "src"}))
+        .unwrap()
+        .content;
+    assert!(
+        out.contains("src/lib.rs") && !out.contains("gen") && !out.contains("a.tmp"),
+        "{out}"
+    );
+}
