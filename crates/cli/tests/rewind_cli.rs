@@ -1539,3 +1539,29 @@ fn unknown_turns_heads_and_sessions_exit_2_in_every_command() {
     }
     assert_eq!(env.everything(), before, "nothing changed");
 }
+
+/// Issue 14 item 7: whether there is anything to summarize, and whether the turn exists, is
+/// decided before a model is needed: with the default remote model and no API key, the answer is
+/// still "nothing to summarize" (exit 3) or the unknown turn (exit 2), never a missing key.
+#[test]
+fn summarize_answers_before_it_needs_a_model() {
+    let env = Env::new();
+    let id = three_turns(&env);
+    let before = env.everything();
+    // `isolated_retrace` removes every key variable: the default model cannot be used.
+    let out = env.run(&["summarize", "--session", &id, "--turn", "0", "--up-to"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("nothing to summarize"), "{stderr}");
+    assert!(!stderr.contains("API_KEY"), "{stderr}");
+    let out = env.run(&["summarize", "--session", &id, "--turn", "99", "--from"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("99") && !stderr.contains("API_KEY"), "{stderr}");
+    // With something to summarize, the missing key is what is said (and nothing is written).
+    let out = env.run(&["summarize", "--session", &id, "--turn", "1", "--from"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("DEEPSEEK_API_KEY"), "{stderr}");
+    assert_eq!(env.everything(), before, "nothing changed");
+}
