@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use retrace_protocol::{CheckpointListing, FsckReport, Severity};
 
 use crate::common::{print_json, CmdResult, Failure};
-use crate::output::{first_line, human_bytes};
+use crate::output::{first_line, human_bytes, shown_path, shown_text};
 
 /// An unreadable `--sidecar`: the error, and which directory to pass.
 fn sidecar_failure(e: retrace_protocol::Error, sidecar: &Path) -> Failure {
@@ -33,7 +33,11 @@ pub fn list(sidecar: &Path, json: bool) -> CmdResult {
 
 fn print_list(listing: &CheckpointListing, json: bool) -> CmdResult {
     for p in &listing.problems {
-        eprintln!("retrace: warning: {}: {}", p.path, p.problem);
+        eprintln!(
+            "retrace: warning: {}: {}",
+            shown_path(&p.path),
+            shown_text(&p.problem)
+        );
     }
     if json {
         print_json(&listing.entries)?;
@@ -60,7 +64,7 @@ fn print_list(listing: &CheckpointListing, json: bool) -> CmdResult {
         for g in &e.gaps {
             let mut line = format!("{:>5}  gap: {}", "", g.reason.as_str());
             if let Some(p) = &g.path {
-                line.push_str(&format!(" {p}"));
+                line.push_str(&format!(" {}", shown_path(p)));
             }
             if let Some(d) = &g.detail {
                 line.push_str(&format!(" ({})", first_line(d, 60)));
@@ -99,12 +103,12 @@ fn print_fsck(report: FsckReport, json: bool) -> CmdResult {
                 Severity::Warning => "warning",
                 Severity::Error => "ERROR",
             };
-            let mut line = format!("{sev:<7} {}: {}", p.path, p.problem);
+            let mut line = format!("{sev:<7} {}: {}", shown_path(&p.path), shown_text(&p.problem));
             if let Some(t) = p.turn {
                 line.push_str(&format!(" [turn {t}]"));
             }
             if let Some(f) = &p.file {
-                line.push_str(&format!(" [file {f}]"));
+                line.push_str(&format!(" [file {}]", shown_path(f)));
             }
             println!("{line}");
         }

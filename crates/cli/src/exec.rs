@@ -229,7 +229,7 @@ impl Printer {
             }
             Event::ReasoningDelta { text } => err.push_str(&shown_text(text)),
             Event::ToolCall { name, arguments, .. } => {
-                let _ = writeln!(out, "→ {name} {}", shown_text(&first_line(arguments, 100)));
+                let _ = writeln!(out, "→ {} {}", shown_path(name), first_line(arguments, 100));
             }
             Event::ToolResult { ok, content, .. } => {
                 let mark = if *ok { "✓" } else { "✗" };

@@ -440,7 +440,11 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(f) => {
             use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "retrace: error: {}", error_chain(&f.error));
+            let _ = writeln!(
+                std::io::stderr(),
+                "retrace: error: {}",
+                output::shown_text(&error_chain(&f.error))
+            );
             ExitCode::from(f.code)
         }
     }

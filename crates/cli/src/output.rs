@@ -16,14 +16,15 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
-/// The first line of `s`, cut to `max` characters with an ellipsis.
+/// The first line of `s`, cut to `max` characters with an ellipsis, safe to print (control
+/// characters escaped, as [`shown_path`] does).
 pub fn first_line(s: &str, max: usize) -> String {
-    let line = s.lines().next().unwrap_or("");
+    let line = s.split(['\n', '\r']).next().unwrap_or("");
     if line.chars().count() <= max {
-        line.to_string()
+        shown_path(line)
     } else {
         let cut: String = line.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
+        format!("{}…", shown_path(&cut))
     }
 }
 
@@ -66,5 +67,7 @@ mod tests {
         assert_eq!(human_bytes(1536), "1.5 KiB");
         assert_eq!(first_line("abc\ndef", 10), "abc");
         assert_eq!(first_line("abcdef", 4), "abc…");
+        assert_eq!(first_line("a\x1b[2Jb\rc", 10), "a\\u{1b}[2Jb");
+        assert_eq!(shown_text("x\n\x1b]0;t\x07"), "x\n\\u{1b}]0;t\\u{7}");
     }
 }

@@ -13,7 +13,7 @@ use retrace_protocol::{
 
 use crate::common::{print_json, service_options, with_service, CmdResult, Failure};
 use crate::config::Config;
-use crate::output::{first_line, shown_path};
+use crate::output::{first_line, shown_path, shown_text};
 
 fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool) -> Result<(), Failure> {
     if json {
@@ -30,7 +30,7 @@ fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool) -> Result<(), Fail
         first_line(&plan.prompt, 70)
     );
     if let Some(r) = &plan.disabled_reason {
-        println!("  not available: {r}");
+        println!("  not available: {}", shown_text(r));
     }
     for f in &plan.files {
         let what = match f.action {
@@ -48,7 +48,12 @@ fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool) -> Result<(), Fail
     }
     for g in &plan.gaps {
         let detail = g.detail.as_deref().or(g.path.as_deref()).unwrap_or("");
-        println!("  ! turn {} {}: {detail}", g.turn, g.reason.as_str());
+        println!(
+            "  ! turn {} {}: {}",
+            g.turn,
+            g.reason.as_str(),
+            shown_text(detail)
+        );
     }
     if plan.requires_confirmation && !confirmed {
         println!("  Some changes since this turn were not tracked; confirm with --yes.");
@@ -104,10 +109,10 @@ fn print_result(r: &RewindResult, json: bool) -> Result<(), Failure> {
         println!("transaction {tx}{undo}");
     }
     if let Some(e) = &r.error {
-        eprintln!("retrace: {e}");
+        eprintln!("retrace: {}", shown_text(e));
     }
     if !r.prompt.is_empty() && r.conversation_forked {
-        println!("prompt of that turn: {}", r.prompt);
+        println!("prompt of that turn: {}", shown_text(&r.prompt));
     }
     Ok(())
 }
@@ -331,7 +336,11 @@ pub fn heads(session: &str, json: bool) -> CmdResult {
     for h in &heads {
         let mark = if h.selected { "*" } else { " " };
         let retired = if h.retired { " (retired)" } else { "" };
-        let name = h.name.as_deref().map(|n| format!(" \"{n}\"")).unwrap_or_default();
+        let name = h
+            .name
+            .as_deref()
+            .map(|n| format!(" \"{}\"", shown_path(n)))
+            .unwrap_or_default();
         let parent = h
             .parent_head
             .as_ref()
