@@ -8,8 +8,10 @@
 //! `block_in_place`, so a turn needs the multi-threaded tokio runtime; in exchange the tools stay
 //! simple and testable without async.
 
+mod context;
 mod run;
 mod seam;
 
+pub use context::{system_prompt, INSTRUCTION_FILES, MAX_INSTRUCTIONS_BYTES};
 pub use run::{Agent, AgentConfig, TurnEnd};
 pub use seam::{ApprovalRequest, Approver, CaptureSeam, Captured, DenyAll, TurnSink};

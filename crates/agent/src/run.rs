@@ -25,7 +25,8 @@ pub struct AgentConfig {
     pub bash_timeout: Duration,
     /// Cap on a tool's output given to the model.
     pub output_cap: usize,
-    /// The system prompt; `None` uses the built-in one.
+    /// The system prompt; `None` uses the built-in one. The environment and the project's
+    /// instruction files (`AGENTS.md`, `RETRACE.md`) are added to it at every turn.
     pub system_prompt: Option<String>,
 }
 
@@ -127,11 +128,8 @@ impl Agent {
         approver: &dyn Approver,
         cancel: &CancellationToken,
     ) -> TurnEnd {
-        let system = self
-            .config
-            .system_prompt
-            .clone()
-            .unwrap_or_else(|| SYSTEM_PROMPT.to_string());
+        let base = self.config.system_prompt.as_deref().unwrap_or(SYSTEM_PROMPT);
+        let system = crate::context::system_prompt(base, &self.workspace);
         let tools = self.tool_specs();
         for _step in 0..self.config.max_steps {
             if cancel.is_cancelled() {

@@ -168,3 +168,68 @@ fn the_shell_is_not_offered_when_it_is_denied() {
     assert!(!names(0).contains(&"bash".to_string()), "{:?}", names(0));
     assert!(names(1).contains(&"bash".to_string()), "{:?}", names(1));
 }
+
+/// Project instructions (`AGENTS.md`, `RETRACE.md` at the workspace root) and the environment
+/// (date, OS, workspace, git) are in the system prompt, read afresh each turn; an instruction file
+/// that is a symlink leading outside the workspace is not read (a repository cannot make the agent
+/// send a private file to the model).
+#[test]
+fn project_instructions_and_the_environment_are_in_the_system_prompt() {
+    use retrace_testkit::mock_openai::{sse, MockServer, Reply};
+    let env = Env::new();
+    let ws = env.tmp.path().join("ws");
+    std::fs::create_dir(ws.join(".git")).unwrap();
+    std::fs::write(ws.join("AGENTS.md"), "Indent with tabs.\n").unwrap();
+    std::fs::write(ws.join("RETRACE.md"), "Run make check before you finish.\n").unwrap();
+    let rt = support::mock_runtime();
+    let reply = || Reply::body(sse::body(&[sse::content("ok"), sse::finish("stop")], true));
+    let server = rt
+        .block_on(MockServer::start_strict_with_key("k", vec![reply(), reply()]))
+        .unwrap();
+    let run = || {
+        let out = support::isolated_retrace(env.tmp.path())
+            .current_dir(&ws)
+            .env("OPENAI_API_KEY", "k")
+            .args(["exec", "--json", "--model", "openai:mock", "--base-url"])
+            .arg(server.base_url())
+            .arg("hi")
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let system = |i: usize| -> String {
+        let body = server.requests()[i].json();
+        assert_eq!(body["messages"][0]["role"], "system");
+        body["messages"][0]["content"].as_str().unwrap().to_string()
+    };
+    run();
+    let s = system(0);
+    assert!(s.contains("Indent with tabs."), "{s}");
+    assert!(s.contains("Run make check before you finish."), "{s}");
+    assert!(s.find("AGENTS.md") < s.find("RETRACE.md"), "{s}");
+    let canonical = std::fs::canonicalize(&ws).unwrap();
+    assert!(s.contains(&format!("Workspace: {}", canonical.display())), "{s}");
+    assert!(s.contains("Git repository: yes"), "{s}");
+    assert!(s.contains(std::env::consts::OS), "{s}");
+    let date: String = s.split("Date (UTC): ").nth(1).unwrap().chars().take(10).collect();
+    let shape: String = date
+        .chars()
+        .map(|c| if c.is_ascii_digit() { 'd' } else { c })
+        .collect();
+    assert_eq!(shape, "dddd-dd-dd", "{s}");
+
+    // A symlink to a private file outside: named, not read.
+    std::fs::write(env.tmp.path().join("private.txt"), "SECRET-TOKEN\n").unwrap();
+    std::fs::remove_file(ws.join("AGENTS.md")).unwrap();
+    std::os::unix::fs::symlink(env.tmp.path().join("private.txt"), ws.join("AGENTS.md")).unwrap();
+    run();
+    let s = system(1);
+    assert!(!s.contains("SECRET-TOKEN"), "{s}");
+    assert!(s.contains("AGENTS.md at the workspace root was not read"), "{s}");
+    assert!(s.contains("Run make check"), "{s}");
+}
