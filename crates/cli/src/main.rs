@@ -12,6 +12,7 @@ mod exit;
 mod output;
 mod rewind;
 mod sessions;
+mod sessions_remove;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -64,13 +65,15 @@ enum Command {
         /// standard input.
         prompt: Option<String>,
     },
-    /// List the sessions of the workspace.
+    /// List the sessions of the workspace (newest first); delete or prune them.
     Sessions {
+        #[command(subcommand)]
+        action: Option<SessionsAction>,
         /// The workspace (default: the current directory).
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, value_name = "DIR", global = true)]
         workspace: Option<PathBuf>,
         /// Print JSON.
-        #[arg(long)]
+        #[arg(long, global = true)]
         json: bool,
     },
     /// Print a head's messages.
@@ -238,6 +241,29 @@ enum Command {
     },
 }
 
+#[derive(Debug, Subcommand)]
+enum SessionsAction {
+    /// Delete a session: its log, its lease and its whole checkpoint sidecar (refused while a
+    /// process writes it).
+    Delete {
+        /// The session.
+        id: String,
+    },
+    /// Delete the sessions of the workspace (or, with --all, of every workspace) whose log was
+    /// last written longer ago than AGE; sessions a process writes are kept.
+    Prune {
+        /// An age: a number and a unit (s, m, h, d, w), like 30d.
+        #[arg(long, value_name = "AGE")]
+        older_than: String,
+        /// Every session of the data directory, not only this workspace's.
+        #[arg(long, conflicts_with = "workspace")]
+        all: bool,
+        /// List what would be deleted; delete nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
 /// `--session ID [--workspace DIR]` of the commands that write a session.
 #[derive(Debug, clap::Args)]
 struct SessionArgs {
@@ -291,7 +317,19 @@ fn run(cli: Cli) -> CmdResult {
                 prompt: &exec::read_prompt(prompt.as_deref(), prompt_file.as_deref())?,
             },
         ),
-        Command::Sessions { workspace, json } => sessions::list(workspace.as_deref(), json),
+        Command::Sessions {
+            action,
+            workspace,
+            json,
+        } => match action {
+            None => sessions::list(workspace.as_deref(), json),
+            Some(SessionsAction::Delete { id }) => sessions_remove::delete(&id, json),
+            Some(SessionsAction::Prune {
+                older_than,
+                all,
+                dry_run,
+            }) => sessions_remove::prune(&older_than, all, workspace.as_deref(), dry_run, json),
+        },
         Command::Transcript { session, head, json } => sessions::transcript(&session, head.as_deref(), json),
         Command::Checkpoints {
             session,

@@ -32,6 +32,7 @@
 mod actor;
 mod bus;
 mod core;
+mod delete;
 mod error;
 mod handle;
 mod heads;
@@ -47,6 +48,7 @@ mod view;
 
 pub use bus::{Subscription, EVENT_BUFFER};
 pub use core::{check_prompt, MAX_PROMPT_BYTES};
+pub use delete::PruneRequest;
 pub use handle::SessionHandle;
 pub use options::{EnvLookup, ServiceOptions};
 pub use paths::DataRoot;

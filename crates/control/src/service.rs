@@ -37,12 +37,12 @@ struct Entry {
     exited: watch::Receiver<bool>,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     opts: ServiceOptions,
-    data: DataRoot,
+    pub(crate) data: DataRoot,
     actors: Mutex<Vec<Entry>>,
     /// Opening is serialised, so two requests for one session start one actor.
-    opening: tokio::sync::Mutex<()>,
+    pub(crate) opening: tokio::sync::Mutex<()>,
 }
 
 /// Opens sessions and hands out [`SessionHandle`]s. Cloneable; clones share the open sessions.
@@ -61,7 +61,7 @@ impl std::fmt::Debug for Service {
 }
 
 /// What is needed to open a session: an existing handle, or an actor to wait for first.
-enum Found {
+pub(crate) enum Found {
     Open(SessionHandle),
     Closing(watch::Receiver<bool>),
     Nothing,
@@ -79,6 +79,10 @@ impl Service {
                 opening: tokio::sync::Mutex::new(()),
             }),
         }
+    }
+
+    pub(crate) fn inner(&self) -> &Inner {
+        &self.inner
     }
 
     /// The data root.
@@ -227,7 +231,8 @@ impl Service {
         }
     }
 
-    fn find(&self, id: &SessionId) -> Found {
+    /// What this service has of session `id`.
+    pub(crate) fn find(&self, id: &SessionId) -> Found {
         let mut actors = lock(&self.inner.actors);
         actors.retain(|e| !*e.exited.borrow());
         for e in actors.iter() {
@@ -311,7 +316,7 @@ fn workspace_of(root: &Path, opts: &ServiceOptions) -> Result<Workspace> {
 }
 
 /// Runs blocking file-system work off the async workers.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| coded(ErrorCode::Internal, format!("opening the session failed: {e}")))?

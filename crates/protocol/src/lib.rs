@@ -38,6 +38,7 @@ pub use restore::{
 };
 pub use rewind::{PlanBlocker, RewindPlan, RewindResult};
 pub use session::{
-    HeadEntry, HeadKind, HeadRef, JobKind, RunningJob, SessionEntry, SessionStatus, TranscriptEntry,
+    HeadEntry, HeadKind, HeadRef, JobKind, PruneReport, RemovedSession, RunningJob, SessionEntry,
+    SessionStatus, TranscriptEntry,
 };
 pub use stream::{Delivery, Numbered};

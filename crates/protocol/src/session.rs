@@ -141,3 +141,31 @@ pub struct RunningJob {
     /// The turn running, or the turn a summary starts from / runs up to.
     pub turn: u64,
 }
+
+/// A session removed by `sessions delete` or `sessions prune` (or that a dry run would remove).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemovedSession {
+    /// The session id.
+    pub id: SessionId,
+    /// The workspace its header records (null for old flat logs).
+    pub workspace: Option<String>,
+    /// Its log file (gone now).
+    pub log_path: String,
+    /// Its checkpoint sidecar directory (gone now).
+    pub checkpoint_dir: String,
+    /// The bytes its log and sidecar took.
+    pub bytes: u64,
+    /// When its log was last written (RFC 3339), when known.
+    pub last_used: Option<String>,
+}
+
+/// What `sessions prune` removed, and what it left because a process writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PruneReport {
+    /// Removed (or, in a dry run, to be removed), oldest first.
+    pub removed: Vec<RemovedSession>,
+    /// Old enough but held by a writer (a running `retrace`): left alone.
+    pub held: Vec<SessionId>,
+    /// Nothing was removed: this is what would be.
+    pub dry_run: bool,
+}

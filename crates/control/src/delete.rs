@@ -1,0 +1,177 @@
+//! Removing sessions (SPEC §2): `delete` takes a session's writer lease — so a session some process
+//! writes is refused, naming the holder — then removes its log, its whole checkpoint sidecar and
+//! the lease file, in that order: the log goes first, so a crash part-way leaves no listed session
+//! with half a sidecar, and deleting the same id again finishes the job. `prune` deletes the
+//! sessions whose log was last written longer ago than a given age, skipping held ones.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use retrace_protocol::{Error, ErrorCode, Missing, PruneReport, RemovedSession, SessionEntry, SessionId};
+use retrace_session::{lease_path, Lease};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use crate::error::{coded, Result};
+use crate::paths::DataRoot;
+use crate::service::{Found, Service};
+use crate::view::session_id;
+
+/// Which sessions `prune` considers.
+#[derive(Debug, Clone)]
+pub struct PruneRequest {
+    /// Sessions whose log was last written at least this long ago.
+    pub older_than: Duration,
+    /// Only the sessions of this workspace (found from any directory under it); `None`: every
+    /// session of the data root.
+    pub workspace: Option<std::path::PathBuf>,
+    /// Report what would be removed; remove nothing.
+    pub dry_run: bool,
+}
+
+impl Service {
+    /// Deletes session `id`: its log, lease and whole sidecar. Refused (`busy`) while any process,
+    /// this one included, has it open for writing.
+    pub async fn delete_session(&self, id: &str) -> std::result::Result<RemovedSession, Error> {
+        let sid = session_id(id)?;
+        let _g = self.inner().opening.lock().await;
+        self.refuse_open(&sid)?;
+        let data = self.inner().data.clone();
+        let entry = self.sessions(None)?.into_iter().find(|s| s.id == sid);
+        Ok(crate::service::blocking(move || delete(&data, &sid, entry.as_ref())).await?)
+    }
+
+    /// Deletes the sessions not written for `req.older_than` (of `req.workspace`, or all), oldest
+    /// first; sessions a process writes are left and listed as `held`.
+    pub async fn prune_sessions(&self, req: PruneRequest) -> std::result::Result<PruneReport, Error> {
+        let _g = self.inner().opening.lock().await;
+        let data = self.inner().data.clone();
+        let mut old: Vec<(SystemTime, SessionEntry)> = self
+            .sessions(req.workspace.as_deref())?
+            .into_iter()
+            .filter_map(|s| {
+                let used = last_used(Path::new(&s.log_path))?;
+                let age = SystemTime::now().duration_since(used).unwrap_or_default();
+                (age >= req.older_than).then_some((used, s))
+            })
+            .collect();
+        old.sort_by_key(|(used, _)| *used);
+        let mut report = PruneReport {
+            removed: Vec::new(),
+            held: Vec::new(),
+            dry_run: req.dry_run,
+        };
+        for (_, s) in old {
+            let open_here = self.refuse_open(&s.id).is_err();
+            let held = open_here
+                || retrace_session::Lease::holder(&data.sessions_dir(), &s.id)
+                    .ok()
+                    .flatten()
+                    .is_some();
+            if held {
+                report.held.push(s.id.clone());
+                continue;
+            }
+            if req.dry_run {
+                report.removed.push(described(&data, &s.id, Some(&s)));
+                continue;
+            }
+            let (d, id) = (data.clone(), s.id.clone());
+            match crate::service::blocking(move || delete(&d, &s.id, Some(&s)))
+                .await
+                .map_err(Error::from)
+            {
+                Ok(r) => report.removed.push(r),
+                // Taken by a writer since the check above.
+                Err(e) if e.code == ErrorCode::Busy => report.held.push(id),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(report)
+    }
+
+    /// `busy` when this process has session `id` open (or closing).
+    fn refuse_open(&self, id: &SessionId) -> Result<()> {
+        match self.find(id) {
+            Found::Nothing => Ok(()),
+            Found::Open(_) | Found::Closing(_) => Err(coded(
+                ErrorCode::Busy,
+                format!("session {id} is open in this process; close it before deleting it"),
+            )),
+        }
+    }
+}
+
+/// When the log at `log` was last written.
+fn last_used(log: &Path) -> Option<SystemTime> {
+    std::fs::symlink_metadata(log).and_then(|m| m.modified()).ok()
+}
+
+fn rfc3339(t: SystemTime) -> Option<String> {
+    OffsetDateTime::from(t).format(&Rfc3339).ok()
+}
+
+/// The bytes under `p` (files and symlinks counted by their own size; nothing followed).
+fn bytes_under(p: &Path) -> u64 {
+    let Ok(meta) = std::fs::symlink_metadata(p) else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    std::fs::read_dir(p)
+        .map(|rd| rd.flatten().map(|e| bytes_under(&e.path())).sum())
+        .unwrap_or(0)
+}
+
+fn described(data: &DataRoot, id: &SessionId, entry: Option<&SessionEntry>) -> RemovedSession {
+    let (log, sidecar) = (data.log(id), data.sidecar(id));
+    RemovedSession {
+        id: id.clone(),
+        workspace: entry.and_then(|e| e.workspace.clone()),
+        log_path: log.display().to_string(),
+        checkpoint_dir: sidecar.display().to_string(),
+        bytes: bytes_under(&log) + bytes_under(&sidecar),
+        last_used: last_used(&log).and_then(rfc3339),
+    }
+}
+
+/// Deletes session `id` of `data` under its lease.
+fn delete(data: &DataRoot, id: &SessionId, entry: Option<&SessionEntry>) -> Result<RemovedSession> {
+    let dir = data.sessions_dir();
+    let (log, sidecar, lease) = (data.log(id), data.sidecar(id), lease_path(&dir, id));
+    let exists = |p: &Path| std::fs::symlink_metadata(p).is_ok();
+    if !exists(&log) && !exists(&sidecar) {
+        return Err(Error::not_found(
+            Missing::Session,
+            id.as_str(),
+            format!(
+                "no session {id} in {} (`retrace sessions` lists them)",
+                dir.display()
+            ),
+        )
+        .into());
+    }
+    let held = Lease::acquire(&dir, id)?;
+    let removed = described(data, id, entry);
+    let gone = |r: std::io::Result<()>, p: &Path| match r {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(coded(
+            ErrorCode::Io,
+            format!("cannot remove `{}`: {e}", p.display()),
+        )),
+        _ => Ok(()),
+    };
+    gone(std::fs::remove_file(&log), &log)?;
+    // `remove_dir_all` never follows a symlink (neither the sidecar itself nor anything in it).
+    if std::fs::symlink_metadata(&sidecar).is_ok_and(|m| !m.is_dir()) {
+        gone(std::fs::remove_file(&sidecar), &sidecar)?;
+    } else {
+        gone(std::fs::remove_dir_all(&sidecar), &sidecar)?;
+    }
+    gone(std::fs::remove_file(&lease), &lease)?;
+    drop(held);
+    if let Ok(d) = std::fs::File::open(&dir) {
+        let _ = d.sync_all();
+    }
+    Ok(removed)
+}
