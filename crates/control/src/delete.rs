@@ -1,6 +1,6 @@
 //! Removing sessions (SPEC §2): `delete` takes a session's writer lease — so a session some process
-//! writes is refused, naming the holder — then removes its log, its whole checkpoint sidecar and
-//! the lease file, in that order: the log goes first, so a crash part-way leaves no listed session
+//! writes is refused, naming the holder — then removes its log, its whole checkpoint sidecar, the
+//! torn lines cut off its log (`<id>.torn-<n>`) and the lease file, in that order: the log goes first, so a crash part-way leaves no listed session
 //! with half a sidecar, and deleting the same id again finishes the job. `prune` deletes the
 //! sessions whose log was last written longer ago than a given age, skipping held ones.
 
@@ -167,6 +167,13 @@ fn delete(data: &DataRoot, id: &SessionId, entry: Option<&SessionEntry>) -> Resu
         gone(std::fs::remove_file(&sidecar), &sidecar)?;
     } else {
         gone(std::fs::remove_dir_all(&sidecar), &sidecar)?;
+    }
+    // The bytes of torn last lines cut off the log (`<id>.torn-<n>`).
+    let torn = format!("{id}.torn-");
+    for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        if e.file_name().to_str().is_some_and(|n| n.starts_with(&torn)) {
+            gone(std::fs::remove_file(e.path()), &e.path())?;
+        }
     }
     gone(std::fs::remove_file(&lease), &lease)?;
     drop(held);
