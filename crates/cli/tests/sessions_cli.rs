@@ -104,6 +104,7 @@ fn delete_removes_the_log_the_lease_and_the_whole_sidecar() {
         env.files_of(&a),
         [format!("{a}.ckpt"), format!("{a}.jsonl"), format!("{a}.lease")]
     );
+    std::fs::write(env.sessions_dir().join(format!("{a}.torn-1")), "{\"torn").unwrap();
     let r = env.json("ws", &["sessions", "delete", &a]);
     assert_eq!(r["id"], a.as_str());
     assert!(r["bytes"].as_u64().unwrap() > 0, "{r}");
