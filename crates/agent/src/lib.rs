@@ -11,5 +11,5 @@
 mod run;
 mod seam;
 
-pub use run::{Agent, AgentConfig, TurnEnd};
+pub use run::{Agent, AgentConfig, TurnEnd, TurnReport};
 pub use seam::{ApprovalRequest, Approver, CaptureSeam, Captured, DenyAll, TurnSink};

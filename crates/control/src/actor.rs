@@ -138,7 +138,10 @@ impl Actor {
                 {
                     self.core().finish_turn(
                         turn,
-                        retrace_agent::TurnEnd::Failed(format!("internal error: {e}")),
+                        retrace_agent::TurnReport {
+                            end: retrace_agent::TurnEnd::Failed(format!("internal error: {e}")),
+                            usage: None,
+                        },
                     );
                 }
             }
