@@ -13,5 +13,5 @@ mod run;
 mod seam;
 
 pub use context::{system_prompt, INSTRUCTION_FILES, MAX_INSTRUCTIONS_BYTES};
-pub use run::{Agent, AgentConfig, TurnEnd};
+pub use run::{Agent, AgentConfig, TurnEnd, TurnReport};
 pub use seam::{ApprovalRequest, Approver, CaptureSeam, Captured, DenyAll, TurnSink};

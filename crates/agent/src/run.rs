@@ -7,7 +7,7 @@ use std::time::Duration;
 use retrace_model::{
     CancellationToken, ChatMessage, ChatModel, ChatRequest, Delta, ModelError, ToolCall, ToolSpec,
 };
-use retrace_protocol::Event;
+use retrace_protocol::{Event, TokenUsage};
 use retrace_tools::{BashPolicy, Preview, Registry, RunContext, Tool, ToolError, Workspace};
 
 use retrace_protocol::ApprovalDecision;
@@ -51,6 +51,16 @@ pub enum TurnEnd {
     Failed(String),
     /// The user cancelled.
     Cancelled,
+}
+
+/// What a turn did: how it ended, and what its model requests cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnReport {
+    /// How it ended.
+    pub end: TurnEnd,
+    /// The tokens of its model requests, summed over those the server counted; `None` when it
+    /// counted none.
+    pub usage: Option<TokenUsage>,
 }
 
 /// The agent of one session: a workspace, its tools and a model.
@@ -119,7 +129,29 @@ impl Agent {
 
     /// Runs one turn on `history` (which ends with the turn's user message). Assistant messages and
     /// tool results go to `sink` as they happen, so an interrupted turn leaves a consistent log.
+    /// Each answered model request is a `step_finished` event with its usage; retries of a request
+    /// are `notice` events saying why and how long the wait is.
     pub async fn run_turn(
+        &mut self,
+        turn: u64,
+        history: Vec<ChatMessage>,
+        seam: &mut dyn CaptureSeam,
+        sink: &mut dyn TurnSink,
+        approver: &dyn Approver,
+        cancel: &CancellationToken,
+    ) -> TurnReport {
+        let mut tally = UsageTally { sink, usage: None };
+        let end = self
+            .run_steps(turn, history, seam, &mut tally, approver, cancel)
+            .await;
+        TurnReport {
+            end,
+            usage: tally.usage,
+        }
+    }
+
+    /// The steps of a turn.
+    async fn run_steps(
         &mut self,
         turn: u64,
         mut history: Vec<ChatMessage>,
@@ -131,7 +163,7 @@ impl Agent {
         let base = self.config.system_prompt.as_deref().unwrap_or(SYSTEM_PROMPT);
         let system = crate::context::system_prompt(base, &self.workspace);
         let tools = self.tool_specs();
-        for _step in 0..self.config.max_steps {
+        for step in 0..self.config.max_steps {
             if cancel.is_cancelled() {
                 return TurnEnd::Cancelled;
             }
@@ -146,6 +178,10 @@ impl Agent {
                 let mut on_delta = |d: Delta| match d {
                     Delta::Content(text) => sink.event(Event::AssistantDelta { text }),
                     Delta::Reasoning(text) => sink.event(Event::ReasoningDelta { text }),
+                    Delta::Retry { message, notice } => sink.event(Event::Notice {
+                        message,
+                        retry: Some(notice),
+                    }),
                     Delta::ToolCallStart { .. } | Delta::ToolCallArgs { .. } => {}
                 };
                 self.model.complete(&req, &mut on_delta, cancel).await
@@ -156,9 +192,15 @@ impl Agent {
                 Err(e) => return TurnEnd::Failed(format!("the model failed: {e}")),
             };
             let assistant = ChatMessage::assistant(response.content.clone(), response.tool_calls.clone());
-            if let Err(e) = sink.message(&assistant) {
+            if let Err(e) = sink.assistant(&assistant, response.usage) {
                 return TurnEnd::Failed(format!("cannot write the conversation log: {e}"));
             }
+            sink.event(Event::StepFinished {
+                turn,
+                step: step as u64,
+                finish_reason: response.finish_reason.clone(),
+                usage: response.usage,
+            });
             history.push(assistant);
             if response.tool_calls.is_empty() {
                 return TurnEnd::Finished;
@@ -297,6 +339,7 @@ impl Agent {
             if let Err(e) = seam.after(tool.name(), &preview) {
                 sink.event(Event::Notice {
                     message: format!("could not record the result of {}: {e}", tool.name()),
+                    retry: None,
                 });
             }
         }
@@ -304,6 +347,29 @@ impl Agent {
             Ok(out) => (true, out.content),
             Err(e) => fail(&e),
         }
+    }
+}
+
+/// A sink that passes everything on and adds up the usage of the assistant messages written.
+struct UsageTally<'a> {
+    sink: &'a mut dyn TurnSink,
+    usage: Option<TokenUsage>,
+}
+
+impl TurnSink for UsageTally<'_> {
+    fn event(&mut self, event: Event) {
+        self.sink.event(event);
+    }
+
+    fn message(&mut self, message: &ChatMessage) -> Result<(), String> {
+        self.sink.message(message)
+    }
+
+    fn assistant(&mut self, message: &ChatMessage, usage: Option<TokenUsage>) -> Result<(), String> {
+        if let Some(u) = usage {
+            self.usage = Some(self.usage.unwrap_or_default().plus(u));
+        }
+        self.sink.assistant(message, usage)
     }
 }
 

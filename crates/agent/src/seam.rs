@@ -1,7 +1,7 @@
 //! The three interfaces the controller implements for the agent.
 
 use retrace_model::{BoxFuture, CancellationToken, ChatMessage};
-use retrace_protocol::{ApprovalDecision, Event, Gap};
+use retrace_protocol::{ApprovalDecision, Event, Gap, TokenUsage};
 use retrace_tools::Preview;
 
 /// What the seam captured for one tool call.
@@ -28,9 +28,12 @@ pub trait CaptureSeam: Send {
 pub trait TurnSink: Send {
     /// An event for the frontends.
     fn event(&mut self, event: Event);
-    /// A message to append to the conversation (assistant messages and tool results). An error ends
-    /// the turn: the log must not miss what the model was told.
+    /// A tool result to append to the conversation. An error ends the turn: the log must not miss
+    /// what the model was told.
     fn message(&mut self, message: &ChatMessage) -> Result<(), String>;
+    /// An assistant message to append, with the tokens of the request that produced it (when the
+    /// server counted them). An error ends the turn, as for [`TurnSink::message`].
+    fn assistant(&mut self, message: &ChatMessage, usage: Option<TokenUsage>) -> Result<(), String>;
 }
 
 /// A shell command that needs the user's say-so (bash policy `ask`).

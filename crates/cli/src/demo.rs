@@ -58,7 +58,7 @@ async fn demo(service: &Service, ws: &Path) -> Result<(), Failure> {
         while let Some(Delivery::Event(n)) = events.recv().await {
             narrate(&n.event);
             match n.event {
-                Event::TurnFinished { turn, ok, error } if turn == accepted.turn => {
+                Event::TurnFinished { turn, ok, error, .. } if turn == accepted.turn => {
                     if !ok {
                         println!("  (turn {turn} failed: {})", error.unwrap_or_default());
                     }

@@ -84,12 +84,17 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
             "turn": accepted.turn,
             "ok": outcome.ok,
             "error": outcome.error,
+            "usage": outcome.usage,
         });
         let _ = writeln!(stdout, "{line}");
     } else {
+        let tokens = outcome
+            .usage
+            .map(|u| format!(" · {}", crate::output::tokens(&u)))
+            .unwrap_or_default();
         let _ = writeln!(
             stdout,
-            "session {} · head {} · turn {}",
+            "session {} · head {} · turn {}{tokens}",
             accepted.session_id, accepted.head_id, accepted.turn
         );
         if let Some(e) = &outcome.error {
@@ -159,9 +164,23 @@ async fn one_turn(
                     printer.closed = true;
                     h.cancel();
                 }
-                if let Event::TurnFinished { turn, ok, error } = n.event {
+                if let Event::TurnFinished {
+                    turn,
+                    ok,
+                    error,
+                    usage,
+                } = n.event
+                {
                     if turn == accepted.turn {
-                        return Ok((accepted, TurnOutcome { turn, ok, error }));
+                        return Ok((
+                            accepted,
+                            TurnOutcome {
+                                turn,
+                                ok,
+                                error,
+                                usage,
+                            },
+                        ));
                     }
                 }
             }
@@ -250,7 +269,8 @@ impl Printer {
                     );
                 }
             }
-            Event::TurnFinished { turn, ok, error } => match (ok, error) {
+            Event::StepFinished { .. } => {}
+            Event::TurnFinished { turn, ok, error, .. } => match (ok, error) {
                 (true, _) => {
                     let _ = writeln!(out, "── turn {turn} finished");
                 }
@@ -261,7 +281,7 @@ impl Printer {
                     let _ = writeln!(out, "── turn {turn} failed");
                 }
             },
-            Event::Notice { message } => {
+            Event::Notice { message, .. } => {
                 let _ = writeln!(err, "retrace: {}", shown_text(message));
             }
             Event::Error { message } => {

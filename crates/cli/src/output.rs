@@ -16,6 +16,11 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
+/// Token counts in a short human form: `tokens: in 1200, out 85`.
+pub fn tokens(u: &retrace_protocol::TokenUsage) -> String {
+    format!("tokens: in {}, out {}", u.prompt_tokens, u.completion_tokens)
+}
+
 /// The first line of `s`, cut to `max` characters with an ellipsis, safe to print (control
 /// characters escaped, as [`shown_path`] does).
 pub fn first_line(s: &str, max: usize) -> String {

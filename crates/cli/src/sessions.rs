@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use retrace_control::{Service, ServiceOptions, SessionReader};
 
 use crate::common::{data_root, print_json, workspace_arg, CmdResult, Failure};
-use crate::output::{first_line, shown_path};
+use crate::output::{first_line, shown_path, tokens};
 
 /// A service for reading only (no runtime needed: nothing is opened for writing).
 fn reading() -> Result<Service, Failure> {
@@ -58,6 +58,9 @@ pub fn transcript(id: &str, head: Option<&str>, json: bool) -> CmdResult {
         println!("[{}]{turn} {}", m.role.as_str(), first_line(&m.content, 200));
         for c in m.tool_calls.iter().flatten() {
             println!("    → {} {}", shown_path(&c.name), first_line(&c.arguments, 120));
+        }
+        if let Some(u) = &m.usage {
+            println!("    {}", tokens(u));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -15,7 +15,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use retrace_agent::{Agent, AgentConfig};
-use retrace_model::{CancellationToken, ChatModel, ChatRequest};
+use retrace_model::{CancellationToken, ChatModel, ChatRequest, Delta};
 use retrace_protocol::{
     ErrorCode, ErrorDetails, Event, HeadRef, JobKind, ModelSpec, RunningJob, SessionStatus, SummarizeRequest,
     TurnAccepted,
@@ -138,7 +138,10 @@ impl Actor {
                 {
                     self.core().finish_turn(
                         turn,
-                        retrace_agent::TurnEnd::Failed(format!("internal error: {e}")),
+                        retrace_agent::TurnReport {
+                            end: retrace_agent::TurnEnd::Failed(format!("internal error: {e}")),
+                            usage: None,
+                        },
                     );
                 }
             }
@@ -335,14 +338,26 @@ async fn summarize(
         Summarizer::Agent(a) => a.model_mut(),
         Summarizer::Model(m) => m.as_mut(),
     };
-    let mut ignore = |_| {};
-    let response = model.complete(&request, &mut ignore, cancel).await.map_err(|e| {
-        if cancel.is_cancelled() {
-            coded(ErrorCode::Cancelled, "the summary was cancelled; nothing changed")
-        } else {
-            coded(ErrorCode::Model, format!("the model could not summarize: {e}"))
+    // The summary's text is not shown as it streams; a retry is, as for a turn.
+    let bus = lock(core).bus.clone();
+    let mut on_delta = |d| {
+        if let Delta::Retry { message, notice } = d {
+            bus.publish(Event::Notice {
+                message,
+                retry: Some(notice),
+            });
         }
-    })?;
+    };
+    let response = model
+        .complete(&request, &mut on_delta, cancel)
+        .await
+        .map_err(|e| {
+            if cancel.is_cancelled() {
+                coded(ErrorCode::Cancelled, "the summary was cancelled; nothing changed")
+            } else {
+                coded(ErrorCode::Model, format!("the model could not summarize: {e}"))
+            }
+        })?;
     let content = response.content.trim().to_string();
     if content.is_empty() {
         return Err(coded(ErrorCode::Model, "the model returned an empty summary"));

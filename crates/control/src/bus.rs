@@ -203,6 +203,7 @@ mod tests {
     fn note(n: u64) -> Event {
         Event::Notice {
             message: n.to_string(),
+            retry: None,
         }
     }
 

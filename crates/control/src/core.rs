@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use retrace_agent::TurnEnd;
+use retrace_agent::{TurnEnd, TurnReport};
 use retrace_checkpoint::{BeginTurn, CheckpointStore, StoreOptions};
 use retrace_protocol::{
     ChatMessage, CheckpointListing, ErrorCode, Event, HeadEntry, RetentionLimits, SessionId, TranscriptEntry,
@@ -267,11 +267,13 @@ impl Core {
     }
 
     /// Ends a turn: completes its checkpoint record, syncs the log, publishes `turn_finished`.
-    pub(crate) fn finish_turn(&mut self, turn: u64, end: TurnEnd) -> TurnOutcome {
+    pub(crate) fn finish_turn(&mut self, turn: u64, report: TurnReport) -> TurnOutcome {
+        let TurnReport { end, usage } = report;
         self.plans.clear();
         if let Err(e) = self.store.finish_turn() {
             self.bus.publish(Event::Notice {
                 message: format!("the turn's checkpoint record could not be completed: {e}"),
+                retry: None,
             });
         }
         let ended = self.session.end_turn();
@@ -285,11 +287,13 @@ impl Core {
             turn,
             ok: error.is_none(),
             error,
+            usage,
         };
         self.bus.publish(Event::TurnFinished {
             turn,
             ok: outcome.ok,
             error: outcome.error.clone(),
+            usage,
         });
         outcome
     }

@@ -87,6 +87,7 @@ impl Core {
                 "the previous turn on this head was stopped with {} tool call(s) unanswered; each now says it was interrupted",
                 missing.len()
             ),
+            retry: None,
         });
         Ok(())
     }

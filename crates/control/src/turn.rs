@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use retrace_agent::{Agent, ApprovalRequest, Approver, CaptureSeam, Captured, TurnSink};
 use retrace_checkpoint::Change;
 use retrace_model::{BoxFuture, CancellationToken};
-use retrace_protocol::{ApprovalDecision, ChatMessage, Event, Gap, GapReason, HeadId};
+use retrace_protocol::{ApprovalDecision, ChatMessage, Event, Gap, GapReason, HeadId, TokenUsage};
 use retrace_session::NewMessage;
 use retrace_tools::Preview;
 
@@ -74,17 +74,30 @@ pub(crate) struct LogSink {
     pub(crate) head: HeadId,
 }
 
+impl LogSink {
+    fn append(&mut self, m: NewMessage) -> Result<(), String> {
+        lock(&self.core)
+            .session
+            .append(&self.head, m)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}
+
 impl TurnSink for LogSink {
     fn event(&mut self, event: Event) {
         self.shared.bus.publish(event);
     }
 
     fn message(&mut self, m: &ChatMessage) -> Result<(), String> {
-        lock(&self.core)
-            .session
-            .append(&self.head, NewMessage::from(m))
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        self.append(NewMessage::from(m))
+    }
+
+    fn assistant(&mut self, m: &ChatMessage, usage: Option<TokenUsage>) -> Result<(), String> {
+        self.append(NewMessage {
+            usage,
+            ..NewMessage::from(m)
+        })
     }
 }
 
@@ -147,10 +160,10 @@ pub(crate) async fn run_turn(
     let approver = SharedApprover {
         shared: shared.clone(),
     };
-    let end = agent
+    let report = agent
         .run_turn(turn, history, &mut seam, &mut sink, &approver, &cancel)
         .await;
     shared.mark_finishing();
-    lock(&core).finish_turn(turn, end);
+    lock(&core).finish_turn(turn, report);
     agent
 }

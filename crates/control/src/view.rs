@@ -201,6 +201,7 @@ pub(crate) fn transcript_of(session: &Session, head: Option<&str>) -> Result<Vec
             tool_calls: (!m.tool_calls.is_empty()).then(|| m.tool_calls.clone()),
             tool_call_id: m.tool_call_id.clone(),
             turn: m.turn,
+            usage: m.usage,
         })
         .collect())
 }

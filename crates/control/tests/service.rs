@@ -509,6 +509,38 @@ fn a_summary_is_seen_by_every_frontend_and_cancel_stops_it() {
     assert_eq!(w.heads(&h).len(), 1, "no head was made");
 }
 
+/// A summary's model request is retried like a turn's, and the retry is announced the same way.
+#[test]
+fn a_retried_summary_request_is_announced() {
+    let w = World::new();
+    let answer = sse::body(&[sse::content("the summary"), sse::finish("stop")], true);
+    let server = w
+        .run(MockServer::start(vec![
+            Reply::error(503, "overloaded"),
+            Reply::body(answer),
+        ]))
+        .unwrap();
+    let h = w.open();
+    w.turn(&h, "zero", vec![write("a.txt", "a\n")]);
+    let mut sub = h.subscribe(None);
+    w.run(h.summarize(SummarizeRequest {
+        turn: 0,
+        direction: SummarizeDirection::From,
+        model: Some(mock_model(&server)),
+    }))
+    .unwrap();
+    let notice = w.run(until(&mut sub, |e| matches!(e, Event::Notice { .. })));
+    let Event::Notice { message, retry } = notice.event else {
+        unreachable!()
+    };
+    assert_eq!(
+        message,
+        "model: HTTP 503 (overloaded), retrying in 1.0 s (attempt 2 of 4)"
+    );
+    assert_eq!(retry.map(|r| (r.attempt, r.wait_ms)), Some((2, 1000)));
+    assert_eq!(server.request_count(), 2);
+}
+
 #[test]
 fn plans_are_committed_only_as_what_they_were_prepared_for() {
     let w = World::with(None, |o| o.bash = BashPolicy::Allow);

@@ -9,10 +9,11 @@
 //!   call whose name has not arrived yet is announced ([`Delta::ToolCallStart`]) as soon as it does,
 //!   with the argument text received so far. Servers that omit `index` get one inferred from the id.
 //! - `choices[0].finish_reason` is recorded; `usage` is taken whenever present (OpenAI sends it in a
-//!   last chunk with no choices).
+//!   last chunk with no choices, DeepSeek with the finish reason; a usage from that chunk on is the
+//!   final one, [`StreamAssembler::saw_final_usage`]).
 //! - `[DONE]` ends the stream; a stream that ends after a `finish_reason` without it is complete too
 //!   ([`StreamAssembler::is_complete`]).
-//! - `{"error": …}` in a data line is the server's error; anything that is not a JSON object is a
+//! - `{"error": …}` in a data line is the server's error (with its numeric `code`, if any); anything that is not a JSON object is a
 //!   protocol error naming the problem and quoting the data.
 //!
 //! Choices other than index 0 are ignored: Retrace never asks for more than one.
@@ -42,6 +43,9 @@ pub struct StreamAssembler {
     calls: BTreeMap<usize, PartialCall>,
     finish_reason: Option<String>,
     usage: Option<Usage>,
+    /// A `usage` came in the chunk that set the finish reason or in a later one: the final count
+    /// (some servers send running counts in earlier chunks).
+    final_usage: bool,
     done: bool,
 }
 
@@ -76,23 +80,28 @@ impl StreamAssembler {
         if let Some(err) = obj.get("error").filter(|e| !e.is_null()) {
             return Err(ModelError::Api {
                 message: error_message(err),
+                code: error_code(err),
+                partial: false,
             });
         }
-        if let Some(usage) = obj.get("usage").filter(|u| !u.is_null()) {
+        let usage = obj.get("usage").filter(|u| !u.is_null());
+        if let Some(usage) = usage {
             self.usage = Some(parse_usage(usage)?);
         }
         let choice = obj.get("choices").and_then(Value::as_array).and_then(|cs| {
             cs.iter()
                 .find(|c| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
         });
-        let Some(choice) = choice else {
-            return Ok(out);
-        };
-        if let Some(delta) = choice.get("delta").filter(|d| d.is_object()) {
-            self.take_delta(delta, &mut out)?;
+        if let Some(choice) = choice {
+            if let Some(delta) = choice.get("delta").filter(|d| d.is_object()) {
+                self.take_delta(delta, &mut out)?;
+            }
+            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.finish_reason = Some(reason.to_string());
+            }
         }
-        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-            self.finish_reason = Some(reason.to_string());
+        if usage.is_some() && self.finish_reason.is_some() {
+            self.final_usage = true;
         }
         Ok(out)
     }
@@ -105,6 +114,16 @@ impl StreamAssembler {
     /// Whether `[DONE]` arrived.
     pub fn saw_done(&self) -> bool {
         self.done
+    }
+
+    /// Whether a `finish_reason` arrived.
+    pub fn saw_finish(&self) -> bool {
+        self.finish_reason.is_some()
+    }
+
+    /// Whether the final `usage` arrived: in the chunk with the `finish_reason` or after it.
+    pub fn saw_final_usage(&self) -> bool {
+        self.final_usage
     }
 
     /// The response assembled so far (complete once [`StreamAssembler::is_complete`]).
@@ -264,6 +283,15 @@ pub(crate) fn error_message(err: &Value) -> String {
             None => excerpt(&err.to_string()),
         },
     }
+}
+
+/// The numeric `code` of an error object (a number, or a string of digits), as an HTTP status.
+fn error_code(err: &Value) -> Option<u16> {
+    let code = err.get("code")?;
+    let n = code
+        .as_u64()
+        .or_else(|| code.as_str().and_then(|s| s.trim().parse::<u64>().ok()))?;
+    u16::try_from(n).ok().filter(|n| (100..600).contains(n))
 }
 
 /// At most 200 characters of `text`, for error messages.

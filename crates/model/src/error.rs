@@ -48,11 +48,18 @@ pub enum ModelError {
         /// Advice appended to the message (e.g. which key variable to check); may be empty.
         hint: String,
     },
-    /// The server reported an error inside the stream (`{"error": …}` in a data line).
+    /// The server reported an error inside the stream (`{"error": …}` in a data line), as DeepSeek
+    /// and OpenRouter do when the model fails after the HTTP status went out. Retried like an HTTP
+    /// error with the same status when nothing was shown yet (a code such as 400 is not retried;
+    /// no code counts as a server error).
     #[error("the model server reported an error: {message}")]
     Api {
         /// The server's message.
         message: String,
+        /// The error's numeric `code` (an HTTP status), when it gave one.
+        code: Option<u16>,
+        /// Whether deltas had already been given to the caller (such a failure is not retried).
+        partial: bool,
     },
     /// The stream broke or ended before the response was complete.
     #[error("the response stream {detail}{}", if *.partial { " after part of the answer was shown; not retried, so nothing is shown twice" } else { "" })]
@@ -107,14 +114,14 @@ pub enum ModelError {
 }
 
 impl ModelError {
-    /// Whether trying the same request again may succeed: connection failures, HTTP 429 and 5xx,
-    /// and streams that broke before anything was shown.
+    /// Whether trying the same request again may succeed: connection failures, HTTP 408, 429 and
+    /// 5xx, and streams that broke or reported an error before anything was shown.
     pub fn is_retryable(&self) -> bool {
         match self {
             ModelError::Connect { .. } => true,
-            ModelError::Http { status, .. } => *status == 429 || *status == 408 || *status >= 500,
+            ModelError::Http { status, .. } => retryable_status(*status),
             ModelError::StreamBroken { partial, .. } => !partial,
-            ModelError::Api { .. } => false,
+            ModelError::Api { partial, code, .. } => !partial && code.is_none_or(retryable_status),
             ModelError::BadBaseUrl { .. }
             | ModelError::MissingApiKey { .. }
             | ModelError::Client { .. }
@@ -125,6 +132,37 @@ impl ModelError {
             | ModelError::BadScript { .. }
             | ModelError::ScriptExhausted { .. } => false,
         }
+    }
+}
+
+impl ModelError {
+    /// Why a retryable failure happened, in a few words, for the notice announcing the retry
+    /// (`HTTP 429 (rate limit reached)`, `cannot connect`, …).
+    pub fn retry_reason(&self) -> String {
+        match self {
+            ModelError::Connect { .. } => "cannot connect".to_string(),
+            ModelError::Http { status, message, .. } => {
+                format!("HTTP {status} ({})", short(message))
+            }
+            ModelError::StreamBroken { detail, .. } => format!("the response stream {}", short(detail)),
+            ModelError::Api { message, .. } => format!("error in the stream ({})", short(message)),
+            other => short(&other.to_string()),
+        }
+    }
+}
+
+/// HTTP statuses worth a second try: 408, 429 and every 5xx.
+fn retryable_status(status: u16) -> bool {
+    status == 429 || status == 408 || status >= 500
+}
+
+/// At most 80 characters of `text`, on one line.
+fn short(text: &str) -> String {
+    const MAX: usize = 80;
+    let line = text.lines().next().unwrap_or("").trim();
+    match line.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_string(),
     }
 }
 

@@ -12,7 +12,9 @@
 //! server-sent events (pure and incremental, so chunk boundaries can fall anywhere — it has a cargo-fuzz
 //! target in `fuzz/` and a corpus test that runs on stable); [`StreamAssembler`] turns event data into
 //! [`Delta`]s and one [`ChatResponse`]; [`OpenAiClient`] adds HTTP, retries with backoff and
-//! cancellation. Deltas are for display as the answer streams; the response is the record.
+//! cancellation. Deltas are for display as the answer streams (a retry is announced as one too,
+//! [`Delta::Retry`], so the caller can say why it waits); the response is the record, token usage
+//! included.
 //!
 //! Trade-offs: the trait returns a boxed future instead of using `async fn` in traits, so it stays
 //! object-safe (the CLI picks the model at run time) without a macro crate. Only the first choice of a
@@ -40,13 +42,15 @@ use std::pin::Pin;
 pub use assemble::StreamAssembler;
 pub use demo::DemoModel;
 pub use error::ModelError;
-pub use openai::{OpenAiClient, OpenAiOptions};
+pub use openai::{OpenAiClient, OpenAiOptions, USAGE_GRACE};
 pub use retry::RetryPolicy;
 pub use script::ScriptModel;
 pub use spec::{open_model, ModelOptions, ModelSpec, Provider};
 pub use summary::{is_summary_request, SUMMARY_PROMPT};
 pub use tokio_util::sync::CancellationToken;
-pub use types::{ChatMessage, ChatRequest, ChatResponse, Delta, Role, ToolCall, ToolSpec, Usage};
+pub use types::{
+    ChatMessage, ChatRequest, ChatResponse, Delta, RetryNotice, Role, ToolCall, ToolSpec, Usage,
+};
 
 /// A boxed, sendable future: what [`ChatModel::complete`] returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

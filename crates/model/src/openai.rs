@@ -2,27 +2,41 @@
 //! through the SSE decoder and the stream assembler, with retries and cancellation.
 //!
 //! Retries cover what a second try can fix: connection failures, HTTP 429 / 408 / 5xx (honouring
-//! `Retry-After`), and streams that break before anything was shown. A stream that breaks after deltas
-//! reached the caller is not retried — the text is already on screen, and a second answer would
-//! duplicate or contradict it — and fails saying so. Cancellation is checked while connecting, while
-//! reading every chunk and while waiting between attempts; dropping the response closes the connection.
+//! `Retry-After`, or OpenAI's `retry-after-ms`, up to [`RetryPolicy::max_delay`]), and streams that
+//! break or carry an error chunk before anything was shown. Each retry is announced to the caller
+//! ([`Delta::Retry`]: the reason, the wait, the attempt) before its wait. A stream that fails after
+//! deltas reached the caller is not retried — the text is already on screen, and a second answer
+//! would duplicate or contradict it — and fails saying so. Cancellation is checked while connecting,
+//! while reading every chunk and while waiting between attempts; dropping the response closes the
+//! connection.
+//!
+//! A response is complete at its `finish_reason`: the client does not wait for `[DONE]` or for the
+//! server to close (some keep the connection open). When it asked for usage and none came with the
+//! finish, it waits at most [`OpenAiOptions::usage_grace`] ([`USAGE_GRACE`], 2 s) for the usage
+//! chunk, then goes on without it.
 
 use std::time::Duration;
 
-use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE, RETRY_AFTER};
+use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_TYPE, RETRY_AFTER};
 use reqwest::Url;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::assemble::{error_message, excerpt, StreamAssembler};
 use crate::error::{chain, ModelError};
 use crate::request::request_body;
-use crate::retry::{parse_retry_after, wait, RetryPolicy};
+use crate::retry::{parse_retry_after, parse_retry_after_ms, wait, RetryPolicy, RETRY_AFTER_MS};
 use crate::sse::SseDecoder;
-use crate::types::{ChatRequest, ChatResponse, Delta};
+use crate::types::{ChatRequest, ChatResponse, Delta, RetryNotice};
 use crate::{BoxFuture, ChatModel};
 
 /// How much of an error response body is read for its message.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// How long a stream that gave its `finish_reason` without a usage is still read for the usage
+/// chunk (OpenAI sends it after the finish when `stream_options.include_usage` is set). Short: the
+/// answer is whole, only the token count is missing.
+pub const USAGE_GRACE: Duration = Duration::from_secs(2);
 
 /// Settings of an [`OpenAiClient`].
 #[derive(Debug, Clone)]
@@ -46,6 +60,9 @@ pub struct OpenAiOptions {
     /// Limit on silence while reading: a stream with no byte (not even a keep-alive) for this long
     /// counts as broken.
     pub read_timeout: Duration,
+    /// After the `finish_reason`, how long to wait for the usage chunk when none came yet (only
+    /// when `include_usage`); default [`USAGE_GRACE`].
+    pub usage_grace: Duration,
 }
 
 impl OpenAiOptions {
@@ -62,6 +79,7 @@ impl OpenAiOptions {
             include_usage: true,
             connect_timeout: Duration::from_secs(30),
             read_timeout: Duration::from_secs(300),
+            usage_grace: USAGE_GRACE,
         }
     }
 }
@@ -124,7 +142,9 @@ impl OpenAiClient {
                     }
                 });
             }
-            wait(self.opts.retry.delay(attempt, retry_after), cancel).await?;
+            let delay = self.opts.retry.delay(attempt, retry_after);
+            on_delta(retry_delta(&err, attempt + 1, max, delay));
+            wait(delay, cancel).await?;
         }
     }
 
@@ -155,11 +175,7 @@ impl OpenAiClient {
         };
         let status = response.status();
         if !status.is_success() {
-            *retry_after = response
-                .headers()
-                .get(RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(parse_retry_after);
+            *retry_after = retry_after_of(response.headers());
             let text = read_limited(&mut response, cancel).await?;
             return Err(ModelError::Http {
                 url: self.endpoint.to_string(),
@@ -189,10 +205,13 @@ impl OpenAiClient {
         let mut decoder = SseDecoder::new();
         let mut assembler = StreamAssembler::new();
         let mut emitted = false;
+        // Set at the finish_reason when the usage is still to come: reading stops then.
+        let mut grace: Option<Instant> = None;
         loop {
             let chunk = tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Err(ModelError::Cancelled),
+                () = until(grace) => break,
                 chunk = response.chunk() => chunk,
             };
             let (events, ended) = match chunk {
@@ -208,7 +227,21 @@ impl OpenAiClient {
                 }
             };
             for event in events {
-                for delta in assembler.push_data(&event.data)? {
+                let complete = assembler.is_complete();
+                let deltas = match assembler.push_data(&event.data) {
+                    Ok(deltas) => deltas,
+                    // Whatever trails a whole answer (a bad chunk, an error) takes nothing from it.
+                    Err(_) if complete => break,
+                    Err(ModelError::Api { message, code, .. }) => {
+                        return Err(ModelError::Api {
+                            message,
+                            code,
+                            partial: emitted,
+                        })
+                    }
+                    Err(e) => return Err(e),
+                };
+                for delta in deltas {
                     emitted = true;
                     on_delta(delta);
                 }
@@ -218,6 +251,12 @@ impl OpenAiClient {
             }
             if ended || assembler.saw_done() {
                 break;
+            }
+            if assembler.saw_finish() {
+                if !self.opts.include_usage || assembler.saw_final_usage() {
+                    break;
+                }
+                grace.get_or_insert_with(|| Instant::now() + self.opts.usage_grace);
             }
         }
         if assembler.is_complete() {
@@ -273,6 +312,39 @@ pub(crate) fn endpoint_url(base: &str) -> Result<Url, ModelError> {
         return Err(bad("only http and https are supported".to_string()));
     }
     Ok(url)
+}
+
+/// The announcement of a retry: attempt `next` of `max` after `delay`, because of `err`.
+fn retry_delta(err: &ModelError, next: u32, max: u32, delay: Duration) -> Delta {
+    let reason = err.retry_reason();
+    Delta::Retry {
+        message: format!(
+            "model: {reason}, retrying in {:.1} s (attempt {next} of {max})",
+            delay.as_secs_f64()
+        ),
+        notice: RetryNotice {
+            attempt: next,
+            max_attempts: max,
+            wait_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            reason,
+        },
+    }
+}
+
+/// Sleeps until `deadline`; never ends without one.
+async fn until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The wait a server asked for: OpenAI's `retry-after-ms` first, else `Retry-After` in seconds.
+fn retry_after_of(headers: &HeaderMap) -> Option<Duration> {
+    let text = |name| headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
+    text(RETRY_AFTER_MS)
+        .and_then(parse_retry_after_ms)
+        .or_else(|| text(RETRY_AFTER.as_str()).and_then(parse_retry_after))
 }
 
 fn is_json(content_type: Option<&HeaderValue>) -> bool {

@@ -1,7 +1,9 @@
 //! When to try a request again, and how long to wait first.
 //!
 //! Exponential backoff from a base delay, doubled per attempt and capped; a server's `Retry-After`
-//! (seconds) replaces the computed delay, under the same cap. No jitter: one interactive client does
+//! (seconds, whole or decimal) or `retry-after-ms` (OpenAI's, milliseconds) replaces the computed
+//! delay, under the same cap ([`RetryPolicy::max_delay`], 60 s by default: a server asking for more
+//! is tried again after 60 s, and the attempts may run out — better than a turn silent for an hour). No jitter: one interactive client does
 //! not make a thundering herd, and a fixed schedule keeps tests deterministic. Waiting is cancellable.
 
 use std::time::Duration;
@@ -52,9 +54,19 @@ pub(crate) async fn wait(delay: Duration, cancel: &CancellationToken) -> Result<
     }
 }
 
-/// Parses a `Retry-After` header given in seconds (the HTTP-date form is ignored: backoff applies).
+/// OpenAI's header giving the wait in milliseconds, preferred to `Retry-After` when both come.
+pub(crate) const RETRY_AFTER_MS: &str = "retry-after-ms";
+
+/// Parses a `Retry-After` header given in seconds, whole or decimal (the HTTP-date form is
+/// ignored: backoff applies).
 pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
-    value.trim().parse::<u64>().ok().map(Duration::from_secs)
+    let secs = value.trim().parse::<f64>().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(1e9)))
+}
+
+/// Parses a `retry-after-ms` header (milliseconds, whole or decimal).
+pub(crate) fn parse_retry_after_ms(value: &str) -> Option<Duration> {
+    parse_retry_after(value).map(|d| d / 1000)
 }
 
 #[cfg(test)]
@@ -81,6 +93,9 @@ mod tests {
             Duration::from_secs(60)
         );
         assert_eq!(parse_retry_after(" 7 "), Some(Duration::from_secs(7)));
+        assert_eq!(parse_retry_after("1.5"), Some(Duration::from_millis(1500)));
+        assert_eq!(parse_retry_after("-1"), None);
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        assert_eq!(parse_retry_after_ms("250"), Some(Duration::from_millis(250)));
     }
 }

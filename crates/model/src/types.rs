@@ -3,7 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use retrace_protocol::{ChatMessage, Role, ToolCall};
+pub use retrace_protocol::{ChatMessage, RetryNotice, Role, ToolCall};
+
+/// Token counts, when the server reports them (the protocol's [`retrace_protocol::TokenUsage`]).
+pub use retrace_protocol::TokenUsage as Usage;
 
 /// A tool offered to the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,9 +28,19 @@ pub struct ChatRequest {
     pub tools: Vec<ToolSpec>,
 }
 
-/// A piece of a response, reported while it streams (for display; the [`ChatResponse`] is the record).
+/// A piece of a response, reported while it streams (for display; the [`ChatResponse`] is the record),
+/// or news about the request itself ([`Delta::Retry`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Delta {
+    /// The request failed in a way a second try may fix, and is about to be tried again after a
+    /// wait. Nothing of the failed attempt was shown (a failure after that is never retried).
+    Retry {
+        /// A line for the user, e.g. `model: HTTP 429 (rate limit reached), retrying in 2.0 s
+        /// (attempt 2 of 4)`.
+        message: String,
+        /// The same, as data.
+        notice: RetryNotice,
+    },
     /// Answer text.
     Content(String),
     /// Reasoning text (DeepSeek's `reasoning_content`), shown apart from the answer and never sent back.
@@ -48,17 +61,6 @@ pub enum Delta {
         /// The next piece of the arguments text.
         fragment: String,
     },
-}
-
-/// Token counts, when the server reports them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Usage {
-    /// Tokens in the request.
-    pub prompt_tokens: u64,
-    /// Tokens generated.
-    pub completion_tokens: u64,
-    /// Their sum, as the server counted it.
-    pub total_tokens: u64,
 }
 
 /// A complete model response.

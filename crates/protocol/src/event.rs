@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::checkpoint::Gap;
 use crate::ids::{HeadId, SessionId};
 use crate::request::{ApprovalDecision, SummarizeDirection};
+use crate::usage::{RetryNotice, TokenUsage};
 
 /// What to restore in a rewind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,6 +74,19 @@ pub enum Event {
         /// Gaps recorded now.
         gaps: Vec<Gap>,
     },
+    /// One model request of a turn (a step) answered in full; its tool calls, if any, run next.
+    StepFinished {
+        /// The turn.
+        turn: u64,
+        /// The step: 0 for the turn's first model request, then 1, 2, …
+        step: u64,
+        /// Why the model stopped (`stop`, `tool_calls`, `length`, …), when the server said.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        finish_reason: Option<String>,
+        /// The tokens of this request, when the server counted them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<TokenUsage>,
+    },
     /// The turn ended.
     TurnFinished {
         /// The turn.
@@ -82,6 +96,10 @@ pub enum Event {
         /// Why it failed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// The tokens of the turn's model requests, summed over those the server counted; absent
+        /// when it counted none (the script and demo models count nothing).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<TokenUsage>,
     },
     /// A rewind was committed.
     Rewound {
@@ -116,6 +134,9 @@ pub enum Event {
     Notice {
         /// The text.
         message: String,
+        /// Set when the notice announces a retried model request: the attempt, the wait, why.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry: Option<RetryNotice>,
     },
     /// An error outside a tool result.
     Error {

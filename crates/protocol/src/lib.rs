@@ -6,7 +6,7 @@
 //!
 //! What lives here, by module: ids ([`ids`]), conversation messages ([`message`]), sessions, heads
 //! and transcripts ([`session`]), checkpoint listings ([`checkpoint`]), restore plans and results
-//! ([`restore`], [`rewind`]), the event stream ([`event`], [`stream`]), the requests a frontend makes
+//! ([`restore`], [`rewind`]), the event stream ([`event`], [`stream`]), token counts and retry notices ([`usage`]), the requests a frontend makes
 //! ([`request`]), what it configures ([`config`]), errors ([`error`]) and fsck reports ([`fsck`]).
 
 pub mod checkpoint;
@@ -21,6 +21,7 @@ pub mod restore;
 pub mod rewind;
 pub mod session;
 pub mod stream;
+pub mod usage;
 
 pub use checkpoint::{ChangeKind, CheckpointEntry, CheckpointListing, Coverage, Gap, GapReason};
 pub use config::{BashPolicy, ModelSpec, ModelSpecError, Provider, RetentionLimits};
@@ -42,3 +43,4 @@ pub use session::{
     SessionStatus, TranscriptEntry,
 };
 pub use stream::{Delivery, Numbered};
+pub use usage::{RetryNotice, TokenUsage};

@@ -9,6 +9,7 @@ use crate::config::ModelSpec;
 use crate::event::RewindScope;
 use crate::ids::{HeadId, SessionId};
 use crate::restore::OnConflict;
+use crate::usage::TokenUsage;
 
 /// A prompt for a new turn (`POST …/messages`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +39,9 @@ pub struct TurnOutcome {
     pub ok: bool,
     /// Why it failed.
     pub error: Option<String>,
+    /// The tokens of the turn's model requests, summed (absent when the server counted none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
 }
 
 /// The answer to an `approval_requested` event.

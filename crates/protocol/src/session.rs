@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ids::{HeadId, MessageId, SessionId};
 use crate::message::{Role, ToolCall};
+use crate::usage::TokenUsage;
 
 /// One session of a workspace (`retrace sessions`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,6 +43,10 @@ pub struct TranscriptEntry {
     /// The turn this message opened, when it is a turn's user message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<u64>,
+    /// For an assistant message: the tokens of the model request that produced it, when the
+    /// server counted them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
 }
 
 /// What a head is.

@@ -93,3 +93,42 @@ fn errors_serialise_with_code_message_and_details() {
         json!({"kind": "holder", "holder": "pid 1"})
     );
 }
+
+/// Events and transcripts written before token usage and retry details existed still parse, and the
+/// new fields are left out when they have no value.
+#[test]
+fn usage_and_retry_fields_are_optional() {
+    let old: Event = serde_json::from_value(json!({"type": "turn_finished", "turn": 3, "ok": true})).unwrap();
+    assert_eq!(
+        old,
+        Event::TurnFinished {
+            turn: 3,
+            ok: true,
+            error: None,
+            usage: None,
+        }
+    );
+    let notice: Event = serde_json::from_value(json!({"type": "notice", "message": "hi"})).unwrap();
+    assert_eq!(
+        serde_json::to_value(&notice).unwrap(),
+        json!({"type": "notice", "message": "hi"})
+    );
+    let step = Event::StepFinished {
+        turn: 0,
+        step: 1,
+        finish_reason: None,
+        usage: Some(TokenUsage {
+            prompt_tokens: 5,
+            completion_tokens: 1,
+            total_tokens: 6,
+        }),
+    };
+    assert_eq!(
+        serde_json::to_value(&step).unwrap(),
+        json!({"type": "step_finished", "turn": 0, "step": 1,
+               "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}})
+    );
+    let entry: TranscriptEntry =
+        serde_json::from_value(json!({"id": "m-1", "role": "assistant", "content": "ok"})).unwrap();
+    assert_eq!(entry.usage, None);
+}

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{HeadId, MessageId, SessionId};
-pub use retrace_protocol::{HeadKind, Role, ToolCall};
+pub use retrace_protocol::{HeadKind, Role, TokenUsage, ToolCall};
 
 /// The log format this version writes. Format 1 (flat `{role, content}` lines) is read only.
 pub const FORMAT: u32 = 2;
@@ -80,6 +80,10 @@ pub struct MessageEntry {
     /// For a tool result: the id of the call it answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// For an assistant message: the tokens of the model request that produced it, when the
+    /// server counted them. Absent in logs written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
     /// When it was written (RFC 3339).
     pub at: String,
 }
@@ -222,5 +226,24 @@ mod tests {
         };
         assert!(m.tool_calls.is_empty());
         assert_eq!(m.tool_call_id.as_deref(), Some("c1"));
+        assert_eq!(m.usage, None, "logs from before usage was recorded read as none");
+    }
+
+    #[test]
+    fn an_assistant_message_keeps_its_usage() {
+        let line = r#"{"type":"message","id":"m","parent":null,"head":"main","role":"assistant","content":"hi","usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15},"at":"t"}"#;
+        let e = serde_json::from_str::<Entry>(line).unwrap();
+        let Entry::Message(m) = &e else {
+            panic!("not a message");
+        };
+        assert_eq!(
+            m.usage,
+            Some(TokenUsage {
+                prompt_tokens: 12,
+                completion_tokens: 3,
+                total_tokens: 15
+            })
+        );
+        assert_eq!(serde_json::to_string(&e).unwrap(), line);
     }
 }

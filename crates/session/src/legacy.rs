@@ -112,6 +112,7 @@ pub(crate) fn load<'a>(
                 .map(tool_call)
                 .collect(),
             tool_call_id: m.tool_call_id,
+            usage: None,
             at: at.to_string(),
         };
         index.apply(Entry::Message(entry)).map_err(|d| corrupt(n, d))?;

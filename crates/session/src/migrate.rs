@@ -58,6 +58,7 @@ impl Session {
                 content: msg.content.clone(),
                 tool_calls: msg.tool_calls.clone(),
                 tool_call_id: msg.tool_call_id.clone(),
+                usage: msg.usage,
                 at: at.clone(),
             }));
             if let Some(turn) = msg.turn {

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use retrace_protocol::ChatMessage;
 
-use crate::entry::{HeadKind, Role, ToolCall};
+use crate::entry::{HeadKind, Role, TokenUsage, ToolCall};
 use crate::ids::{HeadId, MessageId};
 
 /// Where a message on a path came from.
@@ -44,6 +44,9 @@ pub struct Message {
     /// The turn it opened, when it is a turn's user message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn: Option<u64>,
+    /// For an assistant message: the tokens of the request that produced it, when recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
 }
 
 impl Message {

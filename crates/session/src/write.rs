@@ -8,7 +8,7 @@
 //! further writes are refused until the session is reopened.
 
 use crate::entry::{
-    Entry, ForkEntry, HeadEvent, HeadKind, MessageEntry, NoteEntry, Role, ToolCall, TurnEntry,
+    Entry, ForkEntry, HeadEvent, HeadKind, MessageEntry, NoteEntry, Role, TokenUsage, ToolCall, TurnEntry,
 };
 use crate::error::{Result, SessionError};
 use crate::ids::{HeadId, MessageId, SessionId};
@@ -29,6 +29,8 @@ pub struct NewMessage {
     pub tool_calls: Vec<ToolCall>,
     /// For a tool result: the call it answers.
     pub tool_call_id: Option<String>,
+    /// For an assistant message: the tokens of the request that produced it.
+    pub usage: Option<TokenUsage>,
 }
 
 impl NewMessage {
@@ -40,6 +42,7 @@ impl NewMessage {
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            usage: None,
         }
     }
 }
@@ -53,6 +56,7 @@ impl From<&retrace_protocol::ChatMessage> for NewMessage {
             content: m.content.clone(),
             tool_calls: m.tool_calls.clone(),
             tool_call_id: m.tool_call_id.clone(),
+            usage: None,
         }
     }
 }
@@ -161,6 +165,7 @@ impl Session {
             content: t.content,
             tool_calls: Vec::new(),
             tool_call_id: None,
+            usage: None,
             at: at.clone(),
         });
         let turn = Entry::Turn(TurnEntry {
@@ -192,6 +197,7 @@ impl Session {
             content: msg.content,
             tool_calls: msg.tool_calls,
             tool_call_id: msg.tool_call_id,
+            usage: msg.usage,
             at: self.opts.now()?,
         });
         self.commit(vec![entry], false)?;

@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -144,6 +144,9 @@ pub struct RecordedRequest {
     pub headers: Vec<(String, String)>,
     /// The body bytes.
     pub body: Vec<u8>,
+    /// When the whole request had been read (lets a test check the client's waits between
+    /// requests from the server's side).
+    pub received_at: Instant,
 }
 
 impl RecordedRequest {
@@ -392,6 +395,7 @@ async fn read_request(stream: &mut TcpStream) -> io::Result<Option<RecordedReque
         path,
         headers,
         body,
+        received_at: Instant::now(),
     }))
 }
 

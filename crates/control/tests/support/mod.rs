@@ -169,10 +169,16 @@ pub async fn until_finished(sub: &mut Subscription, turn: u64) -> (TurnOutcome, 
         match d {
             Delivery::Event(n) => {
                 let done = match &n.event {
-                    Event::TurnFinished { turn: t, ok, error } if *t == turn => Some(TurnOutcome {
+                    Event::TurnFinished {
+                        turn: t,
+                        ok,
+                        error,
+                        usage,
+                    } if *t == turn => Some(TurnOutcome {
                         turn,
                         ok: *ok,
                         error: error.clone(),
+                        usage: *usage,
                     }),
                     _ => None,
                 };

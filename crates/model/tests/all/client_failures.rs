@@ -69,7 +69,11 @@ async fn a_disconnect_mid_stream_fails_after_the_retries() {
             .starts_with("gave up after 4 attempts: the response stream broke"),
         "{err}"
     );
-    assert!(deltas.is_empty());
+    assert!(
+        deltas.iter().all(|d| matches!(d, Delta::Retry { .. })),
+        "nothing of an answer was shown: {deltas:?}"
+    );
+    assert_eq!(deltas.len(), 3, "three retries announced");
     assert_eq!(server.request_count(), 4);
     assert_eq!(server.replies_left(), 1);
 }

@@ -5,6 +5,8 @@
 
 mod client;
 mod client_failures;
+mod client_finish;
+mod client_retries;
 mod demo;
 mod script;
 mod sse_corpus;

@@ -103,6 +103,7 @@ impl Index {
             at: e.at,
             head: e.head,
             turn: None,
+            usage: e.usage,
         };
         let m = self.add_node(h, msg);
         self.push_own(h, m);
@@ -123,6 +124,7 @@ impl Index {
             at: e.at,
             head: e.head,
             turn: None,
+            usage: None,
         };
         let m = self.add_node(h, msg);
         self.push_own(h, m);
@@ -301,6 +303,7 @@ impl Index {
             at: e.at,
             head: e.head,
             turn: None,
+            usage: None,
         };
         let m = self.add_node(h, msg);
         self.heads[h].own.push(m);

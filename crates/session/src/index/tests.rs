@@ -31,6 +31,7 @@ fn msg(index: &mut Index, head: &str, id: &str) {
             content: id.to_string(),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            usage: None,
             at: at(),
         }))
         .unwrap();
@@ -118,6 +119,7 @@ fn a_refused_entry_changes_nothing() {
         content: String::new(),
         tool_calls: Vec::new(),
         tool_call_id: None,
+        usage: None,
         at: at(),
     });
     let err = ix.apply(wrong_parent).unwrap_err();

@@ -59,6 +59,23 @@ pub fn finish(reason: &str) -> Value {
     })
 }
 
+/// The chunk that ends the choice with `reason` and carries the usage too, as DeepSeek sends it.
+pub fn finish_with_usage(reason: &str, prompt_tokens: u64, completion_tokens: u64) -> Value {
+    let mut chunk = finish(reason);
+    chunk["usage"] = usage(prompt_tokens, completion_tokens)["usage"].clone();
+    chunk
+}
+
+/// An error chunk, as DeepSeek and OpenRouter send one inside a `200` stream when the model fails:
+/// `{"error": {"message": …, "code": …}}` (no `code` when `None`).
+pub fn error(message: &str, code: Option<u64>) -> Value {
+    let mut err = json!({"message": message, "type": "server_error"});
+    if let Some(code) = code {
+        err["code"] = json!(code);
+    }
+    json!({"error": err})
+}
+
 /// The usage chunk OpenAI sends last when asked (`choices` empty).
 pub fn usage(prompt_tokens: u64, completion_tokens: u64) -> Value {
     json!({
