@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use retrace_control::{DataRoot, Service, ServiceOptions};
-use retrace_protocol::{BashPolicy, ErrorCode, ModelSpec, Provider, RetentionLimits};
+use retrace_protocol::{
+    BashPolicy, ErrorCode, ErrorDetails, ModelSpec, Provider, RetentionLimits, SessionId,
+};
 
 use crate::config::{BashSetting, Config};
 use crate::exit::exit_code;
@@ -47,8 +49,31 @@ fn hint(code: ErrorCode) -> &'static str {
 
 impl From<retrace_protocol::Error> for Failure {
     fn from(e: retrace_protocol::Error) -> Failure {
-        let h = hint(e.code);
+        let h = match &e.details {
+            Some(ErrorDetails::WorkspaceUnknown { .. }) => {
+                " (run the command in that workspace, or give it with --workspace DIR)"
+            }
+            _ => hint(e.code),
+        };
         Failure::hinted(e, h)
+    }
+}
+
+/// After a write to an old flat log (format 1), which session now holds the change and what to
+/// use next (SPEC §6): the old log stays as it was. Human output says it on stdout; with `--json`,
+/// where the result's `session_id` says it, a note goes to stderr.
+pub fn say_new_session(asked: &str, now: &SessionId, workspace: &Path, json: bool) {
+    if now.as_str() == asked {
+        return;
+    }
+    let text = format!(
+        "session {asked} is an old (format-1) log and stays as it was; this change went to the new session {now} (workspace {}): use --session {now} from now on",
+        workspace.display()
+    );
+    if json {
+        eprintln!("retrace: note: {text}");
+    } else {
+        println!("{text}");
     }
 }
 

@@ -64,7 +64,7 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
         opts.max_steps = n as usize;
     }
     let json = a.json;
-    let (accepted, outcome) = with_service(opts, async |svc| {
+    let (accepted, outcome, workspace) = with_service(opts, async |svc| {
         let h = match (a.session, a.continue_latest) {
             (Some(id), _) => svc.open(id, a.workspace).await?,
             (None, true) => svc.open_latest(&workspace_arg(a.workspace)?).await?,
@@ -73,7 +73,7 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
         let signals = tokio::spawn(cancel_on_signals(h.clone()));
         let out = one_turn(&h, a.prompt, json).await;
         signals.abort();
-        out
+        out.map(|(accepted, outcome)| (accepted, outcome, h.workspace().to_path_buf()))
     })?;
     let mut stdout = std::io::stdout();
     if json {
@@ -103,6 +103,9 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
                 crate::output::shown_text(e)
             ));
         }
+    }
+    if let Some(asked) = a.session {
+        crate::common::say_new_session(asked, &accepted.session_id, &workspace, json);
     }
     Ok(if outcome.ok {
         ExitCode::SUCCESS

@@ -11,7 +11,7 @@ use retrace_protocol::{
     SwitchRequest, UndoRequest,
 };
 
-use crate::common::{print_json, service_options, with_service, CmdResult, Failure};
+use crate::common::{print_json, say_new_session, service_options, with_service, CmdResult, Failure};
 use crate::config::Config;
 use crate::output::{first_line, shown_path, shown_text};
 
@@ -190,6 +190,7 @@ pub fn rewind(cfg: &Config, a: RewindArgs<'_>) -> CmdResult {
                 refused(&plan, e, a.json, a.yes, &hints)
             })?;
         print_result(&result, a.json)?;
+        say_new_session(a.session, &result.session_id, h.workspace(), a.json);
         Ok(if result.ok {
             ExitCode::SUCCESS
         } else {
@@ -214,6 +215,7 @@ pub fn undo(
             })
             .await?;
         print_result(&result, json)?;
+        say_new_session(session, &result.session_id, h.workspace(), json);
         Ok(ExitCode::SUCCESS)
     })
 }
@@ -260,17 +262,20 @@ pub fn revert(cfg: &Config, a: RevertArgs<'_>) -> CmdResult {
                 refused(&plan, e, json, yes, &hints)
             })?;
         print_result(&result, json)?;
+        say_new_session(session, &result.session_id, h.workspace(), json);
         Ok(ExitCode::SUCCESS)
     })
 }
 
-fn print_head(head: &HeadRef, json: bool) -> Result<(), Failure> {
+/// Prints `{head_id, session_id}`, and after a write to an old flat log, which session to use next.
+fn print_head(asked: &str, head: &HeadRef, workspace: &Path, json: bool) -> Result<(), Failure> {
     if json {
-        print_json(head)
+        print_json(head)?;
     } else {
         println!("now on head {}", head.head_id);
-        Ok(())
     }
+    say_new_session(asked, &head.session_id, workspace, json);
+    Ok(())
 }
 
 /// A new head ending just before the turn; selected.
@@ -291,7 +296,7 @@ pub fn fork(
                 select: true,
             })
             .await?;
-        print_head(&head, json)?;
+        print_head(session, &head, h.workspace(), json)?;
         Ok(ExitCode::SUCCESS)
     })
 }
@@ -320,7 +325,7 @@ pub fn summarize(cfg: &Config, a: SummarizeArgs<'_>) -> CmdResult {
                 model: Some(spec),
             })
             .await?;
-        print_head(&head, a.json)?;
+        print_head(a.session, &head, h.workspace(), a.json)?;
         Ok(ExitCode::SUCCESS)
     })
 }
@@ -366,7 +371,7 @@ pub fn switch(cfg: &Config, session: &str, workspace: Option<&Path>, head: &str,
                 head: head.to_string(),
             })
             .await?;
-        print_head(&now, json)?;
+        print_head(session, &now, h.workspace(), json)?;
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -27,20 +27,32 @@ pub fn list(workspace: Option<&Path>, json: bool) -> CmdResult {
         print_json(&list)?;
         return Ok(ExitCode::SUCCESS);
     }
-    if list.is_empty() {
+    let (current, old): (Vec<_>, Vec<_>) = list.iter().partition(|s| s.workspace.is_some());
+    if current.is_empty() {
         println!(
             "no sessions for {} (data in {})",
             ws.display(),
             service.data_root().display()
         );
     }
-    for s in &list {
+    for s in &current {
         println!(
             "{}  {}  heads: {}  turns: {}",
             s.id,
-            s.created_at.as_deref().unwrap_or("(old log)"),
+            s.created_at.as_deref().unwrap_or("-"),
             s.heads,
             s.turns
+        );
+    }
+    if !old.is_empty() {
+        println!(
+            "old (format-1) logs, which record no workspace; a change to one goes to a new session of the directory it is run in:"
+        );
+    }
+    for s in &old {
+        println!(
+            "{}  (workspace unknown)  heads: {}  turns: {}",
+            s.id, s.heads, s.turns
         );
     }
     Ok(ExitCode::SUCCESS)

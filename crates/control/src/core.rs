@@ -9,13 +9,13 @@ use std::sync::Arc;
 use retrace_agent::{TurnEnd, TurnReport};
 use retrace_checkpoint::{BeginTurn, CheckpointStore, StoreOptions};
 use retrace_protocol::{
-    ChatMessage, CheckpointListing, ErrorCode, Event, HeadEntry, RetentionLimits, SessionId, TranscriptEntry,
-    TurnAccepted, TurnOutcome,
+    ChatMessage, CheckpointListing, ErrorCode, ErrorDetails, Event, HeadEntry, RetentionLimits, SessionId,
+    TranscriptEntry, TurnAccepted, TurnOutcome,
 };
 use retrace_session::{Session, SessionOptions, TurnStart};
 
 use crate::bus::EventBus;
-use crate::error::{coded, Result};
+use crate::error::{coded, ControlError, Result};
 use crate::paths::DataRoot;
 use crate::rewind::PendingPlan;
 use crate::view::{checkpoints_for, heads_of, listing, transcript_of};
@@ -83,6 +83,36 @@ pub(crate) fn canonical_workspace(workspace: &Path) -> Result<PathBuf> {
     Ok(root)
 }
 
+/// The workspace of an old flat log, which records none (SPEC §6): the one given, else the current
+/// directory — never a directory inside the data root, where a code restore would write among the
+/// sessions.
+fn format1_workspace(data: &DataRoot, session: &Session, here: std::io::Result<PathBuf>) -> Result<PathBuf> {
+    let unknown = |why: String| {
+        let log = session.log_path().to_string_lossy().into_owned();
+        ControlError::Coded(
+            retrace_protocol::Error::new(
+                ErrorCode::Usage,
+                format!(
+                    "session {} is an old (format-1) log, which records no workspace, and {why}; a change to it goes to a new session of the workspace the log belongs to, so name that directory",
+                    session.id()
+                ),
+            )
+            .with_details(ErrorDetails::WorkspaceUnknown { log_path: log }),
+        )
+    };
+    let root = here.map_err(|e| unknown(format!("the current directory cannot be read ({e})")))?;
+    let root = std::fs::canonicalize(&root).unwrap_or(root);
+    let data_root = std::fs::canonicalize(data.root()).unwrap_or_else(|_| data.root().to_path_buf());
+    if root.starts_with(&data_root) {
+        return Err(unknown(format!(
+            "`{}` is inside Retrace's data directory `{}`, which cannot be a workspace",
+            root.display(),
+            data_root.display()
+        )));
+    }
+    Ok(root)
+}
+
 impl Core {
     /// Starts a new session on `workspace`.
     pub(crate) fn create(
@@ -98,7 +128,7 @@ impl Core {
 
     /// Opens session `id` for writing (takes its lease). A given `workspace` must be the session's;
     /// an old flat log, which records none, takes it (else the current directory) when first
-    /// written.
+    /// written (SPEC §6).
     pub(crate) fn open(
         data: &DataRoot,
         id: &SessionId,
@@ -110,17 +140,14 @@ impl Core {
             Some(w) => Some(canonical_workspace(w)?),
             None => None,
         };
-        let fallback = match &given {
-            Some(w) => w.clone(),
-            None => std::env::current_dir().map_err(|e| {
-                coded(
-                    ErrorCode::Usage,
-                    format!("cannot read the current directory: {e}"),
-                )
-            })?,
+        // Only an old flat log needs the current directory: a session that records its workspace
+        // opens from anywhere, a deleted directory included.
+        let here = match &given {
+            Some(w) => Ok(w.clone()),
+            None => std::env::current_dir(),
         };
         let sopts = SessionOptions {
-            legacy_workspace: Some(fallback.clone()),
+            legacy_workspace: here.as_ref().ok().cloned(),
             ..SessionOptions::default()
         };
         let session = sopts.open_writer(&data.sessions_dir(), id)?;
@@ -136,7 +163,7 @@ impl Core {
                 ))
             }
             (Some(recorded), _) => recorded,
-            (None, _) => fallback,
+            (None, _) => format1_workspace(data, &session, here)?,
         };
         if !root.is_dir() {
             return Err(coded(
@@ -178,11 +205,13 @@ impl Core {
         retention: RetentionLimits,
         bus: Arc<EventBus>,
     ) -> Result<Core> {
+        let mut session = session;
         let store = CheckpointStore::open(
             &data.sidecar(session.id()),
             &root,
             store_options(&session, retention),
         )?;
+        crate::view::anchor_format1_turns(&mut session, &store)?;
         Ok(Core {
             data: data.clone(),
             session,

@@ -88,11 +88,12 @@ fn session(e: SessionError, message: String) -> Error {
         S::UnknownHead(h) => return Error::not_found(Missing::Head, h.clone(), message),
         S::UnknownTurn(n) => return Error::not_found(Missing::Turn, n.to_string(), message),
         S::UnknownMessage(m) => return Error::not_found(Missing::Message, m.as_str(), message),
-        S::InvalidSessionId(_)
-        | S::NameTaken(_)
-        | S::EmptyName
-        | S::WorkspaceUnknown(_)
-        | S::NonUtf8Workspace(_) => ErrorCode::Usage,
+        S::WorkspaceUnknown(path) => {
+            return Error::new(ErrorCode::Usage, message).with_details(ErrorDetails::WorkspaceUnknown {
+                log_path: path.to_string_lossy().into_owned(),
+            })
+        }
+        S::InvalidSessionId(_) | S::NameTaken(_) | S::EmptyName | S::NonUtf8Workspace(_) => ErrorCode::Usage,
         S::Corrupt { .. } | S::UnsupportedFormat { .. } => ErrorCode::Corrupt,
         S::Held { holder, .. } => {
             return Error::new(ErrorCode::Busy, message).with_details(ErrorDetails::Holder {

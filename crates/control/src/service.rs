@@ -91,7 +91,8 @@ impl Service {
     }
 
     /// The sessions of `workspace` (found from the workspace or any directory under it; all
-    /// sessions when `None`), newest first. Needs no lease.
+    /// sessions when `None`), newest first, then every old flat log (format 1, workspace unknown).
+    /// Needs no lease.
     pub fn sessions(&self, workspace: Option<&Path>) -> std::result::Result<Vec<SessionEntry>, Error> {
         Ok(sessions(&self.inner.data, workspace)?)
     }
@@ -184,11 +185,12 @@ impl Service {
     }
 
     /// The newest session of `workspace` (found from any directory under it), opened for writing.
+    /// Old flat logs, which record no workspace, are never taken for it.
     pub async fn open_latest(&self, workspace: &Path) -> std::result::Result<SessionHandle, Error> {
         let newest = self
             .sessions(Some(workspace))?
             .into_iter()
-            .next()
+            .find(|s| s.workspace.is_some())
             .ok_or_else(|| {
                 Error::not_found(
                     Missing::Session,

@@ -38,6 +38,27 @@ fn open_store_read_only(data: &DataRoot, session: &Session) -> Result<Checkpoint
     })
 }
 
+/// Places the turns of an old flat log where its sidecar records them (`msgIndex`, SPEC §6); a
+/// format-2 session is left as it is.
+pub(crate) fn anchor_format1_turns(session: &mut Session, store: &CheckpointStore) -> Result<()> {
+    if session.format() != 1 {
+        return Ok(());
+    }
+    let starts: BTreeMap<u64, u64> = store
+        .turns()
+        .filter_map(|t| t.msg_index.map(|i| (t.number, i)))
+        .collect();
+    Ok(session.anchor_format1_turns(&starts)?)
+}
+
+/// Session `id` and its checkpoint store, for reading.
+fn open_for_reading(data: &DataRoot, id: &SessionId) -> Result<(Session, CheckpointStore)> {
+    let mut session = Session::open_reader(&data.sessions_dir(), id)?;
+    let store = open_store_read_only(data, &session)?;
+    anchor_format1_turns(&mut session, &store)?;
+    Ok((session, store))
+}
+
 /// A session opened for reading, with its checkpoint store: no lease, nothing written.
 pub struct SessionReader {
     session: Session,
@@ -56,8 +77,7 @@ impl std::fmt::Debug for SessionReader {
 impl SessionReader {
     pub(crate) fn open(data: &DataRoot, id: &str) -> Result<SessionReader> {
         let sid = session_id(id)?;
-        let session = Session::open_reader(&data.sessions_dir(), &sid)?;
-        let store = open_store_read_only(data, &session)?;
+        let (session, store) = open_for_reading(data, &sid)?;
         let sidecar = data.sidecar(session.id()).to_string_lossy().into_owned();
         Ok(SessionReader {
             session,
@@ -207,32 +227,46 @@ pub(crate) fn transcript_of(session: &Session, head: Option<&str>) -> Result<Vec
 }
 
 /// The sessions of `workspace` (a session is listed from its workspace and any directory under it;
-/// all sessions when `None`), newest first, with their head and turn counts.
+/// all sessions when `None`), newest first, with their head and turn counts. Old flat logs
+/// (format 1) record no workspace, so they could be any workspace's: they are listed for every
+/// workspace, after its sessions (SPEC §6).
 pub(crate) fn sessions(data: &DataRoot, workspace: Option<&Path>) -> Result<Vec<SessionEntry>> {
     let dir = data.sessions_dir();
     let here = workspace.map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.to_path_buf()));
     let list = list_sessions(&dir, None)?;
-    let mut out = Vec::new();
+    let (mut current, mut old) = (Vec::new(), Vec::new());
     for s in list.sessions.into_iter().rev() {
-        if let Some(here) = &here {
-            match &s.workspace {
-                Some(w) if here.starts_with(w) => {}
-                _ => continue,
+        if let (Some(here), Some(w)) = (&here, &s.workspace) {
+            if !here.starts_with(w) {
+                continue;
             }
         }
-        let (heads, turns) = match Session::open_reader(&dir, &s.id) {
+        // Only an old flat log needs its sidecar to count its turns.
+        let opened = match s.format {
+            1 => open_for_reading(data, &s.id).map(|(open, _)| open),
+            _ => Session::open_reader(&dir, &s.id).map_err(Into::into),
+        };
+        let (heads, turns) = match opened {
             Ok(open) => (open.heads().len(), open.turns().len()),
             Err(_) => (0, 0),
         };
-        out.push(SessionEntry {
+        let entry = SessionEntry {
             id: s.id.clone(),
+            format: s.format,
             workspace: s.workspace,
             created_at: s.created_at,
             log_path: s.log_path.to_string_lossy().into_owned(),
             checkpoint_dir: data.sidecar(&s.id).to_string_lossy().into_owned(),
             heads,
             turns,
-        });
+        };
+        match entry.workspace {
+            Some(_) => current.push(entry),
+            None => old.push(entry),
+        }
     }
-    Ok(out)
+    // Format-1 logs have no creation time: by id, so the order is the same every time.
+    old.sort_by(|a, b| a.id.cmp(&b.id));
+    current.extend(old);
+    Ok(current)
 }

@@ -139,6 +139,12 @@ pub enum ErrorDetails {
         /// Workspace paths.
         paths: Vec<String>,
     },
+    /// `usage`: a change to an old (format-1) log, which records no workspace, found no usable
+    /// directory to be the workspace of the new session it goes to (SPEC §6).
+    WorkspaceUnknown {
+        /// The old log.
+        log_path: String,
+    },
 }
 
 /// An error: a code, a message for people, and details for programs.

@@ -11,6 +11,8 @@ use crate::usage::TokenUsage;
 pub struct SessionEntry {
     /// The session id.
     pub id: SessionId,
+    /// The log's format: 2, or 1 for an old flat log (no header, workspace unknown: SPEC §6).
+    pub format: u32,
     /// The workspace its header records (null for old flat logs).
     pub workspace: Option<String>,
     /// When it was created.

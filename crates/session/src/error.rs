@@ -128,7 +128,7 @@ pub enum SessionError {
     #[error("nothing to summarize")]
     NothingToSummarize,
     /// A format-1 log must become a format-2 session, whose header needs the workspace.
-    #[error("`{0}` is a format-1 log, which records no workspace: set SessionOptions::legacy_workspace to write to it")]
+    #[error("`{}` is an old (format-1) log, which records no workspace: a change to it goes to a new session, and that needs to know which directory is the workspace", .0.display())]
     WorkspaceUnknown(PathBuf),
     /// The workspace path is not UTF-8 and cannot be recorded in the header.
     #[error("workspace `{}` is not valid UTF-8; the session header cannot record it", .0.display())]

@@ -22,8 +22,9 @@
 //! error naming the file and the line.
 //!
 //! **Format 1.** Flat logs of an older version (one `{role, content}` per line) open as one head
-//! `main` whose turn N is its N-th user message. They are never written: a write creates a new
-//! format-2 session (header `forked_from`) and the open [`Session`] becomes it.
+//! `main` whose turn N is its N-th user message, or where their checkpoint sidecar records it
+//! ([`Session::anchor_format1_turns`]). They are never written: a write creates a new format-2
+//! session (header `forked_from`) and the open [`Session`] becomes it.
 //!
 //! **What it trades away.** Opening reads and replays the whole log (a 7 MB, 10,000-message log in
 //! about 20 ms; see the benchmarks), and the whole conversation is kept in memory. Nothing is

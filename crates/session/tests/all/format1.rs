@@ -214,3 +214,74 @@ fn format1_writes_need_a_workspace_and_a_writer() {
     assert_eq!(w.warnings().len(), 1);
     assert_eq!(std::fs::read(&old_path).unwrap(), torn);
 }
+
+/// The sidecar records where turn 1 starts (`msgIndex` 5: after "be brief", "make a.txt" and the
+/// tool exchange), and the old version's follow-up "and quickly" opened no turn.
+const WITH_FOLLOW_UP: &str = concat!(
+    r#"{"role":"system","content":"be brief"}"#,
+    "\n",
+    r#"{"role":"user","content":"make a.txt"}"#,
+    "\n",
+    r#"{"role":"user","content":"and quickly"}"#,
+    "\n",
+    r#"{"role":"assistant","content":"done"}"#,
+    "\n",
+    r#"{"role":"assistant","content":"anything else?"}"#,
+    "\n",
+    r#"{"role":"user","content":"now b.txt"}"#,
+    "\n",
+    r#"{"role":"assistant","content":"done too"}"#,
+    "\n",
+    r#"{"role":"user","content":"and c.txt"}"#,
+    "\n",
+);
+
+#[test]
+fn recorded_turn_starts_place_the_turns_and_the_new_session_keeps_them() {
+    let mut env = Env::new();
+    with_workspace(&mut env);
+    std::fs::create_dir_all(&env.dir).unwrap();
+    let old_id = SessionId::new("old-session");
+    std::fs::write(env.dir.join("old-session.jsonl"), WITH_FOLLOW_UP).unwrap();
+    let main = HeadId::main();
+
+    let mut s = env.writer(&old_id);
+    // Counted: "make a.txt", "and quickly", "now b.txt", "and c.txt".
+    assert_eq!(s.boundary(&main, 1).unwrap().index, 2);
+    s.anchor_format1_turns(&[(0, 1), (1, 5)].into_iter().collect())
+        .unwrap();
+    let turns: Vec<_> = s
+        .turns()
+        .iter()
+        .map(|t| (t.turn, t.message_id.as_str().to_string()))
+        .collect();
+    // Turn 2 was never recorded: the first user message after turn 1's.
+    assert_eq!(
+        turns,
+        [
+            (0, "f1-2".to_string()),
+            (1, "f1-6".to_string()),
+            (2, "f1-8".to_string())
+        ]
+    );
+    assert_eq!(s.boundary(&main, 1).unwrap().index, 5);
+    assert_eq!(s.next_turn(), 3);
+    assert_eq!(s.project(&main).unwrap()[2].turn, None, "a follow-up, not a turn");
+
+    // A rewind to turn 1 keeps the five messages before it, and the new session its turn 0.
+    let b = s.boundary(&main, 1).unwrap();
+    let spec = ForkSpec {
+        kind: HeadKind::Rewind,
+        name: None,
+        select: true,
+    };
+    s.fork(&main, b.before.as_ref(), spec).unwrap();
+    assert_eq!(
+        contents(&s, &main),
+        ["be brief", "make a.txt", "and quickly", "done", "anything else?"]
+    );
+    assert_eq!(s.turns().iter().map(|t| t.turn).collect::<Vec<_>>(), [0]);
+    // Anchoring a format-2 session changes nothing.
+    s.anchor_format1_turns(&[(0, 2)].into_iter().collect()).unwrap();
+    assert_eq!(s.boundary(&main, 0).unwrap().index, 1);
+}
