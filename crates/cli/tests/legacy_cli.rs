@@ -752,3 +752,24 @@ fn sessions_lists_old_logs_for_every_workspace_after_its_own_sessions() {
     let result: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert_eq!(result["session_id"], mine.as_str());
 }
+
+/// An old log belongs to no workspace we know of: a prune of one workspace keeps it, a prune of
+/// every workspace (`--all`) or a delete by id removes it with its old sidecar.
+#[test]
+fn old_logs_are_pruned_only_with_all_and_deleted_by_id() {
+    let env = Env::new();
+    let old = std::fs::File::options().write(true).open(env.old_log()).unwrap();
+    old.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(90 * 86_400))
+        .unwrap();
+    let kept = env.json(&["sessions", "prune", "--older-than", "30d"]);
+    assert_eq!(kept["removed"], json!([]));
+    assert!(env.old_log().exists());
+    let dry = env.json(&["sessions", "prune", "--older-than", "30d", "--all", "--dry-run"]);
+    assert_eq!(dry["removed"][0]["id"], "old");
+    assert_eq!(dry["removed"][0]["workspace"], Value::Null);
+    assert!(env.old_log().exists());
+    let gone = env.json(&["sessions", "delete", "old"]);
+    assert_eq!(gone["id"], "old");
+    assert!(!env.old_log().exists());
+    assert!(!env.sessions().join("old.ckpt").exists());
+}

@@ -23,7 +23,7 @@ pub struct PruneRequest {
     /// Sessions whose log was last written at least this long ago.
     pub older_than: Duration,
     /// Only the sessions of this workspace (found from any directory under it); `None`: every
-    /// session of the data root.
+    /// session of the data root, old flat logs (workspace unknown) included.
     pub workspace: Option<std::path::PathBuf>,
     /// Report what would be removed; remove nothing.
     pub dry_run: bool,
@@ -49,6 +49,9 @@ impl Service {
         let mut old: Vec<(SystemTime, SessionEntry)> = self
             .sessions(req.workspace.as_deref())?
             .into_iter()
+            // An old flat log is listed with every workspace, but belongs to none we know of: only
+            // a prune of every workspace takes it.
+            .filter(|s| req.workspace.is_none() || s.workspace.is_some())
             .filter_map(|s| {
                 let used = last_used(Path::new(&s.log_path))?;
                 let age = SystemTime::now().duration_since(used).unwrap_or_default();
