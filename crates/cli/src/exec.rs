@@ -87,6 +87,12 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
             "usage": outcome.usage,
         });
         let _ = writeln!(stdout, "{line}");
+        if let Some(e) = &outcome.error {
+            say(&format!(
+                "retrace: the turn failed: {}",
+                crate::output::shown_text(e)
+            ));
+        }
     } else {
         let tokens = outcome
             .usage
@@ -234,6 +240,17 @@ impl Printer {
         if self.json {
             if let Ok(line) = serde_json::to_string(e) {
                 let _ = writeln!(out, "{line}");
+            }
+            // Notices and errors go to standard error too (SPEC §11): a script that reads only
+            // the result line still shows the user why a turn waited or failed.
+            match e {
+                Event::Notice { message, .. } => {
+                    let _ = writeln!(err, "retrace: {}", shown_text(message));
+                }
+                Event::Error { message } => {
+                    let _ = writeln!(err, "retrace: error: {}", shown_text(message));
+                }
+                _ => {}
             }
             return;
         }

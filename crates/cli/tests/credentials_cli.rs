@@ -153,9 +153,14 @@ fn a_wrong_key_is_refused_by_the_strict_server_and_the_turn_fails() {
     let out = env.exec(&["--model", "openai:gpt-4o", "--base-url", &server.base_url()]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(server.rejected(), 1);
-    // The failure names the variable to check (in the JSON events).
+    // The failure names the variable to check, in the JSON events and on standard error.
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("OPENAI_API_KEY"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the turn failed") && stderr.contains("OPENAI_API_KEY"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -155,6 +155,8 @@ fn a_retry_is_announced_and_waits_as_long_as_retry_after_says() {
     let gap = requests[1].received_at - requests[0].received_at;
     assert!(gap >= Duration::from_millis(950), "the retry came after {gap:?}");
     assert_eq!(run.result()["ok"], true);
+    // With --json too, the notice is on standard error for the user (SPEC §11).
+    assert!(run.stderr.contains("retrying in 1.0 s"), "{}", run.stderr);
 }
 
 #[test]
