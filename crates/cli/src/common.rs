@@ -122,47 +122,49 @@ pub fn workspace_arg(w: Option<&Path>) -> Result<PathBuf, Failure> {
     }
 }
 
-/// The model named by `--model`, else `[model] name`, else DeepSeek's default model, and where its
-/// requests go. Credentials go only where they belong (SPEC §10):
-/// - `[model.PROVIDER]` (`deepseek`, `openai`) sets that provider's base URL and key variable,
-///   whichever model is chosen;
-/// - `[model] base_url` and `api_key_env` (and `RETRACE_BASE_URL`) belong to the provider of
-///   `[model] name` only: `--model openai:…` with a DeepSeek proxy configured there goes to OpenAI
-///   with OpenAI's key, never to the proxy and never with the proxy's key;
-/// - `--base-url` belongs to the model of the same command line.
+/// The model named by `--model`, else `RETRACE_MODEL`, else `[model] name`, else DeepSeek's
+/// default model, and where its requests go. Credentials go only where they belong (SPEC §10): an
+/// endpoint and a key variable are used together only when they come from the same place, the
+/// first of these that applies to the chosen model's provider:
+/// 1. `--base-url`, with the provider's own key variable (`DEEPSEEK_API_KEY`, `OPENAI_API_KEY`);
+/// 2. `RETRACE_BASE_URL`, when the provider is `RETRACE_MODEL`'s (or, without it, `[model]
+///    name`'s), with the provider's own key variable;
+/// 3. `[model.PROVIDER]` (`deepseek`, `openai`) when it sets either key: its `base_url` (else the
+///    provider's own endpoint) with its `api_key_env` (else the provider's own variable);
+/// 4. `[model]`'s `base_url` and `api_key_env`, when the provider is `[model] name`'s;
+/// 5. the provider's own endpoint and variable.
 ///
-/// A provider's key variable is its own (`DEEPSEEK_API_KEY`, `OPENAI_API_KEY`) unless the same
-/// section names another.
+/// So `--model openai:…` with a DeepSeek proxy in `[model]` goes to OpenAI with OpenAI's key. An
+/// `api_key_env` set to `""` means no key at all (a local server).
 pub fn model_spec(cfg: &Config, flag: Option<&str>, base_url: Option<&str>) -> Result<ModelSpec, Failure> {
     let parse = |s: &str| ModelSpec::parse(s).map_err(|e| Failure::usage(e.to_string()));
-    let configured = match cfg.model.name.as_deref() {
-        Some(s) => parse(s)?,
-        None => ModelSpec::default_remote(),
-    };
+    let file = cfg.model.name.as_deref().map(parse).transpose()?;
+    let from_env = cfg.env_model.as_deref().map(parse).transpose()?;
+    let file_provider = file.as_ref().map_or(Provider::DeepSeek, |s| s.provider);
+    let env_provider = from_env.as_ref().map_or(file_provider, |s| s.provider);
     let mut spec = match flag {
         Some(s) => parse(s)?,
-        None => configured.clone(),
+        None => from_env.or(file).unwrap_or_else(ModelSpec::default_remote),
     };
     let section = match spec.provider {
-        Provider::DeepSeek => Some(&cfg.model.deepseek),
-        Provider::OpenAi => Some(&cfg.model.openai),
-        Provider::Script | Provider::Demo => None,
+        Provider::DeepSeek => &cfg.model.deepseek,
+        Provider::OpenAi => &cfg.model.openai,
+        Provider::Script | Provider::Demo => return Ok(spec),
     };
-    let Some(section) = section else {
-        return Ok(spec);
+    let url = |v: Option<&str>| v.map(str::trim).filter(|u| !u.is_empty()).map(str::to_string);
+    let (base_url, key_env) = if let Some(u) = url(base_url) {
+        (Some(u), None)
+    } else if let Some(u) = url(cfg.env_base_url.as_deref()).filter(|_| spec.provider == env_provider) {
+        (Some(u), None)
+    } else if section.base_url.is_some() || section.api_key_env.is_some() {
+        (url(section.base_url.as_deref()), section.api_key_env.clone())
+    } else if spec.provider == file_provider {
+        (url(cfg.model.base_url.as_deref()), cfg.model.api_key_env.clone())
+    } else {
+        (None, None)
     };
-    let same_provider = spec.provider == configured.provider;
-    let from_model = |v: &Option<String>| v.clone().filter(|_| same_provider);
-    spec.base_url = base_url
-        .map(str::to_string)
-        .or_else(|| section.base_url.clone())
-        .or_else(|| from_model(&cfg.model.base_url))
-        .filter(|u| !u.trim().is_empty());
-    spec.api_key_env = section
-        .api_key_env
-        .clone()
-        .or_else(|| from_model(&cfg.model.api_key_env))
-        .filter(|v| !v.trim().is_empty());
+    spec.base_url = base_url;
+    spec.api_key_env = key_env.map(|v| v.trim().to_string());
     Ok(spec)
 }
 
@@ -181,8 +183,9 @@ pub fn key_variables(cfg: &Config) -> Vec<String> {
     .into_iter()
     .flatten()
     {
-        if !vars.contains(v) {
-            vars.push(v.clone());
+        let v = v.trim();
+        if !v.is_empty() && !vars.iter().any(|known| known == v) {
+            vars.push(v.to_string());
         }
     }
     vars

@@ -19,6 +19,13 @@ pub struct Config {
     /// Where the config file is (or would be): off limits to the tools, with its directory.
     #[serde(skip)]
     pub path: Option<PathBuf>,
+    /// `RETRACE_MODEL`: the model when `--model` is not given (before `[model] name`).
+    #[serde(skip)]
+    pub env_model: Option<String>,
+    /// `RETRACE_BASE_URL`: the endpoint of `RETRACE_MODEL`'s provider (or, without it, of
+    /// `[model] name`'s), with that provider's own key variable.
+    #[serde(skip)]
+    pub env_base_url: Option<String>,
 }
 
 /// `[model]`.
@@ -173,12 +180,10 @@ pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<Config> {
         None => Config::default(),
     };
     cfg.path = found.map(|(p, _)| p);
-    if let Some(m) = env("RETRACE_MODEL").filter(|v| !v.is_empty()) {
-        cfg.model.name = Some(m);
-    }
-    if let Some(u) = env("RETRACE_BASE_URL").filter(|v| !v.is_empty()) {
-        cfg.model.base_url = Some(u);
-    }
+    // Kept apart from the file's `[model]`: an endpoint and a key variable are used together only
+    // when they come from the same place (`crate::common::model_spec`).
+    cfg.env_model = env("RETRACE_MODEL").filter(|v| !v.trim().is_empty());
+    cfg.env_base_url = env("RETRACE_BASE_URL").filter(|v| !v.trim().is_empty());
     if let Some(b) = env("RETRACE_BASH").filter(|v| !v.is_empty()) {
         cfg.permissions.bash = Some(match b.as_str() {
             "ask" => BashSetting::Ask,

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::common::{env, model_spec, print_json, service_options, CmdResult};
 use crate::config::Config;
-use crate::output::{human_bytes, shown_text};
+use crate::output::{human_bytes, shown_path, shown_text};
 
 /// The example config, every key with its default and what it does.
 pub const EXAMPLE: &str = include_str!("config.example.toml");
@@ -82,7 +82,7 @@ pub fn show(cfg: &Config, model: Option<&str>, base_url: Option<&str>, json: boo
         "data root     {}",
         shown_text(&opts.data_root.display().to_string())
     );
-    println!("model         {}", shown_text(&spec.to_string()));
+    println!("model         {}", shown_path(&spec.to_string()));
     if let Some((url, var)) = &endpoint {
         let set = if env(var).is_some_and(|k| !k.trim().is_empty()) {
             "set"
@@ -91,12 +91,16 @@ pub fn show(cfg: &Config, model: Option<&str>, base_url: Option<&str>, json: boo
         };
         println!(
             "  endpoint    {}/chat/completions",
-            shown_text(url.trim_end_matches('/'))
+            shown_path(url.trim_end_matches('/'))
         );
-        println!(
-            "  key         ${} ({set}; sent only to this endpoint)",
-            shown_text(var)
-        );
+        if var.is_empty() {
+            println!("  key         none (api_key_env is empty)");
+        } else {
+            println!(
+                "  key         ${} ({set}; sent only to this endpoint)",
+                shown_path(var)
+            );
+        }
     }
     println!("bash          {configured_bash} (headless exec: {headless_bash} unless --allow-bash)");
     println!("git           {}", if opts.allow_git { "allow" } else { "deny" });
@@ -177,5 +181,48 @@ mod tests {
         );
         // No endpoint for the models that send nothing.
         assert_eq!(endpoint(&model_spec(&c, Some("demo"), None).unwrap()), None);
+    }
+
+    /// Found by attack: an endpoint and a key variable from different places were paired.
+    #[test]
+    fn an_endpoint_and_a_key_variable_come_from_the_same_place() {
+        // A section's endpoint never takes [model]'s key variable.
+        let c = cfg("[model]\nname = \"deepseek-chat\"\nbase_url = \"http://a\"\napi_key_env = \"A_KEY\"\n[model.deepseek]\nbase_url = \"http://b\"\n");
+        let s = model_spec(&c, None, None).unwrap();
+        assert_eq!(endpoint(&s), Some(("http://b".into(), "DEEPSEEK_API_KEY".into())));
+        // A section's key variable (for the provider's own endpoint) never goes to [model]'s URL.
+        let c = cfg("[model]\nbase_url = \"http://a\"\n[model.deepseek]\napi_key_env = \"OFFICIAL\"\n");
+        let s = model_spec(&c, None, None).unwrap();
+        assert_eq!(
+            endpoint(&s),
+            Some(("https://api.deepseek.com".into(), "OFFICIAL".into()))
+        );
+        // RETRACE_MODEL of another provider does not take [model]'s endpoint.
+        let mut c = cfg("[model]\nname = \"deepseek-chat\"\nbase_url = \"http://ds-proxy\"\n");
+        c.env_model = Some("openai:gpt-4o".into());
+        let s = model_spec(&c, None, None).unwrap();
+        assert_eq!(
+            endpoint(&s),
+            Some(("https://api.openai.com/v1".into(), "OPENAI_API_KEY".into()))
+        );
+        // RETRACE_BASE_URL belongs to RETRACE_MODEL's provider, with its own key variable.
+        c.env_base_url = Some("http://oa-proxy".into());
+        let s = model_spec(&c, None, None).unwrap();
+        assert_eq!(
+            endpoint(&s),
+            Some(("http://oa-proxy".into(), "OPENAI_API_KEY".into()))
+        );
+        let s = model_spec(&c, Some("deepseek-chat"), None).unwrap();
+        assert_eq!(
+            endpoint(&s),
+            Some(("http://ds-proxy".into(), "DEEPSEEK_API_KEY".into()))
+        );
+        // An empty key variable means no key.
+        let c = cfg("[model]\nbase_url = \"http://localhost:8080\"\napi_key_env = \"\"\n");
+        let s = model_spec(&c, None, None).unwrap();
+        assert_eq!(
+            endpoint(&s),
+            Some(("http://localhost:8080".into(), String::new()))
+        );
     }
 }

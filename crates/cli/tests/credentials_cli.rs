@@ -217,3 +217,42 @@ fn the_example_config_is_printed_and_accepted() {
     assert_eq!(shown["checkpoints"]["max_turns"], 100);
     assert_eq!(shown["permissions"]["git"], "deny");
 }
+
+/// Found by attack: `RETRACE_MODEL` of another provider took `[model]`'s proxy (with OpenAI's key),
+/// and an empty `api_key_env` sent the provider's own key to a local server.
+#[test]
+fn the_environment_and_an_empty_key_variable_pair_nothing_wrongly() {
+    let rt = support::mock_runtime();
+    let proxy = rt
+        .block_on(MockServer::start_strict_with_key("proxy-key", vec![done()]))
+        .unwrap();
+    let openai = rt
+        .block_on(MockServer::start_strict_with_key("openai-key", vec![done()]))
+        .unwrap();
+    let env = Env::new(&format!(
+        "[model]\nname = \"deepseek-chat\"\nbase_url = \"{}\"\napi_key_env = \"PROXY_KEY\"\n",
+        proxy.base_url()
+    ));
+    let out = env
+        .command()
+        .env("RETRACE_MODEL", "openai:gpt-4o")
+        .env("RETRACE_BASE_URL", openai.base_url())
+        .args(["exec", "--json", "hello"])
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    assert_eq!(bearer(&openai), ["Bearer openai-key"]);
+    assert_eq!(proxy.request_count(), 0);
+
+    let local = rt.block_on(MockServer::start(vec![done()])).unwrap();
+    let env = Env::new(&format!(
+        "[model]\nbase_url = \"{}\"\napi_key_env = \"\"\n",
+        local.base_url()
+    ));
+    assert_ok(&env.exec(&[]));
+    assert_eq!(
+        bearer(&local),
+        [""],
+        "no key at all goes to a server configured without one"
+    );
+}

@@ -50,7 +50,11 @@ pub fn open_model(
         .api_key_env
         .clone()
         .unwrap_or_else(|| default_var.to_string());
-    let key = env(&var).filter(|k| !k.trim().is_empty());
+    // An empty variable name means "no key" (a local server), never the provider's own key.
+    let key = Some(&var)
+        .filter(|v| !v.trim().is_empty())
+        .and_then(|v| env(v))
+        .filter(|k| !k.trim().is_empty());
     let custom = spec.base_url.as_deref().filter(|u| !u.trim().is_empty());
     let base_url = custom.unwrap_or(default_url);
     // Checked before the key, so a typo in the URL is reported first.
