@@ -467,7 +467,16 @@ fn error_chain(err: &anyhow::Error) -> String {
     out
 }
 
+/// Keeps this process's memory and `/proc/<pid>/environ` (which hold the API keys) from other
+/// processes of the same user, the shell commands the agent runs among them: they could read
+/// the keys there even though their own environment has none (found by attack).
+fn guard_secrets() {
+    #[cfg(target_os = "linux")]
+    let _ = nix::sys::prctl::set_dumpable(false);
+}
+
 fn main() -> ExitCode {
+    guard_secrets();
     let cli = Cli::parse();
     // `exec` handles a closed standard output itself (the turn is cancelled cleanly, never killed
     // in the middle of a tool call); the other commands end quietly like other Unix tools.

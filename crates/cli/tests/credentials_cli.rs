@@ -256,3 +256,67 @@ fn the_environment_and_an_empty_key_variable_pair_nothing_wrongly() {
         "no key at all goes to a server configured without one"
     );
 }
+
+/// Found by attack: a shell command read the keys from `/proc/$PPID/environ`, the environment
+/// `retrace` itself started with. Run as an unprivileged user (root reads any process's memory).
+#[test]
+fn shell_commands_cannot_read_the_keys_from_retrace_itself() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::MetadataExt;
+    let as_root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+    if as_root && Command::new("setpriv").arg("--help").output().is_err() {
+        eprintln!("skipped: running as root without setpriv to drop privileges");
+        return;
+    }
+    let env = Env::new("");
+    for d in [
+        env.tmp.path().to_path_buf(),
+        env.ws.clone(),
+        env.tmp.path().join("xdg"),
+        env.tmp.path().join("xdg/retrace"),
+    ] {
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let script = env.tmp.path().join("script.json");
+    std::fs::write(
+        &script,
+        json!({"responses": [
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "cat /proc/$PPID/environ > leak.txt 2>&1; tr '\\0' '\\n' < /proc/$PPID/cmdline >> leak.txt"}}]},
+            {"content": "done"}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut c = env.command();
+    if as_root {
+        let program = c.get_program().to_owned();
+        let mut wrapped = Command::new("setpriv");
+        wrapped
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(program);
+        for (k, v) in c.get_envs() {
+            match v {
+                Some(v) => wrapped.env(k, v),
+                None => wrapped.env_remove(k),
+            };
+        }
+        wrapped.current_dir(&env.ws).stdin(std::process::Stdio::null());
+        c = wrapped;
+    }
+    let out = c
+        .args(["exec", "--json", "--allow-bash", "--model"])
+        .arg(format!("script:{}", script.display()))
+        .arg("read the parent's environment")
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    let leak = std::fs::read_to_string(env.ws.join("leak.txt")).unwrap();
+    assert!(
+        leak.contains("exec"),
+        "the command line is still readable: {leak}"
+    );
+    for secret in ["proxy-key", "deepseek-key", "openai-key"] {
+        assert!(!leak.contains(secret), "{secret} reached the shell:\n{leak}");
+    }
+}
