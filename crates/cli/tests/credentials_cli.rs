@@ -261,8 +261,8 @@ fn the_environment_and_an_empty_key_variable_pair_nothing_wrongly() {
 /// `retrace` itself started with. Run as an unprivileged user (root reads any process's memory).
 #[test]
 fn shell_commands_cannot_read_the_keys_from_retrace_itself() {
-    use std::os::unix::fs::PermissionsExt;
     use std::os::unix::fs::MetadataExt;
+    use std::os::unix::fs::PermissionsExt;
     let as_root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
     if as_root && Command::new("setpriv").arg("--help").output().is_err() {
         eprintln!("skipped: running as root without setpriv to drop privileges");

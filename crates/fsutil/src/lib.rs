@@ -27,5 +27,5 @@ pub use names::{sibling_name, NAME_MAX};
 pub use nofollow::{
     create_dirs_nofollow, list_dir_nofollow, remove_empty_dir_nofollow, remove_file_nofollow, DirAt, Removal,
 };
-pub use open::{kind_of, open_read, open_regular, read_regular, read_regular_string};
+pub use open::{kind_of, open_read, open_regular, open_regular_nofollow, read_regular, read_regular_string};
 pub use relpath::{PathError, RelPath};

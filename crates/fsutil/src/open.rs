@@ -32,6 +32,23 @@ pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
     Ok((file, meta))
 }
 
+/// [`open_regular`], but a symlink as the last component is not followed: it is an error (`ELOOP`
+/// from the kernel), as anything but a regular file is.
+pub fn open_regular_nofollow(path: &Path) -> io::Result<(File, Metadata)> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("not a regular file ({})", kind_of(&meta)),
+        ));
+    }
+    Ok((file, meta))
+}
+
 /// The whole of the regular file at `path`, read without ever blocking on what is there: a FIFO,
 /// socket or device is an `InvalidInput` error naming what it is (symlinks are followed).
 pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {

@@ -70,7 +70,7 @@ pub enum ToolError {
     },
     /// An ignore file a directory walk must read is a FIFO, socket or device: reading it could
     /// block forever, so the walk does not start.
-    #[error("`{path}` is an ignore file that listing, glob and grep read, but it is not a regular file; remove it or make it a file")]
+    #[error("`{path}` is git's global configuration or excludes file, which listing, glob and grep read, but it is not a regular file; remove it or make it a file")]
     IgnoreFileNotRegular {
         /// The path of the ignore file.
         path: String,

@@ -45,6 +45,7 @@ pub mod edit;
 pub mod error;
 pub mod glob;
 pub mod grep;
+mod ignore_rules;
 pub mod list_dir;
 pub mod move_file;
 pub mod read_file;

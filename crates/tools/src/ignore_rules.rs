@@ -1,0 +1,150 @@
+//! The ignore rules of the walking tools (`list_dir`, `glob`, `grep`), read by Retrace itself
+//! rather than by the walker, so that a hostile repository cannot hang, exhaust or mislead a walk:
+//!
+//! - each ignore file is opened without following a symlink (as git does since 2.32) and without
+//!   blocking, is read only when it is a regular file, and at most [`MAX_IGNORE_FILE_BYTES`] of
+//!   it; anything else counts as absent (a FIFO, `/proc/self/pagemap` behind a symlink);
+//! - the rules that apply come from the workspace root down, and above it only from inside the
+//!   same git repository, up to its top (the *boundary*): a dotfiles `~/.gitignore` of `*` does not
+//!   hide a project in `~/src`. A directory counts as a repository top only when it holds a real
+//!   `.git` (a directory with `HEAD`, or a `gitdir:` file) owned by the workspace's owner;
+//! - a nested repository inside the workspace starts afresh: rules from above it do not apply
+//!   inside it, as git does not look into it;
+//! - the deepest directory with a say decides, so `!keep.log` in `a/.gitignore` re-includes what
+//!   `*.log` above excluded; within a directory `.ignore` comes before `.gitignore`, and that before
+//!   the repository's `.git/info/exclude`.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::Match;
+
+/// The most of one ignore file that is read.
+pub const MAX_IGNORE_FILE_BYTES: u64 = 1 << 20;
+
+/// Ignore files read in every directory, in precedence order.
+const IGNORE_FILES: [&str; 2] = [".ignore", ".gitignore"];
+
+/// The rules of one directory, in precedence order.
+#[derive(Default)]
+struct DirRules {
+    matchers: Vec<Gitignore>,
+    /// The directory is the top of a git repository.
+    repo_top: bool,
+}
+
+/// The ignore rules of one workspace, read lazily per directory and kept for the walk.
+pub(crate) struct IgnoreRules {
+    boundary: PathBuf,
+    owner: Option<u32>,
+    dirs: Mutex<HashMap<PathBuf, Arc<DirRules>>>,
+}
+
+impl IgnoreRules {
+    /// The rules of the workspace at `root` (canonical).
+    pub(crate) fn new(root: &Path) -> IgnoreRules {
+        let owner = std::fs::metadata(root).ok().map(|m| m.uid());
+        let boundary = if root.join(".git").exists() {
+            root.to_path_buf()
+        } else {
+            root.ancestors()
+                .skip(1)
+                .find(|d| is_repo_top(d, owner))
+                .map_or_else(|| root.to_path_buf(), Path::to_path_buf)
+        };
+        IgnoreRules {
+            boundary,
+            owner,
+            dirs: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Whether `path` (absolute, inside the workspace) is ignored.
+    pub(crate) fn ignored(&self, path: &Path, is_dir: bool) -> bool {
+        for dir in path.ancestors().skip(1) {
+            if !dir.starts_with(&self.boundary) {
+                break;
+            }
+            let rules = self.rules(dir);
+            for m in &rules.matchers {
+                match m.matched(path, is_dir) {
+                    Match::Ignore(_) => return true,
+                    Match::Whitelist(_) => return false,
+                    Match::None => {}
+                }
+            }
+            if rules.repo_top || dir == self.boundary {
+                break;
+            }
+        }
+        false
+    }
+
+    fn rules(&self, dir: &Path) -> Arc<DirRules> {
+        if let Some(r) = self.lock().get(dir) {
+            return r.clone();
+        }
+        let r = Arc::new(read_dir_rules(dir, self.owner));
+        self.lock().insert(dir.to_path_buf(), r.clone());
+        r
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Arc<DirRules>>> {
+        self.dirs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Whether `dir` holds a real git repository owned by `owner`: a `.git` directory with a `HEAD`,
+/// or a `.git` file that says `gitdir:` (a worktree or a submodule).
+fn is_repo_top(dir: &Path, owner: Option<u32>) -> bool {
+    let git = dir.join(".git");
+    let Ok(meta) = std::fs::symlink_metadata(&git) else {
+        return false;
+    };
+    if owner.is_some_and(|o| o != meta.uid()) {
+        return false;
+    }
+    if meta.is_dir() {
+        return git.join("HEAD").is_file();
+    }
+    meta.is_file() && read_capped(&git, 64).is_some_and(|t| t.starts_with("gitdir:"))
+}
+
+fn read_dir_rules(dir: &Path, owner: Option<u32>) -> DirRules {
+    let mut matchers = Vec::new();
+    for name in IGNORE_FILES {
+        if let Some(m) = matcher(dir, &dir.join(name)) {
+            matchers.push(m);
+        }
+    }
+    let repo_top = is_repo_top(dir, owner);
+    if repo_top && dir.join(".git").is_dir() {
+        if let Some(m) = matcher(dir, &dir.join(".git/info/exclude")) {
+            matchers.push(m);
+        }
+    }
+    DirRules { matchers, repo_top }
+}
+
+/// The rules of the ignore file `file`, anchored at `dir`; `None` when there is none to read.
+fn matcher(dir: &Path, file: &Path) -> Option<Gitignore> {
+    let text = read_capped(file, MAX_IGNORE_FILE_BYTES)?;
+    let mut b = GitignoreBuilder::new(dir);
+    for line in text.lines() {
+        // A bad pattern is skipped, as git skips it.
+        let _ = b.add_line(Some(file.to_path_buf()), line);
+    }
+    b.build().ok().filter(|g| !g.is_empty())
+}
+
+/// At most `cap` bytes of the regular file `file` (not through a symlink, never blocking).
+fn read_capped(file: &Path, cap: u64) -> Option<String> {
+    let (f, _) = retrace_fsutil::open_regular_nofollow(file).ok()?;
+    let mut bytes = Vec::new();
+    f.take(cap).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
