@@ -224,3 +224,37 @@ fn prune_removes_old_sessions_of_the_workspace_oldest_first() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--older-than"));
 }
+
+/// Found by attack: a lease file that is a symlink made `sessions delete` (and any write) empty
+/// the file it points to. The lease is never opened through a symlink.
+#[test]
+fn a_symlinked_lease_never_touches_what_it_points_to() {
+    let env = Env::new();
+    let id = env.session("ws");
+    let victim = env.tmp.path().join("victim.txt");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let lease = env.sessions_dir().join(format!("{id}.lease"));
+    std::fs::remove_file(&lease).unwrap();
+    std::os::unix::fs::symlink(&victim, &lease).unwrap();
+    for args in [
+        vec!["sessions", "delete", id.as_str()],
+        vec!["exec", "--session", id.as_str(), "--model", "demo", "more"],
+        vec![
+            "rewind",
+            "--session",
+            id.as_str(),
+            "--turn",
+            "0",
+            "--scope",
+            "code",
+            "--yes",
+        ],
+    ] {
+        let out = env.run("ws", &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(".lease"), "{args:?}: {stderr}");
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(env.sessions_dir().join(format!("{id}.jsonl")).exists());
+}

@@ -60,14 +60,28 @@ impl Lease {
     /// the holder.
     pub fn acquire(dir: &Path, id: &SessionId) -> Result<Lease> {
         let path = lease_path(dir, id);
+        // Never through a symlink, never blocking on a FIFO: the holder is written into this file,
+        // and a symlink planted here would have that write empty a file elsewhere.
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
             .mode(PRIVATE_FILE_MODE)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(&path)
             .at("open the lease", &path)?;
+        let meta = file.metadata().at("open the lease", &path)?;
+        if !meta.is_file() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "not a regular file ({}); remove it",
+                    retrace_fsutil::kind_of(&meta)
+                ),
+            ))
+            .at("open the lease", &path);
+        }
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {

@@ -306,7 +306,10 @@ fn a_deeper_negation_wins_whatever_the_walk_starts_from() {
     s.write("a/drop.log", "needle\n");
     let out = s.call("list_dir", json!({"path": "a"})).unwrap().content;
     assert!(out.contains("a/keep.log") && !out.contains("drop.log"), "{out}");
-    let out = s.call("grep", json!({"pattern": "needle", "path": "a"})).unwrap().content;
+    let out = s
+        .call("grep", json!({"pattern": "needle", "path": "a"}))
+        .unwrap()
+        .content;
     assert!(out.contains("a/keep.log") && !out.contains("drop.log"), "{out}");
     let out = s.call("glob", json!({"pattern": "**/*.log"})).unwrap().content;
     assert!(out.contains("a/keep.log") && !out.contains("drop.log"), "{out}");
@@ -324,7 +327,10 @@ fn only_a_real_repository_above_the_workspace_sets_the_boundary() {
     assert!(out.contains("src/main.rs"), "{out}");
     fs::write(s.outside(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     let out = s.call("glob", json!({"pattern": "**/*.rs"})).unwrap().content;
-    assert!(!out.contains("src/main.rs"), "a real repository's rules apply: {out}");
+    assert!(
+        !out.contains("src/main.rs"),
+        "a real repository's rules apply: {out}"
+    );
 }
 
 /// What the three walking tools show of the workspace: `list_dir .`, `glob **/*` and the files
