@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use retrace_protocol::{CheckpointListing, FsckReport, Severity};
 
 use crate::common::{print_json, CmdResult, Failure};
-use crate::output::{first_line, human_bytes, shown_path, shown_text};
+use crate::output::{first_line, human_bytes, shown_path};
 
 /// An unreadable `--sidecar`: the error, and which directory to pass.
 fn sidecar_failure(e: retrace_protocol::Error, sidecar: &Path) -> Failure {
@@ -36,7 +36,7 @@ fn print_list(listing: &CheckpointListing, json: bool) -> CmdResult {
         eprintln!(
             "retrace: warning: {}: {}",
             shown_path(&p.path),
-            shown_text(&p.problem)
+            shown_path(&p.problem)
         );
     }
     if json {
@@ -103,7 +103,7 @@ fn print_fsck(report: FsckReport, json: bool) -> CmdResult {
                 Severity::Warning => "warning",
                 Severity::Error => "ERROR",
             };
-            let mut line = format!("{sev:<7} {}: {}", shown_path(&p.path), shown_text(&p.problem));
+            let mut line = format!("{sev:<7} {}: {}", shown_path(&p.path), shown_path(&p.problem));
             if let Some(t) = p.turn {
                 line.push_str(&format!(" [turn {t}]"));
             }

@@ -68,7 +68,7 @@ pub fn say_new_session(asked: &str, now: &SessionId, workspace: &Path, json: boo
     }
     let text = format!(
         "session {asked} is an old (format-1) log and stays as it was; this change went to the new session {now} (workspace {}): use --session {now} from now on",
-        workspace.display()
+        crate::output::shown_path(&workspace.display().to_string())
     );
     if json {
         eprintln!("retrace: note: {text}");

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use serde::Deserialize;
 
 /// The whole file.
@@ -163,14 +163,34 @@ fn read_config(path: &std::path::Path) -> std::io::Result<String> {
     std::fs::read_to_string(path)
 }
 
+/// A TOML error on one line: where (`line L, column C`) and what, as errors are printed on one
+/// line (`retrace config --example` shows a valid file).
+fn toml_problem(text: &str, e: &toml::de::Error) -> String {
+    let what = e.message().trim().replace('\n', " ");
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("line {line}, column {column}: {what}")
+        }
+        None => what,
+    }
+}
+
 /// Loads the config (a missing default file is an empty config) and applies environment overrides:
 /// `RETRACE_MODEL`, `RETRACE_BASE_URL`, `RETRACE_BASH`.
 pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<Config> {
     let found = config_path(env);
     let mut cfg = match &found {
         Some((path, explicit)) => match read_config(path) {
-            Ok(text) => toml::from_str::<Config>(&text)
-                .with_context(|| format!("the config file `{}` is not valid", path.display()))?,
+            Ok(text) => toml::from_str::<Config>(&text).map_err(|e| {
+                anyhow::anyhow!(
+                    "the config file `{}` is not valid: {}",
+                    path.display(),
+                    toml_problem(&text, &e)
+                )
+            })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => Config::default(),
             Err(e) => bail!(
                 "cannot read the config file `{}` (RETRACE_CONFIG): {e}",
@@ -216,6 +236,11 @@ mod tests {
         assert!(err.contains("nmae"), "{err}");
         let err = toml::from_str::<Config>("[colour]\n").unwrap_err().to_string();
         assert!(err.contains("colour"), "{err}");
+        let text = "[model]\nname = \"demo\"\nnmae = \"x\"\n";
+        let e = toml::from_str::<Config>(text).unwrap_err();
+        let one = toml_problem(text, &e);
+        assert!(one.starts_with("line 3, column 1: unknown field `nmae`"), "{one}");
+        assert!(!one.contains('\n'), "{one}");
         let cfg: Config = toml::from_str(
             "[model]\nname = \"demo\"\n[checkpoints]\nmax_turns = 5\nmax_bytes = \"1GiB\"\nmax_file_bytes = 1024\n[permissions]\nbash = \"allow\"\n",
         )

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::common::{env, model_spec, print_json, service_options, CmdResult};
 use crate::config::Config;
-use crate::output::{human_bytes, shown_path, shown_text};
+use crate::output::{human_bytes, shown_path};
 
 /// The example config, every key with its default and what it does.
 pub const EXAMPLE: &str = include_str!("config.example.toml");
@@ -73,14 +73,14 @@ pub fn show(cfg: &Config, model: Option<&str>, base_url: Option<&str>, json: boo
         return Ok(ExitCode::SUCCESS);
     }
     let file_line = match (&file, exists) {
-        (Some(f), true) => shown_text(f),
-        (Some(f), false) => format!("{} (not there: defaults)", shown_text(f)),
+        (Some(f), true) => shown_path(f),
+        (Some(f), false) => format!("{} (not there: defaults)", shown_path(f)),
         (None, _) => "none (HOME is not set)".to_string(),
     };
     println!("config file   {file_line}");
     println!(
         "data root     {}",
-        shown_text(&opts.data_root.display().to_string())
+        shown_path(&opts.data_root.display().to_string())
     );
     println!("model         {}", shown_path(&spec.to_string()));
     if let Some((url, var)) = &endpoint {

@@ -90,7 +90,7 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
         if let Some(e) = &outcome.error {
             say(&format!(
                 "retrace: the turn failed: {}",
-                crate::output::shown_text(e)
+                crate::output::shown_path(e)
             ));
         }
     } else {
@@ -106,7 +106,7 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
         if let Some(e) = &outcome.error {
             say(&format!(
                 "retrace: the turn failed: {}",
-                crate::output::shown_text(e)
+                crate::output::shown_path(e)
             ));
         }
     }
@@ -245,10 +245,10 @@ impl Printer {
             // the result line still shows the user why a turn waited or failed.
             match e {
                 Event::Notice { message, .. } => {
-                    let _ = writeln!(err, "retrace: {}", shown_text(message));
+                    let _ = writeln!(err, "retrace: {}", shown_path(message));
                 }
                 Event::Error { message } => {
-                    let _ = writeln!(err, "retrace: error: {}", shown_text(message));
+                    let _ = writeln!(err, "retrace: error: {}", shown_path(message));
                 }
                 _ => {}
             }
@@ -295,23 +295,23 @@ impl Printer {
                     let _ = writeln!(out, "── turn {turn} finished");
                 }
                 (false, Some(e)) => {
-                    let _ = writeln!(out, "── turn {turn} failed: {}", shown_text(e));
+                    let _ = writeln!(out, "── turn {turn} failed: {}", shown_path(e));
                 }
                 (false, None) => {
                     let _ = writeln!(out, "── turn {turn} failed");
                 }
             },
             Event::Notice { message, .. } => {
-                let _ = writeln!(err, "retrace: {}", shown_text(message));
+                let _ = writeln!(err, "retrace: {}", shown_path(message));
             }
             Event::Error { message } => {
-                let _ = writeln!(err, "retrace: error: {}", shown_text(message));
+                let _ = writeln!(err, "retrace: error: {}", shown_path(message));
             }
             Event::ApprovalRequested { command, .. } => {
                 let _ = writeln!(
                     err,
                     "retrace: shell command needs approval: {}",
-                    shown_text(command)
+                    shown_path(command)
                 );
             }
             Event::SummaryStarted { .. } | Event::SummaryFinished { .. } => {}

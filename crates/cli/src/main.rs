@@ -490,7 +490,7 @@ fn main() -> ExitCode {
             let _ = writeln!(
                 std::io::stderr(),
                 "retrace: error: {}",
-                output::shown_text(&error_chain(&f.error))
+                output::shown_path(&error_chain(&f.error))
             );
             ExitCode::from(f.code)
         }

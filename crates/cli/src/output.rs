@@ -33,12 +33,23 @@ pub fn first_line(s: &str, max: usize) -> String {
     }
 }
 
-/// A workspace path as it is safe to print on a terminal: control characters (a newline, an
-/// escape sequence an agent-made name could carry) are shown escaped, the rest as it is.
+/// Invisible characters that reorder or hide text (bidirectional overrides and isolates, zero-width
+/// and other format characters, the Unicode line and paragraph separators): shown escaped like
+/// control characters, so `invoice\u{202e}txt.exe` cannot pass for another name.
+fn invisible(c: char) -> bool {
+    matches!(c,
+        '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
+        | '\u{2060}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
+}
+
+/// A single-line value (a workspace path, a name, a URL, an error message) as it is safe to print
+/// on a terminal: control characters (a newline that would start a fake line, an escape sequence
+/// an agent-made name could carry) and invisible format characters are shown escaped, the rest
+/// as it is.
 pub fn shown_path(p: &str) -> String {
     p.chars()
         .map(|c| {
-            if c.is_control() {
+            if c.is_control() || invisible(c) {
                 c.escape_default().to_string()
             } else {
                 c.to_string()
@@ -49,11 +60,12 @@ pub fn shown_path(p: &str) -> String {
 
 /// Text from the model or the repository as it is safe to print on a terminal: line breaks and
 /// tabs stay, every other control character (an ESC sequence that would move the cursor, recolour
-/// or retitle the terminal, a carriage return that overwrites a line) is shown escaped.
+/// or retitle the terminal, a carriage return that overwrites a line) and every invisible format
+/// character is shown escaped.
 pub fn shown_text(s: &str) -> String {
     s.chars()
         .map(|c| {
-            if c.is_control() && c != '\n' && c != '\t' {
+            if (c.is_control() && c != '\n' && c != '\t') || invisible(c) {
                 c.escape_default().to_string()
             } else {
                 c.to_string()
@@ -73,6 +85,9 @@ mod tests {
         assert_eq!(first_line("abc\ndef", 10), "abc");
         assert_eq!(first_line("abcdef", 4), "abc…");
         assert_eq!(first_line("a\x1b[2Jb\rc", 10), "a\\u{1b}[2Jb");
+        assert_eq!(shown_path("invoice\u{202e}txt.exe"), "invoice\\u{202e}txt.exe");
+        assert_eq!(shown_text("a\u{2028}b\nc"), "a\\u{2028}b\nc");
+        assert_eq!(shown_path("a\nb"), "a\\nb");
         assert_eq!(shown_text("x\n\x1b]0;t\x07"), "x\n\\u{1b}]0;t\\u{7}");
     }
 }

@@ -30,7 +30,7 @@ fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool) -> Result<(), Fail
         first_line(&plan.prompt, 70)
     );
     if let Some(r) = &plan.disabled_reason {
-        println!("  not available: {}", shown_text(r));
+        println!("  not available: {}", shown_path(r));
     }
     for f in &plan.files {
         let what = match f.action {
@@ -52,7 +52,7 @@ fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool) -> Result<(), Fail
             "  ! turn {} {}: {}",
             g.turn,
             g.reason.as_str(),
-            shown_text(detail)
+            shown_path(detail)
         );
     }
     if plan.requires_confirmation && !confirmed {
@@ -109,7 +109,7 @@ fn print_result(r: &RewindResult, json: bool) -> Result<(), Failure> {
         println!("transaction {tx}{undo}");
     }
     if let Some(e) = &r.error {
-        eprintln!("retrace: {}", shown_text(e));
+        eprintln!("retrace: {}", shown_path(e));
     }
     if !r.prompt.is_empty() && r.conversation_forked {
         println!("prompt of that turn: {}", shown_text(&r.prompt));

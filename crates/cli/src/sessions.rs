@@ -31,8 +31,8 @@ pub fn list(workspace: Option<&Path>, json: bool) -> CmdResult {
     if current.is_empty() {
         println!(
             "no sessions for {} (data in {})",
-            ws.display(),
-            service.data_root().display()
+            shown_path(&ws.display().to_string()),
+            shown_path(&service.data_root().display().to_string())
         );
     }
     for s in &current {

@@ -130,3 +130,70 @@ fn human_output_escapes_control_characters_everywhere() {
     assert_eq!(out.status.code(), Some(2));
     assert_clean("switch", &out);
 }
+
+/// Found by attack: a newline inside a single-line value (a file name in an error, a directory
+/// name, a head name) started a line of its own, and bidirectional overrides passed as they are.
+#[test]
+fn single_line_values_cannot_start_a_line_or_reorder_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let odd = "ws\u{1b}]0;t\u{7}\nretrace: fake";
+    std::fs::create_dir(tmp.path().join(odd)).unwrap();
+    let out = support::isolated_retrace(tmp.path())
+        .current_dir(tmp.path().join(odd))
+        .arg("sessions")
+        .output()
+        .unwrap();
+    assert_clean("sessions", &out);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+
+    std::fs::create_dir(tmp.path().join("ws")).unwrap();
+    let name = "a\nretrace: undo complete, all files restored \u{202e}txt.exe";
+    let script = tmp.path().join("script.json");
+    std::fs::write(
+        &script,
+        json!({"responses": [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": name, "content": "1\n"}}]},
+            {"content": "done"}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let out = run(
+        tmp.path(),
+        &["exec", "--model", &format!("script:{}", script.display()), "go"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_clean("exec", &out);
+    std::fs::write(tmp.path().join("ws").join(name), "changed by hand\n").unwrap();
+    let list = run(tmp.path(), &["sessions", "--json"]);
+    let id = serde_json::from_slice::<Value>(&list.stdout).unwrap()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for args in [
+        vec![
+            "rewind",
+            "--session",
+            id.as_str(),
+            "--turn",
+            "0",
+            "--scope",
+            "code",
+        ],
+        vec!["revert", "--session", id.as_str(), name],
+        vec!["switch", "--session", id.as_str(), name],
+        vec!["fork", "--session", id.as_str(), "--turn", "0", "--name", name],
+        vec!["heads", "--session", id.as_str()],
+        vec!["config", "--model", name],
+    ] {
+        let out = run(tmp.path(), &args);
+        assert_clean(&args[0..2].join(" "), &out);
+        for (stream, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            let text = String::from_utf8_lossy(bytes);
+            assert!(
+                !text.lines().any(|l| l.starts_with("retrace: undo complete")) && !text.contains('\u{202e}'),
+                "{args:?} {stream}: {text}"
+            );
+        }
+    }
+}
