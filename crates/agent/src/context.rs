@@ -76,14 +76,22 @@ fn read_instructions(ws: &Workspace, name: &str) -> Instructions {
     if ws.root().join(name).symlink_metadata().is_err() {
         return Instructions::Absent;
     }
+    // The reasons given to the model name no path: where a symlink leads stays private.
     let resolved = match ws.resolve(name) {
         Ok(r) => r,
-        Err(e) => return Instructions::Unusable(e.to_string()),
+        Err(_) => {
+            return Instructions::Unusable(
+                "it leads outside the workspace or to a place the tools may not read".to_string(),
+            )
+        }
     };
     let (file, _) = match retrace_fsutil::open_regular(&resolved.real) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Instructions::Absent,
-        Err(e) => return Instructions::Unusable(e.to_string()),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+            return Instructions::Unusable(e.to_string())
+        }
+        Err(e) => return Instructions::Unusable(format!("it cannot be opened ({})", e.kind())),
     };
     let mut bytes = Vec::new();
     if let Err(e) = file.take(MAX_INSTRUCTIONS_BYTES + 1).read_to_end(&mut bytes) {

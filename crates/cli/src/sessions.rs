@@ -23,6 +23,13 @@ pub fn list(workspace: Option<&Path>, json: bool) -> CmdResult {
     let ws = workspace_arg(workspace)?;
     let service = reading()?;
     let list = service.sessions(Some(&ws))?;
+    for (path, problem) in service.unlisted_sessions()? {
+        eprintln!(
+            "retrace: warning: {} is not listed: {} (`retrace sessions delete ID` removes it)",
+            shown_path(&path),
+            shown_path(&problem)
+        );
+    }
     if json {
         print_json(&list)?;
         return Ok(ExitCode::SUCCESS);

@@ -231,5 +231,9 @@ fn project_instructions_and_the_environment_are_in_the_system_prompt() {
     let s = system(1);
     assert!(!s.contains("SECRET-TOKEN"), "{s}");
     assert!(s.contains("AGENTS.md at the workspace root was not read"), "{s}");
+    assert!(
+        !s.contains("private.txt"),
+        "where the symlink leads stays private: {s}"
+    );
     assert!(s.contains("Run make check"), "{s}");
 }

@@ -258,3 +258,23 @@ fn a_symlinked_lease_never_touches_what_it_points_to() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
     assert!(env.sessions_dir().join(format!("{id}.jsonl")).exists());
 }
+
+/// Found by attack: a session whose log cannot be read was silently missing from `sessions` (and
+/// so never pruned). It is named on standard error, and can be deleted by id.
+#[test]
+fn an_unreadable_log_is_named_and_can_be_deleted() {
+    let env = Env::new();
+    let id = env.session("ws");
+    let log = env.sessions_dir().join(format!("{id}.jsonl"));
+    std::fs::write(&log, "garbage\n").unwrap();
+    let out = env.run("ws", &["sessions", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{id}.jsonl")) && stderr.contains("sessions delete"),
+        "{stderr}"
+    );
+    env.json("ws", &["sessions", "delete", &id]);
+    assert!(env.files_of(&id).is_empty());
+}

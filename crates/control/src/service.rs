@@ -97,6 +97,19 @@ impl Service {
         Ok(sessions(&self.inner.data, workspace)?)
     }
 
+    /// The logs of the data root `sessions` cannot list (unreadable, empty, not a session log), each
+    /// as its path and the problem: a frontend warns about them, since a log that is never listed
+    /// is never pruned either (`delete_session` removes one by its id).
+    pub fn unlisted_sessions(&self) -> std::result::Result<Vec<(String, String)>, Error> {
+        let list = retrace_session::list_sessions(&self.inner.data.sessions_dir(), None)
+            .map_err(ControlError::from)?;
+        Ok(list
+            .problems
+            .into_iter()
+            .map(|p| (p.path.to_string_lossy().into_owned(), p.problem))
+            .collect())
+    }
+
     /// Session `id` opened for reading only: no lease, nothing written, works while another
     /// process writes it.
     pub fn reader(&self, id: &str) -> std::result::Result<SessionReader, Error> {
