@@ -92,7 +92,10 @@ impl StreamAssembler {
             cs.iter()
                 .find(|c| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
         });
-        if let Some(choice) = choice {
+        // After the finish_reason the answer is whole: a later chunk may bring the usage, and
+        // nothing else of it counts (text or a tool call arriving then is never used).
+        let finished = self.finish_reason.is_some();
+        if let Some(choice) = choice.filter(|_| !finished) {
             if let Some(delta) = choice.get("delta").filter(|d| d.is_object()) {
                 self.take_delta(delta, &mut out)?;
             }
@@ -205,15 +208,19 @@ impl StreamAssembler {
             }
         }
         if let Some(name) = name {
-            // The name comes whole in one piece; some servers repeat it in later pieces.
+            // Most servers send the name whole in one piece, and some repeat it in later pieces;
+            // a few split it ("list_", "dir"). Pieces are joined until the arguments begin.
             if entry.name.is_empty() {
                 entry.name = name.to_string();
+            } else if !entry.announced && name != entry.name {
+                entry.name.push_str(name);
             }
         }
         let fragment = args.unwrap_or("");
         entry.arguments.push_str(fragment);
         if !entry.announced {
-            if entry.name.is_empty() {
+            // Announced once its arguments begin: the name is whole by then.
+            if entry.name.is_empty() || entry.arguments.is_empty() {
                 return Ok(());
             }
             entry.announced = true;

@@ -58,8 +58,9 @@ fn interleaved_tool_calls_are_assembled_by_index() {
     deltas.extend(push(&mut a, call(1, None, None, "th\":\"b\"}")));
     deltas.extend(push(&mut a, call(0, None, None, "\"a\"}")));
     assert_eq!(deltas.len(), 6, "{deltas:?}");
+    // A call is announced when its arguments begin: call 1's come first.
     assert_eq!(
-        deltas[1],
+        deltas[0],
         Delta::ToolCallStart {
             index: 1,
             id: "c1".into(),
@@ -178,4 +179,46 @@ fn excerpts_are_cut_on_a_character_boundary() {
     let e = excerpt(&long);
     assert_eq!(e.chars().count(), 201);
     assert!(e.ends_with('…'));
+}
+
+/// Found by attack: a name sent in two pieces was cut to its first.
+#[test]
+fn a_name_in_pieces_is_joined_and_a_repeated_name_is_not() {
+    let mut a = StreamAssembler::new();
+    assert!(push(&mut a, call(0, Some("c0"), Some("list_"), "")).is_empty());
+    let d = push(&mut a, call(0, None, Some("dir"), "{}"));
+    assert!(
+        matches!(&d[0], Delta::ToolCallStart { name, .. } if name == "list_dir"),
+        "{d:?}"
+    );
+    push(&mut a, call(1, Some("c1"), Some("grep"), ""));
+    push(&mut a, call(1, None, Some("grep"), "{\"pattern\":\"x\"}"));
+    let r = a.into_response();
+    assert_eq!(r.tool_calls[0].name, "list_dir");
+    assert_eq!(r.tool_calls[1].name, "grep");
+}
+
+/// Found by attack: text and tool calls that came after the finish_reason were used (a whole
+/// `delete_file` the answer never had ran). After it, only the usage counts.
+#[test]
+fn nothing_after_the_finish_reason_is_part_of_the_answer() {
+    let mut a = StreamAssembler::new();
+    push(&mut a, call(0, Some("c0"), Some("write_file"), "{\"path\":"));
+    push(
+        &mut a,
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    );
+    assert!(push(&mut a, call(0, None, None, "\"a\"}")).is_empty());
+    assert!(push(&mut a, call(1, Some("c1"), Some("delete_file"), "{}")).is_empty());
+    assert!(push(&mut a, delta(json!({"content": "EXTRA"}))).is_empty());
+    push(
+        &mut a,
+        json!({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}),
+    );
+    assert!(a.saw_final_usage());
+    let r = a.into_response();
+    assert_eq!(r.tool_calls.len(), 1);
+    assert_eq!(r.tool_calls[0].arguments, "{\"path\":");
+    assert_eq!(r.content, "");
+    assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
 }

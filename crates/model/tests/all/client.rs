@@ -189,14 +189,15 @@ async fn interleaved_deltas_of_two_tool_calls_are_assembled_by_index() {
                 id: "call_0".into(),
                 name: "write_file".into()
             },
+            Delta::ToolCallArgs {
+                index: 0,
+                fragment: r#"{"path":"#.into()
+            },
+            // Announced once its arguments begin (its name is whole then).
             Delta::ToolCallStart {
                 index: 1,
                 id: "call_1".into(),
                 name: "delete_file".into()
-            },
-            Delta::ToolCallArgs {
-                index: 0,
-                fragment: r#"{"path":"#.into()
             },
         ]
     );
