@@ -320,3 +320,33 @@ fn shell_commands_cannot_read_the_keys_from_retrace_itself() {
         assert!(!leak.contains(secret), "{secret} reached the shell:\n{leak}");
     }
 }
+
+/// Found by attack: a gateway that echoes the `Authorization` header in its error made the key
+/// appear in events, the result line and standard error. It is masked wherever it is said.
+#[test]
+fn a_key_echoed_by_the_server_is_masked() {
+    let rt = support::mock_runtime();
+    let server = rt
+        .block_on(MockServer::start(vec![Reply::error(
+            401,
+            "bad credentials: Authorization: Bearer sk-SECRETKEY123",
+        )]))
+        .unwrap();
+    let env = Env::new("");
+    let out = env
+        .command()
+        .env("OPENAI_API_KEY", "sk-SECRETKEY123")
+        .args(["exec", "--json", "--model", "openai:gpt-4o", "--base-url"])
+        .arg(server.base_url())
+        .arg("hello")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!all.contains("SECRETKEY"), "{all}");
+    assert!(all.contains("sk-…23"), "{all}");
+}

@@ -181,3 +181,67 @@ pub(crate) fn chain(err: &dyn std::error::Error) -> String {
     }
     out
 }
+
+impl ModelError {
+    /// This error with every occurrence of `secret` (the API key sent) in text that came from the
+    /// server masked, as some gateways echo the `Authorization` header in their error bodies.
+    pub fn redacted(self, secret: Option<&str>) -> ModelError {
+        let Some(secret) = secret.filter(|s| s.len() >= 4) else {
+            return self;
+        };
+        let mask = |s: String| {
+            if s.contains(secret) {
+                s.replace(secret, &masked_key(secret))
+            } else {
+                s
+            }
+        };
+        match self {
+            ModelError::Http {
+                url,
+                status,
+                message,
+                hint,
+            } => ModelError::Http {
+                url,
+                status,
+                message: mask(message),
+                hint,
+            },
+            ModelError::Api {
+                message,
+                code,
+                partial,
+            } => ModelError::Api {
+                message: mask(message),
+                code,
+                partial,
+            },
+            ModelError::StreamBroken { detail, partial } => ModelError::StreamBroken {
+                detail: mask(detail),
+                partial,
+            },
+            ModelError::Protocol { detail } => ModelError::Protocol { detail: mask(detail) },
+            ModelError::Connect { url, detail } => ModelError::Connect {
+                url,
+                detail: mask(detail),
+            },
+            ModelError::GaveUp { attempts, last } => ModelError::GaveUp {
+                attempts,
+                last: Box::new(last.redacted(Some(secret))),
+            },
+            other => other,
+        }
+    }
+}
+
+/// A key as it may be shown: its first three and last two characters (`sk-…23`).
+pub fn masked_key(key: &str) -> String {
+    let chars: Vec<char> = key.chars().collect();
+    if chars.len() < 8 {
+        return "…".to_string();
+    }
+    let head: String = chars[..3].iter().collect();
+    let tail: String = chars[chars.len() - 2..].iter().collect();
+    format!("{head}…{tail}")
+}

@@ -127,7 +127,7 @@ impl OpenAiClient {
             let mut retry_after = None;
             let err = match self.attempt(&body, on_delta, cancel, &mut retry_after).await {
                 Ok(response) => return Ok(response),
-                Err(err) => err,
+                Err(err) => err.redacted(self.opts.api_key.as_deref()),
             };
             if !err.is_retryable() {
                 return Err(err);
