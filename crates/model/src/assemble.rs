@@ -114,6 +114,17 @@ impl StreamAssembler {
         self.done || self.finish_reason.is_some()
     }
 
+    /// The bytes of text, reasoning and tool-call arguments gathered so far.
+    pub fn size(&self) -> usize {
+        self.content.len()
+            + self.reasoning.as_ref().map_or(0, String::len)
+            + self
+                .calls
+                .values()
+                .map(|c| c.name.len() + c.arguments.len())
+                .sum::<usize>()
+    }
+
     /// Whether `[DONE]` arrived.
     pub fn saw_done(&self) -> bool {
         self.done

@@ -42,7 +42,7 @@ use std::pin::Pin;
 pub use assemble::StreamAssembler;
 pub use demo::DemoModel;
 pub use error::ModelError;
-pub use openai::{OpenAiClient, OpenAiOptions, USAGE_GRACE};
+pub use openai::{OpenAiClient, OpenAiOptions, MAX_EVENT_BYTES, MAX_RESPONSE_BYTES, USAGE_GRACE};
 pub use retry::RetryPolicy;
 pub use script::ScriptModel;
 pub use spec::{open_model, ModelOptions, ModelSpec, Provider};

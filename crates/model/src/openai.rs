@@ -38,6 +38,13 @@ const ERROR_BODY_LIMIT: usize = 64 * 1024;
 /// answer is whole, only the token count is missing.
 pub const USAGE_GRACE: Duration = Duration::from_secs(2);
 
+/// The longest event a stream may send (one `data:` line or several): beyond it the response
+/// fails, as no chunk of a chat completion comes near it.
+pub const MAX_EVENT_BYTES: usize = 8 << 20;
+
+/// The most text, reasoning and tool-call arguments one response may carry in all.
+pub const MAX_RESPONSE_BYTES: usize = 32 << 20;
+
 /// Settings of an [`OpenAiClient`].
 #[derive(Debug, Clone)]
 pub struct OpenAiOptions {
@@ -57,8 +64,9 @@ pub struct OpenAiOptions {
     pub include_usage: bool,
     /// Limit on connecting (TCP and TLS).
     pub connect_timeout: Duration,
-    /// Limit on silence while reading: a stream with no byte (not even a keep-alive) for this long
-    /// counts as broken.
+    /// Limit on silence: no response headers, no byte, or no event other than keep-alive comments
+    /// (a server can send those for ever) for this long counts as a broken stream, retried like
+    /// one.
     pub read_timeout: Duration,
     /// After the `finish_reason`, how long to wait for the usage chunk when none came yet (only
     /// when `include_usage`); default [`USAGE_GRACE`].
@@ -168,6 +176,15 @@ impl OpenAiClient {
         let mut response = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(ModelError::Cancelled),
+            () = tokio::time::sleep(self.opts.read_timeout) => {
+                return Err(ModelError::StreamBroken {
+                    detail: format!(
+                        "sent no response for {} s",
+                        self.opts.read_timeout.as_secs()
+                    ),
+                    partial: false,
+                })
+            }
             sent = request.send() => sent.map_err(|e| ModelError::Connect {
                 url: self.endpoint.to_string(),
                 detail: chain(&e),
@@ -207,11 +224,23 @@ impl OpenAiClient {
         let mut emitted = false;
         // Set at the finish_reason when the usage is still to come: reading stops then.
         let mut grace: Option<Instant> = None;
+        // Keep-alive comments do not count: only an event moves this on.
+        let mut last_event = Instant::now();
         loop {
+            let silent_until = last_event + self.opts.read_timeout;
             let chunk = tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Err(ModelError::Cancelled),
                 () = until(grace) => break,
+                () = tokio::time::sleep_until(silent_until) => {
+                    return Err(ModelError::StreamBroken {
+                        detail: format!(
+                            "sent no event for {} s (keep-alives only)",
+                            self.opts.read_timeout.as_secs()
+                        ),
+                        partial: emitted,
+                    })
+                }
                 chunk = response.chunk() => chunk,
             };
             let (events, ended) = match chunk {
@@ -226,7 +255,24 @@ impl OpenAiClient {
                     })
                 }
             };
+            if !events.is_empty() {
+                last_event = Instant::now();
+            }
+            if decoder.pending_bytes() > MAX_EVENT_BYTES || assembler.size() > MAX_RESPONSE_BYTES {
+                return Err(ModelError::Protocol {
+                    detail: format!(
+                        "the response is too large (an event over {} MiB, or an answer over {} MiB)",
+                        MAX_EVENT_BYTES >> 20,
+                        MAX_RESPONSE_BYTES >> 20
+                    ),
+                });
+            }
             for event in events {
+                if event.data.len() > MAX_EVENT_BYTES {
+                    return Err(ModelError::Protocol {
+                        detail: format!("an event of the stream is over {} MiB", MAX_EVENT_BYTES >> 20),
+                    });
+                }
                 let complete = assembler.is_complete();
                 let deltas = match assembler.push_data(&event.data) {
                     Ok(deltas) => deltas,

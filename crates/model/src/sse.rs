@@ -54,6 +54,12 @@ impl SseDecoder {
         }
     }
 
+    /// Bytes held for the line and the event still being received: the caller bounds it, since a
+    /// server could send one line without end.
+    pub fn pending_bytes(&self) -> usize {
+        self.line.len() + self.data.as_ref().map_or(0, String::len)
+    }
+
     /// Feeds the next chunk; returns the events it completed, in order.
     pub fn push(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
         let mut out = Vec::new();

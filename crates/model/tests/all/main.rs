@@ -6,6 +6,7 @@
 mod client;
 mod client_failures;
 mod client_finish;
+mod client_limits;
 mod client_retries;
 mod demo;
 mod script;
