@@ -201,6 +201,15 @@ impl OpenAiClient {
                 hint: self.hint(status.as_u16()),
             });
         }
+        if is_html(response.headers().get(CONTENT_TYPE)) {
+            let text = read_limited(&mut response, cancel).await?;
+            return Err(ModelError::Protocol {
+                detail: format!(
+                    "the server answered with an HTML page, not an event stream (is the base URL the API's?): {}",
+                    excerpt(text.trim())
+                ),
+            });
+        }
         if is_json(response.headers().get(CONTENT_TYPE)) {
             let text = read_limited(&mut response, cancel).await?;
             return Err(ModelError::Protocol {
@@ -288,7 +297,9 @@ impl OpenAiClient {
                     Err(e) => return Err(e),
                 };
                 for delta in deltas {
-                    emitted = true;
+                    // Only text and reasoning are shown as they come; a tool call in the making
+                    // is not, so a failure then can still be retried.
+                    emitted |= matches!(delta, Delta::Content(_) | Delta::Reasoning(_));
                     on_delta(delta);
                 }
                 if assembler.saw_done() {
@@ -391,6 +402,12 @@ fn retry_after_of(headers: &HeaderMap) -> Option<Duration> {
     text(RETRY_AFTER_MS)
         .and_then(parse_retry_after_ms)
         .or_else(|| text(RETRY_AFTER.as_str()).and_then(parse_retry_after))
+}
+
+fn is_html(content_type: Option<&HeaderValue>) -> bool {
+    content_type
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/html"))
 }
 
 fn is_json(content_type: Option<&HeaderValue>) -> bool {

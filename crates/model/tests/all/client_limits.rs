@@ -54,3 +54,56 @@ async fn an_endless_line_fails_the_request() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Found by attack: a failure after only a tool call had begun was not retried ("after part of
+/// the answer was shown", though nothing is shown of a tool call in the making).
+#[tokio::test]
+async fn a_failure_while_only_a_tool_call_was_streaming_is_retried() {
+    use retrace_testkit::mock_openai::sse::{event, tool_call_start};
+    let broken = Reply::disconnect(vec![Chunk::new(event(&tool_call_start(0, "c0", "list_dir")))]);
+    let ok = Reply::body(body(&[content("fine"), finish("stop")], true));
+    let server = MockServer::start(vec![broken, ok]).await.unwrap();
+    let (result, _) = run(&mut impatient(&server, 2), &ask("hi")).await;
+    assert_eq!(result.unwrap().content, "fine");
+    assert_eq!(server.request_count(), 2);
+}
+
+/// Found by attack: an HTML page answered with 200 (a wrong base URL, a captive portal) was
+/// retried as a broken stream and never shown. It fails at once, quoting the page.
+#[tokio::test]
+async fn an_html_page_is_said_at_once() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let serve = tokio::spawn(async move {
+        let mut served = 0;
+        while let Ok((mut s, _)) = listener.accept().await {
+            let mut buf = vec![0u8; 65536];
+            let _ = s.read(&mut buf).await;
+            let page = "<html><body>Welcome to the hotel wifi</body></html>";
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                page.len()
+            );
+            let _ = s.write_all(format!("{head}{page}").as_bytes()).await;
+            served += 1;
+            if served > 3 {
+                break;
+            }
+        }
+        served
+    });
+    let mut opts = OpenAiOptions::new(url, "m");
+    opts.retry.base_delay = Duration::from_millis(10);
+    let (result, _) = run(&mut OpenAiClient::new(opts).unwrap(), &ask("hi")).await;
+    match result {
+        Err(ModelError::Protocol { detail }) => {
+            assert!(
+                detail.contains("HTML") && detail.contains("hotel wifi"),
+                "{detail}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    serve.abort();
+}
