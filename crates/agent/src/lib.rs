@@ -9,9 +9,11 @@
 //! simple and testable without async.
 
 mod context;
+mod history;
 mod run;
 mod seam;
 
 pub use context::{system_prompt, INSTRUCTION_FILES, MAX_INSTRUCTIONS_BYTES};
+pub use history::well_formed;
 pub use run::{Agent, AgentConfig, TurnEnd, TurnReport};
 pub use seam::{ApprovalRequest, Approver, CaptureSeam, Captured, DenyAll, TurnSink};

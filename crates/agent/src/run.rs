@@ -160,6 +160,7 @@ impl Agent {
         approver: &dyn Approver,
         cancel: &CancellationToken,
     ) -> TurnEnd {
+        history = crate::history::well_formed(history);
         let base = self.config.system_prompt.as_deref().unwrap_or(SYSTEM_PROMPT);
         let system = crate::context::system_prompt(base, &self.workspace);
         let tools = self.tool_specs();

@@ -773,3 +773,58 @@ fn old_logs_are_pruned_only_with_all_and_deleted_by_id() {
     assert!(!env.old_log().exists());
     assert!(!env.sessions().join("old.ckpt").exists());
 }
+
+/// Found by attack: an old log whose history holds a `tool` message that answers no call was sent
+/// as it is, and strict servers refuse such a history on every turn. It is left out of requests.
+#[test]
+fn a_tool_result_that_answers_no_call_is_not_sent() {
+    use retrace_testkit::mock_openai::{sse, MockServer, Reply};
+    let env = Env::bare();
+    std::fs::write(
+        env.old_log(),
+        [
+            r#"{"role":"tool","content":"stray","tool_call_id":"zz"}"#,
+            r#"{"role":"user","content":"hello"}"#,
+            r#"{"role":"assistant","content":"hi"}"#,
+        ]
+        .join("\n")
+            + "\n",
+    )
+    .unwrap();
+    let rt = support::mock_runtime();
+    let reply = Reply::body(sse::body(&[sse::content("ok"), sse::finish("stop")], true));
+    let server = rt
+        .block_on(MockServer::start_strict_with_key("k", vec![reply]))
+        .unwrap();
+    let out = env
+        .command_in(&env.ws)
+        .env("OPENAI_API_KEY", "k")
+        .args([
+            "exec",
+            "--json",
+            "--session",
+            "old",
+            "--model",
+            "openai:m",
+            "--base-url",
+        ])
+        .arg(server.base_url())
+        .arg("go on")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(server.rejected(), 0);
+    let sent = server.requests()[0].json();
+    let roles: Vec<&str> = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+}

@@ -176,6 +176,37 @@ struct Shared {
     rejected: usize,
 }
 
+/// The `tool_call_id`s of `body`'s `tool` messages that answer no call of the assistant message
+/// before their block (what a strict OpenAI-compatible server also rejects with HTTP 400).
+pub fn orphan_tool_results(body: &serde_json::Value) -> Vec<String> {
+    let Some(messages) = body["messages"].as_array() else {
+        return Vec::new();
+    };
+    let mut open: Vec<&str> = Vec::new();
+    let mut orphans = Vec::new();
+    for m in messages {
+        match m["role"].as_str() {
+            Some("tool") => {
+                let id = m["tool_call_id"].as_str().unwrap_or("");
+                match open.iter().position(|c| *c == id) {
+                    Some(i) => {
+                        open.swap_remove(i);
+                    }
+                    None => orphans.push(id.to_string()),
+                }
+            }
+            Some("assistant") => {
+                open = m["tool_calls"]
+                    .as_array()
+                    .map(|cs| cs.iter().filter_map(|c| c["id"].as_str()).collect())
+                    .unwrap_or_default();
+            }
+            _ => open.clear(),
+        }
+    }
+    orphans
+}
+
 /// The tool call ids of `body`'s messages that no `tool` message answers before the next
 /// non-tool message (what a strict OpenAI-compatible server rejects with HTTP 400).
 pub fn unanswered_tool_calls(body: &serde_json::Value) -> Vec<String> {
@@ -305,10 +336,11 @@ async fn serve(mut stream: TcpStream, shared: Arc<Mutex<Shared>>) {
     };
     let reply = {
         let mut s = lock(&shared);
-        let unanswered = if s.strict {
-            unanswered_tool_calls(&request.json())
+        let (unanswered, orphans) = if s.strict {
+            let body = request.json();
+            (unanswered_tool_calls(&body), orphan_tool_results(&body))
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         };
         let wrong_key = match &s.key {
             Some(key) => request.header("authorization") != Some(format!("Bearer {key}").as_str()),
@@ -321,6 +353,15 @@ async fn serve(mut stream: TcpStream, shared: Arc<Mutex<Shared>>) {
             Reply::error(
                 401,
                 "Incorrect API key provided (mock server: not the key of this base URL)",
+            )
+        } else if !orphans.is_empty() {
+            s.rejected += 1;
+            Reply::error(
+                400,
+                &format!(
+                    "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls' (tool_call_ids: {})",
+                    orphans.join(", ")
+                ),
             )
         } else if unanswered.is_empty() {
             s.replies.pop_front().unwrap_or_else(|| {
