@@ -200,3 +200,24 @@ fn an_ignore_file_above_the_workspace_hides_nothing() {
     assert!(results[1].contains("src/main.rs"), "{}", results[1]);
     assert!(results[2].contains("src/main.rs"), "{}", results[2]);
 }
+
+/// Found by attack: `exec` started a session whose workspace was Retrace's data directory, where
+/// every tool call is refused. It is a usage error, as for an old log.
+#[test]
+fn the_data_directory_is_no_workspace() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("home");
+    std::fs::create_dir_all(data.join("sessions")).unwrap();
+    for dir in [data.clone(), data.join("sessions")] {
+        let out = support::isolated_retrace(tmp.path())
+            .current_dir(&dir)
+            .args(["exec", "--model", "demo", "hi"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("data directory"), "{stderr}");
+    }
+    let logs = std::fs::read_dir(data.join("sessions")).unwrap().count();
+    assert_eq!(logs, 0, "no session was created");
+}

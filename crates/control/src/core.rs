@@ -122,6 +122,17 @@ impl Core {
         bus: Arc<EventBus>,
     ) -> Result<Core> {
         let root = canonical_workspace(workspace)?;
+        let data_root = std::fs::canonicalize(data.root()).unwrap_or_else(|_| data.root().to_path_buf());
+        if root.starts_with(&data_root) {
+            return Err(coded(
+                ErrorCode::Usage,
+                format!(
+                    "`{}` is inside Retrace's data directory `{}`, which cannot be a workspace (every edit there would be refused); run it in your project",
+                    root.display(),
+                    data_root.display()
+                ),
+            ));
+        }
         let session = Session::create(&data.sessions_dir(), &root)?;
         Core::assemble(data, session, root, retention, bus)
     }
