@@ -61,7 +61,9 @@ fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool) -> Result<(), Fail
     Ok(())
 }
 
-fn print_result(r: &RewindResult, json: bool) -> Result<(), Failure> {
+/// Prints a result; `asked` is the session the command named (an old flat log keeps the
+/// transaction of a restore, so its undo is asked of it).
+fn print_result(r: &RewindResult, asked: &str, json: bool) -> Result<(), Failure> {
     if json {
         return print_json(r);
     }
@@ -101,10 +103,13 @@ fn print_result(r: &RewindResult, json: bool) -> Result<(), Failure> {
         println!("  nothing to restore: every file is already as it was");
     }
     if let Some(tx) = &r.transaction_id {
-        let undo = if r.undo_available {
-            " — `retrace undo` takes it back"
-        } else {
-            ""
+        let undo = match (r.undo_available, r.session_id.as_str() == asked) {
+            (false, _) => String::new(),
+            (true, true) => " — `retrace undo` takes it back".to_string(),
+            (true, false) => format!(
+                " — `retrace undo --session {}` takes it back (the restore is kept with the old log)",
+                shown_path(asked)
+            ),
         };
         println!("transaction {tx}{undo}");
     }
@@ -189,7 +194,7 @@ pub fn rewind(cfg: &Config, a: RewindArgs<'_>) -> CmdResult {
                 };
                 refused(&plan, e, a.json, a.yes, &hints)
             })?;
-        print_result(&result, a.json)?;
+        print_result(&result, a.session, a.json)?;
         say_new_session(a.session, &result.session_id, h.workspace(), a.json);
         Ok(if result.ok {
             ExitCode::SUCCESS
@@ -214,7 +219,7 @@ pub fn undo(
                 transaction_id: tx.map(str::to_string),
             })
             .await?;
-        print_result(&result, json)?;
+        print_result(&result, session, json)?;
         say_new_session(session, &result.session_id, h.workspace(), json);
         Ok(ExitCode::SUCCESS)
     })
@@ -261,7 +266,7 @@ pub fn revert(cfg: &Config, a: RevertArgs<'_>) -> CmdResult {
                 };
                 refused(&plan, e, json, yes, &hints)
             })?;
-        print_result(&result, json)?;
+        print_result(&result, session, json)?;
         say_new_session(session, &result.session_id, h.workspace(), json);
         Ok(ExitCode::SUCCESS)
     })

@@ -828,3 +828,43 @@ fn a_tool_result_that_answers_no_call_is_not_sent() {
         .collect();
     assert_eq!(roles, ["system", "user", "assistant", "user"]);
 }
+
+/// Found by attack: a restore of an old log's files said `undo_available: false`, yet `undo` on
+/// the old id worked, and made yet another session. Now the result says it can be undone (through
+/// the old id, which keeps the transaction), and the undo brings the files back without writing
+/// to any log.
+#[test]
+fn a_restore_of_an_old_logs_files_is_undone_through_the_old_id() {
+    let env = Env::new();
+    let old_bytes = std::fs::read(env.old_log()).unwrap();
+    let r = env.json(&[
+        "rewind",
+        "--session",
+        "old",
+        "--turn",
+        "1",
+        "--scope",
+        "code",
+        "--yes",
+        "--on-conflict",
+        "overwrite",
+    ]);
+    assert_eq!(r["undo_available"], true, "{r}");
+    let written: Vec<String> = r["files_written"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect();
+    assert!(!written.is_empty(), "{r}");
+    assert!(written.iter().all(|f| env.ws.join(f).exists()));
+    let logs = env.logs();
+    assert_eq!(logs.len(), 2, "{logs:?}");
+
+    let u = env.json(&["undo", "--session", "old"]);
+    assert_eq!(u["ok"], true, "{u}");
+    assert_eq!(u["session_id"], "old", "the undo wrote to no log: {u}");
+    assert!(written.iter().all(|f| !env.ws.join(f).exists()), "{u}");
+    assert_eq!(env.logs(), logs, "no further session");
+    assert_eq!(std::fs::read(env.old_log()).unwrap(), old_bytes);
+}

@@ -411,10 +411,13 @@ impl Core {
         if self.session.id() != &session_before {
             // A format-1 log was upgraded into a new session (SPEC §6): the files were restored
             // from the old session's checkpoints, and that is where the transaction stays. The new
-            // session has its own sidecar, which every later turn uses (as a new process would);
-            // undo, which looks there, has nothing to undo.
+            // session has its own sidecar, which every later turn uses (as a new process would).
+            // A restore of files is undone through the old log's id (`undo` on it writes to no
+            // log); a conversation rewind is not undone there, as its heads are the new session's.
             self.reopen_store()?;
-            result.undo_available = false;
+            if scope != RewindScope::Code {
+                result.undo_available = false;
+            }
         }
         self.plans.clear();
         self.bus.publish(Event::Rewound {
@@ -463,10 +466,20 @@ impl Core {
                 ));
             }
         }
-        let outcome = self.store.undo(&target.id)?;
         let record = RewindRecord::from_extra(target.extra.as_ref());
         let code_only = record.as_ref().is_none_or(|r| r.scope == RewindScope::Code);
-        if code_only && outcome.transaction_id.is_some() {
+        // An old flat log: its restore's conversation lives in the new session it became, so only
+        // the files come back here, and nothing is written to a log (which would make yet another
+        // session of it).
+        let flat = self.session.format() == 1;
+        if flat && !code_only {
+            return Err(coded(
+                ErrorCode::Refused,
+                "this rewind of an old (format-1) log changed the conversation, which now lives in the new session it became; only a restore of files can be undone through the old log",
+            ));
+        }
+        let outcome = self.store.undo(&target.id)?;
+        if code_only && outcome.transaction_id.is_some() && !flat {
             // The note the restore left would now be false: say the files are back.
             let mut files = outcome.files_written.clone();
             files.extend(outcome.files_deleted.iter().cloned());
