@@ -61,7 +61,8 @@ pub(crate) const RETRY_AFTER_MS: &str = "retry-after-ms";
 /// ignored: backoff applies).
 pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
     let secs = value.trim().parse::<f64>().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(1e9)))
+    // A number too large for f64 (`1e309`) is infinite: still "wait long", so the cap applies.
+    (!secs.is_nan() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(1e9)))
 }
 
 /// Parses a `retry-after-ms` header (milliseconds, whole or decimal).
@@ -72,6 +73,13 @@ pub(crate) fn parse_retry_after_ms(value: &str) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_infinite_retry_after_is_a_long_wait() {
+        assert_eq!(parse_retry_after("1e309"), Some(Duration::from_secs(1_000_000_000)));
+        assert_eq!(parse_retry_after("NaN"), None);
+        assert_eq!(parse_retry_after("-1"), None);
+    }
 
     #[test]
     fn delays_double_and_are_capped() {
