@@ -76,7 +76,10 @@ mod tests {
 
     #[test]
     fn an_infinite_retry_after_is_a_long_wait() {
-        assert_eq!(parse_retry_after("1e309"), Some(Duration::from_secs(1_000_000_000)));
+        assert_eq!(
+            parse_retry_after("1e309"),
+            Some(Duration::from_secs(1_000_000_000))
+        );
         assert_eq!(parse_retry_after("NaN"), None);
         assert_eq!(parse_retry_after("-1"), None);
     }
