@@ -75,8 +75,9 @@ pub fn prune(older_than: &str, all: bool, workspace: Option<&Path>, dry_run: boo
         println!("kept {id}  (a process is writing it)");
     }
     let bytes: u64 = report.removed.iter().map(|r| r.bytes).sum();
+    let summary = if dry_run { "would be deleted" } else { "deleted" };
     println!(
-        "{} session(s) {verb}, {}; {} held",
+        "{} session(s) {summary}, {}; {} held",
         report.removed.len(),
         human_bytes(bytes),
         report.held.len()
