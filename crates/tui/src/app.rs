@@ -1,0 +1,462 @@
+//! The UI's state machine: everything the screen shows and every decision a key makes, with no
+//! I/O. The runtime feeds it keys (with the time they arrived), events and answers, performs the
+//! [`Effect`]s it returns and draws it with [`crate::view::draw`]. Tests drive it the same way.
+
+use std::time::{Duration, Instant};
+
+use retrace_protocol::{
+    CheckpointListing, Error, Event, HeadEntry, HeadRef, RewindPlan, RewindResult, RewindScope,
+    SessionStatus, TokenUsage, TranscriptEntry,
+};
+
+use crate::effect::Effect;
+use crate::escape;
+use crate::input::Input;
+use crate::rewind::{Menu, Picker, Preview};
+use crate::transcript::{tool_target, Item, Transcript};
+
+/// Esc twice within this opens the rewind picker.
+pub const DOUBLE_ESC: Duration = Duration::from_millis(600);
+/// Ctrl-C twice within this (on an empty, idle input) quits.
+pub const DOUBLE_CTRL_C: Duration = Duration::from_millis(2000);
+
+/// What the status line shows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StatusInfo {
+    /// The model (`deepseek:deepseek-chat`, `demo`), if one is set up.
+    pub model: Option<String>,
+    /// The workspace root.
+    pub workspace: String,
+    /// The session id.
+    pub session: String,
+    /// The selected head.
+    pub head: String,
+    /// The newest turn seen.
+    pub turn: Option<u64>,
+    /// Tokens counted over the turns of this UI.
+    pub usage: TokenUsage,
+    /// Whether a turn (or a summary) runs.
+    pub running: bool,
+    /// The spinner's frame, advanced by [`App::on_tick`].
+    pub spinner: usize,
+}
+
+impl StatusInfo {
+    /// The status of a freshly opened session.
+    pub fn from_status(s: &SessionStatus) -> StatusInfo {
+        StatusInfo {
+            model: s.model.clone(),
+            workspace: s.workspace.clone(),
+            session: s.session_id.to_string(),
+            head: s.head_id.to_string(),
+            turn: s.running.map(|r| r.turn),
+            usage: TokenUsage::default(),
+            running: s.running.is_some(),
+            spinner: 0,
+        }
+    }
+}
+
+/// A shell command waiting for an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Approval {
+    /// The tool call.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// The command line.
+    pub command: String,
+}
+
+/// What is on top of the chat.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// The chat and the input box.
+    Chat,
+    /// The rewind picker.
+    Picker(Picker),
+    /// The action menu of a chosen turn.
+    Menu(Box<Menu>),
+    /// The preview of a code restore.
+    Preview(Box<Preview>),
+    /// Keys and commands.
+    Help,
+    /// The heads of the session.
+    Heads(Vec<HeadEntry>),
+}
+
+/// Which screen takes the keys (an approval outranks every mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    /// [`Mode::Chat`].
+    Chat,
+    /// [`Mode::Picker`].
+    Picker,
+    /// [`Mode::Menu`].
+    Menu,
+    /// [`Mode::Preview`].
+    Preview,
+    /// An approval modal.
+    Approval,
+    /// [`Mode::Help`].
+    Help,
+    /// [`Mode::Heads`].
+    Heads,
+}
+
+/// A request the UI waits for, to know what its answer means.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Awaiting {
+    /// Checkpoints, to open the picker.
+    Picker,
+    /// A plan for this turn and scope (the menu to go back to).
+    Plan(Option<Box<Menu>>),
+    /// The result of committing a rewind to this turn.
+    Commit { turn: u64, scope: RewindScope },
+    /// The result of an undo.
+    Undo,
+}
+
+/// Options of the UI.
+#[derive(Debug, Clone, Default)]
+pub struct AppOptions {
+    /// No colours (`NO_COLOR` set): only bold, dim and reverse.
+    pub no_color: bool,
+}
+
+/// The terminal UI's state.
+#[derive(Debug, Clone)]
+pub struct App {
+    pub(crate) status: StatusInfo,
+    pub(crate) transcript: Transcript,
+    pub(crate) input: Input,
+    pub(crate) mode: Mode,
+    pub(crate) approvals: Vec<Approval>,
+    pub(crate) message: Option<String>,
+    /// Transcript rows scrolled up from the bottom.
+    pub(crate) scroll: usize,
+    pub(crate) no_color: bool,
+    pub(crate) quit: bool,
+    pub(crate) last_esc: Option<Instant>,
+    pub(crate) last_ctrl_c: Option<Instant>,
+    pub(crate) awaiting: Option<Awaiting>,
+}
+
+impl App {
+    /// A UI on a session with this status.
+    pub fn new(status: StatusInfo, opts: AppOptions) -> App {
+        App {
+            status,
+            transcript: Transcript::default(),
+            input: Input::default(),
+            mode: Mode::Chat,
+            approvals: Vec::new(),
+            message: None,
+            scroll: 0,
+            no_color: opts.no_color,
+            quit: false,
+            last_esc: None,
+            last_ctrl_c: None,
+            awaiting: None,
+        }
+    }
+
+    /// The screen that takes the keys.
+    pub fn screen(&self) -> Screen {
+        if !self.approvals.is_empty() {
+            return Screen::Approval;
+        }
+        match self.mode {
+            Mode::Chat => Screen::Chat,
+            Mode::Picker(_) => Screen::Picker,
+            Mode::Menu(_) => Screen::Menu,
+            Mode::Preview(_) => Screen::Preview,
+            Mode::Help => Screen::Help,
+            Mode::Heads(_) => Screen::Heads,
+        }
+    }
+
+    /// The mode under any approval.
+    pub fn mode(&self) -> &Mode {
+        &self.mode
+    }
+
+    /// The status line's data.
+    pub fn status(&self) -> &StatusInfo {
+        &self.status
+    }
+
+    /// The transcript.
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    /// The input box.
+    pub fn input(&self) -> &Input {
+        &self.input
+    }
+
+    /// The status message (the outcome of the last action), if any.
+    pub fn message(&self) -> Option<&str> {
+        self.message.as_deref()
+    }
+
+    /// The approvals waiting, oldest first.
+    pub fn approvals(&self) -> &[Approval] {
+        &self.approvals
+    }
+
+    /// Whether the UI asked to quit.
+    pub fn should_quit(&self) -> bool {
+        self.quit
+    }
+
+    /// Whether colours are off.
+    pub fn no_color(&self) -> bool {
+        self.no_color
+    }
+
+    /// Transcript rows scrolled up from the bottom.
+    pub fn scroll(&self) -> usize {
+        self.scroll
+    }
+
+    /// Advances the spinner (call a few times a second while a turn runs).
+    pub fn on_tick(&mut self) {
+        if self.status.running {
+            self.status.spinner = self.status.spinner.wrapping_add(1);
+        }
+    }
+
+    /// Replaces the session's status (after a head change, a model change).
+    pub fn on_status(&mut self, s: &SessionStatus) {
+        self.status.model = s.model.clone();
+        self.status.workspace = s.workspace.clone();
+        self.status.session = s.session_id.to_string();
+        self.status.head = s.head_id.to_string();
+        self.status.running = s.running.is_some();
+    }
+
+    /// Shows a head's stored transcript (on opening, and after the head changed).
+    pub fn on_transcript(&mut self, entries: &[TranscriptEntry]) {
+        self.transcript = Transcript::from_entries(entries);
+        if let Some(t) = entries.iter().filter_map(|e| e.turn).max() {
+            self.status.turn = Some(t);
+        }
+        self.scroll = 0;
+    }
+
+    /// An event of the session. Returns what to reload when the head changed.
+    pub fn on_event(&mut self, event: Event) -> Vec<Effect> {
+        match event {
+            Event::TurnStarted {
+                session_id,
+                head_id,
+                turn,
+                prompt,
+            } => {
+                self.status.session = session_id.to_string();
+                self.status.head = head_id.to_string();
+                self.status.turn = Some(turn);
+                self.status.running = true;
+                self.transcript.push(Item::User {
+                    turn: Some(turn),
+                    text: prompt,
+                    captured: 0,
+                });
+                self.scroll = 0;
+            }
+            Event::AssistantDelta { text } => self.transcript.assistant_delta(&text),
+            Event::ReasoningDelta { text } => self.transcript.reasoning_delta(&text),
+            Event::ToolCall { id, name, arguments } => self.transcript.push(Item::Tool {
+                id,
+                name,
+                target: tool_target(&arguments),
+                ok: None,
+                output_lines: 0,
+            }),
+            Event::ToolResult { id, ok, content, .. } => self.transcript.tool_result(&id, Some(ok), &content),
+            Event::CheckpointCaptured { turn, paths, .. } => self.transcript.captured(turn, paths.len()),
+            Event::StepFinished { .. } => {}
+            Event::TurnFinished { ok, error, usage, .. } => {
+                self.status.running = false;
+                self.approvals.clear();
+                if let Some(u) = usage {
+                    self.status.usage = self.status.usage.plus(u);
+                }
+                if !ok {
+                    let why = error.unwrap_or_else(|| "the turn failed".to_string());
+                    self.transcript.push(Item::Error { text: why });
+                }
+            }
+            Event::Rewound { head_id, .. }
+            | Event::Undone { head_id, .. }
+            | Event::HeadChanged { head_id } => {
+                let changed = self.status.head != head_id.as_str();
+                self.status.head = head_id.to_string();
+                if changed {
+                    return vec![Effect::LoadTranscript];
+                }
+            }
+            Event::Notice { message, .. } => self.transcript.push(Item::System { text: message }),
+            Event::Error { message } => self.transcript.push(Item::Error { text: message }),
+            Event::ApprovalRequested {
+                call_id,
+                tool,
+                command,
+            } => {
+                self.approvals.push(Approval {
+                    call_id,
+                    tool,
+                    command,
+                });
+            }
+            Event::ApprovalResolved { call_id, .. } => self.approvals.retain(|a| a.call_id != call_id),
+            Event::SummaryStarted { turn, .. } => {
+                self.status.running = true;
+                self.transcript.push(Item::System {
+                    text: format!("summarizing at turn {turn}…"),
+                });
+            }
+            Event::SummaryFinished {
+                ok, head_id, error, ..
+            } => {
+                self.status.running = false;
+                if ok {
+                    if let Some(h) = head_id {
+                        self.status.head = h.to_string();
+                    }
+                    self.message = Some("summary written: a new head is selected".to_string());
+                    return vec![Effect::LoadTranscript];
+                }
+                self.message = Some(format!(
+                    "summary failed: {}",
+                    error.unwrap_or_else(|| "unknown".to_string())
+                ));
+            }
+        }
+        Vec::new()
+    }
+
+    /// The checkpoint listing asked for by [`Effect::LoadCheckpoints`]: opens the picker.
+    pub fn on_checkpoints(&mut self, listing: &CheckpointListing) {
+        if self.awaiting == Some(Awaiting::Picker) {
+            self.awaiting = None;
+            if self.mode == Mode::Chat && self.approvals.is_empty() {
+                self.mode = Mode::Picker(Picker::new(listing));
+            }
+        }
+    }
+
+    /// A prepared plan: a code restore is previewed; a conversation rewind commits at once (it
+    /// never touches a file), unless the plan says it cannot.
+    pub fn on_plan(&mut self, plan: RewindPlan) -> Vec<Effect> {
+        let menu = match self.awaiting.take() {
+            Some(Awaiting::Plan(menu)) => menu,
+            _ => return Vec::new(),
+        };
+        let preview = Preview {
+            plan,
+            scroll: 0,
+            hint: None,
+            menu,
+        };
+        if preview.plan.scope == RewindScope::Conversation {
+            if let Some(reason) = preview.unavailable() {
+                self.message = Some(format!(
+                    "cannot restore the conversation: {}",
+                    escape::line(reason)
+                ));
+                self.mode = Mode::Chat;
+                return Vec::new();
+            }
+            return self.commit(&preview, retrace_protocol::OnConflict::Refuse);
+        }
+        self.mode = Mode::Preview(Box::new(preview));
+        Vec::new()
+    }
+
+    /// Asks to commit `preview`'s plan with this conflict choice.
+    pub(crate) fn commit(
+        &mut self,
+        preview: &Preview,
+        on_conflict: retrace_protocol::OnConflict,
+    ) -> Vec<Effect> {
+        self.awaiting = Some(Awaiting::Commit {
+            turn: preview.plan.turn,
+            scope: preview.plan.scope,
+        });
+        self.mode = Mode::Chat;
+        vec![Effect::Commit(retrace_protocol::CommitRewind {
+            plan_id: preview.plan.plan_id.clone(),
+            confirm: preview.needs_confirmation(),
+            on_conflict,
+            in_place: true,
+        })]
+    }
+
+    /// The result of a commit or an undo.
+    pub fn on_result(&mut self, result: &RewindResult) -> Vec<Effect> {
+        let written = result.files_written.len();
+        let deleted = result.files_deleted.len();
+        match self.awaiting.take() {
+            Some(Awaiting::Commit { turn, scope }) => {
+                if result.ok {
+                    self.message = Some(format!(
+                        "rewound to turn {turn}: {written} written, {deleted} deleted — /undo to take it back"
+                    ));
+                    if matches!(scope, RewindScope::Conversation | RewindScope::Both) {
+                        self.input.set(&result.prompt);
+                    }
+                } else {
+                    self.message = Some(format!(
+                        "rewind to turn {turn} failed: {}",
+                        escape::line(result.error.as_deref().unwrap_or("nothing was written"))
+                    ));
+                }
+            }
+            Some(Awaiting::Undo) => {
+                self.message = Some(if result.ok {
+                    format!("undone: {written} written, {deleted} deleted")
+                } else {
+                    format!(
+                        "undo failed: {}",
+                        escape::line(result.error.as_deref().unwrap_or("nothing was undone"))
+                    )
+                });
+            }
+            _ => return Vec::new(),
+        }
+        let changed = self.status.head != result.head_id.as_str();
+        self.status.head = result.head_id.to_string();
+        self.status.session = result.session_id.to_string();
+        if changed {
+            vec![Effect::LoadTranscript]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The heads asked for by [`Effect::LoadHeads`].
+    pub fn on_heads(&mut self, heads: Vec<HeadEntry>) {
+        if self.mode == Mode::Chat {
+            self.mode = Mode::Heads(heads);
+        }
+    }
+
+    /// A fork, summary or switch was done: the head is selected.
+    pub fn on_head_ref(&mut self, r: &HeadRef) -> Vec<Effect> {
+        self.status.head = r.head_id.to_string();
+        self.status.session = r.session_id.to_string();
+        self.message = Some(format!("on head {}", escape::line(r.head_id.as_str())));
+        vec![Effect::LoadTranscript]
+    }
+
+    /// A request failed: say so, and drop what waited for it.
+    pub fn on_error(&mut self, err: &Error) {
+        if let Some(Awaiting::Plan(Some(menu))) = self.awaiting.take() {
+            self.mode = Mode::Menu(menu);
+        }
+        self.message = Some(format!("error: {}", escape::line(&err.message)));
+    }
+}

@@ -1,0 +1,86 @@
+//! Slash commands typed into the input box.
+
+/// A parsed slash command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// `/rewind`: open the rewind picker.
+    Rewind,
+    /// `/undo`: undo the last rewind.
+    Undo,
+    /// `/heads` (alias `/branch`): list the heads.
+    Heads,
+    /// `/switch <id|name>`: select a head.
+    Switch(String),
+    /// `/fork [name]`.
+    Fork(Option<String>),
+    /// `/sessions`.
+    Sessions,
+    /// `/model <spec>`.
+    Model(String),
+    /// `/help`.
+    Help,
+    /// `/quit` (alias `/exit`).
+    Quit,
+    /// A command with a missing argument: the usage to show.
+    Usage(&'static str),
+    /// Not a known command: its name.
+    Unknown(String),
+}
+
+/// The commands with a one-line description, for `/help` and completion.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("/rewind", "open the rewind picker (also Esc Esc)"),
+    ("/undo", "undo the last rewind"),
+    ("/heads", "list the heads (alias /branch)"),
+    ("/switch <id|name>", "select another head"),
+    ("/fork [name]", "fork the conversation"),
+    ("/sessions", "switch session"),
+    ("/model <spec>", "change the model"),
+    ("/help", "keys and commands"),
+    ("/quit", "leave (the session stays on disk)"),
+];
+
+/// Parses `input` as a slash command; `None` when it does not start with `/`.
+pub fn parse(input: &str) -> Option<Command> {
+    let rest = input.trim().strip_prefix('/')?;
+    let mut words = rest.split_whitespace();
+    let name = words.next().unwrap_or("");
+    let arg = words.collect::<Vec<_>>().join(" ");
+    let arg = (!arg.is_empty()).then_some(arg);
+    Some(match name {
+        "rewind" => Command::Rewind,
+        "undo" => Command::Undo,
+        "heads" | "branch" => Command::Heads,
+        "switch" => match arg {
+            Some(a) => Command::Switch(a),
+            None => Command::Usage("/switch <id|name>"),
+        },
+        "fork" => Command::Fork(arg),
+        "sessions" => Command::Sessions,
+        "model" => match arg {
+            Some(a) => Command::Model(a),
+            None => Command::Usage("/model <spec>"),
+        },
+        "help" | "?" => Command::Help,
+        "quit" | "exit" | "q" => Command::Quit,
+        other => Command::Unknown(other.to_string()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses() {
+        assert_eq!(parse("hello"), None);
+        assert_eq!(parse("/branch"), Some(Command::Heads));
+        assert_eq!(
+            parse(" /switch  my head "),
+            Some(Command::Switch("my head".into()))
+        );
+        assert_eq!(parse("/switch"), Some(Command::Usage("/switch <id|name>")));
+        assert_eq!(parse("/fork"), Some(Command::Fork(None)));
+        assert_eq!(parse("/nope"), Some(Command::Unknown("nope".into())));
+    }
+}

@@ -1,0 +1,44 @@
+//! What the state machine asks of the runtime: each [`Effect`] is one request to the session
+//! handle (or to the terminal), carried in the protocol's own request types.
+
+use retrace_protocol::{
+    ApprovalDecision, CommitRewind, ForkRequest, PrepareRewind, SummarizeRequest, SwitchRequest, UndoRequest,
+};
+
+/// A request for the runtime. Answers come back through `App::on_*`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Start a turn with this prompt (`SessionHandle::send`).
+    Send(String),
+    /// Cancel the running turn (`SessionHandle::cancel`).
+    Cancel,
+    /// Answer a shell command's approval.
+    Approve {
+        /// The waiting tool call.
+        call_id: String,
+        /// The answer.
+        decision: ApprovalDecision,
+    },
+    /// List the checkpoints; answer with `App::on_checkpoints`.
+    LoadCheckpoints,
+    /// Load the selected head's transcript; answer with `App::on_transcript`.
+    LoadTranscript,
+    /// Refresh the session's status (head, model); answer with `App::on_status`.
+    LoadStatus,
+    /// List the heads; answer with `App::on_heads`.
+    LoadHeads,
+    /// Prepare a rewind; answer with `App::on_plan`.
+    PrepareRewind(PrepareRewind),
+    /// Commit a prepared rewind; answer with `App::on_result`.
+    Commit(CommitRewind),
+    /// Undo the last rewind; answer with `App::on_result`.
+    Undo(UndoRequest),
+    /// Fork from a turn; answer with `App::on_head_ref`.
+    Fork(ForkRequest),
+    /// Summarize from or up to a turn; answer with `App::on_head_ref`.
+    Summarize(SummarizeRequest),
+    /// Select a head; answer with `App::on_head_ref`.
+    Switch(SwitchRequest),
+    /// Leave the UI (restore the terminal; the session stays on disk).
+    Quit,
+}

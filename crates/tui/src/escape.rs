@@ -1,0 +1,87 @@
+//! Making text from the model, the workspace or a server safe to put on the screen.
+//!
+//! The same rule as the CLI's `output.rs` (the TUI cannot depend on the CLI): control characters
+//! and invisible format characters (bidi overrides, zero-width characters, the Unicode line and
+//! paragraph separators) are shown escaped, so an agent-made name can neither move the cursor nor
+//! pass for another name. Every string the view draws that did not come from this crate goes
+//! through [`line`] or [`text`].
+
+/// Invisible characters that reorder or hide text.
+fn invisible(c: char) -> bool {
+    matches!(c,
+        '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
+        | '\u{2060}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
+}
+
+/// A single-line value (a path, a name, a command, an error message): every control character,
+/// line breaks included, and every invisible format character escaped.
+pub fn line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() || invisible(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Text (an answer, a tool's output): line breaks kept, tabs shown as four spaces (a terminal
+/// cell grid has no tab stops), every other control and invisible character escaped.
+pub fn text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' => out.push('\n'),
+            '\t' => out.push_str("    "),
+            c if c.is_control() || invisible(c) => out.extend(c.escape_default()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The first line of `s`, cut to `max` characters with an ellipsis, escaped as [`line`] does.
+pub fn first_line(s: &str, max: usize) -> String {
+    let first = s.split(['\n', '\r']).next().unwrap_or("");
+    if first.chars().count() <= max {
+        line(first)
+    } else {
+        let cut: String = first.chars().take(max.saturating_sub(1)).collect();
+        format!("{}…", line(&cut))
+    }
+}
+
+/// Bytes in a short human form (`1.5 KiB`).
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_what_could_fool_the_terminal() {
+        assert_eq!(line("invoice\u{202e}txt.exe"), "invoice\\u{202e}txt.exe");
+        assert_eq!(line("a\nb"), "a\\nb");
+        assert_eq!(text("x\n\x1b]0;t\x07"), "x\n\\u{1b}]0;t\\u{7}");
+        assert_eq!(text("a\tb"), "a    b");
+        assert_eq!(first_line("abc\ndef", 10), "abc");
+        assert_eq!(first_line("abcdef", 4), "abc…");
+        assert_eq!(first_line("a\x1b[2Jb\rc", 10), "a\\u{1b}[2Jb");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+    }
+}

@@ -1,0 +1,392 @@
+//! What each key does, screen by screen (SPEC §9.1). The time a key arrived is passed in, so the
+//! double-Esc and double-Ctrl-C windows are deterministic in tests.
+
+use std::time::Instant;
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use retrace_protocol::{
+    ApprovalDecision, ForkRequest, OnConflict, PrepareRewind, SummarizeDirection, SummarizeRequest,
+    SwitchRequest, UndoRequest,
+};
+
+use crate::app::{App, Awaiting, Mode, Screen, DOUBLE_CTRL_C, DOUBLE_ESC};
+use crate::command::{self, Command};
+use crate::effect::Effect;
+use crate::escape;
+use crate::rewind::{Action, Menu};
+
+fn ctrl(key: &KeyEvent, c: char) -> bool {
+    key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char(c)
+}
+
+impl App {
+    /// A key pressed at `now`. Returns the requests it makes.
+    pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Effect> {
+        if key.kind == KeyEventKind::Release {
+            return Vec::new();
+        }
+        match self.screen() {
+            Screen::Approval => self.approval_key(key),
+            Screen::Chat => self.chat_key(key, now),
+            Screen::Picker => self.picker_key(key),
+            Screen::Menu => self.menu_key(key),
+            Screen::Preview => self.preview_key(key),
+            Screen::Help | Screen::Heads => {
+                if matches!(key.code, KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q')) || ctrl(&key, 'c') {
+                    self.mode = Mode::Chat;
+                }
+                Vec::new()
+            }
+        }
+    }
+
+    fn approval_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let decision = match key.code {
+            KeyCode::Char('y') => ApprovalDecision::Once,
+            KeyCode::Char('a') => ApprovalDecision::Session,
+            KeyCode::Char('n') | KeyCode::Esc => ApprovalDecision::Deny,
+            KeyCode::Char('c') if ctrl(&key, 'c') => return vec![Effect::Cancel],
+            _ => return Vec::new(),
+        };
+        if self.approvals.is_empty() {
+            return Vec::new();
+        }
+        let a = self.approvals.remove(0);
+        vec![Effect::Approve {
+            call_id: a.call_id,
+            decision,
+        }]
+    }
+
+    fn chat_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Effect> {
+        let esc = key.code == KeyCode::Esc;
+        let last_esc = if esc { self.last_esc.take() } else { None };
+        if !esc {
+            self.last_esc = None;
+        }
+        let is_ctrl_c = ctrl(&key, 'c');
+        let last_ctrl_c = if is_ctrl_c { self.last_ctrl_c.take() } else { None };
+        if !is_ctrl_c {
+            self.last_ctrl_c = None;
+        }
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        match key.code {
+            KeyCode::Esc => {
+                if self.status.running {
+                    return vec![Effect::Cancel];
+                }
+                if !self.input.is_empty() {
+                    self.input.clear();
+                    return Vec::new();
+                }
+                if last_esc.is_some_and(|t| now.saturating_duration_since(t) <= DOUBLE_ESC) {
+                    return self.open_picker();
+                }
+                self.last_esc = Some(now);
+                Vec::new()
+            }
+            _ if is_ctrl_c => {
+                if self.status.running {
+                    return vec![Effect::Cancel];
+                }
+                if !self.input.is_empty() {
+                    self.input.clear();
+                    return Vec::new();
+                }
+                if last_ctrl_c.is_some_and(|t| now.saturating_duration_since(t) <= DOUBLE_CTRL_C) {
+                    return self.quit();
+                }
+                self.last_ctrl_c = Some(now);
+                self.message = Some("press Ctrl-C again to quit".to_string());
+                Vec::new()
+            }
+            _ if ctrl(&key, 'd') => {
+                if self.input.is_empty() {
+                    return self.quit();
+                }
+                self.input.delete();
+                Vec::new()
+            }
+            _ if ctrl(&key, 'j') => {
+                self.input.insert('\n');
+                Vec::new()
+            }
+            KeyCode::Enter if alt || shift => {
+                self.input.insert('\n');
+                Vec::new()
+            }
+            KeyCode::Enter => self.submit(),
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.input.insert(c);
+                Vec::new()
+            }
+            KeyCode::Tab => {
+                self.complete();
+                Vec::new()
+            }
+            KeyCode::Backspace => {
+                self.input.backspace();
+                Vec::new()
+            }
+            KeyCode::Delete => {
+                self.input.delete();
+                Vec::new()
+            }
+            KeyCode::Left => {
+                self.input.left();
+                Vec::new()
+            }
+            KeyCode::Right => {
+                self.input.right();
+                Vec::new()
+            }
+            KeyCode::Home => {
+                self.input.home();
+                Vec::new()
+            }
+            KeyCode::End => {
+                self.input.end();
+                Vec::new()
+            }
+            KeyCode::Up if self.input.browsing_history() => {
+                self.input.history_prev();
+                Vec::new()
+            }
+            KeyCode::Down if self.input.browsing_history() => {
+                self.input.history_next();
+                Vec::new()
+            }
+            KeyCode::PageUp => {
+                self.scroll = self.scroll.saturating_add(10);
+                Vec::new()
+            }
+            KeyCode::PageDown => {
+                self.scroll = self.scroll.saturating_sub(10);
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn quit(&mut self) -> Vec<Effect> {
+        self.quit = true;
+        vec![Effect::Quit]
+    }
+
+    fn open_picker(&mut self) -> Vec<Effect> {
+        if self.status.running {
+            self.message = Some("cannot rewind while a turn is running".to_string());
+            return Vec::new();
+        }
+        self.awaiting = Some(Awaiting::Picker);
+        vec![Effect::LoadCheckpoints]
+    }
+
+    /// Tab: completes a slash command's name when one command starts with what is typed.
+    fn complete(&mut self) {
+        let typed = self.input.text();
+        if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
+            return;
+        }
+        let names: Vec<&str> = command::COMMANDS
+            .iter()
+            .filter_map(|(usage, _)| usage.split_whitespace().next())
+            .filter(|name| name.starts_with(typed))
+            .collect();
+        if let [one] = names.as_slice() {
+            let mut done = one.to_string();
+            done.push(' ');
+            self.input.set(&done);
+        }
+    }
+
+    fn submit(&mut self) -> Vec<Effect> {
+        if self.input.text().trim().is_empty() {
+            return Vec::new();
+        }
+        if let Some(cmd) = command::parse(self.input.text()) {
+            self.input.take();
+            return self.run_command(cmd);
+        }
+        if self.status.running {
+            self.message = Some("a turn is running: wait for it, or Esc to cancel it".to_string());
+            return Vec::new();
+        }
+        self.message = None;
+        self.scroll = 0;
+        vec![Effect::Send(self.input.take())]
+    }
+
+    fn run_command(&mut self, cmd: Command) -> Vec<Effect> {
+        self.message = None;
+        match cmd {
+            Command::Rewind => self.open_picker(),
+            Command::Undo => {
+                self.awaiting = Some(Awaiting::Undo);
+                vec![Effect::Undo(UndoRequest::default())]
+            }
+            Command::Heads => vec![Effect::LoadHeads],
+            Command::Switch(head) => vec![Effect::Switch(SwitchRequest { head })],
+            Command::Help => {
+                self.mode = Mode::Help;
+                Vec::new()
+            }
+            Command::Quit => self.quit(),
+            Command::Fork(_) => {
+                self.message =
+                    Some("/fork: choose the turn with Esc Esc, then 4 (fork from here)".to_string());
+                Vec::new()
+            }
+            Command::Sessions | Command::Model(_) => {
+                self.message = Some("not yet".to_string());
+                Vec::new()
+            }
+            Command::Usage(usage) => {
+                self.message = Some(format!("usage: {usage}"));
+                Vec::new()
+            }
+            Command::Unknown(name) => {
+                self.message = Some(format!(
+                    "unknown command /{} (/help lists them)",
+                    escape::line(&name)
+                ));
+                Vec::new()
+            }
+        }
+    }
+
+    fn picker_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let Mode::Picker(picker) = &mut self.mode else {
+            return Vec::new();
+        };
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => picker.up(),
+            KeyCode::Down | KeyCode::Char('j') => picker.down(),
+            KeyCode::Esc => self.mode = Mode::Chat,
+            KeyCode::Enter => match picker.chosen() {
+                Some(entry) => {
+                    let menu = Menu::new(entry.clone(), picker.clone());
+                    self.mode = Mode::Menu(Box::new(menu));
+                }
+                None => self.mode = Mode::Chat,
+            },
+            _ if ctrl(&key, 'c') => self.mode = Mode::Chat,
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn menu_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let Mode::Menu(menu) = &mut self.mode else {
+            return Vec::new();
+        };
+        let action = match key.code {
+            KeyCode::Up | KeyCode::Char('k') => {
+                menu.highlighted = menu.highlighted.saturating_sub(1);
+                return Vec::new();
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                menu.highlighted = (menu.highlighted + 1).min(Action::ALL.len() - 1);
+                return Vec::new();
+            }
+            KeyCode::Esc => {
+                self.mode = Mode::Picker(menu.picker.clone());
+                return Vec::new();
+            }
+            _ if ctrl(&key, 'c') => {
+                self.mode = Mode::Chat;
+                return Vec::new();
+            }
+            KeyCode::Enter => menu.current(),
+            KeyCode::Char(c) => match Action::from_key(c) {
+                Some(a) => a,
+                None => return Vec::new(),
+            },
+            _ => return Vec::new(),
+        };
+        let menu = menu.clone();
+        self.choose(action, menu)
+    }
+
+    fn choose(&mut self, action: Action, menu: Box<Menu>) -> Vec<Effect> {
+        if let Err(reason) = action.availability(&menu.entry) {
+            self.message = Some(format!(
+                "{}: unavailable ({})",
+                action.label(),
+                escape::line(&reason)
+            ));
+            return Vec::new();
+        }
+        let turn = menu.entry.turn;
+        self.message = None;
+        if let Some(scope) = action.scope() {
+            self.awaiting = Some(Awaiting::Plan(Some(menu)));
+            self.mode = Mode::Chat;
+            return vec![Effect::PrepareRewind(PrepareRewind { turn, scope })];
+        }
+        self.mode = Mode::Chat;
+        match action {
+            Action::Fork => vec![Effect::Fork(ForkRequest {
+                turn,
+                name: None,
+                select: true,
+            })],
+            Action::SummarizeFrom | Action::SummarizeUpTo => {
+                let direction = if action == Action::SummarizeFrom {
+                    SummarizeDirection::From
+                } else {
+                    SummarizeDirection::UpTo
+                };
+                vec![Effect::Summarize(SummarizeRequest {
+                    turn,
+                    direction,
+                    model: None,
+                })]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn preview_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let Mode::Preview(preview) = &mut self.mode else {
+            return Vec::new();
+        };
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => preview.scroll = preview.scroll.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => preview.scroll = preview.scroll.saturating_add(1),
+            KeyCode::PageUp => preview.scroll = preview.scroll.saturating_sub(10),
+            KeyCode::PageDown => preview.scroll = preview.scroll.saturating_add(10),
+            KeyCode::Esc => {
+                self.mode = match preview.menu.take() {
+                    Some(menu) => Mode::Menu(menu),
+                    None => Mode::Chat,
+                };
+            }
+            _ if ctrl(&key, 'c') => self.mode = Mode::Chat,
+            KeyCode::Enter | KeyCode::Char('y') | KeyCode::Char('s') | KeyCode::Char('o') => {
+                if let Some(reason) = preview.unavailable() {
+                    preview.hint = Some(format!("cannot commit: {}", escape::line(reason)));
+                    return Vec::new();
+                }
+                let conflicts = preview.conflicts();
+                let choice = match key.code {
+                    KeyCode::Char('s') if conflicts > 0 => OnConflict::Skip,
+                    KeyCode::Char('o') if conflicts > 0 => OnConflict::Overwrite,
+                    KeyCode::Char('s') | KeyCode::Char('o') => return Vec::new(),
+                    _ if conflicts > 0 => {
+                        preview.hint = Some(format!(
+                            "{conflicts} conflicted: s skips them, o overwrites them (undoable)"
+                        ));
+                        return Vec::new();
+                    }
+                    _ => OnConflict::Refuse,
+                };
+                let preview = preview.clone();
+                return self.commit(&preview, choice);
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+}

@@ -1,0 +1,30 @@
+//! Retrace's terminal UI (SPEC §9.1): a chat with a coding agent where Esc Esc opens a rewind
+//! picker, every code restore is previewed first, and every rewind can be undone.
+//!
+//! The design separates three things so each can be tested alone:
+//! - [`App`] is a pure state machine: keys (with the time they arrived), session events and
+//!   answers go in, [`Effect`]s (requests for the session handle, in protocol types) come out. It
+//!   does no I/O and holds no clock, so a test drives a whole rewind flow with plain values.
+//! - [`view::draw`] renders an `App` into a ratatui frame. It never decides anything and never
+//!   panics at any size (below 40×10 it says the terminal is too small). Every string that came
+//!   from the model, the workspace or a server is escaped first ([`escape`]).
+//! - The runtime (later: `run`) owns the terminal and the `SessionHandle`, and only moves values
+//!   between them and the `App`.
+//!
+//! What this trades away: the transcript is laid out again on every frame (no cache yet), and
+//! wrapping breaks lines at the cell, not at word boundaries.
+
+pub mod app;
+pub mod command;
+pub mod effect;
+pub mod error;
+pub mod escape;
+pub mod input;
+mod keys;
+pub mod rewind;
+pub mod transcript;
+pub mod view;
+
+pub use app::{App, AppOptions, Approval, Mode, Screen, StatusInfo};
+pub use effect::Effect;
+pub use error::TuiError;

@@ -1,0 +1,183 @@
+//! The chat transcript as the UI shows it: built from a head's stored messages
+//! ([`TranscriptEntry`]) and extended by live events as a turn runs.
+
+use retrace_protocol::{Role, TranscriptEntry};
+
+/// One thing shown in the chat.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// A turn's prompt (or a summary standing in for earlier messages, with no turn).
+    User {
+        /// The turn it opened.
+        turn: Option<u64>,
+        /// The prompt.
+        text: String,
+        /// Files whose before-images the turn captured so far (live turns only).
+        captured: usize,
+    },
+    /// The model's answer (streamed or stored).
+    Assistant {
+        /// The text.
+        text: String,
+    },
+    /// The model's reasoning, shown dimmed and folded.
+    Reasoning {
+        /// The text.
+        text: String,
+    },
+    /// A tool call, one line with its target.
+    Tool {
+        /// The call id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// What it works on: a path, a command line, or the raw arguments.
+        target: String,
+        /// `None` while it runs; then whether it succeeded.
+        ok: Option<bool>,
+        /// Lines of its output (for the fold marker).
+        output_lines: usize,
+    },
+    /// A note from Retrace (a code-only restore, a notice).
+    System {
+        /// The text.
+        text: String,
+    },
+    /// An error.
+    Error {
+        /// The text.
+        text: String,
+    },
+}
+
+/// The transcript: items oldest first.
+#[derive(Debug, Clone, Default)]
+pub struct Transcript {
+    items: Vec<Item>,
+}
+
+/// What a tool call works on, from its JSON arguments: `path`, else `command`, else the raw text.
+pub fn tool_target(arguments: &str) -> String {
+    if let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(arguments) {
+        for key in ["path", "file_path", "command", "pattern"] {
+            if let Some(serde_json::Value::String(s)) = map.get(key) {
+                return s.clone();
+            }
+        }
+    }
+    arguments.to_string()
+}
+
+impl Transcript {
+    /// The items, oldest first.
+    pub fn items(&self) -> &[Item] {
+        &self.items
+    }
+
+    /// A transcript of a head's stored messages (system prompts are not shown; Retrace's notes are).
+    pub fn from_entries(entries: &[TranscriptEntry]) -> Transcript {
+        let mut t = Transcript::default();
+        for (i, e) in entries.iter().enumerate() {
+            match e.role {
+                Role::System => {
+                    // The first system message is the model's instructions; later ones are notes.
+                    if i > 0 {
+                        t.push(Item::System {
+                            text: e.content.clone(),
+                        });
+                    }
+                }
+                Role::User => t.push(Item::User {
+                    turn: e.turn,
+                    text: e.content.clone(),
+                    captured: 0,
+                }),
+                Role::Assistant => {
+                    if !e.content.is_empty() {
+                        t.push(Item::Assistant {
+                            text: e.content.clone(),
+                        });
+                    }
+                    for call in e.tool_calls.iter().flatten() {
+                        t.push(Item::Tool {
+                            id: call.id.clone(),
+                            name: call.name.clone(),
+                            target: tool_target(&call.arguments),
+                            ok: None,
+                            output_lines: 0,
+                        });
+                    }
+                }
+                Role::Tool => {
+                    if let Some(id) = &e.tool_call_id {
+                        t.tool_result(id, None, &e.content);
+                    }
+                }
+            }
+        }
+        t
+    }
+
+    /// Adds an item.
+    pub fn push(&mut self, item: Item) {
+        self.items.push(item);
+    }
+
+    /// Appends streamed answer text, continuing the last answer when it is the newest item.
+    pub fn assistant_delta(&mut self, delta: &str) {
+        if let Some(Item::Assistant { text }) = self.items.last_mut() {
+            text.push_str(delta);
+        } else {
+            self.items.push(Item::Assistant {
+                text: delta.to_string(),
+            });
+        }
+    }
+
+    /// Appends streamed reasoning, continuing the last reasoning when it is the newest item.
+    pub fn reasoning_delta(&mut self, delta: &str) {
+        if let Some(Item::Reasoning { text }) = self.items.last_mut() {
+            text.push_str(delta);
+        } else {
+            self.items.push(Item::Reasoning {
+                text: delta.to_string(),
+            });
+        }
+    }
+
+    /// Records a tool's result on its call (`ok: None` for stored results, whose success is unknown).
+    pub fn tool_result(&mut self, call_id: &str, ok: Option<bool>, content: &str) {
+        for item in self.items.iter_mut().rev() {
+            if let Item::Tool {
+                id,
+                ok: slot,
+                output_lines,
+                ..
+            } = item
+            {
+                if id == call_id {
+                    *slot = ok.or(Some(true));
+                    *output_lines = content.lines().count();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Counts files captured for the newest user item of `turn`.
+    pub fn captured(&mut self, turn: u64, paths: usize) {
+        for item in self.items.iter_mut().rev() {
+            if let Item::User {
+                turn: Some(t),
+                captured,
+                ..
+            } = item
+            {
+                if *t == turn {
+                    *captured += paths;
+                    return;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! The chat transcript: each item as styled logical lines, wrapped to the width, the newest at the
+//! bottom, scrolled by whole rows.
+
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use crate::app::App;
+use crate::escape;
+use crate::transcript::Item;
+use crate::view::theme::Theme;
+use crate::view::wrap::{wrap, Spans};
+
+/// The logical lines of one item (escaped, styled), and the indent of their continuation rows.
+fn item_lines(item: &Item, t: Theme) -> Vec<(Spans, usize)> {
+    let mut out = Vec::new();
+    match item {
+        Item::User { turn, text, captured } => {
+            out.push((Vec::new(), 0));
+            for (i, l) in escape::text(text).split('\n').enumerate() {
+                let lead = if i == 0 { "› " } else { "  " };
+                out.push((vec![(format!("{lead}{l}"), t.bold())], 2));
+            }
+            let mark = match turn {
+                Some(n) if *captured > 0 => {
+                    format!("  ✓ checkpoint saved · turn {n} · {captured} file(s) captured")
+                }
+                Some(n) => format!("  ✓ checkpoint saved · turn {n}"),
+                None => "  (summary of earlier messages)".to_string(),
+            };
+            out.push((vec![(mark, t.dim())], 4));
+        }
+        Item::Assistant { text } => {
+            for l in escape::text(text).split('\n') {
+                out.push((vec![(format!("  {l}"), t.text())], 2));
+            }
+        }
+        Item::Reasoning { text } => {
+            let lines = text.lines().count().max(1);
+            let first = escape::first_line(text.trim_start(), 60);
+            out.push((
+                vec![(format!("  ▸ reasoning ({lines} lines): {first}"), t.dim())],
+                4,
+            ));
+        }
+        Item::Tool {
+            name,
+            target,
+            ok,
+            output_lines,
+            ..
+        } => {
+            let (mark, style) = match ok {
+                None => ("…", t.dim()),
+                Some(true) => ("✓", t.ok()),
+                Some(false) => ("✗", t.error()),
+            };
+            let mut spans = vec![
+                ("  ⏺ ".to_string(), t.dim()),
+                (escape::line(name), t.accent()),
+                (format!(" {} ", escape::first_line(target, 100)), t.text()),
+                (mark.to_string(), style),
+            ];
+            match output_lines {
+                0 => {}
+                1 => spans.push((" (1 line of output)".to_string(), t.dim())),
+                n => spans.push((format!(" ({n} lines of output)"), t.dim())),
+            }
+            out.push((spans, 6));
+        }
+        Item::System { text } => {
+            for l in escape::text(text).split('\n') {
+                out.push((vec![(format!("  ※ {l}"), t.warn())], 4));
+            }
+        }
+        Item::Error { text } => {
+            out.push((vec![(format!("  ✗ {}", escape::line(text)), t.error())], 4));
+        }
+    }
+    out
+}
+
+/// Every row of the transcript at this width.
+pub fn rows(app: &App, width: usize) -> Vec<Line<'static>> {
+    let t = Theme::new(app.no_color());
+    let mut rows = Vec::new();
+    for item in app.transcript().items() {
+        for (spans, indent) in item_lines(item, t) {
+            rows.extend(wrap(&spans, width, indent));
+        }
+    }
+    if app.status().running {
+        const FRAMES: [&str; 4] = ["⠋", "⠙", "⠹", "⠸"];
+        let frame = FRAMES[app.status().spinner % FRAMES.len()];
+        rows.push(Line::styled(
+            format!("  {frame} working… (Esc to cancel)"),
+            t.dim(),
+        ));
+    }
+    rows
+}
+
+/// Draws the transcript into `area`, bottom-aligned, scrolled up by the app's scroll.
+pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let all = rows(app, usize::from(area.width));
+    let height = usize::from(area.height);
+    let max_scroll = all.len().saturating_sub(height);
+    let scroll = app.scroll().min(max_scroll);
+    let end = all.len() - scroll;
+    let start = end.saturating_sub(height);
+    let visible: Vec<Line<'static>> = all[start..end].to_vec();
+    frame.render_widget(Paragraph::new(visible), area);
+}

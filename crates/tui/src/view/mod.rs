@@ -1,0 +1,133 @@
+//! Rendering: [`draw`] puts an [`App`] on a ratatui frame. It decides nothing, escapes every
+//! string it did not write itself, and never panics at any size.
+
+mod chat;
+mod overlay;
+mod theme;
+mod wrap;
+
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::Frame;
+use unicode_width::UnicodeWidthStr;
+
+use crate::app::{App, Screen};
+use crate::escape;
+pub use theme::Theme;
+use wrap::fit;
+
+/// The smallest terminal the UI lays out; below it a single line says so.
+pub const MIN_WIDTH: u16 = 40;
+/// See [`MIN_WIDTH`].
+pub const MIN_HEIGHT: u16 = 10;
+
+/// Draws the whole screen.
+pub fn draw(frame: &mut Frame, app: &App) {
+    let area = frame.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let msg = format!("terminal too small ({}×{}; need 40×10)", area.width, area.height);
+        frame.render_widget(Paragraph::new(fit(&msg, usize::from(area.width))), area);
+        return;
+    }
+    let t = Theme::new(app.no_color());
+    let input_rows = input_lines(app).len().clamp(1, 6) as u16;
+    let has_message = app.message().is_some();
+    let [body, message, input, status] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(u16::from(has_message)),
+        Constraint::Length(input_rows + 2),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    chat::draw(frame, body, app);
+    if let Some(m) = app.message() {
+        let text = fit(&escape::line(m), usize::from(message.width));
+        frame.render_widget(Paragraph::new(Line::styled(text, t.warn())), message);
+    }
+    draw_input(frame, input, app, t);
+    draw_status(frame, status, app, t);
+    match app.screen() {
+        Screen::Chat => {}
+        Screen::Approval => overlay::approval(frame, area, app, t),
+        Screen::Picker => overlay::picker(frame, area, app, t),
+        Screen::Menu => overlay::menu(frame, area, app, t),
+        Screen::Preview => overlay::preview(frame, area, app, t),
+        Screen::Help => overlay::help(frame, area, t),
+        Screen::Heads => overlay::heads(frame, area, app, t),
+    }
+}
+
+/// The input's text as display lines (escaped; a pasted escape sequence shows as text).
+fn input_lines(app: &App) -> Vec<String> {
+    escape::text(app.input().text())
+        .split('\n')
+        .map(str::to_string)
+        .collect()
+}
+
+fn draw_input(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
+    let hint = if app.status().running {
+        " Esc cancel · Ctrl-C cancel "
+    } else {
+        " Enter send · Alt+Enter newline · Esc Esc rewind · /help "
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.dim())
+        .title(Line::styled(
+            fit(hint, usize::from(area.width.saturating_sub(2))),
+            t.dim(),
+        ));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if inner.width == 0 || inner.height == 0 {
+        return;
+    }
+    // The cursor's line and column, in the escaped text.
+    let before = escape::text(&app.input().text()[..app.input().cursor()]);
+    let cursor_line = before.matches('\n').count();
+    let cursor_col = before.rsplit('\n').next().map_or(0, UnicodeWidthStr::width);
+    let lines = input_lines(app);
+    let height = usize::from(inner.height);
+    let first = (cursor_line + 1).saturating_sub(height);
+    let width = usize::from(inner.width);
+    let col_skip = (cursor_col + 1).saturating_sub(width);
+    let shown: Vec<Line> = lines
+        .iter()
+        .skip(first)
+        .take(height)
+        .map(|l| Line::raw(l.chars().skip(col_skip).collect::<String>()))
+        .collect();
+    frame.render_widget(Paragraph::new(shown), inner);
+    if app.screen() == Screen::Chat {
+        let x = inner.x + (cursor_col - col_skip).min(width.saturating_sub(1)) as u16;
+        let y = inner.y + (cursor_line - first).min(height.saturating_sub(1)) as u16;
+        frame.set_cursor_position(Position::new(x, y));
+    }
+}
+
+fn draw_status(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
+    let s = app.status();
+    let mut parts = Vec::new();
+    if s.running {
+        const FRAMES: [&str; 4] = ["⠋", "⠙", "⠹", "⠸"];
+        parts.push(FRAMES[s.spinner % FRAMES.len()].to_string());
+    }
+    parts.push(escape::line(s.model.as_deref().unwrap_or("no model")));
+    parts.push(format!("head {}", escape::line(&s.head)));
+    if let Some(turn) = s.turn {
+        parts.push(format!("turn {turn}"));
+    }
+    if s.usage.total_tokens > 0 || s.usage.prompt_tokens > 0 {
+        parts.push(format!(
+            "tokens in {} out {}",
+            s.usage.prompt_tokens, s.usage.completion_tokens
+        ));
+    }
+    let session: String = s.session.chars().take(8).collect();
+    parts.push(format!("session {}", escape::line(&session)));
+    parts.push(escape::line(&s.workspace));
+    let text = fit(&parts.join(" · "), usize::from(area.width));
+    frame.render_widget(Paragraph::new(Line::styled(text, t.dim())), area);
+}
