@@ -1,0 +1,259 @@
+//! Whole flows through the state machine: keys in, effects out, answers fed back.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use retrace_protocol::{
+    ApprovalDecision, CommitRewind, Event, HeadId, OnConflict, PrepareRewind, RewindScope, SessionId,
+    UndoRequest,
+};
+use retrace_tui::{Effect, Mode, Screen};
+
+use crate::fixtures::*;
+
+#[test]
+fn esc_esc_enter_changes_nothing_then_code_and_conversation_rewinds() {
+    let clock = Clock::new();
+    let mut app = app();
+    app.on_transcript(&transcript());
+
+    // Esc Esc 100 ms apart on an empty idle input asks for the checkpoints.
+    assert!(app.on_key(key(KeyCode::Esc), clock.at(0)).is_empty());
+    assert_eq!(
+        app.on_key(key(KeyCode::Esc), clock.at(100)),
+        vec![Effect::LoadCheckpoints]
+    );
+    app.on_checkpoints(&two_turns());
+    let Mode::Picker(p) = app.mode() else {
+        panic!("{:?}", app.mode())
+    };
+    assert_eq!(p.rows.len(), 2);
+    assert_eq!(p.selected, 2, "(current) is selected on opening");
+    // Enter on (current): no effect, the picker closes.
+    assert!(app.on_key(key(KeyCode::Enter), clock.at(200)).is_empty());
+    assert_eq!(app.screen(), Screen::Chat);
+
+    // Esc Esc, Up Up reaches turn 0, Enter opens the menu with `2` highlighted.
+    app.on_key(key(KeyCode::Esc), clock.at(1000));
+    assert_eq!(
+        app.on_key(key(KeyCode::Esc), clock.at(1100)),
+        vec![Effect::LoadCheckpoints]
+    );
+    app.on_checkpoints(&two_turns());
+    app.on_key(key(KeyCode::Up), clock.at(1200));
+    app.on_key(key(KeyCode::Up), clock.at(1300));
+    assert!(app.on_key(key(KeyCode::Enter), clock.at(1400)).is_empty());
+    let Mode::Menu(m) = app.mode() else {
+        panic!("{:?}", app.mode())
+    };
+    assert_eq!(m.entry.turn, 0);
+    assert_eq!(m.current().key(), '2');
+
+    // `3` restore code: prepare, preview, Enter commits, the result is reported.
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('3')), clock.at(1500)),
+        vec![Effect::PrepareRewind(PrepareRewind {
+            turn: 0,
+            scope: RewindScope::Code
+        })]
+    );
+    assert!(app.on_plan(plan(0, RewindScope::Code)).is_empty());
+    assert_eq!(app.screen(), Screen::Preview);
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(1600)),
+        vec![Effect::Commit(CommitRewind {
+            plan_id: "plan-0".into(),
+            confirm: false,
+            on_conflict: OnConflict::Refuse,
+            in_place: true,
+        })]
+    );
+    assert!(app
+        .on_result(&result(RewindScope::Code, &["src/lib.rs"], &["tests/parse.rs"]))
+        .is_empty());
+    assert_eq!(
+        app.message(),
+        Some("rewound to turn 0: 1 written, 1 deleted — /undo to take it back")
+    );
+    assert_eq!(app.input().text(), "", "a code restore leaves the input alone");
+
+    // /undo.
+    type_text(&mut app, "/undo", clock.at(1700));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(1800)),
+        vec![Effect::Undo(UndoRequest::default())]
+    );
+    app.on_result(&result(RewindScope::Code, &["src/lib.rs", "tests/parse.rs"], &[]));
+    assert_eq!(app.message(), Some("undone: 2 written, 0 deleted"));
+
+    // `2` restore conversation: prepared, committed without a preview, the prompt refilled.
+    type_text(&mut app, "/rewind", clock.at(2000));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(2100)),
+        vec![Effect::LoadCheckpoints]
+    );
+    app.on_checkpoints(&two_turns());
+    app.on_key(key(KeyCode::Char('k')), clock.at(2200));
+    app.on_key(key(KeyCode::Char('k')), clock.at(2300));
+    app.on_key(key(KeyCode::Enter), clock.at(2400));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('2')), clock.at(2500)),
+        vec![Effect::PrepareRewind(PrepareRewind {
+            turn: 0,
+            scope: RewindScope::Conversation
+        })]
+    );
+    let commit = app.on_plan(plan(0, RewindScope::Conversation));
+    assert!(matches!(commit.as_slice(), [Effect::Commit(c)] if c.plan_id == "plan-0"));
+    assert_eq!(
+        app.on_result(&result(RewindScope::Conversation, &[], &[])),
+        vec![Effect::LoadTranscript]
+    );
+    assert_eq!(app.input().text(), "write a tokenizer in src/lib.rs");
+    assert_eq!(app.status().head, "h2");
+    assert_eq!(
+        app.message(),
+        Some("rewound to turn 0: 0 written, 0 deleted — /undo to take it back")
+    );
+}
+
+#[test]
+fn slow_esc_esc_and_esc_with_text_do_not_open_the_picker() {
+    let clock = Clock::new();
+    let mut app = app();
+    app.on_key(key(KeyCode::Esc), clock.at(0));
+    assert!(
+        app.on_key(key(KeyCode::Esc), clock.at(700)).is_empty(),
+        "700 ms apart"
+    );
+    type_text(&mut app, "draft", clock.at(800));
+    assert!(app.on_key(key(KeyCode::Esc), clock.at(900)).is_empty());
+    assert_eq!(app.input().text(), "", "Esc with text clears it");
+    assert!(
+        app.on_key(key(KeyCode::Esc), clock.at(1000)).is_empty(),
+        "the clearing Esc does not count"
+    );
+    assert_eq!(
+        app.on_key(key(KeyCode::Esc), clock.at(1100)),
+        vec![Effect::LoadCheckpoints]
+    );
+    // Checkpoints nobody asked for open nothing.
+    let mut other = crate::fixtures::app();
+    other.on_checkpoints(&two_turns());
+    assert_eq!(other.screen(), Screen::Chat);
+}
+
+#[test]
+fn menu_shows_disabled_actions_and_refuses_them() {
+    let clock = Clock::new();
+    let mut app = app();
+    let mut l = two_turns();
+    l.entries[0].can_restore_conversation = Some(false);
+    l.entries[0].disabled_reason = Some("not on this head".into());
+    app.on_key(key(KeyCode::Esc), clock.at(0));
+    app.on_key(key(KeyCode::Esc), clock.at(10));
+    app.on_checkpoints(&l);
+    app.on_key(key(KeyCode::Up), clock.at(20));
+    app.on_key(key(KeyCode::Up), clock.at(30));
+    app.on_key(key(KeyCode::Enter), clock.at(40));
+    assert!(
+        app.on_key(key(KeyCode::Enter), clock.at(50)).is_empty(),
+        "default 2 is unavailable"
+    );
+    assert!(app.message().unwrap().contains("not on this head"));
+    assert!(app.on_key(key(KeyCode::Char('4')), clock.at(60)).is_empty());
+    assert!(
+        !app.on_key(key(KeyCode::Char('3')), clock.at(70)).is_empty(),
+        "code stays offered"
+    );
+}
+
+#[test]
+fn preview_with_conflicts_needs_skip_or_overwrite_and_esc_goes_back() {
+    let clock = Clock::new();
+    let mut app = app();
+    app.on_key(key(KeyCode::Esc), clock.at(0));
+    app.on_key(key(KeyCode::Esc), clock.at(10));
+    app.on_checkpoints(&two_turns());
+    app.on_key(key(KeyCode::Up), clock.at(20));
+    app.on_key(key(KeyCode::Up), clock.at(30));
+    app.on_key(key(KeyCode::Enter), clock.at(40));
+    app.on_key(key(KeyCode::Char('3')), clock.at(50));
+    app.on_plan(conflicted_plan());
+    assert!(
+        app.on_key(key(KeyCode::Enter), clock.at(60)).is_empty(),
+        "conflicts need a choice"
+    );
+    assert!(app.on_key(key(KeyCode::Char('y')), clock.at(70)).is_empty());
+    assert_eq!(app.screen(), Screen::Preview);
+    app.on_key(key(KeyCode::Esc), clock.at(80));
+    assert_eq!(app.screen(), Screen::Menu, "Esc goes back to the menu");
+    app.on_key(key(KeyCode::Char('3')), clock.at(90));
+    app.on_plan(conflicted_plan());
+    let effects = app.on_key(key(KeyCode::Char('o')), clock.at(100));
+    assert!(
+        matches!(effects.as_slice(), [Effect::Commit(c)] if c.on_conflict == OnConflict::Overwrite && c.confirm),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn input_keys_send_newline_history_and_quit() {
+    let clock = Clock::new();
+    let mut app = app();
+    type_text(&mut app, "first", clock.at(0));
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT), clock.at(1));
+    type_text(&mut app, "line", clock.at(2));
+    app.on_key(ctrl('j'), clock.at(3));
+    assert_eq!(app.input().text(), "first\nline\n");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(4)),
+        vec![Effect::Send("first\nline\n".into())]
+    );
+    assert!(app.input().is_empty());
+    app.on_key(key(KeyCode::Up), clock.at(5));
+    assert_eq!(app.input().text(), "first\nline\n", "Up on empty input recalls");
+    app.on_key(ctrl('c'), clock.at(6));
+    assert!(app.input().is_empty(), "Ctrl-C clears");
+    assert!(
+        app.on_key(ctrl('c'), clock.at(7)).is_empty(),
+        "first Ctrl-C on empty input warns"
+    );
+    assert_eq!(app.on_key(ctrl('c'), clock.at(8)), vec![Effect::Quit]);
+    assert!(app.should_quit());
+    let mut app = crate::fixtures::app();
+    assert_eq!(app.on_key(ctrl('d'), clock.at(0)), vec![Effect::Quit]);
+}
+
+#[test]
+fn running_turn_esc_cancels_and_approvals_answer() {
+    let clock = Clock::new();
+    let mut app = app();
+    app.on_event(Event::TurnStarted {
+        session_id: SessionId::new("s"),
+        head_id: HeadId::main(),
+        turn: 0,
+        prompt: "go".into(),
+    });
+    assert_eq!(app.on_key(key(KeyCode::Esc), clock.at(0)), vec![Effect::Cancel]);
+    assert_eq!(app.on_key(ctrl('c'), clock.at(1)), vec![Effect::Cancel]);
+    app.on_event(Event::ApprovalRequested {
+        call_id: "c9".into(),
+        tool: "bash".into(),
+        command: "cargo test".into(),
+    });
+    assert_eq!(app.screen(), Screen::Approval);
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('a')), clock.at(2)),
+        vec![Effect::Approve {
+            call_id: "c9".into(),
+            decision: ApprovalDecision::Session
+        }]
+    );
+    assert_eq!(app.screen(), Screen::Chat);
+    app.on_event(Event::TurnFinished {
+        turn: 0,
+        ok: true,
+        error: None,
+        usage: None,
+    });
+    assert!(!app.status().running);
+}

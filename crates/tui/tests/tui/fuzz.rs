@@ -1,0 +1,153 @@
+//! Random keys, events, answers and terminal sizes: nothing panics.
+
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use retrace_protocol::{Event, HeadId, RewindScope, SessionId};
+
+use crate::fixtures::*;
+
+/// xorshift64*: enough randomness for a fuzz test, seeded so a failure replays.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn random_key(rng: &mut Rng) -> KeyEvent {
+    const CODES: [KeyCode; 14] = [
+        KeyCode::Esc,
+        KeyCode::Enter,
+        KeyCode::Up,
+        KeyCode::Down,
+        KeyCode::Left,
+        KeyCode::Right,
+        KeyCode::Backspace,
+        KeyCode::Delete,
+        KeyCode::Home,
+        KeyCode::End,
+        KeyCode::PageUp,
+        KeyCode::PageDown,
+        KeyCode::Tab,
+        KeyCode::Char(' '),
+    ];
+    const CHARS: &[char] = &[
+        '1', '2', '3', '4', '5', '6', 'y', 'a', 'n', 's', 'o', 'j', 'k', 'q', '/', 'é', '漢', '\u{202e}',
+        '\u{1b}',
+    ];
+    let code = if rng.below(2) == 0 {
+        CODES[rng.below(CODES.len() as u64) as usize]
+    } else {
+        KeyCode::Char(CHARS[rng.below(CHARS.len() as u64) as usize])
+    };
+    let modifiers = match rng.below(8) {
+        0 => KeyModifiers::CONTROL,
+        1 => KeyModifiers::ALT,
+        2 => KeyModifiers::SHIFT,
+        _ => KeyModifiers::NONE,
+    };
+    KeyEvent::new(code, modifiers)
+}
+
+fn random_event(rng: &mut Rng, turn: &mut u64) -> Event {
+    match rng.below(9) {
+        0 => {
+            *turn += 1;
+            Event::TurnStarted {
+                session_id: SessionId::new("s"),
+                head_id: HeadId::main(),
+                turn: *turn,
+                prompt: "p\u{1b}[2J\nsecond line".into(),
+            }
+        }
+        1 => Event::AssistantDelta {
+            text: "word 漢字 \u{202e}rtl\n".repeat(rng.below(5) as usize),
+        },
+        2 => Event::ReasoningDelta {
+            text: "think\n".into(),
+        },
+        3 => Event::ToolCall {
+            id: format!("c{}", rng.below(3)),
+            name: "edit_file".into(),
+            arguments: r#"{"path":"a/very/long/path/that/keeps/going/and/going.rs"}"#.into(),
+        },
+        4 => Event::ToolResult {
+            id: format!("c{}", rng.below(3)),
+            name: "edit_file".into(),
+            ok: rng.below(2) == 0,
+            content: "out\n".repeat(rng.below(30) as usize),
+        },
+        5 => Event::TurnFinished {
+            turn: *turn,
+            ok: rng.below(2) == 0,
+            error: Some("cancelled".into()),
+            usage: None,
+        },
+        6 => Event::ApprovalRequested {
+            call_id: format!("c{}", rng.below(3)),
+            tool: "bash".into(),
+            command: "x".repeat(rng.below(400) as usize),
+        },
+        7 => Event::Notice {
+            message: "notice\r\n".into(),
+            retry: None,
+        },
+        _ => Event::HeadChanged {
+            head_id: HeadId::new("h2"),
+        },
+    }
+}
+
+#[test]
+fn random_keys_events_and_sizes_never_panic() {
+    for seed in 1..=24u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut app = app();
+        app.on_transcript(&transcript());
+        let start = Instant::now();
+        let mut ms = 0u64;
+        let mut turn = 0u64;
+        for _ in 0..400 {
+            ms += rng.below(700);
+            let now = start + Duration::from_millis(ms);
+            match rng.below(10) {
+                0..=5 => {
+                    app.on_key(random_key(&mut rng), now);
+                }
+                6 => {
+                    app.on_event(random_event(&mut rng, &mut turn));
+                }
+                7 => match rng.below(4) {
+                    0 => app.on_checkpoints(&two_turns()),
+                    1 => {
+                        app.on_plan(if rng.below(2) == 0 {
+                            conflicted_plan()
+                        } else {
+                            plan(0, RewindScope::Code)
+                        });
+                    }
+                    2 => {
+                        app.on_result(&result(RewindScope::Both, &["a"], &[]));
+                    }
+                    _ => app.on_tick(),
+                },
+                _ => {
+                    let w = 1 + rng.below(200) as u16;
+                    let h = 1 + rng.below(60) as u16;
+                    render(&app, w, h);
+                }
+            }
+        }
+        for (w, h) in [(1, 1), (40, 10), (39, 10), (200, 60)] {
+            render(&app, w, h);
+        }
+    }
+}

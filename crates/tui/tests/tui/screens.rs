@@ -1,0 +1,179 @@
+//! Snapshots of every screen (insta, `tests/tui/snapshots/`). A UI change comes with its diff.
+
+use insta::assert_snapshot;
+use ratatui::crossterm::event::KeyCode;
+use retrace_protocol::{Event, HeadEntry, HeadId, HeadKind, RewindScope, SessionId, TokenUsage};
+use retrace_tui::App;
+
+use crate::fixtures::*;
+
+/// The app after two turns and a third one running (streaming, a tool call waiting).
+fn chatting() -> App {
+    let mut app = app();
+    app.on_transcript(&transcript());
+    app.on_event(Event::TurnFinished {
+        turn: 1,
+        ok: true,
+        error: None,
+        usage: Some(TokenUsage {
+            prompt_tokens: 1200,
+            completion_tokens: 85,
+            total_tokens: 1285,
+        }),
+    });
+    app.on_event(Event::TurnStarted {
+        session_id: SessionId::new("0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41"),
+        head_id: HeadId::main(),
+        turn: 2,
+        prompt: "now run \u{1b}[31mclippy\u{1b}[0m".into(),
+    });
+    app.on_event(Event::ReasoningDelta {
+        text: "The user wants clippy.\nI should run it.".into(),
+    });
+    app.on_event(Event::AssistantDelta {
+        text: "Running clippy".into(),
+    });
+    app.on_event(Event::AssistantDelta { text: " now.".into() });
+    app.on_event(Event::ToolCall {
+        id: "c7".into(),
+        name: "bash".into(),
+        arguments: r#"{"command":"cargo clippy -- -D warnings"}"#.into(),
+    });
+    app.on_event(Event::CheckpointCaptured {
+        turn: 2,
+        paths: vec!["src/lib.rs".into()],
+        gaps: Vec::new(),
+    });
+    app.on_event(Event::Notice {
+        message: "model request retried (HTTP 429)".into(),
+        retry: None,
+    });
+    app.on_tick();
+    app
+}
+
+fn open_picker(app: &mut App) {
+    let clock = Clock::new();
+    app.on_key(key(KeyCode::Esc), clock.at(0));
+    app.on_key(key(KeyCode::Esc), clock.at(100));
+    app.on_checkpoints(&two_turns());
+}
+
+#[test]
+fn chat_with_a_running_turn() {
+    assert_snapshot!(render(&chatting(), 80, 24));
+}
+
+#[test]
+fn picker_with_a_shell_gap() {
+    let mut app = app();
+    app.on_transcript(&transcript());
+    open_picker(&mut app);
+    assert_snapshot!(render(&app, 80, 20));
+}
+
+#[test]
+fn menu_with_a_disabled_action() {
+    let clock = Clock::new();
+    let mut app = app();
+    app.on_transcript(&transcript());
+    let mut l = two_turns();
+    l.entries[0].can_restore_conversation = Some(false);
+    l.entries[0].disabled_reason = Some("not on this head".into());
+    app.on_key(key(KeyCode::Esc), clock.at(0));
+    app.on_key(key(KeyCode::Esc), clock.at(100));
+    app.on_checkpoints(&l);
+    app.on_key(key(KeyCode::Up), clock.at(200));
+    app.on_key(key(KeyCode::Up), clock.at(300));
+    app.on_key(key(KeyCode::Enter), clock.at(400));
+    assert_snapshot!(render(&app, 80, 20));
+}
+
+#[test]
+fn preview_with_conflicts_and_a_shell_gap() {
+    let clock = Clock::new();
+    let mut app = app();
+    app.on_transcript(&transcript());
+    open_picker(&mut app);
+    app.on_key(key(KeyCode::Up), clock.at(200));
+    app.on_key(key(KeyCode::Up), clock.at(300));
+    app.on_key(key(KeyCode::Enter), clock.at(400));
+    app.on_key(key(KeyCode::Char('3')), clock.at(500));
+    app.on_plan(conflicted_plan());
+    app.on_key(key(KeyCode::Enter), clock.at(600)); // shows the hint: conflicts need a choice
+    assert_snapshot!(render(&app, 80, 24));
+}
+
+#[test]
+fn approval_modal() {
+    let mut app = chatting();
+    app.on_event(Event::ApprovalRequested {
+        call_id: "c7".into(),
+        tool: "bash".into(),
+        command: "cargo clippy -- -D warnings".into(),
+    });
+    assert_snapshot!(render(&app, 80, 24));
+}
+
+#[test]
+fn help() {
+    let clock = Clock::new();
+    let mut app = app();
+    type_text(&mut app, "/help", clock.at(0));
+    app.on_key(key(KeyCode::Enter), clock.at(1));
+    assert_snapshot!(render(&app, 80, 24));
+}
+
+#[test]
+fn heads() {
+    let mut app = app();
+    let head = |id: &str, kind, parent: Option<&str>, selected| HeadEntry {
+        id: HeadId::new(id),
+        kind,
+        name: None,
+        parent_head: parent.map(HeadId::new),
+        fork_from: None,
+        selected,
+        retired: false,
+        message_count: 6,
+        turns: 2,
+        last_activity: None,
+    };
+    app.on_heads(vec![
+        head("main", HeadKind::Main, None, false),
+        head("h2", HeadKind::Rewind, Some("main"), true),
+    ]);
+    assert_snapshot!(render(&app, 60, 12));
+}
+
+#[test]
+fn after_a_conversation_rewind() {
+    let clock = Clock::new();
+    let mut app = app();
+    app.on_transcript(&transcript());
+    open_picker(&mut app);
+    app.on_key(key(KeyCode::Up), clock.at(200));
+    app.on_key(key(KeyCode::Up), clock.at(300));
+    app.on_key(key(KeyCode::Enter), clock.at(400));
+    app.on_key(key(KeyCode::Char('1')), clock.at(500));
+    app.on_plan(plan(0, RewindScope::Both));
+    app.on_key(key(KeyCode::Char('y')), clock.at(600));
+    app.on_result(&result(RewindScope::Both, &["src/lib.rs"], &["tests/parse.rs"]));
+    assert_snapshot!(render(&app, 80, 16));
+}
+
+#[test]
+fn narrow_terminal() {
+    let mut app = chatting();
+    assert_snapshot!("narrow_chat", render(&app, 40, 10));
+    open_picker(&mut app);
+    app.on_event(Event::TurnFinished {
+        turn: 2,
+        ok: true,
+        error: None,
+        usage: None,
+    });
+    open_picker(&mut app);
+    assert_snapshot!("narrow_picker", render(&app, 40, 10));
+    assert_snapshot!("too_small", render(&app, 39, 9));
+}
