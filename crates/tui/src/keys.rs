@@ -40,6 +40,17 @@ impl App {
         }
     }
 
+    /// Pasted text (bracketed paste): typed into the input as it is, line breaks kept, so a
+    /// pasted newline never sends a half prompt.
+    pub fn on_paste(&mut self, text: &str) {
+        if self.screen() != Screen::Chat {
+            return;
+        }
+        for c in text.replace("\r\n", "\n").replace('\r', "\n").chars() {
+            self.input.insert(c);
+        }
+    }
+
     fn approval_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let decision = match key.code {
             KeyCode::Char('y') => ApprovalDecision::Once,

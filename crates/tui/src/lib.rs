@@ -8,8 +8,9 @@
 //! - [`view::draw`] renders an `App` into a ratatui frame. It never decides anything and never
 //!   panics at any size (below 40×10 it says the terminal is too small). Every string that came
 //!   from the model, the workspace or a server is escaped first ([`escape`]).
-//! - The runtime (later: `run`) owns the terminal and the `SessionHandle`, and only moves values
-//!   between them and the `App`.
+//! - [`run`] owns the terminal and the `SessionHandle`, and only moves values between them and
+//!   the `App` (keys from a reader thread, events from the subscription, answers from one task
+//!   per request). The terminal is restored on every way out, a panic included.
 //!
 //! What this trades away: the transcript is laid out again on every frame (no cache yet), and
 //! wrapping breaks lines at the cell, not at word boundaries.
@@ -22,9 +23,12 @@ pub mod escape;
 pub mod input;
 mod keys;
 pub mod rewind;
+pub mod run;
+mod terminal;
 pub mod transcript;
 pub mod view;
 
 pub use app::{App, AppOptions, Approval, Mode, Screen, StatusInfo};
 pub use effect::Effect;
 pub use error::TuiError;
+pub use run::{run, RunOptions};

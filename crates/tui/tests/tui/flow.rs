@@ -257,3 +257,15 @@ fn running_turn_esc_cancels_and_approvals_answer() {
     });
     assert!(!app.status().running);
 }
+
+#[test]
+fn a_pasted_newline_does_not_send() {
+    let clock = Clock::new();
+    let mut app = app();
+    app.on_paste("fix this:\r\n  fn main() {}\n");
+    assert_eq!(app.input().text(), "fix this:\n  fn main() {}\n");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(0)),
+        vec![Effect::Send("fix this:\n  fn main() {}\n".into())]
+    );
+}

@@ -1,0 +1,225 @@
+//! The runtime: owns the terminal and the session handle, and moves values between them and the
+//! [`App`]. Keys come from a reader thread (crossterm's blocking `poll`/`read`), events from the
+//! session's subscription, answers from one task per request; each arrives on a channel and the
+//! loop redraws after it. Nothing here decides what a key means.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::{self, Event as TermEvent};
+use retrace_control::SessionHandle;
+use retrace_protocol::{
+    CheckpointListing, Delivery, Error, HeadEntry, HeadRef, RewindPlan, RewindResult, SessionStatus,
+    TranscriptEntry, TurnAccepted,
+};
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::mpsc;
+
+use crate::app::{App, AppOptions, StatusInfo};
+use crate::effect::Effect;
+use crate::error::TuiError;
+use crate::terminal::TerminalGuard;
+use crate::view;
+
+/// How the UI runs.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// No colours (`NO_COLOR` set).
+    pub no_color: bool,
+    /// How often the spinner moves while a turn runs.
+    pub tick: Duration,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions {
+            no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+            tick: Duration::from_millis(120),
+        }
+    }
+}
+
+/// The answer to a request an [`Effect`] made.
+enum Answer {
+    Sent(Result<TurnAccepted, Error>),
+    Checkpoints(Result<CheckpointListing, Error>),
+    Transcript(Result<Vec<TranscriptEntry>, Error>),
+    Status(Result<SessionStatus, Error>),
+    Heads(Result<Vec<HeadEntry>, Error>),
+    Plan(Result<RewindPlan, Error>),
+    Rewind(Result<RewindResult, Error>),
+    Head(Result<HeadRef, Error>),
+}
+
+/// Runs the UI on an open session until the user quits. The terminal is restored on every way
+/// out (return, error, panic, SIGTERM/SIGHUP); the session stays open in the caller's hands.
+pub async fn run(handle: SessionHandle, opts: RunOptions) -> Result<(), TuiError> {
+    let status = handle.status().await?;
+    let mut app = App::new(
+        StatusInfo::from_status(&status),
+        AppOptions {
+            no_color: opts.no_color,
+        },
+    );
+    app.on_transcript(&handle.transcript(None).await?);
+    let mut events = handle.subscribe(Some(status.last_event_seq));
+
+    let mut guard = TerminalGuard::enter()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (term_tx, mut term_rx) = mpsc::unbounded_channel();
+    let reader = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                match event::poll(Duration::from_millis(50)) {
+                    Ok(true) => match event::read() {
+                        Ok(ev) => {
+                            if term_tx.send(ev).is_err() {
+                                break;
+                            }
+                        }
+                        Err(_) => break,
+                    },
+                    Ok(false) => {}
+                    Err(_) => break,
+                }
+            }
+        })
+    };
+    let (answer_tx, mut answer_rx) = mpsc::unbounded_channel();
+    let mut tick = tokio::time::interval(opts.tick);
+    let mut term_signal = signal(SignalKind::terminate()).map_err(|source| TuiError::Terminal {
+        op: "listen for SIGTERM",
+        source,
+    })?;
+    let mut hup_signal = signal(SignalKind::hangup()).map_err(|source| TuiError::Terminal {
+        op: "listen for SIGHUP",
+        source,
+    })?;
+
+    let result = loop {
+        if let Err(source) = guard.terminal.draw(|f| view::draw(f, &app)) {
+            break Err(TuiError::Terminal { op: "draw", source });
+        }
+        if app.should_quit() {
+            break Ok(());
+        }
+        let effects = tokio::select! {
+            ev = term_rx.recv() => match ev {
+                Some(TermEvent::Key(key)) => app.on_key(key, Instant::now()),
+                Some(TermEvent::Paste(text)) => {
+                    app.on_paste(&text);
+                    Vec::new()
+                }
+                Some(_) => Vec::new(), // a resize: the next draw lays out again
+                None => break Ok(()),
+            },
+            delivery = events.recv() => match delivery {
+                Some(Delivery::Event(numbered)) => app.on_event(numbered.event),
+                Some(Delivery::Lagged { .. }) => vec![Effect::LoadTranscript, Effect::LoadStatus],
+                None => break Ok(()),
+            },
+            Some(answer) = answer_rx.recv() => on_answer(&mut app, answer),
+            _ = tick.tick() => {
+                app.on_tick();
+                Vec::new()
+            }
+            _ = term_signal.recv() => break Ok(()),
+            _ = hup_signal.recv() => break Ok(()),
+        };
+        for effect in effects {
+            perform(&handle, effect, &answer_tx);
+        }
+    };
+    stop.store(true, Ordering::SeqCst);
+    drop(guard);
+    let _ = reader.join();
+    result
+}
+
+/// Feeds an answer to the app; what it asks next comes back.
+fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
+    match answer {
+        Answer::Sent(Ok(_)) => Vec::new(),
+        Answer::Checkpoints(Ok(l)) => {
+            app.on_checkpoints(&l);
+            Vec::new()
+        }
+        Answer::Transcript(Ok(t)) => {
+            app.on_transcript(&t);
+            Vec::new()
+        }
+        Answer::Status(Ok(s)) => {
+            app.on_status(&s);
+            Vec::new()
+        }
+        Answer::Heads(Ok(h)) => {
+            app.on_heads(h);
+            Vec::new()
+        }
+        Answer::Plan(Ok(p)) => app.on_plan(p),
+        Answer::Rewind(Ok(r)) => app.on_result(&r),
+        Answer::Head(Ok(r)) => app.on_head_ref(&r),
+        Answer::Sent(Err(e))
+        | Answer::Checkpoints(Err(e))
+        | Answer::Transcript(Err(e))
+        | Answer::Status(Err(e))
+        | Answer::Heads(Err(e))
+        | Answer::Plan(Err(e))
+        | Answer::Rewind(Err(e))
+        | Answer::Head(Err(e)) => {
+            app.on_error(&e);
+            Vec::new()
+        }
+    }
+}
+
+/// Starts the request an effect asks for; its answer comes back on `tx`.
+fn perform(handle: &SessionHandle, effect: Effect, tx: &mpsc::UnboundedSender<Answer>) {
+    let h = handle.clone();
+    let tx = tx.clone();
+    match effect {
+        Effect::Quit => {}
+        Effect::Cancel => {
+            h.cancel();
+        }
+        Effect::Approve { call_id, decision } => {
+            // An approval already answered elsewhere (or denied by a cancel) is not an error here.
+            let _ = h.approve(&call_id, decision);
+        }
+        Effect::Send(prompt) => {
+            tokio::spawn(async move { tx.send(Answer::Sent(h.send(prompt).await)) });
+        }
+        Effect::LoadCheckpoints => {
+            tokio::spawn(async move { tx.send(Answer::Checkpoints(h.checkpoints().await)) });
+        }
+        Effect::LoadTranscript => {
+            tokio::spawn(async move { tx.send(Answer::Transcript(h.transcript(None).await)) });
+        }
+        Effect::LoadStatus => {
+            tokio::spawn(async move { tx.send(Answer::Status(h.status().await)) });
+        }
+        Effect::LoadHeads => {
+            tokio::spawn(async move { tx.send(Answer::Heads(h.heads().await)) });
+        }
+        Effect::PrepareRewind(req) => {
+            tokio::spawn(async move { tx.send(Answer::Plan(h.prepare_rewind(req).await)) });
+        }
+        Effect::Commit(req) => {
+            tokio::spawn(async move { tx.send(Answer::Rewind(h.commit_rewind(req).await)) });
+        }
+        Effect::Undo(req) => {
+            tokio::spawn(async move { tx.send(Answer::Rewind(h.undo(req).await)) });
+        }
+        Effect::Fork(req) => {
+            tokio::spawn(async move { tx.send(Answer::Head(h.fork(req).await)) });
+        }
+        Effect::Summarize(req) => {
+            tokio::spawn(async move { tx.send(Answer::Head(h.summarize(req).await)) });
+        }
+        Effect::Switch(req) => {
+            tokio::spawn(async move { tx.send(Answer::Head(h.switch(req).await)) });
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Owning the real terminal: raw mode, the alternate screen and bracketed paste on entry, and
+//! restored on every way out — a normal return, an error (the guard's `Drop`) and a panic (a hook
+//! installed once, which restores before the default hook prints the message).
+
+use std::io::{self, Stdout};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Once;
+
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
+use ratatui::crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
+use ratatui::crossterm::{cursor, execute};
+use ratatui::Terminal;
+
+use crate::error::TuiError;
+
+/// Whether the terminal is in the UI's state now (what the panic hook has to undo).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+static HOOK: Once = Once::new();
+
+fn io_err(op: &'static str) -> impl FnOnce(io::Error) -> TuiError {
+    move |source| TuiError::Terminal { op, source }
+}
+
+/// Puts the terminal back as it was; safe to call more than once.
+pub fn restore() {
+    if ACTIVE.swap(false, Ordering::SeqCst) {
+        let _ = terminal::disable_raw_mode();
+        let _ = execute!(
+            io::stdout(),
+            DisableBracketedPaste,
+            LeaveAlternateScreen,
+            cursor::Show
+        );
+    }
+}
+
+/// The terminal in the UI's state; restored when dropped.
+pub struct TerminalGuard {
+    /// The ratatui terminal drawing on stdout.
+    pub terminal: Terminal<CrosstermBackend<Stdout>>,
+}
+
+impl TerminalGuard {
+    /// Enters raw mode and the alternate screen, and installs the panic hook (once per process).
+    pub fn enter() -> Result<TerminalGuard, TuiError> {
+        HOOK.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                restore();
+                previous(info);
+            }));
+        });
+        terminal::enable_raw_mode().map_err(io_err("enter raw mode"))?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        if let Err(e) = execute!(io::stdout(), EnterAlternateScreen, EnableBracketedPaste) {
+            restore();
+            return Err(io_err("enter the alternate screen")(e));
+        }
+        match Terminal::new(CrosstermBackend::new(io::stdout())) {
+            Ok(terminal) => Ok(TerminalGuard { terminal }),
+            Err(e) => {
+                restore();
+                Err(io_err("open the terminal")(e))
+            }
+        }
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
