@@ -13,6 +13,7 @@ mod output;
 mod rewind;
 mod sessions;
 mod sessions_remove;
+mod ui;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,11 +24,28 @@ use retrace_protocol::{OnConflict, RewindScope, SummarizeDirection};
 use crate::common::{CmdResult, Failure};
 
 /// Retrace: a coding agent whose every edit can be taken back.
+///
+/// With no command, the terminal UI: Esc Esc rewinds to any earlier turn.
 #[derive(Debug, Parser)]
-#[command(name = "retrace", version, about)]
+#[command(name = "retrace", version, about, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// Open this session in the terminal UI (its own workspace is used).
+    #[arg(long, conflicts_with = "continue_latest")]
+    session: Option<String>,
+    /// Open the latest session of the workspace (found from any subdirectory of it).
+    #[arg(short = 'c', long = "continue")]
+    continue_latest: bool,
+    /// The workspace (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// The model: `deepseek:NAME` (default provider), `openai:NAME`, `script:FILE` or `demo`.
+    #[arg(long)]
+    model: Option<String>,
+    /// An OpenAI-compatible endpoint (requests go to `<URL>/chat/completions`).
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -233,9 +251,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// A narrated run of the built-in demo model on a scratch workspace (no API key needed).
+    /// The terminal UI on a scratch workspace with the built-in demo model (no API key needed);
+    /// a narrated run instead when standard output is not a terminal.
     Demo {
-        /// Print the narrated run (what this build always does; the terminal UI comes later).
+        /// Print the narrated run even on a terminal.
         #[arg(long)]
         headless: bool,
     },
@@ -291,7 +310,19 @@ enum OnConflictArg {
 
 fn run(cli: Cli) -> CmdResult {
     let cfg = || config::load(&common::env).map_err(|e| Failure { code: 2, error: e });
-    match cli.command {
+    let Some(command) = cli.command else {
+        return ui::run(
+            &cfg()?,
+            ui::UiArgs {
+                session: cli.session.as_deref(),
+                continue_latest: cli.continue_latest,
+                workspace: cli.workspace.as_deref(),
+                model: cli.model.as_deref(),
+                base_url: cli.base_url.as_deref(),
+            },
+        );
+    };
+    match command {
         Command::Exec {
             session,
             continue_latest,
@@ -440,7 +471,8 @@ fn run(cli: Cli) -> CmdResult {
             json,
             ..
         } => config_cmd::show(&cfg()?, model.as_deref(), base_url.as_deref(), json),
-        Command::Demo { headless: _ } => demo::run(),
+        Command::Demo { headless } if !headless && ui::on_a_terminal() => ui::demo(),
+        Command::Demo { .. } => demo::run(),
     }
 }
 
@@ -480,7 +512,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // `exec` handles a closed standard output itself (the turn is cancelled cleanly, never killed
     // in the middle of a tool call); the other commands end quietly like other Unix tools.
-    if !matches!(cli.command, Command::Exec { .. }) {
+    if !matches!(cli.command, Some(Command::Exec { .. }) | None) {
         default_sigpipe();
     }
     match run(cli) {

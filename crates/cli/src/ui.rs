@@ -1,0 +1,107 @@
+//! `retrace` with no command: the terminal UI (`retrace-tui`) on a new session of the workspace,
+//! the latest one (`--continue`) or a given one (`--session`); and `retrace demo` on a terminal.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::ExitCode;
+
+use retrace_control::{Service, SessionHandle};
+use retrace_protocol::{BashPolicy, ErrorCode, ModelSpec};
+use retrace_tui::{RunOptions, TuiError};
+
+use crate::common::{model_spec, service_options, with_service, workspace_arg, CmdResult, Failure};
+use crate::config::{BashSetting, Config};
+
+/// What `retrace` (no command) was given.
+pub struct UiArgs<'a> {
+    pub session: Option<&'a str>,
+    pub continue_latest: bool,
+    pub workspace: Option<&'a Path>,
+    pub model: Option<&'a str>,
+    pub base_url: Option<&'a str>,
+}
+
+/// Whether both ends of the terminal are one: the UI reads keys and draws.
+pub fn on_a_terminal() -> bool {
+    std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+}
+
+fn tui_failure(e: TuiError) -> Failure {
+    match e {
+        TuiError::Session(e) => e.into(),
+        other => Failure {
+            code: 1,
+            error: anyhow::anyhow!("the terminal UI failed: {other}"),
+        },
+    }
+}
+
+/// `retrace [--session ID | --continue] [--model M] [--base-url U] [--workspace DIR]`.
+pub fn run(cfg: &Config, a: UiArgs<'_>) -> CmdResult {
+    if !on_a_terminal() {
+        return Err(Failure::usage(
+            "the terminal UI needs a terminal on standard input and output; in scripts use `retrace exec PROMPT` (see `retrace --help`)",
+        ));
+    }
+    let spec = model_spec(cfg, a.model, a.base_url)?;
+    let mut opts = service_options(cfg, Some(spec.clone()), false)?;
+    // Someone is there to ask: shell commands are asked about unless the config says otherwise.
+    opts.bash = match cfg.permissions.bash {
+        Some(BashSetting::Allow) => BashPolicy::Allow,
+        Some(BashSetting::Deny) => BashPolicy::Deny,
+        Some(BashSetting::Ask) | None => BashPolicy::Ask,
+    };
+    with_service(opts, async |svc: &Service| {
+        let h = open(svc, &a).await.map_err(|e| model_hint(e, &spec))?;
+        retrace_tui::run(h, RunOptions::default())
+            .await
+            .map_err(tui_failure)?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+async fn open(svc: &Service, a: &UiArgs<'_>) -> Result<SessionHandle, retrace_protocol::Error> {
+    match (a.session, a.continue_latest) {
+        (Some(id), _) => svc.open(id, a.workspace).await,
+        (None, true) => svc.open_latest(&workspace_path(a.workspace)?).await,
+        (None, false) => svc.create(&workspace_path(a.workspace)?).await,
+    }
+}
+
+fn workspace_path(w: Option<&Path>) -> Result<std::path::PathBuf, retrace_protocol::Error> {
+    workspace_arg(w).map_err(|f| retrace_protocol::Error::new(ErrorCode::Usage, f.error.to_string()))
+}
+
+/// A model that cannot be used says how to set it up, and offers the demo model.
+fn model_hint(e: retrace_protocol::Error, spec: &ModelSpec) -> Failure {
+    if e.code == ErrorCode::Model {
+        return Failure::hinted(
+            e,
+            &format!(
+                "\n  the model is {spec}; set its key (see `retrace config`), pick another with --model, or try the built-in demo: retrace --model demo"
+            ),
+        );
+    }
+    e.into()
+}
+
+/// `retrace demo` on a terminal: the UI on a scratch workspace with the demo model.
+pub fn demo() -> CmdResult {
+    use anyhow::Context;
+    let tmp = tempfile::Builder::new()
+        .prefix("retrace-demo-")
+        .tempdir()
+        .context("creating a scratch directory")?;
+    let ws = tmp.path().join("workspace");
+    std::fs::create_dir(&ws).context("creating the scratch workspace")?;
+    std::fs::write(ws.join("README.md"), "# Demo project\n").context("seeding the workspace")?;
+    let mut opts = retrace_control::ServiceOptions::new(tmp.path().join("data"));
+    opts.model = Some(ModelSpec::demo());
+    with_service(opts, async |svc: &Service| {
+        let h = svc.create(&ws).await?;
+        retrace_tui::run(h, RunOptions::default())
+            .await
+            .map_err(tui_failure)?;
+        Ok(ExitCode::SUCCESS)
+    })
+}

@@ -1,0 +1,220 @@
+//! The terminal UI end to end (issue 15): the real binary in a real terminal (`tmux`), a script
+//! model, and the files on disk. Type two prompts, Esc Esc, Up, Up, Enter, `3`, Enter: the files
+//! are as before turn 0; `/undo` brings them back; Esc Esc Enter changes nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+struct Tmux {
+    socket: PathBuf,
+    name: String,
+}
+
+impl Tmux {
+    fn tmux(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.arg("-S").arg(&self.socket);
+        c
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let ok = self
+            .tmux()
+            .args(["send-keys", "-t", &self.name])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    fn text(&self, text: &str) {
+        let ok = self
+            .tmux()
+            .args(["send-keys", "-l", "-t", &self.name, text])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    /// Esc, then Esc again a moment later, as a person presses them (sent in one go, the two
+    /// bytes would reach the program as one escape sequence).
+    fn esc_esc(&self) {
+        self.keys(&["Escape"]);
+        std::thread::sleep(Duration::from_millis(150));
+        self.keys(&["Escape"]);
+    }
+
+    fn screen(&self) -> String {
+        let out = self
+            .tmux()
+            .args(["capture-pane", "-p", "-t", &self.name])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits (up to 20 s) until `done` holds, showing the screen when it never does.
+    fn wait(&self, what: &str, done: impl Fn(&str) -> bool) {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "waited for {what}; the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.tmux().arg("kill-server").status();
+    }
+}
+
+fn have_tmux() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn files(ws: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(ws)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn rewind_and_undo_in_a_real_terminal() {
+    if !have_tmux() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is missing: .ci/run installs it"
+        );
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(ws.join("keep.txt"), "kept\n").unwrap();
+    let script = tmp.path().join("script.json");
+    std::fs::write(
+        &script,
+        json!({"responses": [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "one.txt", "content": "1\n"}}]},
+            {"content": "wrote one"},
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "two.txt", "content": "2\n"}}]},
+            {"content": "wrote two"}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    // The command the terminal runs: the binary with this test's isolated environment.
+    let isolated = support::isolated_retrace(tmp.path());
+    let mut line = String::from("env");
+    for k in [
+        "RETRACE_CONFIG",
+        "RETRACE_MODEL",
+        "RETRACE_BASE_URL",
+        "RETRACE_BASH",
+        "DEEPSEEK_API_KEY",
+        "OPENAI_API_KEY",
+    ] {
+        line.push_str(&format!(" -u {k}"));
+    }
+    for (k, v) in isolated.get_envs() {
+        if let Some(v) = v {
+            line.push_str(&format!(" {}='{}'", k.to_string_lossy(), v.to_string_lossy()));
+        }
+    }
+    line.push_str(&format!(
+        " '{}' --workspace '{}' --model 'script:{}'",
+        env!("CARGO_BIN_EXE_retrace"),
+        ws.display(),
+        script.display()
+    ));
+    let t = Tmux {
+        socket: tmp.path().join("tmux.sock"),
+        name: "retrace-e2e".to_string(),
+    };
+    let started = t
+        .tmux()
+        .args(["new-session", "-d", "-s", &t.name, "-x", "100", "-y", "30", &line])
+        .status()
+        .unwrap();
+    assert!(started.success());
+    t.wait("the first screen", |s| s.contains("Esc Esc rewind"));
+
+    t.text("first");
+    t.keys(&["Enter"]);
+    t.wait("turn 0", |s| s.contains("wrote one"));
+    t.text("second");
+    t.keys(&["Enter"]);
+    t.wait("turn 1", |s| s.contains("wrote two"));
+    assert_eq!(files(&ws), ["keep.txt", "one.txt", "two.txt"]);
+
+    // Esc Esc Enter: the picker opens on "(current)", and Enter there changes nothing.
+    t.esc_esc();
+    t.wait("the picker", |s| s.contains("(current)"));
+    t.keys(&["Enter"]);
+    t.wait("the picker to close", |s| !s.contains("(current)"));
+    assert_eq!(files(&ws), ["keep.txt", "one.txt", "two.txt"]);
+
+    // Esc Esc, Up, Up (turn 0), Enter, 3 (restore code), Enter (confirm the preview).
+    t.esc_esc();
+    t.wait("the picker", |s| s.contains("(current)"));
+    t.keys(&["Up", "Up", "Enter"]);
+    t.wait("the menu", |s| s.contains("Restore code") && s.contains("Turn 0"));
+    t.keys(&["3"]);
+    t.wait("the preview", |s| s.contains("Restore code to before turn 0"));
+    t.keys(&["Enter"]);
+    t.wait("the rewind", |s| s.contains("rewound to turn 0"));
+    assert_eq!(files(&ws), ["keep.txt"]);
+
+    t.text("/undo");
+    t.keys(&["Enter"]);
+    let start = Instant::now();
+    while files(&ws) != ["keep.txt", "one.txt", "two.txt"] {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "undo: {:?}\n{}",
+            files(&ws),
+            t.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(std::fs::read_to_string(ws.join("two.txt")).unwrap(), "2\n");
+
+    // Ctrl-D on the empty input quits; the terminal is the shell's again.
+    t.keys(&["C-d"]);
+    let start = Instant::now();
+    while t
+        .tmux()
+        .args(["has-session", "-t", &t.name])
+        .status()
+        .unwrap()
+        .success()
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "still running:\n{}",
+            t.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
