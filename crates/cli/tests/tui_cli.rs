@@ -78,7 +78,11 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = self.tmux().arg("kill-server").status();
+        let _ = self
+            .tmux()
+            .arg("kill-server")
+            .stderr(std::process::Stdio::null())
+            .status();
     }
 }
 
@@ -162,10 +166,11 @@ fn rewind_and_undo_in_a_real_terminal() {
 
     t.text("first");
     t.keys(&["Enter"]);
-    t.wait("turn 0", |s| s.contains("wrote one"));
+    // A turn is over when its answer is shown and the "working…" line is gone.
+    t.wait("turn 0", |s| s.contains("wrote one") && !s.contains("working…"));
     t.text("second");
     t.keys(&["Enter"]);
-    t.wait("turn 1", |s| s.contains("wrote two"));
+    t.wait("turn 1", |s| s.contains("wrote two") && !s.contains("working…"));
     assert_eq!(files(&ws), ["keep.txt", "one.txt", "two.txt"]);
 
     // Esc Esc Enter: the picker opens on "(current)", and Enter there changes nothing.
@@ -214,6 +219,70 @@ fn rewind_and_undo_in_a_real_terminal() {
             start.elapsed() < Duration::from_secs(10),
             "still running:\n{}",
             t.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Found when a test's terminal went away: the UI kept running, spinning, after the hangup. It
+/// must end, restoring nothing it cannot and releasing the session.
+#[test]
+fn the_ui_ends_when_its_terminal_goes_away() {
+    if !have_tmux() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is missing: .ci/run installs it"
+        );
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let isolated = support::isolated_retrace(tmp.path());
+    let mut line = String::from("env");
+    for (k, v) in isolated.get_envs() {
+        if let Some(v) = v {
+            line.push_str(&format!(" {}='{}'", k.to_string_lossy(), v.to_string_lossy()));
+        }
+    }
+    line.push_str(&format!(
+        " '{}' --workspace '{}' --model demo",
+        env!("CARGO_BIN_EXE_retrace"),
+        ws.display()
+    ));
+    let t = Tmux {
+        socket: tmp.path().join("tmux.sock"),
+        name: "retrace-hup".to_string(),
+    };
+    let started = t
+        .tmux()
+        .args(["new-session", "-d", "-s", &t.name, "-x", "80", "-y", "24", &line])
+        .status()
+        .unwrap();
+    assert!(started.success());
+    t.wait("the first screen", |s| s.contains("Esc Esc rewind"));
+    let out = t
+        .tmux()
+        .args(["list-panes", "-t", &t.name, "-F", "#{pane_pid}"])
+        .output()
+        .unwrap();
+    let pid = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(!pid.is_empty());
+    let _ = t
+        .tmux()
+        .arg("kill-server")
+        .stderr(std::process::Stdio::null())
+        .status();
+    let proc_dir = PathBuf::from(format!("/proc/{pid}"));
+    let start = Instant::now();
+    while proc_dir.exists() {
+        let state = std::fs::read_to_string(proc_dir.join("stat")).unwrap_or_default();
+        if state.split_whitespace().nth(2) == Some("Z") {
+            break; // exited, not yet reaped
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "retrace {pid} still runs after the hangup"
         );
         std::thread::sleep(Duration::from_millis(50));
     }

@@ -134,7 +134,10 @@ pub async fn run(handle: SessionHandle, opts: RunOptions) -> Result<(), TuiError
     };
     stop.store(true, Ordering::SeqCst);
     drop(guard);
-    let _ = reader.join();
+    drop(term_rx);
+    // Not joined: when the terminal has gone (a hangup), crossterm's read never returns, so the
+    // thread is left to end with the process, which the caller ends next.
+    drop(reader);
     result
 }
 
