@@ -20,8 +20,9 @@ const PROMPTS: [&str; 4] = [
     "Tidy up: update the notes and add a changelog in one go.",
 ];
 
-/// Runs the demo.
-pub fn run() -> CmdResult {
+/// A scratch directory (deleted when dropped) with a seeded `workspace/`, and service options on
+/// a data root beside it with the demo model.
+pub fn scratch() -> Result<(tempfile::TempDir, std::path::PathBuf, ServiceOptions), Failure> {
     let tmp = tempfile::Builder::new()
         .prefix("retrace-demo-")
         .tempdir()
@@ -31,6 +32,12 @@ pub fn run() -> CmdResult {
     std::fs::write(ws.join("README.md"), "# Demo project\n").context("seeding the workspace")?;
     let mut opts = ServiceOptions::new(tmp.path().join("data"));
     opts.model = Some(ModelSpec::demo());
+    Ok((tmp, ws, opts))
+}
+
+/// Runs the demo.
+pub fn run() -> CmdResult {
+    let (_tmp, ws, opts) = scratch()?;
     let rt = runtime()?;
     rt.block_on(async {
         let service = Service::new(opts);

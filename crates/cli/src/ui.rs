@@ -87,16 +87,7 @@ fn model_hint(e: retrace_protocol::Error, spec: &ModelSpec) -> Failure {
 
 /// `retrace demo` on a terminal: the UI on a scratch workspace with the demo model.
 pub fn demo() -> CmdResult {
-    use anyhow::Context;
-    let tmp = tempfile::Builder::new()
-        .prefix("retrace-demo-")
-        .tempdir()
-        .context("creating a scratch directory")?;
-    let ws = tmp.path().join("workspace");
-    std::fs::create_dir(&ws).context("creating the scratch workspace")?;
-    std::fs::write(ws.join("README.md"), "# Demo project\n").context("seeding the workspace")?;
-    let mut opts = retrace_control::ServiceOptions::new(tmp.path().join("data"));
-    opts.model = Some(ModelSpec::demo());
+    let (_tmp, ws, opts) = crate::demo::scratch()?;
     with_service(opts, async |svc: &Service| {
         let h = svc.create(&ws).await?;
         retrace_tui::run(h, RunOptions::default())

@@ -7,7 +7,7 @@
 //! through [`line`] or [`text`].
 
 /// Invisible characters that reorder or hide text.
-fn invisible(c: char) -> bool {
+pub fn invisible(c: char) -> bool {
     matches!(c,
         '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
         | '\u{2060}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
