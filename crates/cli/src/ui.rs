@@ -44,7 +44,9 @@ pub fn run(cfg: &Config, a: UiArgs<'_>) -> CmdResult {
         ));
     }
     let spec = model_spec(cfg, a.model, a.base_url)?;
-    let mut opts = service_options(cfg, Some(spec.clone()), false)?;
+    // The session opens without a model, which is set next: a model that cannot be used (no key)
+    // is said on the UI's first screen, with what to do, instead of keeping the UI closed.
+    let mut opts = service_options(cfg, None, false)?;
     // Someone is there to ask: shell commands are asked about unless the config says otherwise.
     opts.bash = match cfg.permissions.bash {
         Some(BashSetting::Allow) => BashPolicy::Allow,
@@ -52,10 +54,12 @@ pub fn run(cfg: &Config, a: UiArgs<'_>) -> CmdResult {
         Some(BashSetting::Ask) | None => BashPolicy::Ask,
     };
     with_service(opts, async |svc: &Service| {
-        let h = open(svc, &a).await.map_err(|e| model_hint(e, &spec))?;
-        retrace_tui::run(h, RunOptions::default())
-            .await
-            .map_err(tui_failure)?;
+        let h = open(svc, &a).await?;
+        let mut run = RunOptions::default();
+        if let Err(e) = h.set_model(spec.clone()).await {
+            run.first_message = Some(no_model(&e, &spec));
+        }
+        retrace_tui::run(h, run).await.map_err(tui_failure)?;
         Ok(ExitCode::SUCCESS)
     })
 }
@@ -72,17 +76,13 @@ fn workspace_path(w: Option<&Path>) -> Result<std::path::PathBuf, retrace_protoc
     workspace_arg(w).map_err(|f| retrace_protocol::Error::new(ErrorCode::Usage, f.error.to_string()))
 }
 
-/// A model that cannot be used says how to set it up, and offers the demo model.
-fn model_hint(e: retrace_protocol::Error, spec: &ModelSpec) -> Failure {
-    if e.code == ErrorCode::Model {
-        return Failure::hinted(
-            e,
-            &format!(
-                "\n  the model is {spec}; set its key (see `retrace config`), pick another with --model, or try the built-in demo: retrace --model demo"
-            ),
-        );
-    }
-    e.into()
+/// What the first screen says when the model cannot be used: why, how to set it up, and the
+/// demo model to try meanwhile.
+fn no_model(e: &retrace_protocol::Error, spec: &ModelSpec) -> String {
+    format!(
+        "type /model demo to try the built-in demo model — {spec} cannot answer yet: {} (`retrace config` shows where its key is read)",
+        e.message
+    )
 }
 
 /// `retrace demo` on a terminal: the UI on a scratch workspace with the demo model.

@@ -287,3 +287,54 @@ fn the_ui_ends_when_its_terminal_goes_away() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// With no key for the model, the UI still opens and its first screen says so and what to do;
+/// `/model demo` then answers.
+#[test]
+fn without_a_key_the_first_screen_says_what_to_do() {
+    if !have_tmux() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is missing: .ci/run installs it"
+        );
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let isolated = support::isolated_retrace(tmp.path());
+    let mut line = String::from("env -u DEEPSEEK_API_KEY -u OPENAI_API_KEY -u RETRACE_MODEL");
+    for (k, v) in isolated.get_envs() {
+        if let Some(v) = v {
+            line.push_str(&format!(" {}='{}'", k.to_string_lossy(), v.to_string_lossy()));
+        }
+    }
+    line.push_str(&format!(
+        " '{}' --workspace '{}'",
+        env!("CARGO_BIN_EXE_retrace"),
+        ws.display()
+    ));
+    let t = Tmux {
+        socket: tmp.path().join("tmux.sock"),
+        name: "retrace-nokey".to_string(),
+    };
+    let started = t
+        .tmux()
+        .args(["new-session", "-d", "-s", &t.name, "-x", "160", "-y", "24", &line])
+        .status()
+        .unwrap();
+    assert!(started.success());
+    t.wait("the first screen", |s| {
+        s.contains("/model demo") && s.contains("DEEPSEEK_API_KEY")
+    });
+    t.text("/model demo");
+    t.keys(&["Enter"]);
+    t.wait("the model", |s| s.contains("model changed"));
+    t.text("hello");
+    t.keys(&["Enter"]);
+    t.wait("the demo's answer", |s| {
+        s.contains("Demo turn 1") && !s.contains("working…")
+    });
+    assert!(ws.join("demo/notes.md").exists());
+    t.keys(&["C-d"]);
+}

@@ -453,6 +453,12 @@ impl App {
     }
 
     /// A request failed: say so, and drop what waited for it.
+    /// Shows `message` (escaped) in the status area until the next one.
+    pub fn say(&mut self, message: &str) {
+        self.message = Some(escape::line(message));
+    }
+
+    /// An error answered to a request: said in the status area.
     pub fn on_error(&mut self, err: &Error) {
         if let Some(Awaiting::Plan(Some(menu))) = self.awaiting.take() {
             self.mode = Mode::Menu(menu);

@@ -2,7 +2,8 @@
 //! handle (or to the terminal), carried in the protocol's own request types.
 
 use retrace_protocol::{
-    ApprovalDecision, CommitRewind, ForkRequest, PrepareRewind, SummarizeRequest, SwitchRequest, UndoRequest,
+    ApprovalDecision, CommitRewind, ForkRequest, ModelSpec, PrepareRewind, SummarizeRequest, SwitchRequest,
+    UndoRequest,
 };
 
 /// A request for the runtime. Answers come back through `App::on_*`.
@@ -39,6 +40,9 @@ pub enum Effect {
     Summarize(SummarizeRequest),
     /// Select a head; answer with `App::on_head_ref`.
     Switch(SwitchRequest),
+    /// Use another model from the next turn (`SessionHandle::set_model`); the answer refreshes
+    /// the status.
+    SetModel(ModelSpec),
     /// Leave the UI (restore the terminal; the session stays on disk).
     Quit,
 }

@@ -251,8 +251,18 @@ impl App {
                     Some("/fork: choose the turn with Esc Esc, then 4 (fork from here)".to_string());
                 Vec::new()
             }
-            Command::Sessions | Command::Model(_) => {
-                self.message = Some("not yet".to_string());
+            Command::Model(spec) => match retrace_protocol::ModelSpec::parse(&spec) {
+                Ok(spec) => {
+                    self.message = Some(format!("switching to {spec}…"));
+                    vec![Effect::SetModel(spec)]
+                }
+                Err(e) => {
+                    self.message = Some(e.to_string());
+                    Vec::new()
+                }
+            },
+            Command::Sessions => {
+                self.message = Some("not yet: /sessions (use `retrace --session ID`)".to_string());
                 Vec::new()
             }
             Command::Usage(usage) => {

@@ -29,6 +29,8 @@ pub struct RunOptions {
     pub no_color: bool,
     /// How often the spinner moves while a turn runs.
     pub tick: Duration,
+    /// A message shown on the first screen (why the model cannot answer yet, and what to do).
+    pub first_message: Option<String>,
 }
 
 impl Default for RunOptions {
@@ -36,6 +38,7 @@ impl Default for RunOptions {
         RunOptions {
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             tick: Duration::from_millis(120),
+            first_message: None,
         }
     }
 }
@@ -50,6 +53,7 @@ enum Answer {
     Plan(Result<RewindPlan, Error>),
     Rewind(Result<RewindResult, Error>),
     Head(Result<HeadRef, Error>),
+    Model(Result<(), Error>),
 }
 
 /// Runs the UI on an open session until the user quits. The terminal is restored on every way
@@ -63,6 +67,9 @@ pub async fn run(handle: SessionHandle, opts: RunOptions) -> Result<(), TuiError
         },
     );
     app.on_transcript(&handle.transcript(None).await?);
+    if let Some(m) = &opts.first_message {
+        app.say(m);
+    }
     let mut events = handle.subscribe(Some(status.last_event_seq));
 
     let mut guard = TerminalGuard::enter()?;
@@ -164,6 +171,10 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
         Answer::Plan(Ok(p)) => app.on_plan(p),
         Answer::Rewind(Ok(r)) => app.on_result(&r),
         Answer::Head(Ok(r)) => app.on_head_ref(&r),
+        Answer::Model(Ok(())) => {
+            app.say("model changed; it answers from the next turn");
+            vec![Effect::LoadStatus]
+        }
         Answer::Sent(Err(e))
         | Answer::Checkpoints(Err(e))
         | Answer::Transcript(Err(e))
@@ -171,7 +182,8 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
         | Answer::Heads(Err(e))
         | Answer::Plan(Err(e))
         | Answer::Rewind(Err(e))
-        | Answer::Head(Err(e)) => {
+        | Answer::Head(Err(e))
+        | Answer::Model(Err(e)) => {
             app.on_error(&e);
             Vec::new()
         }
@@ -217,6 +229,9 @@ fn perform(handle: &SessionHandle, effect: Effect, tx: &mpsc::UnboundedSender<An
         }
         Effect::Fork(req) => {
             tokio::spawn(async move { tx.send(Answer::Head(h.fork(req).await)) });
+        }
+        Effect::SetModel(spec) => {
+            tokio::spawn(async move { tx.send(Answer::Model(h.set_model(spec).await)) });
         }
         Effect::Summarize(req) => {
             tokio::spawn(async move { tx.send(Answer::Head(h.summarize(req).await)) });
