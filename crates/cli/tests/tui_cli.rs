@@ -338,3 +338,76 @@ fn without_a_key_the_first_screen_says_what_to_do() {
     assert!(ws.join("demo/notes.md").exists());
     t.keys(&["C-d"]);
 }
+
+/// Found by attack: a SIGINT from outside ended the UI without restoring the terminal. It ends it
+/// like SIGTERM does: the screen is the shell's again.
+#[test]
+fn a_sigint_from_outside_restores_the_terminal() {
+    if !have_tmux() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is missing: .ci/run installs it"
+        );
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let isolated = support::isolated_retrace(tmp.path());
+    let mut line = String::from("env");
+    for (k, v) in isolated.get_envs() {
+        if let Some(v) = v {
+            line.push_str(&format!(" {}='{}'", k.to_string_lossy(), v.to_string_lossy()));
+        }
+    }
+    line.push_str(&format!(
+        " '{}' --workspace '{}' --model demo",
+        env!("CARGO_BIN_EXE_retrace"),
+        ws.display()
+    ));
+    let t = Tmux {
+        socket: tmp.path().join("tmux.sock"),
+        name: "retrace-int".to_string(),
+    };
+    let started = t
+        .tmux()
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &t.name,
+            "-x",
+            "80",
+            "-y",
+            "24",
+            &line,
+            ";",
+        ])
+        .args(["set-option", "-t", &t.name, "remain-on-exit", "on"])
+        .status()
+        .unwrap();
+    assert!(started.success());
+    t.wait("the first screen", |s| s.contains("Esc Esc rewind"));
+    let pane = |format: &str| {
+        let out = t
+            .tmux()
+            .args(["display-message", "-p", "-t", &t.name, format])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(pane("#{alternate_on}"), "1");
+    let pid = pane("#{pane_pid}");
+    let killed = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    assert!(killed.success());
+    let start = Instant::now();
+    while pane("#{pane_dead}") != "1" {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "still running:\n{}",
+            t.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(pane("#{alternate_on}"), "0", "the terminal was not restored");
+}

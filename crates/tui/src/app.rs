@@ -132,6 +132,11 @@ pub struct App {
     pub(crate) input: Input,
     pub(crate) mode: Mode,
     pub(crate) approvals: Vec<Approval>,
+    /// How far the first approval's command is scrolled.
+    pub(crate) approval_scroll: usize,
+    /// The terminal's size at the last draw (the keys need it: a command must have been seen
+    /// whole before it can be allowed, and nothing is chosen on a screen too small to show it).
+    pub(crate) viewport: (u16, u16),
     pub(crate) message: Option<String>,
     /// Transcript rows scrolled up from the bottom.
     pub(crate) scroll: usize,
@@ -151,6 +156,8 @@ impl App {
             input: Input::default(),
             mode: Mode::Chat,
             approvals: Vec::new(),
+            approval_scroll: 0,
+            viewport: (80, 24),
             message: None,
             scroll: 0,
             no_color: opts.no_color,
@@ -204,6 +211,21 @@ impl App {
     /// The approvals waiting, oldest first.
     pub fn approvals(&self) -> &[Approval] {
         &self.approvals
+    }
+
+    /// How far the first approval's command is scrolled.
+    pub fn approval_scroll(&self) -> usize {
+        self.approval_scroll
+    }
+
+    /// The terminal's size, before each draw.
+    pub fn set_viewport(&mut self, width: u16, height: u16) {
+        self.viewport = (width, height);
+    }
+
+    /// Whether the terminal is too small to show the UI (keys that choose are then ignored).
+    pub fn too_small(&self) -> bool {
+        self.viewport.0 < crate::view::MIN_WIDTH || self.viewport.1 < crate::view::MIN_HEIGHT
     }
 
     /// Whether the UI asked to quit.

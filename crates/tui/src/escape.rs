@@ -53,6 +53,18 @@ pub fn first_line(s: &str, max: usize) -> String {
     }
 }
 
+/// All of `s` on one line, escaped as [`line`] does, cut to `max` characters with an ellipsis: for
+/// a name or a command where a line break must show (a path `a\nb` is not the path `a`).
+pub fn short(s: &str, max: usize) -> String {
+    let all = line(s);
+    if all.chars().count() <= max {
+        all
+    } else {
+        let cut: String = all.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
 /// Bytes in a short human form (`1.5 KiB`).
 pub fn human_bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];

@@ -25,6 +25,11 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
+        let choosing = matches!(self.screen(), Screen::Picker | Screen::Menu | Screen::Preview);
+        if choosing && self.too_small() && key.code != KeyCode::Esc {
+            // Nothing is chosen on a screen too small to show the choice.
+            return Vec::new();
+        }
         match self.screen() {
             Screen::Approval => self.approval_key(key),
             Screen::Chat => self.chat_key(key, now),
@@ -51,17 +56,52 @@ impl App {
         }
     }
 
+    /// How many lines of the first approval's command are below what shows.
+    fn approval_below(&self) -> (usize, usize) {
+        let Some(a) = self.approvals.first() else {
+            return (0, 0);
+        };
+        let (w, h) = self.viewport;
+        let (body, shown) = crate::view::overlay::approval_layout(a, w, h, crate::view::Theme::new(true));
+        let max_scroll = body.len().saturating_sub(shown);
+        (max_scroll.saturating_sub(self.approval_scroll), max_scroll)
+    }
+
     fn approval_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let (below, max_scroll) = self.approval_below();
+        let page = usize::from(self.viewport.1.saturating_sub(8)).max(1);
         let decision = match key.code {
+            KeyCode::Char('y') | KeyCode::Char('a') if below > 0 || self.too_small() => {
+                self.message =
+                    Some("read the whole command first (↓ or PgDn), or make the terminal larger".to_string());
+                return Vec::new();
+            }
             KeyCode::Char('y') => ApprovalDecision::Once,
             KeyCode::Char('a') => ApprovalDecision::Session,
             KeyCode::Char('n') | KeyCode::Esc => ApprovalDecision::Deny,
             KeyCode::Char('c') if ctrl(&key, 'c') => return vec![Effect::Cancel],
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.approval_scroll = (self.approval_scroll + 1).min(max_scroll);
+                return Vec::new();
+            }
+            KeyCode::PageDown | KeyCode::Char(' ') => {
+                self.approval_scroll = (self.approval_scroll + page).min(max_scroll);
+                return Vec::new();
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.approval_scroll = self.approval_scroll.saturating_sub(1);
+                return Vec::new();
+            }
+            KeyCode::PageUp => {
+                self.approval_scroll = self.approval_scroll.saturating_sub(page);
+                return Vec::new();
+            }
             _ => return Vec::new(),
         };
         if self.approvals.is_empty() {
             return Vec::new();
         }
+        self.approval_scroll = 0;
         let a = self.approvals.remove(0);
         vec![Effect::Approve {
             call_id: a.call_id,

@@ -104,8 +104,17 @@ pub async fn run(handle: SessionHandle, opts: RunOptions) -> Result<(), TuiError
         op: "listen for SIGHUP",
         source,
     })?;
+    // A SIGINT from outside (Ctrl-C itself is a key in raw mode) ends the UI like SIGTERM: the
+    // terminal restored, the running turn cancelled by the caller, its shell killed.
+    let mut int_signal = signal(SignalKind::interrupt()).map_err(|source| TuiError::Terminal {
+        op: "listen for SIGINT",
+        source,
+    })?;
 
     let result = loop {
+        if let Ok(size) = guard.terminal.size() {
+            app.set_viewport(size.width, size.height);
+        }
         if let Err(source) = guard.terminal.draw(|f| view::draw(f, &app)) {
             break Err(TuiError::Terminal { op: "draw", source });
         }
@@ -134,6 +143,7 @@ pub async fn run(handle: SessionHandle, opts: RunOptions) -> Result<(), TuiError
             }
             _ = term_signal.recv() => break Ok(()),
             _ = hup_signal.recv() => break Ok(()),
+            _ = int_signal.recv() => break Ok(()),
         };
         for effect in effects {
             perform(&handle, effect, &answer_tx);

@@ -59,7 +59,7 @@ fn item_lines(item: &Item, t: Theme) -> Vec<(Spans, usize)> {
             let mut spans = vec![
                 ("  ⏺ ".to_string(), t.dim()),
                 (escape::line(name), t.accent()),
-                (format!(" {} ", escape::first_line(target, 100)), t.text()),
+                (format!(" {} ", escape::short(target, 100)), t.text()),
                 (mark.to_string(), style),
             ];
             match output_lines {

@@ -2,7 +2,7 @@
 //! string it did not write itself, and never panics at any size.
 
 mod chat;
-mod overlay;
+pub(crate) mod overlay;
 mod theme;
 mod wrap;
 

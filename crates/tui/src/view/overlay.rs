@@ -95,12 +95,7 @@ pub fn picker(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
         let files = match e.file_count {
             0 => "no files".to_string(),
             n => {
-                let names: Vec<String> = e
-                    .paths
-                    .iter()
-                    .take(2)
-                    .map(|p| escape::first_line(p, 24))
-                    .collect();
+                let names: Vec<String> = e.paths.iter().take(2).map(|p| escape::short(p, 24)).collect();
                 let more = if n > names.len() { ", …" } else { "" };
                 format!(
                     "{n} file{}: {}{more}",
@@ -249,7 +244,46 @@ pub fn preview(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
 /// The approval modal of the oldest waiting shell command.
 pub fn approval(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
     let Some(a) = app.approvals().first() else { return };
-    let width = usize::from(area.width.saturating_sub(8)).max(1);
+    let (body, shown) = approval_layout(a, area.width, area.height, t);
+    let more = app.approvals().len() - 1;
+    let waiting = if more > 0 {
+        format!(" · {more} more waiting")
+    } else {
+        String::new()
+    };
+    let below = body.len().saturating_sub(app.approval_scroll() + shown);
+    // The keys line is the footer, so it always shows; y and a wait until the whole command has.
+    let footer = if below == 0 {
+        format!("y allow once · a allow for this session · n or Esc deny{waiting}")
+    } else {
+        format!("↓ PgDn: {below} more line(s) — y/a once you have seen them all · n or Esc deny{waiting}")
+    };
+    boxed(
+        frame,
+        area,
+        " Run this shell command? ",
+        body,
+        Scroll::Offset(app.approval_scroll()),
+        &footer,
+        t,
+    );
+}
+
+/// The approval box's lines for `a` in a frame of `w`×`h`, and how many of them show at once (the
+/// same arithmetic as [`boxed`]), so the keys know whether the whole command has been seen.
+pub(crate) fn approval_layout(
+    a: &crate::app::Approval,
+    w: u16,
+    h: u16,
+    t: Theme,
+) -> (Vec<Line<'static>>, usize) {
+    let box_w = w
+        .saturating_sub(4)
+        .min(100)
+        .min(w.saturating_sub(2))
+        .max(1)
+        .min(w);
+    let width = usize::from(box_w.saturating_sub(4)).max(1);
     let mut body = vec![Line::styled(
         format!("The agent wants to run ({}):", escape::line(&a.tool)),
         t.bold(),
@@ -257,23 +291,10 @@ pub fn approval(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
     for l in escape::text(&a.command).split('\n') {
         body.extend(wrap(&vec![(format!("  {l}"), t.accent())], width, 2));
     }
-    body.push(Line::raw(""));
-    body.push(Line::raw("y allow once · a allow for this session · n deny"));
-    let more = app.approvals().len() - 1;
-    let footer = if more > 0 {
-        format!("Esc deny · {more} more waiting")
-    } else {
-        "Esc deny".to_string()
-    };
-    boxed(
-        frame,
-        area,
-        " Run this shell command? ",
-        body,
-        Scroll::Focus(0),
-        &footer,
-        t,
-    );
+    let want_h = (body.len() as u16).saturating_add(3).max(6);
+    let box_h = want_h.min(h.saturating_sub(2)).max(1).min(h);
+    let shown = usize::from(box_h.saturating_sub(2)).saturating_sub(1);
+    (body, shown)
 }
 
 /// Keys and commands.

@@ -269,3 +269,62 @@ fn a_pasted_newline_does_not_send() {
         vec![Effect::Send("fix this:\n  fn main() {}\n".into())]
     );
 }
+
+/// Found by attack: a command whose dangerous part came after 60 blank lines was cut off in the
+/// approval box, and `y` ran it. `y` and `a` now wait until the whole command has been shown;
+/// `n` and Esc deny at once; the keys line always shows.
+#[test]
+fn a_command_is_allowed_only_once_it_has_been_seen_whole() {
+    let clock = Clock::new();
+    let mut app = app();
+    app.set_viewport(100, 30);
+    let command = format!("echo safe{}touch HIDDEN_DANGER", "\n".repeat(60));
+    app.on_event(Event::ApprovalRequested {
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        command,
+    });
+    assert_eq!(app.on_key(key(KeyCode::Char('y')), clock.at(0)), vec![]);
+    assert_eq!(app.screen(), Screen::Approval);
+    let screen = format!("{:?}", render(&app, 100, 30));
+    assert!(
+        screen.contains("more line(s)") && screen.contains("n or Esc deny"),
+        "{screen}"
+    );
+    for _ in 0..10 {
+        app.on_key(key(KeyCode::PageDown), clock.at(1));
+    }
+    let screen = format!("{:?}", render(&app, 100, 30));
+    assert!(
+        screen.contains("HIDDEN_DANGER") && screen.contains("y allow once"),
+        "{screen}"
+    );
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('y')), clock.at(2)),
+        vec![Effect::Approve {
+            call_id: "c1".into(),
+            decision: ApprovalDecision::Once
+        }]
+    );
+}
+
+/// Found by attack: on a screen too small to show anything, Esc Esc, Up, Enter, 3, y restored
+/// files unseen. Nothing is chosen there.
+#[test]
+fn nothing_is_chosen_on_a_screen_too_small_to_show_it() {
+    let clock = Clock::new();
+    let mut app = app();
+    app.set_viewport(20, 5);
+    app.on_key(key(KeyCode::Esc), clock.at(0));
+    assert_eq!(
+        app.on_key(key(KeyCode::Esc), clock.at(100)),
+        vec![Effect::LoadCheckpoints]
+    );
+    app.on_checkpoints(&two_turns());
+    assert_eq!(app.screen(), Screen::Picker);
+    assert_eq!(app.on_key(key(KeyCode::Up), clock.at(200)), vec![]);
+    assert_eq!(app.on_key(key(KeyCode::Enter), clock.at(300)), vec![]);
+    assert_eq!(app.screen(), Screen::Picker);
+    app.on_key(key(KeyCode::Esc), clock.at(400));
+    assert_eq!(app.screen(), Screen::Chat);
+}
