@@ -93,6 +93,47 @@ fn have_tmux() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// `retrace ARGS` in a new detached tmux session of `w`×`h` (left on screen after it exits when
+/// `remain`), in the environment every CLI test isolates, once its first screen shows. `None`
+/// when tmux is missing outside CI (`.ci/run` installs it).
+fn launch(tmp: &Path, name: &str, (w, h): (u16, u16), args: &[String], remain: bool) -> Option<Tmux> {
+    if !have_tmux() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is missing: .ci/run installs it"
+        );
+        eprintln!("skipped: tmux is not installed");
+        return None;
+    }
+    let isolated = support::isolated_retrace(tmp);
+    // `env -u NAME …` first: after the first NAME=VALUE, env takes the rest as the command.
+    let (mut unset, mut set) = (String::new(), String::new());
+    for (k, v) in isolated.get_envs() {
+        match v {
+            Some(v) => set.push_str(&format!(" {}='{}'", k.to_string_lossy(), v.to_string_lossy())),
+            None => unset.push_str(&format!(" -u {}", k.to_string_lossy())),
+        }
+    }
+    let mut line = format!("env{unset}{set}");
+    line.push_str(&format!(" '{}'", env!("CARGO_BIN_EXE_retrace")));
+    for a in args {
+        line.push_str(&format!(" '{a}'"));
+    }
+    let t = Tmux {
+        socket: tmp.join("tmux.sock"),
+        name: name.to_string(),
+    };
+    let (w, h) = (w.to_string(), h.to_string());
+    let mut start = t.tmux();
+    start.args(["new-session", "-d", "-s", name, "-x", &w, "-y", &h, &line]);
+    if remain {
+        start.args([";", "set-option", "-t", name, "remain-on-exit", "on"]);
+    }
+    assert!(start.status().unwrap().success());
+    t.wait("the first screen", |s| s.contains("Esc Esc rewind"));
+    Some(t)
+}
+
 fn files(ws: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(ws)
         .unwrap()
@@ -104,14 +145,6 @@ fn files(ws: &Path) -> Vec<String> {
 
 #[test]
 fn rewind_and_undo_in_a_real_terminal() {
-    if !have_tmux() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing: .ci/run installs it"
-        );
-        eprintln!("skipped: tmux is not installed");
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
@@ -128,41 +161,15 @@ fn rewind_and_undo_in_a_real_terminal() {
         .to_string(),
     )
     .unwrap();
-    // The command the terminal runs: the binary with this test's isolated environment.
-    let isolated = support::isolated_retrace(tmp.path());
-    let mut line = String::from("env");
-    for k in [
-        "RETRACE_CONFIG",
-        "RETRACE_MODEL",
-        "RETRACE_BASE_URL",
-        "RETRACE_BASH",
-        "DEEPSEEK_API_KEY",
-        "OPENAI_API_KEY",
-    ] {
-        line.push_str(&format!(" -u {k}"));
-    }
-    for (k, v) in isolated.get_envs() {
-        if let Some(v) = v {
-            line.push_str(&format!(" {}='{}'", k.to_string_lossy(), v.to_string_lossy()));
-        }
-    }
-    line.push_str(&format!(
-        " '{}' --workspace '{}' --model 'script:{}'",
-        env!("CARGO_BIN_EXE_retrace"),
-        ws.display(),
-        script.display()
-    ));
-    let t = Tmux {
-        socket: tmp.path().join("tmux.sock"),
-        name: "retrace-e2e".to_string(),
+    let args = [
+        "--workspace".to_string(),
+        ws.display().to_string(),
+        "--model".to_string(),
+        format!("script:{}", script.display()),
+    ];
+    let Some(t) = launch(tmp.path(), "retrace-e2e", (100, 30), &args, false) else {
+        return;
     };
-    let started = t
-        .tmux()
-        .args(["new-session", "-d", "-s", &t.name, "-x", "100", "-y", "30", &line])
-        .status()
-        .unwrap();
-    assert!(started.success());
-    t.wait("the first screen", |s| s.contains("Esc Esc rewind"));
 
     t.text("first");
     t.keys(&["Enter"]);
@@ -228,39 +235,23 @@ fn rewind_and_undo_in_a_real_terminal() {
 /// must end, restoring nothing it cannot and releasing the session.
 #[test]
 fn the_ui_ends_when_its_terminal_goes_away() {
-    if !have_tmux() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing: .ci/run installs it"
-        );
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
-    let isolated = support::isolated_retrace(tmp.path());
-    let mut line = String::from("env");
-    for (k, v) in isolated.get_envs() {
-        if let Some(v) = v {
-            line.push_str(&format!(" {}='{}'", k.to_string_lossy(), v.to_string_lossy()));
-        }
-    }
-    line.push_str(&format!(
-        " '{}' --workspace '{}' --model demo",
-        env!("CARGO_BIN_EXE_retrace"),
-        ws.display()
-    ));
-    let t = Tmux {
-        socket: tmp.path().join("tmux.sock"),
-        name: "retrace-hup".to_string(),
+    let Some(t) = launch(
+        tmp.path(),
+        "retrace-hup",
+        (80, 24),
+        &[
+            "--workspace".to_string(),
+            ws.display().to_string(),
+            "--model".to_string(),
+            "demo".to_string(),
+        ],
+        false,
+    ) else {
+        return;
     };
-    let started = t
-        .tmux()
-        .args(["new-session", "-d", "-s", &t.name, "-x", "80", "-y", "24", &line])
-        .status()
-        .unwrap();
-    assert!(started.success());
-    t.wait("the first screen", |s| s.contains("Esc Esc rewind"));
     let out = t
         .tmux()
         .args(["list-panes", "-t", &t.name, "-F", "#{pane_pid}"])
@@ -292,38 +283,18 @@ fn the_ui_ends_when_its_terminal_goes_away() {
 /// `/model demo` then answers.
 #[test]
 fn without_a_key_the_first_screen_says_what_to_do() {
-    if !have_tmux() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing: .ci/run installs it"
-        );
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
-    let isolated = support::isolated_retrace(tmp.path());
-    let mut line = String::from("env -u DEEPSEEK_API_KEY -u OPENAI_API_KEY -u RETRACE_MODEL");
-    for (k, v) in isolated.get_envs() {
-        if let Some(v) = v {
-            line.push_str(&format!(" {}='{}'", k.to_string_lossy(), v.to_string_lossy()));
-        }
-    }
-    line.push_str(&format!(
-        " '{}' --workspace '{}'",
-        env!("CARGO_BIN_EXE_retrace"),
-        ws.display()
-    ));
-    let t = Tmux {
-        socket: tmp.path().join("tmux.sock"),
-        name: "retrace-nokey".to_string(),
+    let Some(t) = launch(
+        tmp.path(),
+        "retrace-nokey",
+        (160, 24),
+        &["--workspace".to_string(), ws.display().to_string()],
+        false,
+    ) else {
+        return;
     };
-    let started = t
-        .tmux()
-        .args(["new-session", "-d", "-s", &t.name, "-x", "160", "-y", "24", &line])
-        .status()
-        .unwrap();
-    assert!(started.success());
     t.wait("the first screen", |s| {
         s.contains("/model demo") && s.contains("DEEPSEEK_API_KEY")
     });
@@ -343,51 +314,23 @@ fn without_a_key_the_first_screen_says_what_to_do() {
 /// like SIGTERM does: the screen is the shell's again.
 #[test]
 fn a_sigint_from_outside_restores_the_terminal() {
-    if !have_tmux() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing: .ci/run installs it"
-        );
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
-    let isolated = support::isolated_retrace(tmp.path());
-    let mut line = String::from("env");
-    for (k, v) in isolated.get_envs() {
-        if let Some(v) = v {
-            line.push_str(&format!(" {}='{}'", k.to_string_lossy(), v.to_string_lossy()));
-        }
-    }
-    line.push_str(&format!(
-        " '{}' --workspace '{}' --model demo",
-        env!("CARGO_BIN_EXE_retrace"),
-        ws.display()
-    ));
-    let t = Tmux {
-        socket: tmp.path().join("tmux.sock"),
-        name: "retrace-int".to_string(),
+    let Some(t) = launch(
+        tmp.path(),
+        "retrace-int",
+        (80, 24),
+        &[
+            "--workspace".to_string(),
+            ws.display().to_string(),
+            "--model".to_string(),
+            "demo".to_string(),
+        ],
+        true,
+    ) else {
+        return;
     };
-    let started = t
-        .tmux()
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            &t.name,
-            "-x",
-            "80",
-            "-y",
-            "24",
-            &line,
-            ";",
-        ])
-        .args(["set-option", "-t", &t.name, "remain-on-exit", "on"])
-        .status()
-        .unwrap();
-    assert!(started.success());
-    t.wait("the first screen", |s| s.contains("Esc Esc rewind"));
     let pane = |format: &str| {
         let out = t
             .tmux()

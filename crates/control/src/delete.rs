@@ -7,15 +7,15 @@
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use retrace_protocol::{Error, ErrorCode, Missing, PruneReport, RemovedSession, SessionEntry, SessionId};
-use retrace_session::{lease_path, Lease};
+use retrace_protocol::{Error, ErrorCode, Missing, PruneReport, RemovedSession, SessionId};
+use retrace_session::{lease_path, Lease, SessionListing};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use crate::error::{coded, Result};
 use crate::paths::DataRoot;
 use crate::service::{Found, Service};
-use crate::view::session_id;
+use crate::view::{listed, session_id};
 
 /// Which sessions `prune` considers.
 #[derive(Debug, Clone)]
@@ -37,8 +37,11 @@ impl Service {
         let _g = self.inner().opening.lock().await;
         self.refuse_open(&sid)?;
         let data = self.inner().data.clone();
-        let entry = self.sessions(None)?.into_iter().find(|s| s.id == sid);
-        Ok(crate::service::blocking(move || delete(&data, &sid, entry.as_ref())).await?)
+        let workspace = listed(&data, None)?
+            .into_iter()
+            .find(|s| s.id == sid)
+            .and_then(|s| s.workspace);
+        Ok(crate::service::blocking(move || delete(&data, &sid, workspace)).await?)
     }
 
     /// Deletes the sessions not written for `req.older_than` (of `req.workspace`, or all), oldest
@@ -46,14 +49,13 @@ impl Service {
     pub async fn prune_sessions(&self, req: PruneRequest) -> std::result::Result<PruneReport, Error> {
         let _g = self.inner().opening.lock().await;
         let data = self.inner().data.clone();
-        let mut old: Vec<(SystemTime, SessionEntry)> = self
-            .sessions(req.workspace.as_deref())?
+        let mut old: Vec<(SystemTime, SessionListing)> = listed(&data, req.workspace.as_deref())?
             .into_iter()
             // An old flat log is listed with every workspace, but belongs to none we know of: only
             // a prune of every workspace takes it.
             .filter(|s| req.workspace.is_none() || s.workspace.is_some())
             .filter_map(|s| {
-                let used = last_used(Path::new(&s.log_path))?;
+                let used = last_used(&s.log_path)?;
                 let age = SystemTime::now().duration_since(used).unwrap_or_default();
                 (age >= req.older_than).then_some((used, s))
             })
@@ -76,11 +78,11 @@ impl Service {
                 continue;
             }
             if req.dry_run {
-                report.removed.push(described(&data, &s.id, Some(&s)));
+                report.removed.push(described(&data, &s.id, s.workspace));
                 continue;
             }
             let (d, id) = (data.clone(), s.id.clone());
-            match crate::service::blocking(move || delete(&d, &s.id, Some(&s)))
+            match crate::service::blocking(move || delete(&d, &s.id, s.workspace))
                 .await
                 .map_err(Error::from)
             {
@@ -127,11 +129,11 @@ fn bytes_under(p: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-fn described(data: &DataRoot, id: &SessionId, entry: Option<&SessionEntry>) -> RemovedSession {
+fn described(data: &DataRoot, id: &SessionId, workspace: Option<String>) -> RemovedSession {
     let (log, sidecar) = (data.log(id), data.sidecar(id));
     RemovedSession {
         id: id.clone(),
-        workspace: entry.and_then(|e| e.workspace.clone()),
+        workspace,
         log_path: log.display().to_string(),
         checkpoint_dir: sidecar.display().to_string(),
         bytes: bytes_under(&log) + bytes_under(&sidecar),
@@ -140,7 +142,7 @@ fn described(data: &DataRoot, id: &SessionId, entry: Option<&SessionEntry>) -> R
 }
 
 /// Deletes session `id` of `data` under its lease.
-fn delete(data: &DataRoot, id: &SessionId, entry: Option<&SessionEntry>) -> Result<RemovedSession> {
+fn delete(data: &DataRoot, id: &SessionId, workspace: Option<String>) -> Result<RemovedSession> {
     let dir = data.sessions_dir();
     let (log, sidecar, lease) = (data.log(id), data.sidecar(id), lease_path(&dir, id));
     let exists = |p: &Path| std::fs::symlink_metadata(p).is_ok();
@@ -156,7 +158,7 @@ fn delete(data: &DataRoot, id: &SessionId, entry: Option<&SessionEntry>) -> Resu
         .into());
     }
     let held = Lease::acquire(&dir, id)?;
-    let removed = described(data, id, entry);
+    let removed = described(data, id, workspace);
     let gone = |r: std::io::Result<()>, p: &Path| match r {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(coded(
             ErrorCode::Io,

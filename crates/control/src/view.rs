@@ -10,7 +10,7 @@ use retrace_protocol::{
     CheckpointEntry, CheckpointListing, Error, ErrorCode, FsckReport, HeadEntry, SessionEntry, SessionId,
     Severity, TranscriptEntry,
 };
-use retrace_session::{list_sessions, HeadId, Session};
+use retrace_session::{list_sessions, HeadId, Session, SessionListing};
 
 use crate::error::{coded, Result};
 use crate::paths::DataRoot;
@@ -230,17 +230,26 @@ pub(crate) fn transcript_of(session: &Session, head: Option<&str>) -> Result<Vec
 /// all sessions when `None`), newest first, with their head and turn counts. Old flat logs
 /// (format 1) record no workspace, so they could be any workspace's: they are listed for every
 /// workspace, after its sessions (SPEC §6).
+/// The session logs of `workspace` (found from the workspace or any directory under it, old
+/// flat logs with every workspace; all when `None`), newest first, from their first lines only.
+pub(crate) fn listed(data: &DataRoot, workspace: Option<&Path>) -> Result<Vec<SessionListing>> {
+    let here = workspace.map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.to_path_buf()));
+    let list = list_sessions(&data.sessions_dir(), None)?;
+    Ok(list
+        .sessions
+        .into_iter()
+        .rev()
+        .filter(|s| match (&here, &s.workspace) {
+            (Some(here), Some(w)) => here.starts_with(w),
+            _ => true,
+        })
+        .collect())
+}
+
 pub(crate) fn sessions(data: &DataRoot, workspace: Option<&Path>) -> Result<Vec<SessionEntry>> {
     let dir = data.sessions_dir();
-    let here = workspace.map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.to_path_buf()));
-    let list = list_sessions(&dir, None)?;
     let (mut current, mut old) = (Vec::new(), Vec::new());
-    for s in list.sessions.into_iter().rev() {
-        if let (Some(here), Some(w)) = (&here, &s.workspace) {
-            if !here.starts_with(w) {
-                continue;
-            }
-        }
+    for s in listed(data, workspace)? {
         // Only an old flat log needs its sidecar to count its turns.
         let opened = match s.format {
             1 => open_for_reading(data, &s.id).map(|(open, _)| open),

@@ -131,9 +131,7 @@ impl App {
                     self.input.clear();
                     return Vec::new();
                 }
-                // Two Escs sent back to back (a fast typist, tmux, a paste) reach a terminal as one
-                // `ESC ESC`, which reads as Alt+Esc: that is Esc Esc too.
-                if alt || last_esc.is_some_and(|t| now.saturating_duration_since(t) <= DOUBLE_ESC) {
+                if last_esc.is_some_and(|t| now.saturating_duration_since(t) <= DOUBLE_ESC) {
                     return self.open_picker();
                 }
                 self.last_esc = Some(now);
