@@ -55,13 +55,25 @@ pub fn run(cfg: &Config, a: UiArgs<'_>) -> CmdResult {
     };
     with_service(opts, async |svc: &Service| {
         let h = open(svc, &a).await?;
-        let mut run = RunOptions::default();
+        let mut run = RunOptions {
+            model: Some(spec.clone()),
+            ..RunOptions::default()
+        };
         if let Err(e) = h.set_model(spec.clone()).await {
             run.first_message = Some(no_model(&e, &spec));
         }
-        retrace_tui::run(h, run).await.map_err(tui_failure)?;
+        let ended = retrace_tui::run(svc.clone(), h, run).await.map_err(tui_failure)?;
+        resume_hint(&ended);
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// After the UI: how to come back to the session.
+fn resume_hint(ended: &retrace_tui::Ended) {
+    println!(
+        "resume this session with `retrace --session {}`",
+        ended.session_id
+    );
 }
 
 async fn open(svc: &Service, a: &UiArgs<'_>) -> Result<SessionHandle, retrace_protocol::Error> {
@@ -90,7 +102,7 @@ pub fn demo() -> CmdResult {
     let (_tmp, ws, opts) = crate::demo::scratch()?;
     with_service(opts, async |svc: &Service| {
         let h = svc.create(&ws).await?;
-        retrace_tui::run(h, RunOptions::default())
+        retrace_tui::run(svc.clone(), h, RunOptions::default())
             .await
             .map_err(tui_failure)?;
         Ok(ExitCode::SUCCESS)

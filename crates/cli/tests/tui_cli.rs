@@ -354,3 +354,92 @@ fn a_sigint_from_outside_restores_the_terminal() {
     }
     assert_eq!(pane("#{alternate_on}"), "0", "the terminal was not restored");
 }
+
+/// `/sessions` lists the workspace's sessions and Enter opens another in place; the wheel is
+/// reported (buttons only, no motion) while the UI runs and switched off after; on leaving, the
+/// UI says how to resume the session it showed last.
+#[test]
+fn sessions_switch_in_place_and_the_ui_says_how_to_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    if !have_tmux() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is missing: .ci/run installs it"
+        );
+        return;
+    }
+    let out = support::isolated_retrace(tmp.path())
+        .args(["exec", "--json", "--model", "demo", "--workspace"])
+        .arg(&ws)
+        .arg("an earlier session")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap();
+    let earlier: serde_json::Value = serde_json::from_str(last).unwrap();
+    let earlier = earlier["session_id"].as_str().unwrap().to_string();
+
+    let args = [
+        "--workspace".to_string(),
+        ws.display().to_string(),
+        "--model".to_string(),
+        "demo".to_string(),
+    ];
+    let Some(t) = launch(tmp.path(), "retrace-sessions", (120, 30), &args, true) else {
+        return;
+    };
+    let pane = |format: &str| {
+        let out = t
+            .tmux()
+            .args(["display-message", "-p", "-t", &t.name, format])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(
+        pane("#{mouse_standard_flag}#{mouse_sgr_flag}#{mouse_button_flag}#{mouse_all_flag}"),
+        "1100"
+    );
+    t.text("/sessions");
+    t.keys(&["Enter"]);
+    t.wait("the sessions", |s| {
+        s.contains("Sessions of this workspace") && s.contains(&earlier)
+    });
+    // The cursor starts on this (newest) session; the earlier one is below it.
+    t.keys(&["Down", "Enter"]);
+    t.wait("the earlier session", |s| {
+        s.contains(&format!("on session {earlier}")) && s.contains("an earlier session")
+    });
+    t.keys(&["C-d"]);
+    let hint = format!("resume this session with `retrace --session {earlier}`");
+    let start = Instant::now();
+    loop {
+        // The whole pane, scrolled-off lines included: the hint is printed where the shell was.
+        let out = t
+            .tmux()
+            .args(["capture-pane", "-p", "-S", "-", "-t", &t.name])
+            .output()
+            .unwrap();
+        let all = String::from_utf8_lossy(&out.stdout).into_owned();
+        if all.contains(&hint) {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no resume hint:\n{all}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        pane("#{alternate_on}#{mouse_standard_flag}#{mouse_sgr_flag}"),
+        "000"
+    );
+}

@@ -5,14 +5,16 @@
 use std::time::{Duration, Instant};
 
 use retrace_protocol::{
-    CheckpointListing, Error, Event, HeadEntry, HeadRef, RewindPlan, RewindResult, RewindScope,
+    CheckpointListing, Error, Event, HeadEntry, HeadRef, RewindPlan, RewindResult, RewindScope, SessionEntry,
     SessionStatus, TokenUsage, TranscriptEntry,
 };
 
 use crate::effect::Effect;
 use crate::escape;
+use crate::heads::HeadTree;
 use crate::input::Input;
-use crate::rewind::{Menu, Picker, Preview};
+use crate::rewind::{Menu, Picker, Preview, Purpose};
+use crate::sessions::SessionList;
 use crate::transcript::{tool_target, Item, Transcript};
 
 /// Esc twice within this opens the rewind picker.
@@ -81,8 +83,10 @@ pub enum Mode {
     Preview(Box<Preview>),
     /// Keys and commands.
     Help,
-    /// The heads of the session.
-    Heads(Vec<HeadEntry>),
+    /// The heads of the session, as a tree.
+    Heads(HeadTree),
+    /// The sessions of the workspace.
+    Sessions(SessionList),
 }
 
 /// Which screen takes the keys (an approval outranks every mode).
@@ -102,13 +106,15 @@ pub enum Screen {
     Help,
     /// [`Mode::Heads`].
     Heads,
+    /// [`Mode::Sessions`].
+    Sessions,
 }
 
 /// A request the UI waits for, to know what its answer means.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Awaiting {
-    /// Checkpoints, to open the picker.
-    Picker,
+    /// Checkpoints, to open the picker for this purpose.
+    Picker(Purpose),
     /// A plan for this turn and scope (the menu to go back to).
     Plan(Option<Box<Menu>>),
     /// The result of committing a rewind to this turn.
@@ -180,6 +186,7 @@ impl App {
             Mode::Preview(_) => Screen::Preview,
             Mode::Help => Screen::Help,
             Mode::Heads(_) => Screen::Heads,
+            Mode::Sessions(_) => Screen::Sessions,
         }
     }
 
@@ -362,10 +369,12 @@ impl App {
 
     /// The checkpoint listing asked for by [`Effect::LoadCheckpoints`]: opens the picker.
     pub fn on_checkpoints(&mut self, listing: &CheckpointListing) {
-        if self.awaiting == Some(Awaiting::Picker) {
-            self.awaiting = None;
+        if !matches!(self.awaiting, Some(Awaiting::Picker(_))) {
+            return;
+        }
+        if let Some(Awaiting::Picker(purpose)) = self.awaiting.take() {
             if self.mode == Mode::Chat && self.approvals.is_empty() {
-                self.mode = Mode::Picker(Picker::new(listing));
+                self.mode = Mode::Picker(Picker::new(listing, purpose));
             }
         }
     }
@@ -462,8 +471,34 @@ impl App {
     /// The heads asked for by [`Effect::LoadHeads`].
     pub fn on_heads(&mut self, heads: Vec<HeadEntry>) {
         if self.mode == Mode::Chat {
-            self.mode = Mode::Heads(heads);
+            self.mode = Mode::Heads(HeadTree::new(heads));
         }
+    }
+
+    /// The sessions asked for by [`Effect::LoadSessions`].
+    pub fn on_sessions(&mut self, sessions: Vec<SessionEntry>) {
+        if self.mode == Mode::Chat {
+            self.mode = Mode::Sessions(SessionList::new(sessions, &self.status.session));
+        }
+    }
+
+    /// Another session was opened in place of this one ([`Effect::OpenSession`]): everything
+    /// shown is that session's now.
+    pub fn on_session_opened(&mut self, status: &SessionStatus, transcript: &[TranscriptEntry]) {
+        let model = self.status.model.clone();
+        self.status = StatusInfo::from_status(status);
+        if self.status.model.is_none() {
+            self.status.model = model;
+        }
+        self.approvals.clear();
+        self.approval_scroll = 0;
+        self.awaiting = None;
+        self.mode = Mode::Chat;
+        self.on_transcript(transcript);
+        self.message = Some(format!(
+            "on session {} (the other stays on disk: /sessions to go back)",
+            escape::line(status.session_id.as_ref())
+        ));
     }
 
     /// A fork, summary or switch was done: the head is selected.

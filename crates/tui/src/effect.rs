@@ -43,6 +43,11 @@ pub enum Effect {
     /// Use another model from the next turn (`SessionHandle::set_model`); the answer refreshes
     /// the status.
     SetModel(ModelSpec),
+    /// List the workspace's sessions; answer with `App::on_sessions`.
+    LoadSessions,
+    /// Open this session in place of the current one (the model carried over); answer with
+    /// `App::on_session_opened`.
+    OpenSession(String),
     /// Leave the UI (restore the terminal; the session stays on disk).
     Quit,
 }

@@ -104,6 +104,34 @@ impl Input {
             .map_or(self.text.len(), |i| self.cursor + i);
     }
 
+    /// Moves the cursor to the line above, at the same column (in characters) or its end; false
+    /// on the first line.
+    pub fn up(&mut self) -> bool {
+        let start = self.text[..self.cursor].rfind('\n').map_or(0, |i| i + 1);
+        if start == 0 {
+            return false;
+        }
+        let column = self.text[start..self.cursor].chars().count();
+        let above = self.text[..start - 1].rfind('\n').map_or(0, |i| i + 1);
+        self.cursor = at_column(&self.text, above, start - 1, column);
+        true
+    }
+
+    /// Moves the cursor to the line below, at the same column (in characters) or its end; false
+    /// on the last line.
+    pub fn down(&mut self) -> bool {
+        let Some(nl) = self.text[self.cursor..].find('\n').map(|i| self.cursor + i) else {
+            return false;
+        };
+        let start = self.text[..self.cursor].rfind('\n').map_or(0, |i| i + 1);
+        let column = self.text[start..self.cursor].chars().count();
+        let below_end = self.text[nl + 1..]
+            .find('\n')
+            .map_or(self.text.len(), |i| nl + 1 + i);
+        self.cursor = at_column(&self.text, nl + 1, below_end, column);
+        true
+    }
+
     /// Whether Up/Down walk the history now: the input is empty, or shows a recalled entry as it was.
     pub fn browsing_history(&self) -> bool {
         self.text.is_empty() || self.browsing.is_some()
@@ -145,6 +173,14 @@ impl Input {
     }
 }
 
+/// The byte offset of `column` characters into the line `text[start..end]`, or its end.
+fn at_column(text: &str, start: usize, end: usize, column: usize) -> usize {
+    text[start..end]
+        .char_indices()
+        .nth(column)
+        .map_or(end, |(i, _)| start + i)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,5 +208,20 @@ mod tests {
         assert!(i.history_next());
         assert!(i.history_next());
         assert_eq!(i.text(), "");
+    }
+
+    #[test]
+    fn moves_between_lines() {
+        let mut i = Input::default();
+        i.set("héllo\nab\nwörld");
+        assert!(i.up());
+        assert_eq!(&i.text()[i.cursor()..], "\nwörld"); // the end of the shorter line
+        assert!(i.up());
+        assert_eq!(&i.text()[i.cursor()..], "llo\nab\nwörld");
+        assert!(!i.up());
+        assert!(i.down());
+        assert!(i.down());
+        assert_eq!(&i.text()[i.cursor()..], "rld");
+        assert!(!i.down());
     }
 }

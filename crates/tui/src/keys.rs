@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 use retrace_protocol::{
     ApprovalDecision, ForkRequest, OnConflict, PrepareRewind, SummarizeDirection, SummarizeRequest,
     SwitchRequest, UndoRequest,
@@ -13,7 +13,10 @@ use crate::app::{App, Awaiting, Mode, Screen, DOUBLE_CTRL_C, DOUBLE_ESC};
 use crate::command::{self, Command};
 use crate::effect::Effect;
 use crate::escape;
-use crate::rewind::{Action, Menu};
+use crate::rewind::{Action, Menu, Purpose};
+
+/// Transcript rows one notch of the mouse wheel scrolls.
+const WHEEL_ROWS: usize = 3;
 
 fn ctrl(key: &KeyEvent, c: char) -> bool {
     key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char(c)
@@ -36,12 +39,44 @@ impl App {
             Screen::Picker => self.picker_key(key),
             Screen::Menu => self.menu_key(key),
             Screen::Preview => self.preview_key(key),
-            Screen::Help | Screen::Heads => {
+            Screen::Heads => self.heads_key(key),
+            Screen::Sessions => self.sessions_key(key),
+            Screen::Help => {
                 if matches!(key.code, KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q')) || ctrl(&key, 'c') {
                     self.mode = Mode::Chat;
                 }
                 Vec::new()
             }
+        }
+    }
+
+    /// A mouse report: the wheel scrolls the transcript, or moves through a list like Up/Down;
+    /// nothing else of the mouse does anything (a click chooses nothing).
+    pub fn on_mouse(&mut self, kind: MouseEventKind) -> Vec<Effect> {
+        let up = match kind {
+            MouseEventKind::ScrollUp => true,
+            MouseEventKind::ScrollDown => false,
+            _ => return Vec::new(),
+        };
+        match self.screen() {
+            Screen::Chat => {
+                self.scroll = if up {
+                    self.scroll.saturating_add(WHEEL_ROWS)
+                } else {
+                    self.scroll.saturating_sub(WHEEL_ROWS)
+                };
+                Vec::new()
+            }
+            Screen::Approval
+            | Screen::Picker
+            | Screen::Menu
+            | Screen::Preview
+            | Screen::Heads
+            | Screen::Sessions => {
+                let code = if up { KeyCode::Up } else { KeyCode::Down };
+                self.on_key(KeyEvent::new(code, KeyModifiers::NONE), Instant::now())
+            }
+            Screen::Help => Vec::new(),
         }
     }
 
@@ -132,7 +167,7 @@ impl App {
                     return Vec::new();
                 }
                 if last_esc.is_some_and(|t| now.saturating_duration_since(t) <= DOUBLE_ESC) {
-                    return self.open_picker();
+                    return self.open_picker(Purpose::Rewind);
                 }
                 self.last_esc = Some(now);
                 Vec::new()
@@ -208,6 +243,14 @@ impl App {
                 self.input.history_next();
                 Vec::new()
             }
+            KeyCode::Up => {
+                self.input.up();
+                Vec::new()
+            }
+            KeyCode::Down => {
+                self.input.down();
+                Vec::new()
+            }
             KeyCode::PageUp => {
                 self.scroll = self.scroll.saturating_add(10);
                 Vec::new()
@@ -225,16 +268,23 @@ impl App {
         vec![Effect::Quit]
     }
 
-    fn open_picker(&mut self) -> Vec<Effect> {
+    fn open_picker(&mut self, purpose: Purpose) -> Vec<Effect> {
         if self.status.running {
-            self.message = Some("cannot rewind while a turn is running".to_string());
+            self.message = Some(
+                match purpose {
+                    Purpose::Rewind => "cannot rewind while a turn is running",
+                    Purpose::Fork(_) => "cannot fork while a turn is running",
+                }
+                .to_string(),
+            );
             return Vec::new();
         }
-        self.awaiting = Some(Awaiting::Picker);
+        self.awaiting = Some(Awaiting::Picker(purpose));
         vec![Effect::LoadCheckpoints]
     }
 
-    /// Tab: completes a slash command's name when one command starts with what is typed.
+    /// Tab: completes a slash command's name: the whole name when one command starts with what
+    /// is typed, else as far as they agree, and the candidates are listed.
     fn complete(&mut self) {
         let typed = self.input.text();
         if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
@@ -245,10 +295,28 @@ impl App {
             .filter_map(|(usage, _)| usage.split_whitespace().next())
             .filter(|name| name.starts_with(typed))
             .collect();
-        if let [one] = names.as_slice() {
-            let mut done = one.to_string();
-            done.push(' ');
-            self.input.set(&done);
+        match names.as_slice() {
+            [] => self.message = Some(format!("no command starts with {}", escape::line(typed))),
+            [one] => {
+                let mut done = one.to_string();
+                done.push(' ');
+                self.input.set(&done);
+            }
+            [first, rest @ ..] => {
+                let mut common = first.to_string();
+                for name in rest {
+                    let same = common
+                        .chars()
+                        .zip(name.chars())
+                        .take_while(|(a, b)| a == b)
+                        .count();
+                    common = common.chars().take(same).collect();
+                }
+                if common.len() > typed.len() {
+                    self.input.set(&common);
+                }
+                self.message = Some(names.join("  "));
+            }
         }
     }
 
@@ -272,7 +340,7 @@ impl App {
     fn run_command(&mut self, cmd: Command) -> Vec<Effect> {
         self.message = None;
         match cmd {
-            Command::Rewind => self.open_picker(),
+            Command::Rewind => self.open_picker(Purpose::Rewind),
             Command::Undo => {
                 self.awaiting = Some(Awaiting::Undo);
                 vec![Effect::Undo(UndoRequest::default())]
@@ -284,11 +352,7 @@ impl App {
                 Vec::new()
             }
             Command::Quit => self.quit(),
-            Command::Fork(_) => {
-                self.message =
-                    Some("/fork: choose the turn with Esc Esc, then 4 (fork from here)".to_string());
-                Vec::new()
-            }
+            Command::Fork(name) => self.open_picker(Purpose::Fork(name)),
             Command::Model(spec) => match retrace_protocol::ModelSpec::parse(&spec) {
                 Ok(spec) => {
                     self.message = Some(format!("switching to {spec}…"));
@@ -300,8 +364,13 @@ impl App {
                 }
             },
             Command::Sessions => {
-                self.message = Some("not yet: /sessions (use `retrace --session ID`)".to_string());
-                Vec::new()
+                if self.status.running {
+                    self.message = Some(
+                        "a turn is running: wait for it, or Esc to cancel it, then /sessions".to_string(),
+                    );
+                    return Vec::new();
+                }
+                vec![Effect::LoadSessions]
             }
             Command::Usage(usage) => {
                 self.message = Some(format!("usage: {usage}"));
@@ -317,6 +386,54 @@ impl App {
         }
     }
 
+    fn heads_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let Mode::Heads(tree) = &mut self.mode else {
+            return Vec::new();
+        };
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => tree.up(),
+            KeyCode::Down | KeyCode::Char('j') => tree.down(),
+            KeyCode::Esc | KeyCode::Char('q') => self.mode = Mode::Chat,
+            _ if ctrl(&key, 'c') => self.mode = Mode::Chat,
+            KeyCode::Enter => {
+                let chosen = tree.current().filter(|h| !h.selected).map(|h| h.id.to_string());
+                self.mode = Mode::Chat;
+                if let Some(head) = chosen {
+                    return vec![Effect::Switch(SwitchRequest { head })];
+                }
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn sessions_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let Mode::Sessions(list) = &mut self.mode else {
+            return Vec::new();
+        };
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => list.up(),
+            KeyCode::Down | KeyCode::Char('j') => list.down(),
+            KeyCode::Esc | KeyCode::Char('q') => self.mode = Mode::Chat,
+            _ if ctrl(&key, 'c') => self.mode = Mode::Chat,
+            KeyCode::Enter => {
+                let chosen = list.chosen().map(|e| e.id.to_string());
+                self.mode = Mode::Chat;
+                if let Some(id) = chosen {
+                    if self.status.running {
+                        self.message =
+                            Some("a turn is running: wait for it, or Esc to cancel it".to_string());
+                        return Vec::new();
+                    }
+                    self.message = Some(format!("opening session {}…", escape::line(&id)));
+                    return vec![Effect::OpenSession(id)];
+                }
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
     fn picker_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let Mode::Picker(picker) = &mut self.mode else {
             return Vec::new();
@@ -325,12 +442,25 @@ impl App {
             KeyCode::Up | KeyCode::Char('k') => picker.up(),
             KeyCode::Down | KeyCode::Char('j') => picker.down(),
             KeyCode::Esc => self.mode = Mode::Chat,
-            KeyCode::Enter => match picker.chosen() {
-                Some(entry) => {
+            KeyCode::Enter => match (picker.chosen(), &picker.purpose) {
+                (Some(entry), Purpose::Rewind) => {
                     let menu = Menu::new(entry.clone(), picker.clone());
                     self.mode = Mode::Menu(Box::new(menu));
                 }
-                None => self.mode = Mode::Chat,
+                (Some(entry), Purpose::Fork(name)) => {
+                    if let Err(reason) = Action::Fork.availability(entry) {
+                        self.message = Some(format!("cannot fork here: {}", escape::line(&reason)));
+                        return Vec::new();
+                    }
+                    let req = ForkRequest {
+                        turn: entry.turn,
+                        name: name.clone(),
+                        select: true,
+                    };
+                    self.mode = Mode::Chat;
+                    return vec![Effect::Fork(req)];
+                }
+                (None, _) => self.mode = Mode::Chat,
             },
             _ if ctrl(&key, 'c') => self.mode = Mode::Chat,
             _ => {}

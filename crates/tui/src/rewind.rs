@@ -10,11 +10,22 @@ pub struct Picker {
     pub rows: Vec<CheckpointEntry>,
     /// The selected row; `rows.len()` is "(current)".
     pub selected: usize,
+    /// What choosing a turn does.
+    pub purpose: Purpose,
+}
+
+/// What the picker was opened for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Purpose {
+    /// Esc Esc or `/rewind`: a turn opens the action menu.
+    Rewind,
+    /// `/fork [name]`: a turn forks a new head that ends just before it, with this name.
+    Fork(Option<String>),
 }
 
 impl Picker {
     /// A picker over the visible turns of `listing`, with "(current)" selected.
-    pub fn new(listing: &CheckpointListing) -> Picker {
+    pub fn new(listing: &CheckpointListing, purpose: Purpose) -> Picker {
         let rows: Vec<CheckpointEntry> = listing
             .entries
             .iter()
@@ -22,7 +33,11 @@ impl Picker {
             .cloned()
             .collect();
         let selected = rows.len();
-        Picker { rows, selected }
+        Picker {
+            rows,
+            selected,
+            purpose,
+        }
     }
 
     /// Moves the selection up (towards older turns).

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{self, Event as TermEvent};
-use retrace_control::SessionHandle;
+use retrace_control::{Service, SessionHandle};
 use retrace_protocol::{
-    CheckpointListing, Delivery, Error, HeadEntry, HeadRef, RewindPlan, RewindResult, SessionStatus,
-    TranscriptEntry, TurnAccepted,
+    CheckpointListing, Delivery, Error, HeadEntry, HeadRef, ModelSpec, RewindPlan, RewindResult,
+    SessionEntry, SessionStatus, TranscriptEntry, TurnAccepted,
 };
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::mpsc;
@@ -31,6 +31,8 @@ pub struct RunOptions {
     pub tick: Duration,
     /// A message shown on the first screen (why the model cannot answer yet, and what to do).
     pub first_message: Option<String>,
+    /// The model given to sessions opened from `/sessions` (`/model` changes it).
+    pub model: Option<ModelSpec>,
 }
 
 impl Default for RunOptions {
@@ -39,6 +41,7 @@ impl Default for RunOptions {
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             tick: Duration::from_millis(120),
             first_message: None,
+            model: None,
         }
     }
 }
@@ -53,12 +56,38 @@ enum Answer {
     Plan(Result<RewindPlan, Error>),
     Rewind(Result<RewindResult, Error>),
     Head(Result<HeadRef, Error>),
-    Model(Result<(), Error>),
+    Model(Result<ModelSpec, Error>),
+    Sessions(Result<Vec<SessionEntry>, Error>),
+    Opened(Result<Opened, Error>),
 }
 
-/// Runs the UI on an open session until the user quits. The terminal is restored on every way
+/// A session opened from `/sessions`, ready to take the current one's place.
+struct Opened {
+    handle: SessionHandle,
+    status: SessionStatus,
+    transcript: Vec<TranscriptEntry>,
+    /// Why the model could not be set on it, if it could not.
+    model_error: Option<Error>,
+}
+
+/// What requests need besides the handle: the service (to list and open sessions), the model
+/// (to give a session opened from `/sessions`) and the generation of the handle (answers about
+/// a session the UI has left are dropped).
+struct Context {
+    service: Service,
+    model: Option<ModelSpec>,
+    generation: u64,
+}
+
+/// Runs the UI on an open session until the user quits; says which session it showed last. The terminal is restored on every way
 /// out (return, error, panic, SIGTERM/SIGHUP); the session stays open in the caller's hands.
-pub async fn run(handle: SessionHandle, opts: RunOptions) -> Result<(), TuiError> {
+pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> Result<Ended, TuiError> {
+    let mut handle = handle;
+    let mut ctx = Context {
+        service,
+        model: opts.model.clone(),
+        generation: 0,
+    };
     let status = handle.status().await?;
     let mut app = App::new(
         StatusInfo::from_status(&status),
@@ -124,6 +153,7 @@ pub async fn run(handle: SessionHandle, opts: RunOptions) -> Result<(), TuiError
         let effects = tokio::select! {
             ev = term_rx.recv() => match ev {
                 Some(TermEvent::Key(key)) => app.on_key(key, Instant::now()),
+                Some(TermEvent::Mouse(m)) => app.on_mouse(m.kind),
                 Some(TermEvent::Paste(text)) => {
                     app.on_paste(&text);
                     Vec::new()
@@ -136,7 +166,25 @@ pub async fn run(handle: SessionHandle, opts: RunOptions) -> Result<(), TuiError
                 Some(Delivery::Lagged { .. }) => vec![Effect::LoadTranscript, Effect::LoadStatus],
                 None => break Ok(()),
             },
-            Some(answer) = answer_rx.recv() => on_answer(&mut app, answer),
+            Some((generation, answer)) = answer_rx.recv() => {
+                if generation != ctx.generation {
+                    Vec::new() // about a session the UI has left
+                } else if let Answer::Opened(Ok(opened)) = answer {
+                    ctx.generation += 1;
+                    events = opened.handle.subscribe(Some(opened.status.last_event_seq));
+                    handle = opened.handle;
+                    app.on_session_opened(&opened.status, &opened.transcript);
+                    if let Some(e) = opened.model_error {
+                        app.say(&format!("the model cannot answer in this session: {}", e.message));
+                    }
+                    Vec::new()
+                } else {
+                    if let Answer::Model(Ok(spec)) = &answer {
+                        ctx.model = Some(spec.clone());
+                    }
+                    on_answer(&mut app, answer)
+                }
+            }
             _ = tick.tick() => {
                 app.on_tick();
                 Vec::new()
@@ -146,7 +194,7 @@ pub async fn run(handle: SessionHandle, opts: RunOptions) -> Result<(), TuiError
             _ = int_signal.recv() => break Ok(()),
         };
         for effect in effects {
-            perform(&handle, effect, &answer_tx);
+            perform(&handle, &ctx, effect, &answer_tx);
         }
     };
     stop.store(true, Ordering::SeqCst);
@@ -155,7 +203,16 @@ pub async fn run(handle: SessionHandle, opts: RunOptions) -> Result<(), TuiError
     // Not joined: when the terminal has gone (a hangup), crossterm's read never returns, so the
     // thread is left to end with the process, which the caller ends next.
     drop(reader);
-    result
+    result.map(|()| Ended {
+        session_id: handle.session_id().to_string(),
+    })
+}
+
+/// How the UI ended.
+#[derive(Debug, Clone)]
+pub struct Ended {
+    /// The session shown last (`/sessions` may have changed it): what `--session` resumes.
+    pub session_id: String,
 }
 
 /// Feeds an answer to the app; what it asks next comes back.
@@ -181,7 +238,12 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
         Answer::Plan(Ok(p)) => app.on_plan(p),
         Answer::Rewind(Ok(r)) => app.on_result(&r),
         Answer::Head(Ok(r)) => app.on_head_ref(&r),
-        Answer::Model(Ok(())) => {
+        Answer::Sessions(Ok(list)) => {
+            app.on_sessions(list);
+            Vec::new()
+        }
+        Answer::Opened(Ok(_)) => Vec::new(), // taken by the loop
+        Answer::Model(Ok(_)) => {
             app.say("model changed; it answers from the next turn");
             vec![Effect::LoadStatus]
         }
@@ -193,7 +255,9 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
         | Answer::Plan(Err(e))
         | Answer::Rewind(Err(e))
         | Answer::Head(Err(e))
-        | Answer::Model(Err(e)) => {
+        | Answer::Model(Err(e))
+        | Answer::Sessions(Err(e))
+        | Answer::Opened(Err(e)) => {
             app.on_error(&e);
             Vec::new()
         }
@@ -201,9 +265,14 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
 }
 
 /// Starts the request an effect asks for; its answer comes back on `tx`.
-fn perform(handle: &SessionHandle, effect: Effect, tx: &mpsc::UnboundedSender<Answer>) {
+fn perform(handle: &SessionHandle, ctx: &Context, effect: Effect, tx: &mpsc::UnboundedSender<(u64, Answer)>) {
     let h = handle.clone();
-    let tx = tx.clone();
+    let generation = ctx.generation;
+    let sender = tx.clone();
+    let tx = Reply {
+        generation,
+        tx: sender,
+    };
     match effect {
         Effect::Quit => {}
         Effect::Cancel => {
@@ -241,7 +310,18 @@ fn perform(handle: &SessionHandle, effect: Effect, tx: &mpsc::UnboundedSender<An
             tokio::spawn(async move { tx.send(Answer::Head(h.fork(req).await)) });
         }
         Effect::SetModel(spec) => {
-            tokio::spawn(async move { tx.send(Answer::Model(h.set_model(spec).await)) });
+            tokio::spawn(
+                async move { tx.send(Answer::Model(h.set_model(spec.clone()).await.map(|()| spec))) },
+            );
+        }
+        Effect::LoadSessions => {
+            let svc = ctx.service.clone();
+            let workspace = h.workspace().to_path_buf();
+            tokio::spawn(async move { tx.send(Answer::Sessions(svc.sessions(Some(&workspace)))) });
+        }
+        Effect::OpenSession(id) => {
+            let (svc, model) = (ctx.service.clone(), ctx.model.clone());
+            tokio::spawn(async move { tx.send(Answer::Opened(open_session(&svc, &id, model).await)) });
         }
         Effect::Summarize(req) => {
             tokio::spawn(async move { tx.send(Answer::Head(h.summarize(req).await)) });
@@ -250,4 +330,34 @@ fn perform(handle: &SessionHandle, effect: Effect, tx: &mpsc::UnboundedSender<An
             tokio::spawn(async move { tx.send(Answer::Head(h.switch(req).await)) });
         }
     }
+}
+
+/// Where a request's answer goes, tagged with the handle's generation.
+struct Reply {
+    generation: u64,
+    tx: mpsc::UnboundedSender<(u64, Answer)>,
+}
+
+impl Reply {
+    fn send(&self, answer: Answer) {
+        // The loop has ended: nobody waits for the answer.
+        let _ = self.tx.send((self.generation, answer));
+    }
+}
+
+/// Opens session `id` for `/sessions`, with the UI's model, its status and transcript.
+async fn open_session(svc: &Service, id: &str, model: Option<ModelSpec>) -> Result<Opened, Error> {
+    let handle = svc.open(id, None).await?;
+    let model_error = match model {
+        Some(m) => handle.set_model(m).await.err(),
+        None => None,
+    };
+    let status = handle.status().await?;
+    let transcript = handle.transcript(None).await?;
+    Ok(Opened {
+        handle,
+        status,
+        transcript,
+        model_error,
+    })
 }

@@ -1,4 +1,5 @@
-//! Owning the real terminal: raw mode, the alternate screen and bracketed paste on entry, and
+//! Owning the real terminal: raw mode, the alternate screen, bracketed paste and wheel reports on
+//! entry, and
 //! restored on every way out — a normal return, an error (the guard's `Drop`) and a panic (a hook
 //! installed once, which restores before the default hook prints the message).
 
@@ -8,6 +9,7 @@ use std::sync::Once;
 
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
+use ratatui::crossterm::style::Print;
 use ratatui::crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
 use ratatui::crossterm::{cursor, execute};
 use ratatui::Terminal;
@@ -22,12 +24,19 @@ fn io_err(op: &'static str) -> impl FnOnce(io::Error) -> TuiError {
     move |source| TuiError::Terminal { op, source }
 }
 
+/// Mouse reports for buttons and the wheel only (xterm mode 1000) in SGR encoding (1006): no
+/// motion events, so moving the mouse wakes nothing. Text is still selected with Shift+drag.
+const MOUSE_ON: &str = "\x1b[?1000h\x1b[?1006h";
+/// See [`MOUSE_ON`].
+const MOUSE_OFF: &str = "\x1b[?1006l\x1b[?1000l";
+
 /// Puts the terminal back as it was; safe to call more than once.
 pub fn restore() {
     if ACTIVE.swap(false, Ordering::SeqCst) {
         let _ = terminal::disable_raw_mode();
         let _ = execute!(
             io::stdout(),
+            Print(MOUSE_OFF),
             DisableBracketedPaste,
             LeaveAlternateScreen,
             cursor::Show
@@ -53,7 +62,12 @@ impl TerminalGuard {
         });
         terminal::enable_raw_mode().map_err(io_err("enter raw mode"))?;
         ACTIVE.store(true, Ordering::SeqCst);
-        if let Err(e) = execute!(io::stdout(), EnterAlternateScreen, EnableBracketedPaste) {
+        if let Err(e) = execute!(
+            io::stdout(),
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            Print(MOUSE_ON)
+        ) {
             restore();
             return Err(io_err("enter the alternate screen")(e));
         }

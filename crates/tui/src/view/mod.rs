@@ -55,6 +55,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Screen::Preview => overlay::preview(frame, area, app, t),
         Screen::Help => overlay::help(frame, area, t),
         Screen::Heads => overlay::heads(frame, area, app, t),
+        Screen::Sessions => overlay::sessions(frame, area, app, t),
     }
 }
 
@@ -125,8 +126,9 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
             s.usage.prompt_tokens, s.usage.completion_tokens
         ));
     }
-    let session: String = s.session.chars().take(8).collect();
-    parts.push(format!("session {}", escape::line(&session)));
+    // The whole id: it is what `retrace --session ID` takes (the first characters of ids made the
+    // same day are the same).
+    parts.push(format!("session {}", escape::line(&s.session)));
     parts.push(escape::line(&s.workspace));
     let text = fit(&parts.join(" · "), usize::from(area.width));
     frame.render_widget(Paragraph::new(Line::styled(text, t.dim())), area);

@@ -10,7 +10,7 @@ use retrace_protocol::FileAction;
 use crate::app::{App, Mode};
 use crate::command::COMMANDS;
 use crate::escape::{self, human_bytes};
-use crate::rewind::{has_shell_gap, Action};
+use crate::rewind::{has_shell_gap, Action, Purpose};
 use crate::view::theme::Theme;
 use crate::view::wrap::{fit, wrap};
 
@@ -79,6 +79,15 @@ fn clock(time: &str) -> String {
     }
 }
 
+/// `1 turn`, `2 turns`.
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 fn row(text: String, selected: bool, t: Theme, style: Style) -> Line<'static> {
     if selected {
         Line::from(Span::styled(format!("› {text}"), t.selected()))
@@ -120,10 +129,18 @@ pub fn picker(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
         t,
         t.dim(),
     ));
+    let title = match &p.purpose {
+        Purpose::Rewind => " Rewind to before which turn? ".to_string(),
+        Purpose::Fork(None) => " Fork: the new head ends before which turn? ".to_string(),
+        Purpose::Fork(Some(name)) => format!(
+            " Fork \"{}\": the new head ends before which turn? ",
+            escape::first_line(name, 30)
+        ),
+    };
     boxed(
         frame,
         area,
-        " Rewind to before which turn? ",
+        &title,
         body,
         Scroll::Focus(p.selected),
         "↑↓ move · Enter choose · Esc close",
@@ -338,27 +355,44 @@ pub fn help(frame: &mut Frame, area: Rect, t: Theme) {
 
 /// The heads of the session.
 pub fn heads(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
-    let Mode::Heads(heads) = app.mode() else { return };
-    let body: Vec<Line<'static>> = heads
+    let Mode::Heads(tree) = app.mode() else { return };
+    let body: Vec<Line<'static>> = tree
+        .rows
         .iter()
-        .map(|h| {
+        .enumerate()
+        .map(|(i, r)| {
+            let h = &r.head;
             let name = h
                 .name
                 .as_deref()
                 .map(|n| format!(" \"{}\"", escape::line(n)))
                 .unwrap_or_default();
-            let from = h
-                .parent_head
-                .as_ref()
-                .map(|p| format!(" from {}", escape::line(p.as_str())))
-                .unwrap_or_default();
+            let mut marks = Vec::new();
+            if h.selected {
+                marks.push("selected");
+            }
+            if h.retired {
+                marks.push("retired");
+            }
+            let marks = if marks.is_empty() {
+                String::new()
+            } else {
+                format!(" · {}", marks.join(", "))
+            };
             let text = format!(
-                "{}{name} ({}){from} · {} turns",
+                "{}{}{name} ({}) · {}, {}{marks}",
+                r.prefix,
                 escape::line(h.id.as_str()),
                 h.kind.as_str(),
-                h.turns
+                count(h.turns, "turn"),
+                count(h.message_count, "message"),
             );
-            row(text, h.selected, t, if h.retired { t.dim() } else { t.text() })
+            row(
+                text,
+                tree.cursor == i,
+                t,
+                if h.retired { t.dim() } else { t.text() },
+            )
         })
         .collect();
     boxed(
@@ -366,8 +400,42 @@ pub fn heads(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
         area,
         " Heads ",
         body,
-        Scroll::Focus(0),
-        "/switch <id|name> to select · Esc close",
+        Scroll::Focus(tree.cursor),
+        "↑/↓ move · Enter switch to it · Esc close",
+        t,
+    );
+}
+
+/// The workspace's sessions.
+pub fn sessions(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
+    let Mode::Sessions(list) = app.mode() else { return };
+    let mut body: Vec<Line<'static>> = list
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let id = e.id.to_string();
+            let created = e.created_at.as_deref().map(clock).unwrap_or_default();
+            let here = if id == list.current { " · this one" } else { "" };
+            let text = format!(
+                "{}  {created}  {}, {}{here}",
+                escape::line(&id),
+                count(e.turns, "turn"),
+                count(e.heads, "head")
+            );
+            row(text, list.cursor == i, t, t.text())
+        })
+        .collect();
+    if body.is_empty() {
+        body.push(Line::styled("  no sessions of this workspace", t.dim()));
+    }
+    boxed(
+        frame,
+        area,
+        " Sessions of this workspace ",
+        body,
+        Scroll::Focus(list.cursor),
+        "↑/↓ move · Enter open it · Esc close",
         t,
     );
 }

@@ -1,4 +1,6 @@
 //! Cutting styled lines into terminal rows of a given width (by cell; wide characters count two).
+//! Rows break after a space when the row has one, so words stay whole; a word longer than a row
+//! is cut at the cell.
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -7,39 +9,91 @@ use unicode_width::UnicodeWidthChar;
 /// A logical line: spans of already-escaped text with their styles.
 pub type Spans = Vec<(String, Style)>;
 
+/// One character with its style and width.
+#[derive(Clone, Copy)]
+struct Cell {
+    c: char,
+    style: Style,
+    width: usize,
+}
+
 /// Wraps `spans` into rows at most `width` cells wide; continuation rows start with `indent` spaces.
 pub fn wrap(spans: &Spans, width: usize, indent: usize) -> Vec<Line<'static>> {
     let width = width.max(1);
-    let indent = if indent >= width { 0 } else { indent };
+    let indent = if indent * 2 > width { 0 } else { indent };
+    let cells: Vec<Cell> = spans
+        .iter()
+        .flat_map(|(text, style)| {
+            text.chars().filter_map(move |c| {
+                let w = c.width().unwrap_or(0);
+                // A character wider than the whole row cannot be shown.
+                (w <= width).then_some(Cell {
+                    c,
+                    style: *style,
+                    width: w,
+                })
+            })
+        })
+        .collect();
     let mut rows = Vec::new();
-    let mut row: Vec<Span<'static>> = Vec::new();
-    let mut used = 0;
-    for (text, style) in spans {
-        let mut chunk = String::new();
-        for c in text.chars() {
-            let w = c.width().unwrap_or(0);
-            if used + w > width && used > 0 {
-                if !chunk.is_empty() {
-                    row.push(Span::styled(std::mem::take(&mut chunk), *style));
-                }
-                rows.push(Line::from(std::mem::take(&mut row)));
-                used = indent;
-                if indent > 0 {
-                    row.push(Span::raw(" ".repeat(indent)));
-                }
+    let mut start = 0; // the current row's first cell
+    let mut used = 0; // cells used on the current row, its indent included
+    let mut lead = 0; // the current row's indent
+    let mut space: Option<usize> = None; // the last space on the current row (a place to break)
+    let mut i = 0;
+    while i < cells.len() {
+        let cell = cells[i];
+        if used + cell.width > width && i > start {
+            // Break after the last space when there is one (not the row's first cell), else here.
+            let cut = match space {
+                Some(s) if s > start && cell.c != ' ' => s,
+                _ => i,
+            };
+            let mut end = cut;
+            while end > start + 1 && cells[end - 1].c == ' ' {
+                end -= 1;
             }
-            if w > width {
-                continue; // a character wider than the whole row cannot be shown
+            rows.push(row(lead, &cells[start..end]));
+            start = cut;
+            // A space where the row breaks is not carried to the next row.
+            while start < cells.len() && cells[start].c == ' ' {
+                start += 1;
             }
-            chunk.push(c);
-            used += w;
+            lead = indent;
+            used = lead + cells[start..i.max(start)].iter().map(|c| c.width).sum::<usize>();
+            space = None;
+            i = i.max(start);
+            continue;
         }
-        if !chunk.is_empty() {
-            row.push(Span::styled(chunk, *style));
+        if cell.c == ' ' {
+            space = Some(i);
         }
+        used += cell.width;
+        i += 1;
     }
-    rows.push(Line::from(row));
+    rows.push(row(lead, &cells[start..]));
     rows
+}
+
+/// A row: `lead` spaces, then `cells` as spans, one per run of one style.
+fn row(lead: usize, cells: &[Cell]) -> Line<'static> {
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    if lead > 0 {
+        spans.push(Span::raw(" ".repeat(lead)));
+    }
+    let mut text = String::new();
+    let mut style = cells.first().map(|c| c.style).unwrap_or_default();
+    for cell in cells {
+        if cell.style != style && !text.is_empty() {
+            spans.push(Span::styled(std::mem::take(&mut text), style));
+        }
+        style = cell.style;
+        text.push(cell.c);
+    }
+    if !text.is_empty() {
+        spans.push(Span::styled(text, style));
+    }
+    Line::from(spans)
 }
 
 /// Cuts an escaped single-line string to at most `max` cells, with an ellipsis when cut.
@@ -77,5 +131,58 @@ mod tests {
         assert_eq!(rows.len(), 3);
         assert_eq!(fit("abcdef", 4), "abc…");
         assert_eq!(fit("abc", 4), "abc");
+    }
+
+    fn texts(s: &str, width: usize, indent: usize) -> Vec<String> {
+        wrap(&vec![(s.to_string(), Style::default())], width, indent)
+            .iter()
+            .map(|l| l.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn keeps_words_whole() {
+        assert_eq!(texts("the quick brown fox", 10, 0), ["the quick", "brown fox"]);
+        assert_eq!(
+            texts("the quick brown fox", 10, 2),
+            ["the quick", "  brown", "  fox"]
+        );
+        // A word longer than a row is cut at the cell.
+        assert_eq!(texts("a abcdefghij", 5, 0), ["a", "abcde", "fghij"]);
+        // Spaces at a break are dropped, not carried.
+        assert_eq!(texts("abcd    efgh", 4, 0), ["abcd", "efgh"]);
+        assert_eq!(texts("", 4, 0), [""]);
+        // Styles survive the cut.
+        let rows = wrap(
+            &vec![
+                ("ab ".to_string(), Style::default()),
+                (
+                    "cd".to_string(),
+                    Style::default().add_modifier(ratatui::style::Modifier::BOLD),
+                ),
+            ],
+            4,
+            0,
+        );
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            rows[1].spans[0].style,
+            Style::default().add_modifier(ratatui::style::Modifier::BOLD)
+        );
+    }
+
+    #[test]
+    fn never_wider_than_the_row() {
+        let samples = ["漢字 漢字 abc", "  lead  spaces  ", "x y z w v u", "ab cd ef 漢"];
+        for s in samples {
+            for width in 1..12 {
+                for indent in [0, 2, 4] {
+                    for row in wrap(&vec![(s.to_string(), Style::default())], width, indent) {
+                        let w: usize = row.spans.iter().map(|sp| sp.width()).sum();
+                        assert!(w <= width, "{s:?} at {width}/{indent}: {row:?}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,197 @@
+//! The commands and lists beside the rewind flow: `/heads` (a tree, Enter switches), `/fork
+//! [name]`, `/sessions`, Tab completion, the mouse wheel, and moving inside a multi-line input.
+
+use insta::assert_snapshot;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEventKind};
+use retrace_protocol::{
+    ForkRequest, HeadEntry, HeadId, HeadKind, SessionEntry, SessionId, SessionStatus, SwitchRequest,
+};
+use retrace_tui::{App, Effect, Screen};
+
+use crate::fixtures::*;
+
+fn head(id: &str, kind: HeadKind, parent: Option<&str>, selected: bool) -> HeadEntry {
+    HeadEntry {
+        id: HeadId::new(id),
+        kind,
+        name: (id == "h3").then(|| "try-sqlite".to_string()),
+        parent_head: parent.map(HeadId::new),
+        fork_from: None,
+        selected,
+        retired: id == "h2",
+        message_count: 6,
+        turns: 2,
+        last_activity: None,
+    }
+}
+
+fn heads() -> Vec<HeadEntry> {
+    vec![
+        head("main", HeadKind::Main, None, false),
+        head("h2", HeadKind::Rewind, Some("main"), false),
+        head("h3", HeadKind::Fork, Some("h2"), true),
+        head("h4", HeadKind::Summary, Some("main"), false),
+    ]
+}
+
+const CURRENT: &str = "0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41";
+const OTHER: &str = "0196b1c4-0000-7a10-8c55-0e6f3c2b9d42";
+
+fn session(id: &str, turns: usize) -> SessionEntry {
+    SessionEntry {
+        id: SessionId::new(id),
+        format: 2,
+        workspace: Some("/home/ada/project".into()),
+        created_at: Some("2026-05-01T10:40:00Z".into()),
+        log_path: format!("/data/sessions/{id}.jsonl"),
+        checkpoint_dir: format!("/data/sessions/{id}.ckpt"),
+        heads: 1,
+        turns,
+    }
+}
+
+fn command(app: &mut App, text: &str) -> Vec<Effect> {
+    let clock = Clock::new();
+    type_text(app, text, clock.at(0));
+    app.on_key(key(KeyCode::Enter), clock.at(1))
+}
+
+#[test]
+fn heads_show_as_a_tree_and_enter_switches() {
+    let mut app = app();
+    assert_eq!(command(&mut app, "/branch"), vec![Effect::LoadHeads]);
+    app.on_heads(heads());
+    assert_eq!(app.screen(), Screen::Heads);
+    assert_snapshot!("heads_tree", render(&app, 80, 14));
+    let now = Clock::new().at(0);
+    // Enter on the selected head changes nothing.
+    let mut same = app.clone();
+    assert!(same.on_key(key(KeyCode::Enter), now).is_empty());
+    assert_eq!(same.screen(), Screen::Chat);
+    // Up twice reaches `h2`; Enter switches to it.
+    app.on_key(key(KeyCode::Up), now);
+    app.on_key(key(KeyCode::Char('k')), now);
+    let effects = app.on_key(key(KeyCode::Enter), now);
+    assert_eq!(
+        effects,
+        vec![Effect::Switch(SwitchRequest { head: "main".into() })]
+    );
+    assert_eq!(app.screen(), Screen::Chat);
+}
+
+#[test]
+fn fork_with_a_name_asks_for_the_turn() {
+    let mut app = app();
+    assert_eq!(
+        command(&mut app, "/fork try sqlite"),
+        vec![Effect::LoadCheckpoints]
+    );
+    app.on_checkpoints(&two_turns());
+    assert_eq!(app.screen(), Screen::Picker);
+    assert_snapshot!("fork_picker", render(&app, 80, 12));
+    let now = Clock::new().at(0);
+    // Enter on "(current)" forks nothing.
+    let mut same = app.clone();
+    assert!(same.on_key(key(KeyCode::Enter), now).is_empty());
+    assert_eq!(same.screen(), Screen::Chat);
+    app.on_key(key(KeyCode::Up), now);
+    let effects = app.on_key(key(KeyCode::Enter), now);
+    assert_eq!(
+        effects,
+        vec![Effect::Fork(ForkRequest {
+            turn: 1,
+            name: Some("try sqlite".into()),
+            select: true,
+        })]
+    );
+}
+
+#[test]
+fn sessions_lists_this_workspace_and_enter_opens_another() {
+    let mut app = app();
+    assert_eq!(command(&mut app, "/sessions"), vec![Effect::LoadSessions]);
+    let mut old = session("0196b1c4-1111-7a10-8c55-0e6f3c2b9d43", 1);
+    old.workspace = None; // an old flat log: opened by id, not listed here
+    app.on_sessions(vec![session(OTHER, 5), session(CURRENT, 2), old]);
+    assert_eq!(app.screen(), Screen::Sessions);
+    assert_snapshot!("sessions", render(&app, 80, 12));
+    let now = Clock::new().at(0);
+    // The cursor starts on this session: Enter keeps it.
+    let mut same = app.clone();
+    assert!(same.on_key(key(KeyCode::Enter), now).is_empty());
+    app.on_key(key(KeyCode::Up), now);
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), now),
+        vec![Effect::OpenSession(OTHER.into())]
+    );
+    let status = SessionStatus {
+        session_id: SessionId::new(OTHER),
+        workspace: "/home/ada/project".into(),
+        head_id: HeadId::main(),
+        running: None,
+        model: None,
+        last_event_seq: 0,
+    };
+    app.on_session_opened(&status, &transcript());
+    assert_eq!(app.status().session, OTHER);
+    assert_eq!(app.status().model.as_deref(), Some("demo"));
+    assert!(app.message().is_some_and(|m| m.contains(OTHER)));
+    assert!(!app.transcript().items().is_empty());
+}
+
+#[test]
+fn tab_completes_as_far_as_the_commands_agree() {
+    let mut app = app();
+    let now = Clock::new().at(0);
+    type_text(&mut app, "/s", now);
+    app.on_key(key(KeyCode::Tab), now);
+    // `/switch` and `/sessions` share only `/s`: both are listed.
+    assert_eq!(app.input().text(), "/s");
+    assert!(app
+        .message()
+        .is_some_and(|m| m.contains("/switch") && m.contains("/sessions")));
+    type_text(&mut app, "e", now);
+    app.on_key(key(KeyCode::Tab), now);
+    assert_eq!(app.input().text(), "/sessions ");
+}
+
+#[test]
+fn the_wheel_scrolls_the_transcript_and_moves_through_lists() {
+    let mut app = app();
+    app.on_transcript(&transcript());
+    app.on_mouse(MouseEventKind::ScrollUp);
+    app.on_mouse(MouseEventKind::ScrollUp);
+    assert_eq!(app.scroll(), 6);
+    app.on_mouse(MouseEventKind::ScrollDown);
+    assert_eq!(app.scroll(), 3);
+    // A click does nothing.
+    assert!(app
+        .on_mouse(MouseEventKind::Down(ratatui::crossterm::event::MouseButton::Left))
+        .is_empty());
+    command(&mut app, "/heads");
+    app.on_heads(heads());
+    app.on_mouse(MouseEventKind::ScrollUp);
+    let effects = app.on_key(key(KeyCode::Enter), Clock::new().at(0));
+    assert_eq!(effects, vec![Effect::Switch(SwitchRequest { head: "h2".into() })]);
+}
+
+#[test]
+fn up_and_down_move_inside_a_multi_line_input() {
+    let mut app = app();
+    let now = Clock::new().at(0);
+    command(&mut app, "first prompt");
+    type_text(&mut app, "one", now);
+    app.on_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL), now);
+    type_text(&mut app, "two", now);
+    // Up moves to the first line instead of recalling the history.
+    app.on_key(key(KeyCode::Up), now);
+    type_text(&mut app, "!", now);
+    assert_eq!(app.input().text(), "one!\ntwo");
+    app.on_key(key(KeyCode::Down), now);
+    type_text(&mut app, "?", now);
+    assert_eq!(app.input().text(), "one!\ntwo?");
+    // On an empty input Up still recalls the history.
+    app.on_key(ctrl('c'), now);
+    app.on_key(key(KeyCode::Up), now);
+    assert_eq!(app.input().text(), "first prompt");
+}
