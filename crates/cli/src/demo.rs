@@ -1,5 +1,5 @@
-//! `retrace demo`: until the terminal UI exists, a narrated headless run of the built-in demo model
-//! on a scratch workspace — real turns through the real controller, checkpoints listed at the end.
+//! `retrace demo --headless` (and `retrace demo` off a terminal): a narrated headless run of the
+//! built-in demo model on a scratch workspace — real turns through the real controller, checkpoints listed at the end.
 
 use std::path::Path;
 use std::process::ExitCode;

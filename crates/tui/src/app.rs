@@ -81,8 +81,8 @@ pub enum Mode {
     Menu(Box<Menu>),
     /// The preview of a code restore.
     Preview(Box<Preview>),
-    /// Keys and commands.
-    Help,
+    /// Keys and commands, scrolled by this many rows.
+    Help(usize),
     /// The heads of the session, as a tree.
     Heads(HeadTree),
     /// The sessions of the workspace.
@@ -146,6 +146,8 @@ pub struct App {
     pub(crate) message: Option<String>,
     /// Transcript rows scrolled up from the bottom.
     pub(crate) scroll: usize,
+    /// Whether tool calls show their diff or output, and reasoning its text (Ctrl-O).
+    pub(crate) details: bool,
     pub(crate) no_color: bool,
     pub(crate) quit: bool,
     pub(crate) last_esc: Option<Instant>,
@@ -166,6 +168,7 @@ impl App {
             viewport: (80, 24),
             message: None,
             scroll: 0,
+            details: false,
             no_color: opts.no_color,
             quit: false,
             last_esc: None,
@@ -184,7 +187,7 @@ impl App {
             Mode::Picker(_) => Screen::Picker,
             Mode::Menu(_) => Screen::Menu,
             Mode::Preview(_) => Screen::Preview,
-            Mode::Help => Screen::Help,
+            Mode::Help(_) => Screen::Help,
             Mode::Heads(_) => Screen::Heads,
             Mode::Sessions(_) => Screen::Sessions,
         }
@@ -245,6 +248,11 @@ impl App {
         self.no_color
     }
 
+    /// Whether tool calls show their diff or output, and reasoning its text (Ctrl-O).
+    pub fn details(&self) -> bool {
+        self.details
+    }
+
     /// Transcript rows scrolled up from the bottom.
     pub fn scroll(&self) -> usize {
         self.scroll
@@ -303,6 +311,8 @@ impl App {
                 target: tool_target(&arguments),
                 ok: None,
                 output_lines: 0,
+                arguments,
+                output: String::new(),
             }),
             Event::ToolResult { id, ok, content, .. } => self.transcript.tool_result(&id, Some(ok), &content),
             Event::CheckpointCaptured { turn, paths, .. } => self.transcript.captured(turn, paths.len()),

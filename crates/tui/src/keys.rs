@@ -42,8 +42,22 @@ impl App {
             Screen::Heads => self.heads_key(key),
             Screen::Sessions => self.sessions_key(key),
             Screen::Help => {
-                if matches!(key.code, KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q')) || ctrl(&key, 'c') {
-                    self.mode = Mode::Chat;
+                let help_rows = crate::view::overlay::HELP_KEYS.len() + 1 + command::COMMANDS.len();
+                let Mode::Help(scroll) = &mut self.mode else {
+                    return Vec::new();
+                };
+                match key.code {
+                    KeyCode::Up | KeyCode::Char('k') => *scroll = scroll.saturating_sub(1),
+                    KeyCode::Down | KeyCode::Char('j') => *scroll = (*scroll + 1).min(help_rows),
+                    KeyCode::PageUp => *scroll = scroll.saturating_sub(10),
+                    KeyCode::PageDown | KeyCode::Char(' ') => *scroll = (*scroll + 10).min(help_rows),
+                    _ => {
+                        if matches!(key.code, KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q'))
+                            || ctrl(&key, 'c')
+                        {
+                            self.mode = Mode::Chat;
+                        }
+                    }
                 }
                 Vec::new()
             }
@@ -72,11 +86,11 @@ impl App {
             | Screen::Menu
             | Screen::Preview
             | Screen::Heads
-            | Screen::Sessions => {
+            | Screen::Sessions
+            | Screen::Help => {
                 let code = if up { KeyCode::Up } else { KeyCode::Down };
                 self.on_key(KeyEvent::new(code, KeyModifiers::NONE), Instant::now())
             }
-            Screen::Help => Vec::new(),
         }
     }
 
@@ -196,6 +210,11 @@ impl App {
             }
             _ if ctrl(&key, 'j') => {
                 self.input.insert('\n');
+                Vec::new()
+            }
+            _ if ctrl(&key, 'o') => {
+                self.details = !self.details;
+                self.scroll = 0;
                 Vec::new()
             }
             KeyCode::Enter if alt || shift => {
@@ -348,7 +367,7 @@ impl App {
             Command::Heads => vec![Effect::LoadHeads],
             Command::Switch(head) => vec![Effect::Switch(SwitchRequest { head })],
             Command::Help => {
-                self.mode = Mode::Help;
+                self.mode = Mode::Help(0);
                 Vec::new()
             }
             Command::Quit => self.quit(),

@@ -37,6 +37,10 @@ pub enum Item {
         ok: Option<bool>,
         /// Lines of its output (for the fold marker).
         output_lines: usize,
+        /// Its arguments as the model gave them (JSON text), for its diff.
+        arguments: String,
+        /// Its output, at most [`OUTPUT_KEPT`] bytes (what the details show).
+        output: String,
     },
     /// A note from Retrace (a code-only restore, a notice).
     System {
@@ -48,6 +52,18 @@ pub enum Item {
         /// The text.
         text: String,
     },
+}
+
+/// How much of a tool's output the transcript keeps to show (the details fold it further).
+pub const OUTPUT_KEPT: usize = 64 * 1024;
+
+/// At most `max` bytes of `s`, cut on a character boundary.
+fn head(s: &str, max: usize) -> String {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
 }
 
 /// The transcript: items oldest first.
@@ -105,6 +121,8 @@ impl Transcript {
                             target: tool_target(&call.arguments),
                             ok: None,
                             output_lines: 0,
+                            arguments: call.arguments.clone(),
+                            output: String::new(),
                         });
                     }
                 }
@@ -152,12 +170,14 @@ impl Transcript {
                 id,
                 ok: slot,
                 output_lines,
+                output,
                 ..
             } = item
             {
                 if id == call_id {
                     *slot = ok.or(Some(true));
                     *output_lines = content.lines().count();
+                    *output = head(content, OUTPUT_KEPT);
                     return;
                 }
             }

@@ -9,11 +9,12 @@ use ratatui::Frame;
 use crate::app::App;
 use crate::escape;
 use crate::transcript::Item;
+use crate::view::detail;
 use crate::view::theme::Theme;
 use crate::view::wrap::{wrap, Spans};
 
 /// The logical lines of one item (escaped, styled), and the indent of their continuation rows.
-fn item_lines(item: &Item, t: Theme) -> Vec<(Spans, usize)> {
+fn item_lines(item: &Item, details: bool, t: Theme) -> Vec<(Spans, usize)> {
     let mut out = Vec::new();
     match item {
         Item::User { turn, text, captured } => {
@@ -36,6 +37,11 @@ fn item_lines(item: &Item, t: Theme) -> Vec<(Spans, usize)> {
                 out.push((vec![(format!("  {l}"), t.text())], 2));
             }
         }
+        Item::Reasoning { text } if details => {
+            for l in escape::text(text.trim()).split('\n') {
+                out.push((vec![(format!("  ▾ {l}"), t.dim())], 4));
+            }
+        }
         Item::Reasoning { text } => {
             let lines = text.lines().count().max(1);
             let first = escape::first_line(text.trim_start(), 60);
@@ -49,6 +55,8 @@ fn item_lines(item: &Item, t: Theme) -> Vec<(Spans, usize)> {
             target,
             ok,
             output_lines,
+            arguments,
+            output,
             ..
         } => {
             let (mark, style) = match ok {
@@ -63,11 +71,15 @@ fn item_lines(item: &Item, t: Theme) -> Vec<(Spans, usize)> {
                 (mark.to_string(), style),
             ];
             match output_lines {
+                _ if details => {}
                 0 => {}
                 1 => spans.push((" (1 line of output)".to_string(), t.dim())),
                 n => spans.push((format!(" ({n} lines of output)"), t.dim())),
             }
             out.push((spans, 6));
+            if details {
+                out.extend(detail::tool_detail(name, arguments, output, t));
+            }
         }
         Item::System { text } => {
             for l in escape::text(text).split('\n') {
@@ -86,7 +98,7 @@ pub fn rows(app: &App, width: usize) -> Vec<Line<'static>> {
     let t = Theme::new(app.no_color());
     let mut rows = Vec::new();
     for item in app.transcript().items() {
-        for (spans, indent) in item_lines(item, t) {
+        for (spans, indent) in item_lines(item, app.details(), t) {
             rows.extend(wrap(&spans, width, indent));
         }
     }

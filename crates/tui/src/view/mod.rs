@@ -2,6 +2,7 @@
 //! string it did not write itself, and never panics at any size.
 
 mod chat;
+pub(crate) mod detail;
 pub(crate) mod overlay;
 mod theme;
 mod wrap;
@@ -53,7 +54,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Screen::Picker => overlay::picker(frame, area, app, t),
         Screen::Menu => overlay::menu(frame, area, app, t),
         Screen::Preview => overlay::preview(frame, area, app, t),
-        Screen::Help => overlay::help(frame, area, t),
+        Screen::Help => overlay::help(frame, area, app, t),
         Screen::Heads => overlay::heads(frame, area, app, t),
         Screen::Sessions => overlay::sessions(frame, area, app, t),
     }
@@ -71,7 +72,7 @@ fn draw_input(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
     let hint = if app.status().running {
         " Esc cancel · Ctrl-C cancel "
     } else {
-        " Enter send · Alt+Enter newline · Esc Esc rewind · /help "
+        " Enter send · Alt+Enter newline · Esc Esc rewind · Ctrl-O details · /help "
     };
     let block = Block::default()
         .borders(Borders::ALL)

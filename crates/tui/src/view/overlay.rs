@@ -315,18 +315,9 @@ pub(crate) fn approval_layout(
 }
 
 /// Keys and commands.
-pub fn help(frame: &mut Frame, area: Rect, t: Theme) {
-    let keys = [
-        ("Enter", "send"),
-        ("Alt+Enter, Ctrl+J", "new line"),
-        ("Up (empty input)", "previous prompt"),
-        ("Esc", "clear the input / cancel a running turn"),
-        ("Esc Esc", "rewind picker"),
-        ("Ctrl-C", "cancel a turn / clear; twice to quit"),
-        ("Ctrl-D (empty input)", "quit"),
-        ("PgUp PgDn", "scroll the chat"),
-    ];
-    let mut body: Vec<Line<'static>> = keys
+pub fn help(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
+    let Mode::Help(scroll) = app.mode() else { return };
+    let mut body: Vec<Line<'static>> = HELP_KEYS
         .iter()
         .map(|(k, d)| {
             Line::from(vec![
@@ -347,11 +338,26 @@ pub fn help(frame: &mut Frame, area: Rect, t: Theme) {
         area,
         " Keys and commands ",
         body,
-        Scroll::Focus(0),
-        "Esc close",
+        Scroll::Offset(*scroll),
+        "↑/↓ scroll · Esc close",
         t,
     );
 }
+
+/// The keys `/help` lists.
+pub const HELP_KEYS: [(&str, &str); 11] = [
+    ("Enter", "send"),
+    ("Alt+Enter, Ctrl+J", "new line"),
+    ("Up (empty input)", "previous prompt"),
+    ("Up Down (lines)", "move between the input's lines"),
+    ("Tab", "complete a command"),
+    ("Esc", "clear the input / cancel a running turn"),
+    ("Esc Esc", "rewind picker"),
+    ("Ctrl-C", "cancel a turn / clear; twice to quit"),
+    ("Ctrl-D (empty input)", "quit"),
+    ("Ctrl-O", "show or hide diffs, outputs, reasoning"),
+    ("PgUp PgDn, wheel", "scroll the chat (Shift+drag selects)"),
+];
 
 /// The heads of the session.
 pub fn heads(frame: &mut Frame, area: Rect, app: &App, t: Theme) {

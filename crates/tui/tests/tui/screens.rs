@@ -177,3 +177,38 @@ fn narrow_terminal() {
     assert_snapshot!("narrow_picker", render(&app, 40, 10));
     assert_snapshot!("too_small", render(&app, 39, 9));
 }
+
+#[test]
+fn details_show_diffs_outputs_and_reasoning() {
+    let mut app = chatting();
+    app.on_event(Event::ToolResult {
+        id: "c7".into(),
+        name: "bash".into(),
+        ok: true,
+        content: (1..=30)
+            .map(|i| format!("warning {i}: unused variable\n"))
+            .collect(),
+    });
+    app.on_event(Event::ToolCall {
+        id: "c8".into(),
+        name: "edit_file".into(),
+        arguments: serde_json::json!({
+            "path": "src/lib.rs",
+            "old_string": "fn parse(s: &str) {\n    let x = 1;\n    todo!()\n}\n",
+            "new_string": "fn parse(s: &str) {\n    s.split('\\t').count();\n    todo!()\n}\n",
+        })
+        .to_string(),
+    });
+    app.on_event(Event::ToolResult {
+        id: "c8".into(),
+        name: "edit_file".into(),
+        ok: true,
+        content: "Edited `src/lib.rs`: replaced 1 occurrence.".into(),
+    });
+    assert_snapshot!("details_folded", render(&app, 80, 24));
+    app.on_key(ctrl('o'), Clock::new().at(0));
+    assert!(app.details());
+    assert_snapshot!("details_shown", render(&app, 80, 40));
+    app.on_key(ctrl('o'), Clock::new().at(0));
+    assert!(!app.details());
+}
