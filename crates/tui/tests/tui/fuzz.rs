@@ -2,8 +2,8 @@
 
 use std::time::{Duration, Instant};
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use retrace_protocol::{Event, HeadId, RewindScope, SessionId};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEventKind};
+use retrace_protocol::{Event, HeadEntry, HeadId, HeadKind, RewindScope, SessionEntry, SessionId};
 
 use crate::fixtures::*;
 
@@ -76,8 +76,19 @@ fn random_event(rng: &mut Rng, turn: &mut u64) -> Event {
         },
         3 => Event::ToolCall {
             id: format!("c{}", rng.below(3)),
-            name: "edit_file".into(),
-            arguments: r#"{"path":"a/very/long/path/that/keeps/going/and/going.rs"}"#.into(),
+            name: ["edit_file", "write_file", "multi_edit", "bash"][rng.below(4) as usize].into(),
+            arguments: match rng.below(3) {
+                0 => r#"{"path":"a/very/long/path/that/keeps/going/and/going.rs"}"#.into(),
+                1 => serde_json::json!({
+                    "path": "x\u{1b}[2J.rs",
+                    "old_string": "a\tb\r\n漢\n".repeat(rng.below(40) as usize),
+                    "new_string": "a\u{202e}b\n".repeat(rng.below(40) as usize),
+                    "content": "line\n".repeat(rng.below(40) as usize),
+                    "edits": [{"old_string": "q", "new_string": "r"}, 7],
+                })
+                .to_string(),
+                _ => "not json \u{1b}[31m".into(),
+            },
         },
         4 => Event::ToolResult {
             id: format!("c{}", rng.below(3)),
@@ -106,6 +117,34 @@ fn random_event(rng: &mut Rng, turn: &mut u64) -> Event {
     }
 }
 
+fn head_entry(id: &str, parent: Option<&str>) -> HeadEntry {
+    HeadEntry {
+        id: HeadId::new(id),
+        kind: HeadKind::Fork,
+        name: Some("n\u{1b}[2J\nx".into()),
+        parent_head: parent.map(HeadId::new),
+        fork_from: None,
+        selected: parent.is_none(),
+        retired: false,
+        message_count: 1,
+        turns: 1,
+        last_activity: None,
+    }
+}
+
+fn session_entry(id: &str) -> SessionEntry {
+    SessionEntry {
+        id: SessionId::new(id),
+        format: 2,
+        workspace: Some("/w".into()),
+        created_at: Some("bad time \u{1b}".into()),
+        log_path: String::new(),
+        checkpoint_dir: String::new(),
+        heads: 1,
+        turns: 1,
+    }
+}
+
 #[test]
 fn random_keys_events_and_sizes_never_panic() {
     for seed in 1..=24u64 {
@@ -125,8 +164,19 @@ fn random_keys_events_and_sizes_never_panic() {
                 6 => {
                     app.on_event(random_event(&mut rng, &mut turn));
                 }
-                7 => match rng.below(4) {
+                7 => match rng.below(7) {
                     0 => app.on_checkpoints(&two_turns()),
+                    4 => app.on_heads(vec![head_entry("main", None), head_entry("h2", Some("main"))]),
+                    5 => app.on_sessions(vec![session_entry("s"), session_entry("t\u{1b}[2J")]),
+                    6 => match rng.below(3) {
+                        0 => {
+                            app.on_mouse(MouseEventKind::ScrollUp);
+                        }
+                        1 => {
+                            app.on_mouse(MouseEventKind::ScrollDown);
+                        }
+                        _ => app.on_paste("pasted\r\nline\u{1b}[2J"),
+                    },
                     1 => {
                         app.on_plan(if rng.below(2) == 0 {
                             conflicted_plan()
