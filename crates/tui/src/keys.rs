@@ -51,9 +51,8 @@ impl App {
         if self.screen() != Screen::Chat {
             return;
         }
-        for c in text.replace("\r\n", "\n").replace('\r', "\n").chars() {
-            self.input.insert(c);
-        }
+        self.input
+            .insert_str(&text.replace("\r\n", "\n").replace('\r', "\n"));
     }
 
     /// How many lines of the first approval's command are below what shows.
