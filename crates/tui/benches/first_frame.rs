@@ -4,7 +4,7 @@
 //!
 //! Setup (untimed): a session made by 250 real turns through the controller with the script model
 //! (SPEC §11.2): each turn is a prompt, an answer of a few paragraphs with a `read_file` call of a
-//! 300-line file, the tool's result and a final answer — 1,000 messages, about 4 MB of log.
+//! 300-line file, the tool's result and a final answer — 1,000 messages, about 7 MB of log.
 //!
 //! Each run (timed, as `retrace --session ID` does before its first frame, minus the terminal and
 //! the process start): a new `Service`, `open` (the log read, the writer lease taken, the checkpoint
