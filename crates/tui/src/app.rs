@@ -16,6 +16,7 @@ use crate::input::Input;
 use crate::rewind::{Menu, Picker, Preview, Purpose};
 use crate::sessions::SessionList;
 use crate::transcript::{tool_target, Item, Transcript};
+use crate::view::ChatLayoutCache;
 
 /// Esc twice within this opens the rewind picker.
 pub const DOUBLE_ESC: Duration = Duration::from_millis(600);
@@ -153,6 +154,11 @@ pub struct App {
     pub(crate) last_esc: Option<Instant>,
     pub(crate) last_ctrl_c: Option<Instant>,
     pub(crate) awaiting: Option<Awaiting>,
+    /// Bumped whenever something other than the transcript changes how its items are drawn (see
+    /// [`App::view_generation`]).
+    pub(crate) view_generation: u64,
+    /// The transcript's rows as last drawn (derived data: a cache the view fills).
+    pub(crate) layout: ChatLayoutCache,
 }
 
 impl App {
@@ -174,6 +180,8 @@ impl App {
             last_esc: None,
             last_ctrl_c: None,
             awaiting: None,
+            view_generation: 0,
+            layout: ChatLayoutCache::default(),
         }
     }
 
@@ -258,11 +266,21 @@ impl App {
         self.scroll
     }
 
-    /// Advances the spinner (call a few times a second while a turn runs).
-    pub fn on_tick(&mut self) {
+    /// What the transcript's items look like beyond their own content: the view keeps each
+    /// item's wrapped rows until its revision, the width, the colours or this number changes.
+    /// Whatever changes how items render without changing the transcript must bump it: Ctrl-O
+    /// (details shown or hidden) does.
+    pub fn view_generation(&self) -> u64 {
+        self.view_generation
+    }
+
+    /// Advances the spinner (call a few times a second while a turn runs). Returns whether the
+    /// screen changed, i.e. whether a frame is due; when idle it did not.
+    pub fn on_tick(&mut self) -> bool {
         if self.status.running {
             self.status.spinner = self.status.spinner.wrapping_add(1);
         }
+        self.status.running
     }
 
     /// Replaces the session's status (after a head change, a model change).

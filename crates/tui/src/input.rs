@@ -61,6 +61,16 @@ impl Input {
         self.browsing = None;
     }
 
+    /// Types `text` at the cursor (a paste: one copy of the text after the cursor, however long).
+    pub fn insert_str(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.text.insert_str(self.cursor, text);
+        self.cursor += text.len();
+        self.browsing = None;
+    }
+
     /// Deletes the character before the cursor.
     pub fn backspace(&mut self) {
         if let Some(c) = self.text[..self.cursor].chars().next_back() {

@@ -100,9 +100,8 @@ impl App {
         if self.screen() != Screen::Chat {
             return;
         }
-        for c in text.replace("\r\n", "\n").replace('\r', "\n").chars() {
-            self.input.insert(c);
-        }
+        self.input
+            .insert_str(&text.replace("\r\n", "\n").replace('\r', "\n"));
     }
 
     /// How many lines of the first approval's command are below what shows.
@@ -214,6 +213,7 @@ impl App {
             }
             _ if ctrl(&key, 'o') => {
                 self.details = !self.details;
+                self.view_generation += 1; // every item renders differently now
                 self.scroll = 0;
                 Vec::new()
             }

@@ -12,8 +12,14 @@
 //!   the `App` (keys from a reader thread, events from the subscription, answers from one task
 //!   per request). The terminal is restored on every way out, a panic included.
 //!
-//! What this trades away: the transcript is laid out again on every frame (no cache yet), and
-//! wrapping breaks lines at the cell, not at word boundaries.
+//! A frame costs what changed, not the size of the conversation: each transcript item's wrapped
+//! rows are kept between frames (`view::layout`), keyed by the item's revision, the width, the
+//! colours and [`App::view_generation`], and a frame clones only the rows it shows; the runtime
+//! draws only after something happened (an idle UI draws nothing). BENCHMARKS.md has the figures.
+//!
+//! What this trades away: the wrapped rows of the whole transcript stay in memory, a resize lays
+//! every item out again (one frame as slow as every frame used to be), and wrapping breaks lines
+//! at the cell, not at word boundaries.
 
 pub mod app;
 pub mod command;

@@ -1,7 +1,8 @@
 //! The runtime: owns the terminal and the session handle, and moves values between them and the
 //! [`App`]. Keys come from a reader thread (crossterm's blocking `poll`/`read`), events from the
 //! session's subscription, answers from one task per request; each arrives on a channel and the
-//! loop redraws after it. Nothing here decides what a key means.
+//! loop redraws after it. A tick redraws only while the spinner turns, so an idle UI draws
+//! nothing. Nothing here decides what a key means.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -140,16 +141,21 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
         source,
     })?;
 
+    // A frame is drawn only after something that can change the screen: not on an idle tick.
+    let mut dirty = true;
     let result = loop {
-        if let Ok(size) = guard.terminal.size() {
-            app.set_viewport(size.width, size.height);
-        }
-        if let Err(source) = guard.terminal.draw(|f| view::draw(f, &app)) {
-            break Err(TuiError::Terminal { op: "draw", source });
+        if dirty {
+            if let Ok(size) = guard.terminal.size() {
+                app.set_viewport(size.width, size.height);
+            }
+            if let Err(source) = guard.terminal.draw(|f| view::draw(f, &app)) {
+                break Err(TuiError::Terminal { op: "draw", source });
+            }
         }
         if app.should_quit() {
             break Ok(());
         }
+        dirty = true;
         let effects = tokio::select! {
             ev = term_rx.recv() => match ev {
                 Some(TermEvent::Key(key)) => app.on_key(key, Instant::now()),
@@ -186,7 +192,7 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
                 }
             }
             _ = tick.tick() => {
-                app.on_tick();
+                dirty = app.on_tick();
                 Vec::new()
             }
             _ = term_signal.recv() => break Ok(()),

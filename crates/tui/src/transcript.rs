@@ -1,5 +1,12 @@
 //! The chat transcript as the UI shows it: built from a head's stored messages
 //! ([`TranscriptEntry`]) and extended by live events as a turn runs.
+//!
+//! Each item carries a revision: a number taken from one process-wide counter whenever the item
+//! is added or changed. The view keeps every item's wrapped rows keyed by it, so a revision must
+//! never come back for other content: the counter only goes up, and it is shared by every
+//! transcript, so a transcript that replaces another (a head change) has none of its numbers.
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use retrace_protocol::{Role, TranscriptEntry};
 
@@ -66,10 +73,18 @@ fn head(s: &str, max: usize) -> String {
     s[..end].to_string()
 }
 
-/// The transcript: items oldest first.
+/// The transcript: items oldest first, each with its revision.
 #[derive(Debug, Clone, Default)]
 pub struct Transcript {
     items: Vec<Item>,
+    /// `revisions[i]` changes whenever `items[i]` does (module doc).
+    revisions: Vec<u64>,
+}
+
+/// The next revision; never 0, never the same twice in a process.
+fn next_revision() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// What a tool call works on, from its JSON arguments: `path`, else `command`, else the raw text.
@@ -88,6 +103,12 @@ impl Transcript {
     /// The items, oldest first.
     pub fn items(&self) -> &[Item] {
         &self.items
+    }
+
+    /// Each item's revision, in the order of [`Transcript::items`]: a number that changes whenever
+    /// the item does, and that no other item content, in any transcript of this process, ever had.
+    pub fn revisions(&self) -> &[u64] {
+        &self.revisions
     }
 
     /// A transcript of a head's stored messages (system prompts are not shown; Retrace's notes are).
@@ -139,14 +160,23 @@ impl Transcript {
     /// Adds an item.
     pub fn push(&mut self, item: Item) {
         self.items.push(item);
+        self.revisions.push(next_revision());
+    }
+
+    /// Marks item `index` changed.
+    fn touch(&mut self, index: usize) {
+        if let Some(r) = self.revisions.get_mut(index) {
+            *r = next_revision();
+        }
     }
 
     /// Appends streamed answer text, continuing the last answer when it is the newest item.
     pub fn assistant_delta(&mut self, delta: &str) {
         if let Some(Item::Assistant { text }) = self.items.last_mut() {
             text.push_str(delta);
+            self.touch(self.items.len() - 1);
         } else {
-            self.items.push(Item::Assistant {
+            self.push(Item::Assistant {
                 text: delta.to_string(),
             });
         }
@@ -156,8 +186,9 @@ impl Transcript {
     pub fn reasoning_delta(&mut self, delta: &str) {
         if let Some(Item::Reasoning { text }) = self.items.last_mut() {
             text.push_str(delta);
+            self.touch(self.items.len() - 1);
         } else {
-            self.items.push(Item::Reasoning {
+            self.push(Item::Reasoning {
                 text: delta.to_string(),
             });
         }
@@ -165,7 +196,7 @@ impl Transcript {
 
     /// Records a tool's result on its call (`ok: None` for stored results, whose success is unknown).
     pub fn tool_result(&mut self, call_id: &str, ok: Option<bool>, content: &str) {
-        for item in self.items.iter_mut().rev() {
+        for (i, item) in self.items.iter_mut().enumerate().rev() {
             if let Item::Tool {
                 id,
                 ok: slot,
@@ -178,6 +209,7 @@ impl Transcript {
                     *slot = ok.or(Some(true));
                     *output_lines = content.lines().count();
                     *output = head(content, OUTPUT_KEPT);
+                    self.touch(i);
                     return;
                 }
             }
@@ -186,7 +218,7 @@ impl Transcript {
 
     /// Counts files captured for the newest user item of `turn`.
     pub fn captured(&mut self, turn: u64, paths: usize) {
-        for item in self.items.iter_mut().rev() {
+        for (i, item) in self.items.iter_mut().enumerate().rev() {
             if let Item::User {
                 turn: Some(t),
                 captured,
@@ -195,6 +227,7 @@ impl Transcript {
             {
                 if *t == turn {
                     *captured += paths;
+                    self.touch(i);
                     return;
                 }
             }

@@ -1,5 +1,5 @@
 //! The chat transcript: each item as styled logical lines, wrapped to the width, the newest at the
-//! bottom, scrolled by whole rows.
+//! bottom, scrolled by whole rows. The wrapped rows are kept between frames (`layout`).
 
 use ratatui::layout::Rect;
 use ratatui::text::Line;
@@ -93,24 +93,67 @@ fn item_lines(item: &Item, details: bool, t: Theme) -> Vec<(Spans, usize)> {
     out
 }
 
-/// Every row of the transcript at this width.
-pub fn rows(app: &App, width: usize) -> Vec<Line<'static>> {
+/// The rows of one item at this width: its logical lines, wrapped.
+pub(crate) fn item_rows(item: &Item, details: bool, t: Theme, width: usize) -> Vec<Line<'static>> {
+    let mut rows = Vec::new();
+    for (spans, indent) in item_lines(item, details, t) {
+        rows.extend(wrap(&spans, width, indent));
+    }
+    rows
+}
+
+/// The row under the transcript while a turn runs.
+fn spinner_row(app: &App, t: Theme) -> Option<Line<'static>> {
+    if !app.status().running {
+        return None;
+    }
+    const FRAMES: [&str; 4] = ["⠋", "⠙", "⠹", "⠸"];
+    let frame = FRAMES[app.status().spinner % FRAMES.len()];
+    Some(Line::styled(
+        format!("  {frame} working… (Esc to cancel)"),
+        t.dim(),
+    ))
+}
+
+/// Every row of the transcript at this width, laid out from nothing (what the kept layout must
+/// always equal; used when it cannot be had).
+pub(crate) fn rows(app: &App, width: usize) -> Vec<Line<'static>> {
     let t = Theme::new(app.no_color());
     let mut rows = Vec::new();
     for item in app.transcript().items() {
-        for (spans, indent) in item_lines(item, app.details(), t) {
-            rows.extend(wrap(&spans, width, indent));
-        }
+        rows.extend(item_rows(item, app.details(), t, width));
     }
-    if app.status().running {
-        const FRAMES: [&str; 4] = ["⠋", "⠙", "⠹", "⠸"];
-        let frame = FRAMES[app.status().spinner % FRAMES.len()];
-        rows.push(Line::styled(
-            format!("  {frame} working… (Esc to cancel)"),
-            t.dim(),
-        ));
-    }
+    rows.extend(spinner_row(app, t));
     rows
+}
+
+/// The rows `start..end` that show in `height` rows of `total`, scrolled up by `scroll` (clamped).
+fn window(total: usize, height: usize, scroll: usize) -> (usize, usize) {
+    let scroll = scroll.min(total.saturating_sub(height));
+    let end = total - scroll;
+    (end.saturating_sub(height), end)
+}
+
+/// The rows that show in `height` rows: from the app's kept layout, brought up to date (only
+/// what changed is wrapped again, only what shows is cloned).
+pub(crate) fn visible(app: &App, width: usize, height: usize) -> Vec<Line<'static>> {
+    let t = Theme::new(app.no_color());
+    let kept = app.layout.with(|layout| {
+        layout.update(app, width);
+        let spinner = spinner_row(app, t);
+        let body = layout.len();
+        let (start, end) = window(body + usize::from(spinner.is_some()), height, app.scroll());
+        let mut shown = layout.rows(start, end);
+        if end > body {
+            shown.extend(spinner);
+        }
+        shown
+    });
+    kept.unwrap_or_else(|| {
+        let all = rows(app, width);
+        let (start, end) = window(all.len(), height, app.scroll());
+        all.get(start..end).map(<[_]>::to_vec).unwrap_or_default()
+    })
 }
 
 /// Draws the transcript into `area`, bottom-aligned, scrolled up by the app's scroll.
@@ -118,12 +161,6 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
     if area.width == 0 || area.height == 0 {
         return;
     }
-    let all = rows(app, usize::from(area.width));
-    let height = usize::from(area.height);
-    let max_scroll = all.len().saturating_sub(height);
-    let scroll = app.scroll().min(max_scroll);
-    let end = all.len() - scroll;
-    let start = end.saturating_sub(height);
-    let visible: Vec<Line<'static>> = all[start..end].to_vec();
-    frame.render_widget(Paragraph::new(visible), area);
+    let shown = visible(app, usize::from(area.width), usize::from(area.height));
+    frame.render_widget(Paragraph::new(shown), area);
 }

@@ -3,6 +3,7 @@
 
 mod chat;
 pub(crate) mod detail;
+mod layout;
 pub(crate) mod overlay;
 mod theme;
 mod wrap;
@@ -15,6 +16,7 @@ use unicode_width::UnicodeWidthStr;
 
 use crate::app::{App, Screen};
 use crate::escape;
+pub(crate) use layout::ChatLayoutCache;
 pub use theme::Theme;
 use wrap::fit;
 
@@ -32,7 +34,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         return;
     }
     let t = Theme::new(app.no_color());
-    let input_rows = input_lines(app).len().clamp(1, 6) as u16;
+    let input_rows = input_line_count(app).clamp(1, 6) as u16;
     let has_message = app.message().is_some();
     let [body, message, input, status] = Layout::vertical([
         Constraint::Min(1),
@@ -60,12 +62,20 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
 }
 
-/// The input's text as display lines (escaped; a pasted escape sequence shows as text).
-fn input_lines(app: &App) -> Vec<String> {
-    escape::text(app.input().text())
-        .split('\n')
-        .map(str::to_string)
-        .collect()
+/// The input's lines. Escaping keeps every line break and adds none, so the escaped text has the
+/// lines of the raw one, each escaped on its own: only the lines that show are escaped (a
+/// megabyte pasted costs a count of its line breaks per frame, not a copy).
+fn input_line_count(app: &App) -> usize {
+    app.input().text().bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+/// `line`, escaped, without its first `skip` characters (the paragraph clips what is too wide).
+fn input_row(line: &str, skip: usize) -> String {
+    let mut row = escape::text(line);
+    match row.char_indices().nth(skip) {
+        Some((at, _)) => row.split_off(at),
+        None => String::new(),
+    }
 }
 
 fn draw_input(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
@@ -86,27 +96,37 @@ fn draw_input(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
     if inner.width == 0 || inner.height == 0 {
         return;
     }
-    // The cursor's line and column, in the escaped text.
-    let before = escape::text(&app.input().text()[..app.input().cursor()]);
-    let cursor_line = before.matches('\n').count();
-    let cursor_col = before.rsplit('\n').next().map_or(0, UnicodeWidthStr::width);
-    let lines = input_lines(app);
-    let height = usize::from(inner.height);
-    let first = (cursor_line + 1).saturating_sub(height);
-    let width = usize::from(inner.width);
-    let col_skip = (cursor_col + 1).saturating_sub(width);
-    let shown: Vec<Line> = lines
-        .iter()
-        .skip(first)
-        .take(height)
-        .map(|l| Line::raw(l.chars().skip(col_skip).collect::<String>()))
-        .collect();
+    let (shown, x, y) = input_view(
+        app.input().text(),
+        app.input().cursor(),
+        usize::from(inner.width),
+        usize::from(inner.height),
+    );
     frame.render_widget(Paragraph::new(shown), inner);
     if app.screen() == Screen::Chat {
-        let x = inner.x + (cursor_col - col_skip).min(width.saturating_sub(1)) as u16;
-        let y = inner.y + (cursor_line - first).min(height.saturating_sub(1)) as u16;
-        frame.set_cursor_position(Position::new(x, y));
+        frame.set_cursor_position(Position::new(inner.x + x as u16, inner.y + y as u16));
     }
+}
+
+/// What the input box shows in `width`×`height` cells (both at least 1): the rows of `text`,
+/// scrolled so that the cursor (a byte offset) shows, and the cursor's cell.
+fn input_view(text: &str, cursor: usize, width: usize, height: usize) -> (Vec<Line<'static>>, usize, usize) {
+    // The cursor's line and column, in the escaped text.
+    let before = text.get(..cursor).unwrap_or(text);
+    let cursor_line = before.bytes().filter(|&b| b == b'\n').count();
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let cursor_col = UnicodeWidthStr::width(escape::text(&before[line_start..]).as_str());
+    let first = (cursor_line + 1).saturating_sub(height);
+    let col_skip = (cursor_col + 1).saturating_sub(width);
+    let shown = text
+        .split('\n')
+        .skip(first)
+        .take(height)
+        .map(|l| Line::raw(input_row(l, col_skip)))
+        .collect();
+    let x = (cursor_col - col_skip).min(width.saturating_sub(1));
+    let y = (cursor_line - first).min(height.saturating_sub(1));
+    (shown, x, y)
 }
 
 fn draw_status(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
@@ -134,3 +154,7 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
     let text = fit(&parts.join(" · "), usize::from(area.width));
     frame.render_widget(Paragraph::new(Line::styled(text, t.dim())), area);
 }
+
+#[cfg(test)]
+#[path = "input_tests.rs"]
+mod input_tests;

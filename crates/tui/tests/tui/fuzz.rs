@@ -1,9 +1,11 @@
-//! Random keys, events, answers and terminal sizes: nothing panics.
+//! Random keys, events, answers and terminal sizes: nothing panics, and every frame drawn with the
+//! kept transcript layout equals one laid out from nothing.
 
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEventKind};
 use retrace_protocol::{Event, HeadEntry, HeadId, HeadKind, RewindScope, SessionEntry, SessionId};
+use retrace_tui::App;
 
 use crate::fixtures::*;
 
@@ -145,6 +147,14 @@ fn session_entry(id: &str) -> SessionEntry {
     }
 }
 
+/// Draws `app` with its kept layout, and a clone of it (which keeps nothing) from nothing: the
+/// two frames are the same.
+fn same_as_laid_out_afresh(app: &App, w: u16, h: u16) {
+    let drawn = render(app, w, h);
+    let afresh = render(&app.clone(), w, h);
+    assert_eq!(drawn.buffer(), afresh.buffer(), "at {w}×{h}");
+}
+
 #[test]
 fn random_keys_events_and_sizes_never_panic() {
     for seed in 1..=24u64 {
@@ -187,14 +197,18 @@ fn random_keys_events_and_sizes_never_panic() {
                     2 => {
                         app.on_result(&result(RewindScope::Both, &["a"], &[]));
                     }
-                    _ => app.on_tick(),
+                    _ => {
+                        app.on_tick();
+                    }
                 },
                 _ => {
                     let w = 1 + rng.below(200) as u16;
                     let h = 1 + rng.below(60) as u16;
-                    render(&app, w, h);
+                    same_as_laid_out_afresh(&app, w, h);
                 }
             }
+            // The kept layout (warm at this size) shows what laying out from nothing shows.
+            same_as_laid_out_afresh(&app, 80, 24);
         }
         for (w, h) in [(1, 1), (40, 10), (39, 10), (200, 60)] {
             render(&app, w, h);
