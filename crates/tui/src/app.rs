@@ -111,6 +111,26 @@ pub enum Screen {
     Sessions,
 }
 
+/// A number the view writes while it draws an `&App` (so shared, and `Sync` like the rest).
+#[derive(Debug, Default)]
+pub(crate) struct ScrollLimit(std::sync::atomic::AtomicUsize);
+
+impl ScrollLimit {
+    pub(crate) fn get(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(crate) fn set(&self, v: usize) {
+        self.0.store(v, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Clone for ScrollLimit {
+    fn clone(&self) -> ScrollLimit {
+        ScrollLimit(std::sync::atomic::AtomicUsize::new(self.get()))
+    }
+}
+
 /// A request the UI waits for, to know what its answer means.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Awaiting {
@@ -147,6 +167,11 @@ pub struct App {
     pub(crate) message: Option<String>,
     /// Transcript rows scrolled up from the bottom.
     pub(crate) scroll: usize,
+    /// How far the transcript could scroll at the last draw (the view records it; scrolling
+    /// stops there instead of counting on past the top).
+    pub(crate) scroll_limit: ScrollLimit,
+    /// The same for the scrolled box on top (the preview, the help).
+    pub(crate) overlay_limit: ScrollLimit,
     /// Whether tool calls show their diff or output, and reasoning its text (Ctrl-O).
     pub(crate) details: bool,
     pub(crate) no_color: bool,
@@ -174,6 +199,8 @@ impl App {
             viewport: (80, 24),
             message: None,
             scroll: 0,
+            scroll_limit: ScrollLimit::default(),
+            overlay_limit: ScrollLimit::default(),
             details: false,
             no_color: opts.no_color,
             quit: false,
@@ -264,6 +291,15 @@ impl App {
     /// Transcript rows scrolled up from the bottom.
     pub fn scroll(&self) -> usize {
         self.scroll
+    }
+
+    /// Scrolls the transcript up (`up`) or down by `rows`, never past its top as last drawn.
+    pub(crate) fn scroll_by(&mut self, rows: usize, up: bool) {
+        self.scroll = if up {
+            self.scroll.saturating_add(rows).min(self.scroll_limit.get())
+        } else {
+            self.scroll.saturating_sub(rows)
+        };
     }
 
     /// What the transcript's items look like beyond their own content: the view keeps each

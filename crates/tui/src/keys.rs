@@ -42,7 +42,7 @@ impl App {
             Screen::Heads => self.heads_key(key),
             Screen::Sessions => self.sessions_key(key),
             Screen::Help => {
-                let help_rows = crate::view::overlay::HELP_KEYS.len() + 1 + command::COMMANDS.len();
+                let help_rows = self.overlay_limit.get();
                 let Mode::Help(scroll) = &mut self.mode else {
                     return Vec::new();
                 };
@@ -74,11 +74,7 @@ impl App {
         };
         match self.screen() {
             Screen::Chat => {
-                self.scroll = if up {
-                    self.scroll.saturating_add(WHEEL_ROWS)
-                } else {
-                    self.scroll.saturating_sub(WHEEL_ROWS)
-                };
+                self.scroll_by(WHEEL_ROWS, up);
                 Vec::new()
             }
             Screen::Approval
@@ -270,12 +266,10 @@ impl App {
                 self.input.down();
                 Vec::new()
             }
-            KeyCode::PageUp => {
-                self.scroll = self.scroll.saturating_add(10);
-                Vec::new()
-            }
-            KeyCode::PageDown => {
-                self.scroll = self.scroll.saturating_sub(10);
+            KeyCode::PageUp | KeyCode::PageDown => {
+                // A page is the chat's height less two rows kept for context.
+                let page = usize::from(self.viewport.1.saturating_sub(8)).max(1);
+                self.scroll_by(page, key.code == KeyCode::PageUp);
                 Vec::new()
             }
             _ => Vec::new(),
@@ -559,14 +553,15 @@ impl App {
     }
 
     fn preview_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let limit = self.overlay_limit.get();
         let Mode::Preview(preview) = &mut self.mode else {
             return Vec::new();
         };
         match key.code {
             KeyCode::Up | KeyCode::Char('k') => preview.scroll = preview.scroll.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => preview.scroll = preview.scroll.saturating_add(1),
+            KeyCode::Down | KeyCode::Char('j') => preview.scroll = (preview.scroll + 1).min(limit),
             KeyCode::PageUp => preview.scroll = preview.scroll.saturating_sub(10),
-            KeyCode::PageDown => preview.scroll = preview.scroll.saturating_add(10),
+            KeyCode::PageDown => preview.scroll = (preview.scroll + 10).min(limit),
             KeyCode::Esc => {
                 self.mode = match preview.menu.take() {
                     Some(menu) => Mode::Menu(menu),

@@ -23,6 +23,7 @@
 
 pub mod app;
 pub mod command;
+pub mod driver;
 pub mod effect;
 pub mod error;
 pub mod escape;
@@ -37,6 +38,7 @@ pub mod transcript;
 pub mod view;
 
 pub use app::{App, AppOptions, Approval, Mode, Screen, StatusInfo};
+pub use driver::Driver;
 pub use effect::Effect;
 pub use error::TuiError;
 pub use run::{run, Ended, RunOptions};

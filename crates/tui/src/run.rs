@@ -10,15 +10,12 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{self, Event as TermEvent};
 use retrace_control::{Service, SessionHandle};
-use retrace_protocol::{
-    CheckpointListing, Delivery, Error, HeadEntry, HeadRef, ModelSpec, RewindPlan, RewindResult,
-    SessionEntry, SessionStatus, TranscriptEntry, TurnAccepted,
-};
+use retrace_protocol::ModelSpec;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::mpsc;
 
-use crate::app::{App, AppOptions, StatusInfo};
-use crate::effect::Effect;
+use crate::app::AppOptions;
+use crate::driver::Driver;
 use crate::error::TuiError;
 use crate::terminal::TerminalGuard;
 use crate::view;
@@ -47,60 +44,17 @@ impl Default for RunOptions {
     }
 }
 
-/// The answer to a request an [`Effect`] made.
-enum Answer {
-    Sent(Result<TurnAccepted, Error>),
-    Checkpoints(Result<CheckpointListing, Error>),
-    Transcript(Result<Vec<TranscriptEntry>, Error>),
-    Status(Result<SessionStatus, Error>),
-    Heads(Result<Vec<HeadEntry>, Error>),
-    Plan(Result<RewindPlan, Error>),
-    Rewind(Result<RewindResult, Error>),
-    Head(Result<HeadRef, Error>),
-    Model(Result<ModelSpec, Error>),
-    Sessions(Result<Vec<SessionEntry>, Error>),
-    Opened(Result<Opened, Error>),
-}
-
-/// A session opened from `/sessions`, ready to take the current one's place.
-struct Opened {
-    handle: SessionHandle,
-    status: SessionStatus,
-    transcript: Vec<TranscriptEntry>,
-    /// Why the model could not be set on it, if it could not.
-    model_error: Option<Error>,
-}
-
-/// What requests need besides the handle: the service (to list and open sessions), the model
-/// (to give a session opened from `/sessions`) and the generation of the handle (answers about
-/// a session the UI has left are dropped).
-struct Context {
-    service: Service,
-    model: Option<ModelSpec>,
-    generation: u64,
-}
-
-/// Runs the UI on an open session until the user quits; says which session it showed last. The terminal is restored on every way
-/// out (return, error, panic, SIGTERM/SIGHUP); the session stays open in the caller's hands.
+/// Runs the UI on an open session until the user quits; says which session it showed last. The
+/// terminal is restored on every way out (return, error, panic, SIGTERM/SIGHUP/SIGINT); the
+/// session stays open in the caller's hands.
 pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> Result<Ended, TuiError> {
-    let mut handle = handle;
-    let mut ctx = Context {
-        service,
-        model: opts.model.clone(),
-        generation: 0,
+    let app_opts = AppOptions {
+        no_color: opts.no_color,
     };
-    let status = handle.status().await?;
-    let mut app = App::new(
-        StatusInfo::from_status(&status),
-        AppOptions {
-            no_color: opts.no_color,
-        },
-    );
-    app.on_transcript(&handle.transcript(None).await?);
+    let mut ui = Driver::open(service, handle, app_opts, opts.model.clone()).await?;
     if let Some(m) = &opts.first_message {
-        app.say(m);
+        ui.app_mut().say(m);
     }
-    let mut events = handle.subscribe(Some(status.last_event_seq));
 
     let mut guard = TerminalGuard::enter()?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -124,7 +78,6 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
             }
         })
     };
-    let (answer_tx, mut answer_rx) = mpsc::unbounded_channel();
     let mut tick = tokio::time::interval(opts.tick);
     let mut term_signal = signal(SignalKind::terminate()).map_err(|source| TuiError::Terminal {
         op: "listen for SIGTERM",
@@ -146,61 +99,33 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
     let result = loop {
         if dirty {
             if let Ok(size) = guard.terminal.size() {
-                app.set_viewport(size.width, size.height);
+                ui.app_mut().set_viewport(size.width, size.height);
             }
-            if let Err(source) = guard.terminal.draw(|f| view::draw(f, &app)) {
+            if let Err(source) = guard.terminal.draw(|f| view::draw(f, ui.app())) {
                 break Err(TuiError::Terminal { op: "draw", source });
             }
         }
-        if app.should_quit() {
+        if ui.app().should_quit() {
             break Ok(());
         }
         dirty = true;
-        let effects = tokio::select! {
+        tokio::select! {
             ev = term_rx.recv() => match ev {
-                Some(TermEvent::Key(key)) => app.on_key(key, Instant::now()),
-                Some(TermEvent::Mouse(m)) => app.on_mouse(m.kind),
-                Some(TermEvent::Paste(text)) => {
-                    app.on_paste(&text);
-                    Vec::new()
-                }
-                Some(_) => Vec::new(), // a resize: the next draw lays out again
+                Some(TermEvent::Key(key)) => ui.key(key, Instant::now()),
+                Some(TermEvent::Mouse(m)) => ui.mouse(m.kind),
+                Some(TermEvent::Paste(text)) => ui.paste(&text),
+                Some(_) => {} // a resize: the next draw lays out again
                 None => break Ok(()),
             },
-            delivery = events.recv() => match delivery {
-                Some(Delivery::Event(numbered)) => app.on_event(numbered.event),
-                Some(Delivery::Lagged { .. }) => vec![Effect::LoadTranscript, Effect::LoadStatus],
-                None => break Ok(()),
-            },
-            Some((generation, answer)) = answer_rx.recv() => {
-                if generation != ctx.generation {
-                    Vec::new() // about a session the UI has left
-                } else if let Answer::Opened(Ok(opened)) = answer {
-                    ctx.generation += 1;
-                    events = opened.handle.subscribe(Some(opened.status.last_event_seq));
-                    handle = opened.handle;
-                    app.on_session_opened(&opened.status, &opened.transcript);
-                    if let Some(e) = opened.model_error {
-                        app.say(&format!("the model cannot answer in this session: {}", e.message));
-                    }
-                    Vec::new()
-                } else {
-                    if let Answer::Model(Ok(spec)) = &answer {
-                        ctx.model = Some(spec.clone());
-                    }
-                    on_answer(&mut app, answer)
+            open = ui.next() => {
+                if !open {
+                    break Ok(());
                 }
             }
-            _ = tick.tick() => {
-                dirty = app.on_tick();
-                Vec::new()
-            }
+            _ = tick.tick() => dirty = ui.app_mut().on_tick(),
             _ = term_signal.recv() => break Ok(()),
             _ = hup_signal.recv() => break Ok(()),
             _ = int_signal.recv() => break Ok(()),
-        };
-        for effect in effects {
-            perform(&handle, &ctx, effect, &answer_tx);
         }
     };
     stop.store(true, Ordering::SeqCst);
@@ -210,7 +135,7 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
     // thread is left to end with the process, which the caller ends next.
     drop(reader);
     result.map(|()| Ended {
-        session_id: handle.session_id().to_string(),
+        session_id: ui.session_id(),
     })
 }
 
@@ -219,151 +144,4 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
 pub struct Ended {
     /// The session shown last (`/sessions` may have changed it): what `--session` resumes.
     pub session_id: String,
-}
-
-/// Feeds an answer to the app; what it asks next comes back.
-fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
-    match answer {
-        Answer::Sent(Ok(_)) => Vec::new(),
-        Answer::Checkpoints(Ok(l)) => {
-            app.on_checkpoints(&l);
-            Vec::new()
-        }
-        Answer::Transcript(Ok(t)) => {
-            app.on_transcript(&t);
-            Vec::new()
-        }
-        Answer::Status(Ok(s)) => {
-            app.on_status(&s);
-            Vec::new()
-        }
-        Answer::Heads(Ok(h)) => {
-            app.on_heads(h);
-            Vec::new()
-        }
-        Answer::Plan(Ok(p)) => app.on_plan(p),
-        Answer::Rewind(Ok(r)) => app.on_result(&r),
-        Answer::Head(Ok(r)) => app.on_head_ref(&r),
-        Answer::Sessions(Ok(list)) => {
-            app.on_sessions(list);
-            Vec::new()
-        }
-        Answer::Opened(Ok(_)) => Vec::new(), // taken by the loop
-        Answer::Model(Ok(_)) => {
-            app.say("model changed; it answers from the next turn");
-            vec![Effect::LoadStatus]
-        }
-        Answer::Sent(Err(e))
-        | Answer::Checkpoints(Err(e))
-        | Answer::Transcript(Err(e))
-        | Answer::Status(Err(e))
-        | Answer::Heads(Err(e))
-        | Answer::Plan(Err(e))
-        | Answer::Rewind(Err(e))
-        | Answer::Head(Err(e))
-        | Answer::Model(Err(e))
-        | Answer::Sessions(Err(e))
-        | Answer::Opened(Err(e)) => {
-            app.on_error(&e);
-            Vec::new()
-        }
-    }
-}
-
-/// Starts the request an effect asks for; its answer comes back on `tx`.
-fn perform(handle: &SessionHandle, ctx: &Context, effect: Effect, tx: &mpsc::UnboundedSender<(u64, Answer)>) {
-    let h = handle.clone();
-    let generation = ctx.generation;
-    let sender = tx.clone();
-    let tx = Reply {
-        generation,
-        tx: sender,
-    };
-    match effect {
-        Effect::Quit => {}
-        Effect::Cancel => {
-            h.cancel();
-        }
-        Effect::Approve { call_id, decision } => {
-            // An approval already answered elsewhere (or denied by a cancel) is not an error here.
-            let _ = h.approve(&call_id, decision);
-        }
-        Effect::Send(prompt) => {
-            tokio::spawn(async move { tx.send(Answer::Sent(h.send(prompt).await)) });
-        }
-        Effect::LoadCheckpoints => {
-            tokio::spawn(async move { tx.send(Answer::Checkpoints(h.checkpoints().await)) });
-        }
-        Effect::LoadTranscript => {
-            tokio::spawn(async move { tx.send(Answer::Transcript(h.transcript(None).await)) });
-        }
-        Effect::LoadStatus => {
-            tokio::spawn(async move { tx.send(Answer::Status(h.status().await)) });
-        }
-        Effect::LoadHeads => {
-            tokio::spawn(async move { tx.send(Answer::Heads(h.heads().await)) });
-        }
-        Effect::PrepareRewind(req) => {
-            tokio::spawn(async move { tx.send(Answer::Plan(h.prepare_rewind(req).await)) });
-        }
-        Effect::Commit(req) => {
-            tokio::spawn(async move { tx.send(Answer::Rewind(h.commit_rewind(req).await)) });
-        }
-        Effect::Undo(req) => {
-            tokio::spawn(async move { tx.send(Answer::Rewind(h.undo(req).await)) });
-        }
-        Effect::Fork(req) => {
-            tokio::spawn(async move { tx.send(Answer::Head(h.fork(req).await)) });
-        }
-        Effect::SetModel(spec) => {
-            tokio::spawn(
-                async move { tx.send(Answer::Model(h.set_model(spec.clone()).await.map(|()| spec))) },
-            );
-        }
-        Effect::LoadSessions => {
-            let svc = ctx.service.clone();
-            let workspace = h.workspace().to_path_buf();
-            tokio::spawn(async move { tx.send(Answer::Sessions(svc.sessions(Some(&workspace)))) });
-        }
-        Effect::OpenSession(id) => {
-            let (svc, model) = (ctx.service.clone(), ctx.model.clone());
-            tokio::spawn(async move { tx.send(Answer::Opened(open_session(&svc, &id, model).await)) });
-        }
-        Effect::Summarize(req) => {
-            tokio::spawn(async move { tx.send(Answer::Head(h.summarize(req).await)) });
-        }
-        Effect::Switch(req) => {
-            tokio::spawn(async move { tx.send(Answer::Head(h.switch(req).await)) });
-        }
-    }
-}
-
-/// Where a request's answer goes, tagged with the handle's generation.
-struct Reply {
-    generation: u64,
-    tx: mpsc::UnboundedSender<(u64, Answer)>,
-}
-
-impl Reply {
-    fn send(&self, answer: Answer) {
-        // The loop has ended: nobody waits for the answer.
-        let _ = self.tx.send((self.generation, answer));
-    }
-}
-
-/// Opens session `id` for `/sessions`, with the UI's model, its status and transcript.
-async fn open_session(svc: &Service, id: &str, model: Option<ModelSpec>) -> Result<Opened, Error> {
-    let handle = svc.open(id, None).await?;
-    let model_error = match model {
-        Some(m) => handle.set_model(m).await.err(),
-        None => None,
-    };
-    let status = handle.status().await?;
-    let transcript = handle.transcript(None).await?;
-    Ok(Opened {
-        handle,
-        status,
-        transcript,
-        model_error,
-    })
 }

@@ -142,7 +142,9 @@ pub(crate) fn visible(app: &App, width: usize, height: usize) -> Vec<Line<'stati
         layout.update(app, width);
         let spinner = spinner_row(app, t);
         let body = layout.len();
-        let (start, end) = window(body + usize::from(spinner.is_some()), height, app.scroll());
+        let total = body + usize::from(spinner.is_some());
+        app.scroll_limit.set(total.saturating_sub(height));
+        let (start, end) = window(total, height, app.scroll());
         let mut shown = layout.rows(start, end);
         if end > body {
             shown.extend(spinner);
@@ -151,6 +153,7 @@ pub(crate) fn visible(app: &App, width: usize, height: usize) -> Vec<Line<'stati
     });
     kept.unwrap_or_else(|| {
         let all = rows(app, width);
+        app.scroll_limit.set(all.len().saturating_sub(height));
         let (start, end) = window(all.len(), height, app.scroll());
         all.get(start..end).map(<[_]>::to_vec).unwrap_or_default()
     })

@@ -7,7 +7,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 use retrace_protocol::FileAction;
 
-use crate::app::{App, Mode};
+use crate::app::{App, Mode, ScrollLimit};
 use crate::command::COMMANDS;
 use crate::escape::{self, human_bytes};
 use crate::rewind::{has_shell_gap, Action, Purpose};
@@ -28,11 +28,12 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
 
 /// Which part of a long body a box shows.
 #[derive(Clone, Copy)]
-enum Scroll {
+enum Scroll<'a> {
     /// Keep this row visible (a selection).
     Focus(usize),
-    /// Start at this row (a scrolled list), never past the last screenful.
-    Offset(usize),
+    /// Start at this row (a scrolled list), never past the last screenful; how far it can go is
+    /// recorded for the keys (which then stop there).
+    Offset(usize, &'a ScrollLimit),
 }
 
 /// Draws a bordered box with a title, body lines (scrolled as asked) and a footer.
@@ -41,7 +42,7 @@ fn boxed(
     area: Rect,
     title: &str,
     body: Vec<Line<'static>>,
-    scroll: Scroll,
+    scroll: Scroll<'_>,
     footer: &str,
     t: Theme,
 ) {
@@ -61,7 +62,11 @@ fn boxed(
     let list_h = usize::from(inner.height.saturating_sub(1));
     let first = match scroll {
         Scroll::Focus(focus) => (focus + 1).saturating_sub(list_h),
-        Scroll::Offset(offset) => offset.min(body.len().saturating_sub(list_h)),
+        Scroll::Offset(offset, recorded) => {
+            let limit = body.len().saturating_sub(list_h);
+            recorded.set(limit);
+            offset.min(limit)
+        }
     };
     let mut shown: Vec<Line<'static>> = body.into_iter().skip(first).take(list_h).collect();
     while shown.len() < list_h {
@@ -255,7 +260,15 @@ pub fn preview(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
         retrace_protocol::RewindScope::Conversation => "conversation",
     };
     let title = format!(" Restore {scope} to before turn {} ", plan.turn);
-    boxed(frame, area, &title, body, Scroll::Offset(p.scroll), footer, t);
+    boxed(
+        frame,
+        area,
+        &title,
+        body,
+        Scroll::Offset(p.scroll, &app.overlay_limit),
+        footer,
+        t,
+    );
 }
 
 /// The approval modal of the oldest waiting shell command.
@@ -280,7 +293,7 @@ pub fn approval(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
         area,
         " Run this shell command? ",
         body,
-        Scroll::Offset(app.approval_scroll()),
+        Scroll::Offset(app.approval_scroll(), &ScrollLimit::default()), // its keys use approval_layout
         &footer,
         t,
     );
@@ -338,7 +351,7 @@ pub fn help(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
         area,
         " Keys and commands ",
         body,
-        Scroll::Offset(*scroll),
+        Scroll::Offset(*scroll, &app.overlay_limit),
         "↑/↓ scroll · Esc close",
         t,
     );

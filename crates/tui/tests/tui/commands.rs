@@ -159,11 +159,18 @@ fn tab_completes_as_far_as_the_commands_agree() {
 fn the_wheel_scrolls_the_transcript_and_moves_through_lists() {
     let mut app = app();
     app.on_transcript(&transcript());
+    render(&app, 80, 10); // the chat shows 6 of its rows
     app.on_mouse(MouseEventKind::ScrollUp);
-    app.on_mouse(MouseEventKind::ScrollUp);
-    assert_eq!(app.scroll(), 6);
-    app.on_mouse(MouseEventKind::ScrollDown);
     assert_eq!(app.scroll(), 3);
+    app.on_mouse(MouseEventKind::ScrollDown);
+    assert_eq!(app.scroll(), 0);
+    // Far past the top, scrolling stops there (5 rows up): one notch down moves at once.
+    for _ in 0..100 {
+        app.on_mouse(MouseEventKind::ScrollUp);
+    }
+    assert_eq!(app.scroll(), 5);
+    app.on_mouse(MouseEventKind::ScrollDown);
+    assert_eq!(app.scroll(), 2);
     // A click does nothing.
     assert!(app
         .on_mouse(MouseEventKind::Down(ratatui::crossterm::event::MouseButton::Left))
@@ -194,4 +201,41 @@ fn up_and_down_move_inside_a_multi_line_input() {
     app.on_key(ctrl('c'), now);
     app.on_key(key(KeyCode::Up), now);
     assert_eq!(app.input().text(), "first prompt");
+}
+
+#[test]
+fn a_long_preview_scrolls_no_further_than_its_end() {
+    let clock = Clock::new();
+    let mut app = app();
+    app.on_key(key(KeyCode::Esc), clock.at(0));
+    app.on_key(key(KeyCode::Esc), clock.at(100));
+    app.on_checkpoints(&two_turns());
+    app.on_key(key(KeyCode::Up), clock.at(200));
+    app.on_key(key(KeyCode::Up), clock.at(300));
+    app.on_key(key(KeyCode::Enter), clock.at(400));
+    app.on_key(key(KeyCode::Char('3')), clock.at(500));
+    let mut p = plan(0, retrace_protocol::RewindScope::Code);
+    let template = p.files[0].clone();
+    for i in 0..60 {
+        let mut f = template.clone();
+        f.path = format!("src/generated_{i}.rs");
+        p.files.push(f);
+    }
+    app.on_plan(p);
+    assert_eq!(app.screen(), Screen::Preview);
+    render(&app, 80, 20);
+    for _ in 0..500 {
+        app.on_key(key(KeyCode::Down), clock.at(600));
+    }
+    let scroll = |app: &App| match app.mode() {
+        retrace_tui::Mode::Preview(p) => p.scroll,
+        _ => usize::MAX,
+    };
+    let bottom = scroll(&app);
+    assert!(bottom > 40 && bottom < 80, "{bottom}");
+    let screen = format!("{:?}", render(&app, 80, 20).buffer());
+    assert!(screen.contains("generated_59"), "{screen}");
+    // One Up moves at once.
+    app.on_key(key(KeyCode::Up), clock.at(700));
+    assert_eq!(scroll(&app), bottom - 1);
 }

@@ -6,3 +6,4 @@ mod fixtures;
 mod flow;
 mod fuzz;
 mod screens;
+mod whole_flow;

@@ -1,0 +1,323 @@
+//! The UI's link to its session, without a terminal: the [`App`], the session's handle and event
+//! subscription, and the requests in flight. A key goes to the app and the [`Effect`]s it returns
+//! become requests on the handle (one task each); events and answers come back through
+//! [`Driver::next`] and go to the app. The terminal runtime ([`crate::run`]) and the tests drive
+//! the UI through this same type, so a test of a whole flow runs the real request code.
+
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::{KeyEvent, MouseEventKind};
+use retrace_control::{Service, SessionHandle, Subscription};
+use retrace_protocol::{
+    CheckpointListing, Delivery, Error, HeadEntry, HeadRef, ModelSpec, RewindPlan, RewindResult,
+    SessionEntry, SessionStatus, TranscriptEntry, TurnAccepted,
+};
+use tokio::sync::mpsc;
+
+use crate::app::{App, AppOptions, StatusInfo};
+use crate::effect::Effect;
+use crate::error::TuiError;
+
+/// The answer to a request an [`Effect`] made.
+enum Answer {
+    Sent(Result<TurnAccepted, Error>),
+    Checkpoints(Result<CheckpointListing, Error>),
+    Transcript(Result<Vec<TranscriptEntry>, Error>),
+    Status(Result<SessionStatus, Error>),
+    Heads(Result<Vec<HeadEntry>, Error>),
+    Plan(Result<RewindPlan, Error>),
+    Rewind(Result<RewindResult, Error>),
+    Head(Result<HeadRef, Error>),
+    Model(Result<ModelSpec, Error>),
+    Sessions(Result<Vec<SessionEntry>, Error>),
+    Opened(Result<Opened, Error>),
+}
+
+/// A session opened from `/sessions`, ready to take the current one's place.
+struct Opened {
+    handle: SessionHandle,
+    status: SessionStatus,
+    transcript: Vec<TranscriptEntry>,
+    /// Why the model could not be set on it, if it could not.
+    model_error: Option<Error>,
+}
+
+/// What requests need besides the handle: the service (to list and open sessions), the model
+/// (to give a session opened from `/sessions`) and the generation of the handle (answers about
+/// a session the UI has left are dropped).
+struct Context {
+    service: Service,
+    model: Option<ModelSpec>,
+    generation: u64,
+}
+
+/// The app and its session.
+pub struct Driver {
+    app: App,
+    handle: SessionHandle,
+    events: Subscription,
+    ctx: Context,
+    answer_tx: mpsc::UnboundedSender<(u64, Answer)>,
+    answer_rx: mpsc::UnboundedReceiver<(u64, Answer)>,
+}
+
+impl Driver {
+    /// An app on `handle`'s session: its status and the selected head's transcript loaded, its
+    /// events followed from now. `model` is given to sessions opened from `/sessions`.
+    pub async fn open(
+        service: Service,
+        handle: SessionHandle,
+        opts: AppOptions,
+        model: Option<ModelSpec>,
+    ) -> Result<Driver, TuiError> {
+        let status = handle.status().await?;
+        let mut app = App::new(StatusInfo::from_status(&status), opts);
+        app.on_transcript(&handle.transcript(None).await?);
+        let events = handle.subscribe(Some(status.last_event_seq));
+        let (answer_tx, answer_rx) = mpsc::unbounded_channel();
+        Ok(Driver {
+            app,
+            handle,
+            events,
+            ctx: Context {
+                service,
+                model,
+                generation: 0,
+            },
+            answer_tx,
+            answer_rx,
+        })
+    }
+
+    /// The app.
+    pub fn app(&self) -> &App {
+        &self.app
+    }
+
+    /// The app, to change what the session does not decide (the viewport, a message).
+    pub fn app_mut(&mut self) -> &mut App {
+        &mut self.app
+    }
+
+    /// The session shown now (`/sessions` changes it).
+    pub fn session_id(&self) -> String {
+        self.handle.session_id().to_string()
+    }
+
+    /// A key pressed at `now`; its requests are started.
+    pub fn key(&mut self, key: KeyEvent, now: Instant) {
+        let effects = self.app.on_key(key, now);
+        self.perform_all(effects);
+    }
+
+    /// A mouse report; its requests are started.
+    pub fn mouse(&mut self, kind: MouseEventKind) {
+        let effects = self.app.on_mouse(kind);
+        self.perform_all(effects);
+    }
+
+    /// Pasted text.
+    pub fn paste(&mut self, text: &str) {
+        self.app.on_paste(text);
+    }
+
+    /// Waits for the next event of the session or answer to a request and gives it to the app
+    /// (starting what it asks next). `false` once the session is closed. Cancel-safe: it can be
+    /// one branch of a `select!`.
+    pub async fn next(&mut self) -> bool {
+        let effects = tokio::select! {
+            delivery = self.events.recv() => match delivery {
+                Some(Delivery::Event(numbered)) => self.app.on_event(numbered.event),
+                Some(Delivery::Lagged { .. }) => vec![Effect::LoadTranscript, Effect::LoadStatus],
+                None => return false,
+            },
+            Some((generation, answer)) = self.answer_rx.recv() => self.on_answer(generation, answer),
+        };
+        self.perform_all(effects);
+        true
+    }
+
+    /// Feeds everything that arrives to the app until nothing has for `quiet` (or the session
+    /// closed): for tests and scripts, which have no screen to watch.
+    pub async fn settle(&mut self, quiet: Duration) {
+        while let Ok(true) = tokio::time::timeout(quiet, self.next()).await {}
+    }
+
+    fn on_answer(&mut self, generation: u64, answer: Answer) -> Vec<Effect> {
+        if generation != self.ctx.generation {
+            return Vec::new(); // about a session the UI has left
+        }
+        match answer {
+            Answer::Opened(Ok(opened)) => {
+                self.ctx.generation += 1;
+                self.events = opened.handle.subscribe(Some(opened.status.last_event_seq));
+                self.handle = opened.handle;
+                self.app.on_session_opened(&opened.status, &opened.transcript);
+                if let Some(e) = opened.model_error {
+                    self.app
+                        .say(&format!("the model cannot answer in this session: {}", e.message));
+                }
+                Vec::new()
+            }
+            answer => {
+                if let Answer::Model(Ok(spec)) = &answer {
+                    self.ctx.model = Some(spec.clone());
+                }
+                on_answer(&mut self.app, answer)
+            }
+        }
+    }
+
+    fn perform_all(&self, effects: Vec<Effect>) {
+        for effect in effects {
+            perform(&self.handle, &self.ctx, effect, &self.answer_tx);
+        }
+    }
+}
+
+/// Feeds an answer to the app; what it asks next comes back.
+fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
+    match answer {
+        Answer::Sent(Ok(_)) => Vec::new(),
+        Answer::Checkpoints(Ok(l)) => {
+            app.on_checkpoints(&l);
+            Vec::new()
+        }
+        Answer::Transcript(Ok(t)) => {
+            app.on_transcript(&t);
+            Vec::new()
+        }
+        Answer::Status(Ok(s)) => {
+            app.on_status(&s);
+            Vec::new()
+        }
+        Answer::Heads(Ok(h)) => {
+            app.on_heads(h);
+            Vec::new()
+        }
+        Answer::Plan(Ok(p)) => app.on_plan(p),
+        Answer::Rewind(Ok(r)) => app.on_result(&r),
+        Answer::Head(Ok(r)) => app.on_head_ref(&r),
+        Answer::Sessions(Ok(list)) => {
+            app.on_sessions(list);
+            Vec::new()
+        }
+        Answer::Opened(Ok(_)) => Vec::new(), // taken by the loop
+        Answer::Model(Ok(_)) => {
+            app.say("model changed; it answers from the next turn");
+            vec![Effect::LoadStatus]
+        }
+        Answer::Sent(Err(e))
+        | Answer::Checkpoints(Err(e))
+        | Answer::Transcript(Err(e))
+        | Answer::Status(Err(e))
+        | Answer::Heads(Err(e))
+        | Answer::Plan(Err(e))
+        | Answer::Rewind(Err(e))
+        | Answer::Head(Err(e))
+        | Answer::Model(Err(e))
+        | Answer::Sessions(Err(e))
+        | Answer::Opened(Err(e)) => {
+            app.on_error(&e);
+            Vec::new()
+        }
+    }
+}
+
+/// Starts the request an effect asks for; its answer comes back on `tx`.
+fn perform(handle: &SessionHandle, ctx: &Context, effect: Effect, tx: &mpsc::UnboundedSender<(u64, Answer)>) {
+    let h = handle.clone();
+    let generation = ctx.generation;
+    let sender = tx.clone();
+    let tx = Reply {
+        generation,
+        tx: sender,
+    };
+    match effect {
+        Effect::Quit => {}
+        Effect::Cancel => {
+            h.cancel();
+        }
+        Effect::Approve { call_id, decision } => {
+            // An approval already answered elsewhere (or denied by a cancel) is not an error here.
+            let _ = h.approve(&call_id, decision);
+        }
+        Effect::Send(prompt) => {
+            tokio::spawn(async move { tx.send(Answer::Sent(h.send(prompt).await)) });
+        }
+        Effect::LoadCheckpoints => {
+            tokio::spawn(async move { tx.send(Answer::Checkpoints(h.checkpoints().await)) });
+        }
+        Effect::LoadTranscript => {
+            tokio::spawn(async move { tx.send(Answer::Transcript(h.transcript(None).await)) });
+        }
+        Effect::LoadStatus => {
+            tokio::spawn(async move { tx.send(Answer::Status(h.status().await)) });
+        }
+        Effect::LoadHeads => {
+            tokio::spawn(async move { tx.send(Answer::Heads(h.heads().await)) });
+        }
+        Effect::PrepareRewind(req) => {
+            tokio::spawn(async move { tx.send(Answer::Plan(h.prepare_rewind(req).await)) });
+        }
+        Effect::Commit(req) => {
+            tokio::spawn(async move { tx.send(Answer::Rewind(h.commit_rewind(req).await)) });
+        }
+        Effect::Undo(req) => {
+            tokio::spawn(async move { tx.send(Answer::Rewind(h.undo(req).await)) });
+        }
+        Effect::Fork(req) => {
+            tokio::spawn(async move { tx.send(Answer::Head(h.fork(req).await)) });
+        }
+        Effect::SetModel(spec) => {
+            tokio::spawn(
+                async move { tx.send(Answer::Model(h.set_model(spec.clone()).await.map(|()| spec))) },
+            );
+        }
+        Effect::LoadSessions => {
+            let svc = ctx.service.clone();
+            let workspace = h.workspace().to_path_buf();
+            tokio::spawn(async move { tx.send(Answer::Sessions(svc.sessions(Some(&workspace)))) });
+        }
+        Effect::OpenSession(id) => {
+            let (svc, model) = (ctx.service.clone(), ctx.model.clone());
+            tokio::spawn(async move { tx.send(Answer::Opened(open_session(&svc, &id, model).await)) });
+        }
+        Effect::Summarize(req) => {
+            tokio::spawn(async move { tx.send(Answer::Head(h.summarize(req).await)) });
+        }
+        Effect::Switch(req) => {
+            tokio::spawn(async move { tx.send(Answer::Head(h.switch(req).await)) });
+        }
+    }
+}
+
+/// Where a request's answer goes, tagged with the handle's generation.
+struct Reply {
+    generation: u64,
+    tx: mpsc::UnboundedSender<(u64, Answer)>,
+}
+
+impl Reply {
+    fn send(&self, answer: Answer) {
+        // The loop has ended: nobody waits for the answer.
+        let _ = self.tx.send((self.generation, answer));
+    }
+}
+
+/// Opens session `id` for `/sessions`, with the UI's model, its status and transcript.
+async fn open_session(svc: &Service, id: &str, model: Option<ModelSpec>) -> Result<Opened, Error> {
+    let handle = svc.open(id, None).await?;
+    let model_error = match model {
+        Some(m) => handle.set_model(m).await.err(),
+        None => None,
+    };
+    let status = handle.status().await?;
+    let transcript = handle.transcript(None).await?;
+    Ok(Opened {
+        handle,
+        status,
+        transcript,
+        model_error,
+    })
+}

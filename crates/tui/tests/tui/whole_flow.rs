@@ -1,0 +1,185 @@
+//! A whole flow through the UI's state machine and the real controller (no terminal): keys go to
+//! a [`Driver`], which performs their requests on a real session with a script model; the files
+//! are checked on disk. Two turns; Esc Esc Enter changes nothing; Esc Esc, turn 0, `3`, confirm:
+//! the files are as before turn 0; `/undo` brings them back; then `2` restores the conversation
+//! and refills the prompt, leaving the files alone.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::KeyCode;
+use retrace_control::{Service, ServiceOptions};
+use retrace_protocol::ModelSpec;
+use retrace_tui::{AppOptions, Driver, Mode, Screen};
+use serde_json::json;
+
+use crate::fixtures::{key, Clock};
+
+fn files(ws: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(ws)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Feeds events and answers to the app until `done` holds (20 s at most).
+async fn until(ui: &mut Driver, what: &str, done: impl Fn(&Driver) -> bool) {
+    let start = Instant::now();
+    while !done(ui) {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "waited for {what}; message: {:?}, screen: {:?}",
+            ui.app().message(),
+            ui.app().screen()
+        );
+        let _ = tokio::time::timeout(Duration::from_millis(200), ui.next()).await;
+    }
+}
+
+/// Types `text` and presses Enter at `at` ms.
+fn send(ui: &mut Driver, clock: &Clock, at: u64, text: &str) {
+    for c in text.chars() {
+        ui.key(key(KeyCode::Char(c)), clock.at(at));
+    }
+    ui.key(key(KeyCode::Enter), clock.at(at));
+}
+
+fn idle_after(ui: &Driver, answer: &str) -> bool {
+    !ui.app().status().running
+        && ui
+            .app()
+            .transcript()
+            .items()
+            .iter()
+            .any(|i| matches!(i, retrace_tui::transcript::Item::Assistant { text } if text == answer))
+}
+
+/// Esc, Esc 100 ms later at `at` ms; then waits for the picker.
+async fn esc_esc(ui: &mut Driver, clock: &Clock, at: u64) {
+    ui.key(key(KeyCode::Esc), clock.at(at));
+    ui.key(key(KeyCode::Esc), clock.at(at + 100));
+    until(ui, "the picker", |u| u.app().screen() == Screen::Picker).await;
+}
+
+#[test]
+fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(ws.join("keep.txt"), "kept\n").unwrap();
+    let script = tmp.path().join("script.json");
+    std::fs::write(
+        &script,
+        json!({"responses": [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "one.txt", "content": "1\n"}}]},
+            {"content": "wrote one"},
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "two.txt", "content": "2\n"}}]},
+            {"content": "wrote two"}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let mut opts = ServiceOptions::new(tmp.path().join("home"));
+    opts.env = std::sync::Arc::new(|_| None);
+    opts.model = Some(ModelSpec::script(script.to_string_lossy()));
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let svc = Service::new(opts);
+        let handle = svc.create(&ws).await.unwrap();
+        let mut ui = Driver::open(svc.clone(), handle, AppOptions { no_color: true }, None)
+            .await
+            .unwrap();
+        let clock = Clock::new();
+        let all = ["keep.txt", "one.txt", "two.txt"];
+
+        send(&mut ui, &clock, 0, "first");
+        until(&mut ui, "turn 0", |u| idle_after(u, "wrote one")).await;
+        send(&mut ui, &clock, 1_000, "second");
+        until(&mut ui, "turn 1", |u| idle_after(u, "wrote two")).await;
+        assert_eq!(files(&ws), all);
+        let head = ui.app().status().head.clone();
+
+        // Esc Esc Enter: "(current)" is selected; nothing changes.
+        esc_esc(&mut ui, &clock, 2_000).await;
+        ui.key(key(KeyCode::Enter), clock.at(2_200));
+        assert_eq!(ui.app().screen(), Screen::Chat);
+        ui.settle(Duration::from_millis(100)).await;
+        assert_eq!(files(&ws), all);
+        assert_eq!(ui.app().status().head, head);
+
+        // Esc Esc, Up Up (turn 0), Enter, 3 (restore code), Enter (confirm the preview).
+        esc_esc(&mut ui, &clock, 3_000).await;
+        ui.key(key(KeyCode::Up), clock.at(3_200));
+        ui.key(key(KeyCode::Up), clock.at(3_300));
+        ui.key(key(KeyCode::Enter), clock.at(3_400));
+        assert!(matches!(ui.app().mode(), Mode::Menu(m) if m.entry.turn == 0));
+        ui.key(key(KeyCode::Char('3')), clock.at(3_500));
+        until(&mut ui, "the preview", |u| u.app().screen() == Screen::Preview).await;
+        ui.key(key(KeyCode::Enter), clock.at(3_600));
+        until(&mut ui, "the code rewind", |u| {
+            u.app()
+                .message()
+                .is_some_and(|m| m.starts_with("rewound to turn 0"))
+        })
+        .await;
+        assert_eq!(files(&ws), ["keep.txt"]);
+        assert_eq!(ui.app().status().head, head, "a code restore keeps the head");
+
+        // /undo: the files are back.
+        send(&mut ui, &clock, 4_000, "/undo");
+        until(&mut ui, "the undo", |u| {
+            u.app().message().is_some_and(|m| m.starts_with("undone"))
+        })
+        .await;
+        assert_eq!(files(&ws), all);
+        assert_eq!(std::fs::read_to_string(ws.join("two.txt")).unwrap(), "2\n");
+
+        // Esc Esc, turn 0, 2 (restore the conversation): a new head, the prompt back in the
+        // input, the files untouched.
+        esc_esc(&mut ui, &clock, 5_000).await;
+        ui.key(key(KeyCode::Up), clock.at(5_200));
+        ui.key(key(KeyCode::Up), clock.at(5_300));
+        ui.key(key(KeyCode::Enter), clock.at(5_400));
+        ui.key(key(KeyCode::Char('2')), clock.at(5_500));
+        until(&mut ui, "the conversation rewind", |u| {
+            u.app()
+                .message()
+                .is_some_and(|m| m.starts_with("rewound to turn 0"))
+        })
+        .await;
+        assert_eq!(ui.app().input().text(), "first");
+        assert_ne!(
+            ui.app().status().head,
+            head,
+            "a conversation rewind forks a new head"
+        );
+        until(&mut ui, "the new head's transcript", |u| {
+            u.app()
+                .transcript()
+                .items()
+                .iter()
+                .all(|i| !matches!(i, retrace_tui::transcript::Item::User { .. }))
+        })
+        .await;
+        assert_eq!(files(&ws), all);
+
+        // Esc clears the refilled prompt; Esc Esc Enter then changes nothing.
+        let head = ui.app().status().head.clone();
+        ui.key(key(KeyCode::Esc), clock.at(6_000));
+        assert!(ui.app().input().is_empty());
+        esc_esc(&mut ui, &clock, 7_000).await;
+        ui.key(key(KeyCode::Enter), clock.at(7_200));
+        ui.settle(Duration::from_millis(100)).await;
+        assert_eq!(ui.app().status().head, head);
+        assert_eq!(files(&ws), all);
+        drop(ui);
+        svc.shutdown().await;
+    });
+}
