@@ -7,6 +7,8 @@
 //!   row shows). The streamed answer restarts every 1,000 deltas (about 6 KB), untimed.
 //! - `frame/resize`: a frame at a width other than the last frame's (120 and 119 alternately):
 //!   every item is wrapped again. The worst case.
+//! - `frame/details_warm` and `frame/details_resize`: the same with Ctrl-O on (each tool call
+//!   shows its output, folded after 12 lines): a warm frame, and the worst case.
 //! - `frame/paste_1mib_lines` and `frame/paste_1mib_one_line`: a frame with 1 MiB pasted into the
 //!   input box (16,384 lines of 63 characters, or one line), the cursor at its end.
 //! - `first_draw`: `App::new` + `on_transcript` of the 1,000 stored messages + the first frame:
@@ -21,6 +23,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use retrace_protocol::{Event, HeadId, SessionId};
 use retrace_tui::{App, AppOptions};
 use support::{conversation, entries, frame, status, terminal, Rng};
@@ -88,6 +91,23 @@ fn frames(c: &mut Criterion) {
         b.iter(|| {
             flip = !flip;
             frame(if flip { &mut narrow } else { &mut wide }, &app)
+        })
+    });
+
+    // Ctrl-O: every tool call shows its output (folded after 12 lines) and reasoning in full.
+    let mut detailed = conversation();
+    detailed.on_key(
+        KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL),
+        Instant::now(),
+    );
+    let mut t = terminal(W, H);
+    frame(&mut t, &detailed);
+    g.bench_function("details_warm", |b| b.iter(|| frame(&mut t, &detailed)));
+    let mut flip = false;
+    g.bench_function("details_resize", |b| {
+        b.iter(|| {
+            flip = !flip;
+            frame(if flip { &mut narrow } else { &mut wide }, &detailed)
         })
     });
 

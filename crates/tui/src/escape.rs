@@ -16,6 +16,9 @@ pub fn invisible(c: char) -> bool {
 /// A single-line value (a path, a name, a command, an error message): every control character,
 /// line breaks included, and every invisible format character escaped.
 pub fn line(s: &str) -> String {
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return s.to_string();
+    }
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if c.is_control() || invisible(c) {
@@ -30,6 +33,10 @@ pub fn line(s: &str) -> String {
 /// Text (an answer, a tool's output): line breaks kept, tabs shown as four spaces (a terminal
 /// cell grid has no tab stops), every other control and invisible character escaped.
 pub fn text(s: &str) -> String {
+    // Most text is printable ASCII: nothing to change.
+    if s.bytes().all(|b| b == b'\n' || (0x20..0x7f).contains(&b)) {
+        return s.to_string();
+    }
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -78,7 +78,7 @@ fn item_lines(item: &Item, details: bool, t: Theme) -> Vec<(Spans, usize)> {
             }
             out.push((spans, 6));
             if details {
-                out.extend(detail::tool_detail(name, arguments, output, t));
+                out.extend(detail::tool_detail(name, arguments, output, *output_lines, t));
             }
         }
         Item::System { text } => {

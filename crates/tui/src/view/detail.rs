@@ -17,7 +17,13 @@ const DIFF_LIMIT: usize = 256 * 1024;
 const CONTEXT: usize = 2;
 
 /// The detail lines of a tool call (each with its continuation indent); empty when it has none.
-pub fn tool_detail(name: &str, arguments: &str, output: &str, t: Theme) -> Vec<(Spans, usize)> {
+pub fn tool_detail(
+    name: &str,
+    arguments: &str,
+    output: &str,
+    output_lines: usize,
+    t: Theme,
+) -> Vec<(Spans, usize)> {
     let args: serde_json::Value = serde_json::from_str(arguments).unwrap_or(serde_json::Value::Null);
     let s = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
     let mut lines = Vec::new();
@@ -55,9 +61,18 @@ pub fn tool_detail(name: &str, arguments: &str, output: &str, t: Theme) -> Vec<(
         _ => {}
     }
     if lines.is_empty() {
-        lines.extend(output.lines().map(|l| Line::Output(l.to_string())));
+        // Only what shows is taken; the rest is counted (the transcript counted it already).
+        lines.extend(
+            output
+                .lines()
+                .take(FOLD_LINES + 1)
+                .map(|l| Line::Output(l.to_string())),
+        );
+        let total = output_lines.max(lines.len());
+        return render(lines, total, t);
     }
-    render(lines, t)
+    let total = lines.len();
+    render(lines, total, t)
 }
 
 /// A line of detail before styling.
@@ -97,9 +112,8 @@ fn diff(old: &str, new: &str, _t: Theme, out: &mut Vec<Line>) {
     }
 }
 
-/// Styles the lines, folding after [`FOLD_LINES`].
-fn render(lines: Vec<Line>, t: Theme) -> Vec<(Spans, usize)> {
-    let total = lines.len();
+/// Styles the lines, folding after [`FOLD_LINES`] of `total`.
+fn render(lines: Vec<Line>, total: usize, t: Theme) -> Vec<(Spans, usize)> {
     let mut out = Vec::new();
     for l in lines.into_iter().take(FOLD_LINES) {
         let clean = |s: &str| escape::text(s.strip_suffix('\r').unwrap_or(s)).replace('\n', "\\n");
@@ -126,10 +140,16 @@ mod tests {
     use super::*;
 
     fn shown(name: &str, args: serde_json::Value, output: &str) -> Vec<String> {
-        tool_detail(name, &args.to_string(), output, Theme::new(true))
-            .into_iter()
-            .map(|(spans, _)| spans.into_iter().map(|(s, _)| s).collect())
-            .collect()
+        tool_detail(
+            name,
+            &args.to_string(),
+            output,
+            output.lines().count(),
+            Theme::new(true),
+        )
+        .into_iter()
+        .map(|(spans, _)| spans.into_iter().map(|(s, _)| s).collect())
+        .collect()
     }
 
     #[test]

@@ -9,32 +9,55 @@ use unicode_width::UnicodeWidthChar;
 /// A logical line: spans of already-escaped text with their styles.
 pub type Spans = Vec<(String, Style)>;
 
-/// One character with its style and width.
+/// One character, the span it came from and its width.
 #[derive(Clone, Copy)]
 struct Cell {
     c: char,
-    style: Style,
-    width: usize,
+    span: u32,
+    width: u8,
 }
 
 /// Wraps `spans` into rows at most `width` cells wide; continuation rows start with `indent` spaces.
 pub fn wrap(spans: &Spans, width: usize, indent: usize) -> Vec<Line<'static>> {
     let width = width.max(1);
+    // Most lines fit: one row, the spans as they are (only characters wider than a row, which
+    // cannot show, would need the slow path).
+    let mut total = 0;
+    let mut fits = true;
+    'measure: for (text, _) in spans {
+        for c in text.chars() {
+            let w = c.width().unwrap_or(0);
+            total += w;
+            if total > width || w > width {
+                fits = false;
+                break 'measure;
+            }
+        }
+    }
+    if fits {
+        return vec![Line::from(
+            spans
+                .iter()
+                .filter(|(text, _)| !text.is_empty())
+                .map(|(text, style)| Span::styled(text.clone(), *style))
+                .collect::<Vec<_>>(),
+        )];
+    }
     let indent = if indent * 2 > width { 0 } else { indent };
-    let cells: Vec<Cell> = spans
-        .iter()
-        .flat_map(|(text, style)| {
-            text.chars().filter_map(move |c| {
-                let w = c.width().unwrap_or(0);
-                // A character wider than the whole row cannot be shown.
-                (w <= width).then_some(Cell {
+    let mut cells: Vec<Cell> = Vec::with_capacity(spans.iter().map(|(t, _)| t.len()).sum());
+    for (i, (text, _)) in spans.iter().enumerate() {
+        for c in text.chars() {
+            let w = c.width().unwrap_or(0);
+            // A character wider than the whole row cannot be shown.
+            if w <= width {
+                cells.push(Cell {
                     c,
-                    style: *style,
-                    width: w,
-                })
-            })
-        })
-        .collect();
+                    span: i as u32,
+                    width: w as u8,
+                });
+            }
+        }
+    }
     let mut rows = Vec::new();
     let mut start = 0; // the current row's first cell
     let mut used = 0; // cells used on the current row, its indent included
@@ -43,7 +66,7 @@ pub fn wrap(spans: &Spans, width: usize, indent: usize) -> Vec<Line<'static>> {
     let mut i = 0;
     while i < cells.len() {
         let cell = cells[i];
-        if used + cell.width > width && i > start {
+        if used + usize::from(cell.width) > width && i > start {
             // Break after the last space when there is one (not the row's first cell), else here.
             let cut = match space {
                 Some(s) if s > start && cell.c != ' ' => s,
@@ -53,14 +76,18 @@ pub fn wrap(spans: &Spans, width: usize, indent: usize) -> Vec<Line<'static>> {
             while end > start + 1 && cells[end - 1].c == ' ' {
                 end -= 1;
             }
-            rows.push(row(lead, &cells[start..end]));
+            rows.push(row(spans, lead, &cells[start..end]));
             start = cut;
             // A space where the row breaks is not carried to the next row.
             while start < cells.len() && cells[start].c == ' ' {
                 start += 1;
             }
             lead = indent;
-            used = lead + cells[start..i.max(start)].iter().map(|c| c.width).sum::<usize>();
+            used = lead
+                + cells[start..i.max(start)]
+                    .iter()
+                    .map(|c| usize::from(c.width))
+                    .sum::<usize>();
             space = None;
             i = i.max(start);
             continue;
@@ -68,32 +95,33 @@ pub fn wrap(spans: &Spans, width: usize, indent: usize) -> Vec<Line<'static>> {
         if cell.c == ' ' {
             space = Some(i);
         }
-        used += cell.width;
+        used += usize::from(cell.width);
         i += 1;
     }
-    rows.push(row(lead, &cells[start..]));
+    rows.push(row(spans, lead, &cells[start..]));
     rows
 }
 
-/// A row: `lead` spaces, then `cells` as spans, one per run of one style.
-fn row(lead: usize, cells: &[Cell]) -> Line<'static> {
-    let mut spans: Vec<Span<'static>> = Vec::new();
+/// A row: `lead` spaces, then `cells` as spans, one per run of cells from one span.
+fn row(spans: &Spans, lead: usize, cells: &[Cell]) -> Line<'static> {
+    let mut out: Vec<Span<'static>> = Vec::new();
     if lead > 0 {
-        spans.push(Span::raw(" ".repeat(lead)));
+        out.push(Span::raw(" ".repeat(lead)));
     }
+    let style = |i: u32| spans.get(i as usize).map(|(_, s)| *s).unwrap_or_default();
     let mut text = String::new();
-    let mut style = cells.first().map(|c| c.style).unwrap_or_default();
+    let mut from = cells.first().map_or(0, |c| c.span);
     for cell in cells {
-        if cell.style != style && !text.is_empty() {
-            spans.push(Span::styled(std::mem::take(&mut text), style));
+        if cell.span != from && !text.is_empty() {
+            out.push(Span::styled(std::mem::take(&mut text), style(from)));
         }
-        style = cell.style;
+        from = cell.span;
         text.push(cell.c);
     }
     if !text.is_empty() {
-        spans.push(Span::styled(text, style));
+        out.push(Span::styled(text, style(from)));
     }
-    Line::from(spans)
+    Line::from(out)
 }
 
 /// Cuts an escaped single-line string to at most `max` cells, with an ellipsis when cut.
