@@ -174,6 +174,8 @@ pub struct App {
     pub(crate) overlay_limit: ScrollLimit,
     /// Whether tool calls show their diff or output, and reasoning its text (Ctrl-O).
     pub(crate) details: bool,
+    /// The names users gave heads, by head id (for the status line).
+    pub(crate) head_names: std::collections::HashMap<String, String>,
     pub(crate) no_color: bool,
     pub(crate) quit: bool,
     pub(crate) last_esc: Option<Instant>,
@@ -202,6 +204,7 @@ impl App {
             scroll_limit: ScrollLimit::default(),
             overlay_limit: ScrollLimit::default(),
             details: false,
+            head_names: std::collections::HashMap::new(),
             no_color: opts.no_color,
             quit: false,
             last_esc: None,
@@ -532,8 +535,22 @@ impl App {
         }
     }
 
+    /// The session's heads, for their names (the status line shows the selected head's).
+    pub fn set_head_names(&mut self, heads: &[HeadEntry]) {
+        self.head_names = heads
+            .iter()
+            .filter_map(|h| Some((h.id.to_string(), h.name.clone()?)))
+            .collect();
+    }
+
+    /// The selected head's name, if it has one.
+    pub fn head_name(&self) -> Option<&str> {
+        self.head_names.get(&self.status.head).map(String::as_str)
+    }
+
     /// The heads asked for by [`Effect::LoadHeads`].
     pub fn on_heads(&mut self, heads: Vec<HeadEntry>) {
+        self.set_head_names(&heads);
         if self.mode == Mode::Chat {
             self.mode = Mode::Heads(HeadTree::new(heads));
         }

@@ -31,6 +31,8 @@ enum Answer {
     Model(Result<ModelSpec, Error>),
     Sessions(Result<Vec<SessionEntry>, Error>),
     Opened(Result<Opened, Error>),
+    /// The heads, for their names only (after the head changed).
+    HeadNames(Result<Vec<HeadEntry>, Error>),
 }
 
 /// A session opened from `/sessions`, ready to take the current one's place.
@@ -38,6 +40,7 @@ struct Opened {
     handle: SessionHandle,
     status: SessionStatus,
     transcript: Vec<TranscriptEntry>,
+    heads: Vec<HeadEntry>,
     /// Why the model could not be set on it, if it could not.
     model_error: Option<Error>,
 }
@@ -73,6 +76,7 @@ impl Driver {
         let status = handle.status().await?;
         let mut app = App::new(StatusInfo::from_status(&status), opts);
         app.on_transcript(&handle.transcript(None).await?);
+        app.set_head_names(&handle.heads().await?);
         let events = handle.subscribe(Some(status.last_event_seq));
         let (answer_tx, answer_rx) = mpsc::unbounded_channel();
         Ok(Driver {
@@ -153,6 +157,7 @@ impl Driver {
                 self.events = opened.handle.subscribe(Some(opened.status.last_event_seq));
                 self.handle = opened.handle;
                 self.app.on_session_opened(&opened.status, &opened.transcript);
+                self.app.set_head_names(&opened.heads);
                 if let Some(e) = opened.model_error {
                     self.app
                         .say(&format!("the model cannot answer in this session: {}", e.message));
@@ -203,6 +208,11 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
             Vec::new()
         }
         Answer::Opened(Ok(_)) => Vec::new(), // taken by the loop
+        Answer::HeadNames(Ok(heads)) => {
+            app.set_head_names(&heads);
+            Vec::new()
+        }
+        Answer::HeadNames(Err(_)) => Vec::new(), // the status line keeps the id
         Answer::Model(Ok(_)) => {
             app.say("model changed; it answers from the next turn");
             vec![Effect::LoadStatus]
@@ -249,7 +259,11 @@ fn perform(handle: &SessionHandle, ctx: &Context, effect: Effect, tx: &mpsc::Unb
             tokio::spawn(async move { tx.send(Answer::Checkpoints(h.checkpoints().await)) });
         }
         Effect::LoadTranscript => {
-            tokio::spawn(async move { tx.send(Answer::Transcript(h.transcript(None).await)) });
+            // The head changed: its transcript, and the heads' names for the status line.
+            tokio::spawn(async move {
+                tx.send(Answer::Transcript(h.transcript(None).await));
+                tx.send(Answer::HeadNames(h.heads().await));
+            });
         }
         Effect::LoadStatus => {
             tokio::spawn(async move { tx.send(Answer::Status(h.status().await)) });
@@ -314,7 +328,9 @@ async fn open_session(svc: &Service, id: &str, model: Option<ModelSpec>) -> Resu
     };
     let status = handle.status().await?;
     let transcript = handle.transcript(None).await?;
+    let heads = handle.heads().await?;
     Ok(Opened {
+        heads,
         handle,
         status,
         transcript,

@@ -137,7 +137,14 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
         parts.push(FRAMES[s.spinner % FRAMES.len()].to_string());
     }
     parts.push(escape::line(s.model.as_deref().unwrap_or("no model")));
-    parts.push(format!("head {}", escape::line(&s.head)));
+    match app.head_name() {
+        Some(name) => parts.push(format!(
+            "head {} ({})",
+            escape::first_line(name, 24),
+            escape::line(&s.head)
+        )),
+        None => parts.push(format!("head {}", escape::line(&s.head))),
+    }
     if let Some(turn) = s.turn {
         parts.push(format!("turn {turn}"));
     }

@@ -239,3 +239,16 @@ fn a_long_preview_scrolls_no_further_than_its_end() {
     app.on_key(key(KeyCode::Up), clock.at(700));
     assert_eq!(scroll(&app), bottom - 1);
 }
+
+#[test]
+fn the_status_line_names_a_named_head() {
+    let mut app = app();
+    app.set_head_names(&heads());
+    app.on_head_ref(&retrace_protocol::HeadRef {
+        head_id: HeadId::new("h3"),
+        session_id: SessionId::new(CURRENT),
+    });
+    assert_eq!(app.head_name(), Some("try-sqlite"));
+    let screen = format!("{:?}", render(&app, 100, 12).buffer());
+    assert!(screen.contains("head try-sqlite (h3)"), "{screen}");
+}

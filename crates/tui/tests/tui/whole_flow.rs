@@ -105,6 +105,7 @@ fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
         until(&mut ui, "turn 1", |u| idle_after(u, "wrote two")).await;
         assert_eq!(files(&ws), all);
         let head = ui.app().status().head.clone();
+        let first_head = head.clone();
 
         // Esc Esc Enter: "(current)" is selected; nothing changes.
         esc_esc(&mut ui, &clock, 2_000).await;
@@ -178,6 +179,28 @@ fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
         ui.key(key(KeyCode::Enter), clock.at(7_200));
         ui.settle(Duration::from_millis(100)).await;
         assert_eq!(ui.app().status().head, head);
+        assert_eq!(files(&ws), all);
+
+        // /heads lists both heads; Enter on the old one switches back to it (its two turns).
+        send(&mut ui, &clock, 8_000, "/heads");
+        until(&mut ui, "the heads", |u| u.app().screen() == Screen::Heads).await;
+        ui.key(key(KeyCode::Up), clock.at(8_100));
+        ui.key(key(KeyCode::Enter), clock.at(8_200));
+        until(&mut ui, "the first head", |u| {
+            u.app().status().head == first_head && idle_after(u, "wrote two")
+        })
+        .await;
+
+        // /fork NAME, turn 1: a named head, selected, named on the status line.
+        send(&mut ui, &clock, 9_000, "/fork just one");
+        until(&mut ui, "the fork picker", |u| u.app().screen() == Screen::Picker).await;
+        ui.key(key(KeyCode::Up), clock.at(9_100));
+        ui.key(key(KeyCode::Enter), clock.at(9_200));
+        until(&mut ui, "the named fork", |u| {
+            u.app().head_name() == Some("just one")
+        })
+        .await;
+        assert!(idle_after(&ui, "wrote one") && !idle_after(&ui, "wrote two"));
         assert_eq!(files(&ws), all);
         drop(ui);
         svc.shutdown().await;
