@@ -3,9 +3,10 @@
 //! `protocol` request types accept unknown fields (they are read from files and other
 //! programs too), so the check is done here: every key serde did not use is refused.
 
-use axum::body::to_bytes;
+use axum::body::Body;
 use axum::extract::{FromRequest, Request};
 use axum::http::{header, StatusCode};
+use http_body_util::BodyExt;
 use retrace_protocol::ErrorCode;
 use serde::de::DeserializeOwned;
 
@@ -35,14 +36,40 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for StrictJson<T> {
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
-        if declared.is_some_and(|n| n > MAX_BODY as u64) {
+        if declared.is_some_and(|n| n > DRAIN_LIMIT as u64) {
             return Err(too_large());
         }
-        let bytes = to_bytes(req.into_body(), MAX_BODY)
-            .await
-            .map_err(|_| too_large())?;
+        let bytes = read_capped(req.into_body()).await?;
         parse(&bytes).map(StrictJson)
     }
+}
+
+/// How much of a body over the cap is read (and dropped) before the answer, so that a client
+/// still sending gets its 413 instead of a broken connection. Beyond it the connection is cut.
+const DRAIN_LIMIT: usize = 16 * MAX_BODY;
+
+/// The body, if it is at most [`MAX_BODY`] bytes; 413 otherwise (after draining what was sent,
+/// up to [`DRAIN_LIMIT`]).
+async fn read_capped(mut body: Body) -> Result<Vec<u8>, ApiError> {
+    let mut out = Vec::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| ApiError::usage(format!("the request body could not be read: {e}")))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        seen = seen.saturating_add(data.len());
+        if seen > DRAIN_LIMIT {
+            return Err(too_large());
+        }
+        if seen <= MAX_BODY {
+            out.extend_from_slice(&data);
+        }
+    }
+    if seen > MAX_BODY {
+        return Err(too_large());
+    }
+    Ok(out)
 }
 
 /// Reads `bytes` as a `T`, refusing unknown fields and naming the field at fault.
