@@ -71,6 +71,9 @@ pub fn run(cfg: &Config, a: ServeArgs<'_>) -> CmdResult {
     };
     let rt = runtime()?;
     rt.block_on(async {
+        // Handlers first: a signal that comes right after the first line must stop the server
+        // cleanly, not kill it.
+        let stop = stop_signals()?;
         let service = Service::new(opts);
         let server = Server::bind(service, serve).await.map_err(server_failure)?;
         if !server.addr().ip().is_loopback() {
@@ -83,22 +86,20 @@ pub fn run(cfg: &Config, a: ServeArgs<'_>) -> CmdResult {
         writeln!(out, "retrace: listening on {}", server.url())?;
         out.flush()?;
         drop(out);
-        server.run(stopped()).await.map_err(server_failure)?;
+        server.run(stop).await.map_err(server_failure)?;
         Ok(ExitCode::SUCCESS)
     })
 }
 
-/// Completes at the first SIGINT or SIGTERM.
-async fn stopped() {
+/// A future that completes at the first SIGINT or SIGTERM (handlers installed now).
+fn stop_signals() -> Result<impl std::future::Future<Output = ()> + Send + 'static, Failure> {
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
-    else {
-        // Without signal handlers the process ends by the default action, as any other would.
-        std::future::pending::<()>().await;
-        return;
-    };
-    tokio::select! {
-        _ = int.recv() => {}
-        _ = term.recv() => {}
-    }
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut term = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+    })
 }
