@@ -144,3 +144,26 @@ async fn stopping_the_server_ends_the_streams() {
     assert_eq!(end, None);
     stopped.await.unwrap();
 }
+
+/// The wire format of one turn's stream, pinned for the web UI: numbers relative to the first,
+/// the session id redacted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stream_of_a_turn_as_the_page_reads_it() {
+    let live = Live::start(writes("a.txt", "hi\n")).await;
+    let id = live.create().await;
+    let mut s = subscribe(&live, &id, None).await;
+    send(&live, &id, "write a.txt").await;
+    let frames = s.until_turn_finished().await;
+    let first = seqs(&frames)[0];
+    let mut text = String::new();
+    for (f, seq) in frames.iter().zip(seqs(&frames)) {
+        let data = f.data.replace(&id, "<session>");
+        text.push_str(&format!(
+            "id: <first>+{}\nevent: {}\ndata: {data}\n\n",
+            seq - first,
+            f.event.as_deref().unwrap()
+        ));
+    }
+    insta::assert_snapshot!(text);
+    live.stop().await;
+}
