@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use serde::Deserialize;
 
 /// The whole file.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default)]
@@ -29,7 +29,7 @@ pub struct Config {
 }
 
 /// `[model]`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSection {
     /// `deepseek-chat`, `openai:gpt-4o`, `demo`, `script:FILE`.
@@ -48,7 +48,7 @@ pub struct ModelSection {
 
 /// `[model.deepseek]`, `[model.openai]`: one provider's endpoint and key variable. A key is sent
 /// only to the base URL configured beside it (or to the provider's own endpoint).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSection {
     /// An OpenAI-compatible endpoint for this provider's models.
@@ -58,7 +58,7 @@ pub struct ProviderSection {
 }
 
 /// `[checkpoints]`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CheckpointsSection {
     pub max_turns: Option<usize>,
@@ -67,7 +67,7 @@ pub struct CheckpointsSection {
 }
 
 /// `[permissions]`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PermissionsSection {
     /// `ask`, `allow` or `deny`.

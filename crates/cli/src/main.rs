@@ -11,6 +11,7 @@ mod exec;
 mod exit;
 mod output;
 mod rewind;
+mod serve;
 mod sessions;
 mod sessions_remove;
 mod ui;
@@ -235,6 +236,28 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// The HTTP API and the web UI (SPEC §9.3; docs/API.md): open the address printed on the
+    /// first line. Runs until interrupted (SIGINT or SIGTERM).
+    Serve {
+        /// The address to listen on (an IP address or `localhost`).
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        /// The port (0 picks a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Listen on an address that is not a loopback one (other machines can reach the API).
+        #[arg(long)]
+        allow_remote: bool,
+        /// The workspace of new sessions (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// The model: `deepseek:NAME` (default provider), `openai:NAME`, `script:FILE` or `demo`.
+        #[arg(long)]
+        model: Option<String>,
+        /// An OpenAI-compatible endpoint (requests go to `<URL>/chat/completions`).
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
     },
     /// Show the settings in effect (config file, model endpoint and key variable, permissions).
     Config {
@@ -464,6 +487,24 @@ fn run(cli: Cli) -> CmdResult {
         Command::Switch { s, head, json } => {
             rewind::switch(&cfg()?, &s.session, s.workspace.as_deref(), &head, json)
         }
+        Command::Serve {
+            host,
+            port,
+            allow_remote,
+            workspace,
+            model,
+            base_url,
+        } => serve::run(
+            &cfg()?,
+            serve::ServeArgs {
+                host,
+                port,
+                allow_remote,
+                workspace: workspace.as_deref(),
+                model: model.as_deref(),
+                base_url: base_url.as_deref(),
+            },
+        ),
         Command::Config { example: true, .. } => config_cmd::example(),
         Command::Config {
             model,

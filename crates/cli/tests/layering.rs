@@ -12,8 +12,9 @@ fn layer(name: &str) -> Option<u8> {
         "retrace-protocol" | "retrace-fsutil" => 0,
         "retrace-checkpoint" | "retrace-session" | "retrace-tools" | "retrace-model" => 1,
         "retrace-agent" => 2,
-        "retrace-control" => 3,
-        "retrace-server" | "retrace-tui" | "retrace-web" => 4,
+        // The web UI's files are a leaf (no dependencies) below the server that serves them.
+        "retrace-control" | "retrace-web" => 3,
+        "retrace-server" | "retrace-tui" => 4,
         "retrace-cli" => 5,
         "retrace-testkit" | "retrace-bench" => 6,
         _ => return None,

@@ -31,8 +31,9 @@ pub use fsck::{FsckProblem, FsckReport, Severity};
 pub use ids::{HeadId, MessageId, SessionId, MAIN_HEAD};
 pub use message::{ChatMessage, Role, ToolCall};
 pub use request::{
-    ApprovalAnswer, ApprovalDecision, CommitRevert, CommitRewind, ForkRequest, PrepareRevert, PrepareRewind,
-    SendPrompt, SummarizeDirection, SummarizeRequest, SwitchRequest, TurnAccepted, TurnOutcome, UndoRequest,
+    ApprovalAnswer, ApprovalDecision, CancelAnswer, CommitRevert, CommitRewind, CreateSession, ForkRequest,
+    PrepareRevert, PrepareRewind, RetireRequest, SendPrompt, SessionCreated, SummarizeDirection,
+    SummarizeRequest, SwitchRequest, TurnAccepted, TurnOutcome, UndoRequest,
 };
 pub use restore::{
     CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanFile, PlanGap,

@@ -162,3 +162,35 @@ pub struct CommitRevert {
     #[serde(default)]
     pub confirm: bool,
 }
+
+/// A new session (`POST /api/sessions`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreateSession {
+    /// Its workspace; `None`: the server's.
+    #[serde(default)]
+    pub workspace: Option<PathBuf>,
+    /// Its model (`deepseek:NAME`, `openai:NAME`, `script:FILE`, `demo`); `None`: the server's.
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+/// The session a `POST /api/sessions` made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionCreated {
+    /// Its id.
+    pub session_id: SessionId,
+}
+
+/// Retire a head (`POST …/retire`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetireRequest {
+    /// Its id or name.
+    pub head: String,
+}
+
+/// The answer to a cancel (`POST …/cancel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CancelAnswer {
+    /// False when nothing was running.
+    pub cancelled: bool,
+}

@@ -1,0 +1,105 @@
+//! `retrace serve`: the HTTP API and the web UI (`retrace-server`). Prints exactly
+//! `retrace: listening on http://HOST:PORT/?token=TOKEN` as its first line, serves until SIGINT or
+//! SIGTERM, then cancels running turns cleanly and releases every lease before it exits.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use retrace_control::Service;
+use retrace_protocol::{BashPolicy, ErrorCode};
+use retrace_server::{ServeOptions, Server};
+
+use crate::common::{env, model_spec, runtime, service_options, workspace_arg, CmdResult, Failure};
+use crate::config::{BashSetting, Config};
+
+/// What `retrace serve` was given.
+pub struct ServeArgs<'a> {
+    pub host: String,
+    pub port: u16,
+    pub allow_remote: bool,
+    pub workspace: Option<&'a Path>,
+    pub model: Option<&'a str>,
+    pub base_url: Option<&'a str>,
+}
+
+fn server_failure(e: retrace_server::ServerError) -> Failure {
+    let code = match e {
+        retrace_server::ServerError::RemoteNotAllowed { .. }
+        | retrace_server::ServerError::BadHost { .. }
+        | retrace_server::ServerError::BadToken => 2,
+        _ => 1,
+    };
+    let hint = match e {
+        retrace_server::ServerError::RemoteNotAllowed { .. } => " (--allow-remote)",
+        retrace_server::ServerError::BadToken => " (RETRACE_TOKEN)",
+        _ => "",
+    };
+    Failure {
+        code,
+        error: anyhow::anyhow!("{e}{hint}"),
+    }
+}
+
+/// `retrace serve [--host H] [--port P] [--allow-remote] [--workspace DIR] [--model M] [--base-url U]`.
+pub fn run(cfg: &Config, a: ServeArgs<'_>) -> CmdResult {
+    let workspace = workspace_arg(a.workspace)?;
+    let spec = model_spec(cfg, a.model, a.base_url)?;
+    // Sessions open without a model, which is set next: one that cannot be used (no key) fails
+    // the turns with `model`, which the page shows, instead of every request.
+    let mut opts = service_options(cfg, None, false)?;
+    // A person is at the page: shell commands are asked about unless the config says otherwise.
+    opts.bash = match cfg.permissions.bash {
+        Some(BashSetting::Allow) => BashPolicy::Allow,
+        Some(BashSetting::Deny) => BashPolicy::Deny,
+        Some(BashSetting::Ask) | None => BashPolicy::Ask,
+    };
+    let resolver_cfg = cfg.clone();
+    let resolve: retrace_server::ModelResolver = Arc::new(move |m: &str| {
+        model_spec(&resolver_cfg, Some(m), None)
+            .map_err(|f| retrace_protocol::Error::new(ErrorCode::Usage, f.error.to_string()))
+    });
+    let serve = ServeOptions {
+        host: a.host.clone(),
+        port: a.port,
+        allow_remote: a.allow_remote,
+        token: env("RETRACE_TOKEN").filter(|t| !t.is_empty()),
+        workspace,
+        model: Some(spec),
+        resolve,
+    };
+    let rt = runtime()?;
+    rt.block_on(async {
+        // Handlers first: a signal that comes right after the first line must stop the server
+        // cleanly, not kill it.
+        let stop = stop_signals()?;
+        let service = Service::new(opts);
+        let server = Server::bind(service, serve).await.map_err(server_failure)?;
+        if !server.addr().ip().is_loopback() {
+            eprintln!(
+                "retrace: warning: listening on {}, which other machines can reach; the token travels in clear over plain HTTP",
+                server.addr()
+            );
+        }
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "retrace: listening on {}", server.url())?;
+        out.flush()?;
+        drop(out);
+        server.run(stop).await.map_err(server_failure)?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// A future that completes at the first SIGINT or SIGTERM (handlers installed now).
+fn stop_signals() -> Result<impl std::future::Future<Output = ()> + Send + 'static, Failure> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut term = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+    })
+}

@@ -1,0 +1,220 @@
+//! The `/api` routes (docs/API.md): each parses its input strictly, calls the session's handle
+//! and answers with the `protocol` type the handle returned, or `{"error": …}` with the status of
+//! [`status_of`](crate::error::status_of). Nothing here decides anything the controller decides.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use retrace_protocol::{
+    ApprovalAnswer, CancelAnswer, CheckpointListing, CommitRevert, CommitRewind, CreateSession, ErrorCode,
+    ForkRequest, HeadEntry, HeadRef, PrepareRevert, PrepareRewind, RetireRequest, RewindPlan, RewindResult,
+    SendPrompt, SessionCreated, SessionEntry, SessionStatus, SummarizeRequest, SwitchRequest,
+    TranscriptEntry, UndoRequest,
+};
+
+use crate::body::{Empty, StrictJson};
+use crate::error::ApiError;
+use crate::events::events;
+use crate::registry::Registry;
+
+type Reg = State<Arc<Registry>>;
+type Answer<T> = Result<Json<T>, ApiError>;
+type Params = Result<Query<HashMap<String, String>>, QueryRejection>;
+
+/// The API's routes, with an answer in JSON for a method a route does not take.
+pub fn routes(registry: Arc<Registry>) -> Router {
+    let session = Router::new()
+        .route("/transcript", get(transcript))
+        .route("/checkpoints", get(checkpoints))
+        .route("/heads", get(heads))
+        .route("/events", get(events))
+        .route("/messages", post(send))
+        .route("/cancel", post(cancel))
+        .route("/approvals/{call_id}", post(approve))
+        .route("/rewind/prepare", post(prepare_rewind))
+        .route("/rewind/commit", post(commit_rewind))
+        .route("/undo", post(undo))
+        .route("/fork", post(fork))
+        .route("/summarize", post(summarize))
+        .route("/switch", post(switch))
+        .route("/retire", post(retire))
+        .route("/revert/prepare", post(prepare_revert))
+        .route("/revert/commit", post(commit_revert));
+    Router::new()
+        .route("/api/sessions", get(list).post(create))
+        .route("/api/sessions/{id}", get(status))
+        .nest("/api/sessions/{id}", session)
+        .method_not_allowed_fallback(no_method)
+        .with_state(registry)
+}
+
+/// The answer to a path under `/api` that is no route.
+pub(crate) fn no_route() -> ApiError {
+    ApiError::with_status(StatusCode::NOT_FOUND, ErrorCode::NotFound, "no such API route")
+}
+
+async fn no_method() -> ApiError {
+    ApiError::with_status(
+        StatusCode::METHOD_NOT_ALLOWED,
+        ErrorCode::Usage,
+        "this API route does not take that method",
+    )
+}
+
+/// The query parameters, or a `usage` error.
+pub(crate) fn params(q: Params) -> Result<HashMap<String, String>, ApiError> {
+    q.map(|Query(m)| m)
+        .map_err(|e| ApiError::usage(format!("the query string is not valid: {e}")))
+}
+
+async fn list(State(r): Reg, q: Params) -> Answer<Vec<SessionEntry>> {
+    let q = params(q)?;
+    let ws = match q.get("workspace") {
+        Some(w) if !w.is_empty() => PathBuf::from(w),
+        _ => r.workspace().to_path_buf(),
+    };
+    let service = r.service().clone();
+    let listed = tokio::task::spawn_blocking(move || service.sessions(Some(&ws)))
+        .await
+        .map_err(|e| ApiError::from(retrace_protocol::Error::new(ErrorCode::Internal, e.to_string())))??;
+    Ok(Json(listed))
+}
+
+async fn create(State(r): Reg, StrictJson(req): StrictJson<CreateSession>) -> Result<Response, ApiError> {
+    let h = r.create(req.workspace.as_deref(), req.model.as_deref()).await?;
+    let body = SessionCreated {
+        session_id: h.session_id(),
+    };
+    Ok((StatusCode::CREATED, Json(body)).into_response())
+}
+
+async fn status(State(r): Reg, Path(id): Path<String>) -> Answer<SessionStatus> {
+    Ok(Json(r.get(&id).await?.status().await?))
+}
+
+async fn transcript(State(r): Reg, Path(id): Path<String>, q: Params) -> Answer<Vec<TranscriptEntry>> {
+    let head = params(q)?.remove("head").filter(|h| !h.is_empty());
+    Ok(Json(r.get(&id).await?.transcript(head).await?))
+}
+
+async fn checkpoints(State(r): Reg, Path(id): Path<String>) -> Answer<CheckpointListing> {
+    Ok(Json(r.get(&id).await?.checkpoints().await?))
+}
+
+async fn heads(State(r): Reg, Path(id): Path<String>) -> Answer<Vec<HeadEntry>> {
+    Ok(Json(r.get(&id).await?.heads().await?))
+}
+
+async fn send(
+    State(r): Reg,
+    Path(id): Path<String>,
+    StrictJson(req): StrictJson<SendPrompt>,
+) -> Result<Response, ApiError> {
+    let accepted = r.get(&id).await?.send(req.prompt).await?;
+    Ok((StatusCode::ACCEPTED, Json(accepted)).into_response())
+}
+
+async fn cancel(
+    State(r): Reg,
+    Path(id): Path<String>,
+    StrictJson(_): StrictJson<Empty>,
+) -> Answer<CancelAnswer> {
+    let cancelled = r.get(&id).await?.cancel();
+    Ok(Json(CancelAnswer { cancelled }))
+}
+
+async fn approve(
+    State(r): Reg,
+    Path((id, call_id)): Path<(String, String)>,
+    StrictJson(req): StrictJson<ApprovalAnswer>,
+) -> Result<StatusCode, ApiError> {
+    r.get(&id).await?.approve(&call_id, req.decision)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn prepare_rewind(
+    State(r): Reg,
+    Path(id): Path<String>,
+    StrictJson(req): StrictJson<PrepareRewind>,
+) -> Answer<RewindPlan> {
+    Ok(Json(r.get(&id).await?.prepare_rewind(req).await?))
+}
+
+async fn commit_rewind(
+    State(r): Reg,
+    Path(id): Path<String>,
+    StrictJson(req): StrictJson<CommitRewind>,
+) -> Answer<RewindResult> {
+    Ok(Json(r.get(&id).await?.commit_rewind(req).await?))
+}
+
+async fn undo(
+    State(r): Reg,
+    Path(id): Path<String>,
+    StrictJson(req): StrictJson<UndoRequest>,
+) -> Answer<RewindResult> {
+    Ok(Json(r.get(&id).await?.undo(req).await?))
+}
+
+async fn fork(
+    State(r): Reg,
+    Path(id): Path<String>,
+    StrictJson(req): StrictJson<ForkRequest>,
+) -> Answer<HeadRef> {
+    Ok(Json(r.get(&id).await?.fork(req).await?))
+}
+
+async fn summarize(
+    State(r): Reg,
+    Path(id): Path<String>,
+    StrictJson(req): StrictJson<SummarizeRequest>,
+) -> Answer<HeadRef> {
+    if req.model.is_some() {
+        // A model names an endpoint and a key variable: over HTTP that would let a page send a
+        // key anywhere. The session's own model writes the summary.
+        return Err(ApiError::usage(
+            "field `model`: not accepted over HTTP (the session's model writes the summary)",
+        ));
+    }
+    Ok(Json(r.get(&id).await?.summarize(req).await?))
+}
+
+async fn switch(
+    State(r): Reg,
+    Path(id): Path<String>,
+    StrictJson(req): StrictJson<SwitchRequest>,
+) -> Answer<HeadRef> {
+    Ok(Json(r.get(&id).await?.switch(req).await?))
+}
+
+async fn retire(
+    State(r): Reg,
+    Path(id): Path<String>,
+    StrictJson(req): StrictJson<RetireRequest>,
+) -> Result<StatusCode, ApiError> {
+    r.get(&id).await?.retire(req.head).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn prepare_revert(
+    State(r): Reg,
+    Path(id): Path<String>,
+    StrictJson(req): StrictJson<PrepareRevert>,
+) -> Answer<RewindPlan> {
+    Ok(Json(r.get(&id).await?.prepare_revert(req).await?))
+}
+
+async fn commit_revert(
+    State(r): Reg,
+    Path(id): Path<String>,
+    StrictJson(req): StrictJson<CommitRevert>,
+) -> Answer<RewindResult> {
+    Ok(Json(r.get(&id).await?.commit_revert(req).await?))
+}

@@ -1,0 +1,128 @@
+//! The sessions the server keeps open: one [`SessionHandle`] per session, opened on demand by id
+//! through the [`Service`] (its writer lease taken; a session another process writes is `busy`),
+//! and kept until the server stops, so a turn started by one request goes on after it answered
+//! and every tab on the session shares one actor and one event stream.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use retrace_control::{Service, SessionHandle};
+use retrace_protocol::{Error, ErrorCode, ModelSpec};
+use tokio::sync::Mutex;
+
+/// Turns a `model` string of a request into a model (the binary resolves endpoints and key
+/// variables from its config).
+pub type ModelResolver = Arc<dyn Fn(&str) -> Result<ModelSpec, Error> + Send + Sync>;
+
+/// The server's open sessions.
+pub struct Registry {
+    service: Service,
+    /// The workspace of new sessions when a request names none.
+    workspace: PathBuf,
+    /// The model every session gets when it opens (`None`: the service's).
+    model: Option<ModelSpec>,
+    resolve: ModelResolver,
+    open: Mutex<HashMap<String, SessionHandle>>,
+    /// Set when the server stops: no session opens after that.
+    closing: AtomicBool,
+}
+
+impl Registry {
+    /// A registry over `service`.
+    pub fn new(
+        service: Service,
+        workspace: PathBuf,
+        model: Option<ModelSpec>,
+        resolve: ModelResolver,
+    ) -> Registry {
+        Registry {
+            service,
+            workspace,
+            model,
+            resolve,
+            open: Mutex::new(HashMap::new()),
+            closing: AtomicBool::new(false),
+        }
+    }
+
+    /// The service.
+    pub fn service(&self) -> &Service {
+        &self.service
+    }
+
+    /// The workspace of new sessions.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// Session `id`: the handle kept, or the session opened now.
+    pub async fn get(&self, id: &str) -> Result<SessionHandle, Error> {
+        let mut open = self.open.lock().await;
+        self.not_closing()?;
+        if let Some(h) = open.get(id) {
+            return Ok(h.clone());
+        }
+        let h = self.service.open(id, None).await?;
+        self.give_model(&h, None).await?;
+        open.insert(id.to_string(), h.clone());
+        let now = h.session_id().to_string();
+        if now != id {
+            open.insert(now, h.clone());
+        }
+        Ok(h)
+    }
+
+    /// A new session on `workspace` (else the server's), with `model` (else the server's).
+    pub async fn create(
+        &self,
+        workspace: Option<&Path>,
+        model: Option<&str>,
+    ) -> Result<SessionHandle, Error> {
+        let model = model.map(|m| (self.resolve)(m)).transpose()?;
+        let ws = workspace.unwrap_or(&self.workspace);
+        if !ws.is_dir() {
+            return Err(Error::new(
+                ErrorCode::Usage,
+                format!("the workspace `{}` is not a directory", ws.display()),
+            ));
+        }
+        let mut open = self.open.lock().await;
+        self.not_closing()?;
+        let h = self.service.create(ws).await?;
+        self.give_model(&h, model).await?;
+        open.insert(h.session_id().to_string(), h.clone());
+        Ok(h)
+    }
+
+    /// Sets the model asked for (an error if it cannot be used), or the server's (a model that
+    /// cannot be used now fails the turns, with `model`, instead of the opening).
+    async fn give_model(&self, h: &SessionHandle, asked: Option<ModelSpec>) -> Result<(), Error> {
+        match asked {
+            Some(spec) => h.set_model(spec).await,
+            None => {
+                if let Some(spec) = &self.model {
+                    let _ = h.set_model(spec.clone()).await;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn not_closing(&self) -> Result<(), Error> {
+        if self.closing.load(Ordering::SeqCst) {
+            return Err(Error::new(ErrorCode::Refused, "the server is stopping"));
+        }
+        Ok(())
+    }
+
+    /// Closes every session (running turns are cancelled, each keeps what ran) and releases every
+    /// lease; no session opens after this.
+    pub async fn shutdown(&self) {
+        let mut open = self.open.lock().await;
+        self.closing.store(true, Ordering::SeqCst);
+        self.service.shutdown().await;
+        open.clear();
+    }
+}

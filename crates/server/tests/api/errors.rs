@@ -1,0 +1,314 @@
+//! Every error code with its status, from the controller through the router; and the server's
+//! own refusals of bad bodies and routes.
+
+use axum::http::{Method, StatusCode};
+use axum::response::IntoResponse;
+use http_body_util::BodyExt;
+use retrace_protocol::{BashPolicy, Error, ErrorCode, ModelSpec, Provider};
+use retrace_server::ApiError;
+use retrace_testkit::mock_openai::{sse, MockServer, Reply};
+use serde_json::{json, Value};
+
+use crate::support::{assert_error, shell, writes, Env, TOKEN};
+
+const UNKNOWN: &str = "01900000-0000-7000-8000-000000000000";
+
+#[tokio::test]
+async fn every_code_is_answered_with_its_status_and_the_error_object() {
+    for code in ErrorCode::ALL {
+        let res = ApiError::from(Error::new(code, "what happened")).into_response();
+        let status = res.status().as_u16();
+        let body: Value =
+            serde_json::from_slice(&res.into_body().collect().await.unwrap().to_bytes()).unwrap();
+        assert_eq!(
+            body,
+            json!({"error": {"code": code.as_str(), "message": "what happened"}})
+        );
+        let want = match code {
+            ErrorCode::Usage => 400,
+            ErrorCode::NotFound => 404,
+            ErrorCode::ConfirmationRequired => 428,
+            ErrorCode::Model => 502,
+            ErrorCode::Io | ErrorCode::Corrupt | ErrorCode::Internal => 500,
+            ErrorCode::Busy
+            | ErrorCode::TurnRunning
+            | ErrorCode::Refused
+            | ErrorCode::Conflict
+            | ErrorCode::StalePlan
+            | ErrorCode::Cancelled => 409,
+        };
+        assert_eq!(status, want, "{code}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_bodies_are_usage_errors_naming_the_field() {
+    let env = Env::new(writes("a.txt", "a\n"));
+    let id = env.create().await;
+    let url = format!("/api/sessions/{id}/messages");
+    let got = env.post(&url, json!({"prompt": 5})).await;
+    assert_error(&got, 400, "usage");
+    assert!(
+        got.1["error"]["message"].as_str().unwrap().contains("`prompt`"),
+        "{}",
+        got.1
+    );
+    let got = env.post(&url, json!({"prompt": "x", "extra": true})).await;
+    assert_error(&got, 400, "usage");
+    assert!(
+        got.1["error"]["message"].as_str().unwrap().contains("`extra`"),
+        "{}",
+        got.1
+    );
+    let got = env.post(&url, json!({})).await;
+    assert_error(&got, 400, "usage");
+    assert!(
+        got.1["error"]["message"].as_str().unwrap().contains("`prompt`"),
+        "{}",
+        got.1
+    );
+    let (s, _, b) = env
+        .send(
+            axum::http::Request::builder()
+                .method(Method::POST)
+                .uri(&url)
+                .header("host", crate::support::HOST)
+                .header("authorization", format!("Bearer {TOKEN}"))
+                .body(axum::body::Body::from("{\"prompt\": "))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{}", String::from_utf8_lossy(&b));
+    // The controller's own usage errors: an empty prompt.
+    assert_error(&env.post(&url, json!({"prompt": ""})).await, 400, "usage");
+    let got = env
+        .post(
+            &format!("/api/sessions/{id}/rewind/prepare"),
+            json!({"turn": "0", "scope": "code"}),
+        )
+        .await;
+    assert!(
+        got.1["error"]["message"].as_str().unwrap().contains("`turn`"),
+        "{}",
+        got.1
+    );
+    // A query that is not a number.
+    assert_error(
+        &env.get(&format!("/api/sessions/{id}/events?after=x")).await,
+        400,
+        "usage",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_over_the_cap_are_refused_with_413() {
+    let env = Env::new(vec![]);
+    let id = env.create().await;
+    let big = "x".repeat(retrace_server::MAX_BODY + 1);
+    let got = env
+        .post(&format!("/api/sessions/{id}/messages"), json!({"prompt": big}))
+        .await;
+    assert_eq!(got.0, StatusCode::PAYLOAD_TOO_LARGE, "{}", got.1);
+    assert_eq!(got.1["error"]["code"], "usage");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_routes_and_methods_answer_json() {
+    let env = Env::new(vec![]);
+    assert_error(&env.get("/api/nothing").await, 404, "not_found");
+    assert_error(&env.get("/api").await, 404, "not_found");
+    assert_error(&env.get("/api/sessions/x/y/z").await, 404, "not_found");
+    assert_error(
+        &env.call(Method::DELETE, "/api/sessions", None).await,
+        405,
+        "usage",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn not_found_refused_stale_plan_and_model() {
+    let env = Env::new(writes("a.txt", "a\n"));
+    assert_error(
+        &env.get(&format!("/api/sessions/{UNKNOWN}")).await,
+        404,
+        "not_found",
+    );
+    assert_error(&env.get("/api/sessions/not-an-id/heads").await, 404, "not_found");
+    let id = env.create().await;
+    let got = env.get(&format!("/api/sessions/{id}/transcript?head=nope")).await;
+    assert_error(&got, 404, "not_found");
+    // The selected head cannot be retired; there is nothing to undo.
+    assert_error(
+        &env.post(&format!("/api/sessions/{id}/retire"), json!({"head": "main"}))
+            .await,
+        409,
+        "refused",
+    );
+    assert_error(
+        &env.post(&format!("/api/sessions/{id}/undo"), json!({})).await,
+        409,
+        "refused",
+    );
+    let got = env
+        .post(
+            &format!("/api/sessions/{id}/rewind/commit"),
+            json!({"plan_id": "nope"}),
+        )
+        .await;
+    assert_error(&got, 409, "stale_plan");
+    let got = env
+        .post(
+            "/api/sessions",
+            json!({"model": format!("script:{}", env.tmp.path().join("none.json").display())}),
+        )
+        .await;
+    assert_error(&got, 502, "model");
+    let got = env
+        .post("/api/sessions", json!({"workspace": env.tmp.path().join("none")}))
+        .await;
+    assert_error(&got, 400, "usage");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_another_writer_holds_is_busy() {
+    let env = Env::new(vec![]);
+    let other = retrace_control::Service::new(retrace_control::ServiceOptions::new(&env.home));
+    let held = other.create(&env.ws).await.unwrap();
+    let got = env.get(&format!("/api/sessions/{}", held.session_id())).await;
+    assert_error(&got, 409, "busy");
+    drop(held);
+    other.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_turn_refuses_writes_and_can_be_cancelled() {
+    let env = Env::with(shell("echo hi"), BashPolicy::Ask);
+    let id = env.create().await;
+    let (s, _) = env
+        .post(&format!("/api/sessions/{id}/messages"), json!({"prompt": "run"}))
+        .await;
+    assert_eq!(s, StatusCode::ACCEPTED);
+    env.running(&id).await;
+    let got = env
+        .post(
+            &format!("/api/sessions/{id}/rewind/prepare"),
+            json!({"turn": 0, "scope": "code"}),
+        )
+        .await;
+    assert_error(&got, 409, "turn_running");
+    assert_error(
+        &env.post(&format!("/api/sessions/{id}/messages"), json!({"prompt": "more"}))
+            .await,
+        409,
+        "turn_running",
+    );
+    let got = env
+        .post(
+            &format!("/api/sessions/{id}/approvals/no-such-call"),
+            json!({"decision": "deny"}),
+        )
+        .await;
+    assert_error(&got, 404, "not_found");
+    let (s, c) = env.post(&format!("/api/sessions/{id}/cancel"), json!({})).await;
+    assert_eq!((s, c), (StatusCode::OK, json!({"cancelled": true})));
+    env.idle(&id).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn untracked_changes_need_confirmation_and_manual_edits_conflict() {
+    let mut script = shell("echo hi > s.txt");
+    script.extend(writes("a.txt", "mine\n"));
+    let env = Env::with(script, BashPolicy::Allow);
+    let id = env.create().await;
+    env.turn(&id, "shell").await;
+    env.turn(&id, "write").await;
+    // Turn 0 ran a shell command: restoring code to it spans an untracked change.
+    let (s, plan) = env
+        .post(
+            &format!("/api/sessions/{id}/rewind/prepare"),
+            json!({"turn": 0, "scope": "code"}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{plan}");
+    assert_eq!(plan["requires_confirmation"], true, "{plan}");
+    let commit = format!("/api/sessions/{id}/rewind/commit");
+    let got = env.post(&commit, json!({"plan_id": plan["plan_id"]})).await;
+    assert_error(&got, 428, "confirmation_required");
+    // The user edits a file Retrace wrote: a code restore of turn 1 conflicts.
+    std::fs::write(env.ws.join("a.txt"), "edited by hand\n").unwrap();
+    let (_, plan) = env
+        .post(
+            &format!("/api/sessions/{id}/rewind/prepare"),
+            json!({"turn": 1, "scope": "code"}),
+        )
+        .await;
+    let got = env
+        .post(
+            &commit,
+            json!({"plan_id": plan["plan_id"], "on_conflict": "refuse"}),
+        )
+        .await;
+    assert_error(&got, 409, "conflict");
+    assert_eq!(std::fs::read(env.ws.join("a.txt")).unwrap(), b"edited by hand\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_summary_is_cancelled() {
+    let text = |t: &str| Reply::body(sse::body(&[sse::content(t), sse::finish("stop")], true));
+    let mock = MockServer::start(vec![text("one"), text("two"), Reply::hang(vec![])])
+        .await
+        .unwrap();
+    let mut spec = ModelSpec::new(Provider::OpenAi, "mock");
+    spec.base_url = Some(mock.base_url());
+    spec.api_key_env = Some(String::new());
+    let env = Env::with_model(spec);
+    let id = env.create().await;
+    env.turn(&id, "first").await;
+    env.turn(&id, "second").await;
+    let app = env.app.clone();
+    let url = format!("/api/sessions/{id}/summarize");
+    let summary = tokio::spawn(async move {
+        use tower::ServiceExt;
+        let req = Env::request(
+            Method::POST,
+            &url,
+            Some(&json!({"turn": 1, "direction": "up_to"})),
+        );
+        let res = app.oneshot(req).await.unwrap();
+        let status = res.status();
+        let body: Value =
+            serde_json::from_slice(&res.into_body().collect().await.unwrap().to_bytes()).unwrap();
+        (status, body)
+    });
+    env.running(&id).await;
+    let (s, c) = env.post(&format!("/api/sessions/{id}/cancel"), json!({})).await;
+    assert_eq!((s, c), (StatusCode::OK, json!({"cancelled": true})));
+    assert_error(&summary.await.unwrap(), 409, "cancelled");
+    // A summary model over HTTP is refused: it would name an endpoint and a key variable.
+    let got = env
+        .post(
+            &format!("/api/sessions/{id}/summarize"),
+            json!({"turn": 1, "direction": "up_to", "model": {"provider": "demo", "name": ""}}),
+        )
+        .await;
+    assert_error(&got, 400, "usage");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreadable_and_corrupt_logs_are_io_and_corrupt() {
+    let env = Env::new(vec![]);
+    let dir = env.home.join("sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    let corrupt = "01900000-0000-7000-8000-000000000001";
+    std::fs::write(
+        dir.join(format!("{corrupt}.jsonl")),
+        b"{\"not\": \"a header\"}\n\xff\xfe garbage\n",
+    )
+    .unwrap();
+    let got = env.get(&format!("/api/sessions/{corrupt}")).await;
+    assert_error(&got, 500, "corrupt");
+    let io = "01900000-0000-7000-8000-000000000002";
+    std::fs::create_dir_all(dir.join(format!("{io}.jsonl"))).unwrap();
+    let got = env.get(&format!("/api/sessions/{io}")).await;
+    assert_error(&got, 500, "io");
+}

@@ -1,0 +1,169 @@
+//! Server-sent events on a real socket: framing, resume after a dropped connection with nothing
+//! missed, two subscribers seeing one stream, `lagged`.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::http::{Frame, Live, SseReader};
+use crate::support::writes;
+
+async fn subscribe(live: &Live, id: &str, last: Option<&str>) -> SseReader {
+    let mut req = live.get(&format!("/api/sessions/{id}/events"));
+    if let Some(l) = last {
+        req = req.header("last-event-id", l);
+    }
+    let res = req.send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    assert!(res.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
+    SseReader::new(res)
+}
+
+async fn send(live: &Live, id: &str, prompt: &str) {
+    let (s, v) =
+        Live::json(live.post(&format!("/api/sessions/{id}/messages"), json!({"prompt": prompt}))).await;
+    assert_eq!(s, 202, "{v}");
+}
+
+fn seqs(frames: &[Frame]) -> Vec<u64> {
+    frames
+        .iter()
+        .map(|f| f.id.as_ref().unwrap().parse().unwrap())
+        .collect()
+}
+
+fn check_framing(frames: &[Frame]) {
+    for f in frames {
+        let v: Value = serde_json::from_str(&f.data).unwrap();
+        assert_eq!(v["type"].as_str(), f.event.as_deref(), "{f:?}");
+    }
+    let s = seqs(frames);
+    assert!(
+        s.windows(2).all(|w| w[1] == w[0] + 1),
+        "numbers have a gap: {s:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_connection_resumes_from_last_event_id_with_nothing_missed() {
+    let mut script = writes("a.txt", "1\n");
+    script.extend(writes("b.txt", "2\n"));
+    let live = Live::start(script).await;
+    let id = live.create().await;
+
+    // Everything, from one connection, as the reference.
+    let mut whole = subscribe(&live, &id, None).await;
+    let mut first = subscribe(&live, &id, None).await;
+    send(&live, &id, "one").await;
+    let mut seen = vec![];
+    for _ in 0..3 {
+        seen.push(first.next().await.unwrap());
+    }
+    assert_eq!(seen[0].event.as_deref(), Some("turn_started"));
+    drop(first); // the connection drops mid-turn
+    let reference_one = whole.until_turn_finished().await;
+    // The second turn runs while nobody is connected on the dropped side.
+    send(&live, &id, "two").await;
+    let reference_two = whole.until_turn_finished().await;
+
+    let last = seen.last().unwrap().id.clone().unwrap();
+    let mut resumed = subscribe(&live, &id, Some(&last)).await;
+    let mut rest = resumed.until_turn_finished().await;
+    rest.extend(resumed.until_turn_finished().await);
+    let mut got = seen.clone();
+    got.extend(rest);
+    let mut want = reference_one.clone();
+    want.extend(reference_two);
+    assert_eq!(got, want);
+    check_framing(&got);
+
+    // `?after=` resumes the same way.
+    let res = live
+        .get(&format!("/api/sessions/{id}/events?after={last}"))
+        .send()
+        .await
+        .unwrap();
+    let mut by_query = SseReader::new(res);
+    assert_eq!(by_query.next().await.unwrap(), got[3]);
+    live.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_subscribers_see_the_same_stream() {
+    let live = Live::start(writes("a.txt", "1\n")).await;
+    let id = live.create().await;
+    let mut a = subscribe(&live, &id, None).await;
+    let mut b = subscribe(&live, &id, None).await;
+    send(&live, &id, "one").await;
+    let fa = a.until_turn_finished().await;
+    let fb = b.until_turn_finished().await;
+    assert_eq!(fa, fb);
+    check_framing(&fa);
+    let types: Vec<_> = fa.iter().map(|f| f.event.clone().unwrap()).collect();
+    for t in [
+        "turn_started",
+        "tool_call",
+        "checkpoint_captured",
+        "tool_result",
+        "turn_finished",
+    ] {
+        assert!(types.iter().any(|x| x == t), "{t} missing from {types:?}");
+    }
+    live.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resuming_before_the_buffer_says_lagged_then_streams() {
+    let live = Live::start(writes("a.txt", "1\n")).await;
+    let id = live.create().await;
+    let mut s = subscribe(&live, &id, Some("1")).await;
+    let lag = s.next().await.unwrap();
+    assert_eq!(lag.event.as_deref(), Some("lagged"));
+    let next: u64 = serde_json::from_str::<Value>(&lag.data).unwrap()["next_seq"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(lag.id, Some((next - 1).to_string()));
+    send(&live, &id, "one").await;
+    let frames = s.until_turn_finished().await;
+    assert_eq!(seqs(&frames)[0], next);
+    live.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_the_server_ends_the_streams() {
+    let live = Live::start(vec![]).await;
+    let id = live.create().await;
+    let mut s = subscribe(&live, &id, None).await;
+    let stopped = tokio::spawn(live.stop());
+    let end = tokio::time::timeout(Duration::from_secs(20), s.next())
+        .await
+        .unwrap();
+    assert_eq!(end, None);
+    stopped.await.unwrap();
+}
+
+/// The wire format of one turn's stream, pinned for the web UI: numbers relative to the first,
+/// the session id redacted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stream_of_a_turn_as_the_page_reads_it() {
+    let live = Live::start(writes("a.txt", "hi\n")).await;
+    let id = live.create().await;
+    let mut s = subscribe(&live, &id, None).await;
+    send(&live, &id, "write a.txt").await;
+    let frames = s.until_turn_finished().await;
+    let first = seqs(&frames)[0];
+    let mut text = String::new();
+    for (f, seq) in frames.iter().zip(seqs(&frames)) {
+        let data = f.data.replace(&id, "<session>");
+        text.push_str(&format!(
+            "id: <first>+{}\nevent: {}\ndata: {data}\n\n",
+            seq - first,
+            f.event.as_deref().unwrap()
+        ));
+    }
+    insta::assert_snapshot!(text);
+    live.stop().await;
+}

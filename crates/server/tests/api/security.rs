@@ -1,0 +1,151 @@
+//! Token, Host and Origin checks, and the page: through the router.
+
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use serde_json::Value;
+
+use crate::support::{Env, HOST, TOKEN};
+
+fn req(path: &str, headers: &[(&str, &str)]) -> Request<Body> {
+    let mut b = Request::builder().uri(path);
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    b.body(Body::empty()).unwrap()
+}
+
+fn code(bytes: &[u8]) -> String {
+    let v: Value = serde_json::from_slice(bytes).unwrap();
+    v["error"]["code"].as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_needs_the_token_as_a_bearer_or_the_cookie() {
+    let env = Env::new(vec![]);
+    let (s, _, b) = env.send(req("/api/sessions", &[("host", HOST)])).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    assert_eq!(code(&b), "refused");
+    let (s, _, _) = env
+        .send(req(
+            "/api/sessions",
+            &[
+                ("host", HOST),
+                ("authorization", "Bearer 0123456789abcdef0123456789abcdeX"),
+            ],
+        ))
+        .await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    let (s, _, _) = env
+        .send(req(
+            "/api/nothing",
+            &[("host", HOST), ("authorization", "Basic abc")],
+        ))
+        .await;
+    assert_eq!(
+        s,
+        StatusCode::UNAUTHORIZED,
+        "unknown routes are not told apart without the token"
+    );
+    let bearer = format!("Bearer {TOKEN}");
+    let (s, _, _) = env
+        .send(req(
+            "/api/sessions",
+            &[("host", HOST), ("authorization", &bearer)],
+        ))
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    let cookie = format!("other=1; retrace_token={TOKEN}");
+    let (s, _, _) = env
+        .send(req("/api/sessions", &[("host", HOST), ("cookie", &cookie)]))
+        .await;
+    assert_eq!(s, StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreign_hosts_and_origins_are_refused() {
+    let env = Env::new(vec![]);
+    let bearer = format!("Bearer {TOKEN}");
+    for host in ["evil.example:4000", "127.0.0.1:4001", "evil.example"] {
+        for path in ["/api/sessions", "/", "/assets/app.js"] {
+            let (s, _, b) = env
+                .send(req(path, &[("host", host), ("authorization", &bearer)]))
+                .await;
+            assert_eq!(s, StatusCode::FORBIDDEN, "{host} {path}");
+            assert_eq!(code(&b), "refused");
+        }
+    }
+    for host in ["localhost:4000", "[::1]:4000", "127.0.0.1:4000"] {
+        let (s, _, _) = env
+            .send(req(
+                "/api/sessions",
+                &[("host", host), ("authorization", &bearer)],
+            ))
+            .await;
+        assert_eq!(s, StatusCode::OK, "{host}");
+    }
+    for origin in [
+        "http://evil.example",
+        "http://localhost:4001",
+        "https://127.0.0.1:4000",
+        "null",
+    ] {
+        let (s, _, _) = env
+            .send(req(
+                "/api/sessions",
+                &[("host", HOST), ("authorization", &bearer), ("origin", origin)],
+            ))
+            .await;
+        assert_eq!(s, StatusCode::FORBIDDEN, "{origin}");
+    }
+    let (s, _, _) = env
+        .send(req(
+            "/api/sessions",
+            &[
+                ("host", HOST),
+                ("authorization", &bearer),
+                ("origin", "http://localhost:4000"),
+            ],
+        ))
+        .await;
+    assert_eq!(s, StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_needs_no_token_and_trades_one_in_the_url_for_a_cookie() {
+    let env = Env::new(vec![]);
+    let (s, h, b) = env.send(req("/", &[("host", HOST)])).await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(h[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/html"));
+    assert_eq!(h[header::CONTENT_SECURITY_POLICY], "default-src 'self'");
+    assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    assert_eq!(h[header::REFERRER_POLICY], "no-referrer");
+    assert!(String::from_utf8(b).unwrap().contains("/assets/app.js"));
+
+    let (s, h, _) = env
+        .send(req(&format!("/?token={TOKEN}"), &[("host", HOST)]))
+        .await;
+    assert_eq!(s, StatusCode::SEE_OTHER);
+    assert_eq!(h[header::LOCATION], "/");
+    let cookie = h[header::SET_COOKIE].to_str().unwrap();
+    assert!(cookie.starts_with(&format!("retrace_token={TOKEN};")), "{cookie}");
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+
+    let (s, h, _) = env.send(req("/?token=wrong", &[("host", HOST)])).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    assert!(h.get(header::SET_COOKIE).is_none());
+
+    let (s, h, _) = env.send(req("/assets/app.js", &[("host", HOST)])).await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(h[header::CONTENT_TYPE]
+        .to_str()
+        .unwrap()
+        .starts_with("text/javascript"));
+    assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    let (s, _, _) = env.send(req("/assets/../Cargo.toml", &[("host", HOST)])).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    let (s, _, _) = env.send(req("/nothing", &[("host", HOST)])).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+}
