@@ -1,0 +1,292 @@
+//! Defects found by a hostile test of the terminal UI (branch `tui-attack`). Each test fails
+//! until its defect is fixed; the report on the branch says how each was found through the real
+//! binary.
+
+use ratatui::crossterm::event::KeyCode;
+use retrace_protocol::{
+    Event, FileAction, HeadId, JobKind, MessageId, PlanFile, RewindScope, Role, RunningJob, SessionId,
+    SessionStatus, ToolCall, TranscriptEntry,
+};
+use retrace_tui::{escape, Effect, Screen};
+
+use crate::fixtures::*;
+
+/// The screen as plain text, one line per row.
+fn text(app: &retrace_tui::App, w: u16, h: u16) -> String {
+    let backend = render(app, w, h);
+    let buf = backend.buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn msg(id: &str, role: Role, content: &str) -> TranscriptEntry {
+    TranscriptEntry {
+        id: MessageId::new(id),
+        role,
+        content: content.into(),
+        tool_calls: None,
+        tool_call_id: None,
+        turn: None,
+        usage: None,
+    }
+}
+
+/// A failed edit, shown live with ✗, is shown with ✓ (and, with Ctrl-O, with the diff it never
+/// applied) once the transcript is loaded from the log: after `/switch`, `/sessions`, `-c`, a
+/// rewind or its undo. `Transcript::tool_result` turns the stored `ok: None` into `Some(true)`.
+#[test]
+fn a_stored_failed_tool_call_is_not_shown_as_a_success() {
+    let mut app = app();
+    let mut u = msg("m0", Role::User, "fix it");
+    u.turn = Some(0);
+    let mut a = msg("m1", Role::Assistant, "");
+    a.tool_calls = Some(vec![ToolCall {
+        id: "c1".into(),
+        name: "edit_file".into(),
+        arguments: r#"{"path":"nope.txt","old_string":"a","new_string":"b"}"#.into(),
+    }]);
+    let mut t = msg(
+        "m2",
+        Role::Tool,
+        "error: file not found: `nope.txt`; find files with glob or list_dir",
+    );
+    t.tool_call_id = Some("c1".into());
+    app.on_transcript(&[msg("s", Role::System, "sys"), u, a, t]);
+    let screen = text(&app, 100, 20);
+    let line = screen
+        .lines()
+        .find(|l| l.contains("edit_file nope.txt"))
+        .expect("the tool line");
+    assert!(
+        !line.contains('✓'),
+        "a call whose result says `error:` shows as a success:\n{screen}"
+    );
+}
+
+/// PgUp (or the wheel) far past the top keeps counting: after 50 PgUp on a short transcript the
+/// first 49 PgDn do nothing visible. `App::scroll` is never clamped to what can be scrolled.
+#[test]
+fn paging_past_the_top_does_not_swallow_the_way_back() {
+    let clock = Clock::new();
+    let mut app = app();
+    app.on_transcript(&transcript());
+    app.set_viewport(80, 12);
+    for _ in 0..50 {
+        app.on_key(key(KeyCode::PageUp), clock.at(0));
+    }
+    let top = text(&app, 80, 12);
+    app.on_key(key(KeyCode::PageDown), clock.at(1));
+    let after = text(&app, 80, 12);
+    assert_ne!(top, after, "one PgDn after paging past the top changed nothing");
+}
+
+/// One slot (`App::awaiting`) for every answer: a request made while another is in flight takes
+/// the earlier answer for its own. A commit in flight, then `/undo`: the commit's result is
+/// reported as "undone", the undo's result is dropped, and the status line stays on the rewind's
+/// head (retired by the undo) while the controller is on `main`.
+#[test]
+fn an_answer_is_not_taken_for_another_request() {
+    let clock = Clock::new();
+    let mut app = app();
+    app.on_transcript(&transcript());
+    app.on_key(key(KeyCode::Esc), clock.at(0));
+    app.on_key(key(KeyCode::Esc), clock.at(100));
+    app.on_checkpoints(&two_turns());
+    app.on_key(key(KeyCode::Up), clock.at(200));
+    app.on_key(key(KeyCode::Up), clock.at(300));
+    app.on_key(key(KeyCode::Enter), clock.at(400));
+    app.on_key(key(KeyCode::Char('1')), clock.at(500));
+    app.on_plan(plan(0, RewindScope::Both));
+    let commit = app.on_key(key(KeyCode::Enter), clock.at(600));
+    assert!(matches!(commit.as_slice(), [Effect::Commit(_)]), "{commit:?}");
+    // Typed before the commit's answer came back.
+    type_text(&mut app, "/undo", clock.at(700));
+    app.on_key(key(KeyCode::Enter), clock.at(800));
+    // The commit's answer (a new head h2), then the undo's (back on main).
+    let committed = result(RewindScope::Both, &["src/lib.rs"], &[]);
+    app.on_result(&committed);
+    assert!(
+        !app.message().unwrap_or("").starts_with("undone"),
+        "the commit's result was reported as an undo: {:?}",
+        app.message()
+    );
+    let mut undone = result(RewindScope::Code, &["src/lib.rs"], &[]);
+    undone.head_id = HeadId::main();
+    app.on_result(&undone);
+    assert_eq!(
+        app.status().head,
+        "main",
+        "the status line names the retired head"
+    );
+}
+
+/// `escape::invisible` misses invisible characters that pass for nothing: tag characters
+/// (U+E0000–E007F, "ASCII smuggling"), the Hangul fillers, the soft hyphen, the combining
+/// grapheme joiner, variation selectors. A head named `prod` + U+E0041 shows as `prod` in
+/// `/heads`; a file `a.txt` + U+E0041 shows as `a.txt` in the preview.
+#[test]
+fn invisible_characters_are_shown_escaped() {
+    for c in [
+        '\u{e0041}',
+        '\u{e0001}',
+        '\u{3164}',
+        '\u{115f}',
+        '\u{ffa0}',
+        '\u{ad}',
+        '\u{34f}',
+        '\u{fe0f}',
+    ] {
+        let name = format!("prod{c}");
+        let shown = escape::line(&name);
+        assert_ne!(shown, name, "U+{:04X} reaches the terminal as it is", c as u32);
+    }
+}
+
+/// The refusal to allow a command not yet read whole ("read the whole command first …") is
+/// written to the message row, which the approval box covers on any terminal where the command
+/// is long; once the command is answered the stale refusal shows under the chat.
+#[test]
+fn the_refusal_to_allow_an_unread_command_shows_and_then_goes() {
+    let clock = Clock::new();
+    let mut app = app();
+    app.set_viewport(100, 40);
+    let command = (0..200).map(|i| format!("echo line{i}\n")).collect::<String>();
+    app.on_event(Event::ApprovalRequested {
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        command,
+    });
+    assert_eq!(app.on_key(key(KeyCode::Char('y')), clock.at(0)), vec![]);
+    let screen = text(&app, 100, 40);
+    assert!(
+        screen.contains("read the whole command"),
+        "the refusal is hidden under the box:\n{screen}"
+    );
+    for _ in 0..40 {
+        app.on_key(key(KeyCode::PageDown), clock.at(1));
+    }
+    let _ = text(&app, 100, 40);
+    app.on_key(key(KeyCode::Char('y')), clock.at(2));
+    assert_eq!(app.screen(), Screen::Chat);
+    assert!(
+        !app.message().unwrap_or("").contains("read the whole command"),
+        "a stale refusal after the command was allowed: {:?}",
+        app.message()
+    );
+}
+
+/// The preview's rows are clipped at the box's edge, without an ellipsis: two long paths that
+/// differ at the end look the same, and whichever one is deleted cannot be told.
+#[test]
+fn the_preview_shows_which_file_is_deleted() {
+    let mut app = app();
+    app.set_viewport(100, 30);
+    let stem = format!("d/{}", "n".repeat(120));
+    let mut p = plan(0, RewindScope::Code);
+    p.files = vec![
+        PlanFile {
+            path: format!("{stem}_keep_me.txt"),
+            action: FileAction::Unchanged,
+            size: None,
+            conflict: None,
+            on_overwrite: None,
+        },
+        PlanFile {
+            path: format!("{stem}_delete_me.txt"),
+            action: FileAction::Delete,
+            size: None,
+            conflict: None,
+            on_overwrite: None,
+        },
+    ];
+    let clock = Clock::new();
+    app.on_key(key(KeyCode::Esc), clock.at(0));
+    app.on_key(key(KeyCode::Esc), clock.at(100));
+    app.on_checkpoints(&two_turns());
+    app.on_key(key(KeyCode::Up), clock.at(200));
+    app.on_key(key(KeyCode::Up), clock.at(300));
+    app.on_key(key(KeyCode::Enter), clock.at(400));
+    app.on_key(key(KeyCode::Char('3')), clock.at(500));
+    app.on_plan(p);
+    assert_eq!(app.screen(), Screen::Preview);
+    let screen = text(&app, 100, 30);
+    assert!(
+        screen.contains("delete_me"),
+        "which file is deleted does not show:\n{screen}"
+    );
+}
+
+/// A prompt that starts with a path (`/usr/bin/foo crashes …`) is taken for an unknown command
+/// and removed from the input: what was typed is neither sent nor kept.
+#[test]
+fn a_prompt_starting_with_a_path_is_not_thrown_away() {
+    let clock = Clock::new();
+    let mut app = app();
+    let prompt = "/usr/bin/foo crashes when run with -x; why?";
+    type_text(&mut app, prompt, clock.at(0));
+    let effects = app.on_key(key(KeyCode::Enter), clock.at(1));
+    assert!(
+        app.input().text() == prompt || effects == vec![Effect::Send(prompt.into())],
+        "the prompt was dropped; the message: {:?}",
+        app.message()
+    );
+}
+
+/// After `Delivery::Lagged` the runtime asks for the transcript and the status
+/// (`run.rs`: `vec![Effect::LoadTranscript, Effect::LoadStatus]`) and applies the answers whenever
+/// they come, over whatever the live events did meanwhile. A snapshot taken mid-turn and answered
+/// after `TurnFinished` wedges the UI: "working…" forever, the answer gone (the stored transcript
+/// had only the prompt), Enter refused ("a turn is running"), Esc and Ctrl-C cancel nothing,
+/// `/rewind` and `/sessions` refused. Seen through the real binary with a fast-streaming server.
+#[test]
+fn a_stale_snapshot_does_not_bring_a_finished_turn_back() {
+    let mut app = app();
+    let session = SessionId::new("0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41");
+    app.on_event(Event::TurnStarted {
+        session_id: session.clone(),
+        head_id: HeadId::main(),
+        turn: 0,
+        prompt: "stream".into(),
+    });
+    // The status and transcript asked for after a lag, taken while the turn ran (the event
+    // stream was at 5)…
+    let stale_status = SessionStatus {
+        session_id: session,
+        workspace: "/home/ada/project".into(),
+        head_id: HeadId::main(),
+        running: Some(RunningJob {
+            kind: JobKind::Turn,
+            turn: 0,
+        }),
+        model: Some("demo".into()),
+        last_event_seq: 5,
+    };
+    let mut u = msg("m0", Role::User, "stream");
+    u.turn = Some(0);
+    let stale_transcript = vec![msg("s", Role::System, "sys"), u];
+    // … while the live events finished the turn.
+    app.on_event(Event::AssistantDelta {
+        text: "the whole answer".into(),
+    });
+    app.on_event(Event::TurnFinished {
+        ok: true,
+        error: None,
+        usage: None,
+        turn: 0,
+    });
+    // Then the answers arrive.
+    app.on_status(&stale_status);
+    app.on_transcript(&stale_transcript);
+    assert!(!app.status().running, "the finished turn runs again, for ever");
+    let screen = text(&app, 80, 12);
+    assert!(
+        screen.contains("the whole answer"),
+        "the answer is gone:\n{screen}"
+    );
+}
