@@ -21,9 +21,11 @@ pub struct UiArgs<'a> {
     pub base_url: Option<&'a str>,
 }
 
-/// Whether both ends of the terminal are one: the UI reads keys and draws.
+/// Whether both ends of the terminal are one, and it can draw a screen (not `TERM=dumb`).
 pub fn on_a_terminal() -> bool {
-    std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+    std::io::stdin().is_terminal()
+        && std::io::stdout().is_terminal()
+        && std::env::var("TERM").map_or(true, |t| t != "dumb")
 }
 
 fn tui_failure(e: TuiError) -> Failure {
@@ -40,7 +42,7 @@ fn tui_failure(e: TuiError) -> Failure {
 pub fn run(cfg: &Config, a: UiArgs<'_>) -> CmdResult {
     if !on_a_terminal() {
         return Err(Failure::usage(
-            "the terminal UI needs a terminal on standard input and output; in scripts use `retrace exec PROMPT` (see `retrace --help`)",
+            "the terminal UI needs a terminal on standard input and output that can draw a screen (not TERM=dumb); in scripts use `retrace exec PROMPT` (see `retrace --help`)",
         ));
     }
     let spec = model_spec(cfg, a.model, a.base_url)?;
@@ -64,16 +66,27 @@ pub fn run(cfg: &Config, a: UiArgs<'_>) -> CmdResult {
         }
         let ended = retrace_tui::run(svc.clone(), h, run).await.map_err(tui_failure)?;
         resume_hint(&ended);
-        Ok(ExitCode::SUCCESS)
+        Ok(exit_code(&ended))
     })
 }
 
-/// After the UI: how to come back to the session.
+/// After the UI: how to come back to the session. The terminal may be gone (a closed window):
+/// then there is no one to tell, and that is no error.
 fn resume_hint(ended: &retrace_tui::Ended) {
-    println!(
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stdout(),
         "resume this session with `retrace --session {}`",
         ended.session_id
     );
+}
+
+/// How `retrace` exits after the UI: 0, or 128 + the signal that ended it (the shell's rule).
+fn exit_code(ended: &retrace_tui::Ended) -> ExitCode {
+    match ended.signal {
+        Some(sig) => ExitCode::from(128u8.saturating_add(sig)),
+        None => ExitCode::SUCCESS,
+    }
 }
 
 async fn open(svc: &Service, a: &UiArgs<'_>) -> Result<SessionHandle, retrace_protocol::Error> {
@@ -102,9 +115,9 @@ pub fn demo() -> CmdResult {
     let (_tmp, ws, opts) = crate::demo::scratch()?;
     with_service(opts, async |svc: &Service| {
         let h = svc.create(&ws).await?;
-        retrace_tui::run(svc.clone(), h, RunOptions::default())
+        let ended = retrace_tui::run(svc.clone(), h, RunOptions::default())
             .await
             .map_err(tui_failure)?;
-        Ok(ExitCode::SUCCESS)
+        Ok(exit_code(&ended))
     })
 }

@@ -310,49 +310,57 @@ fn without_a_key_the_first_screen_says_what_to_do() {
     t.keys(&["C-d"]);
 }
 
-/// Found by attack: a SIGINT from outside ended the UI without restoring the terminal. It ends it
-/// like SIGTERM does: the screen is the shell's again.
+/// Found by attack: a SIGINT from outside ended the UI without restoring the terminal; a SIGQUIT
+/// left it raw, on the alternate screen, with mouse reports on. Both end it like SIGTERM: the
+/// screen is the shell's again, and the exit status says which signal (128 + its number).
 #[test]
-fn a_sigint_from_outside_restores_the_terminal() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    let Some(t) = launch(
-        tmp.path(),
-        "retrace-int",
-        (80, 24),
-        &[
-            "--workspace".to_string(),
-            ws.display().to_string(),
-            "--model".to_string(),
-            "demo".to_string(),
-        ],
-        true,
-    ) else {
-        return;
-    };
-    let pane = |format: &str| {
-        let out = t
-            .tmux()
-            .args(["display-message", "-p", "-t", &t.name, format])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
-    assert_eq!(pane("#{alternate_on}"), "1");
-    let pid = pane("#{pane_pid}");
-    let killed = Command::new("kill").args(["-INT", &pid]).status().unwrap();
-    assert!(killed.success());
-    let start = Instant::now();
-    while pane("#{pane_dead}") != "1" {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "still running:\n{}",
-            t.screen()
+fn a_sigint_or_sigquit_from_outside_restores_the_terminal() {
+    for (sig, status) in [("-INT", "130"), ("-QUIT", "131")] {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        let Some(t) = launch(
+            tmp.path(),
+            "retrace-int",
+            (80, 24),
+            &[
+                "--workspace".to_string(),
+                ws.display().to_string(),
+                "--model".to_string(),
+                "demo".to_string(),
+            ],
+            true,
+        ) else {
+            return;
+        };
+        let pane = |format: &str| {
+            let out = t
+                .tmux()
+                .args(["display-message", "-p", "-t", &t.name, format])
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        assert_eq!(pane("#{alternate_on}"), "1");
+        let pid = pane("#{pane_pid}");
+        let killed = Command::new("kill").args([sig, &pid]).status().unwrap();
+        assert!(killed.success());
+        let start = Instant::now();
+        while pane("#{pane_dead}") != "1" {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "{sig}: still running:\n{}",
+                t.screen()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(
+            pane("#{alternate_on}#{mouse_standard_flag}#{mouse_sgr_flag}"),
+            "000",
+            "{sig}: the terminal was not restored"
         );
-        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(pane("#{pane_dead_status}"), status, "{sig}");
     }
-    assert_eq!(pane("#{alternate_on}"), "0", "the terminal was not restored");
 }
 
 /// `/sessions` lists the workspace's sessions and Enter opens another in place; the wheel is
@@ -442,4 +450,68 @@ fn sessions_switch_in_place_and_the_ui_says_how_to_resume() {
         pane("#{alternate_on}#{mouse_standard_flag}#{mouse_sgr_flag}"),
         "000"
     );
+}
+
+/// Found by attack: closing the terminal while an approved shell command ran left the turn
+/// running (the exit hint's `println!` panicked on the closed terminal before the session was
+/// shut down): the agent went on writing files with no one watching. The UI must cancel the turn,
+/// kill the shell and exit.
+#[test]
+fn closing_the_terminal_during_a_shell_command_stops_the_turn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let script = tmp.path().join("script.json");
+    std::fs::write(
+        &script,
+        json!({"responses": [
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 3; echo late > late.txt"}}]},
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "after.txt", "content": "x\n"}}]},
+            {"content": "done"}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let args = [
+        "--workspace".to_string(),
+        ws.display().to_string(),
+        "--model".to_string(),
+        format!("script:{}", script.display()),
+    ];
+    let Some(t) = launch(tmp.path(), "retrace-close", (100, 30), &args, false) else {
+        return;
+    };
+    t.text("go");
+    t.keys(&["Enter"]);
+    t.wait("the approval", |s| s.contains("Run this shell command?"));
+    t.keys(&["a"]);
+    t.wait("the shell to start", |s| !s.contains("Run this shell command?"));
+    let out = t
+        .tmux()
+        .args(["list-panes", "-t", &t.name, "-F", "#{pane_pid}"])
+        .output()
+        .unwrap();
+    let pid = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let _ = t
+        .tmux()
+        .arg("kill-server")
+        .stderr(std::process::Stdio::null())
+        .status();
+    let proc_dir = PathBuf::from(format!("/proc/{pid}"));
+    let start = Instant::now();
+    while proc_dir.exists() {
+        let state = std::fs::read_to_string(proc_dir.join("stat")).unwrap_or_default();
+        if state.split_whitespace().nth(2) == Some("Z") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "retrace {pid} still runs after its terminal closed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Past the shell's sleep: neither it nor the next step wrote anything.
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(!ws.join("late.txt").exists(), "the shell command ran on");
+    assert!(!ws.join("after.txt").exists(), "the turn went on");
 }

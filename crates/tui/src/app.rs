@@ -161,6 +161,8 @@ pub struct App {
     pub(crate) approvals: Vec<Approval>,
     /// How far the first approval's command is scrolled.
     pub(crate) approval_scroll: usize,
+    /// Why a key in the approval box did nothing (shown in the box, gone with the approval).
+    pub(crate) approval_hint: Option<String>,
     /// The terminal's size at the last draw (the keys need it: a command must have been seen
     /// whole before it can be allowed, and nothing is chosen on a screen too small to show it).
     pub(crate) viewport: (u16, u16),
@@ -198,6 +200,7 @@ impl App {
             mode: Mode::Chat,
             approvals: Vec::new(),
             approval_scroll: 0,
+            approval_hint: None,
             viewport: (80, 24),
             message: None,
             scroll: 0,
@@ -266,6 +269,11 @@ impl App {
         self.approval_scroll
     }
 
+    /// Why the last key in the approval box did nothing, if it did nothing.
+    pub fn approval_hint(&self) -> Option<&str> {
+        self.approval_hint.as_deref()
+    }
+
     /// The terminal's size, before each draw.
     pub fn set_viewport(&mut self, width: u16, height: u16) {
         self.viewport = (width, height);
@@ -322,13 +330,26 @@ impl App {
         self.status.running
     }
 
-    /// Replaces the session's status (after a head change, a model change).
+    /// Takes the session's model, workspace and head from a status asked for earlier (after a
+    /// model change). Whether a turn runs is left to the events: an answer can arrive after the
+    /// turn it saw running has finished (see [`App::on_resync`]).
     pub fn on_status(&mut self, s: &SessionStatus) {
         self.status.model = s.model.clone();
         self.status.workspace = s.workspace.clone();
         self.status.session = s.session_id.to_string();
         self.status.head = s.head_id.to_string();
+    }
+
+    /// A fresh snapshot after the event stream lagged: the transcript, then the status taken
+    /// after it; the events that follow the status's sequence number come next, so both are
+    /// the truth now, running included.
+    pub fn on_resync(&mut self, transcript: &[TranscriptEntry], s: &SessionStatus) {
+        self.on_transcript(transcript);
+        self.on_status(s);
         self.status.running = s.running.is_some();
+        if !self.status.running {
+            self.approvals.clear();
+        }
     }
 
     /// Shows a head's stored transcript (on opening, and after the head changed).

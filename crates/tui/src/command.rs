@@ -40,13 +40,19 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/quit", "leave (the session stays on disk)"),
 ];
 
-/// Parses `input` as a slash command; `None` when it does not start with `/`.
+/// Parses `input` as a slash command; `None` when it is a prompt: it does not start with `/`, or
+/// its first word is a path (`/usr/bin/foo crashes…` is a question, not a command).
 pub fn parse(input: &str) -> Option<Command> {
     let rest = input.trim().strip_prefix('/')?;
-    let mut words = rest.split_whitespace();
-    let name = words.next().unwrap_or("");
-    let arg = words.collect::<Vec<_>>().join(" ");
-    let arg = (!arg.is_empty()).then_some(arg);
+    let (name, arg) = match rest.find(char::is_whitespace) {
+        Some(i) => (&rest[..i], rest[i..].trim()),
+        None => (rest, ""),
+    };
+    if name.contains('/') || name.contains('.') {
+        return None;
+    }
+    // The argument as typed (a head named `x  y` keeps its two spaces).
+    let arg = (!arg.is_empty()).then(|| arg.to_string());
     Some(match name {
         "rewind" => Command::Rewind,
         "undo" => Command::Undo,
@@ -82,5 +88,8 @@ mod tests {
         assert_eq!(parse("/switch"), Some(Command::Usage("/switch <id|name>")));
         assert_eq!(parse("/fork"), Some(Command::Fork(None)));
         assert_eq!(parse("/nope"), Some(Command::Unknown("nope".into())));
+        assert_eq!(parse("/usr/bin/foo crashes"), None);
+        assert_eq!(parse("/etc/hosts"), None);
+        assert_eq!(parse("/fork a  b"), Some(Command::Fork(Some("a  b".into()))));
     }
 }

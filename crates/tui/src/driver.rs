@@ -33,6 +33,8 @@ enum Answer {
     Opened(Result<Opened, Error>),
     /// The heads, for their names only (after the head changed).
     HeadNames(Result<Vec<HeadEntry>, Error>),
+    /// A snapshot after the event stream lagged: the transcript, then the status.
+    Resync(Result<(Vec<TranscriptEntry>, SessionStatus), Error>),
 }
 
 /// A session opened from `/sessions`, ready to take the current one's place.
@@ -54,6 +56,11 @@ struct Context {
     generation: u64,
 }
 
+/// At most this many events are taken in one batch (one frame)…
+const BATCH: usize = 512;
+/// … and for at most this long.
+const BATCH_TIME: Duration = Duration::from_millis(15);
+
 /// The app and its session.
 pub struct Driver {
     app: App,
@@ -62,6 +69,9 @@ pub struct Driver {
     ctx: Context,
     answer_tx: mpsc::UnboundedSender<(u64, Answer)>,
     answer_rx: mpsc::UnboundedReceiver<(u64, Answer)>,
+    /// After a resync taken while a turn ran: the deltas between the transcript and the status
+    /// were not seen, so the transcript is loaded again when that turn finishes.
+    reload_when_finished: bool,
 }
 
 impl Driver {
@@ -90,6 +100,7 @@ impl Driver {
             },
             answer_tx,
             answer_rx,
+            reload_when_finished: false,
         })
     }
 
@@ -120,6 +131,11 @@ impl Driver {
         self.perform_all(effects);
     }
 
+    /// Cancels the running turn, if any (the UI is leaving).
+    pub fn cancel(&self) {
+        self.handle.cancel();
+    }
+
     /// Pasted text.
     pub fn paste(&mut self, text: &str) {
         self.app.on_paste(text);
@@ -131,14 +147,62 @@ impl Driver {
     pub async fn next(&mut self) -> bool {
         let effects = tokio::select! {
             delivery = self.events.recv() => match delivery {
-                Some(Delivery::Event(numbered)) => self.app.on_event(numbered.event),
-                Some(Delivery::Lagged { .. }) => vec![Effect::LoadTranscript, Effect::LoadStatus],
+                Some(delivery) => {
+                    let mut effects = self.on_delivery(delivery);
+                    // Whatever else is already there comes in the same batch (one frame for a
+                    // burst of deltas, not one per delta), up to a bound so keys still get in.
+                    let start = Instant::now();
+                    for _ in 0..BATCH {
+                        if start.elapsed() > BATCH_TIME {
+                            break;
+                        }
+                        match tokio::time::timeout(Duration::ZERO, self.events.recv()).await {
+                            Ok(Some(d)) => effects.extend(self.on_delivery(d)),
+                            _ => break,
+                        }
+                    }
+                    effects
+                }
                 None => return false,
             },
             Some((generation, answer)) = self.answer_rx.recv() => self.on_answer(generation, answer),
         };
         self.perform_all(effects);
         true
+    }
+
+    fn on_delivery(&mut self, delivery: Delivery) -> Vec<Effect> {
+        match delivery {
+            Delivery::Event(numbered) => {
+                let finished = matches!(numbered.event, retrace_protocol::Event::TurnFinished { .. });
+                let mut effects = self.app.on_event(numbered.event);
+                if finished && std::mem::take(&mut self.reload_when_finished) {
+                    effects.push(Effect::LoadTranscript);
+                }
+                effects
+            }
+            Delivery::Lagged { .. } => {
+                // Events were lost: take a snapshot and follow the events after it.
+                let h = self.handle.clone();
+                let tx = Reply {
+                    generation: self.ctx.generation,
+                    tx: self.answer_tx.clone(),
+                };
+                tokio::spawn(async move {
+                    let snapshot = async {
+                        let transcript = h.transcript(None).await?;
+                        let status = h.status().await?;
+                        if status.running.is_none() {
+                            // Nothing runs: a transcript taken now is the one the status saw.
+                            return Ok((h.transcript(None).await?, status));
+                        }
+                        Ok((transcript, status))
+                    };
+                    tx.send(Answer::Resync(snapshot.await));
+                });
+                Vec::new()
+            }
+        }
     }
 
     /// Feeds everything that arrives to the app until nothing has for `quiet` (or the session
@@ -152,6 +216,12 @@ impl Driver {
             return Vec::new(); // about a session the UI has left
         }
         match answer {
+            Answer::Resync(Ok((transcript, status))) => {
+                self.events = self.handle.subscribe(Some(status.last_event_seq));
+                self.app.on_resync(&transcript, &status);
+                self.reload_when_finished = status.running.is_some();
+                Vec::new()
+            }
             Answer::Opened(Ok(opened)) => {
                 self.ctx.generation += 1;
                 self.events = opened.handle.subscribe(Some(opened.status.last_event_seq));
@@ -213,6 +283,11 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
             Vec::new()
         }
         Answer::HeadNames(Err(_)) => Vec::new(), // the status line keeps the id
+        Answer::Resync(Ok(_)) => Vec::new(),     // taken by the driver
+        Answer::Resync(Err(e)) => {
+            app.on_error(&e);
+            Vec::new()
+        }
         Answer::Model(Ok(_)) => {
             app.say("model changed; it answers from the next turn");
             vec![Effect::LoadStatus]

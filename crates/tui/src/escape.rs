@@ -6,11 +6,21 @@
 //! pass for another name. Every string the view draws that did not come from this crate goes
 //! through [`line`] or [`text`].
 
-/// Invisible characters that reorder or hide text.
+/// Invisible characters that reorder or hide text: bidi controls, zero-width characters, the
+/// line and paragraph separators, the soft hyphen, the combining grapheme joiner, the Hangul
+/// fillers and the tag characters (which can smuggle text no one sees).
 pub fn invisible(c: char) -> bool {
     matches!(c,
-        '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
-        | '\u{2060}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
+        '\u{00ad}' | '\u{034f}' | '\u{061c}' | '\u{115f}' | '\u{1160}' | '\u{180e}'
+        | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{206f}'
+        | '\u{3164}' | '\u{feff}' | '\u{ffa0}' | '\u{fff9}'..='\u{fffb}'
+        | '\u{e0000}'..='\u{e007f}')
+}
+
+/// Variation selectors: they change how the character before them looks (an emoji's colour) and
+/// are otherwise invisible, so they are escaped in names and paths but kept in text.
+fn variation_selector(c: char) -> bool {
+    matches!(c, '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}')
 }
 
 /// A single-line value (a path, a name, a command, an error message): every control character,
@@ -21,7 +31,7 @@ pub fn line(s: &str) -> String {
     }
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        if c.is_control() || invisible(c) {
+        if c.is_control() || invisible(c) || variation_selector(c) {
             out.extend(c.escape_default());
         } else {
             out.push(c);

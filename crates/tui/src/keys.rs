@@ -116,8 +116,11 @@ impl App {
         let page = usize::from(self.viewport.1.saturating_sub(8)).max(1);
         let decision = match key.code {
             KeyCode::Char('y') | KeyCode::Char('a') if below > 0 || self.too_small() => {
-                self.message =
-                    Some("read the whole command first (↓ or PgDn), or make the terminal larger".to_string());
+                self.approval_hint = Some(if self.too_small() {
+                    "make the terminal larger to read the whole command".to_string()
+                } else {
+                    "read the whole command first".to_string()
+                });
                 return Vec::new();
             }
             KeyCode::Char('y') => ApprovalDecision::Once,
@@ -146,6 +149,7 @@ impl App {
             return Vec::new();
         }
         self.approval_scroll = 0;
+        self.approval_hint = None;
         let a = self.approvals.remove(0);
         vec![Effect::Approve {
             call_id: a.call_id,
@@ -168,12 +172,14 @@ impl App {
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
         match key.code {
             KeyCode::Esc => {
-                if self.status.running {
-                    return vec![Effect::Cancel];
-                }
+                // A draft is cleared first, even while a turn runs: the key that cancels a turn
+                // (and kills its shell) must not also be the one that clears text.
                 if !self.input.is_empty() {
                     self.input.clear();
                     return Vec::new();
+                }
+                if self.status.running {
+                    return vec![Effect::Cancel];
                 }
                 if last_esc.is_some_and(|t| now.saturating_duration_since(t) <= DOUBLE_ESC) {
                     return self.open_picker(Purpose::Rewind);
@@ -281,7 +287,20 @@ impl App {
         vec![Effect::Quit]
     }
 
+    /// Whether a request whose answer the UI waits for is in flight: another one must wait, or
+    /// its answer would be taken for the first one's.
+    fn waiting(&mut self) -> bool {
+        if self.awaiting.is_some() {
+            self.message = Some("wait: the last request has not been answered yet".to_string());
+            return true;
+        }
+        false
+    }
+
     fn open_picker(&mut self, purpose: Purpose) -> Vec<Effect> {
+        if self.waiting() {
+            return Vec::new();
+        }
         if self.status.running {
             self.message = Some(
                 match purpose {
@@ -338,6 +357,14 @@ impl App {
             return Vec::new();
         }
         if let Some(cmd) = command::parse(self.input.text()) {
+            if let Command::Unknown(name) = &cmd {
+                // Kept in the input: a typo is fixed, not typed again.
+                self.message = Some(format!(
+                    "unknown command /{} (/help lists them; a prompt that starts with / needs a space or a path)",
+                    escape::line(name)
+                ));
+                return Vec::new();
+            }
             self.input.take();
             return self.run_command(cmd);
         }
@@ -355,6 +382,9 @@ impl App {
         match cmd {
             Command::Rewind => self.open_picker(Purpose::Rewind),
             Command::Undo => {
+                if self.waiting() {
+                    return Vec::new();
+                }
                 self.awaiting = Some(Awaiting::Undo);
                 vec![Effect::Undo(UndoRequest::default())]
             }
@@ -524,6 +554,9 @@ impl App {
         }
         let turn = menu.entry.turn;
         self.message = None;
+        if self.waiting() {
+            return Vec::new();
+        }
         if let Some(scope) = action.scope() {
             self.awaiting = Some(Awaiting::Plan(Some(menu)));
             self.mode = Mode::Chat;

@@ -93,6 +93,13 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
         op: "listen for SIGINT",
         source,
     })?;
+    // SIGQUIT (Ctrl-\ is a key in raw mode; this is `kill -QUIT`) ends it the same way instead of
+    // leaving the terminal raw.
+    let mut quit_signal = signal(SignalKind::quit()).map_err(|source| TuiError::Terminal {
+        op: "listen for SIGQUIT",
+        source,
+    })?;
+    let mut ended_by: Option<u8> = None;
 
     // A frame is drawn only after something that can change the screen: not on an idle tick.
     let mut dirty = true;
@@ -123,9 +130,10 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
                 }
             }
             _ = tick.tick() => dirty = ui.app_mut().on_tick(),
-            _ = term_signal.recv() => break Ok(()),
-            _ = hup_signal.recv() => break Ok(()),
-            _ = int_signal.recv() => break Ok(()),
+            _ = term_signal.recv() => { ended_by = Some(15); break Ok(()) }
+            _ = hup_signal.recv() => { ended_by = Some(1); break Ok(()) }
+            _ = int_signal.recv() => { ended_by = Some(2); break Ok(()) }
+            _ = quit_signal.recv() => { ended_by = Some(3); break Ok(()) }
         }
     };
     stop.store(true, Ordering::SeqCst);
@@ -134,8 +142,13 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
     // Not joined: when the terminal has gone (a hangup), crossterm's read never returns, so the
     // thread is left to end with the process, which the caller ends next.
     drop(reader);
+    // A turn still running is cancelled (its shell killed) before the caller closes the session.
+    if ui.app().status().running {
+        ui.cancel();
+    }
     result.map(|()| Ended {
         session_id: ui.session_id(),
+        signal: ended_by,
     })
 }
 
@@ -144,4 +157,6 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
 pub struct Ended {
     /// The session shown last (`/sessions` may have changed it): what `--session` resumes.
     pub session_id: String,
+    /// The signal that ended the UI (SIGHUP 1, SIGINT 2, SIGQUIT 3, SIGTERM 15), if one did.
+    pub signal: Option<u8>,
 }

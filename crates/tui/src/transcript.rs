@@ -149,7 +149,10 @@ impl Transcript {
                 }
                 Role::Tool => {
                     if let Some(id) = &e.tool_call_id {
-                        t.tool_result(id, None, &e.content);
+                        // The log keeps no flag: a failed call's result is `error: …` (the agent's
+                        // one form for failures, denials and cancels).
+                        let ok = !e.content.starts_with("error:");
+                        t.tool_result(id, Some(ok), &e.content);
                     }
                 }
             }

@@ -216,10 +216,15 @@ pub fn preview(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
             .as_ref()
             .map(|c| format!("  ({})", c.reason.as_str()))
             .unwrap_or_default();
-        body.push(Line::from(vec![
-            Span::styled(format!("  {:<10}", f.action.as_str()), style),
-            Span::raw(format!("{}  {size}{reason}", escape::line(&f.path))),
-        ]));
+        // Wrapped, never clipped: two long paths that differ at the end must both show whole.
+        body.extend(wrap(
+            &vec![
+                (format!("  {:<10}", f.action.as_str()), style),
+                (format!("{}  {size}{reason}", escape::line(&f.path)), t.text()),
+            ],
+            width,
+            12,
+        ));
     }
     if !plan.conflicts.is_empty() {
         body.push(Line::styled(
@@ -230,9 +235,13 @@ pub fn preview(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
             t.warn(),
         ));
         for c in &plan.conflicts {
-            body.push(Line::styled(
-                format!("  ! {}  {}", escape::line(&c.path), c.reason.as_str()),
-                t.warn(),
+            body.extend(wrap(
+                &vec![(
+                    format!("  ! {}  {}", escape::line(&c.path), c.reason.as_str()),
+                    t.warn(),
+                )],
+                width,
+                4,
             ));
         }
     }
@@ -285,6 +294,8 @@ pub fn approval(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
     // The keys line is the footer, so it always shows; y and a wait until the whole command has.
     let footer = if below == 0 {
         format!("y allow once · a allow for this session · n or Esc deny{waiting}")
+    } else if let Some(hint) = app.approval_hint() {
+        format!("{hint}: ↓ PgDn, {below} more line(s) · n or Esc deny")
     } else {
         format!("↓ PgDn: {below} more line(s) — y/a once you have seen them all · n or Esc deny{waiting}")
     };

@@ -206,3 +206,61 @@ fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
         svc.shutdown().await;
     });
 }
+
+/// Found by attack: a UI whose event stream lagged (a model streaming faster than the UI drew)
+/// could stay on "working…" for ever with the answer missing. Here the UI reads nothing while a
+/// turn of many events runs on a 3-event buffer; when it reads again, it must show the finished
+/// turn and its answer, and take the next prompt.
+#[test]
+fn a_lagged_stream_ends_on_the_finished_turn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let script = tmp.path().join("script.json");
+    let calls: Vec<_> = (0..6)
+        .map(|i| json!({"name": "write_file", "arguments": {"path": format!("f{i}.txt"), "content": "x\n"}}))
+        .collect();
+    std::fs::write(
+        &script,
+        json!({"responses": [
+            {"tool_calls": calls},
+            {"content": "all done"},
+            {"content": "second answer"}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let mut opts = ServiceOptions::new(tmp.path().join("home"));
+    opts.env = std::sync::Arc::new(|_| None);
+    opts.model = Some(ModelSpec::script(script.to_string_lossy()));
+    opts.event_buffer = 3;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let svc = Service::new(opts);
+        let handle = svc.create(&ws).await.unwrap();
+        let watch = handle.clone();
+        let mut ui = Driver::open(svc.clone(), handle, AppOptions { no_color: true }, None)
+            .await
+            .unwrap();
+        let clock = Clock::new();
+        send(&mut ui, &clock, 0, "go");
+        // The UI reads nothing until the turn is over.
+        let start = Instant::now();
+        while watch.status().await.unwrap().running.is_some() || !ws.join("f5.txt").exists() {
+            assert!(start.elapsed() < Duration::from_secs(20), "the turn never ended");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        until(&mut ui, "the finished turn", |u| idle_after(u, "all done")).await;
+        ui.settle(Duration::from_millis(200)).await;
+        assert!(!ui.app().status().running);
+        send(&mut ui, &clock, 1_000, "again");
+        until(&mut ui, "the second turn", |u| idle_after(u, "second answer")).await;
+        drop(ui);
+        drop(watch);
+        svc.shutdown().await;
+    });
+}
