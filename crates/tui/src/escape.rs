@@ -82,6 +82,19 @@ pub fn short(s: &str, max: usize) -> String {
     }
 }
 
+/// A path escaped as [`line`] does, cut to `max` characters by keeping its end (the file's
+/// name, which tells two long paths apart), with an ellipsis first when cut.
+pub fn short_path(s: &str, max: usize) -> String {
+    let all = line(s);
+    let n = all.chars().count();
+    if n <= max {
+        all
+    } else {
+        let tail: String = all.chars().skip(n - max.saturating_sub(1)).collect();
+        format!("…{tail}")
+    }
+}
+
 /// Bytes in a short human form (`1.5 KiB`).
 pub fn human_bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];

@@ -20,6 +20,9 @@ use crate::error::TuiError;
 use crate::terminal::TerminalGuard;
 use crate::view;
 
+/// The shortest time between two frames (about 60 a second).
+const FRAME: Duration = Duration::from_millis(16);
+
 /// How the UI runs.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -101,35 +104,46 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
     })?;
     let mut ended_by: Option<u8> = None;
 
-    // A frame is drawn only after something that can change the screen: not on an idle tick.
+    // A frame is drawn only after something that can change the screen (not on an idle tick),
+    // and at most once per FRAME: a burst of events or keys costs one frame, not one each.
     let mut dirty = true;
+    let mut last_draw: Option<Instant> = None;
     let result = loop {
-        if dirty {
+        let due = last_draw.map(|t| t + FRAME);
+        if dirty && due.is_none_or(|d| Instant::now() >= d) {
             if let Ok(size) = guard.terminal.size() {
                 ui.app_mut().set_viewport(size.width, size.height);
             }
             if let Err(source) = guard.terminal.draw(|f| view::draw(f, ui.app())) {
                 break Err(TuiError::Terminal { op: "draw", source });
             }
+            dirty = false;
+            last_draw = Some(Instant::now());
         }
         if ui.app().should_quit() {
             break Ok(());
         }
-        dirty = true;
+        let wake = tokio::time::Instant::from_std(due.unwrap_or_else(Instant::now));
         tokio::select! {
-            ev = term_rx.recv() => match ev {
-                Some(TermEvent::Key(key)) => ui.key(key, Instant::now()),
-                Some(TermEvent::Mouse(m)) => ui.mouse(m.kind),
-                Some(TermEvent::Paste(text)) => ui.paste(&text),
-                Some(_) => {} // a resize: the next draw lays out again
-                None => break Ok(()),
-            },
+            ev = term_rx.recv() => {
+                dirty = true;
+                match ev {
+                    Some(TermEvent::Key(key)) => ui.key(key, Instant::now()),
+                    Some(TermEvent::Mouse(m)) => ui.mouse(m.kind),
+                    Some(TermEvent::Paste(text)) => ui.paste(&text),
+                    Some(_) => {} // a resize: the next draw lays out again
+                    None => break Ok(()),
+                }
+            }
             open = ui.next() => {
+                dirty = true;
                 if !open {
                     break Ok(());
                 }
             }
-            _ = tick.tick() => dirty = ui.app_mut().on_tick(),
+            _ = tick.tick() => dirty |= ui.app_mut().on_tick(),
+            // A frame held back by the cap is drawn when its time comes.
+            _ = tokio::time::sleep_until(wake), if dirty => {}
             _ = term_signal.recv() => { ended_by = Some(15); break Ok(()) }
             _ = hup_signal.recv() => { ended_by = Some(1); break Ok(()) }
             _ = int_signal.recv() => { ended_by = Some(2); break Ok(()) }

@@ -61,6 +61,10 @@ pub enum Item {
     },
 }
 
+/// The size after which a streamed answer continues in a new item (see
+/// [`Transcript::assistant_delta`]).
+pub const STREAM_PIECE: usize = 8 * 1024;
+
 /// How much of a tool's output the transcript keeps to show (the details fold it further).
 pub const OUTPUT_KEPT: usize = 64 * 1024;
 
@@ -174,10 +178,22 @@ impl Transcript {
     }
 
     /// Appends streamed answer text, continuing the last answer when it is the newest item.
+    ///
+    /// A long answer is kept as several items, cut after a line break once the newest one passes
+    /// [`STREAM_PIECE`] bytes: a frame then wraps again only the piece that grows, not the whole
+    /// answer (each piece draws as the same lines the whole would).
     pub fn assistant_delta(&mut self, delta: &str) {
         if let Some(Item::Assistant { text }) = self.items.last_mut() {
             text.push_str(delta);
+            let rest = if text.len() > STREAM_PIECE {
+                text.rfind('\n').map(|at| text.split_off(at + 1))
+            } else {
+                None
+            };
             self.touch(self.items.len() - 1);
+            if let Some(rest) = rest {
+                self.push(Item::Assistant { text: rest });
+            }
         } else {
             self.push(Item::Assistant {
                 text: delta.to_string(),

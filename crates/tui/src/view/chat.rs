@@ -13,6 +13,16 @@ use crate::view::detail;
 use crate::view::theme::Theme;
 use crate::view::wrap::{wrap, Spans};
 
+/// A tool's target cut to 100 characters: a path keeps its end (the file's name), a command
+/// its start.
+fn shown_target(target: &str) -> String {
+    if target.contains('/') && !target.contains(char::is_whitespace) {
+        escape::short_path(target, 100)
+    } else {
+        escape::short(target, 100)
+    }
+}
+
 /// The logical lines of one item (escaped, styled), and the indent of their continuation rows.
 fn item_lines(item: &Item, details: bool, t: Theme) -> Vec<(Spans, usize)> {
     let mut out = Vec::new();
@@ -33,6 +43,9 @@ fn item_lines(item: &Item, details: bool, t: Theme) -> Vec<(Spans, usize)> {
             out.push((vec![(mark, t.dim())], 4));
         }
         Item::Assistant { text } => {
+            // One line break at the end draws nothing: a streamed answer cut into pieces after
+            // a line break draws as the whole would.
+            let text = text.strip_suffix('\n').unwrap_or(text);
             for l in escape::text(text).split('\n') {
                 out.push((vec![(format!("  {l}"), t.text())], 2));
             }
@@ -67,7 +80,7 @@ fn item_lines(item: &Item, details: bool, t: Theme) -> Vec<(Spans, usize)> {
             let mut spans = vec![
                 ("  ⏺ ".to_string(), t.dim()),
                 (escape::line(name), t.accent()),
-                (format!(" {} ", escape::short(target, 100)), t.text()),
+                (format!(" {} ", shown_target(target)), t.text()),
                 (mark.to_string(), style),
             ];
             match output_lines {

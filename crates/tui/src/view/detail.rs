@@ -116,13 +116,16 @@ fn diff(old: &str, new: &str, _t: Theme, out: &mut Vec<Line>) {
 fn render(lines: Vec<Line>, total: usize, t: Theme) -> Vec<(Spans, usize)> {
     let mut out = Vec::new();
     for l in lines.into_iter().take(FOLD_LINES) {
-        let clean = |s: &str| escape::text(s.strip_suffix('\r').unwrap_or(s)).replace('\n', "\\n");
+        // An output's line ending is not shown; in a diff a carriage return is part of the
+        // change (`b` → `b\r` must not look like no change) and shows escaped.
+        let clean = |s: &str| escape::text(s).replace('\n', "\\n");
+        let output = |s: &str| clean(s.strip_suffix('\r').unwrap_or(s));
         let (text, style) = match l {
             Line::Note(s) => (format!("      {}", clean(&s)), t.dim()),
             Line::Context(s) => (format!("        {}", clean(&s)), t.text()),
             Line::Removed(s) => (format!("      - {}", clean(&s)), t.error()),
             Line::Added(s) => (format!("      + {}", clean(&s)), t.ok()),
-            Line::Output(s) => (format!("      │ {}", clean(&s)), t.dim()),
+            Line::Output(s) => (format!("      │ {}", output(&s)), t.dim()),
         };
         out.push((vec![(text, style)], 8));
     }
@@ -160,6 +163,16 @@ mod tests {
             "Edited",
         );
         assert_eq!(lines, ["        a", "      - b", "      + B", "        c"]);
+    }
+
+    #[test]
+    fn a_carriage_return_added_shows_in_the_diff() {
+        let lines = shown(
+            "edit_file",
+            serde_json::json!({"path": "a", "old_string": "a\nb\n", "new_string": "a\nb\r\n"}),
+            "",
+        );
+        assert_eq!(lines, ["        a", "      - b", "      + b\\r"]);
     }
 
     #[test]

@@ -358,3 +358,51 @@ fn streaming_and_resizing_draw_what_a_fresh_layout_draws() {
         assert_fresh(&app, w, h);
     }
 }
+
+/// A long streamed answer is kept in pieces (only the newest is wrapped again per frame) and
+/// draws exactly as the same answer stored whole.
+#[test]
+fn a_long_streamed_answer_draws_as_the_whole() {
+    use retrace_protocol::Event;
+    let words: String = (0..4000)
+        .map(|i| {
+            if i % 37 == 36 {
+                format!("w{i}\n")
+            } else {
+                format!("w{i} ")
+            }
+        })
+        .collect();
+    let base = || {
+        let mut a = app(true);
+        a.transcript
+            .push(crate::transcript::Item::System { text: "-".into() });
+        a
+    };
+    let mut streamed = base();
+    for chunk in words.as_bytes().chunks(97) {
+        streamed.on_event(Event::AssistantDelta {
+            text: String::from_utf8(chunk.to_vec()).unwrap(),
+        });
+    }
+    let before = base().transcript().items().len();
+    let pieces = streamed.transcript().items().len() - before;
+    assert!(pieces >= 2, "{pieces} item(s)");
+    let mut whole = base();
+    whole
+        .transcript
+        .push(crate::transcript::Item::Assistant { text: words });
+    assert_eq!(whole.transcript().items().len() - before, 1);
+    for w in [80, 33] {
+        let (a, b) = (
+            crate::view::chat::rows(&streamed, w),
+            crate::view::chat::rows(&whole, w),
+        );
+        assert!(
+            a == b,
+            "at width {w}: {} rows streamed, {} whole",
+            a.len(),
+            b.len()
+        );
+    }
+}

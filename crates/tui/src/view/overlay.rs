@@ -109,7 +109,12 @@ pub fn picker(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
         let files = match e.file_count {
             0 => "no files".to_string(),
             n => {
-                let names: Vec<String> = e.paths.iter().take(2).map(|p| escape::short(p, 24)).collect();
+                let names: Vec<String> = e
+                    .paths
+                    .iter()
+                    .take(2)
+                    .map(|p| escape::short_path(p, 24))
+                    .collect();
                 let more = if n > names.len() { ", …" } else { "" };
                 format!(
                     "{n} file{}: {}{more}",
