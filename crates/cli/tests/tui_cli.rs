@@ -50,6 +50,16 @@ impl Tmux {
         self.keys(&["Escape"]);
     }
 
+    /// A tmux format (`#{pane_pid}`, `#{alternate_on}`…) of the pane.
+    fn pane(&self, format: &str) -> String {
+        let out = self
+            .tmux()
+            .args(["display-message", "-p", "-t", &self.name, format])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
     fn screen(&self) -> String {
         let out = self
             .tmux()
@@ -132,6 +142,23 @@ fn launch(tmp: &Path, name: &str, (w, h): (u16, u16), args: &[String], remain: b
     assert!(start.status().unwrap().success());
     t.wait("the first screen", |s| s.contains("Esc Esc rewind"));
     Some(t)
+}
+
+/// Waits (up to 10 s) until process `pid` has exited (gone, or a zombie not yet reaped).
+fn wait_exit(pid: &str) {
+    let proc_dir = PathBuf::from(format!("/proc/{pid}"));
+    let start = Instant::now();
+    while proc_dir.exists() {
+        let state = std::fs::read_to_string(proc_dir.join("stat")).unwrap_or_default();
+        if state.split_whitespace().nth(2) == Some("Z") {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "retrace {pid} still runs after its terminal went away"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn files(ws: &Path) -> Vec<String> {
@@ -252,31 +279,14 @@ fn the_ui_ends_when_its_terminal_goes_away() {
     ) else {
         return;
     };
-    let out = t
-        .tmux()
-        .args(["list-panes", "-t", &t.name, "-F", "#{pane_pid}"])
-        .output()
-        .unwrap();
-    let pid = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let pid = t.pane("#{pane_pid}");
     assert!(!pid.is_empty());
     let _ = t
         .tmux()
         .arg("kill-server")
         .stderr(std::process::Stdio::null())
         .status();
-    let proc_dir = PathBuf::from(format!("/proc/{pid}"));
-    let start = Instant::now();
-    while proc_dir.exists() {
-        let state = std::fs::read_to_string(proc_dir.join("stat")).unwrap_or_default();
-        if state.split_whitespace().nth(2) == Some("Z") {
-            break; // exited, not yet reaped
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "retrace {pid} still runs after the hangup"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_exit(&pid);
 }
 
 /// With no key for the model, the UI still opens and its first screen says so and what to do;
@@ -333,14 +343,7 @@ fn a_sigint_or_sigquit_from_outside_restores_the_terminal() {
         ) else {
             return;
         };
-        let pane = |format: &str| {
-            let out = t
-                .tmux()
-                .args(["display-message", "-p", "-t", &t.name, format])
-                .output()
-                .unwrap();
-            String::from_utf8_lossy(&out.stdout).trim().to_string()
-        };
+        let pane = |format: &str| t.pane(format);
         assert_eq!(pane("#{alternate_on}"), "1");
         let pid = pane("#{pane_pid}");
         let killed = Command::new("kill").args([sig, &pid]).status().unwrap();
@@ -404,14 +407,7 @@ fn sessions_switch_in_place_and_the_ui_says_how_to_resume() {
     let Some(t) = launch(tmp.path(), "retrace-sessions", (120, 30), &args, true) else {
         return;
     };
-    let pane = |format: &str| {
-        let out = t
-            .tmux()
-            .args(["display-message", "-p", "-t", &t.name, format])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
+    let pane = |format: &str| t.pane(format);
     assert_eq!(
         pane("#{mouse_standard_flag}#{mouse_sgr_flag}#{mouse_button_flag}#{mouse_all_flag}"),
         "1100"
@@ -486,30 +482,13 @@ fn closing_the_terminal_during_a_shell_command_stops_the_turn() {
     t.wait("the approval", |s| s.contains("Run this shell command?"));
     t.keys(&["a"]);
     t.wait("the shell to start", |s| !s.contains("Run this shell command?"));
-    let out = t
-        .tmux()
-        .args(["list-panes", "-t", &t.name, "-F", "#{pane_pid}"])
-        .output()
-        .unwrap();
-    let pid = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let pid = t.pane("#{pane_pid}");
     let _ = t
         .tmux()
         .arg("kill-server")
         .stderr(std::process::Stdio::null())
         .status();
-    let proc_dir = PathBuf::from(format!("/proc/{pid}"));
-    let start = Instant::now();
-    while proc_dir.exists() {
-        let state = std::fs::read_to_string(proc_dir.join("stat")).unwrap_or_default();
-        if state.split_whitespace().nth(2) == Some("Z") {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "retrace {pid} still runs after its terminal closed"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_exit(&pid);
     // Past the shell's sleep: neither it nor the next step wrote anything.
     std::thread::sleep(Duration::from_secs(4));
     assert!(!ws.join("late.txt").exists(), "the shell command ran on");

@@ -4,8 +4,8 @@
 
 use ratatui::crossterm::event::KeyCode;
 use retrace_protocol::{
-    Event, FileAction, HeadId, JobKind, MessageId, PlanFile, RewindScope, Role, RunningJob, SessionId,
-    SessionStatus, ToolCall, TranscriptEntry,
+    Event, FileAction, HeadId, JobKind, PlanFile, RewindScope, Role, RunningJob, SessionId, SessionStatus,
+    ToolCall,
 };
 use retrace_tui::{escape, Effect, Screen};
 
@@ -23,18 +23,6 @@ fn text(app: &retrace_tui::App, w: u16, h: u16) -> String {
         out.push('\n');
     }
     out
-}
-
-fn msg(id: &str, role: Role, content: &str) -> TranscriptEntry {
-    TranscriptEntry {
-        id: MessageId::new(id),
-        role,
-        content: content.into(),
-        tool_calls: None,
-        tool_call_id: None,
-        turn: None,
-        usage: None,
-    }
 }
 
 /// A failed edit, shown live with ✗, is shown with ✓ (and, with Ctrl-O, with the diff it never

@@ -113,7 +113,7 @@ pub fn two_turns() -> CheckpointListing {
     ])
 }
 
-fn msg(id: &str, role: Role, content: &str) -> TranscriptEntry {
+pub fn msg(id: &str, role: Role, content: &str) -> TranscriptEntry {
     TranscriptEntry {
         id: MessageId::new(id),
         role,
