@@ -207,7 +207,8 @@ async function renderTranscript() {
       out.push(b.el);
     } else if (e.role === "tool") {
       const d = tools.get(e.tool_call_id);
-      if (d) setToolResult(d, !/^error/i.test(e.content), e.content);
+      // the log keeps no flag: a failed call's result is `error: …`
+      if (d) setToolResult(d, !e.content.startsWith("error:"), e.content);
       else out.push(el("pre", "msg tool-orphan", e.content));
     } else {
       const d = el("details", "msg system");
