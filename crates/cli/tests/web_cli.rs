@@ -1,7 +1,7 @@
 //! The web UI (SPEC §9.2) end to end: the real `retrace serve` and Debian's chromium driven by
 //! `playwright-core` (`crates/web/tests/browser/flow.mjs`): two turns through the composer, hover
 //! rewind with its preview, the files on disk, undo, restore conversation, versions and a head
-//! switch. Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/`.
+//! switch, a shell command's approval. Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/`.
 //!
 //! Needs `node`, `/usr/bin/chromium` (or `CHROMIUM`) and `npm ci` run in the script's folder; when
 //! one is missing the test says so and passes, unless `CI` is set, where it fails.
@@ -65,7 +65,9 @@ fn the_web_ui_rewinds_undoes_and_switches_heads_in_a_real_browser() {
         {"tool_calls": [{"name": "write_file", "arguments": {"path": "one.txt", "content": "1\n"}}]},
         {"content": "wrote one"},
         {"tool_calls": [{"name": "write_file", "arguments": {"path": "two.txt", "content": "2\n"}}]},
-        {"content": "wrote two"}
+        {"content": "wrote two"},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo no > never.txt"}}]},
+        {"content": "not run"}
     ]);
     std::fs::write(&script, json!({ "responses": responses }).to_string()).unwrap();
 
@@ -120,5 +122,5 @@ fn the_web_ui_rewinds_undoes_and_switches_heads_in_a_real_browser() {
         shots.display()
     );
     assert_eq!(code, Some(0), "serve did not stop cleanly");
-    assert!(shots.join("08-narrow.png").exists());
+    assert!(shots.join("09-narrow.png").exists());
 }

@@ -1,6 +1,7 @@
 // The web UI end to end in Debian's chromium: two turns through the composer, hover rewind
 // (restore code, check the disk, undo, check again), restore conversation (the prompt comes back
-// into the composer), then the versions view and a head switch. A screenshot per step; any console
+// into the composer), the versions view and a head switch, then a shell command's approval
+// (denied). A screenshot per step; any console
 // error or page error fails the run.
 //
 //   node flow.mjs URL WORKSPACE SCREENSHOT_DIR
@@ -101,6 +102,17 @@ try {
   await page.locator(".msg.user", { hasText: "write two" }).waitFor();
   if ((await page.locator(".msg.user").count()) !== 2) throw new Error("the switched head does not show both turns");
   await shot("versions-switched");
+
+  // A shell command asks first: the inline prompt; deny it and the turn goes on.
+  await prompt.fill("run a command");
+  await prompt.press("Enter");
+  const approval = page.locator(".approval", { hasText: "echo no > never.txt" });
+  await approval.waitFor();
+  await shot("approval");
+  await approval.getByRole("button", { name: "Deny" }).click();
+  await page.locator(".msg.assistant", { hasText: "not run" }).waitFor();
+  await page.locator("#send:not([disabled])").waitFor();
+  if (exists("never.txt")) throw new Error("a denied command ran");
 
   // 360 px wide: still usable (nothing wider than the screen).
   await page.setViewportSize({ width: 360, height: 740 });
