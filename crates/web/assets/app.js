@@ -212,7 +212,9 @@ async function renderTranscript() {
       else out.push(el("pre", "msg tool-orphan", e.content));
     } else {
       const d = el("details", "msg system");
-      d.append(el("summary", null, e.role), el("div", "text", e.content));
+      const first = e.content.split("\n", 1)[0];
+      const label = first.length > 80 ? `${first.slice(0, 80)}…` : first;
+      d.append(el("summary", null, `${e.role}: ${label}`), el("div", "text", e.content));
       out.push(d);
     }
   }
@@ -276,7 +278,10 @@ async function onEvent(type, ev) {
       setRunning(true);
       ui.transcript.querySelector(".empty")?.remove();
       state.live = null;
-      ui.transcript.append(userBlock(ev.prompt, ev.turn));
+      // a turn that started while the transcript was read is already shown
+      if (!ui.transcript.querySelector(`.msg.user[data-turn="${Number(ev.turn)}"]`)) {
+        ui.transcript.append(userBlock(ev.prompt, ev.turn));
+      }
       liveBlock();
       break;
     case "assistant_delta": {

@@ -114,6 +114,11 @@ try {
   await page.locator("#send:not([disabled])").waitFor();
   if (exists("never.txt")) throw new Error("a denied command ran");
 
+  // The address names the session (`?session=ID`): a reload opens it again.
+  if (!new URL(page.url()).searchParams.get("session")) throw new Error("the address does not name the session");
+  await page.reload();
+  await page.locator(".msg.assistant", { hasText: "not run" }).waitFor();
+
   // 360 px wide: still usable (nothing wider than the screen).
   await page.setViewportSize({ width: 360, height: 740 });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
