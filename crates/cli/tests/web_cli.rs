@@ -122,5 +122,5 @@ fn the_web_ui_rewinds_undoes_and_switches_heads_in_a_real_browser() {
         shots.display()
     );
     assert_eq!(code, Some(0), "serve did not stop cleanly");
-    assert!(shots.join("09-narrow.png").exists());
+    assert!(shots.join("11-narrow.png").exists());
 }

@@ -82,6 +82,21 @@ try {
   if (fs.readFileSync(file("one.txt"), "utf8") !== "1\n") throw new Error("one.txt is not back as it was");
   await shot("undone");
 
+  // A file edited by hand since Retrace wrote it is a conflict: skipped (the default), it keeps
+  // the edit while the rest is restored; undo again.
+  fs.writeFileSync(file("one.txt"), "mine\n");
+  await first.hover();
+  await first.getByRole("button", { name: "Restore code" }).click();
+  await dialog.locator(".conflicts", { hasText: "one.txt" }).waitFor();
+  await shot("conflict");
+  await page.locator("#rewind-confirm").click();
+  await page.locator("#banner", { hasText: "Restored code" }).waitFor();
+  await waitFor("two.txt to be removed", () => !exists("two.txt"));
+  if (fs.readFileSync(file("one.txt"), "utf8") !== "mine\n") throw new Error("a skipped conflict was written");
+  await page.locator("#banner").getByRole("button", { name: "Undo" }).click();
+  await page.locator("#banner", { hasText: "Undone" }).waitFor();
+  await waitFor("two.txt to come back", () => exists("two.txt"));
+
   // Restore the conversation to the second turn (keyboard focus shows the controls too).
   const second = page.locator(".msg.user").nth(1);
   await second.focus();
@@ -113,6 +128,16 @@ try {
   await page.locator(".msg.assistant", { hasText: "not run" }).waitFor();
   await page.locator("#send:not([disabled])").waitFor();
   if (exists("never.txt")) throw new Error("a denied command ran");
+
+  // Fork from the first prompt: a new head, selected, with the conversation before it.
+  await page.locator(".msg.user").first().hover();
+  await page.locator(".msg.user").first().getByRole("button", { name: "Fork from here" }).click();
+  await page.locator("#banner", { hasText: "Forked from turn 0" }).waitFor();
+  await page.locator(".head.selected", { hasText: "fork" }).waitFor();
+  if ((await page.locator(".msg.user").count()) !== 0) throw new Error("the fork shows prompts from after its turn");
+  await shot("forked");
+  await page.locator(".head:not(.selected)", { hasText: "main" }).getByRole("button", { name: "Switch" }).first().click();
+  await page.locator(".msg.user", { hasText: "run a command" }).waitFor();
 
   // The address names the session (`?session=ID`): a reload opens it again.
   if (!new URL(page.url()).searchParams.get("session")) throw new Error("the address does not name the session");
