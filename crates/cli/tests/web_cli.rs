@@ -67,7 +67,8 @@ fn the_web_ui_rewinds_undoes_and_switches_heads_in_a_real_browser() {
         {"tool_calls": [{"name": "write_file", "arguments": {"path": "two.txt", "content": "2\n"}}]},
         {"content": "wrote two"},
         {"tool_calls": [{"name": "bash", "arguments": {"command": "echo no > never.txt"}}]},
-        {"content": "not run"}
+        {"content": "not run"},
+        {"content": "the summary of turns 0 and 1"}
     ]);
     std::fs::write(&script, json!({ "responses": responses }).to_string()).unwrap();
 
@@ -122,5 +123,5 @@ fn the_web_ui_rewinds_undoes_and_switches_heads_in_a_real_browser() {
         shots.display()
     );
     assert_eq!(code, Some(0), "serve did not stop cleanly");
-    assert!(shots.join("11-narrow.png").exists());
+    assert!(shots.join("12-narrow.png").exists());
 }

@@ -139,6 +139,14 @@ try {
   await page.locator(".head:not(.selected)", { hasText: "main" }).getByRole("button", { name: "Switch" }).first().click();
   await page.locator(".msg.user", { hasText: "run a command" }).waitFor();
 
+  // Summarize up to the second prompt: the model writes the summary onto a new, selected head.
+  const two = page.locator(".msg.user", { hasText: "write two" });
+  await two.hover();
+  await two.getByRole("button", { name: "Summarize up to here" }).click();
+  await page.locator("#banner", { hasText: "Summary written" }).waitFor();
+  await page.getByText("the summary of turns").first().waitFor();
+  await shot("summarized");
+
   // The address names the session (`?session=ID`): a reload opens it again.
   if (!new URL(page.url()).searchParams.get("session")) throw new Error("the address does not name the session");
   await page.reload();
