@@ -1,29 +1,612 @@
-// Placeholder for the web UI: lists the sessions of the server's workspace. The API token is an
-// HttpOnly cookie the server set when the page was opened with `?token=`; `fetch` sends it.
-const list = document.getElementById("sessions");
+// Retrace web UI (SPEC §9.2): a session's transcript with live updates, hover rewind, versions.
+// Everything from the workspace or the model is put in the page with `textContent`, never as HTML.
+import { call, s, ApiError } from "./api.js";
 
-function item(text) {
-  const li = document.createElement("li");
-  li.textContent = text; // never innerHTML: prompts and paths come from the workspace
-  return li;
+const $ = (id) => document.getElementById(id);
+const ui = {
+  select: $("session-select"),
+  newSession: $("new-session"),
+  versionsToggle: $("versions-toggle"),
+  banner: $("banner"),
+  transcript: $("transcript"),
+  versions: $("versions"),
+  heads: $("heads"),
+  checkpoints: $("checkpoints"),
+  prompt: $("prompt"),
+  send: $("send"),
+  cancel: $("cancel"),
+  usage: $("usage"),
+  dialog: $("rewind-dialog"),
+  dialogTitle: $("rewind-title"),
+  dialogBody: $("rewind-body"),
+  dialogConfirm: $("rewind-confirm"),
+};
+
+const state = {
+  sid: null,
+  events: null,
+  lastSeq: null,
+  running: false,
+  live: null, // the assistant block of the running turn: {el, text, reasoning, tools}
+};
+
+/** An element with a class and text (or children). */
+function el(tag, cls, ...kids) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  for (const k of kids) {
+    if (k == null) continue;
+    e.append(typeof k === "string" ? document.createTextNode(k) : k);
+  }
+  return e;
 }
 
-async function load() {
+function button(label, onClick, cls) {
+  const b = el("button", cls, label);
+  b.type = "button";
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function banner(kind, ...kids) {
+  ui.banner.className = `banner ${kind}`;
+  ui.banner.replaceChildren(...kids);
+  ui.banner.hidden = false;
+}
+
+function hideBanner() {
+  ui.banner.hidden = true;
+  ui.banner.replaceChildren();
+}
+
+function showError(e) {
+  const msg = e instanceof ApiError ? `${e.code}: ${e.message}` : String(e?.message ?? e);
+  banner("error", el("span", null, msg), button("Dismiss", hideBanner));
+}
+
+/** Runs an action, showing its failure in the banner. */
+async function attempt(f) {
   try {
-    const res = await fetch("/api/sessions");
-    const body = await res.json();
-    if (!res.ok) {
-      list.replaceChildren(item(`error: ${body.error.message}`));
-      return;
-    }
-    if (body.length === 0) {
-      list.replaceChildren(item("no session yet"));
-      return;
-    }
-    list.replaceChildren(...body.map((s) => item(`${s.id} — ${s.turns} turns, created ${s.created_at ?? "?"}`)));
+    return await f();
   } catch (e) {
-    list.replaceChildren(item(`error: ${e}`));
+    showError(e);
+    return undefined;
   }
 }
 
-load();
+function scrollDown() {
+  ui.transcript.scrollTop = ui.transcript.scrollHeight;
+}
+
+// ---- sessions ----
+
+async function loadSessions(selected) {
+  const list = await call("GET", "/api/sessions");
+  ui.select.replaceChildren(
+    ...list.map((e) => {
+      const o = el("option", null, `${e.created_at ?? e.id} · ${e.turns} turns`);
+      o.value = e.id;
+      return o;
+    }),
+  );
+  if (selected && !list.some((e) => e.id === selected)) {
+    const o = el("option", null, selected);
+    o.value = selected;
+    ui.select.prepend(o);
+  }
+  return list;
+}
+
+async function openSession(id) {
+  state.sid = id;
+  if (state.events) state.events.close();
+  state.events = null;
+  state.live = null;
+  hideBanner();
+  ui.select.value = id;
+  const url = new URL(location.href);
+  url.searchParams.set("session", id);
+  history.replaceState(null, "", url);
+  const status = await call("GET", s(id));
+  state.lastSeq = status.last_event_seq;
+  setRunning(!!status.running);
+  await renderTranscript();
+  connectEvents();
+  if (!ui.versions.hidden) await renderVersions();
+}
+
+async function newSession() {
+  const { session_id } = await call("POST", "/api/sessions", {});
+  await loadSessions(session_id);
+  await openSession(session_id);
+  ui.prompt.focus();
+}
+
+// ---- transcript ----
+
+/** The one-line label of a tool call: its name and its path or command. */
+function toolLabel(name, args) {
+  let a = null;
+  try {
+    a = JSON.parse(args);
+  } catch {
+    /* arguments are shown raw */
+  }
+  const what = a && (a.path ?? a.command ?? a.pattern ?? "");
+  return what ? `${name} ${what}` : name;
+}
+
+function toolBlock(call) {
+  const d = el("details", "tool");
+  d.dataset.callId = call.id;
+  const status = el("span", "tool-status", "…");
+  d.append(
+    el("summary", null, status, " ", el("code", null, toolLabel(call.name, call.arguments))),
+    el("div", "tool-label", "arguments"),
+    el("pre", "tool-args", call.arguments),
+  );
+  return d;
+}
+
+function setToolResult(d, ok, content) {
+  d.querySelector(".tool-status").textContent = ok ? "✓" : "✗";
+  d.classList.toggle("failed", !ok);
+  d.append(el("div", "tool-label", "output"), el("pre", "tool-out", content));
+}
+
+const REWIND_ACTIONS = [
+  ["Restore code", (t) => rewind(t, "code")],
+  ["Restore conversation", (t) => rewind(t, "conversation")],
+  ["Restore both", (t) => rewind(t, "both")],
+  ["Fork from here", (t) => fork(t)],
+  ["Summarize from here", (t) => summarize(t, "from")],
+  ["Summarize up to here", (t) => summarize(t, "up_to")],
+];
+
+function userBlock(content, turn) {
+  const m = el("article", "msg user");
+  m.append(el("div", "text", content));
+  if (turn != null) {
+    m.dataset.turn = String(turn);
+    m.tabIndex = 0;
+    m.setAttribute("aria-label", `Turn ${turn}: ${content.slice(0, 80)}`);
+    const menu = el("div", "rewind");
+    menu.setAttribute("role", "group");
+    menu.setAttribute("aria-label", `Rewind to turn ${turn}`);
+    for (const [label, f] of REWIND_ACTIONS) menu.append(button(label, () => attempt(() => f(turn))));
+    m.append(menu);
+  }
+  return m;
+}
+
+function assistantBlock() {
+  const m = el("article", "msg assistant");
+  const text = el("div", "text");
+  m.append(text);
+  return { el: m, text, reasoning: null, tools: new Map() };
+}
+
+async function renderTranscript() {
+  const id = state.sid;
+  const entries = await call("GET", `${s(id)}/transcript`);
+  if (id !== state.sid) return;
+  const out = [];
+  const tools = new Map();
+  for (const e of entries) {
+    if (e.role === "user") {
+      out.push(userBlock(e.content, e.turn));
+    } else if (e.role === "assistant") {
+      const b = assistantBlock();
+      b.text.textContent = e.content;
+      for (const c of e.tool_calls ?? []) {
+        const d = toolBlock(c);
+        tools.set(c.id, d);
+        b.el.append(d);
+      }
+      if (e.usage) b.el.append(el("div", "usage-line", usageText(e.usage)));
+      out.push(b.el);
+    } else if (e.role === "tool") {
+      const d = tools.get(e.tool_call_id);
+      // the log keeps no flag: a failed call's result is `error: …`
+      if (d) setToolResult(d, !e.content.startsWith("error:"), e.content);
+      else out.push(el("pre", "msg tool-orphan", e.content));
+    } else {
+      const d = el("details", "msg system");
+      const first = e.content.split("\n", 1)[0];
+      const label = first.length > 80 ? `${first.slice(0, 80)}…` : first;
+      d.append(el("summary", null, `${e.role}: ${label}`), el("div", "text", e.content));
+      out.push(d);
+    }
+  }
+  if (out.length === 0) out.push(el("p", "empty", "No messages yet. Type a prompt below."));
+  ui.transcript.replaceChildren(...out);
+  state.live = null;
+  scrollDown();
+}
+
+function usageText(u) {
+  return `${u.prompt_tokens} in · ${u.completion_tokens} out · ${u.total_tokens} tokens`;
+}
+
+// ---- live events ----
+
+const EVENT_TYPES = [
+  "turn_started", "assistant_delta", "reasoning_delta", "tool_call", "tool_result",
+  "checkpoint_captured", "step_finished", "turn_finished", "rewound", "undone", "head_changed",
+  "notice", "error", "approval_requested", "approval_resolved", "summary_started",
+  "summary_finished", "lagged",
+];
+
+function connectEvents() {
+  const id = state.sid;
+  const es = new EventSource(`${s(id)}/events?after=${state.lastSeq}`);
+  state.events = es;
+  for (const t of EVENT_TYPES) {
+    es.addEventListener(t, (m) => {
+      if (state.events !== es) return;
+      if (m.lastEventId) state.lastSeq = Number(m.lastEventId);
+      let data = null;
+      try {
+        data = JSON.parse(m.data);
+      } catch {
+        return;
+      }
+      onEvent(t, data).catch(showError);
+    });
+  }
+}
+
+function liveBlock() {
+  if (!state.live) {
+    state.live = assistantBlock();
+    ui.transcript.querySelector(".empty")?.remove();
+    ui.transcript.append(state.live.el);
+  }
+  return state.live;
+}
+
+function setRunning(on) {
+  state.running = on;
+  ui.cancel.hidden = !on;
+  ui.send.disabled = on;
+  document.body.classList.toggle("running", on);
+}
+
+async function onEvent(type, ev) {
+  switch (type) {
+    case "turn_started":
+      setRunning(true);
+      ui.transcript.querySelector(".empty")?.remove();
+      state.live = null;
+      // a turn that started while the transcript was read is already shown
+      if (!ui.transcript.querySelector(`.msg.user[data-turn="${Number(ev.turn)}"]`)) {
+        ui.transcript.append(userBlock(ev.prompt, ev.turn));
+      }
+      liveBlock();
+      break;
+    case "assistant_delta": {
+      const b = liveBlock();
+      if (b.text.nextSibling) {
+        // text after a tool call goes into a new paragraph below it
+        b.text = el("div", "text");
+        b.el.append(b.text);
+      }
+      b.text.append(ev.text);
+      break;
+    }
+    case "reasoning_delta": {
+      const b = liveBlock();
+      if (!b.reasoning) {
+        const d = el("details", "reasoning", el("summary", null, "reasoning"));
+        b.reasoning = el("div", "text");
+        d.append(b.reasoning);
+        b.el.insertBefore(d, b.el.firstChild);
+      }
+      b.reasoning.append(ev.text);
+      break;
+    }
+    case "tool_call": {
+      const b = liveBlock();
+      const d = toolBlock(ev);
+      b.tools.set(ev.id, d);
+      b.el.append(d);
+      break;
+    }
+    case "tool_result": {
+      const d = state.live?.tools.get(ev.id);
+      if (d) setToolResult(d, ev.ok, ev.content);
+      break;
+    }
+    case "approval_requested":
+      liveBlock().el.append(approvalBlock(ev));
+      break;
+    case "approval_resolved":
+      for (const a of ui.transcript.querySelectorAll(".approval")) {
+        if (a.dataset.callId === ev.call_id) {
+          a.replaceChildren(el("span", null, `${a.dataset.command} — ${ev.decision}`));
+          a.classList.add("resolved");
+        }
+      }
+      break;
+    case "turn_finished":
+      setRunning(false);
+      if (ev.usage) ui.usage.textContent = usageText(ev.usage);
+      if (!ev.ok && ev.error) banner("error", el("span", null, `Turn ${ev.turn} failed: ${ev.error}`), button("Dismiss", hideBanner));
+      await renderTranscript();
+      await refreshSide();
+      break;
+    case "notice":
+      ui.usage.textContent = ev.message;
+      break;
+    case "error":
+      banner("error", el("span", null, ev.message), button("Dismiss", hideBanner));
+      break;
+    case "summary_started":
+      setRunning(true);
+      ui.usage.textContent = "summarizing…";
+      break;
+    case "summary_finished":
+      setRunning(false);
+      ui.usage.textContent = ev.ok ? "summary written" : `summary failed: ${ev.error ?? ""}`;
+      await renderTranscript();
+      await refreshSide();
+      break;
+    case "rewound":
+    case "undone":
+    case "head_changed":
+    case "lagged":
+      if (!state.running) {
+        await renderTranscript();
+        await refreshSide();
+      }
+      break;
+    default:
+      break;
+  }
+  scrollDown();
+}
+
+function approvalBlock(ev) {
+  const a = el("div", "approval");
+  a.dataset.callId = ev.call_id;
+  a.dataset.command = ev.command;
+  const answer = (decision) =>
+    attempt(async () => {
+      await call("POST", `${s(state.sid)}/approvals/${encodeURIComponent(ev.call_id)}`, { decision });
+    });
+  a.append(
+    el("div", null, `Run ${ev.tool}: `, el("code", null, ev.command)),
+    button("Allow once", () => answer("once")),
+    button("Allow for session", () => answer("session")),
+    button("Deny", () => answer("deny"), "danger"),
+  );
+  return a;
+}
+
+// ---- composer ----
+
+async function send() {
+  const prompt = ui.prompt.value;
+  if (!prompt.trim() || state.running) return;
+  if (!state.sid) await newSession();
+  // running before the request: the turn's events can come before its answer
+  setRunning(true);
+  try {
+    await call("POST", `${s(state.sid)}/messages`, { prompt });
+  } catch (e) {
+    setRunning(false);
+    throw e;
+  }
+  ui.prompt.value = "";
+}
+
+ui.prompt.addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    attempt(send);
+  }
+});
+ui.send.addEventListener("click", () => attempt(send));
+ui.cancel.addEventListener("click", () => attempt(() => call("POST", `${s(state.sid)}/cancel`, {})));
+ui.newSession.addEventListener("click", () => attempt(newSession));
+ui.select.addEventListener("change", () => attempt(() => openSession(ui.select.value)));
+
+// ---- rewind ----
+
+function fmtSize(n) {
+  if (n == null) return "";
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+async function rewind(turn, scope) {
+  const plan = await call("POST", `${s(state.sid)}/rewind/prepare`, { turn, scope });
+  const body = [];
+  const unavailable = plan.blockers.filter((b) => b.kind === "unavailable");
+  for (const b of unavailable) body.push(el("p", "warn", `Not available: ${b.reason}`));
+  if (scope !== "code") body.push(el("p", null, "The conversation goes back to before this prompt: ", el("q", null, plan.prompt)));
+  if (scope !== "conversation") {
+    if (plan.files.length === 0) body.push(el("p", null, "No file changes to restore."));
+    else {
+      const t = el("table", "plan-files");
+      t.append(el("tr", null, el("th", null, "file"), el("th", null, "action"), el("th", null, "size")));
+      for (const f of plan.files) {
+        t.append(el("tr", null, el("td", null, el("code", null, f.path)), el("td", null, f.action), el("td", null, fmtSize(f.size))));
+      }
+      body.push(t);
+    }
+  }
+  let choice = null;
+  if (plan.conflicts.length > 0) {
+    const fs = el("fieldset", "conflicts", el("legend", null, `${plan.conflicts.length} file(s) changed since Retrace wrote them`));
+    for (const c of plan.conflicts) fs.append(el("div", null, el("code", null, c.path), ` — ${c.reason}`));
+    for (const [v, label] of [["skip", "Skip them (keep your changes)"], ["overwrite", "Overwrite them"]]) {
+      const r = el("input");
+      r.type = "radio";
+      r.name = "on_conflict";
+      r.value = v;
+      r.checked = v === "skip";
+      fs.append(el("label", null, r, ` ${label}`));
+    }
+    body.push(fs);
+    choice = fs;
+  }
+  if (scope !== "conversation" && plan.gaps.length > 0) {
+    const g = el("div", "warn", el("p", null, "These changes were not tracked; their effects stay:"));
+    const ul = el("ul");
+    for (const gap of plan.gaps) ul.append(el("li", null, `turn ${gap.turn}: ${gap.tool ?? gap.reason} ${gap.detail ?? gap.path ?? ""}`));
+    g.append(ul);
+    body.push(g);
+  }
+  ui.dialogTitle.textContent = `Restore ${scope === "both" ? "code and conversation" : scope} to before turn ${turn}`;
+  ui.dialogBody.replaceChildren(...body);
+  ui.dialogConfirm.disabled = unavailable.length > 0;
+  ui.dialogConfirm.onclick = () =>
+    attempt(async () => {
+      const on_conflict = choice ? choice.querySelector("input:checked").value : "refuse";
+      const result = await call("POST", `${s(state.sid)}/rewind/commit`, {
+        plan_id: plan.plan_id,
+        confirm: true,
+        on_conflict,
+      });
+      ui.dialog.close();
+      await afterRewind(result, scope, turn);
+    });
+  ui.dialog.showModal();
+  ui.dialogConfirm.focus();
+}
+
+async function afterRewind(result, scope, turn) {
+  if (result.session_id !== state.sid) {
+    await loadSessions(result.session_id);
+    await openSession(result.session_id);
+  } else {
+    await renderTranscript();
+    await refreshSide();
+  }
+  if (scope !== "code") {
+    ui.prompt.value = result.prompt;
+    ui.prompt.focus();
+  }
+  const msg = `Restored ${scope} to before turn ${turn}` +
+    (result.files_written.length + result.files_deleted.length > 0
+      ? ` (${result.files_written.length} written, ${result.files_deleted.length} deleted)`
+      : "") + (result.error ? ` — ${result.error}` : "");
+  const kids = [el("span", null, msg)];
+  if (result.undo_available) kids.push(button("Undo", () => attempt(() => undo(result.transaction_id)), "undo"));
+  kids.push(button("Dismiss", hideBanner));
+  banner(result.ok ? "info" : "error", ...kids);
+}
+
+async function undo(transaction_id) {
+  const result = await call("POST", `${s(state.sid)}/undo`, transaction_id ? { transaction_id } : {});
+  await renderTranscript();
+  await refreshSide();
+  banner("info", el("span", null, "Undone."), button("Dismiss", hideBanner));
+  return result;
+}
+
+async function fork(turn) {
+  await call("POST", `${s(state.sid)}/fork`, { turn });
+  await renderTranscript();
+  await refreshSide();
+  banner("info", el("span", null, `Forked from turn ${turn}.`), button("Dismiss", hideBanner));
+}
+
+async function summarize(turn, direction) {
+  banner("info", el("span", null, "Summarizing…"));
+  await call("POST", `${s(state.sid)}/summarize`, { turn, direction });
+  await renderTranscript();
+  await refreshSide();
+  banner("info", el("span", null, "Summary written to a new head."), button("Dismiss", hideBanner));
+}
+
+// ---- versions ----
+
+async function refreshSide() {
+  if (!ui.versions.hidden) await renderVersions();
+}
+
+async function renderVersions() {
+  const id = state.sid;
+  if (!id) return;
+  const [heads, cps] = await Promise.all([
+    call("GET", `${s(id)}/heads`),
+    call("GET", `${s(id)}/checkpoints`),
+  ]);
+  if (id !== state.sid) return;
+  const children = new Map();
+  const ids = new Set(heads.map((h) => h.id));
+  for (const h of heads) {
+    const p = h.parent_head && ids.has(h.parent_head) ? h.parent_head : null;
+    if (!children.has(p)) children.set(p, []);
+    children.get(p).push(h);
+  }
+  const tree = (parent) => {
+    const ul = el("ul", "head-tree");
+    for (const h of children.get(parent) ?? []) {
+      const li = el("li", `head${h.selected ? " selected" : ""}${h.retired ? " retired" : ""}`);
+      li.dataset.head = h.id;
+      const name = h.name ? `${h.name}` : h.id;
+      li.append(
+        el("div", "head-row",
+          el("span", "head-name", name),
+          el("span", "head-meta", ` ${h.kind} · ${h.message_count} messages${h.selected ? " · selected" : ""}${h.retired ? " · retired" : ""}`),
+        ),
+      );
+      if (!h.selected) {
+        const actions = el("div", "head-actions");
+        actions.append(button("Switch", () => attempt(() => switchHead(h.id))));
+        if (!h.retired) actions.append(button("Retire", () => attempt(() => retireHead(h.id)), "danger"));
+        li.append(actions);
+      }
+      if (children.has(h.id)) li.append(tree(h.id));
+      ul.append(li);
+    }
+    return ul;
+  };
+  ui.heads.replaceChildren(tree(null));
+  ui.checkpoints.replaceChildren(
+    ...cps.entries.map((c) => {
+      const li = el("li", null, el("div", null, el("strong", null, `Turn ${c.turn}`), ` ${c.prompt}`));
+      if (c.paths.length) {
+        const ul = el("ul", "cp-files");
+        for (const p of c.paths) ul.append(el("li", null, el("code", null, p)));
+        li.append(ul);
+      } else li.append(el("div", "muted", "no file changes"));
+      return li;
+    }),
+  );
+}
+
+async function switchHead(head) {
+  await call("POST", `${s(state.sid)}/switch`, { head });
+  await renderTranscript();
+  await renderVersions();
+}
+
+async function retireHead(head) {
+  await call("POST", `${s(state.sid)}/retire`, { head });
+  await renderVersions();
+}
+
+ui.versionsToggle.addEventListener("click", () =>
+  attempt(async () => {
+    ui.versions.hidden = !ui.versions.hidden;
+    ui.versionsToggle.setAttribute("aria-expanded", String(!ui.versions.hidden));
+    await refreshSide();
+  }),
+);
+
+// ---- start ----
+
+async function start() {
+  const wanted = new URL(location.href).searchParams.get("session");
+  const list = await loadSessions(wanted);
+  const id = wanted ?? list[0]?.id;
+  if (id) await openSession(id);
+  else ui.transcript.replaceChildren(el("p", "empty", "No session yet: type a prompt below, or press New session."));
+}
+
+attempt(start);

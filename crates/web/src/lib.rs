@@ -36,10 +36,24 @@ pub const FILES: &[(&str, Asset)] = &[
         },
     ),
     (
+        "api.js",
+        Asset {
+            bytes: include_bytes!("../assets/api.js"),
+            content_type: "text/javascript; charset=utf-8",
+        },
+    ),
+    (
         "style.css",
         Asset {
             bytes: include_bytes!("../assets/style.css"),
             content_type: "text/css; charset=utf-8",
+        },
+    ),
+    (
+        "favicon.svg",
+        Asset {
+            bytes: include_bytes!("../assets/favicon.svg"),
+            content_type: "image/svg+xml; charset=utf-8",
         },
     ),
 ];
@@ -59,6 +73,10 @@ mod tests {
         assert!(page.content_type.starts_with("text/html"));
         assert!(std::str::from_utf8(page.bytes).unwrap().contains("app.js"));
         assert!(asset("app.js")
+            .unwrap()
+            .content_type
+            .starts_with("text/javascript"));
+        assert!(asset("api.js")
             .unwrap()
             .content_type
             .starts_with("text/javascript"));
