@@ -136,15 +136,75 @@ function toolLabel(name, args) {
   return what ? `${name} ${what}` : name;
 }
 
+/** A line diff of `a` → `b` (longest common subsequence; small inputs only): [tag, line] pairs. */
+function lineDiff(a, b) {
+  // A final line break ends the last line; it is not one more empty line.
+  const x = a.replace(/\n$/, "").split("\n");
+  const y = b.replace(/\n$/, "").split("\n");
+  if (x.length * y.length > 250000) return null;
+  const n = x.length;
+  const m = y.length;
+  const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) {
+      lcs[i][j] = x[i] === y[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+    }
+  }
+  const out = [];
+  let i = 0;
+  let j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && x[i] === y[j]) {
+      out.push([" ", x[i++]]);
+      j++;
+    } else if (i < n && (j === m || lcs[i + 1][j] >= lcs[i][j + 1])) {
+      out.push(["-", x[i++]]);
+    } else {
+      out.push(["+", y[j++]]);
+    }
+  }
+  return out;
+}
+
+/** The change a tool call makes, as a diff (edits) or the new content (a written file). */
+function toolDiff(name, args) {
+  let a = null;
+  try {
+    a = JSON.parse(args);
+  } catch {
+    return null;
+  }
+  if (!a || typeof a !== "object") return null;
+  const edits =
+    name === "edit_file" ? [a] : name === "multi_edit" && Array.isArray(a.edits) ? a.edits : null;
+  let lines = [];
+  if (edits) {
+    for (const e of edits) {
+      if (typeof e?.old_string !== "string" || typeof e?.new_string !== "string") continue;
+      const d = lineDiff(e.old_string, e.new_string);
+      if (!d) return null;
+      lines = lines.concat(d);
+    }
+  } else if (name === "write_file" && typeof a.content === "string") {
+    lines = a.content.replace(/\n$/, "").split("\n").map((l) => ["+", l]);
+  }
+  if (!lines.length) return null;
+  const pre = el("pre", "tool-diff");
+  for (const [tag, text] of lines) {
+    const cls = tag === "+" ? "add" : tag === "-" ? "del" : null;
+    pre.append(el("span", cls, `${tag} ${text}\n`));
+  }
+  return pre;
+}
+
 function toolBlock(call) {
   const d = el("details", "tool");
   d.dataset.callId = call.id;
   const status = el("span", "tool-status", "…");
-  d.append(
-    el("summary", null, status, " ", el("code", null, toolLabel(call.name, call.arguments))),
-    el("div", "tool-label", "arguments"),
-    el("pre", "tool-args", call.arguments),
-  );
+  d.append(el("summary", null, status, " ", el("code", null, toolLabel(call.name, call.arguments))));
+  const diff = toolDiff(call.name, call.arguments);
+  if (diff) d.append(el("div", "tool-label", "change"), diff);
+  d.append(el("div", "tool-label", "arguments"), el("pre", "tool-args", call.arguments));
   return d;
 }
 

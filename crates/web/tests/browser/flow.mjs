@@ -59,7 +59,11 @@ try {
   await page.locator(".msg.assistant", { hasText: "wrote two" }).waitFor();
   await page.locator("#send:not([disabled])").waitFor();
   if (!exists("one.txt") || !exists("two.txt")) throw new Error("the turns did not write their files");
-  await page.locator(".tool", { hasText: "write_file one.txt" }).first().waitFor();
+  const call = page.locator(".tool", { hasText: "write_file one.txt" }).first();
+  await call.waitFor();
+  // A tool call opens to the change it made: a written file's content as added lines.
+  await call.locator("summary").click();
+  await call.locator(".tool-diff .add", { hasText: "+ 1" }).first().waitFor();
   await shot("two-turns");
 
   // Hover the first user message: the rewind controls show.
