@@ -17,6 +17,18 @@ use crate::paths::DataRoot;
 
 /// Parses a session id given by a frontend.
 pub(crate) fn session_id(id: &str) -> Result<SessionId> {
+    // Longer ids cannot name a log (`<id>.jsonl`, `<id>.torn-…` must fit a file name).
+    const MAX_ID: usize = 200;
+    if id.len() > MAX_ID {
+        let start: String = id.chars().take(40).collect();
+        return Err(coded(
+            ErrorCode::Usage,
+            format!(
+                "`{start}…` ({} bytes) is not a valid session id: ids are at most {MAX_ID} bytes",
+                id.len()
+            ),
+        ));
+    }
     let sid = SessionId::new(id);
     if !sid.is_file_safe() {
         return Err(coded(

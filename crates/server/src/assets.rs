@@ -72,12 +72,20 @@ async fn page(
     State(guard): State<Arc<Guard>>,
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Response {
-    let token = q.ok().and_then(|Query(mut m)| m.remove("token"));
+    let mut query = q.map(|Query(m)| m).unwrap_or_default();
+    let token = query.remove("token");
     match token {
         None => serve("index.html"),
         Some(t) if guard.token_matches(&t) => {
             let cookie = guard.cookie();
-            let mut res = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
+            // The token leaves the address; a shared link's session stays in it.
+            let location = match query.get("session") {
+                Some(id) if id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') => {
+                    format!("/?session={id}")
+                }
+                _ => "/".to_string(),
+            };
+            let mut res = (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response();
             if let Ok(v) = HeaderValue::from_str(&cookie) {
                 res.headers_mut().insert(header::SET_COOKIE, v);
             }

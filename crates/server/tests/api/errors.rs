@@ -116,6 +116,9 @@ async fn bodies_over_the_cap_are_refused_with_413() {
 async fn unknown_routes_and_methods_answer_json() {
     let env = Env::new(vec![]);
     assert_error(&env.get("/api/nothing").await, 404, "not_found");
+    // Found by attack: an id too long for a file name was an `io` error (500) naming the data root.
+    let long = "a".repeat(5000);
+    assert_error(&env.get(&format!("/api/sessions/{long}")).await, 400, "usage");
     assert_error(&env.get("/api").await, 404, "not_found");
     assert_error(&env.get("/api/sessions/x/y/z").await, 404, "not_found");
     assert_error(

@@ -133,6 +133,21 @@ async fn the_page_needs_no_token_and_trades_one_in_the_url_for_a_cookie() {
         "{cookie}"
     );
 
+    // Found by attack: a shared link's session was dropped with the token.
+    let id = "0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41";
+    let (s, h, _) = env
+        .send(req(&format!("/?token={TOKEN}&session={id}"), &[("host", HOST)]))
+        .await;
+    assert_eq!(s, StatusCode::SEE_OTHER);
+    assert_eq!(h[header::LOCATION], format!("/?session={id}").as_str());
+    let (_, h, _) = env
+        .send(req(
+            &format!("/?token={TOKEN}&session=%22%3E%3Cx"),
+            &[("host", HOST)],
+        ))
+        .await;
+    assert_eq!(h[header::LOCATION], "/");
+
     let (s, h, _) = env.send(req("/?token=wrong", &[("host", HOST)])).await;
     assert_eq!(s, StatusCode::UNAUTHORIZED);
     assert!(h.get(header::SET_COOKIE).is_none());
