@@ -144,6 +144,19 @@ fn launch(tmp: &Path, name: &str, (w, h): (u16, u16), args: &[String], remain: b
     Some(t)
 }
 
+/// The UI's arguments for workspace `ws` and a script model answering `script` (written to
+/// `tmp/script.json`).
+fn script_args(tmp: &Path, ws: &Path, script: serde_json::Value) -> Vec<String> {
+    let file = tmp.join("script.json");
+    std::fs::write(&file, script.to_string()).unwrap();
+    vec![
+        "--workspace".to_string(),
+        ws.display().to_string(),
+        "--model".to_string(),
+        format!("script:{}", file.display()),
+    ]
+}
+
 /// Waits (up to 10 s) until process `pid` has exited (gone, or a zombie not yet reaped).
 fn wait_exit(pid: &str) {
     let proc_dir = PathBuf::from(format!("/proc/{pid}"));
@@ -176,24 +189,16 @@ fn rewind_and_undo_in_a_real_terminal() {
     let ws = tmp.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
     std::fs::write(ws.join("keep.txt"), "kept\n").unwrap();
-    let script = tmp.path().join("script.json");
-    std::fs::write(
-        &script,
+    let args = script_args(
+        tmp.path(),
+        &ws,
         json!({"responses": [
             {"tool_calls": [{"name": "write_file", "arguments": {"path": "one.txt", "content": "1\n"}}]},
             {"content": "wrote one"},
             {"tool_calls": [{"name": "write_file", "arguments": {"path": "two.txt", "content": "2\n"}}]},
             {"content": "wrote two"}
-        ]})
-        .to_string(),
-    )
-    .unwrap();
-    let args = [
-        "--workspace".to_string(),
-        ws.display().to_string(),
-        "--model".to_string(),
-        format!("script:{}", script.display()),
-    ];
+        ]}),
+    );
     let Some(t) = launch(tmp.path(), "retrace-e2e", (100, 30), &args, false) else {
         return;
     };
@@ -457,23 +462,15 @@ fn closing_the_terminal_during_a_shell_command_stops_the_turn() {
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
-    let script = tmp.path().join("script.json");
-    std::fs::write(
-        &script,
+    let args = script_args(
+        tmp.path(),
+        &ws,
         json!({"responses": [
             {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 3; echo late > late.txt"}}]},
             {"tool_calls": [{"name": "write_file", "arguments": {"path": "after.txt", "content": "x\n"}}]},
             {"content": "done"}
-        ]})
-        .to_string(),
-    )
-    .unwrap();
-    let args = [
-        "--workspace".to_string(),
-        ws.display().to_string(),
-        "--model".to_string(),
-        format!("script:{}", script.display()),
-    ];
+        ]}),
+    );
     let Some(t) = launch(tmp.path(), "retrace-close", (100, 30), &args, false) else {
         return;
     };

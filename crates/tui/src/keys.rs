@@ -28,14 +28,22 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
+        match self.screen() {
+            Screen::Chat => self.chat_key(key, now),
+            _ => self.overlay_key(key),
+        }
+    }
+
+    /// A key on a screen above the chat (none of them depends on when it came).
+    fn overlay_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let choosing = matches!(self.screen(), Screen::Picker | Screen::Menu | Screen::Preview);
         if choosing && self.too_small() && key.code != KeyCode::Esc {
             // Nothing is chosen on a screen too small to show the choice.
             return Vec::new();
         }
         match self.screen() {
+            Screen::Chat => Vec::new(),
             Screen::Approval => self.approval_key(key),
-            Screen::Chat => self.chat_key(key, now),
             Screen::Picker => self.picker_key(key),
             Screen::Menu => self.menu_key(key),
             Screen::Preview => self.preview_key(key),
@@ -85,7 +93,7 @@ impl App {
             | Screen::Sessions
             | Screen::Help => {
                 let code = if up { KeyCode::Up } else { KeyCode::Down };
-                self.on_key(KeyEvent::new(code, KeyModifiers::NONE), Instant::now())
+                self.overlay_key(KeyEvent::new(code, KeyModifiers::NONE))
             }
         }
     }
