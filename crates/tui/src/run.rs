@@ -1,8 +1,7 @@
-//! The runtime: owns the terminal and the session handle, and moves values between them and the
-//! [`App`]. Keys come from a reader thread (crossterm's blocking `poll`/`read`), events from the
-//! session's subscription, answers from one task per request; each arrives on a channel and the
-//! loop redraws after it. A tick redraws only while the spinner turns, so an idle UI draws
-//! nothing. Nothing here decides what a key means.
+//! The runtime: owns the terminal, and moves keys to the session's [`Driver`] (from a reader
+//! thread, crossterm's blocking `poll`/`read`) and frames to the screen: at most one per 16 ms,
+//! and only after something happened (a tick redraws only while the spinner turns, so an idle UI
+//! draws nothing). Nothing here decides what a key means.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
