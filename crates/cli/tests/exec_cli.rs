@@ -1040,7 +1040,16 @@ fn argument_errors_have_the_contract_exit_codes() {
     let ws = env.ws.display().to_string();
     let missing_ws = env.outside("missing").display().to_string();
     let unknown = "01a22be9-0000-7000-8000-000000000000";
-    let cases: [(&[&str], i32, &str); 6] = [
+    let git_dir = env.ws.join(".git");
+    std::fs::create_dir_all(&git_dir).unwrap();
+    let git_dir = git_dir.display().to_string();
+    let cases: [(&[&str], i32, &str); 8] = [
+        (&["--workspace", "/", "--model", &model, "hi"], 2, "root"),
+        (
+            &["--workspace", &git_dir, "--model", &model, "hi"],
+            2,
+            "inside a `.git` directory",
+        ),
         (
             &["--workspace", &ws, "--model", &model, "  "],
             2,

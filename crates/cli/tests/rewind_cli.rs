@@ -703,6 +703,15 @@ fn fork_makes_a_named_selected_head_and_switch_moves_between_heads() {
     // The name is taken: usage error, nothing written.
     let before = env.everything();
     env.fails(&["fork", "--session", &id, "--turn", "0", "--name", "x"], 2);
+    // A name that cannot be shown or typed back: usage error naming the rule.
+    let long = "n".repeat(65);
+    for bad in ["a\nb", "\u{1b}[2J", "rtl\u{202E}", " x", long.as_str()] {
+        let out = env.run(&["fork", "--session", &id, "--turn", "0", "--name", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("64 printable characters"), "{bad:?}: {stderr}");
+        assert!(!stderr.contains('\u{1b}'), "the name is escaped: {stderr}");
+    }
     // Turn 2 is not on head x: refused.
     env.fails(&["fork", "--session", &id, "--turn", "2"], 3);
     assert_eq!(env.everything(), before);

@@ -80,6 +80,24 @@ pub(crate) fn canonical_workspace(workspace: &Path) -> Result<PathBuf> {
             format!("the workspace `{}` is not a directory", workspace.display()),
         ));
     }
+    if root.parent().is_none() {
+        return Err(coded(
+            ErrorCode::Usage,
+            format!(
+                "the workspace `{}` is the file system's root, which cannot be a workspace (the agent could edit any file of the machine); run it in your project",
+                workspace.display()
+            ),
+        ));
+    }
+    if root.components().any(|c| c.as_os_str() == ".git") {
+        return Err(coded(
+            ErrorCode::Usage,
+            format!(
+                "the workspace `{}` is inside a `.git` directory, which tools never touch; run it in the repository's working tree",
+                workspace.display()
+            ),
+        ));
+    }
     Ok(root)
 }
 

@@ -93,7 +93,11 @@ fn session(e: SessionError, message: String) -> Error {
                 log_path: path.to_string_lossy().into_owned(),
             })
         }
-        S::InvalidSessionId(_) | S::NameTaken(_) | S::EmptyName | S::NonUtf8Workspace(_) => ErrorCode::Usage,
+        S::InvalidSessionId(_)
+        | S::NameTaken(_)
+        | S::EmptyName
+        | S::BadName { .. }
+        | S::NonUtf8Workspace(_) => ErrorCode::Usage,
         S::Corrupt { .. } | S::UnsupportedFormat { .. } => ErrorCode::Corrupt,
         S::Held { holder, .. } => {
             return Error::new(ErrorCode::Busy, message).with_details(ErrorDetails::Holder {

@@ -88,6 +88,14 @@ pub enum SessionError {
     /// A head name must not be empty.
     #[error("a head name must not be empty")]
     EmptyName,
+    /// A head name is at most [`crate::MAX_HEAD_NAME`] characters of printable text.
+    #[error("the head name `{shown}` cannot be used: {why}; use at most 64 printable characters")]
+    BadName {
+        /// The name, escaped and cut for display.
+        shown: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
     /// `fork` creates heads of kind `fork`, `rewind` or `summary`; `main` exists once.
     #[error("a fork cannot create a head of kind `main`")]
     ForkKindMain,

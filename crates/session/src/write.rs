@@ -379,8 +379,19 @@ impl Session {
     pub(crate) fn check_name(&self, name: Option<&str>) -> Result<()> {
         match name {
             Some(n) if n.trim().is_empty() => Err(SessionError::EmptyName),
-            Some(n) if self.index.name_taken(n) => Err(SessionError::NameTaken(n.to_string())),
-            _ => Ok(()),
+            Some(n) => {
+                if let Some(why) = crate::names::name_problem(n) {
+                    return Err(SessionError::BadName {
+                        shown: crate::names::shown(n),
+                        why,
+                    });
+                }
+                if self.index.name_taken(n) {
+                    return Err(SessionError::NameTaken(n.to_string()));
+                }
+                Ok(())
+            }
+            None => Ok(()),
         }
     }
 
