@@ -8,12 +8,15 @@
 //! `block_in_place`, so a turn needs the multi-threaded tokio runtime; in exchange the tools stay
 //! simple and testable without async.
 
+mod budget;
+mod compact;
 mod context;
 mod history;
 mod run;
 mod seam;
 
+pub use budget::{history_tokens, ContextBudget, PLAN_MODE_INSTRUCTION};
 pub use context::{system_prompt, INSTRUCTION_FILES, MAX_INSTRUCTIONS_BYTES};
 pub use history::well_formed;
 pub use run::{Agent, AgentConfig, TurnEnd, TurnReport};
-pub use seam::{ApprovalRequest, Approver, CaptureSeam, Captured, DenyAll, TurnSink};
+pub use seam::{ApprovalRequest, Approver, CaptureSeam, Captured, Compaction, DenyAll, TurnSink};

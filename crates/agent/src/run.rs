@@ -12,6 +12,9 @@ use retrace_tools::{BashPolicy, Preview, Registry, RunContext, Tool, ToolError, 
 
 use retrace_protocol::ApprovalDecision;
 
+use crate::budget::{
+    fingerprint, fixed_tokens, request_tokens, ContextBudget, Counted, PLAN_MODE_INSTRUCTION,
+};
 use crate::seam::{ApprovalRequest, Approver, CaptureSeam, TurnSink};
 
 /// How a turn runs.
@@ -28,6 +31,10 @@ pub struct AgentConfig {
     /// The system prompt; `None` uses the built-in one. The environment and the project's
     /// instruction files (`AGENTS.md`, `RETRACE.md`) are added to it at every turn.
     pub system_prompt: Option<String>,
+    /// The model's context window and when to compact (SPEC §10).
+    pub budget: ContextBudget,
+    /// Plan mode: only the read tools are offered, and any other call is refused unrun.
+    pub plan_mode: bool,
 }
 
 impl Default for AgentConfig {
@@ -38,6 +45,8 @@ impl Default for AgentConfig {
             bash_timeout: retrace_tools::DEFAULT_BASH_TIMEOUT,
             output_cap: retrace_tools::DEFAULT_OUTPUT_CAP,
             system_prompt: None,
+            budget: ContextBudget::default(),
+            plan_mode: false,
         }
     }
 }
@@ -67,8 +76,10 @@ pub struct TurnReport {
 pub struct Agent {
     workspace: Workspace,
     registry: Registry,
-    model: Box<dyn ChatModel>,
+    pub(crate) model: Box<dyn ChatModel>,
     config: AgentConfig,
+    /// The last request a server counted, for the size of the next one.
+    pub(crate) counted: Option<Counted>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -93,7 +104,41 @@ impl Agent {
             registry: Registry::standard(),
             model,
             config,
+            counted: None,
         }
+    }
+
+    /// Turns plan mode on or off for the next turns.
+    pub fn set_plan_mode(&mut self, on: bool) {
+        self.config.plan_mode = on;
+    }
+
+    /// Whether plan mode is on.
+    pub fn plan_mode(&self) -> bool {
+        self.config.plan_mode
+    }
+
+    /// The context budget.
+    pub fn budget(&self) -> ContextBudget {
+        self.config.budget
+    }
+
+    /// The estimated size, in tokens, of a request made of `history` now (for a compaction the
+    /// user asked for, which has no request of its own to measure).
+    pub fn estimate(&self, history: &[ChatMessage]) -> u64 {
+        let fixed = fixed_tokens(&self.system(), &self.tool_specs());
+        request_tokens(fixed, history, self.counted)
+    }
+
+    /// The system prompt of a turn starting now.
+    fn system(&self) -> String {
+        let base = self.config.system_prompt.as_deref().unwrap_or(SYSTEM_PROMPT);
+        let mut system = crate::context::system_prompt(base, &self.workspace);
+        if self.config.plan_mode {
+            system.push_str("\n\n");
+            system.push_str(PLAN_MODE_INSTRUCTION);
+        }
+        system
     }
 
     /// The model's description (`deepseek:deepseek-chat`, `demo`, …).
@@ -111,14 +156,17 @@ impl Agent {
         self.model
     }
 
-    /// The tool specs the model sees: the shell is not offered when it is denied (a call to it
-    /// anyway still gets the tool error saying so).
+    /// The tool specs the model sees: the shell is not offered when it is denied, and in plan
+    /// mode only the read tools are (a call to another anyway still gets the tool error saying
+    /// so, and nothing runs).
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
         let deny = self.config.bash_policy == BashPolicy::Deny;
+        let plan = self.config.plan_mode;
         self.registry
             .specs()
             .into_iter()
             .filter(|s| !(deny && s.name == "bash"))
+            .filter(|s| !plan || self.registry.get(&s.name).is_some_and(|t| t.read_only()))
             .map(|s| ToolSpec {
                 name: s.name,
                 description: s.description,
@@ -161,13 +209,31 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> TurnEnd {
         history = crate::history::well_formed(history);
-        let base = self.config.system_prompt.as_deref().unwrap_or(SYSTEM_PROMPT);
-        let system = crate::context::system_prompt(base, &self.workspace);
+        let system = self.system();
         let tools = self.tool_specs();
+        let fixed = fixed_tokens(&system, &tools);
+        // Each at most once a turn: compaction for the budget, and compaction then a retry after
+        // the model said the request was too long. Never a loop.
+        let (mut budget_checked, mut retried_too_long) = (false, false);
         for step in 0..self.config.max_steps {
             if cancel.is_cancelled() {
                 return TurnEnd::Cancelled;
             }
+            let size = request_tokens(fixed, &history, self.counted);
+            if !budget_checked && size > self.config.budget.threshold() {
+                budget_checked = true;
+                let why = format!(
+                    "the conversation is about {size} tokens, past {:.0}% of the model's {}-token context window",
+                    self.config.budget.compact_at * 100.0,
+                    self.config.budget.window
+                );
+                match self.compact(turn, sink, cancel, size, fixed, &why).await {
+                    Ok(Some(h)) => history = h,
+                    Ok(None) => {}
+                    Err(end) => return end,
+                }
+            }
+            let history_print = fingerprint(&history);
             let mut messages = Vec::with_capacity(history.len() + 1);
             messages.push(ChatMessage::system(system.clone()));
             messages.extend(history.iter().cloned());
@@ -190,8 +256,32 @@ impl Agent {
             let response = match response {
                 Ok(r) => r,
                 Err(ModelError::Cancelled) => return TurnEnd::Cancelled,
+                Err(e) if e.is_context_too_long() && !retried_too_long => {
+                    retried_too_long = true;
+                    budget_checked = true;
+                    let why = format!("the model said the request is too long ({})", e.retry_reason());
+                    match self.compact(turn, sink, cancel, size, fixed, &why).await {
+                        Ok(Some(h)) => {
+                            history = h;
+                            continue;
+                        }
+                        Ok(None) => {
+                            return TurnEnd::Failed(format!(
+                                "the model failed: {e}; the conversation could not be compacted"
+                            ))
+                        }
+                        Err(end) => return end,
+                    }
+                }
                 Err(e) => return TurnEnd::Failed(format!("the model failed: {e}")),
             };
+            if let Some(u) = response.usage {
+                self.counted = Some(Counted {
+                    prompt_tokens: u.prompt_tokens,
+                    messages: history.len(),
+                    fingerprint: history_print,
+                });
+            }
             let assistant = ChatMessage::assistant(response.content.clone(), response.tool_calls.clone());
             if let Err(e) = sink.assistant(&assistant, response.usage) {
                 return TurnEnd::Failed(format!("cannot write the conversation log: {e}"));
@@ -264,6 +354,12 @@ impl Agent {
                 self.registry.names().join(", ")
             ));
         };
+        if self.config.plan_mode && !tool.read_only() {
+            return fail(&format!(
+                "plan mode is on, so `{}` was not run and nothing changed; only the read tools work now. Propose the change in your plan instead",
+                call.name
+            ));
+        }
         let args: serde_json::Value = match serde_json::from_str(if call.arguments.trim().is_empty() {
             "{}"
         } else {
@@ -371,6 +467,14 @@ impl TurnSink for UsageTally<'_> {
             self.usage = Some(self.usage.unwrap_or_default().plus(u));
         }
         self.sink.assistant(message, usage)
+    }
+
+    fn compaction_source(&mut self) -> Option<Result<Vec<ChatMessage>, String>> {
+        self.sink.compaction_source()
+    }
+
+    fn compacted(&mut self, summary: String) -> Result<crate::seam::Compaction, String> {
+        self.sink.compacted(summary)
     }
 }
 

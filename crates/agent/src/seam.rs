@@ -1,7 +1,7 @@
 //! The three interfaces the controller implements for the agent.
 
 use retrace_model::{BoxFuture, CancellationToken, ChatMessage};
-use retrace_protocol::{ApprovalDecision, Event, Gap, TokenUsage};
+use retrace_protocol::{ApprovalDecision, Event, Gap, HeadId, TokenUsage};
 use retrace_tools::Preview;
 
 /// What the seam captured for one tool call.
@@ -34,6 +34,29 @@ pub trait TurnSink: Send {
     /// An assistant message to append, with the tokens of the request that produced it (when the
     /// server counted them). An error ends the turn, as for [`TurnSink::message`].
     fn assistant(&mut self, message: &ChatMessage, usage: Option<TokenUsage>) -> Result<(), String>;
+    /// What to ask the model for to compact the conversation of the running turn: the messages
+    /// before the turn, then the instruction to summarize them. `None`: this sink cannot compact
+    /// (the default); `Some(Err)`: not now (nothing to summarize), and why.
+    fn compaction_source(&mut self) -> Option<Result<Vec<ChatMessage>, String>> {
+        None
+    }
+    /// Makes the compacted conversation from the model's `summary` (a new head, selected, that
+    /// the rest of the turn is written to) and returns it as the model will see it.
+    fn compacted(&mut self, summary: String) -> Result<Compaction, String> {
+        let _ = summary;
+        Err("this turn cannot be compacted".to_string())
+    }
+}
+
+/// A conversation compacted during a turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compaction {
+    /// The turn's history from now on: the summary, then the turn so far.
+    pub history: Vec<ChatMessage>,
+    /// The new head.
+    pub head_id: HeadId,
+    /// The head it was made from.
+    pub from_head: HeadId,
 }
 
 /// A shell command that needs the user's say-so (bash policy `ask`).

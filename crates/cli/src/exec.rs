@@ -314,6 +314,26 @@ impl Printer {
                     shown_path(command)
                 );
             }
+            Event::Compacted {
+                head_id,
+                automatic,
+                before_tokens,
+                after_tokens,
+                ..
+            } => {
+                let how = if *automatic {
+                    "compacted automatically"
+                } else {
+                    "compacted"
+                };
+                let _ = writeln!(
+                    out,
+                    "  ⎘ {how}: about {before_tokens} → {after_tokens} tokens; new head {head_id} (the full conversation stays a version)"
+                );
+            }
+            Event::PlanMode { on } => {
+                let _ = writeln!(err, "retrace: plan mode is {}", if *on { "on" } else { "off" });
+            }
             Event::SummaryStarted { .. } | Event::SummaryFinished { .. } => {}
             Event::ApprovalResolved { .. }
             | Event::Rewound { .. }

@@ -14,11 +14,11 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use retrace_agent::{Agent, AgentConfig};
+use retrace_agent::{history_tokens, Agent, AgentConfig};
 use retrace_model::{CancellationToken, ChatModel, ChatRequest, Delta};
 use retrace_protocol::{
-    ErrorCode, ErrorDetails, Event, HeadRef, JobKind, ModelSpec, RunningJob, SessionStatus, SummarizeRequest,
-    TurnAccepted,
+    CompactRequest, ErrorCode, ErrorDetails, Event, HeadRef, JobKind, ModelSpec, RunningJob, SessionStatus,
+    SummarizeDirection, SummarizeRequest, TurnAccepted,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
@@ -32,7 +32,7 @@ use crate::turn::run_turn;
 pub(crate) type Command = Box<dyn FnOnce(&mut Actor) + Send>;
 
 /// What a finished job gives back: the agent, if it took it.
-type JobEnd = Option<Agent>;
+type JobEnd = Option<Box<Agent>>;
 
 /// Opens a model and the agent around it.
 pub(crate) type AgentFactory = Arc<dyn Fn(&ModelSpec) -> Result<Agent> + Send + Sync>;
@@ -43,6 +43,8 @@ pub(crate) struct Actor {
     pub(crate) shared: Arc<Shared>,
     agent: Option<Agent>,
     model: Option<String>,
+    /// The spec of the model in use (a new session from this one gets it too).
+    pub(crate) spec: Option<ModelSpec>,
     factory: AgentFactory,
     job: Option<JoinHandle<JobEnd>>,
     closing: bool,
@@ -59,11 +61,18 @@ async fn wait_job(
 }
 
 impl Actor {
-    pub(crate) fn new(core: Core, shared: Arc<Shared>, agent: Option<Agent>, factory: AgentFactory) -> Actor {
+    pub(crate) fn new(
+        core: Core,
+        shared: Arc<Shared>,
+        agent: Option<Agent>,
+        spec: Option<ModelSpec>,
+        factory: AgentFactory,
+    ) -> Actor {
         Actor {
             core: Arc::new(Mutex::new(core)),
             shared,
             model: agent.as_ref().map(Agent::model_name),
+            spec: agent.as_ref().and(spec),
             agent,
             factory,
             job: None,
@@ -125,12 +134,13 @@ impl Actor {
         let running = self.shared.running();
         self.shared.set_running(None);
         match end {
-            Ok(Some(agent)) => self.agent = Some(agent),
+            Ok(Some(agent)) => self.agent = Some(*agent),
             Ok(None) => {}
             Err(e) => {
                 // A job that panicked lost its agent; end its turn's bookkeeping so the session
                 // stays usable.
                 self.model = None;
+                self.spec = None;
                 if let Some(RunningJob {
                     kind: JobKind::Turn,
                     turn,
@@ -190,6 +200,7 @@ impl Actor {
         self.idle()?;
         let agent = (self.factory)(spec)?;
         self.model = Some(agent.model_name());
+        self.spec = Some(spec.clone());
         self.agent = Some(agent);
         Ok(())
     }
@@ -203,6 +214,7 @@ impl Actor {
             head_id: core.session.selected().clone(),
             running: self.shared.running().map(|r| r.job),
             model: self.model.clone(),
+            plan_mode: core.session.plan_mode(),
             last_event_seq: self.shared.bus.last_seq(),
         }
     }
@@ -218,9 +230,10 @@ impl Actor {
             return Err(Self::no_model());
         }
         let (accepted, history) = self.core().begin_turn(prompt)?;
-        let Some(agent) = self.agent.take() else {
+        let Some(mut agent) = self.agent.take() else {
             return Err(Self::no_model());
         };
+        agent.set_plan_mode(self.core().session.plan_mode());
         let cancel = CancellationToken::new();
         self.shared.set_running(Some(Running {
             job: RunningJob {
@@ -238,7 +251,7 @@ impl Actor {
             history,
             cancel,
         );
-        self.job = Some(tokio::spawn(async move { Some(turn.await) }));
+        self.job = Some(tokio::spawn(async move { Some(Box::new(turn.await)) }));
         Ok(accepted)
     }
 
@@ -248,6 +261,45 @@ impl Actor {
     pub(crate) fn start_summary(
         &mut self,
         req: SummarizeRequest,
+        reply: oneshot::Sender<std::result::Result<HeadRef, retrace_protocol::Error>>,
+    ) {
+        self.start_summary_job(req, None, reply);
+    }
+
+    /// Starts a compaction: a summary up to the selected head's latest turn, announced by
+    /// `compacted` once its head is made (SPEC §7 `compact`).
+    pub(crate) fn start_compact(
+        &mut self,
+        req: CompactRequest,
+        reply: oneshot::Sender<std::result::Result<HeadRef, retrace_protocol::Error>>,
+    ) {
+        let found = self.idle().and_then(|()| {
+            let core = self.core();
+            let turn = core.latest_turn()?;
+            let head = core.session.selected().clone();
+            let before = history_tokens(&core.history(&head)?);
+            Ok((turn, before))
+        });
+        let (turn, before) = match found {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = reply.send(Err(e.into()));
+                return;
+            }
+        };
+        let req = SummarizeRequest {
+            turn,
+            direction: SummarizeDirection::UpTo,
+            model: req.model,
+        };
+        self.start_summary_job(req, Some(before), reply);
+    }
+
+    /// A summary as a job; with `compaction` (the size before), announced as a compaction too.
+    fn start_summary_job(
+        &mut self,
+        req: SummarizeRequest,
+        compaction: Option<u64>,
         reply: oneshot::Sender<std::result::Result<HeadRef, retrace_protocol::Error>>,
     ) {
         let started = self.prepare_summary(&req);
@@ -275,10 +327,22 @@ impl Actor {
         self.job = Some(tokio::spawn(async move {
             let mut model = model;
             let turn = req.turn;
+            let from_head = lock(&core).session.selected().clone();
             let out: std::result::Result<HeadRef, retrace_protocol::Error> =
-                summarize(&core, &mut model, req, messages, &cancel)
+                summarize(&core, &mut model, req, messages, &cancel, compaction.is_some())
                     .await
                     .map_err(Into::into);
+            if let (Some(before), Ok(made)) = (compaction, &out) {
+                let after = lock(&core).history(&made.head_id).map(|h| history_tokens(&h));
+                shared.bus.publish(Event::Compacted {
+                    head_id: made.head_id.clone(),
+                    from_head,
+                    turn,
+                    automatic: false,
+                    before_tokens: before,
+                    after_tokens: after.unwrap_or(0),
+                });
+            }
             sync_session_id(&core, &shared);
             shared.mark_finishing();
             shared.bus.publish(Event::SummaryFinished {
@@ -306,7 +370,7 @@ impl Actor {
         let messages = self.core().summary_source(req.turn, req.direction)?;
         let model = match &req.model {
             Some(spec) => Summarizer::Model((self.factory)(spec)?.into_model()),
-            None => Summarizer::Agent(self.agent.take().ok_or_else(Self::no_model)?),
+            None => Summarizer::Agent(Box::new(self.agent.take().ok_or_else(Self::no_model)?)),
         };
         Ok((messages, model))
     }
@@ -319,7 +383,7 @@ fn sync_session_id(core: &Mutex<Core>, shared: &Shared) {
 
 /// The model that writes a summary: the session's (inside its agent) or one given for it.
 enum Summarizer {
-    Agent(Agent),
+    Agent(Box<Agent>),
     Model(Box<dyn ChatModel>),
 }
 
@@ -329,6 +393,7 @@ async fn summarize(
     req: SummarizeRequest,
     messages: Vec<retrace_protocol::ChatMessage>,
     cancel: &CancellationToken,
+    compaction: bool,
 ) -> Result<HeadRef> {
     let request = ChatRequest {
         messages,
@@ -362,14 +427,20 @@ async fn summarize(
     if content.is_empty() {
         return Err(coded(ErrorCode::Model, "the model returned an empty summary"));
     }
-    lock(core).finish_summary(req.turn, req.direction, content)
+    lock(core).finish_summary(req.turn, req.direction, content, compaction)
 }
 
-/// The agent settings a service gives every session.
-pub(crate) fn agent_config(bash: retrace_protocol::BashPolicy, max_steps: usize) -> AgentConfig {
+/// The agent settings a service gives every session that uses the model `spec`.
+pub(crate) fn agent_config(opts: &crate::ServiceOptions, spec: &ModelSpec) -> AgentConfig {
     AgentConfig {
-        bash_policy: bash,
-        max_steps,
+        bash_policy: opts.bash,
+        max_steps: opts.max_steps,
+        budget: retrace_agent::ContextBudget {
+            window: opts
+                .context_window
+                .unwrap_or_else(|| retrace_model::default_context_window(spec)),
+            compact_at: opts.compact_at,
+        },
         ..AgentConfig::default()
     }
 }

@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use retrace_checkpoint::CommitOptions;
 use retrace_protocol::{
-    ApprovalDecision, CheckpointListing, CommitRevert, CommitRewind, Error, ErrorCode, ForkRequest,
-    HeadEntry, HeadRef, ModelSpec, OnConflict, PrepareRevert, PrepareRewind, RewindPlan, RewindResult,
-    SessionId, SessionStatus, SummarizeRequest, SwitchRequest, TranscriptEntry, TurnAccepted, UndoRequest,
+    ApprovalDecision, CheckpointListing, CommitRevert, CommitRewind, CompactRequest, Error, ErrorCode,
+    ForkRequest, HeadEntry, HeadRef, ModelSpec, OnConflict, PrepareRevert, PrepareRewind, RewindPlan,
+    RewindResult, SessionId, SessionStatus, SummarizeRequest, SwitchRequest, TranscriptEntry, TurnAccepted,
+    UndoRequest,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -195,6 +196,29 @@ impl SessionHandle {
     /// Summarizes from or up to a turn into a new selected head (the model writes it).
     pub async fn summarize(&self, req: SummarizeRequest) -> Result<HeadRef, Error> {
         self.call_with(move |a, reply| a.start_summary(req, reply)).await
+    }
+
+    /// Compacts the selected head now: the model summarizes everything before its latest turn
+    /// into a new selected `summary` head; the original head stays a version (SPEC §7 `compact`).
+    /// Refused when there is nothing to summarize.
+    pub async fn compact(&self, req: CompactRequest) -> Result<HeadRef, Error> {
+        self.call_with(move |a, reply| a.start_compact(req, reply)).await
+    }
+
+    /// Turns plan mode on or off for the session (recorded in its log). While on, the model is
+    /// offered only the read tools and any other call is refused unrun. It applies from the next
+    /// turn; a turn running now keeps the tools it started with.
+    pub async fn set_plan_mode(&self, on: bool) -> Result<(), Error> {
+        self.call(move |a| a.core().set_plan_mode(on)).await
+    }
+
+    /// A new session on the same workspace, with this session's model; this one stays open,
+    /// listed and resumable.
+    pub async fn new_session(&self) -> Result<SessionHandle, Error> {
+        let service = crate::service::Service::from_inner(&self.shared.service)
+            .ok_or_else(|| Error::new(ErrorCode::Refused, "the service that opened this session is gone"))?;
+        let spec = self.call(|a| Ok(a.spec.clone())).await?;
+        service.create_with(&self.shared.workspace, spec).await
     }
 
     /// Selects a head (id or name).

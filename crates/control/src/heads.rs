@@ -101,17 +101,20 @@ impl Core {
         Ok(messages)
     }
 
-    /// Makes the summary head from the model's `content` and selects it.
+    /// Makes the summary head from the model's `content` and selects it; `compaction` marks it
+    /// as made by a compaction.
     pub(crate) fn finish_summary(
         &mut self,
         turn: u64,
         direction: SummarizeDirection,
         content: String,
+        compaction: bool,
     ) -> Result<HeadRef> {
         let head = self.session.selected().clone();
         let made = self
             .session
             .summarize(SummarySpec {
+                compaction,
                 head,
                 turn,
                 mode: mode(direction),

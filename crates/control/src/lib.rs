@@ -31,6 +31,7 @@
 
 mod actor;
 mod bus;
+mod compaction;
 mod core;
 mod delete;
 mod error;

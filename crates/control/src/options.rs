@@ -39,6 +39,12 @@ pub struct ServiceOptions {
     /// Variables holding API keys that shell commands must not see, besides the providers' own
     /// (`DEEPSEEK_API_KEY`, `OPENAI_API_KEY`) and the model's `api_key_env`, which never are.
     pub hidden_env: Vec<String>,
+    /// The model's context window in tokens (`[model] context_window`); `None`: the known
+    /// window of the model in use ([`retrace_model::default_context_window`]).
+    pub context_window: Option<u64>,
+    /// The share of the window a request may reach before the conversation is compacted first
+    /// (`[model] compact_at`, default 0.8).
+    pub compact_at: f64,
 }
 
 impl ServiceOptions {
@@ -55,6 +61,8 @@ impl ServiceOptions {
             off_limits: Vec::new(),
             allow_git: false,
             hidden_env: Vec::new(),
+            context_window: None,
+            compact_at: retrace_model::DEFAULT_COMPACT_AT,
         }
     }
 }

@@ -42,6 +42,9 @@ pub(crate) struct PendingPlan {
     pub(crate) plan: RewindPlan,
     pub(crate) code: Option<RestorePlan>,
     pub(crate) head: HeadId,
+    /// The head a conversation rewind forks from: `head`, or for a turn folded by a compaction,
+    /// the head it was folded from.
+    pub(crate) source: HeadId,
     pub(crate) boundary: Option<Boundary>,
     pub(crate) revision: u64,
     pub(crate) generation: u64,
@@ -58,6 +61,8 @@ struct Draft {
     unavailable: Vec<String>,
     can_files: bool,
     can_conversation: bool,
+    /// Where the conversation half forks from (`None`: the selected head).
+    source: Option<HeadId>,
     boundary: Option<Boundary>,
     /// The choices a commit makes when the user says nothing.
     default_choice: CommitOptions,
@@ -172,6 +177,7 @@ impl Core {
                 plan: plan.clone(),
                 code: d.code,
                 head: self.session.selected().clone(),
+                source: d.source.unwrap_or_else(|| self.session.selected().clone()),
                 boundary: d.boundary,
                 revision: self.session.revision(),
                 generation: self.store.mutation_seq(),
@@ -193,8 +199,10 @@ impl Core {
             )
             .into());
         }
-        let head = self.session.selected().clone();
-        let boundary = self.session.boundary(&head, turn).ok();
+        let (source, boundary) = match self.conversation_source(turn) {
+            Some((h, b)) => (Some(h), Some(b)),
+            None => (None, None),
+        };
         let wants_files = scope != RewindScope::Conversation;
         let wants_conv = scope != RewindScope::Code;
         let mut unavailable = Vec::new();
@@ -230,6 +238,7 @@ impl Core {
             unavailable,
             can_files,
             can_conversation: boundary.is_some(),
+            source,
             boundary,
             default_choice: CommitOptions::default(),
         }))
@@ -257,6 +266,7 @@ impl Core {
             unavailable: Vec::new(),
             can_files: true,
             can_conversation: false,
+            source: None,
             boundary: None,
             default_choice: CommitOptions::default(),
         }))
@@ -342,7 +352,7 @@ impl Core {
         if wants_conv {
             let before = p.boundary.as_ref().and_then(|b| b.before.clone());
             let made = self.session.fork(
-                &p.head,
+                &p.source,
                 before.as_ref(),
                 ForkSpec {
                     kind: HeadKind::Rewind,

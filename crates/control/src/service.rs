@@ -85,6 +85,11 @@ impl Service {
         &self.inner
     }
 
+    /// The service of `inner`, while it exists.
+    pub(crate) fn from_inner(inner: &Weak<Inner>) -> Option<Service> {
+        inner.upgrade().map(|inner| Service { inner })
+    }
+
     /// The data root.
     pub fn data_root(&self) -> &Path {
         self.inner.data.root()
@@ -119,8 +124,17 @@ impl Service {
     /// A new session on `workspace`. Its model (the service's) is opened first, so a missing key
     /// creates nothing.
     pub async fn create(&self, workspace: &Path) -> std::result::Result<SessionHandle, Error> {
+        self.create_with(workspace, self.inner.opts.model.clone()).await
+    }
+
+    /// A new session on `workspace` with the model `spec` (`None`: none yet), opened first.
+    pub(crate) async fn create_with(
+        &self,
+        workspace: &Path,
+        spec: Option<ModelSpec>,
+    ) -> std::result::Result<SessionHandle, Error> {
         let _g = self.inner.opening.lock().await;
-        let model = match &self.inner.opts.model {
+        let model = match &spec {
             Some(spec) => Some(
                 open_model(spec, &ModelOptions::default(), &*self.inner.opts.env)
                     .map_err(ControlError::from)?,
@@ -135,15 +149,15 @@ impl Service {
         let bus = Arc::new(EventBus::new(self.inner.opts.event_buffer));
         let b = bus.clone();
         let core = blocking(move || Core::create(&data, &ws, retention, b)).await?;
-        let agent = match model {
-            Some(m) => Some(Agent::new(
+        let agent = match (model, &spec) {
+            (Some(m), Some(spec)) => Some(Agent::new(
                 workspace_of(&core.workspace, &self.inner.opts)?,
                 m,
-                self.config(),
+                agent_config(&self.inner.opts, spec),
             )),
-            None => None,
+            _ => None,
         };
-        Ok(self.start(core, bus, agent))
+        Ok(self.start(core, bus, agent, spec))
     }
 
     /// Session `id`, opened for writing (its lease taken), or the handle of this process's open
@@ -190,11 +204,12 @@ impl Service {
         let bus = Arc::new(EventBus::new(self.inner.opts.event_buffer));
         let b = bus.clone();
         let core = blocking(move || Core::open(&data, &sid, ws.as_deref(), retention, b)).await?;
-        let agent = match &self.inner.opts.model {
+        let spec = self.inner.opts.model.clone();
+        let agent = match &spec {
             Some(spec) => Some(self.factory(core.workspace.clone())(spec)?),
             None => None,
         };
-        Ok(self.start(core, bus, agent))
+        Ok(self.start(core, bus, agent, spec))
     }
 
     /// The newest session of `workspace` (found from any directory under it), opened for writing.
@@ -265,26 +280,32 @@ impl Service {
         Found::Nothing
     }
 
-    fn config(&self) -> retrace_agent::AgentConfig {
-        agent_config(self.inner.opts.bash, self.inner.opts.max_steps)
-    }
-
     /// Opens a model, and an agent around it on the workspace `root`.
     fn factory(&self, root: PathBuf) -> AgentFactory {
         let env = self.inner.opts.env.clone();
-        let config = self.config();
         let opts = self.inner.opts.clone();
         Arc::new(move |spec: &ModelSpec| {
             let model = open_model(spec, &ModelOptions::default(), &*env)?;
-            Ok(Agent::new(workspace_of(&root, &opts)?, model, config.clone()))
+            Ok(Agent::new(
+                workspace_of(&root, &opts)?,
+                model,
+                agent_config(&opts, spec),
+            ))
         })
     }
 
-    fn start(&self, core: Core, bus: Arc<EventBus>, agent: Option<Agent>) -> SessionHandle {
+    fn start(
+        &self,
+        core: Core,
+        bus: Arc<EventBus>,
+        agent: Option<Agent>,
+        spec: Option<ModelSpec>,
+    ) -> SessionHandle {
         let shared = Arc::new(Shared::new(
             bus,
             core.workspace.clone(),
             core.session.id().clone(),
+            Arc::downgrade(&self.inner),
         ));
         let (tx, rx) = mpsc::channel(QUEUE);
         let (exited_tx, exited) = watch::channel(false);
@@ -292,6 +313,7 @@ impl Service {
             core,
             shared.clone(),
             agent,
+            spec,
             self.factory(shared.workspace.clone()),
         );
         tokio::spawn(actor.run(rx, exited_tx));

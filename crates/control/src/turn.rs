@@ -4,10 +4,12 @@
 
 use std::sync::{Arc, Mutex};
 
-use retrace_agent::{Agent, ApprovalRequest, Approver, CaptureSeam, Captured, TurnSink};
+use retrace_agent::{Agent, ApprovalRequest, Approver, CaptureSeam, Captured, Compaction, TurnSink};
 use retrace_checkpoint::Change;
 use retrace_model::{BoxFuture, CancellationToken};
-use retrace_protocol::{ApprovalDecision, ChatMessage, Event, Gap, GapReason, HeadId, TokenUsage};
+use retrace_protocol::{
+    ApprovalDecision, ChatMessage, Event, Gap, GapReason, HeadId, SummarizeDirection, TokenUsage,
+};
 use retrace_session::NewMessage;
 use retrace_tools::Preview;
 
@@ -71,7 +73,9 @@ impl CaptureSeam for StoreSeam {
 pub(crate) struct LogSink {
     pub(crate) core: Arc<Mutex<Core>>,
     pub(crate) shared: Arc<Shared>,
+    /// The head the turn writes to (a compaction moves it to the summary head).
     pub(crate) head: HeadId,
+    pub(crate) turn: u64,
 }
 
 impl LogSink {
@@ -97,6 +101,28 @@ impl TurnSink for LogSink {
         self.append(NewMessage {
             usage,
             ..NewMessage::from(m)
+        })
+    }
+
+    fn compaction_source(&mut self) -> Option<Result<Vec<ChatMessage>, String>> {
+        Some(
+            lock(&self.core)
+                .compaction_source(self.turn)
+                .map_err(|e| e.to_string()),
+        )
+    }
+
+    fn compacted(&mut self, summary: String) -> Result<Compaction, String> {
+        let mut core = lock(&self.core);
+        let made = core
+            .finish_summary(self.turn, SummarizeDirection::UpTo, summary, true)
+            .map_err(|e| e.to_string())?;
+        let history = core.history(&made.head_id).map_err(|e| e.to_string())?;
+        let from_head = std::mem::replace(&mut self.head, made.head_id.clone());
+        Ok(Compaction {
+            history,
+            head_id: made.head_id,
+            from_head,
         })
     }
 }
@@ -156,6 +182,7 @@ pub(crate) async fn run_turn(
         core: core.clone(),
         shared: shared.clone(),
         head,
+        turn,
     };
     let approver = SharedApprover {
         shared: shared.clone(),

@@ -10,7 +10,7 @@ use retrace_protocol::{
     CheckpointEntry, CheckpointListing, Error, ErrorCode, FsckReport, HeadEntry, SessionEntry, SessionId,
     Severity, TranscriptEntry,
 };
-use retrace_session::{list_sessions, HeadId, Session, SessionListing};
+use retrace_session::{list_sessions, HeadId, HeadKind, Session, SessionListing};
 
 use crate::error::{coded, Result};
 use crate::paths::DataRoot;
@@ -160,6 +160,22 @@ pub fn fsck_sidecar(dir: &Path) -> Result<FsckReport, Error> {
     Ok(open_sidecar(dir)?.fsck())
 }
 
+/// The heads a chain of compactions ending at `head` was made from, newest first.
+fn compacted_from(session: &Session, head: &HeadId) -> Vec<HeadId> {
+    let mut out = Vec::new();
+    let mut at = head.clone();
+    while let Ok(info) = session.head(&at) {
+        match info.parent_head {
+            Some(p) if info.kind == HeadKind::Summary && info.compaction && !out.contains(&p) => {
+                out.push(p.clone());
+                at = p;
+            }
+            _ => break,
+        }
+    }
+    out
+}
+
 /// The checkpoint list with visibility and availability for `head` (SPEC §5.1, §7).
 pub(crate) fn checkpoints_for(
     session: &Session,
@@ -170,6 +186,15 @@ pub(crate) fn checkpoints_for(
         .turns_on(head)
         .map(|ts| ts.into_iter().map(|t| (t.info.turn, t.visible())).collect())
         .unwrap_or_default();
+    // Turns a compaction folded: a conversation rewind to one forks from the head it was folded
+    // from (SPEC §7 `compact`).
+    let folded: std::collections::BTreeSet<u64> = compacted_from(session, head)
+        .iter()
+        .filter_map(|h| session.turns_on(h).ok())
+        .flatten()
+        .filter(|t| t.visible())
+        .map(|t| t.info.turn)
+        .collect();
     let infos: BTreeMap<u64, (String, String)> = session
         .turns()
         .into_iter()
@@ -190,8 +215,9 @@ pub(crate) fn checkpoints_for(
                 e.message_id.get_or_insert_with(|| m.clone());
             }
             e.visible = Some(visible);
-            e.can_restore_conversation = Some(visible);
-            if !visible && e.disabled_reason.is_none() {
+            let reachable = visible || folded.contains(&e.turn);
+            e.can_restore_conversation = Some(reachable);
+            if !reachable && e.disabled_reason.is_none() {
                 e.disabled_reason = Some("not on this head".into());
             }
             e

@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod assemble;
+mod context;
 mod demo;
 mod error;
 mod openai;
@@ -40,6 +41,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use assemble::StreamAssembler;
+pub use context::{default_context_window, estimate_tokens, DEFAULT_COMPACT_AT, FALLBACK_CONTEXT_WINDOW};
 pub use demo::DemoModel;
 pub use error::ModelError;
 pub use openai::{OpenAiClient, OpenAiOptions, MAX_EVENT_BYTES, MAX_RESPONSE_BYTES, USAGE_GRACE};

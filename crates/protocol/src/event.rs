@@ -180,4 +180,27 @@ pub enum Event {
         /// The answer.
         decision: ApprovalDecision,
     },
+    /// The conversation was compacted: everything before `turn` on `from_head` was summarized
+    /// into the new selected head `head_id` (SPEC §7 `compact`); the next request is built from it.
+    /// Frontends re-read the transcript, as after `head_changed`.
+    Compacted {
+        /// The new head (a `summary` head), now selected.
+        head_id: HeadId,
+        /// The head that was compacted; it stays as a version.
+        from_head: HeadId,
+        /// The turn kept verbatim after the summary (the latest one).
+        turn: u64,
+        /// `true` when the controller compacted on its own (the context budget, or a model
+        /// that said the request was too long); `false` for `compact()`.
+        automatic: bool,
+        /// The request's size before, in tokens (reported by the server, or estimated).
+        before_tokens: u64,
+        /// The estimated size after.
+        after_tokens: u64,
+    },
+    /// Plan mode was turned on or off: while on, the model is offered only the read tools.
+    PlanMode {
+        /// Whether it is on now.
+        on: bool,
+    },
 }

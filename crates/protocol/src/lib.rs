@@ -31,9 +31,10 @@ pub use fsck::{FsckProblem, FsckReport, Severity};
 pub use ids::{HeadId, MessageId, SessionId, MAIN_HEAD};
 pub use message::{ChatMessage, Role, ToolCall};
 pub use request::{
-    ApprovalAnswer, ApprovalDecision, CancelAnswer, CommitRevert, CommitRewind, CreateSession, ForkRequest,
-    PrepareRevert, PrepareRewind, RetireRequest, SendPrompt, SessionCreated, SummarizeDirection,
-    SummarizeRequest, SwitchRequest, TurnAccepted, TurnOutcome, UndoRequest,
+    ApprovalAnswer, ApprovalDecision, CancelAnswer, CommitRevert, CommitRewind, CompactRequest,
+    CreateSession, ForkRequest, PlanModeRequest, PrepareRevert, PrepareRewind, RetireRequest, SendPrompt,
+    SessionCreated, SummarizeDirection, SummarizeRequest, SwitchRequest, TurnAccepted, TurnOutcome,
+    UndoRequest,
 };
 pub use restore::{
     CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanFile, PlanGap,

@@ -135,6 +135,21 @@ pub struct SummarizeRequest {
     pub model: Option<ModelSpec>,
 }
 
+/// Compact the selected head now (`POST …/compact`, `retrace compact`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactRequest {
+    /// The model that writes the summary; `None`: the session's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelSpec>,
+}
+
+/// Turn plan mode on or off (`POST …/plan`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanModeRequest {
+    /// On or off.
+    pub on: bool,
+}
+
 /// Select a head (`POST …/switch`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SwitchRequest {

@@ -125,6 +125,9 @@ pub struct SessionStatus {
     pub running: Option<RunningJob>,
     /// The model in use (`deepseek:deepseek-chat`, `demo`, …), if one is set up.
     pub model: Option<String>,
+    /// Whether plan mode is on (read tools only; SPEC §7 `set_plan_mode`).
+    #[serde(default)]
+    pub plan_mode: bool,
     /// The sequence number of the newest event published so far (before the first: the number the
     /// stream starts after). Subscribing with it misses nothing that follows.
     pub last_event_seq: u64,

@@ -32,6 +32,8 @@ pub enum Entry {
     Summary(SummaryEntry),
     /// A system note for the model on a head (projected as a `system` message, never a turn).
     Note(NoteEntry),
+    /// Plan mode was turned on or off for the session (the last such line is in effect).
+    PlanMode(PlanModeEntry),
 }
 
 /// The header line.
@@ -129,6 +131,15 @@ pub struct HeadEvent {
     pub at: String,
 }
 
+/// A `plan_mode` line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanModeEntry {
+    /// Whether plan mode is on from here.
+    pub on: bool,
+    /// When (RFC 3339).
+    pub at: String,
+}
+
 /// Which side of a turn a summary replaces (SPEC §5.1 actions 5 and 6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -175,6 +186,10 @@ pub struct SummaryEntry {
     /// A name the user gave the head.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Made by a compaction (`compact`, or automatically when the context filled up): a
+    /// conversation rewind to a turn it folded forks from `parent_head`. Written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub compaction: bool,
     /// When (RFC 3339).
     pub at: String,
 }

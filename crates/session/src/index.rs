@@ -53,6 +53,8 @@ pub(crate) struct HeadNode {
     pub(crate) created_at: String,
     pub(crate) last_activity: String,
     pub(crate) retired: bool,
+    /// A summary head made by a compaction.
+    pub(crate) compaction: bool,
     /// Messages appended to this head, in order.
     pub(crate) own: Vec<usize>,
     /// The path, as ranges of own messages of this and other heads.
@@ -80,6 +82,8 @@ pub(crate) struct Index {
     names: HashMap<String, usize>,
     pub(crate) turns: Vec<TurnRec>,
     pub(crate) selected: Option<usize>,
+    /// Whether plan mode is on (the last `plan_mode` line).
+    pub(crate) plan_mode: bool,
     /// Entries applied (the header not counted).
     pub(crate) entries: u64,
 }
@@ -216,6 +220,7 @@ impl Index {
             fork_from: head.fork_from.map(|m| self.nodes[m].msg.id.clone()),
             selected: self.selected == Some(h),
             retired: head.retired,
+            compaction: head.compaction,
             message_count: head.len,
             turns: self.visible_turns(h),
             created_at: head.created_at.clone(),

@@ -294,7 +294,12 @@ impl Session {
         self.index.entries
     }
 
-    /// The selected head: the one selected last, else `main`.
+    /// Whether plan mode is on (the last `plan_mode` line; off when there is none).
+    pub fn plan_mode(&self) -> bool {
+        self.index.plan_mode
+    }
+
+    /// The selected head.
     pub fn selected(&self) -> &HeadId {
         &self.index.heads[self.index.selected.unwrap_or(0)].id
     }

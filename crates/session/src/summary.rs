@@ -32,6 +32,8 @@ pub struct SummarySpec {
     pub name: Option<String>,
     /// Select the new head in the same append.
     pub select: bool,
+    /// Made by a compaction (see [`crate::SummaryEntry::compaction`]).
+    pub compaction: bool,
 }
 
 /// Positions on the source path.
@@ -118,6 +120,7 @@ impl Session {
             role: Role::User,
             content: spec.content,
             name: spec.name,
+            compaction: spec.compaction,
             at: at.clone(),
         })];
         if spec.select {

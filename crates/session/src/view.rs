@@ -79,6 +79,8 @@ pub struct HeadInfo {
     pub selected: bool,
     /// Whether it was retired.
     pub retired: bool,
+    /// A summary head made by a compaction.
+    pub compaction: bool,
     /// Messages on its path (notes and the summary message included).
     pub message_count: usize,
     /// Turns visible on it (whose user message is on its path).

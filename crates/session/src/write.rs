@@ -313,6 +313,21 @@ impl Session {
         self.commit(vec![entry], true)
     }
 
+    /// Turns plan mode on or off (SPEC §7 `set_plan_mode`). Setting what is in effect writes
+    /// nothing.
+    pub fn set_plan_mode(&mut self, on: bool) -> Result<()> {
+        self.check_writable()?;
+        if self.index.plan_mode == on {
+            return Ok(());
+        }
+        self.upgrade()?;
+        let entry = Entry::PlanMode(crate::entry::PlanModeEntry {
+            on,
+            at: self.opts.now()?,
+        });
+        self.commit(vec![entry], true)
+    }
+
     /// Retires `head`: it stays readable and can be forked from, but is no longer offered. Refused
     /// for the selected head and for a head already retired.
     pub fn retire(&mut self, head: &HeadId) -> Result<()> {

@@ -429,6 +429,36 @@ impl App {
                 });
             }
             Event::ApprovalResolved { call_id, .. } => self.approvals.retain(|a| a.call_id != call_id),
+            Event::Compacted {
+                head_id,
+                automatic,
+                before_tokens,
+                after_tokens,
+                ..
+            } => {
+                let how = if automatic {
+                    "compacted automatically"
+                } else {
+                    "compacted"
+                };
+                self.transcript.push(Item::System {
+                    text: format!(
+                        "{how}: about {before_tokens} → {after_tokens} tokens; the full conversation stays a version (/heads)"
+                    ),
+                });
+                let changed = self.status.head != head_id.as_str();
+                self.status.head = head_id.to_string();
+                if changed {
+                    return vec![Effect::LoadTranscript];
+                }
+            }
+            Event::PlanMode { on } => {
+                self.message = Some(if on {
+                    "plan mode is on: the model only reads and proposes a plan".to_string()
+                } else {
+                    "plan mode is off".to_string()
+                });
+            }
             Event::SummaryStarted { turn, .. } => {
                 self.status.running = true;
                 self.transcript.push(Item::System {

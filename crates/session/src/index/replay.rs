@@ -20,6 +20,7 @@ impl Index {
             Entry::Select(e) => self.apply_select(e)?,
             Entry::Retire(e) => self.apply_retire(e)?,
             Entry::Summary(e) => self.apply_summary(e)?,
+            Entry::PlanMode(e) => self.plan_mode = e.on,
         }
         self.entries += 1;
         Ok(())
@@ -211,6 +212,7 @@ impl Index {
             created_at: e.at.clone(),
             last_activity: e.at,
             retired: false,
+            compaction: false,
             own: Vec::new(),
             segments,
             len,
@@ -289,6 +291,7 @@ impl Index {
             created_at: e.at.clone(),
             last_activity: e.at.clone(),
             retired: false,
+            compaction: e.compaction,
             own: Vec::new(),
             segments,
             len,

@@ -78,6 +78,7 @@ fn a_summary_up_to_puts_the_summary_first() {
         msg(&mut ix, "main", id);
     }
     ix.apply(Entry::Summary(SummaryEntry {
+        compaction: false,
         head: "s".into(),
         parent_head: "main".into(),
         mode: SummaryMode::UpTo,

@@ -163,6 +163,7 @@ fn a_summary_of_a_format1_log_is_made_in_the_new_session() {
     let main = HeadId::main();
     let made = s
         .summarize(SummarySpec {
+            compaction: false,
             head: main.clone(),
             turn: 1,
             mode: SummaryMode::UpTo,

@@ -328,6 +328,7 @@ impl Harness {
             SummaryMode::From
         };
         let r = self.s().summarize(SummarySpec {
+            compaction: false,
             head: id,
             turn: number,
             mode,

@@ -6,6 +6,7 @@ use crate::common::{contents, exchange, say, turn, Env};
 
 fn spec(head: &HeadId, turn: u64, mode: SummaryMode, text: &str) -> SummarySpec {
     SummarySpec {
+        compaction: false,
         head: head.clone(),
         turn,
         mode,
@@ -36,6 +37,7 @@ fn summarize_from_and_up_to_keep_a_prefix_or_a_suffix_and_leave_the_source() {
     assert_eq!(folded, ["u1", "a1", "u2", "a2"]);
     let from = s
         .summarize(SummarySpec {
+            compaction: false,
             name: Some("short".into()),
             select: true,
             ..spec(&main, 1, SummaryMode::From, "S-from")

@@ -263,6 +263,7 @@ fn a_stale_snapshot_does_not_bring_a_finished_turn_back() {
             turn: 0,
         }),
         model: Some("demo".into()),
+        plan_mode: false,
         last_event_seq: 5,
     };
     let mut u = msg("m0", Role::User, "stream");

@@ -130,6 +130,7 @@ fn sessions_lists_this_workspace_and_enter_opens_another() {
         head_id: HeadId::main(),
         running: None,
         model: None,
+        plan_mode: false,
         last_event_seq: 0,
     };
     app.on_session_opened(&status, &transcript());
