@@ -218,6 +218,10 @@ pub fn service_options(
     };
     opts.allow_git = cfg.permissions.git == Some(crate::config::GitSetting::Allow);
     opts.hidden_env = key_variables(cfg);
+    opts.context_window = cfg.model.context_window;
+    if let Some(c) = cfg.model.compact_at {
+        opts.compact_at = c;
+    }
     if let Some(path) = &cfg.path {
         // The config decides what the tools may do: the tools never touch it (SPEC §8).
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -38,6 +38,10 @@ pub struct ModelSection {
     pub base_url: Option<String>,
     /// The variable holding the API key.
     pub api_key_env: Option<String>,
+    /// The model's context window in tokens (default: the known window of the model in use).
+    pub context_window: Option<u64>,
+    /// The share of the window at which the conversation is compacted first (default 0.8).
+    pub compact_at: Option<f64>,
     /// `[model.deepseek]`: where DeepSeek models go, whichever model is chosen.
     #[serde(default)]
     pub deepseek: ProviderSection,
@@ -178,6 +182,9 @@ fn toml_problem(text: &str, e: &toml::de::Error) -> String {
     }
 }
 
+/// The smallest `[model] context_window` accepted, in tokens.
+pub const MIN_CONTEXT_WINDOW: u64 = 1024;
+
 /// Loads the config (a missing default file is an empty config) and applies environment overrides:
 /// `RETRACE_MODEL`, `RETRACE_BASE_URL`, `RETRACE_BASH`.
 pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<Config> {
@@ -199,6 +206,20 @@ pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<Config> {
         },
         None => Config::default(),
     };
+    if let Some(w) = cfg.model.context_window {
+        if w < MIN_CONTEXT_WINDOW {
+            bail!(
+                "the config's `[model] context_window` is {w}; a window smaller than {MIN_CONTEXT_WINDOW} tokens cannot hold a turn: remove the key (the model's own window is used) or raise it"
+            );
+        }
+    }
+    if let Some(c) = cfg.model.compact_at {
+        if !(c > 0.0 && c <= 1.0) {
+            bail!(
+                "the config's `[model] compact_at` is {c}; it is the share of the context window at which the conversation is compacted: use a number above 0 and at most 1 (default 0.8)"
+            );
+        }
+    }
     cfg.path = found.map(|(p, _)| p);
     // Kept apart from the file's `[model]`: an endpoint and a key variable are used together only
     // when they come from the same place (`crate::common::model_spec`).

@@ -49,6 +49,9 @@ pub fn show(cfg: &Config, model: Option<&str>, base_url: Option<&str>, json: boo
         BashPolicy::Allow => "allow",
         BashPolicy::Ask | BashPolicy::Deny => "deny",
     };
+    let window = opts
+        .context_window
+        .unwrap_or_else(|| retrace_control::default_context_window(&spec));
     let RetentionLimits {
         max_turns,
         max_bytes,
@@ -68,6 +71,7 @@ pub fn show(cfg: &Config, model: Option<&str>, base_url: Option<&str>, json: boo
             },
             "permissions": {"bash": configured_bash, "headless_bash": headless_bash, "git": if opts.allow_git { "allow" } else { "deny" }},
             "checkpoints": {"max_turns": max_turns, "max_bytes": max_bytes, "max_file_bytes": max_file_bytes},
+            "context": {"context_window": window, "context_window_configured": opts.context_window.is_some(), "compact_at": opts.compact_at},
         });
         print_json(&value)?;
         return Ok(ExitCode::SUCCESS);
@@ -102,6 +106,15 @@ pub fn show(cfg: &Config, model: Option<&str>, base_url: Option<&str>, json: boo
             );
         }
     }
+    println!(
+        "context       {window} tokens{}; compacted past {:.0}%",
+        if opts.context_window.is_some() {
+            " ([model] context_window)"
+        } else {
+            " (the model's known window)"
+        },
+        opts.compact_at * 100.0
+    );
     println!("bash          {configured_bash} (headless exec: {headless_bash} unless --allow-bash)");
     println!("git           {}", if opts.allow_git { "allow" } else { "deny" });
     println!(

@@ -26,6 +26,8 @@ pub struct ExecArgs<'a> {
     pub allow_bash: bool,
     pub json: bool,
     pub max_steps: Option<u32>,
+    /// `--plan`: the turn runs in plan mode (read tools only); without it, plan mode is off.
+    pub plan: bool,
     pub prompt: &'a str,
 }
 
@@ -64,25 +66,32 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
         opts.max_steps = n as usize;
     }
     let json = a.json;
-    let (accepted, outcome, workspace) = with_service(opts, async |svc| {
+    let (accepted, outcome, head, workspace) = with_service(opts, async |svc| {
         let h = match (a.session, a.continue_latest) {
             (Some(id), _) => svc.open(id, a.workspace).await?,
             (None, true) => svc.open_latest(&workspace_arg(a.workspace)?).await?,
             (None, false) => svc.create(&workspace_arg(a.workspace)?).await?,
         };
         let signals = tokio::spawn(cancel_on_signals(h.clone()));
-        let out = one_turn(&h, a.prompt, json).await;
+        let out = one_turn(&h, a.prompt, a.plan, json).await;
         signals.abort();
-        out.map(|(accepted, outcome)| (accepted, outcome, h.workspace().to_path_buf()))
+        let (accepted, outcome) = out?;
+        // A compaction during the turn moved it to a new head.
+        let head = match h.status().await {
+            Ok(s) => s.head_id,
+            Err(_) => accepted.head_id.clone(),
+        };
+        Ok((accepted, outcome, head, h.workspace().to_path_buf()))
     })?;
     let mut stdout = std::io::stdout();
     if json {
         let line = serde_json::json!({
             "type": "result",
             "session_id": accepted.session_id,
-            "head_id": accepted.head_id,
+            "head_id": head,
             "turn": accepted.turn,
             "ok": outcome.ok,
+            "plan_mode": a.plan,
             "error": outcome.error,
             "usage": outcome.usage,
         });
@@ -100,8 +109,11 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
             .unwrap_or_default();
         let _ = writeln!(
             stdout,
-            "session {} · head {} · turn {}{tokens}",
-            accepted.session_id, accepted.head_id, accepted.turn
+            "session {} · head {} · turn {}{tokens}{}",
+            accepted.session_id,
+            head,
+            accepted.turn,
+            if a.plan { " · plan mode" } else { "" }
         );
         if let Some(e) = &outcome.error {
             say(&format!(
@@ -157,9 +169,11 @@ async fn cancel_on_signals(h: SessionHandle) {
 async fn one_turn(
     h: &SessionHandle,
     prompt: &str,
+    plan: bool,
     json: bool,
 ) -> Result<(TurnAccepted, TurnOutcome), Failure> {
     let mut events = h.subscribe(None);
+    h.set_plan_mode(plan).await?;
     let accepted = h.send(prompt).await?;
     let mut printer = Printer {
         json,

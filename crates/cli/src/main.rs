@@ -77,6 +77,9 @@ enum Command {
         /// Model requests the turn may make (default 50).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
         max_steps: Option<u32>,
+        /// Plan mode: the model may only read, and proposes a plan (writes are refused).
+        #[arg(long)]
+        plan: bool,
         /// Read the prompt from this file.
         #[arg(long, value_name = "FILE", conflicts_with = "prompt")]
         prompt_file: Option<PathBuf>,
@@ -208,6 +211,21 @@ enum Command {
         /// Summarize everything before this turn.
         #[arg(long)]
         up_to: bool,
+        /// The model that writes the summary.
+        #[arg(long)]
+        model: Option<String>,
+        /// An OpenAI-compatible endpoint.
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compact the selected head now: the model summarizes everything before its latest turn
+    /// into a new selected summary head; the original head stays a version.
+    Compact {
+        #[command(flatten)]
+        s: SessionArgs,
         /// The model that writes the summary.
         #[arg(long)]
         model: Option<String>,
@@ -355,6 +373,7 @@ fn run(cli: Cli) -> CmdResult {
             allow_bash,
             json,
             max_steps,
+            plan,
             prompt_file,
             prompt,
         } => exec::run(
@@ -368,6 +387,7 @@ fn run(cli: Cli) -> CmdResult {
                 allow_bash,
                 json,
                 max_steps,
+                plan,
                 prompt: &exec::read_prompt(prompt.as_deref(), prompt_file.as_deref())?,
             },
         ),
@@ -482,6 +502,19 @@ fn run(cli: Cli) -> CmdResult {
                 base_url: base_url.as_deref(),
                 json,
             },
+        ),
+        Command::Compact {
+            s,
+            model,
+            base_url,
+            json,
+        } => rewind::compact(
+            &cfg()?,
+            &s.session,
+            s.workspace.as_deref(),
+            model.as_deref(),
+            base_url.as_deref(),
+            json,
         ),
         Command::Heads { session, json } => rewind::heads(&session, json),
         Command::Switch { s, head, json } => {

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use retrace_protocol::{
-    CommitRevert, CommitRewind, ErrorCode, FileAction, ForkRequest, HeadRef, OnConflict, PrepareRevert,
-    PrepareRewind, RewindPlan, RewindResult, RewindScope, SummarizeDirection, SummarizeRequest,
-    SwitchRequest, UndoRequest,
+    CommitRevert, CommitRewind, CompactRequest, ErrorCode, FileAction, ForkRequest, HeadRef, OnConflict,
+    PrepareRevert, PrepareRewind, RewindPlan, RewindResult, RewindScope, SummarizeDirection,
+    SummarizeRequest, SwitchRequest, UndoRequest,
 };
 
 use crate::common::{print_json, say_new_session, service_options, with_service, CmdResult, Failure};
@@ -331,6 +331,24 @@ pub fn summarize(cfg: &Config, a: SummarizeArgs<'_>) -> CmdResult {
             })
             .await?;
         print_head(a.session, &head, h.workspace(), a.json)?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Compacts the selected head now (SPEC §7 `compact`); the new summary head is selected.
+pub fn compact(
+    cfg: &Config,
+    session: &str,
+    workspace: Option<&Path>,
+    model: Option<&str>,
+    base_url: Option<&str>,
+    json: bool,
+) -> CmdResult {
+    let spec = crate::common::model_spec(cfg, model, base_url)?;
+    with_service(service_options(cfg, None, false)?, async |svc| {
+        let h = svc.open(session, workspace).await?;
+        let head = h.compact(CompactRequest { model: Some(spec) }).await?;
+        print_head(session, &head, h.workspace(), json)?;
         Ok(ExitCode::SUCCESS)
     })
 }

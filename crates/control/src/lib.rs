@@ -53,6 +53,8 @@ pub use delete::PruneRequest;
 pub use handle::SessionHandle;
 pub use options::{EnvLookup, ServiceOptions};
 pub use paths::DataRoot;
+/// The known context window of a model (what `[model] context_window` overrides).
+pub use retrace_model::default_context_window;
 /// Kills the process group of every shell command running now: for a process about to exit at
 /// once (a second Ctrl-C), so that nothing it started keeps changing the workspace.
 pub use retrace_tools::kill_running_shells;
