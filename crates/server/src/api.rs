@@ -13,10 +13,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use retrace_protocol::{
-    ApprovalAnswer, CancelAnswer, CheckpointListing, CommitRevert, CommitRewind, CreateSession, ErrorCode,
-    ForkRequest, HeadEntry, HeadRef, PrepareRevert, PrepareRewind, RetireRequest, RewindPlan, RewindResult,
-    SendPrompt, SessionCreated, SessionEntry, SessionStatus, SummarizeRequest, SwitchRequest,
-    TranscriptEntry, UndoRequest,
+    ApprovalAnswer, CancelAnswer, CheckpointListing, CommitRevert, CommitRewind, CompactRequest,
+    CreateSession, ErrorCode, ForkRequest, HeadEntry, HeadRef, PlanModeRequest, PrepareRevert, PrepareRewind,
+    RetireRequest, RewindPlan, RewindResult, SendPrompt, SessionCreated, SessionEntry, SessionStatus,
+    SummarizeRequest, SwitchRequest, TranscriptEntry, UndoRequest,
 };
 
 use crate::body::{Empty, StrictJson};
@@ -43,6 +43,8 @@ pub fn routes(registry: Arc<Registry>) -> Router {
         .route("/undo", post(undo))
         .route("/fork", post(fork))
         .route("/summarize", post(summarize))
+        .route("/compact", post(compact))
+        .route("/plan", post(plan_mode))
         .route("/switch", post(switch))
         .route("/retire", post(retire))
         .route("/revert/prepare", post(prepare_revert))
@@ -184,6 +186,30 @@ async fn summarize(
         ));
     }
     Ok(Json(r.get(&id).await?.summarize(req).await?))
+}
+
+async fn compact(
+    State(r): Reg,
+    Path(id): Path<String>,
+    StrictJson(req): StrictJson<CompactRequest>,
+) -> Answer<HeadRef> {
+    if req.model.is_some() {
+        // As for summarize: the session's own model writes the summary.
+        return Err(ApiError::usage(
+            "field `model`: not accepted over HTTP (the session's model writes the summary)",
+        ));
+    }
+    Ok(Json(r.get(&id).await?.compact(req).await?))
+}
+
+async fn plan_mode(
+    State(r): Reg,
+    Path(id): Path<String>,
+    StrictJson(req): StrictJson<PlanModeRequest>,
+) -> Answer<SessionStatus> {
+    let h = r.get(&id).await?;
+    h.set_plan_mode(req.on).await?;
+    Ok(Json(h.status().await?))
 }
 
 async fn switch(

@@ -112,6 +112,30 @@ async fn every_endpoint_answers_with_its_protocol_type() {
     let (_, status) = env.get(&format!("/api/sessions/{id}")).await;
     assert_eq!(status["head_id"], sum["head_id"]);
 
+    // Plan mode on and off; the status says so.
+    let (s, st) = env
+        .post(&format!("/api/sessions/{id}/plan"), json!({"on": true}))
+        .await;
+    assert_eq!((s, &st["plan_mode"]), (StatusCode::OK, &json!(true)), "{st}");
+    let (_, st) = env.get(&format!("/api/sessions/{id}")).await;
+    assert_eq!(st["plan_mode"], true);
+    let (s, st) = env
+        .post(&format!("/api/sessions/{id}/plan"), json!({"on": false}))
+        .await;
+    assert_eq!((s, &st["plan_mode"]), (StatusCode::OK, &json!(false)), "{st}");
+    let bad = env
+        .post(&format!("/api/sessions/{id}/plan"), json!({"on": "yes"}))
+        .await;
+    crate::support::assert_error(&bad, 400, "usage");
+
+    // Compact: the summary head holds one turn after its summary, so nothing is left to fold.
+    let refused = env.post(&format!("/api/sessions/{id}/compact"), json!({})).await;
+    crate::support::assert_error(&refused, 409, "refused");
+    let with_model = env
+        .post(&format!("/api/sessions/{id}/compact"), json!({"model": "demo"}))
+        .await;
+    crate::support::assert_error(&with_model, 400, "usage");
+
     // Revert one file to before the session touched it.
     let (s, plan) = env
         .post(
