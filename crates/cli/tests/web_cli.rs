@@ -123,5 +123,5 @@ fn the_web_ui_rewinds_undoes_and_switches_heads_in_a_real_browser() {
         shots.display()
     );
     assert_eq!(code, Some(0), "serve did not stop cleanly");
-    assert!(shots.join("12-narrow.png").exists());
+    assert!(shots.join("13-narrow.png").exists());
 }
