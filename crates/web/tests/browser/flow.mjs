@@ -51,9 +51,15 @@ try {
         turn: a?.closest?.(".msg.user")?.dataset.turn,
       };
     });
+  // The focus settles on the expected element within 5 s (an action's re-render is async).
   const expectFocus = async (what, pred) => {
-    const a = await active();
-    if (a.tag === "body" || !pred(a)) throw new Error(`after ${what} the focus is on ${JSON.stringify(a)}`);
+    const start = Date.now();
+    for (;;) {
+      const a = await active();
+      if (a.tag !== "body" && pred(a)) return;
+      if (Date.now() - start > 5000) throw new Error(`after ${what} the focus is on ${JSON.stringify(a)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   };
   const onAction = (label, turn) => (a) => a.action === label && a.turn === String(turn);
   const waitFor = async (what, f) => {
