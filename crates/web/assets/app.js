@@ -651,6 +651,25 @@ ui.dialogForm.addEventListener("submit", (e) => {
   });
 });
 
+// Tab from the last control wraps to the first and Shift+Tab from the first to the last, so the
+// focus never leaves the dialog for the browser's own controls (a radio group's stop is its
+// checked button).
+ui.dialog.addEventListener("keydown", (e) => {
+  if (e.key !== "Tab") return;
+  const stops = [...ui.dialog.querySelectorAll("button, input, select, textarea, a[href], [tabindex]")].filter(
+    (x) => !x.disabled && x.tabIndex >= 0 && x.getClientRects().length > 0 && !(x.type === "radio" && !x.checked),
+  );
+  if (stops.length === 0) return;
+  const [first, last] = [stops[0], stops[stops.length - 1]];
+  if (!e.shiftKey && document.activeElement === last) {
+    e.preventDefault();
+    first.focus();
+  } else if (e.shiftKey && document.activeElement === first) {
+    e.preventDefault();
+    last.focus();
+  }
+});
+
 ui.dialog.addEventListener("close", () => {
   const { opener, turn, committed } = dialog;
   Object.assign(dialog, { opener: null, turn: null, confirm: null });

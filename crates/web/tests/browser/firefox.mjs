@@ -2,8 +2,8 @@
 // (no browser download): open the page with `?token=`, one turn through the composer (its answer
 // streamed in while the turn runs, and its tool call), hover the prompt and restore code through
 // the preview (the file goes from the disk; the focus comes back to the action), the same preview
-// by keyboard closed with Esc, undo from the banner (the file is back), a reload. One screenshot,
-// `firefox.png`; any console error or page error fails the run.
+// by keyboard (Shift+Tab wraps inside it) closed with Esc, undo from the banner (the file is back),
+// a reload. One screenshot, `firefox.png`; any console error or page error fails the run.
 //
 //   node firefox.mjs URL WORKSPACE SCREENSHOT_DIR
 import puppeteer from "puppeteer-core";
@@ -108,6 +108,11 @@ try {
   await page.waitForFunction(() => document.querySelector("#rewind-dialog").open);
   const focused = await page.evaluate(() => document.activeElement.id);
   if (focused !== "rewind-confirm") throw new Error(`the preview opened with the focus on ${focused}`);
+  await page.keyboard.down("Shift");
+  await page.keyboard.press("Tab");
+  await page.keyboard.up("Shift");
+  const wrapped = await page.evaluate(() => document.activeElement.id);
+  if (wrapped !== "rewind-cancel") throw new Error(`Shift+Tab from Confirm went to ${JSON.stringify(wrapped)}`);
   await page.keyboard.press("Escape");
   await page.waitForFunction(() => !document.querySelector("#rewind-dialog").open);
   await expectOnAction("Esc");

@@ -139,6 +139,11 @@ try {
   await dialog.getByText("two.txt").waitFor();
   await page.keyboard.press("Tab");
   await expectFocus("Tab in the preview", (a) => a.id === "rewind-cancel");
+  // the focus stays in the preview: Tab from its last control wraps to its first, and back
+  await page.keyboard.press("Tab");
+  await expectFocus("Tab from Cancel", (a) => a.id === "rewind-confirm");
+  await page.keyboard.press("Shift+Tab");
+  await expectFocus("Shift+Tab from Confirm", (a) => a.id === "rewind-cancel");
   await page.keyboard.press("Enter");
   await page.waitForFunction(() => !document.querySelector("#rewind-dialog").open);
   await expectFocus("Cancel", onAction("Restore code", 0));
