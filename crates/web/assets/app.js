@@ -20,6 +20,9 @@ const ui = {
   dialogTitle: $("rewind-title"),
   dialogBody: $("rewind-body"),
   dialogConfirm: $("rewind-confirm"),
+  dialogCancel: $("rewind-cancel"),
+  dialogError: $("rewind-error"),
+  dialogForm: $("rewind-form"),
 };
 
 const state = {
@@ -48,15 +51,41 @@ function button(label, onClick, cls) {
   return b;
 }
 
+/** Whether keyboard focus is inside `e` (or on it). */
+function hasFocus(e) {
+  return e.contains(document.activeElement);
+}
+
+/** Focuses the first of `candidates` that is in the page and takes focus; false if none did. */
+function focusFirst(...candidates) {
+  for (const c of candidates) {
+    if (!c || !c.isConnected) continue;
+    // a prompt's rewind actions are hidden until it has the focus: shown while focusing one
+    const m = c.closest(".msg.user");
+    const show = m && !m.classList.contains("menu-open");
+    if (show) m.classList.add("menu-open");
+    c.focus();
+    if (show) m.classList.remove("menu-open");
+    if (document.activeElement === c) return true;
+  }
+  return false;
+}
+
+// A banner replaced or hidden under the keyboard focus hands it on (its new first button, or the
+// composer), rather than dropping it on the page's body.
 function banner(kind, ...kids) {
+  const had = hasFocus(ui.banner);
   ui.banner.className = `banner ${kind}`;
   ui.banner.replaceChildren(...kids);
   ui.banner.hidden = false;
+  if (had) focusFirst(ui.banner.querySelector("button"), ui.prompt);
 }
 
 function hideBanner() {
+  const had = hasFocus(ui.banner);
   ui.banner.hidden = true;
   ui.banner.replaceChildren();
+  if (had) ui.prompt.focus();
 }
 
 function showError(e) {
@@ -215,14 +244,16 @@ function setToolResult(d, ok, content) {
 }
 
 const REWIND_ACTIONS = [
-  ["Restore code", (t) => rewind(t, "code")],
-  ["Restore conversation", (t) => rewind(t, "conversation")],
-  ["Restore both", (t) => rewind(t, "both")],
-  ["Fork from here", (t) => fork(t)],
-  ["Summarize from here", (t) => summarize(t, "from")],
-  ["Summarize up to here", (t) => summarize(t, "up_to")],
+  ["Restore code", (t, b) => rewind(t, "code", b)],
+  ["Restore conversation", (t, b) => rewind(t, "conversation", b)],
+  ["Restore both", (t, b) => rewind(t, "both", b)],
+  ["Fork from here", (t, b) => fork(t, b)],
+  ["Summarize from here", (t, b) => summarize(t, "from", b)],
+  ["Summarize up to here", (t, b) => summarize(t, "up_to", b)],
 ];
 
+// A prompt's rewind actions show on hover and while the prompt has keyboard focus: Tab onto the
+// prompt, Enter (or Tab) into its actions, arrows between them, Esc back to the prompt.
 function userBlock(content, turn) {
   const m = el("article", "msg user");
   m.append(el("div", "text", content));
@@ -233,10 +264,45 @@ function userBlock(content, turn) {
     const menu = el("div", "rewind");
     menu.setAttribute("role", "group");
     menu.setAttribute("aria-label", `Rewind to turn ${turn}`);
-    for (const [label, f] of REWIND_ACTIONS) menu.append(button(label, () => attempt(() => f(turn))));
+    for (const [label, f] of REWIND_ACTIONS) {
+      const b = button(label, () => attempt(() => f(turn, b)));
+      b.dataset.action = label;
+      menu.append(b);
+    }
     m.append(menu);
+    m.addEventListener("keydown", (e) => {
+      const buttons = [...menu.querySelectorAll("button")];
+      const i = buttons.indexOf(document.activeElement);
+      if (e.target === m && (e.key === "Enter" || e.key === " ")) {
+        e.preventDefault();
+        buttons[0].focus();
+      } else if (i >= 0 && ["ArrowRight", "ArrowDown", "ArrowLeft", "ArrowUp", "Home", "End"].includes(e.key)) {
+        e.preventDefault();
+        const n = buttons.length;
+        const j = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: n - 1 }[e.key];
+        buttons[(j + n) % n].focus();
+      } else if (i >= 0 && e.key === "Escape") {
+        e.preventDefault();
+        m.focus();
+      }
+    });
   }
   return m;
+}
+
+/** The rewind action `label` of turn `turn`'s prompt, as the transcript shows it now. */
+function rewindButton(turn, label) {
+  const m = ui.transcript.querySelector(`.msg.user[data-turn="${Number(turn)}"]`);
+  return m && [...m.querySelectorAll(".rewind button")].find((b) => b.dataset.action === label);
+}
+
+/**
+ * Gives the keyboard focus back after an action started from `opener` (a rewind action of turn
+ * `turn`): to the opener if it is still in the page, to the same action of the re-rendered prompt,
+ * else to the composer.
+ */
+function returnFocus(opener, turn, ...fallbacks) {
+  focusFirst(opener, turn == null ? null : rewindButton(turn, opener?.dataset.action), ...fallbacks, ui.prompt);
 }
 
 function assistantBlock() {
@@ -279,7 +345,22 @@ async function renderTranscript() {
     }
   }
   if (out.length === 0) out.push(el("p", "empty", "No messages yet. Type a prompt below."));
+  // the focused prompt, rewind action or tool call, to focus its copy in the new transcript
+  // (else the composer) rather than lose the focus to the page's body
+  const focused = hasFocus(ui.transcript) ? document.activeElement : null;
+  const turn = focused?.closest(".msg.user")?.dataset.turn;
+  const callId = focused?.closest(".tool")?.dataset.callId;
   ui.transcript.replaceChildren(...out);
+  if (focused) {
+    let again = null;
+    if (turn != null) {
+      again = focused.dataset.action ? rewindButton(turn, focused.dataset.action)
+        : ui.transcript.querySelector(`.msg.user[data-turn="${Number(turn)}"]`);
+    } else if (callId != null) {
+      again = [...ui.transcript.querySelectorAll(".tool")].find((d) => d.dataset.callId === callId)?.querySelector("summary");
+    }
+    focusFirst(again, ui.prompt);
+  }
   state.live = null;
   scrollDown();
 }
@@ -383,7 +464,9 @@ async function onEvent(type, ev) {
     case "approval_resolved":
       for (const a of ui.transcript.querySelectorAll(".approval")) {
         if (a.dataset.callId === ev.call_id) {
+          const had = hasFocus(a);
           a.replaceChildren(el("span", null, `${a.dataset.command} — ${ev.decision}`));
+          if (had) ui.prompt.focus();
           a.classList.add("resolved");
         }
       }
@@ -480,7 +563,7 @@ function fmtSize(n) {
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-async function rewind(turn, scope) {
+async function rewind(turn, scope, opener) {
   const plan = await call("POST", `${s(state.sid)}/rewind/prepare`, { turn, scope });
   const body = [];
   const unavailable = plan.blockers.filter((b) => b.kind === "unavailable");
@@ -522,22 +605,80 @@ async function rewind(turn, scope) {
   ui.dialogTitle.textContent = `Restore ${scope === "both" ? "code and conversation" : scope} to before turn ${turn}`;
   ui.dialogBody.replaceChildren(...body);
   ui.dialogConfirm.disabled = unavailable.length > 0;
-  ui.dialogConfirm.onclick = () =>
-    attempt(async () => {
-      const on_conflict = choice ? choice.querySelector("input:checked").value : "refuse";
-      const result = await call("POST", `${s(state.sid)}/rewind/commit`, {
-        plan_id: plan.plan_id,
-        confirm: true,
-        on_conflict,
-      });
-      ui.dialog.close();
-      await afterRewind(result, scope, turn);
+  openDialog(opener, turn, async () => {
+    const on_conflict = choice ? choice.querySelector("input:checked").value : "refuse";
+    const result = await call("POST", `${s(state.sid)}/rewind/commit`, {
+      plan_id: plan.plan_id,
+      confirm: true,
+      on_conflict,
     });
-  ui.dialog.showModal();
-  ui.dialogConfirm.focus();
+    dialog.committed = true;
+    ui.dialog.close();
+    await afterRewind(result, scope, turn, opener);
+  });
 }
 
-async function afterRewind(result, scope, turn) {
+// The preview is a modal <dialog>: the page behind it is inert and Tab stays inside. It opens on
+// Confirm (Cancel when nothing can be restored); Enter confirms, Esc or Cancel closes it and
+// gives the focus back to the action that opened it, whose menu stays shown meanwhile. A failed
+// commit says why inside the dialog.
+const dialog = { opener: null, turn: null, confirm: null, committed: false, busy: false };
+
+function openDialog(opener, turn, confirm) {
+  Object.assign(dialog, { opener, turn, confirm, committed: false, busy: false });
+  opener?.closest(".msg.user")?.classList.add("menu-open");
+  ui.dialogError.hidden = true;
+  ui.dialogError.textContent = "";
+  ui.dialog.showModal();
+  focusFirst(ui.dialogConfirm, ui.dialogCancel);
+}
+
+ui.dialogForm.addEventListener("submit", (e) => {
+  if (e.submitter === ui.dialogCancel) return; // method="dialog": closes it
+  e.preventDefault();
+  if (ui.dialogConfirm.disabled || dialog.busy || !dialog.confirm) return;
+  dialog.busy = true;
+  dialog.confirm().catch((err) => {
+    if (dialog.committed) {
+      showError(err);
+      return;
+    }
+    ui.dialogError.textContent = err instanceof ApiError ? `${err.code}: ${err.message}` : String(err?.message ?? err);
+    ui.dialogError.hidden = false;
+    focusFirst(ui.dialogConfirm, ui.dialogCancel);
+  }).finally(() => {
+    dialog.busy = false;
+  });
+});
+
+// Tab from the last control wraps to the first and Shift+Tab from the first to the last, so the
+// focus never leaves the dialog for the browser's own controls (a radio group's stop is its
+// checked button).
+ui.dialog.addEventListener("keydown", (e) => {
+  if (e.key !== "Tab") return;
+  const stops = [...ui.dialog.querySelectorAll("button, input, select, textarea, a[href], [tabindex]")].filter(
+    (x) => !x.disabled && x.tabIndex >= 0 && x.getClientRects().length > 0 && !(x.type === "radio" && !x.checked),
+  );
+  if (stops.length === 0) return;
+  const [first, last] = [stops[0], stops[stops.length - 1]];
+  if (!e.shiftKey && document.activeElement === last) {
+    e.preventDefault();
+    first.focus();
+  } else if (e.shiftKey && document.activeElement === first) {
+    e.preventDefault();
+    last.focus();
+  }
+});
+
+ui.dialog.addEventListener("close", () => {
+  const { opener, turn, committed } = dialog;
+  Object.assign(dialog, { opener: null, turn: null, confirm: null });
+  // a commit moves the focus itself once the transcript is shown again (afterRewind)
+  if (!committed) returnFocus(opener, turn);
+  opener?.closest(".msg.user")?.classList.remove("menu-open");
+});
+
+async function afterRewind(result, scope, turn, opener) {
   if (result.session_id !== state.sid) {
     await loadSessions(result.session_id);
     await openSession(result.session_id);
@@ -545,18 +686,22 @@ async function afterRewind(result, scope, turn) {
     await renderTranscript();
     await refreshSide();
   }
-  if (scope !== "code") {
-    ui.prompt.value = result.prompt;
-    ui.prompt.focus();
-  }
   const msg = `Restored ${scope} to before turn ${turn}` +
     (result.files_written.length + result.files_deleted.length > 0
       ? ` (${result.files_written.length} written, ${result.files_deleted.length} deleted)`
       : "") + (result.error ? ` — ${result.error}` : "");
   const kids = [el("span", null, msg)];
-  if (result.undo_available) kids.push(button("Undo", () => attempt(() => undo(result.transaction_id)), "undo"));
+  const undoButton = result.undo_available ? button("Undo", () => attempt(() => undo(result.transaction_id)), "undo") : null;
+  if (undoButton) kids.push(undoButton);
   kids.push(button("Dismiss", hideBanner));
   banner(result.ok ? "info" : "error", ...kids);
+  if (scope !== "code") {
+    // the prompt comes back into the composer, and the focus with it
+    ui.prompt.value = result.prompt;
+    ui.prompt.focus();
+  } else {
+    returnFocus(opener, turn, undoButton);
+  }
 }
 
 async function undo(transaction_id) {
@@ -567,19 +712,22 @@ async function undo(transaction_id) {
   return result;
 }
 
-async function fork(turn) {
+async function fork(turn, opener) {
   await call("POST", `${s(state.sid)}/fork`, { turn });
   await renderTranscript();
   await refreshSide();
   banner("info", el("span", null, `Forked from turn ${turn}.`), button("Dismiss", hideBanner));
+  // the fork's transcript ends before this prompt: the focus goes to the composer
+  returnFocus(opener, turn);
 }
 
-async function summarize(turn, direction) {
+async function summarize(turn, direction, opener) {
   banner("info", el("span", null, "Summarizing…"));
   await call("POST", `${s(state.sid)}/summarize`, { turn, direction });
   await renderTranscript();
   await refreshSide();
   banner("info", el("span", null, "Summary written to a new head."), button("Dismiss", hideBanner));
+  returnFocus(opener, turn);
 }
 
 // ---- versions ----
@@ -609,12 +757,12 @@ async function renderVersions() {
       const li = el("li", `head${h.selected ? " selected" : ""}${h.retired ? " retired" : ""}`);
       li.dataset.head = h.id;
       const name = h.name ? `${h.name}` : h.id;
-      li.append(
-        el("div", "head-row",
-          el("span", "head-name", name),
-          el("span", "head-meta", ` ${h.kind} · ${h.message_count} messages${h.selected ? " · selected" : ""}${h.retired ? " · retired" : ""}`),
-        ),
+      const row = el("div", "head-row",
+        el("span", "head-name", name),
+        el("span", "head-meta", ` ${h.kind} · ${h.message_count} messages${h.selected ? " · selected" : ""}${h.retired ? " · retired" : ""}`),
       );
+      row.tabIndex = -1; // the focus lands here after a switch to this head
+      li.append(row);
       if (!h.selected) {
         const actions = el("div", "head-actions");
         actions.append(button("Switch", () => attempt(() => switchHead(h.id))));
@@ -626,7 +774,13 @@ async function renderVersions() {
     }
     return ul;
   };
+  // the focused head (a Switch or Retire button), to focus it again in the new tree
+  const focusedHead = hasFocus(ui.heads) ? document.activeElement.closest(".head")?.dataset.head : null;
   ui.heads.replaceChildren(tree(null));
+  if (focusedHead != null) {
+    const li = [...ui.heads.querySelectorAll(".head")].find((h) => h.dataset.head === focusedHead);
+    focusFirst(li?.querySelector(":scope > .head-actions button"), li?.querySelector(":scope > .head-row"), ui.versions);
+  }
   ui.checkpoints.replaceChildren(
     ...cps.entries.map((c) => {
       const li = el("li", null, el("div", null, el("strong", null, `Turn ${c.turn}`), ` ${c.prompt}`));
@@ -651,13 +805,28 @@ async function retireHead(head) {
   await renderVersions();
 }
 
+// The versions panel: opening it moves the focus into it; Esc inside closes it and gives the
+// focus back to its toggle.
+function showVersions(open) {
+  const had = hasFocus(ui.versions);
+  ui.versions.hidden = !open;
+  ui.versionsToggle.setAttribute("aria-expanded", String(open));
+  if (open) ui.versions.focus();
+  else if (had) ui.versionsToggle.focus();
+}
+
 ui.versionsToggle.addEventListener("click", () =>
   attempt(async () => {
-    ui.versions.hidden = !ui.versions.hidden;
-    ui.versionsToggle.setAttribute("aria-expanded", String(!ui.versions.hidden));
+    showVersions(ui.versions.hidden);
     await refreshSide();
   }),
 );
+ui.versions.addEventListener("keydown", (e) => {
+  if (e.key === "Escape") {
+    e.preventDefault();
+    showVersions(false);
+  }
+});
 
 // ---- start ----
 

@@ -1,8 +1,9 @@
 // The web UI end to end in Debian's chromium: two turns through the composer, hover rewind
 // (restore code, check the disk, undo, check again), restore conversation (the prompt comes back
 // into the composer), the versions view and a head switch, then a shell command's approval
-// (denied). A screenshot per step; any console
-// error or page error fails the run.
+// (denied). One rewind is driven by keyboard alone, and after every dialog, panel or re-render the
+// keyboard focus must be on the control that opened it (or the composer), never on the page's body.
+// A screenshot per step; any console error or page error fails the run.
 //
 //   node flow.mjs URL WORKSPACE SCREENSHOT_DIR
 import { chromium } from "playwright-core";
@@ -37,6 +38,30 @@ try {
   };
   const file = (p) => path.join(ws, p);
   const exists = (p) => fs.existsSync(file(p));
+  // Where the keyboard focus is: the element's id, class, text, and the rewind action and turn.
+  const active = () =>
+    page.evaluate(() => {
+      const a = document.activeElement;
+      return {
+        tag: a?.tagName.toLowerCase(),
+        id: a?.id,
+        cls: a?.className,
+        text: a?.textContent.trim().slice(0, 40),
+        action: a?.dataset?.action,
+        turn: a?.closest?.(".msg.user")?.dataset.turn,
+      };
+    });
+  // The focus settles on the expected element within 5 s (an action's re-render is async).
+  const expectFocus = async (what, pred) => {
+    const start = Date.now();
+    for (;;) {
+      const a = await active();
+      if (a.tag !== "body" && pred(a)) return;
+      if (Date.now() - start > 5000) throw new Error(`after ${what} the focus is on ${JSON.stringify(a)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const onAction = (label, turn) => (a) => a.action === label && a.turn === String(turn);
   const waitFor = async (what, f) => {
     const start = Date.now();
     while (!f()) {
@@ -86,6 +111,62 @@ try {
   if (fs.readFileSync(file("one.txt"), "utf8") !== "1\n") throw new Error("one.txt is not back as it was");
   await shot("undone");
 
+  // The same rewind by keyboard alone: Tab onto the first prompt, Enter into its actions, arrows
+  // between them, Enter opens the preview on Confirm; Esc and Cancel give the focus back to the
+  // action; Enter confirms and the focus stays on the (re-rendered) action; Shift+Tab back to the
+  // banner's Undo, Enter; then its Dismiss, Enter: the focus goes to the composer.
+  const dialogOpen = () => page.evaluate(() => document.querySelector("#rewind-dialog").open);
+  await page.locator("#versions-toggle").focus();
+  for (let i = 0; ; i++) {
+    if (i > 30) throw new Error("Tab never reached the first prompt");
+    await page.keyboard.press("Tab");
+    const a = await active();
+    if (a.tag === "article" && a.turn === "0") break;
+  }
+  await page.keyboard.press("Enter");
+  await expectFocus("Enter on a prompt", onAction("Restore code", 0));
+  await page.keyboard.press("ArrowRight");
+  await expectFocus("ArrowRight", onAction("Restore conversation", 0));
+  await page.keyboard.press("ArrowLeft");
+  await expectFocus("ArrowLeft", onAction("Restore code", 0));
+  await page.keyboard.press("Enter");
+  await dialog.getByText("two.txt").waitFor();
+  await expectFocus("opening the preview", (a) => a.id === "rewind-confirm");
+  await page.keyboard.press("Escape");
+  await page.waitForFunction(() => !document.querySelector("#rewind-dialog").open);
+  await expectFocus("Esc in the preview", onAction("Restore code", 0));
+  await page.keyboard.press("Enter");
+  await dialog.getByText("two.txt").waitFor();
+  await page.keyboard.press("Tab");
+  await expectFocus("Tab in the preview", (a) => a.id === "rewind-cancel");
+  // the focus stays in the preview: Tab from its last control wraps to its first, and back
+  await page.keyboard.press("Tab");
+  await expectFocus("Tab from Cancel", (a) => a.id === "rewind-confirm");
+  await page.keyboard.press("Shift+Tab");
+  await expectFocus("Shift+Tab from Confirm", (a) => a.id === "rewind-cancel");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => !document.querySelector("#rewind-dialog").open);
+  await expectFocus("Cancel", onAction("Restore code", 0));
+  await page.keyboard.press("Enter");
+  await dialog.getByText("two.txt").waitFor();
+  await shot("keyboard-preview");
+  await page.keyboard.press("Enter");
+  await page.locator("#banner", { hasText: "Restored code" }).waitFor();
+  await waitFor("the files to be removed (keyboard)", () => !exists("one.txt") && !exists("two.txt"));
+  if (await dialogOpen()) throw new Error("the preview stayed open after Enter");
+  await expectFocus("confirming by keyboard", onAction("Restore code", 0));
+  await page.keyboard.press("Shift+Tab");
+  await page.keyboard.press("Shift+Tab");
+  await page.keyboard.press("Shift+Tab");
+  await expectFocus("Shift+Tab to the banner", (a) => a.text === "Undo");
+  await page.keyboard.press("Enter");
+  await page.locator("#banner", { hasText: "Undone" }).waitFor();
+  await waitFor("the files to come back (keyboard)", () => exists("one.txt") && exists("two.txt"));
+  await expectFocus("Undo", (a) => a.text === "Dismiss");
+  await page.keyboard.press("Enter");
+  await page.locator("#banner").waitFor({ state: "hidden" });
+  await expectFocus("Dismiss", (a) => a.id === "prompt");
+
   // A file edited by hand since Retrace wrote it is a conflict: skipped (the default), it keeps
   // the edit while the rest is restored; undo again.
   fs.writeFileSync(file("one.txt"), "mine\n");
@@ -108,17 +189,28 @@ try {
   await dialog.getByText("The conversation goes back").waitFor();
   await page.locator("#rewind-confirm").click();
   await page.locator("#banner", { hasText: "Restored conversation" }).waitFor();
+  await expectFocus("restoring the conversation", (a) => a.id === "prompt");
   const value = await prompt.inputValue();
   if (value !== "write two") throw new Error(`the composer holds ${JSON.stringify(value)}`);
   if ((await page.locator(".msg.user").count()) !== 1) throw new Error("the transcript was not rewound");
   await shot("restored-conversation");
 
-  // Versions: two heads; switch back to the other one, which has both turns.
-  await page.locator("#versions-toggle").click();
+  // Versions: opened by keyboard, the focus goes into the panel; Esc closes it and the focus goes
+  // back to its toggle. Two heads; switch back to the other one, which has both turns: the focus
+  // goes to that head.
+  await page.locator("#versions-toggle").focus();
+  await page.keyboard.press("Enter");
+  await page.locator("#checkpoints li", { hasText: "Turn 1" }).waitFor();
+  await expectFocus("opening the versions", (a) => a.id === "versions");
+  await page.keyboard.press("Escape");
+  await page.locator("#versions").waitFor({ state: "hidden" });
+  await expectFocus("Esc in the versions", (a) => a.id === "versions-toggle");
+  await page.keyboard.press("Enter");
   await page.locator("#checkpoints li", { hasText: "Turn 1" }).waitFor();
   const other = page.locator(".head:not(.selected)").first();
   await other.getByRole("button", { name: "Switch" }).click();
   await page.locator(".msg.user", { hasText: "write two" }).waitFor();
+  await expectFocus("switching heads", (a) => a.cls === "head-row");
   if ((await page.locator(".msg.user").count()) !== 2) throw new Error("the switched head does not show both turns");
   await shot("versions-switched");
 
@@ -131,6 +223,7 @@ try {
   await approval.getByRole("button", { name: "Deny" }).click();
   await page.locator(".msg.assistant", { hasText: "not run" }).waitFor();
   await page.locator("#send:not([disabled])").waitFor();
+  await expectFocus("answering the approval", (a) => a.id === "prompt");
   if (exists("never.txt")) throw new Error("a denied command ran");
 
   // Fork from the first prompt: a new head, selected, with the conversation before it.
@@ -138,6 +231,7 @@ try {
   await page.locator(".msg.user").first().getByRole("button", { name: "Fork from here" }).click();
   await page.locator("#banner", { hasText: "Forked from turn 0" }).waitFor();
   await page.locator(".head.selected", { hasText: "fork" }).waitFor();
+  await expectFocus("forking (the prompt is gone)", (a) => a.id === "prompt");
   if ((await page.locator(".msg.user").count()) !== 0) throw new Error("the fork shows prompts from after its turn");
   await shot("forked");
   await page.locator(".head:not(.selected)", { hasText: "main" }).getByRole("button", { name: "Switch" }).first().click();

@@ -1,0 +1,140 @@
+// The web UI's smoke test in Debian's firefox-esr, driven by puppeteer-core over WebDriver BiDi
+// (no browser download): open the page with `?token=`, one turn through the composer (its answer
+// streamed in while the turn runs, and its tool call), hover the prompt and restore code through
+// the preview (the file goes from the disk; the focus comes back to the action), the same preview
+// by keyboard (Shift+Tab wraps inside it) closed with Esc, undo from the banner (the file is back),
+// a reload. One screenshot, `firefox.png`; any console error or page error fails the run.
+//
+//   node firefox.mjs URL WORKSPACE SCREENSHOT_DIR
+import puppeteer from "puppeteer-core";
+import fs from "node:fs";
+import path from "node:path";
+
+const [url, ws, shots] = process.argv.slice(2);
+if (!url || !ws || !shots) {
+  console.error("usage: node firefox.mjs URL WORKSPACE SCREENSHOT_DIR");
+  process.exit(2);
+}
+fs.mkdirSync(shots, { recursive: true });
+
+const errors = [];
+const started = Date.now();
+const browser = await puppeteer.launch({
+  browser: "firefox",
+  executablePath: process.env.FIREFOX ?? "/usr/bin/firefox-esr",
+  headless: true,
+  defaultViewport: { width: 1000, height: 700 },
+});
+try {
+  const page = await browser.newPage();
+  page.setDefaultTimeout(15000);
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(`console: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => errors.push(`page: ${e.message}`));
+
+  const check = (what) => {
+    if (errors.length) throw new Error(`after ${what}: ${errors.join("; ")}`);
+  };
+  const file = (p) => path.join(ws, p);
+  const waitFor = async (what, f) => {
+    const start = Date.now();
+    while (!f()) {
+      if (Date.now() - start > 15000) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  /** Waits until an element matching `selector` holds `text`. */
+  const waitText = (selector, text) =>
+    page.waitForFunction(
+      (sel, t) => [...document.querySelectorAll(sel)].some((e) => e.textContent.includes(t)),
+      {},
+      selector,
+      text,
+    );
+  const activeAction = () =>
+    page.evaluate(() => {
+      const a = document.activeElement;
+      return `${a?.closest(".msg.user")?.dataset.turn ?? "-"} ${a?.dataset?.action ?? a?.tagName}`;
+    });
+  // The focus settles on turn 0's Restore code within 5 s (the dialog's close event is async).
+  const expectOnAction = async (what) => {
+    const start = Date.now();
+    while ((await activeAction()) !== "0 Restore code") {
+      if (Date.now() - start > 5000) throw new Error(`after ${what} the focus is on ${await activeAction()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const dialogOpen = () => page.evaluate(() => document.querySelector("#rewind-dialog").open);
+
+  await page.goto(url);
+  await waitText("#transcript", "No session yet");
+  check("opening the page");
+
+  // One turn through the composer: Enter sends; the answer streams in after the tool call, shown
+  // while the turn still runs (before the transcript is read again at its end).
+  await page.evaluate(() => {
+    new MutationObserver(() => {
+      const live = [...document.querySelectorAll(".msg.assistant")].some((e) => e.textContent.includes("wrote one"));
+      if (live && document.body.classList.contains("running")) window.streamed = true;
+    }).observe(document.querySelector("#transcript"), { childList: true, subtree: true, characterData: true });
+  });
+  await page.click("#prompt");
+  await page.keyboard.type("write one");
+  await page.keyboard.press("Enter");
+  await waitText(".msg.assistant", "wrote one");
+  await waitText(".tool", "write_file one.txt");
+  await page.waitForSelector("#send:not([disabled])");
+  if (!(await page.evaluate(() => window.streamed))) throw new Error("the answer was not streamed in");
+  if (fs.readFileSync(file("one.txt"), "utf8") !== "1\n") throw new Error("the turn did not write one.txt");
+  check("the turn");
+
+  // Hover the prompt: its rewind actions show; Restore code opens the preview, Confirm restores.
+  const action = '.msg.user[data-turn="0"] button[data-action="Restore code"]';
+  await page.hover('.msg.user[data-turn="0"]');
+  await page.waitForSelector(action, { visible: true });
+  await page.click(action);
+  await page.waitForFunction(() => document.querySelector("#rewind-dialog").open);
+  await waitText("#rewind-dialog", "one.txt");
+  await page.click("#rewind-confirm");
+  await waitText("#banner", "Restored code");
+  await waitFor("one.txt to be removed", () => !fs.existsSync(file("one.txt")));
+  if (await dialogOpen()) throw new Error("the preview stayed open");
+  await expectOnAction("restoring code");
+  check("restoring code");
+
+  // The preview by keyboard: Enter opens it on Confirm, Esc closes it, the focus comes back.
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => document.querySelector("#rewind-dialog").open);
+  const focused = await page.evaluate(() => document.activeElement.id);
+  if (focused !== "rewind-confirm") throw new Error(`the preview opened with the focus on ${focused}`);
+  await page.keyboard.down("Shift");
+  await page.keyboard.press("Tab");
+  await page.keyboard.up("Shift");
+  const wrapped = await page.evaluate(() => document.activeElement.id);
+  if (wrapped !== "rewind-cancel") throw new Error(`Shift+Tab from Confirm went to ${JSON.stringify(wrapped)}`);
+  await page.keyboard.press("Escape");
+  await page.waitForFunction(() => !document.querySelector("#rewind-dialog").open);
+  await expectOnAction("Esc");
+
+  // Undo from the banner: the file is back as it was.
+  await page.click("#banner button.undo");
+  await waitText("#banner", "Undone");
+  await waitFor("one.txt to come back", () => fs.existsSync(file("one.txt")));
+  if (fs.readFileSync(file("one.txt"), "utf8") !== "1\n") throw new Error("one.txt is not back as it was");
+  check("undo");
+
+  // A reload (the address names the session) opens it again; the live connection it drops is
+  // no error.
+  await page.reload();
+  await waitText(".msg.assistant", "wrote one");
+  await page.screenshot({ path: path.join(shots, "firefox.png") });
+  check("the reload");
+  console.log(`firefox flow ok (${await browser.version()}) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+} finally {
+  await browser.close();
+}
+if (errors.length) {
+  console.error(errors.join("\n"));
+  process.exit(1);
+}
