@@ -119,8 +119,18 @@ impl Service {
     /// A new session on `workspace`. Its model (the service's) is opened first, so a missing key
     /// creates nothing.
     pub async fn create(&self, workspace: &Path) -> std::result::Result<SessionHandle, Error> {
+        self.create_with_model(workspace, None).await
+    }
+
+    /// A new session on `workspace` with `model` (`None`: the service's). The model is opened
+    /// first, so one that cannot be used (a missing key, a missing script) creates nothing.
+    pub async fn create_with_model(
+        &self,
+        workspace: &Path,
+        model: Option<&ModelSpec>,
+    ) -> std::result::Result<SessionHandle, Error> {
         let _g = self.inner.opening.lock().await;
-        let model = match &self.inner.opts.model {
+        let model = match model.or(self.inner.opts.model.as_ref()) {
             Some(spec) => Some(
                 open_model(spec, &ModelOptions::default(), &*self.inner.opts.env)
                     .map_err(ControlError::from)?,

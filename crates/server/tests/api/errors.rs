@@ -297,6 +297,50 @@ async fn a_cancelled_summary_is_cancelled() {
     assert_error(&got, 400, "usage");
 }
 
+/// Every file under `dir`, recursively.
+fn files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Found by review: the session was created before its model was given, so a 502 left an empty
+/// session behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_cannot_be_used_creates_no_session() {
+    let env = Env::new(vec![]);
+    let id = env.create().await;
+    let (_, before) = env.get("/api/sessions").await;
+    let stored = files(&env.home);
+    let missing = format!("script:{}", env.tmp.path().join("none.json").display());
+    let got = env.post("/api/sessions", json!({"model": missing})).await;
+    assert_error(&got, 502, "model");
+    let got = env.post("/api/sessions", json!({"model": "nonsense:x"})).await;
+    assert_error(&got, 400, "usage");
+    let (_, after) = env.get("/api/sessions").await;
+    assert_eq!(after, before);
+    assert_eq!(after.as_array().unwrap().len(), 1, "{after}");
+    assert_eq!(after[0]["id"], id.as_str(), "{after}");
+    assert_eq!(files(&env.home), stored, "a file was left in the data root");
+    // A usable model still creates its session, with that model.
+    let demo = env.post("/api/sessions", json!({"model": "demo"})).await;
+    assert_eq!(demo.0, StatusCode::CREATED, "{}", demo.1);
+    let sid = demo.1["session_id"].as_str().unwrap();
+    let (_, st) = env.get(&format!("/api/sessions/{sid}")).await;
+    assert!(st["model"].as_str().is_some_and(|m| !m.is_empty()), "{st}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unreadable_and_corrupt_logs_are_io_and_corrupt() {
     let env = Env::new(vec![]);
