@@ -3,9 +3,11 @@
 //! server-sent events, and the web UI's files from `retrace-web`.
 //!
 //! ```text
-//!  browser ──HTTP──► security (Host, Origin, token) ──► api ──► Registry ──► SessionHandle
-//!                                                    ├─► events (SSE) ◄── Subscription
-//!                                                    └─► assets (retrace-web)
+//!  browser ──HTTP──► listen (connection cap, header timeout)
+//!                     └─► security (Host, Origin, token)
+//!                          ├─► api ──► Registry ──► SessionHandle
+//!                          ├─► events (SSE) ◄── Subscription
+//!                          └─► assets (retrace-web)
 //! ```
 //!
 //! The server is a frontend: it parses requests (strictly: unknown fields and wrong types are
@@ -24,6 +26,7 @@ mod assets;
 mod body;
 mod error;
 mod events;
+mod listen;
 mod registry;
 mod security;
 mod server;
@@ -32,6 +35,7 @@ pub use app::router;
 pub use body::MAX_BODY;
 pub use error::{status_of, ApiError, ServerError};
 pub use events::KEEP_ALIVE;
+pub use listen::ConnectionLimits;
 pub use registry::{ModelResolver, Registry};
 pub use security::{Guard, COOKIE};
 pub use server::{random_token, ServeOptions, Server};

@@ -1,17 +1,19 @@
 //! The server on a real socket (127.0.0.1:0), through reqwest.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use retrace_control::{Service, ServiceOptions};
 use retrace_protocol::ModelSpec;
-use retrace_server::{ServeOptions, Server};
+use retrace_server::{ConnectionLimits, ServeOptions, Server};
 use serde_json::{json, Value};
 
 use crate::support::{resolver, writes, TOKEN};
 
 /// A served server; stops (closing its sessions) when `stop` is called.
 pub struct Live {
+    pub addr: SocketAddr,
     pub base: String,
     pub url: String,
     pub tmp: tempfile::TempDir,
@@ -22,6 +24,11 @@ pub struct Live {
 
 impl Live {
     pub async fn start(responses: Vec<Value>) -> Live {
+        Live::start_with(responses, ConnectionLimits::default()).await
+    }
+
+    /// A server with connection limits of its own.
+    pub async fn start_with(responses: Vec<Value>, limits: ConnectionLimits) -> Live {
         let tmp = tempfile::tempdir().unwrap();
         let ws = tmp.path().join("ws");
         std::fs::create_dir_all(&ws).unwrap();
@@ -38,11 +45,13 @@ impl Live {
                 workspace: ws,
                 model: Some(ModelSpec::script(script.to_string_lossy())),
                 resolve: resolver(),
+                limits,
             },
         )
         .await
         .unwrap();
-        let base = format!("http://{}", server.addr());
+        let addr = server.addr();
+        let base = format!("http://{addr}");
         let url = server.url();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -50,10 +59,10 @@ impl Live {
                 .run(async move {
                     let _ = rx.await;
                 })
-                .await
-                .unwrap();
+                .await;
         });
         Live {
+            addr,
             base,
             url,
             tmp,
@@ -104,6 +113,15 @@ impl Live {
             .expect("the server did not stop")
             .unwrap();
     }
+}
+
+/// The status of a raw answer.
+pub fn raw_status(answer: &str) -> u16 {
+    answer
+        .strip_prefix("HTTP/1.1 ")
+        .and_then(|r| r.get(..3))
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP answer: {answer:?}"))
 }
 
 /// One SSE frame.

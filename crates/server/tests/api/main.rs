@@ -4,6 +4,7 @@
 
 mod errors;
 mod events;
+mod connections;
 mod http;
 mod routes;
 mod security;
