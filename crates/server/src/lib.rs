@@ -4,7 +4,7 @@
 //!
 //! ```text
 //!  browser ──HTTP──► listen (connection cap, header timeout)
-//!                     └─► security (Host, Origin, token)
+//!                     └─► security (Host, Origin, token or page key)
 //!                          ├─► api ──► Registry ──► SessionHandle
 //!                          ├─► events (SSE) ◄── Subscription
 //!                          └─► assets (retrace-web)
@@ -16,9 +16,10 @@
 //! file of its own. Sessions are opened on demand by id and kept open until the server stops,
 //! so every tab on a session shares its actor and its event stream.
 //!
-//! Trade-offs: only loopback addresses by default, one token for everything (no users), plain
-//! HTTP (the token would cross a network in clear: `allow_remote` is for trusted networks or a
-//! TLS proxy in front). A plan prepared through the server lives in its process, as plans do.
+//! Trade-offs: only loopback addresses by default, one token for everything (no users; the
+//! page's cookie carries a key of this server's life, not the token), plain HTTP (the token would
+//! cross a network in clear: `allow_remote` is for trusted networks or a TLS proxy in front). A
+//! plan prepared through the server lives in its process, as plans do.
 
 mod api;
 mod app;
@@ -37,5 +38,5 @@ pub use error::{status_of, ApiError, ServerError};
 pub use events::KEEP_ALIVE;
 pub use listen::ConnectionLimits;
 pub use registry::{ModelResolver, Registry};
-pub use security::{Guard, COOKIE};
+pub use security::Guard;
 pub use server::{random_token, ServeOptions, Server};

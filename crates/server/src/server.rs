@@ -1,4 +1,4 @@
-//! [`Server`]: binds the address, makes the token, serves the application
+//! [`Server`]: binds the address, makes the token and the page's key, serves the application
 //! (through [`crate::listen`]'s accept loop, within [`ConnectionLimits`]) until told to stop, then
 //! closes every session (running turns cancelled cleanly, leases released) before it returns.
 
@@ -111,7 +111,7 @@ impl Server {
             addr: want.to_string(),
             source,
         })?;
-        let guard = Arc::new(Guard::new(token.clone(), &url_host, addr.port()));
+        let guard = Arc::new(Guard::new(token.clone(), &url_host, addr.port())?);
         let registry = Arc::new(Registry::new(service, opts.workspace, opts.model, opts.resolve));
         Ok(Server {
             listener,

@@ -8,6 +8,8 @@ use retrace_control::{Service, ServiceOptions};
 use retrace_protocol::ModelSpec;
 use retrace_server::{ConnectionLimits, ServeOptions, Server};
 use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 use crate::support::{resolver, writes, TOKEN};
 
@@ -113,6 +115,19 @@ impl Live {
             .expect("the server did not stop")
             .unwrap();
     }
+}
+
+/// Writes `request` as is on a new connection and reads until the server closes it (at most
+/// 10 s): the raw answer.
+pub async fn raw(addr: SocketAddr, request: &str) -> String {
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut out))
+        .await
+        .expect("the server did not close the connection")
+        .unwrap();
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The status of a raw answer.
