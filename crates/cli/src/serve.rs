@@ -68,6 +68,7 @@ pub fn run(cfg: &Config, a: ServeArgs<'_>) -> CmdResult {
         workspace,
         model: Some(spec),
         resolve,
+        limits: Default::default(),
     };
     let rt = runtime()?;
     rt.block_on(async {
@@ -86,7 +87,7 @@ pub fn run(cfg: &Config, a: ServeArgs<'_>) -> CmdResult {
         writeln!(out, "retrace: listening on {}", server.url())?;
         out.flush()?;
         drop(out);
-        server.run(stop).await.map_err(server_failure)?;
+        server.run(stop).await;
         Ok(ExitCode::SUCCESS)
     })
 }

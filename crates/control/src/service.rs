@@ -127,6 +127,17 @@ impl Service {
         self.create_with(workspace, self.inner.opts.model.clone()).await
     }
 
+    /// A new session on `workspace` with `model` (`None`: the service's). The model is opened
+    /// first, so one that cannot be used (a missing key, a missing script) creates nothing.
+    pub async fn create_with_model(
+        &self,
+        workspace: &Path,
+        model: Option<&ModelSpec>,
+    ) -> std::result::Result<SessionHandle, Error> {
+        let spec = model.or(self.inner.opts.model.as_ref()).cloned();
+        self.create_with(workspace, spec).await
+    }
+
     /// A new session on `workspace` with the model `spec` (`None`: none yet), opened first.
     pub(crate) async fn create_with(
         &self,

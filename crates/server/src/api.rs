@@ -16,7 +16,7 @@ use retrace_protocol::{
     ApprovalAnswer, CancelAnswer, CheckpointListing, CommitRevert, CommitRewind, CompactRequest,
     CreateSession, ErrorCode, ForkRequest, HeadEntry, HeadRef, PlanModeRequest, PrepareRevert, PrepareRewind,
     RetireRequest, RewindPlan, RewindResult, SendPrompt, SessionCreated, SessionEntry, SessionStatus,
-    SummarizeRequest, SwitchRequest, TranscriptEntry, UndoRequest,
+    SummarizeDirection, SummarizeRequest, SwitchRequest, TranscriptEntry, UndoRequest,
 };
 
 use crate::body::{Empty, StrictJson};
@@ -173,33 +173,40 @@ async fn fork(
     Ok(Json(r.get(&id).await?.fork(req).await?))
 }
 
+/// `POST …/summarize`'s body: `SummarizeRequest` without its `model`, which is refused over HTTP
+/// as an unknown field (a model names an endpoint and a key variable: a page could send a key
+/// anywhere). The session's own model writes the summary.
+#[derive(Debug, serde::Deserialize)]
+struct SummarizeBody {
+    turn: u64,
+    direction: SummarizeDirection,
+}
+
 async fn summarize(
     State(r): Reg,
     Path(id): Path<String>,
-    StrictJson(req): StrictJson<SummarizeRequest>,
+    StrictJson(body): StrictJson<SummarizeBody>,
 ) -> Answer<HeadRef> {
-    if req.model.is_some() {
-        // A model names an endpoint and a key variable: over HTTP that would let a page send a
-        // key anywhere. The session's own model writes the summary.
-        return Err(ApiError::usage(
-            "field `model`: not accepted over HTTP (the session's model writes the summary)",
-        ));
-    }
+    let req = SummarizeRequest {
+        turn: body.turn,
+        direction: body.direction,
+        model: None,
+    };
     Ok(Json(r.get(&id).await?.summarize(req).await?))
 }
+
+/// `POST …/compact`'s body: `{}`. A `model` is refused as an unknown field, as for summarize.
+#[derive(Debug, serde::Deserialize)]
+struct CompactBody {}
 
 async fn compact(
     State(r): Reg,
     Path(id): Path<String>,
-    StrictJson(req): StrictJson<CompactRequest>,
+    StrictJson(CompactBody {}): StrictJson<CompactBody>,
 ) -> Answer<HeadRef> {
-    if req.model.is_some() {
-        // As for summarize: the session's own model writes the summary.
-        return Err(ApiError::usage(
-            "field `model`: not accepted over HTTP (the session's model writes the summary)",
-        ));
-    }
-    Ok(Json(r.get(&id).await?.compact(req).await?))
+    Ok(Json(
+        r.get(&id).await?.compact(CompactRequest { model: None }).await?,
+    ))
 }
 
 async fn plan_mode(

@@ -1,11 +1,12 @@
-//! Request bodies: at most [`MAX_BODY`] bytes (413 beyond), JSON objects whose fields are all
-//! known and of the right type (400 `usage` otherwise, the message naming the field). The
-//! `protocol` request types accept unknown fields (they are read from files and other
+//! Request bodies: at most [`MAX_BODY`] bytes (413 beyond), sent as `Content-Type:
+//! application/json` (415 otherwise; a request without a body needs none), JSON objects whose
+//! fields are all known and of the right type (400 `usage` otherwise, the message naming the
+//! field). The `protocol` request types accept unknown fields (they are read from files and other
 //! programs too), so the check is done here: every key serde did not use is refused.
 
 use axum::body::Body;
 use axum::extract::{FromRequest, Request};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use http_body_util::BodyExt;
 use retrace_protocol::ErrorCode;
 use serde::de::DeserializeOwned;
@@ -39,9 +40,37 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for StrictJson<T> {
         if declared.is_some_and(|n| n > DRAIN_LIMIT as u64) {
             return Err(too_large());
         }
+        let json = is_json(req.headers());
+        if declared.is_some_and(|n| n > 0) && !json {
+            return Err(not_json());
+        }
         let bytes = read_capped(req.into_body()).await?;
+        if !bytes.is_empty() && !json {
+            return Err(not_json());
+        }
         parse(&bytes).map(StrictJson)
     }
+}
+
+/// Whether the request says its body is JSON: `application/json`, parameters allowed.
+fn is_json(headers: &HeaderMap) -> bool {
+    let mut all = headers.get_all(header::CONTENT_TYPE).iter();
+    let (Some(v), None) = (all.next(), all.next()) else {
+        return false;
+    };
+    v.to_str().is_ok_and(|v| {
+        v.split(';')
+            .next()
+            .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+    })
+}
+
+fn not_json() -> ApiError {
+    ApiError::with_status(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ErrorCode::Usage,
+        "the request body must be JSON, sent with the header `Content-Type: application/json`",
+    )
 }
 
 /// How much of a body over the cap is read (and dropped) before the answer, so that a client
@@ -139,6 +168,34 @@ mod tests {
         assert!(m.contains("not valid"), "{m}");
         let m = message(parse::<SendPrompt>(br#"["x"]"#));
         assert!(m.contains("not valid"), "{m}");
+    }
+
+    #[test]
+    fn json_is_application_json_with_any_parameters() {
+        let h = |values: &[&str]| {
+            let mut h = HeaderMap::new();
+            for v in values {
+                h.append(header::CONTENT_TYPE, v.parse().unwrap());
+            }
+            h
+        };
+        for ok in [
+            "application/json",
+            "Application/JSON; charset=utf-8",
+            " application/json ;x=y",
+        ] {
+            assert!(is_json(&h(&[ok])), "{ok}");
+        }
+        for bad in [
+            "text/plain",
+            "application/jsonx",
+            "application/x-www-form-urlencoded",
+            "",
+        ] {
+            assert!(!is_json(&h(&[bad])), "{bad}");
+        }
+        assert!(!is_json(&h(&[])));
+        assert!(!is_json(&h(&["application/json", "text/plain"])));
     }
 
     #[test]

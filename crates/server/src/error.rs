@@ -2,8 +2,6 @@
 //! `/api` request answers when it fails: `{"error": {code, message, details}}` with the status of
 //! the one table, [`status_of`].
 
-use std::net::SocketAddr;
-
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -38,14 +36,6 @@ pub enum ServerError {
     /// No random token could be made.
     #[error("cannot read random bytes for the API token: {0}")]
     Random(String),
-    /// Serving failed.
-    #[error("serving on {addr} failed: {source}")]
-    Serve {
-        /// The bound address.
-        addr: SocketAddr,
-        /// Why.
-        source: std::io::Error,
-    },
 }
 
 /// The HTTP status of each error code: the one table (docs/API.md repeats it).

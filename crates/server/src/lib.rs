@@ -3,9 +3,11 @@
 //! server-sent events, and the web UI's files from `retrace-web`.
 //!
 //! ```text
-//!  browser ──HTTP──► security (Host, Origin, token) ──► api ──► Registry ──► SessionHandle
-//!                                                    ├─► events (SSE) ◄── Subscription
-//!                                                    └─► assets (retrace-web)
+//!  browser ──HTTP──► listen (connection cap, header timeout)
+//!                     └─► security (Host, Origin, token or page key)
+//!                          ├─► api ──► Registry ──► SessionHandle
+//!                          ├─► events (SSE) ◄── Subscription
+//!                          └─► assets (retrace-web)
 //! ```
 //!
 //! The server is a frontend: it parses requests (strictly: unknown fields and wrong types are
@@ -14,9 +16,10 @@
 //! file of its own. Sessions are opened on demand by id and kept open until the server stops,
 //! so every tab on a session shares its actor and its event stream.
 //!
-//! Trade-offs: only loopback addresses by default, one token for everything (no users), plain
-//! HTTP (the token would cross a network in clear: `allow_remote` is for trusted networks or a
-//! TLS proxy in front). A plan prepared through the server lives in its process, as plans do.
+//! Trade-offs: only loopback addresses by default, one token for everything (no users; the
+//! page's cookie carries a key of this server's life, not the token), plain HTTP (the token would
+//! cross a network in clear: `allow_remote` is for trusted networks or a TLS proxy in front). A
+//! plan prepared through the server lives in its process, as plans do.
 
 mod api;
 mod app;
@@ -24,6 +27,7 @@ mod assets;
 mod body;
 mod error;
 mod events;
+mod listen;
 mod registry;
 mod security;
 mod server;
@@ -32,6 +36,7 @@ pub use app::router;
 pub use body::MAX_BODY;
 pub use error::{status_of, ApiError, ServerError};
 pub use events::KEEP_ALIVE;
+pub use listen::ConnectionLimits;
 pub use registry::{ModelResolver, Registry};
-pub use security::{Guard, COOKIE};
+pub use security::Guard;
 pub use server::{random_token, ServeOptions, Server};

@@ -65,7 +65,7 @@ impl Registry {
             return Ok(h.clone());
         }
         let h = self.service.open(id, None).await?;
-        self.give_model(&h, None).await?;
+        self.give_model(&h).await;
         open.insert(id.to_string(), h.clone());
         let now = h.session_id().to_string();
         if now != id {
@@ -74,7 +74,9 @@ impl Registry {
         Ok(h)
     }
 
-    /// A new session on `workspace` (else the server's), with `model` (else the server's).
+    /// A new session on `workspace` (else the server's), with `model` (else the server's). A
+    /// model asked for is resolved and opened before the session is created: one that cannot be
+    /// used is an error that leaves nothing behind.
     pub async fn create(
         &self,
         workspace: Option<&Path>,
@@ -90,23 +92,23 @@ impl Registry {
         }
         let mut open = self.open.lock().await;
         self.not_closing()?;
-        let h = self.service.create(ws).await?;
-        self.give_model(&h, model).await?;
+        let h = match &model {
+            Some(spec) => self.service.create_with_model(ws, Some(spec)).await?,
+            None => {
+                let h = self.service.create(ws).await?;
+                self.give_model(&h).await;
+                h
+            }
+        };
         open.insert(h.session_id().to_string(), h.clone());
         Ok(h)
     }
 
-    /// Sets the model asked for (an error if it cannot be used), or the server's (a model that
-    /// cannot be used now fails the turns, with `model`, instead of the opening).
-    async fn give_model(&self, h: &SessionHandle, asked: Option<ModelSpec>) -> Result<(), Error> {
-        match asked {
-            Some(spec) => h.set_model(spec).await,
-            None => {
-                if let Some(spec) = &self.model {
-                    let _ = h.set_model(spec.clone()).await;
-                }
-                Ok(())
-            }
+    /// Gives a session the server's model, if it has one (a model that cannot be used now fails
+    /// the turns, with `model`, instead of the opening).
+    async fn give_model(&self, h: &SessionHandle) {
+        if let Some(spec) = &self.model {
+            let _ = h.set_model(spec.clone()).await;
         }
     }
 

@@ -1,33 +1,51 @@
-//! Who may talk to the server (docs/API.md "Security"): a request whose `Host` is not the
-//! server's own address, or whose `Origin` is not the server's own origin, is refused with 403
-//! (DNS rebinding, cross-site requests); an `/api` request needs the token, as
-//! `Authorization: Bearer TOKEN` or the cookie the page gets when it is opened with `?token=`
-//! (401 otherwise). Tokens are compared in constant time.
+//! Who may talk to the server (docs/API.md "Security"): a request with more than one `Host`
+//! header, a `Host` that is not the server's own address, a request target naming another host
+//! (`GET http://evil.example/… HTTP/1.1`) or an `Origin` that is not the server's own origin is
+//! refused with 403 (DNS rebinding, cross-site requests); an `/api` request needs the token as
+//! `Authorization: Bearer TOKEN`, or the page's cookie (401 otherwise).
+//!
+//! The cookie does not carry the token. Browsers send a cookie of `127.0.0.1` to every port of
+//! it, so another local server would see it: the cookie carries a key of 128 random bits made
+//! at each start instead, good for this server's life only, and is named after the port
+//! (`retrace_PORT`) so that two servers' cookies live side by side. It is `Path=/api` (the page
+//! and its files need none), `HttpOnly` and `SameSite=Strict`. The token and the key are
+//! compared in constant time.
+//!
+//! Every `/api` answer, and every refusal, carries `X-Content-Type-Options: nosniff` and
+//! `Cache-Control: no-store`.
 
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use retrace_protocol::ErrorCode;
 use subtle::ConstantTimeEq;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ServerError};
 
-/// The cookie that carries the token for the page.
-pub const COOKIE: &str = "retrace_token";
-
-/// The server's address and token, as the checks need them.
+/// The server's address, its token and the page's key, as the checks need them.
 #[derive(Debug, Clone)]
 pub struct Guard {
     token: String,
+    /// The value of the page's cookie: random, new at each start, not the token.
+    page_key: String,
+    /// The page's cookie's name: `retrace_PORT`.
+    cookie_name: String,
     /// Every `Host` value accepted (`127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`, the bound
     /// host with its port).
     hosts: Vec<String>,
 }
 
+/// Whether `a` is `b`, in time that depends on their lengths only.
+fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len() && bool::from(a.ct_eq(b))
+}
+
 impl Guard {
-    /// The guard of a server bound to `host` (as written in URLs: `[::1]` for IPv6) and `port`.
-    pub fn new(token: impl Into<String>, host: &str, port: u16) -> Guard {
+    /// The guard of a server bound to `host` (as written in URLs: `[::1]` for IPv6) and `port`,
+    /// with a new random page key.
+    pub fn new(token: impl Into<String>, host: &str, port: u16) -> Result<Guard, ServerError> {
         let mut hosts: Vec<String> = ["127.0.0.1", "localhost", "[::1]"]
             .iter()
             .map(|h| format!("{h}:{port}"))
@@ -36,27 +54,51 @@ impl Guard {
         if !hosts.contains(&own) {
             hosts.push(own);
         }
-        Guard {
+        Ok(Guard {
             token: token.into(),
+            page_key: crate::server::random_token()?,
+            cookie_name: format!("retrace_{port}"),
             hosts,
-        }
+        })
     }
 
     /// Whether `given` is the token (constant time in the token's bytes).
     pub fn token_matches(&self, given: &str) -> bool {
-        let (a, b) = (given.as_bytes(), self.token.as_bytes());
-        a.len() == b.len() && bool::from(a.ct_eq(b))
+        same(given, &self.token)
     }
 
-    /// The `Set-Cookie` value that gives the page the token.
+    /// The page's cookie's name, `retrace_PORT`.
+    pub fn cookie_name(&self) -> &str {
+        &self.cookie_name
+    }
+
+    /// The `Set-Cookie` value that gives the page its key.
     pub fn cookie(&self) -> String {
-        format!("{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", self.token)
+        format!(
+            "{}={}; HttpOnly; SameSite=Strict; Path=/api",
+            self.cookie_name, self.page_key
+        )
     }
 
-    fn host_ok(&self, headers: &HeaderMap) -> bool {
-        let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
-            return false;
+    /// Why the request's `Host` (or its target's authority) is not this server's, if it is not.
+    fn wrong_host(&self, headers: &HeaderMap, uri: &Uri) -> Option<&'static str> {
+        let mut all = headers.get_all(header::HOST).iter();
+        let host = match (all.next(), all.next()) {
+            (Some(h), None) => h,
+            (None, _) => return Some("the request has no Host header"),
+            (Some(_), Some(_)) => return Some("the request has more than one Host header"),
         };
+        if !host.to_str().is_ok_and(|h| self.is_ours(h)) {
+            return Some("the Host header is not this server's address");
+        }
+        // An absolute-form target (`GET http://HOST:PORT/… HTTP/1.1`) names its host too.
+        if uri.authority().is_some_and(|a| !self.is_ours(a.as_str())) {
+            return Some("the request target names a host that is not this server's address");
+        }
+        None
+    }
+
+    fn is_ours(&self, host: &str) -> bool {
         let host = host.to_ascii_lowercase();
         self.hosts.contains(&host)
     }
@@ -68,10 +110,10 @@ impl Guard {
         let Ok(origin) = origin.to_str() else {
             return false;
         };
-        let origin = origin.to_ascii_lowercase();
         origin
+            .to_ascii_lowercase()
             .strip_prefix("http://")
-            .is_some_and(|rest| self.hosts.iter().any(|h| h == rest))
+            .is_some_and(|rest| self.is_ours(rest))
     }
 
     fn authorized(&self, headers: &HeaderMap) -> bool {
@@ -81,100 +123,66 @@ impl Guard {
             .filter_map(|v| v.to_str().ok())
             .filter_map(|v| v.strip_prefix("Bearer "))
             .any(|t| self.token_matches(t.trim()));
-        bearer || cookie_token(headers).iter().any(|t| self.token_matches(t))
+        bearer
+            || cookies(headers, &self.cookie_name)
+                .iter()
+                .any(|k| same(k, &self.page_key))
     }
 }
 
-/// Every value of the token cookie the request carries.
-fn cookie_token(headers: &HeaderMap) -> Vec<&str> {
+/// Every value of cookie `name` the request carries.
+fn cookies<'a>(headers: &'a HeaderMap, name: &str) -> Vec<&'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .filter(|(k, _)| *k == COOKIE)
+        .filter(|(k, _)| *k == name)
         .map(|(_, v)| v)
         .collect()
+}
+
+fn is_api(path: &str) -> bool {
+    path == "/api" || path.starts_with("/api/")
 }
 
 /// The middleware of every route: `Host` and `Origin` first, then the token under `/api`.
 pub async fn check(State(guard): State<std::sync::Arc<Guard>>, req: Request, next: Next) -> Response {
     let headers = req.headers();
-    if !guard.host_ok(headers) {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            "the Host header is not this server's address",
-        );
+    if let Some(why) = guard.wrong_host(headers, req.uri()) {
+        return refuse(StatusCode::FORBIDDEN, why);
     }
     if !guard.origin_ok(headers) {
         return refuse(StatusCode::FORBIDDEN, "the Origin is not this server's own");
     }
-    let path = req.uri().path();
-    if (path == "/api" || path.starts_with("/api/")) && !guard.authorized(headers) {
+    if !is_api(req.uri().path()) {
+        return next.run(req).await;
+    }
+    if !guard.authorized(headers) {
         return refuse(
             StatusCode::UNAUTHORIZED,
-            "a valid token is required (Authorization: Bearer TOKEN)",
+            "a valid token is required (Authorization: Bearer TOKEN, or open the address `retrace serve` printed)",
         );
     }
-    next.run(req).await
+    not_stored(next.run(req).await)
+}
+
+/// Adds the headers of an API answer: not to be sniffed as another type, nor stored by a cache.
+fn not_stored(mut res: Response) -> Response {
+    let h = res.headers_mut();
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res
 }
 
 fn refuse(status: StatusCode, message: &str) -> Response {
-    ApiError::with_status(status, ErrorCode::Refused, message).into_response()
+    not_stored(ApiError::with_status(status, ErrorCode::Refused, message).into_response())
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use axum::http::HeaderValue;
-
-    fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (k, v) in pairs {
-            h.append(k.clone(), HeaderValue::from_str(v).unwrap());
-        }
-        h
-    }
-
-    #[test]
-    fn hosts_must_name_this_server_with_its_port() {
-        let g = Guard::new("t".repeat(32), "127.0.0.1", 8080);
-        for ok in ["127.0.0.1:8080", "localhost:8080", "LOCALHOST:8080", "[::1]:8080"] {
-            assert!(g.host_ok(&headers(&[(header::HOST, ok)])), "{ok}");
-        }
-        for bad in ["evil.example:8080", "127.0.0.1:8081", "localhost", "127.0.0.1"] {
-            assert!(!g.host_ok(&headers(&[(header::HOST, bad)])), "{bad}");
-        }
-        assert!(!g.host_ok(&HeaderMap::new()));
-        let g = Guard::new("t".repeat(32), "192.0.2.7", 9);
-        assert!(g.host_ok(&headers(&[(header::HOST, "192.0.2.7:9")])));
-    }
-
-    #[test]
-    fn origins_must_be_this_server() {
-        let g = Guard::new("t".repeat(32), "127.0.0.1", 8080);
-        assert!(g.origin_ok(&HeaderMap::new()));
-        assert!(g.origin_ok(&headers(&[(header::ORIGIN, "http://localhost:8080")])));
-        for bad in [
-            "http://evil.example",
-            "https://localhost:8080",
-            "http://localhost:8081",
-            "null",
-        ] {
-            assert!(!g.origin_ok(&headers(&[(header::ORIGIN, bad)])), "{bad}");
-        }
-    }
-
-    #[test]
-    fn the_token_comes_as_a_bearer_or_a_cookie() {
-        let t = "a".repeat(32);
-        let g = Guard::new(t.clone(), "127.0.0.1", 1);
-        assert!(g.authorized(&headers(&[(header::AUTHORIZATION, &format!("Bearer {t}"))])));
-        assert!(g.authorized(&headers(&[(header::COOKIE, &format!("x=1; {COOKIE}={t}"))])));
-        assert!(!g.authorized(&headers(&[(header::AUTHORIZATION, "Bearer aaa")])));
-        assert!(!g.authorized(&headers(&[(header::COOKIE, &format!("{COOKIE}=b"))])));
-        assert!(!g.authorized(&HeaderMap::new()));
-        assert!(g.cookie().contains("HttpOnly") && g.cookie().contains("SameSite=Strict"));
-    }
-}
+#[path = "security_tests.rs"]
+mod tests;

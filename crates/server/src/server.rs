@@ -1,6 +1,6 @@
-//! [`Server`]: binds the address, makes the token, serves the application until told to stop,
-//! then closes every session (running turns cancelled cleanly, leases released) before it
-//! returns.
+//! [`Server`]: binds the address, makes the token and the page's key, serves the application
+//! (through [`crate::listen`]'s accept loop, within [`ConnectionLimits`]) until told to stop, then
+//! closes every session (running turns cancelled cleanly, leases released) before it returns.
 
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -13,6 +13,7 @@ use retrace_protocol::ModelSpec;
 use tokio::net::TcpListener;
 
 use crate::error::ServerError;
+use crate::listen::ConnectionLimits;
 use crate::registry::{ModelResolver, Registry};
 use crate::security::Guard;
 
@@ -36,6 +37,8 @@ pub struct ServeOptions {
     pub model: Option<ModelSpec>,
     /// Turns a request's `model` into a model.
     pub resolve: ModelResolver,
+    /// The connection cap and the header read timeout (`ConnectionLimits::default()`).
+    pub limits: ConnectionLimits,
 }
 
 /// A bound server, not yet serving.
@@ -46,6 +49,7 @@ pub struct Server {
     token: String,
     registry: Arc<Registry>,
     guard: Arc<Guard>,
+    limits: ConnectionLimits,
 }
 
 /// A token of 128 random bits from the OS, as 32 hex digits.
@@ -107,7 +111,7 @@ impl Server {
             addr: want.to_string(),
             source,
         })?;
-        let guard = Arc::new(Guard::new(token.clone(), &url_host, addr.port()));
+        let guard = Arc::new(Guard::new(token.clone(), &url_host, addr.port())?);
         let registry = Arc::new(Registry::new(service, opts.workspace, opts.model, opts.resolve));
         Ok(Server {
             listener,
@@ -116,6 +120,7 @@ impl Server {
             token,
             registry,
             guard,
+            limits: opts.limits,
         })
     }
 
@@ -140,32 +145,16 @@ impl Server {
     }
 
     /// Serves until `stop` completes; then closes every session (cancelling running turns, which
-    /// end cleanly and release their leases), lets open connections finish (event streams end
-    /// with their sessions) and returns.
-    pub async fn run(self, stop: impl Future<Output = ()> + Send + 'static) -> Result<(), ServerError> {
+    /// end cleanly and release their leases), stops accepting, lets open connections finish
+    /// (event streams end with their sessions) for at most `DRAIN`, and returns.
+    pub async fn run(self, stop: impl Future<Output = ()> + Send + 'static) {
         let app = crate::app::router(self.registry.clone(), self.guard.clone());
-        let (drain_tx, drain_rx) = tokio::sync::oneshot::channel::<()>();
-        let addr = self.addr;
-        let server = axum::serve(self.listener, app).with_graceful_shutdown(async move {
-            let _ = drain_rx.await;
-        });
-        let mut server = std::pin::pin!(std::future::IntoFuture::into_future(server));
-        tokio::select! {
-            r = &mut server => {
-                self.registry.shutdown().await;
-                return r.map_err(|source| ServerError::Serve { addr, source });
-            }
-            () = stop => {}
-        }
+        let connections = crate::listen::serve(self.listener, app, self.limits);
+        stop.await;
         self.registry.shutdown().await;
-        let _ = drain_tx.send(());
-        let drained = tokio::time::timeout(DRAIN, &mut server).await;
+        connections.drain(DRAIN).await;
         // A session opened by a request that raced the stop is closed too.
         self.registry.shutdown().await;
-        match drained {
-            Ok(r) => r.map_err(|source| ServerError::Serve { addr, source }),
-            Err(_) => Ok(()),
-        }
     }
 }
 

@@ -74,6 +74,7 @@ async fn bad_bodies_are_usage_errors_naming_the_field() {
                 .uri(&url)
                 .header("host", crate::support::HOST)
                 .header("authorization", format!("Bearer {TOKEN}"))
+                .header("content-type", "application/json")
                 .body(axum::body::Body::from("{\"prompt\": "))
                 .unwrap(),
         )
@@ -287,14 +288,135 @@ async fn a_cancelled_summary_is_cancelled() {
     let (s, c) = env.post(&format!("/api/sessions/{id}/cancel"), json!({})).await;
     assert_eq!((s, c), (StatusCode::OK, json!({"cancelled": true})));
     assert_error(&summary.await.unwrap(), 409, "cancelled");
-    // A summary model over HTTP is refused: it would name an endpoint and a key variable.
-    let got = env
-        .post(
-            &format!("/api/sessions/{id}/summarize"),
-            json!({"turn": 1, "direction": "up_to", "model": {"provider": "demo", "name": ""}}),
-        )
-        .await;
+    // A summary model over HTTP is refused: it would name an endpoint and a key variable. Found
+    // by review: any `model` that was not a whole model spec got a confusing type error.
+    for model in [
+        json!({"provider": "demo", "name": ""}),
+        json!("demo"),
+        json!(3),
+        json!(null),
+    ] {
+        let got = env
+            .post(
+                &format!("/api/sessions/{id}/summarize"),
+                json!({"turn": 1, "direction": "up_to", "model": model}),
+            )
+            .await;
+        assert_error(&got, 400, "usage");
+        assert_eq!(
+            got.1["error"]["message"], "unknown field `model`",
+            "{model}: {}",
+            got.1
+        );
+    }
+}
+
+/// Every file under `dir`, recursively.
+fn files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Found by review: the session was created before its model was given, so a 502 left an empty
+/// session behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_cannot_be_used_creates_no_session() {
+    let env = Env::new(vec![]);
+    let id = env.create().await;
+    let (_, before) = env.get("/api/sessions").await;
+    let stored = files(&env.home);
+    let missing = format!("script:{}", env.tmp.path().join("none.json").display());
+    let got = env.post("/api/sessions", json!({"model": missing})).await;
+    assert_error(&got, 502, "model");
+    let got = env.post("/api/sessions", json!({"model": "nonsense:x"})).await;
     assert_error(&got, 400, "usage");
+    let (_, after) = env.get("/api/sessions").await;
+    assert_eq!(after, before);
+    assert_eq!(after.as_array().unwrap().len(), 1, "{after}");
+    assert_eq!(after[0]["id"], id.as_str(), "{after}");
+    assert_eq!(files(&env.home), stored, "a file was left in the data root");
+    // A usable model still creates its session, with that model.
+    let demo = env.post("/api/sessions", json!({"model": "demo"})).await;
+    assert_eq!(demo.0, StatusCode::CREATED, "{}", demo.1);
+    let sid = demo.1["session_id"].as_str().unwrap();
+    let (_, st) = env.get(&format!("/api/sessions/{sid}")).await;
+    assert!(st["model"].as_str().is_some_and(|m| !m.is_empty()), "{st}");
+}
+
+/// Found by review: a body sent as another type (a form, plain text) was read as JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_must_be_sent_as_json() {
+    let env = Env::new(vec![]);
+    let id = env.create().await;
+    let post = |path: String, ct: Option<&str>, body: &'static str| {
+        let mut b = axum::http::Request::builder()
+            .method(Method::POST)
+            .uri(path)
+            .header("host", crate::support::HOST)
+            .header("authorization", format!("Bearer {TOKEN}"));
+        if let Some(ct) = ct {
+            b = b.header("content-type", ct);
+        }
+        if !body.is_empty() {
+            b = b.header("content-length", body.len());
+        }
+        b.body(axum::body::Body::from(body)).unwrap()
+    };
+    let switch = format!("/api/sessions/{id}/switch");
+    for ct in [
+        None,
+        Some("text/plain"),
+        Some("application/x-www-form-urlencoded"),
+        Some("application/jsonp"),
+    ] {
+        let (s, _, b) = env.send(post(switch.clone(), ct, r#"{"head": "main"}"#)).await;
+        let v: Value = serde_json::from_slice(&b).unwrap();
+        assert_error(&(s, v.clone()), 415, "usage");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("Content-Type: application/json"),
+            "{v}"
+        );
+    }
+    for ct in [
+        "application/json",
+        "application/json; charset=utf-8",
+        "Application/JSON;charset=UTF-8",
+    ] {
+        let (s, _, b) = env
+            .send(post(switch.clone(), Some(ct), r#"{"head": "main"}"#))
+            .await;
+        assert_eq!(s, StatusCode::OK, "{ct}: {}", String::from_utf8_lossy(&b));
+    }
+    // No body, no type needed (cancel).
+    let (s, _, b) = env
+        .send(post(format!("/api/sessions/{id}/cancel"), None, ""))
+        .await;
+    assert_eq!(s, StatusCode::OK, "{}", String::from_utf8_lossy(&b));
+    // A body without a Content-Length (chunked) is checked too.
+    let req = axum::http::Request::builder()
+        .method(Method::POST)
+        .uri(&switch)
+        .header("host", crate::support::HOST)
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .body(axum::body::Body::from(r#"{"head": "main"}"#))
+        .unwrap();
+    let (s, _, _) = env.send(req).await;
+    assert_eq!(s, StatusCode::UNSUPPORTED_MEDIA_TYPE);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

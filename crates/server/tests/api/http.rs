@@ -1,17 +1,21 @@
 //! The server on a real socket (127.0.0.1:0), through reqwest.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use retrace_control::{Service, ServiceOptions};
 use retrace_protocol::ModelSpec;
-use retrace_server::{ServeOptions, Server};
+use retrace_server::{ConnectionLimits, ServeOptions, Server};
 use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 use crate::support::{resolver, writes, TOKEN};
 
 /// A served server; stops (closing its sessions) when `stop` is called.
 pub struct Live {
+    pub addr: SocketAddr,
     pub base: String,
     pub url: String,
     pub tmp: tempfile::TempDir,
@@ -22,6 +26,11 @@ pub struct Live {
 
 impl Live {
     pub async fn start(responses: Vec<Value>) -> Live {
+        Live::start_with(responses, ConnectionLimits::default()).await
+    }
+
+    /// A server with connection limits of its own.
+    pub async fn start_with(responses: Vec<Value>, limits: ConnectionLimits) -> Live {
         let tmp = tempfile::tempdir().unwrap();
         let ws = tmp.path().join("ws");
         std::fs::create_dir_all(&ws).unwrap();
@@ -38,11 +47,13 @@ impl Live {
                 workspace: ws,
                 model: Some(ModelSpec::script(script.to_string_lossy())),
                 resolve: resolver(),
+                limits,
             },
         )
         .await
         .unwrap();
-        let base = format!("http://{}", server.addr());
+        let addr = server.addr();
+        let base = format!("http://{addr}");
         let url = server.url();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -50,10 +61,10 @@ impl Live {
                 .run(async move {
                     let _ = rx.await;
                 })
-                .await
-                .unwrap();
+                .await;
         });
         Live {
+            addr,
             base,
             url,
             tmp,
@@ -104,6 +115,28 @@ impl Live {
             .expect("the server did not stop")
             .unwrap();
     }
+}
+
+/// Writes `request` as is on a new connection and reads until the server closes it (at most
+/// 10 s): the raw answer.
+pub async fn raw(addr: SocketAddr, request: &str) -> String {
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut out))
+        .await
+        .expect("the server did not close the connection")
+        .unwrap();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The status of a raw answer.
+pub fn raw_status(answer: &str) -> u16 {
+    answer
+        .strip_prefix("HTTP/1.1 ")
+        .and_then(|r| r.get(..3))
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP answer: {answer:?}"))
 }
 
 /// One SSE frame.

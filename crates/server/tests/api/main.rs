@@ -2,9 +2,11 @@
 //! 127.0.0.1:0 (docs/API.md). Turns run on the script model.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod connections;
 mod errors;
 mod events;
 mod http;
 mod routes;
 mod security;
 mod support;
+mod wire;

@@ -54,11 +54,44 @@ async fn the_api_needs_the_token_as_a_bearer_or_the_cookie() {
         ))
         .await;
     assert_eq!(s, StatusCode::OK);
-    let cookie = format!("other=1; retrace_token={TOKEN}");
+    let key = page_cookie(&env, "/").await;
+    let cookie = format!("other=1; {key}");
     let (s, _, _) = env
         .send(req("/api/sessions", &[("host", HOST), ("cookie", &cookie)]))
         .await;
     assert_eq!(s, StatusCode::OK);
+    // The cookie carries the page's key, never the token; the token is no cookie value.
+    assert!(!key.contains(TOKEN), "{key}");
+    for bad in [
+        format!("retrace_4000={TOKEN}"),
+        format!("retrace_token={TOKEN}"),
+        key.replace("retrace_4000", "retrace_4001"),
+    ] {
+        let (s, _, _) = env
+            .send(req("/api/sessions", &[("host", HOST), ("cookie", &bad)]))
+            .await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED, "{bad}");
+    }
+    // The key is no bearer.
+    let (_, value) = key.split_once('=').unwrap();
+    let (s, _, _) = env
+        .send(req(
+            "/api/sessions",
+            &[("host", HOST), ("authorization", &format!("Bearer {value}"))],
+        ))
+        .await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+}
+
+/// Opens the page with the token (and `then`'s query); the `NAME=VALUE` of the cookie it sets.
+async fn page_cookie(env: &Env, then: &str) -> String {
+    let sep = if then.contains('?') { '&' } else { '?' };
+    let (s, h, _) = env
+        .send(req(&format!("{then}{sep}token={TOKEN}"), &[("host", HOST)]))
+        .await;
+    assert_eq!(s, StatusCode::SEE_OTHER);
+    let cookie = h[header::SET_COOKIE].to_str().unwrap();
+    cookie.split(';').next().unwrap().to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -127,9 +160,18 @@ async fn the_page_needs_no_token_and_trades_one_in_the_url_for_a_cookie() {
     assert_eq!(s, StatusCode::SEE_OTHER);
     assert_eq!(h[header::LOCATION], "/");
     let cookie = h[header::SET_COOKIE].to_str().unwrap();
-    assert!(cookie.starts_with(&format!("retrace_token={TOKEN};")), "{cookie}");
+    let mut parts = cookie.split("; ");
+    let (name, value) = parts.next().unwrap().split_once('=').unwrap();
+    assert_eq!(name, "retrace_4000", "named after the port: {cookie}");
     assert!(
-        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        value.len() == 32 && value.bytes().all(|b| b.is_ascii_hexdigit()) && value != TOKEN,
+        "{cookie}"
+    );
+    let mut attributes: Vec<&str> = parts.collect();
+    attributes.sort_unstable();
+    assert_eq!(
+        attributes,
+        ["HttpOnly", "Path=/api", "SameSite=Strict"],
         "{cookie}"
     );
 
@@ -163,4 +205,40 @@ async fn the_page_needs_no_token_and_trades_one_in_the_url_for_a_cookie() {
     assert_eq!(s, StatusCode::NOT_FOUND);
     let (s, _, _) = env.send(req("/nothing", &[("host", HOST)])).await;
     assert_eq!(s, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_answers_are_neither_sniffed_nor_stored() {
+    use tower::ServiceExt;
+    let env = Env::new(vec![]);
+    let id = env.create().await;
+    let bearer = format!("Bearer {TOKEN}");
+    let ok = &[("host", HOST), ("authorization", bearer.as_str())];
+    let cases: Vec<(Request<Body>, StatusCode)> = vec![
+        (req("/api/sessions", ok), StatusCode::OK),
+        (req(&format!("/api/sessions/{id}"), ok), StatusCode::OK),
+        (req("/api/nothing", ok), StatusCode::NOT_FOUND),
+        (req("/api/sessions", &[("host", HOST)]), StatusCode::UNAUTHORIZED),
+        (
+            req("/api/sessions", &[("host", "evil.example")]),
+            StatusCode::FORBIDDEN,
+        ),
+        (req("/", &[("host", "evil.example")]), StatusCode::FORBIDDEN),
+        (req(&format!("/api/sessions/{id}/events"), ok), StatusCode::OK),
+    ];
+    for (r, want) in cases {
+        let what = r.uri().to_string();
+        // Headers only: the event stream does not end.
+        let res = env.app.clone().oneshot(r).await.unwrap();
+        assert_eq!(res.status(), want, "{what}");
+        let h = res.headers();
+        assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff", "{what}");
+        assert_eq!(h[header::CACHE_CONTROL], "no-store", "{what}");
+    }
+    let (_, h, _) = env.send(req("/assets/app.js", &[("host", HOST)])).await;
+    assert_eq!(
+        h[header::CACHE_CONTROL],
+        "no-cache",
+        "the page's files may be revalidated"
+    );
 }

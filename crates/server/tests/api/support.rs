@@ -78,7 +78,8 @@ impl Env {
             Some(model.unwrap_or_else(|| ModelSpec::script(script.to_string_lossy()))),
             resolver(),
         ));
-        let app = retrace_server::router(registry.clone(), Arc::new(Guard::new(TOKEN, "127.0.0.1", PORT)));
+        let guard = Arc::new(Guard::new(TOKEN, "127.0.0.1", PORT).unwrap());
+        let app = retrace_server::router(registry.clone(), guard);
         Env {
             tmp,
             ws,
