@@ -200,6 +200,9 @@ pub struct App {
     /// The head the last compaction made and its line, shown again after that head's transcript
     /// reloads (until the next turn starts).
     pub(crate) compaction_note: Option<(String, String)>,
+    /// A reload was asked for while the live turn ran and has not been answered: if the turn
+    /// ends first, its answer is older than the turn's end, so another reload is asked for.
+    pub(crate) reload_in_turn: bool,
 }
 
 impl App {
@@ -229,6 +232,7 @@ impl App {
             layout: ChatLayoutCache::default(),
             live_turn: None,
             compaction_note: None,
+            reload_in_turn: false,
         }
     }
 
@@ -386,6 +390,11 @@ impl App {
                 .filter(|(head, _)| *head == self.status.head)
                 .map(|(_, line)| line.as_str()),
         );
+        self.reload_in_turn = false;
+        if !self.status.running {
+            // The turn kept past its end for this answer is over (see `reload_in_turn`).
+            self.live_turn = None;
+        }
         if let Some(t) = entries.iter().filter_map(|e| e.turn).max() {
             self.status.turn = Some(t);
         }
@@ -394,6 +403,20 @@ impl App {
 
     /// An event of the session. Returns what to reload when the head changed.
     pub fn on_event(&mut self, event: Event) -> Vec<Effect> {
+        let finished = matches!(event, Event::TurnFinished { .. });
+        let mut effects = self.apply_event(event);
+        if self.live_turn.is_some() && effects.contains(&Effect::LoadTranscript) {
+            self.reload_in_turn = true;
+        }
+        if finished && std::mem::take(&mut self.reload_in_turn) {
+            // The reload in flight saw the turn unfinished: its items stay spliced in (the turn
+            // is kept live for it), and a fresh one follows.
+            effects.push(Effect::LoadTranscript);
+        }
+        effects
+    }
+
+    fn apply_event(&mut self, event: Event) -> Vec<Effect> {
         match event {
             Event::TurnStarted {
                 session_id,
@@ -430,7 +453,9 @@ impl App {
             Event::StepFinished { .. } => {}
             Event::TurnFinished { ok, error, usage, .. } => {
                 self.status.running = false;
-                self.live_turn = None;
+                if !self.reload_in_turn {
+                    self.live_turn = None;
+                }
                 self.approvals.clear();
                 if let Some(u) = usage {
                     self.status.usage = self.status.usage.plus(u);
@@ -621,6 +646,7 @@ impl App {
         self.awaiting = None;
         self.mode = Mode::Chat;
         self.live_turn = None;
+        self.reload_in_turn = false;
         self.compaction_note = None;
         self.on_transcript(transcript);
         self.message = Some(format!(

@@ -210,3 +210,59 @@ fn the_status_line_says_plan_while_plan_mode_is_on() {
     app.on_event(Event::PlanMode { on: false });
     assert!(!render(&app, 80, 12).to_string().contains("PLAN"));
 }
+
+#[test]
+fn a_reload_answered_after_the_turn_ended_is_followed_by_a_fresh_one() {
+    let mut app = app();
+    app.on_transcript(&transcript());
+    app.on_event(Event::TurnStarted {
+        session_id: SessionId::new(SESSION),
+        head_id: HeadId::main(),
+        turn: 2,
+        prompt: "third prompt".into(),
+    });
+    app.on_event(Event::AssistantDelta { text: "Half".into() });
+    assert_eq!(
+        app.on_event(Event::HeadChanged {
+            head_id: HeadId::new("h5")
+        }),
+        vec![Effect::LoadTranscript]
+    );
+    app.on_event(Event::AssistantDelta {
+        text: " and whole.".into(),
+    });
+    // The turn ends before the reload's answer: another reload is asked for.
+    assert_eq!(
+        app.on_event(Event::TurnFinished {
+            turn: 2,
+            ok: true,
+            error: None,
+            usage: None,
+        }),
+        vec![Effect::LoadTranscript]
+    );
+    // The first answer, taken mid-turn, lacks the end of the answer: the turn's items stay.
+    let mut prompt = msg("m20", Role::User, "third prompt");
+    prompt.turn = Some(2);
+    let stale = vec![
+        msg("s", Role::System, "You are a coding agent."),
+        msg("m19", Role::User, "Summary."),
+        prompt.clone(),
+    ];
+    app.on_transcript(&stale);
+    let whole = [
+        "user: Summary.".to_string(),
+        "user: third prompt".to_string(),
+        "assistant: Half and whole.".to_string(),
+    ];
+    assert_eq!(texts(&app), whole);
+    // The fresh answer is the stored truth.
+    let fresh = vec![
+        msg("s", Role::System, "You are a coding agent."),
+        msg("m19", Role::User, "Summary."),
+        prompt,
+        msg("m21", Role::Assistant, "Half and whole."),
+    ];
+    app.on_transcript(&fresh);
+    assert_eq!(texts(&app), whole);
+}
