@@ -42,6 +42,10 @@ pub struct StatusInfo {
     pub running: bool,
     /// The spinner's frame, advanced by [`App::on_tick`].
     pub spinner: usize,
+    /// Whether plan mode is on (the model only reads; the status line says `PLAN`).
+    pub plan_mode: bool,
+    /// Whether a compaction asked for with `/compact` runs.
+    pub compacting: bool,
 }
 
 impl StatusInfo {
@@ -56,6 +60,8 @@ impl StatusInfo {
             usage: TokenUsage::default(),
             running: s.running.is_some(),
             spinner: 0,
+            plan_mode: s.plan_mode,
+            compacting: false,
         }
     }
 }
@@ -188,6 +194,15 @@ pub struct App {
     pub(crate) view_generation: u64,
     /// The transcript's rows as last drawn (derived data: a cache the view fills).
     pub(crate) layout: ChatLayoutCache,
+    /// The turn that runs now, shown from its events: a reload of the transcript keeps its items
+    /// (see [`App::on_transcript`]).
+    pub(crate) live_turn: Option<u64>,
+    /// The head the last compaction made and its line, shown again after that head's transcript
+    /// reloads (until the next turn starts).
+    pub(crate) compaction_note: Option<(String, String)>,
+    /// A reload was asked for while the live turn ran and has not been answered: if the turn
+    /// ends first, its answer is older than the turn's end, so another reload is asked for.
+    pub(crate) reload_in_turn: bool,
 }
 
 impl App {
@@ -215,6 +230,9 @@ impl App {
             awaiting: None,
             view_generation: 0,
             layout: ChatLayoutCache::default(),
+            live_turn: None,
+            compaction_note: None,
+            reload_in_turn: false,
         }
     }
 
@@ -338,13 +356,20 @@ impl App {
         self.status.workspace = s.workspace.clone();
         self.status.session = s.session_id.to_string();
         self.status.head = s.head_id.to_string();
+        self.status.plan_mode = s.plan_mode;
     }
 
     /// A fresh snapshot after the event stream lagged: the transcript, then the status taken
     /// after it; the events that follow the status's sequence number come next, so both are
     /// the truth now, running included.
     pub fn on_resync(&mut self, transcript: &[TranscriptEntry], s: &SessionStatus) {
+        // The stored transcript is the truth: the live items missed the lost events.
+        self.live_turn = None;
         self.on_transcript(transcript);
+        self.live_turn = s
+            .running
+            .filter(|r| r.kind == retrace_protocol::JobKind::Turn)
+            .map(|r| r.turn);
         self.on_status(s);
         self.status.running = s.running.is_some();
         if !self.status.running {
@@ -352,9 +377,24 @@ impl App {
         }
     }
 
-    /// Shows a head's stored transcript (on opening, and after the head changed).
+    /// Shows a head's stored transcript (on opening, and after the head changed). While a turn
+    /// runs, its items as the events built them are kept in place of its stored messages (which
+    /// lack the text still streaming); the last compaction's line follows.
     pub fn on_transcript(&mut self, entries: &[TranscriptEntry]) {
-        self.transcript = Transcript::from_entries(entries);
+        self.transcript = crate::compaction::reloaded(
+            &self.transcript,
+            entries,
+            self.live_turn,
+            self.compaction_note
+                .as_ref()
+                .filter(|(head, _)| *head == self.status.head)
+                .map(|(_, line)| line.as_str()),
+        );
+        self.reload_in_turn = false;
+        if !self.status.running {
+            // The turn kept past its end for this answer is over (see `reload_in_turn`).
+            self.live_turn = None;
+        }
         if let Some(t) = entries.iter().filter_map(|e| e.turn).max() {
             self.status.turn = Some(t);
         }
@@ -363,6 +403,20 @@ impl App {
 
     /// An event of the session. Returns what to reload when the head changed.
     pub fn on_event(&mut self, event: Event) -> Vec<Effect> {
+        let finished = matches!(event, Event::TurnFinished { .. });
+        let mut effects = self.apply_event(event);
+        if self.live_turn.is_some() && effects.contains(&Effect::LoadTranscript) {
+            self.reload_in_turn = true;
+        }
+        if finished && std::mem::take(&mut self.reload_in_turn) {
+            // The reload in flight saw the turn unfinished: its items stay spliced in (the turn
+            // is kept live for it), and a fresh one follows.
+            effects.push(Effect::LoadTranscript);
+        }
+        effects
+    }
+
+    fn apply_event(&mut self, event: Event) -> Vec<Effect> {
         match event {
             Event::TurnStarted {
                 session_id,
@@ -374,6 +428,8 @@ impl App {
                 self.status.head = head_id.to_string();
                 self.status.turn = Some(turn);
                 self.status.running = true;
+                self.live_turn = Some(turn);
+                self.compaction_note = None;
                 self.transcript.push(Item::User {
                     turn: Some(turn),
                     text: prompt,
@@ -397,6 +453,9 @@ impl App {
             Event::StepFinished { .. } => {}
             Event::TurnFinished { ok, error, usage, .. } => {
                 self.status.running = false;
+                if !self.reload_in_turn {
+                    self.live_turn = None;
+                }
                 self.approvals.clear();
                 if let Some(u) = usage {
                     self.status.usage = self.status.usage.plus(u);
@@ -435,52 +494,12 @@ impl App {
                 before_tokens,
                 after_tokens,
                 ..
-            } => {
-                let how = if automatic {
-                    "compacted automatically"
-                } else {
-                    "compacted"
-                };
-                self.transcript.push(Item::System {
-                    text: format!(
-                        "{how}: about {before_tokens} → {after_tokens} tokens; the full conversation stays a version (/heads)"
-                    ),
-                });
-                let changed = self.status.head != head_id.as_str();
-                self.status.head = head_id.to_string();
-                if changed {
-                    return vec![Effect::LoadTranscript];
-                }
-            }
-            Event::PlanMode { on } => {
-                self.message = Some(if on {
-                    "plan mode is on: the model only reads and proposes a plan".to_string()
-                } else {
-                    "plan mode is off".to_string()
-                });
-            }
-            Event::SummaryStarted { turn, .. } => {
-                self.status.running = true;
-                self.transcript.push(Item::System {
-                    text: format!("summarizing at turn {turn}…"),
-                });
-            }
+            } => return self.on_compacted_event(head_id.as_str(), automatic, before_tokens, after_tokens),
+            Event::PlanMode { on } => self.show_plan_mode(on),
+            Event::SummaryStarted { turn, .. } => self.on_summary_started(turn),
             Event::SummaryFinished {
                 ok, head_id, error, ..
-            } => {
-                self.status.running = false;
-                if ok {
-                    if let Some(h) = head_id {
-                        self.status.head = h.to_string();
-                    }
-                    self.message = Some("summary written: a new head is selected".to_string());
-                    return vec![Effect::LoadTranscript];
-                }
-                self.message = Some(format!(
-                    "summary failed: {}",
-                    error.unwrap_or_else(|| "unknown".to_string())
-                ));
-            }
+            } => return self.on_summary_finished(ok, head_id.as_ref().map(|h| h.as_str()), error),
         }
         Vec::new()
     }
@@ -626,6 +645,9 @@ impl App {
         self.approval_scroll = 0;
         self.awaiting = None;
         self.mode = Mode::Chat;
+        self.live_turn = None;
+        self.reload_in_turn = false;
+        self.compaction_note = None;
         self.on_transcript(transcript);
         self.message = Some(format!(
             "on session {} (the other stays on disk: /sessions to go back)",

@@ -17,6 +17,12 @@ pub enum Command {
     Sessions,
     /// `/model <spec>`.
     Model(String),
+    /// `/compact`: summarize everything before the latest turn into a new head.
+    Compact,
+    /// `/plan` (toggle), `/plan on`, `/plan off`.
+    Plan(Option<bool>),
+    /// `/new`: a new session on the workspace.
+    New,
     /// `/help`.
     Help,
     /// `/quit` (alias `/exit`).
@@ -36,6 +42,15 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/fork [name]", "fork the conversation"),
     ("/sessions", "switch session"),
     ("/model <spec>", "change the model"),
+    (
+        "/compact",
+        "summarize the turns before the last one (the full conversation stays a version)",
+    ),
+    (
+        "/plan [on|off]",
+        "plan mode: the model only reads and plans (also Shift+Tab)",
+    ),
+    ("/new", "start a new session (this one stays on disk: /sessions)"),
     ("/help", "keys and commands"),
     ("/quit", "leave (the session stays on disk)"),
 ];
@@ -66,6 +81,20 @@ pub fn parse(input: &str) -> Option<Command> {
         "model" => match arg {
             Some(a) => Command::Model(a),
             None => Command::Usage("/model <spec>"),
+        },
+        "compact" => match arg {
+            None => Command::Compact,
+            Some(_) => Command::Usage("/compact"),
+        },
+        "plan" => match arg.as_deref() {
+            None => Command::Plan(None),
+            Some("on") => Command::Plan(Some(true)),
+            Some("off") => Command::Plan(Some(false)),
+            Some(_) => Command::Usage("/plan [on|off]"),
+        },
+        "new" => match arg {
+            None => Command::New,
+            Some(_) => Command::Usage("/new"),
         },
         "help" | "?" => Command::Help,
         "quit" | "exit" | "q" => Command::Quit,

@@ -31,13 +31,15 @@ enum Answer {
     Model(Result<ModelSpec, Error>),
     Sessions(Result<Vec<SessionEntry>, Error>),
     Opened(Result<Opened, Error>),
+    Compacted(Result<HeadRef, Error>),
+    PlanMode(Result<bool, Error>),
     /// The heads, for their names only (after the head changed).
     HeadNames(Result<Vec<HeadEntry>, Error>),
     /// A snapshot after the event stream lagged: the transcript, then the status.
     Resync(Result<(Vec<TranscriptEntry>, SessionStatus), Error>),
 }
 
-/// A session opened from `/sessions`, ready to take the current one's place.
+/// A session opened from `/sessions` or `/new`, ready to take the current one's place.
 struct Opened {
     handle: SessionHandle,
     status: SessionStatus,
@@ -278,6 +280,15 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
             Vec::new()
         }
         Answer::Opened(Ok(_)) => Vec::new(), // taken by the loop
+        Answer::Compacted(Ok(r)) => app.on_compact_done(&r),
+        Answer::Compacted(Err(e)) => {
+            app.on_compact_failed(&e);
+            Vec::new()
+        }
+        Answer::PlanMode(Ok(on)) => {
+            app.show_plan_mode(on);
+            Vec::new()
+        }
         Answer::HeadNames(Ok(heads)) => {
             app.set_head_names(&heads);
             Vec::new()
@@ -302,6 +313,7 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
         | Answer::Head(Err(e))
         | Answer::Model(Err(e))
         | Answer::Sessions(Err(e))
+        | Answer::PlanMode(Err(e))
         | Answer::Opened(Err(e)) => {
             app.on_error(&e);
             Vec::new()
@@ -372,6 +384,24 @@ fn perform(handle: &SessionHandle, ctx: &Context, effect: Effect, tx: &mpsc::Unb
             let (svc, model) = (ctx.service.clone(), ctx.model.clone());
             tokio::spawn(async move { tx.send(Answer::Opened(open_session(&svc, &id, model).await)) });
         }
+        Effect::NewSession => {
+            tokio::spawn(async move {
+                let opened = async {
+                    let made = h.new_session().await?;
+                    opened(made, None).await
+                };
+                tx.send(Answer::Opened(opened.await));
+            });
+        }
+        Effect::Compact => {
+            tokio::spawn(async move {
+                let req = retrace_protocol::CompactRequest { model: None };
+                tx.send(Answer::Compacted(h.compact(req).await));
+            });
+        }
+        Effect::SetPlanMode(on) => {
+            tokio::spawn(async move { tx.send(Answer::PlanMode(h.set_plan_mode(on).await.map(|()| on))) });
+        }
         Effect::Summarize(req) => {
             tokio::spawn(async move { tx.send(Answer::Head(h.summarize(req).await)) });
         }
@@ -401,6 +431,11 @@ async fn open_session(svc: &Service, id: &str, model: Option<ModelSpec>) -> Resu
         Some(m) => handle.set_model(m).await.err(),
         None => None,
     };
+    opened(handle, model_error).await
+}
+
+/// `handle`'s session with its status, transcript and heads, to take the current one's place.
+async fn opened(handle: SessionHandle, model_error: Option<Error>) -> Result<Opened, Error> {
     let status = handle.status().await?;
     let transcript = handle.transcript(None).await?;
     let heads = handle.heads().await?;

@@ -48,6 +48,15 @@ pub enum Effect {
     /// Open this session in place of the current one (the model carried over); answer with
     /// `App::on_session_opened`.
     OpenSession(String),
+    /// Compact the selected head (`SessionHandle::compact`); answer with `App::on_compact_done`
+    /// or `App::on_compact_failed`.
+    Compact,
+    /// Turn plan mode on or off (`SessionHandle::set_plan_mode`); answer with
+    /// `App::show_plan_mode`.
+    SetPlanMode(bool),
+    /// Open a new session on the workspace in place of this one (`SessionHandle::new_session`);
+    /// answer with `App::on_session_opened`.
+    NewSession,
     /// Leave the UI (restore the terminal; the session stays on disk).
     Quit,
 }

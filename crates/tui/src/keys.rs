@@ -240,6 +240,7 @@ impl App {
                 self.complete();
                 Vec::new()
             }
+            KeyCode::BackTab => self.set_plan_mode(None),
             KeyCode::Backspace => {
                 self.input.backspace();
                 Vec::new()
@@ -422,6 +423,17 @@ impl App {
                     return Vec::new();
                 }
                 vec![Effect::LoadSessions]
+            }
+            Command::Compact => self.compact(),
+            Command::Plan(on) => self.set_plan_mode(on),
+            Command::New => {
+                if self.status.running {
+                    self.message =
+                        Some("a turn is running: wait for it, or Esc to cancel it, then /new".to_string());
+                    return Vec::new();
+                }
+                self.message = Some("opening a new session…".to_string());
+                vec![Effect::NewSession]
             }
             Command::Usage(usage) => {
                 self.message = Some(format!("usage: {usage}"));

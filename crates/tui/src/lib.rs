@@ -23,6 +23,7 @@
 
 pub mod app;
 pub mod command;
+pub mod compaction;
 pub mod driver;
 pub mod effect;
 pub mod error;
@@ -30,6 +31,7 @@ pub mod escape;
 pub mod heads;
 pub mod input;
 mod keys;
+mod plan_mode;
 pub mod rewind;
 pub mod run;
 pub mod sessions;

@@ -107,6 +107,8 @@ pub fn status() -> StatusInfo {
         usage: Default::default(),
         running: false,
         spinner: 0,
+        plan_mode: false,
+        compacting: false,
     }
 }
 

@@ -9,7 +9,7 @@ mod theme;
 mod wrap;
 
 use ratatui::layout::{Constraint, Layout, Position, Rect};
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
@@ -136,6 +136,9 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
         const FRAMES: [&str; 4] = ["⠋", "⠙", "⠹", "⠸"];
         parts.push(FRAMES[s.spinner % FRAMES.len()].to_string());
     }
+    if s.compacting {
+        parts.push("compacting".to_string());
+    }
     parts.push(escape::line(s.model.as_deref().unwrap_or("no model")));
     match app.head_name() {
         Some(name) => parts.push(format!(
@@ -158,8 +161,18 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
     // same day are the same).
     parts.push(format!("session {}", escape::line(&s.session)));
     parts.push(escape::line(&s.workspace));
-    let text = fit(&parts.join(" · "), usize::from(area.width));
-    frame.render_widget(Paragraph::new(Line::styled(text, t.dim())), area);
+    let width = usize::from(area.width);
+    // Plan mode comes first and stands out (reversed, so it shows without colours too).
+    const PLAN: &str = " PLAN ";
+    let mut spans = Vec::new();
+    let mut rest = width;
+    if s.plan_mode && width >= PLAN.len() {
+        spans.push(Span::styled(PLAN, t.plan()));
+        spans.push(Span::raw(" "));
+        rest = width.saturating_sub(PLAN.len() + 1);
+    }
+    spans.push(Span::styled(fit(&parts.join(" · "), rest), t.dim()));
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
 #[cfg(test)]

@@ -374,7 +374,7 @@ pub fn help(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
 }
 
 /// The keys `/help` lists.
-pub const HELP_KEYS: [(&str, &str); 11] = [
+pub const HELP_KEYS: [(&str, &str); 12] = [
     ("Enter", "send"),
     ("Alt+Enter, Ctrl+J", "new line"),
     ("Up (empty input)", "previous prompt"),
@@ -385,6 +385,7 @@ pub const HELP_KEYS: [(&str, &str); 11] = [
     ("Ctrl-C", "cancel a turn / clear; twice to quit"),
     ("Ctrl-D (empty input)", "quit"),
     ("Ctrl-O", "show or hide diffs, outputs, reasoning"),
+    ("Shift+Tab", "plan mode on or off (the model only reads)"),
     ("PgUp PgDn, wheel", "scroll the chat (Shift+drag selects)"),
 ];
 

@@ -57,6 +57,13 @@ impl Theme {
         self.fg(Color::Red)
     }
 
+    /// The plan-mode mark on the status line.
+    pub fn plan(self) -> Style {
+        self.fg(Color::Yellow)
+            .add_modifier(Modifier::REVERSED)
+            .add_modifier(Modifier::BOLD)
+    }
+
     /// The selected row.
     pub fn selected(self) -> Style {
         Style::default().add_modifier(Modifier::REVERSED)

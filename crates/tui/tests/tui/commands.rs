@@ -253,3 +253,78 @@ fn the_status_line_names_a_named_head() {
     let screen = format!("{:?}", render(&app, 100, 12).buffer());
     assert!(screen.contains("head try-sqlite (h3)"), "{screen}");
 }
+
+#[test]
+fn compact_plan_and_new_parse() {
+    use retrace_tui::command::{parse, Command};
+    assert_eq!(parse("/compact"), Some(Command::Compact));
+    assert_eq!(parse(" /compact "), Some(Command::Compact));
+    assert_eq!(parse("/compact now"), Some(Command::Usage("/compact")));
+    assert_eq!(parse("/plan"), Some(Command::Plan(None)));
+    assert_eq!(parse("/plan on"), Some(Command::Plan(Some(true))));
+    assert_eq!(parse("/plan  off "), Some(Command::Plan(Some(false))));
+    assert_eq!(parse("/plan maybe"), Some(Command::Usage("/plan [on|off]")));
+    assert_eq!(parse("/new"), Some(Command::New));
+    assert_eq!(parse("/new x"), Some(Command::Usage("/new")));
+    // A path is still a prompt.
+    assert_eq!(parse("/plan/x.md is wrong"), None);
+}
+
+#[test]
+fn compact_plan_and_new_ask_the_session() {
+    let mut app = app();
+    assert_eq!(command(&mut app, "/compact"), vec![Effect::Compact]);
+    assert!(app.status().compacting);
+    assert_eq!(
+        command(&mut app, "/compact"),
+        Vec::<Effect>::new(),
+        "one compaction at a time"
+    );
+    app.on_compact_failed(&retrace_protocol::Error::new(
+        retrace_protocol::ErrorCode::Refused,
+        "nothing to summarize",
+    ));
+    assert!(!app.status().compacting);
+    assert_eq!(app.message(), Some("cannot compact: nothing to summarize"));
+
+    // /plan toggles from what the session says; /plan on|off set it.
+    assert_eq!(command(&mut app, "/plan"), vec![Effect::SetPlanMode(true)]);
+    app.on_event(retrace_protocol::Event::PlanMode { on: true });
+    assert!(app.plan_mode());
+    assert_eq!(command(&mut app, "/plan"), vec![Effect::SetPlanMode(false)]);
+    assert_eq!(command(&mut app, "/plan on"), vec![Effect::SetPlanMode(true)]);
+    assert_eq!(command(&mut app, "/plan off"), vec![Effect::SetPlanMode(false)]);
+    // Shift+Tab (BackTab) toggles it from the chat.
+    let clock = Clock::new();
+    assert_eq!(
+        app.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT), clock.at(0)),
+        vec![Effect::SetPlanMode(false)]
+    );
+    assert_eq!(command(&mut app, "/new"), vec![Effect::NewSession]);
+
+    // Nothing of this while a turn runs, except plan mode (it applies from the next turn).
+    app.on_event(retrace_protocol::Event::TurnStarted {
+        session_id: SessionId::new(CURRENT),
+        head_id: HeadId::main(),
+        turn: 0,
+        prompt: "p".into(),
+    });
+    assert!(command(&mut app, "/compact").is_empty());
+    assert!(app.message().unwrap().contains("a turn is running"));
+    assert!(command(&mut app, "/new").is_empty());
+    assert_eq!(command(&mut app, "/plan off"), vec![Effect::SetPlanMode(false)]);
+}
+
+#[test]
+fn the_help_lists_compact_plan_and_new() {
+    let names: Vec<&str> = retrace_tui::command::COMMANDS.iter().map(|(c, _)| *c).collect();
+    for c in ["/compact", "/plan [on|off]", "/new"] {
+        assert!(names.contains(&c), "{names:?}");
+    }
+    let mut app = app();
+    command(&mut app, "/help");
+    let shown = render(&app, 120, 60).to_string();
+    for s in ["/compact", "/plan [on|off]", "/new", "Shift+Tab"] {
+        assert!(shown.contains(s), "{s}: {shown}");
+    }
+}

@@ -22,6 +22,8 @@ pub fn status() -> StatusInfo {
         usage: Default::default(),
         running: false,
         spinner: 0,
+        plan_mode: false,
+        compacting: false,
     }
 }
 

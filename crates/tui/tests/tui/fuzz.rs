@@ -25,7 +25,7 @@ impl Rng {
 }
 
 fn random_key(rng: &mut Rng) -> KeyEvent {
-    const CODES: [KeyCode; 14] = [
+    const CODES: [KeyCode; 15] = [
         KeyCode::Esc,
         KeyCode::Enter,
         KeyCode::Up,
@@ -39,6 +39,7 @@ fn random_key(rng: &mut Rng) -> KeyEvent {
         KeyCode::PageUp,
         KeyCode::PageDown,
         KeyCode::Tab,
+        KeyCode::BackTab,
         KeyCode::Char(' '),
     ];
     const CHARS: &[char] = &[
@@ -60,7 +61,7 @@ fn random_key(rng: &mut Rng) -> KeyEvent {
 }
 
 fn random_event(rng: &mut Rng, turn: &mut u64) -> Event {
-    match rng.below(9) {
+    match rng.below(13) {
         0 => {
             *turn += 1;
             Event::TurnStarted {
@@ -112,6 +113,27 @@ fn random_event(rng: &mut Rng, turn: &mut u64) -> Event {
         7 => Event::Notice {
             message: "notice\r\n".into(),
             retry: None,
+        },
+        8 => Event::Compacted {
+            head_id: HeadId::new(["h3", "h4"][rng.below(2) as usize]),
+            from_head: HeadId::main(),
+            turn: *turn,
+            automatic: rng.below(2) == 0,
+            before_tokens: rng.below(100_000),
+            after_tokens: rng.below(10_000),
+        },
+        9 => Event::PlanMode {
+            on: rng.below(2) == 0,
+        },
+        10 => Event::SummaryStarted {
+            turn: *turn,
+            direction: retrace_protocol::SummarizeDirection::UpTo,
+        },
+        11 => Event::SummaryFinished {
+            turn: *turn,
+            ok: rng.below(2) == 0,
+            head_id: Some(HeadId::new("h4")),
+            error: Some("failed \u{1b}[2J".into()),
         },
         _ => Event::HeadChanged {
             head_id: HeadId::new("h2"),
@@ -174,7 +196,17 @@ fn random_keys_events_and_sizes_never_panic() {
                 6 => {
                     app.on_event(random_event(&mut rng, &mut turn));
                 }
-                7 => match rng.below(7) {
+                7 => match rng.below(9) {
+                    7 => {
+                        // A reload (the answer to a head change), mid-turn or not.
+                        app.on_transcript(&transcript());
+                    }
+                    8 => {
+                        app.on_compact_failed(&retrace_protocol::Error::new(
+                            retrace_protocol::ErrorCode::Refused,
+                            "nothing to summarize \u{1b}[2J",
+                        ));
+                    }
                     0 => app.on_checkpoints(&two_turns()),
                     4 => app.on_heads(vec![head_entry("main", None), head_entry("h2", Some("main"))]),
                     5 => app.on_sessions(vec![session_entry("s"), session_entry("t\u{1b}[2J")]),

@@ -6,5 +6,7 @@ mod commands;
 mod fixtures;
 mod flow;
 mod fuzz;
+mod long_flow;
+mod long_sessions;
 mod screens;
 mod whole_flow;

@@ -25,7 +25,7 @@ fn files(ws: &Path) -> Vec<String> {
 }
 
 /// Feeds events and answers to the app until `done` holds (20 s at most).
-async fn until(ui: &mut Driver, what: &str, done: impl Fn(&Driver) -> bool) {
+pub(crate) async fn until(ui: &mut Driver, what: &str, done: impl Fn(&Driver) -> bool) {
     let start = Instant::now();
     while !done(ui) {
         assert!(
@@ -39,14 +39,14 @@ async fn until(ui: &mut Driver, what: &str, done: impl Fn(&Driver) -> bool) {
 }
 
 /// Types `text` and presses Enter at `at` ms.
-fn send(ui: &mut Driver, clock: &Clock, at: u64, text: &str) {
+pub(crate) fn send(ui: &mut Driver, clock: &Clock, at: u64, text: &str) {
     for c in text.chars() {
         ui.key(key(KeyCode::Char(c)), clock.at(at));
     }
     ui.key(key(KeyCode::Enter), clock.at(at));
 }
 
-fn idle_after(ui: &Driver, answer: &str) -> bool {
+pub(crate) fn idle_after(ui: &Driver, answer: &str) -> bool {
     !ui.app().status().running
         && ui
             .app()
