@@ -3,7 +3,9 @@
 //! - Debian's chromium driven by `playwright-core` (`crates/web/tests/browser/flow.mjs`): two turns
 //!   through the composer, hover rewind with its preview, the files on disk, undo, one rewind by
 //!   keyboard alone with the focus checked after every dialog, restore conversation, versions and a
-//!   head switch, a shell command's approval, fork and summarize.
+//!   head switch, a shell command's approval, fork and summarize, plan mode (a write refused unrun,
+//!   the switch followed in a second tab), compact (the summary and the last turn, the original
+//!   head in Versions), a new session's shareable address and a refused compaction.
 //! - Debian's firefox-esr driven by `puppeteer-core` over WebDriver BiDi
 //!   (`crates/web/tests/browser/firefox.mjs`): a smoke test of one turn, restore code through the
 //!   preview, the file on disk, undo.
@@ -170,7 +172,14 @@ fn the_web_ui_rewinds_undoes_and_switches_heads_in_a_real_browser() {
         {"content": "wrote two"},
         {"tool_calls": [{"name": "bash", "arguments": {"command": "echo no > never.txt"}}]},
         {"content": "not run"},
-        {"content": "the summary of turns 0 and 1"}
+        {"content": "the summary of turns 0 and 1"},
+        // plan mode: the write is refused unrun, then the plan
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "three.txt", "content": "3\n"}}]},
+        {"content": "the plan: write three.txt"},
+        {"content": "answer four"},
+        {"content": "answer five"},
+        // the compact button's summary
+        {"content": "the compacted summary of the session"}
     ]));
     clear_shots(|n| n.starts_with(|c: char| c.is_ascii_digit()));
     let (status, code) = serve.run("flow.mjs");
@@ -181,7 +190,7 @@ fn the_web_ui_rewinds_undoes_and_switches_heads_in_a_real_browser() {
         shots_dir().display()
     );
     assert_eq!(code, Some(0), "serve did not stop cleanly");
-    assert!(shots_dir().join("13-narrow.png").exists());
+    assert!(shots_dir().join("16-narrow.png").exists());
 }
 
 #[test]
