@@ -139,6 +139,7 @@ async function openSession(id) {
   state.events = null;
   state.live = null;
   state.notes = new Map();
+  ui.usage.textContent = "";
   hideBanner();
   ui.select.value = id;
   const url = new URL(location.href);
