@@ -86,7 +86,16 @@ struct Serve {
 
 impl Serve {
     fn start(responses: Value) -> Serve {
+        Serve::start_with_config(responses, None)
+    }
+
+    /// As [`Serve::start`], with `config` as its config file.
+    fn start_with_config(responses: Value, config: Option<&str>) -> Serve {
         let tmp = tempfile::tempdir().unwrap();
+        if let Some(text) = config {
+            std::fs::create_dir_all(tmp.path().join("xdg/retrace")).unwrap();
+            std::fs::write(tmp.path().join("xdg/retrace/config.toml"), text).unwrap();
+        }
         let ws = tmp.path().join("ws");
         std::fs::create_dir(&ws).unwrap();
         let script = tmp.path().join("script.json");
@@ -212,4 +221,31 @@ fn the_web_ui_runs_a_turn_restores_code_and_undoes_in_firefox() {
     );
     assert_eq!(code, Some(0), "serve did not stop cleanly");
     assert!(shots_dir().join("firefox.png").exists());
+}
+
+#[test]
+fn the_web_ui_shows_an_automatic_compaction_in_a_real_browser() {
+    if !can_run("browser", "CHROMIUM", "/usr/bin/chromium", "playwright-core") {
+        return;
+    }
+    // 20,000 tokens, compacted past 80 %: two prompts of about 7,500 tokens each (estimated; the
+    // script model reports no usage) pass it in the second turn, which compacts first.
+    let serve = Serve::start_with_config(
+        json!([
+            {"content": "zero"},
+            {"content": "SUMMARY: the user sent a long text."},
+            {"content": "one"}
+        ]),
+        Some("[model]\ncontext_window = 20000\ncompact_at = 0.8\n"),
+    );
+    clear_shots(|n| n == "auto-compacted.png");
+    let (status, code) = serve.run("auto.mjs");
+    let status = status.expect("the auto-compaction flow timed out");
+    assert!(
+        status.success(),
+        "the auto-compaction flow failed ({status}); screenshot in {}",
+        shots_dir().display()
+    );
+    assert_eq!(code, Some(0), "serve did not stop cleanly");
+    assert!(shots_dir().join("auto-compacted.png").exists());
 }
