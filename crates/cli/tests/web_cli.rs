@@ -8,12 +8,14 @@
 //!   head in Versions), a new session's shareable address and a refused compaction.
 //! - Debian's firefox-esr driven by `puppeteer-core` over WebDriver BiDi
 //!   (`crates/web/tests/browser/firefox.mjs`): a smoke test of one turn, restore code through the
-//!   preview, the file on disk, undo.
+//!   preview, the file on disk, undo, the plan mode switch across a reload.
+//! - chromium again with a 20,000-token context window (`auto.mjs`): two long prompts, the second
+//!   compacts on its own during its turn, and the page says so.
 //!
 //! Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/` (`NN-step.png` from chromium,
-//! `firefox.png`). Each needs `node`, its browser (`/usr/bin/chromium` or `CHROMIUM`,
-//! `/usr/bin/firefox-esr` or `FIREFOX`) and `npm ci` run in the scripts' folder; when one is missing
-//! the test says so and passes, unless `CI` is set, where it fails.
+//! `firefox.png`, `auto-compacted.png`). Each needs `node`, its browser (`/usr/bin/chromium` or
+//! `CHROMIUM`, `/usr/bin/firefox-esr` or `FIREFOX`) and `npm ci` run in the scripts' folder; when
+//! one is missing the test says so and passes, unless `CI` is set, where it fails.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
