@@ -3,15 +3,19 @@
 //! - Debian's chromium driven by `playwright-core` (`crates/web/tests/browser/flow.mjs`): two turns
 //!   through the composer, hover rewind with its preview, the files on disk, undo, one rewind by
 //!   keyboard alone with the focus checked after every dialog, restore conversation, versions and a
-//!   head switch, a shell command's approval, fork and summarize.
+//!   head switch, a shell command's approval, fork and summarize, plan mode (a write refused unrun,
+//!   the switch followed in a second tab), compact (the summary and the last turn, the original
+//!   head in Versions), a new session's shareable address and a refused compaction.
 //! - Debian's firefox-esr driven by `puppeteer-core` over WebDriver BiDi
 //!   (`crates/web/tests/browser/firefox.mjs`): a smoke test of one turn, restore code through the
-//!   preview, the file on disk, undo.
+//!   preview, the file on disk, undo, the plan mode switch across a reload.
+//! - chromium again with a 20,000-token context window (`auto.mjs`): two long prompts, the second
+//!   compacts on its own during its turn, and the page says so.
 //!
 //! Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/` (`NN-step.png` from chromium,
-//! `firefox.png`). Each needs `node`, its browser (`/usr/bin/chromium` or `CHROMIUM`,
-//! `/usr/bin/firefox-esr` or `FIREFOX`) and `npm ci` run in the scripts' folder; when one is missing
-//! the test says so and passes, unless `CI` is set, where it fails.
+//! `firefox.png`, `auto-compacted.png`). Each needs `node`, its browser (`/usr/bin/chromium` or
+//! `CHROMIUM`, `/usr/bin/firefox-esr` or `FIREFOX`) and `npm ci` run in the scripts' folder; when
+//! one is missing the test says so and passes, unless `CI` is set, where it fails.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -84,7 +88,16 @@ struct Serve {
 
 impl Serve {
     fn start(responses: Value) -> Serve {
+        Serve::start_with_config(responses, None)
+    }
+
+    /// As [`Serve::start`], with `config` as its config file.
+    fn start_with_config(responses: Value, config: Option<&str>) -> Serve {
         let tmp = tempfile::tempdir().unwrap();
+        if let Some(text) = config {
+            std::fs::create_dir_all(tmp.path().join("xdg/retrace")).unwrap();
+            std::fs::write(tmp.path().join("xdg/retrace/config.toml"), text).unwrap();
+        }
         let ws = tmp.path().join("ws");
         std::fs::create_dir(&ws).unwrap();
         let script = tmp.path().join("script.json");
@@ -170,7 +183,14 @@ fn the_web_ui_rewinds_undoes_and_switches_heads_in_a_real_browser() {
         {"content": "wrote two"},
         {"tool_calls": [{"name": "bash", "arguments": {"command": "echo no > never.txt"}}]},
         {"content": "not run"},
-        {"content": "the summary of turns 0 and 1"}
+        {"content": "the summary of turns 0 and 1"},
+        // plan mode: the write is refused unrun, then the plan
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "three.txt", "content": "3\n"}}]},
+        {"content": "the plan: write three.txt"},
+        {"content": "answer four"},
+        {"content": "answer five"},
+        // the compact button's summary
+        {"content": "the compacted summary of the session"}
     ]));
     clear_shots(|n| n.starts_with(|c: char| c.is_ascii_digit()));
     let (status, code) = serve.run("flow.mjs");
@@ -181,7 +201,7 @@ fn the_web_ui_rewinds_undoes_and_switches_heads_in_a_real_browser() {
         shots_dir().display()
     );
     assert_eq!(code, Some(0), "serve did not stop cleanly");
-    assert!(shots_dir().join("13-narrow.png").exists());
+    assert!(shots_dir().join("16-narrow.png").exists());
 }
 
 #[test]
@@ -203,4 +223,31 @@ fn the_web_ui_runs_a_turn_restores_code_and_undoes_in_firefox() {
     );
     assert_eq!(code, Some(0), "serve did not stop cleanly");
     assert!(shots_dir().join("firefox.png").exists());
+}
+
+#[test]
+fn the_web_ui_shows_an_automatic_compaction_in_a_real_browser() {
+    if !can_run("browser", "CHROMIUM", "/usr/bin/chromium", "playwright-core") {
+        return;
+    }
+    // 20,000 tokens, compacted past 80 %: two prompts of about 7,500 tokens each (estimated; the
+    // script model reports no usage) pass it in the second turn, which compacts first.
+    let serve = Serve::start_with_config(
+        json!([
+            {"content": "zero"},
+            {"content": "SUMMARY: the user sent a long text."},
+            {"content": "one"}
+        ]),
+        Some("[model]\ncontext_window = 20000\ncompact_at = 0.8\n"),
+    );
+    clear_shots(|n| n == "auto-compacted.png");
+    let (status, code) = serve.run("auto.mjs");
+    let status = status.expect("the auto-compaction flow timed out");
+    assert!(
+        status.success(),
+        "the auto-compaction flow failed ({status}); screenshot in {}",
+        shots_dir().display()
+    );
+    assert_eq!(code, Some(0), "serve did not stop cleanly");
+    assert!(shots_dir().join("auto-compacted.png").exists());
 }

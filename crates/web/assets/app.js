@@ -16,6 +16,10 @@ const ui = {
   send: $("send"),
   cancel: $("cancel"),
   usage: $("usage"),
+  composer: $("composer"),
+  planMode: $("plan-mode"),
+  planIndicator: $("plan-indicator"),
+  compact: $("compact"),
   dialog: $("rewind-dialog"),
   dialogTitle: $("rewind-title"),
   dialogBody: $("rewind-body"),
@@ -31,6 +35,9 @@ const state = {
   lastSeq: null,
   running: false,
   live: null, // the assistant block of the running turn: {el, text, reasoning, tools}
+  compacting: false, // this page asked for a compaction that has not answered yet
+  plan: false,
+  notes: new Map(), // head id → {turn, text}: the compaction line shown on that head
 };
 
 /** An element with a class and text (or children). */
@@ -131,6 +138,8 @@ async function openSession(id) {
   if (state.events) state.events.close();
   state.events = null;
   state.live = null;
+  state.notes = new Map();
+  ui.usage.textContent = "";
   hideBanner();
   ui.select.value = id;
   const url = new URL(location.href);
@@ -139,16 +148,17 @@ async function openSession(id) {
   const status = await call("GET", s(id));
   state.lastSeq = status.last_event_seq;
   setRunning(!!status.running);
+  showPlan(!!status.plan_mode);
   await renderTranscript();
   connectEvents();
   if (!ui.versions.hidden) await renderVersions();
 }
 
-async function newSession() {
+async function newSession(focus = true) {
   const { session_id } = await call("POST", "/api/sessions", {});
   await loadSessions(session_id);
   await openSession(session_id);
-  ui.prompt.focus();
+  if (focus) ui.prompt.focus();
 }
 
 // ---- transcript ----
@@ -314,8 +324,9 @@ function assistantBlock() {
 
 async function renderTranscript() {
   const id = state.sid;
-  const entries = await call("GET", `${s(id)}/transcript`);
+  const [entries, status] = await Promise.all([call("GET", `${s(id)}/transcript`), call("GET", s(id))]);
   if (id !== state.sid) return;
+  showPlan(!!status.plan_mode);
   const out = [];
   const tools = new Map();
   for (const e of entries) {
@@ -345,6 +356,11 @@ async function renderTranscript() {
     }
   }
   if (out.length === 0) out.push(el("p", "empty", "No messages yet. Type a prompt below."));
+  const note = state.notes.get(status.head_id);
+  if (note) {
+    const i = out.findIndex((m) => m.dataset?.turn === String(note.turn));
+    out.splice(i < 0 ? out.length : i, 0, noteBlock(note.text));
+  }
   // the focused prompt, rewind action or tool call, to focus its copy in the new transcript
   // (else the composer) rather than lose the focus to the page's body
   const focused = hasFocus(ui.transcript) ? document.activeElement : null;
@@ -375,7 +391,7 @@ const EVENT_TYPES = [
   "turn_started", "assistant_delta", "reasoning_delta", "tool_call", "tool_result",
   "checkpoint_captured", "step_finished", "turn_finished", "rewound", "undone", "head_changed",
   "notice", "error", "approval_requested", "approval_resolved", "summary_started",
-  "summary_finished", "lagged",
+  "summary_finished", "compacted", "plan_mode", "lagged",
 ];
 
 function connectEvents() {
@@ -411,6 +427,7 @@ function setRunning(on) {
   ui.cancel.hidden = !on;
   ui.send.disabled = on;
   document.body.classList.toggle("running", on);
+  setCompactButton();
 }
 
 async function onEvent(type, ev) {
@@ -486,13 +503,33 @@ async function onEvent(type, ev) {
       break;
     case "summary_started":
       setRunning(true);
-      ui.usage.textContent = "summarizing…";
+      ui.usage.textContent = state.compacting ? "compacting…" : "summarizing…";
       break;
     case "summary_finished":
       setRunning(false);
-      ui.usage.textContent = ev.ok ? "summary written" : `summary failed: ${ev.error ?? ""}`;
+      ui.usage.textContent = ev.ok
+        ? state.notes.has(ev.head_id) ? "compacted" : "summary written"
+        : `summary failed: ${ev.error ?? ""}`;
       await renderTranscript();
       await refreshSide();
+      break;
+    case "compacted": {
+      const text = compactedText(ev);
+      state.notes.set(ev.head_id, { turn: ev.turn, text });
+      if (state.live) {
+        // compacted on its own during a turn: the line goes before the turn's prompt now; the
+        // transcript is read again from the new head when the turn ends
+        const m = ui.transcript.querySelector(`.msg.user[data-turn="${Number(ev.turn)}"]`);
+        if (m) m.before(noteBlock(text));
+        else ui.transcript.append(noteBlock(text));
+      } else if (!state.running) {
+        await renderTranscript();
+        await refreshSide();
+      }
+      break;
+    }
+    case "plan_mode":
+      showPlan(!!ev.on);
       break;
     case "rewound":
     case "undone":
@@ -553,6 +590,78 @@ ui.send.addEventListener("click", () => attempt(send));
 ui.cancel.addEventListener("click", () => attempt(() => call("POST", `${s(state.sid)}/cancel`, {})));
 ui.newSession.addEventListener("click", () => attempt(newSession));
 ui.select.addEventListener("change", () => attempt(() => openSession(ui.select.value)));
+ui.compact.addEventListener("click", () => attempt(compact));
+ui.planMode.addEventListener("change", () => attempt(() => setPlan(ui.planMode.checked)));
+
+// ---- plan mode and compaction ----
+
+const PROMPT_HINT = ui.prompt.placeholder;
+
+/** Shows plan mode on or off: the switch, the indicator above the composer, the prompt's hint. */
+function showPlan(on) {
+  state.plan = on;
+  ui.planMode.checked = on;
+  ui.planIndicator.hidden = !on;
+  ui.composer.classList.toggle("plan", on);
+  ui.prompt.placeholder = on ? "Ask for a plan… (plan mode: nothing is changed)" : PROMPT_HINT;
+}
+
+async function setPlan(on) {
+  try {
+    if (!state.sid) await newSession(false);
+    const status = await call("POST", `${s(state.sid)}/plan`, { on });
+    showPlan(!!status.plan_mode);
+  } catch (e) {
+    showPlan(state.plan);
+    throw e;
+  }
+}
+
+function fmtTokens(n) {
+  if (typeof n !== "number") return "?";
+  return n >= 10000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
+}
+
+function compactedText(ev) {
+  return `${ev.automatic ? "Compacted automatically (the conversation was near the model's context limit)" : "Compacted"}: ` +
+    `about ${fmtTokens(ev.before_tokens)} → ${fmtTokens(ev.after_tokens)} tokens. The full conversation stays in Versions.`;
+}
+
+function noteBlock(text) {
+  const n = el("div", "msg note", text);
+  n.setAttribute("role", "note");
+  return n;
+}
+
+// The compact button is never `disabled` (a disabled button drops the keyboard focus): while a
+// turn or a summary runs it says so with aria-disabled and does nothing.
+function setCompactButton() {
+  const busy = state.compacting || state.running || !state.sid;
+  ui.compact.setAttribute("aria-disabled", String(busy));
+  ui.compact.setAttribute("aria-busy", String(state.compacting));
+  ui.compact.textContent = state.compacting ? "Compacting…" : "Compact";
+}
+
+async function compact() {
+  if (!state.sid || state.compacting || state.running) return;
+  state.compacting = true;
+  setCompactButton();
+  banner("info", el("span", null, "Compacting: the model is summarizing the conversation before the latest turn…"));
+  try {
+    const r = await call("POST", `${s(state.sid)}/compact`, {});
+    if (r.session_id !== state.sid) {
+      await loadSessions(r.session_id);
+      await openSession(r.session_id);
+    } else {
+      await renderTranscript();
+      await refreshSide();
+    }
+    hideBanner();
+  } finally {
+    state.compacting = false;
+    setCompactButton();
+  }
+}
 
 // ---- rewind ----
 
@@ -831,6 +940,7 @@ ui.versions.addEventListener("keydown", (e) => {
 // ---- start ----
 
 async function start() {
+  setCompactButton();
   const wanted = new URL(location.href).searchParams.get("session");
   const list = await loadSessions(wanted);
   const id = wanted ?? list[0]?.id;

@@ -3,7 +3,8 @@
 // streamed in while the turn runs, and its tool call), hover the prompt and restore code through
 // the preview (the file goes from the disk; the focus comes back to the action), the same preview
 // by keyboard (Shift+Tab wraps inside it) closed with Esc, undo from the banner (the file is back),
-// a reload. One screenshot, `firefox.png`; any console error or page error fails the run.
+// plan mode on (the indicator shows), a reload (still on), plan mode off. One screenshot,
+// `firefox.png`; any console error or page error fails the run.
 //
 //   node firefox.mjs URL WORKSPACE SCREENSHOT_DIR
 import puppeteer from "puppeteer-core";
@@ -124,12 +125,23 @@ try {
   if (fs.readFileSync(file("one.txt"), "utf8") !== "1\n") throw new Error("one.txt is not back as it was");
   check("undo");
 
-  // A reload (the address names the session) opens it again; the live connection it drops is
-  // no error.
+  // Plan mode: the switch turns it on and the indicator shows above the composer.
+  await page.click("#plan-mode");
+  await page.waitForSelector("#plan-indicator", { visible: true });
+  if (!(await page.evaluate(() => document.querySelector("#plan-mode").checked))) throw new Error("the plan switch is off");
+  check("plan mode");
+
+  // A reload (the address names the session) opens it again, plan mode still on; the live
+  // connection it drops is no error.
   await page.reload();
   await waitText(".msg.assistant", "wrote one");
+  await page.waitForSelector("#plan-indicator", { visible: true });
+  if (!(await page.evaluate(() => document.querySelector("#plan-mode").checked))) throw new Error("plan mode is off after the reload");
   await page.screenshot({ path: path.join(shots, "firefox.png") });
   check("the reload");
+  await page.click("#plan-mode");
+  await page.waitForSelector("#plan-indicator", { hidden: true });
+  check("plan mode off");
   console.log(`firefox flow ok (${await browser.version()}) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 } finally {
   await browser.close();

@@ -1,7 +1,8 @@
 // The web UI end to end in Debian's chromium: two turns through the composer, hover rewind
 // (restore code, check the disk, undo, check again), restore conversation (the prompt comes back
 // into the composer), the versions view and a head switch, then a shell command's approval
-// (denied). One rewind is driven by keyboard alone, and after every dialog, panel or re-render the
+// (denied), fork and summarize, plan mode (a write refused unrun; a second tab follows the switch),
+// compact, a new session's address and a refused compaction. One rewind is driven by keyboard alone, and after every dialog, panel or re-render the
 // keyboard focus must be on the control that opened it (or the composer), never on the page's body.
 // A screenshot per step; any console error or page error fails the run.
 //
@@ -24,7 +25,9 @@ const browser = await chromium.launch({
 });
 let step = 0;
 try {
-  const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+  // one context: a second tab shares the page's token cookie
+  const context = await browser.newContext({ viewport: { width: 1000, height: 700 } });
+  const page = await context.newPage();
   page.setDefaultTimeout(15000);
   page.on("console", (m) => {
     if (m.type() === "error") errors.push(`console: ${m.text()}`);
@@ -249,12 +252,120 @@ try {
   if (!new URL(page.url()).searchParams.get("session")) throw new Error("the address does not name the session");
   await page.reload();
   await page.locator(".msg.assistant", { hasText: "not run" }).waitFor();
+  const sessionUrl = page.url();
+
+  // Plan mode: the switch (a checkbox, by keyboard) turns it on; the indicator shows above the
+  // composer, and a second tab of the same session follows (on load, then by the event).
+  const plan = page.locator("#plan-mode");
+  const indicator = page.locator("#plan-indicator");
+  if (await plan.isChecked()) throw new Error("plan mode is on in a new session");
+  const tab = await context.newPage();
+  tab.on("console", (m) => {
+    if (m.type() === "error") errors.push(`console (second tab): ${m.text()}`);
+  });
+  tab.on("pageerror", (e) => errors.push(`page (second tab): ${e.message}`));
+  await tab.goto(sessionUrl);
+  await tab.locator(".msg.assistant", { hasText: "not run" }).waitFor();
+  await plan.focus();
+  await page.keyboard.press("Space");
+  await indicator.waitFor();
+  await page.waitForFunction(() => document.querySelector("#plan-mode").checked);
+  await expectFocus("turning plan mode on", (a) => a.id === "plan-mode");
+  await tab.locator("#plan-indicator").waitFor();
+  if (!(await tab.locator("#plan-mode").isChecked())) throw new Error("the second tab's switch did not follow");
+  const status = await page.evaluate(async (u) => {
+    const id = new URL(u).searchParams.get("session");
+    return (await fetch(`/api/sessions/${encodeURIComponent(id)}`)).json();
+  }, sessionUrl);
+  if (status.plan_mode !== true) throw new Error(`the status says plan_mode ${status.plan_mode}`);
+  // A turn whose model writes a file: refused unrun, the tool result says so.
+  await prompt.fill("plan three");
+  await prompt.press("Enter");
+  await page.locator(".msg.assistant", { hasText: "the plan: write three.txt" }).waitFor();
+  await page.locator("#send:not([disabled])").waitFor();
+  if (exists("three.txt")) throw new Error("a write ran in plan mode");
+  const refused = page.locator(".tool.failed", { hasText: "write_file three.txt" });
+  await refused.locator("summary").click();
+  await refused.locator(".tool-out", { hasText: "plan mode is on" }).waitFor();
+  await shot("plan-mode");
+  // Off again, from the second tab this time: this one follows.
+  await tab.locator("#plan-mode").click();
+  await indicator.waitFor({ state: "hidden" });
+  if (await plan.isChecked()) throw new Error("the switch did not follow the second tab");
+  await tab.close();
+
+  // Two more turns, then Compact: the model summarizes everything before the latest turn into a
+  // new selected head; the transcript shows the summary, a line saying so, and the last turn;
+  // the compacted head stays in Versions.
+  await prompt.fill("fourth");
+  await prompt.press("Enter");
+  await page.locator(".msg.assistant", { hasText: "answer four" }).waitFor();
+  await page.locator("#send:not([disabled])").waitFor();
+  await prompt.fill("fifth");
+  await prompt.press("Enter");
+  await page.locator(".msg.assistant", { hasText: "answer five" }).waitFor();
+  await page.locator("#send:not([disabled])").waitFor();
+  if (await page.locator("#versions").isHidden()) await page.locator("#versions-toggle").click();
+  const before = await page.locator(".head.selected").getAttribute("data-head");
+  await page.evaluate(() => {
+    new MutationObserver(() => {
+      const b = document.querySelector("#compact");
+      if (b.textContent.includes("Compacting") && b.getAttribute("aria-busy") === "true") window.sawCompacting = true;
+    }).observe(document.querySelector("#compact"), { childList: true, subtree: true, attributes: true, characterData: true });
+  });
+  await page.locator("#compact").click();
+  await page.locator(".msg.note", { hasText: /Compacted: about \S+ → \S+ tokens\. The full conversation stays in Versions\./ }).waitFor();
+  await page.getByText("the compacted summary of the session").waitFor();
+  await page.locator(".msg.assistant", { hasText: "answer five" }).waitFor();
+  if (!(await page.evaluate(() => window.sawCompacting))) throw new Error("the button never said it was compacting");
+  if (await page.locator(".msg.assistant", { hasText: "answer four" }).count()) throw new Error("the compacted turns are still shown");
+  const turns = await page.locator(".msg.user[data-turn]").allTextContents();
+  if (turns.length !== 1 || !turns[0].startsWith("fifth")) throw new Error(`after compacting the turns are ${JSON.stringify(turns)}`);
+  await page.locator(`.head:not(.selected)[data-head="${before}"]`).waitFor();
+  const after = await page.locator(".head.selected").getAttribute("data-head");
+  if (after === before) throw new Error("compacting did not select a new head");
+  await expectFocus("compacting", (a) => a.id === "compact");
+  await shot("compacted");
+
+  // New session: empty, plan mode off, its address (`?session=`) opens it in another tab; Compact
+  // there is refused, and the refusal is shown.
+  await page.locator("#new-session").click();
+  await page.waitForFunction((u) => {
+    const id = new URL(location.href).searchParams.get("session");
+    return id && id !== new URL(u).searchParams.get("session");
+  }, sessionUrl);
+  await page.getByText(/No messages yet/).waitFor();
+  const fresh = new URL(page.url()).searchParams.get("session");
+  if ((await page.locator("#session-select").inputValue()) !== fresh) throw new Error("the new session is not selected");
+  if (await plan.isChecked()) throw new Error("plan mode is on in the new session");
+  const shared = await context.newPage();
+  await shared.goto(page.url());
+  await shared.getByText(/No messages yet/).waitFor();
+  if ((await shared.locator("#session-select").inputValue()) !== fresh) throw new Error("the shared address opened another session");
+  await shared.close();
+  const seen = errors.length;
+  await page.locator("#compact").click();
+  const refusal = page.locator("#banner.error", { hasText: "refused" });
+  await refusal.waitFor();
+  // chromium logs the refused request (409) itself: that one console line is expected
+  const logged = errors.splice(seen);
+  if (logged.length !== 1 || !/409 \(Conflict\)/.test(logged[0])) errors.push(...logged);
+  await shot("compact-refused");
+  await refusal.getByRole("button", { name: "Dismiss" }).click();
+
+  // Back to the compacted session for the narrow view, with plan mode on.
+  await page.goto(sessionUrl);
+  await page.locator(".msg.assistant", { hasText: "answer five" }).waitFor();
+  await plan.check();
+  await indicator.waitFor();
 
   // 360 px wide: still usable (nothing wider than the screen).
   await page.setViewportSize({ width: 360, height: 740 });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
   if (overflow > 360) throw new Error(`the page is ${overflow} px wide at 360 px`);
   await shot("narrow");
+  await plan.uncheck();
+  await indicator.waitFor({ state: "hidden" });
   console.log(`web flow ok: ${step} screenshots in ${shots}`);
 } finally {
   await browser.close();
