@@ -46,7 +46,7 @@ impl ContextBudget {
 }
 
 /// The estimated tokens of one message (its text, its tool calls and a few for the framing).
-pub(crate) fn message_tokens(m: &ChatMessage) -> u64 {
+pub fn message_tokens(m: &ChatMessage) -> u64 {
     4 + estimate_tokens(&m.content)
         + m.tool_calls
             .iter()

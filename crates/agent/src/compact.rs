@@ -4,13 +4,24 @@
 use retrace_model::{CancellationToken, ChatMessage, ChatRequest, Delta, ModelError};
 use retrace_protocol::Event;
 
-use crate::budget::request_tokens;
+use crate::budget::{history_tokens, request_tokens};
 use crate::run::{Agent, TurnEnd};
 use crate::seam::TurnSink;
 
+/// Why a compaction is tried: the request's size and what it is made of.
+pub(crate) struct Why<'a> {
+    /// The request's size, in tokens (reported, or estimated).
+    pub(crate) before: u64,
+    /// The estimated tokens of the system prompt and the tools.
+    pub(crate) fixed: u64,
+    /// The conversation the request is built from.
+    pub(crate) history: &'a [ChatMessage],
+    /// What to tell the user.
+    pub(crate) reason: &'a str,
+}
+
 impl Agent {
-    /// Compacts the conversation of turn `turn` because of `why` (the request was `before`
-    /// tokens). `Ok(Some(history))`: compacted, go on from `history`; `Ok(None)`: not possible
+    /// Compacts the conversation of turn `turn` because of `why`. `Ok(Some(history))`: compacted, go on from `history`; `Ok(None)`: not possible
     /// now (a notice said why, unless the sink cannot compact at all); `Err`: the turn was
     /// cancelled meanwhile.
     pub(crate) async fn compact(
@@ -18,23 +29,38 @@ impl Agent {
         turn: u64,
         sink: &mut dyn TurnSink,
         cancel: &CancellationToken,
-        before: u64,
-        fixed: u64,
-        why: &str,
+        why: Why<'_>,
     ) -> Result<Option<Vec<ChatMessage>>, TurnEnd> {
         let notice =
             |sink: &mut dyn TurnSink, message: String| sink.event(Event::Notice { message, retry: None });
-        let source = match sink.compaction_source() {
+        let source = match sink.compaction_source(self.budget().threshold()) {
             None => return Ok(None),
             Some(Err(e)) => {
-                notice(sink, format!("{why}, but it cannot be compacted: {e}"));
+                notice(sink, format!("{}, but it cannot be compacted: {e}", why.reason));
                 return Ok(None);
             }
             Some(Ok(s)) => s,
         };
+        // What folding would save, against the whole conversation (both estimated alike): not
+        // worth a model request and a new head when the folded turns are under a tenth of it,
+        // that is when the bulk is the turn running now.
+        let folded = history_tokens(&source[..source.len().saturating_sub(1)]);
+        if folded < history_tokens(why.history) / 10 {
+            notice(
+                sink,
+                format!(
+                    "{}, but the turns before this one are only about {folded} tokens: compacting would not help, so it was not done",
+                    why.reason
+                ),
+            );
+            return Ok(None);
+        }
         notice(
             sink,
-            format!("{why}: summarizing the turns before this one (the full conversation stays a version)"),
+            format!(
+                "{}: summarizing the turns before this one (the full conversation stays a version)",
+                why.reason
+            ),
         );
         let request = ChatRequest {
             messages: source,
@@ -81,13 +107,13 @@ impl Agent {
         };
         let history = crate::history::well_formed(made.history);
         self.counted = None;
-        let after = request_tokens(fixed, &history, None);
+        let after = request_tokens(why.fixed, &history, None);
         sink.event(Event::Compacted {
             head_id: made.head_id,
             from_head: made.from_head,
             turn,
             automatic: true,
-            before_tokens: before,
+            before_tokens: why.before,
             after_tokens: after,
         });
         Ok(Some(history))

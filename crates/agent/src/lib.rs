@@ -15,7 +15,7 @@ mod history;
 mod run;
 mod seam;
 
-pub use budget::{history_tokens, ContextBudget, PLAN_MODE_INSTRUCTION};
+pub use budget::{history_tokens, message_tokens, ContextBudget, PLAN_MODE_INSTRUCTION};
 pub use context::{system_prompt, INSTRUCTION_FILES, MAX_INSTRUCTIONS_BYTES};
 pub use history::well_formed;
 pub use run::{Agent, AgentConfig, TurnEnd, TurnReport};

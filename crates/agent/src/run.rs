@@ -227,7 +227,20 @@ impl Agent {
                     self.config.budget.compact_at * 100.0,
                     self.config.budget.window
                 );
-                match self.compact(turn, sink, cancel, size, fixed, &why).await {
+                match self
+                    .compact(
+                        turn,
+                        sink,
+                        cancel,
+                        crate::compact::Why {
+                            before: size,
+                            fixed,
+                            history: &history,
+                            reason: &why,
+                        },
+                    )
+                    .await
+                {
                     Ok(Some(h)) => history = h,
                     Ok(None) => {}
                     Err(end) => return end,
@@ -260,18 +273,33 @@ impl Agent {
                     retried_too_long = true;
                     budget_checked = true;
                     let why = format!("the model said the request is too long ({})", e.retry_reason());
-                    match self.compact(turn, sink, cancel, size, fixed, &why).await {
+                    match self.compact(
+                        turn,
+                        sink,
+                        cancel,
+                        crate::compact::Why {
+                            before: size,
+                            fixed,
+                            history: &history,
+                            reason: &why,
+                        },
+                    ).await {
                         Ok(Some(h)) => {
                             history = h;
                             continue;
                         }
                         Ok(None) => {
                             return TurnEnd::Failed(format!(
-                                "the model failed: {e}; the conversation could not be compacted"
+                                "the model failed: {e}; compacting the earlier turns could not make it fit, so this turn alone is too long for the model: rewind the conversation to before turn {turn} (/rewind, or `retrace rewind --scope conversation --turn {turn}`) and ask for less at once"
                             ))
                         }
                         Err(end) => return end,
                     }
+                }
+                Err(e) if e.is_context_too_long() => {
+                    return TurnEnd::Failed(format!(
+                        "the model failed: {e}; it was compacted once already this turn, so this turn alone is too long for the model: rewind the conversation to before turn {turn} (/rewind, or `retrace rewind --scope conversation --turn {turn}`) and ask for less at once"
+                    ))
                 }
                 Err(e) => return TurnEnd::Failed(format!("the model failed: {e}")),
             };
@@ -348,10 +376,11 @@ impl Agent {
     ) -> (bool, String) {
         let fail = |e: &dyn std::fmt::Display| (false, format!("error: {e}"));
         let Some(tool) = self.registry.get(&call.name) else {
+            let offered: Vec<String> = self.tool_specs().into_iter().map(|s| s.name).collect();
             return fail(&format!(
                 "there is no tool `{}`; the tools are: {}",
                 call.name,
-                self.registry.names().join(", ")
+                offered.join(", ")
             ));
         };
         if self.config.plan_mode && !tool.read_only() {
@@ -469,8 +498,8 @@ impl TurnSink for UsageTally<'_> {
         self.sink.assistant(message, usage)
     }
 
-    fn compaction_source(&mut self) -> Option<Result<Vec<ChatMessage>, String>> {
-        self.sink.compaction_source()
+    fn compaction_source(&mut self, max_tokens: u64) -> Option<Result<Vec<ChatMessage>, String>> {
+        self.sink.compaction_source(max_tokens)
     }
 
     fn compacted(&mut self, summary: String) -> Result<crate::seam::Compaction, String> {

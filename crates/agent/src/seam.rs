@@ -37,7 +37,9 @@ pub trait TurnSink: Send {
     /// What to ask the model for to compact the conversation of the running turn: the messages
     /// before the turn, then the instruction to summarize them. `None`: this sink cannot compact
     /// (the default); `Some(Err)`: not now (nothing to summarize), and why.
-    fn compaction_source(&mut self) -> Option<Result<Vec<ChatMessage>, String>> {
+    /// `max_tokens` is what the request may take: the source is shortened to fit it.
+    fn compaction_source(&mut self, max_tokens: u64) -> Option<Result<Vec<ChatMessage>, String>> {
+        let _ = max_tokens;
         None
     }
     /// Makes the compacted conversation from the model's `summary` (a new head, selected, that

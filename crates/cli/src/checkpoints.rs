@@ -58,8 +58,13 @@ fn print_list(listing: &CheckpointListing, json: bool) -> CmdResult {
             human_bytes(e.bytes),
             first_line(&e.prompt, 60)
         );
-        if e.visible == Some(false) {
-            println!("{:>5}  (not on this head: code restore only)", "");
+        match (e.visible, e.can_restore_conversation) {
+            (Some(false), Some(true)) => println!(
+                "{:>5}  (folded by a compaction: a conversation restore forks from the full version)",
+                ""
+            ),
+            (Some(false), _) => println!("{:>5}  (not on this head: code restore only)", ""),
+            _ => {}
         }
         for g in &e.gaps {
             let mut line = format!("{:>5}  gap: {}", "", g.reason.as_str());

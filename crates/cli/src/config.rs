@@ -183,7 +183,7 @@ fn toml_problem(text: &str, e: &toml::de::Error) -> String {
 }
 
 /// The smallest `[model] context_window` accepted, in tokens.
-pub const MIN_CONTEXT_WINDOW: u64 = 1024;
+pub const MIN_CONTEXT_WINDOW: u64 = 4096;
 
 /// Loads the config (a missing default file is an empty config) and applies environment overrides:
 /// `RETRACE_MODEL`, `RETRACE_BASE_URL`, `RETRACE_BASH`.
@@ -209,14 +209,14 @@ pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<Config> {
     if let Some(w) = cfg.model.context_window {
         if w < MIN_CONTEXT_WINDOW {
             bail!(
-                "the config's `[model] context_window` is {w}; a window smaller than {MIN_CONTEXT_WINDOW} tokens cannot hold a turn: remove the key (the model's own window is used) or raise it"
+                "the config's `[model] context_window` is {w}; a window smaller than {MIN_CONTEXT_WINDOW} tokens cannot hold the instructions, the tools and a turn: remove the key (the model's own window is used) or raise it"
             );
         }
     }
     if let Some(c) = cfg.model.compact_at {
-        if !(c > 0.0 && c <= 1.0) {
+        if !(0.1..=1.0).contains(&c) {
             bail!(
-                "the config's `[model] compact_at` is {c}; it is the share of the context window at which the conversation is compacted: use a number above 0 and at most 1 (default 0.8)"
+                "the config's `[model] compact_at` is {c:?}; it is the share of the context window at which the conversation is compacted: use a number from 0.1 to 1 (default 0.8)"
             );
         }
     }

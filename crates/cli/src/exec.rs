@@ -72,7 +72,7 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
             (None, true) => svc.open_latest(&workspace_arg(a.workspace)?).await?,
             (None, false) => svc.create(&workspace_arg(a.workspace)?).await?,
         };
-        let signals = tokio::spawn(cancel_on_signals(h.clone()));
+        let signals = tokio::spawn(cancel_on_signals(h.clone(), "the turn"));
         let out = one_turn(&h, a.prompt, a.plan, json).await;
         signals.abort();
         let (accepted, outcome) = out?;
@@ -135,7 +135,7 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
 /// Cancels the turn on Ctrl-C, SIGTERM or SIGHUP, like Ctrl-C always did: the turn keeps what
 /// ran, answers every tool call and kills the shell's process group. A second signal quits at
 /// once, killing any shell command still running first.
-async fn cancel_on_signals(h: SessionHandle) {
+pub(crate) async fn cancel_on_signals(h: SessionHandle, what: &'static str) {
     use tokio::signal::unix::{signal, SignalKind};
     let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
         signal(SignalKind::interrupt()),
@@ -150,7 +150,7 @@ async fn cancel_on_signals(h: SessionHandle) {
         _ = hup.recv() => "SIGHUP",
     };
     say(&format!(
-        "\nretrace: cancelling the turn ({name}); a second Ctrl-C quits at once"
+        "\nretrace: cancelling {what} ({name}); a second Ctrl-C quits at once"
     ));
     h.cancel();
     tokio::select! {

@@ -323,13 +323,16 @@ pub fn summarize(cfg: &Config, a: SummarizeArgs<'_>) -> CmdResult {
     let spec = crate::common::model_spec(cfg, a.model, a.base_url)?;
     with_service(service_options(cfg, None, false)?, async |svc| {
         let h = svc.open(a.session, a.workspace).await?;
+        let signals = tokio::spawn(crate::exec::cancel_on_signals(h.clone(), "the summary"));
         let head = h
             .summarize(SummarizeRequest {
                 turn: a.turn,
                 direction: a.direction,
                 model: Some(spec),
             })
-            .await?;
+            .await;
+        signals.abort();
+        let head = head?;
         print_head(a.session, &head, h.workspace(), a.json)?;
         Ok(ExitCode::SUCCESS)
     })
@@ -347,7 +350,10 @@ pub fn compact(
     let spec = crate::common::model_spec(cfg, model, base_url)?;
     with_service(service_options(cfg, None, false)?, async |svc| {
         let h = svc.open(session, workspace).await?;
-        let head = h.compact(CompactRequest { model: Some(spec) }).await?;
+        let signals = tokio::spawn(crate::exec::cancel_on_signals(h.clone(), "the compaction"));
+        let head = h.compact(CompactRequest { model: Some(spec) }).await;
+        signals.abort();
+        let head = head?;
         print_head(session, &head, h.workspace(), json)?;
         Ok(ExitCode::SUCCESS)
     })

@@ -109,7 +109,7 @@ fn compact_makes_a_selected_summary_head_and_keeps_the_original() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to summarize"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to compact"));
 
     assert_eq!(env.exec(Some(&id), &m, &[], "second").0, 0);
     let summary = env.script("summary", json!([{"content": "SUMMARY OF THE FIRST TURN"}]));

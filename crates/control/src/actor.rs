@@ -302,7 +302,7 @@ impl Actor {
         compaction: Option<u64>,
         reply: oneshot::Sender<std::result::Result<HeadRef, retrace_protocol::Error>>,
     ) {
-        let started = self.prepare_summary(&req);
+        let started = self.prepare_summary(&req, compaction.is_some());
         let (messages, model) = match started {
             Ok(s) => s,
             Err(e) => {
@@ -362,12 +362,34 @@ impl Actor {
     fn prepare_summary(
         &mut self,
         req: &SummarizeRequest,
+        compaction: bool,
     ) -> Result<(Vec<retrace_protocol::ChatMessage>, Summarizer)> {
         self.idle()?;
         if self.closing {
             return Err(coded(ErrorCode::Refused, "the session is closing"));
         }
-        let messages = self.core().summary_source(req.turn, req.direction)?;
+        let messages = if compaction {
+            // The request must fit the model that writes it (the session's window, as known).
+            let max = self.agent.as_ref().map_or_else(
+                || retrace_agent::ContextBudget::default().threshold(),
+                |a| a.budget().threshold(),
+            );
+            self.core()
+                .compaction_source(req.turn, max)
+                .map_err(|e| {
+                    let e = retrace_protocol::Error::from(e);
+                    if e.code == ErrorCode::Refused {
+                        coded(
+                            ErrorCode::Refused,
+                            "nothing to compact: only the latest turn is on this head (compaction summarizes the turns before it)",
+                        )
+                    } else {
+                        e.into()
+                    }
+                })?
+        } else {
+            self.core().summary_source(req.turn, req.direction)?
+        };
         let model = match &req.model {
             Some(spec) => Summarizer::Model((self.factory)(spec)?.into_model()),
             None => Summarizer::Agent(Box::new(self.agent.take().ok_or_else(Self::no_model)?)),

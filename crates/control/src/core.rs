@@ -358,7 +358,9 @@ impl Core {
 
     /// The checkpoint list of SPEC §7, seen from the selected head, with the sidecar's size.
     pub(crate) fn checkpoints(&self) -> Result<CheckpointListing> {
-        let entries = checkpoints_for(&self.session, &self.store, self.session.selected());
+        let entries = checkpoints_for(&self.session, &self.store, self.session.selected(), |t| {
+            crate::compaction::conversation_source(&self.session, t).is_some()
+        });
         let sidecar = self.data.sidecar(self.session.id());
         listing(entries, &self.store, &sidecar.to_string_lossy())
     }

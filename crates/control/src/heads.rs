@@ -39,9 +39,18 @@ impl Core {
     }
 
     /// A new head that ends just before `turn`; code untouched. With `select`, it becomes selected.
+    /// A turn a compaction folded forks from the head it was folded from.
     pub(crate) fn fork(&mut self, turn: u64, name: Option<String>, select: bool) -> Result<HeadRef> {
-        let head = self.session.selected().clone();
-        let boundary = self.session.boundary(&head, turn).map_err(not_on_head)?;
+        let (head, boundary) = match self.conversation_source(turn) {
+            Some(found) => found,
+            None => {
+                let head = self.session.selected().clone();
+                (
+                    head.clone(),
+                    self.session.boundary(&head, turn).map_err(not_on_head)?,
+                )
+            }
+        };
         let made = self.session.fork(
             &head,
             boundary.before.as_ref(),

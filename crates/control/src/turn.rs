@@ -104,10 +104,10 @@ impl TurnSink for LogSink {
         })
     }
 
-    fn compaction_source(&mut self) -> Option<Result<Vec<ChatMessage>, String>> {
+    fn compaction_source(&mut self, max_tokens: u64) -> Option<Result<Vec<ChatMessage>, String>> {
         Some(
             lock(&self.core)
-                .compaction_source(self.turn)
+                .compaction_source(self.turn, max_tokens)
                 .map_err(|e| e.to_string()),
         )
     }

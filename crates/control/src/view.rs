@@ -10,7 +10,7 @@ use retrace_protocol::{
     CheckpointEntry, CheckpointListing, Error, ErrorCode, FsckReport, HeadEntry, SessionEntry, SessionId,
     Severity, TranscriptEntry,
 };
-use retrace_session::{list_sessions, HeadId, HeadKind, Session, SessionListing};
+use retrace_session::{list_sessions, HeadId, Session, SessionListing};
 
 use crate::error::{coded, Result};
 use crate::paths::DataRoot;
@@ -105,7 +105,9 @@ impl SessionReader {
 
     /// The checkpoint list of SPEC §7, seen from the selected head, with the sidecar's size.
     pub fn checkpoints(&self) -> Result<CheckpointListing, Error> {
-        let entries = checkpoints_for(&self.session, &self.store, self.session.selected());
+        let entries = checkpoints_for(&self.session, &self.store, self.session.selected(), |t| {
+            crate::compaction::conversation_source(&self.session, t).is_some()
+        });
         Ok(listing(entries, &self.store, &self.sidecar)?)
     }
 
@@ -160,41 +162,17 @@ pub fn fsck_sidecar(dir: &Path) -> Result<FsckReport, Error> {
     Ok(open_sidecar(dir)?.fsck())
 }
 
-/// The heads a chain of compactions ending at `head` was made from, newest first.
-fn compacted_from(session: &Session, head: &HeadId) -> Vec<HeadId> {
-    let mut out = Vec::new();
-    let mut at = head.clone();
-    while let Ok(info) = session.head(&at) {
-        match info.parent_head {
-            Some(p) if info.kind == HeadKind::Summary && info.compaction && !out.contains(&p) => {
-                out.push(p.clone());
-                at = p;
-            }
-            _ => break,
-        }
-    }
-    out
-}
-
 /// The checkpoint list with visibility and availability for `head` (SPEC §5.1, §7).
 pub(crate) fn checkpoints_for(
     session: &Session,
     store: &CheckpointStore,
     head: &HeadId,
+    folded: impl Fn(u64) -> bool,
 ) -> Vec<CheckpointEntry> {
     let on_head: BTreeMap<u64, bool> = session
         .turns_on(head)
         .map(|ts| ts.into_iter().map(|t| (t.info.turn, t.visible())).collect())
         .unwrap_or_default();
-    // Turns a compaction folded: a conversation rewind to one forks from the head it was folded
-    // from (SPEC §7 `compact`).
-    let folded: std::collections::BTreeSet<u64> = compacted_from(session, head)
-        .iter()
-        .filter_map(|h| session.turns_on(h).ok())
-        .flatten()
-        .filter(|t| t.visible())
-        .map(|t| t.info.turn)
-        .collect();
     let infos: BTreeMap<u64, (String, String)> = session
         .turns()
         .into_iter()
@@ -215,7 +193,7 @@ pub(crate) fn checkpoints_for(
                 e.message_id.get_or_insert_with(|| m.clone());
             }
             e.visible = Some(visible);
-            let reachable = visible || folded.contains(&e.turn);
+            let reachable = visible || folded(e.turn);
             e.can_restore_conversation = Some(reachable);
             if !reachable && e.disabled_reason.is_none() {
                 e.disabled_reason = Some("not on this head".into());

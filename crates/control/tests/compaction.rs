@@ -9,8 +9,8 @@ mod support;
 
 use retrace_control::SessionHandle;
 use retrace_protocol::{
-    CommitRewind, CompactRequest, ErrorCode, Event, HeadKind, ModelSpec, OnConflict, PrepareRewind, Provider,
-    RewindScope, Role,
+    CommitRewind, CompactRequest, ErrorCode, Event, ForkRequest, HeadKind, ModelSpec, OnConflict,
+    PrepareRewind, Provider, RewindScope, Role, SwitchRequest,
 };
 use retrace_testkit::mock_openai::{sse, MockServer, Reply};
 use serde_json::{json, Value};
@@ -332,7 +332,7 @@ fn compact_with_nothing_before_the_latest_turn_is_refused() {
         .unwrap();
     let err = w.run(h.compact(CompactRequest::default())).unwrap_err();
     assert_eq!(err.code, ErrorCode::Refused, "{err:?}");
-    assert!(err.message.contains("nothing to summarize"), "{err:?}");
+    assert!(err.message.contains("nothing to compact"), "{err:?}");
     assert_eq!(w.heads(&h).len(), 1);
     w.run(w.svc.shutdown());
 }
@@ -424,5 +424,137 @@ fn new_session_opens_another_session_on_the_workspace_and_keeps_this_one() {
     let listed = w.svc.sessions(Some(&w.ws)).unwrap();
     assert!(listed.iter().any(|s| s.id == h.session_id()));
     assert!(listed.iter().any(|s| s.id == n.session_id()));
+    w.run(w.svc.shutdown());
+}
+
+#[test]
+fn folded_turns_stay_reachable_through_later_rewinds_and_only_they_are_folded() {
+    let w = World::new();
+    let h = w.open();
+    w.turn(&h, "first", vec![]);
+    w.turn(&h, "second", vec![]);
+    w.turn(&h, "third", vec![]);
+    let main = w.head(&h);
+    w.run(h.set_model(w.script(json!([{"content": "SUMMARY"}]))))
+        .unwrap();
+    let compacted = w.run(h.compact(CompactRequest::default())).unwrap().head_id;
+    let rewind = |turn| {
+        let plan = w
+            .run(h.prepare_rewind(PrepareRewind {
+                turn,
+                scope: RewindScope::Conversation,
+            }))
+            .unwrap();
+        w.run(h.commit_rewind(CommitRewind {
+            plan_id: plan.plan_id,
+            confirm: false,
+            on_conflict: OnConflict::Refuse,
+            in_place: true,
+        }))
+    };
+    // A conversation rewind to the kept turn: a rewind head whose path still holds the summary.
+    let r = rewind(2).unwrap();
+    assert_eq!(w.transcript(&h, None)[0].content, "SUMMARY");
+    assert_ne!(r.head_id, compacted);
+    // Turn 0, folded by the compaction on this path, still forks from the full version.
+    let r = rewind(0).unwrap();
+    let heads = w.heads(&h);
+    let made = heads.iter().find(|x| x.id == r.head_id).unwrap();
+    assert_eq!(made.parent_head.as_ref(), Some(&main));
+    // So does a fork.
+    let switch = |head: &retrace_protocol::HeadId| {
+        w.run(h.switch(SwitchRequest {
+            head: head.to_string(),
+        }))
+        .unwrap()
+    };
+    switch(&compacted);
+    let f = w
+        .run(h.fork(ForkRequest {
+            turn: 1,
+            name: None,
+            select: false,
+        }))
+        .unwrap();
+    let heads = w.heads(&h);
+    let fork = heads.iter().find(|x| x.id == f.head_id).unwrap();
+    assert_eq!(fork.parent_head.as_ref(), Some(&main));
+
+    // A turn added to the original head after the compaction was never folded.
+    switch(&main);
+    w.turn(&h, "later on main", vec![]);
+    switch(&compacted);
+    let listing = w.run(h.checkpoints()).unwrap();
+    let by_turn = |t: u64| listing.entries.iter().find(|c| c.turn == t).unwrap().clone();
+    assert_eq!(by_turn(0).can_restore_conversation, Some(true));
+    assert_eq!(by_turn(3).can_restore_conversation, Some(false));
+    assert_eq!(by_turn(3).disabled_reason.as_deref(), Some("not on this head"));
+    let plan = w
+        .run(h.prepare_rewind(PrepareRewind {
+            turn: 3,
+            scope: RewindScope::Conversation,
+        }))
+        .unwrap();
+    assert!(!plan.can_conversation);
+    w.run(w.svc.shutdown());
+}
+
+#[test]
+fn a_turn_too_long_alone_fails_with_the_way_out_and_the_next_turn_recovers() {
+    let w = World::with(None, |o| {
+        o.context_window = Some(10_000);
+        o.compact_at = 0.8;
+    });
+    let too_long = || Reply::error(400, "This model's maximum context length is 10000 tokens.");
+    let server = w
+        .run(MockServer::start_strict(vec![
+            text_reply("short answer", 2_000),
+            // The huge prompt: the earlier turn is too small to be worth compacting, so the
+            // request goes out, is too long, and the turn fails (no compaction could help).
+            too_long(),
+            // The next turn: the huge turn is now before it and is folded, cut to fit.
+            text_reply("SUMMARY of a huge paste", 500),
+            text_reply("fine now", 600),
+        ]))
+        .unwrap();
+    let h = w.open();
+    w.run(h.set_model(mock_model(&server))).unwrap();
+    assert!(turn(&w, &h, "hello").0);
+    let huge = format!("please read {}", "z".repeat(60_000));
+    let (ok, events) = turn(&w, &h, &huge);
+    assert!(!ok);
+    let error = events
+        .iter()
+        .find_map(|e| match e {
+            Event::TurnFinished { error, .. } => error.clone(),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        error.contains("rewind the conversation to before turn 1"),
+        "{error}"
+    );
+    assert!(
+        compacted(&events).is_empty(),
+        "nothing worth compacting: {events:?}"
+    );
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::Notice { message, .. } if message.contains("would not help"))));
+    assert_eq!(w.heads(&h).len(), 1, "no pointless head");
+
+    let (ok, events) = turn(&w, &h, "next");
+    assert!(ok, "{events:?}");
+    assert_eq!(compacted(&events).len(), 1);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4);
+    let summary = reqs[2].json();
+    assert!(is_summary_request(&summary));
+    let size: usize = contents(&summary).iter().map(String::len).sum();
+    assert!(
+        size < 8_000 * 4,
+        "the summary request fits the window: {size} bytes"
+    );
+    assert_eq!(server.rejected(), 0);
     w.run(w.svc.shutdown());
 }
