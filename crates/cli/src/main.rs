@@ -585,8 +585,19 @@ fn main() -> ExitCode {
     guard_secrets();
     let cli = Cli::parse();
     // `exec` handles a closed standard output itself (the turn is cancelled cleanly, never killed
-    // in the middle of a tool call); the other commands end quietly like other Unix tools.
-    if !matches!(cli.command, Some(Command::Exec { .. }) | None) {
+    // in the middle of a tool call); the other commands end quietly like other Unix tools. Those
+    // that talk over sockets keep SIGPIPE ignored: a peer that resets its connection (a browser,
+    // a model server) must get an error on that connection, not kill the process (`serve` would
+    // lose every session without closing it).
+    if !matches!(
+        cli.command,
+        Some(
+            Command::Exec { .. }
+                | Command::Serve { .. }
+                | Command::Summarize { .. }
+                | Command::Compact { .. }
+        ) | None
+    ) {
         default_sigpipe();
     }
     match run(cli) {

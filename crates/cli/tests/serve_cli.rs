@@ -204,3 +204,24 @@ fn a_remote_address_needs_allow_remote() {
     );
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn a_client_that_resets_its_connection_never_kills_the_server() {
+    let (tmp, ws, script) = setup(json!([{"content": "hi"}]));
+    let (mut child, line) = serve(tmp.path(), &ws, &script, Some(TOKEN));
+    let port = port_of(&line);
+    // Pipelined requests for the page, then a close without reading: the server's second write
+    // meets a reset connection (EPIPE), which must be an error on that connection, not SIGPIPE.
+    for _ in 0..50 {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let one = format!("GET /assets/app.js HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+        let _ = s.write_all(one.repeat(3).as_bytes());
+        drop(s);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(child.try_wait().unwrap().is_none(), "the server is still running");
+    let (status, v) = http(port, "GET", "/api/sessions", None);
+    assert_eq!(status, 200, "{v}");
+    let (code, _) = terminate(child);
+    assert_eq!(code, Some(0));
+}

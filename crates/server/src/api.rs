@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -22,6 +22,7 @@ use retrace_protocol::{
 use crate::body::{Empty, StrictJson};
 use crate::error::ApiError;
 use crate::events::events;
+use crate::params::Param;
 use crate::registry::Registry;
 
 type Reg = State<Arc<Registry>>;
@@ -97,26 +98,26 @@ async fn create(State(r): Reg, StrictJson(req): StrictJson<CreateSession>) -> Re
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
-async fn status(State(r): Reg, Path(id): Path<String>) -> Answer<SessionStatus> {
+async fn status(State(r): Reg, Param(id): Param<String>) -> Answer<SessionStatus> {
     Ok(Json(r.get(&id).await?.status().await?))
 }
 
-async fn transcript(State(r): Reg, Path(id): Path<String>, q: Params) -> Answer<Vec<TranscriptEntry>> {
+async fn transcript(State(r): Reg, Param(id): Param<String>, q: Params) -> Answer<Vec<TranscriptEntry>> {
     let head = params(q)?.remove("head").filter(|h| !h.is_empty());
     Ok(Json(r.get(&id).await?.transcript(head).await?))
 }
 
-async fn checkpoints(State(r): Reg, Path(id): Path<String>) -> Answer<CheckpointListing> {
+async fn checkpoints(State(r): Reg, Param(id): Param<String>) -> Answer<CheckpointListing> {
     Ok(Json(r.get(&id).await?.checkpoints().await?))
 }
 
-async fn heads(State(r): Reg, Path(id): Path<String>) -> Answer<Vec<HeadEntry>> {
+async fn heads(State(r): Reg, Param(id): Param<String>) -> Answer<Vec<HeadEntry>> {
     Ok(Json(r.get(&id).await?.heads().await?))
 }
 
 async fn send(
     State(r): Reg,
-    Path(id): Path<String>,
+    Param(id): Param<String>,
     StrictJson(req): StrictJson<SendPrompt>,
 ) -> Result<Response, ApiError> {
     let accepted = r.get(&id).await?.send(req.prompt).await?;
@@ -125,7 +126,7 @@ async fn send(
 
 async fn cancel(
     State(r): Reg,
-    Path(id): Path<String>,
+    Param(id): Param<String>,
     StrictJson(_): StrictJson<Empty>,
 ) -> Answer<CancelAnswer> {
     let cancelled = r.get(&id).await?.cancel();
@@ -134,7 +135,7 @@ async fn cancel(
 
 async fn approve(
     State(r): Reg,
-    Path((id, call_id)): Path<(String, String)>,
+    Param((id, call_id)): Param<(String, String)>,
     StrictJson(req): StrictJson<ApprovalAnswer>,
 ) -> Result<StatusCode, ApiError> {
     r.get(&id).await?.approve(&call_id, req.decision)?;
@@ -143,7 +144,7 @@ async fn approve(
 
 async fn prepare_rewind(
     State(r): Reg,
-    Path(id): Path<String>,
+    Param(id): Param<String>,
     StrictJson(req): StrictJson<PrepareRewind>,
 ) -> Answer<RewindPlan> {
     Ok(Json(r.get(&id).await?.prepare_rewind(req).await?))
@@ -151,7 +152,7 @@ async fn prepare_rewind(
 
 async fn commit_rewind(
     State(r): Reg,
-    Path(id): Path<String>,
+    Param(id): Param<String>,
     StrictJson(req): StrictJson<CommitRewind>,
 ) -> Answer<RewindResult> {
     Ok(Json(r.get(&id).await?.commit_rewind(req).await?))
@@ -159,7 +160,7 @@ async fn commit_rewind(
 
 async fn undo(
     State(r): Reg,
-    Path(id): Path<String>,
+    Param(id): Param<String>,
     StrictJson(req): StrictJson<UndoRequest>,
 ) -> Answer<RewindResult> {
     Ok(Json(r.get(&id).await?.undo(req).await?))
@@ -167,7 +168,7 @@ async fn undo(
 
 async fn fork(
     State(r): Reg,
-    Path(id): Path<String>,
+    Param(id): Param<String>,
     StrictJson(req): StrictJson<ForkRequest>,
 ) -> Answer<HeadRef> {
     Ok(Json(r.get(&id).await?.fork(req).await?))
@@ -184,7 +185,7 @@ struct SummarizeBody {
 
 async fn summarize(
     State(r): Reg,
-    Path(id): Path<String>,
+    Param(id): Param<String>,
     StrictJson(body): StrictJson<SummarizeBody>,
 ) -> Answer<HeadRef> {
     let req = SummarizeRequest {
@@ -201,7 +202,7 @@ struct CompactBody {}
 
 async fn compact(
     State(r): Reg,
-    Path(id): Path<String>,
+    Param(id): Param<String>,
     StrictJson(CompactBody {}): StrictJson<CompactBody>,
 ) -> Answer<HeadRef> {
     Ok(Json(
@@ -211,7 +212,7 @@ async fn compact(
 
 async fn plan_mode(
     State(r): Reg,
-    Path(id): Path<String>,
+    Param(id): Param<String>,
     StrictJson(req): StrictJson<PlanModeRequest>,
 ) -> Answer<SessionStatus> {
     let h = r.get(&id).await?;
@@ -221,7 +222,7 @@ async fn plan_mode(
 
 async fn switch(
     State(r): Reg,
-    Path(id): Path<String>,
+    Param(id): Param<String>,
     StrictJson(req): StrictJson<SwitchRequest>,
 ) -> Answer<HeadRef> {
     Ok(Json(r.get(&id).await?.switch(req).await?))
@@ -229,7 +230,7 @@ async fn switch(
 
 async fn retire(
     State(r): Reg,
-    Path(id): Path<String>,
+    Param(id): Param<String>,
     StrictJson(req): StrictJson<RetireRequest>,
 ) -> Result<StatusCode, ApiError> {
     r.get(&id).await?.retire(req.head).await?;
@@ -238,7 +239,7 @@ async fn retire(
 
 async fn prepare_revert(
     State(r): Reg,
-    Path(id): Path<String>,
+    Param(id): Param<String>,
     StrictJson(req): StrictJson<PrepareRevert>,
 ) -> Answer<RewindPlan> {
     Ok(Json(r.get(&id).await?.prepare_revert(req).await?))
@@ -246,7 +247,7 @@ async fn prepare_revert(
 
 async fn commit_revert(
     State(r): Reg,
-    Path(id): Path<String>,
+    Param(id): Param<String>,
     StrictJson(req): StrictJson<CommitRevert>,
 ) -> Answer<RewindResult> {
     Ok(Json(r.get(&id).await?.commit_revert(req).await?))

@@ -11,7 +11,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -21,6 +21,7 @@ use retrace_protocol::{Delivery, Event};
 
 use crate::api::params;
 use crate::error::ApiError;
+use crate::params::Param;
 use crate::registry::Registry;
 
 /// How often a keep-alive comment is sent on an idle stream.
@@ -72,7 +73,7 @@ fn resume_after(headers: &HeaderMap, query: Option<&String>) -> Result<Option<u6
 
 pub(crate) async fn events(
     State(r): State<Arc<Registry>>,
-    Path(id): Path<String>,
+    Param(id): Param<String>,
     headers: HeaderMap,
     q: Result<
         axum::extract::Query<std::collections::HashMap<String, String>>,

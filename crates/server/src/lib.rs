@@ -28,9 +28,11 @@ mod body;
 mod error;
 mod events;
 mod listen;
+mod params;
 mod registry;
 mod security;
 mod server;
+mod stall;
 
 pub use app::router;
 pub use body::MAX_BODY;

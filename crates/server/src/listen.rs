@@ -10,7 +10,9 @@
 //! the head of a request is awaited, which is from the connection's start and again from the end
 //! of each answer, so a keep-alive connection left idle is closed by it too. It does not run
 //! while an answer is written: an event stream, which has sent its request, lives on. A request
-//! body that arrives slowly is not timed out (the cap bounds how many can).
+//! body that arrives slowly is not timed out (the cap bounds how many can). A write of an answer
+//! that waits for the client to read longer than `write_timeout` fails, and the connection closes
+//! ([`crate::stall`]): a client that pipelines requests and never reads cannot keep its slot.
 //!
 //! Stopping: the loop stops accepting (the listener is closed), every connection is asked to
 //! finish the answer it is writing and close, and [`Connections::drain`] waits until every
@@ -26,6 +28,8 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 
+use crate::stall::WriteDeadline;
+
 /// Limits on the server's connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnectionLimits {
@@ -36,6 +40,9 @@ pub struct ConnectionLimits {
     /// start or from the end of the previous answer (so an idle keep-alive connection is closed
     /// after it too). The connection is closed without an answer.
     pub header_timeout: Duration,
+    /// How long a write of an answer may wait for the client to read (a client that reads
+    /// nothing while the server writes is closed after it; a reading client is never cut).
+    pub write_timeout: Duration,
 }
 
 impl ConnectionLimits {
@@ -43,6 +50,8 @@ impl ConnectionLimits {
     pub const MAX_CONNECTIONS: usize = 256;
     /// 10 seconds.
     pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+    /// 30 seconds.
+    pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 }
 
 impl Default for ConnectionLimits {
@@ -50,6 +59,7 @@ impl Default for ConnectionLimits {
         ConnectionLimits {
             max_connections: ConnectionLimits::MAX_CONNECTIONS,
             header_timeout: ConnectionLimits::HEADER_TIMEOUT,
+            write_timeout: ConnectionLimits::WRITE_TIMEOUT,
         }
     }
 }
@@ -70,13 +80,7 @@ pub(crate) fn serve(listener: TcpListener, app: Router, limits: ConnectionLimits
     let cap = u32::try_from(limits.max_connections.max(1)).unwrap_or(u32::MAX);
     let permits = Arc::new(Semaphore::new(cap as usize));
     let (stop, stopped) = watch::channel(false);
-    let accepting = tokio::spawn(accept(
-        listener,
-        app,
-        limits.header_timeout,
-        permits.clone(),
-        stopped,
-    ));
+    let accepting = tokio::spawn(accept(listener, app, limits, permits.clone(), stopped));
     Connections {
         permits,
         cap,
@@ -103,7 +107,7 @@ async fn stopped(rx: &mut watch::Receiver<bool>) {
 async fn accept(
     listener: TcpListener,
     app: Router,
-    header_timeout: Duration,
+    limits: ConnectionLimits,
     permits: Arc<Semaphore>,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -129,7 +133,7 @@ async fn accept(
             },
             () = stopped(&mut stop) => return,
         };
-        tokio::spawn(connection(tcp, app.clone(), header_timeout, stop.clone(), permit));
+        tokio::spawn(connection(tcp, app.clone(), limits, stop.clone(), permit));
     }
 }
 
@@ -147,7 +151,7 @@ fn is_connection_error(e: &std::io::Error) -> bool {
 async fn connection(
     tcp: TcpStream,
     app: Router,
-    header_timeout: Duration,
+    limits: ConnectionLimits,
     mut stop: watch::Receiver<bool>,
     _permit: OwnedSemaphorePermit,
 ) {
@@ -156,8 +160,9 @@ async fn connection(
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(header_timeout);
-    let conn = builder.serve_connection(TokioIo::new(tcp), TowerToHyperService::new(app));
+        .header_read_timeout(limits.header_timeout);
+    let io = TokioIo::new(WriteDeadline::new(tcp, limits.write_timeout));
+    let conn = builder.serve_connection(io, TowerToHyperService::new(app));
     let mut conn = std::pin::pin!(conn);
     tokio::select! {
         // An error here is the client's (it went away, sent garbage, or was too slow).

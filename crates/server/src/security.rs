@@ -103,31 +103,56 @@ impl Guard {
         self.hosts.contains(&host)
     }
 
+    /// Every `Origin` value (a request may carry several) is this server's.
     fn origin_ok(&self, headers: &HeaderMap) -> bool {
-        let Some(origin) = headers.get(header::ORIGIN) else {
-            return true;
-        };
-        let Ok(origin) = origin.to_str() else {
-            return false;
-        };
-        origin
-            .to_ascii_lowercase()
-            .strip_prefix("http://")
-            .is_some_and(|rest| self.is_ours(rest))
+        headers.get_all(header::ORIGIN).iter().all(|origin| {
+            origin.to_str().is_ok_and(|o| {
+                o.to_ascii_lowercase()
+                    .strip_prefix("http://")
+                    .is_some_and(|rest| self.is_ours(rest))
+            })
+        })
     }
 
-    fn authorized(&self, headers: &HeaderMap) -> bool {
+    fn authorized(&self, headers: &HeaderMap) -> Auth {
         let bearer = headers
             .get_all(header::AUTHORIZATION)
             .iter()
             .filter_map(|v| v.to_str().ok())
-            .filter_map(|v| v.strip_prefix("Bearer "))
+            .filter_map(|v| {
+                let (scheme, rest) = v.split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then_some(rest)
+            })
             .any(|t| self.token_matches(t.trim()));
-        bearer
-            || cookies(headers, &self.cookie_name)
-                .iter()
-                .any(|k| same(k, &self.page_key))
+        if bearer {
+            Auth::Bearer
+        } else if cookies(headers, &self.cookie_name)
+            .iter()
+            .any(|k| same(k, &self.page_key))
+        {
+            Auth::Cookie
+        } else {
+            Auth::None
+        }
     }
+}
+
+/// How a request proved it may use the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Auth {
+    Bearer,
+    Cookie,
+    None,
+}
+
+/// Whether the browser says the request came from another origin: browsers send the cookie to
+/// every port of the host (the same *site*), and a plain GET from a page on another port carries
+/// no `Origin`, but it does carry `Sec-Fetch-Site: same-site` (or `cross-site`).
+fn from_another_origin(headers: &HeaderMap) -> bool {
+    headers
+        .get_all("sec-fetch-site")
+        .iter()
+        .any(|v| !matches!(v.to_str(), Ok("same-origin") | Ok("none")))
 }
 
 /// Every value of cookie `name` the request carries.
@@ -159,11 +184,21 @@ pub async fn check(State(guard): State<std::sync::Arc<Guard>>, req: Request, nex
     if !is_api(req.uri().path()) {
         return next.run(req).await;
     }
-    if !guard.authorized(headers) {
-        return refuse(
-            StatusCode::UNAUTHORIZED,
-            "a valid token is required (Authorization: Bearer TOKEN, or open the address `retrace serve` printed)",
-        );
+    match guard.authorized(headers) {
+        Auth::Bearer => {}
+        Auth::Cookie if from_another_origin(headers) => {
+            return refuse(
+                StatusCode::FORBIDDEN,
+                "the page's cookie is only taken from this server's own page (Sec-Fetch-Site)",
+            );
+        }
+        Auth::Cookie => {}
+        Auth::None => {
+            return refuse(
+                StatusCode::UNAUTHORIZED,
+                "a valid token is required (Authorization: Bearer TOKEN, or open the address `retrace serve` printed)",
+            );
+        }
     }
     not_stored(next.run(req).await)
 }

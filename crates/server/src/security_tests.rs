@@ -60,6 +60,10 @@ fn origins_must_be_this_server() {
     let g = guard("127.0.0.1", 8080);
     assert!(g.origin_ok(&HeaderMap::new()));
     assert!(g.origin_ok(&headers(&[(header::ORIGIN, "http://localhost:8080")])));
+    assert!(!g.origin_ok(&headers(&[
+        (header::ORIGIN, "http://localhost:8080"),
+        (header::ORIGIN, "http://evil.example"),
+    ])));
     for bad in [
         "http://evil.example",
         "https://localhost:8080",
@@ -77,13 +81,36 @@ fn the_token_comes_as_a_bearer_and_the_page_key_as_the_cookie() {
     let k = key(&g);
     assert_eq!(k.len(), 32);
     assert_ne!(k, t, "the cookie does not carry the token");
-    assert!(g.authorized(&headers(&[(header::AUTHORIZATION, &format!("Bearer {t}"))])));
-    assert!(g.authorized(&headers(&[(header::COOKIE, &format!("x=1; retrace_1={k}"))])));
-    assert!(!g.authorized(&headers(&[(header::AUTHORIZATION, "Bearer aaa")])));
-    assert!(!g.authorized(&headers(&[(header::COOKIE, &format!("retrace_1={t}"))])));
-    assert!(!g.authorized(&headers(&[(header::COOKIE, &format!("retrace_2={k}"))])));
-    assert!(!g.authorized(&headers(&[(header::AUTHORIZATION, &format!("Bearer {k}"))])));
-    assert!(!g.authorized(&HeaderMap::new()));
+    assert_eq!(
+        g.authorized(&headers(&[(header::AUTHORIZATION, &format!("Bearer {t}"))])),
+        Auth::Bearer
+    );
+    assert_eq!(
+        g.authorized(&headers(&[(header::AUTHORIZATION, &format!("bearer {t}"))])),
+        Auth::Bearer,
+        "the scheme is case-insensitive"
+    );
+    assert_eq!(
+        g.authorized(&headers(&[(header::COOKIE, &format!("x=1; retrace_1={k}"))])),
+        Auth::Cookie
+    );
+    assert_eq!(
+        g.authorized(&headers(&[(header::AUTHORIZATION, "Bearer aaa")])),
+        Auth::None
+    );
+    assert_eq!(
+        g.authorized(&headers(&[(header::COOKIE, &format!("retrace_1={t}"))])),
+        Auth::None
+    );
+    assert_eq!(
+        g.authorized(&headers(&[(header::COOKIE, &format!("retrace_2={k}"))])),
+        Auth::None
+    );
+    assert_eq!(
+        g.authorized(&headers(&[(header::AUTHORIZATION, &format!("Bearer {k}"))])),
+        Auth::None
+    );
+    assert_eq!(g.authorized(&HeaderMap::new()), Auth::None);
     let c = g.cookie();
     assert!(c.starts_with("retrace_1="), "{c}");
     for part in ["HttpOnly", "SameSite=Strict", "Path=/api"] {
@@ -96,5 +123,22 @@ fn each_guard_has_its_own_key() {
     let (a, b) = (guard("127.0.0.1", 1), guard("127.0.0.1", 1));
     assert_ne!(key(&a), key(&b));
     let ka = format!("retrace_1={}", key(&a));
-    assert!(!b.authorized(&headers(&[(header::COOKIE, &ka)])));
+    assert_eq!(b.authorized(&headers(&[(header::COOKIE, &ka)])), Auth::None);
+}
+
+#[test]
+fn a_cookie_sent_from_another_origin_is_told_apart() {
+    for ok in ["same-origin", "none"] {
+        assert!(!from_another_origin(&headers(&[(
+            header::HeaderName::from_static("sec-fetch-site"),
+            ok
+        )])));
+    }
+    assert!(!from_another_origin(&HeaderMap::new()));
+    for bad in ["same-site", "cross-site", "x"] {
+        assert!(from_another_origin(&headers(&[(
+            header::HeaderName::from_static("sec-fetch-site"),
+            bad
+        )])));
+    }
 }

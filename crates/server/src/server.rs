@@ -140,7 +140,7 @@ impl Server {
             "http://{}:{}/?token={}",
             self.url_host,
             self.addr.port(),
-            self.token
+            query_value(&self.token)
         )
     }
 
@@ -158,6 +158,21 @@ impl Server {
     }
 }
 
+/// `value` as a query value: every byte but letters, digits and `-._~` percent-encoded (a
+/// `RETRACE_TOKEN` may hold `+`, `&`, `#` or `%`).
+fn query_value(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,6 +186,12 @@ mod tests {
         assert!(check_token("short").is_err());
         assert!(check_token(&format!("{a};x")).is_err());
         assert!(check_token(&format!("{a} x")).is_err());
+    }
+
+    #[test]
+    fn tokens_are_percent_encoded_in_the_address() {
+        assert_eq!(query_value("abc-1.2_3~"), "abc-1.2_3~");
+        assert_eq!(query_value("a+b&c#d%e"), "a%2Bb%26c%23d%25e");
     }
 
     #[test]

@@ -16,6 +16,7 @@ fn limits(max_connections: usize, header_timeout: Duration) -> ConnectionLimits 
     ConnectionLimits {
         max_connections,
         header_timeout,
+        write_timeout: ConnectionLimits::WRITE_TIMEOUT,
     }
 }
 
@@ -145,5 +146,34 @@ async fn at_the_cap_the_next_connection_waits_until_one_closes() {
     assert_eq!(raw_status(&read_answer(&mut third).await), 200);
     drop(third);
     drop(held);
+    live.stop().await;
+}
+
+/// Found by attack: a client that pipelines requests for the page's script and never reads kept
+/// its connection (and its slot under the cap) forever; the header timeout never ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_reads_loses_its_connection_and_its_slot() {
+    let mut l = limits(1, Duration::from_secs(30));
+    l.write_timeout = Duration::from_millis(500);
+    let live = Live::start_with(vec![], l).await;
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stalled = socket.connect(live.addr).await.unwrap();
+    let one = format!(
+        "GET /assets/app.js HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n",
+        live.addr.port()
+    );
+    stalled.write_all(one.repeat(200).as_bytes()).await.unwrap();
+    // The only slot is taken; once the stalled writes time out, the next client is served.
+    let start = Instant::now();
+    let mut next = TcpStream::connect(live.addr).await.unwrap();
+    next.write_all(list_request(&live).as_bytes()).await.unwrap();
+    assert_eq!(raw_status(&read_answer(&mut next).await), 200);
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(300),
+        "served before the stall ended: {took:?}"
+    );
+    drop(stalled);
     live.stop().await;
 }

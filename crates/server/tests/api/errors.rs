@@ -122,6 +122,18 @@ async fn unknown_routes_and_methods_answer_json() {
     assert_error(&env.get(&format!("/api/sessions/{long}")).await, 400, "usage");
     assert_error(&env.get("/api").await, 404, "not_found");
     assert_error(&env.get("/api/sessions/x/y/z").await, 404, "not_found");
+    // Found by attack: bytes that are no UTF-8 in a path parameter were a plain-text 400.
+    assert_error(&env.get("/api/sessions/%ff").await, 400, "usage");
+    assert_error(&env.get("/api/sessions/%ff/events").await, 400, "usage");
+    assert_error(
+        &env.post(
+            "/api/sessions/x/approvals/%ff",
+            serde_json::json!({"decision": "deny"}),
+        )
+        .await,
+        400,
+        "usage",
+    );
     assert_error(
         &env.call(Method::DELETE, "/api/sessions", None).await,
         405,

@@ -60,6 +60,22 @@ async fn the_api_needs_the_token_as_a_bearer_or_the_cookie() {
         .send(req("/api/sessions", &[("host", HOST), ("cookie", &cookie)]))
         .await;
     assert_eq!(s, StatusCode::OK);
+    // Browsers send the cookie to every port of the host; what another port's page sends says
+    // so in Sec-Fetch-Site (a plain GET carries no Origin).
+    for (site, want) in [
+        ("same-origin", StatusCode::OK),
+        ("none", StatusCode::OK),
+        ("same-site", StatusCode::FORBIDDEN),
+        ("cross-site", StatusCode::FORBIDDEN),
+    ] {
+        let (s, _, _) = env
+            .send(req(
+                "/api/sessions",
+                &[("host", HOST), ("cookie", &cookie), ("sec-fetch-site", site)],
+            ))
+            .await;
+        assert_eq!(s, want, "{site}");
+    }
     // The cookie carries the page's key, never the token; the token is no cookie value.
     assert!(!key.contains(TOKEN), "{key}");
     for bad in [
