@@ -71,14 +71,27 @@ async fn no_method() -> ApiError {
     )
 }
 
-/// The query parameters, or a `usage` error.
-pub(crate) fn params(q: Params) -> Result<HashMap<String, String>, ApiError> {
-    q.map(|Query(m)| m)
-        .map_err(|e| ApiError::usage(format!("the query string is not valid: {e}")))
+/// The query parameters, or a `usage` error; a parameter not in `known` is one too (like an
+/// unknown field of a body).
+pub(crate) fn params(q: Params, known: &[&str]) -> Result<HashMap<String, String>, ApiError> {
+    let m = q
+        .map(|Query(m)| m)
+        .map_err(|e| ApiError::usage(format!("the query string is not valid: {e}")))?;
+    if let Some(k) = m.keys().find(|k| !known.contains(&k.as_str())) {
+        let takes = if known.is_empty() {
+            "none".to_string()
+        } else {
+            known.join(", ")
+        };
+        return Err(ApiError::usage(format!(
+            "unknown query parameter `{k}`; this route takes: {takes}"
+        )));
+    }
+    Ok(m)
 }
 
 async fn list(State(r): Reg, q: Params) -> Answer<Vec<SessionEntry>> {
-    let q = params(q)?;
+    let q = params(q, &["workspace"])?;
     let ws = match q.get("workspace") {
         Some(w) if !w.is_empty() => PathBuf::from(w),
         _ => r.workspace().to_path_buf(),
@@ -103,7 +116,7 @@ async fn status(State(r): Reg, Param(id): Param<String>) -> Answer<SessionStatus
 }
 
 async fn transcript(State(r): Reg, Param(id): Param<String>, q: Params) -> Answer<Vec<TranscriptEntry>> {
-    let head = params(q)?.remove("head").filter(|h| !h.is_empty());
+    let head = params(q, &["head"])?.remove("head").filter(|h| !h.is_empty());
     Ok(Json(r.get(&id).await?.transcript(head).await?))
 }
 

@@ -80,7 +80,7 @@ pub(crate) async fn events(
         axum::extract::rejection::QueryRejection,
     >,
 ) -> Result<Response, ApiError> {
-    let q = params(q)?;
+    let q = params(q, &["after"])?;
     let after = resume_after(&headers, q.get("after"))?;
     let sub = r.get(&id).await?.subscribe(after);
     Ok(Sse::new(deliveries(sub))

@@ -122,6 +122,14 @@ async fn unknown_routes_and_methods_answer_json() {
     assert_error(&env.get(&format!("/api/sessions/{long}")).await, 400, "usage");
     assert_error(&env.get("/api").await, 404, "not_found");
     assert_error(&env.get("/api/sessions/x/y/z").await, 404, "not_found");
+    // Found by attack: a query parameter no route takes was ignored; it is refused like an
+    // unknown field of a body.
+    assert_error(&env.get("/api/sessions?bogus=1").await, 400, "usage");
+    assert_error(
+        &env.get("/api/sessions/x/transcript?hed=main").await,
+        400,
+        "usage",
+    );
     // Found by attack: bytes that are no UTF-8 in a path parameter were a plain-text 400.
     assert_error(&env.get("/api/sessions/%ff").await, 400, "usage");
     assert_error(&env.get("/api/sessions/%ff/events").await, 400, "usage");
