@@ -89,7 +89,11 @@ async fn page(
             if let Ok(v) = HeaderValue::from_str(&cookie) {
                 res.headers_mut().insert(header::SET_COOKIE, v);
             }
-            secure(res)
+            // An answer that sets the key must never be kept by a cache.
+            let mut res = secure(res);
+            res.headers_mut()
+                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            res
         }
         Some(_) => text(
             StatusCode::UNAUTHORIZED,

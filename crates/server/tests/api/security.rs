@@ -176,6 +176,11 @@ async fn the_page_needs_no_token_and_trades_one_in_the_url_for_a_cookie() {
     assert_eq!(s, StatusCode::SEE_OTHER);
     assert_eq!(h[header::LOCATION], "/");
     let cookie = h[header::SET_COOKIE].to_str().unwrap();
+    assert_eq!(
+        h[header::CACHE_CONTROL],
+        "no-store",
+        "the answer that sets the key is not kept"
+    );
     let mut parts = cookie.split("; ");
     let (name, value) = parts.next().unwrap().split_once('=').unwrap();
     assert_eq!(name, "retrace_4000", "named after the port: {cookie}");
