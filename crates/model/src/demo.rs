@@ -70,6 +70,13 @@ impl DemoModel {
             .count();
         if steps == 0 {
             let (text, calls) = plan(variant, &prompt);
+            if !req.tools.is_empty() && !req.tools.iter().any(|t| t.name == "write_file") {
+                // Plan mode (only the read tools are offered): say what would be done, do nothing.
+                return text_response(format!(
+                    "Plan for \"{prompt}\" (plan mode is on, so nothing is changed): {} Turn plan mode off (/plan or Shift+Tab, or `retrace exec` without --plan) to have it done.",
+                    text.trim_end_matches('.').to_string() + "."
+                ));
+            }
             return calls_response(text, calls, turn, 0);
         }
         let failed = failed_calls(after);

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use retrace_model::{ChatMessage, ChatRequest, Delta, DemoModel, ToolCall, SUMMARY_PROMPT};
+use retrace_model::{ChatMessage, ChatModel, ChatRequest, Delta, DemoModel, ToolCall, SUMMARY_PROMPT};
 use serde_json::Value;
 
 use crate::run;
@@ -252,4 +252,24 @@ async fn through_the_trait_the_demo_streams_its_answer_as_deltas() {
     assert_eq!(response.tool_calls.len(), 2);
     assert_eq!(deltas[0], Delta::Content(response.content.clone()));
     assert!(matches!(&deltas[1], Delta::ToolCallStart { name, .. } if name == "write_file"));
+}
+
+#[tokio::test]
+async fn in_plan_mode_the_demo_proposes_and_changes_nothing() {
+    let mut m = DemoModel::new();
+    let req = ChatRequest {
+        messages: vec![ChatMessage::user("tidy the notes")],
+        tools: vec![retrace_model::ToolSpec {
+            name: "read_file".into(),
+            description: "read".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }],
+    };
+    let mut sink = |_d: Delta| {};
+    let r = m
+        .complete(&req, &mut sink, &retrace_model::CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(r.tool_calls.is_empty(), "{r:?}");
+    assert!(r.content.contains("plan mode is on"), "{}", r.content);
 }
