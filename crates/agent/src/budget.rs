@@ -87,7 +87,7 @@ pub(crate) fn fingerprint(history: &[ChatMessage]) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     for m in history {
-        format!("{:?}", m.role).hash(&mut h);
+        m.role.hash(&mut h);
         m.content.hash(&mut h);
         m.tool_call_id.hash(&mut h);
         for c in &m.tool_calls {

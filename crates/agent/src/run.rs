@@ -113,21 +113,9 @@ impl Agent {
         self.config.plan_mode = on;
     }
 
-    /// Whether plan mode is on.
-    pub fn plan_mode(&self) -> bool {
-        self.config.plan_mode
-    }
-
     /// The context budget.
     pub fn budget(&self) -> ContextBudget {
         self.config.budget
-    }
-
-    /// The estimated size, in tokens, of a request made of `history` now (for a compaction the
-    /// user asked for, which has no request of its own to measure).
-    pub fn estimate(&self, history: &[ChatMessage]) -> u64 {
-        let fixed = fixed_tokens(&self.system(), &self.tool_specs());
-        request_tokens(fixed, history, self.counted)
     }
 
     /// The system prompt of a turn starting now.

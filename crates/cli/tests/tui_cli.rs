@@ -149,11 +149,16 @@ fn launch(tmp: &Path, name: &str, (w, h): (u16, u16), args: &[String], remain: b
 fn script_args(tmp: &Path, ws: &Path, script: serde_json::Value) -> Vec<String> {
     let file = tmp.join("script.json");
     std::fs::write(&file, script.to_string()).unwrap();
+    model_args(ws, &format!("script:{}", file.display()))
+}
+
+/// `--workspace WS --model MODEL`.
+fn model_args(ws: &Path, model: &str) -> Vec<String> {
     vec![
         "--workspace".to_string(),
         ws.display().to_string(),
         "--model".to_string(),
-        format!("script:{}", file.display()),
+        model.to_string(),
     ]
 }
 
@@ -274,12 +279,7 @@ fn the_ui_ends_when_its_terminal_goes_away() {
         tmp.path(),
         "retrace-hup",
         (80, 24),
-        &[
-            "--workspace".to_string(),
-            ws.display().to_string(),
-            "--model".to_string(),
-            "demo".to_string(),
-        ],
+        &model_args(&ws, "demo"),
         false,
     ) else {
         return;
@@ -339,12 +339,7 @@ fn a_sigint_or_sigquit_from_outside_restores_the_terminal() {
             tmp.path(),
             "retrace-int",
             (80, 24),
-            &[
-                "--workspace".to_string(),
-                ws.display().to_string(),
-                "--model".to_string(),
-                "demo".to_string(),
-            ],
+            &model_args(&ws, "demo"),
             true,
         ) else {
             return;
@@ -403,12 +398,7 @@ fn sessions_switch_in_place_and_the_ui_says_how_to_resume() {
     let earlier: serde_json::Value = serde_json::from_str(last).unwrap();
     let earlier = earlier["session_id"].as_str().unwrap().to_string();
 
-    let args = [
-        "--workspace".to_string(),
-        ws.display().to_string(),
-        "--model".to_string(),
-        "demo".to_string(),
-    ];
+    let args = model_args(&ws, "demo");
     let Some(t) = launch(tmp.path(), "retrace-sessions", (120, 30), &args, true) else {
         return;
     };

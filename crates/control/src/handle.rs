@@ -212,13 +212,15 @@ impl SessionHandle {
         self.call(move |a| a.core().set_plan_mode(on)).await
     }
 
-    /// A new session on the same workspace, with this session's model; this one stays open,
-    /// listed and resumable.
+    /// A new session on the same workspace, with this session's model (the service's when it has
+    /// none); this one stays open, listed and resumable.
     pub async fn new_session(&self) -> Result<SessionHandle, Error> {
         let service = crate::service::Service::from_inner(&self.shared.service)
             .ok_or_else(|| Error::new(ErrorCode::Refused, "the service that opened this session is gone"))?;
         let spec = self.call(|a| Ok(a.spec.clone())).await?;
-        service.create_with(&self.shared.workspace, spec).await
+        service
+            .create_with_model(&self.shared.workspace, spec.as_ref())
+            .await
     }
 
     /// Selects a head (id or name).

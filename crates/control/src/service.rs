@@ -124,7 +124,7 @@ impl Service {
     /// A new session on `workspace`. Its model (the service's) is opened first, so a missing key
     /// creates nothing.
     pub async fn create(&self, workspace: &Path) -> std::result::Result<SessionHandle, Error> {
-        self.create_with(workspace, self.inner.opts.model.clone()).await
+        self.create_with_model(workspace, None).await
     }
 
     /// A new session on `workspace` with `model` (`None`: the service's). The model is opened
@@ -135,15 +135,6 @@ impl Service {
         model: Option<&ModelSpec>,
     ) -> std::result::Result<SessionHandle, Error> {
         let spec = model.or(self.inner.opts.model.as_ref()).cloned();
-        self.create_with(workspace, spec).await
-    }
-
-    /// A new session on `workspace` with the model `spec` (`None`: none yet), opened first.
-    pub(crate) async fn create_with(
-        &self,
-        workspace: &Path,
-        spec: Option<ModelSpec>,
-    ) -> std::result::Result<SessionHandle, Error> {
         let _g = self.inner.opening.lock().await;
         let model = match &spec {
             Some(spec) => Some(

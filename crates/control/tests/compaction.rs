@@ -89,6 +89,22 @@ fn compacted(events: &[Event]) -> Vec<(bool, u64, u64)> {
         .collect()
 }
 
+/// Prepares and commits (in place) a rewind of `scope` to `turn`.
+fn rewind(
+    w: &World,
+    h: &SessionHandle,
+    turn: u64,
+    scope: RewindScope,
+) -> Result<retrace_protocol::RewindResult, retrace_protocol::Error> {
+    let plan = w.run(h.prepare_rewind(PrepareRewind { turn, scope }))?;
+    w.run(h.commit_rewind(CommitRewind {
+        plan_id: plan.plan_id,
+        confirm: false,
+        on_conflict: OnConflict::Refuse,
+        in_place: true,
+    }))
+}
+
 #[test]
 fn usage_past_the_threshold_compacts_before_the_next_request() {
     let w = World::with(None, |o| {
@@ -279,41 +295,14 @@ fn compact_keeps_the_original_head_and_rewinds_cross_it() {
     );
 
     // A code rewind to turn 1, a turn before the compaction: the files as they were then.
-    let plan = w
-        .run(h.prepare_rewind(PrepareRewind {
-            turn: 1,
-            scope: RewindScope::Code,
-        }))
-        .unwrap();
-    let r = w
-        .run(h.commit_rewind(CommitRewind {
-            plan_id: plan.plan_id,
-            confirm: false,
-            on_conflict: OnConflict::Refuse,
-            in_place: true,
-        }))
-        .unwrap();
+    let r = rewind(&w, &h, 1, RewindScope::Code).unwrap();
     assert!(r.ok, "{r:?}");
     assert_eq!(w.read("a.txt").unwrap(), b"A0\n");
     assert_eq!(w.read("b.txt"), None);
     assert_eq!(w.head(&h), made.head_id, "a code rewind leaves the conversation");
 
     // A conversation rewind to turn 1 forks from the original head, before turn 1.
-    let plan = w
-        .run(h.prepare_rewind(PrepareRewind {
-            turn: 1,
-            scope: RewindScope::Conversation,
-        }))
-        .unwrap();
-    assert!(plan.can_conversation, "{plan:?}");
-    let r = w
-        .run(h.commit_rewind(CommitRewind {
-            plan_id: plan.plan_id,
-            confirm: false,
-            on_conflict: OnConflict::Refuse,
-            in_place: true,
-        }))
-        .unwrap();
+    let r = rewind(&w, &h, 1, RewindScope::Conversation).unwrap();
     assert!(r.conversation_forked);
     let forked = w.heads(&h);
     let f = forked.iter().find(|x| x.id == r.head_id).unwrap();
@@ -439,26 +428,12 @@ fn folded_turns_stay_reachable_through_later_rewinds_and_only_they_are_folded() 
     w.run(h.set_model(w.script(json!([{"content": "SUMMARY"}]))))
         .unwrap();
     let compacted = w.run(h.compact(CompactRequest::default())).unwrap().head_id;
-    let rewind = |turn| {
-        let plan = w
-            .run(h.prepare_rewind(PrepareRewind {
-                turn,
-                scope: RewindScope::Conversation,
-            }))
-            .unwrap();
-        w.run(h.commit_rewind(CommitRewind {
-            plan_id: plan.plan_id,
-            confirm: false,
-            on_conflict: OnConflict::Refuse,
-            in_place: true,
-        }))
-    };
     // A conversation rewind to the kept turn: a rewind head whose path still holds the summary.
-    let r = rewind(2).unwrap();
+    let r = rewind(&w, &h, 2, RewindScope::Conversation).unwrap();
     assert_eq!(w.transcript(&h, None)[0].content, "SUMMARY");
     assert_ne!(r.head_id, compacted);
     // Turn 0, folded by the compaction on this path, still forks from the full version.
-    let r = rewind(0).unwrap();
+    let r = rewind(&w, &h, 0, RewindScope::Conversation).unwrap();
     let heads = w.heads(&h);
     let made = heads.iter().find(|x| x.id == r.head_id).unwrap();
     assert_eq!(made.parent_head.as_ref(), Some(&main));

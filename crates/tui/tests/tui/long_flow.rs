@@ -7,14 +7,13 @@
 use std::time::Duration;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use retrace_control::{Service, ServiceOptions};
-use retrace_protocol::ModelSpec;
+use retrace_control::Service;
 use retrace_tui::transcript::Item;
 use retrace_tui::{AppOptions, Driver, Mode, Screen};
 use serde_json::json;
 
 use crate::fixtures::{key, Clock};
-use crate::whole_flow::{idle_after, send, until};
+use crate::whole_flow::{idle_after, scripted, send, until, Scripted};
 
 fn users(ui: &Driver) -> Vec<String> {
     ui.app()
@@ -30,31 +29,16 @@ fn users(ui: &Driver) -> Vec<String> {
 
 #[test]
 fn compact_plan_mode_and_a_new_session() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    let script = tmp.path().join("script.json");
-    std::fs::write(
-        &script,
-        json!({"responses": [
+    let Scripted { _tmp, ws, rt, opts } = scripted(
+        json!([
             {"content": "answer one"},
             {"content": "answer two"},
             {"content": "SUMMARY OF THE FIRST TURN"},
             {"tool_calls": [{"name": "write_file", "arguments": {"path": "plan.txt", "content": "x\n"}}]},
             {"content": "could not write"}
-        ]})
-        .to_string(),
-    )
-    .unwrap();
-    let mut opts = ServiceOptions::new(tmp.path().join("home"));
-    opts.env = std::sync::Arc::new(|_| None);
-    opts.model = Some(ModelSpec::script(script.to_string_lossy()));
-
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+        ]),
+        |_| {},
+    );
     rt.block_on(async {
         let svc = Service::new(opts);
         let handle = svc.create(&ws).await.unwrap();

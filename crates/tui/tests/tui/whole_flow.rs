@@ -56,6 +56,38 @@ pub(crate) fn idle_after(ui: &Driver, answer: &str) -> bool {
             .any(|i| matches!(i, retrace_tui::transcript::Item::Assistant { text } if text == answer))
 }
 
+/// A temp dir with a workspace (`ws`), a script model answering `responses`, a service over a
+/// data root in it (tuned by `tune`) and a runtime for the service.
+pub(crate) struct Scripted {
+    pub(crate) _tmp: tempfile::TempDir,
+    pub(crate) ws: std::path::PathBuf,
+    pub(crate) rt: tokio::runtime::Runtime,
+    pub(crate) opts: ServiceOptions,
+}
+
+pub(crate) fn scripted(responses: serde_json::Value, tune: impl FnOnce(&mut ServiceOptions)) -> Scripted {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let script = tmp.path().join("script.json");
+    std::fs::write(&script, json!({ "responses": responses }).to_string()).unwrap();
+    let mut opts = ServiceOptions::new(tmp.path().join("home"));
+    opts.env = std::sync::Arc::new(|_| None);
+    opts.model = Some(ModelSpec::script(script.to_string_lossy()));
+    tune(&mut opts);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    Scripted {
+        _tmp: tmp,
+        ws,
+        rt,
+        opts,
+    }
+}
+
 /// Esc, Esc 100 ms later at `at` ms; then waits for the picker.
 async fn esc_esc(ui: &mut Driver, clock: &Clock, at: u64) {
     ui.key(key(KeyCode::Esc), clock.at(at));
@@ -65,31 +97,16 @@ async fn esc_esc(ui: &mut Driver, clock: &Clock, at: u64) {
 
 #[test]
 fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    std::fs::write(ws.join("keep.txt"), "kept\n").unwrap();
-    let script = tmp.path().join("script.json");
-    std::fs::write(
-        &script,
-        json!({"responses": [
+    let Scripted { _tmp, ws, rt, opts } = scripted(
+        json!([
             {"tool_calls": [{"name": "write_file", "arguments": {"path": "one.txt", "content": "1\n"}}]},
             {"content": "wrote one"},
             {"tool_calls": [{"name": "write_file", "arguments": {"path": "two.txt", "content": "2\n"}}]},
             {"content": "wrote two"}
-        ]})
-        .to_string(),
-    )
-    .unwrap();
-    let mut opts = ServiceOptions::new(tmp.path().join("home"));
-    opts.env = std::sync::Arc::new(|_| None);
-    opts.model = Some(ModelSpec::script(script.to_string_lossy()));
-
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+        ]),
+        |_| {},
+    );
+    std::fs::write(ws.join("keep.txt"), "kept\n").unwrap();
     rt.block_on(async {
         let svc = Service::new(opts);
         let handle = svc.create(&ws).await.unwrap();
@@ -213,32 +230,17 @@ fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
 /// turn and its answer, and take the next prompt.
 #[test]
 fn a_lagged_stream_ends_on_the_finished_turn() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    let script = tmp.path().join("script.json");
     let calls: Vec<_> = (0..6)
         .map(|i| json!({"name": "write_file", "arguments": {"path": format!("f{i}.txt"), "content": "x\n"}}))
         .collect();
-    std::fs::write(
-        &script,
-        json!({"responses": [
+    let Scripted { _tmp, ws, rt, opts } = scripted(
+        json!([
             {"tool_calls": calls},
             {"content": "all done"},
             {"content": "second answer"}
-        ]})
-        .to_string(),
-    )
-    .unwrap();
-    let mut opts = ServiceOptions::new(tmp.path().join("home"));
-    opts.env = std::sync::Arc::new(|_| None);
-    opts.model = Some(ModelSpec::script(script.to_string_lossy()));
-    opts.event_buffer = 3;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+        ]),
+        |o| o.event_buffer = 3,
+    );
     rt.block_on(async {
         let svc = Service::new(opts);
         let handle = svc.create(&ws).await.unwrap();
