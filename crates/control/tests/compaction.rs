@@ -534,3 +534,55 @@ fn a_turn_too_long_alone_fails_with_the_way_out_and_the_next_turn_recovers() {
     assert_eq!(server.rejected(), 0);
     w.run(w.svc.shutdown());
 }
+
+/// A cancel (Ctrl-C, SIGINT, a closed terminal) that lands while a compaction's summary is being
+/// written: the turn ends cancelled, no head is made, and the next turn's history is one a strict
+/// server accepts.
+#[test]
+fn a_cancel_during_an_automatic_compaction_leaves_a_session_that_goes_on() {
+    let w = World::with(None, |o| {
+        o.context_window = Some(10_000);
+        o.compact_at = 0.8;
+    });
+    let server = w
+        .run(MockServer::start_strict(vec![
+            text_reply("one", 2_000),
+            text_reply("two", 9_000),
+            // Turn 2 compacts first; its summary never comes.
+            Reply::hang(vec![]),
+            // Turn 3: the compaction is tried again, then the request.
+            text_reply("SUMMARY", 100),
+            text_reply("three", 500),
+        ]))
+        .unwrap();
+    let h = w.open();
+    w.run(h.set_model(mock_model(&server))).unwrap();
+    assert!(turn(&w, &h, "p0").0);
+    assert!(turn(&w, &h, "p1").0);
+    let (outcome, events) = w.run(async {
+        let mut sub = h.subscribe(None);
+        let accepted = h.send("p2").await.unwrap();
+        support::until(
+            &mut sub,
+            |e| matches!(e, Event::Notice { message, .. } if message.contains("summarizing")),
+        )
+        .await;
+        while server.request_count() < 3 {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert!(h.cancel());
+        until_finished(&mut sub, accepted.turn).await
+    });
+    assert!(!outcome.ok);
+    assert_eq!(
+        outcome.error.as_deref(),
+        Some("cancelled by the user"),
+        "{events:?}"
+    );
+    assert_eq!(w.heads(&h).len(), 1, "no head from a cancelled compaction");
+    let (ok, events) = turn(&w, &h, "p3");
+    assert!(ok, "{events:?}");
+    assert_eq!(compacted(&events).len(), 1);
+    assert_eq!(server.rejected(), 0, "every history was well formed");
+    w.run(w.svc.shutdown());
+}
