@@ -80,6 +80,9 @@ pub struct Agent {
     config: AgentConfig,
     /// The last request a server counted, for the size of the next one.
     pub(crate) counted: Option<Counted>,
+    /// What the log says the server last counted, for the next turn: the messages before the
+    /// answer, and the request's tokens ([`Agent::set_logged_count`]).
+    logged_count: Option<(usize, u64)>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -105,7 +108,16 @@ impl Agent {
             model,
             config,
             counted: None,
+            logged_count: None,
         }
+    }
+
+    /// What the session log says a server counted last on the conversation of the next turn: the
+    /// number of messages before the answer it produced, and the request's `prompt_tokens`. A new
+    /// process sizes its first request from it (plus an estimate of what was added since), as
+    /// the process that made the request would have.
+    pub fn set_logged_count(&mut self, count: Option<(usize, u64)>) {
+        self.logged_count = count;
     }
 
     /// Turns plan mode on or off for the next turns.
@@ -197,6 +209,22 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> TurnEnd {
         history = crate::history::well_formed(history);
+        if let Some((messages, prompt_tokens)) = self.logged_count.take() {
+            // The count this process made, if it still applies, is the newer one.
+            let ours_applies = self.counted.is_some_and(|c| {
+                c.messages <= history.len()
+                    && history.get(..c.messages).map(fingerprint) == Some(c.fingerprint)
+            });
+            if !ours_applies {
+                if let Some(prefix) = history.get(..messages) {
+                    self.counted = Some(Counted {
+                        prompt_tokens,
+                        messages,
+                        fingerprint: fingerprint(prefix),
+                    });
+                }
+            }
+        }
         let system = self.system();
         let tools = self.tool_specs();
         let fixed = fixed_tokens(&system, &tools);

@@ -19,6 +19,7 @@ mod blobs;
 mod capture;
 mod commit;
 mod compensate;
+mod composed;
 mod dirs;
 mod error;
 mod forward;

@@ -490,7 +490,12 @@ pub fn turn_from_raw(
         number: raw.turn,
         time: raw.time.clone(),
         instant: parse_time(&raw.time),
-        prompt: raw.prompt.clone(),
+        // A record Retrace did not write (no head) may hold the prompt as the reference composed
+        // it: the picker lists the user's text alone.
+        prompt: match raw.head {
+            Some(_) => raw.prompt.clone(),
+            None => crate::composed::user_text(&raw.prompt),
+        },
         msg_index: raw.msg_index,
         head: raw.head.clone(),
         message_id: raw.message_id.clone(),

@@ -410,3 +410,59 @@ fn legacy_payloads_expire_then_blobs_are_collected() {
         retrace_checkpoint::model::Before::Absent
     ));
 }
+
+/// The reference's own case: a record it wrote stores the prompt as it composed it (injected
+/// blocks, a plan-mode marker, then the input); the list shows the input alone. A prompt Retrace
+/// wrote (it records the head) is listed verbatim, whatever it looks like.
+#[test]
+fn composed_prefixes_of_legacy_prompts_are_not_listed() {
+    let s = Scratch::new().unwrap();
+    let d = &s.sidecar;
+    let composed = "<memory-update>\nA new fact\n</memory-update>\n\n<reasoning-language>\n必须使用简体中文书写全部可见思考/推理文本\n</reasoning-language>\n\n[Plan mode — read-only. Explore and propose (read_file, ls) [x].]\n\n真实的用户输入";
+    write_json(
+        &d.join("turn-0.json"),
+        &serde_json::json!({"turn":0,"time":"2026-01-01T00:00:00Z","prompt":"<reasoning-language>zh</reasoning-language>\n\nfix the bug","msgIndex":0,"files":[]}),
+    );
+    write_json(
+        &d.join("turn-1.json"),
+        &serde_json::json!({"schemaVersion":2,"turn":1,"time":"2026-01-01T00:00:01Z","prompt":composed,"msgIndex":2,"files":[]}),
+    );
+    write_json(
+        &d.join("turns/2/meta.json"),
+        &serde_json::json!({"schemaVersion":3,"turn":2,"time":"2026-01-01T00:00:02Z","prompt":composed,"msgIndex":4,"files":[]}),
+    );
+    // A v3 turn lives while its compatibility marker does.
+    for (n, prompt) in [
+        (2, composed),
+        (4, "<memory-update>typed by the user</memory-update> as is"),
+    ] {
+        write_json(
+            &d.join(format!("turn-{n}.json")),
+            &serde_json::json!({"schemaVersion":2,"turn":n,"time":format!("2026-01-01T00:00:0{n}Z"),"prompt":prompt,"msgIndex":n * 2,"coverage":"none","files":[],"expiredFilePayload":true}),
+        );
+    }
+    write_json(
+        &d.join("turn-3.json"),
+        &serde_json::json!({"schemaVersion":2,"turn":3,"time":"2026-01-01T00:00:03Z","prompt":"intro <memory-update>x</memory-update>\nreal","msgIndex":6,"files":[]}),
+    );
+    write_json(
+        &d.join("turns/4/meta.json"),
+        &serde_json::json!({"schemaVersion":3,"turn":4,"time":"2026-01-01T00:00:04Z","prompt":"<memory-update>typed by the user</memory-update> as is","head":"h-main","msgIndex":8,"files":[]}),
+    );
+    for store in [
+        CheckpointStore::open(d, &s.workspace, opts()).unwrap(),
+        CheckpointStore::open_bare(d).unwrap(),
+    ] {
+        let prompts: Vec<_> = store.list().into_iter().map(|e| e.prompt).collect();
+        assert_eq!(
+            prompts,
+            [
+                "fix the bug",
+                "真实的用户输入",
+                "真实的用户输入",
+                "intro <memory-update>x</memory-update>\nreal",
+                "<memory-update>typed by the user</memory-update> as is",
+            ]
+        );
+    }
+}

@@ -196,7 +196,13 @@ pub fn rewind(cfg: &Config, a: RewindArgs<'_>) -> CmdResult {
             })?;
         print_result(&result, a.session, a.json)?;
         say_new_session(a.session, &result.session_id, h.workspace(), a.json);
-        Ok(if result.ok {
+        // A `both` rewind whose files were refused after its conversation half was made (files
+        // changed between the preview and the commit): the result says ok and partial, the
+        // conversation is restored, the files are not. Exit 3 (refused), as for any refused file
+        // restore, so that a script never takes it for a full restore.
+        Ok(if result.ok && result.partial {
+            ExitCode::from(3)
+        } else if result.ok {
             ExitCode::SUCCESS
         } else {
             ExitCode::from(1)

@@ -223,6 +223,42 @@ fn a_small_context_window_compacts_a_long_session_automatically() {
 }
 
 #[test]
+fn a_new_process_sizes_the_conversation_from_the_count_the_server_last_reported() {
+    let env = Env::new();
+    env.config("[model]\ncontext_window = 20000\ncompact_at = 0.8\n");
+    // Turn 0: about 2,000 tokens by estimate, but the server counted 17,000 (a tokenizer that
+    // counts more, or files the estimate cannot see): past the 16,000 at which it compacts.
+    let first = env.script(
+        "first",
+        json!([{"content": "zero", "usage": {"prompt_tokens": 17000, "completion_tokens": 5}}]),
+    );
+    let (code, events) = env.exec(None, &first, &[], &format!("first {}", "x".repeat(6_000)));
+    assert_eq!(code, 0, "{events:?}");
+    assert!(!events.iter().any(|e| e["type"] == "compacted"));
+    let id = result(&events)["session_id"].as_str().unwrap().to_string();
+    // Another process: the count is in the log, so the next request is known to be too big and
+    // the earlier turn is compacted before it is sent.
+    let second = env.script(
+        "second",
+        json!([{"content": "SUMMARY: the user sent a long text."}, {"content": "one"}]),
+    );
+    let (code, events) = env.exec(Some(&id), &second, &[], "second");
+    assert_eq!(code, 0, "{events:?}");
+    let c = events
+        .iter()
+        .find(|e| e["type"] == "compacted")
+        .unwrap_or_else(|| panic!("no compaction: {events:?}"));
+    assert_eq!(c["automatic"], true);
+    assert!(c["before_tokens"].as_u64().unwrap() >= 17000, "{c}");
+    let text: String = events
+        .iter()
+        .filter(|e| e["type"] == "assistant_delta")
+        .filter_map(|e| e["text"].as_str())
+        .collect();
+    assert!(text.contains("one"), "{events:?}");
+}
+
+#[test]
 fn bad_context_settings_are_usage_errors_naming_the_key() {
     let env = Env::new();
     for (text, key) in [

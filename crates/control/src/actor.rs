@@ -234,6 +234,7 @@ impl Actor {
             return Err(Self::no_model());
         };
         agent.set_plan_mode(self.core().session.plan_mode());
+        agent.set_logged_count(self.core().logged_count(&accepted.head_id));
         let cancel = CancellationToken::new();
         self.shared.set_running(Some(Running {
             job: RunningJob {

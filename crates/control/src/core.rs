@@ -324,6 +324,25 @@ impl Core {
         ))
     }
 
+    /// What the log says a server counted last on the head's conversation (the messages before
+    /// the answer, the request's tokens), when the history the model gets begins with those
+    /// messages unchanged.
+    pub(crate) fn logged_count(&self, head: &retrace_protocol::HeadId) -> Option<(usize, u64)> {
+        let (messages, tokens) = self.session.last_counted(head).ok()??;
+        let projected: Vec<ChatMessage> = self
+            .session
+            .project(head)
+            .ok()?
+            .into_iter()
+            .take(messages)
+            .map(|m| m.to_chat())
+            .collect();
+        // The repair of unanswered calls adds messages; a prefix it changed was not what the
+        // server counted.
+        let repaired = crate::repair::answer_every_call(projected.clone());
+        (repaired == projected).then_some((messages, tokens))
+    }
+
     /// Ends a turn: completes its checkpoint record, syncs the log, publishes `turn_finished`.
     pub(crate) fn finish_turn(&mut self, turn: u64, report: TurnReport) -> TurnOutcome {
         let TurnReport { end, usage } = report;

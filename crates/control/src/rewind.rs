@@ -388,8 +388,11 @@ impl Core {
                     {
                         result.conflicts = conflicts.clone();
                     }
+                    // What was asked for happened in part: the conversation was restored (the
+                    // head is made and selected), the files were not. `ok` says the commit did
+                    // something and left everything consistent; `partial` and `error` say what
+                    // is missing (the reference reports this outcome the same way).
                     result.partial = true;
-                    result.ok = false;
                     result.error = Some(e.to_string());
                 }
                 Err(e) => return Err(e.into()),

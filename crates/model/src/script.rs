@@ -8,7 +8,8 @@
 //! ]}
 //! ```
 //!
-//! Each response may have `content`, `reasoning` and `tool_calls`; a call has `name`, `arguments` (an
+//! Each response may have `content`, `reasoning`, `tool_calls` and `usage` (the tokens a server
+//! would report: `{prompt_tokens, completion_tokens, total_tokens?}`); a call has `name`, `arguments` (an
 //! object, serialised to JSON text, or a string passed through as is) and optionally `id` (otherwise
 //! `call_<n>`, numbered from 1 across the whole script). Unknown keys are an error, so a typo such as
 //! `tool_call` is caught rather than silently ending the turn. The position is kept for the life of
@@ -40,6 +41,21 @@ struct ScriptResponse {
     reasoning: Option<String>,
     #[serde(default)]
     tool_calls: Vec<ScriptCall>,
+    /// The tokens the "server" reports for the request (`prompt_tokens`, `completion_tokens`;
+    /// `total_tokens` is their sum when left out).
+    #[serde(default)]
+    usage: Option<ScriptUsage>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+    #[serde(default)]
+    total_tokens: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -113,7 +129,13 @@ impl ScriptModel {
                 reasoning: response.reasoning,
                 tool_calls,
                 finish_reason: Some(finish.to_string()),
-                usage: None,
+                usage: response.usage.map(|u| crate::types::Usage {
+                    prompt_tokens: u.prompt_tokens,
+                    completion_tokens: u.completion_tokens,
+                    total_tokens: u
+                        .total_tokens
+                        .unwrap_or(u.prompt_tokens.saturating_add(u.completion_tokens)),
+                }),
             });
         }
         Ok(ScriptModel {

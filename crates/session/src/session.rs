@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use crate::entry::{Entry, ForkEntry, ForkedFrom, HeadKind, Header, FORMAT};
+use crate::entry::{Entry, ForkEntry, ForkedFrom, HeadKind, Header, Role, FORMAT};
 use crate::error::{IoContext, Result, SessionError};
 use crate::ids::{HeadId, MessageId, SessionId};
 use crate::index::Index;
@@ -331,6 +331,26 @@ impl Session {
         let mut out = Vec::with_capacity(self.index.heads[h].len);
         out.extend(self.index.path(h).map(|m| &self.index.nodes[m].msg));
         Ok(out)
+    }
+
+    /// The last request a server counted that the head's projection still begins with: the
+    /// number of messages before the assistant message that request produced, and the request's
+    /// `prompt_tokens` as the server reported them (recorded with the message). A message whose
+    /// path was rewritten after it was logged (a summary that replaced the messages before it) is
+    /// passed over: its count was of a request this path no longer begins with.
+    pub fn last_counted(&self, head: &HeadId) -> Result<Option<(usize, u64)>> {
+        let h = self.head_ix(head)?;
+        let mut newest_before = None::<usize>;
+        let mut found = None;
+        for (k, m) in self.index.path(h).enumerate() {
+            let msg = &self.index.nodes[m].msg;
+            let logged_after_its_prefix = newest_before.is_none_or(|n| n < m);
+            if let (Role::Assistant, Some(u), true) = (msg.role, msg.usage, logged_after_its_prefix) {
+                found = Some((k, u.prompt_tokens));
+            }
+            newest_before = Some(newest_before.map_or(m, |n| n.max(m)));
+        }
+        Ok(found)
     }
 
     /// A message by id.

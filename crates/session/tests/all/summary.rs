@@ -145,3 +145,53 @@ fn summarizing_nothing_is_refused() {
         "fork, note, turn (2 lines), answer: no summary line"
     );
 }
+
+/// The count a server reported for a request is used by a later process only while the head's
+/// path still begins with what that request held: not after an "up to" summary replaced the
+/// messages before the answer it counted.
+#[test]
+fn the_last_count_is_the_newest_whose_prefix_the_path_still_has() {
+    use retrace_protocol::TokenUsage;
+    use retrace_session::NewMessage;
+    let env = Env::new();
+    let mut s = env.create();
+    let main = HeadId::main();
+    let counted = |s: &mut retrace_session::Session, head: &HeadId, tokens: u64| {
+        s.append(
+            head,
+            NewMessage {
+                usage: Some(TokenUsage {
+                    prompt_tokens: tokens,
+                    completion_tokens: 1,
+                    total_tokens: tokens + 1,
+                }),
+                ..NewMessage::new(Role::Assistant, "answer")
+            },
+        )
+        .unwrap();
+        s.end_turn().unwrap();
+    };
+    assert_eq!(s.last_counted(&main).unwrap(), None);
+    turn(&mut s, &main, "u0");
+    counted(&mut s, &main, 100);
+    turn(&mut s, &main, "u1");
+    counted(&mut s, &main, 200);
+    // u0 a0 u1 a1: the answer to turn 1 was counted with three messages before it.
+    assert_eq!(s.last_counted(&main).unwrap(), Some((3, 200)));
+    turn(&mut s, &main, "u2");
+    assert_eq!(s.last_counted(&main).unwrap(), Some((3, 200)), "no newer count");
+    s.end_turn().unwrap();
+    // Up to turn 1: S u1 a1 u2. a1's count was of u0 a0 u1, which this path no longer holds.
+    let up_to = s.summarize(spec(&main, 1, SummaryMode::UpTo, "S")).unwrap().head;
+    assert_eq!(contents(&s, &up_to), ["S", "u1", "answer", "u2"]);
+    assert_eq!(s.last_counted(&up_to).unwrap(), None);
+    // A request made on the summary head is counted again.
+    turn(&mut s, &up_to, "u3");
+    counted(&mut s, &up_to, 50);
+    assert_eq!(s.last_counted(&up_to).unwrap(), Some((5, 50)));
+    assert_eq!(
+        s.last_counted(&main).unwrap(),
+        Some((3, 200)),
+        "the source keeps its own"
+    );
+}
