@@ -166,6 +166,17 @@ pub fn pick_session(p: &SessionPick<'_>) -> Result<Picked, Failure> {
     }
 }
 
+/// The session `sessions delete` names: the one its id or prefix names, else the id as given (what
+/// is left of a session without its log is still deleted by its whole id).
+pub fn session_to_delete(given: &str) -> Result<String, Failure> {
+    let service = Service::new(ServiceOptions::new(data_root()?.root()));
+    match service.resolve_session(given) {
+        Ok(id) => Ok(id.as_str().to_string()),
+        Err(e) if e.code == ErrorCode::NotFound => Ok(given.to_string()),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// As [`pick_session`], for a command that only reads: a `--workspace` given with `--session` must
 /// be the session's own (the commands that write have the controller check it when they open).
 pub fn pick_session_to_read(p: &SessionPick<'_>) -> Result<Picked, Failure> {

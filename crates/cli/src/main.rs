@@ -317,7 +317,7 @@ enum SessionsAction {
     /// Delete a session: its log, its lease and its whole checkpoint sidecar (refused while a
     /// process writes it).
     Delete {
-        /// The session.
+        /// The session: its id or any unambiguous prefix of it.
         id: String,
     },
     /// Delete the sessions of the workspace (or, with --all, of every workspace) whose log was
@@ -443,7 +443,9 @@ fn run(cli: Cli) -> CmdResult {
             json,
         } => match action {
             None => sessions::list(workspace.as_deref(), json),
-            Some(SessionsAction::Delete { id }) => sessions_remove::delete(&id, json),
+            Some(SessionsAction::Delete { id }) => {
+                sessions_remove::delete(&common::session_to_delete(&id)?, json)
+            }
             Some(SessionsAction::Prune {
                 older_than,
                 all,
@@ -703,6 +705,15 @@ fn print_failure_json(f: &Failure, message: &str, json: JsonOut) {
     }
 }
 
+/// The command line, with the exit codes at the end of every command's `--help`.
+fn parse() -> Result<Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command()
+        .mut_subcommands(|c| c.after_help(EXIT_CODES))
+        .try_get_matches()?;
+    Cli::from_arg_matches(&matches)
+}
+
 /// A command line clap refused. With `--json` among the arguments it is a JSON usage failure
 /// (exit 2) as well as clap's own message on standard error; help and version print as usual.
 fn parse_failure(e: clap::Error) -> ExitCode {
@@ -739,7 +750,7 @@ fn parse_failure(e: clap::Error) -> ExitCode {
 
 fn main() -> ExitCode {
     guard_secrets();
-    let cli = match Cli::try_parse() {
+    let cli = match parse() {
         Ok(cli) => cli,
         Err(e) => return parse_failure(e),
     };

@@ -449,6 +449,14 @@ fn an_ambiguous_prefix_lists_the_candidates() {
     for candidate in all.iter().filter(|c| c.starts_with(&shared)) {
         assert!(err.contains(candidate.as_str()), "{candidate} named: {err}");
     }
+    // Deleting is no exception: nothing is deleted on an ambiguous prefix.
+    let out = env.run(&["sessions", "delete", &shared]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(env.ids().len(), all.len());
+    let other_prefix = unique_prefix(&other_id, &all);
+    let gone = env.json_in(env.tmp.path(), &["sessions", "delete", &other_prefix, "--json"]);
+    assert_eq!(gone["id"], other_id.as_str());
+    assert_eq!(env.ids(), vec![id.clone()]);
     let empty = env.tmp.path().join("ws-none");
     std::fs::create_dir(&empty).unwrap();
     let out = env.run_in(&empty, &["heads", "-c"]);
@@ -528,17 +536,19 @@ fn an_endless_prompt_is_refused_in_bounded_memory() {
 #[test]
 fn help_lists_exit_codes_and_tool_call_arguments_are_json() {
     let env = Env::new();
-    let out = env.run(&["--help"]);
-    assert_eq!(out.status.code(), Some(0));
-    let help = text(&out.stdout);
-    for code in [
-        "0 ok",
-        "1 error",
-        "2 usage",
-        "3 refused",
-        "4 confirmation required",
-    ] {
-        assert!(help.contains(code), "{code}: {help}");
+    for args in [vec!["--help"], vec!["exec", "--help"], vec!["rewind", "--help"]] {
+        let out = env.run(&args);
+        assert_eq!(out.status.code(), Some(0));
+        let help = text(&out.stdout);
+        for code in [
+            "0 ok",
+            "1 error",
+            "2 usage",
+            "3 refused",
+            "4 confirmation required",
+        ] {
+            assert!(help.contains(code), "{args:?} {code}: {help}");
+        }
     }
     let lines = env.exec_in(&env.ws, &["write a"], writes("a.txt", "one\n"));
     let call = lines.iter().find(|l| l["type"] == "tool_call").unwrap();
