@@ -719,7 +719,12 @@ fn parse() -> Result<Cli, clap::Error> {
 fn parse_failure(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let wants_json = args.iter().skip(1).any(|a| a == "--json");
+    // A `--json` after `--` is a prompt's text, not the flag.
+    let wants_json = args
+        .iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--json");
     if !wants_json
         || matches!(
             e.kind(),
