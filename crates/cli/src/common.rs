@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use retrace_control::{DataRoot, Service, ServiceOptions};
 use retrace_protocol::{
-    BashPolicy, ErrorCode, ErrorDetails, ModelSpec, Provider, RetentionLimits, SessionId,
+    BashPolicy, ErrorCode, ErrorDetails, Missing, ModelSpec, Provider, RetentionLimits, SessionId,
 };
 
 use crate::config::{BashSetting, Config};
@@ -21,21 +21,86 @@ pub struct Failure {
 impl Failure {
     /// Exit 2.
     pub fn usage(msg: impl Into<String>) -> Failure {
-        Failure {
-            code: 2,
-            error: anyhow::anyhow!(msg.into()),
-        }
+        Failure::hinted(retrace_protocol::Error::new(ErrorCode::Usage, msg.into()), "")
     }
 
     /// An error of the controller, with a hint in the CLI's own words appended.
     pub fn hinted(e: retrace_protocol::Error, hint: &str) -> Failure {
-        let code = exit_code(e.code);
         Failure {
-            code,
-            error: anyhow::anyhow!("{}{hint}", e.message),
+            code: exit_code(e.code),
+            error: anyhow::Error::new(Coded {
+                error: e,
+                hint: hint.to_string(),
+                plan: None,
+            }),
+        }
+    }
+
+    /// A refused plan: with `--json`, printed as the failure's one document (SPEC §11).
+    pub fn with_plan(self, plan: &impl serde::Serialize) -> Failure {
+        let Failure { code, error } = self;
+        let error = match error.downcast::<Coded>() {
+            Ok(mut c) => {
+                c.plan = serde_json::to_value(plan).ok();
+                anyhow::Error::new(c)
+            }
+            Err(other) => other,
+        };
+        Failure { code, error }
+    }
+
+    /// The failure as `--json` prints it: `{ok: false, error: {code, message, details}}`, or a
+    /// refused plan with `ok: false` and `error` (SPEC §11).
+    pub fn json(&self, message: &str) -> serde_json::Value {
+        let coded = self.error.chain().find_map(|e| e.downcast_ref::<Coded>());
+        let code = match coded {
+            Some(c) => c.error.code.as_str(),
+            None => match self.code {
+                2 => ErrorCode::Usage.as_str(),
+                3 => ErrorCode::Refused.as_str(),
+                4 => ErrorCode::ConfirmationRequired.as_str(),
+                _ if self
+                    .error
+                    .chain()
+                    .any(|e| e.downcast_ref::<std::io::Error>().is_some()) =>
+                {
+                    ErrorCode::Io.as_str()
+                }
+                _ => ErrorCode::Internal.as_str(),
+            },
+        };
+        let error = serde_json::json!({
+            "code": code,
+            "message": message,
+            "details": coded.and_then(|c| c.error.details.as_ref()),
+        });
+        match coded.and_then(|c| c.plan.clone()) {
+            Some(serde_json::Value::Object(mut plan)) => {
+                plan.insert("ok".to_string(), false.into());
+                plan.insert("error".to_string(), error);
+                serde_json::Value::Object(plan)
+            }
+            _ => serde_json::json!({ "ok": false, "error": error }),
         }
     }
 }
+
+/// An error of the controller (or a usage error of the CLI) inside a [`Failure`]: its code and
+/// details for `--json`, the CLI's hint, and the plan a refused commit refused.
+#[derive(Debug)]
+pub struct Coded {
+    error: retrace_protocol::Error,
+    hint: String,
+    plan: Option<serde_json::Value>,
+}
+
+impl std::fmt::Display for Coded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.error.message, self.hint)
+    }
+}
+
+impl std::error::Error for Coded {}
 
 /// The CLI's words for what to do about an error of `code`.
 fn hint(code: ErrorCode) -> &'static str {
@@ -53,10 +118,87 @@ impl From<retrace_protocol::Error> for Failure {
             Some(ErrorDetails::WorkspaceUnknown { .. }) => {
                 " (run the command in that workspace, or give it with --workspace DIR)"
             }
+            Some(ErrorDetails::NotFound {
+                what: Missing::Session,
+                ..
+            }) => " (`retrace sessions` lists the sessions of the workspace; -c takes its latest)",
+            // The model's own words already list the choices: say them once.
+            _ if e.code == ErrorCode::Model && e.message.contains("script:FILE") => "",
             _ => hint(e.code),
         };
         Failure::hinted(e, h)
     }
+}
+
+/// Which session a command names: `--session ID` (the whole id or an unambiguous prefix of it) or
+/// `-c` / `--continue` (the latest session of `--workspace`, else of the current directory).
+pub struct SessionPick<'a> {
+    pub session: Option<&'a str>,
+    pub continue_latest: bool,
+    pub workspace: Option<&'a Path>,
+}
+
+/// The session picked, and the workspace to hold it to (the `--workspace` given with `--session`;
+/// none with `--continue`, which found the session from it).
+pub struct Picked {
+    pub id: String,
+    pub workspace: Option<PathBuf>,
+}
+
+/// Resolves a [`SessionPick`] to a whole session id (reading file names only: no lease, no log).
+pub fn pick_session(p: &SessionPick<'_>) -> Result<Picked, Failure> {
+    let service = Service::new(ServiceOptions::new(data_root()?.root()));
+    match (p.session, p.continue_latest) {
+        (Some(given), _) => Ok(Picked {
+            id: service.resolve_session(given)?.as_str().to_string(),
+            workspace: p.workspace.map(Path::to_path_buf),
+        }),
+        (None, true) => Ok(Picked {
+            id: service
+                .latest_session(&workspace_arg(p.workspace)?)?
+                .as_str()
+                .to_string(),
+            workspace: None,
+        }),
+        (None, false) => Err(Failure::usage(
+            "which session? give --session ID (or a prefix of it), or -c for the latest session of the workspace",
+        )),
+    }
+}
+
+/// The session `sessions delete` names: the one its id or prefix names, else the id as given (what
+/// is left of a session without its log is still deleted by its whole id).
+pub fn session_to_delete(given: &str) -> Result<String, Failure> {
+    let service = Service::new(ServiceOptions::new(data_root()?.root()));
+    match service.resolve_session(given) {
+        Ok(id) => Ok(id.as_str().to_string()),
+        Err(e) if e.code == ErrorCode::NotFound => Ok(given.to_string()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// As [`pick_session`], for a command that only reads: a `--workspace` given with `--session` must
+/// be the session's own (the commands that write have the controller check it when they open).
+pub fn pick_session_to_read(p: &SessionPick<'_>) -> Result<Picked, Failure> {
+    let picked = pick_session(p)?;
+    if let (Some(_), Some(ws)) = (p.session, p.workspace) {
+        let ws = workspace_arg(Some(ws))?;
+        let service = Service::new(ServiceOptions::new(data_root()?.root()));
+        let own = service
+            .sessions(None)?
+            .into_iter()
+            .find(|s| s.id.as_str() == picked.id)
+            .and_then(|s| s.workspace);
+        let canonical = std::fs::canonicalize(&ws).unwrap_or(ws);
+        if let Some(own) = own.filter(|o| Path::new(o) != canonical) {
+            return Err(Failure::usage(format!(
+                "session {} belongs to the workspace `{own}`, not `{}`",
+                picked.id,
+                canonical.display()
+            )));
+        }
+    }
+    Ok(picked)
 }
 
 /// After a write to an old flat log (format 1), which session now holds the change and what to

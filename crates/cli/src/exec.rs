@@ -32,28 +32,43 @@ pub struct ExecArgs<'a> {
 }
 
 /// The prompt: the argument, else `--prompt-file`, else standard input (for `-`, or when no prompt
-/// is given and standard input is not a terminal).
+/// is given and standard input is not a terminal). At most the prompt limit and one byte is read,
+/// so a huge or endless input (`/dev/zero`, a `yes |`) fails at once in bounded memory.
 pub fn read_prompt(arg: Option<&str>, file: Option<&Path>) -> Result<String, Failure> {
-    use std::io::{IsTerminal, Read};
-    let from_stdin = || -> Result<String, Failure> {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| Failure::usage(format!("cannot read the prompt from standard input: {e}")))?;
-        Ok(text)
-    };
-    let text =
-        match (arg, file) {
-            (Some("-"), _) => from_stdin()?,
-            (Some(p), _) => p.to_string(),
-            (None, Some(f)) => std::fs::read_to_string(f)
-                .map_err(|e| Failure::usage(format!("cannot read the prompt file `{}`: {e}", f.display())))?,
-            (None, None) if !std::io::stdin().is_terminal() => from_stdin()?,
-            (None, None) => return Err(Failure::usage(
-                "give a prompt: as an argument, `-` to read it from standard input, or --prompt-file FILE",
-            )),
-        };
-    Ok(text)
+    use std::io::IsTerminal;
+    let from_stdin = || bounded(std::io::stdin().lock(), "standard input");
+    match (arg, file) {
+        (Some("-"), _) => from_stdin(),
+        (Some(p), _) => Ok(p.to_string()),
+        (None, Some(f)) => {
+            let what = format!("the prompt file `{}`", f.display());
+            let file =
+                std::fs::File::open(f).map_err(|e| Failure::usage(format!("cannot read {what}: {e}")))?;
+            bounded(file, &what)
+        }
+        (None, None) if !std::io::stdin().is_terminal() => from_stdin(),
+        (None, None) => Err(Failure::usage(
+            "give a prompt: as an argument, `-` to read it from standard input, or --prompt-file FILE",
+        )),
+    }
+}
+
+/// Reads `from` (named `what` in errors) up to the prompt limit; more is the limit's usage error.
+fn bounded(from: impl std::io::Read, what: &str) -> Result<String, Failure> {
+    use std::io::Read;
+    let limit = retrace_control::MAX_PROMPT_BYTES;
+    let mut bytes = Vec::new();
+    from.take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Failure::usage(format!("cannot read {what}: {e}")))?;
+    if bytes.len() > limit {
+        return Err(Failure::usage(format!(
+            "the prompt in {what} is longer than the limit of {} MiB (reading stopped there): put the material in a file of the workspace and ask the agent to read it",
+            limit >> 20
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|e| Failure::usage(format!("cannot read {what}: the prompt is not UTF-8 text ({e})")))
 }
 
 /// Runs one turn and prints its events.
@@ -66,8 +81,20 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
         opts.max_steps = n as usize;
     }
     let json = a.json;
+    // The whole id of the session `--session` names (its id or an unambiguous prefix).
+    let asked = match a.session {
+        Some(given) => Some(
+            crate::common::pick_session(&crate::common::SessionPick {
+                session: Some(given),
+                continue_latest: false,
+                workspace: None,
+            })?
+            .id,
+        ),
+        None => None,
+    };
     let (accepted, outcome, head, workspace) = with_service(opts, async |svc| {
-        let h = match (a.session, a.continue_latest) {
+        let h = match (asked.as_deref(), a.continue_latest) {
             (Some(id), _) => svc.open(id, a.workspace).await?,
             (None, true) => svc.open_latest(&workspace_arg(a.workspace)?).await?,
             (None, false) => svc.create(&workspace_arg(a.workspace)?).await?,
@@ -122,7 +149,7 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
             ));
         }
     }
-    if let Some(asked) = a.session {
+    if let Some(asked) = &asked {
         crate::common::say_new_session(asked, &accepted.session_id, &workspace, json);
     }
     Ok(if outcome.ok {
@@ -223,6 +250,19 @@ fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
+/// An event as `exec --json` prints it: the protocol's event, with a tool call's `arguments` as the
+/// JSON value the model sent rather than JSON text inside JSON (the model's text as a string when
+/// it is not JSON).
+fn json_event(e: &Event) -> serde_json::Value {
+    let mut v = serde_json::to_value(e).unwrap_or(serde_json::Value::Null);
+    if let Event::ToolCall { arguments, .. } = e {
+        if let Ok(parsed) = serde_json::from_str::<serde_json::Value>(arguments) {
+            v["arguments"] = parsed;
+        }
+    }
+    v
+}
+
 struct Printer {
     json: bool,
     mid_line: bool,
@@ -252,7 +292,7 @@ impl Printer {
         use crate::output::{first_line, shown_path, shown_text};
         use std::fmt::Write as _;
         if self.json {
-            if let Ok(line) = serde_json::to_string(e) {
+            if let Ok(line) = serde_json::to_string(&json_event(e)) {
                 let _ = writeln!(out, "{line}");
             }
             // Notices and errors go to standard error too (SPEC §11): a script that reads only

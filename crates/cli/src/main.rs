@@ -24,11 +24,24 @@ use retrace_protocol::{OnConflict, RewindScope, SummarizeDirection};
 
 use crate::common::{CmdResult, Failure};
 
+/// The exit codes of every command (SPEC §11), as `--help` lists them.
+const EXIT_CODES: &str =
+    "Exit codes: 0 ok, 1 error, 2 usage, 3 refused (the plan or the reason is printed), \
+4 confirmation required (run again with --yes). With --json, a failure is JSON on standard output too: \
+{\"ok\": false, \"error\": {\"code\", \"message\", \"details\"}} (for exec, the last line \
+{\"type\": \"result\", \"ok\": false, \"error\"}).";
+
 /// Retrace: a coding agent whose every edit can be taken back.
 ///
 /// With no command, the terminal UI: Esc Esc rewinds to any earlier turn.
 #[derive(Debug, Parser)]
-#[command(name = "retrace", version, about, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "retrace",
+    version,
+    about,
+    args_conflicts_with_subcommands = true,
+    after_help = EXIT_CODES
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -100,9 +113,8 @@ enum Command {
     },
     /// Print a head's messages.
     Transcript {
-        /// The session.
-        #[arg(long)]
-        session: String,
+        #[command(flatten)]
+        s: SessionArgs,
         /// The head (id or name; default: the selected one).
         #[arg(long)]
         head: Option<String>,
@@ -113,10 +125,10 @@ enum Command {
     /// List checkpoints of a session, or of any sidecar directory (legacy formats too; read-only).
     Checkpoints {
         /// The session whose checkpoints to list.
-        #[arg(long, conflicts_with = "sidecar", required_unless_present = "sidecar")]
-        session: Option<String>,
+        #[command(flatten)]
+        s: SessionArgs,
         /// A checkpoint sidecar directory (`<session>.ckpt`).
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["session", "continue_latest", "workspace"])]
         sidecar: Option<PathBuf>,
         /// Print a JSON array instead of a table.
         #[arg(long)]
@@ -125,10 +137,10 @@ enum Command {
     /// Verify every record and payload; exit 0 only when no problem fails.
     Fsck {
         /// The session whose sidecar to check.
-        #[arg(long, conflicts_with = "sidecar", required_unless_present = "sidecar")]
-        session: Option<String>,
+        #[command(flatten)]
+        s: SessionArgs,
         /// The checkpoint sidecar directory to check.
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["session", "continue_latest", "workspace"])]
         sidecar: Option<PathBuf>,
         /// Print `{ok, problems}` as JSON.
         #[arg(long)]
@@ -238,9 +250,8 @@ enum Command {
     },
     /// List the heads of a session.
     Heads {
-        /// The session.
-        #[arg(long)]
-        session: String,
+        #[command(flatten)]
+        s: SessionArgs,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -306,7 +317,7 @@ enum SessionsAction {
     /// Delete a session: its log, its lease and its whole checkpoint sidecar (refused while a
     /// process writes it).
     Delete {
-        /// The session.
+        /// The session: its id or any unambiguous prefix of it.
         id: String,
     },
     /// Delete the sessions of the workspace (or, with --all, of every workspace) whose log was
@@ -324,15 +335,39 @@ enum SessionsAction {
     },
 }
 
-/// `--session ID [--workspace DIR]` of the commands that write a session.
+/// `--session ID | -c [--workspace DIR]` of every command that works on one session.
 #[derive(Debug, clap::Args)]
 struct SessionArgs {
-    /// The session.
-    #[arg(long)]
-    session: String,
-    /// Must be the session's own workspace if given.
+    /// The session: its id or any unambiguous prefix of it.
+    #[arg(long, value_name = "ID", conflicts_with = "continue_latest")]
+    session: Option<String>,
+    /// The latest session of the workspace (found from any subdirectory of it).
+    #[arg(short = 'c', long = "continue")]
+    continue_latest: bool,
+    /// With --session: must be the session's own workspace; with -c: the workspace whose latest
+    /// session (default: the current directory).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
+}
+
+impl SessionArgs {
+    /// The whole id of the session named, and the workspace to hold it to.
+    fn pick(&self) -> Result<common::Picked, Failure> {
+        common::pick_session(&self.as_pick())
+    }
+
+    /// As `pick`, for a command that only reads.
+    fn pick_to_read(&self) -> Result<common::Picked, Failure> {
+        common::pick_session_to_read(&self.as_pick())
+    }
+
+    fn as_pick(&self) -> common::SessionPick<'_> {
+        common::SessionPick {
+            session: self.session.as_deref(),
+            continue_latest: self.continue_latest,
+            workspace: self.workspace.as_deref(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -352,10 +387,21 @@ enum OnConflictArg {
 fn run(cli: Cli) -> CmdResult {
     let cfg = || config::load(&common::env).map_err(|e| Failure { code: 2, error: e });
     let Some(command) = cli.command else {
+        let session = match cli.session.as_deref() {
+            Some(given) => Some(
+                common::pick_session(&common::SessionPick {
+                    session: Some(given),
+                    continue_latest: false,
+                    workspace: None,
+                })?
+                .id,
+            ),
+            None => None,
+        };
         return ui::run(
             &cfg()?,
             ui::UiArgs {
-                session: cli.session.as_deref(),
+                session: session.as_deref(),
                 continue_latest: cli.continue_latest,
                 workspace: cli.workspace.as_deref(),
                 model: cli.model.as_deref(),
@@ -397,31 +443,25 @@ fn run(cli: Cli) -> CmdResult {
             json,
         } => match action {
             None => sessions::list(workspace.as_deref(), json),
-            Some(SessionsAction::Delete { id }) => sessions_remove::delete(&id, json),
+            Some(SessionsAction::Delete { id }) => {
+                sessions_remove::delete(&common::session_to_delete(&id)?, json)
+            }
             Some(SessionsAction::Prune {
                 older_than,
                 all,
                 dry_run,
             }) => sessions_remove::prune(&older_than, all, workspace.as_deref(), dry_run, json),
         },
-        Command::Transcript { session, head, json } => sessions::transcript(&session, head.as_deref(), json),
-        Command::Checkpoints {
-            session,
-            sidecar,
-            json,
-        } => match (session, sidecar) {
-            (Some(id), _) => checkpoints::list_session(&id, json),
-            (None, Some(dir)) => checkpoints::list(&dir, json),
-            (None, None) => Err(Failure::usage("give --session ID or --sidecar DIR")),
+        Command::Transcript { s, head, json } => {
+            sessions::transcript(&s.pick_to_read()?.id, head.as_deref(), json)
+        }
+        Command::Checkpoints { s, sidecar, json } => match sidecar {
+            Some(dir) => checkpoints::list(&dir, json),
+            None => checkpoints::list_session(&s.pick_to_read()?.id, json),
         },
-        Command::Fsck {
-            session,
-            sidecar,
-            json,
-        } => match (session, sidecar) {
-            (Some(id), _) => checkpoints::fsck_session(&id, json),
-            (None, Some(dir)) => checkpoints::fsck(&dir, json),
-            (None, None) => Err(Failure::usage("give --session ID or --sidecar DIR")),
+        Command::Fsck { s, sidecar, json } => match sidecar {
+            Some(dir) => checkpoints::fsck(&dir, json),
+            None => checkpoints::fsck_session(&s.pick_to_read()?.id, json),
         },
         Command::Rewind {
             s,
@@ -431,53 +471,63 @@ fn run(cli: Cli) -> CmdResult {
             yes,
             on_conflict,
             json,
-        } => rewind::rewind(
-            &cfg()?,
-            rewind::RewindArgs {
-                session: &s.session,
-                workspace: s.workspace.as_deref(),
-                turn,
-                scope: match scope {
-                    ScopeArg::Code => RewindScope::Code,
-                    ScopeArg::Conversation => RewindScope::Conversation,
-                    ScopeArg::Both => RewindScope::Both,
+        } => {
+            let s = s.pick()?;
+            rewind::rewind(
+                &cfg()?,
+                rewind::RewindArgs {
+                    session: &s.id,
+                    workspace: s.workspace.as_deref(),
+                    turn,
+                    scope: match scope {
+                        ScopeArg::Code => RewindScope::Code,
+                        ScopeArg::Conversation => RewindScope::Conversation,
+                        ScopeArg::Both => RewindScope::Both,
+                    },
+                    dry_run,
+                    yes,
+                    on_conflict: match on_conflict {
+                        OnConflictArg::Refuse => OnConflict::Refuse,
+                        OnConflictArg::Skip => OnConflict::Skip,
+                        OnConflictArg::Overwrite => OnConflict::Overwrite,
+                    },
+                    json,
                 },
-                dry_run,
-                yes,
-                on_conflict: match on_conflict {
-                    OnConflictArg::Refuse => OnConflict::Refuse,
-                    OnConflictArg::Skip => OnConflict::Skip,
-                    OnConflictArg::Overwrite => OnConflict::Overwrite,
-                },
+            )
+        }
+        Command::Undo { s, transaction, json } => {
+            let s = s.pick()?;
+            rewind::undo(
+                &cfg()?,
+                &s.id,
+                s.workspace.as_deref(),
+                transaction.as_deref(),
                 json,
-            },
-        ),
-        Command::Undo { s, transaction, json } => rewind::undo(
-            &cfg()?,
-            &s.session,
-            s.workspace.as_deref(),
-            transaction.as_deref(),
-            json,
-        ),
+            )
+        }
         Command::Revert {
             s,
             path,
             overwrite,
             yes,
             json,
-        } => rewind::revert(
-            &cfg()?,
-            rewind::RevertArgs {
-                session: &s.session,
-                workspace: s.workspace.as_deref(),
-                path: &path,
-                overwrite,
-                yes,
-                json,
-            },
-        ),
+        } => {
+            let s = s.pick()?;
+            rewind::revert(
+                &cfg()?,
+                rewind::RevertArgs {
+                    session: &s.id,
+                    workspace: s.workspace.as_deref(),
+                    path: &path,
+                    overwrite,
+                    yes,
+                    json,
+                },
+            )
+        }
         Command::Fork { s, turn, name, json } => {
-            rewind::fork(&cfg()?, &s.session, s.workspace.as_deref(), turn, name, json)
+            let s = s.pick()?;
+            rewind::fork(&cfg()?, &s.id, s.workspace.as_deref(), turn, name, json)
         }
         Command::Summarize {
             s,
@@ -487,38 +537,45 @@ fn run(cli: Cli) -> CmdResult {
             model,
             base_url,
             json,
-        } => rewind::summarize(
-            &cfg()?,
-            rewind::SummarizeArgs {
-                session: &s.session,
-                workspace: s.workspace.as_deref(),
-                turn,
-                direction: if from {
-                    SummarizeDirection::From
-                } else {
-                    SummarizeDirection::UpTo
+        } => {
+            let s = s.pick()?;
+            rewind::summarize(
+                &cfg()?,
+                rewind::SummarizeArgs {
+                    session: &s.id,
+                    workspace: s.workspace.as_deref(),
+                    turn,
+                    direction: if from {
+                        SummarizeDirection::From
+                    } else {
+                        SummarizeDirection::UpTo
+                    },
+                    model: model.as_deref(),
+                    base_url: base_url.as_deref(),
+                    json,
                 },
-                model: model.as_deref(),
-                base_url: base_url.as_deref(),
-                json,
-            },
-        ),
+            )
+        }
         Command::Compact {
             s,
             model,
             base_url,
             json,
-        } => rewind::compact(
-            &cfg()?,
-            &s.session,
-            s.workspace.as_deref(),
-            model.as_deref(),
-            base_url.as_deref(),
-            json,
-        ),
-        Command::Heads { session, json } => rewind::heads(&session, json),
+        } => {
+            let s = s.pick()?;
+            rewind::compact(
+                &cfg()?,
+                &s.id,
+                s.workspace.as_deref(),
+                model.as_deref(),
+                base_url.as_deref(),
+                json,
+            )
+        }
+        Command::Heads { s, json } => rewind::heads(&s.pick_to_read()?.id, json),
         Command::Switch { s, head, json } => {
-            rewind::switch(&cfg()?, &s.session, s.workspace.as_deref(), &head, json)
+            let s = s.pick()?;
+            rewind::switch(&cfg()?, &s.id, s.workspace.as_deref(), &head, json)
         }
         Command::Serve {
             host,
@@ -581,9 +638,128 @@ fn guard_secrets() {
     let _ = nix::sys::prctl::set_dumpable(false);
 }
 
+/// How a failure is printed besides standard error: with `--json`, as JSON on standard output
+/// (SPEC §11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JsonOut {
+    No,
+    /// One document, `{ok: false, error}` (a refused plan: the plan with `ok` and `error`).
+    Document,
+    /// `exec`'s last JSON Lines line, `{"type": "result", "ok": false, "error"}`.
+    ExecResult,
+}
+
+fn json_out(cli: &Cli) -> JsonOut {
+    let json = match &cli.command {
+        Some(Command::Exec { json: true, .. }) => return JsonOut::ExecResult,
+        Some(
+            Command::Sessions { json, .. }
+            | Command::Transcript { json, .. }
+            | Command::Checkpoints { json, .. }
+            | Command::Fsck { json, .. }
+            | Command::Rewind { json, .. }
+            | Command::Undo { json, .. }
+            | Command::Revert { json, .. }
+            | Command::Fork { json, .. }
+            | Command::Summarize { json, .. }
+            | Command::Compact { json, .. }
+            | Command::Heads { json, .. }
+            | Command::Switch { json, .. }
+            | Command::Config { json, .. },
+        ) => *json,
+        _ => false,
+    };
+    if json {
+        JsonOut::Document
+    } else {
+        JsonOut::No
+    }
+}
+
+/// Prints a failure: on standard error, and with `--json` as JSON on standard output.
+fn report(f: &Failure, json: JsonOut) -> ExitCode {
+    use std::io::Write;
+    let message = error_chain(&f.error);
+    let _ = writeln!(
+        std::io::stderr(),
+        "retrace: error: {}",
+        output::shown_path(&message)
+    );
+    print_failure_json(f, &message, json);
+    ExitCode::from(f.code)
+}
+
+/// The JSON of a failure on standard output, when `--json` asked for it.
+fn print_failure_json(f: &Failure, message: &str, json: JsonOut) {
+    use std::io::Write;
+    let doc = f.json(message);
+    let text = match json {
+        JsonOut::No => return,
+        JsonOut::Document => serde_json::to_string_pretty(&doc),
+        JsonOut::ExecResult => {
+            serde_json::to_string(&serde_json::json!({"type": "result", "ok": false, "error": doc["error"]}))
+        }
+    };
+    if let Ok(text) = text {
+        let _ = writeln!(std::io::stdout(), "{text}");
+    }
+}
+
+/// The command line, with the exit codes at the end of every command's `--help`.
+fn parse() -> Result<Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command()
+        .mut_subcommands(|c| c.after_help(EXIT_CODES))
+        .try_get_matches()?;
+    Cli::from_arg_matches(&matches)
+}
+
+/// A command line clap refused. With `--json` among the arguments it is a JSON usage failure
+/// (exit 2) as well as clap's own message on standard error; help and version print as usual.
+fn parse_failure(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // A `--json` after `--` is a prompt's text, not the flag.
+    let wants_json = args
+        .iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--json");
+    if !wants_json
+        || matches!(
+            e.kind(),
+            ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        )
+    {
+        e.exit();
+    }
+    let _ = e.print();
+    let rendered = e.to_string();
+    let message = rendered
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim_start_matches("error: ")
+        .to_string();
+    let json = if args.get(1).is_some_and(|a| a == "exec") {
+        JsonOut::ExecResult
+    } else {
+        JsonOut::Document
+    };
+    // The message went to standard error in clap's own words above.
+    print_failure_json(&Failure::usage(message.clone()), &message, json);
+    ExitCode::from(2)
+}
+
 fn main() -> ExitCode {
     guard_secrets();
-    let cli = Cli::parse();
+    let cli = match parse() {
+        Ok(cli) => cli,
+        Err(e) => return parse_failure(e),
+    };
+    let json = json_out(&cli);
     // `exec` handles a closed standard output itself (the turn is cancelled cleanly, never killed
     // in the middle of a tool call); the other commands end quietly like other Unix tools. Those
     // that talk over sockets keep SIGPIPE ignored: a peer that resets its connection (a browser,
@@ -602,14 +778,6 @@ fn main() -> ExitCode {
     }
     match run(cli) {
         Ok(code) => code,
-        Err(f) => {
-            use std::io::Write;
-            let _ = writeln!(
-                std::io::stderr(),
-                "retrace: error: {}",
-                output::shown_path(&error_chain(&f.error))
-            );
-            ExitCode::from(f.code)
-        }
+        Err(f) => report(&f, json),
     }
 }

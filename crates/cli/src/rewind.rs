@@ -122,8 +122,9 @@ fn print_result(r: &RewindResult, asked: &str, json: bool) -> Result<(), Failure
     Ok(())
 }
 
-/// A refused commit: the plan it refused goes to stdout (as JSON with `--json`), the reason and
-/// what to do to stderr. Any other error is just an error.
+/// A refused commit: the plan it refused goes to stdout, the reason and what to do to stderr; with
+/// `--json`, the plan is the failure's one document, with `ok: false` and `error` (SPEC §11). Any
+/// other error is just an error.
 fn refused(
     plan: &RewindPlan,
     e: retrace_protocol::Error,
@@ -136,13 +137,17 @@ fn refused(
         ErrorCode::ConfirmationRequired => hints.confirm,
         _ => "",
     };
-    if matches!(
+    if !matches!(
         e.code,
         ErrorCode::Refused | ErrorCode::Conflict | ErrorCode::ConfirmationRequired
     ) {
-        if let Err(f) = print_plan(plan, json, confirmed) {
-            return f;
-        }
+        return Failure::hinted(e, hint);
+    }
+    if json {
+        return Failure::hinted(e, hint).with_plan(plan);
+    }
+    if let Err(f) = print_plan(plan, json, confirmed) {
+        return f;
     }
     Failure::hinted(e, hint)
 }

@@ -961,7 +961,11 @@ fn a_second_writer_gets_the_lease_error_naming_the_holder() {
         "names the holder: {}",
         second.stderr
     );
-    assert!(second.events.is_empty(), "nothing on stdout: {:?}", second.events);
+    // On stdout only the result line (SPEC §11): `ok: false` and the error, coded.
+    assert_eq!(second.events.len(), 1, "only the result: {:?}", second.events);
+    assert_eq!(second.events[0]["type"], "result");
+    assert_eq!(second.events[0]["ok"], false);
+    assert_eq!(second.events[0]["error"]["code"], "busy");
     // Reading needs no lease (SPEC §6): the running turn's user message is already visible.
     let users = env.transcript(&id).iter().filter(|m| m["role"] == "user").count();
     assert_eq!(users, 2);
@@ -1012,7 +1016,8 @@ fn workspace_must_match_the_sessions_own() {
     let out = exec_in(&env.outside("outside").display().to_string());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["error"]["code"], "usage", "only the result line: {result}");
     let own = env.ws.display().to_string();
     assert!(stderr.contains(&own), "names the session's workspace: {stderr}");
     let users = |env: &Env| env.transcript(&id).iter().filter(|m| m["role"] == "user").count();
@@ -1081,7 +1086,15 @@ fn argument_errors_have_the_contract_exit_codes() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
         assert!(stderr.contains(says), "{args:?}: {stderr}");
-        assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
+        // On stdout one line: the result, `ok: false` with the error (SPEC §11).
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(stdout.lines().count(), 1, "{args:?}: {stdout}");
+        let result: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(
+            (&result["type"], &result["ok"]),
+            (&json!("result"), &json!(false))
+        );
+        assert!(result["error"]["code"].is_string(), "{args:?}: {result}");
     }
     // None of them created a session.
     assert_eq!(env.json(&["sessions", "--workspace", &ws]), json!([]));

@@ -1368,8 +1368,11 @@ fn json_outputs_are_only_json_with_the_contract_fields() {
     }
     let u = env.json(&["undo", "--session", &id]);
     assert_eq!(u["ok"], true);
-    // A refusal prints nothing but JSON on stdout either (here: nothing; the reason on stderr).
-    assert_eq!(env.fails(&["undo", "--session", &id], 3), None);
+    // A refusal prints nothing but JSON on stdout either: one `{ok: false, error}` document (the
+    // reason on stderr too).
+    let refused = env.fails(&["undo", "--session", &id], 3).expect("a JSON failure");
+    assert_eq!(refused["ok"], false);
+    assert_eq!(refused["error"]["code"], "refused");
     for h in env.heads(&id) {
         for key in [
             "id",

@@ -41,6 +41,7 @@ mod options;
 mod paths;
 mod record;
 mod repair;
+mod resolve;
 mod rewind;
 mod service;
 mod shared;

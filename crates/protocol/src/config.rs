@@ -124,6 +124,14 @@ impl ModelSpec {
             return Ok(ModelSpec::demo());
         }
         let Some((prefix, rest)) = text.split_once(':') else {
+            if looks_like_openai(text) {
+                // Read as DeepSeek's, it would fail later with a DeepSeek key error, or worse
+                // reach DeepSeek's endpoint: say what was probably meant instead.
+                return Err(bad(&format!(
+                    "a name without a provider is a DeepSeek model; did you mean openai:{text}? \
+                     (write deepseek:{text} if a DeepSeek endpoint serves a model of that name)"
+                )));
+            }
             return Ok(ModelSpec::new(Provider::DeepSeek, text));
         };
         let provider = match prefix {
@@ -143,6 +151,17 @@ impl ModelSpec {
         }
         Ok(ModelSpec::new(provider, rest))
     }
+}
+
+/// Whether a model name without a provider is one of OpenAI's (`gpt-4o`, `o3-mini`,
+/// `chatgpt-4o-latest`), which `parse` would otherwise take for a DeepSeek model.
+fn looks_like_openai(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let reasoning = ["o1", "o3", "o4"].iter().any(|o| {
+        name.strip_prefix(o)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('-'))
+    });
+    reasoning || name.starts_with("gpt-") || name.starts_with("chatgpt-")
 }
 
 impl fmt::Display for ModelSpec {
@@ -221,9 +240,23 @@ mod tests {
             ("script:", "needs a file"),
             ("openai:", "model name is missing"),
             ("llama3:8b", "unknown provider `llama3`"),
+            ("gpt-4o", "did you mean openai:gpt-4o?"),
+            ("o3-mini", "did you mean openai:o3-mini?"),
+            ("o1", "did you mean openai:o1?"),
+            ("chatgpt-4o-latest", "did you mean openai:chatgpt-4o-latest?"),
         ] {
             let msg = ModelSpec::parse(text).unwrap_err().to_string();
             assert!(msg.contains(needle), "{text}: {msg}");
+        }
+        // Only names that are OpenAI's are taken for a slip; with a provider anything goes.
+        for ok in [
+            "deepseek-chat",
+            "o1x",
+            "ollama",
+            "deepseek:gpt-4o",
+            "openai:gpt-4o",
+        ] {
+            assert!(ModelSpec::parse(ok).is_ok(), "{ok}");
         }
     }
 }
