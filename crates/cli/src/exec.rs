@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use retrace_control::SessionHandle;
-use retrace_protocol::{Delivery, Event, TurnAccepted, TurnOutcome};
+use retrace_protocol::{Delivery, ErrorCode, Event, TurnAccepted, TurnOutcome};
 
 use crate::common::{model_spec, service_options, with_service, workspace_arg, CmdResult, Failure};
 use crate::config::Config;
@@ -119,7 +119,7 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
             "turn": accepted.turn,
             "ok": outcome.ok,
             "plan_mode": a.plan,
-            "error": outcome.error,
+            "error": outcome.error.as_deref().map(turn_error),
             "usage": outcome.usage,
         });
         let _ = writeln!(stdout, "{line}");
@@ -393,6 +393,45 @@ impl Printer {
             | Event::Rewound { .. }
             | Event::Undone { .. }
             | Event::HeadChanged { .. } => {}
+        }
+    }
+}
+
+/// A failed turn's error as every `--json` failure carries one (`{code, message, details}`). The
+/// turn's end reports only its text; the controller's texts say which kind it is: cancelled, the
+/// model (its failure or its step limit), or the log (I/O).
+fn turn_error(message: &str) -> serde_json::Value {
+    let code = if message.starts_with("cancelled") {
+        ErrorCode::Cancelled
+    } else if message.starts_with("cannot write the conversation log")
+        || message.starts_with("the conversation log could not be synced")
+    {
+        ErrorCode::Io
+    } else {
+        ErrorCode::Model
+    };
+    serde_json::json!({"code": code, "message": message, "details": null})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::turn_error;
+
+    #[test]
+    fn a_turn_error_has_a_code() {
+        for (message, code) in [
+            ("cancelled by the user", "cancelled"),
+            ("the model failed: HTTP 500", "model"),
+            (
+                "the turn reached its limit of 2 model requests; send another message to continue",
+                "model",
+            ),
+            ("cannot write the conversation log: disk full", "io"),
+            ("the conversation log could not be synced: EIO", "io"),
+        ] {
+            let e = turn_error(message);
+            assert_eq!(e["code"], code, "{message}");
+            assert_eq!(e["message"], message);
         }
     }
 }

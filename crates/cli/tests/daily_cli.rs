@@ -122,7 +122,11 @@ fn max_steps_bounds_the_model_requests_of_a_turn() {
     );
     let (r, code, _) = env.exec("ws", &["--model", &two, "--max-steps", "1", "go"], None);
     assert_eq!(code, Some(1));
-    assert!(r["error"].as_str().unwrap().contains("limit of 1"), "{r}");
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("limit of 1"),
+        "{r}"
+    );
+    assert_eq!(r["error"]["code"], "model", "{r}");
     let (_, code, err) = env.exec("ws", &["--model", &two, "--max-steps", "0", "go"], None);
     assert_eq!(code, Some(2), "{err}");
 }

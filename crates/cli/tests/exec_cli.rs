@@ -795,7 +795,7 @@ fn an_exhausted_script_fails_the_turn_cleanly() {
     let r = e.result();
     assert_eq!(r["ok"], false);
     assert_eq!(r["turn"], 0);
-    let why = r["error"].as_str().expect("the result says why");
+    let why = r["error"]["message"].as_str().expect("the result says why");
     assert!(why.contains("no response left"), "{why}");
     let finished = &e.events[e.events.len() - 2];
     assert_eq!(finished["type"], "turn_finished");

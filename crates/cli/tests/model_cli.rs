@@ -196,7 +196,7 @@ fn an_error_chunk_is_retried_before_any_text_and_fails_the_turn_after_text() {
     assert!(second.events("notice").is_empty(), "{}", second.stdout);
     let result = second.result();
     assert_eq!(result["ok"], false);
-    let error = result["error"].as_str().unwrap();
+    let error = result["error"]["message"].as_str().unwrap();
     assert!(error.contains("upstream died"), "{error}");
     assert_eq!(env.server.request_count(), 3, "no retry after text was shown");
 }

@@ -169,7 +169,11 @@ fn assert_cancelled_cleanly(run: &Run, signal: Signal) {
     assert_eq!(status.code(), Some(1), "{signal:?}");
     let last = seen.last().unwrap();
     assert_eq!(last["type"], "result", "{signal:?}");
-    assert!(last["error"].as_str().unwrap().contains("cancel"), "{last}");
+    assert!(
+        last["error"]["message"].as_str().unwrap().contains("cancel"),
+        "{last}"
+    );
+    assert_eq!(last["error"]["code"], "cancelled", "{last}");
     assert!(gone(shell), "{signal:?}: the shell's process outlived the turn");
     assert_eq!(std::fs::read(run.ws.join("kept.txt")).unwrap(), b"kept\n");
     assert!(!run.ws.join("never.txt").exists());
