@@ -51,11 +51,14 @@ impl From<retrace_protocol::Error> for Failure {
     fn from(e: retrace_protocol::Error) -> Failure {
         let h = match &e.details {
             Some(ErrorDetails::WorkspaceUnknown { .. }) => {
-                " (run the command in that workspace, or give it with --workspace DIR)"
+                " (run the command in that workspace, or give it with --workspace DIR)".to_string()
             }
-            _ => hint(e.code),
+            Some(ErrorDetails::DamagedLog { session_id, .. }) => format!(
+                " (`retrace fsck --session {session_id} --repair` moves them into a file beside the log; `retrace rewind --scope code` works meanwhile)"
+            ),
+            _ => hint(e.code).to_string(),
         };
-        Failure::hinted(e, h)
+        Failure::hinted(e, &h)
     }
 }
 

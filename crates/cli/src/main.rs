@@ -130,7 +130,11 @@ enum Command {
         /// The checkpoint sidecar directory to check.
         #[arg(long, value_name = "DIR")]
         sidecar: Option<PathBuf>,
-        /// Print `{ok, problems}` as JSON.
+        /// Repair the session's log first: every line it cannot read moves into
+        /// `<session>.damaged-<n>` beside it (never deleted); then check.
+        #[arg(long, requires = "session")]
+        repair: bool,
+        /// Print `{ok, problems}` as JSON (with `repair`, what it did).
         #[arg(long)]
         json: bool,
     },
@@ -417,9 +421,10 @@ fn run(cli: Cli) -> CmdResult {
         Command::Fsck {
             session,
             sidecar,
+            repair,
             json,
         } => match (session, sidecar) {
-            (Some(id), _) => checkpoints::fsck_session(&id, json),
+            (Some(id), _) => checkpoints::fsck_session(&id, json, repair),
             (None, Some(dir)) => checkpoints::fsck(&dir, json),
             (None, None) => Err(Failure::usage("give --session ID or --sidecar DIR")),
         },
