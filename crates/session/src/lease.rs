@@ -139,17 +139,16 @@ impl Lease {
     /// Who holds the lease of session `id` now, as its file says; `None` when it is free.
     pub fn holder(dir: &Path, id: &SessionId) -> Result<Option<Holder>> {
         let path = lease_path(dir, id);
-        let file = match retrace_fsutil::open_regular(&path).map(|(f, _)| f) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        match retrace_fsutil::open_regular(&path).map(|(f, _)| f) {
+            Ok(file) => match file.try_lock_shared() {
+                Ok(()) => {}
+                Err(TryLockError::WouldBlock) => return Ok(read_holder(&path)),
+                Err(TryLockError::Error(e)) => return Err(e).at("lock", &path),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(e).at("open the lease", &path),
-        };
-        match file.try_lock_shared() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => return Ok(read_holder(&path)),
-            Err(TryLockError::Error(e)) => return Err(e).at("lock", &path),
         }
-        // The lease file may have been removed and made again while its holder lives: the log's
+        // The lease file may have been removed (and made again) while its holder lives: the log's
         // lock says so.
         let log = crate::log::log_path(dir, id);
         let Ok((file, meta)) = retrace_fsutil::open_regular_nofollow(&log) else {
@@ -181,22 +180,38 @@ fn lock_log(id: &SessionId, lease: &Path, log: &Path) -> Result<Locked> {
         // Never through a symlink, never blocking on a FIFO.
         let (file, meta) = match retrace_fsutil::open_regular_nofollow(log) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Locked::NoLog),
+            // No log yet; or one no writer can use (a symlink, a FIFO, a directory, unreadable),
+            // which the lease alone guards, as before the log was locked: the session can still be
+            // deleted.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound
+                        | std::io::ErrorKind::InvalidInput
+                        | std::io::ErrorKind::PermissionDenied
+                ) || e.raw_os_error() == Some(libc::ELOOP) =>
+            {
+                return Ok(Locked::NoLog)
+            }
             Err(e) => return Err(e).at("open the log", log),
         };
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
                 let holder = match log_lock_holder(&meta) {
-                    Some(pid) => format!("pid {pid} on host {}", host_name()),
-                    None => "holder unknown".to_string(),
+                    Some(pid) => format!(
+                        "pid {pid} on host {}, which locks the log `{}`; its lease file was removed while it was held",
+                        host_name(),
+                        log.display()
+                    ),
+                    None => format!(
+                        "holder unknown: a process locks the log `{}`",
+                        log.display()
+                    ),
                 };
                 return Err(SessionError::Held {
                     id: id.clone(),
-                    holder: format!(
-                        "{holder}, which locks the log `{}`; the lease file was removed while it was held",
-                        log.display()
-                    ),
+                    holder,
                     path: lease.to_path_buf(),
                 });
             }

@@ -113,6 +113,10 @@ fn a_removed_lease_file_lets_no_second_writer_in() {
     assert!(holder.contains("lease file was removed"), "{err}");
     let found = retrace_session::Lease::holder(&env.dir, &id).unwrap();
     assert_eq!(found.map(|h| h.pid), Some(std::process::id()));
+    // Also with no lease file at all (the refused writer above made a new, empty one).
+    std::fs::remove_file(&lease).unwrap();
+    let found = retrace_session::Lease::holder(&env.dir, &id).unwrap();
+    assert_eq!(found.map(|h| h.pid), Some(std::process::id()));
     // A repair is a writer too.
     assert!(matches!(
         env.opts.repair(&env.dir, &id).unwrap_err(),
