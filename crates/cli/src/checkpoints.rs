@@ -126,6 +126,12 @@ pub fn fsck_session(id: &str, json: bool, repair: bool) -> CmdResult {
             for m in &repaired.moved {
                 println!("  line {}: {}", m.line, shown_path(&m.reason));
             }
+            if repaired.placeholders > 0 {
+                println!(
+                    "  {} note(s) stand for messages that could not be read, so the messages after them stay",
+                    repaired.placeholders
+                );
+            }
         }
     }
     print_fsck(report, false)

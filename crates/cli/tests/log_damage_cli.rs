@@ -308,9 +308,22 @@ fn a_damaged_middle_line_keeps_the_files_restorable_and_is_repaired() {
     let (stdout, _) = env.code(&["fsck", "--session", &id, "--repair"], 0);
     assert!(stdout.contains("nothing to repair"), "{stdout}");
 
-    // Usable again: the conversation reads, and the next turn runs with a new number.
+    // Usable again: the conversation reads — what came after the bad line too, a note standing
+    // for the lost message — and the next turn runs with a new number.
+    assert_eq!(repair["placeholders"], 1, "{r}");
     let t = env.json_code(&["transcript", "--session", &id], 0);
-    assert_eq!(t[0]["content"], "zero");
+    let t = t.as_array().unwrap();
+    let users: Vec<&str> = t
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, ["zero", "two"]);
+    assert!(
+        t.iter()
+            .any(|m| m["role"] == "system" && m["content"].as_str().unwrap().contains("could not be read")),
+        "{t:?}"
+    );
     env.json_code(&["heads", "--session", &id], 0);
     env.exec(Some(&id), "three", json!([{"content": "fine"}]));
     let cks = env.json_code(&["checkpoints", "--session", &id], 0);

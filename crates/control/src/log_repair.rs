@@ -32,6 +32,7 @@ impl Service {
                     .collect(),
                 moved_to: r.moved_to.map(|p| p.to_string_lossy().into_owned()),
                 lines_kept: r.lines_kept as u64,
+                placeholders: r.placeholders as u64,
             })
         })
         .await;

@@ -70,6 +70,9 @@ pub struct LogRepair {
     /// The file beside the log holding their bytes (`<id>.damaged-<n>`), when lines were moved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved_to: Option<String>,
-    /// Lines the log holds now, its header included.
+    /// Lines of the old log the log holds now, its header included.
     pub lines_kept: u64,
+    /// Placeholder notes the repair wrote where a message was lost, so that the messages after
+    /// it stay on their head.
+    pub placeholders: u64,
 }

@@ -10,16 +10,23 @@
 //! [`SessionOptions::repair`] keeps every line that replays exactly as written, in order, and moves
 //! each other line — one that does not parse, or one that refers to something not in the log
 //! (a message or head of a line moved aside, a parent that is no longer the tip of its head, as a
-//! second writer's lines are) — into `<id>.damaged-<n>` beside the log, byte for byte. The
-//! repaired log is therefore consistent by construction: every reference in it resolves, and a
-//! head's messages after the bad line stay on it as long as they do not depend on a line moved
-//! aside. The moved lines are written (and synced) first, then the log is replaced atomically; a
-//! crash between the two leaves the old log, and running the repair again reuses the file.
+//! second writer's lines are) — into `<id>.damaged-<n>` beside the log, byte for byte. A message
+//! lost in a line that cannot be read is the parent of the next message on its head: so that
+//! message and the rest of the head stay, the repair writes a placeholder `note` with the lost
+//! message's id in its place (the model sees a system message saying a message is missing). Not
+//! for a tool result, which needs the call of the message before it: that one moves aside, and
+//! what follows it on its head with it. The repaired log is therefore consistent by construction:
+//! every reference in it resolves. The moved lines are written (and synced) first, then the log
+//! is replaced atomically; a crash between the two leaves the old log, and running the repair
+//! again reuses the file.
 
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use crate::entry::{Entry, NoteEntry, Role};
 use crate::error::{IoContext, Result, SessionError};
-use crate::ids::SessionId;
+use crate::ids::{MessageId, SessionId};
 use crate::index::Index;
 use crate::lease::Lease;
 use crate::log::{self, RawLog};
@@ -61,8 +68,39 @@ pub struct Repaired {
     pub moved: Vec<MovedLine>,
     /// The file holding their bytes (`<id>.damaged-<n>`), when lines were moved.
     pub moved_to: Option<PathBuf>,
-    /// Lines the log holds now, the header included.
+    /// Lines of the old log the log holds now, the header included.
     pub lines_kept: usize,
+    /// Notes the repair wrote in place of messages that could not be read (each stands where a
+    /// later message names the lost one as its parent, so that message and the rest of its head
+    /// stay).
+    pub placeholders: usize,
+}
+
+/// What a lost message leaves in the conversation: a note the model sees as a system message.
+pub const PLACEHOLDER_TEXT: &str = "Note from Retrace: a message of this conversation could not be read from the session log; a repair moved it into a file beside the log, so it is missing here.";
+
+/// The note to write before `entry` when `entry` is a message or note whose parent is a message
+/// that no line which reads defines (it was in a line that cannot be read) on a head that
+/// exists: it takes the lost message's id and place, so `entry` replays as written. `None`
+/// otherwise — a tool result among them: a tool result needs the call of the message before it,
+/// which a note cannot stand for, so it moves aside instead.
+fn placeholder(index: &Index, defined: &HashSet<MessageId>, entry: &Entry) -> Option<Entry> {
+    let (parent, head, at) = match entry {
+        Entry::Message(m) if m.role != Role::Tool => (m.parent.as_ref()?, &m.head, &m.at),
+        Entry::Note(n) => (n.parent.as_ref()?, &n.head, &n.at),
+        _ => return None,
+    };
+    if defined.contains(parent) || index.msg_ix(parent.as_str()).is_some() {
+        return None;
+    }
+    let h = index.head_ix(head.as_str())?;
+    Some(Entry::Note(NoteEntry {
+        id: parent.clone(),
+        parent: index.tip(h).map(|m| index.nodes[m].msg.id.clone()),
+        head: head.clone(),
+        content: PLACEHOLDER_TEXT.to_string(),
+        at: at.clone(),
+    }))
 }
 
 /// The file of the `n`-th repair's moved lines of session `id`.
@@ -115,21 +153,54 @@ impl SessionOptions {
         if header.id != *id {
             return Err(refuse(format!("its header names session `{}`", header.id)));
         }
+        // The messages some line that reads defines: any other id a line names as its parent
+        // was in a line that cannot be read.
+        let parsed: Vec<Option<Entry>> = raw
+            .lines()
+            .skip(1)
+            .map(|(_, l)| log::parse_line(l).ok())
+            .collect();
+        // Without a line that cannot be read, no message was lost: a parent nothing defines is a
+        // broken reference, moved aside with its line.
+        let lost_some = parsed.iter().any(Option::is_none);
+        let defined: HashSet<MessageId> = parsed
+            .into_iter()
+            .flatten()
+            .filter_map(|e| match e {
+                Entry::Message(m) => Some(m.id),
+                Entry::Note(n) => Some(n.id),
+                Entry::Summary(s) => Some(s.id),
+                _ => None,
+            })
+            .collect();
         let mut index = Index::default();
-        let mut kept: Vec<&[u8]> = vec![first];
+        let mut kept: Vec<Cow<'_, [u8]>> = vec![Cow::Borrowed(first)];
         let mut moved: Vec<(MovedLine, &[u8])> = Vec::new();
+        let mut placeholders = 0;
         let mut count = 1;
         for (n, line) in lines {
             count = n;
-            let replayed = match log::parse_line(line) {
-                Ok(entry) => index
-                    .apply(entry)
-                    .map_err(|d| format!("refers to what the log does not hold: {d}")),
-                Err(e) => Err(format!("cannot be read: {e}")),
+            let entry = match log::parse_line(line) {
+                Ok(entry) => entry,
+                Err(e) => {
+                    let reason = format!("cannot be read: {e}");
+                    moved.push((MovedLine { line: n, reason }, line));
+                    continue;
+                }
             };
-            match replayed {
-                Ok(()) => kept.push(line),
-                Err(reason) => moved.push((MovedLine { line: n, reason }, line)),
+            if let Some(note) = lost_some.then(|| placeholder(&index, &defined, &entry)).flatten() {
+                let bytes = log::encode(std::slice::from_ref(&note))?;
+                if index.apply(note).is_ok() {
+                    placeholders += 1;
+                    kept.push(Cow::Owned(bytes[..bytes.len() - 1].to_vec()));
+                }
+            }
+            match index.apply(entry) {
+                Ok(()) => kept.push(Cow::Borrowed(line)),
+                Err(d) => {
+                    let reason = format!("refers to what the log does not hold: {d}");
+                    moved.push((MovedLine { line: n, reason }, line));
+                }
             }
         }
         if let Some(tail) = raw.torn() {
@@ -153,6 +224,7 @@ impl SessionOptions {
                 moved: Vec::new(),
                 moved_to: None,
                 lines_kept: kept.len(),
+                placeholders: 0,
             });
         }
         let mut aside = Vec::new();
@@ -168,6 +240,7 @@ impl SessionOptions {
             body.extend_from_slice(line);
             body.push(b'\n');
         }
+        let lines_kept = kept.len() - placeholders;
         self.fs
             .write_atomic(&path, &body)
             .at("write the repaired log", &path)?;
@@ -176,7 +249,8 @@ impl SessionOptions {
             log: path,
             moved: moved.into_iter().map(|(m, _)| m).collect(),
             moved_to: Some(moved_to),
-            lines_kept: kept.len(),
+            lines_kept,
+            placeholders,
         })
     }
 

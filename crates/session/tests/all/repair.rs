@@ -84,22 +84,31 @@ fn the_repair_moves_the_bad_line_and_what_depends_on_it_aside() {
 
     let r = env.opts.repair(&env.dir, &id).unwrap();
     let moved: Vec<usize> = r.moved.iter().map(|m| m.line).collect();
-    // u1 does not parse; turn 1, a1 and every later message of `main` depend on it; the torn tail.
-    assert_eq!(moved, [6, 7, 8, 9, 10, 11, 12], "{:?}", r.moved);
+    // u1 does not parse; turn 1 names it; the torn tail. a1, whose parent u1 was, stays after a
+    // note standing for u1, and so does everything after it.
+    assert_eq!(moved, [6, 7, 12], "{:?}", r.moved);
+    assert!(r.moved[0].reason.starts_with("cannot be read"), "{:?}", r.moved);
     assert!(r.moved[1].reason.contains("unknown message"), "{:?}", r.moved);
-    assert_eq!(r.lines_kept, 5);
+    assert_eq!((r.lines_kept, r.placeholders), (9, 1));
     let to = r.moved_to.clone().unwrap();
     assert_eq!(to, env.dir.join(format!("{id}.damaged-1")));
-    // Byte for byte: the log now and the moved lines are the damaged log's lines, none lost.
-    let mut want = (bad[5..].join("\n") + "\n").into_bytes();
+    // Byte for byte: the moved lines are the damaged log's lines, none lost.
+    let mut want = (bad[5..7].join("\n") + "\n").into_bytes();
     want.extend_from_slice(b"{\"type\":\"mess");
     assert_eq!(std::fs::read(&to).unwrap(), want);
-    assert_eq!(lines(&path), original[..5]);
+    let now = lines(&path);
+    assert_eq!(now[..5], original[..5]);
+    assert!(now[5].starts_with(r#"{"type":"note","#), "{}", now[5]);
+    assert_eq!(now[6..], original[7..]);
 
     // Usable again: strict opening, writing.
     let main = HeadId::main();
     let mut s = env.writer(&id);
-    assert_eq!(contents(&s, &main), ["u0", "a0"]);
+    assert_eq!(
+        contents(&s, &main),
+        ["u0", "a0", retrace_session::PLACEHOLDER_TEXT, "a1", "u2", "a2"]
+    );
+    assert_eq!(s.turns().len(), 2, "turn 1 is gone with its message");
     s.append(&main, NewMessage::new(Role::User, "again")).unwrap();
     s.end_turn().unwrap();
     drop(s);
@@ -163,4 +172,50 @@ fn a_log_whose_header_cannot_be_read_is_not_repaired() {
     assert!(err.to_string().contains("nothing was changed"), "{err}");
     assert_eq!(std::fs::read(&path).unwrap(), before);
     assert!(!env.dir.join(format!("{id}.damaged-1")).exists());
+}
+
+#[test]
+fn a_lost_call_takes_its_results_and_what_follows_aside() {
+    let env = Env::new();
+    let mut s = env.create();
+    let main = HeadId::main();
+    exchange(&mut s, &main, "u0", "a0");
+    crate::common::turn(&mut s, &main, "u1");
+    let call = retrace_session::ToolCall {
+        id: "c1".into(),
+        name: "read_file".into(),
+        arguments: "{}".into(),
+    };
+    s.append(
+        &main,
+        NewMessage {
+            tool_calls: vec![call],
+            ..NewMessage::new(Role::Assistant, "")
+        },
+    )
+    .unwrap();
+    s.append(
+        &main,
+        NewMessage {
+            tool_call_id: Some("c1".into()),
+            ..NewMessage::new(Role::Tool, "result")
+        },
+    )
+    .unwrap();
+    crate::common::say(&mut s, &main, "a1");
+    s.end_turn().unwrap();
+    let (id, path) = (s.id().clone(), s.log_path().to_path_buf());
+    drop(s);
+    // Lines: 1 header, 2 main, 3 u0, 4 turn 0, 5 a0, 6 u1, 7 turn 1, 8 call, 9 result, 10 a1.
+    let mut bad = lines(&path);
+    bad[7] = "#".to_string();
+    rewrite(&path, &bad);
+
+    // A note cannot stand for a call: its result would answer nothing, which a model server
+    // refuses. The result moves, and the answer after it.
+    let r = env.opts.repair(&env.dir, &id).unwrap();
+    let moved: Vec<usize> = r.moved.iter().map(|m| m.line).collect();
+    assert_eq!(moved, [8, 9, 10], "{:?}", r.moved);
+    assert_eq!(r.placeholders, 0);
+    assert_eq!(contents(&env.writer(&id), &main), ["u0", "a0", "u1"]);
 }
