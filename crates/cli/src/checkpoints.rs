@@ -128,7 +128,7 @@ pub fn fsck_session(id: &str, json: bool, repair: bool) -> CmdResult {
             }
             if repaired.placeholders > 0 {
                 println!(
-                    "  {} note(s) stand for messages that could not be read, so the messages after them stay",
+                    "  a placeholder note stands for each of {} message(s) that could not be read, so what follows them stays",
                     repaired.placeholders
                 );
             }

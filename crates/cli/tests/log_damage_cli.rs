@@ -335,4 +335,7 @@ fn a_damaged_middle_line_keeps_the_files_restorable_and_is_repaired() {
         .collect();
     assert_eq!(turns, [0, 1, 2, 3]);
     assert!(moved_to.exists(), "never deleted");
+    // Until the whole session is deleted.
+    env.code(&["sessions", "delete", &id], 0);
+    assert!(!moved_to.exists() && !log.exists());
 }
