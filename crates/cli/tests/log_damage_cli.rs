@@ -339,3 +339,49 @@ fn a_damaged_middle_line_keeps_the_files_restorable_and_is_repaired() {
     env.code(&["sessions", "delete", &id], 0);
     assert!(!moved_to.exists() && !log.exists());
 }
+
+#[test]
+fn a_damaged_log_refuses_every_change_to_the_conversation_before_any_model_is_asked() {
+    let env = Env::new();
+    let id = env.exec(None, "zero", turn_of(vec![write("a.txt", "a0\n")]));
+    env.exec(Some(&id), "one", json!([{"content": "fine"}]));
+    let log = env.log(&id);
+    let mut lines: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines[3] = "not json".to_string();
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let before = std::fs::read(&log).unwrap();
+    // A script that would fail the test if it were used: it has no response.
+    let model = env.script(json!([]));
+    let writers: [&[&str]; 5] = [
+        &[
+            "summarize",
+            "--session",
+            &id,
+            "--turn",
+            "1",
+            "--from",
+            "--model",
+            &model,
+        ],
+        &["compact", "--session", &id, "--model", &model],
+        &["fork", "--session", &id, "--turn", "1"],
+        &["switch", "--session", &id, "main"],
+        &["rewind", "--session", &id, "--turn", "1", "--scope", "both"],
+    ];
+    for args in writers {
+        let out = env.run(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(stderr.contains("line 4"), "{args:?} names the line: {stderr}");
+    }
+    assert_eq!(std::fs::read(&log).unwrap(), before, "nothing was written");
+    assert_eq!(
+        env.read("a.txt").as_deref(),
+        Some("a0\n"),
+        "the refused rewind wrote no file"
+    );
+}
