@@ -122,9 +122,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Verify every record and payload; exit 0 only when no problem fails.
+    /// Verify every record and payload (and a session's log); exit 0 only when no problem fails.
     Fsck {
-        /// The session whose sidecar to check.
+        /// The session whose log and sidecar to check.
         #[arg(long, conflicts_with = "sidecar", required_unless_present = "sidecar")]
         session: Option<String>,
         /// The checkpoint sidecar directory to check.
