@@ -3,9 +3,10 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use retrace_protocol::{CheckpointListing, FsckReport, Severity};
+use retrace_control::ServiceOptions;
+use retrace_protocol::{CheckpointListing, FsckReport, LogRepair, Severity};
 
-use crate::common::{print_json, CmdResult, Failure};
+use crate::common::{print_json, with_service, CmdResult, Failure};
 use crate::output::{first_line, human_bytes, shown_path};
 
 /// An unreadable `--sidecar`: the error, and which directory to pass.
@@ -87,9 +88,61 @@ fn print_list(listing: &CheckpointListing, json: bool) -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Checks a session's sidecar.
-pub fn fsck_session(id: &str, json: bool) -> CmdResult {
-    print_fsck(crate::sessions::reader(id)?.fsck(), json)
+/// Checks a session's log and sidecar; with `repair`, repairs the log first (lines it cannot read
+/// move into a file beside it) and says what moved where.
+pub fn fsck_session(id: &str, json: bool, repair: bool) -> CmdResult {
+    if !repair {
+        return print_fsck(crate::sessions::reader(id)?.fsck(), json);
+    }
+    let opts = ServiceOptions::new(crate::common::data_root()?.root());
+    let repaired = with_service(opts, async |svc| Ok(svc.repair_log(id).await?))?;
+    let report = crate::sessions::reader(id)?.fsck();
+    if json {
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            #[serde(flatten)]
+            report: &'a FsckReport,
+            repair: &'a LogRepair,
+        }
+        print_json(&Out {
+            report: &report,
+            repair: &repaired,
+        })?;
+        return Ok(exit_of(&report));
+    }
+    match &repaired.moved_to {
+        None => println!(
+            "the log {} reads as a whole: nothing to repair",
+            shown_path(&repaired.log_path)
+        ),
+        Some(to) => {
+            println!(
+                "repaired {}: moved {} line(s) to {} ({} line(s) kept)",
+                shown_path(&repaired.log_path),
+                repaired.moved.len(),
+                shown_path(to),
+                repaired.lines_kept
+            );
+            for m in &repaired.moved {
+                println!("  line {}: {}", m.line, shown_path(&m.reason));
+            }
+            if repaired.placeholders > 0 {
+                println!(
+                    "  a placeholder note stands for each of {} message(s) that could not be read, so what follows them stays",
+                    repaired.placeholders
+                );
+            }
+        }
+    }
+    print_fsck(report, false)
+}
+
+fn exit_of(report: &FsckReport) -> ExitCode {
+    if report.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }
 
 /// Checks the sidecar; exit 0 only when no problem has severity `error`.
@@ -128,9 +181,5 @@ fn print_fsck(report: FsckReport, json: bool) -> CmdResult {
             println!("FAILED: {failing} problem(s) fail");
         }
     }
-    Ok(if report.ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(exit_of(&report))
 }

@@ -116,17 +116,20 @@ impl From<retrace_protocol::Error> for Failure {
     fn from(e: retrace_protocol::Error) -> Failure {
         let h = match &e.details {
             Some(ErrorDetails::WorkspaceUnknown { .. }) => {
-                " (run the command in that workspace, or give it with --workspace DIR)"
+                " (run the command in that workspace, or give it with --workspace DIR)".to_string()
             }
             Some(ErrorDetails::NotFound {
                 what: Missing::Session,
                 ..
-            }) => " (`retrace sessions` lists the sessions of the workspace; -c takes its latest)",
+            }) => " (`retrace sessions` lists the sessions of the workspace; -c takes its latest)".to_string(),
+            Some(ErrorDetails::DamagedLog { session_id, .. }) => format!(
+                " (`retrace fsck --session {session_id} --repair` moves them into a file beside the log; `retrace rewind --scope code` works meanwhile)"
+            ),
             // The model's own words already list the choices: say them once.
-            _ if e.code == ErrorCode::Model && e.message.contains("script:FILE") => "",
-            _ => hint(e.code),
+            _ if e.code == ErrorCode::Model && e.message.contains("script:FILE") => String::new(),
+            _ => hint(e.code).to_string(),
         };
-        Failure::hinted(e, h)
+        Failure::hinted(e, &h)
     }
 }
 

@@ -134,15 +134,19 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Verify every record and payload; exit 0 only when no problem fails.
+    /// Verify every record and payload (and a session's log); exit 0 only when no problem fails.
     Fsck {
-        /// The session whose sidecar to check.
+        /// The session whose log and sidecar to check.
         #[command(flatten)]
         s: SessionArgs,
         /// The checkpoint sidecar directory to check.
         #[arg(long, value_name = "DIR", conflicts_with_all = ["session", "continue_latest", "workspace"])]
         sidecar: Option<PathBuf>,
-        /// Print `{ok, problems}` as JSON.
+        /// Repair the session's log first: every line it cannot read moves into
+        /// `<session>.damaged-<n>` beside it (never deleted); then check.
+        #[arg(long, conflicts_with = "sidecar")]
+        repair: bool,
+        /// Print `{ok, problems}` as JSON (with `repair`, what it did).
         #[arg(long)]
         json: bool,
     },
@@ -459,9 +463,14 @@ fn run(cli: Cli) -> CmdResult {
             Some(dir) => checkpoints::list(&dir, json),
             None => checkpoints::list_session(&s.pick_to_read()?.id, json),
         },
-        Command::Fsck { s, sidecar, json } => match sidecar {
+        Command::Fsck {
+            s,
+            sidecar,
+            repair,
+            json,
+        } => match sidecar {
             Some(dir) => checkpoints::fsck(&dir, json),
-            None => checkpoints::fsck_session(&s.pick_to_read()?.id, json),
+            None => checkpoints::fsck_session(&s.pick_to_read()?.id, json, repair),
         },
         Command::Rewind {
             s,

@@ -373,7 +373,7 @@ pub fn compact(
 /// Lists the heads (read-only).
 pub fn heads(session: &str, json: bool) -> CmdResult {
     let reader = crate::sessions::reader(session)?;
-    let heads = reader.heads();
+    let heads = reader.heads()?;
     if json {
         print_json(&heads)?;
         return Ok(ExitCode::SUCCESS);

@@ -84,6 +84,7 @@ fn cut(text: &mut String, max: usize) {
 impl Core {
     /// The latest turn visible on the selected head (what a compaction keeps verbatim).
     pub(crate) fn latest_turn(&self) -> Result<u64> {
+        crate::view::sound(&self.session)?;
         let head = self.session.selected().clone();
         self.session
             .turns_on(&head)?

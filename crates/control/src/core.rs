@@ -18,7 +18,7 @@ use crate::bus::EventBus;
 use crate::error::{coded, ControlError, Result};
 use crate::paths::DataRoot;
 use crate::rewind::PendingPlan;
-use crate::view::{checkpoints_for, heads_of, listing, transcript_of};
+use crate::view::{checkpoints_for, heads_of, listing, log_problems, sound, transcript_of};
 
 /// One open session.
 pub(crate) struct Core {
@@ -179,7 +179,8 @@ impl Core {
             legacy_workspace: here.as_ref().ok().cloned(),
             ..SessionOptions::default()
         };
-        let session = sopts.open_writer(&data.sessions_dir(), id)?;
+        // A log with a bad line opens too (it takes no write): its files can still be restored.
+        let session = sopts.open_writer_tolerant(&data.sessions_dir(), id)?;
         let root = match (session.workspace().map(PathBuf::from), given) {
             (Some(recorded), Some(w)) if recorded != w => {
                 return Err(coded(
@@ -276,6 +277,7 @@ impl Core {
     /// then `turn_started`. Returns the turn and the head's conversation for the model.
     pub(crate) fn begin_turn(&mut self, prompt: &str) -> Result<(TurnAccepted, Vec<ChatMessage>)> {
         check_prompt(prompt)?;
+        sound(&self.session)?;
         self.upgrade_if_flat()?;
         let head = self.session.selected().clone();
         // A turn stopped by a signal or a crash may have left tool calls unanswered.
@@ -381,16 +383,20 @@ impl Core {
             crate::compaction::conversation_source(&self.session, t).is_some()
         });
         let sidecar = self.data.sidecar(self.session.id());
-        listing(entries, &self.store, &sidecar.to_string_lossy())
+        let mut list = listing(entries, &self.store, &sidecar.to_string_lossy())?;
+        list.problems.extend(log_problems(&self.session));
+        Ok(list)
     }
 
     /// The heads.
-    pub(crate) fn heads(&self) -> Vec<HeadEntry> {
-        heads_of(&self.session)
+    pub(crate) fn heads(&self) -> Result<Vec<HeadEntry>> {
+        sound(&self.session)?;
+        Ok(heads_of(&self.session))
     }
 
     /// The messages of a head (id or name), or of the selected head.
     pub(crate) fn transcript(&self, head: Option<&str>) -> Result<Vec<TranscriptEntry>> {
+        sound(&self.session)?;
         transcript_of(&self.session, head)
     }
 }

@@ -1,6 +1,7 @@
 //! Removing sessions (SPEC §2): `delete` takes a session's writer lease — so a session some process
 //! writes is refused, naming the holder — then removes its log, its whole checkpoint sidecar, the
-//! torn lines cut off its log (`<id>.torn-<n>`) and the lease file, in that order: the log goes first, so a crash part-way leaves no listed session
+//! torn lines cut off its log (`<id>.torn-<n>`), the lines a repair moved out of it
+//! (`<id>.damaged-<n>`) and the lease file, in that order: the log goes first, so a crash part-way leaves no listed session
 //! with half a sidecar, and deleting the same id again finishes the job. `prune` deletes the
 //! sessions whose log was last written longer ago than a given age, skipping held ones.
 
@@ -96,7 +97,7 @@ impl Service {
     }
 
     /// `busy` when this process has session `id` open (or closing).
-    fn refuse_open(&self, id: &SessionId) -> Result<()> {
+    pub(crate) fn refuse_open(&self, id: &SessionId) -> Result<()> {
         match self.find(id) {
             Found::Nothing => Ok(()),
             Found::Open(_) | Found::Closing(_) => Err(coded(
@@ -173,10 +174,15 @@ fn delete(data: &DataRoot, id: &SessionId, workspace: Option<String>) -> Result<
     } else {
         gone(std::fs::remove_dir_all(&sidecar), &sidecar)?;
     }
-    // The bytes of torn last lines cut off the log (`<id>.torn-<n>`).
-    let torn = format!("{id}.torn-");
+    // The bytes of torn last lines cut off the log (`<id>.torn-<n>`), and of lines a repair moved
+    // out of it (`<id>.damaged-<n>`).
+    let kept = [format!("{id}.torn-"), format!("{id}.damaged-")];
     for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-        if e.file_name().to_str().is_some_and(|n| n.starts_with(&torn)) {
+        let name = e.file_name();
+        if name
+            .to_str()
+            .is_some_and(|n| kept.iter().any(|k| n.starts_with(k.as_str())))
+        {
             gone(std::fs::remove_file(e.path()), &e.path())?;
         }
     }

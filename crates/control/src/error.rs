@@ -98,7 +98,14 @@ fn session(e: SessionError, message: String) -> Error {
         | S::EmptyName
         | S::BadName { .. }
         | S::NonUtf8Workspace(_) => ErrorCode::Usage,
-        S::Corrupt { .. } | S::UnsupportedFormat { .. } => ErrorCode::Corrupt,
+        S::Corrupt { .. } | S::UnsupportedFormat { .. } | S::Unrepairable { .. } => ErrorCode::Corrupt,
+        S::Damaged { id, damage } => {
+            return Error::new(ErrorCode::Corrupt, message).with_details(ErrorDetails::DamagedLog {
+                session_id: id.as_str().to_string(),
+                log_path: damage.path.to_string_lossy().into_owned(),
+                line: damage.line as u64,
+            })
+        }
         S::Held { holder, .. } => {
             return Error::new(ErrorCode::Busy, message).with_details(ErrorDetails::Holder {
                 holder: holder.clone(),

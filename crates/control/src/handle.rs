@@ -118,7 +118,7 @@ impl SessionHandle {
 
     /// The heads.
     pub async fn heads(&self) -> Result<Vec<HeadEntry>, Error> {
-        self.call(|a| Ok(a.core().heads())).await
+        self.call(|a| a.core().heads()).await
     }
 
     /// The messages of `head` (id or name), or of the selected head.

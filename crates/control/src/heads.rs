@@ -41,6 +41,7 @@ impl Core {
     /// A new head that ends just before `turn`; code untouched. With `select`, it becomes selected.
     /// A turn a compaction folded forks from the head it was folded from.
     pub(crate) fn fork(&mut self, turn: u64, name: Option<String>, select: bool) -> Result<HeadRef> {
+        crate::view::sound(&self.session)?;
         let (head, boundary) = match self.conversation_source(turn) {
             Some(found) => found,
             None => {
@@ -74,6 +75,7 @@ impl Core {
 
     /// Selects a head (id or name).
     pub(crate) fn switch_head(&mut self, id_or_name: &str) -> Result<HeadRef> {
+        crate::view::sound(&self.session)?;
         let head = self.session.resolve_head(id_or_name)?;
         self.session.select(&head)?;
         self.plans.clear();
@@ -85,6 +87,7 @@ impl Core {
 
     /// Retires a head (refused for the selected one).
     pub(crate) fn retire_head(&mut self, id_or_name: &str) -> Result<()> {
+        crate::view::sound(&self.session)?;
         let head = self.session.resolve_head(id_or_name)?;
         self.session.retire(&head)?;
         self.plans.clear();
@@ -98,6 +101,8 @@ impl Core {
         turn: u64,
         direction: SummarizeDirection,
     ) -> Result<Vec<ChatMessage>> {
+        // Before the model is asked: a damaged log takes no summary.
+        crate::view::sound(&self.session)?;
         let head = self.session.selected();
         let mut messages: Vec<ChatMessage> = self
             .session

@@ -37,6 +37,7 @@ mod delete;
 mod error;
 mod handle;
 mod heads;
+mod log_repair;
 mod options;
 mod paths;
 mod record;

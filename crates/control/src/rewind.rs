@@ -199,15 +199,20 @@ impl Core {
             )
             .into());
         }
-        let (source, boundary) = match self.conversation_source(turn) {
-            Some((h, b)) => (Some(h), Some(b)),
-            None => (None, None),
+        // A log with a bad line offers no conversation (its files are still offered).
+        let damage = self.session.damage().cloned();
+        let (source, boundary) = match (&damage, self.conversation_source(turn)) {
+            (None, Some((h, b))) => (Some(h), Some(b)),
+            _ => (None, None),
         };
         let wants_files = scope != RewindScope::Conversation;
         let wants_conv = scope != RewindScope::Code;
         let mut unavailable = Vec::new();
         if wants_conv && boundary.is_none() {
-            unavailable.push("not on this head".to_string());
+            unavailable.push(match &damage {
+                Some(d) => crate::view::damage_reason(d),
+                None => "not on this head".to_string(),
+            });
         }
         let code = if wants_files {
             match self.store.plan_restore(turn) {
@@ -397,7 +402,11 @@ impl Core {
                 }
                 Err(e) => return Err(e.into()),
             }
-            if scope == RewindScope::Code && result.transaction_id.is_some() {
+            // A damaged log takes no note; the files are restored all the same.
+            if scope == RewindScope::Code
+                && result.transaction_id.is_some()
+                && self.session.damage().is_none()
+            {
                 let mut files: Vec<String> = result.files_written.clone();
                 files.extend(result.files_deleted.iter().cloned());
                 let note = format!(
@@ -491,8 +500,12 @@ impl Core {
                 "this rewind of an old (format-1) log changed the conversation, which now lives in the new session it became; only a restore of files can be undone through the old log",
             ));
         }
+        // A damaged log takes no change: only a restore of files is undone, without its note.
+        if !code_only {
+            crate::view::sound(&self.session)?;
+        }
         let outcome = self.store.undo(&target.id)?;
-        if code_only && outcome.transaction_id.is_some() && !flat {
+        if code_only && outcome.transaction_id.is_some() && !flat && self.session.damage().is_none() {
             // The note the restore left would now be false: say the files are back.
             let mut files = outcome.files_written.clone();
             files.extend(outcome.files_deleted.iter().cloned());

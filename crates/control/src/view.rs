@@ -7,10 +7,12 @@ use std::path::Path;
 
 use retrace_checkpoint::CheckpointStore;
 use retrace_protocol::{
-    CheckpointEntry, CheckpointListing, Error, ErrorCode, FsckReport, HeadEntry, SessionEntry, SessionId,
-    Severity, TranscriptEntry,
+    CheckpointEntry, CheckpointListing, Error, ErrorCode, FsckProblem, FsckReport, HeadEntry, SessionEntry,
+    SessionId, Severity, TranscriptEntry,
 };
-use retrace_session::{list_sessions, HeadId, Session, SessionListing};
+use retrace_session::{
+    list_sessions, HeadId, LogDamage, Session, SessionError, SessionListing, SessionOptions,
+};
 
 use crate::error::{coded, Result};
 use crate::paths::DataRoot;
@@ -63,9 +65,51 @@ pub(crate) fn anchor_format1_turns(session: &mut Session, store: &CheckpointStor
     Ok(session.anchor_format1_turns(&starts)?)
 }
 
-/// Session `id` and its checkpoint store, for reading.
-fn open_for_reading(data: &DataRoot, id: &SessionId) -> Result<(Session, CheckpointStore)> {
-    let mut session = Session::open_reader(&data.sessions_dir(), id)?;
+/// Refuses, naming the file and the line, when the session's log has a line that cannot be read
+/// (it was opened tolerantly): its conversation is not shown or changed until it is repaired.
+pub(crate) fn sound(session: &Session) -> Result<()> {
+    match session.damage() {
+        Some(d) => Err(SessionError::Damaged {
+            id: session.id().clone(),
+            damage: d.clone(),
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// Why a damaged log offers no conversation, in words.
+pub(crate) fn damage_reason(d: &LogDamage) -> String {
+    format!("the session log cannot be read from {d}; repair it first")
+}
+
+/// The problems of the session's log, as fsck reports them: a line that cannot be read fails.
+pub(crate) fn log_problems(session: &Session) -> Vec<FsckProblem> {
+    session
+        .damage()
+        .map(|d| FsckProblem {
+            path: d.path.to_string_lossy().into_owned(),
+            problem: format!(
+                "line {} cannot be read: {}; the conversation takes no change until the log is repaired (the repair moves every line it cannot replay into a file beside the log)",
+                d.line, d.detail
+            ),
+            severity: Severity::Error,
+            turn: None,
+            file: None,
+        })
+        .into_iter()
+        .collect()
+}
+
+/// Session `id` and its checkpoint store, for reading; with `tolerant`, a log with a bad line
+/// opens too ([`Session::damage`]).
+fn open_for_reading(data: &DataRoot, id: &SessionId, tolerant: bool) -> Result<(Session, CheckpointStore)> {
+    let dir = data.sessions_dir();
+    let opts = SessionOptions::default();
+    let mut session = match tolerant {
+        true => opts.open_reader_tolerant(&dir, id)?,
+        false => opts.open_reader(&dir, id)?,
+    };
     let store = open_store_read_only(data, &session)?;
     anchor_format1_turns(&mut session, &store)?;
     Ok((session, store))
@@ -89,7 +133,7 @@ impl std::fmt::Debug for SessionReader {
 impl SessionReader {
     pub(crate) fn open(data: &DataRoot, id: &str) -> Result<SessionReader> {
         let sid = session_id(id)?;
-        let (session, store) = open_for_reading(data, &sid)?;
+        let (session, store) = open_for_reading(data, &sid, true)?;
         let sidecar = data.sidecar(session.id()).to_string_lossy().into_owned();
         Ok(SessionReader {
             session,
@@ -108,21 +152,28 @@ impl SessionReader {
         let entries = checkpoints_for(&self.session, &self.store, self.session.selected(), |t| {
             crate::compaction::conversation_source(&self.session, t).is_some()
         });
-        Ok(listing(entries, &self.store, &self.sidecar)?)
+        let mut list = listing(entries, &self.store, &self.sidecar)?;
+        list.problems.extend(log_problems(&self.session));
+        Ok(list)
     }
 
-    /// Problems of the session's sidecar.
+    /// Problems of the session's sidecar, and a line of its log that cannot be read.
     pub fn fsck(&self) -> FsckReport {
-        self.store.fsck()
+        let mut problems = log_problems(&self.session);
+        problems.extend(self.store.fsck().problems);
+        FsckReport::from_problems(problems)
     }
 
-    /// The heads.
-    pub fn heads(&self) -> Vec<HeadEntry> {
-        heads_of(&self.session)
+    /// The heads; refused while the log has a line that cannot be read.
+    pub fn heads(&self) -> Result<Vec<HeadEntry>, Error> {
+        sound(&self.session)?;
+        Ok(heads_of(&self.session))
     }
 
-    /// The messages of `head` (id or name), or of the selected head.
+    /// The messages of `head` (id or name), or of the selected head; refused while the log has a
+    /// line that cannot be read.
     pub fn transcript(&self, head: Option<&str>) -> Result<Vec<TranscriptEntry>, Error> {
+        sound(&self.session)?;
         Ok(transcript_of(&self.session, head)?)
     }
 }
@@ -183,10 +234,18 @@ pub(crate) fn checkpoints_for(
             )
         })
         .collect();
+    let damage = session.damage().map(damage_reason);
     store
         .list()
         .into_iter()
         .map(|mut e| {
+            if let Some(why) = &damage {
+                // Nothing of the conversation can be trusted: files only.
+                e.visible = None;
+                e.can_restore_conversation = Some(false);
+                e.disabled_reason.get_or_insert_with(|| why.clone());
+                return e;
+            }
             let visible = on_head.get(&e.turn).copied().unwrap_or(false);
             if let Some((h, m)) = infos.get(&e.turn) {
                 e.head.get_or_insert_with(|| h.clone());
@@ -268,7 +327,7 @@ pub(crate) fn sessions(data: &DataRoot, workspace: Option<&Path>) -> Result<Vec<
     for s in listed(data, workspace)? {
         // Only an old flat log needs its sidecar to count its turns.
         let opened = match s.format {
-            1 => open_for_reading(data, &s.id).map(|(open, _)| open),
+            1 => open_for_reading(data, &s.id, false).map(|(open, _)| open),
             _ => Session::open_reader(&dir, &s.id).map_err(Into::into),
         };
         let (heads, turns) = match opened {

@@ -267,7 +267,7 @@ fn both_with_a_conflict_known_at_prepare_makes_no_head() {
     drop(h);
     w.run(w.svc.wait_closed());
     let reader = w.svc.reader(id.as_str()).unwrap();
-    assert_eq!(reader.heads().len(), 1);
+    assert_eq!(reader.heads().unwrap().len(), 1);
 }
 
 #[test]

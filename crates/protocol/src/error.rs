@@ -145,6 +145,16 @@ pub enum ErrorDetails {
         /// The old log.
         log_path: String,
     },
+    /// `corrupt`: a line of the session's log cannot be read, so the conversation takes no change
+    /// (and cannot be shown) until the log is repaired; restoring files still works.
+    DamagedLog {
+        /// The session.
+        session_id: String,
+        /// The log.
+        log_path: String,
+        /// The first line that cannot be read (1-based).
+        line: u64,
+    },
 }
 
 /// An error: a code, a message for people, and details for programs.

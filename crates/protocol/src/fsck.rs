@@ -47,3 +47,32 @@ impl FsckReport {
         FsckReport { ok, problems }
     }
 }
+
+/// A line a log repair moved out of a session log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MovedLogLine {
+    /// Its 1-based number in the log before the repair.
+    pub line: u64,
+    /// Why it could not stay (it does not parse, or it refers to something not in the log).
+    pub reason: String,
+}
+
+/// What a repair of a session log did (`retrace fsck --session ID --repair`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogRepair {
+    /// The session.
+    pub session_id: crate::SessionId,
+    /// The log.
+    pub log_path: String,
+    /// The lines moved out of the log, in order; empty when the log was sound and nothing was
+    /// written.
+    pub moved: Vec<MovedLogLine>,
+    /// The file beside the log holding their bytes (`<id>.damaged-<n>`), when lines were moved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved_to: Option<String>,
+    /// Lines of the old log the log holds now, its header included.
+    pub lines_kept: u64,
+    /// Placeholder notes the repair wrote where a message was lost, so that the messages after
+    /// it stay on their head.
+    pub placeholders: u64,
+}

@@ -27,7 +27,7 @@ pub use checkpoint::{ChangeKind, CheckpointEntry, CheckpointListing, Coverage, G
 pub use config::{BashPolicy, ModelSpec, ModelSpecError, Provider, RetentionLimits};
 pub use error::{Error, ErrorCode, ErrorDetails, Missing};
 pub use event::{Event, RewindScope};
-pub use fsck::{FsckProblem, FsckReport, Severity};
+pub use fsck::{FsckProblem, FsckReport, LogRepair, MovedLogLine, Severity};
 pub use ids::{HeadId, MessageId, SessionId, MAIN_HEAD};
 pub use message::{ChatMessage, Role, ToolCall};
 pub use request::{

@@ -41,6 +41,23 @@ pub enum SessionError {
         /// What is wrong with it.
         detail: String,
     },
+    /// The session was opened tolerantly and a line of its log cannot be read: it takes no
+    /// write until the log is repaired.
+    #[error("the conversation of session `{id}` cannot be used until its log is repaired: {damage}; the lines that cannot be read can be moved aside")]
+    Damaged {
+        /// The session.
+        id: SessionId,
+        /// The first line that cannot be read.
+        damage: crate::repair::LogDamage,
+    },
+    /// A repair that cannot be done; nothing was changed.
+    #[error("`{path}` cannot be repaired: {why}; nothing was changed")]
+    Unrepairable {
+        /// The log.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
     /// The file is not a session log in a format this version reads (1 or 2).
     #[error("`{path}` is not a session log this version can read: {detail}")]
     UnsupportedFormat {

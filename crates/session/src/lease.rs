@@ -1,17 +1,23 @@
 //! The writer lease: one process writes a session at a time (SPEC §6).
 //!
 //! `<id>.lease` is opened in place (created if missing, never truncated on open, never replaced or
-//! deleted) and locked with `flock(LOCK_EX | LOCK_NB)` through [`File::try_lock`]. The kernel drops the
-//! lock when the holder's file is closed, which includes the process dying by SIGKILL: there is no
-//! stale lease to break. After locking, the holder writes its pid, host and start time into the
-//! file (truncate, then write), for the error a second writer shows; the content is a message, never
-//! the lock itself, so it needs no fsync. Readers take no lease.
+//! deleted) and locked with `flock(LOCK_EX | LOCK_NB)` through [`File::try_lock`]. The log
+//! `<id>.jsonl` is locked the same way as well, once it exists: a lease file can be removed while
+//! it is held (a clean-up of lock files that look stale), and a second writer would then lock a new
+//! one, but the log is the file every writer appends to, so its lock cannot be lost that way. A log
+//! replaced between opening and locking (a repair renames a new one in) is opened again, so the
+//! lock is always on the file a writer appends to. The kernel drops both locks when the holder's
+//! files are closed, which includes the process dying by SIGKILL: there is no stale lease to break.
+//! After locking both, the holder writes its pid, host and start time into the lease file
+//! (truncate, then write), for the error a second writer shows; the content is a message, never
+//! the lock itself, so it needs no fsync. When the lease file was removed, that error names the
+//! holder of the log's lock from `/proc/locks`. Readers take no lease.
 //!
 //! What it trades away: `flock` is advisory and, on some network file systems, local to one host.
 
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use retrace_fsutil::PRIVATE_FILE_MODE;
@@ -48,7 +54,12 @@ impl std::fmt::Display for Holder {
 pub struct Lease {
     file: File,
     path: PathBuf,
+    /// The session's log, locked too (`None` until the log exists).
+    log: Option<File>,
 }
+
+/// How often a log replaced between opening and locking is opened again before giving up.
+const LOCK_LOG_TRIES: usize = 8;
 
 /// The lease file of session `id` in `dir`.
 pub fn lease_path(dir: &Path, id: &SessionId) -> PathBuf {
@@ -56,8 +67,8 @@ pub fn lease_path(dir: &Path, id: &SessionId) -> PathBuf {
 }
 
 impl Lease {
-    /// Takes the writer lease of session `id` in `dir`, or fails with [`SessionError::Held`] naming
-    /// the holder.
+    /// Takes the writer lease of session `id` in `dir` — the lease file's lock, and the log's when
+    /// the log exists — or fails with [`SessionError::Held`] naming the holder.
     pub fn acquire(dir: &Path, id: &SessionId) -> Result<Lease> {
         let path = lease_path(dir, id);
         // Never through a symlink, never blocking on a FIFO: the holder is written into this file,
@@ -93,6 +104,11 @@ impl Lease {
             }
             Err(TryLockError::Error(e)) => return Err(e).at("lock", &path),
         }
+        let log = crate::log::log_path(dir, id);
+        let log = match lock_log(id, &path, &log)? {
+            Locked::Yes(f) => Some(f),
+            Locked::NoLog => None,
+        };
         let holder = Holder {
             pid: std::process::id(),
             host: host_name(),
@@ -102,7 +118,17 @@ impl Lease {
         text.push(b'\n');
         file.set_len(0).at("write the holder into", &path)?;
         file.write_all(&text).at("write the holder into", &path)?;
-        Ok(Lease { file, path })
+        Ok(Lease { file, path, log })
+    }
+
+    /// Locks the log at `log` as well, for a lease taken before its session's log existed (a new
+    /// session's log is written after its lease is taken). Fails with [`SessionError::Held`] when
+    /// another process locks it.
+    pub(crate) fn lock_log(&mut self, id: &SessionId, log: &Path) -> Result<()> {
+        if let Locked::Yes(f) = lock_log(id, &self.path, log)? {
+            self.log = Some(f);
+        }
+        Ok(())
     }
 
     /// The lease file.
@@ -113,17 +139,111 @@ impl Lease {
     /// Who holds the lease of session `id` now, as its file says; `None` when it is free.
     pub fn holder(dir: &Path, id: &SessionId) -> Result<Option<Holder>> {
         let path = lease_path(dir, id);
-        let file = match retrace_fsutil::open_regular(&path).map(|(f, _)| f) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        match retrace_fsutil::open_regular(&path).map(|(f, _)| f) {
+            Ok(file) => match file.try_lock_shared() {
+                Ok(()) => {}
+                Err(TryLockError::WouldBlock) => return Ok(read_holder(&path)),
+                Err(TryLockError::Error(e)) => return Err(e).at("lock", &path),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(e).at("open the lease", &path),
+        }
+        // The lease file may have been removed (and made again) while its holder lives: the log's
+        // lock says so.
+        let log = crate::log::log_path(dir, id);
+        let Ok((file, meta)) = retrace_fsutil::open_regular_nofollow(&log) else {
+            return Ok(None);
         };
         match file.try_lock_shared() {
-            Ok(()) => Ok(None),
-            Err(TryLockError::WouldBlock) => Ok(read_holder(&path)),
-            Err(TryLockError::Error(e)) => Err(e).at("lock", &path),
+            Err(TryLockError::WouldBlock) => Ok(Some(Holder {
+                pid: log_lock_holder(&meta).unwrap_or(0),
+                host: host_name(),
+                started_at: "unknown (its lease file was removed)".to_string(),
+            })),
+            _ => Ok(None),
         }
     }
+}
+
+/// What [`lock_log`] found.
+enum Locked {
+    /// The log, locked.
+    Yes(File),
+    /// There is no log yet.
+    NoLog,
+}
+
+/// Locks the log at `log` exclusively, never blocking, and makes sure the file locked is the one
+/// the name leads to now (a log replaced between opening and locking is opened again).
+fn lock_log(id: &SessionId, lease: &Path, log: &Path) -> Result<Locked> {
+    for _ in 0..LOCK_LOG_TRIES {
+        // Never through a symlink, never blocking on a FIFO.
+        let (file, meta) = match retrace_fsutil::open_regular_nofollow(log) {
+            Ok(f) => f,
+            // No log yet; or one no writer can use (a symlink, a FIFO, a directory, unreadable),
+            // which the lease alone guards, as before the log was locked: the session can still be
+            // deleted.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound
+                        | std::io::ErrorKind::InvalidInput
+                        | std::io::ErrorKind::PermissionDenied
+                ) || e.raw_os_error() == Some(libc::ELOOP) =>
+            {
+                return Ok(Locked::NoLog)
+            }
+            Err(e) => return Err(e).at("open the log", log),
+        };
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                let holder = match log_lock_holder(&meta) {
+                    Some(pid) => format!(
+                        "pid {pid} on host {}, which locks the log `{}`; its lease file was removed while it was held",
+                        host_name(),
+                        log.display()
+                    ),
+                    None => format!(
+                        "holder unknown: a process locks the log `{}`",
+                        log.display()
+                    ),
+                };
+                return Err(SessionError::Held {
+                    id: id.clone(),
+                    holder,
+                    path: lease.to_path_buf(),
+                });
+            }
+            Err(TryLockError::Error(e)) => return Err(e).at("lock", log),
+        }
+        match std::fs::symlink_metadata(log) {
+            Ok(now) if now.dev() == meta.dev() && now.ino() == meta.ino() => return Ok(Locked::Yes(file)),
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).at("read", log),
+        }
+    }
+    Err(std::io::Error::other(
+        "it was replaced again and again while it was being locked",
+    ))
+    .at("lock", log)
+}
+
+/// The process holding an exclusive `flock` on the file of `meta`, as `/proc/locks` lists it
+/// (Linux; `None` elsewhere or when it is not listed).
+fn log_lock_holder(meta: &std::fs::Metadata) -> Option<u32> {
+    let text = fs::read_to_string("/proc/locks").ok()?;
+    text.lines().find_map(|line| {
+        // `1: FLOCK  ADVISORY  WRITE 1234 fe:00:5309070 0 EOF`; waiters have `->` after the number.
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 6 || f[1] != "FLOCK" || f[3] != "WRITE" {
+            return None;
+        }
+        let ino: u64 = f[5].rsplit(':').next()?.parse().ok()?;
+        let pid: u32 = f[4].parse().ok()?;
+        (ino == meta.ino()).then_some(pid)
+    })
 }
 
 impl Drop for Lease {

@@ -1,7 +1,8 @@
 //! The session log: one conversation with many heads, in an append-only JSON Lines file.
 //!
 //! A session `<id>` lives in the sessions directory as `<id>.jsonl` (the log), `<id>.lease` (the
-//! writer lease) and, after a crash, `<id>.torn-<n>` (torn tails cut off the log). SPEC §6 and
+//! writer lease), after a crash `<id>.torn-<n>` (torn tails cut off the log) and after a repair
+//! `<id>.damaged-<n>` (lines the repair moved out of the log). SPEC §6 and
 //! `docs/FORMATS.md` ("Session log") define the format.
 //!
 //! **Design.** The log is only ever appended to: a header, then entries (`message`, `turn`, `fork`,
@@ -14,12 +15,13 @@
 //! head when its user message is on the head's path, and its *boundary* there is the number of
 //! messages before that user message.
 //!
-//! **Durability.** One process writes ([`Lease`]: `flock` on `<id>.lease`). A session is created
+//! **Durability.** One process writes ([`Lease`]: `flock` on `<id>.lease` and on the log itself). A session is created
 //! atomically (temp file, fsync, rename); a turn's user message, notes and structural entries
 //! (fork, select, retire, summary) are fsynced as they are written; other messages are fsynced at
 //! [`Session::end_turn`]. A crash can leave a torn last line: readers ignore it with a warning, and
 //! the next writer keeps its bytes aside and cuts it off before appending. Any other bad line is an
-//! error naming the file and the line.
+//! error naming the file and the line; opened tolerantly, such a session holds what came before
+//! the line and takes no write until [`SessionOptions::repair`] moves the bad lines aside.
 //!
 //! **Format 1.** Flat logs of an older version (one `{role, content}` per line) open as one head
 //! `main` whose turn N is its N-th user message, or where their checkpoint sidecar records it
@@ -42,6 +44,7 @@ mod log;
 mod migrate;
 mod names;
 mod options;
+mod repair;
 mod session;
 mod summary;
 mod view;
@@ -57,6 +60,7 @@ pub use lease::{lease_path, Holder, Lease};
 pub use list::{list_sessions, ListProblem, SessionList, SessionListing};
 pub use names::MAX_HEAD_NAME;
 pub use options::{Clock, IdSource, SessionOptions, WarningSink};
+pub use repair::{damaged_path, LogDamage, MovedLine, Repaired, PLACEHOLDER_TEXT};
 pub use session::Session;
 pub use summary::SummarySpec;
 pub use view::{Boundary, HeadInfo, Message, MessageKind, TurnInfo, TurnOnHead};

@@ -12,6 +12,7 @@ use crate::error::{IoContext, Result, SessionError};
 use crate::ids::SessionId;
 use crate::index::Index;
 use crate::legacy;
+use crate::repair::LogDamage;
 
 /// The bytes of a log and where its complete lines end.
 #[derive(Debug)]
@@ -36,7 +37,7 @@ impl RawLog {
     }
 
     /// The complete lines with their 1-based numbers.
-    fn lines(&self) -> impl Iterator<Item = (usize, &[u8])> {
+    pub(crate) fn lines(&self) -> impl Iterator<Item = (usize, &[u8])> {
         let body = match self.complete {
             0 => &[][..],
             n => &self.bytes[..n - 1],
@@ -51,8 +52,13 @@ impl RawLog {
 /// A parsed log.
 #[derive(Debug)]
 pub(crate) enum Loaded {
-    /// A format-2 log.
-    V2 { header: Header, index: Index },
+    /// A format-2 log; `damage` is its first line that cannot be read, when it was loaded with
+    /// `tolerate` (the index then holds the entries before that line).
+    V2 {
+        header: Header,
+        index: Index,
+        damage: Option<LogDamage>,
+    },
     /// A flat format-1 log, read as one head `main`.
     V1 { index: Index },
 }
@@ -82,7 +88,10 @@ fn unsupported(path: &Path, detail: impl Into<String>) -> SessionError {
 }
 
 /// Parses the complete lines of `raw`. `fallback_at` dates format-1 messages, which carry no time.
-pub(crate) fn load(path: &Path, raw: &RawLog, fallback_at: &str) -> Result<Loaded> {
+/// With `tolerate`, a bad line after a good format-2 header ends the replay instead of failing it:
+/// the result says which line, and holds what came before (with a `main` head made up in memory
+/// when the log's own was not reached).
+pub(crate) fn load(path: &Path, raw: &RawLog, fallback_at: &str, tolerate: bool) -> Result<Loaded> {
     let mut lines = raw.lines();
     let Some((_, first)) = lines.next() else {
         return Err(if raw.bytes.is_empty() {
@@ -95,22 +104,45 @@ pub(crate) fn load(path: &Path, raw: &RawLog, fallback_at: &str) -> Result<Loade
         Some(header) => {
             let mut index = Index::default();
             let mut last = 1;
+            let mut damage = None;
             for (n, line) in lines {
                 last = n;
-                if line.is_empty() {
-                    return Err(corrupt(path, n, "empty line"));
+                if let Err(detail) = replay_line(&mut index, line) {
+                    if !tolerate {
+                        return Err(corrupt(path, n, detail));
+                    }
+                    damage = Some(LogDamage {
+                        path: path.to_path_buf(),
+                        line: n,
+                        detail,
+                    });
+                    break;
                 }
-                let entry = parse_entry(line).map_err(|e| corrupt(path, n, e.to_string()))?;
-                index.apply(entry).map_err(|d| corrupt(path, n, d))?;
             }
             if index.heads.is_empty() {
-                return Err(corrupt(
-                    path,
-                    last,
-                    "the log ends before its first head (a `fork` line of kind `main`)",
-                ));
+                if damage.is_none() {
+                    return Err(corrupt(
+                        path,
+                        last,
+                        "the log ends before its first head (a `fork` line of kind `main`)",
+                    ));
+                }
+                // Never written: a damaged session takes no writes.
+                let main = Entry::Fork(crate::entry::ForkEntry {
+                    head: crate::ids::HeadId::main(),
+                    kind: crate::entry::HeadKind::Main,
+                    from: None,
+                    parent_head: None,
+                    name: None,
+                    at: header.created_at.clone(),
+                });
+                index.apply(main).map_err(|d| corrupt(path, 2, d))?;
             }
-            Ok(Loaded::V2 { header, index })
+            Ok(Loaded::V2 {
+                header,
+                index,
+                damage,
+            })
         }
         None => {
             let all = std::iter::once((1, first)).chain(lines);
@@ -118,6 +150,20 @@ pub(crate) fn load(path: &Path, raw: &RawLog, fallback_at: &str) -> Result<Loade
             Ok(Loaded::V1 { index })
         }
     }
+}
+
+/// Replays one line of a format-2 log into `index`; on `Err` (what is wrong with it) nothing
+/// changed.
+pub(crate) fn replay_line(index: &mut Index, line: &[u8]) -> std::result::Result<(), String> {
+    index.apply(parse_line(line)?)
+}
+
+/// Parses one line of a format-2 log (after the header); `Err` says what is wrong with it.
+pub(crate) fn parse_line(line: &[u8]) -> std::result::Result<Entry, String> {
+    if line.is_empty() {
+        return Err("empty line".to_string());
+    }
+    parse_entry(line).map_err(|e| e.to_string())
 }
 
 /// Parses one entry. Lines as this crate writes them start with their `type`, which lets the
@@ -143,7 +189,7 @@ fn parse_entry(line: &[u8]) -> serde_json::Result<Entry> {
 }
 
 /// `Some(header)` for a format-2 log, `None` for format 1; any other first line is refused.
-fn classify(path: &Path, first: &[u8]) -> Result<Option<Header>> {
+pub(crate) fn classify(path: &Path, first: &[u8]) -> Result<Option<Header>> {
     let probe: Probe = serde_json::from_slice(first).map_err(|e| {
         unsupported(
             path,
@@ -310,14 +356,14 @@ mod tests {
     #[test]
     fn other_formats_are_refused_by_name() {
         let p = Path::new("/x/s.jsonl");
-        let err = load(p, &raw(b"{\"type\":\"session\",\"format\":3}\n"), "t").unwrap_err();
+        let err = load(p, &raw(b"{\"type\":\"session\",\"format\":3}\n"), "t", false).unwrap_err();
         assert!(err.to_string().contains("format 3"), "{err}");
         assert!(err.to_string().contains("/x/s.jsonl"), "{err}");
-        let err = load(p, &raw(b"[1,2]\n"), "t").unwrap_err();
+        let err = load(p, &raw(b"[1,2]\n"), "t", false).unwrap_err();
         assert!(matches!(err, SessionError::UnsupportedFormat { .. }), "{err}");
-        let err = load(p, &raw(b"{\"type\":\"message\"}\n"), "t").unwrap_err();
+        let err = load(p, &raw(b"{\"type\":\"message\"}\n"), "t", false).unwrap_err();
         assert!(err.to_string().contains("not a session header"), "{err}");
-        let err = load(p, &raw(b""), "t").unwrap_err();
+        let err = load(p, &raw(b""), "t", false).unwrap_err();
         assert!(err.to_string().contains("empty"), "{err}");
     }
 }

@@ -13,6 +13,7 @@ use crate::index::Index;
 use crate::lease::Lease;
 use crate::log::{self, Appender, Loaded, RawLog};
 use crate::options::SessionOptions;
+use crate::repair::LogDamage;
 use crate::view::{Boundary, HeadInfo, Message, TurnInfo, TurnOnHead};
 
 /// The writer's side of an open session.
@@ -38,6 +39,8 @@ pub struct Session {
     pub(crate) warnings: Vec<String>,
     pub(crate) migrated_from: Option<SessionId>,
     pub(crate) poisoned: Option<String>,
+    /// The first line of the log that could not be read (opened tolerantly); no write is taken.
+    pub(crate) damage: Option<LogDamage>,
 }
 
 impl SessionOptions {
@@ -66,7 +69,7 @@ impl SessionOptions {
             .create_dir_all(dir)
             .at("create the sessions directory", dir)?;
         let id = crate::ids::session_of(self.uuid());
-        let lease = Lease::acquire(dir, &id)?;
+        let mut lease = Lease::acquire(dir, &id)?;
         let path = log::log_path(dir, &id);
         if path.exists() {
             return Err(SessionError::Io {
@@ -103,6 +106,7 @@ impl SessionOptions {
             })?;
         }
         self.fs.write_atomic(&path, &bytes).at("create the log", &path)?;
+        lease.lock_log(&id, &path)?;
         let log = Appender::open(&path, bytes.len() as u64)?;
         Ok(Session {
             dir: dir.to_path_buf(),
@@ -118,6 +122,7 @@ impl SessionOptions {
             warnings: Vec::new(),
             migrated_from: None,
             poisoned: None,
+            damage: None,
         })
     }
 
@@ -125,16 +130,30 @@ impl SessionOptions {
     /// replays the log, and cuts a torn last line off it, keeping the bytes in `<id>.torn-<n>`. A
     /// format-1 log is opened too; it is never written (see [`Session::upgrade`]).
     pub fn open_writer(&self, dir: &Path, id: &SessionId) -> Result<Session> {
-        self.open(dir, id, true)
+        self.open(dir, id, true, false)
     }
 
     /// Opens session `id` in `dir` for reading: no lease, nothing written; a torn last line is
     /// ignored with a warning.
     pub fn open_reader(&self, dir: &Path, id: &SessionId) -> Result<Session> {
-        self.open(dir, id, false)
+        self.open(dir, id, false, false)
     }
 
-    fn open(&self, dir: &Path, id: &SessionId, write: bool) -> Result<Session> {
+    /// [`SessionOptions::open_writer`], but a format-2 log with a line that cannot be read opens
+    /// too: [`Session::damage`] names the line, the session holds what came before it, nothing is
+    /// cut or written, and every write is refused ([`SessionError::Damaged`]) until
+    /// [`SessionOptions::repair`] has run. The lease is held all the same.
+    pub fn open_writer_tolerant(&self, dir: &Path, id: &SessionId) -> Result<Session> {
+        self.open(dir, id, true, true)
+    }
+
+    /// [`SessionOptions::open_reader`], tolerating a bad line as
+    /// [`SessionOptions::open_writer_tolerant`] does.
+    pub fn open_reader_tolerant(&self, dir: &Path, id: &SessionId) -> Result<Session> {
+        self.open(dir, id, false, true)
+    }
+
+    fn open(&self, dir: &Path, id: &SessionId, write: bool, tolerate: bool) -> Result<Session> {
         if !id.is_file_safe() {
             return Err(SessionError::InvalidSessionId(id.to_string()));
         }
@@ -158,8 +177,13 @@ impl SessionOptions {
             .and_then(|t| OffsetDateTime::from(t).format(&Rfc3339).ok())
             .unwrap_or_default();
         let mut warnings = Vec::new();
-        let (header, index, log) = match log::load(&path, &raw, &mtime)? {
-            Loaded::V2 { header, index } => {
+        let mut damaged = None;
+        let (header, index, log) = match log::load(&path, &raw, &mtime, tolerate)? {
+            Loaded::V2 {
+                header,
+                index,
+                damage,
+            } => {
                 if header.id != *id {
                     return Err(SessionError::Corrupt {
                         path,
@@ -167,7 +191,10 @@ impl SessionOptions {
                         detail: format!("the header names session `{}`", header.id),
                     });
                 }
-                if let Some(tail) = raw.torn() {
+                if let Some(d) = damage {
+                    // Said by every refusal (and fsck), not as a warning.
+                    damaged = Some(d);
+                } else if let Some(tail) = raw.torn() {
                     let w = if write {
                         let kept = log::cut_torn_tail(&self.fs, dir, id, &path, &raw)?;
                         format!(
@@ -182,7 +209,7 @@ impl SessionOptions {
                     self.warn(&w);
                     warnings.push(w);
                 }
-                let log = match write {
+                let log = match write && damaged.is_none() {
                     true => Some(Appender::open(&path, raw.complete as u64)?),
                     false => None,
                 };
@@ -208,6 +235,7 @@ impl SessionOptions {
             warnings,
             migrated_from: None,
             poisoned: None,
+            damage: damaged,
         })
     }
 }

@@ -358,6 +358,12 @@ impl Session {
     }
 
     pub(crate) fn check_writable(&self) -> Result<()> {
+        if let Some(damage) = &self.damage {
+            return Err(SessionError::Damaged {
+                id: self.id.clone(),
+                damage: damage.clone(),
+            });
+        }
         if let Some(reason) = &self.poisoned {
             return Err(SessionError::Poisoned {
                 id: self.id.clone(),
@@ -423,6 +429,7 @@ impl Session {
 
     /// Applies `entries` to the index, then appends them in one write (fsynced when `sync`).
     pub(crate) fn commit(&mut self, entries: Vec<Entry>, sync: bool) -> Result<()> {
+        self.check_writable()?;
         if self.writer.as_ref().and_then(|w| w.log.as_ref()).is_none() {
             return Err(SessionError::ReadOnly(self.id.clone()));
         }

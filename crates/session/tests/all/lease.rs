@@ -92,3 +92,43 @@ fn lease_held_by_a_child_is_refused_clearly_and_free_after_sigkill() {
     s.append(&main, NewMessage::new(Role::User, "after")).unwrap();
     assert_eq!(contents(&s, &main), ["u0", "a0", "after"]);
 }
+
+#[test]
+fn a_removed_lease_file_lets_no_second_writer_in() {
+    let env = Env::new();
+    let mut s = env.create();
+    let main = HeadId::main();
+    exchange(&mut s, &main, "u0", "a0");
+    let id = s.id().clone();
+    let lease = env.dir.join(format!("{id}.lease"));
+
+    // A clean-up of lock files that look stale removes the held lease file.
+    std::fs::remove_file(&lease).unwrap();
+    let err = env.opts.open_writer(&env.dir, &id).unwrap_err();
+    let SessionError::Held { holder, .. } = &err else {
+        panic!("expected Held, got {err}");
+    };
+    // The log's lock names its holder (this process here).
+    assert!(holder.contains(&format!("pid {}", std::process::id())), "{err}");
+    assert!(holder.contains("lease file was removed"), "{err}");
+    let found = retrace_session::Lease::holder(&env.dir, &id).unwrap();
+    assert_eq!(found.map(|h| h.pid), Some(std::process::id()));
+    // Also with no lease file at all (the refused writer above made a new, empty one).
+    std::fs::remove_file(&lease).unwrap();
+    let found = retrace_session::Lease::holder(&env.dir, &id).unwrap();
+    assert_eq!(found.map(|h| h.pid), Some(std::process::id()));
+    // A repair is a writer too.
+    assert!(matches!(
+        env.opts.repair(&env.dir, &id).unwrap_err(),
+        SessionError::Held { .. }
+    ));
+
+    // The holder goes on writing; once it lets go, the next writer gets in (a new lease file).
+    s.append(&main, NewMessage::new(Role::User, "still mine"))
+        .unwrap();
+    s.end_turn().unwrap();
+    drop(s);
+    let mut s = env.opts.open_writer(&env.dir, &id).unwrap();
+    s.append(&main, NewMessage::new(Role::Assistant, "next")).unwrap();
+    assert_eq!(contents(&s, &main), ["u0", "a0", "still mine", "next"]);
+}

@@ -7,5 +7,6 @@ mod heads;
 mod lease;
 mod log;
 mod property;
+mod repair;
 mod summary;
 mod turns;

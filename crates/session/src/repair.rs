@@ -1,0 +1,276 @@
+//! A log with a line that cannot be read: what opening it tolerantly says, and the repair that
+//! moves every line it cannot replay aside.
+//!
+//! A line in the middle of a log can go bad for reasons outside Retrace's control (a disk, an
+//! editor, a second writer of an older version whose lease was removed). Strict opening refuses the
+//! whole log naming the line (SPEC §6); opening it *tolerantly* gives the session as it was before
+//! that line, with [`Session::damage`] naming it, and refuses every write, so the files can still
+//! be restored from the checkpoints while the conversation waits for the repair.
+//!
+//! [`SessionOptions::repair`] keeps every line that replays exactly as written, in order, and moves
+//! each other line — one that does not parse, or one that refers to something not in the log
+//! (a message or head of a line moved aside, a parent that is no longer the tip of its head, as a
+//! second writer's lines are) — into `<id>.damaged-<n>` beside the log, byte for byte. A message
+//! lost in a line that cannot be read is the parent of the next message on its head: so that
+//! message and the rest of the head stay, the repair writes a placeholder `note` with the lost
+//! message's id in its place (the model sees a system message saying a message is missing). Not
+//! for a tool result, which needs the call of the message before it: that one moves aside, and
+//! what follows it on its head with it. The repaired log is therefore consistent by construction:
+//! every reference in it resolves. The moved lines are written (and synced) first, then the log
+//! is replaced atomically; a crash between the two leaves the old log, and running the repair
+//! again reuses the file.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use crate::entry::{Entry, NoteEntry, Role};
+use crate::error::{IoContext, Result, SessionError};
+use crate::ids::{MessageId, SessionId};
+use crate::index::Index;
+use crate::lease::Lease;
+use crate::log::{self, RawLog};
+use crate::options::SessionOptions;
+use crate::session::Session;
+
+/// The first line of a log that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogDamage {
+    /// The log.
+    pub path: PathBuf,
+    /// The 1-based line number.
+    pub line: usize,
+    /// What is wrong with it.
+    pub detail: String,
+}
+
+impl std::fmt::Display for LogDamage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` line {}: {}", self.path.display(), self.line, self.detail)
+    }
+}
+
+/// A line a repair moved out of the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MovedLine {
+    /// Its 1-based number in the log before the repair.
+    pub line: usize,
+    /// Why it could not stay.
+    pub reason: String,
+}
+
+/// What a repair did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repaired {
+    /// The log.
+    pub log: PathBuf,
+    /// The lines moved aside, in order; empty when the log was sound (nothing was written).
+    pub moved: Vec<MovedLine>,
+    /// The file holding their bytes (`<id>.damaged-<n>`), when lines were moved.
+    pub moved_to: Option<PathBuf>,
+    /// Lines of the old log the log holds now, the header included.
+    pub lines_kept: usize,
+    /// Notes the repair wrote in place of messages that could not be read (each stands where a
+    /// later message names the lost one as its parent, so that message and the rest of its head
+    /// stay).
+    pub placeholders: usize,
+}
+
+/// What a lost message leaves in the conversation: a note the model sees as a system message.
+pub const PLACEHOLDER_TEXT: &str = "Note from Retrace: a message of this conversation could not be read from the session log; a repair moved it into a file beside the log, so it is missing here.";
+
+/// The note to write before `entry` when `entry` is a message or note whose parent is a message
+/// that no line which reads defines (it was in a line that cannot be read) on a head that
+/// exists: it takes the lost message's id and place, so `entry` replays as written. `None`
+/// otherwise — a tool result among them: a tool result needs the call of the message before it,
+/// which a note cannot stand for, so it moves aside instead.
+fn placeholder(index: &Index, defined: &HashSet<MessageId>, entry: &Entry) -> Option<Entry> {
+    let (parent, head, at) = match entry {
+        Entry::Message(m) if m.role != Role::Tool => (m.parent.as_ref()?, &m.head, &m.at),
+        Entry::Note(n) => (n.parent.as_ref()?, &n.head, &n.at),
+        _ => return None,
+    };
+    if defined.contains(parent) || index.msg_ix(parent.as_str()).is_some() {
+        return None;
+    }
+    let h = index.head_ix(head.as_str())?;
+    Some(Entry::Note(NoteEntry {
+        id: parent.clone(),
+        parent: index.tip(h).map(|m| index.nodes[m].msg.id.clone()),
+        head: head.clone(),
+        content: PLACEHOLDER_TEXT.to_string(),
+        at: at.clone(),
+    }))
+}
+
+/// The file of the `n`-th repair's moved lines of session `id`.
+pub fn damaged_path(dir: &Path, id: &SessionId, n: u32) -> PathBuf {
+    dir.join(format!("{id}.damaged-{n}"))
+}
+
+impl Session {
+    /// The first line of the log that could not be read, for a session opened tolerantly
+    /// ([`SessionOptions::open_writer_tolerant`]); `None` for a sound log. While it is set, the
+    /// session holds only what came before that line, and every write is refused.
+    pub fn damage(&self) -> Option<&LogDamage> {
+        self.damage.as_ref()
+    }
+}
+
+impl SessionOptions {
+    /// Repairs session `id`'s log under its writer lease (refused while another process holds
+    /// it): every line that does not replay as written moves, byte for byte, to
+    /// `<id>.damaged-<n>`, and the log keeps the others in order. A torn last line moves too. A
+    /// sound log is left untouched. An old format-1 log is never rewritten, and a log whose header
+    /// or first head cannot be read cannot be repaired this way: both are refused, changing nothing.
+    pub fn repair(&self, dir: &Path, id: &SessionId) -> Result<Repaired> {
+        if !id.is_file_safe() {
+            return Err(SessionError::InvalidSessionId(id.to_string()));
+        }
+        let path = log::log_path(dir, id);
+        if !path.exists() {
+            return Err(SessionError::NoSuchSession { id: id.clone(), path });
+        }
+        let lease = Lease::acquire(dir, id)?;
+        let raw = RawLog::read(&path)?;
+        let refuse = |why: String| SessionError::Unrepairable {
+            path: path.clone(),
+            why,
+        };
+        let mut lines = raw.lines();
+        let Some((_, first)) = lines.next() else {
+            return Err(refuse("it has no complete line, so no header".to_string()));
+        };
+        let header = match log::classify(&path, first) {
+            Ok(Some(h)) => h,
+            Ok(None) => {
+                return Err(refuse(
+                    "it is an old (format-1) log, which is never rewritten".to_string(),
+                ))
+            }
+            Err(e) => return Err(refuse(format!("its header cannot be read ({e})"))),
+        };
+        if header.id != *id {
+            return Err(refuse(format!("its header names session `{}`", header.id)));
+        }
+        // The messages some line that reads defines: any other id a line names as its parent
+        // was in a line that cannot be read.
+        let parsed: Vec<Option<Entry>> = raw
+            .lines()
+            .skip(1)
+            .map(|(_, l)| log::parse_line(l).ok())
+            .collect();
+        // Without a line that cannot be read, no message was lost: a parent nothing defines is a
+        // broken reference, moved aside with its line.
+        let lost_some = parsed.iter().any(Option::is_none);
+        let defined: HashSet<MessageId> = parsed
+            .into_iter()
+            .flatten()
+            .filter_map(|e| match e {
+                Entry::Message(m) => Some(m.id),
+                Entry::Note(n) => Some(n.id),
+                Entry::Summary(s) => Some(s.id),
+                _ => None,
+            })
+            .collect();
+        let mut index = Index::default();
+        let mut kept: Vec<Cow<'_, [u8]>> = vec![Cow::Borrowed(first)];
+        let mut moved: Vec<(MovedLine, &[u8])> = Vec::new();
+        let mut placeholders = 0;
+        let mut count = 1;
+        for (n, line) in lines {
+            count = n;
+            let entry = match log::parse_line(line) {
+                Ok(entry) => entry,
+                Err(e) => {
+                    let reason = format!("cannot be read: {e}");
+                    moved.push((MovedLine { line: n, reason }, line));
+                    continue;
+                }
+            };
+            if let Some(note) = lost_some.then(|| placeholder(&index, &defined, &entry)).flatten() {
+                let bytes = log::encode(std::slice::from_ref(&note))?;
+                if index.apply(note).is_ok() {
+                    placeholders += 1;
+                    kept.push(Cow::Owned(bytes[..bytes.len() - 1].to_vec()));
+                }
+            }
+            match index.apply(entry) {
+                Ok(()) => kept.push(Cow::Borrowed(line)),
+                Err(d) => {
+                    let reason = format!("refers to what the log does not hold: {d}");
+                    moved.push((MovedLine { line: n, reason }, line));
+                }
+            }
+        }
+        if let Some(tail) = raw.torn() {
+            let reason = "a torn last line (no newline at its end)".to_string();
+            moved.push((
+                MovedLine {
+                    line: count + 1,
+                    reason,
+                },
+                tail,
+            ));
+        }
+        if index.heads.is_empty() {
+            return Err(refuse(
+                "its first head (the `fork` line of kind `main`) cannot be read".to_string(),
+            ));
+        }
+        if moved.is_empty() {
+            return Ok(Repaired {
+                log: path,
+                moved: Vec::new(),
+                moved_to: None,
+                lines_kept: kept.len(),
+                placeholders: 0,
+            });
+        }
+        let mut aside = Vec::new();
+        for (m, bytes) in &moved {
+            aside.extend_from_slice(bytes);
+            if m.line <= count {
+                aside.push(b'\n');
+            }
+        }
+        let moved_to = self.keep_aside(dir, id, &aside)?;
+        let mut body = Vec::with_capacity(raw.complete);
+        for line in &kept {
+            body.extend_from_slice(line);
+            body.push(b'\n');
+        }
+        let lines_kept = kept.len() - placeholders;
+        self.fs
+            .write_atomic(&path, &body)
+            .at("write the repaired log", &path)?;
+        drop(lease);
+        Ok(Repaired {
+            log: path,
+            moved: moved.into_iter().map(|(m, _)| m).collect(),
+            moved_to: Some(moved_to),
+            lines_kept,
+            placeholders,
+        })
+    }
+
+    /// Writes `bytes` durably to the first `<id>.damaged-<n>` that is free, or reuses one that
+    /// holds exactly them (a repair run again after a crash).
+    fn keep_aside(&self, dir: &Path, id: &SessionId, bytes: &[u8]) -> Result<PathBuf> {
+        let mut n = 1u32;
+        loop {
+            let p = damaged_path(dir, id, n);
+            match retrace_fsutil::read_regular(&p) {
+                Ok(existing) if existing == bytes => return Ok(p),
+                Ok(_) => n += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    self.fs
+                        .write_atomic(&p, bytes)
+                        .at("keep the lines moved out of the log in", &p)?;
+                    return Ok(p);
+                }
+                Err(e) => return Err(e).at("read", &p),
+            }
+        }
+    }
+}
