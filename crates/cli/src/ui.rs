@@ -55,8 +55,14 @@ pub fn run(cfg: &Config, a: UiArgs<'_>) -> CmdResult {
         Some(BashSetting::Deny) => BashPolicy::Deny,
         Some(BashSetting::Ask) | None => BashPolicy::Ask,
     };
+    // A resumed session keeps its own model unless one is given.
+    let own_model = (a.session.is_some() || a.continue_latest) && a.model.is_none() && a.base_url.is_none();
     with_service(opts, async |svc: &Service| {
         let h = open(svc, &a).await?;
+        let spec = match h.recorded_model().await? {
+            Some(own) if own_model => own,
+            _ => spec.clone(),
+        };
         let mut run = RunOptions {
             model: Some(spec.clone()),
             ..RunOptions::default()
@@ -67,6 +73,23 @@ pub fn run(cfg: &Config, a: UiArgs<'_>) -> CmdResult {
         let ended = retrace_tui::run(svc.clone(), h, run).await.map_err(tui_failure)?;
         resume_hint(&ended);
         Ok(exit_code(&ended))
+    })
+}
+
+/// Gives a resumed session the model its log records (else `default`); one that cannot be used
+/// is an error that names it and says how to choose another.
+pub async fn keep_own_model(h: &SessionHandle, default: ModelSpec) -> Result<(), retrace_protocol::Error> {
+    let Some(own) = h.recorded_model().await? else {
+        return h.set_model(default).await;
+    };
+    h.set_model(own.clone()).await.map_err(|e| {
+        retrace_protocol::Error::new(
+            e.code,
+            format!(
+                "this session's model `{own}` cannot be used: {}; give --model to choose another",
+                e.message
+            ),
+        )
     })
 }
 

@@ -104,9 +104,14 @@ impl Registry {
         Ok(h)
     }
 
-    /// Gives a session the server's model, if it has one (a model that cannot be used now fails
-    /// the turns, with `model`, instead of the opening).
+    /// Gives a session its own model (the one its log records), else the server's, if it has one
+    /// (a model that cannot be used now fails the turns, with `model`, instead of the opening).
     async fn give_model(&self, h: &SessionHandle) {
+        if let Ok(Some(own)) = h.recorded_model().await {
+            if h.set_model(own).await.is_ok() {
+                return;
+            }
+        }
         if let Some(spec) = &self.model {
             let _ = h.set_model(spec.clone()).await;
         }

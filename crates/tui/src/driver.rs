@@ -424,9 +424,11 @@ impl Reply {
     }
 }
 
-/// Opens session `id` for `/sessions`, with the UI's model, its status and transcript.
+/// Opens session `id` for `/sessions`, with its own model (the one its log records) else the
+/// UI's, its status and transcript.
 async fn open_session(svc: &Service, id: &str, model: Option<ModelSpec>) -> Result<Opened, Error> {
     let handle = svc.open(id, None).await?;
+    let model = handle.recorded_model().await.ok().flatten().or(model);
     let model_error = match model {
         Some(m) => handle.set_model(m).await.err(),
         None => None,
