@@ -188,7 +188,7 @@ try {
 
   // Both files edited by hand and skipped: nothing changed, and the banner says so (it said
   // "Restored code to before turn 0", with no Undo).
-  const two = fs.readFileSync(file("two.txt"), "utf8");
+  const twoText = fs.readFileSync(file("two.txt"), "utf8");
   fs.writeFileSync(file("two.txt"), "mine too\n");
   await first.hover();
   await first.getByRole("button", { name: "Restore code" }).click();
@@ -198,7 +198,7 @@ try {
   if ((await page.locator("#banner").textContent()).includes("Restored")) throw new Error("a restore that changed nothing says Restored");
   if (fs.readFileSync(file("two.txt"), "utf8") !== "mine too\n") throw new Error("a skipped conflict was written");
   await page.locator("#banner").getByRole("button", { name: "Dismiss" }).click();
-  fs.writeFileSync(file("two.txt"), two);
+  fs.writeFileSync(file("two.txt"), twoText);
 
   // Restore the conversation to the second turn (keyboard focus shows the controls too).
   const second = page.locator(".msg.user").nth(1);
