@@ -76,7 +76,7 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
             (None, false) => svc.create(&workspace_arg(a.workspace)?).await?,
         };
         if own_model {
-            crate::ui::keep_own_model(&h, spec.clone()).await?;
+            crate::ui::keep_own_model(&h, spec.clone(), cfg).await?;
         }
         let signals = tokio::spawn(cancel_on_signals(h.clone(), "the turn"));
         let out = one_turn(&h, a.prompt, a.plan, json).await;

@@ -93,6 +93,14 @@ fn exec_continue_and_session_keep_the_sessions_model_unless_one_is_given() {
     let specs: Vec<&str> = lines.iter().map(|l| l["spec"].as_str().unwrap()).collect();
     assert_eq!(specs, [script_model.as_str(), "demo"], "{lines:?}");
     assert!(lines.iter().all(|l| l["at"].is_string()), "{lines:?}");
+    // Nothing but the choice: no key, nor the name of a variable to read one from.
+    for l in &lines {
+        let keys: Vec<&String> = l.as_object().unwrap().keys().collect();
+        assert!(
+            keys.iter().all(|k| ["type", "spec", "base_url", "at"].contains(&k.as_str())),
+            "{l}"
+        );
+    }
 }
 
 #[test]

@@ -231,11 +231,9 @@ impl Actor {
         }
         if let Some(spec) = &self.spec {
             // The model this turn runs with is the one a resumed session keeps.
-            self.core().session.record_model(
-                &spec.to_string(),
-                spec.base_url.as_deref(),
-                spec.api_key_env.as_deref(),
-            )?;
+            self.core()
+                .session
+                .record_model(&spec.to_string(), spec.base_url.as_deref())?;
         }
         let (accepted, history) = self.core().begin_turn(prompt)?;
         let Some(mut agent) = self.agent.take() else {

@@ -119,7 +119,6 @@ impl SessionHandle {
             Ok(a.core().session.model().and_then(|m| {
                 let mut spec = ModelSpec::parse(&m.spec).ok()?;
                 spec.base_url = m.base_url.clone();
-                spec.api_key_env = m.api_key_env.clone();
                 Some(spec)
             }))
         })

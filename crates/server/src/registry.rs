@@ -108,7 +108,13 @@ impl Registry {
     /// (a model that cannot be used now fails the turns, with `model`, instead of the opening).
     async fn give_model(&self, h: &SessionHandle) {
         if let Ok(Some(own)) = h.recorded_model().await {
-            if h.set_model(own).await.is_ok() {
+            // The log records no key variable: the server's resolver gives the provider's.
+            let mut spec = (self.resolve)(&own.to_string()).unwrap_or_else(|_| own.clone());
+            if own.base_url.is_some() && spec.base_url != own.base_url {
+                spec.base_url = own.base_url;
+                spec.api_key_env = None;
+            }
+            if h.set_model(spec).await.is_ok() {
                 return;
             }
         }

@@ -143,7 +143,8 @@ pub struct PlanModeEntry {
     pub at: String,
 }
 
-/// A `model` line: the model choice, never a secret (a key's variable name at most).
+/// A `model` line: the model choice, never a secret (nor where a key is read from: the frontend
+/// that reopens the session takes that from its own configuration).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelEntry {
     /// The model as `--model` takes it: `demo`, `script:/path/to/file`, `openai:gpt-4o`.
@@ -151,9 +152,6 @@ pub struct ModelEntry {
     /// The API root it was given, if another than the provider's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
-    /// The environment variable its key is read from, if another than the provider's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_key_env: Option<String>,
     /// When (RFC 3339).
     pub at: String,
 }

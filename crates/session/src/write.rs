@@ -328,18 +328,15 @@ impl Session {
         self.commit(vec![entry], true)
     }
 
-    /// Records the model the next turn runs with (`spec` as `--model` takes it, its base URL and
-    /// key variable if other than the provider's). The model in effect writes nothing.
-    pub fn record_model(
-        &mut self,
-        spec: &str,
-        base_url: Option<&str>,
-        api_key_env: Option<&str>,
-    ) -> Result<()> {
+    /// Records the model the next turn runs with (`spec` as `--model` takes it, and its base URL
+    /// if other than the provider's). The model in effect writes nothing.
+    pub fn record_model(&mut self, spec: &str, base_url: Option<&str>) -> Result<()> {
         self.check_writable()?;
-        let same = self.index.model.as_ref().is_some_and(|m| {
-            m.spec == spec && m.base_url.as_deref() == base_url && m.api_key_env.as_deref() == api_key_env
-        });
+        let same = self
+            .index
+            .model
+            .as_ref()
+            .is_some_and(|m| m.spec == spec && m.base_url.as_deref() == base_url);
         if same {
             return Ok(());
         }
@@ -347,7 +344,6 @@ impl Session {
         let entry = Entry::Model(crate::entry::ModelEntry {
             spec: spec.to_string(),
             base_url: base_url.map(str::to_string),
-            api_key_env: api_key_env.map(str::to_string),
             at: self.opts.now()?,
         });
         self.commit(vec![entry], false)

@@ -530,6 +530,12 @@ impl App {
                 tool,
                 command,
             } => {
+                if self.approvals.is_empty() {
+                    // A new box, though its call id may repeat one answered before (some servers
+                    // number calls per response): its guard starts when it is drawn.
+                    self.approval_shown = None;
+                    self.approval_choice = None;
+                }
                 self.approvals.push(Approval {
                     call_id,
                     tool,

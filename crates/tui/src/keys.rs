@@ -210,6 +210,7 @@ impl App {
         self.approval_hint = None;
         self.approval_choice = None;
         self.approval_typed = None;
+        self.approval_shown = None;
         let a = self.approvals.remove(0);
         vec![Effect::Approve {
             call_id: a.call_id,

@@ -147,3 +147,21 @@ fn the_box_says_what_for_the_session_covers_and_that_files_stay_changed() {
         assert!(screen.contains(said), "{said:?} is not said:\n{screen}");
     }
 }
+
+/// Some servers number tool calls per response (`call_0` every time): a later approval with the
+/// id of one answered before still waits for its own box.
+#[test]
+fn a_repeated_call_id_gets_a_guard_of_its_own() {
+    let clock = Clock::new();
+    let mut app = asking("ls");
+    app.on_drawn(clock.at(0));
+    assert_eq!(app.on_key(key(KeyCode::Char('y')), clock.at(GUARD)).len(), 1);
+    app.on_event(Event::ApprovalRequested {
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        command: "rm -r build".into(),
+    });
+    assert_eq!(app.on_key(key(KeyCode::Char('y')), clock.at(3 * GUARD)), vec![]);
+    assert_eq!(app.screen(), Screen::Approval);
+    assert_eq!(app.input().text(), "y");
+}
