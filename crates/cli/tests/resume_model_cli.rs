@@ -97,7 +97,8 @@ fn exec_continue_and_session_keep_the_sessions_model_unless_one_is_given() {
     for l in &lines {
         let keys: Vec<&String> = l.as_object().unwrap().keys().collect();
         assert!(
-            keys.iter().all(|k| ["type", "spec", "base_url", "at"].contains(&k.as_str())),
+            keys.iter()
+                .all(|k| ["type", "spec", "base_url", "at"].contains(&k.as_str())),
             "{l}"
         );
     }

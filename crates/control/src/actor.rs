@@ -230,10 +230,10 @@ impl Actor {
             return Err(Self::no_model());
         }
         if let Some(spec) = &self.spec {
-            // The model this turn runs with is the one a resumed session keeps.
-            self.core()
-                .session
-                .record_model(&spec.to_string(), spec.base_url.as_deref())?;
+            // The model this turn runs with is the one a resumed session keeps (nothing is
+            // written for a prompt the turn refuses).
+            crate::core::check_prompt(prompt)?;
+            self.core().record_model(spec)?;
         }
         let (accepted, history) = self.core().begin_turn(prompt)?;
         let Some(mut agent) = self.agent.take() else {
