@@ -75,7 +75,10 @@ fn bounded(from: impl std::io::Read, what: &str) -> Result<String, Failure> {
 pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
     retrace_control::check_prompt(a.prompt)?;
     let spec = model_spec(cfg, a.model, a.base_url)?;
-    let mut opts = service_options(cfg, Some(spec), a.allow_bash)?;
+    // A resumed session keeps its own model unless one is given: it is set once the session is
+    // open (the configured one is for new sessions and sessions that record none).
+    let own_model = (a.session.is_some() || a.continue_latest) && a.model.is_none() && a.base_url.is_none();
+    let mut opts = service_options(cfg, (!own_model).then(|| spec.clone()), a.allow_bash)?;
     opts.event_buffer = EXEC_EVENT_BUFFER;
     if let Some(n) = a.max_steps {
         opts.max_steps = n as usize;
@@ -99,6 +102,9 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
             (None, true) => svc.open_latest(&workspace_arg(a.workspace)?).await?,
             (None, false) => svc.create(&workspace_arg(a.workspace)?).await?,
         };
+        if own_model {
+            crate::ui::keep_own_model(&h, spec.clone(), cfg).await?;
+        }
         let signals = tokio::spawn(cancel_on_signals(h.clone(), "the turn"));
         let out = one_turn(&h, a.prompt, a.plan, json).await;
         signals.abort();

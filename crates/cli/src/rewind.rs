@@ -94,13 +94,12 @@ fn print_result(r: &RewindResult, asked: &str, json: bool) -> Result<(), Failure
     for c in r.conflicts.iter().filter(|c| !done(&c.path)) {
         println!("  left alone ({}) {}", c.reason.as_str(), shown_path(&c.path));
     }
-    if r.files_written.is_empty()
-        && r.files_deleted.is_empty()
-        && r.conflicts.is_empty()
-        && !r.conversation_forked
-        && r.error.is_none()
-    {
+    let nothing_changed = r.files_written.is_empty() && r.files_deleted.is_empty() && r.error.is_none();
+    if nothing_changed && r.conflicts.is_empty() && !r.conversation_forked {
         println!("  nothing to restore: every file is already as it was");
+    } else if nothing_changed && !r.conflicts.is_empty() {
+        // Every file there was to restore was skipped: say so, not just list them.
+        println!("  no file changed: every file to restore was left alone");
     }
     if let Some(tx) = &r.transaction_id {
         let undo = match (r.undo_available, r.session_id.as_str() == asked) {

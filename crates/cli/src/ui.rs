@@ -55,8 +55,14 @@ pub fn run(cfg: &Config, a: UiArgs<'_>) -> CmdResult {
         Some(BashSetting::Deny) => BashPolicy::Deny,
         Some(BashSetting::Ask) | None => BashPolicy::Ask,
     };
+    // A resumed session keeps its own model unless one is given.
+    let own_model = (a.session.is_some() || a.continue_latest) && a.model.is_none() && a.base_url.is_none();
     with_service(opts, async |svc: &Service| {
         let h = open(svc, &a).await?;
+        let spec = match h.recorded_model().await? {
+            Some(own) if own_model => as_configured(cfg, own),
+            _ => spec.clone(),
+        };
         let mut run = RunOptions {
             model: Some(spec.clone()),
             ..RunOptions::default()
@@ -67,6 +73,41 @@ pub fn run(cfg: &Config, a: UiArgs<'_>) -> CmdResult {
         let ended = retrace_tui::run(svc.clone(), h, run).await.map_err(tui_failure)?;
         resume_hint(&ended);
         Ok(exit_code(&ended))
+    })
+}
+
+/// A session's recorded model as `cfg` runs it: the log records no key variable, so the one the
+/// config gives its provider is used; a base URL the log records and the config does not give is
+/// kept, with the provider's own key variable.
+pub fn as_configured(cfg: &Config, own: ModelSpec) -> ModelSpec {
+    let Ok(mut spec) = model_spec(cfg, Some(&own.to_string()), None) else {
+        return own;
+    };
+    if own.base_url.is_some() && spec.base_url != own.base_url {
+        spec.base_url = own.base_url;
+        spec.api_key_env = None;
+    }
+    spec
+}
+
+/// Gives a resumed session the model its log records (else `default`); one that cannot be used
+/// is an error that names it and says how to choose another.
+pub async fn keep_own_model(
+    h: &SessionHandle,
+    default: ModelSpec,
+    cfg: &Config,
+) -> Result<(), retrace_protocol::Error> {
+    let Some(own) = h.recorded_model().await?.map(|own| as_configured(cfg, own)) else {
+        return h.set_model(default).await;
+    };
+    h.set_model(own.clone()).await.map_err(|e| {
+        retrace_protocol::Error::new(
+            e.code,
+            format!(
+                "this session's model `{own}` cannot be used: {}; give --model to choose another",
+                e.message
+            ),
+        )
     })
 }
 

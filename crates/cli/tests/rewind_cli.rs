@@ -1577,3 +1577,30 @@ fn summarize_answers_before_it_needs_a_model() {
     assert!(stderr.contains("DEEPSEEK_API_KEY"), "{stderr}");
     assert_eq!(env.everything(), before, "nothing changed");
 }
+
+/// Found by a new user's trial: a restore whose every file was skipped read like one that did
+/// something. The human output lists the skipped file and says plainly that no file changed.
+#[test]
+fn a_restore_that_skips_every_file_says_no_file_changed() {
+    let env = Env::new();
+    let id = env.start("zero", turn_of(vec![write("a.txt", "a0\n")]));
+    env.exec(Some(&id), "one", turn_of(vec![edit("a.txt", "a0", "a1")]), &[]);
+    env.put("a.txt", b"my own edit\n");
+    let out = env.run(&[
+        "rewind",
+        "--session",
+        &id,
+        "--turn",
+        "1",
+        "--scope",
+        "code",
+        "--on-conflict",
+        "skip",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("left alone (manual_edit) a.txt") && text.contains("no file changed"),
+        "{text}"
+    );
+    assert_eq!(env.read("a.txt"), b"my own edit\n");
+}

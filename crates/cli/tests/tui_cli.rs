@@ -467,6 +467,8 @@ fn closing_the_terminal_during_a_shell_command_stops_the_turn() {
     t.text("go");
     t.keys(&["Enter"]);
     t.wait("the approval", |s| s.contains("Run this shell command?"));
+    // Keys within the approval's guard time after it showed are typing, not an answer.
+    std::thread::sleep(Duration::from_millis(700));
     t.keys(&["a"]);
     t.wait("the shell to start", |s| !s.contains("Run this shell command?"));
     let pid = t.pane("#{pane_pid}");
@@ -480,4 +482,89 @@ fn closing_the_terminal_during_a_shell_command_stops_the_turn() {
     std::thread::sleep(Duration::from_secs(4));
     assert!(!ws.join("late.txt").exists(), "the shell command ran on");
     assert!(!ws.join("after.txt").exists(), "the turn went on");
+}
+
+/// Found by a new user's trial: text typed while a turn ran answered the shell approval that came
+/// up meanwhile ("typing while waiting" approved `rm README.md` with its `y`). Keys typed ahead
+/// of the box, or within its guard time, never answer it; they go to the input.
+#[test]
+fn typing_ahead_never_answers_a_shell_approval() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(ws.join("README.md"), "read me\n").unwrap();
+    let args = script_args(
+        tmp.path(),
+        &ws,
+        json!({"responses": [
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "README.md"}}]},
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "rm README.md"}}]},
+            {"content": "done"}
+        ]}),
+    );
+    let Some(t) = launch(tmp.path(), "retrace-typeahead", (100, 30), &args, false) else {
+        return;
+    };
+    t.text("tidy up");
+    t.keys(&["Enter"]);
+    // Typed on at a brisk pace while the turn runs and its approval comes up: every `y`, `a` and
+    // `n` of it lands before the box or within its guard time.
+    let typed = "yes and then you typing while waiting";
+    for c in typed.chars() {
+        t.text(&c.to_string());
+        std::thread::sleep(Duration::from_millis(40));
+    }
+    t.wait("the approval", |s| s.contains("Run this shell command?"));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        t.screen().contains("Run this shell command?"),
+        "the typing answered the approval:\n{}",
+        t.screen()
+    );
+    assert!(
+        ws.join("README.md").exists(),
+        "the typing approved `rm README.md`"
+    );
+    // A deliberate answer after the guard: deny.
+    std::thread::sleep(Duration::from_millis(700));
+    t.keys(&["n"]);
+    t.wait("the turn to end", |s| {
+        s.contains("done") && !s.contains("Run this shell command?")
+    });
+    assert!(ws.join("README.md").exists(), "the command ran");
+    t.wait("the typed text in the input", |s| s.contains(typed));
+}
+
+/// Found by a new user's trial: `retrace -c` reopened a session started with `--model demo` with
+/// no model. A resumed session keeps its model unless `--model` is given.
+#[test]
+fn continue_keeps_the_sessions_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let out = support::isolated_retrace(tmp.path())
+        .args(["exec", "--workspace"])
+        .arg(&ws)
+        .args(["--model", "demo", "make notes"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let args = vec![
+        "--workspace".to_string(),
+        ws.display().to_string(),
+        "--continue".to_string(),
+    ];
+    let Some(t) = launch(tmp.path(), "retrace-continue-model", (100, 30), &args, false) else {
+        return;
+    };
+    t.wait("the demo model in the status line", |s| {
+        s.lines().last().is_some_and(|l| l.starts_with("demo ·"))
+            || s.lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .is_some_and(|l| l.starts_with("demo ·"))
+    });
+    t.text("review them");
+    t.keys(&["Enter"]);
+    t.wait("the demo's answer", |s| s.contains("Demo turn 2"));
 }

@@ -229,6 +229,12 @@ impl Actor {
         if self.agent.is_none() {
             return Err(Self::no_model());
         }
+        if let Some(spec) = &self.spec {
+            // The model this turn runs with is the one a resumed session keeps (nothing is
+            // written for a prompt the turn refuses).
+            crate::core::check_prompt(prompt)?;
+            self.core().record_model(spec)?;
+        }
         let (accepted, history) = self.core().begin_turn(prompt)?;
         let Some(mut agent) = self.agent.take() else {
             return Err(Self::no_model());

@@ -273,6 +273,15 @@ impl Core {
         Ok(())
     }
 
+    /// Records the model the next turn runs with in the log (written only when it changed; an old
+    /// flat log is moved to a new session first, as for any write).
+    pub(crate) fn record_model(&mut self, spec: &retrace_protocol::ModelSpec) -> Result<()> {
+        self.upgrade_if_flat()?;
+        self.session
+            .record_model(&spec.to_string(), spec.base_url.as_deref())?;
+        Ok(())
+    }
+
     /// Starts a turn: the checkpoint first (number, prompt, boundary, head), then the user message,
     /// then `turn_started`. Returns the turn and the head's conversation for the model.
     pub(crate) fn begin_turn(&mut self, prompt: &str) -> Result<(TurnAccepted, Vec<ChatMessage>)> {

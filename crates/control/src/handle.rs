@@ -111,6 +111,20 @@ impl SessionHandle {
         self.call(move |a| a.set_model(&spec)).await
     }
 
+    /// The model the session's log records (that of its latest turn), which a resumed session
+    /// keeps unless another is chosen; `None` for a session that records none (or whose record
+    /// no longer parses).
+    pub async fn recorded_model(&self) -> Result<Option<ModelSpec>, Error> {
+        self.call(|a| {
+            Ok(a.core().session.model().and_then(|m| {
+                let mut spec = ModelSpec::parse(&m.spec).ok()?;
+                spec.base_url = m.base_url.clone();
+                Some(spec)
+            }))
+        })
+        .await
+    }
+
     /// The checkpoint list of SPEC §7, seen from the selected head, with what the sidecar costs.
     pub async fn checkpoints(&self) -> Result<CheckpointListing, Error> {
         self.call(|a| a.core().checkpoints()).await

@@ -288,11 +288,12 @@ impl Service {
         let opts = self.inner.opts.clone();
         Arc::new(move |spec: &ModelSpec| {
             let model = open_model(spec, &ModelOptions::default(), &*env)?;
-            Ok(Agent::new(
-                workspace_of(&root, &opts)?,
-                model,
-                agent_config(&opts, spec),
-            ))
+            let mut ws = workspace_of(&root, &opts)?;
+            if let Some(var) = &spec.api_key_env {
+                // The key of a model set after opening (a resumed session's own) is hidden too.
+                ws = ws.with_hidden_env(var);
+            }
+            Ok(Agent::new(ws, model, agent_config(&opts, spec)))
         })
     }
 

@@ -14,7 +14,8 @@
 //! The first step of a turn makes the variant's calls. If any of them failed — after a rewind of the
 //! code alone the files may not be where this conversation left them — the second step recreates what
 //! the failed edit would have produced with `write_file` (a failed delete needs nothing). Then it ends
-//! the turn with a short text quoting the prompt. A tool result counts as failed when it starts with
+//! the turn with a short text quoting the prompt that says what happened as the tool results tell it
+//! (which calls worked, which failed and why, what was recreated), naming no frontend's keys. A tool result counts as failed when it starts with
 //! `error` or `failed`, or says `not found`, `no such file`, `does not exist` or `changed since`.
 //!
 //! A summarization request ([`crate::SUMMARY_PROMPT`]) gets a fixed-form summary listing the requests.
@@ -73,7 +74,7 @@ impl DemoModel {
             if !req.tools.is_empty() && !req.tools.iter().any(|t| t.name == "write_file") {
                 // Plan mode (only the read tools are offered): say what would be done, do nothing.
                 return text_response(format!(
-                    "Plan for \"{prompt}\" (plan mode is on, so nothing is changed): {} Turn plan mode off (/plan or Shift+Tab, or `retrace exec` without --plan) to have it done.",
+                    "Plan for \"{prompt}\" (plan mode is on, so nothing is changed): {} Turn plan mode off to have it done.",
                     text.trim_end_matches('.').to_string() + "."
                 ));
             }
@@ -87,15 +88,74 @@ impl DemoModel {
                 return calls_response(text.into(), calls, turn, 1);
             }
         }
-        let recovered = if steps > 1 || !failed.is_empty() {
-            " Some files had changed underneath me, so I wrote them afresh."
-        } else {
-            ""
-        };
-        text_response(format!(
-            "Demo turn {turn}: {} for \"{prompt}\".{recovered} Try a rewind: press Esc twice or type /rewind.",
+        text_response(closing(turn, variant, &prompt, after))
+    }
+}
+
+/// The turn's closing text, from the tool results it got: what worked, what failed, and what was
+/// written again; never a claim the results do not bear out, and no frontend's keys.
+fn closing(turn: usize, variant: usize, prompt: &str, after: &[ChatMessage]) -> String {
+    let steps: Vec<Vec<(ToolCall, Option<String>)>> = after
+        .iter()
+        .filter(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
+        .map(|m| {
+            m.tool_calls
+                .iter()
+                .map(|c| (c.clone(), failure(c, after)))
+                .collect()
+        })
+        .collect();
+    if steps.iter().flatten().all(|(_, failed)| failed.is_none()) {
+        return format!(
+            "Demo turn {turn}: {} for \"{prompt}\". Try a rewind to before this turn: it takes all of this back.",
             DONE[variant]
-        ))
+        );
+    }
+    let mut said = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        for (call, failed) in step {
+            let what = described(call);
+            said.push(match (i, failed) {
+                (0, None) => format!("{what} worked"),
+                (0, Some(why)) => format!("{what} failed ({why})"),
+                (_, None) => format!("{what} (recreating it) worked"),
+                (_, Some(why)) => format!("{what} (recreating it) failed too ({why})"),
+            });
+        }
+    }
+    let changed = steps
+        .iter()
+        .flatten()
+        .any(|(call, failed)| failed.is_none() && !matches!(call.name.as_str(), "read_file" | "list_dir"));
+    let end = if changed {
+        "Try a rewind to before this turn: it takes back what changed."
+    } else {
+        "No file was changed."
+    };
+    format!("Demo turn {turn} for \"{prompt}\": {}. {end}", said.join("; "))
+}
+
+/// A call as a few words: the tool and the file(s) it names.
+fn described(call: &ToolCall) -> String {
+    let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+    let s = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
+    match (s("path"), s("from"), s("to")) {
+        (Some(p), _, _) => format!("{} {p}", call.name),
+        (None, Some(f), Some(t)) => format!("{} {f} → {t}", call.name),
+        _ => call.name.clone(),
+    }
+}
+
+/// Why `call` failed, as its result's first line, or `None` if it worked. A call with no result
+/// did not work either.
+fn failure(call: &ToolCall, after: &[ChatMessage]) -> Option<String> {
+    match after
+        .iter()
+        .find(|r| r.role == Role::Tool && r.tool_call_id.as_deref() == Some(&call.id))
+    {
+        Some(r) if looks_failed(&r.content) => Some(first_line(&r.content)),
+        Some(_) => None,
+        None => Some("no result".to_string()),
     }
 }
 

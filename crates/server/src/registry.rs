@@ -104,9 +104,20 @@ impl Registry {
         Ok(h)
     }
 
-    /// Gives a session the server's model, if it has one (a model that cannot be used now fails
-    /// the turns, with `model`, instead of the opening).
+    /// Gives a session its own model (the one its log records), else the server's, if it has one
+    /// (a model that cannot be used now fails the turns, with `model`, instead of the opening).
     async fn give_model(&self, h: &SessionHandle) {
+        if let Ok(Some(own)) = h.recorded_model().await {
+            // The log records no key variable: the server's resolver gives the provider's.
+            let mut spec = (self.resolve)(&own.to_string()).unwrap_or_else(|_| own.clone());
+            if own.base_url.is_some() && spec.base_url != own.base_url {
+                spec.base_url = own.base_url;
+                spec.api_key_env = None;
+            }
+            if h.set_model(spec).await.is_ok() {
+                return;
+            }
+        }
         if let Some(spec) = &self.model {
             let _ = h.set_model(spec.clone()).await;
         }

@@ -34,6 +34,9 @@ pub enum Entry {
     Note(NoteEntry),
     /// Plan mode was turned on or off for the session (the last such line is in effect).
     PlanMode(PlanModeEntry),
+    /// The model a turn ran with, when it differs from the last one recorded (the last such line
+    /// is the model a resumed session keeps).
+    Model(ModelEntry),
 }
 
 /// The header line.
@@ -136,6 +139,19 @@ pub struct HeadEvent {
 pub struct PlanModeEntry {
     /// Whether plan mode is on from here.
     pub on: bool,
+    /// When (RFC 3339).
+    pub at: String,
+}
+
+/// A `model` line: the model choice, never a secret (nor where a key is read from: the frontend
+/// that reopens the session takes that from its own configuration).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelEntry {
+    /// The model as `--model` takes it: `demo`, `script:/path/to/file`, `openai:gpt-4o`.
+    pub spec: String,
+    /// The API root it was given, if another than the provider's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
     /// When (RFC 3339).
     pub at: String,
 }

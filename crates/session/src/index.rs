@@ -84,6 +84,8 @@ pub(crate) struct Index {
     pub(crate) selected: Option<usize>,
     /// Whether plan mode is on (the last `plan_mode` line).
     pub(crate) plan_mode: bool,
+    /// The model of the last `model` line.
+    pub(crate) model: Option<crate::entry::ModelEntry>,
     /// Entries applied (the header not counted).
     pub(crate) entries: u64,
 }

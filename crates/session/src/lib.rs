@@ -51,8 +51,8 @@ mod view;
 mod write;
 
 pub use entry::{
-    Entry, ForkEntry, ForkedFrom, HeadEvent, HeadKind, Header, MessageEntry, NoteEntry, PathRange,
-    PlanModeEntry, Role, SummaryEntry, SummaryMode, ToolCall, TurnEntry, FORMAT,
+    Entry, ForkEntry, ForkedFrom, HeadEvent, HeadKind, Header, MessageEntry, ModelEntry, NoteEntry,
+    PathRange, PlanModeEntry, Role, SummaryEntry, SummaryMode, ToolCall, TurnEntry, FORMAT,
 };
 pub use error::{Result, SessionError};
 pub use ids::{HeadId, MessageId, SessionId, MAIN_HEAD};

@@ -322,6 +322,12 @@ impl Session {
         self.index.entries
     }
 
+    /// The model the last `model` line records (the model of the session's latest turn that
+    /// recorded one), if any.
+    pub fn model(&self) -> Option<&crate::entry::ModelEntry> {
+        self.index.model.as_ref()
+    }
+
     /// Whether plan mode is on (the last `plan_mode` line; off when there is none).
     pub fn plan_mode(&self) -> bool {
         self.index.plan_mode

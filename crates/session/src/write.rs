@@ -328,6 +328,27 @@ impl Session {
         self.commit(vec![entry], true)
     }
 
+    /// Records the model the next turn runs with (`spec` as `--model` takes it, and its base URL
+    /// if other than the provider's). The model in effect writes nothing.
+    pub fn record_model(&mut self, spec: &str, base_url: Option<&str>) -> Result<()> {
+        self.check_writable()?;
+        let same = self
+            .index
+            .model
+            .as_ref()
+            .is_some_and(|m| m.spec == spec && m.base_url.as_deref() == base_url);
+        if same {
+            return Ok(());
+        }
+        self.upgrade()?;
+        let entry = Entry::Model(crate::entry::ModelEntry {
+            spec: spec.to_string(),
+            base_url: base_url.map(str::to_string),
+            at: self.opts.now()?,
+        });
+        self.commit(vec![entry], false)
+    }
+
     /// Retires `head`: it stays readable and can be forked from, but is no longer offered. Refused
     /// for the selected head and for a head already retired.
     pub fn retire(&mut self, head: &HeadId) -> Result<()> {

@@ -20,6 +20,9 @@ use crate::view::ChatLayoutCache;
 
 /// Esc twice within this opens the rewind picker.
 pub const DOUBLE_ESC: Duration = Duration::from_millis(600);
+/// An approval takes no answer until its box has been on the screen this long, and not until
+/// this long after the last key it held back: keys typed ahead for the input never answer it.
+pub const APPROVAL_GUARD: Duration = Duration::from_millis(500);
 /// Ctrl-C twice within this (on an empty, idle input) quits.
 pub const DOUBLE_CTRL_C: Duration = Duration::from_millis(2000);
 
@@ -169,6 +172,12 @@ pub struct App {
     pub(crate) approval_scroll: usize,
     /// Why a key in the approval box did nothing (shown in the box, gone with the approval).
     pub(crate) approval_hint: Option<String>,
+    /// The first approval's call and when its box was first drawn (see [`App::on_drawn`]).
+    pub(crate) approval_shown: Option<(String, Instant)>,
+    /// When the approval box last held back a key (typing ahead goes to the input).
+    pub(crate) approval_typed: Option<Instant>,
+    /// The highlighted choice of the approval box (an index into [`APPROVAL_CHOICES`]), if any.
+    pub(crate) approval_choice: Option<usize>,
     /// The terminal's size at the last draw (the keys need it: a command must have been seen
     /// whole before it can be allowed, and nothing is chosen on a screen too small to show it).
     pub(crate) viewport: (u16, u16),
@@ -216,6 +225,9 @@ impl App {
             approvals: Vec::new(),
             approval_scroll: 0,
             approval_hint: None,
+            approval_shown: None,
+            approval_typed: None,
+            approval_choice: None,
             viewport: (80, 24),
             message: None,
             scroll: 0,
@@ -290,6 +302,43 @@ impl App {
     /// Why the last key in the approval box did nothing, if it did nothing.
     pub fn approval_hint(&self) -> Option<&str> {
         self.approval_hint.as_deref()
+    }
+
+    /// The highlighted choice of the approval box, if one is.
+    pub fn approval_choice(&self) -> Option<usize> {
+        self.approval_choice
+    }
+
+    /// Whether the approval box takes an answer from a key pressed at `now`: its box has been
+    /// drawn for [`APPROVAL_GUARD`], and no key was held back within it.
+    pub fn approval_ready(&self, now: Instant) -> bool {
+        let first = self.approvals.first().map(|a| a.call_id.as_str());
+        let shown = matches!(&self.approval_shown, Some((id, at))
+            if Some(id.as_str()) == first && now.saturating_duration_since(*at) >= APPROVAL_GUARD);
+        shown
+            && self
+                .approval_typed
+                .is_none_or(|t| now.saturating_duration_since(t) >= APPROVAL_GUARD)
+    }
+
+    /// A frame was drawn at `now`: the approval box on it (if any, and readable) starts its guard
+    /// time. The runtime calls this after each draw; tests call it to say what was seen when.
+    pub fn on_drawn(&mut self, now: Instant) {
+        let Some(first) = self.approvals.first() else {
+            self.approval_shown = None;
+            return;
+        };
+        if self.screen() != Screen::Approval || self.too_small() {
+            return;
+        }
+        if self
+            .approval_shown
+            .as_ref()
+            .is_none_or(|(id, _)| *id != first.call_id)
+        {
+            self.approval_shown = Some((first.call_id.clone(), now));
+            self.approval_choice = None;
+        }
     }
 
     /// The terminal's size, before each draw.
@@ -481,6 +530,12 @@ impl App {
                 tool,
                 command,
             } => {
+                if self.approvals.is_empty() {
+                    // A new box, though its call id may repeat one answered before (some servers
+                    // number calls per response): its guard starts when it is drawn.
+                    self.approval_shown = None;
+                    self.approval_choice = None;
+                }
                 self.approvals.push(Approval {
                     call_id,
                     tool,
@@ -565,14 +620,25 @@ impl App {
 
     /// The result of a commit or an undo.
     pub fn on_result(&mut self, result: &RewindResult) -> Vec<Effect> {
-        let written = result.files_written.len();
-        let deleted = result.files_deleted.len();
+        let undo = if result.undo_available {
+            " — /undo to take it back"
+        } else {
+            ""
+        };
         match self.awaiting.take() {
             Some(Awaiting::Commit { turn, scope }) => {
                 if result.ok {
-                    self.message = Some(format!(
-                        "rewound to turn {turn}: {written} written, {deleted} deleted — /undo to take it back"
-                    ));
+                    let what = match scope {
+                        RewindScope::Conversation => "the conversation only".to_string(),
+                        RewindScope::Code => crate::rewind::files_said(result),
+                        RewindScope::Both
+                            if result.files_written.is_empty() && result.files_deleted.is_empty() =>
+                        {
+                            format!("the conversation; {}", crate::rewind::files_said(result))
+                        }
+                        RewindScope::Both => crate::rewind::files_said(result),
+                    };
+                    self.message = Some(format!("rewound to turn {turn}: {what}{undo}"));
                     if matches!(scope, RewindScope::Conversation | RewindScope::Both) {
                         self.input.set(&result.prompt);
                     }
@@ -584,13 +650,15 @@ impl App {
                 }
             }
             Some(Awaiting::Undo) => {
-                self.message = Some(if result.ok {
-                    format!("undone: {written} written, {deleted} deleted")
-                } else {
+                self.message = Some(if !result.ok {
                     format!(
                         "undo failed: {}",
                         escape::line(result.error.as_deref().unwrap_or("nothing was undone"))
                     )
+                } else if result.files_written.is_empty() && result.files_deleted.is_empty() {
+                    "undone".to_string()
+                } else {
+                    format!("undone: {}", crate::rewind::files_said(result))
                 });
             }
             _ => return Vec::new(),

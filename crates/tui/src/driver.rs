@@ -424,9 +424,20 @@ impl Reply {
     }
 }
 
-/// Opens session `id` for `/sessions`, with the UI's model, its status and transcript.
+/// Opens session `id` for `/sessions`, with its own model (the one its log records) else the
+/// UI's, its status and transcript.
 async fn open_session(svc: &Service, id: &str, model: Option<ModelSpec>) -> Result<Opened, Error> {
     let handle = svc.open(id, None).await?;
+    let model = match handle.recorded_model().await {
+        Ok(Some(mut own)) => {
+            // The log records no key variable: the UI's model gives it for the same provider.
+            own.api_key_env = model
+                .filter(|m| m.provider == own.provider && m.base_url == own.base_url)
+                .and_then(|m| m.api_key_env);
+            Some(own)
+        }
+        _ => model,
+    };
     let model_error = match model {
         Some(m) => handle.set_model(m).await.err(),
         None => None,

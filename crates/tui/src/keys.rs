@@ -30,6 +30,7 @@ impl App {
         }
         match self.screen() {
             Screen::Chat => self.chat_key(key, now),
+            Screen::Approval => self.approval_key(key, now),
             _ => self.overlay_key(key),
         }
     }
@@ -43,7 +44,10 @@ impl App {
         }
         match self.screen() {
             Screen::Chat => Vec::new(),
-            Screen::Approval => self.approval_key(key),
+            Screen::Approval => {
+                self.approval_scroll_key(key.code);
+                Vec::new()
+            }
             Screen::Picker => self.picker_key(key),
             Screen::Menu => self.menu_key(key),
             Screen::Preview => self.preview_key(key),
@@ -99,9 +103,9 @@ impl App {
     }
 
     /// Pasted text (bracketed paste): typed into the input as it is, line breaks kept, so a
-    /// pasted newline never sends a half prompt.
+    /// pasted newline never sends a half prompt. Pasted under an approval box, it goes to the input too (it never answers the box).
     pub fn on_paste(&mut self, text: &str) {
-        if self.screen() != Screen::Chat {
+        if !matches!(self.screen(), Screen::Chat | Screen::Approval) {
             return;
         }
         self.input
@@ -114,50 +118,99 @@ impl App {
             return (0, 0);
         };
         let (w, h) = self.viewport;
-        let (body, shown) = crate::view::overlay::approval_layout(a, w, h, crate::view::Theme::new(true));
+        let (body, shown) =
+            crate::view::overlay::approval_layout(a, None, w, h, crate::view::Theme::new(true));
         let max_scroll = body.len().saturating_sub(shown);
         (max_scroll.saturating_sub(self.approval_scroll), max_scroll)
     }
 
-    fn approval_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let (below, max_scroll) = self.approval_below();
+    /// Scrolls the first approval's command; false if `code` is no scrolling key.
+    fn approval_scroll_key(&mut self, code: KeyCode) -> bool {
+        let (_, max_scroll) = self.approval_below();
         let page = usize::from(self.viewport.1.saturating_sub(8)).max(1);
-        let decision = match key.code {
-            KeyCode::Char('y') | KeyCode::Char('a') if below > 0 || self.too_small() => {
-                self.approval_hint = Some(if self.too_small() {
-                    "make the terminal larger to read the whole command".to_string()
-                } else {
-                    "read the whole command first".to_string()
-                });
-                return Vec::new();
+        self.approval_scroll = match code {
+            KeyCode::Down => (self.approval_scroll + 1).min(max_scroll),
+            KeyCode::PageDown => (self.approval_scroll + page).min(max_scroll),
+            KeyCode::Up => self.approval_scroll.saturating_sub(1),
+            KeyCode::PageUp => self.approval_scroll.saturating_sub(page),
+            _ => return false,
+        };
+        // A refusal to allow an unread command is stale once the box moved.
+        self.approval_hint = None;
+        true
+    }
+
+    /// A key in the approval box at `now`. Until the box has been seen for [`APPROVAL_GUARD`]
+    /// (and for as long as keys keep coming within it), no key answers it: what is typed goes to
+    /// the input, where it was meant to go. After that a choice is made with a key (`y`, `a`,
+    /// `n`, Esc) or by highlighting one (←/→, Tab) and pressing Enter.
+    ///
+    /// [`APPROVAL_GUARD`]: crate::app::APPROVAL_GUARD
+    fn approval_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Effect> {
+        if ctrl(&key, 'c') {
+            return vec![Effect::Cancel];
+        }
+        if self.approval_scroll_key(key.code) {
+            return Vec::new();
+        }
+        if let KeyCode::Left | KeyCode::Right | KeyCode::Tab | KeyCode::BackTab = key.code {
+            // Moving the highlight chooses nothing, so it needs no guard.
+            let n = crate::view::overlay::APPROVAL_CHOICES.len();
+            let back = matches!(key.code, KeyCode::Left | KeyCode::BackTab);
+            self.approval_choice = Some(match (self.approval_choice, back) {
+                (None, false) => 0,
+                (None, true) => n - 1,
+                (Some(i), false) => (i + 1) % n,
+                (Some(i), true) => (i + n - 1) % n,
+            });
+            return Vec::new();
+        }
+        let ready = self.approval_ready(now);
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let command_key = ready && plain && matches!(key.code, KeyCode::Char('y' | 'a' | 'n'));
+        if !ready || (!command_key && !matches!(key.code, KeyCode::Enter | KeyCode::Esc)) {
+            // Typed ahead (or typing on): the text goes to the input; the guard starts again.
+            match key.code {
+                KeyCode::Char(c) if plain => self.input.insert(c),
+                KeyCode::Backspace => self.input.backspace(),
+                _ => {}
             }
+            self.approval_typed = Some(now);
+            self.approval_hint = Some("typing went to the input · then ← → Enter, or y / a / n".into());
+            return Vec::new();
+        }
+        let (below, _) = self.approval_below();
+        let decision = match key.code {
             KeyCode::Char('y') => ApprovalDecision::Once,
             KeyCode::Char('a') => ApprovalDecision::Session,
             KeyCode::Char('n') | KeyCode::Esc => ApprovalDecision::Deny,
-            KeyCode::Char('c') if ctrl(&key, 'c') => return vec![Effect::Cancel],
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.approval_scroll = (self.approval_scroll + 1).min(max_scroll);
-                return Vec::new();
-            }
-            KeyCode::PageDown | KeyCode::Char(' ') => {
-                self.approval_scroll = (self.approval_scroll + page).min(max_scroll);
-                return Vec::new();
-            }
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.approval_scroll = self.approval_scroll.saturating_sub(1);
-                return Vec::new();
-            }
-            KeyCode::PageUp => {
-                self.approval_scroll = self.approval_scroll.saturating_sub(page);
-                return Vec::new();
-            }
+            KeyCode::Enter => match self.approval_choice {
+                Some(i) => crate::view::overlay::APPROVAL_CHOICES[i].0,
+                None => {
+                    self.approval_hint = Some("choose with ← → first, or press y, a or n".into());
+                    return Vec::new();
+                }
+            },
             _ => return Vec::new(),
         };
+        if decision != ApprovalDecision::Deny && (below > 0 || self.too_small()) {
+            self.approval_hint = Some(if self.too_small() {
+                "make the terminal larger to read the whole command".to_string()
+            } else {
+                "read the whole command first".to_string()
+            });
+            return Vec::new();
+        }
         if self.approvals.is_empty() {
             return Vec::new();
         }
         self.approval_scroll = 0;
         self.approval_hint = None;
+        self.approval_choice = None;
+        self.approval_typed = None;
+        self.approval_shown = None;
         let a = self.approvals.remove(0);
         vec![Effect::Approve {
             call_id: a.call_id,

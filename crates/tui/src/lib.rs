@@ -39,7 +39,7 @@ mod terminal;
 pub mod transcript;
 pub mod view;
 
-pub use app::{App, AppOptions, Approval, Mode, Screen, StatusInfo};
+pub use app::{App, AppOptions, Approval, Mode, Screen, StatusInfo, APPROVAL_GUARD};
 pub use driver::Driver;
 pub use effect::Effect;
 pub use error::TuiError;

@@ -219,3 +219,32 @@ impl Preview {
                 .any(|b| matches!(b, PlanBlocker::ConfirmationRequired))
     }
 }
+
+/// What a restore did to the files, skipped ones included: `1 written, 2 deleted, 1 skipped
+/// (kept as it is)`, or plainly `no file changed` when none did.
+pub(crate) fn files_said(r: &retrace_protocol::RewindResult) -> String {
+    let done = |p: &String| r.files_written.contains(p) || r.files_deleted.contains(p);
+    let skipped = r.conflicts.iter().filter(|c| !done(&c.path)).count();
+    let mut parts = Vec::new();
+    if !r.files_written.is_empty() {
+        parts.push(format!("{} written", r.files_written.len()));
+    }
+    if !r.files_deleted.is_empty() {
+        parts.push(format!("{} deleted", r.files_deleted.len()));
+    }
+    let kept = match skipped {
+        0 => String::new(),
+        1 => "1 skipped (kept as it is)".to_string(),
+        n => format!("{n} skipped (kept as they are)"),
+    };
+    if parts.is_empty() {
+        return match skipped {
+            0 => "no file changed (every file already as it was)".to_string(),
+            _ => format!("no file changed — {kept}"),
+        };
+    }
+    if skipped > 0 {
+        parts.push(kept);
+    }
+    parts.join(", ")
+}

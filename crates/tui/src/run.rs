@@ -117,7 +117,11 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
                 break Err(TuiError::Terminal { op: "draw", source });
             }
             dirty = false;
-            last_draw = Some(Instant::now());
+            let drawn = Instant::now();
+            // An approval box on this frame starts its guard time now (keys typed ahead of it
+            // never answer it).
+            ui.app_mut().on_drawn(drawn);
+            last_draw = Some(drawn);
         }
         if ui.app().should_quit() {
             break Ok(());

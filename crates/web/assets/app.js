@@ -787,6 +787,21 @@ ui.dialog.addEventListener("close", () => {
   opener?.closest(".msg.user")?.classList.remove("menu-open");
 });
 
+/** What a restore did to the files, skipped ones included, or plainly that no file changed. */
+function filesSaid(result) {
+  const done = new Set([...result.files_written, ...result.files_deleted]);
+  const skipped = result.conflicts.filter((c) => !done.has(c.path)).length;
+  const kept = skipped === 1 ? "1 skipped (kept as it is)" : `${skipped} skipped (kept as they are)`;
+  const parts = [];
+  if (result.files_written.length > 0) parts.push(`${result.files_written.length} written`);
+  if (result.files_deleted.length > 0) parts.push(`${result.files_deleted.length} deleted`);
+  if (parts.length === 0) {
+    return { changed: false, text: skipped > 0 ? `no file changed — ${kept}` : "no file changed (every file already as it was)" };
+  }
+  if (skipped > 0) parts.push(kept);
+  return { changed: true, text: parts.join(", ") };
+}
+
 async function afterRewind(result, scope, turn, opener) {
   if (result.session_id !== state.sid) {
     await loadSessions(result.session_id);
@@ -795,10 +810,15 @@ async function afterRewind(result, scope, turn, opener) {
     await renderTranscript();
     await refreshSide();
   }
-  const msg = `Restored ${scope} to before turn ${turn}` +
-    (result.files_written.length + result.files_deleted.length > 0
-      ? ` (${result.files_written.length} written, ${result.files_deleted.length} deleted)`
-      : "") + (result.error ? ` — ${result.error}` : "");
+  const files = filesSaid(result);
+  const msg = (scope === "conversation"
+    ? `Restored conversation to before turn ${turn}.`
+    : !files.changed && scope === "code"
+      ? `Nothing was restored: ${files.text}.`
+      : !files.changed
+        ? `Restored conversation to before turn ${turn}; ${files.text}.`
+        : `Restored ${scope === "both" ? "code and conversation" : "code"} to before turn ${turn}: ${files.text}.`) +
+    (result.error ? ` — ${result.error}` : "");
   const kids = [el("span", null, msg)];
   const undoButton = result.undo_available ? button("Undo", () => attempt(() => undo(result.transaction_id)), "undo") : null;
   if (undoButton) kids.push(undoButton);

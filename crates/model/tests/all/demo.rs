@@ -130,6 +130,12 @@ fn five_turns_make_varied_edits_then_cycle() {
         let t = turn(&mut ws, &mut convo, &format!("prompt number {i}"));
         assert_eq!(t.failures, 0, "turn {i}: {:?}", t.calls);
         assert!(t.text.contains(&format!("\"prompt number {i}\"")), "{}", t.text);
+        // The same words in every frontend: no keys of one of them.
+        assert!(
+            !t.text.contains("Esc") && !t.text.contains("/rewind"),
+            "{}",
+            t.text
+        );
         tools.extend(t.calls.iter().map(|c| c.name.clone()));
         states.push(ws.clone());
     }
@@ -190,7 +196,12 @@ fn after_a_code_only_rewind_failed_edits_are_recreated() {
     assert_eq!(t.failures, 2, "read_file and edit_file fail on the missing notes");
     assert_eq!(t.calls.last().unwrap().name, "write_file");
     assert!(ws.files["demo/notes.md"].contains("status: reviewed"));
-    assert!(t.text.contains("wrote them afresh"), "{}", t.text);
+    assert!(
+        t.text.contains("edit_file demo/notes.md failed")
+            && t.text.contains("write_file demo/notes.md (recreating it) worked"),
+        "{}",
+        t.text
+    );
 
     ws.files.clear();
     let t = turn(&mut ws, &mut convo, "three");
@@ -272,4 +283,42 @@ async fn in_plan_mode_the_demo_proposes_and_changes_nothing() {
         .unwrap();
     assert!(r.tool_calls.is_empty(), "{r:?}");
     assert!(r.content.contains("plan mode is on"), "{}", r.content);
+}
+
+/// Found by a new user's trial: after two failed tools (✗ ✗) the demo said "deleted
+/// demo/summary.md … I wrote them afresh", and "press Esc twice" in the browser. Its closing words
+/// follow the tool results it got.
+#[test]
+fn the_closing_text_says_what_the_tool_results_say() {
+    let req = |messages: Vec<ChatMessage>| ChatRequest {
+        messages,
+        tools: Vec::new(),
+    };
+    // Turn 5 lists demo/ and deletes the summary; here demo/ is gone, so both fail.
+    let mut convo: Vec<ChatMessage> = (0..4)
+        .map(|i| ChatMessage::user(format!("earlier {i}")))
+        .collect();
+    convo.push(ChatMessage::user("tidy up"));
+    let first = DemoModel::respond(&req(convo.clone()));
+    assert_eq!(first.tool_calls.len(), 2, "{:?}", first.tool_calls);
+    convo.push(ChatMessage::assistant(first.content, first.tool_calls.clone()));
+    for c in &first.tool_calls {
+        convo.push(ChatMessage::tool(
+            c.id.clone(),
+            "error: no such file or directory: demo",
+        ));
+    }
+    let last = DemoModel::respond(&req(convo));
+    assert!(last.tool_calls.is_empty(), "{:?}", last.tool_calls);
+    let text = last.content;
+    assert!(
+        !text.contains("deleted demo/summary.md") && !text.contains("afresh") && !text.contains("Esc"),
+        "{text}"
+    );
+    assert!(
+        text.contains("list_dir demo failed")
+            && text.contains("delete_file demo/summary.md failed (error: no such file or directory: demo)")
+            && text.contains("No file was changed"),
+        "{text}"
+    );
 }

@@ -21,6 +21,7 @@ impl Index {
             Entry::Retire(e) => self.apply_retire(e)?,
             Entry::Summary(e) => self.apply_summary(e)?,
             Entry::PlanMode(e) => self.plan_mode = e.on,
+            Entry::Model(e) => self.model = Some(e),
         }
         self.entries += 1;
         Ok(())

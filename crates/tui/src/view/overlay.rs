@@ -5,7 +5,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
-use retrace_protocol::FileAction;
+use retrace_protocol::{ApprovalDecision, FileAction};
 
 use crate::app::{App, Mode, ScrollLimit};
 use crate::command::COMMANDS;
@@ -285,10 +285,17 @@ pub fn preview(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
     );
 }
 
+/// The choices of the approval box, in their order on the screen (←/→ move between them).
+pub const APPROVAL_CHOICES: [(ApprovalDecision, &str); 3] = [
+    (ApprovalDecision::Once, "Allow once"),
+    (ApprovalDecision::Session, "Allow this command for the session"),
+    (ApprovalDecision::Deny, "Deny"),
+];
+
 /// The approval modal of the oldest waiting shell command.
 pub fn approval(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
     let Some(a) = app.approvals().first() else { return };
-    let (body, shown) = approval_layout(a, area.width, area.height, t);
+    let (body, shown) = approval_layout(a, app.approval_choice(), area.width, area.height, t);
     let more = app.approvals().len() - 1;
     let waiting = if more > 0 {
         format!(" · {more} more waiting")
@@ -297,12 +304,13 @@ pub fn approval(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
     };
     let below = body.len().saturating_sub(app.approval_scroll() + shown);
     // The keys line is the footer, so it always shows; y and a wait until the whole command has.
-    let footer = if below == 0 {
-        format!("y allow once · a allow for this session · n or Esc deny{waiting}")
-    } else if let Some(hint) = app.approval_hint() {
-        format!("{hint}: ↓ PgDn, {below} more line(s) · n or Esc deny")
-    } else {
-        format!("↓ PgDn: {below} more line(s) — y/a once you have seen them all · n or Esc deny{waiting}")
+    let footer = match (below, app.approval_hint()) {
+        (0, Some(hint)) => format!("{hint}{waiting}"),
+        (0, None) => format!("← → choose, Enter · y once · a session · n or Esc deny{waiting}"),
+        (_, Some(hint)) => format!("{hint}: ↓ PgDn, {below} more line(s) · n or Esc deny"),
+        (_, None) => {
+            format!("↓ PgDn: {below} more line(s) — y/a once you have seen them all · n or Esc deny{waiting}")
+        }
     };
     boxed(
         frame,
@@ -315,10 +323,12 @@ pub fn approval(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
     );
 }
 
-/// The approval box's lines for `a` in a frame of `w`×`h`, and how many of them show at once (the
-/// same arithmetic as [`boxed`]), so the keys know whether the whole command has been seen.
+/// The approval box's lines for `a` (with `choice` highlighted) in a frame of `w`×`h`, and how
+/// many of them show at once (the same arithmetic as [`boxed`]), so the keys know whether the
+/// whole command has been seen.
 pub(crate) fn approval_layout(
     a: &crate::app::Approval,
+    choice: Option<usize>,
     w: u16,
     h: u16,
     t: Theme,
@@ -337,6 +347,30 @@ pub(crate) fn approval_layout(
     for l in escape::text(&a.command).split('\n') {
         body.extend(wrap(&vec![(format!("  {l}"), t.accent())], width, 2));
     }
+    body.extend(wrap(
+        &vec![(
+            "⚠ What a command changes in files cannot be rewound.".to_string(),
+            t.warn(),
+        )],
+        width,
+        2,
+    ));
+    body.extend(wrap(
+        &vec![(
+            "\"For the session\" allows this exact command again, no other.".to_string(),
+            t.text(),
+        )],
+        width,
+        0,
+    ));
+    let mut spans = Vec::new();
+    for (i, (_, label)) in APPROVAL_CHOICES.iter().enumerate() {
+        let style = if choice == Some(i) { t.selected() } else { t.text() };
+        spans.push((format!("[ {label} ]"), style));
+        spans.push(("  ".to_string(), t.text()));
+    }
+    spans.pop();
+    body.extend(wrap(&spans, width, 0));
     let want_h = (body.len() as u16).saturating_add(3).max(6);
     let box_h = want_h.min(h.saturating_sub(2)).max(1).min(h);
     let shown = usize::from(box_h.saturating_sub(2)).saturating_sub(1);

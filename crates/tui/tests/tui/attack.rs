@@ -161,17 +161,18 @@ fn the_refusal_to_allow_an_unread_command_shows_and_then_goes() {
         tool: "bash".into(),
         command,
     });
-    assert_eq!(app.on_key(key(KeyCode::Char('y')), clock.at(0)), vec![]);
+    app.on_drawn(clock.at(0));
+    assert_eq!(app.on_key(key(KeyCode::Char('y')), clock.at(600)), vec![]);
     let screen = text(&app, 100, 40);
     assert!(
         screen.contains("read the whole command"),
         "the refusal is hidden under the box:\n{screen}"
     );
     for _ in 0..40 {
-        app.on_key(key(KeyCode::PageDown), clock.at(1));
+        app.on_key(key(KeyCode::PageDown), clock.at(700));
     }
     let _ = text(&app, 100, 40);
-    app.on_key(key(KeyCode::Char('y')), clock.at(2));
+    app.on_key(key(KeyCode::Char('y')), clock.at(800));
     assert_eq!(app.screen(), Screen::Chat);
     assert!(
         !app.message().unwrap_or("").contains("read the whole command"),

@@ -82,7 +82,7 @@ fn esc_esc_enter_changes_nothing_then_code_and_conversation_rewinds() {
         vec![Effect::Undo(UndoRequest::default())]
     );
     app.on_result(&result(RewindScope::Code, &["src/lib.rs", "tests/parse.rs"], &[]));
-    assert_eq!(app.message(), Some("undone: 2 written, 0 deleted"));
+    assert_eq!(app.message(), Some("undone: 2 written"));
 
     // `2` restore conversation: prepared, committed without a preview, the prompt refilled.
     type_text(&mut app, "/rewind", clock.at(2000));
@@ -111,7 +111,7 @@ fn esc_esc_enter_changes_nothing_then_code_and_conversation_rewinds() {
     assert_eq!(app.status().head, "h2");
     assert_eq!(
         app.message(),
-        Some("rewound to turn 0: 0 written, 0 deleted — /undo to take it back")
+        Some("rewound to turn 0: the conversation only — /undo to take it back")
     );
 }
 
@@ -241,8 +241,9 @@ fn running_turn_esc_cancels_and_approvals_answer() {
         command: "cargo test".into(),
     });
     assert_eq!(app.screen(), Screen::Approval);
+    app.on_drawn(clock.at(2));
     assert_eq!(
-        app.on_key(key(KeyCode::Char('a')), clock.at(2)),
+        app.on_key(key(KeyCode::Char('a')), clock.at(2 + 500)),
         vec![Effect::Approve {
             call_id: "c9".into(),
             decision: ApprovalDecision::Session
@@ -284,7 +285,8 @@ fn a_command_is_allowed_only_once_it_has_been_seen_whole() {
         tool: "bash".into(),
         command,
     });
-    assert_eq!(app.on_key(key(KeyCode::Char('y')), clock.at(0)), vec![]);
+    app.on_drawn(clock.at(0));
+    assert_eq!(app.on_key(key(KeyCode::Char('y')), clock.at(600)), vec![]);
     assert_eq!(app.screen(), Screen::Approval);
     let screen = format!("{:?}", render(&app, 100, 30));
     assert!(
@@ -292,15 +294,15 @@ fn a_command_is_allowed_only_once_it_has_been_seen_whole() {
         "{screen}"
     );
     for _ in 0..10 {
-        app.on_key(key(KeyCode::PageDown), clock.at(1));
+        app.on_key(key(KeyCode::PageDown), clock.at(700));
     }
     let screen = format!("{:?}", render(&app, 100, 30));
     assert!(
-        screen.contains("HIDDEN_DANGER") && screen.contains("y allow once"),
+        screen.contains("HIDDEN_DANGER") && screen.contains("y once"),
         "{screen}"
     );
     assert_eq!(
-        app.on_key(key(KeyCode::Char('y')), clock.at(2)),
+        app.on_key(key(KeyCode::Char('y')), clock.at(800)),
         vec![Effect::Approve {
             call_id: "c1".into(),
             decision: ApprovalDecision::Once
@@ -327,4 +329,44 @@ fn nothing_is_chosen_on_a_screen_too_small_to_show_it() {
     assert_eq!(app.screen(), Screen::Picker);
     app.on_key(key(KeyCode::Esc), clock.at(400));
     assert_eq!(app.screen(), Screen::Chat);
+}
+
+/// Found by a new user's trial: "0 written, 1 deleted" left the skipped file out, and a restore
+/// that skipped every file read like one that did something. The message counts skipped files and
+/// says plainly when no file changed.
+#[test]
+fn a_restore_says_what_it_skipped_and_when_nothing_changed() {
+    let clock = Clock::new();
+    let commit_code = |app: &mut retrace_tui::App, at: u64| {
+        type_text(app, "/rewind", clock.at(at));
+        app.on_key(key(KeyCode::Enter), clock.at(at + 1));
+        app.on_checkpoints(&two_turns());
+        app.on_key(key(KeyCode::Up), clock.at(at + 2));
+        app.on_key(key(KeyCode::Up), clock.at(at + 3));
+        app.on_key(key(KeyCode::Enter), clock.at(at + 4));
+        app.on_key(key(KeyCode::Char('3')), clock.at(at + 5));
+        app.on_plan(conflicted_plan());
+        let effects = app.on_key(key(KeyCode::Char('s')), clock.at(at + 6));
+        assert!(matches!(effects.as_slice(), [Effect::Commit(_)]), "{effects:?}");
+    };
+    let mut app = app();
+    commit_code(&mut app, 0);
+    let mut r = result(RewindScope::Code, &[], &[]);
+    r.conflicts = conflicted_plan().conflicts;
+    r.transaction_id = None;
+    r.undo_available = false;
+    app.on_result(&r);
+    assert_eq!(
+        app.message(),
+        Some("rewound to turn 0: no file changed — 2 skipped (kept as they are)")
+    );
+
+    commit_code(&mut app, 100);
+    let mut r = result(RewindScope::Code, &[], &["tests/parse.rs"]);
+    r.conflicts = conflicted_plan().conflicts[..1].to_vec();
+    app.on_result(&r);
+    assert_eq!(
+        app.message(),
+        Some("rewound to turn 0: 1 deleted, 1 skipped (kept as it is) — /undo to take it back")
+    );
 }

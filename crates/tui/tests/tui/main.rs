@@ -1,6 +1,7 @@
 //! The terminal UI driven through its state machine and drawn into a `TestBackend`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod approval;
 mod attack;
 mod commands;
 mod fixtures;

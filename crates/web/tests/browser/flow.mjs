@@ -178,12 +178,27 @@ try {
   await dialog.locator(".conflicts", { hasText: "one.txt" }).waitFor();
   await shot("conflict");
   await page.locator("#rewind-confirm").click();
-  await page.locator("#banner", { hasText: "Restored code" }).waitFor();
+  // the banner counts the skipped file with the rest
+  await page.locator("#banner", { hasText: "Restored code to before turn 0: 1 deleted, 1 skipped" }).waitFor();
   await waitFor("two.txt to be removed", () => !exists("two.txt"));
   if (fs.readFileSync(file("one.txt"), "utf8") !== "mine\n") throw new Error("a skipped conflict was written");
   await page.locator("#banner").getByRole("button", { name: "Undo" }).click();
   await page.locator("#banner", { hasText: "Undone" }).waitFor();
   await waitFor("two.txt to come back", () => exists("two.txt"));
+
+  // Both files edited by hand and skipped: nothing changed, and the banner says so (it said
+  // "Restored code to before turn 0", with no Undo).
+  const twoText = fs.readFileSync(file("two.txt"), "utf8");
+  fs.writeFileSync(file("two.txt"), "mine too\n");
+  await first.hover();
+  await first.getByRole("button", { name: "Restore code" }).click();
+  await dialog.locator(".conflicts", { hasText: "two.txt" }).waitFor();
+  await page.locator("#rewind-confirm").click();
+  await page.locator("#banner", { hasText: "Nothing was restored: no file changed — 2 skipped" }).waitFor();
+  if ((await page.locator("#banner").textContent()).includes("Restored")) throw new Error("a restore that changed nothing says Restored");
+  if (fs.readFileSync(file("two.txt"), "utf8") !== "mine too\n") throw new Error("a skipped conflict was written");
+  await page.locator("#banner").getByRole("button", { name: "Dismiss" }).click();
+  fs.writeFileSync(file("two.txt"), twoText);
 
   // Restore the conversation to the second turn (keyboard focus shows the controls too).
   const second = page.locator(".msg.user").nth(1);
