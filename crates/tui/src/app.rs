@@ -627,7 +627,20 @@ impl App {
         };
         match self.awaiting.take() {
             Some(Awaiting::Commit { turn, scope }) => {
-                if result.ok {
+                if result.ok && result.partial {
+                    // The conversation was restored; the files were refused after it (they
+                    // changed between the preview and the commit).
+                    self.message = Some(format!(
+                        "rewound the conversation to turn {turn}, but no file was restored: {}{undo}",
+                        escape::line(
+                            result
+                                .error
+                                .as_deref()
+                                .unwrap_or("the files changed since the preview")
+                        )
+                    ));
+                    self.input.set(&result.prompt);
+                } else if result.ok {
                     let what = match scope {
                         RewindScope::Conversation => "the conversation only".to_string(),
                         RewindScope::Code => crate::rewind::files_said(result),

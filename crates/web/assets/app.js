@@ -811,7 +811,9 @@ async function afterRewind(result, scope, turn, opener) {
     await refreshSide();
   }
   const files = filesSaid(result);
-  const msg = (scope === "conversation"
+  const msg = (result.partial
+    ? `Restored conversation to before turn ${turn}, but no file was restored (they changed since the preview).`
+    : scope === "conversation"
     ? `Restored conversation to before turn ${turn}.`
     : !files.changed && scope === "code"
       ? `Nothing was restored: ${files.text}.`
@@ -823,7 +825,7 @@ async function afterRewind(result, scope, turn, opener) {
   const undoButton = result.undo_available ? button("Undo", () => attempt(() => undo(result.transaction_id)), "undo") : null;
   if (undoButton) kids.push(undoButton);
   kids.push(button("Dismiss", hideBanner));
-  banner(result.ok ? "info" : "error", ...kids);
+  banner(result.ok && !result.partial ? "info" : "error", ...kids);
   if (scope !== "code") {
     // the prompt comes back into the composer, and the focus with it
     ui.prompt.value = result.prompt;

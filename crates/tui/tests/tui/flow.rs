@@ -370,3 +370,33 @@ fn a_restore_says_what_it_skipped_and_when_nothing_changed() {
         Some("rewound to turn 0: 1 deleted, 1 skipped (kept as it is) — /undo to take it back")
     );
 }
+
+/// A `both` rewind whose files were refused after its head was made (they changed between the
+/// preview and the commit): the conversation is restored and the prompt is back, and the line
+/// says that no file was.
+#[test]
+fn a_both_rewind_whose_files_were_refused_says_so() {
+    let clock = Clock::new();
+    let mut app = app();
+    type_text(&mut app, "/rewind", clock.at(0));
+    app.on_key(key(KeyCode::Enter), clock.at(1));
+    app.on_checkpoints(&two_turns());
+    app.on_key(key(KeyCode::Up), clock.at(2));
+    app.on_key(key(KeyCode::Up), clock.at(3));
+    app.on_key(key(KeyCode::Enter), clock.at(4));
+    app.on_key(key(KeyCode::Char('1')), clock.at(5));
+    let mut effects = app.on_plan(plan(0, RewindScope::Both));
+    if effects.is_empty() {
+        effects = app.on_key(key(KeyCode::Enter), clock.at(6));
+    }
+    assert!(matches!(effects.as_slice(), [Effect::Commit(_)]), "{effects:?}");
+    let mut r = result(RewindScope::Both, &[], &[]);
+    r.partial = true;
+    r.error = Some("files changed since the preview: src/lib.rs".into());
+    app.on_result(&r);
+    assert_eq!(
+        app.message(),
+        Some("rewound the conversation to turn 0, but no file was restored: files changed since the preview: src/lib.rs — /undo to take it back")
+    );
+    assert_eq!(app.input().text(), "write a tokenizer in src/lib.rs");
+}
