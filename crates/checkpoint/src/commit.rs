@@ -335,6 +335,10 @@ impl CheckpointStore {
     /// Removes a transaction's file `abs` in the workspace (a temp, a `.bak`) without following a
     /// symlink above it: `Unreachable` when its directory is no longer reached from the root
     /// without one (nothing removed).
+    ///
+    /// A file that is not there is gone: on a read-only file system `unlink` fails (`EROFS`)
+    /// before it looks the name up, and a temp file that was never made must not turn the failure
+    /// that stopped the transaction into one about removing it (nor keep the transaction open).
     pub(crate) fn remove_in_workspace(&self, root: &Path, abs: &Path) -> io::Result<retrace_fsutil::Removal> {
         self.opts.fs.step("remove_file")?;
         let rel = abs.strip_prefix(root).map_err(|_| {
@@ -343,7 +347,15 @@ impl CheckpointStore {
                 format!("`{}` is outside the workspace", abs.display()),
             )
         })?;
-        retrace_fsutil::remove_file_nofollow(root, rel)
+        match retrace_fsutil::remove_file_nofollow(root, rel) {
+            Err(e)
+                if e.kind() == io::ErrorKind::ReadOnlyFilesystem
+                    && fs::symlink_metadata(abs).is_err_and(|e| e.kind() == io::ErrorKind::NotFound) =>
+            {
+                Ok(retrace_fsutil::Removal::Gone)
+            }
+            other => other,
+        }
     }
 
     /// Records a committed transaction's writes as Retrace's own (ownership proofs, sequence).
@@ -500,9 +512,10 @@ impl CheckpointStore {
                     e.insert(retrace_fsutil::DirAt::open(root, rel_dir).at("create", &tmp)?)
                 }
             };
+            // Named by the file the user knows (the error names the temp file too).
             let mut out = dir
                 .create_new(tmp.file_name().unwrap_or_default(), 0o600)
-                .at("create", &tmp)?;
+                .at("write", &abs)?;
             let mut src = self.open_image(&inp.restore)?;
             fs_.step("write_temp").at("write", &tmp)?;
             let copied = copy_hashed(&mut src, Some(&mut out)).at("write", &tmp)?;
