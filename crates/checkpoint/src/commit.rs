@@ -157,12 +157,12 @@ impl CheckpointStore {
     }
 
     /// Records each file found already in its target state as Retrace's own write at `seq` (one
-    /// it does not own that way yet), then `state.json`. Best effort like every proof after a
+    /// whose ownership proof is another image), then `state.json`. Best effort like every proof after a
     /// commit: a claim lost to a failed write only makes a later restore report a conflict.
     fn claim(&mut self, claims: Vec<(RelPath, Image)>, seq: u64) {
         let mut changed = false;
         for (rel, image) in claims {
-            if self.state.owned.get(&rel).is_some_and(|o| o.image == image) {
+            if self.proof(&rel).as_ref() == Some(&image) {
                 continue;
             }
             self.state.owned.insert(rel, Owned { image, seq });
