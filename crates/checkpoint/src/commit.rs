@@ -26,7 +26,7 @@ use crate::model::{path_to_raw, Image};
 use crate::plan::{same_image, unsafe_to_write, ImageSource, PlanKind, RestorePlan, TargetImage};
 use crate::state::Owned;
 use crate::store::CheckpointStore;
-use crate::tx::{Manifest, PackSlice, TargetAction, TxImage, TxKind, TxState, TxTarget};
+use crate::tx::{Manifest, PackSlice, TargetAction, TxImage, TxKind, TxOwned, TxState, TxTarget};
 
 /// How to commit a plan.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -43,6 +43,9 @@ pub(crate) struct TxInput {
     pub(crate) rel: RelPath,
     pub(crate) restore: TargetImage,
     pub(crate) forward: Image,
+    /// For an undo: the ownership proof the file gets back (the undone transaction's
+    /// `ownedBefore`); `None` for other kinds, whose writes are Retrace's own.
+    pub(crate) owned_after: Option<Owned>,
 }
 
 impl CheckpointStore {
@@ -92,6 +95,7 @@ impl CheckpointStore {
                         rel,
                         restore: f.target.clone(),
                         forward: current,
+                        owned_after: None,
                     });
                 }
                 (None, _) => {}
@@ -102,6 +106,7 @@ impl CheckpointStore {
                             rel,
                             restore: f.target.clone(),
                             forward: current,
+                            owned_after: None,
                         });
                     }
                 }
@@ -121,8 +126,19 @@ impl CheckpointStore {
             .filter_map(|f| f.rel.clone())
             .collect();
         inputs.retain(|i| !kept.contains(&i.rel));
+        // Files already in their target state become Retrace's: the disk equals an image Retrace
+        // recorded (and keeps), so a later restore may replace it without losing a byte.
+        let claims: Vec<(RelPath, Image)> = fresh
+            .files
+            .iter()
+            .filter(|f| f.action == FileAction::Unchanged && f.conflict.is_none())
+            .filter_map(|f| Some((f.rel.clone()?, f.current.clone()?)))
+            .collect();
         if inputs.is_empty() {
-            // Nothing to write: no transaction, and the undo target stays as it was.
+            // Nothing to write: no transaction, and the undo target stays as it was (the claims
+            // take the current sequence, which moves on only with a write).
+            let seq = self.state.mutation_seq;
+            self.claim(claims, seq);
             return Ok(CodeOutcome {
                 transaction_id: None,
                 files_written: Vec::new(),
@@ -136,7 +152,25 @@ impl CheckpointStore {
             PlanKind::File(_) => (TxKind::Revert, Some(fresh.plan.turn)),
         };
         let m = self.run_transaction(kind, turn, None, inputs, extra, &fresh.created_dirs)?;
+        self.claim(claims, m.seq);
         Ok(self.outcome_of(&m, conflicts))
+    }
+
+    /// Records each file found already in its target state as Retrace's own write at `seq` (one
+    /// whose ownership proof is another image), then `state.json`. Best effort like every proof after a
+    /// commit: a claim lost to a failed write only makes a later restore report a conflict.
+    fn claim(&mut self, claims: Vec<(RelPath, Image)>, seq: u64) {
+        let mut changed = false;
+        for (rel, image) in claims {
+            if self.proof(&rel).as_ref() == Some(&image) {
+                continue;
+            }
+            self.state.owned.insert(rel, Owned { image, seq });
+            changed = true;
+        }
+        if changed && self.write_state().is_err() {
+            self.state_dirty.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     pub(crate) fn outcome_of(&self, m: &Manifest, conflicts: Vec<Conflict>) -> CodeOutcome {
@@ -193,6 +227,8 @@ impl CheckpointStore {
                     published: false,
                     recovery_copy: None,
                     forward_at: None,
+                    owned_before: self.state.owned.get(&inp.rel).map(TxOwned::from),
+                    owned_after: inp.owned_after.as_ref().map(TxOwned::from),
                 }
             })
             .collect();
@@ -213,6 +249,7 @@ impl CheckpointStore {
             forward_pack,
             targets,
             removed_dirs: Vec::new(),
+            owned_recorded: true,
         };
         self.opts
             .fs
@@ -298,6 +335,10 @@ impl CheckpointStore {
     /// Removes a transaction's file `abs` in the workspace (a temp, a `.bak`) without following a
     /// symlink above it: `Unreachable` when its directory is no longer reached from the root
     /// without one (nothing removed).
+    ///
+    /// A file that is not there is gone: on a read-only file system `unlink` fails (`EROFS`)
+    /// before it looks the name up, and a temp file that was never made must not turn the failure
+    /// that stopped the transaction into one about removing it (nor keep the transaction open).
     pub(crate) fn remove_in_workspace(&self, root: &Path, abs: &Path) -> io::Result<retrace_fsutil::Removal> {
         self.opts.fs.step("remove_file")?;
         let rel = abs.strip_prefix(root).map_err(|_| {
@@ -306,23 +347,53 @@ impl CheckpointStore {
                 format!("`{}` is outside the workspace", abs.display()),
             )
         })?;
-        retrace_fsutil::remove_file_nofollow(root, rel)
+        match retrace_fsutil::remove_file_nofollow(root, rel) {
+            Err(e)
+                if e.kind() == io::ErrorKind::ReadOnlyFilesystem
+                    && fs::symlink_metadata(abs).is_err_and(|e| e.kind() == io::ErrorKind::NotFound) =>
+            {
+                Ok(retrace_fsutil::Removal::Gone)
+            }
+            other => other,
+        }
     }
 
     /// Records a committed transaction's writes as Retrace's own (ownership proofs, sequence).
+    ///
+    /// A restore or revert leaves its restore images as Retrace's last writes. An undo leaves what
+    /// the proofs were before the transaction it undoes (its targets' `ownedAfter`): a hand edit or
+    /// another session's write that it puts back is again not Retrace's (SPEC §5.5). A path whose
+    /// proof is newer than the transaction (a later write, already in `state.json`) keeps it, so
+    /// manifests may be applied again, oldest first, on top of `state.json` at every open.
     pub(crate) fn apply_committed(&mut self, m: &Manifest) {
         self.state.mutation_seq = self.state.mutation_seq.max(m.seq);
         for t in &m.targets {
             let Ok(rel) = t.rel() else { continue };
-            let newer = self.state.owned.get(&rel).is_none_or(|o| o.seq < m.seq);
-            if newer {
-                self.state.owned.insert(
-                    rel,
-                    Owned {
-                        image: Image::from(&t.restore),
-                        seq: m.seq,
-                    },
-                );
+            // An undo of an earlier build recorded no proofs, and left the bytes it put back as
+            // Retrace's own at its sequence: read as "not Retrace's", that entry included.
+            let old_undo = m.kind == TxKind::Undo && !m.owned_recorded;
+            let newer = self
+                .state
+                .owned
+                .get(&rel)
+                .is_none_or(|o| o.seq < m.seq || (old_undo && o.seq == m.seq));
+            if !newer {
+                continue;
+            }
+            let owns = match m.kind {
+                TxKind::Undo => t.owned_after.as_ref().map(Owned::from),
+                _ => Some(Owned {
+                    image: Image::from(&t.restore),
+                    seq: m.seq,
+                }),
+            };
+            match owns {
+                Some(o) => {
+                    self.state.owned.insert(rel, o);
+                }
+                None => {
+                    self.state.owned.remove(&rel);
+                }
             }
         }
     }
@@ -441,9 +512,10 @@ impl CheckpointStore {
                     e.insert(retrace_fsutil::DirAt::open(root, rel_dir).at("create", &tmp)?)
                 }
             };
+            // Named by the file the user knows (the error names the temp file too).
             let mut out = dir
                 .create_new(tmp.file_name().unwrap_or_default(), 0o600)
-                .at("create", &tmp)?;
+                .at("write", &abs)?;
             let mut src = self.open_image(&inp.restore)?;
             fs_.step("write_temp").at("write", &tmp)?;
             let copied = copy_hashed(&mut src, Some(&mut out)).at("write", &tmp)?;

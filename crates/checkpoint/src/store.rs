@@ -293,12 +293,15 @@ impl CheckpointStore {
             transactions,
         };
         // Committed transactions are Retrace's own writes, even if state.json lagged behind them.
-        let happened: Vec<Manifest> = store
+        // Oldest first: an undo's proofs (which may say "not Retrace's") must land after the
+        // restore it undid.
+        let mut happened: Vec<Manifest> = store
             .transactions
             .values()
             .filter(|m| m.state.happened())
             .cloned()
             .collect();
+        happened.sort_by_key(|m| m.seq);
         for m in &happened {
             store.apply_committed(m);
         }

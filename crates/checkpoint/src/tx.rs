@@ -125,6 +125,47 @@ pub struct TxTarget {
     /// manifests of earlier builds, whose forward images are blobs named by their SHA-256.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forward_at: Option<PackSlice>,
+    /// Retrace's last own write at the path just before this transaction (its `state.json` entry
+    /// then, the ownership proof): what undoing the transaction makes the proof again (SPEC §5.5).
+    /// Absent: there was none — and in manifests of earlier builds, which did not record it, read
+    /// the same way (the safe reading: a later restore reports the file as a conflict).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owned_before: Option<TxOwned>,
+    /// For an undo only: the ownership proof the target leaves, the undone transaction's
+    /// `ownedBefore` for it (the bytes an undo puts back are Retrace's only if they were before the
+    /// restore). Absent in an undo: none (so also for undos of earlier builds). Ignored for other
+    /// kinds, whose targets leave their restore image as Retrace's own write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owned_after: Option<TxOwned>,
+}
+
+/// An ownership proof as a manifest stores it: Retrace's own write and its mutation sequence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TxOwned {
+    /// Existence, SHA-256 and mode of that write.
+    #[serde(flatten)]
+    pub image: TxImage,
+    /// The mutation sequence it happened at.
+    pub seq: u64,
+}
+
+impl From<&crate::state::Owned> for TxOwned {
+    fn from(o: &crate::state::Owned) -> TxOwned {
+        TxOwned {
+            image: TxImage::from(&o.image),
+            seq: o.seq,
+        }
+    }
+}
+
+impl From<&TxOwned> for crate::state::Owned {
+    fn from(o: &TxOwned) -> crate::state::Owned {
+        crate::state::Owned {
+            image: Image::from(&o.image),
+            seq: o.seq,
+        }
+    }
 }
 
 /// A forward image inside a transaction's pack.
@@ -192,6 +233,11 @@ pub struct Manifest {
     /// Undo creates them again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed_dirs: Vec<String>,
+    /// Whether its targets say what Retrace owned (`ownedBefore`, and `ownedAfter` for an undo).
+    /// Absent (false) in manifests of earlier builds: an undo of theirs leaves its files owned by
+    /// no one (they may be hand edits it put back), and undoing a restore of theirs does the same.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub owned_recorded: bool,
 }
 
 impl Manifest {
@@ -207,7 +253,13 @@ impl Manifest {
             if let Err(e) = t.rel() {
                 return Some(format!("target {i} (`{}`) is not a workspace path: {e}", t.path));
             }
-            for (name, image) in [("restore", &t.restore), ("forward", &t.forward)] {
+            let owned = [("ownedBefore", &t.owned_before), ("ownedAfter", &t.owned_after)]
+                .into_iter()
+                .filter_map(|(n, o)| o.as_ref().map(|o| (n, &o.image)));
+            for (name, image) in [("restore", &t.restore), ("forward", &t.forward)]
+                .into_iter()
+                .chain(owned)
+            {
                 if let Some(sha) = image.sha256.as_deref().filter(|s| !is_sha256_hex(s)) {
                     return Some(format!(
                         "target {i} (`{}`): the {name} image's sha256 `{sha}` is not 64 lowercase hex digits",
@@ -465,6 +517,8 @@ mod tests {
             published: false,
             recovery_copy: None,
             forward_at: None,
+            owned_before: None,
+            owned_after: None,
         };
         let m = Manifest {
             id: "00000001-00000000".into(),
@@ -478,6 +532,7 @@ mod tests {
             extra: None,
             forward_pack: None,
             removed_dirs: Vec::new(),
+            owned_recorded: true,
             targets: (0..40_000).map(target).collect(),
         };
         let e = store.save_manifest(&m).unwrap_err();

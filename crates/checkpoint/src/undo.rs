@@ -32,6 +32,7 @@ impl CheckpointStore {
             extra: Some(extra),
             forward_pack: None,
             removed_dirs: Vec::new(),
+            owned_recorded: true,
             targets: Vec::new(),
         };
         self.opts
@@ -102,6 +103,9 @@ impl CheckpointStore {
                 rel,
                 restore: self.forward_image(&orig, i, &mut HashMemo::default()),
                 forward: now,
+                // The proof goes back with the bytes: what it was before the restore, nothing when
+                // there was none (or the restore's manifest is too old to say).
+                owned_after: t.owned_before.as_ref().map(crate::state::Owned::from),
             });
         }
         if !moved.is_empty() {

@@ -21,12 +21,22 @@
 //! - retention between operations: the store reopened with small limits, so turns are pruned and
 //!   legacy payloads expire at the next turn or capture;
 //! - an editor that keeps a workspace file open across a restore and its undo and writes through
-//!   its old descriptor after each.
+//!   its old descriptor after each;
+//! - a second session on the same workspace (its own store and sidecar) that writes the same files
+//!   through its seam, restores code to its turns (`refuse`, `skip`, `overwrite`) and undoes that.
+//!
+//! Beside the model, who wrote what is kept from the operations alone ([`Authorship`]): the
+//! invariant that a restore, revert or undo of either session never replaces bytes (or an
+//! existence, or a mode) that session did not leave there itself, unless the user chose
+//! `overwrite` for that file — checked against the workspace walked before and after each of them
+//! (issue 25: an undo once made Retrace the owner of the hand edit it put back).
 //!
 //! The model keeps the timeline of SPEC §5.2 as a list of images in the order Retrace's writes
 //! happened: each turn's start (an index into that list), the first-touch before-image of every
 //! path the turn captured, and the forward images of every committed restore, revert and undo (what
-//! the files were just before it). Legacy turns have no sequence numbers: they sit at their turn
+//! the files were just before it; an undo gives each file back the ownership proof it had before
+//! the transaction undone, SPEC §5.5, and a restore makes the files it finds already in their
+//! target state Retrace's). Legacy turns have no sequence numbers: they sit at their turn
 //! number, after every event before the next v3 turn starts (so a restore committed after a legacy
 //! record was written, but before the next turn began, comes before it on the line). Beside it: the
 //! workspace (files, directories and FIFOs), the last image Retrace wrote per path (the ownership
@@ -224,6 +234,13 @@ enum Op {
         turn: usize,
         on_conflict: OnConflict,
     },
+    /// A second session on the same workspace (its own store) writes a file through its seam: for
+    /// this session, another writer's bytes.
+    PeerWrite { name: usize, content: usize },
+    /// The second session restores code to one of its turns.
+    PeerRestore { turn: usize, on_conflict: OnConflict },
+    /// The second session undoes its last restore.
+    PeerUndo,
 }
 
 fn name_strategy() -> impl Strategy<Value = Name> {
@@ -293,6 +310,10 @@ fn op_strategy() -> impl Strategy<Value = Op> {
             .prop_map(|(max_turns, max_bytes)| Op::Limits { max_turns, max_bytes }),
         1 => (0..NAME_COUNT, 0..32usize, on_conflict_strategy())
             .prop_map(|(name, turn, on_conflict)| Op::HoldOpen { name, turn, on_conflict }),
+        2 => (0..NAME_COUNT, 0..CONTENTS).prop_map(|(name, content)| Op::PeerWrite { name, content }),
+        2 => (0..32usize, on_conflict_strategy())
+            .prop_map(|(turn, on_conflict)| Op::PeerRestore { turn, on_conflict }),
+        1 => Just(Op::PeerUndo),
     ]
 }
 
@@ -499,8 +520,13 @@ struct ModelTarget {
     forward: Option<FileState>,
     /// What the transaction wrote.
     restore: Option<FileState>,
-    /// The image it recorded for it (the ownership proof it leaves).
+    /// The image it recorded for it.
     restore_img: Image,
+    /// The ownership proof before the transaction (what undoing it brings back).
+    owned_before: Option<(Image, u64)>,
+    /// The proof it leaves: `None` for a restore or revert (its restore image, Retrace's own
+    /// write), the undone transaction's `owned_before` for an undo.
+    owned_after: Option<Option<(Image, u64)>>,
 }
 
 /// One committed transaction (restore, revert or undo).
@@ -513,6 +539,83 @@ struct ModelTx {
     at: u64,
     /// Directories it removed (created by the restored turns' tools, left empty).
     removed_dirs: Vec<Vec<u8>>,
+    /// Who wrote the files it changed, just before it (what its undo brings back).
+    authors_before: Authors,
+}
+
+/// Who wrote what, kept from the operations alone (beside the model's prediction, and never from
+/// what the store says): per path, the image each session's own writes last left there — its
+/// tools' after-images, what its restores wrote, the files a restore found already in their target
+/// state — and, after an undo, what it was before the transaction undone. Other writers (the
+/// user, a shell, an older build, the other session) change no entry. The invariant: a file whose
+/// bytes (or existence or mode) are not what that session itself last left there is never
+/// overwritten or deleted by its restore, revert or undo unless the user chose `overwrite` for
+/// that file.
+#[derive(Debug, Clone, Default)]
+struct Authorship {
+    own: BTreeMap<Vec<u8>, Image>,
+    peer: BTreeMap<Vec<u8>, Image>,
+}
+
+/// Saved entries of [`Authorship`] for some paths (this session's, the other session's).
+type Authors = Vec<(Vec<u8>, Option<Image>, Option<Image>)>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Who {
+    Own,
+    Peer,
+}
+
+impl Authorship {
+    fn save(&self, keys: &[Vec<u8>]) -> Authors {
+        keys.iter()
+            .map(|k| (k.clone(), self.own.get(k).cloned(), self.peer.get(k).cloned()))
+            .collect()
+    }
+
+    fn put_back(&mut self, saved: &Authors) {
+        for (k, own, peer) in saved {
+            for (map, v) in [(&mut self.own, own), (&mut self.peer, peer)] {
+                match v {
+                    Some(i) => {
+                        map.insert(k.clone(), i.clone());
+                    }
+                    None => {
+                        map.remove(k);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The files that differ between two walks of the workspace.
+fn changed_files(before: &BTreeMap<Vec<u8>, Node>, after: &BTreeMap<Vec<u8>, Node>) -> Vec<Vec<u8>> {
+    let mut keys: BTreeSet<&Vec<u8>> = before.keys().collect();
+    keys.extend(after.keys());
+    keys.into_iter()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .filter(|k| {
+            matches!(before.get(*k), Some(Node::File(_))) || matches!(after.get(*k), Some(Node::File(_)))
+        })
+        .cloned()
+        .collect()
+}
+
+/// The image of what a walk found at `k` (a file, or nothing).
+fn walked_image(nodes: &BTreeMap<Vec<u8>, Node>, k: &[u8]) -> Image {
+    match nodes.get(k) {
+        Some(Node::File(s)) => image_of_state(Some(s)),
+        _ => image_of_state(None),
+    }
+}
+
+/// The second session: its own store on the same workspace.
+struct Peer {
+    store: CheckpointStore,
+    turn_open: bool,
+    /// Its last restore, while it may be undone: the transaction and who wrote its files before.
+    last: Option<(String, Authors)>,
 }
 
 /// What stands at a path, as far as a restore goes (SPEC §5.2 rule 2b).
@@ -540,6 +643,10 @@ struct Model {
     /// transaction's writes share one).
     owned: BTreeMap<Vec<u8>, (Image, u64)>,
     writes: u64,
+    /// Whether the mutation sequence moved since the last of Retrace's own writes (a turn began, a
+    /// before-image was captured): a claim that writes nothing takes the current sequence, equal
+    /// to that write's or after it.
+    seq_moved: bool,
     /// Orders turn starts against transactions (the mutation sequence, as far as retention's
     /// manifest pruning compares them).
     clock: u64,
@@ -592,6 +699,9 @@ struct Stats {
     held_live: usize,
     dirs_removed: usize,
     dirs_back: usize,
+    peer_writes: usize,
+    peer_restores: usize,
+    peer_undos: usize,
 }
 
 impl Stats {
@@ -612,6 +722,9 @@ impl Stats {
         self.held_live += o.held_live;
         self.dirs_removed += o.dirs_removed;
         self.dirs_back += o.dirs_back;
+        self.peer_writes += o.peer_writes;
+        self.peer_restores += o.peer_restores;
+        self.peer_undos += o.peer_undos;
     }
 }
 
@@ -623,6 +736,7 @@ impl Model {
             current: None,
             owned: BTreeMap::new(),
             writes: 0,
+            seq_moved: false,
             clock: 0,
             issued: Vec::new(),
             log_max: None,
@@ -1003,6 +1117,8 @@ struct Harness {
     model: Model,
     last_seq: u64,
     stats: Stats,
+    authors: Authorship,
+    peer: Option<Peer>,
 }
 
 fn fixed_clock() -> retrace_checkpoint::Clock {
@@ -1044,6 +1160,8 @@ impl Harness {
             model: Model::new(unreadable_possible),
             last_seq: 0,
             stats: Stats::default(),
+            authors: Authorship::default(),
+            peer: None,
         }
     }
 
@@ -1111,6 +1229,7 @@ impl Harness {
         m.current = Some(m.turns.len() - 1);
         // A new turn moves the mutation sequence on: the last restore can no longer be undone.
         m.undo_target = None;
+        m.seq_moved = true;
         m.prune(&mut self.stats);
     }
 
@@ -1160,6 +1279,7 @@ impl Harness {
         if !captured.is_empty() {
             // The capture moved the mutation sequence on, then retention ran.
             self.model.undo_target = None;
+            self.model.seq_moved = true;
             self.model.prune(&mut self.stats);
         }
 
@@ -1175,6 +1295,8 @@ impl Harness {
             self.model
                 .owned
                 .insert(k.clone(), (image.clone(), self.model.writes));
+            self.model.seq_moved = false;
+            self.authors.own.insert(k.clone(), image.clone());
             let turn = &mut self.model.turns[cur];
             if let Some(entry) = turn.files.iter_mut().find(|e| e.path == k) {
                 entry.after = Some(image);
@@ -1390,6 +1512,9 @@ impl Harness {
                 turn,
                 on_conflict,
             } => self.hold_open(name, turn, on_conflict),
+            Op::PeerWrite { name, content } => self.peer_write(name, content),
+            Op::PeerRestore { turn, on_conflict } => self.peer_restore(turn, on_conflict),
+            Op::PeerUndo => self.peer_undo(),
         }
     }
 
@@ -1822,6 +1947,20 @@ impl Harness {
                 _ => {}
             }
         }
+        // Files already in their target state become Retrace's (issue 25 item 6): with what is
+        // on disk now (nothing, under a file where a directory was).
+        let claims: Vec<(Vec<u8>, Image)> = files
+            .iter()
+            .filter(|e| e.action == FileAction::Unchanged && e.conflict.is_none())
+            .map(|e| {
+                let now = match self.model.standing(&e.path) {
+                    Stand::Plain(s) => image_of_state(s),
+                    _ => image_of_state(None),
+                };
+                (e.path.clone(), now)
+            })
+            .collect();
+        let walked = self.disk_nodes();
         let got = self.store().commit(
             plan,
             CommitOptions {
@@ -1847,7 +1986,32 @@ impl Harness {
             })
             .collect();
         assert_eq!(out.conflicts, conflicts, "{ctx}: outcome conflicts");
+        // Nothing another writer left is replaced unless the user chose `overwrite` for it.
+        let overwritten: BTreeSet<Vec<u8>> = files
+            .iter()
+            .filter(|e| e.conflict.is_some() && on_conflict == OnConflict::Overwrite)
+            .map(|e| e.path.clone())
+            .collect();
+        let now = self.disk_nodes();
+        let changed = self.check_authors(ctx, Who::Own, &walked, &now, &overwritten);
+        let authors_before = self.authors.save(&changed);
+        for k in &changed {
+            self.authors.own.insert(k.clone(), walked_image(&now, k));
+        }
+        for (k, img) in &claims {
+            self.authors.own.insert(k.clone(), img.clone());
+        }
         if writes.is_empty() {
+            let m = &mut self.model;
+            for (k, img) in claims {
+                if m.owned.get(&k).map(|o| &o.0) != Some(&img) {
+                    if m.seq_moved {
+                        m.writes += 1;
+                        m.seq_moved = false;
+                    }
+                    m.owned.insert(k, (img, m.writes));
+                }
+            }
             assert_eq!(
                 out.transaction_id, None,
                 "{ctx}: nothing to write, no transaction"
@@ -1870,9 +2034,17 @@ impl Harness {
                 forward: self.model.file(&e.path).cloned(),
                 restore: e.tgt.state.clone(),
                 restore_img: e.tgt.image.clone(),
+                owned_before: self.model.owned.get(&e.path).cloned(),
+                owned_after: None,
             })
             .collect();
-        self.record_tx(ctx, &out, targets, created_dirs);
+        self.record_tx(ctx, &out, targets, created_dirs, authors_before);
+        let m = &mut self.model;
+        for (k, img) in claims {
+            if m.owned.get(&k).map(|o| &o.0) != Some(&img) {
+                m.owned.insert(k, (img, m.writes));
+            }
+        }
         assert!(out.undo_available, "{ctx}: a fresh restore can be undone");
         self.model.undo_target = Some(self.model.txs.len() - 1);
         self.stats.commits += 1;
@@ -1885,6 +2057,7 @@ impl Harness {
         out: &CodeOutcome,
         targets: Vec<ModelTarget>,
         created_dirs: &BTreeSet<Vec<u8>>,
+        authors_before: Authors,
     ) {
         let written: Vec<String> = targets
             .iter()
@@ -1909,13 +2082,25 @@ impl Harness {
         let m = &mut self.model;
         m.writes += 1;
         m.clock += 1;
+        m.seq_moved = false;
         for t in &targets {
             m.push_event(Ev {
                 path: t.path.clone(),
                 state: t.forward.clone(),
                 legacy: None,
             });
-            m.owned.insert(t.path.clone(), (t.restore_img.clone(), m.writes));
+            // SPEC §5.5: an undo gives back the proof from before the transaction it undoes.
+            match &t.owned_after {
+                None => {
+                    m.owned.insert(t.path.clone(), (t.restore_img.clone(), m.writes));
+                }
+                Some(Some(o)) => {
+                    m.owned.insert(t.path.clone(), o.clone());
+                }
+                Some(None) => {
+                    m.owned.remove(&t.path);
+                }
+            }
             match &t.restore {
                 Some(s) => {
                     m.ensure_ancestors(&t.path);
@@ -1934,6 +2119,7 @@ impl Harness {
             undone: false,
             at: m.clock,
             removed_dirs,
+            authors_before,
         });
     }
 
@@ -1963,6 +2149,7 @@ impl Harness {
                 "{ctx}: undo of the older `{older}`: {got:?}"
             );
         }
+        let walked = self.disk_nodes();
         let got = self.store().undo(&tx.id);
         // Every target must still hold exactly what the transaction wrote, as a file reached
         // through directories (SPEC §5.5).
@@ -1989,6 +2176,10 @@ impl Harness {
         let out = got.unwrap_or_else(|e| panic!("{ctx}: failed: {e}"));
         assert!(out.conflicts.is_empty(), "{ctx}: conflicts");
         assert!(!out.undo_available, "{ctx}: an undo cannot be undone");
+        let now = self.disk_nodes();
+        let changed = self.check_authors(&ctx, Who::Own, &walked, &now, &BTreeSet::new());
+        let authors_before = self.authors.save(&changed);
+        self.authors.put_back(&tx.authors_before);
         let targets = tx
             .targets
             .iter()
@@ -1997,9 +2188,11 @@ impl Harness {
                 forward: self.model.file(&t.path).cloned(),
                 restore: t.forward.clone(),
                 restore_img: image_of_state(t.forward.as_ref()),
+                owned_before: self.model.owned.get(&t.path).cloned(),
+                owned_after: Some(t.owned_before.clone()),
             })
             .collect();
-        self.record_tx(&ctx, &out, targets, &BTreeSet::new());
+        self.record_tx(&ctx, &out, targets, &BTreeSet::new(), authors_before);
         self.model.recreate_dirs(&tx.removed_dirs);
         self.stats.dirs_back += tx
             .removed_dirs
@@ -2009,6 +2202,202 @@ impl Harness {
         self.model.txs[ti].undone = true;
         self.model.undo_target = None;
         self.stats.undos += 1;
+    }
+
+    /// The invariant of [`Authorship`] for one restore, revert or undo of session `who`, from the
+    /// walks before and after it: every file it changed held what that session itself last left
+    /// there, or was one the user chose to overwrite. Returns the changed files.
+    fn check_authors(
+        &self,
+        ctx: &str,
+        who: Who,
+        before: &BTreeMap<Vec<u8>, Node>,
+        after: &BTreeMap<Vec<u8>, Node>,
+        overwritten: &BTreeSet<Vec<u8>>,
+    ) -> Vec<Vec<u8>> {
+        let changed = changed_files(before, after);
+        let map = match who {
+            Who::Own => &self.authors.own,
+            Who::Peer => &self.authors.peer,
+        };
+        for k in &changed {
+            let was = walked_image(before, k);
+            if !was.existed || overwritten.contains(k) {
+                continue;
+            }
+            assert!(
+                map.get(k).is_some_and(|own| same_image(own, &was)),
+                "{ctx}: `{}` held bytes {} did not write ({:?}; it last wrote {:?}), and they were replaced without the user choosing overwrite for it",
+                lossy(k),
+                match who {
+                    Who::Own => "this session",
+                    Who::Peer => "the other session",
+                },
+                was.sha256,
+                map.get(k).map(|i| i.sha256.clone()),
+            );
+        }
+        changed
+    }
+
+    /// The second session, opened at its first use.
+    fn peer(&mut self) -> &mut Peer {
+        if self.peer.is_none() {
+            let opts = StoreOptions {
+                session_id: Some("prop-peer".into()),
+                ..self.opts.clone()
+            };
+            let sidecar = self.scratch.tmp.path().join("peer.ckpt");
+            let store = CheckpointStore::open(&sidecar, &self.scratch.workspace, opts).unwrap();
+            self.peer = Some(Peer {
+                store,
+                turn_open: false,
+                last: None,
+            });
+        }
+        self.peer.as_mut().unwrap()
+    }
+
+    /// The second session's tool writes a file: for this session, another writer's bytes.
+    fn peer_write(&mut self, name: usize, c: usize) {
+        let k = key(name);
+        if !self.model.writable(k) {
+            return;
+        }
+        let kind = self.kind_of(k);
+        let path = self.spelled(plain(name));
+        let peer = self.peer();
+        if !peer.turn_open {
+            peer.store.begin_turn(BeginTurn::default()).unwrap();
+            peer.turn_open = true;
+            peer.last = None;
+        }
+        peer.store
+            .capture_before(&[Change::new(path.clone(), kind)], Some("write_file"))
+            .unwrap();
+        self.write_file(k, content(c));
+        let peer = self.peer();
+        peer.store.capture_after(&[path]).unwrap();
+        peer.last = None;
+        let img = image_of_state(self.model.file(k));
+        self.authors.peer.insert(k.to_vec(), img);
+        self.stats.peer_writes += 1;
+    }
+
+    /// The model's workspace follows what the second session's restore or undo did on disk.
+    fn follow_disk(&mut self, before: &BTreeMap<Vec<u8>, Node>, after: &BTreeMap<Vec<u8>, Node>) {
+        let mut keys: BTreeSet<&Vec<u8>> = before.keys().collect();
+        keys.extend(after.keys());
+        for k in keys {
+            if before.get(k) == after.get(k) {
+                continue;
+            }
+            match after.get(k) {
+                Some(n) => {
+                    self.model.disk.insert(k.clone(), n.clone());
+                }
+                None => {
+                    self.model.disk.remove(k);
+                }
+            }
+        }
+    }
+
+    /// The second session restores code to one of its turns (only the invariant is checked: the
+    /// model predicts this session's store, not that one).
+    fn peer_restore(&mut self, turn: usize, on_conflict: OnConflict) {
+        let peer = self.peer();
+        if peer.turn_open {
+            peer.store.end_turn();
+            peer.turn_open = false;
+        }
+        let turns: Vec<u64> = peer.store.list().iter().map(|e| e.turn).collect();
+        if turns.is_empty() {
+            return;
+        }
+        let n = turns[turn % turns.len()];
+        let ctx = format!("the other session's restore to its turn {n} ({on_conflict:?})");
+        let plan = match peer.store.plan_restore(n) {
+            Ok(p) => p,
+            Err(CheckpointError::NotOffered { .. }) => return,
+            Err(e) => panic!("{ctx}: {e}"),
+        };
+        let conflicted: BTreeSet<String> = plan.plan.conflicts.iter().map(|c| c.path.clone()).collect();
+        let unchanged: Vec<String> = plan
+            .plan
+            .files
+            .iter()
+            .filter(|f| f.action == FileAction::Unchanged && f.conflict.is_none())
+            .map(|f| f.path.clone())
+            .collect();
+        let walked = self.disk_nodes();
+        let got = self.peer().store.commit(
+            &plan,
+            CommitOptions {
+                confirm: true,
+                on_conflict,
+            },
+        );
+        let out = match got {
+            Ok(out) => out,
+            Err(CheckpointError::Refused { .. }) => {
+                assert_eq!(on_conflict, OnConflict::Refuse, "{ctx}");
+                assert_eq!(
+                    self.disk_nodes(),
+                    walked,
+                    "{ctx}: refused, yet the workspace changed"
+                );
+                return;
+            }
+            Err(e) => panic!("{ctx}: {e}"),
+        };
+        let now = self.disk_nodes();
+        let overwritten: BTreeSet<Vec<u8>> = changed_files(&walked, &now)
+            .into_iter()
+            .filter(|k| on_conflict == OnConflict::Overwrite && conflicted.contains(&lossy(k)))
+            .collect();
+        let changed = self.check_authors(&ctx, Who::Peer, &walked, &now, &overwritten);
+        let saved = self.authors.save(&changed);
+        for k in &changed {
+            self.authors.peer.insert(k.clone(), walked_image(&now, k));
+        }
+        // Its unchanged files become its own (names spelled lossily: both of a pair that share a
+        // spelling, when both are there as they were).
+        for i in 0..NAME_COUNT {
+            let k = key(i);
+            if unchanged.contains(&lossy(k)) && !changed.contains(&k.to_vec()) {
+                self.authors.peer.insert(k.to_vec(), walked_image(&now, k));
+            }
+        }
+        self.follow_disk(&walked, &now);
+        self.peer().last = out.transaction_id.map(|id| (id, saved));
+        self.stats.peer_restores += 1;
+    }
+
+    /// The second session undoes its last restore.
+    fn peer_undo(&mut self) {
+        let Some((id, saved)) = self.peer.as_mut().and_then(|p| p.last.take()) else {
+            return;
+        };
+        let ctx = format!("the other session's undo of {id}");
+        let walked = self.disk_nodes();
+        match self.peer().store.undo(&id) {
+            Ok(_) => {}
+            Err(CheckpointError::UndoRefused { .. }) => {
+                assert_eq!(
+                    self.disk_nodes(),
+                    walked,
+                    "{ctx}: refused, yet the workspace changed"
+                );
+                return;
+            }
+            Err(e) => panic!("{ctx}: {e}"),
+        }
+        let now = self.disk_nodes();
+        self.check_authors(&ctx, Who::Peer, &walked, &now, &BTreeSet::new());
+        self.authors.put_back(&saved);
+        self.follow_disk(&walked, &now);
+        self.stats.peer_undos += 1;
     }
 
     /// Everything in the workspace, walked on disk (FIFOs are never opened).
@@ -2519,6 +2908,60 @@ fn restores_conflicts_and_undo_in_a_fixed_order() {
         },
         write(1, 4),
         Op::Undo,
+    ]);
+}
+
+/// Issue 25: an `overwrite` restore over a hand edit, and over the other session's write, then
+/// undo: the bytes come back as not Retrace's, so plain, `skip` and revert restores after it (and
+/// after a restart) report them and leave them; a file found already in its target state becomes
+/// Retrace's. Both the model and the authorship invariant check every step.
+#[test]
+fn undo_gives_ownership_back_with_the_bytes() {
+    use OnConflict::{Overwrite, Refuse, Skip};
+    run(&[
+        write(0, 4),
+        Op::NewTurn { log_jump: None },
+        write(0, 0),
+        Op::ExternalEdit { name: 0, content: 2 },
+        restore(1, Overwrite),
+        Op::Undo,
+        restore(1, Refuse),
+        restore(1, Skip),
+        restore(0, Skip),
+        Op::Revert {
+            name: plain(0),
+            on_conflict: Skip,
+        },
+        Op::Reopen,
+        restore(0, Skip),
+        // The other session writes the file; this one overwrites it, then undoes.
+        Op::NewTurn { log_jump: None },
+        write(1, 1),
+        Op::PeerWrite { name: 1, content: 3 },
+        restore(2, Overwrite),
+        Op::Undo,
+        restore(2, Skip),
+        Op::Revert {
+            name: plain(1),
+            on_conflict: Skip,
+        },
+        // The other session rewinds over this one's write, then undoes.
+        write(1, 5),
+        Op::PeerRestore {
+            turn: 0,
+            on_conflict: Overwrite,
+        },
+        Op::PeerUndo,
+        Op::PeerRestore {
+            turn: 0,
+            on_conflict: Skip,
+        },
+        // Unchanged files become Retrace's: deleted by hand, then restored to before they were
+        // created (nothing to write), then to after (written, no external_change).
+        Op::ExternalDelete { name: 0 },
+        restore(0, Refuse),
+        restore(1, Refuse),
+        Op::Reopen,
     ]);
 }
 

@@ -128,8 +128,9 @@ impl Head {
 /// What undo would take back.
 #[derive(Debug, Clone)]
 struct UndoTarget {
-    /// (path, what the rewind wrote, what was there before).
-    targets: Vec<(String, State, State)>,
+    /// (path, what the rewind wrote, what was there before, Retrace's proof before: what the undo
+    /// gives back with the bytes, SPEC §5.5).
+    targets: Vec<(String, State, State, Option<State>)>,
     parent: usize,
     new_head: Option<usize>,
 }
@@ -375,10 +376,13 @@ impl Run {
         // The model's plan: per path, unchanged, clean or conflicted (SPEC §5.2).
         let mut clean = Vec::new();
         let mut conflicted = Vec::new();
+        // Files already in their target state: a commit makes them Retrace's (issue 25 item 6).
+        let mut unchanged = Vec::new();
         if wants_files {
             for (p, target) in self.m.targets(n) {
                 let cur = self.m.state(&p);
                 if cur == target {
+                    unchanged.push((p, cur));
                     continue;
                 }
                 let proof = self.m.owned.get(&p).cloned().flatten();
@@ -491,9 +495,13 @@ impl Run {
         };
         prop_assert_eq!(got, expected);
 
+        let proofs: Vec<Option<State>> = inputs.iter().map(|i| self.m.owned.get(&i.0).cloned()).collect();
         for (p, target, _) in &inputs {
             self.m.set(p, target);
             self.m.owned.insert(p.clone(), target.clone());
+        }
+        for (p, cur) in unchanged {
+            self.m.owned.insert(p, cur);
         }
         let wrote = !inputs.is_empty();
         prop_assert_eq!(r.transaction_id.is_some(), wrote || wants_conv);
@@ -512,7 +520,11 @@ impl Run {
         }
         if wrote || wants_conv {
             self.m.undo = Some(UndoTarget {
-                targets: inputs,
+                targets: inputs
+                    .into_iter()
+                    .zip(proofs)
+                    .map(|((p, wrote, before), proof)| (p, wrote, before, proof))
+                    .collect(),
                 parent,
                 new_head,
             });
@@ -534,7 +546,7 @@ impl Run {
         let moved: BTreeSet<String> = u
             .targets
             .iter()
-            .filter(|(p, wrote, _)| self.m.state(p) != *wrote)
+            .filter(|(p, wrote, _, _)| self.m.state(p) != *wrote)
             .map(|t| t.0.clone())
             .collect();
         if !moved.is_empty() {
@@ -565,9 +577,13 @@ impl Run {
             .collect();
         prop_assert_eq!(sorted(&r.files_written), written.clone());
         prop_assert_eq!(sorted(&r.files_deleted), deleted.clone());
-        for (p, _, before) in &u.targets {
+        for (p, _, before, proof) in &u.targets {
             self.m.set(p, before);
-            self.m.owned.insert(p.clone(), before.clone());
+            // The proof goes back with the bytes: a hand edit the undo puts back is not Retrace's.
+            match proof {
+                Some(proof) => self.m.owned.insert(p.clone(), proof.clone()),
+                None => self.m.owned.remove(p),
+            };
         }
         if !u.targets.is_empty() {
             self.m.timeline.push(Moment {
@@ -575,7 +591,7 @@ impl Run {
                 images: u
                     .targets
                     .iter()
-                    .map(|(p, wrote, _)| (p.clone(), wrote.clone()))
+                    .map(|(p, wrote, _, _)| (p.clone(), wrote.clone()))
                     .collect(),
             });
         }
