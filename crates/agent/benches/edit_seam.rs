@@ -101,10 +101,21 @@ fn edit_captured(
     let t0 = Instant::now();
     let preview: Preview = EditFile.preview(ws, args).unwrap();
     let t1 = Instant::now();
+    // With the intent the preview carries, as the controller's seam journals it.
     let changes: Vec<Change> = preview
         .changes
         .iter()
-        .map(|c| Change::new(c.abs.clone(), c.kind))
+        .map(|c| {
+            let change = Change::new(c.abs.clone(), c.kind);
+            match &c.after {
+                Some(a) => change.with_intent(retrace_checkpoint::model::Image {
+                    existed: a.exists,
+                    sha256: a.sha256.clone(),
+                    mode: a.mode,
+                }),
+                None => change,
+            }
+        })
         .collect();
     let report = store.capture_before(&changes, Some("edit_file")).unwrap();
     assert_eq!(report.captured.len(), 1, "a first touch every iteration");

@@ -23,6 +23,7 @@ mod dirs;
 mod error;
 mod forward;
 mod fsck;
+mod intents;
 mod load;
 mod memo;
 pub mod model;

@@ -119,6 +119,10 @@ impl CheckpointStore {
             .filter(|n| self.turn_dir(*n).join(crate::record::JOURNAL_FILE).exists())
             .collect();
         for n in journaled {
+            // What the crash cut short: the tools' intents settled against the disk (their writes
+            // proved Retrace's own), their temp files and the directories made for them removed.
+            // Best effort: an intent left unsettled only makes a restore report a conflict.
+            let _ = self.settle_intents(&root, n);
             // Best effort: the journal is read with the record until then.
             let _ = self.compact_turn(n);
         }

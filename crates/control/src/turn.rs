@@ -23,11 +23,7 @@ pub(crate) struct StoreSeam {
 
 impl CaptureSeam for StoreSeam {
     fn before(&mut self, tool: &str, preview: &Preview) -> Result<Captured, String> {
-        let changes: Vec<Change> = preview
-            .changes
-            .iter()
-            .map(|c| Change::new(c.abs.clone(), c.kind))
-            .collect();
+        let changes: Vec<Change> = preview.changes.iter().map(change_of).collect();
         let mut core = lock(&self.core);
         let report = core
             .store
@@ -66,6 +62,20 @@ impl CaptureSeam for StoreSeam {
                 detail: Some(command.to_string()),
             })
             .map_err(|e| e.to_string())
+    }
+}
+
+/// A previewed change as the store captures it, with what the tool will leave there (journaled
+/// before the tool runs, so a crash right after the write still proves it Retrace's own).
+pub(crate) fn change_of(c: &retrace_tools::PlannedChange) -> Change {
+    let change = Change::new(c.abs.clone(), c.kind);
+    match &c.after {
+        Some(a) => change.with_intent(retrace_checkpoint::model::Image {
+            existed: a.exists,
+            sha256: a.sha256.clone(),
+            mode: a.mode,
+        }),
+        None => change,
     }
 }
 
