@@ -470,14 +470,25 @@ impl CheckpointStore {
     /// Records the after-image of each path (successful tool or not): on this turn's entry and in
     /// `state.json`, each with a new mutation sequence.
     pub fn capture_after(&mut self, paths: &[PathBuf]) -> Result<()> {
+        let unknown: Vec<(PathBuf, Option<Image>)> = paths.iter().map(|p| (p.clone(), None)).collect();
+        self.capture_after_known(&unknown)
+    }
+
+    /// [`CheckpointStore::capture_after`], taking the image given with a path as what is there
+    /// (the intent of a tool that succeeded) instead of reading the file; `None`: read it.
+    pub fn capture_after_known(&mut self, paths: &[(PathBuf, Option<Image>)]) -> Result<()> {
         let root = self.require_root()?;
         let Some(number) = self.current_turn() else {
             return Err(CheckpointError::NoTurn);
         };
         let mut changed = false;
-        for p in paths {
+        for (p, known) in paths {
             let rel = RelPath::normalize(&root, p)?;
-            let image = match image_of(&rel.under(&root)) {
+            let read = match known {
+                Some(img) => Ok(img.clone()),
+                None => image_of(&rel.under(&root)),
+            };
+            let image = match read {
                 Ok(img) => img,
                 Err(_) => {
                     // Unreadable after the write: Retrace cannot prove what is there.
@@ -505,7 +516,7 @@ impl CheckpointStore {
             self.state_dirty.store(true, Ordering::Relaxed);
             let indices: Vec<usize> = paths
                 .iter()
-                .filter_map(|p| RelPath::normalize(&root, p).ok())
+                .filter_map(|(p, _)| RelPath::normalize(&root, p).ok())
                 .filter_map(|rel| self.entry_index_in(number, &rel))
                 .collect();
             if let Some(cur) = self.current.as_mut() {

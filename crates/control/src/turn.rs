@@ -44,11 +44,20 @@ impl CaptureSeam for StoreSeam {
         })
     }
 
-    fn after(&mut self, _tool: &str, preview: &Preview) -> Result<(), String> {
-        let paths: Vec<std::path::PathBuf> = preview.changes.iter().map(|c| c.abs.clone()).collect();
+    fn after(&mut self, _tool: &str, preview: &Preview, ok: bool) -> Result<(), String> {
+        // A tool that succeeded left its intents (its re-check and atomic write guarantee it):
+        // they are the after-images, without reading the files back. Otherwise what is there is.
+        let known: Vec<(std::path::PathBuf, Option<retrace_checkpoint::model::Image>)> = preview
+            .changes
+            .iter()
+            .map(|c| {
+                let intent = change_of(c).intent.filter(|_| ok);
+                (c.abs.clone(), intent)
+            })
+            .collect();
         lock(&self.core)
             .store
-            .capture_after(&paths)
+            .capture_after_known(&known)
             .map_err(|e| e.to_string())
     }
 
