@@ -19,7 +19,9 @@
 //! not there, when they are empty.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 use retrace_fsutil::RelPath;
 
@@ -102,6 +104,7 @@ impl CheckpointStore {
         let lines = after_lines(&bytes);
         let mut owned: Vec<(RelPath, Image)> = Vec::new();
         let mut dirs: BTreeSet<RelPath> = BTreeSet::new();
+        let mut beside = Beside::default();
         for (i, seq) in &lines {
             let Some(last) = seq.last().filter(|l| l.intended) else {
                 continue;
@@ -112,7 +115,7 @@ impl CheckpointStore {
             let Some(rel) = entry.path.safe().cloned() else {
                 continue;
             };
-            remove_tool_temps(&self.opts.fs, root, &rel);
+            beside.add(&rel);
             let Ok(current) = image_of(&rel.under(root)) else {
                 continue;
             };
@@ -147,6 +150,9 @@ impl CheckpointStore {
                 f.after = after;
             }
         }
+        for (dir, names) in &beside.0 {
+            remove_tool_temps(&self.opts.fs, root, dir, names);
+        }
         if !dirs.is_empty() {
             let candidates: Vec<RelPath> = dirs.into_iter().collect();
             let empty = crate::dirs::removable_dirs(root, &candidates, &BTreeSet::new());
@@ -169,53 +175,67 @@ impl CheckpointStore {
         let Some(root) = self.root.as_deref() else {
             return Vec::new();
         };
-        let mut by_dir: BTreeMap<std::path::PathBuf, BTreeSet<std::ffi::OsString>> = BTreeMap::new();
+        let mut beside = Beside::default();
         for t in self.turns.values() {
             for f in &t.files {
-                let Some(rel) = f.path.safe() else { continue };
-                let p = rel.as_path();
-                let (Some(name), dir) = (p.file_name(), p.parent().unwrap_or(Path::new(""))) else {
-                    continue;
-                };
-                by_dir
-                    .entry(dir.to_path_buf())
-                    .or_default()
-                    .insert(name.to_os_string());
+                if let Some(rel) = f.path.safe() {
+                    beside.add(rel);
+                }
             }
         }
         let mut out = Vec::new();
-        for (dir, names) in by_dir {
-            let Ok(listed) = retrace_fsutil::list_dir_nofollow(root, &dir) else {
-                continue;
-            };
-            for cand in listed {
-                if let Some(pid) = names
-                    .iter()
-                    .find_map(|n| retrace_fsutil::tool_temp_owner(n, &cand))
-                {
-                    out.push((dir.join(&cand).to_string_lossy().into_owned(), pid));
-                }
+        for (dir, names) in &beside.0 {
+            for (cand, pid) in tool_temps_in(root, dir, names) {
+                out.push((dir.join(&cand).to_string_lossy().into_owned(), pid));
             }
         }
         out
     }
 }
 
-/// Removes the edit tools' temp files beside `rel` whose process is gone (never one of a live
-/// process: another session may be writing the same file right now). Reached without following
-/// a symlink; what cannot be listed or removed stays, and fsck names it.
-fn remove_tool_temps(fs_: &retrace_fsutil::Fs, root: &Path, rel: &RelPath) {
-    let p = rel.as_path();
-    let Some(name) = p.file_name() else { return };
-    let dir = p.parent().unwrap_or(Path::new(""));
+/// File names by directory (workspace-relative): where to look for the tools' temp files, each
+/// directory listed once however many of its files a turn touched.
+#[derive(Default)]
+struct Beside(BTreeMap<PathBuf, BTreeSet<OsString>>);
+
+impl Beside {
+    fn add(&mut self, rel: &RelPath) {
+        let p = rel.as_path();
+        if let Some(name) = p.file_name() {
+            let dir = p.parent().unwrap_or(Path::new("")).to_path_buf();
+            self.0.entry(dir).or_default().insert(name.to_os_string());
+        }
+    }
+}
+
+/// The tools' temp files in `dir` made for one of `names`, with their process ids. Reached
+/// without following a symlink (a directory that cannot be listed that way yields none).
+fn tool_temps_in(root: &Path, dir: &Path, names: &BTreeSet<OsString>) -> Vec<(OsString, u32)> {
     let Ok(listed) = retrace_fsutil::list_dir_nofollow(root, dir) else {
-        return;
+        return Vec::new();
     };
+    listed
+        .into_iter()
+        // Cheap first: only a name shaped like a tool's temp file is matched against the names.
+        .filter(|c| {
+            let b = c.as_bytes();
+            b.starts_with(b".") && b.ends_with(b".tmp") && b.windows(9).any(|w| w == b".retrace-")
+        })
+        .filter_map(|c| {
+            let pid = names
+                .iter()
+                .find_map(|n| retrace_fsutil::tool_temp_owner(n, &c))?;
+            Some((c, pid))
+        })
+        .collect()
+}
+
+/// Removes the edit tools' temp files in `dir` made for one of `names` whose process is gone
+/// (never one of a live process: another session may be writing the same file right now).
+/// Reached without following a symlink; what cannot be listed or removed stays, and fsck names it.
+fn remove_tool_temps(fs_: &retrace_fsutil::Fs, root: &Path, dir: &Path, names: &BTreeSet<OsString>) {
     let mut removed = false;
-    for cand in listed {
-        let Some(pid) = retrace_fsutil::tool_temp_owner(name, &cand) else {
-            continue;
-        };
+    for (cand, pid) in tool_temps_in(root, dir, names) {
         if pid == std::process::id() || retrace_fsutil::process_alive(pid) {
             continue;
         }
