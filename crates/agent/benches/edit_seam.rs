@@ -6,8 +6,9 @@
 //! - `without`: `EditFile::preview`, then `EditFile::run`.
 //! - `with`: the same, wrapped as `crates/control/src/seam.rs` wraps it: after the preview,
 //!   `CheckpointStore::capture_before` of the previewed change (a first touch: every iteration runs
-//!   in a new turn, begun outside the timed region), and after the run `capture_after` of the
-//!   previewed path. The store is durable too (`StoreOptions::default()`, default retention).
+//!   in a new turn, begun outside the timed region), with the intent the preview carries, and
+//!   after the run `capture_after_known` of the previewed path (the intent, since the edit
+//!   succeeded). The store is durable too (`StoreOptions::default()`, default retention).
 //!
 //! Each iteration swaps one marker for another, so every edit changes the file and the next one
 //! finds its `old_string`. Untimed, before each timed edit, one directory fsync commits whatever
@@ -101,18 +102,33 @@ fn edit_captured(
     let t0 = Instant::now();
     let preview: Preview = EditFile.preview(ws, args).unwrap();
     let t1 = Instant::now();
+    // With the intent the preview carries, as the controller's seam journals it.
     let changes: Vec<Change> = preview
         .changes
         .iter()
-        .map(|c| Change::new(c.abs.clone(), c.kind))
+        .map(|c| {
+            let change = Change::new(c.abs.clone(), c.kind);
+            match &c.after {
+                Some(a) => change.with_intent(retrace_checkpoint::model::Image {
+                    existed: a.exists,
+                    sha256: a.sha256.clone(),
+                    mode: a.mode,
+                }),
+                None => change,
+            }
+        })
         .collect();
     let report = store.capture_before(&changes, Some("edit_file")).unwrap();
     assert_eq!(report.captured.len(), 1, "a first touch every iteration");
     let t2 = Instant::now();
     let result = EditFile.run(ws, args, &preview, ctx);
     let t3 = Instant::now();
-    let paths: Vec<PathBuf> = preview.changes.iter().map(|c| c.abs.clone()).collect();
-    store.capture_after(&paths).unwrap();
+    // As the seam does: a tool that succeeded left its intents, which are not read back.
+    let known: Vec<(PathBuf, Option<retrace_checkpoint::model::Image>)> = changes
+        .iter()
+        .map(|c| (c.path.clone(), c.intent.clone().filter(|_| result.is_ok())))
+        .collect();
+    store.capture_after_known(&known).unwrap();
     let t4 = Instant::now();
     result.unwrap();
     [t1 - t0, t2 - t1, t3 - t2, t4 - t3]

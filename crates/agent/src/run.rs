@@ -478,7 +478,7 @@ impl Agent {
             cancel,
         );
         if mutating {
-            if let Err(e) = seam.after(tool.name(), &preview) {
+            if let Err(e) = seam.after(tool.name(), &preview, result.is_ok()) {
                 sink.event(Event::Notice {
                     message: format!("could not record the result of {}: {e}", tool.name()),
                     retry: None,

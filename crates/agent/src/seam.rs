@@ -18,8 +18,10 @@ pub trait CaptureSeam: Send {
     /// Before the tool writes: make the before-image of every previewed change durable. An error
     /// refuses the edit; its text is told to the model.
     fn before(&mut self, tool: &str, preview: &Preview) -> Result<Captured, String>;
-    /// After the tool ran, successfully or not: record the after-images of the previewed paths.
-    fn after(&mut self, tool: &str, preview: &Preview) -> Result<(), String>;
+    /// After the tool ran, successfully (`ok`) or not: record the after-images of the previewed
+    /// paths. A tool that succeeded left exactly what its preview said it would (each change's
+    /// `after`, where known), so those need not be read back.
+    fn after(&mut self, tool: &str, preview: &Preview, ok: bool) -> Result<(), String>;
     /// A shell command is about to run: record the `bash_side_effect` gap.
     fn shell(&mut self, command: &str) -> Result<(), String>;
 }

@@ -26,6 +26,10 @@ pub struct Change {
     pub path: PathBuf,
     /// What the tool will do.
     pub kind: ChangeKind,
+    /// What the tool will leave at the path if it succeeds, when known: journaled (an intent)
+    /// before the tool runs, so that recovery after a crash can recognise the tool's write as
+    /// Retrace's own (see [`crate::record::JournalAfter::intended`]).
+    pub intent: Option<Image>,
 }
 
 impl Change {
@@ -34,7 +38,14 @@ impl Change {
         Change {
             path: path.into(),
             kind,
+            intent: None,
         }
+    }
+
+    /// This change, saying what the tool will leave at the path.
+    pub fn with_intent(mut self, intent: Image) -> Change {
+        self.intent = Some(intent);
+        self
     }
 }
 
@@ -118,8 +129,13 @@ impl CheckpointStore {
     /// published nor remembered (a retry captures the paths again), and the caller must refuse the
     /// edit.
     ///
-    /// Cost: the payloads' fsyncs and their directory's are paid once per call, and the new record's
-    /// temp file is written while they run; then one rename and one directory fsync publish it.
+    /// The changes' intents (what the tool will leave) are journaled in the same append, before
+    /// the tool runs: a crash after the write, before its after-image is journaled, leaves proof
+    /// enough for recovery to know the write as Retrace's own.
+    ///
+    /// Cost: the payloads' fsyncs and their directory's are paid once per call, then one journal
+    /// append (one fsync) publishes the entries with their intents. A call whose paths were all
+    /// touched before in the turn costs that one append for its intents, nothing when it has none.
     pub fn capture_before(&mut self, changes: &[Change], tool: Option<&str>) -> Result<CaptureReport> {
         let root = self.require_root()?;
         let Some(number) = self.current_turn() else {
@@ -127,8 +143,12 @@ impl CheckpointStore {
         };
         let mut report = CaptureReport::default();
         let mut todo: Vec<RelPath> = Vec::new();
+        let mut intents: Vec<(RelPath, &Image)> = Vec::new();
         for c in changes {
             let rel = RelPath::normalize(&root, &c.path)?;
+            if let Some(img) = &c.intent {
+                intents.push((rel.clone(), img));
+            }
             let touched = self
                 .current
                 .as_ref()
@@ -140,6 +160,15 @@ impl CheckpointStore {
             }
         }
         if todo.is_empty() {
+            let intent_lines = self.intent_lines(&intents, &BTreeMap::new());
+            if !intent_lines.is_empty() {
+                let mut lines = self.pending_after_lines();
+                lines.extend(intent_lines);
+                self.append_journal(&lines)?;
+                if let Some(cur) = self.current.as_mut() {
+                    cur.after_dirty.clear();
+                }
+            }
             return Ok(report);
         }
         let files_dir = self.turn_dir(number).join("files");
@@ -223,6 +252,14 @@ impl CheckpointStore {
         // After-images recorded before this call go first: they are about entries already there.
         let mut lines = self.pending_after_lines();
         lines.extend(staged.lines);
+        let base = self.turns.get(&number).map_or(0, |t| t.files.len());
+        let new_indices: BTreeMap<RelPath, usize> = staged
+            .entries
+            .iter()
+            .enumerate()
+            .filter_map(|(k, e)| Some((e.path.safe()?.clone(), base + k)))
+            .collect();
+        lines.extend(self.intent_lines(&intents, &new_indices));
         if let Err(e) = self.append_journal(&lines) {
             for i in base_index..base_index + todo.len() {
                 let _ = fs::remove_file(files_dir.join(format!("{i:04}.before")));
@@ -433,14 +470,25 @@ impl CheckpointStore {
     /// Records the after-image of each path (successful tool or not): on this turn's entry and in
     /// `state.json`, each with a new mutation sequence.
     pub fn capture_after(&mut self, paths: &[PathBuf]) -> Result<()> {
+        let unknown: Vec<(PathBuf, Option<Image>)> = paths.iter().map(|p| (p.clone(), None)).collect();
+        self.capture_after_known(&unknown)
+    }
+
+    /// [`CheckpointStore::capture_after`], taking the image given with a path as what is there
+    /// (the intent of a tool that succeeded) instead of reading the file; `None`: read it.
+    pub fn capture_after_known(&mut self, paths: &[(PathBuf, Option<Image>)]) -> Result<()> {
         let root = self.require_root()?;
         let Some(number) = self.current_turn() else {
             return Err(CheckpointError::NoTurn);
         };
         let mut changed = false;
-        for p in paths {
+        for (p, known) in paths {
             let rel = RelPath::normalize(&root, p)?;
-            let image = match image_of(&rel.under(&root)) {
+            let read = match known {
+                Some(img) => Ok(img.clone()),
+                None => image_of(&rel.under(&root)),
+            };
+            let image = match read {
                 Ok(img) => img,
                 Err(_) => {
                     // Unreadable after the write: Retrace cannot prove what is there.
@@ -463,12 +511,12 @@ impl CheckpointStore {
         if changed {
             // Nothing is written now: the turn's journal picks the after-images up at its next
             // append (next capture, gap, or the end of the turn) and `state.json` at the end of the
-            // turn. A crash before then loses the newest proofs, so a restore reports those files as
-            // conflicts (never overwrites them): the price of no fsync after each tool call.
+            // turn. A crash before then leaves the intents journaled before the tool ran, which
+            // recovery settles against the disk (`intents.rs`): no fsync after each tool call.
             self.state_dirty.store(true, Ordering::Relaxed);
             let indices: Vec<usize> = paths
                 .iter()
-                .filter_map(|p| RelPath::normalize(&root, p).ok())
+                .filter_map(|(p, _)| RelPath::normalize(&root, p).ok())
                 .filter_map(|rel| self.entry_index_in(number, &rel))
                 .collect();
             if let Some(cur) = self.current.as_mut() {
@@ -515,6 +563,36 @@ impl CheckpointStore {
         appended
     }
 
+    /// Journal lines for `intents`: each path's entry index from `new` (entries this call adds)
+    /// or from the paths the turn touched before. A path without an entry (unreadable, a gap
+    /// only) gets none: nothing of it can be restored anyway.
+    fn intent_lines(
+        &self,
+        intents: &[(RelPath, &Image)],
+        new: &BTreeMap<RelPath, usize>,
+    ) -> Vec<JournalLine> {
+        let touched = self.current.as_ref().map(|c| &c.touched);
+        intents
+            .iter()
+            .filter_map(|(rel, img)| {
+                let index = new
+                    .get(rel)
+                    .copied()
+                    .or_else(|| touched.and_then(|t| t.get(rel).copied().flatten()))?;
+                Some(JournalLine {
+                    index: Some(index),
+                    after: Some(JournalAfter {
+                        existed: img.existed,
+                        sha256: img.sha256.clone().filter(|_| img.existed),
+                        mode: img.mode.filter(|_| img.existed),
+                        intended: true,
+                    }),
+                    ..JournalLine::default()
+                })
+            })
+            .collect()
+    }
+
     /// Journal lines for the after-images recorded since the journal last got them.
     pub(crate) fn pending_after_lines(&self) -> Vec<JournalLine> {
         let Some(cur) = self.current.as_ref() else {
@@ -533,6 +611,7 @@ impl CheckpointStore {
                         existed: a.existed,
                         sha256: a.sha256.clone(),
                         mode: a.mode,
+                        intended: false,
                     }),
                     ..JournalLine::default()
                 })

@@ -290,6 +290,19 @@ impl CheckpointStore {
                 }
             }
         }
+        // The edit tools' temp files that recovery left in the workspace (their process still
+        // runs, or their directory is behind a symlink): named, never removed here.
+        for (path, pid) in self.stray_tool_temps() {
+            push(
+                path,
+                format!(
+                    "in the workspace: a temp file of an edit tool's interrupted write (process {pid}); the next open of the session removes it once that process is gone, or remove it yourself"
+                ),
+                Severity::Warning,
+                None,
+                None,
+            );
+        }
         FsckReport::from_problems(problems)
     }
 }

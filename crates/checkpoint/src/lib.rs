@@ -24,6 +24,7 @@ mod dirs;
 mod error;
 mod forward;
 mod fsck;
+mod intents;
 mod load;
 mod memo;
 pub mod model;

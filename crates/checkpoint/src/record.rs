@@ -255,7 +255,9 @@ pub fn read_bounded_as(path: &Path, limit: u64) -> Result<Vec<u8>> {
 /// journal's removal), one that would leave a hole ends the journal (what follows cannot be placed:
 /// payload names are positions), an after-image replaces the entry's, a gap replaces the one of
 /// the same reason and path (a shell gap grows a line per command) or is added. A last line
-/// without its newline is a write cut short, and is ignored.
+/// without its newline is a write cut short, and is ignored. An after-image marked `intended` is
+/// written before the tool runs, in the same append as the entry (or alone, for a file the turn
+/// touched before): what the tool will leave there if it succeeds.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct JournalLine {
@@ -285,6 +287,13 @@ pub struct JournalAfter {
     /// Its mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<u32>,
+    /// Written before the tool ran: what the tool is about to leave there (an intent), not yet
+    /// what it left. Readers take it as the after-image (a proof that can only turn a restore
+    /// into a conflict, never into an overwrite); recovery of a turn a crash cut short settles it
+    /// against the disk (see `CheckpointStore::recover`). Builds that know no intents read it as
+    /// an after-image too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub intended: bool,
 }
 
 /// The journal's file name inside `turns/N/`.

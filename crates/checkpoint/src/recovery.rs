@@ -66,6 +66,7 @@ impl CheckpointStore {
                     self.unshare_forward_blobs(&m, false)?;
                     m.state = TxState::Aborted;
                     self.save_manifest(&m)?;
+                    self.remove_dirs_of_undo(&root, &m);
                 }
                 TxState::Committing => {
                     let n = m.targets.len();
@@ -74,8 +75,9 @@ impl CheckpointStore {
                     // transaction stays `committing` (the next open tries again), its bytes are
                     // kept where they were, fsck and the listing say what needs attention, and the
                     // store opens: recovery never locks a user out of their session.
-                    if let Some(e) = self.compensate(&root, &mut m, n) {
-                        self.set_aside(&m, &e);
+                    match self.compensate(&root, &mut m, n) {
+                        Some(e) => self.set_aside(&m, &e),
+                        None => self.remove_dirs_of_undo(&root, &m),
                     }
                 }
                 TxState::Committed | TxState::Undone => {
@@ -91,6 +93,17 @@ impl CheckpointStore {
                                 }
                             }
                         }
+                    }
+                    // A restore killed after `committed`, before it removed the directories it
+                    // recorded: those still empty go now, unless anything happened since.
+                    if m.state == TxState::Committed
+                        && m.kind != TxKind::Undo
+                        && m.seq == self.state.mutation_seq
+                        && !m.removed_dirs.is_empty()
+                    {
+                        let dirs = stored_dirs(&m.removed_dirs);
+                        let empty = crate::dirs::removable_dirs(&root, &dirs, &Default::default());
+                        self.remove_dirs(&root, &empty);
                     }
                     // An undo that committed before its original was marked undone.
                     if m.kind == TxKind::Undo && m.state == TxState::Committed {
@@ -119,6 +132,10 @@ impl CheckpointStore {
             .filter(|n| self.turn_dir(*n).join(crate::record::JOURNAL_FILE).exists())
             .collect();
         for n in journaled {
+            // What the crash cut short: the tools' intents settled against the disk (their writes
+            // proved Retrace's own), their temp files and the directories made for them removed.
+            // Best effort: an intent left unsettled only makes a restore report a conflict.
+            let _ = self.settle_intents(&root, n);
             // Best effort: the journal is read with the record until then.
             let _ = self.compact_turn(n);
         }
@@ -126,6 +143,20 @@ impl CheckpointStore {
             self.collect_blobs()?;
         }
         Ok(())
+    }
+
+    /// After an undo was rolled back (it never committed): the directories its original removed
+    /// and the undo's writes made again for their files are left empty; they go again.
+    fn remove_dirs_of_undo(&self, root: &Path, m: &crate::tx::Manifest) {
+        if m.kind != TxKind::Undo {
+            return;
+        }
+        let Some(orig) = m.undoes.as_ref().and_then(|id| self.transactions.get(id)) else {
+            return;
+        };
+        let dirs = stored_dirs(&orig.removed_dirs);
+        let empty = crate::dirs::removable_dirs(root, &dirs, &Default::default());
+        self.remove_dirs(root, &empty);
     }
 
     /// Says that transaction `m` could not be settled, and why (a warning of the store).
@@ -169,6 +200,13 @@ impl CheckpointStore {
         }
         Ok(())
     }
+}
+
+/// Directories as a manifest stores them (unusable ones skipped).
+fn stored_dirs(dirs: &[String]) -> Vec<retrace_fsutil::RelPath> {
+    dirs.iter()
+        .filter_map(|d| retrace_fsutil::RelPath::from_stored(d.as_bytes()).ok())
+        .collect()
 }
 
 fn remove_temps_in(fs_: &retrace_fsutil::Fs, dir: &Path) -> Result<()> {

@@ -23,11 +23,7 @@ pub(crate) struct StoreSeam {
 
 impl CaptureSeam for StoreSeam {
     fn before(&mut self, tool: &str, preview: &Preview) -> Result<Captured, String> {
-        let changes: Vec<Change> = preview
-            .changes
-            .iter()
-            .map(|c| Change::new(c.abs.clone(), c.kind))
-            .collect();
+        let changes: Vec<Change> = preview.changes.iter().map(change_of).collect();
         let mut core = lock(&self.core);
         let report = core
             .store
@@ -48,11 +44,20 @@ impl CaptureSeam for StoreSeam {
         })
     }
 
-    fn after(&mut self, _tool: &str, preview: &Preview) -> Result<(), String> {
-        let paths: Vec<std::path::PathBuf> = preview.changes.iter().map(|c| c.abs.clone()).collect();
+    fn after(&mut self, _tool: &str, preview: &Preview, ok: bool) -> Result<(), String> {
+        // A tool that succeeded left its intents (its re-check and atomic write guarantee it):
+        // they are the after-images, without reading the files back. Otherwise what is there is.
+        let known: Vec<(std::path::PathBuf, Option<retrace_checkpoint::model::Image>)> = preview
+            .changes
+            .iter()
+            .map(|c| {
+                let intent = change_of(c).intent.filter(|_| ok);
+                (c.abs.clone(), intent)
+            })
+            .collect();
         lock(&self.core)
             .store
-            .capture_after(&paths)
+            .capture_after_known(&known)
             .map_err(|e| e.to_string())
     }
 
@@ -66,6 +71,20 @@ impl CaptureSeam for StoreSeam {
                 detail: Some(command.to_string()),
             })
             .map_err(|e| e.to_string())
+    }
+}
+
+/// A previewed change as the store captures it, with what the tool will leave there (journaled
+/// before the tool runs, so a crash right after the write still proves it Retrace's own).
+pub(crate) fn change_of(c: &retrace_tools::PlannedChange) -> Change {
+    let change = Change::new(c.abs.clone(), c.kind);
+    match &c.after {
+        Some(a) => change.with_intent(retrace_checkpoint::model::Image {
+            existed: a.exists,
+            sha256: a.sha256.clone(),
+            mode: a.mode,
+        }),
+        None => change,
     }
 }
 

@@ -25,9 +25,63 @@ pub fn sibling_name(dot: &str, name: &OsStr, suffix: &str) -> OsString {
     OsStr::from_bytes(&full).to_os_string()
 }
 
+/// The name of the edit tools' temp file for a file named `name`, made by process `pid` as its
+/// `n`-th: `.<name>.retrace-<pid>-<n>.tmp` (see [`sibling_name`] for long names).
+pub fn tool_temp_name(name: &OsStr, pid: u32, n: u64) -> OsString {
+    sibling_name(".", name, &format!("retrace-{pid}-{n}.tmp"))
+}
+
+/// When `candidate` is exactly a name [`tool_temp_name`] gives for `name`, the process id it
+/// carries: the temp file an interrupted write of that process left beside `name`.
+pub fn tool_temp_owner(name: &OsStr, candidate: &OsStr) -> Option<u32> {
+    let c = candidate.as_bytes();
+    let rest = c.strip_suffix(b".tmp")?;
+    // `.<name>.retrace-` or `.<hash>.retrace-`: find the last `.retrace-`, then `<pid>-<n>`.
+    let at = rest.windows(9).rposition(|w| w == b".retrace-")?;
+    let tail = std::str::from_utf8(&rest[at + 9..]).ok()?;
+    let (pid, n) = tail.split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(pid) || !digits(n) {
+        return None;
+    }
+    let (pid, n) = (pid.parse::<u32>().ok()?, n.parse::<u64>().ok()?);
+    (tool_temp_name(name, pid, n) == candidate).then_some(pid)
+}
+
+/// Whether process `pid` is running (or a zombie not yet reaped): a signal 0 reaches it, or is
+/// refused for want of permission.
+pub fn process_alive(pid: u32) -> bool {
+    let Ok(raw) = i32::try_from(pid) else {
+        return false;
+    };
+    if raw <= 0 {
+        return false;
+    }
+    !matches!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None),
+        Err(nix::errno::Errno::ESRCH)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tool_temp_names_are_recognised_exactly() {
+        let name = OsStr::new("a.txt");
+        let t = tool_temp_name(name, 4242, 7);
+        assert_eq!(t, ".a.txt.retrace-4242-7.tmp");
+        assert_eq!(tool_temp_owner(name, &t), Some(4242));
+        assert_eq!(tool_temp_owner(OsStr::new("b.txt"), &t), None);
+        assert_eq!(tool_temp_owner(name, OsStr::new(".a.txt.retrace-x-7.tmp")), None);
+        assert_eq!(tool_temp_owner(name, OsStr::new(".a.txt.tmp")), None);
+        let long = "y".repeat(250);
+        let lt = tool_temp_name(OsStr::new(&long), 9, 1);
+        assert!(lt.len() <= NAME_MAX);
+        assert_eq!(tool_temp_owner(OsStr::new(&long), &lt), Some(9));
+        assert!(process_alive(std::process::id()));
+    }
 
     #[test]
     fn long_names_get_a_short_hashed_sibling() {

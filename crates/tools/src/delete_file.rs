@@ -52,6 +52,7 @@ impl Tool for DeleteFile {
             abs: r.abs,
             kind: ChangeKind::Delete,
             seen,
+            after: Some(FileState::absent()),
         });
         Ok(preview)
     }

@@ -75,8 +75,8 @@ impl Tool for EditFile {
         let path = a.str("path")?;
         let edit = parse_edit(&a)?;
         let loaded = load(ws, path)?;
-        apply(loaded.text()?, &edit, &loaded.r.rel.to_lossy(), "")?;
-        Ok(loaded.preview(EDIT))
+        let done = apply(loaded.text()?, &edit, &loaded.r.rel.to_lossy(), "")?;
+        Ok(loaded.preview(EDIT, &done.text))
     }
 
     fn run(
@@ -151,8 +151,8 @@ impl Tool for MultiEdit {
         let path = a.str("path")?;
         let edits = parse_edits(&a)?;
         let loaded = load(ws, path)?;
-        apply_all(&loaded, &edits)?;
-        Ok(loaded.preview(MULTI))
+        let (text, _) = apply_all(&loaded, &edits)?;
+        Ok(loaded.preview(MULTI, &text))
     }
 
     fn run(
@@ -292,15 +292,18 @@ fn load_again(ws: &Workspace, path: &str, preview: &Preview) -> Result<Loaded> {
 }
 
 impl Loaded {
-    /// The preview of a modification of this file.
-    fn preview(self, tool: &'static str) -> Preview {
+    /// The preview of a modification of this file into `text` (written with its mode).
+    fn preview(self, tool: &'static str, text: &str) -> Preview {
         let mut p = Preview::empty();
         push_gaps(&mut p.gaps, tool, &self.r.gaps);
+        let mode = self.state.mode.unwrap_or_else(crate::write::new_file_mode);
+        let after = FileState::of_bytes_hash(sha256_bytes(text.as_bytes()), mode);
         p.changes.push(PlannedChange {
             path: self.r.rel,
             abs: self.r.abs,
             kind: ChangeKind::Modify,
             seen: self.state,
+            after: Some(after),
         });
         p
     }

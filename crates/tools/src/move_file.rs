@@ -58,17 +58,21 @@ impl Tool for MoveFile {
         let mut preview = Preview::empty();
         push_gaps(&mut preview.gaps, NAME, &from.gaps);
         push_gaps(&mut preview.gaps, NAME, &to.gaps);
+        // The destination gets the source's inode: its bytes and mode.
+        let moved = seen.clone();
         preview.changes.push(PlannedChange {
             path: from.rel,
             abs: from.abs,
             kind: ChangeKind::Delete,
             seen,
+            after: Some(FileState::absent()),
         });
         preview.changes.push(PlannedChange {
             path: to.rel,
             abs: to.abs,
             kind: ChangeKind::Create,
             seen: FileState::absent(),
+            after: Some(moved),
         });
         Ok(preview)
     }

@@ -65,6 +65,10 @@ pub struct PlannedChange {
     pub kind: ChangeKind,
     /// The file as the preview read it; `run` refuses to write if it differs now.
     pub seen: FileState,
+    /// The file as a successful `run` leaves it (existence, SHA-256, mode), when the preview can
+    /// tell: the capture seam makes it durable before the write, so that after a crash recovery
+    /// can recognise the tool's own write. `None`: not known in advance.
+    pub after: Option<FileState>,
 }
 
 /// Existence, content hash and mode of a file at one instant.

@@ -164,8 +164,9 @@ fn create_temp(ws: &Workspace, target: &Path) -> Result<(PathBuf, fs::File)> {
     let mut last = None;
     for _ in 0..16 {
         let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let suffix = format!("retrace-{}-{n}.tmp", std::process::id());
-        let tmp = dir.join(retrace_fsutil::sibling_name(".", name, &suffix));
+        // A name recovery recognises (`retrace_fsutil::tool_temp_owner`): after a crash here the
+        // next open of the session removes it once this process is gone.
+        let tmp = dir.join(retrace_fsutil::tool_temp_name(name, std::process::id(), n));
         ws.fs().step("create_file").at("create", &tmp)?;
         match OpenOptions::new()
             .write(true)

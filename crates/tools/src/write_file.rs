@@ -46,7 +46,7 @@ impl Tool for WriteFile {
     fn preview(&self, ws: &Workspace, args: &Value) -> Result<Preview> {
         args!(NAME, args, holder, a);
         let path = a.str("path")?;
-        a.str("content")?;
+        let content = a.str("content")?;
         let r = ws.resolve(path)?;
         let seen = FileState::read(&r.real, &r.rel.to_lossy())?;
         let kind = if seen.exists {
@@ -56,11 +56,16 @@ impl Tool for WriteFile {
         };
         let mut preview = Preview::empty();
         push_gaps(&mut preview.gaps, NAME, &r.gaps);
+        let after = FileState::of_bytes_hash(
+            retrace_fsutil::sha256_bytes(content.as_bytes()),
+            seen.mode.unwrap_or_else(new_file_mode),
+        );
         preview.changes.push(PlannedChange {
             path: r.rel,
             abs: r.abs,
             kind,
             seen,
+            after: Some(after),
         });
         Ok(preview)
     }

@@ -1,0 +1,252 @@
+//! Settling a turn a crash cut short (SPEC §5.4): the intents its journal holds, and the temp
+//! files and directories its tools' interrupted writes left in the workspace.
+//!
+//! Before a tool writes, its capture journals what the tool will leave at each path (an intent,
+//! [`crate::record::JournalAfter::intended`]) in the same append as the before-image's entry. The
+//! after-image the tool actually left reaches the journal only at the next append, so a process
+//! killed between the write and that append leaves the intent as the newest line of the path.
+//! When the store is next opened for writing, each such path is compared with the disk:
+//!
+//! - it holds the intent: the write landed, and it is Retrace's own;
+//! - it holds what stood there before the intent (the previous after-image of the turn, or, for
+//!   the turn's first touch, its before-image): the write never landed; the proof stays what it
+//!   was before (an earlier after-image, or none from this turn);
+//! - anything else: someone changed it since, and the intent stays as the proof, so a restore
+//!   reports a conflict and never writes over it.
+//!
+//! Then the edit tools' temp files beside those paths (`.<name>.retrace-<pid>-<n>.tmp`) whose
+//! process is gone are removed, and so are the directories the turn created for a file that is
+//! not there, when they are empty.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use retrace_fsutil::RelPath;
+
+use crate::capture::image_of;
+use crate::error::Result;
+use crate::model::{Before, Image};
+use crate::plan::same_image;
+use crate::record::{read_bounded_as, JournalAfter, JournalLine, JOURNAL_FILE, MAX_JOURNAL_BYTES};
+use crate::state::Owned;
+use crate::store::CheckpointStore;
+
+/// What a crashed turn's journal says of one entry: its after-image lines, in order.
+type AfterLines = BTreeMap<usize, Vec<JournalAfter>>;
+
+/// The after-image lines of `bytes`, per entry index, up to the first line that is not valid (as
+/// [`crate::record::apply_journal`] stops there too).
+fn after_lines(bytes: &[u8]) -> AfterLines {
+    let mut out: AfterLines = BTreeMap::new();
+    let mut lines = bytes.split(|b| *b == b'\n').peekable();
+    while let Some(line) = lines.next() {
+        if lines.peek().is_none() {
+            break;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        let Ok(l) = serde_json::from_slice::<JournalLine>(line) else {
+            break;
+        };
+        if let (Some(i), Some(a)) = (l.index, l.after) {
+            out.entry(i).or_default().push(a);
+        }
+    }
+    out
+}
+
+fn image_of_line(a: &JournalAfter) -> Image {
+    Image {
+        existed: a.existed,
+        sha256: a.sha256.clone().filter(|_| a.existed),
+        mode: a.mode.filter(|_| a.existed),
+    }
+}
+
+/// Whether `current` is what `before` recorded.
+fn is_before(before: &Before, current: &Image) -> bool {
+    match before {
+        Before::Absent => !current.existed,
+        Before::Present { sha256, mode, .. } => {
+            let img = Image {
+                existed: true,
+                sha256: sha256.clone(),
+                mode: *mode,
+            };
+            same_image(&img, current)
+        }
+    }
+}
+
+/// How one path of a crashed turn stands.
+enum Settled {
+    /// Retrace left this there (the intent, or the after-image before it).
+    Owned(Image),
+    /// The write never landed on the turn's first touch: the turn proves nothing.
+    Untouched,
+    /// Neither: the intent stays (a restore reports a conflict).
+    Changed,
+}
+
+impl CheckpointStore {
+    /// Settles turn `n`'s intents against the workspace at `root` and removes what its tools'
+    /// interrupted writes left (see the module's documentation). Called by recovery for a turn
+    /// that still has its journal, before the journal is compacted. Best effort per path: what
+    /// cannot be read or reached stays as it is (a proof that can only cause a conflict).
+    pub(crate) fn settle_intents(&mut self, root: &Path, n: u64) -> Result<()> {
+        let path = self.turn_dir(n).join(JOURNAL_FILE);
+        let Ok(bytes) = read_bounded_as(&path, MAX_JOURNAL_BYTES) else {
+            return Ok(());
+        };
+        let lines = after_lines(&bytes);
+        let mut owned: Vec<(RelPath, Image)> = Vec::new();
+        let mut dirs: BTreeSet<RelPath> = BTreeSet::new();
+        let mut beside = Beside::default();
+        for (i, seq) in &lines {
+            let Some(last) = seq.last().filter(|l| l.intended) else {
+                continue;
+            };
+            let Some(entry) = self.turns.get(&n).and_then(|t| t.files.get(*i)) else {
+                continue;
+            };
+            let Some(rel) = entry.path.safe().cloned() else {
+                continue;
+            };
+            beside.add(&rel);
+            let Ok(current) = image_of(&rel.under(root)) else {
+                continue;
+            };
+            let intent = image_of_line(last);
+            let prev = seq
+                .len()
+                .checked_sub(2)
+                .and_then(|k| seq.get(k))
+                .map(image_of_line);
+            let settled = if same_image(&intent, &current) {
+                Settled::Owned(intent)
+            } else {
+                match prev {
+                    Some(p) if same_image(&p, &current) => Settled::Owned(p),
+                    Some(_) => Settled::Changed,
+                    None if is_before(&entry.before, &current) => Settled::Untouched,
+                    None => Settled::Changed,
+                }
+            };
+            if !current.existed {
+                dirs.extend(entry.created_dirs.iter().cloned());
+            }
+            let after = match settled {
+                Settled::Changed => continue,
+                Settled::Owned(img) => {
+                    owned.push((rel, img.clone()));
+                    Some(img)
+                }
+                Settled::Untouched => None,
+            };
+            if let Some(f) = self.turns.get_mut(&n).and_then(|t| t.files.get_mut(*i)) {
+                f.after = after;
+            }
+        }
+        for (dir, names) in &beside.0 {
+            remove_tool_temps(&self.opts.fs, root, dir, names);
+        }
+        if !dirs.is_empty() {
+            let candidates: Vec<RelPath> = dirs.into_iter().collect();
+            let empty = crate::dirs::removable_dirs(root, &candidates, &BTreeSet::new());
+            self.remove_dirs(root, &empty);
+        }
+        if !owned.is_empty() {
+            for (rel, image) in owned {
+                self.state.mutation_seq += 1;
+                let seq = self.state.mutation_seq;
+                self.state.owned.insert(rel, Owned { image, seq });
+            }
+            self.write_state()?;
+        }
+        Ok(())
+    }
+
+    /// The edit tools' temp files beside a path some turn touched, which recovery did not remove
+    /// (their process is alive, or their directory cannot be reached): `(path, pid)`, for fsck.
+    pub(crate) fn stray_tool_temps(&self) -> Vec<(String, u32)> {
+        let Some(root) = self.root.as_deref() else {
+            return Vec::new();
+        };
+        let mut beside = Beside::default();
+        for t in self.turns.values() {
+            for f in &t.files {
+                if let Some(rel) = f.path.safe() {
+                    beside.add(rel);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for (dir, names) in &beside.0 {
+            for (cand, pid) in tool_temps_in(root, dir, names) {
+                out.push((dir.join(&cand).to_string_lossy().into_owned(), pid));
+            }
+        }
+        out
+    }
+}
+
+/// File names by directory (workspace-relative): where to look for the tools' temp files, each
+/// directory listed once however many of its files a turn touched.
+#[derive(Default)]
+struct Beside(BTreeMap<PathBuf, BTreeSet<OsString>>);
+
+impl Beside {
+    fn add(&mut self, rel: &RelPath) {
+        let p = rel.as_path();
+        if let Some(name) = p.file_name() {
+            let dir = p.parent().unwrap_or(Path::new("")).to_path_buf();
+            self.0.entry(dir).or_default().insert(name.to_os_string());
+        }
+    }
+}
+
+/// The tools' temp files in `dir` made for one of `names`, with their process ids. Reached
+/// without following a symlink (a directory that cannot be listed that way yields none).
+fn tool_temps_in(root: &Path, dir: &Path, names: &BTreeSet<OsString>) -> Vec<(OsString, u32)> {
+    let Ok(listed) = retrace_fsutil::list_dir_nofollow(root, dir) else {
+        return Vec::new();
+    };
+    listed
+        .into_iter()
+        // Cheap first: only a name shaped like a tool's temp file is matched against the names.
+        .filter(|c| {
+            let b = c.as_bytes();
+            b.starts_with(b".") && b.ends_with(b".tmp") && b.windows(9).any(|w| w == b".retrace-")
+        })
+        .filter_map(|c| {
+            let pid = names
+                .iter()
+                .find_map(|n| retrace_fsutil::tool_temp_owner(n, &c))?;
+            Some((c, pid))
+        })
+        .collect()
+}
+
+/// Removes the edit tools' temp files in `dir` made for one of `names` whose process is gone
+/// (never one of a live process: another session may be writing the same file right now).
+/// Reached without following a symlink; what cannot be listed or removed stays, and fsck names it.
+fn remove_tool_temps(fs_: &retrace_fsutil::Fs, root: &Path, dir: &Path, names: &BTreeSet<OsString>) {
+    let mut removed = false;
+    for (cand, pid) in tool_temps_in(root, dir, names) {
+        if pid == std::process::id() || retrace_fsutil::process_alive(pid) {
+            continue;
+        }
+        if fs_.step("remove_file").is_err() {
+            return;
+        }
+        if retrace_fsutil::remove_file_nofollow(root, &dir.join(&cand)).is_ok() {
+            removed = true;
+        }
+    }
+    if removed {
+        let _ = fs_.sync_dir(&root.join(dir));
+    }
+}
