@@ -474,6 +474,29 @@ impl CheckpointStore {
         self.capture_after_known(&unknown)
     }
 
+    /// After a tool that failed: a path is recorded as Retrace's only where the disk holds what the
+    /// tool meant to leave there (`intent`: it wrote, then failed). Anything else is not its
+    /// work — most often the user changed the file between the preview and the run, which is why
+    /// the tool refused — and the path keeps the proof it had: claiming what is there would let a
+    /// later restore overwrite the user's bytes without a conflict.
+    pub fn capture_after_failed(&mut self, paths: &[(PathBuf, Option<Image>)]) -> Result<()> {
+        let root = self.require_root()?;
+        let mut landed = Vec::new();
+        for (p, intent) in paths {
+            let Some(intent) = intent else { continue };
+            let rel = RelPath::normalize(&root, p)?;
+            if let Ok(now) = image_of(&rel.under(&root)) {
+                if crate::plan::same_image(intent, &now) {
+                    landed.push((p.clone(), Some(now)));
+                }
+            }
+        }
+        if landed.is_empty() {
+            return Ok(());
+        }
+        self.capture_after_known(&landed)
+    }
+
     /// [`CheckpointStore::capture_after`], taking the image given with a path as what is there
     /// (the intent of a tool that succeeded) instead of reading the file; `None`: read it.
     pub fn capture_after_known(&mut self, paths: &[(PathBuf, Option<Image>)]) -> Result<()> {

@@ -47,18 +47,19 @@ impl CaptureSeam for StoreSeam {
     fn after(&mut self, _tool: &str, preview: &Preview, ok: bool) -> Result<(), String> {
         // A tool that succeeded left its intents (its re-check and atomic write guarantee it):
         // they are the after-images, without reading the files back. Otherwise what is there is.
+        // A tool that failed proves nothing: only a path holding exactly its intent (it wrote,
+        // then failed) becomes Retrace's; the rest keep their proofs (`capture_after_failed`).
         let known: Vec<(std::path::PathBuf, Option<retrace_checkpoint::model::Image>)> = preview
             .changes
             .iter()
-            .map(|c| {
-                let intent = change_of(c).intent.filter(|_| ok);
-                (c.abs.clone(), intent)
-            })
+            .map(|c| (c.abs.clone(), change_of(c).intent))
             .collect();
-        lock(&self.core)
-            .store
-            .capture_after_known(&known)
-            .map_err(|e| e.to_string())
+        let mut core = lock(&self.core);
+        match ok {
+            true => core.store.capture_after_known(&known),
+            false => core.store.capture_after_failed(&known),
+        }
+        .map_err(|e| e.to_string())
     }
 
     fn shell(&mut self, command: &str) -> Result<(), String> {
