@@ -67,6 +67,9 @@ pub fn run(cfg: &Config, a: ServeArgs<'_>) -> CmdResult {
         token: env("RETRACE_TOKEN").filter(|t| !t.is_empty()),
         workspace,
         model: Some(spec),
+        // `--model` (or `--base-url`) given: every session uses it; otherwise a session keeps
+        // the model it recorded, and the configured default is the fallback.
+        model_wins: a.model.is_some() || a.base_url.is_some(),
         resolve,
         limits: Default::default(),
     };

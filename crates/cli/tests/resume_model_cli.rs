@@ -151,17 +151,11 @@ fn http(port: u16, method: &str, path: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| panic!("not JSON: {out}"))
 }
 
-#[test]
-fn serve_opens_a_session_with_its_own_model() {
-    let (tmp, ws, script) = setup();
-    let ws_arg = ws.to_str().unwrap();
-    let id = session_id(&exec(
-        tmp.path(),
-        &["--workspace", ws_arg, "--model", "demo", "one"],
-    ));
-    let mut child = support::isolated_retrace(tmp.path())
-        .args(["serve", "--port", "0", "--workspace", ws_arg, "--model"])
-        .arg(format!("script:{}", script.display()))
+/// `retrace serve` on `ws` (with `extra` arguments); returns the process and its port.
+fn serve(tmp: &std::path::Path, ws_arg: &str, extra: &[&str]) -> (std::process::Child, u16) {
+    let mut child = support::isolated_retrace(tmp)
+        .args(["serve", "--port", "0", "--workspace", ws_arg])
+        .args(extra)
         .env("RETRACE_TOKEN", TOKEN)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -176,8 +170,20 @@ fn serve_opens_a_session_with_its_own_model() {
         .and_then(|r| r.split('/').next())
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("{line}"));
+    (child, port)
+}
+
+#[test]
+fn serve_opens_a_session_with_its_own_model_unless_given_one() {
+    let (tmp, ws, script) = setup();
+    let ws_arg = ws.to_str().unwrap();
+    let id = session_id(&exec(
+        tmp.path(),
+        &["--workspace", ws_arg, "--model", "demo", "one"],
+    ));
+    // No --model: the session keeps its own; a new session gets the configured default.
+    let (mut child, port) = serve(tmp.path(), ws_arg, &[]);
     let status = http(port, "GET", &format!("/api/sessions/{id}"));
-    // A new session gets the server's model.
     let fresh = http(port, "POST", "/api/sessions");
     let fresh = http(
         port,
@@ -188,4 +194,14 @@ fn serve_opens_a_session_with_its_own_model() {
     let _ = child.wait();
     assert_eq!(status["model"], "demo", "{status}");
     assert_ne!(fresh["model"], "demo", "{fresh}");
+    // --model given: every session it opens uses it, as `exec --model` and the terminal UI do.
+    let given = format!("script:{}", script.display());
+    let (mut child, port) = serve(tmp.path(), ws_arg, &["--model", &given]);
+    let status = http(port, "GET", &format!("/api/sessions/{id}"));
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        status["model"].as_str().is_some_and(|m| m.starts_with("script:")),
+        "{status}"
+    );
 }

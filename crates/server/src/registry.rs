@@ -23,6 +23,8 @@ pub struct Registry {
     workspace: PathBuf,
     /// The model every session gets when it opens (`None`: the service's).
     model: Option<ModelSpec>,
+    /// `model` was asked for: it wins over a session's recorded model.
+    model_wins: bool,
     resolve: ModelResolver,
     open: Mutex<HashMap<String, SessionHandle>>,
     /// Set when the server stops: no session opens after that.
@@ -41,6 +43,7 @@ impl Registry {
             service,
             workspace,
             model,
+            model_wins: false,
             resolve,
             open: Mutex::new(HashMap::new()),
             closing: AtomicBool::new(false),
@@ -74,6 +77,12 @@ impl Registry {
         Ok(h)
     }
 
+    /// Makes the server's model win over the one a session's log records (it was asked for).
+    pub fn model_wins(mut self, wins: bool) -> Registry {
+        self.model_wins = wins;
+        self
+    }
+
     /// A new session on `workspace` (else the server's), with `model` (else the server's). A
     /// model asked for is resolved and opened before the session is created: one that cannot be
     /// used is an error that leaves nothing behind.
@@ -104,9 +113,14 @@ impl Registry {
         Ok(h)
     }
 
-    /// Gives a session its own model (the one its log records), else the server's, if it has one
-    /// (a model that cannot be used now fails the turns, with `model`, instead of the opening).
+    /// Gives a session the server's model when it was asked for (`serve --model`), else its own
+    /// (the one its log records), else the server's, if it has one (a model that cannot be used
+    /// now fails the turns, with `model`, instead of the opening).
     async fn give_model(&self, h: &SessionHandle) {
+        if let (true, Some(spec)) = (self.model_wins, &self.model) {
+            let _ = h.set_model(spec.clone()).await;
+            return;
+        }
         if let Ok(Some(own)) = h.recorded_model().await {
             // The log records no key variable: the server's resolver gives the provider's.
             let mut spec = (self.resolve)(&own.to_string()).unwrap_or_else(|_| own.clone());

@@ -35,6 +35,9 @@ pub struct ServeOptions {
     pub workspace: PathBuf,
     /// The model sessions get when they open.
     pub model: Option<ModelSpec>,
+    /// Whether `model` was asked for (`serve --model`/`--base-url`): it then wins over the model
+    /// a session's log records; otherwise a session keeps its own and `model` is the fallback.
+    pub model_wins: bool,
     /// Turns a request's `model` into a model.
     pub resolve: ModelResolver,
     /// The connection cap and the header read timeout (`ConnectionLimits::default()`).
@@ -112,7 +115,9 @@ impl Server {
             source,
         })?;
         let guard = Arc::new(Guard::new(token.clone(), &url_host, addr.port())?);
-        let registry = Arc::new(Registry::new(service, opts.workspace, opts.model, opts.resolve));
+        let registry = Arc::new(
+            Registry::new(service, opts.workspace, opts.model, opts.resolve).model_wins(opts.model_wins),
+        );
         Ok(Server {
             listener,
             addr,

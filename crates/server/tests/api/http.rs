@@ -46,6 +46,7 @@ impl Live {
                 token: Some(TOKEN.into()),
                 workspace: ws,
                 model: Some(ModelSpec::script(script.to_string_lossy())),
+                model_wins: false,
                 resolve: resolver(),
                 limits,
             },
