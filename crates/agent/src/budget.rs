@@ -106,11 +106,14 @@ pub(crate) fn request_tokens(fixed: u64, history: &[ChatMessage], last: Option<C
         if c.messages <= history.len() {
             let (prefix, added) = history.split_at(c.messages);
             if fingerprint(prefix) == c.fingerprint {
-                return c.prompt_tokens + added.iter().map(message_tokens).sum::<u64>();
+                // A server may report any number: saturate rather than overflow.
+                return c
+                    .prompt_tokens
+                    .saturating_add(added.iter().map(message_tokens).sum::<u64>());
             }
         }
     }
-    fixed + history.iter().map(message_tokens).sum::<u64>()
+    fixed.saturating_add(history.iter().map(message_tokens).sum::<u64>())
 }
 
 #[cfg(test)]
@@ -150,5 +153,16 @@ mod tests {
             10 + message_tokens(&other[0])
         );
         assert_eq!(request_tokens(10, &[], Some(last)), 10);
+    }
+
+    #[test]
+    fn a_reported_count_of_any_size_saturates() {
+        let h = vec![ChatMessage::user("a"), ChatMessage::assistant("b", vec![])];
+        let last = Counted {
+            prompt_tokens: u64::MAX,
+            messages: 1,
+            fingerprint: fingerprint(&h[..1]),
+        };
+        assert_eq!(request_tokens(10, &h, Some(last)), u64::MAX);
     }
 }

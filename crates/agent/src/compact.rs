@@ -43,8 +43,9 @@ impl Agent {
         };
         // What folding would save, against the whole conversation (both estimated alike): not
         // worth a model request and a new head when the folded turns are under a tenth of it,
-        // that is when the bulk is the turn running now.
-        let folded = history_tokens(&source[..source.len().saturating_sub(1)]);
+        // that is when the bulk is the turn running now. Measured on the conversation itself:
+        // `source` is cut to fit the window, so it says nothing of how much the turns hold.
+        let folded = history_tokens(&why.history[..turn_start(why.history)]);
         if folded < history_tokens(why.history) / 10 {
             notice(
                 sink,
@@ -98,6 +99,18 @@ impl Agent {
             );
             return Ok(None);
         }
+        // A summary that is not shorter than what it replaces makes nothing fit: keep the
+        // conversation as it is (no new head).
+        let summary_tokens = history_tokens(&[ChatMessage::user(summary.clone())]);
+        if summary_tokens >= folded {
+            notice(
+                sink,
+                format!(
+                    "the conversation was not compacted: the summary (about {summary_tokens} tokens) is not shorter than the turns it would replace (about {folded} tokens)"
+                ),
+            );
+            return Ok(None);
+        }
         let made = match sink.compacted(summary) {
             Ok(c) => c,
             Err(e) => {
@@ -117,5 +130,32 @@ impl Agent {
             after_tokens: after,
         });
         Ok(Some(history))
+    }
+}
+
+/// Where the running turn starts in `history`: its user message, the last one (tool results and
+/// notes have roles of their own); 0 when there is none.
+fn turn_start(history: &[ChatMessage]) -> usize {
+    history
+        .iter()
+        .rposition(|m| m.role == retrace_model::Role::User)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::turn_start;
+    use retrace_model::ChatMessage;
+
+    #[test]
+    fn the_turn_starts_at_its_user_message() {
+        let h = vec![
+            ChatMessage::user("earlier"),
+            ChatMessage::assistant("answer", vec![]),
+            ChatMessage::user("now"),
+            ChatMessage::assistant("step", vec![]),
+        ];
+        assert_eq!(turn_start(&h), 2);
+        assert_eq!(turn_start(&[]), 0);
     }
 }

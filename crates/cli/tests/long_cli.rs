@@ -259,6 +259,56 @@ fn a_new_process_sizes_the_conversation_from_the_count_the_server_last_reported(
 }
 
 #[test]
+fn earlier_turns_that_hold_the_bulk_are_compacted_even_when_the_window_cuts_what_is_summarized() {
+    let env = Env::new();
+    env.config("[model]\ncontext_window = 20000\ncompact_at = 0.8\n");
+    // Turn 0's answer alone is past the window: what the model is asked to summarize is cut to
+    // fit, but the turns it folds are the bulk of the conversation, so compacting helps.
+    let first = env.script("first", json!([{"content": "word ".repeat(20_000)}]));
+    let (code, events) = env.exec(None, &first, &[], "write a lot");
+    assert_eq!(code, 0, "{events:?}");
+    let id = result(&events)["session_id"].as_str().unwrap().to_string();
+    let second = env.script(
+        "second",
+        json!([{"content": "SUMMARY: a long text was written."}, {"content": "fine"}]),
+    );
+    let (code, events) = env.exec(Some(&id), &second, &[], "and now?");
+    assert_eq!(code, 0, "{events:?}");
+    let c = events
+        .iter()
+        .find(|e| e["type"] == "compacted")
+        .unwrap_or_else(|| panic!("no compaction: {events:?}"));
+    assert!(c["after_tokens"].as_u64().unwrap() < 16_000, "{c}");
+}
+
+#[test]
+fn a_summary_that_is_not_shorter_than_what_it_replaces_is_not_kept() {
+    let env = Env::new();
+    env.config("[model]\ncontext_window = 20000\ncompact_at = 0.8\n");
+    let first = env.script(
+        "first",
+        json!([{"content": "zero", "usage": {"prompt_tokens": 17000, "completion_tokens": 5}}]),
+    );
+    let (code, events) = env.exec(None, &first, &[], &format!("first {}", "x".repeat(6_000)));
+    assert_eq!(code, 0, "{events:?}");
+    let id = result(&events)["session_id"].as_str().unwrap().to_string();
+    let heads = env.json(&["heads", "--session", &id]);
+    let second = env.script(
+        "second",
+        json!([{"content": "S".repeat(100_000)}, {"content": "fine"}]),
+    );
+    let (code, events) = env.exec(Some(&id), &second, &[], "second");
+    assert_eq!(code, 0, "{events:?}");
+    assert!(!events.iter().any(|e| e["type"] == "compacted"), "{events:?}");
+    assert_eq!(result(&events)["head_id"], "main");
+    assert_eq!(
+        env.json(&["heads", "--session", &id]).as_array().unwrap().len(),
+        heads.as_array().unwrap().len(),
+        "no new head"
+    );
+}
+
+#[test]
 fn bad_context_settings_are_usage_errors_naming_the_key() {
     let env = Env::new();
     for (text, key) in [
