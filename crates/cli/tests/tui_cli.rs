@@ -508,10 +508,11 @@ fn typing_ahead_never_answers_a_shell_approval() {
     t.text("tidy up");
     t.keys(&["Enter"]);
     // Typed on at a brisk pace while the turn runs and its approval comes up: every `y`, `a` and
-    // `n` of it lands before the box or within its guard time.
+    // `n` of it lands before the box or within its guard time. A word a time (one tmux call
+    // each), so that a slow machine does not stretch the pauses past the guard.
     let typed = "yes and then you typing while waiting";
-    for c in typed.chars() {
-        t.text(&c.to_string());
+    for (i, word) in typed.split(' ').enumerate() {
+        t.text(&if i == 0 { word.to_string() } else { format!(" {word}") });
         std::thread::sleep(Duration::from_millis(40));
     }
     t.wait("the approval", |s| s.contains("Run this shell command?"));
