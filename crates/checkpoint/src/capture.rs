@@ -609,6 +609,7 @@ impl CheckpointStore {
                         sha256: img.sha256.clone().filter(|_| img.existed),
                         mode: img.mode.filter(|_| img.existed),
                         intended: true,
+                        pid: Some(self.opts.writer_pid),
                     }),
                     ..JournalLine::default()
                 })
@@ -635,6 +636,7 @@ impl CheckpointStore {
                         sha256: a.sha256.clone(),
                         mode: a.mode,
                         intended: false,
+                        pid: None,
                     }),
                     ..JournalLine::default()
                 })

@@ -296,7 +296,7 @@ impl CheckpointStore {
             push(
                 path,
                 format!(
-                    "in the workspace: a temp file of an edit tool's interrupted write (process {pid}); the next open of the session removes it once that process is gone, or remove it yourself"
+                    "in the workspace: named like the temp file of an edit tool's interrupted write (process {pid}); the next open of the session removes it only if a crashed turn of this session journaled that process, so if it is yours it stays: remove it yourself if it is not"
                 ),
                 Severity::Warning,
                 None,

@@ -14,8 +14,8 @@
 //! - anything else: someone changed it since, and the intent stays as the proof, so a restore
 //!   reports a conflict and never writes over it.
 //!
-//! Then the edit tools' temp files beside those paths (`.<name>.retrace-<pid>-<n>.tmp`) whose
-//! process is gone are removed, and so are the directories the turn created for a file that is
+//! Then the edit tools' temp files beside those paths (`.<name>.retrace-<pid>-<n>.tmp`) that the
+//! crashed writer left (its process number is journaled with the intents) are removed, and so are the directories the turn created for a file that is
 //! not there, when they are empty.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -35,6 +35,17 @@ use crate::store::CheckpointStore;
 
 /// What a crashed turn's journal says of one entry: its after-image lines, in order.
 type AfterLines = BTreeMap<usize, Vec<JournalAfter>>;
+
+/// The processes that journaled the intents in `lines`: the only ones whose temp files recovery
+/// may remove.
+fn writers(lines: &AfterLines) -> BTreeSet<u32> {
+    lines
+        .values()
+        .flatten()
+        .filter(|a| a.intended)
+        .filter_map(|a| a.pid)
+        .collect()
+}
 
 /// The after-image lines of `bytes`, per entry index, up to the first line that is not valid (as
 /// [`crate::record::apply_journal`] stops there too).
@@ -102,6 +113,7 @@ impl CheckpointStore {
             return Ok(());
         };
         let lines = after_lines(&bytes);
+        let writers = writers(&lines);
         let mut owned: Vec<(RelPath, Image)> = Vec::new();
         let mut dirs: BTreeSet<RelPath> = BTreeSet::new();
         let mut beside = Beside::default();
@@ -151,7 +163,7 @@ impl CheckpointStore {
             }
         }
         for (dir, names) in &beside.0 {
-            remove_tool_temps(&self.opts.fs, root, dir, names);
+            remove_tool_temps(&self.opts.fs, root, dir, names, &writers);
         }
         if !dirs.is_empty() {
             let candidates: Vec<RelPath> = dirs.into_iter().collect();
@@ -186,7 +198,11 @@ impl CheckpointStore {
         let mut out = Vec::new();
         for (dir, names) in &beside.0 {
             for (cand, pid) in tool_temps_in(root, dir, names) {
-                out.push((dir.join(&cand).to_string_lossy().into_owned(), pid));
+                let is_file = std::fs::symlink_metadata(root.join(dir).join(&cand))
+                    .is_ok_and(|m| m.file_type().is_file());
+                if is_file {
+                    out.push((dir.join(&cand).to_string_lossy().into_owned(), pid));
+                }
             }
         }
         out
@@ -230,13 +246,28 @@ fn tool_temps_in(root: &Path, dir: &Path, names: &BTreeSet<OsString>) -> Vec<(Os
         .collect()
 }
 
-/// Removes the edit tools' temp files in `dir` made for one of `names` whose process is gone
-/// (never one of a live process: another session may be writing the same file right now).
-/// Reached without following a symlink; what cannot be listed or removed stays, and fsck names it.
-fn remove_tool_temps(fs_: &retrace_fsutil::Fs, root: &Path, dir: &Path, names: &BTreeSet<OsString>) {
+/// Removes the edit tools' temp files in `dir` made for one of `names` by one of `writers` (the
+/// crashed turn's journal names them): regular files only. Such a process no longer holds the
+/// session (recovery runs under its lock), so its temp files are left over whether or not the
+/// number now belongs to another process; a file that carries any other number — another
+/// session's write in progress, or a file of the user's that merely looks like a temp file — is
+/// never removed. Reached without following a symlink; what cannot be listed or removed stays, and
+/// fsck names it.
+fn remove_tool_temps(
+    fs_: &retrace_fsutil::Fs,
+    root: &Path,
+    dir: &Path,
+    names: &BTreeSet<OsString>,
+    writers: &BTreeSet<u32>,
+) {
     let mut removed = false;
     for (cand, pid) in tool_temps_in(root, dir, names) {
-        if pid == std::process::id() || retrace_fsutil::process_alive(pid) {
+        if !writers.contains(&pid) || pid == std::process::id() {
+            continue;
+        }
+        let is_file =
+            std::fs::symlink_metadata(root.join(dir).join(&cand)).is_ok_and(|m| m.file_type().is_file());
+        if !is_file {
             continue;
         }
         if fs_.step("remove_file").is_err() {

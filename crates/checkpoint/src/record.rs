@@ -294,6 +294,11 @@ pub struct JournalAfter {
     /// an after-image too.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub intended: bool,
+    /// On an intent: the process that journaled it, whose tools name their temp files after it.
+    /// Recovery removes a temp file beside the path only when it carries this number (one the
+    /// crashed writer left, never a file of the user's that merely looks like one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
 }
 
 /// The journal's file name inside `turns/N/`.

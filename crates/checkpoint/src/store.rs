@@ -36,6 +36,10 @@ pub struct StoreOptions {
     pub fs: Fs,
     /// The clock.
     pub clock: Clock,
+    /// The process whose tools write the workspace (the edit tools name their temp files after
+    /// it): journaled with each intent, so that recovery removes only the temp files the crashed
+    /// writer left. This process, but for tests that play a crashed one.
+    pub writer_pid: u32,
 }
 
 impl Default for StoreOptions {
@@ -45,6 +49,7 @@ impl Default for StoreOptions {
             limits: Limits::default(),
             fs: Fs::durable(),
             clock: Arc::new(OffsetDateTime::now_utc),
+            writer_pid: std::process::id(),
         }
     }
 }

@@ -33,6 +33,7 @@ fn options(fs: Fs, limits: Limits) -> StoreOptions {
         limits,
         fs,
         clock: fixed_clock(),
+        ..StoreOptions::default()
     }
 }
 

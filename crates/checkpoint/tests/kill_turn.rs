@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -26,6 +26,18 @@ fn open(sidecar: &Path, ws: &Path, fs_: Fs) -> CheckpointStore {
         session_id: Some("kill-turn".into()),
         fs: fs_,
         clock: clock(),
+        ..StoreOptions::default()
+    };
+    CheckpointStore::open(sidecar, ws, opts).unwrap()
+}
+
+/// [`open`] as the process `pid` (the one a kill ends): its intents name it.
+fn open_as(sidecar: &Path, ws: &Path, fs_: Fs, pid: u32) -> CheckpointStore {
+    let opts = StoreOptions {
+        session_id: Some("kill-turn".into()),
+        fs: fs_,
+        clock: clock(),
+        writer_pid: pid,
         ..StoreOptions::default()
     };
     CheckpointStore::open(sidecar, ws, opts).unwrap()
@@ -107,6 +119,8 @@ struct Run {
     sidecar: PathBuf,
     /// The workspace after turn 1: what a restore of turn 2 must give back.
     before: BTreeMap<String, Vec<u8>>,
+    /// The process the kill ends (its number is free now).
+    killed: u32,
 }
 
 impl Run {
@@ -145,12 +159,13 @@ impl Run {
             ws,
             sidecar,
             before,
+            killed: dead_pid(),
         }
     }
 
     /// Turn 2's calls up to call `k` at `phase`; then the process dies (no `Drop`, no flush).
     fn kill_at(&self, k: usize, phase: Phase) {
-        let mut store = open(&self.sidecar, &self.ws, Fs::without_sync());
+        let mut store = open_as(&self.sidecar, &self.ws, Fs::without_sync(), self.killed);
         store.begin_turn(BeginTurn::default()).unwrap();
         for (i, c) in CALLS.iter().enumerate() {
             let change = Change::new(c.path, c.kind).with_intent(intent(c));
@@ -160,7 +175,7 @@ impl Run {
                 // The tool made the directories and began its temp file.
                 let dir = abs.parent().unwrap();
                 fs::create_dir_all(dir).unwrap();
-                let tmp = dir.join(tool_temp_name(abs.file_name().unwrap(), dead_pid(), 0));
+                let tmp = dir.join(tool_temp_name(abs.file_name().unwrap(), self.killed, 0));
                 fs::write(tmp, b"half of it").unwrap();
                 break;
             }
@@ -340,12 +355,30 @@ fn a_temp_file_of_a_live_process_is_left_and_reported() {
         .join(tool_temp_name("over.txt".as_ref(), std::process::id(), 99));
     fs::write(&live, b"in progress").unwrap();
     // A write of the killed turn, interrupted: its process is gone.
-    let dead = run.ws.join(tool_temp_name("over.txt".as_ref(), dead_pid(), 3));
+    let dead = run.ws.join(tool_temp_name("over.txt".as_ref(), run.killed, 3));
     fs::write(&dead, b"half").unwrap();
+    // Files of the user's that merely look like temp files: another process that has ended (not
+    // the killed writer), and a FIFO and a symlink carrying the killed writer's number.
+    let users = run.ws.join(tool_temp_name("over.txt".as_ref(), dead_pid(), 42));
+    fs::write(&users, b"my only copy of the notes").unwrap();
+    let fifo = run.ws.join(tool_temp_name("over.txt".as_ref(), run.killed, 7));
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let link = run.ws.join(tool_temp_name("over.txt".as_ref(), run.killed, 8));
+    std::os::unix::fs::symlink("gone.txt", &link).unwrap();
     // Only the killed turn's paths are looked at: the kill's own leftovers go at the next open.
     let mut store = open(&run.sidecar, &run.ws, Fs::without_sync());
     assert!(!dead.exists(), "the dead process's temp file stayed");
     assert!(live.exists(), "a live process's temp file was removed");
+    assert_eq!(fs::read(&users).unwrap(), b"my only copy of the notes");
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    fs::remove_file(&fifo).unwrap();
+    fs::remove_file(&link).unwrap();
+    fs::remove_file(&users).unwrap();
     let report = store.fsck();
     assert!(
         report

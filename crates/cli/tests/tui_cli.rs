@@ -512,7 +512,11 @@ fn typing_ahead_never_answers_a_shell_approval() {
     // each), so that a slow machine does not stretch the pauses past the guard.
     let typed = "yes and then you typing while waiting";
     for (i, word) in typed.split(' ').enumerate() {
-        t.text(&if i == 0 { word.to_string() } else { format!(" {word}") });
+        t.text(&if i == 0 {
+            word.to_string()
+        } else {
+            format!(" {word}")
+        });
         std::thread::sleep(Duration::from_millis(40));
     }
     t.wait("the approval", |s| s.contains("Run this shell command?"));
