@@ -2,6 +2,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use retrace_fsutil::Fs;
@@ -274,6 +275,8 @@ pub(crate) struct Appender {
     file: File,
     path: PathBuf,
     len: u64,
+    /// The device and inode of `file`: the log this writer locked and appends to.
+    identity: (u64, u64),
 }
 
 impl Appender {
@@ -283,16 +286,38 @@ impl Appender {
             .append(true)
             .open(path)
             .at("open for appending", path)?;
+        let meta = file.metadata().at("read", path)?;
         Ok(Appender {
             file,
             path: path.to_path_buf(),
             len,
+            identity: (meta.dev(), meta.ino()),
         })
+    }
+
+    /// Fails unless the log's name still leads to the file this writer opened (and locked): a log
+    /// removed or replaced under a writer (its lease file removed too, and a copy put in its
+    /// place) may already have a second writer, and lines appended to the old file would be lost
+    /// to every reader.
+    fn check_identity(&self) -> Result<()> {
+        match std::fs::symlink_metadata(&self.path) {
+            Ok(now) if (now.dev(), now.ino()) == self.identity => Ok(()),
+            Ok(_) => Err(std::io::Error::other(
+                "the log was replaced while this process wrote it (its name leads to another file than the one this writer locked); nothing more is written to it: open the session again",
+            ))
+            .at("append to", &self.path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(std::io::Error::other(
+                "the log was removed while this process wrote it; nothing more is written to it: open the session again",
+            ))
+            .at("append to", &self.path),
+            Err(e) => Err(e).at("read", &self.path),
+        }
     }
 
     /// Appends `buf` (whole lines); fsyncs when `sync`. On failure the file is cut back to its old
     /// length where possible.
     pub(crate) fn append(&mut self, fs: &Fs, buf: &[u8], sync: bool) -> Result<()> {
+        self.check_identity()?;
         let written = fs.step("append").and_then(|()| self.file.write_all(buf));
         if let Err(e) = written {
             let _ = self.file.set_len(self.len);
