@@ -232,6 +232,39 @@ pub(crate) fn encode(entries: &[Entry]) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Writes `bytes` durably to the first file `name(1)`, `name(2)`, … whose name is free, or reuses
+/// a regular file that holds exactly them (the same step run again after a crash). A name taken by
+/// anything but a regular file (a directory, a symbolic link) is skipped: a link is never
+/// followed, read or written through.
+pub(crate) fn keep_in_free_file(
+    fs: &Fs,
+    name: impl Fn(u32) -> PathBuf,
+    bytes: &[u8],
+    op: &'static str,
+) -> Result<PathBuf> {
+    let mut n = 1u32;
+    loop {
+        let p = name(n);
+        match std::fs::symlink_metadata(&p) {
+            Ok(meta) if meta.file_type().is_file() => match retrace_fsutil::read_regular(&p) {
+                Ok(existing) if existing == bytes => return Ok(p),
+                Ok(_) => {}
+                Err(e) => return Err(e).at("read", &p),
+            },
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                fs.write_atomic(&p, bytes).at(op, &p)?;
+                return Ok(p);
+            }
+            Err(e) => return Err(e).at("inspect", &p),
+        }
+        n = match n.checked_add(1) {
+            Some(n) => n,
+            None => return Err(std::io::Error::other("every numbered name is taken")).at(op, &p),
+        };
+    }
+}
+
 /// The log's path in `dir`.
 pub(crate) fn log_path(dir: &Path, id: &SessionId) -> PathBuf {
     dir.join(format!("{id}.jsonl"))
@@ -248,19 +281,12 @@ pub(crate) fn cut_torn_tail(
     raw: &RawLog,
 ) -> Result<PathBuf> {
     let tail = raw.torn().unwrap_or_default();
-    let mut n = 1u32;
-    let kept = loop {
-        let p = dir.join(format!("{id}.torn-{n}"));
-        match retrace_fsutil::read_regular(&p) {
-            Ok(existing) if existing == tail => break p,
-            Ok(_) => n += 1,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                fs.write_atomic(&p, tail).at("keep the torn tail in", &p)?;
-                break p;
-            }
-            Err(e) => return Err(e).at("read", &p),
-        }
-    };
+    let kept = keep_in_free_file(
+        fs,
+        |n| dir.join(format!("{id}.torn-{n}")),
+        tail,
+        "keep the torn tail in",
+    )?;
     let file = OpenOptions::new().write(true).open(log).at("open", log)?;
     fs.step("truncate_torn_tail").at("cut the torn tail of", log)?;
     file.set_len(raw.complete as u64)

@@ -418,28 +418,11 @@ impl SessionOptions {
     /// regular file (a directory, a symbolic link) is skipped: a link is never followed, read or
     /// written through.
     fn keep_aside(&self, dir: &Path, id: &SessionId, bytes: &[u8]) -> Result<PathBuf> {
-        let mut n = 1u32;
-        loop {
-            let p = damaged_path(dir, id, n);
-            match std::fs::symlink_metadata(&p) {
-                Ok(meta) if meta.file_type().is_file() => match retrace_fsutil::read_regular(&p) {
-                    Ok(existing) if existing == bytes => return Ok(p),
-                    Ok(_) => {}
-                    Err(e) => return Err(e).at("read", &p),
-                },
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    self.fs
-                        .write_atomic(&p, bytes)
-                        .at("keep the lines moved out of the log in", &p)?;
-                    return Ok(p);
-                }
-                Err(e) => return Err(e).at("inspect", &p),
-            }
-            n = n.checked_add(1).ok_or_else(|| SessionError::Unrepairable {
-                path: p.clone(),
-                why: "every `.damaged-<n>` name beside the log is taken".to_string(),
-            })?;
-        }
+        log::keep_in_free_file(
+            &self.fs,
+            |n| damaged_path(dir, id, n),
+            bytes,
+            "keep the lines moved out of the log in",
+        )
     }
 }
