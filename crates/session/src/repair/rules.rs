@@ -58,27 +58,51 @@ pub(super) fn entry_parent(e: &Entry) -> Option<MessageId> {
     }
 }
 
-/// The `turn` lines (by their index among the lines after the header) whose number is larger
-/// than a later `turn` line's: a number out of order is the damaged one, not the lines after it.
+/// The `turn` lines (by their index among the lines after the header) whose number is out of
+/// order: the longest run of increasing numbers in the log stays (of two runs as long, the one
+/// ending lower), and a line outside it moves — a damaged number is the line that moves, not
+/// the valid lines after it. A line whose number is also in the run (a turn number used twice, as
+/// a second writer's) is left to the replay, which keeps the first; so is 2^64−1, which the
+/// replay refuses.
 pub(super) fn misordered_turns(parsed: &[Option<Entry>]) -> HashMap<usize, String> {
-    let mut out = HashMap::new();
-    let mut min_after: Option<u64> = None;
-    for (i, e) in parsed.iter().enumerate().rev() {
-        let Some(Entry::Turn(t)) = e else { continue };
-        match min_after {
-            Some(m) if t.turn > m => {
-                out.insert(
-                    i,
-                    format!(
-                        "turn {} is out of order: a later `turn` line has turn {m}",
-                        t.turn
-                    ),
-                );
-            }
-            _ => min_after = Some(min_after.map_or(t.turn, |m| m.min(t.turn))),
+    let turns: Vec<(usize, u64)> = parsed
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match e {
+            Some(Entry::Turn(t)) if t.turn != u64::MAX => Some((i, t.turn)),
+            _ => None,
+        })
+        .collect();
+    // Patience sorting: `tails[k]` ends the lowest-ending increasing run of length k + 1.
+    let mut tails: Vec<usize> = Vec::new();
+    let mut prev: Vec<Option<usize>> = Vec::with_capacity(turns.len());
+    for (k, &(_, t)) in turns.iter().enumerate() {
+        let pos = tails.partition_point(|&j| turns[j].1 < t);
+        prev.push(pos.checked_sub(1).map(|p| tails[p]));
+        if pos == tails.len() {
+            tails.push(k);
+        } else {
+            tails[pos] = k;
         }
     }
-    out
+    let mut kept = HashSet::new();
+    let mut at = tails.last().copied();
+    while let Some(k) = at {
+        kept.insert(k);
+        at = prev[k];
+    }
+    let numbers: HashSet<u64> = kept.iter().map(|&k| turns[k].1).collect();
+    turns
+        .iter()
+        .enumerate()
+        .filter(|(k, (_, t))| !kept.contains(k) && !numbers.contains(t))
+        .map(|(_, &(i, t))| {
+            (
+                i,
+                format!("turn {t} is out of order with the `turn` lines around it"),
+            )
+        })
+        .collect()
 }
 
 pub(super) fn is_main_fork(e: &Entry) -> bool {

@@ -297,7 +297,7 @@ fn a_lost_result_or_answer_and_a_parent_that_names_nothing_keep_what_follows() {
 fn an_out_of_order_turn_number_is_the_line_that_moves() {
     let main = HeadId::main();
     // Lines: 4 turn 0, 7 turn 1, 10 turn 2.
-    for bad_turn in ["7", "18446744073709551615"] {
+    for bad_turn in ["7", "18446744073709551615", "0"] {
         let env = Env::new();
         let (id, path, original) = three_turns(&env);
         let mut bad = original.clone();
@@ -308,11 +308,20 @@ fn an_out_of_order_turn_number_is_the_line_that_moves() {
         assert!(matches!(err, SessionError::Corrupt { .. }), "{err}");
         let r = env.opts.repair(&env.dir, &id).unwrap();
         let moved: Vec<usize> = r.moved.iter().map(|m| m.line).collect();
-        assert_eq!(moved, [7], "{:?}", r.moved);
+        assert_eq!(moved, [7], "{bad_turn}: {:?}", r.moved);
         let mut w = env.writer(&id);
         assert_eq!(w.next_turn(), 3);
         exchange(&mut w, &main, "u3", "a3");
     }
+    // A last turn number lowered (2 -> 0): that line moves, not turn 1 before it.
+    let env = Env::new();
+    let (id, path, original) = three_turns(&env);
+    let mut bad = original.clone();
+    bad[9] = bad[9].replace("\"turn\":2", "\"turn\":0");
+    rewrite(&path, &bad);
+    let r = env.opts.repair(&env.dir, &id).unwrap();
+    assert_eq!(r.moved.iter().map(|m| m.line).collect::<Vec<_>>(), [10]);
+    exchange(&mut env.writer(&id), &main, "u3", "a3");
     // The largest number as the last turn: refused naming the line, never a panic; the repair
     // moves it and a turn runs.
     let env = Env::new();
