@@ -605,3 +605,67 @@ fn the_largest_turn_number_in_a_sidecar_is_reported_never_a_panic() {
     assert_ne!(out.status.code(), Some(0));
     assert!(stderr.contains("no new turn can start"), "{stderr}");
 }
+
+/// The lease removed AND the log replaced by a copy while a turn runs: a second writer gets in (the
+/// copy is not locked), and the first one's turn ends with an error naming the log, writing nothing
+/// more to the old file.
+#[test]
+fn a_log_replaced_under_a_running_turn_ends_that_turn_and_takes_no_more_lines() {
+    let env = Env::new();
+    let id = env.exec(None, "zero", turn_of(vec![write("a.txt", "a0\n")]));
+    let release = env.tmp.path().join("release");
+    let wait = format!(
+        "while [ ! -e '{}' ]; do sleep 0.02; done; echo released",
+        release.display()
+    );
+    let model = env.script(turn_of(vec![json!({
+        "name": "bash",
+        "arguments": {"command": wait, "timeout_ms": 60_000}
+    })]));
+    let mut holder = Holder {
+        child: env
+            .command()
+            .args(env.exec_args(Some(&id), &model, "hold"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+        release: release.clone(),
+    };
+    let mut lines = BufReader::new(holder.child.stdout.take().unwrap()).lines();
+    loop {
+        let line = lines.next().expect("the holder ended early").unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["type"] == "tool_call" && v["name"] == "bash" {
+            break;
+        }
+    }
+    let log = env.log(&id);
+    let old = env.tmp.path().join("old.jsonl");
+    std::fs::remove_file(env.sessions_dir().join(format!("{id}.lease"))).unwrap();
+    std::fs::rename(&log, &old).unwrap();
+    std::fs::copy(&old, &log).unwrap();
+    let old_bytes = std::fs::read(&old).unwrap();
+
+    std::fs::write(&release, b"").unwrap();
+    let rest: Vec<Value> = lines
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    let status = holder.child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut holder.child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "{rest:?}");
+    let last = rest.last().unwrap();
+    assert_eq!(last["ok"], false, "{last}");
+    let shown = log.display().to_string();
+    assert!(
+        last.to_string().contains(&shown) || stderr.contains(&shown),
+        "names the log: {last} {stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&old).unwrap(),
+        old_bytes,
+        "nothing more went to the old file"
+    );
+    env.exec(Some(&id), "after", json!([{"content": "fine"}]));
+}
