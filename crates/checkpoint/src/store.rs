@@ -279,7 +279,7 @@ impl CheckpointStore {
         if let Some(turn) = [loaded.max_turn, state.pruned_through]
             .into_iter()
             .flatten()
-            .find(|t| *t == u64::MAX)
+            .find(|t| *t >= u64::MAX - 1)
         {
             problems.push(FsckProblem {
                 path: if loaded.max_turn == Some(turn) {
@@ -695,5 +695,5 @@ pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Vec<u8> {
 
 /// What a turn number with no number after it says.
 fn last_turn_text(turn: u64) -> String {
-    format!("turn number {turn} is the largest a turn can have (a damaged record or state.json)")
+    format!("turn number {turn} leaves no number for a next turn (a damaged record or state.json)")
 }

@@ -520,6 +520,23 @@ fn a_bad_turn_number_or_a_retired_selected_head_is_found_and_moved() {
             (l, turn1 + 3)
         },
     ];
+    // The last turn at the largest number a next turn can follow: fsck says no turn can start,
+    // and exec fails clearly (never a panic, never a session fsck calls sound that cannot run).
+    let turn2 = original
+        .iter()
+        .position(|l| l.contains("\"type\":\"turn\"") && l.contains("\"turn\":2"))
+        .unwrap();
+    let mut lines = original.clone();
+    lines[turn2] = lines[turn2].replace("\"turn\":2", "\"turn\":18446744073709551614");
+    rewrite(&log, &lines);
+    let (stdout, _) = env.code(&["fsck", "--session", &id], 1);
+    assert!(stdout.contains("no new turn can start"), "{stdout}");
+    let model = env.script(json!([{"content": "never"}]));
+    let args = env.exec_args(Some(&id), &model, "blocked");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_, stderr) = env.code(&args, 1);
+    assert!(stderr.contains("no new turn can start"), "{stderr}");
+    rewrite(&log, &original);
     for (n, (lines, bad_line)) in cases.into_iter().enumerate() {
         rewrite(&log, &lines);
         let (stdout, stderr) = env.code(&["fsck", "--session", &id], 1);
