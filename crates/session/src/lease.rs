@@ -243,9 +243,14 @@ fn log_lock_holder(meta: &std::fs::Metadata) -> Option<u32> {
         if f.len() < 6 || f[1] != "FLOCK" || f[3] != "WRITE" {
             return None;
         }
-        let ino: u64 = f[5].rsplit(':').next()?.parse().ok()?;
+        // `MAJ:MIN:INODE`, the device numbers in hex: the inode alone may be another file system's.
+        let mut id = f[5].split(':');
+        let major = u32::from_str_radix(id.next()?, 16).ok()?;
+        let minor = u32::from_str_radix(id.next()?, 16).ok()?;
+        let ino: u64 = id.next()?.parse().ok()?;
         let pid: u32 = f[4].parse().ok()?;
-        (ino == meta.ino()).then_some(pid)
+        let dev = meta.dev();
+        (ino == meta.ino() && major == libc::major(dev) && minor == libc::minor(dev)).then_some(pid)
     })
 }
 
