@@ -128,7 +128,9 @@ impl Timeline {
 
     /// Where a turn without a sequence of its own sits: the start of the next turn that has one.
     fn anchor(&self, n: u64) -> u64 {
-        self.starts.range(n + 1..).next().map_or(u64::MAX, |(_, s)| *s)
+        n.checked_add(1)
+            .and_then(|k| self.starts.range(k..).next())
+            .map_or(u64::MAX, |(_, s)| *s)
     }
 
     /// The position of entry `i` of `turn`.

@@ -281,6 +281,23 @@ impl CheckpointStore {
                 file: None,
             });
         }
+        if let Some(turn) = [loaded.max_turn, state.pruned_through]
+            .into_iter()
+            .flatten()
+            .find(|t| *t >= u64::MAX - 1)
+        {
+            problems.push(FsckProblem {
+                path: if loaded.max_turn == Some(turn) {
+                    "turns".to_string()
+                } else {
+                    "state.json".to_string()
+                },
+                problem: format!("{}; no new turn can start", last_turn_text(turn)),
+                severity: Severity::Error,
+                turn: None,
+                file: None,
+            });
+        }
         let mut store = CheckpointStore {
             dir: dir.to_path_buf(),
             root,
@@ -356,7 +373,7 @@ impl CheckpointStore {
     /// The number the next turn will get: 1 + the largest number found anywhere.
     pub fn next_turn(&self) -> u64 {
         let seen = [self.max_turn, self.state.pruned_through, self.current_turn()];
-        seen.iter().flatten().max().map_or(0, |m| m + 1)
+        seen.iter().flatten().max().map_or(0, |m| m.saturating_add(1))
     }
 
     /// Protects `turn` from retention until [`CheckpointStore::release`] (counted).
@@ -391,7 +408,13 @@ impl CheckpointStore {
         self.finish_turn()?;
         let mut n = self.next_turn();
         if let Some(m) = begin.log_max_turn {
-            n = n.max(m + 1);
+            n = n.max(m.saturating_add(1));
+        }
+        if n == u64::MAX {
+            return Err(CheckpointError::Corrupt {
+                path: self.dir.clone(),
+                detail: "the turn numbers recorded reach the largest a turn can have (a damaged record or state.json); no new turn can start".to_string(),
+            });
         }
         let fs = self.opts.fs.clone();
         fs.create_dir_all(&self.dir).at("create the sidecar", &self.dir)?;
@@ -673,4 +696,9 @@ pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Vec<u8> {
     let mut out = serde_json::to_vec_pretty(v).unwrap_or_default();
     out.push(b'\n');
     out
+}
+
+/// What a turn number with no number after it says.
+fn last_turn_text(turn: u64) -> String {
+    format!("turn number {turn} leaves no number for a next turn (a damaged record or state.json)")
 }

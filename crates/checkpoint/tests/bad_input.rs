@@ -228,3 +228,33 @@ fn a_missing_sidecar_lists_as_empty_and_a_bare_open_of_nothing_is_an_error() {
     let err = CheckpointStore::open_bare(Path::new("/nonexistent/sidecar")).unwrap_err();
     assert!(err.to_string().contains("/nonexistent/sidecar"), "{err}");
 }
+
+#[test]
+fn the_largest_turn_number_is_a_problem_never_a_panic() {
+    for max in [u64::MAX, u64::MAX - 1] {
+        let record = GOOD.replace("\"turn\":0", &format!("\"turn\":{max}"));
+        let name = format!("turn-{max}.json");
+        let state = format!("{{\"prunedThrough\": {max}}}");
+        for files in [
+            vec![(name.as_str(), record.as_bytes())],
+            vec![("state.json", state.as_bytes())],
+        ] {
+            let s = Scratch::new().unwrap();
+            sidecar_with(&s, &files);
+            let mut store = open(&s);
+            let _ = store.list();
+            let report = store.fsck();
+            assert!(!report.ok, "{:#?}", report.problems);
+            assert!(
+                report
+                    .problems
+                    .iter()
+                    .any(|p| p.severity == Severity::Error && p.problem.contains("no new turn can start")),
+                "{:#?}",
+                report.problems
+            );
+            let err = store.begin_turn(BeginTurn::default()).unwrap_err();
+            assert!(err.to_string().contains("no new turn can start"), "{err}");
+        }
+    }
+}

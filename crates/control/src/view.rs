@@ -85,6 +85,19 @@ pub(crate) fn damage_reason(d: &LogDamage) -> String {
 
 /// The problems of the session's log, as fsck reports them: a line that cannot be read fails.
 pub(crate) fn log_problems(session: &Session) -> Vec<FsckProblem> {
+    if session.damage().is_none() && session.next_turn() == u64::MAX {
+        // Its last turn took the largest number a turn can have: no turn can follow.
+        return vec![FsckProblem {
+            path: session.log_path().to_string_lossy().into_owned(),
+            problem: format!(
+                "its last turn number is {}, the largest a turn can have: no new turn can start (a damaged `turn` line; the session can be read, and its files restored)",
+                u64::MAX - 1
+            ),
+            severity: Severity::Error,
+            turn: None,
+            file: None,
+        }];
+    }
     session
         .damage()
         .map(|d| FsckProblem {

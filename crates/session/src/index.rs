@@ -242,7 +242,7 @@ impl Index {
 
     /// 1 + the largest turn number, or 0.
     pub(crate) fn next_turn(&self) -> u64 {
-        self.turns.last().map_or(0, |t| t.turn + 1)
+        self.turns.last().map_or(0, |t| t.turn.saturating_add(1))
     }
 }
 

@@ -6,8 +6,11 @@
 //! it is held (a clean-up of lock files that look stale), and a second writer would then lock a new
 //! one, but the log is the file every writer appends to, so its lock cannot be lost that way. A log
 //! replaced between opening and locking (a repair renames a new one in) is opened again, so the
-//! lock is always on the file a writer appends to. The kernel drops both locks when the holder's
-//! files are closed, which includes the process dying by SIGKILL: there is no stale lease to break.
+//! lock is always on the file a writer appends to, and before every append the writer checks that
+//! the log's name still leads to the file it locked (a log removed or replaced under it fails the
+//! append, naming the log, and nothing more goes to the old file). The kernel drops both locks
+//! when the holder's files are closed, which includes the process dying by SIGKILL: there is no
+//! stale lease to break.
 //! After locking both, the holder writes its pid, host and start time into the lease file
 //! (truncate, then write), for the error a second writer shows; the content is a message, never
 //! the lock itself, so it needs no fsync. When the lease file was removed, that error names the
@@ -240,9 +243,14 @@ fn log_lock_holder(meta: &std::fs::Metadata) -> Option<u32> {
         if f.len() < 6 || f[1] != "FLOCK" || f[3] != "WRITE" {
             return None;
         }
-        let ino: u64 = f[5].rsplit(':').next()?.parse().ok()?;
+        // `MAJ:MIN:INODE`, the device numbers in hex: the inode alone may be another file system's.
+        let mut id = f[5].split(':');
+        let major = u32::from_str_radix(id.next()?, 16).ok()?;
+        let minor = u32::from_str_radix(id.next()?, 16).ok()?;
+        let ino: u64 = id.next()?.parse().ok()?;
         let pid: u32 = f[4].parse().ok()?;
-        (ino == meta.ino()).then_some(pid)
+        let dev = meta.dev();
+        (ino == meta.ino() && major == libc::major(dev) && minor == libc::minor(dev)).then_some(pid)
     })
 }
 

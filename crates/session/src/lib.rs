@@ -60,7 +60,7 @@ pub use lease::{lease_path, Holder, Lease};
 pub use list::{list_sessions, ListProblem, SessionList, SessionListing};
 pub use names::MAX_HEAD_NAME;
 pub use options::{Clock, IdSource, SessionOptions, WarningSink};
-pub use repair::{damaged_path, LogDamage, MovedLine, Repaired, PLACEHOLDER_TEXT};
+pub use repair::{damaged_path, LogDamage, MovedLine, Repaired, PLACEHOLDER_TEXT, TOOL_PLACEHOLDER_TEXT};
 pub use session::Session;
 pub use summary::SummarySpec;
 pub use view::{Boundary, HeadInfo, Message, MessageKind, TurnInfo, TurnOnHead};

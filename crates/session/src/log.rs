@@ -2,6 +2,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use retrace_fsutil::Fs;
@@ -231,6 +232,39 @@ pub(crate) fn encode(entries: &[Entry]) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Writes `bytes` durably to the first file `name(1)`, `name(2)`, … whose name is free, or reuses
+/// a regular file that holds exactly them (the same step run again after a crash). A name taken by
+/// anything but a regular file (a directory, a symbolic link) is skipped: a link is never
+/// followed, read or written through.
+pub(crate) fn keep_in_free_file(
+    fs: &Fs,
+    name: impl Fn(u32) -> PathBuf,
+    bytes: &[u8],
+    op: &'static str,
+) -> Result<PathBuf> {
+    let mut n = 1u32;
+    loop {
+        let p = name(n);
+        match std::fs::symlink_metadata(&p) {
+            Ok(meta) if meta.file_type().is_file() => match retrace_fsutil::read_regular(&p) {
+                Ok(existing) if existing == bytes => return Ok(p),
+                Ok(_) => {}
+                Err(e) => return Err(e).at("read", &p),
+            },
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                fs.write_atomic(&p, bytes).at(op, &p)?;
+                return Ok(p);
+            }
+            Err(e) => return Err(e).at("inspect", &p),
+        }
+        n = match n.checked_add(1) {
+            Some(n) => n,
+            None => return Err(std::io::Error::other("every numbered name is taken")).at(op, &p),
+        };
+    }
+}
+
 /// The log's path in `dir`.
 pub(crate) fn log_path(dir: &Path, id: &SessionId) -> PathBuf {
     dir.join(format!("{id}.jsonl"))
@@ -247,19 +281,12 @@ pub(crate) fn cut_torn_tail(
     raw: &RawLog,
 ) -> Result<PathBuf> {
     let tail = raw.torn().unwrap_or_default();
-    let mut n = 1u32;
-    let kept = loop {
-        let p = dir.join(format!("{id}.torn-{n}"));
-        match retrace_fsutil::read_regular(&p) {
-            Ok(existing) if existing == tail => break p,
-            Ok(_) => n += 1,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                fs.write_atomic(&p, tail).at("keep the torn tail in", &p)?;
-                break p;
-            }
-            Err(e) => return Err(e).at("read", &p),
-        }
-    };
+    let kept = keep_in_free_file(
+        fs,
+        |n| dir.join(format!("{id}.torn-{n}")),
+        tail,
+        "keep the torn tail in",
+    )?;
     let file = OpenOptions::new().write(true).open(log).at("open", log)?;
     fs.step("truncate_torn_tail").at("cut the torn tail of", log)?;
     file.set_len(raw.complete as u64)
@@ -274,6 +301,8 @@ pub(crate) struct Appender {
     file: File,
     path: PathBuf,
     len: u64,
+    /// The device and inode of `file`: the log this writer locked and appends to.
+    identity: (u64, u64),
 }
 
 impl Appender {
@@ -283,16 +312,38 @@ impl Appender {
             .append(true)
             .open(path)
             .at("open for appending", path)?;
+        let meta = file.metadata().at("read", path)?;
         Ok(Appender {
             file,
             path: path.to_path_buf(),
             len,
+            identity: (meta.dev(), meta.ino()),
         })
+    }
+
+    /// Fails unless the log's name still leads to the file this writer opened (and locked): a log
+    /// removed or replaced under a writer (its lease file removed too, and a copy put in its
+    /// place) may already have a second writer, and lines appended to the old file would be lost
+    /// to every reader.
+    fn check_identity(&self) -> Result<()> {
+        match std::fs::symlink_metadata(&self.path) {
+            Ok(now) if (now.dev(), now.ino()) == self.identity => Ok(()),
+            Ok(_) => Err(std::io::Error::other(
+                "the log was replaced while this process wrote it (its name leads to another file than the one this writer locked); nothing more is written to it: open the session again",
+            ))
+            .at("append to", &self.path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(std::io::Error::other(
+                "the log was removed while this process wrote it; nothing more is written to it: open the session again",
+            ))
+            .at("append to", &self.path),
+            Err(e) => Err(e).at("read", &self.path),
+        }
     }
 
     /// Appends `buf` (whole lines); fsyncs when `sync`. On failure the file is cut back to its old
     /// length where possible.
     pub(crate) fn append(&mut self, fs: &Fs, buf: &[u8], sync: bool) -> Result<()> {
+        self.check_identity()?;
         let written = fs.step("append").and_then(|()| self.file.write_all(buf));
         if let Err(e) = written {
             let _ = self.file.set_len(self.len);

@@ -11,20 +11,22 @@
 //! each other line — one that does not parse, or one that refers to something not in the log
 //! (a message or head of a line moved aside, a parent that is no longer the tip of its head, as a
 //! second writer's lines are) — into `<id>.damaged-<n>` beside the log, byte for byte. A message
-//! lost in a line that cannot be read is the parent of the next message on its head: so that
-//! message and the rest of the head stay, the repair writes a placeholder `note` with the lost
-//! message's id in its place (the model sees a system message saying a message is missing). Not
-//! for a tool result, which needs the call of the message before it: that one moves aside, and
-//! what follows it on its head with it. The repaired log is therefore consistent by construction:
-//! every reference in it resolves. The moved lines are written (and synced) first, then the log
-//! is replaced atomically; a crash between the two leaves the old log, and running the repair
-//! again reuses the file.
+//! that is missing (lost in a line that cannot be read, or a parent no line defines) is the parent
+//! of the next message on its head: so that message and the rest of the head stay, the repair
+//! writes a placeholder `note` with the missing message's id in its place (the model sees a system
+//! message saying a message is missing). A tool result that answers no open call (its call was
+//! lost) moves aside, a note taking its id and place. A `turn` line whose number is larger than a
+//! later one's moves aside (not the later ones), and a lost `main` fork line is written again. The
+//! repaired log is therefore consistent by construction (every reference in it resolves), and the
+//! model is never sent a result that answers nothing. The moved lines are written (and synced)
+//! first, then the log is replaced atomically; a crash between the two leaves the old log, and
+//! running the repair again reuses the file.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use crate::entry::{Entry, NoteEntry, Role};
+use crate::entry::Entry;
 use crate::error::{IoContext, Result, SessionError};
 use crate::ids::{MessageId, SessionId};
 use crate::index::Index;
@@ -32,6 +34,13 @@ use crate::lease::Lease;
 use crate::log::{self, RawLog};
 use crate::options::SessionOptions;
 use crate::session::Session;
+
+mod rules;
+
+use rules::{
+    entry_id, entry_parent, is_main_fork, main_fork, misordered_turns, orphan_result, placeholder, stand_in,
+};
+pub use rules::{PLACEHOLDER_TEXT, TOOL_PLACEHOLDER_TEXT};
 
 /// The first line of a log that cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,33 +83,6 @@ pub struct Repaired {
     /// later message names the lost one as its parent, so that message and the rest of its head
     /// stay).
     pub placeholders: usize,
-}
-
-/// What a lost message leaves in the conversation: a note the model sees as a system message.
-pub const PLACEHOLDER_TEXT: &str = "Note from Retrace: a message of this conversation could not be read from the session log; a repair moved it into a file beside the log, so it is missing here.";
-
-/// The note to write before `entry` when `entry` is a message or note whose parent is a message
-/// that no line which reads defines (it was in a line that cannot be read) on a head that
-/// exists: it takes the lost message's id and place, so `entry` replays as written. `None`
-/// otherwise — a tool result among them: a tool result needs the call of the message before it,
-/// which a note cannot stand for, so it moves aside instead.
-fn placeholder(index: &Index, defined: &HashSet<MessageId>, entry: &Entry) -> Option<Entry> {
-    let (parent, head, at) = match entry {
-        Entry::Message(m) if m.role != Role::Tool => (m.parent.as_ref()?, &m.head, &m.at),
-        Entry::Note(n) => (n.parent.as_ref()?, &n.head, &n.at),
-        _ => return None,
-    };
-    if defined.contains(parent) || index.msg_ix(parent.as_str()).is_some() {
-        return None;
-    }
-    let h = index.head_ix(head.as_str())?;
-    Some(Entry::Note(NoteEntry {
-        id: parent.clone(),
-        parent: index.tip(h).map(|m| index.nodes[m].msg.id.clone()),
-        head: head.clone(),
-        content: PLACEHOLDER_TEXT.to_string(),
-        at: at.clone(),
-    }))
 }
 
 /// The file of the `n`-th repair's moved lines of session `id`.
@@ -154,31 +136,32 @@ impl SessionOptions {
             return Err(refuse(format!("its header names session `{}`", header.id)));
         }
         // The messages some line that reads defines: any other id a line names as its parent
-        // was in a line that cannot be read.
+        // was in a line that cannot be read (or is itself damaged).
         let parsed: Vec<Option<Entry>> = raw
             .lines()
             .skip(1)
             .map(|(_, l)| log::parse_line(l).ok())
             .collect();
-        // Without a line that cannot be read, no message was lost: a parent nothing defines is a
-        // broken reference, moved aside with its line.
-        let lost_some = parsed.iter().any(Option::is_none);
-        let defined: HashSet<MessageId> = parsed
-            .into_iter()
-            .flatten()
-            .filter_map(|e| match e {
-                Entry::Message(m) => Some(m.id),
-                Entry::Note(n) => Some(n.id),
-                Entry::Summary(s) => Some(s.id),
-                _ => None,
-            })
-            .collect();
+        let defined: HashSet<MessageId> = parsed.iter().flatten().filter_map(entry_id).collect();
+        let named: HashSet<MessageId> = parsed.iter().flatten().filter_map(entry_parent).collect();
+        let misordered = misordered_turns(&parsed);
         let mut index = Index::default();
         let mut kept: Vec<Cow<'_, [u8]>> = vec![Cow::Borrowed(first)];
         let mut moved: Vec<(MovedLine, &[u8])> = Vec::new();
         let mut placeholders = 0;
         let mut count = 1;
-        for (n, line) in lines {
+        // Lines the repair writes (placeholder notes, a `main` fork line written again).
+        let mut written = 0;
+        let mut write = |index: &mut Index, kept: &mut Vec<Cow<'_, [u8]>>, e: Entry| -> Result<bool> {
+            let bytes = log::encode(std::slice::from_ref(&e))?;
+            let ok = index.apply(e).is_ok();
+            if ok {
+                written += 1;
+                kept.push(Cow::Owned(bytes[..bytes.len() - 1].to_vec()));
+            }
+            Ok(ok)
+        };
+        for (i, (n, line)) in lines.enumerate() {
             count = n;
             let entry = match log::parse_line(line) {
                 Ok(entry) => entry,
@@ -188,12 +171,31 @@ impl SessionOptions {
                     continue;
                 }
             };
-            if let Some(note) = lost_some.then(|| placeholder(&index, &defined, &entry)).flatten() {
-                let bytes = log::encode(std::slice::from_ref(&note))?;
-                if index.apply(note).is_ok() {
-                    placeholders += 1;
-                    kept.push(Cow::Owned(bytes[..bytes.len() - 1].to_vec()));
+            if index.heads.is_empty() && !is_main_fork(&entry) {
+                // The `main` fork line was lost: it is fully determined, so it is written again.
+                write(&mut index, &mut kept, main_fork(&header.created_at))?;
+            }
+            if let Some(reason) = misordered.get(&i) {
+                moved.push((
+                    MovedLine {
+                        line: n,
+                        reason: reason.clone(),
+                    },
+                    line,
+                ));
+                continue;
+            }
+            if let Some(note) = placeholder(&index, &defined, &entry) {
+                placeholders += usize::from(write(&mut index, &mut kept, note)?);
+            }
+            if let Some(reason) = orphan_result(&index, &entry) {
+                // A result no open call asks for (its call was lost): it moves aside, and a note
+                // takes its id and place when a later line names it as its parent.
+                if let Some(note) = stand_in(&index, &named, &entry, TOOL_PLACEHOLDER_TEXT) {
+                    placeholders += usize::from(write(&mut index, &mut kept, note)?);
                 }
+                moved.push((MovedLine { line: n, reason }, line));
+                continue;
             }
             match index.apply(entry) {
                 Ok(()) => kept.push(Cow::Borrowed(line)),
@@ -213,12 +215,15 @@ impl SessionOptions {
                 tail,
             ));
         }
+        if index.heads.is_empty() && !moved.is_empty() {
+            write(&mut index, &mut kept, main_fork(&header.created_at))?;
+        }
         if index.heads.is_empty() {
             return Err(refuse(
                 "its first head (the `fork` line of kind `main`) cannot be read".to_string(),
             ));
         }
-        if moved.is_empty() {
+        if moved.is_empty() && kept.len() == count {
             return Ok(Repaired {
                 log: path,
                 moved: Vec::new(),
@@ -234,13 +239,18 @@ impl SessionOptions {
                 aside.push(b'\n');
             }
         }
-        let moved_to = self.keep_aside(dir, id, &aside)?;
+        // Notes alone (a parent that names nothing) move no line.
+        let moved_to = if moved.is_empty() {
+            None
+        } else {
+            Some(self.keep_aside(dir, id, &aside)?)
+        };
         let mut body = Vec::with_capacity(raw.complete);
         for line in &kept {
             body.extend_from_slice(line);
             body.push(b'\n');
         }
-        let lines_kept = kept.len() - placeholders;
+        let lines_kept = kept.len() - written;
         self.fs
             .write_atomic(&path, &body)
             .at("write the repaired log", &path)?;
@@ -248,29 +258,22 @@ impl SessionOptions {
         Ok(Repaired {
             log: path,
             moved: moved.into_iter().map(|(m, _)| m).collect(),
-            moved_to: Some(moved_to),
+            moved_to,
             lines_kept,
             placeholders,
         })
     }
 
     /// Writes `bytes` durably to the first `<id>.damaged-<n>` that is free, or reuses one that
-    /// holds exactly them (a repair run again after a crash).
+    /// holds exactly them (a repair run again after a crash). A name taken by anything but a
+    /// regular file (a directory, a symbolic link) is skipped: a link is never followed, read or
+    /// written through.
     fn keep_aside(&self, dir: &Path, id: &SessionId, bytes: &[u8]) -> Result<PathBuf> {
-        let mut n = 1u32;
-        loop {
-            let p = damaged_path(dir, id, n);
-            match retrace_fsutil::read_regular(&p) {
-                Ok(existing) if existing == bytes => return Ok(p),
-                Ok(_) => n += 1,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    self.fs
-                        .write_atomic(&p, bytes)
-                        .at("keep the lines moved out of the log in", &p)?;
-                    return Ok(p);
-                }
-                Err(e) => return Err(e).at("read", &p),
-            }
-        }
+        log::keep_in_free_file(
+            &self.fs,
+            |n| damaged_path(dir, id, n),
+            bytes,
+            "keep the lines moved out of the log in",
+        )
     }
 }

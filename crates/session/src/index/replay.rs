@@ -136,6 +136,13 @@ impl Index {
     fn apply_turn(&mut self, e: TurnEntry) -> Check<()> {
         let h = self.need_head(&e.head)?;
         let m = self.need_msg(&e.message_id)?;
+        if e.turn == u64::MAX {
+            return Err(format!(
+                "turn {} leaves no number for the next turn: turn numbers must be below {}",
+                e.turn,
+                u64::MAX
+            ));
+        }
         if let Some(last) = self.turns.last() {
             if e.turn <= last.turn {
                 return Err(format!(
@@ -223,6 +230,9 @@ impl Index {
 
     fn apply_select(&mut self, e: HeadEvent) -> Check<()> {
         let h = self.need_head(&e.head)?;
+        if self.heads[h].retired {
+            return Err(format!("`select` names head `{}`, which is retired", e.head));
+        }
         self.selected = Some(h);
         self.heads[h].last_activity = e.at;
         Ok(())
@@ -230,6 +240,18 @@ impl Index {
 
     fn apply_retire(&mut self, e: HeadEvent) -> Check<()> {
         let h = self.need_head(&e.head)?;
+        if self.selected == Some(h) {
+            return Err(format!(
+                "`retire` names head `{}`, which is the selected head (a selected head is never retired)",
+                e.head
+            ));
+        }
+        if self.heads[h].retired {
+            return Err(format!(
+                "`retire` names head `{}`, which is already retired",
+                e.head
+            ));
+        }
         self.heads[h].retired = true;
         Ok(())
     }

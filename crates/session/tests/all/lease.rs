@@ -132,3 +132,38 @@ fn a_removed_lease_file_lets_no_second_writer_in() {
     s.append(&main, NewMessage::new(Role::Assistant, "next")).unwrap();
     assert_eq!(contents(&s, &main), ["u0", "a0", "still mine", "next"]);
 }
+
+#[test]
+fn a_log_replaced_under_its_writer_takes_no_more_lines() {
+    let env = Env::new();
+    let mut s = env.create();
+    let main = HeadId::main();
+    exchange(&mut s, &main, "u0", "a0");
+    crate::common::turn(&mut s, &main, "u1");
+    let id = s.id().clone();
+    let log = s.log_path().to_path_buf();
+    // The lease removed and the log replaced by a copy, while the writer is in a turn.
+    std::fs::remove_file(env.dir.join(format!("{id}.lease"))).unwrap();
+    let old = env.dir.join("old.jsonl");
+    std::fs::rename(&log, &old).unwrap();
+    std::fs::copy(&old, &log).unwrap();
+    let old_bytes = std::fs::read(&old).unwrap();
+
+    // A second writer gets in (the new file is not locked) ...
+    let mut second = env.writer(&id);
+    // ... and the first fails loudly, naming the log, and writes nothing more to the old file.
+    let err = s
+        .append(&main, NewMessage::new(Role::Assistant, "a1"))
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains(&log.display().to_string()) && text.contains("replaced"),
+        "{text}"
+    );
+    assert!(s.end_turn().is_err());
+    assert!(s.note(&main, "n").is_err());
+    assert_eq!(std::fs::read(&old).unwrap(), old_bytes);
+    drop(s);
+    exchange(&mut second, &main, "u2", "a2");
+    assert_eq!(contents(&second, &main), ["u0", "a0", "u1", "u2", "a2"]);
+}

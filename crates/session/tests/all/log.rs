@@ -231,3 +231,32 @@ fn listing_reads_headers_only_and_filters_by_workspace() {
         .sessions
         .is_empty());
 }
+
+#[test]
+fn a_torn_tail_skips_taken_names_and_never_follows_a_link() {
+    let env = Env::new();
+    let mut s = env.create();
+    let main = HeadId::main();
+    exchange(&mut s, &main, "u0", "a0");
+    let id = s.id().clone();
+    let path = s.log_path().to_path_buf();
+    drop(s);
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(b"{\"type\":")
+        .unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("mine");
+    std::fs::write(&target, "mine\n").unwrap();
+    std::os::unix::fs::symlink(&target, env.dir.join(format!("{id}.torn-1"))).unwrap();
+    std::fs::create_dir(env.dir.join(format!("{id}.torn-2"))).unwrap();
+    let w = env.writer(&id);
+    drop(w);
+    assert_eq!(
+        std::fs::read(env.dir.join(format!("{id}.torn-3"))).unwrap(),
+        b"{\"type\":"
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "mine\n");
+}
