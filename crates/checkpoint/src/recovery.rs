@@ -105,11 +105,16 @@ impl CheckpointStore {
                         let empty = crate::dirs::removable_dirs(&root, &dirs, &Default::default());
                         self.remove_dirs(&root, &empty);
                     }
-                    // An undo that committed before its original was marked undone.
+                    // An undo that committed before its original was marked undone: it may not
+                    // have made again the directories its original removed (they come before
+                    // the mark), so they are made now, unless anything happened since.
                     if m.kind == TxKind::Undo && m.state == TxState::Committed {
                         if let Some(orig_id) = m.undoes.clone() {
                             if let Some(mut orig) = self.transactions.get(&orig_id).cloned() {
                                 if orig.state == TxState::Committed {
+                                    if m.seq == self.state.mutation_seq {
+                                        self.recreate_dirs(&orig);
+                                    }
                                     orig.state = TxState::Undone;
                                     orig.undone_by = Some(m.id.clone());
                                     self.save_manifest(&orig)?;

@@ -126,3 +126,78 @@ fn an_undo_killed_at_any_step_leaves_no_empty_directory() {
         }
     }
 }
+
+/// A turn that made `g/h` for a file it then deleted leaves `g/h` empty; a restore removes it and
+/// an undo must make it again — also when the undo is killed after it committed, before it made
+/// the directories (the next open finishes that).
+#[test]
+fn an_undo_killed_after_it_committed_puts_back_the_empty_directories() {
+    for k in 1.. {
+        let run = Run::new();
+        let mut store = open(&run.sidecar, &run.ws, Fs::without_sync());
+        store.begin_turn(BeginTurn::default()).unwrap();
+        let x = "g/h/x.txt";
+        let img = Image {
+            existed: true,
+            sha256: Some(sha256_bytes(b"x\n")),
+            mode: Some(0o644),
+        };
+        store
+            .capture_before(
+                &[Change::new(x, ChangeKind::Create).with_intent(img)],
+                Some("write_file"),
+            )
+            .unwrap();
+        fs::create_dir_all(run.ws.join("g/h")).unwrap();
+        fs::write(run.ws.join(x), b"x\n").unwrap();
+        store.capture_after(&[PathBuf::from(x)]).unwrap();
+        store
+            .capture_before(
+                &[Change::new(x, ChangeKind::Delete).with_intent(Image::absent())],
+                Some("delete_file"),
+            )
+            .unwrap();
+        fs::remove_file(run.ws.join(x)).unwrap();
+        store.capture_after(&[PathBuf::from(x)]).unwrap();
+        // And an edit, so that the restore writes something.
+        let f = "d/e/f.txt";
+        let img = Image {
+            existed: true,
+            sha256: Some(sha256_bytes(b"f2\n")),
+            mode: Some(0o644),
+        };
+        store
+            .capture_before(
+                &[Change::new(f, ChangeKind::Modify).with_intent(img)],
+                Some("write_file"),
+            )
+            .unwrap();
+        fs::write(run.ws.join(f), b"f2\n").unwrap();
+        store.capture_after(&[PathBuf::from(f)]).unwrap();
+        store.finish_turn().unwrap();
+        let plan = store.plan_restore(1).unwrap();
+        let id = store.commit(&plan, CONFIRM).unwrap().transaction_id.unwrap();
+        drop(store);
+        assert!(
+            !run.ws.join("g").exists(),
+            "the restore removed the empty directories"
+        );
+        let inj = FaultInjector::crash_at(k);
+        let mut store = open(&run.sidecar, &run.ws, Fs::without_sync().with_faults(inj.clone()));
+        let done = store.undo(&id);
+        let crashed = inj.crashed();
+        std::mem::forget(store);
+        let store = open(&run.sidecar, &run.ws, Fs::without_sync());
+        let undone = store.undo_target().is_none_or(|m| m.id != id);
+        assert_eq!(
+            run.ws.join("g/h").is_dir(),
+            undone,
+            "undo killed at step {k}: the directories do not follow the undo"
+        );
+        if !crashed {
+            done.unwrap();
+            assert!(run.ws.join("g/h").is_dir());
+            break;
+        }
+    }
+}
