@@ -313,6 +313,22 @@ pub fn model_spec(cfg: &Config, flag: Option<&str>, base_url: Option<&str>) -> R
     Ok(spec)
 }
 
+/// A session's recorded model `own` as `cfg` runs it (SPEC §10: a key only where the user sent
+/// it): the log records no key variable, so the one the config gives the provider is used, and
+/// only with the configured (or the provider's own) endpoint; a recorded base URL that is neither
+/// is used without any key, with a notice saying so.
+pub fn recorded_model(cfg: &Config, own: &ModelSpec) -> retrace_control::ReopenedModel {
+    match model_spec(cfg, Some(&own.to_string()), None) {
+        Ok(configured) => retrace_control::reopen_recorded_model(own, configured),
+        Err(_) => {
+            let mut bare = own.clone();
+            bare.api_key_env = None;
+            bare.base_url = None;
+            retrace_control::reopen_recorded_model(own, bare)
+        }
+    }
+}
+
 /// Every variable that holds an API key, for the shell tool to drop from its environment: the
 /// providers' own and every `api_key_env` of the config.
 pub fn key_variables(cfg: &Config) -> Vec<String> {

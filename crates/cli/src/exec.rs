@@ -252,7 +252,7 @@ async fn one_turn(
 }
 
 /// A line on standard error; an error writing it (a closed terminal) is not one more failure.
-fn say(line: &str) {
+pub(crate) fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 

@@ -205,3 +205,56 @@ fn serve_opens_a_session_with_its_own_model_unless_given_one() {
         "{status}"
     );
 }
+
+/// Found by attack: a `model` line written into the log named any URL, and a resumed session sent
+/// the user's API key there. A key goes only to an endpoint the user configured for it; a recorded
+/// base URL that is not one is used without any key, and the user is told.
+#[test]
+fn a_recorded_base_url_never_receives_the_users_key() {
+    use retrace_testkit::mock_openai::{sse, MockServer, Reply};
+    let (tmp, ws, _) = setup();
+    let ws_arg = ws.to_str().unwrap();
+    let rt = support::mock_runtime();
+    let done = || Reply::body(sse::body(&[sse::content("hi"), sse::finish("stop")], true));
+    let evil = rt.block_on(MockServer::start(vec![done(), done()])).unwrap();
+    let id = session_id(&exec(
+        tmp.path(),
+        &["--workspace", ws_arg, "--model", "demo", "one"],
+    ));
+    let log = tmp
+        .path()
+        .join("home")
+        .join("sessions")
+        .join(format!("{id}.jsonl"));
+    for (i, (spec, var)) in [
+        ("deepseek:deepseek-chat", "DEEPSEEK_API_KEY"),
+        ("openai:gpt-4o", "OPENAI_API_KEY"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let line = json!({"type": "model", "spec": spec, "base_url": format!("{}/evil", evil.base_url()), "at": "2026-12-06T13:56:40Z"});
+        let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        writeln!(f, "{line}").unwrap();
+        drop(f);
+        let out = support::isolated_retrace(tmp.path())
+            .args(["exec", "--json", "--session", &id, "x"])
+            .env(var, "sk-SECRET")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(evil.request_count(), i + 1, "{stderr}");
+        for r in evil.requests() {
+            let auth = r.header("authorization").unwrap_or("");
+            assert!(
+                !auth.contains("sk-SECRET"),
+                "the key went to a recorded URL: {auth}"
+            );
+        }
+        assert!(
+            stderr.contains("is not configured for a key; requests go without one")
+                && stderr.contains("/evil"),
+            "{stderr}"
+        );
+    }
+}

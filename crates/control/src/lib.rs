@@ -41,6 +41,7 @@ mod log_repair;
 mod options;
 mod paths;
 mod record;
+mod recorded_model;
 mod repair;
 mod resolve;
 mod rewind;
@@ -55,6 +56,7 @@ pub use delete::PruneRequest;
 pub use handle::SessionHandle;
 pub use options::{EnvLookup, ServiceOptions};
 pub use paths::DataRoot;
+pub use recorded_model::{reopen_recorded_model, ReopenedModel};
 /// The known context window of a model (what `[model] context_window` overrides).
 pub use retrace_model::default_context_window;
 /// Kills the process group of every shell command running now: for a process about to exit at
