@@ -258,3 +258,38 @@ fn a_recorded_base_url_never_receives_the_users_key() {
         );
     }
 }
+
+/// Found by attack: `summarize` and `compact` used the configured default (DeepSeek here, which
+/// has no key), sending the conversation to a provider the session never used. Without `--model`
+/// they use the session's own, as `exec --session` does.
+#[test]
+fn summarize_and_compact_use_the_sessions_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let script = tmp.path().join("script.json");
+    let replies: Vec<Value> = (0..6).map(|i| json!({"content": format!("reply {i}")})).collect();
+    std::fs::write(&script, json!({ "responses": replies }).to_string()).unwrap();
+    let model = format!("script:{}", script.display());
+    let ws_arg = ws.to_str().unwrap();
+    for command in [&["compact"][..], &["summarize", "--turn", "0", "--from"][..]] {
+        let id = session_id(&exec(
+            tmp.path(),
+            &["--workspace", ws_arg, "--model", &model, "one"],
+        ));
+        answer(&exec(tmp.path(), &["--session", &id, "two"]));
+        let mut args = command.to_vec();
+        args.extend(["--session", &id, "--json"]);
+        let out = support::isolated_retrace(tmp.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
