@@ -51,7 +51,7 @@ mod turn;
 mod view;
 
 pub use bus::{Subscription, EVENT_BUFFER};
-pub use core::{check_prompt, MAX_PROMPT_BYTES};
+pub use core::{check_prompt, counted_prompt_len, MAX_PROMPT_BYTES};
 pub use delete::PruneRequest;
 pub use handle::SessionHandle;
 pub use options::{EnvLookup, ServiceOptions};
