@@ -162,3 +162,67 @@ fn a_prompt_file_of_the_limit_and_a_newline_is_taken() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
 }
+
+/// A file named on the command line that is missing is a usage error (exit 2) naming it, in every
+/// command; so is a base URL that is no URL (without the unrelated `--model` hint).
+#[test]
+fn a_missing_file_or_a_bad_url_on_the_command_line_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let ws_arg = ws.to_str().unwrap();
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["exec", "--workspace", ws_arg, "--prompt-file", "/nonexist/p"],
+            "/nonexist/p",
+        ),
+        (
+            &[
+                "exec",
+                "--workspace",
+                ws_arg,
+                "--model",
+                "script:/nonexist/s",
+                "x",
+            ],
+            "/nonexist/s",
+        ),
+        (
+            &["checkpoints", "--sidecar", "/nonexist/c.ckpt"],
+            "/nonexist/c.ckpt",
+        ),
+        (&["fsck", "--sidecar", "/nonexist/c.ckpt"], "/nonexist/c.ckpt"),
+        (
+            &["exec", "--workspace", ws_arg, "--base-url", "notaurl", "x"],
+            "notaurl",
+        ),
+        (
+            &[
+                "exec",
+                "--workspace",
+                ws_arg,
+                "--model",
+                "openai:gpt-4o",
+                "--base-url",
+                "ftp://x",
+                "x",
+            ],
+            "ftp://x",
+        ),
+    ];
+    for (args, named) in cases {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let out = run(tmp.path(), &all);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        // One document: pretty (the read commands) or the last line (exec).
+        let stdout = text(&out.stdout);
+        let last: Value = serde_json::from_str(&stdout)
+            .or_else(|_| serde_json::from_str(stdout.lines().last().unwrap_or("")))
+            .unwrap_or(Value::Null);
+        assert_eq!(last["error"]["code"], "usage", "{args:?}: {}", text(&out.stdout));
+        assert!(err.contains(named), "{args:?}: {err}");
+        assert!(!err.contains("--model picks"), "{args:?}: {err}");
+    }
+}
