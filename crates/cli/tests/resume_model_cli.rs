@@ -293,3 +293,71 @@ fn summarize_and_compact_use_the_sessions_model() {
         );
     }
 }
+
+/// The same attack through `serve`: a session whose log names a URL is opened with its model, and
+/// its turn goes there without the user's key; the server says so on stderr.
+#[test]
+fn serve_sends_no_key_to_a_recorded_base_url() {
+    use retrace_testkit::mock_openai::{sse, MockServer, Reply};
+    let (tmp, ws, _) = setup();
+    let ws_arg = ws.to_str().unwrap();
+    let rt = support::mock_runtime();
+    let done = Reply::body(sse::body(&[sse::content("hi"), sse::finish("stop")], true));
+    let evil = rt.block_on(MockServer::start(vec![done])).unwrap();
+    let id = session_id(&exec(
+        tmp.path(),
+        &["--workspace", ws_arg, "--model", "demo", "one"],
+    ));
+    let log = tmp
+        .path()
+        .join("home")
+        .join("sessions")
+        .join(format!("{id}.jsonl"));
+    let line = json!({"type": "model", "spec": "deepseek:deepseek-chat", "base_url": format!("{}/evil", evil.base_url()), "at": "2026-12-06T13:56:40Z"});
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    writeln!(f, "{line}").unwrap();
+    drop(f);
+    let mut child = support::isolated_retrace(tmp.path())
+        .args(["serve", "--port", "0", "--workspace", ws_arg])
+        .env("RETRACE_TOKEN", TOKEN)
+        .env("DEEPSEEK_API_KEY", "sk-SECRET")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    let port: u16 = first
+        .strip_prefix("retrace: listening on http://127.0.0.1:")
+        .and_then(|r| r.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{first}"));
+    let body = json!({"prompt": "x"}).to_string();
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "POST /api/sessions/{id}/messages HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    let start = std::time::Instant::now();
+    while evil.request_count() == 0 && start.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let _ = child.wait();
+    assert_eq!(evil.request_count(), 1, "{answer}\n{stderr}");
+    for r in evil.requests() {
+        let auth = r.header("authorization").unwrap_or("");
+        assert!(
+            !auth.contains("sk-SECRET"),
+            "the key went to a recorded URL: {auth}"
+        );
+    }
+    assert!(stderr.contains("is not configured for a key"), "{stderr}");
+}
