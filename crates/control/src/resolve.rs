@@ -71,6 +71,20 @@ impl Service {
         }
     }
 
+    /// `sid` as its log is named: UUID text is case-insensitive, so an id in upper case whose log
+    /// is not there names the session of its lower-case form when that one is.
+    pub(crate) fn as_stored(&self, sid: SessionId) -> SessionId {
+        let data = &self.inner().data;
+        let lower = sid.as_str().to_ascii_lowercase();
+        if lower == sid.as_str() || std::fs::symlink_metadata(data.log(&sid)).is_ok() {
+            return sid;
+        }
+        match session_id(&lower) {
+            Ok(l) if std::fs::symlink_metadata(data.log(&l)).is_ok() => l,
+            _ => sid,
+        }
+    }
+
     /// The canonical form of `workspace` if a new session may work on it (not the file system's
     /// root, nor inside `.git` or Retrace's data directory); else a `usage` error naming it. What
     /// creating a session checks, for a frontend to check at its start.
