@@ -435,7 +435,16 @@ impl CheckpointStore {
                     continue;
                 }
                 let sha = inp.forward.sha256.clone().unwrap_or_default();
-                slices[i] = Some(pack.append(&fs_, &inp.rel.under(root), &sha)?);
+                // A change caught here is named by its workspace path, as every other.
+                let slice = pack
+                    .append(&fs_, &inp.rel.under(root), &sha)
+                    .map_err(|e| match e {
+                        CheckpointError::ExternalChange { .. } => CheckpointError::ExternalChange {
+                            path: inp.rel.to_lossy(),
+                        },
+                        e => e,
+                    })?;
+                slices[i] = Some(slice);
             }
             // One barrier for the data of the pack and every temp file.
             let data: Vec<(&Path, &str)> = std::iter::once((pack.tmp.as_path(), "sync_blob"))

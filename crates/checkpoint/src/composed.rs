@@ -21,41 +21,70 @@ const INJECTED_TAGS: [&str; 8] = [
 /// The start of the reference's plan-mode marker.
 const PLAN_MARKER: &str = "[Plan mode";
 
-/// `prompt` without the injected blocks and plan marker it starts with, trimmed; unchanged (but
-/// for surrounding whitespace) when it starts with none.
+/// `prompt` without the injected blocks and plan marker it starts with (in any order), trimmed;
+/// unchanged (but for surrounding whitespace) when it starts with none. The user's words are never
+/// lost to it: a prompt that would be left empty, or start with a stray closing tag, is kept whole.
 pub fn user_text(prompt: &str) -> String {
     let mut rest = prompt.trim_start();
     let mut stripped = false;
-    while let Some(after) = strip_block(rest) {
+    while let Some(after) = strip_block(rest).or_else(|| strip_plan_marker(rest)) {
         rest = after.trim_start();
         stripped = true;
     }
-    if let Some(after) = strip_plan_marker(rest) {
-        rest = after;
-        stripped = true;
+    let rest = rest.trim();
+    if !stripped || rest.is_empty() || starts_with_closing_tag(rest) {
+        return prompt.to_string();
     }
-    if stripped {
-        rest.trim().to_string()
-    } else {
-        prompt.to_string()
-    }
+    rest.to_string()
 }
 
-/// The text after one leading `<tag …>…</tag>` block of a known tag, if `s` starts with one.
+/// Whether `s` starts with `</tag>` of an injected tag (what a badly matched block would leave).
+fn starts_with_closing_tag(s: &str) -> bool {
+    INJECTED_TAGS.iter().any(|t| {
+        s.strip_prefix("</")
+            .and_then(|r| r.strip_prefix(*t))
+            .is_some_and(|r| r.starts_with('>'))
+    })
+}
+
+/// Whether `s` starts with the opening tag `<tag>` or `<tag …>`.
+fn opens(s: &str, tag: &str) -> bool {
+    s.strip_prefix('<')
+        .and_then(|r| r.strip_prefix(tag))
+        .is_some_and(|r| r.starts_with('>') || r.starts_with(char::is_whitespace))
+}
+
+/// The text after one leading `<tag …>…</tag>` block of a known tag, if `s` starts with one;
+/// blocks of the same tag inside it nest.
 fn strip_block(s: &str) -> Option<&str> {
-    let open = s.strip_prefix('<')?;
-    let tag = INJECTED_TAGS.iter().find(|t| {
-        open.strip_prefix(**t)
-            .is_some_and(|r| r.starts_with('>') || r.starts_with(char::is_whitespace))
-    })?;
+    let tag = INJECTED_TAGS.iter().find(|t| opens(s, t))?;
     let close = format!("</{tag}>");
-    let end = s.find(&close)?;
-    s.get(end + close.len()..)
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < s.len() {
+        let here = s.get(i..)?;
+        if opens(here, tag) {
+            depth += 1;
+            i += 1;
+        } else if here.starts_with(&close) {
+            depth = depth.saturating_sub(1);
+            i += close.len();
+            if depth == 0 {
+                return s.get(i..);
+            }
+        } else {
+            i += here.chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    None
 }
 
-/// The text after a leading `[Plan mode …]` marker (brackets may nest), if `s` starts with one.
+/// The text after a leading `[Plan mode …]` marker (brackets may nest), if `s` starts with one:
+/// `[Plan mode` followed by `]`, a space, `:`, a dash or a line end (so `[Plan modes …]` is
+/// the user's).
 fn strip_plan_marker(s: &str) -> Option<&str> {
-    if !s.starts_with(PLAN_MARKER) {
+    let after = s.strip_prefix(PLAN_MARKER)?;
+    if !after.is_empty() && !after.starts_with([']', ' ', '\t', ':', '—', '-', '\n', '\r']) {
         return None;
     }
     let mut depth = 0usize;
@@ -96,6 +125,16 @@ mod tests {
             ("[Plan mode: active] plan notes", "plan notes"),
             ("<memory-update>\nctx\n</memory-update>\n[Plan mode] real content", "real content"),
             ("[Plan mode]\n\n  leftover here  ", "leftover here"),
+            ("[Plan mode — read-only] go", "go"),
+            ("[Plan mode- x] go", "go"),
+            ("[Plan mode\nread-only] go", "go"),
+            // Blocks after the marker too, in any order.
+            ("[Plan mode]\n<memory-update>m</memory-update>\nboth kinds", "both kinds"),
+            // Blocks of the same tag nest.
+            (
+                "<memory-update>a <memory-update>b</memory-update> c</memory-update>after",
+                "after",
+            ),
         ];
         for (input, want) in cases {
             assert_eq!(user_text(input), want, "{input:?}");
@@ -111,6 +150,14 @@ mod tests {
             "<b>bold</b> text",
             "[Plan] not the marker",
             "  spaced  ",
+            // The marker needs a word boundary.
+            "[Plan modes are great] keep me",
+            "[Plan mode2] keep",
+            // A prompt that is only a block or a marker is the user's text.
+            "<memory-update>only this</memory-update>",
+            "[Plan mode]",
+            // A stray closing tag left would mean a mismatched block: keep it all.
+            "<memory-update>a</memory-update></memory-update> x",
         ] {
             assert_eq!(user_text(input), input, "{input:?}");
         }

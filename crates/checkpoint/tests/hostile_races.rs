@@ -182,3 +182,31 @@ fn planted_symlinks_at_compensation_names_are_never_written_through() {
     );
     drop(store);
 }
+
+/// Found by attack: a file changed while its forward image was being copied (after every check)
+/// failed the restore as an external change naming the file's absolute path, so the control layer
+/// could not report it among the conflicts. The error names the workspace path.
+#[test]
+fn a_change_caught_while_copying_the_forward_image_names_the_workspace_path() {
+    let files: &[Written] = &[("d/f", Some(b"before"), b"agent")];
+    let (s, t) = agent_turn(files);
+    let k = restore_trail(&s, t)
+        .iter()
+        .position(|l| l == "write_blob")
+        .unwrap() as u64
+        + 1;
+    let (s, t) = agent_turn(files);
+    let target = s.workspace.join("d/f");
+    let inj = FaultInjector::act_at(k, move || {
+        let mut f = fs::OpenOptions::new().append(true).open(&target).unwrap();
+        f.write_all(b" EDITOR-SAVE").unwrap();
+    });
+    let mut store = faulty(&s, &inj);
+    let plan = store.plan_restore(t).unwrap();
+    let e = store.commit(&plan, choice(OnConflict::Refuse)).unwrap_err();
+    assert!(
+        matches!(&e, CheckpointError::ExternalChange { path } if path == "d/f"),
+        "{e}"
+    );
+    assert_eq!(read(&s, "d/f").unwrap(), b"agent EDITOR-SAVE");
+}

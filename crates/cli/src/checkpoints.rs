@@ -9,6 +9,19 @@ use retrace_protocol::{CheckpointListing, FsckReport, LogRepair, Severity};
 use crate::common::{print_json, with_service, CmdResult, Failure};
 use crate::output::{first_line, human_bytes, shown_path};
 
+/// A `--sidecar` that is not there, or not a readable directory, is a usage error (exit 2), as
+/// every file named on the command line.
+fn check_sidecar_arg(sidecar: &Path) -> Result<(), Failure> {
+    let why = match std::fs::read_dir(sidecar) {
+        Ok(_) => return Ok(()),
+        Err(e) => e.to_string(),
+    };
+    Err(Failure::usage(format!(
+        "cannot read the sidecar `{}`: {why}; pass the `<session>.ckpt` directory with --sidecar",
+        sidecar.display()
+    )))
+}
+
 /// An unreadable `--sidecar`: the error, and which directory to pass.
 fn sidecar_failure(e: retrace_protocol::Error, sidecar: &Path) -> Failure {
     Failure::hinted(
@@ -28,6 +41,7 @@ pub fn list_session(id: &str, json: bool) -> CmdResult {
 
 /// Lists the checkpoints of any sidecar directory.
 pub fn list(sidecar: &Path, json: bool) -> CmdResult {
+    check_sidecar_arg(sidecar)?;
     let listing = retrace_control::read_sidecar(sidecar).map_err(|e| sidecar_failure(e, sidecar))?;
     print_list(&listing, json)
 }
@@ -147,6 +161,7 @@ fn exit_of(report: &FsckReport) -> ExitCode {
 
 /// Checks the sidecar; exit 0 only when no problem has severity `error`.
 pub fn fsck(sidecar: &Path, json: bool) -> CmdResult {
+    check_sidecar_arg(sidecar)?;
     let report = retrace_control::fsck_sidecar(sidecar).map_err(|e| sidecar_failure(e, sidecar))?;
     print_fsck(report, json)
 }

@@ -288,9 +288,16 @@ pub fn model_spec(cfg: &Config, flag: Option<&str>, base_url: Option<&str>) -> R
     let file_provider = file.as_ref().map_or(Provider::DeepSeek, |s| s.provider);
     let env_provider = from_env.as_ref().map_or(file_provider, |s| s.provider);
     let mut spec = match flag {
-        Some(s) => parse(s)?,
+        Some(s) => {
+            let spec = parse(s)?;
+            check_script_arg(&spec)?;
+            spec
+        }
         None => from_env.or(file).unwrap_or_else(ModelSpec::default_remote),
     };
+    if let Some(u) = base_url {
+        check_base_url_arg(u)?;
+    }
     let section = match spec.provider {
         Provider::DeepSeek => &cfg.model.deepseek,
         Provider::OpenAi => &cfg.model.openai,
@@ -311,6 +318,55 @@ pub fn model_spec(cfg: &Config, flag: Option<&str>, base_url: Option<&str>) -> R
     spec.base_url = base_url;
     spec.api_key_env = key_env.map(|v| v.trim().to_string());
     Ok(spec)
+}
+
+/// A file named on the command line that is missing or unreadable is a usage error (exit 2), in
+/// every command: `--model script:FILE` here, as `--prompt-file`, `--sidecar` and `--workspace`.
+fn check_script_arg(spec: &ModelSpec) -> Result<(), Failure> {
+    if spec.provider != Provider::Script {
+        return Ok(());
+    }
+    let path = Path::new(&spec.name);
+    let why = match std::fs::File::open(path) {
+        Ok(f) => match f.metadata() {
+            Ok(m) if m.is_file() => return Ok(()),
+            Ok(_) => "not a file".to_string(),
+            Err(e) => e.to_string(),
+        },
+        Err(e) => e.to_string(),
+    };
+    Err(Failure::usage(format!(
+        "cannot read the script `{}` given with --model: {why}; give a readable script file (script:FILE) or another model",
+        path.display()
+    )))
+}
+
+/// `--base-url` must be an http(s) URL with a host: anything else is a usage error naming it.
+fn check_base_url_arg(url: &str) -> Result<(), Failure> {
+    let u = url.trim();
+    let rest = u.strip_prefix("http://").or_else(|| u.strip_prefix("https://"));
+    if rest.is_some_and(|r| !r.is_empty() && !r.starts_with('/')) {
+        return Ok(());
+    }
+    Err(Failure::usage(format!(
+        "--base-url `{url}` is not an http(s) URL: give the API root, e.g. https://api.openai.com/v1"
+    )))
+}
+
+/// A session's recorded model `own` as `cfg` runs it (SPEC §10: a key only where the user sent
+/// it): the log records no key variable, so the one the config gives the provider is used, and
+/// only with the configured (or the provider's own) endpoint; a recorded base URL that is neither
+/// is used without any key, with a notice saying so.
+pub fn recorded_model(cfg: &Config, own: &ModelSpec) -> retrace_control::ReopenedModel {
+    match model_spec(cfg, Some(&own.to_string()), None) {
+        Ok(configured) => retrace_control::reopen_recorded_model(own, configured),
+        Err(_) => {
+            let mut bare = own.clone();
+            bare.api_key_env = None;
+            bare.base_url = None;
+            retrace_control::reopen_recorded_model(own, bare)
+        }
+    }
 }
 
 /// Every variable that holds an API key, for the shell tool to drop from its environment: the

@@ -54,14 +54,17 @@ pub fn read_prompt(arg: Option<&str>, file: Option<&Path>) -> Result<String, Fai
 }
 
 /// Reads `from` (named `what` in errors) up to the prompt limit; more is the limit's usage error.
+/// The limit does not count one final line end (`\n` or `\r\n`, which editors and `echo` add;
+/// the text is kept whole), as `check_prompt` does: a file of exactly the limit plus a newline is
+/// taken.
 fn bounded(from: impl std::io::Read, what: &str) -> Result<String, Failure> {
     use std::io::Read;
     let limit = retrace_control::MAX_PROMPT_BYTES;
     let mut bytes = Vec::new();
-    from.take(limit as u64 + 1)
+    from.take(limit as u64 + 3)
         .read_to_end(&mut bytes)
         .map_err(|e| Failure::usage(format!("cannot read {what}: {e}")))?;
-    if bytes.len() > limit {
+    if retrace_control::counted_prompt_len(&bytes) > limit {
         return Err(Failure::usage(format!(
             "the prompt in {what} is longer than the limit of {} MiB (reading stopped there): put the material in a file of the workspace and ask the agent to read it",
             limit >> 20
@@ -252,7 +255,7 @@ async fn one_turn(
 }
 
 /// A line on standard error; an error writing it (a closed terminal) is not one more failure.
-fn say(line: &str) {
+pub(crate) fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 

@@ -728,12 +728,13 @@ fn parse() -> Result<Cli, clap::Error> {
 fn parse_failure(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    // A `--json` after `--` is a prompt's text, not the flag.
+    // A `--json` after `--` is a prompt's text, not the flag. `--json=VALUE` (which clap refuses:
+    // the flag takes no value) counts too: the failure is about the flag itself.
     let wants_json = args
         .iter()
         .skip(1)
         .take_while(|a| *a != "--")
-        .any(|a| a == "--json");
+        .any(|a| a == "--json" || a.to_str().is_some_and(|a| a.starts_with("--json=")));
     if !wants_json
         || matches!(
             e.kind(),

@@ -331,8 +331,10 @@ pub struct SummarizeArgs<'a> {
 /// summarize is checked before the model is needed.
 pub fn summarize(cfg: &Config, a: SummarizeArgs<'_>) -> CmdResult {
     let spec = crate::common::model_spec(cfg, a.model, a.base_url)?;
+    let given = a.model.is_some() || a.base_url.is_some();
     with_service(service_options(cfg, None, false)?, async |svc| {
         let h = svc.open(a.session, a.workspace).await?;
+        let spec = summary_model(cfg, &h, spec, given).await?;
         let signals = tokio::spawn(crate::exec::cancel_on_signals(h.clone(), "the summary"));
         let head = h
             .summarize(SummarizeRequest {
@@ -348,6 +350,27 @@ pub fn summarize(cfg: &Config, a: SummarizeArgs<'_>) -> CmdResult {
     })
 }
 
+/// The model that writes a summary: the one given (`--model`/`--base-url`), else the session's
+/// own (the one its log records, as `exec --session` reopens it), else the configured one.
+async fn summary_model(
+    cfg: &Config,
+    h: &retrace_control::SessionHandle,
+    configured: retrace_protocol::ModelSpec,
+    given: bool,
+) -> Result<retrace_protocol::ModelSpec, Failure> {
+    if given {
+        return Ok(configured);
+    }
+    let Some(own) = h.recorded_model().await? else {
+        return Ok(configured);
+    };
+    let reopened = crate::common::recorded_model(cfg, &own);
+    if let Some(notice) = &reopened.notice {
+        crate::exec::say(&format!("retrace: {notice}"));
+    }
+    Ok(reopened.spec)
+}
+
 /// Compacts the selected head now (SPEC §7 `compact`); the new summary head is selected.
 pub fn compact(
     cfg: &Config,
@@ -358,8 +381,10 @@ pub fn compact(
     json: bool,
 ) -> CmdResult {
     let spec = crate::common::model_spec(cfg, model, base_url)?;
+    let given = model.is_some() || base_url.is_some();
     with_service(service_options(cfg, None, false)?, async |svc| {
         let h = svc.open(session, workspace).await?;
+        let spec = summary_model(cfg, &h, spec, given).await?;
         let signals = tokio::spawn(crate::exec::cancel_on_signals(h.clone(), "the compaction"));
         let head = h.compact(CompactRequest { model: Some(spec) }).await;
         signals.abort();

@@ -79,6 +79,9 @@ pub fn run(cfg: &Config, a: ServeArgs<'_>) -> CmdResult {
         // cleanly, not kill it.
         let stop = stop_signals()?;
         let service = Service::new(opts);
+        // A workspace no session could use (the file system's root, the data directory) is
+        // refused now, as `exec` refuses it, not at the first session.
+        service.check_workspace(&serve.workspace)?;
         let server = Server::bind(service, serve).await.map_err(server_failure)?;
         if !server.addr().ip().is_loopback() {
             eprintln!(

@@ -9,7 +9,9 @@ use retrace_control::{Service, SessionHandle};
 use retrace_protocol::{BashPolicy, ErrorCode, ModelSpec};
 use retrace_tui::{RunOptions, TuiError};
 
-use crate::common::{model_spec, service_options, with_service, workspace_arg, CmdResult, Failure};
+use crate::common::{
+    model_spec, recorded_model, service_options, with_service, workspace_arg, CmdResult, Failure,
+};
 use crate::config::{BashSetting, Config};
 
 /// What `retrace` (no command) was given.
@@ -59,14 +61,18 @@ pub fn run(cfg: &Config, a: UiArgs<'_>) -> CmdResult {
     let own_model = (a.session.is_some() || a.continue_latest) && a.model.is_none() && a.base_url.is_none();
     with_service(opts, async |svc: &Service| {
         let h = open(svc, &a).await?;
-        let spec = match h.recorded_model().await? {
-            Some(own) if own_model => as_configured(cfg, own),
-            _ => spec.clone(),
+        let (spec, notice) = match h.recorded_model().await? {
+            Some(own) if own_model => {
+                let r = recorded_model(cfg, &own);
+                (r.spec, r.notice)
+            }
+            _ => (spec.clone(), None),
         };
         let mut run = RunOptions {
             model: Some(spec.clone()),
             ..RunOptions::default()
         };
+        run.first_message = notice;
         if let Err(e) = h.set_model(spec.clone()).await {
             run.first_message = Some(no_model(&e, &spec));
         }
@@ -76,20 +82,6 @@ pub fn run(cfg: &Config, a: UiArgs<'_>) -> CmdResult {
     })
 }
 
-/// A session's recorded model as `cfg` runs it: the log records no key variable, so the one the
-/// config gives its provider is used; a base URL the log records and the config does not give is
-/// kept, with the provider's own key variable.
-pub fn as_configured(cfg: &Config, own: ModelSpec) -> ModelSpec {
-    let Ok(mut spec) = model_spec(cfg, Some(&own.to_string()), None) else {
-        return own;
-    };
-    if own.base_url.is_some() && spec.base_url != own.base_url {
-        spec.base_url = own.base_url;
-        spec.api_key_env = None;
-    }
-    spec
-}
-
 /// Gives a resumed session the model its log records (else `default`); one that cannot be used
 /// is an error that names it and says how to choose another.
 pub async fn keep_own_model(
@@ -97,9 +89,14 @@ pub async fn keep_own_model(
     default: ModelSpec,
     cfg: &Config,
 ) -> Result<(), retrace_protocol::Error> {
-    let Some(own) = h.recorded_model().await?.map(|own| as_configured(cfg, own)) else {
+    let Some(own) = h.recorded_model().await? else {
         return h.set_model(default).await;
     };
+    let reopened = recorded_model(cfg, &own);
+    if let Some(notice) = &reopened.notice {
+        crate::exec::say(&format!("retrace: {notice}"));
+    }
+    let own = reopened.spec;
     h.set_model(own.clone()).await.map_err(|e| {
         retrace_protocol::Error::new(
             e.code,

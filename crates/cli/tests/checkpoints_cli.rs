@@ -200,8 +200,9 @@ fn listing_the_corrupt_fixture_still_shows_the_good_turns() {
 
 #[test]
 fn a_missing_sidecar_is_an_error_naming_it() {
+    // A file named on the command line that is missing is a usage error, in every command.
     let out = retrace(&["checkpoints", "--sidecar", "/nonexistent/x.ckpt"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
         err.contains("/nonexistent/x.ckpt") && err.contains("--sidecar"),

@@ -1073,9 +1073,10 @@ fn argument_errors_have_the_contract_exit_codes() {
         ),
         // An unknown session is not found, which is a usage error in every command.
         (&["--session", unknown, "--model", &model, "hi"], 2, unknown),
+        // A missing file named on the command line is a usage error, in every command.
         (
             &["--workspace", &ws, "--model", "script:/no/such/script.json", "hi"],
-            1,
+            2,
             "/no/such/script.json",
         ),
     ];
@@ -1112,7 +1113,7 @@ fn an_error_message_says_its_cause_once() {
         "script:/no/such/script.json",
         "hi",
     ]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("No such file or directory").count(), 1, "{stderr}");
 }

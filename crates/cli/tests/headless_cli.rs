@@ -172,7 +172,7 @@ fn every_failure_is_one_json_document_with_the_exit_code_it_has_without_json() {
         ),
         (vec!["transcript"], 2, "usage"),
         (vec!["checkpoints", "--session", "nope"], 2, "not_found"),
-        (vec!["checkpoints", "--sidecar", &missing_sidecar], 1, "io"),
+        (vec!["checkpoints", "--sidecar", &missing_sidecar], 2, "usage"),
         (vec!["fsck", "--session", "nope"], 2, "not_found"),
         (
             vec!["rewind", "--session", "nope", "--turn", "1", "--scope", "code"],

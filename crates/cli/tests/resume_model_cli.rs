@@ -205,3 +205,159 @@ fn serve_opens_a_session_with_its_own_model_unless_given_one() {
         "{status}"
     );
 }
+
+/// Found by attack: a `model` line written into the log named any URL, and a resumed session sent
+/// the user's API key there. A key goes only to an endpoint the user configured for it; a recorded
+/// base URL that is not one is used without any key, and the user is told.
+#[test]
+fn a_recorded_base_url_never_receives_the_users_key() {
+    use retrace_testkit::mock_openai::{sse, MockServer, Reply};
+    let (tmp, ws, _) = setup();
+    let ws_arg = ws.to_str().unwrap();
+    let rt = support::mock_runtime();
+    let done = || Reply::body(sse::body(&[sse::content("hi"), sse::finish("stop")], true));
+    let evil = rt.block_on(MockServer::start(vec![done(), done()])).unwrap();
+    let id = session_id(&exec(
+        tmp.path(),
+        &["--workspace", ws_arg, "--model", "demo", "one"],
+    ));
+    let log = tmp
+        .path()
+        .join("home")
+        .join("sessions")
+        .join(format!("{id}.jsonl"));
+    for (i, (spec, var)) in [
+        ("deepseek:deepseek-chat", "DEEPSEEK_API_KEY"),
+        ("openai:gpt-4o", "OPENAI_API_KEY"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let line = json!({"type": "model", "spec": spec, "base_url": format!("{}/evil", evil.base_url()), "at": "2026-12-06T13:56:40Z"});
+        let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        writeln!(f, "{line}").unwrap();
+        drop(f);
+        let out = support::isolated_retrace(tmp.path())
+            .args(["exec", "--json", "--session", &id, "x"])
+            .env(var, "sk-SECRET")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(evil.request_count(), i + 1, "{stderr}");
+        for r in evil.requests() {
+            let auth = r.header("authorization").unwrap_or("");
+            assert!(
+                !auth.contains("sk-SECRET"),
+                "the key went to a recorded URL: {auth}"
+            );
+        }
+        assert!(
+            stderr.contains("is not configured for a key; requests go without one")
+                && stderr.contains("/evil"),
+            "{stderr}"
+        );
+    }
+}
+
+/// Found by attack: `summarize` and `compact` used the configured default (DeepSeek here, which
+/// has no key), sending the conversation to a provider the session never used. Without `--model`
+/// they use the session's own, as `exec --session` does.
+#[test]
+fn summarize_and_compact_use_the_sessions_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let script = tmp.path().join("script.json");
+    let replies: Vec<Value> = (0..6).map(|i| json!({"content": format!("reply {i}")})).collect();
+    std::fs::write(&script, json!({ "responses": replies }).to_string()).unwrap();
+    let model = format!("script:{}", script.display());
+    let ws_arg = ws.to_str().unwrap();
+    for command in [&["compact"][..], &["summarize", "--turn", "0", "--from"][..]] {
+        let id = session_id(&exec(
+            tmp.path(),
+            &["--workspace", ws_arg, "--model", &model, "one"],
+        ));
+        answer(&exec(tmp.path(), &["--session", &id, "two"]));
+        let mut args = command.to_vec();
+        args.extend(["--session", &id, "--json"]);
+        let out = support::isolated_retrace(tmp.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// The same attack through `serve`: a session whose log names a URL is opened with its model, and
+/// its turn goes there without the user's key; the server says so on stderr.
+#[test]
+fn serve_sends_no_key_to_a_recorded_base_url() {
+    use retrace_testkit::mock_openai::{sse, MockServer, Reply};
+    let (tmp, ws, _) = setup();
+    let ws_arg = ws.to_str().unwrap();
+    let rt = support::mock_runtime();
+    let done = Reply::body(sse::body(&[sse::content("hi"), sse::finish("stop")], true));
+    let evil = rt.block_on(MockServer::start(vec![done])).unwrap();
+    let id = session_id(&exec(
+        tmp.path(),
+        &["--workspace", ws_arg, "--model", "demo", "one"],
+    ));
+    let log = tmp
+        .path()
+        .join("home")
+        .join("sessions")
+        .join(format!("{id}.jsonl"));
+    let line = json!({"type": "model", "spec": "deepseek:deepseek-chat", "base_url": format!("{}/evil", evil.base_url()), "at": "2026-12-06T13:56:40Z"});
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    writeln!(f, "{line}").unwrap();
+    drop(f);
+    let mut child = support::isolated_retrace(tmp.path())
+        .args(["serve", "--port", "0", "--workspace", ws_arg])
+        .env("RETRACE_TOKEN", TOKEN)
+        .env("DEEPSEEK_API_KEY", "sk-SECRET")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    let port: u16 = first
+        .strip_prefix("retrace: listening on http://127.0.0.1:")
+        .and_then(|r| r.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{first}"));
+    let body = json!({"prompt": "x"}).to_string();
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "POST /api/sessions/{id}/messages HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    let start = std::time::Instant::now();
+    while evil.request_count() == 0 && start.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let _ = child.wait();
+    assert_eq!(evil.request_count(), 1, "{answer}\n{stderr}");
+    for r in evil.requests() {
+        let auth = r.header("authorization").unwrap_or("");
+        assert!(
+            !auth.contains("sk-SECRET"),
+            "the key went to a recorded URL: {auth}"
+        );
+    }
+    assert!(stderr.contains("is not configured for a key"), "{stderr}");
+}

@@ -1570,8 +1570,18 @@ fn summarize_answers_before_it_needs_a_model() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("99") && !stderr.contains("API_KEY"), "{stderr}");
-    // With something to summarize, the missing key is what is said (and nothing is written).
-    let out = env.run(&["summarize", "--session", &id, "--turn", "1", "--from"]);
+    // With something to summarize, the missing key is what is said (and nothing is written). The
+    // session's own (script) model would answer: the remote one is asked for.
+    let out = env.run(&[
+        "summarize",
+        "--session",
+        &id,
+        "--turn",
+        "1",
+        "--from",
+        "--model",
+        "deepseek:deepseek-chat",
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("DEEPSEEK_API_KEY"), "{stderr}");

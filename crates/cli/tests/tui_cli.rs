@@ -106,7 +106,19 @@ fn have_tmux() -> bool {
 /// `retrace ARGS` in a new detached tmux session of `w`×`h` (left on screen after it exits when
 /// `remain`), in the environment every CLI test isolates, once its first screen shows. `None`
 /// when tmux is missing outside CI (`.ci/run` installs it).
-fn launch(tmp: &Path, name: &str, (w, h): (u16, u16), args: &[String], remain: bool) -> Option<Tmux> {
+fn launch(tmp: &Path, name: &str, size: (u16, u16), args: &[String], remain: bool) -> Option<Tmux> {
+    launch_with(tmp, name, size, args, remain, &[])
+}
+
+/// [`launch`] with `env` set too.
+fn launch_with(
+    tmp: &Path,
+    name: &str,
+    (w, h): (u16, u16),
+    args: &[String],
+    remain: bool,
+    env: &[(&str, &str)],
+) -> Option<Tmux> {
     if !have_tmux() {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -123,6 +135,9 @@ fn launch(tmp: &Path, name: &str, (w, h): (u16, u16), args: &[String], remain: b
             Some(v) => set.push_str(&format!(" {}='{}'", k.to_string_lossy(), v.to_string_lossy())),
             None => unset.push_str(&format!(" -u {}", k.to_string_lossy())),
         }
+    }
+    for (k, v) in env {
+        set.push_str(&format!(" {k}='{v}'"));
     }
     let mut line = format!("env{unset}{set}");
     line.push_str(&format!(" '{}'", env!("CARGO_BIN_EXE_retrace")));
@@ -572,4 +587,59 @@ fn continue_keeps_the_sessions_model() {
     t.text("review them");
     t.keys(&["Enter"]);
     t.wait("the demo's answer", |s| s.contains("Demo turn 2"));
+}
+
+/// Found by attack: a `model` line written into the log named any URL, and the terminal UI
+/// reopening the session sent the user's key there. It goes there without a key, and the first
+/// screen says so.
+#[test]
+fn a_recorded_base_url_gets_no_key_and_the_first_screen_says_so() {
+    use retrace_testkit::mock_openai::{sse, MockServer, Reply};
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let out = support::isolated_retrace(tmp.path())
+        .args(["exec", "--json", "--workspace"])
+        .arg(&ws)
+        .args(["--model", "demo", "make notes"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let last: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    let id = last["session_id"].as_str().unwrap().to_string();
+    let rt = support::mock_runtime();
+    let done = Reply::body(sse::body(
+        &[sse::content("hi from evil"), sse::finish("stop")],
+        true,
+    ));
+    let evil = rt.block_on(MockServer::start(vec![done])).unwrap();
+    let log = tmp.path().join("home/sessions").join(format!("{id}.jsonl"));
+    let line = serde_json::json!({"type": "model", "spec": "deepseek:deepseek-chat", "base_url": format!("{}/evil", evil.base_url()), "at": "2026-12-06T13:56:40Z"});
+    let mut text = std::fs::read_to_string(&log).unwrap();
+    text.push_str(&format!("{line}\n"));
+    std::fs::write(&log, text).unwrap();
+    let args = vec!["--session".to_string(), id];
+    let Some(t) = launch_with(
+        tmp.path(),
+        "retrace-recorded-url",
+        (140, 30),
+        &args,
+        false,
+        &[("DEEPSEEK_API_KEY", "sk-SECRET")],
+    ) else {
+        return;
+    };
+    t.wait("the notice", |s| s.contains("is not configured for a key"));
+    t.text("hello");
+    t.keys(&["Enter"]);
+    t.wait("the answer", |s| s.contains("hi from evil"));
+    assert_eq!(evil.request_count(), 1);
+    for r in evil.requests() {
+        let auth = r.header("authorization").unwrap_or("");
+        assert!(
+            !auth.contains("sk-SECRET"),
+            "the key went to a recorded URL: {auth}"
+        );
+    }
 }

@@ -36,6 +36,19 @@ pub(crate) struct Core {
 /// and its compatibility marker), and records over 16 MiB are never read back.
 pub const MAX_PROMPT_BYTES: usize = 4 << 20;
 
+/// The length the prompt limit counts: the bytes without one final line end (`\n` or `\r\n`,
+/// which a file or a pipe usually ends with), so a file of exactly the limit and a newline fits.
+pub fn counted_prompt_len(prompt: &[u8]) -> usize {
+    let mut n = prompt.len();
+    if prompt.ends_with(b"\n") {
+        n -= 1;
+        if prompt[..n].ends_with(b"\r") {
+            n -= 1;
+        }
+    }
+    n
+}
+
 /// Refuses a prompt with nothing in it, or too long for its checkpoint. Frontends may ask before
 /// they create a session.
 pub fn check_prompt(prompt: &str) -> Result<(), retrace_protocol::Error> {
@@ -45,12 +58,12 @@ pub fn check_prompt(prompt: &str) -> Result<(), retrace_protocol::Error> {
             "the prompt is empty; say what the agent should do",
         ));
     }
-    if prompt.len() > MAX_PROMPT_BYTES {
+    if counted_prompt_len(prompt.as_bytes()) > MAX_PROMPT_BYTES {
         return Err(retrace_protocol::Error::new(
             ErrorCode::Usage,
             format!(
                 "the prompt is {} bytes; the limit is {} MiB: put the material in a file of the workspace and ask the agent to read it",
-                prompt.len(),
+                counted_prompt_len(prompt.as_bytes()),
                 MAX_PROMPT_BYTES >> 20
             ),
         ));
@@ -101,6 +114,24 @@ pub(crate) fn canonical_workspace(workspace: &Path) -> Result<PathBuf> {
     Ok(root)
 }
 
+/// The canonical form of a directory a new session may work on: a workspace (see
+/// [`canonical_workspace`]) outside Retrace's data directory; else a usage error naming it.
+pub(crate) fn new_workspace(data: &DataRoot, workspace: &Path) -> Result<PathBuf> {
+    let root = canonical_workspace(workspace)?;
+    let data_root = std::fs::canonicalize(data.root()).unwrap_or_else(|_| data.root().to_path_buf());
+    if root.starts_with(&data_root) {
+        return Err(coded(
+            ErrorCode::Usage,
+            format!(
+                "`{}` is inside Retrace's data directory `{}`, which cannot be a workspace (every edit there would be refused); run it in your project",
+                root.display(),
+                data_root.display()
+            ),
+        ));
+    }
+    Ok(root)
+}
+
 /// The workspace of an old flat log, which records none (SPEC §6): the one given, else the current
 /// directory — never a directory inside the data root, where a code restore would write among the
 /// sessions.
@@ -139,18 +170,7 @@ impl Core {
         retention: RetentionLimits,
         bus: Arc<EventBus>,
     ) -> Result<Core> {
-        let root = canonical_workspace(workspace)?;
-        let data_root = std::fs::canonicalize(data.root()).unwrap_or_else(|_| data.root().to_path_buf());
-        if root.starts_with(&data_root) {
-            return Err(coded(
-                ErrorCode::Usage,
-                format!(
-                    "`{}` is inside Retrace's data directory `{}`, which cannot be a workspace (every edit there would be refused); run it in your project",
-                    root.display(),
-                    data_root.display()
-                ),
-            ));
-        }
+        let root = new_workspace(data, workspace)?;
         let session = Session::create(&data.sessions_dir(), &root)?;
         Core::assemble(data, session, root, retention, bus)
     }

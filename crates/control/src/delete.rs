@@ -34,7 +34,14 @@ impl Service {
     /// Deletes session `id`: its log, lease and whole sidecar. Refused (`busy`) while any process,
     /// this one included, has it open for writing.
     pub async fn delete_session(&self, id: &str) -> std::result::Result<RemovedSession, Error> {
-        let sid = session_id(id)?;
+        let mut sid = session_id(id)?;
+        // UUID text is case-insensitive: `01A2…` names the session `01a2…`.
+        let lower = session_id(&id.to_ascii_lowercase())?;
+        if std::fs::symlink_metadata(self.inner().data.log(&sid)).is_err()
+            && std::fs::symlink_metadata(self.inner().data.log(&lower)).is_ok()
+        {
+            sid = lower;
+        }
         let _g = self.inner().opening.lock().await;
         self.refuse_open(&sid)?;
         let data = self.inner().data.clone();
@@ -151,10 +158,9 @@ fn delete(data: &DataRoot, id: &SessionId, workspace: Option<String>) -> Result<
         return Err(Error::not_found(
             Missing::Session,
             id.as_str(),
-            format!(
-                "no session {id} in {} (`retrace sessions` lists them)",
-                dir.display()
-            ),
+            // The frontends say what to do (the CLI: `retrace sessions`); the data directory's
+            // layout is none of the user's business.
+            format!("no session {id}"),
         )
         .into());
     }

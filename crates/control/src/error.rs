@@ -71,7 +71,12 @@ fn checkpoint(e: CheckpointError, message: String) -> Error {
                 conflicts: conflicts.clone(),
             })
         }
-        C::ExternalChange { .. } => ErrorCode::Conflict,
+        C::ExternalChange { .. } => {
+            // The file that moved, typed, as a check would report it.
+            return Error::new(ErrorCode::Conflict, message).with_details(ErrorDetails::Conflicts {
+                conflicts: crate::rewind::moved_files(&e),
+            });
+        }
         C::UndoRefused { paths } => {
             return Error::new(ErrorCode::Refused, message)
                 .with_details(ErrorDetails::Paths { paths: paths.clone() })

@@ -41,6 +41,7 @@ mod log_repair;
 mod options;
 mod paths;
 mod record;
+mod recorded_model;
 mod repair;
 mod resolve;
 mod rewind;
@@ -50,11 +51,12 @@ mod turn;
 mod view;
 
 pub use bus::{Subscription, EVENT_BUFFER};
-pub use core::{check_prompt, MAX_PROMPT_BYTES};
+pub use core::{check_prompt, counted_prompt_len, MAX_PROMPT_BYTES};
 pub use delete::PruneRequest;
 pub use handle::SessionHandle;
 pub use options::{EnvLookup, ServiceOptions};
 pub use paths::DataRoot;
+pub use recorded_model::{reopen_recorded_model, ReopenedModel};
 /// The known context window of a model (what `[model] context_window` overrides).
 pub use retrace_model::default_context_window;
 /// Kills the process group of every shell command running now: for a process about to exit at

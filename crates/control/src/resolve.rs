@@ -24,13 +24,22 @@ impl Service {
         if std::fs::symlink_metadata(self.inner().data.log(&sid)).is_ok() {
             return Ok(sid);
         }
+        // UUID text is case-insensitive: `01A2…` names the session `01a2…`.
+        let lower = given.to_ascii_lowercase();
+        if lower != given {
+            let sid = session_id(&lower)?;
+            if std::fs::symlink_metadata(self.inner().data.log(&sid)).is_ok() {
+                return Ok(sid);
+            }
+        }
         let mut found: Vec<String> = match std::fs::read_dir(&dir) {
             Ok(entries) => entries
                 .filter_map(|e| e.ok())
                 .filter_map(|e| {
                     let name = e.file_name().into_string().ok()?;
                     let stem = name.strip_suffix(".jsonl")?;
-                    (!stem.starts_with('.') && stem.starts_with(given)).then(|| stem.to_string())
+                    (!stem.starts_with('.') && stem.to_ascii_lowercase().starts_with(&lower))
+                        .then(|| stem.to_string())
                 })
                 .collect(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
@@ -60,6 +69,27 @@ impl Service {
                 ))
             }
         }
+    }
+
+    /// `sid` as its log is named: UUID text is case-insensitive, so an id in upper case whose log
+    /// is not there names the session of its lower-case form when that one is.
+    pub(crate) fn as_stored(&self, sid: SessionId) -> SessionId {
+        let data = &self.inner().data;
+        let lower = sid.as_str().to_ascii_lowercase();
+        if lower == sid.as_str() || std::fs::symlink_metadata(data.log(&sid)).is_ok() {
+            return sid;
+        }
+        match session_id(&lower) {
+            Ok(l) if std::fs::symlink_metadata(data.log(&l)).is_ok() => l,
+            _ => sid,
+        }
+    }
+
+    /// The canonical form of `workspace` if a new session may work on it (not the file system's
+    /// root, nor inside `.git` or Retrace's data directory); else a `usage` error naming it. What
+    /// creating a session checks, for a frontend to check at its start.
+    pub fn check_workspace(&self, workspace: &Path) -> Result<std::path::PathBuf, Error> {
+        Ok(crate::core::new_workspace(&self.inner().data, workspace)?)
     }
 
     /// The newest session of `workspace` (found from any directory under it); old flat logs, which
@@ -102,6 +132,9 @@ mod tests {
         assert_eq!(svc.resolve_session("abc-1").unwrap().as_str(), "abc-1");
         assert_eq!(svc.resolve_session("abd").unwrap().as_str(), "abd-2");
         assert_eq!(svc.resolve_session("abc-12").unwrap().as_str(), "abc-12");
+        // Ids are case-insensitive (UUID text), whole or as a prefix.
+        assert_eq!(svc.resolve_session("ABC-12").unwrap().as_str(), "abc-12");
+        assert_eq!(svc.resolve_session("ABD").unwrap().as_str(), "abd-2");
     }
 
     #[test]

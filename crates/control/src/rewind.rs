@@ -388,11 +388,7 @@ impl Core {
                 Err(e) if wants_conv => {
                     // The head is kept; the files failed in between (SPEC §5.3). The files that
                     // moved are in `conflicts`, typed, as a code-only commit reports them.
-                    if let CheckpointError::Changed { conflicts } | CheckpointError::Refused { conflicts } =
-                        &e
-                    {
-                        result.conflicts = conflicts.clone();
-                    }
+                    result.conflicts = moved_files(&e);
                     // What was asked for happened in part: the conversation was restored (the
                     // head is made and selected), the files were not. `ok` says the commit did
                     // something and left everything consistent; `partial` and `error` say what
@@ -559,5 +555,38 @@ impl Core {
             prompt: target.turn.map(|t| self.prompt_of(t)).unwrap_or_default(),
             error: None,
         })
+    }
+}
+
+/// The files a failed file commit names, each a typed conflict (docs/FORMATS.md: the files that
+/// moved are in `conflicts`): those a check found, or the one a change caught while writing
+/// (`external_change`, by its workspace path).
+pub(crate) fn moved_files(e: &CheckpointError) -> Vec<retrace_protocol::Conflict> {
+    match e {
+        CheckpointError::Changed { conflicts } | CheckpointError::Refused { conflicts } => conflicts.clone(),
+        CheckpointError::ExternalChange { path } => vec![retrace_protocol::Conflict {
+            path: path.clone(),
+            reason: retrace_protocol::ConflictReason::ExternalChange,
+            checkpoint_sha256: None,
+            last_owned_sha256: None,
+            current_sha256: None,
+            checkpoint_mode: None,
+            current_mode: None,
+        }],
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod moved_tests {
+    use super::*;
+
+    #[test]
+    fn a_change_caught_while_writing_is_a_typed_conflict() {
+        let e = CheckpointError::ExternalChange { path: "d/f".into() };
+        let moved = moved_files(&e);
+        assert_eq!(moved.len(), 1);
+        assert_eq!(moved[0].path, "d/f");
+        assert_eq!(moved[0].reason, retrace_protocol::ConflictReason::ExternalChange);
     }
 }

@@ -169,7 +169,7 @@ impl Service {
         id: &str,
         workspace: Option<&Path>,
     ) -> std::result::Result<SessionHandle, Error> {
-        let sid = session_id(id)?;
+        let sid = self.as_stored(session_id(id)?);
         let _g = loop {
             let g = self.inner.opening.lock().await;
             match self.find(&sid) {

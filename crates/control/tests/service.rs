@@ -359,6 +359,12 @@ fn one_actor_per_session_and_the_lease_goes_with_the_last_handle() {
     let id = h.session_id();
     // Opening it again in this process gives a handle to the same actor: same events.
     let again = w.run(w.svc.open(id.as_str(), None)).unwrap();
+    // An id in upper case names it too (UUID text is case-insensitive): the same actor.
+    let upper = w
+        .run(w.svc.open(&id.as_str().to_ascii_uppercase(), None))
+        .unwrap();
+    assert_eq!(upper.session_id(), id);
+    drop(upper);
     let mut sub = again.subscribe(None);
     w.turn(&h, "zero", vec![write("a.txt", "a\n")]);
     let seen = w.run(until(&mut sub, |e| matches!(e, Event::TurnFinished { .. })));

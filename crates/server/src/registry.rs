@@ -122,13 +122,19 @@ impl Registry {
             return;
         }
         if let Ok(Some(own)) = h.recorded_model().await {
-            // The log records no key variable: the server's resolver gives the provider's.
-            let mut spec = (self.resolve)(&own.to_string()).unwrap_or_else(|_| own.clone());
-            if own.base_url.is_some() && spec.base_url != own.base_url {
-                spec.base_url = own.base_url;
-                spec.api_key_env = None;
+            // The log records no key variable: the server's resolver gives the provider's, and
+            // a key goes only to an endpoint configured for it (never to a URL the log names).
+            let configured = (self.resolve)(&own.to_string()).unwrap_or_else(|_| {
+                let mut bare = own.clone();
+                bare.base_url = None;
+                bare.api_key_env = None;
+                bare
+            });
+            let reopened = retrace_control::reopen_recorded_model(&own, configured);
+            if let Some(notice) = &reopened.notice {
+                eprintln!("retrace: session {}: {notice}", h.session_id());
             }
-            if h.set_model(spec).await.is_ok() {
+            if h.set_model(reopened.spec).await.is_ok() {
                 return;
             }
         }
