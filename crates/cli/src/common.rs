@@ -180,6 +180,20 @@ pub fn session_to_delete(given: &str) -> Result<String, Failure> {
     }
 }
 
+/// The whole id of the session `given` names (its id or an unambiguous prefix), if one is given.
+pub fn whole_id(given: Option<&str>) -> Result<Option<String>, Failure> {
+    given
+        .map(|g| {
+            pick_session(&SessionPick {
+                session: Some(g),
+                continue_latest: false,
+                workspace: None,
+            })
+            .map(|p| p.id)
+        })
+        .transpose()
+}
+
 /// As [`pick_session`], for a command that only reads: a `--workspace` given with `--session` must
 /// be the session's own (the commands that write have the controller check it when they open).
 pub fn pick_session_to_read(p: &SessionPick<'_>) -> Result<Picked, Failure> {

@@ -88,17 +88,7 @@ pub fn run(cfg: &Config, a: ExecArgs<'_>) -> CmdResult {
     }
     let json = a.json;
     // The whole id of the session `--session` names (its id or an unambiguous prefix).
-    let asked = match a.session {
-        Some(given) => Some(
-            crate::common::pick_session(&crate::common::SessionPick {
-                session: Some(given),
-                continue_latest: false,
-                workspace: None,
-            })?
-            .id,
-        ),
-        None => None,
-    };
+    let asked = crate::common::whole_id(a.session)?;
     let (accepted, outcome, head, workspace) = with_service(opts, async |svc| {
         let h = match (asked.as_deref(), a.continue_latest) {
             (Some(id), _) => svc.open(id, a.workspace).await?,

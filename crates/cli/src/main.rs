@@ -391,17 +391,7 @@ enum OnConflictArg {
 fn run(cli: Cli) -> CmdResult {
     let cfg = || config::load(&common::env).map_err(|e| Failure { code: 2, error: e });
     let Some(command) = cli.command else {
-        let session = match cli.session.as_deref() {
-            Some(given) => Some(
-                common::pick_session(&common::SessionPick {
-                    session: Some(given),
-                    continue_latest: false,
-                    workspace: None,
-                })?
-                .id,
-            ),
-            None => None,
-        };
+        let session = common::whole_id(cli.session.as_deref())?;
         return ui::run(
             &cfg()?,
             ui::UiArgs {
