@@ -643,3 +643,75 @@ fn a_recorded_base_url_gets_no_key_and_the_first_screen_says_so() {
         );
     }
 }
+
+/// Found by a re-attack: switching to a session through `/sessions` gave a recorded base URL the
+/// key that opening it directly withholds. The switch withholds it too.
+#[test]
+fn switching_sessions_sends_no_key_to_a_recorded_base_url() {
+    use retrace_testkit::mock_openai::{sse, MockServer, Reply};
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let exec = |prompt: &str| {
+        let out = support::isolated_retrace(tmp.path())
+            .args(["exec", "--json", "--workspace"])
+            .arg(&ws)
+            .args(["--model", "demo", prompt])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let last: serde_json::Value =
+            serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+        last["session_id"].as_str().unwrap().to_string()
+    };
+    let older = exec("the older session");
+    let rt = support::mock_runtime();
+    let done = Reply::body(sse::body(
+        &[sse::content("hi from evil"), sse::finish("stop")],
+        true,
+    ));
+    let evil = rt.block_on(MockServer::start(vec![done])).unwrap();
+    let log = tmp.path().join("home/sessions").join(format!("{older}.jsonl"));
+    let line = serde_json::json!({"type": "model", "spec": "deepseek:deepseek-chat", "base_url": format!("{}/evil", evil.base_url()), "at": "2026-12-06T13:56:40Z"});
+    let mut text = std::fs::read_to_string(&log).unwrap();
+    text.push_str(&format!("{line}\n"));
+    std::fs::write(&log, text).unwrap();
+    // A newer session is the one `-c` opens; the older one is reached through /sessions.
+    std::thread::sleep(Duration::from_millis(5));
+    let _newer = exec("the newer session");
+    let args = vec![
+        "--workspace".to_string(),
+        ws.display().to_string(),
+        "--continue".to_string(),
+        "--model".to_string(),
+        "deepseek:deepseek-chat".to_string(),
+    ];
+    let Some(t) = launch_with(
+        tmp.path(),
+        "retrace-switch-url",
+        (140, 30),
+        &args,
+        false,
+        &[("DEEPSEEK_API_KEY", "sk-SECRET")],
+    ) else {
+        return;
+    };
+    t.wait("the session", |s| s.contains("the newer session"));
+    t.text("/sessions");
+    t.keys(&["Enter"]);
+    t.wait("the session list", |s| s.contains(&older[..8]));
+    t.keys(&["Down"]);
+    t.keys(&["Enter"]);
+    t.wait("the older session", |s| s.contains("the older session"));
+    t.text("hello");
+    t.keys(&["Enter"]);
+    t.wait("the answer", |s| s.contains("hi from evil"));
+    assert_eq!(evil.request_count(), 1);
+    for r in evil.requests() {
+        let auth = r.header("authorization").unwrap_or("");
+        assert!(
+            !auth.contains("sk-SECRET"),
+            "the key went to a recorded URL: {auth}"
+        );
+    }
+}

@@ -429,12 +429,23 @@ impl Reply {
 async fn open_session(svc: &Service, id: &str, model: Option<ModelSpec>) -> Result<Opened, Error> {
     let handle = svc.open(id, None).await?;
     let model = match handle.recorded_model().await {
-        Ok(Some(mut own)) => {
-            // The log records no key variable: the UI's model gives it for the same provider.
-            own.api_key_env = model
-                .filter(|m| m.provider == own.provider && m.base_url == own.base_url)
-                .and_then(|m| m.api_key_env);
-            Some(own)
+        Ok(Some(own)) => {
+            // The log records no key variable, and anyone who can write it could name any URL.
+            // The UI's model gives its key variable for the same provider and endpoint; a recorded
+            // base URL that is neither the UI's nor the provider's own gets no key at all.
+            let same = model.filter(|m| m.provider == own.provider);
+            let configured = ModelSpec {
+                base_url: same.as_ref().and_then(|m| m.base_url.clone()),
+                api_key_env: same.and_then(|m| m.api_key_env),
+                ..own.clone()
+            };
+            let mut spec = retrace_control::reopen_recorded_model(&own, configured).spec;
+            if own.base_url.is_none() && spec.base_url.is_some() {
+                // No endpoint recorded: the provider's own, with its own key variable.
+                spec.base_url = None;
+                spec.api_key_env = None;
+            }
+            Some(spec)
         }
         _ => model,
     };
