@@ -30,6 +30,10 @@ pub struct Change {
     /// before the tool runs, so that recovery after a crash can recognise the tool's write as
     /// Retrace's own (see [`crate::record::JournalAfter::intended`]).
     pub intent: Option<Image>,
+    /// The first number the tool's temp files can carry (the tools number them in order, so its
+    /// call's temp files carry this one and the next few): journaled with the intent, so that
+    /// recovery removes exactly the temp files the crashed write made.
+    pub temps_from: Option<u64>,
 }
 
 impl Change {
@@ -39,7 +43,14 @@ impl Change {
             path: path.into(),
             kind,
             intent: None,
+            temps_from: None,
         }
+    }
+
+    /// This change, saying the number the tool's temp files start from.
+    pub fn with_temps_from(mut self, n: u64) -> Change {
+        self.temps_from = Some(n);
+        self
     }
 
     /// This change, saying what the tool will leave at the path.
@@ -143,11 +154,11 @@ impl CheckpointStore {
         };
         let mut report = CaptureReport::default();
         let mut todo: Vec<RelPath> = Vec::new();
-        let mut intents: Vec<(RelPath, &Image)> = Vec::new();
+        let mut intents: Vec<(RelPath, &Image, Option<u64>)> = Vec::new();
         for c in changes {
             let rel = RelPath::normalize(&root, &c.path)?;
             if let Some(img) = &c.intent {
-                intents.push((rel.clone(), img));
+                intents.push((rel.clone(), img, c.temps_from));
             }
             let touched = self
                 .current
@@ -591,13 +602,13 @@ impl CheckpointStore {
     /// only) gets none: nothing of it can be restored anyway.
     fn intent_lines(
         &self,
-        intents: &[(RelPath, &Image)],
+        intents: &[(RelPath, &Image, Option<u64>)],
         new: &BTreeMap<RelPath, usize>,
     ) -> Vec<JournalLine> {
         let touched = self.current.as_ref().map(|c| &c.touched);
         intents
             .iter()
-            .filter_map(|(rel, img)| {
+            .filter_map(|(rel, img, temps_from)| {
                 let index = new
                     .get(rel)
                     .copied()
@@ -610,6 +621,7 @@ impl CheckpointStore {
                         mode: img.mode.filter(|_| img.existed),
                         intended: true,
                         pid: Some(self.opts.writer_pid),
+                        tmp: *temps_from,
                     }),
                     ..JournalLine::default()
                 })
@@ -637,6 +649,7 @@ impl CheckpointStore {
                         mode: a.mode,
                         intended: false,
                         pid: None,
+                        tmp: None,
                     }),
                     ..JournalLine::default()
                 })

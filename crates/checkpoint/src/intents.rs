@@ -36,15 +36,17 @@ use crate::store::CheckpointStore;
 /// What a crashed turn's journal says of one entry: its after-image lines, in order.
 type AfterLines = BTreeMap<usize, Vec<JournalAfter>>;
 
-/// The processes that journaled the intents in `lines`: the only ones whose temp files recovery
-/// may remove.
-fn writers(lines: &AfterLines) -> BTreeSet<u32> {
-    lines
-        .values()
-        .flatten()
-        .filter(|a| a.intended)
-        .filter_map(|a| a.pid)
-        .collect()
+/// The temp file numbers a crashed turn's calls could have used, per journaling process: for each
+/// `(pid, tmp)` an intent names, the numbers from `tmp` for as many intents as name it (a call
+/// journals one per path it changes, and its temp files are numbered in order from `tmp`).
+fn temp_numbers(lines: &AfterLines) -> BTreeMap<(u32, u64), u64> {
+    let mut out: BTreeMap<(u32, u64), u64> = BTreeMap::new();
+    for a in lines.values().flatten().filter(|a| a.intended) {
+        if let (Some(pid), Some(tmp)) = (a.pid, a.tmp) {
+            *out.entry((pid, tmp)).or_default() += 1;
+        }
+    }
+    out
 }
 
 /// The after-image lines of `bytes`, per entry index, up to the first line that is not valid (as
@@ -113,10 +115,11 @@ impl CheckpointStore {
             return Ok(());
         };
         let lines = after_lines(&bytes);
-        let writers = writers(&lines);
+        let numbers = temp_numbers(&lines);
         let mut owned: Vec<(RelPath, Image)> = Vec::new();
         let mut dirs: BTreeSet<RelPath> = BTreeSet::new();
-        let mut beside = Beside::default();
+        // Per path, the process and first temp number of its interrupted call.
+        let mut temps: Vec<(RelPath, u32, u64)> = Vec::new();
         for (i, seq) in &lines {
             let Some(last) = seq.last().filter(|l| l.intended) else {
                 continue;
@@ -127,7 +130,9 @@ impl CheckpointStore {
             let Some(rel) = entry.path.safe().cloned() else {
                 continue;
             };
-            beside.add(&rel);
+            if let (Some(pid), Some(tmp)) = (last.pid, last.tmp) {
+                temps.push((rel.clone(), pid, tmp));
+            }
             let Ok(current) = image_of(&rel.under(root)) else {
                 continue;
             };
@@ -162,9 +167,7 @@ impl CheckpointStore {
                 f.after = after;
             }
         }
-        for (dir, names) in &beside.0 {
-            remove_tool_temps(&self.opts.fs, root, dir, names, &writers);
-        }
+        remove_tool_temps(&self.opts.fs, root, &temps, &numbers);
         if !dirs.is_empty() {
             let candidates: Vec<RelPath> = dirs.into_iter().collect();
             let empty = crate::dirs::removable_dirs(root, &candidates, &BTreeSet::new());
@@ -246,38 +249,44 @@ fn tool_temps_in(root: &Path, dir: &Path, names: &BTreeSet<OsString>) -> Vec<(Os
         .collect()
 }
 
-/// Removes the edit tools' temp files in `dir` made for one of `names` by one of `writers` (the
-/// crashed turn's journal names them): regular files only. Such a process no longer holds the
-/// session (recovery runs under its lock), so its temp files are left over whether or not the
-/// number now belongs to another process; a file that carries any other number — another
-/// session's write in progress, or a file of the user's that merely looks like a temp file — is
-/// never removed. Reached without following a symlink; what cannot be listed or removed stays, and
-/// fsck names it.
+/// Removes the edit tools' temp files in `dir` made for one of `names` by the crashed turn's calls:
+/// exactly the names `.<name>.retrace-<pid>-<n>.tmp` its intents journaled (`numbers`), regular
+/// files only. That process no longer holds the session (recovery runs under its lock), so its temp
+/// files are left over whether or not its number belongs to another process now; any other name —
+/// another session's write in progress, or a file of the user's that merely looks like a temp
+/// file — is never removed. Never through a symlink; what cannot be removed stays, and fsck names it.
 fn remove_tool_temps(
     fs_: &retrace_fsutil::Fs,
     root: &Path,
-    dir: &Path,
-    names: &BTreeSet<OsString>,
-    writers: &BTreeSet<u32>,
+    temps: &[(RelPath, u32, u64)],
+    numbers: &BTreeMap<(u32, u64), u64>,
 ) {
-    let mut removed = false;
-    for (cand, pid) in tool_temps_in(root, dir, names) {
-        if !writers.contains(&pid) || pid == std::process::id() {
+    let mut synced: BTreeSet<PathBuf> = BTreeSet::new();
+    for (rel, pid, from) in temps {
+        let p = rel.as_path();
+        let (Some(name), dir) = (p.file_name(), p.parent().unwrap_or(Path::new(""))) else {
+            continue;
+        };
+        if *pid == std::process::id() {
             continue;
         }
-        let is_file =
-            std::fs::symlink_metadata(root.join(dir).join(&cand)).is_ok_and(|m| m.file_type().is_file());
-        if !is_file {
-            continue;
-        }
-        if fs_.step("remove_file").is_err() {
-            return;
-        }
-        if retrace_fsutil::remove_file_nofollow(root, &dir.join(&cand)).is_ok() {
-            removed = true;
+        let count = numbers.get(&(*pid, *from)).copied().unwrap_or(1);
+        for n in *from..from.saturating_add(count) {
+            let cand = retrace_fsutil::tool_temp_name(name, *pid, n);
+            let is_file =
+                std::fs::symlink_metadata(root.join(dir).join(&cand)).is_ok_and(|m| m.file_type().is_file());
+            if !is_file {
+                continue;
+            }
+            if fs_.step("remove_file").is_err() {
+                return;
+            }
+            if retrace_fsutil::remove_file_nofollow(root, &dir.join(&cand)).is_ok() {
+                synced.insert(dir.to_path_buf());
+            }
         }
     }
-    if removed {
+    for dir in synced {
         let _ = fs_.sync_dir(&root.join(dir));
     }
 }

@@ -299,6 +299,11 @@ pub struct JournalAfter {
     /// crashed writer left, never a file of the user's that merely looks like one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// On an intent: the first number the call's temp files carry (`.<name>.retrace-<pid>-<n>.tmp`,
+    /// `n` from `tmp` for as many paths as the call journaled intents with this number). Recovery
+    /// removes only those names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmp: Option<u64>,
 }
 
 /// The journal's file name inside `turns/N/`.

@@ -168,14 +168,17 @@ impl Run {
         let mut store = open_as(&self.sidecar, &self.ws, Fs::without_sync(), self.killed);
         store.begin_turn(BeginTurn::default()).unwrap();
         for (i, c) in CALLS.iter().enumerate() {
-            let change = Change::new(c.path, c.kind).with_intent(intent(c));
+            // Call `i`'s temp file is numbered `i`, as the tools number theirs in order.
+            let change = Change::new(c.path, c.kind)
+                .with_intent(intent(c))
+                .with_temps_from(i as u64);
             store.capture_before(&[change], Some("tool")).unwrap();
             let abs = self.ws.join(c.path);
             if i == k && matches!(phase, Phase::DuringWrite) {
                 // The tool made the directories and began its temp file.
                 let dir = abs.parent().unwrap();
                 fs::create_dir_all(dir).unwrap();
-                let tmp = dir.join(tool_temp_name(abs.file_name().unwrap(), self.killed, 0));
+                let tmp = dir.join(tool_temp_name(abs.file_name().unwrap(), self.killed, i as u64));
                 fs::write(tmp, b"half of it").unwrap();
                 break;
             }
@@ -355,13 +358,16 @@ fn a_temp_file_of_a_live_process_is_left_and_reported() {
         .join(tool_temp_name("over.txt".as_ref(), std::process::id(), 99));
     fs::write(&live, b"in progress").unwrap();
     // A write of the killed turn, interrupted: its process is gone.
-    let dead = run.ws.join(tool_temp_name("over.txt".as_ref(), run.killed, 3));
+    let dead = run.ws.join(tool_temp_name("over.txt".as_ref(), run.killed, 0));
     fs::write(&dead, b"half").unwrap();
+    // The killed writer's number, but a temp number its call did not journal: the user's.
+    let other_n = run.ws.join(tool_temp_name("over.txt".as_ref(), run.killed, 7));
+    fs::write(&other_n, b"mine too").unwrap();
     // Files of the user's that merely look like temp files: another process that has ended (not
     // the killed writer), and a FIFO and a symlink carrying the killed writer's number.
     let users = run.ws.join(tool_temp_name("over.txt".as_ref(), dead_pid(), 42));
     fs::write(&users, b"my only copy of the notes").unwrap();
-    let fifo = run.ws.join(tool_temp_name("over.txt".as_ref(), run.killed, 7));
+    let fifo = run.ws.join(tool_temp_name("over.txt".as_ref(), run.killed, 1));
     assert!(std::process::Command::new("mkfifo")
         .arg(&fifo)
         .status()
@@ -374,6 +380,8 @@ fn a_temp_file_of_a_live_process_is_left_and_reported() {
     assert!(!dead.exists(), "the dead process's temp file stayed");
     assert!(live.exists(), "a live process's temp file was removed");
     assert_eq!(fs::read(&users).unwrap(), b"my only copy of the notes");
+    assert_eq!(fs::read(&other_n).unwrap(), b"mine too");
+    fs::remove_file(&other_n).unwrap();
     assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
     assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     fs::remove_file(&fifo).unwrap();

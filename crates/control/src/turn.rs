@@ -78,7 +78,7 @@ impl CaptureSeam for StoreSeam {
 /// A previewed change as the store captures it, with what the tool will leave there (journaled
 /// before the tool runs, so a crash right after the write still proves it Retrace's own).
 pub(crate) fn change_of(c: &retrace_tools::PlannedChange) -> Change {
-    let change = Change::new(c.abs.clone(), c.kind);
+    let change = Change::new(c.abs.clone(), c.kind).with_temps_from(retrace_tools::next_temp_number());
     match &c.after {
         Some(a) => change.with_intent(retrace_checkpoint::model::Image {
             existed: a.exists,

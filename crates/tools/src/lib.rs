@@ -74,4 +74,5 @@ pub use tool::{
     DEFAULT_BASH_TIMEOUT, DEFAULT_OUTPUT_CAP,
 };
 pub use workspace::{ResolvedPath, Workspace};
+pub use write::next_temp_number;
 pub use write_file::WriteFile;

@@ -43,6 +43,13 @@ fn umask() -> u32 {
 /// Distinguishes the temp files of one process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// The number the next temp file of an edit tool in this process will carry (`.<name>.retrace-
+/// <pid>-<n>.tmp`). The seam journals it before a call runs, so that recovery after a crash
+/// removes exactly the temp files that call made (and never a file that merely looks like one).
+pub fn next_temp_number() -> u64 {
+    TEMP_COUNTER.load(Ordering::Relaxed)
+}
+
 /// Fails with "file changed since it was read" unless `path` is still as `change.seen` says.
 pub(crate) fn recheck(change: &PlannedChange, path: &Path) -> Result<()> {
     let shown = change.path.to_lossy();
