@@ -125,6 +125,11 @@ pub fn fsck_session(id: &str, json: bool, repair: bool) -> CmdResult {
         return Ok(exit_of(&report));
     }
     match &repaired.moved_to {
+        None if repaired.placeholders > 0 => println!(
+            "repaired {}: no line was moved; a placeholder note stands for each of {} message(s) that later lines name but no line holds, so what follows them stays",
+            shown_path(&repaired.log_path),
+            repaired.placeholders
+        ),
         None => println!(
             "the log {} reads as a whole: nothing to repair",
             shown_path(&repaired.log_path)

@@ -433,6 +433,14 @@ fn a_lost_call_keeps_the_rest_of_the_conversation_and_a_strict_server_takes_the_
         rewrite(&log, &lines);
         let report = env.json_code(&["fsck", "--session", &id], 1);
         assert_eq!(report["ok"], false, "{damage}: {report}");
+        if damage == "parent" {
+            // The repair says what it did, the placeholder included (never "nothing to repair").
+            let (out, _) = env.code(&["fsck", "--session", &id, "--repair"], 0);
+            assert!(
+                out.contains("placeholder") && !out.contains("nothing to repair"),
+                "{out}"
+            );
+        }
         let r = env.json_code(&["fsck", "--session", &id, "--repair"], 0);
         assert_eq!(r["ok"], true, "{damage}: {r}");
         let moved = r["repair"]["moved"].as_array().unwrap().len();
@@ -685,4 +693,36 @@ fn a_log_replaced_under_a_running_turn_ends_that_turn_and_takes_no_more_lines() 
         "nothing more went to the old file"
     );
     env.exec(Some(&id), "after", json!([{"content": "fine"}]));
+}
+
+/// Found by a re-attack: a message whose parent names no line gets a placeholder and nothing is
+/// moved; the repair said "nothing to repair" (and the note spoke of a file that was not made).
+#[test]
+fn a_repair_that_only_writes_a_placeholder_says_so() {
+    let env = Env::new();
+    let id = env.exec(None, "zero", turn_of(vec![write("a.txt", "a0\n")]));
+    let log = env.log(&id);
+    let mut lines = log_lines(&log);
+    let at = lines
+        .iter()
+        .rposition(|l| l.contains("\"role\":\"assistant\"") && !l.contains("\"tool_calls\""))
+        .unwrap();
+    let mut v: Value = serde_json::from_str(&lines[at]).unwrap();
+    v["parent"] = "0000aaaa-0000-7000-8000-000000000000".into();
+    lines[at] = v.to_string();
+    rewrite(&log, &lines);
+    env.json_code(&["fsck", "--session", &id], 1);
+    let (out, _) = env.code(&["fsck", "--session", &id, "--repair"], 0);
+    assert!(
+        out.contains("no line was moved") && out.contains("placeholder"),
+        "{out}"
+    );
+    let t = env.json_code(&["transcript", "--session", &id], 0);
+    let note = t
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "system")
+        .unwrap();
+    assert!(!note["content"].as_str().unwrap().contains("moved it"), "{note}");
 }

@@ -10,7 +10,7 @@ use crate::index::Index;
 use crate::view::MessageKind;
 
 /// What a lost message leaves in the conversation: a note the model sees as a system message.
-pub const PLACEHOLDER_TEXT: &str = "Note from Retrace: a message of this conversation could not be read from the session log; a repair moved it into a file beside the log, so it is missing here.";
+pub const PLACEHOLDER_TEXT: &str = "Note from Retrace: a message of this conversation is missing from the session log (it could not be read there; a repair keeps any line it could not read in a file beside the log).";
 
 /// The note to write before `entry` when `entry` is a message or note whose parent is a message
 /// that no line which reads defines (it was in a line that cannot be read, or the parent is
