@@ -309,6 +309,30 @@ fn a_summary_that_is_not_shorter_than_what_it_replaces_is_not_kept() {
 }
 
 #[test]
+fn compact_refuses_a_summary_longer_than_what_it_replaces() {
+    let env = Env::new();
+    let m = env.script("turns", json!([{"content": "zero"}, {"content": "one"}]));
+    let (code, events) = env.exec(None, &m, &[], "first");
+    assert_eq!(code, 0, "{events:?}");
+    let id = result(&events)["session_id"].as_str().unwrap().to_string();
+    let m = env.script("turns2", json!([{"content": "one"}]));
+    let (code, _) = env.exec(Some(&id), &m, &[], "second");
+    assert_eq!(code, 0);
+    let heads = env.json(&["heads", "--session", &id]);
+    let long = env.script("long", json!([{"content": "LONG ".repeat(20_000)}]));
+    let out = env.run(&["compact", "--session", &id, "--model", &long, "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["error"]["code"], "refused", "{doc}");
+    assert_eq!(env.json(&["heads", "--session", &id]), heads, "no head was made");
+}
+
+#[test]
 fn bad_context_settings_are_usage_errors_naming_the_key() {
     let env = Env::new();
     for (text, key) in [

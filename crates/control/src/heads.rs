@@ -125,6 +125,27 @@ impl Core {
         compaction: bool,
     ) -> Result<HeadRef> {
         let head = self.session.selected().clone();
+        if compaction {
+            // A compaction is there to make the conversation smaller: a summary that is not
+            // shorter than what it replaces makes no head (both estimated alike).
+            let folded: Vec<ChatMessage> = self
+                .session
+                .summary_source(&head, turn, mode(direction))
+                .map_err(not_on_head)?
+                .into_iter()
+                .map(|m| m.to_chat())
+                .collect();
+            let folded = retrace_agent::history_tokens(&folded);
+            let summary = retrace_agent::history_tokens(&[ChatMessage::user(content.clone())]);
+            if summary >= folded {
+                return Err(crate::error::coded(
+                    retrace_protocol::ErrorCode::Refused,
+                    format!(
+                        "the summary (about {summary} tokens) is not shorter than the turns it would replace (about {folded} tokens): nothing was compacted"
+                    ),
+                ));
+            }
+        }
         let made = self
             .session
             .summarize(SummarySpec {
