@@ -7,115 +7,13 @@
 
 mod support;
 
-use std::cell::Cell;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 
 use serde_json::{json, Value};
-use tempfile::TempDir;
 
-/// One test's private world: the workspace `ws/`, the data root `home/`, scripts.
-struct Env {
-    tmp: TempDir,
-    ws: PathBuf,
-    scripts: Cell<usize>,
-}
-
-impl Env {
-    fn new() -> Env {
-        let tmp = tempfile::tempdir().unwrap();
-        for d in ["ws", "home", "xdg", "scripts"] {
-            std::fs::create_dir(tmp.path().join(d)).unwrap();
-        }
-        let ws = std::fs::canonicalize(tmp.path().join("ws")).unwrap();
-        Env {
-            tmp,
-            ws,
-            scripts: Cell::new(0),
-        }
-    }
-
-    fn command(&self) -> Command {
-        support::isolated_retrace(self.tmp.path())
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.command().args(args).output().unwrap()
-    }
-
-    /// Runs `args`, expecting exit `code`; returns (stdout, stderr).
-    fn code(&self, args: &[&str], code: i32) -> (String, String) {
-        let out = self.run(args);
-        let (stdout, stderr) = (
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        );
-        assert_eq!(
-            out.status.code(),
-            Some(code),
-            "{args:?}\nstdout: {stdout}\nstderr: {stderr}"
-        );
-        (stdout, stderr)
-    }
-
-    /// Runs `args` with `--json`, expecting exit `code`; stdout is one JSON document.
-    fn json_code(&self, args: &[&str], code: i32) -> Value {
-        let mut all = args.to_vec();
-        all.push("--json");
-        let (stdout, _) = self.code(&all, code);
-        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {stdout}"))
-    }
-
-    fn script(&self, responses: Value) -> String {
-        let n = self.scripts.get();
-        self.scripts.set(n + 1);
-        let path = self.tmp.path().join(format!("scripts/s{n}.json"));
-        std::fs::write(&path, json!({ "responses": responses }).to_string()).unwrap();
-        format!("script:{}", path.display())
-    }
-
-    fn exec_args(&self, session: Option<&str>, model: &str, prompt: &str) -> Vec<String> {
-        let mut args: Vec<String> = vec!["exec".into(), "--json".into(), "--model".into(), model.into()];
-        match session {
-            Some(id) => args.extend(["--session".to_string(), id.to_string()]),
-            None => args.extend(["--workspace".to_string(), self.ws.display().to_string()]),
-        }
-        args.extend(["--allow-bash".to_string(), prompt.to_string()]);
-        args
-    }
-
-    /// One turn that must finish; returns the session id.
-    fn exec(&self, session: Option<&str>, prompt: &str, responses: Value) -> String {
-        let model = self.script(responses);
-        let args = self.exec_args(session, &model, prompt);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (stdout, _) = self.code(&args, 0);
-        let result: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-        assert_eq!(result["ok"], true, "{result}");
-        result["session_id"].as_str().unwrap().to_string()
-    }
-
-    fn sessions_dir(&self) -> PathBuf {
-        self.tmp.path().join("home/sessions")
-    }
-
-    fn log(&self, id: &str) -> PathBuf {
-        self.sessions_dir().join(format!("{id}.jsonl"))
-    }
-
-    fn read(&self, rel: &str) -> Option<String> {
-        std::fs::read_to_string(self.ws.join(rel)).ok()
-    }
-}
-
-fn write(path: &str, content: &str) -> Value {
-    json!({"name": "write_file", "arguments": {"path": path, "content": content}})
-}
-
-fn turn_of(calls: Vec<Value>) -> Value {
-    json!([{"content": "working", "tool_calls": calls}, {"content": "done"}])
-}
+use support::world::{turn_of, write, World as Env};
 
 /// A running `exec` whose shell command waits for a file; dropping it releases and reaps it.
 struct Holder {

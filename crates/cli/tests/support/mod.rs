@@ -1,5 +1,8 @@
 //! What the CLI test files share.
 
+#[allow(dead_code)] // only the files that drive sessions with the script model use it
+pub mod world;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 
