@@ -15,6 +15,7 @@
 //!
 //! The store is synchronous `std::fs` code and knows nothing of sessions, models or UIs.
 
+mod after;
 mod blobs;
 mod capture;
 mod commit;

@@ -23,7 +23,7 @@ pub mod relpath;
 
 pub use durable::{FaultInjector, Fs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE};
 pub use hash::{copy_hashed, hash_reader, hex, is_sha256_hex, sha256_bytes, HashedCopy};
-pub use names::{process_alive, sibling_name, tool_temp_name, tool_temp_owner, NAME_MAX};
+pub use names::{sibling_name, tool_temp_name, tool_temp_owner, NAME_MAX};
 pub use nofollow::{
     create_dirs_nofollow, list_dir_nofollow, remove_empty_dir_nofollow, remove_file_nofollow, DirAt, Removal,
 };

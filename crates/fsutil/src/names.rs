@@ -48,21 +48,6 @@ pub fn tool_temp_owner(name: &OsStr, candidate: &OsStr) -> Option<u32> {
     (tool_temp_name(name, pid, n) == candidate).then_some(pid)
 }
 
-/// Whether process `pid` is running (or a zombie not yet reaped): a signal 0 reaches it, or is
-/// refused for want of permission.
-pub fn process_alive(pid: u32) -> bool {
-    let Ok(raw) = i32::try_from(pid) else {
-        return false;
-    };
-    if raw <= 0 {
-        return false;
-    }
-    !matches!(
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None),
-        Err(nix::errno::Errno::ESRCH)
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,7 +65,6 @@ mod tests {
         let lt = tool_temp_name(OsStr::new(&long), 9, 1);
         assert!(lt.len() <= NAME_MAX);
         assert_eq!(tool_temp_owner(OsStr::new(&long), &lt), Some(9));
-        assert!(process_alive(std::process::id()));
     }
 
     #[test]
