@@ -6,7 +6,7 @@
 //!
 //! What lives here, by module: ids ([`ids`]), conversation messages ([`message`]), sessions, heads
 //! and transcripts ([`session`]), checkpoint listings ([`checkpoint`]), restore plans and results
-//! ([`restore`], [`rewind`]), the event stream ([`event`], [`stream`]), token counts and retry notices ([`usage`]), the requests a frontend makes
+//! ([`restore`], [`rewind`]), the event stream ([`event`], [`stream`]), the session's view ([`item`]), token counts and retry notices ([`usage`]), the requests a frontend makes
 //! ([`request`]), what it configures ([`config`]), errors ([`error`]) and fsck reports ([`fsck`]).
 
 pub mod checkpoint;
@@ -15,6 +15,7 @@ pub mod error;
 pub mod event;
 pub mod fsck;
 pub mod ids;
+pub mod item;
 pub mod message;
 pub mod request;
 pub mod restore;
@@ -29,6 +30,10 @@ pub use error::{Error, ErrorCode, ErrorDetails, Missing};
 pub use event::{Event, RewindScope};
 pub use fsck::{FsckProblem, FsckReport, LogRepair, MovedLogLine, Severity};
 pub use ids::{HeadId, MessageId, SessionId, MAIN_HEAD};
+pub use item::{
+    ChangeAction, CheckpointItem, FileChange, Item, ItemBody, NoteItem, NoteKind, PendingApproval,
+    SessionSnapshot, ToolCallItem, ToolStatus, ITEM_DIFF_CAP, ITEM_OUTPUT_CAP,
+};
 pub use message::{ChatMessage, Role, ToolCall};
 pub use request::{
     ApprovalAnswer, ApprovalDecision, CancelAnswer, CommitRevert, CommitRewind, CompactRequest,
