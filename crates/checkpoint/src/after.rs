@@ -8,9 +8,9 @@ use std::sync::atomic::Ordering;
 use retrace_fsutil::RelPath;
 use retrace_protocol::Gap;
 
-use crate::capture::image_of;
 use crate::error::{CheckpointError, Result};
-use crate::model::{add_gap, gap_to_raw, Image};
+use crate::fsio::image_of;
+use crate::model::{add_gap, gap_to_raw, same_image, Image};
 use crate::record::{JournalAfter, JournalLine};
 use crate::state::Owned;
 use crate::store::CheckpointStore;
@@ -35,7 +35,7 @@ impl CheckpointStore {
             let Some(intent) = intent else { continue };
             let rel = RelPath::normalize(&root, p)?;
             if let Ok(now) = image_of(&rel.under(&root)) {
-                if crate::plan::same_image(intent, &now) {
+                if same_image(intent, &now) {
                     landed.push((p.clone(), Some(now)));
                 }
             }

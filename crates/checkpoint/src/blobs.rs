@@ -14,23 +14,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::{IoContext, Result};
+use crate::layout::{blob_rel_path, forward_rel_path, BLOBS_DIR, FORWARD_DIR};
 use crate::store::CheckpointStore;
-
-/// The directory of transactions' forward images, relative to the sidecar.
-pub const FORWARD_DIR: &str = "forward";
-
-/// The legacy blob path of a SHA-256: `blobs/<h0h1>/<h2h3>/<hex>`.
-pub fn blob_rel_path(hex: &str) -> String {
-    match (hex.get(0..2), hex.get(2..4)) {
-        (Some(a), Some(b)) => format!("blobs/{a}/{b}/{hex}"),
-        _ => format!("blobs/{hex}"),
-    }
-}
-
-/// Where a transaction's forward image with this SHA-256 is written: `forward/<hex>`.
-pub fn forward_rel_path(hex: &str) -> String {
-    format!("{FORWARD_DIR}/{hex}")
-}
 
 impl CheckpointStore {
     /// The stored forward image named `sha`, relative to the sidecar: `forward/<hex>` unless only
@@ -58,7 +43,7 @@ impl CheckpointStore {
 /// references them.
 pub(crate) fn list_blobs(dir: &Path) -> Result<Vec<(String, String)>> {
     let mut out = Vec::new();
-    let blobs = dir.join("blobs");
+    let blobs = dir.join(BLOBS_DIR);
     if blobs.is_dir() {
         for a in fs::read_dir(&blobs).at("list", &blobs)? {
             let a = a.at("list", &blobs)?.path();

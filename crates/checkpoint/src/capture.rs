@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
@@ -13,9 +13,11 @@ use retrace_protocol::{ChangeKind, Gap, GapReason};
 use sha2::{Digest, Sha256};
 
 use crate::error::{CheckpointError, IoContext, Result};
+use crate::fsio::{mode_bits, sync_error};
+use crate::layout::{files_rel, payload_name};
 use crate::model::{add_gap, file_to_raw, gap_to_raw, Before, EntryPath, FileEntry, Image, Payload};
 use crate::record::JournalLine;
-use crate::store::{sync_error, CheckpointStore};
+use crate::store::CheckpointStore;
 
 /// One path a tool's preview says it will change.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,11 +119,6 @@ const WRITEBACK_EVERY: u64 = 4 << 20;
 /// Chunk buffers in flight at most (2 MiB): the copy waits for the hashing thread beyond that.
 const PIPELINE_BUFFERS: usize = 8;
 
-/// Permission bits (including setuid/setgid/sticky) of a file.
-pub fn mode_bits(meta: &fs::Metadata) -> u32 {
-    meta.permissions().mode() & 0o7777
-}
-
 impl CheckpointStore {
     pub(crate) fn require_root(&self) -> Result<PathBuf> {
         self.root.clone().ok_or(CheckpointError::NoTurn)
@@ -180,7 +177,7 @@ impl CheckpointStore {
             }
             return Ok(report);
         }
-        let files_dir = self.turn_dir(number).join("files");
+        let files_dir = self.dir.join(files_rel(number));
         let base_index = self.turns.get(&number).map_or(0, |t| t.files.len());
         let this = &*self;
         let (staged, gaps) = (|| -> Result<(Staged, Vec<Gap>)> {
@@ -252,7 +249,7 @@ impl CheckpointStore {
             // Payloads this call created are referenced by nothing: a full disk must not keep
             // their bytes (the next capture would have less room still).
             for i in base_index..base_index + todo.len() {
-                let _ = fs::remove_file(files_dir.join(format!("{i:04}.before")));
+                let _ = fs::remove_file(files_dir.join(payload_name(i)));
             }
         })?;
         // Publish: journal lines that reference only durable payloads (one append, one fsync).
@@ -271,7 +268,7 @@ impl CheckpointStore {
         lines.extend(self.intent_lines(&intents, &new_indices));
         if let Err(e) = self.append_journal(&lines) {
             for i in base_index..base_index + todo.len() {
-                let _ = fs::remove_file(files_dir.join(format!("{i:04}.before")));
+                let _ = fs::remove_file(files_dir.join(payload_name(i)));
             }
             return Err(e);
         }
@@ -451,7 +448,7 @@ impl CheckpointStore {
             };
             return Ok(Some((entry_of(before), None)));
         }
-        let payload_path = files_dir.join(format!("{index:04}.before"));
+        let payload_path = files_dir.join(payload_name(index));
         let out = self
             .opts
             .fs
@@ -503,7 +500,7 @@ fn digests_into(
     }) {
         return Err(io::Error::other("no digest was computed")).at(
             "hash the before-image in",
-            files_dir.join(format!("{:04}.before", base_index + i)),
+            files_dir.join(payload_name(base_index + i)),
         );
     }
     Ok(())
@@ -667,39 +664,6 @@ fn hash_payloads(rx: mpsc::Receiver<HashMsg>, back: mpsc::Sender<Vec<u8>>) -> Ve
         }
     }
     out
-}
-
-/// Existence, SHA-256 (streamed) and mode of the file at `abs` now.
-pub fn image_of(abs: &Path) -> io::Result<Image> {
-    let Some((file, meta)) = open_existing(abs)? else {
-        return Ok(Image::absent());
-    };
-    let hashed = copy_hashed::<_, File>(&file, None)?;
-    Ok(Image {
-        existed: true,
-        sha256: Some(hashed.sha256),
-        mode: Some(mode_bits(&meta)),
-    })
-}
-
-/// `abs` opened for reading, with its metadata; `None` when nothing is there (or an ancestor is not
-/// a directory); an error for a directory.
-pub(crate) fn open_existing(abs: &Path) -> io::Result<Option<(File, std::fs::Metadata)>> {
-    // Non-blocking: a FIFO at the path must never hang a plan, a commit or an undo.
-    let (file, meta) = match retrace_fsutil::open_read(abs) {
-        Ok(opened) => opened,
-        Err(e) if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::NotADirectory => {
-            return Ok(None);
-        }
-        Err(e) => return Err(e),
-    };
-    if !meta.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("is {}", retrace_fsutil::kind_of(&meta)),
-        ));
-    }
-    Ok(Some((file, meta)))
 }
 
 #[cfg(test)]

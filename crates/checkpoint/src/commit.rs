@@ -22,8 +22,10 @@ use retrace_fsutil::{copy_hashed, RelPath};
 use retrace_protocol::{CodeOutcome, Conflict, ConflictReason, FileAction, OnConflict};
 
 use crate::error::{CheckpointError, IoContext, Result};
-use crate::model::{path_to_raw, Image};
-use crate::plan::{same_image, unsafe_to_write, ImageSource, PlanKind, RestorePlan, TargetImage};
+use crate::fsio::{hash_from_start, mode_bits, open_existing, parent_of, sync_error, unsafe_to_write};
+use crate::layout::pack_rel_path;
+use crate::model::{path_to_raw, same_image, Image};
+use crate::plan::{ImageSource, PlanKind, RestorePlan, TargetImage};
 use crate::state::Owned;
 use crate::store::CheckpointStore;
 use crate::tx::{Manifest, PackSlice, TargetAction, TxImage, TxKind, TxOwned, TxState, TxTarget};
@@ -235,7 +237,7 @@ impl CheckpointStore {
         let forward_pack = inputs
             .iter()
             .any(|i| i.forward.existed)
-            .then(|| crate::forward::pack_rel_path(&id));
+            .then(|| pack_rel_path(&id));
         let mut m = Manifest {
             id,
             kind,
@@ -286,7 +288,7 @@ impl CheckpointStore {
             dirs.insert(parent_of(&abs));
         }
         let entries: Vec<(&Path, &str)> = dirs.iter().map(|d| (d.as_path(), "sync_dir")).collect();
-        if let Err(e) = self.opts.fs.sync_paths(&entries).map_err(sync_failed) {
+        if let Err(e) = self.opts.fs.sync_paths(&entries).map_err(sync_error) {
             let n = m.targets.len();
             let stuck = self.compensate(&root, &mut m, n);
             return Err(stuck.unwrap_or(e));
@@ -330,32 +332,6 @@ impl CheckpointStore {
         }
         self.remove_dirs(&root, &empty);
         Ok(m)
-    }
-
-    /// Removes a transaction's file `abs` in the workspace (a temp, a `.bak`) without following a
-    /// symlink above it: `Unreachable` when its directory is no longer reached from the root
-    /// without one (nothing removed).
-    ///
-    /// A file that is not there is gone: on a read-only file system `unlink` fails (`EROFS`)
-    /// before it looks the name up, and a temp file that was never made must not turn the failure
-    /// that stopped the transaction into one about removing it (nor keep the transaction open).
-    pub(crate) fn remove_in_workspace(&self, root: &Path, abs: &Path) -> io::Result<retrace_fsutil::Removal> {
-        self.opts.fs.step("remove_file")?;
-        let rel = abs.strip_prefix(root).map_err(|_| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("`{}` is outside the workspace", abs.display()),
-            )
-        })?;
-        match retrace_fsutil::remove_file_nofollow(root, rel) {
-            Err(e)
-                if e.kind() == io::ErrorKind::ReadOnlyFilesystem
-                    && fs::symlink_metadata(abs).is_err_and(|e| e.kind() == io::ErrorKind::NotFound) =>
-            {
-                Ok(retrace_fsutil::Removal::Gone)
-            }
-            other => other,
-        }
     }
 
     /// Records a committed transaction's writes as Retrace's own (ownership proofs, sequence).
@@ -425,7 +401,7 @@ impl CheckpointStore {
                 .map(|t| (t.as_path(), "sync_temp"))
                 .chain(dirs.iter().map(|d| (d.as_path(), "sync_dir")))
                 .collect();
-            fs_.sync_paths(&entries).map_err(sync_failed)?;
+            fs_.sync_paths(&entries).map_err(sync_error)?;
             return Ok(slices);
         }
         let (mut pack, made_dir) = self.start_pack(m)?;
@@ -450,7 +426,7 @@ impl CheckpointStore {
             let data: Vec<(&Path, &str)> = std::iter::once((pack.tmp.as_path(), "sync_blob"))
                 .chain(temps.iter().map(|t| (t.as_path(), "sync_temp")))
                 .collect();
-            fs_.sync_paths(&data).map_err(sync_failed)?;
+            fs_.sync_paths(&data).map_err(sync_error)?;
             Ok(())
         })();
         if let Err(e) = written {
@@ -471,7 +447,7 @@ impl CheckpointStore {
             entries.push((self.dir.as_path(), "sync_dir"));
         }
         entries.extend(dirs.iter().map(|d| (d.as_path(), "sync_dir")));
-        fs_.sync_paths(&entries).map_err(sync_failed)?;
+        fs_.sync_paths(&entries).map_err(sync_error)?;
         Ok(slices)
     }
 
@@ -615,13 +591,13 @@ impl CheckpointStore {
         if unsafe_to_write(root, rel) {
             return Err(changed());
         }
-        let held = crate::capture::open_existing(abs).map_err(|_| changed())?;
+        let held = open_existing(abs).map_err(|_| changed())?;
         let now = match &held {
             None => Image::absent(),
             Some((f, md)) => Image {
                 existed: true,
                 sha256: Some(hash_from_start(f).map_err(|_| changed())?),
-                mode: Some(crate::capture::mode_bits(md)),
+                mode: Some(mode_bits(md)),
             },
         };
         let forward = Image::from(&t.forward);
@@ -648,9 +624,7 @@ impl CheckpointStore {
         let after = hash_from_start(&file).ok();
         if after.is_some()
             && after == now.sha256
-            && file
-                .metadata()
-                .is_ok_and(|md| Some(crate::capture::mode_bits(&md)) == now.mode)
+            && file.metadata().is_ok_and(|md| Some(mode_bits(&md)) == now.mode)
         {
             return Ok(());
         }
@@ -679,21 +653,6 @@ impl CheckpointStore {
         }
         let _ = self.opts.fs.sync_dir(&parent);
         Err(changed())
-    }
-}
-
-/// The SHA-256 of all of `file`'s bytes, read from its start.
-fn hash_from_start(mut file: &fs::File) -> io::Result<String> {
-    file.seek(io::SeekFrom::Start(0))?;
-    Ok(copy_hashed::<_, fs::File>(file, None)?.sha256)
-}
-
-/// The error of a failed barrier ([`retrace_fsutil::Fs::sync_paths`]).
-fn sync_failed((path, source): (PathBuf, io::Error)) -> CheckpointError {
-    CheckpointError::Io {
-        op: "sync",
-        path,
-        source,
     }
 }
 
@@ -747,12 +706,6 @@ fn moved_since_preview(shown: &RestorePlan, fresh: &RestorePlan) -> Vec<Conflict
         });
     }
     moved
-}
-
-pub(crate) fn parent_of(p: &Path) -> PathBuf {
-    p.parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."))
 }
 
 fn random_u32() -> u32 {

@@ -8,11 +8,9 @@ use std::path::Path;
 
 use retrace_fsutil::{copy_hashed, DirAt};
 
-use crate::capture::image_of;
-use crate::commit::parent_of;
 use crate::error::{CheckpointError, IoContext, Result};
-use crate::model::Image;
-use crate::plan::{same_image, unsafe_to_write};
+use crate::fsio::{image_of, parent_of, remove_in_workspace, unsafe_to_write};
+use crate::model::{same_image, Image};
 use crate::store::CheckpointStore;
 use crate::tx::{Manifest, TargetAction, TxState};
 
@@ -22,7 +20,7 @@ impl CheckpointStore {
         let mut unreachable = false;
         for (i, t) in m.targets.iter().enumerate() {
             if let Ok(rel) = t.rel() {
-                let gone = self.remove_in_workspace(root, &m.temp_path(root, &rel, i));
+                let gone = remove_in_workspace(&self.opts.fs, root, &m.temp_path(root, &rel, i));
                 unreachable |= !matches!(gone, Ok(retrace_fsutil::Removal::Gone));
             }
         }
@@ -94,7 +92,7 @@ impl CheckpointStore {
         for (i, t) in m.targets.iter().enumerate() {
             if let Ok(rel) = t.rel() {
                 let tmp = m.temp_path(root, &rel, i);
-                match self.remove_in_workspace(root, &tmp) {
+                match remove_in_workspace(&self.opts.fs, root, &tmp) {
                     Ok(retrace_fsutil::Removal::Gone) => {}
                     // Left where it is (never followed): the transaction stays open and recovery
                     // looks for it again at the next open.

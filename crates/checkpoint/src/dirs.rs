@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use retrace_fsutil::RelPath;
 
-use crate::commit::parent_of;
+use crate::fsio::parent_of;
 use crate::store::CheckpointStore;
 use crate::tx::Manifest;
 

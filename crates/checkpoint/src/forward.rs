@@ -23,9 +23,9 @@ use std::path::{Path, PathBuf};
 
 use retrace_fsutil::{copy_hashed, open_regular};
 
-use crate::blobs::{blob_rel_path, forward_rel_path, FORWARD_DIR};
-use crate::commit::parent_of;
 use crate::error::{CheckpointError, IoContext, Result};
+use crate::fsio::parent_of;
+use crate::layout::{blob_rel_path, forward_rel_path, pack_rel_path, pack_tmp_rel, FORWARD_DIR};
 use crate::store::CheckpointStore;
 use crate::tx::{Manifest, PackSlice};
 
@@ -70,11 +70,6 @@ impl ForwardAt {
             ForwardAt::Blob(p) => fs::metadata(p).map(|m| m.len()).ok(),
         }
     }
-}
-
-/// The pack name of transaction `id`, relative to the sidecar: `forward/<id>.pack`.
-pub fn pack_rel_path(id: &str) -> String {
-    format!("{FORWARD_DIR}/{id}.pack")
 }
 
 /// A pack being written: its temp file, where it goes, and what it holds so far.
@@ -133,7 +128,7 @@ impl CheckpointStore {
             made = true;
         }
         let path = self.dir.join(pack_rel_path(&m.id));
-        let tmp = dir.join(format!(".{}.pack.tmp", m.id));
+        let tmp = self.dir.join(pack_tmp_rel(&m.id));
         // A stale temp (a crash) is unlinked, never written through.
         match fs::remove_file(&tmp) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e).at("remove", &tmp),
@@ -181,7 +176,7 @@ impl CheckpointStore {
     /// Removes transaction `m`'s pack and its temp file (a transaction that ends aborted).
     pub(crate) fn remove_pack(&self, m: &Manifest) -> Result<()> {
         let path = self.dir.join(pack_rel_path(&m.id));
-        let tmp = self.dir.join(FORWARD_DIR).join(format!(".{}.pack.tmp", m.id));
+        let tmp = self.dir.join(pack_tmp_rel(&m.id));
         for p in [tmp, path] {
             if fs::symlink_metadata(&p).is_ok() {
                 self.opts.fs.remove_file(&p).at("remove", &p)?;

@@ -6,7 +6,8 @@ use std::fs;
 use retrace_fsutil::hash_reader;
 use retrace_protocol::{FsckProblem, FsckReport, Severity};
 
-use crate::blobs::{blob_rel_path, list_blobs};
+use crate::blobs::list_blobs;
+use crate::layout::{blob_rel_path, files_rel, manifest_rel, payload_name, payload_rel, BLOBS_DIR};
 use crate::model::{encode_inline, Before, Payload, Source};
 use crate::retention::referenced_blobs;
 use crate::store::CheckpointStore;
@@ -45,8 +46,8 @@ impl CheckpointStore {
                 };
                 match payload {
                     Payload::File(idx) => {
-                        let rel = format!("turns/{}/files/{idx:04}.before", t.number);
-                        referenced_payloads.insert(format!("{idx:04}.before"));
+                        let rel = payload_rel(t.number, *idx);
+                        referenced_payloads.insert(payload_name(*idx));
                         match retrace_fsutil::open_regular(&self.dir.join(&rel))
                             .and_then(|(f, _)| hash_reader(f))
                         {
@@ -150,13 +151,13 @@ impl CheckpointStore {
                 }
             }
             if t.source == Source::V3 {
-                let files_dir = self.turn_dir(t.number).join("files");
+                let files_dir = self.dir.join(files_rel(t.number));
                 if let Ok(rd) = fs::read_dir(&files_dir) {
                     for e in rd.flatten() {
                         let name = e.file_name().to_string_lossy().into_owned();
                         if !referenced_payloads.contains(&name) {
                             push(
-                                format!("turns/{}/files/{name}", t.number),
+                                format!("{}/{name}", files_rel(t.number)),
                                 "not referenced by the record (left by an interrupted capture)".into(),
                                 Severity::Info,
                                 Some(t.number),
@@ -168,7 +169,7 @@ impl CheckpointStore {
             }
         }
         for m in self.transactions.values() {
-            let rel = format!("transactions/{}.json", m.id);
+            let rel = manifest_rel(&m.id);
             if !m.state.is_terminal() {
                 push(
                     rel.clone(),
@@ -269,7 +270,7 @@ impl CheckpointStore {
             }
             Ok(None) => {}
             Err(e) => push(
-                "blobs".into(),
+                BLOBS_DIR.into(),
                 format!("cannot list blobs: {e}"),
                 Severity::Warning,
                 None,

@@ -25,11 +25,11 @@ use std::path::{Path, PathBuf};
 
 use retrace_fsutil::RelPath;
 
-use crate::capture::image_of;
 use crate::error::Result;
-use crate::model::{Before, Image};
-use crate::plan::same_image;
-use crate::record::{read_bounded_as, JournalAfter, JournalLine, JOURNAL_FILE, MAX_JOURNAL_BYTES};
+use crate::fsio::image_of;
+use crate::layout::journal_rel;
+use crate::model::{same_image, Before, Image};
+use crate::record::{read_bounded_as, JournalAfter, JournalLine, MAX_JOURNAL_BYTES};
 use crate::state::Owned;
 use crate::store::CheckpointStore;
 
@@ -110,7 +110,7 @@ impl CheckpointStore {
     /// that still has its journal, before the journal is compacted. Best effort per path: what
     /// cannot be read or reached stays as it is (a proof that can only cause a conflict).
     pub(crate) fn settle_intents(&mut self, root: &Path, n: u64) -> Result<()> {
-        let path = self.turn_dir(n).join(JOURNAL_FILE);
+        let path = self.dir.join(journal_rel(n));
         let Ok(bytes) = read_bounded_as(&path, MAX_JOURNAL_BYTES) else {
             return Ok(());
         };

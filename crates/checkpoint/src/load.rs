@@ -8,6 +8,10 @@ use std::path::Path;
 use retrace_protocol::{FsckProblem, Gap, GapReason, Severity};
 
 use crate::error::{IoContext, Result};
+use crate::layout::{
+    expired_rel, journal_rel, marker_name, meta_rel, parse_number, parse_turn_file_name, turn_rel,
+    EXPIRED_DIR, TURNS_DIR,
+};
 use crate::model::{turn_from_raw, Source, Turn};
 use crate::record::{read_record, RawRecord};
 
@@ -22,19 +26,6 @@ pub struct Loaded {
     pub tombstones: BTreeSet<u64>,
     /// Everything odd, from superseded records (info) to unreadable ones (error).
     pub problems: Vec<FsckProblem>,
-}
-
-/// Parses `turn-<N>.json`.
-pub fn parse_turn_file_name(name: &str) -> Option<u64> {
-    let digits = name.strip_prefix("turn-")?.strip_suffix(".json")?;
-    parse_number(digits)
-}
-
-fn parse_number(digits: &str) -> Option<u64> {
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
 }
 
 struct Candidate {
@@ -82,17 +73,15 @@ fn read_candidate(
         // What the turn captured since its record was last written whole. A journal that exists
         // but cannot be read makes the record unreadable: without it the turn would look as if it
         // touched fewer files than it did, and a restore would leave the others as they are.
-        let journal = dir
-            .join(format!("turns/{number}"))
-            .join(crate::record::JOURNAL_FILE);
+        let journal = dir.join(journal_rel(number));
         match crate::record::read_bounded_as(&journal, crate::record::MAX_JOURNAL_BYTES) {
             Ok(bytes) => match crate::record::apply_journal(&mut raw, &bytes) {
                 None => {}
                 Some(stop) if stop.lines_after == 0 => journal_note = Some(stop.problem),
                 Some(stop) => {
                     return Err(format!(
-                        "its journal `turns/{number}/{}` is damaged: {} ({} later lines cannot be applied, so the turn's files are not all known)",
-                        crate::record::JOURNAL_FILE,
+                        "its journal `{}` is damaged: {} ({} later lines cannot be applied, so the turn's files are not all known)",
+                        journal_rel(number),
                         stop.problem,
                         stop.lines_after
                     ))
@@ -101,8 +90,8 @@ fn read_candidate(
             Err(e) if e.is_not_found() => {}
             Err(e) => {
                 return Err(format!(
-                    "its journal `turns/{number}/{}` cannot be read: {e}",
-                    crate::record::JOURNAL_FILE
+                    "its journal `{}` cannot be read: {e}",
+                    journal_rel(number)
                 ))
             }
         }
@@ -137,18 +126,18 @@ pub fn load_sidecar(dir: &Path, root: Option<&Path>) -> Result<Loaded> {
             found.entry(n).or_default().top = Some(c);
         }
     }
-    let expired = dir.join("expired");
+    let expired = dir.join(EXPIRED_DIR);
     if expired.is_dir() {
         for entry in fs::read_dir(&expired).at("list", &expired)? {
             let entry = entry.at("list", &expired)?;
             let name = entry.file_name().to_string_lossy().into_owned();
             if let Some(n) = parse_turn_file_name(&name) {
-                let c = read_candidate(dir, format!("expired/{name}"), Source::Expired, n);
+                let c = read_candidate(dir, format!("{EXPIRED_DIR}/{name}"), Source::Expired, n);
                 found.entry(n).or_default().expired = Some(c);
             }
         }
     }
-    let turns_dir = dir.join("turns");
+    let turns_dir = dir.join(TURNS_DIR);
     if turns_dir.is_dir() {
         for entry in fs::read_dir(&turns_dir).at("list", &turns_dir)? {
             let entry = entry.at("list", &turns_dir)?;
@@ -156,13 +145,14 @@ pub fn load_sidecar(dir: &Path, root: Option<&Path>) -> Result<Loaded> {
             let Some(n) = parse_number(&name) else { continue };
             let f = found.entry(n).or_default();
             f.v3_dir = true;
-            let rel = format!("turns/{name}/meta.json");
+            // Named as listed: `turns/007` is turn 7's directory too.
+            let rel = format!("{TURNS_DIR}/{name}/meta.json");
             if dir.join(&rel).exists() {
                 f.v3 = Some(read_candidate(dir, rel, Source::V3, n));
             } else {
                 // A turn interrupted before its first record: the marker alone describes it.
                 out.problems.push(problem(
-                    &format!("turns/{name}"),
+                    &format!("{TURNS_DIR}/{name}"),
                     "no meta.json (a turn interrupted before its first record)".into(),
                     Severity::Info,
                     Some(n),
@@ -192,10 +182,10 @@ fn arbitrate(n: u64, f: Found, root: Option<&Path>, out: &mut Loaded) {
     let top_exists = f.top.is_some();
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut v3_unreadable: Option<(String, String)> = None;
-    for (slot, rel_of) in [
-        (f.top, format!("turn-{n}.json")),
-        (f.expired, format!("expired/turn-{n}.json")),
-        (f.v3, format!("turns/{n}/meta.json")),
+    for (slot, rel_of, is_v3) in [
+        (f.top, marker_name(n), false),
+        (f.expired, expired_rel(n), false),
+        (f.v3, meta_rel(n), true),
     ] {
         match slot {
             None => {}
@@ -206,7 +196,6 @@ fn arbitrate(n: u64, f: Found, root: Option<&Path>, out: &mut Loaded) {
                 candidates.push(c)
             }
             Some(Err(e)) => {
-                let is_v3 = rel_of.starts_with("turns/");
                 if is_v3 && !top_exists {
                     continue;
                 }
@@ -221,7 +210,7 @@ fn arbitrate(n: u64, f: Found, root: Option<&Path>, out: &mut Loaded) {
     if f.v3_dir && !top_exists {
         out.tombstones.insert(n);
         out.problems.push(problem(
-            &format!("turns/{n}"),
+            &turn_rel(n),
             format!("tombstone: turn {n} has no turn-{n}.json marker, so its directory is ignored"),
             Severity::Info,
             Some(n),
@@ -243,9 +232,7 @@ fn arbitrate(n: u64, f: Found, root: Option<&Path>, out: &mut Loaded) {
     let Some(wi) = winner_idx else {
         if top_exists {
             // Nothing readable but the turn's marker file exists: list it as unreadable.
-            let rel = v3_unreadable
-                .map(|(r, _)| r)
-                .unwrap_or_else(|| format!("turn-{n}.json"));
+            let rel = v3_unreadable.map(|(r, _)| r).unwrap_or_else(|| marker_name(n));
             out.turns.insert(n, unreadable_turn(n, None, &rel));
         }
         return;
@@ -270,7 +257,7 @@ fn arbitrate(n: u64, f: Found, root: Option<&Path>, out: &mut Loaded) {
     }
     if let Some(note) = &w.journal_note {
         out.problems.push(problem(
-            &format!("turns/{n}/{}", crate::record::JOURNAL_FILE),
+            &journal_rel(n),
             note.clone(),
             Severity::Warning,
             Some(n),

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use retrace_fsutil::copy_hashed;
 
-use crate::capture::{mode_bits, open_existing};
+use crate::fsio::{mode_bits, open_existing};
 use crate::model::Image;
 
 /// The identity and state of a file, as `fstat` reports it.
@@ -66,7 +66,7 @@ impl HashMemo {
         Ok((hashed.sha256, hashed.len))
     }
 
-    /// [`crate::image_of`], through the memo.
+    /// [`crate::fsio::image_of`], through the memo.
     pub(crate) fn image_of(&mut self, abs: &Path) -> io::Result<Image> {
         let Some((file, md)) = open_existing(abs)? else {
             return Ok(Image::absent());

@@ -138,6 +138,19 @@ impl Image {
     }
 }
 
+/// Existence, SHA-256 and mode equal (a target without a recorded mode matches any mode).
+pub(crate) fn same_image(target: &Image, current: &Image) -> bool {
+    if target.existed != current.existed {
+        return false;
+    }
+    if !target.existed {
+        return true;
+    }
+    target.sha256.is_some()
+        && target.sha256 == current.sha256
+        && (target.mode.is_none() || target.mode == current.mode)
+}
+
 /// One file touched by a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileEntry {

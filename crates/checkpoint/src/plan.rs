@@ -2,17 +2,19 @@
 //! Planning reads the workspace and the sidecar and changes nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs;
 
 use retrace_fsutil::{sha256_bytes, RelPath};
 use retrace_protocol::{
     CodePlan, Conflict, ConflictReason, Coverage, FileAction, GapReason, PlanFile, PlanGap,
 };
 
-use crate::blobs::blob_rel_path;
 use crate::error::{CheckpointError, Result};
+use crate::fsio::{standing, Standing};
+use crate::layout::{blob_rel_path, payload_rel};
 use crate::memo::HashMemo;
-use crate::model::{encode_inline, Before, EntryPath, Format, Image, Payload, Source as TurnSource, Turn};
+use crate::model::{
+    encode_inline, same_image, Before, EntryPath, Format, Image, Payload, Source as TurnSource, Turn,
+};
 use crate::store::CheckpointStore;
 
 /// Where the bytes of a restore image come from.
@@ -620,10 +622,7 @@ impl CheckpointStore {
                         }
                     },
                     Payload::File(idx) => {
-                        let p = self
-                            .turn_dir(turn.number)
-                            .join("files")
-                            .join(format!("{idx:04}.before"));
+                        let p = self.dir.join(payload_rel(turn.number, *idx));
                         memo.verify_file(&p, sha.as_deref())
                     }
                     Payload::Blob(h) => memo.verify_file(&self.dir.join(blob_rel_path(h)), Some(h)),
@@ -755,61 +754,6 @@ fn gap_paths(turns: &[&Turn]) -> BTreeSet<String> {
         .filter(|g| matches!(g.reason, GapReason::Symlink | GapReason::Hardlink))
         .filter_map(|g| g.path.clone())
         .collect()
-}
-
-/// What stands at a restore path, as far as writing there goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Standing {
-    /// Nothing, or a regular file, reached through real directories.
-    Plain,
-    /// The workspace root, an ancestor or the path itself is a symlink (or the root is gone):
-    /// never followed, never written (`path_unsafe`).
-    Unsafe,
-    /// An ancestor is not a directory: a file where a directory was (`type_change`).
-    FileAbove,
-    /// The path holds a directory, a FIFO, a socket or a device (`type_change`).
-    Special(&'static str),
-}
-
-/// What stands at `rel` under `root`, from `lstat` alone (nothing is opened).
-pub(crate) fn standing(root: &std::path::Path, rel: &RelPath) -> Standing {
-    if !fs::symlink_metadata(root).is_ok_and(|m| m.is_dir()) {
-        return Standing::Unsafe;
-    }
-    for anc in rel.ancestors_top_down() {
-        match fs::symlink_metadata(anc.under(root)) {
-            Ok(m) if m.file_type().is_symlink() => return Standing::Unsafe,
-            Ok(m) if !m.is_dir() => return Standing::FileAbove,
-            Ok(_) => {}
-            // Missing: nothing below it exists either.
-            Err(_) => return Standing::Plain,
-        }
-    }
-    match fs::symlink_metadata(rel.under(root)) {
-        Ok(m) if m.file_type().is_symlink() => Standing::Unsafe,
-        Ok(m) if m.is_file() => Standing::Plain,
-        Ok(m) => Standing::Special(retrace_fsutil::kind_of(&m)),
-        Err(_) => Standing::Plain,
-    }
-}
-
-/// Whether anything but a plain file (or nothing) reached through real directories stands at
-/// `rel`: then nothing may be written there.
-pub(crate) fn unsafe_to_write(root: &std::path::Path, rel: &RelPath) -> bool {
-    standing(root, rel) != Standing::Plain
-}
-
-/// Existence, SHA-256 and mode equal (a target without a recorded mode matches any mode).
-pub(crate) fn same_image(target: &Image, current: &Image) -> bool {
-    if target.existed != current.existed {
-        return false;
-    }
-    if !target.existed {
-        return true;
-    }
-    target.sha256.is_some()
-        && target.sha256 == current.sha256
-        && (target.mode.is_none() || target.mode == current.mode)
 }
 
 fn weaker(a: Coverage, b: Coverage) -> Coverage {

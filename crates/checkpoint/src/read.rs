@@ -6,8 +6,8 @@ use retrace_fsutil::{hex, RelPath};
 use retrace_protocol::CheckpointEntry;
 use sha2::{Digest, Sha256};
 
-use crate::blobs::blob_rel_path;
 use crate::error::{CheckpointError, IoContext, Result};
+use crate::layout::{blob_rel_path, payload_rel};
 use crate::model::{encode_inline, Before, Payload, Source, Turn};
 use crate::store::CheckpointStore;
 
@@ -154,10 +154,7 @@ impl CheckpointStore {
                     size: None,
                     ..
                 } => {
-                    let p = self
-                        .turn_dir(t.number)
-                        .join("files")
-                        .join(format!("{idx:04}.before"));
+                    let p = self.dir.join(payload_rel(t.number, *idx));
                     std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
                 }
                 _ => f.payload_bytes(),
@@ -190,7 +187,7 @@ impl CheckpointStore {
         let what = format!("before-image of `{path}` in turn {turn}");
         let reader: Box<dyn Read + Send> = match payload {
             Payload::File(idx) => {
-                let p = self.turn_dir(turn).join("files").join(format!("{idx:04}.before"));
+                let p = self.dir.join(payload_rel(turn, *idx));
                 Box::new(retrace_fsutil::open_regular(&p).at("open", &p)?.0)
             }
             Payload::Inline { text, encoding } => {

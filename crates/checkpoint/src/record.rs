@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CheckpointError, IoContext, Result};
 
+pub use crate::layout::JOURNAL_FILE;
+
 /// Records larger than this are refused unread (SPEC §3.1).
 pub const MAX_RECORD_BYTES: u64 = 16 * 1024 * 1024;
 
@@ -187,6 +189,13 @@ impl RawRecord {
     }
 }
 
+/// A record (or manifest) as written: pretty JSON, then a newline.
+pub(crate) fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(v).unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
 /// Reads and parses a record, refusing files over [`MAX_RECORD_BYTES`] before reading them and
 /// anything that is not a regular file.
 pub fn read_record(path: &Path) -> Result<RawRecord> {
@@ -305,9 +314,6 @@ pub struct JournalAfter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tmp: Option<u64>,
 }
-
-/// The journal's file name inside `turns/N/`.
-pub const JOURNAL_FILE: &str = "journal.jsonl";
 
 /// A journal line that could not be used; nothing from it on was applied.
 #[derive(Debug, Clone, PartialEq, Eq)]

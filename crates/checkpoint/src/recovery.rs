@@ -6,9 +6,10 @@ use std::io;
 use std::path::Path;
 
 use crate::error::{CheckpointError, IoContext, Result};
-use crate::plan::{standing, Standing};
+use crate::fsio::{remove_in_workspace, standing, Standing};
+use crate::layout::{journal_rel, manifest_rel, BLOBS_DIR, EXPIRED_DIR, FORWARD_DIR, TURNS_DIR, TX_DIR};
 use crate::store::CheckpointStore;
-use crate::tx::{TargetAction, TxKind, TxState, TX_DIR};
+use crate::tx::{TargetAction, TxKind, TxState};
 
 impl CheckpointStore {
     /// Rolls back every `prepared` or `committing` transaction, removes leftovers of committed ones,
@@ -31,7 +32,7 @@ impl CheckpointStore {
                         // Never through a symlink: a temp that cannot be reached (its directory
                         // swapped for a symlink or a file) is set aside, said, and looked for
                         // again at the next open, once the user has put things back.
-                        match self.remove_in_workspace(&root, &m.temp_path(&root, &rel, i)) {
+                        match remove_in_workspace(&self.opts.fs, &root, &m.temp_path(&root, &rel, i)) {
                             Ok(retrace_fsutil::Removal::Gone) => {}
                             Ok(retrace_fsutil::Removal::Unreachable) => {
                                 left.get_or_insert(CheckpointError::Io {
@@ -134,7 +135,7 @@ impl CheckpointStore {
             .values()
             .filter(|t| t.source == crate::model::Source::V3)
             .map(|t| t.number)
-            .filter(|n| self.turn_dir(*n).join(crate::record::JOURNAL_FILE).exists())
+            .filter(|n| self.dir.join(journal_rel(*n)).exists())
             .collect();
         for n in journaled {
             // What the crash cut short: the tools' intents settled against the disk (their writes
@@ -167,7 +168,7 @@ impl CheckpointStore {
     /// Says that transaction `m` could not be settled, and why (a warning of the store).
     fn set_aside(&mut self, m: &crate::tx::Manifest, why: &CheckpointError) {
         self.load_problems.push(retrace_protocol::FsckProblem {
-            path: format!("{}/{}.json", TX_DIR, m.id),
+            path: manifest_rel(&m.id),
             problem: format!(
                 "transaction {} could not be rolled back completely ({why}); it stays open and is tried again when the session is next opened",
                 m.id
@@ -183,10 +184,10 @@ impl CheckpointStore {
         let mut dirs = vec![
             self.dir.clone(),
             self.dir.join(TX_DIR),
-            self.dir.join("expired"),
-            self.dir.join(crate::blobs::FORWARD_DIR),
+            self.dir.join(EXPIRED_DIR),
+            self.dir.join(FORWARD_DIR),
         ];
-        for sub in ["turns", "blobs"] {
+        for sub in [TURNS_DIR, BLOBS_DIR] {
             let d = self.dir.join(sub);
             if let Ok(rd) = fs::read_dir(&d) {
                 for e in rd.flatten() {

@@ -7,12 +7,15 @@ use std::path::Path;
 
 use retrace_fsutil::is_sha256_hex;
 
-use crate::blobs::{list_blobs, FORWARD_DIR};
+use crate::blobs::list_blobs;
 use crate::error::{IoContext, Result};
-use crate::load::parse_turn_file_name;
+use crate::layout::{
+    expired_rel, manifest_rel, marker_name, meta_rel, pack_name, parse_turn_file_name, turn_rel, BLOBS_DIR,
+    EXPIRED_DIR, FORWARD_DIR, TX_DIR,
+};
 use crate::model::{turn_from_raw, Format, Source};
-use crate::record::{read_record, RawRecord};
-use crate::store::{to_json, CheckpointStore};
+use crate::record::{read_record, to_json, RawRecord};
+use crate::store::CheckpointStore;
 
 impl CheckpointStore {
     /// Applies the retention limits. Never prunes the current turn or a held one, even over budget.
@@ -85,7 +88,7 @@ impl CheckpointStore {
             .collect();
         let fs_ = self.opts.fs.clone();
         for id in &victims {
-            let path = self.dir.join(crate::tx::TX_DIR).join(format!("{id}.json"));
+            let path = self.dir.join(manifest_rel(id));
             fs_.remove_file(&path).at("remove", &path)?;
             self.transactions.remove(id);
         }
@@ -101,13 +104,13 @@ impl CheckpointStore {
             self.write_state()?;
         }
         let fs_ = self.opts.fs.clone();
-        let dir = self.turn_dir(n);
+        let dir = self.dir.join(turn_rel(n));
         // The record first: removing a directory tree is not atomic, and a record that outlived some
         // of its payloads would read as corruption instead of as a pruned turn.
-        let meta = dir.join("meta.json");
+        let meta = self.dir.join(meta_rel(n));
         fs_.remove_file(&meta).at("remove", &meta)?;
         fs_.remove_dir_all(&dir).at("remove", &dir)?;
-        let marker = self.dir.join(format!("turn-{n}.json"));
+        let marker = self.dir.join(marker_name(n));
         fs_.remove_file(&marker).at("remove", &marker)?;
         fs_.sync_dir(&self.dir).at("sync", &self.dir)?;
         self.turns.remove(&n);
@@ -117,7 +120,7 @@ impl CheckpointStore {
     /// Moves a legacy record to `expired/` with its content dropped, then removes the original.
     fn expire_legacy(&mut self, n: u64) -> Result<()> {
         let fs_ = self.opts.fs.clone();
-        let top = self.dir.join(format!("turn-{n}.json"));
+        let top = self.dir.join(marker_name(n));
         let mut raw = read_record(&top)?;
         raw.expired_file_payload = Some(true);
         raw.coverage = Some("partial".into());
@@ -149,13 +152,13 @@ impl CheckpointStore {
                 ..Default::default()
             });
         }
-        let expired_dir = self.dir.join("expired");
+        let expired_dir = self.dir.join(EXPIRED_DIR);
         fs_.create_dir_all(&expired_dir).at("create", &expired_dir)?;
-        let target = expired_dir.join(format!("turn-{n}.json"));
+        let rel = expired_rel(n);
+        let target = self.dir.join(&rel);
         fs_.write_atomic(&target, &to_json(&raw)).at("write", &target)?;
         fs_.remove_file(&top).at("remove", &top)?;
         fs_.sync_dir(&self.dir).at("sync", &self.dir)?;
-        let rel = format!("expired/turn-{n}.json");
         let (turn, _) = turn_from_raw(&raw, Source::Expired, &rel, self.root.as_deref());
         self.turns.insert(n, turn);
         Ok(())
@@ -163,7 +166,7 @@ impl CheckpointStore {
 
     /// Removes blobs that no record or manifest references.
     pub fn collect_blobs(&mut self) -> Result<()> {
-        if !self.dir.join("blobs").is_dir() && !self.dir.join(FORWARD_DIR).is_dir() {
+        if !self.dir.join(BLOBS_DIR).is_dir() && !self.dir.join(FORWARD_DIR).is_dir() {
             return Ok(());
         }
         let Some(referenced) = referenced_blobs(&self.dir)? else {
@@ -185,7 +188,7 @@ impl CheckpointStore {
 pub(crate) fn referenced_blobs(dir: &Path) -> Result<Option<BTreeSet<String>>> {
     let mut set = BTreeSet::new();
     let mut records = Vec::new();
-    for sub in [dir.to_path_buf(), dir.join("expired")] {
+    for sub in [dir.to_path_buf(), dir.join(EXPIRED_DIR)] {
         if !sub.is_dir() {
             continue;
         }
@@ -203,7 +206,7 @@ pub(crate) fn referenced_blobs(dir: &Path) -> Result<Option<BTreeSet<String>>> {
         };
         set.extend(raw.files.iter().filter_map(|f| f.blob_ref.clone()));
     }
-    let tx = dir.join("transactions");
+    let tx = dir.join(TX_DIR);
     if tx.is_dir() {
         for e in fs::read_dir(&tx).at("list", &tx)? {
             let path = e.at("list", &tx)?.path();
@@ -222,7 +225,7 @@ pub(crate) fn referenced_blobs(dir: &Path) -> Result<Option<BTreeSet<String>>> {
                     .and_then(|n| n.to_str())
                     .and_then(|n| n.strip_suffix(".json"))
                 {
-                    set.insert(format!("{stem}.pack"));
+                    set.insert(pack_name(stem));
                 }
             }
         }

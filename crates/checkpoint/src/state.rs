@@ -8,11 +8,10 @@ use retrace_fsutil::RelPath;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CheckpointError, Result};
+#[cfg(test)]
+use crate::layout::STATE_FILE;
 use crate::model::Image;
 use crate::record::read_bounded;
-
-/// The file name inside the sidecar.
-pub const STATE_FILE: &str = "state.json";
 
 /// Retrace's last write to one path.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,10 +13,15 @@ use retrace_protocol::{FsckProblem, Severity};
 use time::OffsetDateTime;
 
 use crate::error::{CheckpointError, IoContext, Result};
+use crate::fsio::{sync_error, write_error};
+use crate::layout::{
+    journal_rel, manifest_rel, marker_name, meta_rel, parse_turn_file_name, turn_rel, SIDECAR_DIRS,
+    STATE_FILE, TURNS_DIR, TX_DIR,
+};
 use crate::load::load_sidecar;
 use crate::model::{marker_of, turn_to_raw_v3, Format, Source, Turn};
-use crate::record::{JournalLine, JOURNAL_FILE};
-use crate::state::{StoreState, STATE_FILE};
+use crate::record::{to_json, JournalLine, MAX_JOURNAL_BYTES, MAX_RECORD_BYTES};
+use crate::state::StoreState;
 use crate::tx::{load_manifests, Manifest};
 
 /// Retention limits (SPEC §3.4): `retrace-protocol`'s, so frontends can set them.
@@ -148,8 +153,8 @@ impl CheckpointStore {
         // A transaction this build cannot read may be in flight, and its forward images may be the
         // only copies of what it replaced: nothing is written until it is repaired or moved aside.
         if let Some((name, why)) = &store.blocked_by {
-            return Err(crate::error::CheckpointError::Corrupt {
-                path: dir.join(crate::tx::TX_DIR).join(name),
+            return Err(CheckpointError::Corrupt {
+                path: dir.join(TX_DIR).join(name),
                 detail: format!(
                     "{why}; this session's checkpoints are not written to until the manifest is repaired or moved aside"
                 ),
@@ -158,7 +163,7 @@ impl CheckpointStore {
         // Sequences only ever grow by one per write: one this close to overflowing was damaged or
         // forged, and writing on would wrap the timeline around.
         if let Some((file, seq)) = &store.seq_beyond {
-            return Err(crate::error::CheckpointError::Corrupt {
+            return Err(CheckpointError::Corrupt {
                 path: dir.join(file),
                 detail: format!("{}; the store is not written to", seq_beyond_text(*seq)),
             });
@@ -178,7 +183,7 @@ impl CheckpointStore {
     /// `/etc` must not say "no checkpoints, all ok".
     pub fn open_bare(dir: &Path) -> Result<CheckpointStore> {
         if !dir.is_dir() {
-            return Err(crate::error::CheckpointError::Io {
+            return Err(CheckpointError::Io {
                 op: "open the sidecar",
                 path: dir.into(),
                 source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory"),
@@ -187,18 +192,11 @@ impl CheckpointStore {
         let looks_like_one = fs::read_dir(dir).at("list", dir)?.flatten().any(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             name == STATE_FILE
-                || crate::load::parse_turn_file_name(&name).is_some()
-                || [
-                    "turns",
-                    "transactions",
-                    "expired",
-                    "blobs",
-                    crate::blobs::FORWARD_DIR,
-                ]
-                .contains(&name.as_str())
+                || parse_turn_file_name(&name).is_some()
+                || SIDECAR_DIRS.contains(&name.as_str())
         });
         if !looks_like_one {
-            return Err(crate::error::CheckpointError::Corrupt {
+            return Err(CheckpointError::Corrupt {
                 path: dir.into(),
                 detail:
                     "this is not a checkpoint sidecar: it holds no turn record, state.json or transaction"
@@ -258,7 +256,7 @@ impl CheckpointStore {
         let (transactions, bad) = load_manifests(dir)?;
         for b in &bad {
             problems.push(FsckProblem {
-                path: format!("transactions/{}", b.name),
+                path: format!("{TX_DIR}/{}", b.name),
                 problem: b.why.clone(),
                 severity: if b.blocks { Severity::Error } else { Severity::Info },
                 turn: None,
@@ -270,7 +268,7 @@ impl CheckpointStore {
             transactions
                 .values()
                 .find(|m| m.seq > MAX_SEQ)
-                .map(|m| (format!("{}/{}.json", crate::tx::TX_DIR, m.id), m.seq))
+                .map(|m| (manifest_rel(&m.id), m.seq))
         });
         if let Some((file, seq)) = &seq_beyond {
             problems.push(FsckProblem {
@@ -288,9 +286,9 @@ impl CheckpointStore {
         {
             problems.push(FsckProblem {
                 path: if loaded.max_turn == Some(turn) {
-                    "turns".to_string()
+                    TURNS_DIR.to_string()
                 } else {
-                    "state.json".to_string()
+                    STATE_FILE.to_string()
                 },
                 problem: format!("{}; no new turn can start", last_turn_text(turn)),
                 severity: Severity::Error,
@@ -443,7 +441,7 @@ impl CheckpointStore {
             session_id: self.opts.session_id.clone(),
             format: Format::V3,
             source: Source::V3,
-            record_path: format!("turns/{n}/meta.json"),
+            record_path: meta_rel(n),
             files: Vec::new(),
             gaps: Vec::new(),
             expired: false,
@@ -453,8 +451,8 @@ impl CheckpointStore {
         // one barrier each instead of one per file. A crash in between leaves the marker without
         // its record (listed from the marker) or the record without its marker (a tombstone,
         // ignored): never a capture without its turn, since nothing is captured before this returns.
-        let marker = self.dir.join(format!("turn-{n}.json"));
-        let meta = turn_dir.join("meta.json");
+        let marker = self.dir.join(marker_name(n));
+        let meta = self.dir.join(meta_rel(n));
         let files_dir = turn_dir.join("files");
         // `turns/`, `turns/N/` and `files/` are synced in the barrier below.
         fs.create_dir_all_unsynced(&files_dir).at("create", &files_dir)?;
@@ -465,7 +463,7 @@ impl CheckpointStore {
         let batch: Vec<(&Path, &[u8])> = records.iter().map(|(p, b)| (*p, b.as_slice())).collect();
         fs.replace_all(&batch).map_err(write_error)?;
         // The new directories' entries and both renames are durable before anything is captured.
-        let turns_dir = self.dir.join("turns");
+        let turns_dir = self.dir.join(TURNS_DIR);
         let dirs = [
             (self.dir.as_path(), "sync_dir"),
             (turns_dir.as_path(), "sync_dir"),
@@ -516,7 +514,7 @@ impl CheckpointStore {
             return Err(CheckpointError::NoTurn);
         };
         let fs = self.opts.fs.clone();
-        let path = self.turn_dir(number).join(JOURNAL_FILE);
+        let path = self.dir.join(journal_rel(number));
         let mut bytes = Vec::new();
         for l in lines {
             bytes.extend_from_slice(&serde_json::to_vec(l).map_err(|e| CheckpointError::Corrupt {
@@ -552,10 +550,10 @@ impl CheckpointStore {
             return Err(CheckpointError::NoTurn);
         };
         // Never larger than a reader accepts: the capture fails (and its tool with it) instead.
-        if *len + bytes.len() as u64 > crate::record::MAX_JOURNAL_BYTES {
+        if *len + bytes.len() as u64 > MAX_JOURNAL_BYTES {
             return Err(CheckpointError::TurnTooLarge {
                 turn: number,
-                limit: crate::record::MAX_JOURNAL_BYTES / (1024 * 1024),
+                limit: MAX_JOURNAL_BYTES / (1024 * 1024),
             });
         }
         let written = fs
@@ -598,12 +596,12 @@ impl CheckpointStore {
             return Ok(());
         };
         let bytes = to_json(&turn_to_raw_v3(turn));
-        if bytes.len() as u64 > crate::record::MAX_RECORD_BYTES {
+        if bytes.len() as u64 > MAX_RECORD_BYTES {
             return Ok(());
         }
-        let path = self.turn_dir(n).join("meta.json");
+        let path = self.dir.join(meta_rel(n));
         self.opts.fs.write_atomic(&path, &bytes).at("write", &path)?;
-        let journal = self.turn_dir(n).join(JOURNAL_FILE);
+        let journal = self.dir.join(journal_rel(n));
         self.opts.fs.remove_file(&journal).at("remove", &journal)
     }
 
@@ -630,7 +628,7 @@ impl CheckpointStore {
     }
 
     pub(crate) fn turn_dir(&self, n: u64) -> PathBuf {
-        self.dir.join("turns").join(n.to_string())
+        self.dir.join(turn_rel(n))
     }
 
     /// Writes `state.json` atomically.
@@ -672,30 +670,6 @@ impl Drop for CheckpointStore {
         // report those files as conflicts), never bytes.
         let _ = self.flush_pending();
     }
-}
-
-/// A failed batch of atomic replaces, naming the file that failed.
-pub(crate) fn write_error((path, source): (PathBuf, std::io::Error)) -> CheckpointError {
-    CheckpointError::Io {
-        op: "write",
-        path,
-        source,
-    }
-}
-
-/// A failed fsync of a batch, naming the path that failed.
-pub(crate) fn sync_error((path, source): (PathBuf, std::io::Error)) -> CheckpointError {
-    CheckpointError::Io {
-        op: "sync",
-        path,
-        source,
-    }
-}
-
-pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Vec<u8> {
-    let mut out = serde_json::to_vec_pretty(v).unwrap_or_default();
-    out.push(b'\n');
-    out
 }
 
 /// What a turn number with no number after it says.

@@ -9,9 +9,10 @@ use retrace_fsutil::{is_sha256_hex, RelPath};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CheckpointError, IoContext, Result};
+use crate::layout::{manifest_rel, pack_rel_path, TX_DIR};
 use crate::model::Image;
-use crate::record::read_bounded;
-use crate::store::{to_json, CheckpointStore};
+use crate::record::{read_bounded, to_json};
+use crate::store::CheckpointStore;
 
 /// What a transaction did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -245,7 +246,7 @@ impl Manifest {
     /// outside the workspace, or an image digest that is not 64 lowercase hex digits (it names a
     /// file). `None` when every target is usable.
     pub(crate) fn forged(&self) -> Option<String> {
-        let pack = crate::forward::pack_rel_path(&self.id);
+        let pack = pack_rel_path(&self.id);
         if let Some(p) = self.forward_pack.as_deref().filter(|p| *p != pack) {
             return Some(format!("`forwardPack` is `{p}`, not `{pack}`"));
         }
@@ -329,8 +330,6 @@ fn sibling(root: &Path, rel: &RelPath, suffix: &str) -> PathBuf {
         .unwrap_or_else(|| root.to_path_buf());
     parent.join(retrace_fsutil::sibling_name(".", &name, suffix))
 }
-
-pub(crate) const TX_DIR: &str = "transactions";
 
 /// A manifest file that is not a manifest this build can use.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -466,7 +465,7 @@ impl CheckpointStore {
         }
         let txd = self.dir.join(TX_DIR);
         self.opts.fs.create_dir_all(&txd).at("create", &txd)?;
-        let path = txd.join(format!("{}.json", m.id));
+        let path = self.dir.join(manifest_rel(&m.id));
         self.opts.fs.write_atomic(&path, &bytes).at("write", &path)?;
         self.transactions.insert(m.id.clone(), m.clone());
         Ok(())

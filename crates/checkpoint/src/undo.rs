@@ -2,12 +2,11 @@
 
 use retrace_protocol::CodeOutcome;
 
-use crate::capture::image_of;
 use crate::commit::TxInput;
 use crate::error::{CheckpointError, Result};
+use crate::fsio::{image_of, unsafe_to_write};
 use crate::memo::HashMemo;
-use crate::model::Image;
-use crate::plan::{same_image, unsafe_to_write};
+use crate::model::{same_image, Image};
 use crate::store::CheckpointStore;
 use crate::tx::{Manifest, TxKind, TxState};
 
