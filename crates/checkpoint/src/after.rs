@@ -10,10 +10,11 @@ use retrace_protocol::Gap;
 
 use crate::error::{CheckpointError, Result};
 use crate::fsio::image_of;
-use crate::model::{add_gap, gap_to_raw, same_image, Image};
+use crate::model::{add_gap, same_image, Image};
 use crate::record::{JournalAfter, JournalLine};
 use crate::state::Owned;
 use crate::store::CheckpointStore;
+use crate::to_record::gap_to_raw;
 
 impl CheckpointStore {
     /// Records the after-image of each path (successful tool or not): on this turn's entry and in

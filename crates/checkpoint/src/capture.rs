@@ -15,9 +15,10 @@ use sha2::{Digest, Sha256};
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::fsio::{mode_bits, sync_error};
 use crate::layout::{files_rel, payload_name};
-use crate::model::{add_gap, file_to_raw, gap_to_raw, Before, EntryPath, FileEntry, Image, Payload};
+use crate::model::{add_gap, Before, EntryPath, FileEntry, Image, Payload};
 use crate::record::JournalLine;
 use crate::store::CheckpointStore;
+use crate::to_record::{file_to_raw, gap_to_raw};
 
 /// One path a tool's preview says it will change.
 #[derive(Debug, Clone, PartialEq, Eq)]

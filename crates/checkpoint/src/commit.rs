@@ -24,10 +24,11 @@ use retrace_protocol::{CodeOutcome, Conflict, ConflictReason, FileAction, OnConf
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::fsio::{hash_from_start, mode_bits, open_existing, parent_of, sync_error, unsafe_to_write};
 use crate::layout::pack_rel_path;
-use crate::model::{path_to_raw, same_image, Image};
+use crate::model::{same_image, Image};
 use crate::plan::{ImageSource, PlanKind, RestorePlan, TargetImage};
 use crate::state::Owned;
 use crate::store::CheckpointStore;
+use crate::to_record::path_to_raw;
 use crate::tx::{Manifest, PackSlice, TargetAction, TxImage, TxKind, TxOwned, TxState, TxTarget};
 
 /// How to commit a plan.

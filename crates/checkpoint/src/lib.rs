@@ -22,8 +22,10 @@ mod commit;
 mod compensate;
 mod composed;
 mod dirs;
+mod encoding;
 mod error;
 mod forward;
+mod from_record;
 mod fsck;
 mod fsio;
 mod intents;
@@ -38,6 +40,7 @@ mod recovery;
 mod retention;
 mod state;
 mod store;
+mod to_record;
 pub mod tx;
 mod undo;
 

@@ -8,11 +8,12 @@ use std::path::Path;
 use retrace_protocol::{FsckProblem, Gap, GapReason, Severity};
 
 use crate::error::{IoContext, Result};
+use crate::from_record::{parse_time, turn_from_raw};
 use crate::layout::{
     expired_rel, journal_rel, marker_name, meta_rel, parse_number, parse_turn_file_name, turn_rel,
     EXPIRED_DIR, TURNS_DIR,
 };
-use crate::model::{turn_from_raw, Source, Turn};
+use crate::model::{Source, Turn};
 use crate::record::{read_record, RawRecord};
 
 /// What loading a sidecar found.
@@ -224,8 +225,8 @@ fn arbitrate(n: u64, f: Found, root: Option<&Path>, out: &mut Loaded) {
         .enumerate()
         .filter(|(_, c)| !(has_v3 && c.source == Source::Top && c.raw.is_marker()))
         .max_by(|(_, a), (_, b)| {
-            let ta = crate::model::parse_time(&a.raw.time);
-            let tb = crate::model::parse_time(&b.raw.time);
+            let ta = parse_time(&a.raw.time);
+            let tb = parse_time(&b.raw.time);
             ta.cmp(&tb).then(rank(a).cmp(&rank(b)))
         })
         .map(|(i, _)| i);
@@ -284,7 +285,7 @@ fn arbitrate(n: u64, f: Found, root: Option<&Path>, out: &mut Loaded) {
             ));
         }
     }
-    if crate::model::parse_time(&w.raw.time).is_none() {
+    if parse_time(&w.raw.time).is_none() {
         out.problems.push(problem(
             &w.rel,
             format!("time `{}` is not RFC 3339", w.raw.time),

@@ -3,8 +3,8 @@
 //! One raw type reads v1, v2 and v3 records and markers: every field that some version lacks is
 //! optional, unknown keys are ignored. It also reads what the reference implementation writes
 //! (`"files": null`, `encoding` as a number, the snake_case `dest_path` of its legacy rename
-//! records), and keeps such values as they are when a record is rewritten. [`crate::model`] turns a
-//! raw record into the typed model.
+//! records), and keeps such values as they are when a record is rewritten. `from_record.rs` turns a
+//! raw record into the typed model ([`crate::model`]), and `to_record.rs` back.
 
 use std::io::Read;
 use std::path::Path;

@@ -9,11 +9,12 @@ use retrace_fsutil::is_sha256_hex;
 
 use crate::blobs::list_blobs;
 use crate::error::{IoContext, Result};
+use crate::from_record::turn_from_raw;
 use crate::layout::{
     expired_rel, manifest_rel, marker_name, meta_rel, pack_name, parse_turn_file_name, turn_rel, BLOBS_DIR,
     EXPIRED_DIR, FORWARD_DIR, TX_DIR,
 };
-use crate::model::{turn_from_raw, Format, Source};
+use crate::model::{Format, Source};
 use crate::record::{read_record, to_json, RawRecord};
 use crate::store::CheckpointStore;
 

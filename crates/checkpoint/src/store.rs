@@ -19,9 +19,10 @@ use crate::layout::{
     STATE_FILE, TURNS_DIR, TX_DIR,
 };
 use crate::load::load_sidecar;
-use crate::model::{marker_of, turn_to_raw_v3, Format, Source, Turn};
+use crate::model::{Format, Source, Turn};
 use crate::record::{to_json, JournalLine, MAX_JOURNAL_BYTES, MAX_RECORD_BYTES};
 use crate::state::StoreState;
+use crate::to_record::{marker_of, turn_to_raw_v3};
 use crate::tx::{load_manifests, Manifest};
 
 /// Retention limits (SPEC §3.4): `retrace-protocol`'s, so frontends can set them.
