@@ -65,20 +65,20 @@ impl CheckpointStore {
                 Ok(img) => img,
                 Err(_) => {
                     // Unreadable after the write: Retrace cannot prove what is there.
-                    self.state.owned.remove(&rel);
+                    self.sidecar.state.owned.remove(&rel);
                     changed = true;
                     continue;
                 }
             };
-            self.state.mutation_seq += 1;
-            let seq = self.state.mutation_seq;
+            self.sidecar.state.mutation_seq += 1;
+            let seq = self.sidecar.state.mutation_seq;
             let index = self.entry_index_in(number, &rel);
-            if let (Some(turn), Some(i)) = (self.turns.get_mut(&number), index) {
+            if let (Some(turn), Some(i)) = (self.sidecar.turns.get_mut(&number), index) {
                 if let Some(f) = turn.files.get_mut(i) {
                     f.after = Some(image.clone());
                 }
             }
-            self.state.owned.insert(rel, Owned { image, seq });
+            self.sidecar.state.owned.insert(rel, Owned { image, seq });
             changed = true;
         }
         if changed {
@@ -103,7 +103,7 @@ impl CheckpointStore {
     pub(crate) fn entry_index_in(&self, number: u64, rel: &RelPath) -> Option<usize> {
         match self.current.as_ref() {
             Some(cur) if cur.number == number => cur.touched.get(rel).copied().flatten(),
-            _ => self.turns.get(&number).and_then(|t| t.entry_index(rel)),
+            _ => self.sidecar.turns.get(&number).and_then(|t| t.entry_index(rel)),
         }
     }
 
@@ -112,7 +112,7 @@ impl CheckpointStore {
         let Some(number) = self.current_turn() else {
             return Err(CheckpointError::NoTurn);
         };
-        let Some(turn) = self.turns.get_mut(&number) else {
+        let Some(turn) = self.sidecar.turns.get_mut(&number) else {
             return Ok(());
         };
         let before = turn.gaps.clone();
@@ -127,7 +127,7 @@ impl CheckpointStore {
         let appended = self.append_journal(&lines);
         if appended.is_err() {
             // Not recorded: forget it, so that a retry records it.
-            if let Some(turn) = self.turns.get_mut(&number) {
+            if let Some(turn) = self.sidecar.turns.get_mut(&number) {
                 turn.gaps = before;
             }
         } else if let Some(cur) = self.current.as_mut() {
@@ -173,7 +173,7 @@ impl CheckpointStore {
         let Some(cur) = self.current.as_ref() else {
             return Vec::new();
         };
-        let Some(turn) = self.turns.get(&cur.number) else {
+        let Some(turn) = self.sidecar.turns.get(&cur.number) else {
             return Vec::new();
         };
         cur.after_dirty

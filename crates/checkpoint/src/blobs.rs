@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{IoContext, Result};
 use crate::layout::{blob_rel_path, forward_rel_path, BLOBS_DIR, FORWARD_DIR};
-use crate::store::CheckpointStore;
+use crate::sidecar::Sidecar;
 
-impl CheckpointStore {
+impl Sidecar {
     /// The stored forward image named `sha`, relative to the sidecar: `forward/<hex>` unless only
     /// `blobs/…/<hex>` exists (see the module documentation). When neither exists, the place it
     /// would be written.
@@ -32,7 +32,7 @@ impl CheckpointStore {
         new
     }
 
-    /// [`CheckpointStore::forward_rel`], as an absolute path.
+    /// [`Sidecar::forward_rel`], as an absolute path.
     pub(crate) fn forward_blob(&self, sha: &str) -> PathBuf {
         self.dir.join(self.forward_rel(sha))
     }

@@ -121,16 +121,6 @@ const WRITEBACK_EVERY: u64 = 4 << 20;
 const PIPELINE_BUFFERS: usize = 8;
 
 impl CheckpointStore {
-    pub(crate) fn require_root(&self) -> Result<PathBuf> {
-        self.root.clone().ok_or(CheckpointError::NoTurn)
-    }
-
-    /// Normalises a tool's path against the workspace root.
-    pub fn normalize(&self, path: &Path) -> Result<RelPath> {
-        let root = self.require_root()?;
-        Ok(RelPath::normalize(&root, path)?)
-    }
-
     /// Captures the before-image of every path in `changes` not yet touched in this turn, and makes it
     /// durable before returning. `tool` names the tool for gaps. On error nothing of this call is
     /// published nor remembered (a retry captures the paths again), and the caller must refuse the
@@ -178,8 +168,8 @@ impl CheckpointStore {
             }
             return Ok(report);
         }
-        let files_dir = self.dir.join(files_rel(number));
-        let base_index = self.turns.get(&number).map_or(0, |t| t.files.len());
+        let files_dir = self.sidecar.dir.join(files_rel(number));
+        let base_index = self.sidecar.turns.get(&number).map_or(0, |t| t.files.len());
         let this = &*self;
         let (staged, gaps) = (|| -> Result<(Staged, Vec<Gap>)> {
             let mut pending: Vec<Pending> = Vec::new();
@@ -259,7 +249,7 @@ impl CheckpointStore {
         // After-images recorded before this call go first: they are about entries already there.
         let mut lines = self.pending_after_lines();
         lines.extend(staged.lines);
-        let base = self.turns.get(&number).map_or(0, |t| t.files.len());
+        let base = self.sidecar.turns.get(&number).map_or(0, |t| t.files.len());
         let new_indices: BTreeMap<RelPath, usize> = staged
             .entries
             .iter()
@@ -273,10 +263,10 @@ impl CheckpointStore {
             }
             return Err(e);
         }
-        self.state.mutation_seq = staged.seq;
+        self.sidecar.state.mutation_seq = staged.seq;
         let added: u64 = staged.entries.iter().map(FileEntry::payload_bytes).sum();
         let mut indices: BTreeMap<RelPath, Option<usize>> = todo.iter().map(|r| (r.clone(), None)).collect();
-        if let Some(turn) = self.turns.get_mut(&number) {
+        if let Some(turn) = self.sidecar.turns.get_mut(&number) {
             for e in staged.entries {
                 if let Some(rel) = e.path.safe() {
                     indices.insert(rel.clone(), Some(turn.files.len()));
@@ -303,10 +293,11 @@ impl CheckpointStore {
     /// entries the turn already has).
     fn stage_entries(&self, number: u64, entries: Vec<FileEntry>, gaps: &[Gap]) -> Result<Staged> {
         let turn = self
+            .sidecar
             .turns
             .get(&number)
             .ok_or(CheckpointError::UnknownTurn(number))?;
-        let mut seq = self.state.mutation_seq;
+        let mut seq = self.sidecar.state.mutation_seq;
         let mut lines = Vec::new();
         let mut staged = Vec::with_capacity(entries.len());
         for mut e in entries {
@@ -670,7 +661,8 @@ fn hash_payloads(rx: mpsc::Receiver<HashMsg>, back: mpsc::Sender<Vec<u8>>) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{BeginTurn, StoreOptions};
+    use crate::store::StoreOptions;
+    use crate::turn::BeginTurn;
     use crate::BeforeImage;
     use retrace_fsutil::{sha256_bytes, Fs};
 

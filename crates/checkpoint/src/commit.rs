@@ -66,10 +66,10 @@ impl CheckpointStore {
         opts: CommitOptions,
         extra: Option<serde_json::Value>,
     ) -> Result<CodeOutcome> {
-        if plan.plan.generation != self.state.mutation_seq {
+        if plan.plan.generation != self.sidecar.state.mutation_seq {
             return Err(CheckpointError::StalePlan {
                 planned: plan.plan.generation,
-                now: self.state.mutation_seq,
+                now: self.sidecar.state.mutation_seq,
             });
         }
         // The one decision of what blocks a commit (the controller asks the same question first).
@@ -78,8 +78,10 @@ impl CheckpointStore {
         // an `external_change`, whatever the choice (never silently re-classified, then skipped or
         // overwritten).
         let fresh = match &plan.kind {
-            PlanKind::Turn(n) => self.plan_restore_with(*n, plan.memo.clone())?,
-            PlanKind::File(p) => self.plan_file_revert_with(p.as_path(), plan.memo.clone())?,
+            PlanKind::Turn(n) => self.sidecar.plan_restore_with(*n, plan.memo.clone())?,
+            PlanKind::File(p) => self
+                .sidecar
+                .plan_file_revert_with(p.as_path(), plan.memo.clone())?,
         };
         let moved = moved_since_preview(plan, &fresh);
         if !moved.is_empty() {
@@ -140,7 +142,7 @@ impl CheckpointStore {
         if inputs.is_empty() {
             // Nothing to write: no transaction, and the undo target stays as it was (the claims
             // take the current sequence, which moves on only with a write).
-            let seq = self.state.mutation_seq;
+            let seq = self.sidecar.state.mutation_seq;
             self.claim(claims, seq);
             return Ok(CodeOutcome {
                 transaction_id: None,
@@ -165,10 +167,10 @@ impl CheckpointStore {
     fn claim(&mut self, claims: Vec<(RelPath, Image)>, seq: u64) {
         let mut changed = false;
         for (rel, image) in claims {
-            if self.proof(&rel).as_ref() == Some(&image) {
+            if self.sidecar.proof(&rel).as_ref() == Some(&image) {
                 continue;
             }
-            self.state.owned.insert(rel, Owned { image, seq });
+            self.sidecar.state.owned.insert(rel, Owned { image, seq });
             changed = true;
         }
         if changed && self.write_state().is_err() {
@@ -207,8 +209,8 @@ impl CheckpointStore {
         extra: Option<serde_json::Value>,
         created_dirs: &[RelPath],
     ) -> Result<Manifest> {
-        let root = self.root.clone().ok_or(CheckpointError::NoTurn)?;
-        let seq = self.state.mutation_seq + 1;
+        let root = self.sidecar.root.clone().ok_or(CheckpointError::NoTurn)?;
+        let seq = self.sidecar.state.mutation_seq + 1;
         let id = format!("{seq:08}-{:08x}", random_u32());
         let time = (self.opts.clock)()
             .format(&time::format_description::well_known::Rfc3339)
@@ -230,7 +232,7 @@ impl CheckpointStore {
                     published: false,
                     recovery_copy: None,
                     forward_at: None,
-                    owned_before: self.state.owned.get(&inp.rel).map(TxOwned::from),
+                    owned_before: self.sidecar.state.owned.get(&inp.rel).map(TxOwned::from),
                     owned_after: inp.owned_after.as_ref().map(TxOwned::from),
                 }
             })
@@ -256,8 +258,8 @@ impl CheckpointStore {
         };
         self.opts
             .fs
-            .create_dir_all(&self.dir)
-            .at("create the sidecar", &self.dir)?;
+            .create_dir_all(&self.sidecar.dir)
+            .at("create the sidecar", &self.sidecar.dir)?;
         // (1) The manifest is durable before any temp file or blob of the transaction exists.
         self.save_manifest(&m)?;
         let slices = match self.prepare_files(&root, &m, &inputs) {
@@ -319,7 +321,7 @@ impl CheckpointStore {
             let stuck = self.compensate(&root, &mut m, n);
             return Err(stuck.unwrap_or(e));
         }
-        self.apply_committed(&m);
+        self.sidecar.apply_committed(&m);
         if self.write_state().is_err() {
             self.state_dirty.store(true, std::sync::atomic::Ordering::Relaxed);
         }
@@ -333,46 +335,6 @@ impl CheckpointStore {
         }
         self.remove_dirs(&root, &empty);
         Ok(m)
-    }
-
-    /// Records a committed transaction's writes as Retrace's own (ownership proofs, sequence).
-    ///
-    /// A restore or revert leaves its restore images as Retrace's last writes. An undo leaves what
-    /// the proofs were before the transaction it undoes (its targets' `ownedAfter`): a hand edit or
-    /// another session's write that it puts back is again not Retrace's (SPEC §5.5). A path whose
-    /// proof is newer than the transaction (a later write, already in `state.json`) keeps it, so
-    /// manifests may be applied again, oldest first, on top of `state.json` at every open.
-    pub(crate) fn apply_committed(&mut self, m: &Manifest) {
-        self.state.mutation_seq = self.state.mutation_seq.max(m.seq);
-        for t in &m.targets {
-            let Ok(rel) = t.rel() else { continue };
-            // An undo of an earlier build recorded no proofs, and left the bytes it put back as
-            // Retrace's own at its sequence: read as "not Retrace's", that entry included.
-            let old_undo = m.kind == TxKind::Undo && !m.owned_recorded;
-            let newer = self
-                .state
-                .owned
-                .get(&rel)
-                .is_none_or(|o| o.seq < m.seq || (old_undo && o.seq == m.seq));
-            if !newer {
-                continue;
-            }
-            let owns = match m.kind {
-                TxKind::Undo => t.owned_after.as_ref().map(Owned::from),
-                _ => Some(Owned {
-                    image: Image::from(&t.restore),
-                    seq: m.seq,
-                }),
-            };
-            match owns {
-                Some(o) => {
-                    self.state.owned.insert(rel, o);
-                }
-                None => {
-                    self.state.owned.remove(&rel);
-                }
-            }
-        }
     }
 
     /// Steps (2) and (3): the forward images copied into the transaction's pack, and the temp
@@ -445,7 +407,7 @@ impl CheckpointStore {
         let pack_dir = parent_of(&pack.path);
         let mut entries: Vec<(&Path, &str)> = vec![(pack_dir.as_path(), "sync_dir")];
         if made_dir {
-            entries.push((self.dir.as_path(), "sync_dir"));
+            entries.push((self.sidecar.dir.as_path(), "sync_dir"));
         }
         entries.extend(dirs.iter().map(|d| (d.as_path(), "sync_dir")));
         fs_.sync_paths(&entries).map_err(sync_error)?;
@@ -534,7 +496,11 @@ impl CheckpointStore {
     fn open_image(&self, img: &TargetImage) -> Result<Box<dyn Read>> {
         match &img.source {
             ImageSource::Turn(n, i) => {
-                let turn = self.turns.get(n).ok_or(CheckpointError::UnknownTurn(*n))?;
+                let turn = self
+                    .sidecar
+                    .turns
+                    .get(n)
+                    .ok_or(CheckpointError::UnknownTurn(*n))?;
                 let rel = turn
                     .files
                     .get(*i)
@@ -548,7 +514,7 @@ impl CheckpointStore {
             }
             ImageSource::Forward(at) => Ok(at.open().at("open", at.path())?),
             ImageSource::Workspace(rel) => {
-                let root = self.root.clone().ok_or(CheckpointError::NoTurn)?;
+                let root = self.sidecar.root.clone().ok_or(CheckpointError::NoTurn)?;
                 if unsafe_to_write(&root, rel) {
                     return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
                 }

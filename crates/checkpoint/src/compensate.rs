@@ -203,7 +203,7 @@ impl CheckpointStore {
             dir.rename(&name_of(&bak), &name).at("rename", &bak)?;
         } else {
             let sha = forward.sha256.clone().unwrap_or_default();
-            let Some(at) = self.forward_at(m, i) else {
+            let Some(at) = self.sidecar.forward_at(m, i) else {
                 return Err(CheckpointError::MissingPayload {
                     turn: m.turn.unwrap_or(0),
                     path: rel.to_lossy(),

@@ -58,7 +58,9 @@ impl CheckpointStore {
     /// symlink), once its undo committed. One that cannot be made (a file or a symlink there now)
     /// is left alone: it was empty.
     pub(crate) fn recreate_dirs(&self, orig: &Manifest) {
-        let Some(root) = self.root.as_deref() else { return };
+        let Some(root) = self.sidecar.root.as_deref() else {
+            return;
+        };
         let mut dirs: Vec<RelPath> = orig
             .removed_dirs
             .iter()

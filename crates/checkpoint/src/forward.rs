@@ -26,6 +26,7 @@ use retrace_fsutil::{copy_hashed, open_regular};
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::fsio::parent_of;
 use crate::layout::{blob_rel_path, forward_rel_path, pack_rel_path, pack_tmp_rel, FORWARD_DIR};
+use crate::sidecar::Sidecar;
 use crate::store::CheckpointStore;
 use crate::tx::{Manifest, PackSlice};
 
@@ -108,12 +109,34 @@ impl PackWriter {
     }
 }
 
+impl Sidecar {
+    /// Where target `i`'s forward image is: its transaction's pack, or (earlier builds) a blob.
+    /// `None` when the target did not exist before the transaction.
+    pub(crate) fn forward_at(&self, m: &Manifest, i: usize) -> Option<ForwardAt> {
+        let t = m.targets.get(i)?;
+        if !t.forward.existed {
+            return None;
+        }
+        match (&m.forward_pack, t.forward_at) {
+            // The pack is named after the transaction (whose id is its manifest's file name), never
+            // after what the manifest says: a forged path could lead outside the sidecar.
+            (Some(_), Some(slice)) => Some(ForwardAt::Pack {
+                path: self.dir.join(pack_rel_path(&m.id)),
+                slice,
+            }),
+            _ => Some(ForwardAt::Blob(
+                self.forward_blob(t.forward.sha256.as_deref().unwrap_or_default()),
+            )),
+        }
+    }
+}
+
 impl CheckpointStore {
     /// Starts the pack of transaction `m` (its temp file, new and private); `forward/` is made if
     /// missing (true then: the sidecar's directory entry joins the caller's directory barrier).
     pub(crate) fn start_pack(&self, m: &Manifest) -> Result<(PackWriter, bool)> {
         let fs_ = self.opts.fs.clone();
-        let dir = self.dir.join(FORWARD_DIR);
+        let dir = self.sidecar.dir.join(FORWARD_DIR);
         let mut made = false;
         if !dir.is_dir() {
             fs_.step("create_dir").at("create", &dir)?;
@@ -127,8 +150,8 @@ impl CheckpointStore {
                 .at("create", &dir)?;
             made = true;
         }
-        let path = self.dir.join(pack_rel_path(&m.id));
-        let tmp = self.dir.join(pack_tmp_rel(&m.id));
+        let path = self.sidecar.dir.join(pack_rel_path(&m.id));
+        let tmp = self.sidecar.dir.join(pack_tmp_rel(&m.id));
         // A stale temp (a crash) is unlinked, never written through.
         match fs::remove_file(&tmp) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e).at("remove", &tmp),
@@ -153,30 +176,10 @@ impl CheckpointStore {
         ))
     }
 
-    /// Where target `i`'s forward image is: its transaction's pack, or (earlier builds) a blob.
-    /// `None` when the target did not exist before the transaction.
-    pub(crate) fn forward_at(&self, m: &Manifest, i: usize) -> Option<ForwardAt> {
-        let t = m.targets.get(i)?;
-        if !t.forward.existed {
-            return None;
-        }
-        match (&m.forward_pack, t.forward_at) {
-            // The pack is named after the transaction (whose id is its manifest's file name), never
-            // after what the manifest says: a forged path could lead outside the sidecar.
-            (Some(_), Some(slice)) => Some(ForwardAt::Pack {
-                path: self.dir.join(pack_rel_path(&m.id)),
-                slice,
-            }),
-            _ => Some(ForwardAt::Blob(
-                self.forward_blob(t.forward.sha256.as_deref().unwrap_or_default()),
-            )),
-        }
-    }
-
     /// Removes transaction `m`'s pack and its temp file (a transaction that ends aborted).
     pub(crate) fn remove_pack(&self, m: &Manifest) -> Result<()> {
-        let path = self.dir.join(pack_rel_path(&m.id));
-        let tmp = self.dir.join(pack_tmp_rel(&m.id));
+        let path = self.sidecar.dir.join(pack_rel_path(&m.id));
+        let tmp = self.sidecar.dir.join(pack_tmp_rel(&m.id));
         for p in [tmp, path] {
             if fs::symlink_metadata(&p).is_ok() {
                 self.opts.fs.remove_file(&p).at("remove", &p)?;
@@ -247,7 +250,7 @@ impl CheckpointStore {
                 continue;
             };
             for rel in [forward_rel_path(sha), blob_rel_path(sha)] {
-                if let Err(e) = self.unshare_blob(&self.dir.join(rel), sha, keep) {
+                if let Err(e) = self.unshare_blob(&self.sidecar.dir.join(rel), sha, keep) {
                     first.get_or_insert(e);
                 }
             }

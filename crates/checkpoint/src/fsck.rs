@@ -10,12 +10,12 @@ use crate::blobs::list_blobs;
 use crate::layout::{blob_rel_path, files_rel, manifest_rel, payload_name, payload_rel, BLOBS_DIR};
 use crate::model::{encode_inline, Before, Payload, Source};
 use crate::retention::referenced_blobs;
-use crate::store::CheckpointStore;
+use crate::sidecar::Sidecar;
 
-impl CheckpointStore {
+impl Sidecar {
     /// Verifies every record and payload. Tombstones, superseded records and unreferenced blobs are
     /// `info`; anything that loses or corrupts data is an `error`.
-    pub fn fsck(&self) -> FsckReport {
+    pub(crate) fn fsck(&self) -> FsckReport {
         let mut problems: Vec<FsckProblem> = self.load_problems.clone();
         let mut push =
             |path: String, problem: String, severity: Severity, turn: Option<u64>, file: Option<String>| {

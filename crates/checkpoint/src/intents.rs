@@ -30,6 +30,7 @@ use crate::fsio::image_of;
 use crate::layout::journal_rel;
 use crate::model::{same_image, Before, Image};
 use crate::record::{read_bounded_as, JournalAfter, JournalLine, MAX_JOURNAL_BYTES};
+use crate::sidecar::Sidecar;
 use crate::state::Owned;
 use crate::store::CheckpointStore;
 
@@ -110,7 +111,7 @@ impl CheckpointStore {
     /// that still has its journal, before the journal is compacted. Best effort per path: what
     /// cannot be read or reached stays as it is (a proof that can only cause a conflict).
     pub(crate) fn settle_intents(&mut self, root: &Path, n: u64) -> Result<()> {
-        let path = self.dir.join(journal_rel(n));
+        let path = self.sidecar.dir.join(journal_rel(n));
         let Ok(bytes) = read_bounded_as(&path, MAX_JOURNAL_BYTES) else {
             return Ok(());
         };
@@ -124,7 +125,7 @@ impl CheckpointStore {
             let Some(last) = seq.last().filter(|l| l.intended) else {
                 continue;
             };
-            let Some(entry) = self.turns.get(&n).and_then(|t| t.files.get(*i)) else {
+            let Some(entry) = self.sidecar.turns.get(&n).and_then(|t| t.files.get(*i)) else {
                 continue;
             };
             let Some(rel) = entry.path.safe().cloned() else {
@@ -163,7 +164,7 @@ impl CheckpointStore {
                 }
                 Settled::Untouched => None,
             };
-            if let Some(f) = self.turns.get_mut(&n).and_then(|t| t.files.get_mut(*i)) {
+            if let Some(f) = self.sidecar.turns.get_mut(&n).and_then(|t| t.files.get_mut(*i)) {
                 f.after = after;
             }
         }
@@ -175,15 +176,17 @@ impl CheckpointStore {
         }
         if !owned.is_empty() {
             for (rel, image) in owned {
-                self.state.mutation_seq += 1;
-                let seq = self.state.mutation_seq;
-                self.state.owned.insert(rel, Owned { image, seq });
+                self.sidecar.state.mutation_seq += 1;
+                let seq = self.sidecar.state.mutation_seq;
+                self.sidecar.state.owned.insert(rel, Owned { image, seq });
             }
             self.write_state()?;
         }
         Ok(())
     }
+}
 
+impl Sidecar {
     /// The edit tools' temp files beside a path some turn touched, which recovery did not remove
     /// (their process is alive, or their directory cannot be reached): `(path, pid)`, for fsck.
     pub(crate) fn stray_tool_temps(&self) -> Vec<(String, u32)> {

@@ -38,9 +38,11 @@ mod read;
 pub mod record;
 mod recovery;
 mod retention;
+mod sidecar;
 mod state;
 mod store;
 mod to_record;
+mod turn;
 pub mod tx;
 mod undo;
 
@@ -53,4 +55,5 @@ pub use load::{load_sidecar, Loaded};
 pub use plan::{PlanKind, RestorePlan};
 pub use read::{BeforeImage, VerifiedReader};
 pub use state::{Owned, StoreState};
-pub use store::{BeginTurn, CheckpointStore, Clock, Limits, StoreOptions};
+pub use store::{CheckpointStore, Clock, Limits, StoreOptions};
+pub use turn::BeginTurn;

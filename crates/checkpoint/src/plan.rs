@@ -15,7 +15,7 @@ use crate::memo::HashMemo;
 use crate::model::{
     encode_inline, same_image, Before, EntryPath, Format, Image, Payload, Source as TurnSource, Turn,
 };
-use crate::store::CheckpointStore;
+use crate::sidecar::Sidecar;
 
 /// Where the bytes of a restore image come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,13 +204,13 @@ impl RestorePlan {
     }
 }
 
-impl CheckpointStore {
+impl Sidecar {
     /// Plans a code restore to the state the workspace had when turn `n` started.
-    pub fn plan_restore(&self, n: u64) -> Result<RestorePlan> {
+    pub(crate) fn plan_restore(&self, n: u64) -> Result<RestorePlan> {
         self.plan_restore_with(n, HashMemo::default())
     }
 
-    /// [`CheckpointStore::plan_restore`], reusing what `memo` hashed where nothing changed since.
+    /// [`Sidecar::plan_restore`], reusing what `memo` hashed where nothing changed since.
     pub(crate) fn plan_restore_with(&self, n: u64, mut memo: HashMemo) -> Result<RestorePlan> {
         let root = self.root.clone().ok_or(CheckpointError::NoTurn)?;
         let t = self.turns.get(&n).ok_or(CheckpointError::UnknownTurn(n))?;
@@ -289,11 +289,11 @@ impl CheckpointStore {
     }
 
     /// Plans the revert of one file to its state before the session first touched it (SPEC §5.6).
-    pub fn plan_file_revert(&self, path: &std::path::Path) -> Result<RestorePlan> {
+    pub(crate) fn plan_file_revert(&self, path: &std::path::Path) -> Result<RestorePlan> {
         self.plan_file_revert_with(path, HashMemo::default())
     }
 
-    /// [`CheckpointStore::plan_file_revert`], reusing what `memo` hashed where nothing changed since.
+    /// [`Sidecar::plan_file_revert`], reusing what `memo` hashed where nothing changed since.
     pub(crate) fn plan_file_revert_with(
         &self,
         path: &std::path::Path,
@@ -714,11 +714,6 @@ impl CheckpointStore {
             source: ImageSource::Forward(at),
             legacy: false,
         }
-    }
-
-    /// Whether any transaction is not yet terminal.
-    pub fn has_open_transaction(&self) -> bool {
-        self.transactions.values().any(|m| !m.state.is_terminal())
     }
 }
 

@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::layout::{blob_rel_path, payload_rel};
 use crate::model::{encode_inline, Before, Payload, Source, Turn};
-use crate::store::CheckpointStore;
+use crate::sidecar::Sidecar;
 
 /// A file's state at the start of a turn, with its bytes as a verified stream.
 pub enum BeforeImage {
@@ -94,10 +94,10 @@ impl Read for VerifiedReader {
     }
 }
 
-impl CheckpointStore {
+impl Sidecar {
     /// The checkpoint list (SPEC §7) as this store alone can tell it: the session-dependent fields
     /// (`visible`, `can_restore_conversation`) are left null for the controller to fill.
-    pub fn list(&self) -> Vec<CheckpointEntry> {
+    pub(crate) fn list(&self) -> Vec<CheckpointEntry> {
         self.turns.values().map(|t| self.entry_of(t)).collect()
     }
 
@@ -123,7 +123,7 @@ impl CheckpointStore {
     }
 
     /// Whether a code restore to `t` can be offered, and why not.
-    pub fn code_restore_offered(&self, t: &Turn) -> (bool, Option<String>) {
+    pub(crate) fn code_restore_offered(&self, t: &Turn) -> (bool, Option<String>) {
         if t.source == Source::MarkerOnly {
             return (
                 false,
@@ -164,7 +164,7 @@ impl CheckpointStore {
 
     /// The before-image of `path` in `turn`, its bytes as a stream verified against the recorded
     /// SHA-256 (blobs also against their name).
-    pub fn before_image(&self, turn: u64, path: &RelPath) -> Result<BeforeImage> {
+    pub(crate) fn before_image(&self, turn: u64, path: &RelPath) -> Result<BeforeImage> {
         let t = self.turns.get(&turn).ok_or(CheckpointError::UnknownTurn(turn))?;
         let i = t.entry_index(path).ok_or_else(|| CheckpointError::UnknownFile {
             turn,

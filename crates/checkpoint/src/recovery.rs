@@ -16,12 +16,12 @@ impl CheckpointStore {
     /// and clears sidecar temp files and unreferenced blobs. Afterwards no `.*.retrace-*.tmp` or
     /// `.bak` file of a known transaction is left in the workspace.
     pub fn recover(&mut self) -> Result<()> {
-        let Some(root) = self.root.clone() else {
+        let Some(root) = self.sidecar.root.clone() else {
             return Ok(());
         };
-        let ids: Vec<String> = self.transactions.keys().cloned().collect();
+        let ids: Vec<String> = self.sidecar.transactions.keys().cloned().collect();
         for id in ids {
-            let Some(mut m) = self.transactions.get(&id).cloned() else {
+            let Some(mut m) = self.sidecar.transactions.get(&id).cloned() else {
                 continue;
             };
             match m.state {
@@ -99,7 +99,7 @@ impl CheckpointStore {
                     // recorded: those still empty go now, unless anything happened since.
                     if m.state == TxState::Committed
                         && m.kind != TxKind::Undo
-                        && m.seq == self.state.mutation_seq
+                        && m.seq == self.sidecar.state.mutation_seq
                         && !m.removed_dirs.is_empty()
                     {
                         let dirs = stored_dirs(&m.removed_dirs);
@@ -111,9 +111,9 @@ impl CheckpointStore {
                     // the mark), so they are made now, unless anything happened since.
                     if m.kind == TxKind::Undo && m.state == TxState::Committed {
                         if let Some(orig_id) = m.undoes.clone() {
-                            if let Some(mut orig) = self.transactions.get(&orig_id).cloned() {
+                            if let Some(mut orig) = self.sidecar.transactions.get(&orig_id).cloned() {
                                 if orig.state == TxState::Committed {
-                                    if m.seq == self.state.mutation_seq {
+                                    if m.seq == self.sidecar.state.mutation_seq {
                                         self.recreate_dirs(&orig);
                                     }
                                     orig.state = TxState::Undone;
@@ -131,11 +131,12 @@ impl CheckpointStore {
         // Turns a crash (or a process that never ended them) left with a journal: their record is
         // written whole, so that readers of older builds, which know no journal, see every file.
         let journaled: Vec<u64> = self
+            .sidecar
             .turns
             .values()
             .filter(|t| t.source == crate::model::Source::V3)
             .map(|t| t.number)
-            .filter(|n| self.dir.join(journal_rel(*n)).exists())
+            .filter(|n| self.sidecar.dir.join(journal_rel(*n)).exists())
             .collect();
         for n in journaled {
             // What the crash cut short: the tools' intents settled against the disk (their writes
@@ -157,7 +158,7 @@ impl CheckpointStore {
         if m.kind != TxKind::Undo {
             return;
         }
-        let Some(orig) = m.undoes.as_ref().and_then(|id| self.transactions.get(id)) else {
+        let Some(orig) = m.undoes.as_ref().and_then(|id| self.sidecar.transactions.get(id)) else {
             return;
         };
         let dirs = stored_dirs(&orig.removed_dirs);
@@ -167,7 +168,7 @@ impl CheckpointStore {
 
     /// Says that transaction `m` could not be settled, and why (a warning of the store).
     fn set_aside(&mut self, m: &crate::tx::Manifest, why: &CheckpointError) {
-        self.load_problems.push(retrace_protocol::FsckProblem {
+        self.sidecar.load_problems.push(retrace_protocol::FsckProblem {
             path: manifest_rel(&m.id),
             problem: format!(
                 "transaction {} could not be rolled back completely ({why}); it stays open and is tried again when the session is next opened",
@@ -182,13 +183,13 @@ impl CheckpointStore {
     /// Removes `.*.tmp` files left by interrupted atomic writes inside the sidecar.
     fn remove_sidecar_temps(&self) -> Result<()> {
         let mut dirs = vec![
-            self.dir.clone(),
-            self.dir.join(TX_DIR),
-            self.dir.join(EXPIRED_DIR),
-            self.dir.join(FORWARD_DIR),
+            self.sidecar.dir.clone(),
+            self.sidecar.dir.join(TX_DIR),
+            self.sidecar.dir.join(EXPIRED_DIR),
+            self.sidecar.dir.join(FORWARD_DIR),
         ];
         for sub in [TURNS_DIR, BLOBS_DIR] {
-            let d = self.dir.join(sub);
+            let d = self.sidecar.dir.join(sub);
             if let Ok(rd) = fs::read_dir(&d) {
                 for e in rd.flatten() {
                     let p = e.path();

@@ -24,6 +24,7 @@ impl CheckpointStore {
         let limits = self.opts.limits;
         // Turns that hold payload and count against the limits, oldest first.
         let counted: Vec<(u64, u64)> = self
+            .sidecar
             .turns
             .values()
             .filter(|t| t.source != Source::Expired && !t.expired)
@@ -42,10 +43,10 @@ impl CheckpointStore {
             if self.is_protected(n) {
                 continue;
             }
-            let legacy = self
-                .turns
-                .get(&n)
-                .is_some_and(|t| t.source == Source::Top && t.format != Format::V3 && !t.files.is_empty());
+            let legacy =
+                self.sidecar.turns.get(&n).is_some_and(|t| {
+                    t.source == Source::Top && t.format != Format::V3 && !t.files.is_empty()
+                });
             if legacy {
                 self.expire_legacy(n)?;
             } else {
@@ -71,6 +72,7 @@ impl CheckpointStore {
     fn prune_manifests(&mut self) -> Result<bool> {
         let mut oldest: Option<u64> = None;
         for t in self
+            .sidecar
             .turns
             .values()
             .filter(|t| t.source != Source::Expired && !t.expired)
@@ -82,6 +84,7 @@ impl CheckpointStore {
         let Some(oldest) = oldest else { return Ok(false) };
         let undo = self.undo_target().map(|m| m.id.clone());
         let victims: Vec<String> = self
+            .sidecar
             .transactions
             .values()
             .filter(|m| m.state.is_terminal() && Some(&m.id) != undo.as_ref() && m.seq < oldest)
@@ -89,9 +92,9 @@ impl CheckpointStore {
             .collect();
         let fs_ = self.opts.fs.clone();
         for id in &victims {
-            let path = self.dir.join(manifest_rel(id));
+            let path = self.sidecar.dir.join(manifest_rel(id));
             fs_.remove_file(&path).at("remove", &path)?;
-            self.transactions.remove(id);
+            self.sidecar.transactions.remove(id);
         }
         Ok(!victims.is_empty())
     }
@@ -100,28 +103,28 @@ impl CheckpointStore {
     fn delete_turn(&mut self, n: u64) -> Result<()> {
         // Write-ahead: `state.json` says the turn is pruned before any of it goes, so a crash in the
         // middle can never leave an older turn offering a code restore across the lost history.
-        if self.state.pruned_through.is_none_or(|p| p < n) {
-            self.state.pruned_through = Some(n);
+        if self.sidecar.state.pruned_through.is_none_or(|p| p < n) {
+            self.sidecar.state.pruned_through = Some(n);
             self.write_state()?;
         }
         let fs_ = self.opts.fs.clone();
-        let dir = self.dir.join(turn_rel(n));
+        let dir = self.sidecar.dir.join(turn_rel(n));
         // The record first: removing a directory tree is not atomic, and a record that outlived some
         // of its payloads would read as corruption instead of as a pruned turn.
-        let meta = self.dir.join(meta_rel(n));
+        let meta = self.sidecar.dir.join(meta_rel(n));
         fs_.remove_file(&meta).at("remove", &meta)?;
         fs_.remove_dir_all(&dir).at("remove", &dir)?;
-        let marker = self.dir.join(marker_name(n));
+        let marker = self.sidecar.dir.join(marker_name(n));
         fs_.remove_file(&marker).at("remove", &marker)?;
-        fs_.sync_dir(&self.dir).at("sync", &self.dir)?;
-        self.turns.remove(&n);
+        fs_.sync_dir(&self.sidecar.dir).at("sync", &self.sidecar.dir)?;
+        self.sidecar.turns.remove(&n);
         Ok(())
     }
 
     /// Moves a legacy record to `expired/` with its content dropped, then removes the original.
     fn expire_legacy(&mut self, n: u64) -> Result<()> {
         let fs_ = self.opts.fs.clone();
-        let top = self.dir.join(marker_name(n));
+        let top = self.sidecar.dir.join(marker_name(n));
         let mut raw = read_record(&top)?;
         raw.expired_file_payload = Some(true);
         raw.coverage = Some("partial".into());
@@ -153,30 +156,30 @@ impl CheckpointStore {
                 ..Default::default()
             });
         }
-        let expired_dir = self.dir.join(EXPIRED_DIR);
+        let expired_dir = self.sidecar.dir.join(EXPIRED_DIR);
         fs_.create_dir_all(&expired_dir).at("create", &expired_dir)?;
         let rel = expired_rel(n);
-        let target = self.dir.join(&rel);
+        let target = self.sidecar.dir.join(&rel);
         fs_.write_atomic(&target, &to_json(&raw)).at("write", &target)?;
         fs_.remove_file(&top).at("remove", &top)?;
-        fs_.sync_dir(&self.dir).at("sync", &self.dir)?;
-        let (turn, _) = turn_from_raw(&raw, Source::Expired, &rel, self.root.as_deref());
-        self.turns.insert(n, turn);
+        fs_.sync_dir(&self.sidecar.dir).at("sync", &self.sidecar.dir)?;
+        let (turn, _) = turn_from_raw(&raw, Source::Expired, &rel, self.sidecar.root.as_deref());
+        self.sidecar.turns.insert(n, turn);
         Ok(())
     }
 
     /// Removes blobs that no record or manifest references.
     pub fn collect_blobs(&mut self) -> Result<()> {
-        if !self.dir.join(BLOBS_DIR).is_dir() && !self.dir.join(FORWARD_DIR).is_dir() {
+        if !self.sidecar.dir.join(BLOBS_DIR).is_dir() && !self.sidecar.dir.join(FORWARD_DIR).is_dir() {
             return Ok(());
         }
-        let Some(referenced) = referenced_blobs(&self.dir)? else {
+        let Some(referenced) = referenced_blobs(&self.sidecar.dir)? else {
             return Ok(());
         };
         let fs_ = self.opts.fs.clone();
-        for (hex, rel) in list_blobs(&self.dir)? {
+        for (hex, rel) in list_blobs(&self.sidecar.dir)? {
             if !referenced.contains(&hex) {
-                let path = self.dir.join(rel);
+                let path = self.sidecar.dir.join(rel);
                 fs_.remove_file(&path).at("remove", &path)?;
             }
         }

@@ -463,31 +463,12 @@ impl CheckpointStore {
                 size,
             });
         }
-        let txd = self.dir.join(TX_DIR);
+        let txd = self.sidecar.dir.join(TX_DIR);
         self.opts.fs.create_dir_all(&txd).at("create", &txd)?;
-        let path = self.dir.join(manifest_rel(&m.id));
+        let path = self.sidecar.dir.join(manifest_rel(&m.id));
         self.opts.fs.write_atomic(&path, &bytes).at("write", &path)?;
-        self.transactions.insert(m.id.clone(), m.clone());
+        self.sidecar.transactions.insert(m.id.clone(), m.clone());
         Ok(())
-    }
-
-    /// The manifests, by id.
-    pub fn transactions(&self) -> impl Iterator<Item = &Manifest> {
-        self.transactions.values()
-    }
-
-    /// The transaction that `undo` would undo now: the last committed restore or revert, when no
-    /// turn or write happened since.
-    pub fn undo_target(&self) -> Option<&Manifest> {
-        let last = self
-            .transactions
-            .values()
-            .filter(|m| m.state.happened() || m.state == TxState::Committing)
-            .max_by_key(|m| m.seq)?;
-        let undoable = last.state == TxState::Committed
-            && matches!(last.kind, TxKind::Restore | TxKind::Revert | TxKind::Rewind)
-            && last.seq == self.state.mutation_seq;
-        undoable.then_some(last)
     }
 }
 

@@ -15,7 +15,7 @@ impl CheckpointStore {
     /// that undo can find it: a committed manifest of kind `rewind` with no targets, taking the next
     /// mutation sequence (it becomes the undo target).
     pub fn record_rewind(&mut self, turn: u64, extra: serde_json::Value) -> Result<Manifest> {
-        let seq = self.state.mutation_seq + 1;
+        let seq = self.sidecar.state.mutation_seq + 1;
         let time = (self.opts.clock)()
             .format(&time::format_description::well_known::Rfc3339)
             .unwrap_or_default();
@@ -36,14 +36,14 @@ impl CheckpointStore {
         };
         self.opts
             .fs
-            .create_dir_all(&self.dir)
+            .create_dir_all(&self.sidecar.dir)
             .map_err(|source| CheckpointError::Io {
                 op: "create the sidecar",
-                path: self.dir.clone(),
+                path: self.sidecar.dir.clone(),
                 source,
             })?;
         self.save_manifest(&m)?;
-        self.apply_committed(&m);
+        self.sidecar.apply_committed(&m);
         self.write_state()?;
         Ok(m)
     }
@@ -52,8 +52,8 @@ impl CheckpointStore {
     /// written since. Every target must still hold exactly what the restore wrote (existence,
     /// SHA-256, mode); otherwise nothing is written.
     pub fn undo(&mut self, id: &str) -> Result<CodeOutcome> {
-        let root = self.root.clone().ok_or(CheckpointError::NoTurn)?;
-        let Some(orig) = self.transactions.get(id).cloned() else {
+        let root = self.sidecar.root.clone().ok_or(CheckpointError::NoTurn)?;
+        let Some(orig) = self.sidecar.transactions.get(id).cloned() else {
             return Err(CheckpointError::UndoUnavailable {
                 why: format!("no transaction `{id}`"),
             });
@@ -100,7 +100,7 @@ impl CheckpointStore {
             };
             inputs.push(TxInput {
                 rel,
-                restore: self.forward_image(&orig, i, &mut HashMemo::default()),
+                restore: self.sidecar.forward_image(&orig, i, &mut HashMemo::default()),
                 forward: now,
                 // The proof goes back with the bytes: what it was before the restore, nothing when
                 // there was none (or the restore's manifest is too old to say).
