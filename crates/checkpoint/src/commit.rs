@@ -23,22 +23,14 @@ use retrace_protocol::{CodeOutcome, Conflict, ConflictReason, FileAction, OnConf
 
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::fsio::{hash_from_start, mode_bits, open_existing, parent_of, sync_error, unsafe_to_write};
+use crate::images::{ImageSource, TargetImage};
 use crate::layout::pack_rel_path;
 use crate::model::{same_image, Image};
-use crate::plan::{ImageSource, PlanKind, RestorePlan, TargetImage};
+use crate::plan::{overwritable, CommitOptions, PlanKind, PlannedFile, RestorePlan};
 use crate::state::Owned;
 use crate::store::CheckpointStore;
 use crate::to_record::path_to_raw;
 use crate::tx::{Manifest, PackSlice, TargetAction, TxImage, TxKind, TxOwned, TxState, TxTarget};
-
-/// How to commit a plan.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CommitOptions {
-    /// The user confirmed a plan that requires confirmation.
-    pub confirm: bool,
-    /// What to do with conflicted files.
-    pub on_conflict: OnConflict,
-}
 
 /// One file a transaction will write.
 #[derive(Debug, Clone)]
@@ -623,27 +615,14 @@ impl CheckpointStore {
     }
 }
 
-/// Whether `overwrite` writes a file with this conflict: everything but an unsafe path, a missing
-/// payload, something other than a file at the path, and a file that cannot be read (whose bytes
-/// the transaction could not keep for undo), which are never written.
-pub(crate) fn overwritable(reason: ConflictReason) -> bool {
-    !matches!(
-        reason,
-        ConflictReason::PathUnsafe
-            | ConflictReason::MissingPayload
-            | ConflictReason::TypeChange
-            | ConflictReason::Unreadable
-    )
-}
-
 /// The files whose state differs between the previewed plan and a fresh one (other action, other
 /// conflict, other bytes, mode or existence on disk): a file that moved on disk is an
 /// `external_change`; one whose plan changed for another reason (its payload went bad, say)
 /// carries the fresh plan's conflict.
 fn moved_since_preview(shown: &RestorePlan, fresh: &RestorePlan) -> Vec<Conflict> {
     // Keyed by the raw name: two names can share a lossy spelling.
-    let key = |f: &crate::plan::PlannedFile| (f.rel.clone(), f.shown.clone());
-    let before: std::collections::HashMap<_, &crate::plan::PlannedFile> =
+    let key = |f: &PlannedFile| (f.rel.clone(), f.shown.clone());
+    let before: std::collections::HashMap<_, &PlannedFile> =
         shown.files.iter().map(|f| (key(f), f)).collect();
     let mut moved = Vec::new();
     for f in &fresh.files {
