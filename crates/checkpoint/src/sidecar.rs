@@ -11,9 +11,10 @@ use retrace_protocol::{FsckProblem, Severity};
 use crate::error::Result;
 use crate::layout::{manifest_rel, turn_rel, STATE_FILE, TURNS_DIR, TX_DIR};
 use crate::load::load_sidecar;
+use crate::manifests::load_manifests;
 use crate::model::{Image, Turn};
 use crate::state::{Owned, StoreState};
-use crate::tx::{load_manifests, Manifest, TxKind, TxState};
+use crate::tx::{Manifest, TxKind, TxState};
 
 /// The largest mutation sequence a store that is written to may hold (2^62).
 const MAX_SEQ: u64 = 1 << 62;

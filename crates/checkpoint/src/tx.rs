@@ -1,18 +1,14 @@
 //! Transaction manifests (`transactions/<id>.json`, SPEC §5.4): one per code restore, undo or revert.
 
-use std::collections::BTreeMap;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use retrace_fsutil::{is_sha256_hex, RelPath};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{CheckpointError, IoContext, Result};
-use crate::layout::{manifest_rel, pack_rel_path, TX_DIR};
+use crate::error::{CheckpointError, Result};
+use crate::layout::pack_rel_path;
 use crate::model::Image;
-use crate::record::{read_bounded, to_json};
-use crate::store::CheckpointStore;
 
 /// What a transaction did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -280,7 +276,7 @@ impl Manifest {
     /// This manifest as large as it becomes once committed: every target published, every forward
     /// image at the largest offset, a removed directory per target (each is an ancestor of one).
     /// Not counted: recovery copies, which only a rollback that met foreign content names.
-    fn at_most(&self) -> Manifest {
+    pub(crate) fn at_most(&self) -> Manifest {
         let mut m = self.clone();
         m.state = TxState::Committing;
         m.undone_by = Some(self.id.clone());
@@ -329,208 +325,4 @@ fn sibling(root: &Path, rel: &RelPath, suffix: &str) -> PathBuf {
         .map(Path::to_path_buf)
         .unwrap_or_else(|| root.to_path_buf());
     parent.join(retrace_fsutil::sibling_name(".", &name, suffix))
-}
-
-/// A manifest file that is not a manifest this build can use.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ManifestProblem {
-    /// Its file name in `transactions/`.
-    pub(crate) name: String,
-    /// What is wrong.
-    pub(crate) why: String,
-    /// Whether it stops writes to the session: a transaction that may be in flight (or whose
-    /// forward images may be the only copies) and that this build cannot read or roll back.
-    pub(crate) blocks: bool,
-}
-
-/// Manifests by id, and the files that are none.
-pub(crate) type LoadedManifests = (BTreeMap<String, Manifest>, Vec<ManifestProblem>);
-
-/// Loads every manifest. A file that does not parse blocks writes (it may be a transaction in
-/// flight), except a manifest of the reference implementation that says it finished, which is
-/// only noted: that writer's transactions are its own, and a finished one needs nothing.
-pub(crate) fn load_manifests(dir: &Path) -> Result<LoadedManifests> {
-    let mut out = BTreeMap::new();
-    let mut bad = Vec::new();
-    let mut misnamed = Vec::new();
-    let txd = dir.join(TX_DIR);
-    if !txd.is_dir() {
-        return Ok((out, bad));
-    }
-    for e in fs::read_dir(&txd).at("list", &txd)? {
-        let e = e.at("list", &txd)?;
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !name.ends_with(".json") || name.starts_with('.') {
-            continue;
-        }
-        let bytes = match read_bounded(&e.path()) {
-            Ok(b) => b,
-            Err(err) => {
-                bad.push(ManifestProblem {
-                    name,
-                    why: err.to_string(),
-                    blocks: true,
-                });
-                continue;
-            }
-        };
-        match serde_json::from_slice::<Manifest>(&bytes) {
-            Ok(m) if format!("{}.json", m.id) == name => match m.forged() {
-                None => {
-                    out.insert(m.id.clone(), m);
-                }
-                // Never followed: a path outside the workspace, a digest that is a path.
-                Some(why) => bad.push(ManifestProblem {
-                    name,
-                    why,
-                    blocks: true,
-                }),
-            },
-            Ok(m) => misnamed.push((name, m)),
-            Err(err) => bad.push(foreign_or_broken(name, &bytes, &err.to_string())),
-        }
-    }
-    // A manifest under another name: a copy (a backup the user made) of a finished transaction
-    // whose own manifest is there is only noted; anything else may be the only record of a
-    // transaction, and stops writes.
-    for (name, m) in misnamed {
-        let copy = m.state.is_terminal() && out.contains_key(&m.id);
-        bad.push(ManifestProblem {
-            why: if copy {
-                format!(
-                    "a copy of the manifest of transaction {} (its own, `{}.json`, is there); ignored",
-                    m.id, m.id
-                )
-            } else {
-                format!("manifest id `{}` does not match its file name", m.id)
-            },
-            name,
-            blocks: !copy,
-        });
-    }
-    // The one a blocked open names is the same whatever order the directory lists them in.
-    bad.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok((out, bad))
-}
-
-/// A file of `transactions/` that is no Retrace manifest: another implementation's (the
-/// reference's flat `restore*`/`forward*` targets, with `workspaceRoot`), or broken.
-fn foreign_or_broken(name: String, bytes: &[u8], err: &str) -> ManifestProblem {
-    let value: Option<serde_json::Value> = serde_json::from_slice(bytes).ok();
-    let foreign = value.as_ref().filter(|v| {
-        v.get("workspaceRoot").is_some()
-            && v["targets"].as_array().is_some_and(|t| {
-                t.iter()
-                    .all(|t| t.get("forwardSha").is_some() || t.get("forwardExisted").is_some())
-            })
-    });
-    match foreign.and_then(|v| v["state"].as_str()) {
-        Some(state @ ("committed" | "aborted" | "undone")) => ManifestProblem {
-            name,
-            why: format!("a transaction manifest another implementation wrote ({state}); nothing needs it"),
-            blocks: false,
-        },
-        Some(state) => ManifestProblem {
-            name,
-            why: format!(
-                "a transaction manifest another implementation wrote, still {state}: it may be in flight, and this build cannot roll it back"
-            ),
-            blocks: true,
-        },
-        None => ManifestProblem {
-            name,
-            why: format!("not a valid transaction manifest: {err}"),
-            blocks: true,
-        },
-    }
-}
-
-impl CheckpointStore {
-    /// Writes a manifest durably and keeps it in memory.
-    pub(crate) fn save_manifest(&mut self, m: &Manifest) -> Result<()> {
-        let bytes = to_json(m);
-        // What is written must be readable again: manifests are read under the record limit. The
-        // first write checks the largest the manifest can grow to (every slice and removed
-        // directory filled in), so a transaction is refused before anything is written, never
-        // half-way.
-        let size = match m.state {
-            TxState::Prepared => to_json(&m.at_most()).len(),
-            _ => bytes.len(),
-        } as u64;
-        if size > crate::record::MAX_RECORD_BYTES {
-            return Err(CheckpointError::TransactionTooLarge {
-                targets: m.targets.len(),
-                size,
-            });
-        }
-        let txd = self.sidecar.dir.join(TX_DIR);
-        self.opts.fs.create_dir_all(&txd).at("create", &txd)?;
-        let path = self.sidecar.dir.join(manifest_rel(&m.id));
-        self.opts.fs.write_atomic(&path, &bytes).at("write", &path)?;
-        self.sidecar.transactions.insert(m.id.clone(), m.clone());
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Issue 13 item 11: a manifest is never written larger than manifests are read back.
-    #[test]
-    fn a_manifest_too_large_to_read_back_is_refused_before_anything_is_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = tempfile::tempdir().unwrap();
-        let sidecar = dir.path().join("s.ckpt");
-        let mut store = CheckpointStore::open(&sidecar, ws.path(), crate::StoreOptions::default()).unwrap();
-        let image = TxImage {
-            existed: true,
-            sha256: Some("a".repeat(64)),
-            mode: Some(0o644),
-        };
-        let target = |i: usize| TxTarget {
-            path: format!("{}/{i}", "d".repeat(200)),
-            path_bytes: None,
-            action: TargetAction::Write,
-            restore: image.clone(),
-            forward: image.clone(),
-            published: false,
-            recovery_copy: None,
-            forward_at: None,
-            owned_before: None,
-            owned_after: None,
-        };
-        let m = Manifest {
-            id: "00000001-00000000".into(),
-            kind: TxKind::Restore,
-            state: TxState::Prepared,
-            time: String::new(),
-            seq: 1,
-            turn: None,
-            undoes: None,
-            undone_by: None,
-            extra: None,
-            forward_pack: None,
-            removed_dirs: Vec::new(),
-            owned_recorded: true,
-            targets: (0..40_000).map(target).collect(),
-        };
-        let e = store.save_manifest(&m).unwrap_err();
-        assert!(
-            matches!(e, CheckpointError::TransactionTooLarge { targets: 40_000, .. }),
-            "{e}"
-        );
-        assert!(!sidecar.join(TX_DIR).join("00000001-00000000.json").exists());
-        // Small enough as first written, too large once every slice is filled in: refused at
-        // the first write, before any temp file or pack exists.
-        let per_target = to_json(&m).len() as u64 / 40_000;
-        let n = (crate::record::MAX_RECORD_BYTES / per_target * 95 / 100) as usize;
-        let m = Manifest {
-            targets: (0..n).map(target).collect(),
-            ..m
-        };
-        assert!((to_json(&m).len() as u64) < crate::record::MAX_RECORD_BYTES);
-        let e = store.save_manifest(&m).unwrap_err();
-        assert!(matches!(e, CheckpointError::TransactionTooLarge { .. }), "{e}");
-    }
 }

@@ -2,12 +2,12 @@
 
 use retrace_protocol::CodeOutcome;
 
-use crate::commit::TxInput;
 use crate::error::{CheckpointError, Result};
 use crate::fsio::{image_of, unsafe_to_write};
 use crate::memo::HashMemo;
 use crate::model::{same_image, Image};
 use crate::store::CheckpointStore;
+use crate::transaction::TxInput;
 use crate::tx::{Manifest, TxKind, TxState};
 
 impl CheckpointStore {
