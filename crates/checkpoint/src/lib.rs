@@ -36,6 +36,7 @@ mod load;
 mod manifests;
 mod memo;
 pub mod model;
+mod payload;
 pub mod plan;
 mod prepare;
 mod read;
