@@ -6,10 +6,9 @@ use std::fs;
 use retrace_fsutil::hash_reader;
 use retrace_protocol::{FsckProblem, FsckReport, Severity};
 
-use crate::blobs::list_blobs;
+use crate::blobs::{list_blobs, referenced_blobs};
 use crate::layout::{blob_rel_path, files_rel, manifest_rel, payload_name, payload_rel, BLOBS_DIR};
 use crate::model::{encode_inline, Before, Payload, Source};
-use crate::retention::referenced_blobs;
 use crate::sidecar::Sidecar;
 
 impl Sidecar {

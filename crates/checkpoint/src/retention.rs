@@ -1,21 +1,14 @@
 //! Retention (SPEC §3.4): whole oldest turns go first; legacy payloads expire instead of vanishing;
 //! then unreferenced blobs are collected.
 
-use std::collections::BTreeSet;
-use std::fs;
-use std::path::Path;
-
-use retrace_fsutil::is_sha256_hex;
-
-use crate::blobs::list_blobs;
+use crate::blobs::{list_blobs, referenced_blobs};
 use crate::error::{IoContext, Result};
 use crate::from_record::turn_from_raw;
 use crate::layout::{
-    expired_rel, manifest_rel, marker_name, meta_rel, pack_name, parse_turn_file_name, turn_rel, BLOBS_DIR,
-    EXPIRED_DIR, FORWARD_DIR, TX_DIR,
+    expired_rel, manifest_rel, marker_name, meta_rel, turn_rel, BLOBS_DIR, EXPIRED_DIR, FORWARD_DIR,
 };
 use crate::model::{Format, Source};
-use crate::record::{read_record, to_json, RawRecord};
+use crate::record::{read_record, to_json};
 use crate::store::CheckpointStore;
 
 impl CheckpointStore {
@@ -184,66 +177,5 @@ impl CheckpointStore {
             }
         }
         Ok(())
-    }
-}
-
-/// The set of blobs any record or manifest references; `None` when a file that could reference a
-/// blob cannot be read (then nothing may be collected).
-pub(crate) fn referenced_blobs(dir: &Path) -> Result<Option<BTreeSet<String>>> {
-    let mut set = BTreeSet::new();
-    let mut records = Vec::new();
-    for sub in [dir.to_path_buf(), dir.join(EXPIRED_DIR)] {
-        if !sub.is_dir() {
-            continue;
-        }
-        for e in fs::read_dir(&sub).at("list", &sub)? {
-            let e = e.at("list", &sub)?;
-            if parse_turn_file_name(&e.file_name().to_string_lossy()).is_some() {
-                records.push(e.path());
-            }
-        }
-    }
-    for r in records {
-        let raw: RawRecord = match read_record(&r) {
-            Ok(raw) => raw,
-            Err(_) => return Ok(None),
-        };
-        set.extend(raw.files.iter().filter_map(|f| f.blob_ref.clone()));
-    }
-    let tx = dir.join(TX_DIR);
-    if tx.is_dir() {
-        for e in fs::read_dir(&tx).at("list", &tx)? {
-            let path = e.at("list", &tx)?.path();
-            let Ok(bytes) = crate::record::read_bounded(&path) else {
-                return Ok(None);
-            };
-            let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
-                return Ok(None);
-            };
-            collect_hex(&value, &mut set);
-            // A transaction's pack lives as long as its manifest, unless it was rolled back. Named
-            // after the manifest's file (as readers find it), never after what the manifest says.
-            if value["state"] != "aborted" {
-                if let Some(stem) = path
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .and_then(|n| n.strip_suffix(".json"))
-                {
-                    set.insert(pack_name(stem));
-                }
-            }
-        }
-    }
-    Ok(Some(set))
-}
-
-fn collect_hex(v: &serde_json::Value, set: &mut BTreeSet<String>) {
-    match v {
-        serde_json::Value::String(s) if is_sha256_hex(s) => {
-            set.insert(s.clone());
-        }
-        serde_json::Value::Array(a) => a.iter().for_each(|x| collect_hex(x, set)),
-        serde_json::Value::Object(o) => o.values().for_each(|x| collect_hex(x, set)),
-        _ => {}
     }
 }
