@@ -106,105 +106,105 @@ impl Sidecar {
         else {
             return None;
         };
+        let sha256 = sha256.as_deref();
         match payload {
             Payload::File(idx) => {
-                let rel = payload_rel(t.number, *idx);
-                match retrace_fsutil::open_regular(&self.dir.join(&rel)).and_then(|(f, _)| hash_reader(f)) {
-                    Err(e) => found.push(
-                        rel,
-                        format!("payload cannot be read: {e}"),
-                        Severity::Error,
-                        Some(t.number),
-                        file,
-                    ),
-                    Ok((h, len)) => {
-                        if sha256.as_deref() != Some(h.as_str()) {
-                            found.push(
-                                rel,
-                                format!(
-                                    "payload hashes to {h} but the record says {}",
-                                    sha256.as_deref().unwrap_or("nothing")
-                                ),
-                                Severity::Error,
-                                Some(t.number),
-                                file,
-                            );
-                        } else if size.is_some_and(|s| s != len) {
-                            found.push(
-                                rel,
-                                format!("payload is {len} bytes, the record says {}", size.unwrap_or(0)),
-                                Severity::Error,
-                                Some(t.number),
-                                file,
-                            );
-                        }
-                    }
-                }
+                self.check_payload_file(t, *idx, sha256, *size, file, found);
                 return Some(payload_name(*idx));
             }
-            Payload::Blob(h) => {
-                let rel = blob_rel_path(h);
-                found.blobs_seen.insert(h.clone());
-                match retrace_fsutil::open_regular(&self.dir.join(&rel)).and_then(|(f, _)| hash_reader(f)) {
-                    Err(e) => found.push(
-                        rel,
-                        format!("blob cannot be read: {e}"),
-                        Severity::Error,
-                        Some(t.number),
-                        file,
-                    ),
-                    Ok((got, _)) if got != *h => found.push(
-                        rel,
-                        format!("blob content hashes to {got}, not to its name"),
-                        Severity::Error,
-                        Some(t.number),
-                        file,
-                    ),
-                    Ok(_) => {
-                        if sha256.as_deref().is_some_and(|s| s != h) {
-                            found.push(
-                                t.record_path.clone(),
-                                format!("entry {i}: blobRef and sha256 differ"),
-                                Severity::Error,
-                                Some(t.number),
-                                file,
-                            );
-                        }
-                    }
-                }
+            Payload::Blob(h) => self.check_blob(t, i, h, sha256, file, found),
+            Payload::Inline { text, encoding } => {
+                check_inline(t, text, encoding.as_deref(), sha256, file, found)
             }
-            Payload::Inline { text, encoding } => match encode_inline(text, encoding.as_deref()) {
-                None => found.push(
-                    t.record_path.clone(),
-                    match encoding.as_deref().unwrap_or("utf-8") {
-                        "lossy utf-8" => "inline content was decoded lossily (the file was neither \
-                                          UTF-8 nor GB18030) and its bytes are not kept elsewhere"
-                            .to_string(),
-                        other => format!("inline content cannot be re-encoded as {other}"),
-                    },
-                    Severity::Error,
-                    Some(t.number),
-                    file,
-                ),
-                Some(bytes) => {
-                    if let Some(want) = sha256 {
-                        let got = retrace_fsutil::sha256_bytes(&bytes);
-                        if got != *want {
-                            found.push(
-                                t.record_path.clone(),
-                                format!("inline content hashes to {got}, the record says {want}"),
-                                Severity::Error,
-                                Some(t.number),
-                                file,
-                            );
-                        }
-                    }
-                }
-            },
             // Reported with the record's other findings (the `blobRef` is no digest).
             Payload::NotKept | Payload::Expired | Payload::Corrupt(_) => {}
         }
         None
+    }
+
+    /// A v3 payload, `turns/N/files/NNNN.before`: its SHA-256 and size as recorded.
+    fn check_payload_file(
+        &self,
+        t: &Turn,
+        idx: usize,
+        sha256: Option<&str>,
+        size: Option<u64>,
+        file: Option<String>,
+        found: &mut Findings,
+    ) {
+        let rel = payload_rel(t.number, idx);
+        match retrace_fsutil::open_regular(&self.dir.join(&rel)).and_then(|(f, _)| hash_reader(f)) {
+            Err(e) => found.push(
+                rel,
+                format!("payload cannot be read: {e}"),
+                Severity::Error,
+                Some(t.number),
+                file,
+            ),
+            Ok((h, len)) => {
+                if sha256 != Some(h.as_str()) {
+                    found.push(
+                        rel,
+                        format!(
+                            "payload hashes to {h} but the record says {}",
+                            sha256.unwrap_or("nothing")
+                        ),
+                        Severity::Error,
+                        Some(t.number),
+                        file,
+                    );
+                } else if size.is_some_and(|s| s != len) {
+                    found.push(
+                        rel,
+                        format!("payload is {len} bytes, the record says {}", size.unwrap_or(0)),
+                        Severity::Error,
+                        Some(t.number),
+                        file,
+                    );
+                }
+            }
+        }
+    }
+
+    /// A v2 entry's blob `h`: hashing to its name, which is the entry's `sha256` too.
+    fn check_blob(
+        &self,
+        t: &Turn,
+        i: usize,
+        h: &str,
+        sha256: Option<&str>,
+        file: Option<String>,
+        found: &mut Findings,
+    ) {
+        let rel = blob_rel_path(h);
+        found.blobs_seen.insert(h.to_string());
+        match retrace_fsutil::open_regular(&self.dir.join(&rel)).and_then(|(f, _)| hash_reader(f)) {
+            Err(e) => found.push(
+                rel,
+                format!("blob cannot be read: {e}"),
+                Severity::Error,
+                Some(t.number),
+                file,
+            ),
+            Ok((got, _)) if got != h => found.push(
+                rel,
+                format!("blob content hashes to {got}, not to its name"),
+                Severity::Error,
+                Some(t.number),
+                file,
+            ),
+            Ok(_) => {
+                if sha256.is_some_and(|s| s != h) {
+                    found.push(
+                        t.record_path.clone(),
+                        format!("entry {i}: blobRef and sha256 differ"),
+                        Severity::Error,
+                        Some(t.number),
+                        file,
+                    );
+                }
+            }
+        }
     }
 
     /// A transaction: still open, its targets (a path that is none, a kept `.bak`, a recovery
@@ -361,6 +361,45 @@ impl Sidecar {
                 None,
                 None,
             );
+        }
+    }
+}
+
+/// A v1/v2 entry's inline text: re-encoded exactly, to the recorded SHA-256 when there is one.
+fn check_inline(
+    t: &Turn,
+    text: &str,
+    encoding: Option<&str>,
+    sha256: Option<&str>,
+    file: Option<String>,
+    found: &mut Findings,
+) {
+    match encode_inline(text, encoding) {
+        None => found.push(
+            t.record_path.clone(),
+            match encoding.unwrap_or("utf-8") {
+                "lossy utf-8" => "inline content was decoded lossily (the file was neither \
+                                  UTF-8 nor GB18030) and its bytes are not kept elsewhere"
+                    .to_string(),
+                other => format!("inline content cannot be re-encoded as {other}"),
+            },
+            Severity::Error,
+            Some(t.number),
+            file,
+        ),
+        Some(bytes) => {
+            if let Some(want) = sha256 {
+                let got = retrace_fsutil::sha256_bytes(&bytes);
+                if got != want {
+                    found.push(
+                        t.record_path.clone(),
+                        format!("inline content hashes to {got}, the record says {want}"),
+                        Severity::Error,
+                        Some(t.number),
+                        file,
+                    );
+                }
+            }
         }
     }
 }
