@@ -8,8 +8,10 @@ use retrace_fsutil::RelPath;
 use retrace_protocol::{CodeOutcome, Conflict, ConflictReason, FileAction, OnConflict};
 
 use crate::error::{CheckpointError, Result};
+use crate::layout::TX_DIR;
 use crate::model::Image;
 use crate::plan::{overwritable, CommitOptions, PlanKind, PlannedFile, RestorePlan};
+use crate::rewind::RewindRecord;
 use crate::state::Owned;
 use crate::store::CheckpointStore;
 use crate::transaction::TxInput;
@@ -22,14 +24,17 @@ impl CheckpointStore {
         self.commit_tagged(plan, opts, None)
     }
 
-    /// [`CheckpointStore::commit`], keeping `extra` in the manifest (the controller records the
-    /// conversation half of a rewind there, so undo can find it).
+    /// [`CheckpointStore::commit`], keeping `extra` in the manifest: the rewind record (the
+    /// controller's record of the conversation half of a rewind, so undo can find it; see
+    /// [`crate::tx::RewindRecord`]), stored with its version. One that cannot be read is refused
+    /// before anything is written.
     pub fn commit_tagged(
         &mut self,
         plan: &RestorePlan,
         opts: CommitOptions,
         extra: Option<serde_json::Value>,
     ) -> Result<CodeOutcome> {
+        let extra = extra.map(|e| self.rewind_to_keep(&e)).transpose()?;
         if plan.plan.generation != self.sidecar.state.mutation_seq {
             return Err(CheckpointError::StalePlan {
                 planned: plan.plan.generation,
@@ -123,6 +128,19 @@ impl CheckpointStore {
         let m = self.run_transaction(kind, turn, None, inputs, extra, &fresh.created_dirs)?;
         self.claim(claims, m.seq);
         Ok(self.outcome_of(&m, conflicts))
+    }
+
+    /// The stored form, with this build's version, of the rewind record `extra` a transaction is
+    /// to keep; `Corrupt` when it is no rewind record this build can read (nothing is written).
+    pub(crate) fn rewind_to_keep(&self, extra: &serde_json::Value) -> Result<serde_json::Value> {
+        RewindRecord::from_stored(extra)
+            .map(|r| r.to_stored())
+            .map_err(|why| CheckpointError::Corrupt {
+                path: self.sidecar.dir.join(TX_DIR),
+                detail: format!(
+                    "the rewind record to keep with a transaction cannot be read: {why}; nothing was written"
+                ),
+            })
     }
 
     /// Records each file found already in its target state as Retrace's own write at `seq` (one

@@ -13,6 +13,7 @@ use crate::forward::ForwardAt;
 use crate::layout::{blob_rel_path, files_rel, manifest_rel, payload_name, payload_rel, BLOBS_DIR};
 use crate::memo::HashMemo;
 use crate::model::{encode_inline, Before, FileEntry, Payload, Source, Turn};
+use crate::rewind::RewindRecord;
 use crate::sidecar::Sidecar;
 use crate::tx::{Manifest, TxState};
 
@@ -217,6 +218,17 @@ impl Sidecar {
                 format!(
                     "transaction is {}: the next open for writing rolls it back, or, when something in the workspace stops it, keeps it open and says what",
                     format!("{:?}", m.state).to_lowercase()
+                ),
+                Severity::Warning,
+                m.turn,
+                None,
+            );
+        }
+        if let Some(Err(why)) = m.extra.as_ref().map(RewindRecord::from_stored) {
+            found.push(
+                rel.clone(),
+                format!(
+                    "its rewind record (`extra`) cannot be read: {why}; undoing this transaction is refused"
                 ),
                 Severity::Warning,
                 m.turn,

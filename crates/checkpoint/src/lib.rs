@@ -45,6 +45,7 @@ pub mod record;
 mod recovery;
 mod restore_set;
 mod retention;
+mod rewind;
 mod sidecar;
 mod state;
 mod store;

@@ -8,11 +8,12 @@ use std::path::{Path, PathBuf};
 
 use retrace_protocol::{FsckProblem, Severity};
 
-use crate::error::Result;
+use crate::error::{CheckpointError, Result};
 use crate::layout::{manifest_rel, turn_rel, STATE_FILE, TURNS_DIR, TX_DIR};
 use crate::load::load_sidecar;
 use crate::manifests::load_manifests;
 use crate::model::{Image, Turn};
+use crate::rewind::RewindRecord;
 use crate::state::{Owned, StoreState};
 use crate::tx::{Manifest, TxKind, TxState};
 
@@ -229,6 +230,23 @@ impl Sidecar {
             && matches!(last.kind, TxKind::Restore | TxKind::Revert | TxKind::Rewind)
             && last.seq == self.state.mutation_seq;
         undoable.then_some(last)
+    }
+
+    /// The rewind record transaction `m` keeps (`extra`): `None` when it keeps none (a restore of
+    /// files only); an error naming its manifest when the record cannot be read (a version this
+    /// build does not know, a damaged record), which is never taken for "files only".
+    pub(crate) fn rewind_record(&self, m: &Manifest) -> Result<Option<RewindRecord>> {
+        let Some(stored) = &m.extra else {
+            return Ok(None);
+        };
+        RewindRecord::from_stored(stored)
+            .map(Some)
+            .map_err(|why| CheckpointError::Corrupt {
+                path: self.dir.join(manifest_rel(&m.id)),
+                detail: format!(
+                    "its rewind record (`extra`) cannot be read: {why}; what the rewind did to the conversation is unknown, so it is not undone"
+                ),
+            })
     }
 
     /// Whether any transaction is not yet terminal.

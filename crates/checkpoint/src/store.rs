@@ -19,6 +19,7 @@ use crate::layout::{parse_turn_file_name, SIDECAR_DIRS, STATE_FILE, TX_DIR};
 use crate::model::Turn;
 use crate::plan::RestorePlan;
 use crate::read::BeforeImage;
+use crate::rewind::RewindRecord;
 use crate::sidecar::{seq_beyond_text, Sidecar};
 use crate::state::StoreState;
 use crate::tx::Manifest;
@@ -339,6 +340,12 @@ impl CheckpointStore {
     /// turn or write happened since.
     pub fn undo_target(&self) -> Option<&Manifest> {
         self.sidecar.undo_target()
+    }
+
+    /// The rewind record transaction `m` keeps: `None` when it keeps none (a restore of files
+    /// only); an error naming its manifest when the record cannot be read.
+    pub fn rewind_record(&self, m: &Manifest) -> Result<Option<RewindRecord>> {
+        self.sidecar.rewind_record(m)
     }
 
     /// Whether any transaction is not yet terminal.

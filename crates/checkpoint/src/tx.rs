@@ -10,6 +10,8 @@ use crate::error::{CheckpointError, Result};
 use crate::layout::pack_rel_path;
 use crate::model::Image;
 
+pub use crate::rewind::{RewindRecord, REWIND_RECORD_VERSION};
+
 /// What a transaction did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -215,7 +217,9 @@ pub struct Manifest {
     /// The transaction that undid this one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undone_by: Option<String>,
-    /// Data the controller keeps with the transaction (the conversation half of a rewind).
+    /// The rewind record (the conversation half of a rewind, [`RewindRecord`]) as stored: read it
+    /// with [`crate::CheckpointStore::rewind_record`]. Absent for an undo, and for a restore or
+    /// revert the controller did not make.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra: Option<serde_json::Value>,
     /// The pack holding the forward images of its targets, relative to the sidecar

@@ -13,8 +13,10 @@ use crate::tx::{Manifest, TxKind, TxState};
 impl CheckpointStore {
     /// Records a rewind that wrote no file (conversation only, or `both` whose files failed), so
     /// that undo can find it: a committed manifest of kind `rewind` with no targets, taking the next
-    /// mutation sequence (it becomes the undo target).
+    /// mutation sequence (it becomes the undo target). `extra` is the rewind record (see
+    /// [`CheckpointStore::commit_tagged`]).
     pub fn record_rewind(&mut self, turn: u64, extra: serde_json::Value) -> Result<Manifest> {
+        let extra = self.rewind_to_keep(&extra)?;
         let seq = self.sidecar.state.mutation_seq + 1;
         let time = (self.opts.clock)()
             .format(&time::format_description::well_known::Rfc3339)
@@ -67,6 +69,9 @@ impl CheckpointStore {
             };
             return Err(CheckpointError::UndoUnavailable { why });
         }
+        // What the rewind did to the conversation must be known before anything is put back: a
+        // record this build cannot read is an error, never taken for a restore of files only.
+        self.sidecar.rewind_record(&orig)?;
         if orig.targets.is_empty() {
             // A conversation-only rewind: nothing on disk to put back.
             let mut orig = orig;
