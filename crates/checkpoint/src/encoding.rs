@@ -72,7 +72,7 @@ impl TextEncoding {
         }
     }
 
-    /// The name stored in [`Payload::Inline`]: [`TextEncoding::of_name`] reads it back as this
+    /// The name stored in `Payload::Inline`: [`TextEncoding::of_name`] reads it back as this
     /// encoding and nothing else.
     pub(crate) fn name(self) -> String {
         match self {

@@ -14,47 +14,75 @@
 //! captured, only recorded as gaps.
 //!
 //! The store is synchronous `std::fs` code and knows nothing of sessions, models or UIs.
+//!
+//! # How the crate is built
+//!
+//! Three layers; a module imports only from its own layer and those below it:
+//!
+//! 1. **Formats and helpers.** Where every file of a sidecar lives (`layout`); the file-system
+//!    helpers every part shares (`fsio`); the records as stored ([`record`]), the typed model
+//!    ([`model`]) and the conversions between them (`from_record`, `to_record`, `encoding`,
+//!    `composed`); `state.json` (`state`); transaction manifests ([`tx`]) and the rewind record
+//!    they keep (`rewind`); the error type.
+//! 2. **The sidecar as loaded** (`sidecar`: turns, `state.json`, manifests, what was odd about
+//!    them) and everything that only reads it: loading (`load`, `manifests`), the listing and
+//!    before-images (`read`), restore plans ([`plan`]; `restore_set`, `timeline`, `images`,
+//!    `check`, `memo`), forward images (`forward`), blobs (`blobs`), the edit tools' temp files
+//!    (`tool_temps`), `fsck`.
+//! 3. **The store** ([`CheckpointStore`], `store`): the sidecar plus what writing needs (options,
+//!    the turn capturing now, holds), with its operations each in a module of its own: a turn's
+//!    life (`turn`), capture (`capture`, `payload`, `after`), committing a plan (`commit`,
+//!    `transaction`, `prepare`, `pack`, `compensate`, `dirs`), undo and rewinds (`undo`),
+//!    recovery (`recovery`, `intents`) and `retention`.
+//!
+//! A question that only reads is answered by the sidecar (the store hands it on); an operation
+//! that writes is a method of the store.
 
-mod after;
-mod blobs;
-mod capture;
-mod check;
-mod commit;
-mod compensate;
+// Formats and helpers.
 mod composed;
-mod dirs;
 mod encoding;
 mod error;
-mod forward;
 mod from_record;
-mod fsck;
 mod fsio;
-mod images;
-mod intents;
 mod layout;
+pub mod model;
+pub mod record;
+mod rewind;
+mod state;
+mod to_record;
+pub mod tx;
+
+// The sidecar as loaded, and what only reads it.
+mod blobs;
+mod check;
+mod forward;
+mod fsck;
+mod images;
 mod load;
 mod manifests;
 mod memo;
-pub mod model;
+pub mod plan;
+mod read;
+mod restore_set;
+mod sidecar;
+mod timeline;
+mod tool_temps;
+
+// The store and its operations.
+mod after;
+mod capture;
+mod commit;
+mod compensate;
+mod dirs;
+mod intents;
 mod pack;
 mod payload;
-pub mod plan;
 mod prepare;
-mod read;
-pub mod record;
 mod recovery;
-mod restore_set;
 mod retention;
-mod rewind;
-mod sidecar;
-mod state;
 mod store;
-mod timeline;
-mod to_record;
-mod tool_temps;
 mod transaction;
 mod turn;
-pub mod tx;
 mod undo;
 
 pub use capture::{CaptureReport, Change};

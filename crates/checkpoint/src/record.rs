@@ -4,7 +4,7 @@
 //! optional, unknown keys are ignored. It also reads what the reference implementation writes
 //! (`"files": null`, `encoding` as a number, the snake_case `dest_path` of its legacy rename
 //! records), and keeps such values as they are when a record is rewritten. `from_record.rs` turns a
-//! raw record into the typed model ([`crate::model`]), and `to_record.rs` back.
+//! raw record into the typed model (`model.rs`), and `to_record.rs` back.
 
 use std::io::Read;
 use std::path::Path;

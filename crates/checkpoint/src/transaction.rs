@@ -2,10 +2,9 @@
 //! each step, its files published, and everything put back on failure (`compensate.rs`).
 //!
 //! Order: manifest `prepared` (durable) → temp files beside the targets, and the forward images
-//! copied into the transaction's pack (`prepare.rs`, [`crate::forward`]), written, then fsynced
-//! together (one barrier), then the pack renamed to its name and every directory fsynced (a second
-//! barrier) →
-//! manifest `committing`, with every target `published` and where its forward image is in the pack
+//! copied into the transaction's pack (`prepare.rs`, `pack.rs`), written, then fsynced together
+//! (one barrier), then the pack renamed to its name and every directory fsynced (a second barrier)
+//! → manifest `committing`, with every target `published` and where its forward image is in the pack
 //! (one durable write) → per target: re-check against the forward image, rename → directory fsyncs
 //! → manifest `committed` → `state.json`. A crash anywhere leaves every target equal to its forward
 //! or its restore image, and the next writer's recovery finishes the rollback.
