@@ -7,7 +7,7 @@ use std::time::Duration;
 use retrace_model::{
     CancellationToken, ChatMessage, ChatModel, ChatRequest, Delta, ModelError, ToolCall, ToolSpec,
 };
-use retrace_protocol::{Event, TokenUsage};
+use retrace_protocol::{Event, TokenUsage, ToolStatus};
 use retrace_tools::{BashPolicy, Preview, Registry, RunContext, Tool, ToolError, Workspace};
 
 use retrace_protocol::ApprovalDecision;
@@ -15,7 +15,7 @@ use retrace_protocol::ApprovalDecision;
 use crate::budget::{
     fingerprint, fixed_tokens, request_tokens, ContextBudget, Counted, PLAN_MODE_INSTRUCTION,
 };
-use crate::seam::{ApprovalRequest, Approver, CaptureSeam, TurnSink};
+use crate::seam::{ApprovalRequest, Approver, CaptureSeam, ToolResult, TurnSink};
 
 /// How a turn runs.
 #[derive(Debug, Clone)]
@@ -272,8 +272,8 @@ impl Agent {
             };
             let response = {
                 let mut on_delta = |d: Delta| match d {
-                    Delta::Content(text) => sink.event(Event::AssistantDelta { text }),
-                    Delta::Reasoning(text) => sink.event(Event::ReasoningDelta { text }),
+                    Delta::Content(text) => sink.event(Event::AssistantDelta { item_id: None, text }),
+                    Delta::Reasoning(text) => sink.event(Event::ReasoningDelta { item_id: None, text }),
                     Delta::Retry { message, notice } => sink.event(Event::Notice {
                         message,
                         retry: Some(notice),
@@ -341,33 +341,31 @@ impl Agent {
                 return TurnEnd::Finished;
             }
             for call in &response.tool_calls {
-                if cancel.is_cancelled() {
+                let result = if cancel.is_cancelled() {
                     // Every call the model made gets a result, so the log stays consistent.
-                    let msg =
-                        ChatMessage::tool(call.id.clone(), "error: cancelled by the user before it ran");
-                    if let Err(e) = sink.message(&msg) {
-                        return TurnEnd::Failed(format!("cannot write the conversation log: {e}"));
-                    }
-                    history.push(msg);
-                    continue;
-                }
-                sink.event(Event::ToolCall {
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                });
-                let (ok, content) = self.execute(turn, call, seam, sink, approver, cancel).await;
-                sink.event(Event::ToolResult {
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    ok,
-                    content: content.clone(),
-                });
-                let msg = ChatMessage::tool(call.id.clone(), content);
-                if let Err(e) = sink.message(&msg) {
+                    ToolResult::not_ok(
+                        ToolStatus::Cancelled,
+                        "error: cancelled by the user before it ran",
+                    )
+                } else {
+                    sink.event(Event::ToolCall {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                    });
+                    let result = self.execute(turn, call, seam, sink, approver, cancel).await;
+                    sink.event(Event::ToolResult {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        ok: result.ok(),
+                        content: result.content.clone(),
+                    });
+                    result
+                };
+                if let Err(e) = sink.tool_result(&call.id, &result) {
                     return TurnEnd::Failed(format!("cannot write the conversation log: {e}"));
                 }
-                history.push(msg);
+                history.push(ChatMessage::tool(call.id.clone(), result.content));
             }
             if cancel.is_cancelled() {
                 return TurnEnd::Cancelled;
@@ -379,8 +377,8 @@ impl Agent {
         ))
     }
 
-    /// Runs one tool call: preview, seam, run, seam. Returns `(ok, text for the model)`; failures are
-    /// results for the model, never failures of the turn.
+    /// Runs one tool call: preview, seam, run, seam. Failures are results for the model, never
+    /// failures of the turn.
     async fn execute(
         &self,
         turn: u64,
@@ -389,8 +387,10 @@ impl Agent {
         sink: &mut dyn TurnSink,
         approver: &dyn Approver,
         cancel: &CancellationToken,
-    ) -> (bool, String) {
-        let fail = |e: &dyn std::fmt::Display| (false, format!("error: {e}"));
+    ) -> ToolResult {
+        let fail = |e: &dyn std::fmt::Display| ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}"));
+        let refuse =
+            |status: ToolStatus, e: &dyn std::fmt::Display| ToolResult::not_ok(status, format!("error: {e}"));
         let Some(tool) = self.registry.get(&call.name) else {
             let offered: Vec<String> = self.tool_specs().into_iter().map(|s| s.name).collect();
             return fail(&format!(
@@ -400,7 +400,7 @@ impl Agent {
             ));
         };
         if self.config.plan_mode && !tool.read_only() {
-            return fail(&format!(
+            return refuse(ToolStatus::Denied, &format!(
                 "plan mode is on, so `{}` was not run and nothing changed; only the read tools work now. Propose the change in your plan instead",
                 call.name
             ));
@@ -418,6 +418,7 @@ impl Agent {
             Err(e) => return fail(&e),
         };
         let mut policy = self.config.bash_policy;
+        let mut gaps = preview.gaps.clone();
         if let Some(command) = &preview.shell_command {
             match policy {
                 BashPolicy::Deny => {}
@@ -429,12 +430,15 @@ impl Agent {
                     };
                     let decision = approver.approve(request, cancel).await;
                     if cancel.is_cancelled() {
-                        return fail(&"cancelled by the user before it ran");
+                        return refuse(ToolStatus::Cancelled, &"cancelled by the user before it ran");
                     }
                     if decision == ApprovalDecision::Deny {
-                        return fail(&ToolError::BashDeclined {
-                            command: command.clone(),
-                        });
+                        return refuse(
+                            ToolStatus::Denied,
+                            &ToolError::BashDeclined {
+                                command: command.clone(),
+                            },
+                        );
                     }
                     policy = BashPolicy::Allow;
                 }
@@ -446,10 +450,12 @@ impl Agent {
                         "the command was not run: its coverage gap could not be recorded: {e}"
                     ));
                 }
+                let gap = retrace_tools::bash_side_effect_gap(command);
+                gaps.push(gap.clone());
                 sink.event(Event::CheckpointCaptured {
                     turn,
                     paths: Vec::new(),
-                    gaps: vec![retrace_tools::bash_side_effect_gap(command)],
+                    gaps: vec![gap],
                 });
             }
         }
@@ -457,6 +463,11 @@ impl Agent {
         if mutating {
             match seam.before(tool.name(), &preview) {
                 Ok(captured) => {
+                    for g in &captured.gaps {
+                        if !gaps.contains(g) {
+                            gaps.push(g.clone());
+                        }
+                    }
                     if !captured.paths.is_empty() || !captured.gaps.is_empty() {
                         sink.event(Event::CheckpointCaptured { turn, paths: captured.paths, gaps: captured.gaps });
                     }
@@ -486,10 +497,25 @@ impl Agent {
             }
         }
         match result {
-            Ok(out) => (true, out.content),
-            Err(e) => fail(&e),
+            Ok(out) => ToolResult {
+                status: ToolStatus::Ok,
+                content: out.content,
+                changes: preview_changes(&preview),
+                gaps,
+            },
+            Err(e) if cancel.is_cancelled() => ToolResult {
+                gaps,
+                ..refuse(ToolStatus::Cancelled, &e)
+            },
+            Err(e) => ToolResult { gaps, ..fail(&e) },
         }
     }
+}
+
+/// The file changes a successful call made, as its preview described them.
+fn preview_changes(preview: &Preview) -> Vec<retrace_protocol::FileChange> {
+    let _ = preview;
+    Vec::new()
 }
 
 /// A sink that passes everything on and adds up the usage of the assistant messages written.
@@ -505,6 +531,10 @@ impl TurnSink for UsageTally<'_> {
 
     fn message(&mut self, message: &ChatMessage) -> Result<(), String> {
         self.sink.message(message)
+    }
+
+    fn tool_result(&mut self, call_id: &str, result: &ToolResult) -> Result<(), String> {
+        self.sink.tool_result(call_id, result)
     }
 
     fn assistant(&mut self, message: &ChatMessage, usage: Option<TokenUsage>) -> Result<(), String> {

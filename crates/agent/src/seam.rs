@@ -1,7 +1,7 @@
 //! The three interfaces the controller implements for the agent.
 
 use retrace_model::{BoxFuture, CancellationToken, ChatMessage};
-use retrace_protocol::{ApprovalDecision, Event, Gap, HeadId, TokenUsage};
+use retrace_protocol::{ApprovalDecision, Event, FileChange, Gap, HeadId, TokenUsage, ToolStatus};
 use retrace_tools::Preview;
 
 /// What the seam captured for one tool call.
@@ -36,6 +36,11 @@ pub trait TurnSink: Send {
     /// An assistant message to append, with the tokens of the request that produced it (when the
     /// server counted them). An error ends the turn, as for [`TurnSink::message`].
     fn assistant(&mut self, message: &ChatMessage, usage: Option<TokenUsage>) -> Result<(), String>;
+    /// A tool call's result to append to the conversation: the text the model gets, how the call
+    /// ended and what it changed. The default appends the text alone (as [`TurnSink::message`]).
+    fn tool_result(&mut self, call_id: &str, result: &ToolResult) -> Result<(), String> {
+        self.message(&ChatMessage::tool(call_id.to_string(), result.content.clone()))
+    }
     /// What to ask the model for to compact the conversation of the running turn: the messages
     /// before the turn, then the instruction to summarize them. `None`: this sink cannot compact
     /// (the default); `Some(Err)`: not now (nothing to summarize), and why.
@@ -49,6 +54,37 @@ pub trait TurnSink: Send {
     fn compacted(&mut self, summary: String) -> Result<Compaction, String> {
         let _ = summary;
         Err("this turn cannot be compacted".to_string())
+    }
+}
+
+/// How one tool call ended, as the agent reports it to the sink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResult {
+    /// Succeeded, failed, denied or cancelled (never running).
+    pub status: ToolStatus,
+    /// The text given back to the model.
+    pub content: String,
+    /// The files it changed, from its preview (empty unless it succeeded).
+    pub changes: Vec<FileChange>,
+    /// What it did that cannot be restored (its preview's gaps, those the capture found, a
+    /// shell command's side effects).
+    pub gaps: Vec<Gap>,
+}
+
+impl ToolResult {
+    /// A call that did not succeed, with the text the model gets.
+    pub fn not_ok(status: ToolStatus, content: impl Into<String>) -> ToolResult {
+        ToolResult {
+            status,
+            content: content.into(),
+            changes: Vec::new(),
+            gaps: Vec::new(),
+        }
+    }
+
+    /// Whether it succeeded.
+    pub fn ok(&self) -> bool {
+        self.status == ToolStatus::Ok
     }
 }
 

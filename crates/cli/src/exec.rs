@@ -315,11 +315,11 @@ impl Printer {
             Event::TurnStarted { turn, prompt, .. } => {
                 let _ = writeln!(out, "── turn {turn}: {}", shown_text(&first_line(prompt, 70)));
             }
-            Event::AssistantDelta { text } => {
+            Event::AssistantDelta { text, .. } => {
                 out.push_str(&shown_text(text));
                 self.mid_line = !text.ends_with('\n');
             }
-            Event::ReasoningDelta { text } => err.push_str(&shown_text(text)),
+            Event::ReasoningDelta { text, .. } => err.push_str(&shown_text(text)),
             Event::ToolCall { name, arguments, .. } => {
                 let _ = writeln!(out, "→ {} {}", shown_path(name), first_line(arguments, 100));
             }

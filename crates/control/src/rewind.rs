@@ -410,7 +410,7 @@ impl Core {
                      Edits made to them since then are no longer on disk.",
                     files.join(", ")
                 );
-                self.session.note(&p.head, note)?;
+                self.note(&p.head, note)?;
             }
         }
         if !wrote_manifest && record.new_head.is_some() {
@@ -506,7 +506,7 @@ impl Core {
             let mut files = outcome.files_written.clone();
             files.extend(outcome.files_deleted.iter().cloned());
             let head = self.session.selected().clone();
-            self.session.note(
+            self.note(
                 &head,
                 format!(
                     "Note from Retrace: the user undid that restore; these files are back as they were before it: {}.",

@@ -4,16 +4,22 @@
 
 use std::sync::{Arc, Mutex};
 
-use retrace_agent::{Agent, ApprovalRequest, Approver, CaptureSeam, Captured, Compaction, TurnSink};
+use retrace_agent::{
+    Agent, ApprovalRequest, Approver, CaptureSeam, Captured, Compaction, ToolResult, TurnSink,
+};
 use retrace_checkpoint::Change;
 use retrace_model::{BoxFuture, CancellationToken};
 use retrace_protocol::{
-    ApprovalDecision, ChatMessage, Event, Gap, GapReason, HeadId, SummarizeDirection, TokenUsage,
+    ApprovalDecision, ChatMessage, Event, Gap, GapReason, HeadId, PendingApproval, Role, SummarizeDirection,
+    TokenUsage,
 };
 use retrace_session::NewMessage;
 use retrace_tools::Preview;
 
+use crate::bus::EventBus;
 use crate::core::Core;
+use crate::items::build::stored_checkpoint;
+use crate::items::live::record_of;
 use crate::shared::{lock, Shared};
 
 /// The seam: before-images into the store, durable before the tool runs.
@@ -110,7 +116,29 @@ impl LogSink {
 
 impl TurnSink for LogSink {
     fn event(&mut self, event: Event) {
-        self.shared.bus.publish(event);
+        // Published with the core locked: a snapshot (taken under the same lock) sees each
+        // event's effect exactly when it sees the event's number.
+        let mut core = lock(&self.core);
+        let core = &mut *core;
+        let bus = self.shared.bus.clone();
+        match event {
+            Event::AssistantDelta { text, .. } => delta(core, &bus, false, text),
+            Event::ReasoningDelta { text, .. } => delta(core, &bus, true, text),
+            Event::ToolCall { ref id, .. } => {
+                let item = core.live.as_ref().and_then(|l| l.tool(id, None));
+                bus.publish(event.clone());
+                if let Some(item) = item {
+                    bus.publish(Event::ItemStarted { item });
+                }
+            }
+            Event::CheckpointCaptured { turn, .. } => {
+                bus.publish(event);
+                bus.publish(Event::ItemUpdated {
+                    item: stored_checkpoint(&core.store, turn),
+                });
+            }
+            other => bus.publish(other),
+        }
     }
 
     fn message(&mut self, m: &ChatMessage) -> Result<(), String> {
@@ -118,10 +146,60 @@ impl TurnSink for LogSink {
     }
 
     fn assistant(&mut self, m: &ChatMessage, usage: Option<TokenUsage>) -> Result<(), String> {
-        self.append(NewMessage {
-            usage,
-            ..NewMessage::from(m)
-        })
+        let mut core = lock(&self.core);
+        let core = &mut *core;
+        let streamed = core.live.as_mut().and_then(|l| l.take_streaming());
+        let reasoning = streamed
+            .as_ref()
+            .map(|s| s.reasoning.clone())
+            .filter(|r| !r.is_empty());
+        let appended = core
+            .session
+            .append(
+                &self.head,
+                NewMessage {
+                    id: streamed.as_ref().map(|s| s.id.clone()),
+                    usage,
+                    reasoning: reasoning.clone(),
+                    ..NewMessage::from(m)
+                },
+            )
+            .map_err(|e| e.to_string())?;
+        if let Some(live) = core.live.as_mut() {
+            live.assistant_written(
+                &self.shared.bus,
+                appended.message_id.as_str(),
+                &m.content,
+                reasoning.as_deref(),
+                &m.tool_calls,
+                streamed.is_some(),
+            );
+        }
+        Ok(())
+    }
+
+    fn tool_result(&mut self, call_id: &str, result: &ToolResult) -> Result<(), String> {
+        let mut core = lock(&self.core);
+        let core = &mut *core;
+        let record = record_of(result);
+        core.session
+            .append(
+                &self.head,
+                NewMessage {
+                    tool_call_id: Some(call_id.to_string()),
+                    outcome: Some(record.clone()),
+                    ..NewMessage::new(Role::Tool, result.content.clone())
+                },
+            )
+            .map_err(|e| e.to_string())?;
+        if let Some(item) = core
+            .live
+            .as_ref()
+            .and_then(|l| l.tool(call_id, Some((&result.content, &record))))
+        {
+            self.shared.bus.publish(Event::ItemCompleted { item });
+        }
+        Ok(())
     }
 
     fn compaction_source(&mut self, max_tokens: u64) -> Option<Result<Vec<ChatMessage>, String>> {
@@ -147,6 +225,16 @@ impl TurnSink for LogSink {
     }
 }
 
+/// A streamed delta, published with the id of the item it extends.
+fn delta(core: &mut Core, bus: &EventBus, reasoning: bool, text: String) {
+    let session = &core.session;
+    match core.live.as_mut() {
+        Some(live) => live.delta(bus, reasoning, text, || session.new_message_id()),
+        None if reasoning => bus.publish(Event::ReasoningDelta { text, item_id: None }),
+        None => bus.publish(Event::AssistantDelta { text, item_id: None }),
+    }
+}
+
 /// Approvals: `approval_requested` on the bus, then the first answer by `call_id` from any handle
 /// (or a deny when the turn is cancelled). "Allow for this session" remembers the command line.
 pub(crate) struct SharedApprover {
@@ -163,7 +251,11 @@ impl Approver for SharedApprover {
             if self.shared.is_allowed(&req.command) {
                 return ApprovalDecision::Session;
             }
-            let answer = self.shared.await_approval(&req.call_id);
+            let answer = self.shared.await_approval(PendingApproval {
+                call_id: req.call_id.clone(),
+                tool: req.tool.clone(),
+                command: req.command.clone(),
+            });
             self.shared.bus.publish(Event::ApprovalRequested {
                 call_id: req.call_id.clone(),
                 tool: req.tool.clone(),

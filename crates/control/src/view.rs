@@ -7,8 +7,8 @@ use std::path::Path;
 
 use retrace_checkpoint::CheckpointStore;
 use retrace_protocol::{
-    CheckpointEntry, CheckpointListing, Error, ErrorCode, FsckProblem, FsckReport, HeadEntry, SessionEntry,
-    SessionId, Severity, TranscriptEntry,
+    CheckpointEntry, CheckpointListing, Error, ErrorCode, FsckProblem, FsckReport, HeadEntry, Item,
+    SessionEntry, SessionId, Severity, TranscriptEntry,
 };
 use retrace_session::{
     list_sessions, HeadId, LogDamage, Session, SessionError, SessionListing, SessionOptions,
@@ -181,6 +181,21 @@ impl SessionReader {
     pub fn heads(&self) -> Result<Vec<HeadEntry>, Error> {
         sound(&self.session)?;
         Ok(heads_of(&self.session))
+    }
+
+    /// The items of `head` (id or name), or of the selected head, as a snapshot shows them;
+    /// refused while the log has a line that cannot be read.
+    pub fn items(&self, head: Option<&str>) -> Result<Vec<Item>, Error> {
+        sound(&self.session)?;
+        let head = match head {
+            Some(h) => self
+                .session
+                .resolve_head(h)
+                .map_err(crate::error::ControlError::from)?,
+            None => self.session.selected().clone(),
+        };
+        let entries = checkpoints_for(&self.session, &self.store, &head, |_| false);
+        Ok(crate::items::items_of(&self.session, &head, None, &entries)?)
     }
 
     /// The messages of `head` (id or name), or of the selected head; refused while the log has a

@@ -32,7 +32,7 @@ pub use fsck::{FsckProblem, FsckReport, LogRepair, MovedLogLine, Severity};
 pub use ids::{HeadId, MessageId, SessionId, MAIN_HEAD};
 pub use item::{
     ChangeAction, CheckpointItem, FileChange, Item, ItemBody, NoteItem, NoteKind, PendingApproval,
-    SessionSnapshot, ToolCallItem, ToolStatus, ITEM_DIFF_CAP, ITEM_OUTPUT_CAP,
+    SessionSnapshot, ToolCallItem, ToolRecord, ToolStatus, ITEM_DIFF_CAP, ITEM_OUTPUT_CAP,
 };
 pub use message::{ChatMessage, Role, ToolCall};
 pub use request::{

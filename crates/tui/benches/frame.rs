@@ -74,6 +74,7 @@ fn frames(c: &mut Criterion) {
                 }
                 let start = Instant::now();
                 app.on_event(Event::AssistantDelta {
+                    item_id: None,
                     text: words[k].clone(),
                 });
                 frame(&mut t, &app);

@@ -486,8 +486,8 @@ impl App {
                 });
                 self.scroll = 0;
             }
-            Event::AssistantDelta { text } => self.transcript.assistant_delta(&text),
-            Event::ReasoningDelta { text } => self.transcript.reasoning_delta(&text),
+            Event::AssistantDelta { text, .. } => self.transcript.assistant_delta(&text),
+            Event::ReasoningDelta { text, .. } => self.transcript.reasoning_delta(&text),
             Event::ToolCall { id, name, arguments } => self.transcript.push(Item::Tool {
                 id,
                 name,

@@ -123,7 +123,10 @@ pub fn turn_events(rng: &mut Rng, turn: u64) -> Vec<Event> {
             turn,
             prompt: prompt(rng),
         },
-        Event::AssistantDelta { text: answer(rng) },
+        Event::AssistantDelta {
+            item_id: None,
+            text: answer(rng),
+        },
         Event::ToolCall {
             id: id.clone(),
             name: "read_file".into(),
@@ -135,7 +138,10 @@ pub fn turn_events(rng: &mut Rng, turn: u64) -> Vec<Event> {
             ok: true,
             content: tool_output(rng),
         },
-        Event::AssistantDelta { text: answer(rng) },
+        Event::AssistantDelta {
+            item_id: None,
+            text: answer(rng),
+        },
         Event::TurnFinished {
             turn,
             ok: true,

@@ -114,6 +114,7 @@ fn mutations() -> Vec<(&'static str, Mutation)> {
             "assistant_delta continuing the last answer",
             Box::new(|a: &mut App| {
                 a.on_event(Event::AssistantDelta {
+                    item_id: None,
                     text: " more words".repeat(20),
                 });
             }),
@@ -122,16 +123,21 @@ fn mutations() -> Vec<(&'static str, Mutation)> {
             "assistant_delta starting an answer",
             Box::new(|a: &mut App| {
                 a.on_event(Event::Error { message: "e".into() });
-                a.on_event(Event::AssistantDelta { text: "new".into() });
+                a.on_event(Event::AssistantDelta {
+                    item_id: None,
+                    text: "new".into(),
+                });
             }),
         ),
         (
             "reasoning_delta",
             Box::new(|a: &mut App| {
                 a.on_event(Event::ReasoningDelta {
+                    item_id: None,
                     text: "first\n".into(),
                 });
                 a.on_event(Event::ReasoningDelta {
+                    item_id: None,
                     text: "second\nthird".into(),
                 });
             }),
@@ -251,7 +257,10 @@ fn a_change_lays_out_again_exactly_the_items_it_touched() {
         (
             "a delta",
             Box::new(|a: &mut App| {
-                a.on_event(Event::AssistantDelta { text: "x".into() });
+                a.on_event(Event::AssistantDelta {
+                    item_id: None,
+                    text: "x".into(),
+                });
             }),
             vec![15],
         ),
@@ -349,9 +358,12 @@ fn streaming_and_resizing_draw_what_a_fresh_layout_draws() {
             _ => format!("word{i} "),
         };
         if i % 30 == 29 {
-            app.on_event(Event::ReasoningDelta { text: "hm\n".into() });
+            app.on_event(Event::ReasoningDelta {
+                item_id: None,
+                text: "hm\n".into(),
+            });
         }
-        app.on_event(Event::AssistantDelta { text });
+        app.on_event(Event::AssistantDelta { item_id: None, text });
         app.on_tick();
         app.scroll = i % 5;
         let (w, h) = sizes[i % sizes.len()];
@@ -382,6 +394,7 @@ fn a_long_streamed_answer_draws_as_the_whole() {
     let mut streamed = base();
     for chunk in words.as_bytes().chunks(97) {
         streamed.on_event(Event::AssistantDelta {
+            item_id: None,
             text: String::from_utf8(chunk.to_vec()).unwrap(),
         });
     }

@@ -272,6 +272,7 @@ fn a_stale_snapshot_does_not_bring_a_finished_turn_back() {
     let stale_transcript = vec![msg("s", Role::System, "sys"), u];
     // … while the live events finished the turn.
     app.on_event(Event::AssistantDelta {
+        item_id: None,
         text: "the whole answer".into(),
     });
     app.on_event(Event::TurnFinished {

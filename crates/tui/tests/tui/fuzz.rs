@@ -72,9 +72,11 @@ fn random_event(rng: &mut Rng, turn: &mut u64) -> Event {
             }
         }
         1 => Event::AssistantDelta {
+            item_id: None,
             text: "word 漢字 \u{202e}rtl\n".repeat(rng.below(5) as usize),
         },
         2 => Event::ReasoningDelta {
+            item_id: None,
             text: "think\n".into(),
         },
         3 => Event::ToolCall {

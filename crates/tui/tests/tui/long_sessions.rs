@@ -121,6 +121,7 @@ fn an_automatic_compaction_mid_turn_keeps_the_streamed_items_once() {
         prompt: "third prompt".into(),
     });
     app.on_event(Event::AssistantDelta {
+        item_id: None,
         text: "Reading.".into(),
     });
     app.on_event(Event::ToolCall {
@@ -155,7 +156,10 @@ fn an_automatic_compaction_mid_turn_keeps_the_streamed_items_once() {
         })
         .is_empty());
     // The answer streams on before the reload arrives.
-    app.on_event(Event::AssistantDelta { text: "Still".into() });
+    app.on_event(Event::AssistantDelta {
+        item_id: None,
+        text: "Still".into(),
+    });
 
     // The stored messages of the new head: the summary, and turn 2 so far (without what is
     // still streaming).
@@ -178,6 +182,7 @@ fn an_automatic_compaction_mid_turn_keeps_the_streamed_items_once() {
     ];
     app.on_transcript(&stored);
     app.on_event(Event::AssistantDelta {
+        item_id: None,
         text: " going.".into(),
     });
     let line =
@@ -221,7 +226,10 @@ fn a_reload_answered_after_the_turn_ended_is_followed_by_a_fresh_one() {
         turn: 2,
         prompt: "third prompt".into(),
     });
-    app.on_event(Event::AssistantDelta { text: "Half".into() });
+    app.on_event(Event::AssistantDelta {
+        item_id: None,
+        text: "Half".into(),
+    });
     assert_eq!(
         app.on_event(Event::HeadChanged {
             head_id: HeadId::new("h5")
@@ -229,6 +237,7 @@ fn a_reload_answered_after_the_turn_ended_is_followed_by_a_fresh_one() {
         vec![Effect::LoadTranscript]
     );
     app.on_event(Event::AssistantDelta {
+        item_id: None,
         text: " and whole.".into(),
     });
     // The turn ends before the reload's answer: another reload is asked for.

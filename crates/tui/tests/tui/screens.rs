@@ -28,12 +28,17 @@ fn chatting() -> App {
         prompt: "now run \u{1b}[31mclippy\u{1b}[0m".into(),
     });
     app.on_event(Event::ReasoningDelta {
+        item_id: None,
         text: "The user wants clippy.\nI should run it.".into(),
     });
     app.on_event(Event::AssistantDelta {
+        item_id: None,
         text: "Running clippy".into(),
     });
-    app.on_event(Event::AssistantDelta { text: " now.".into() });
+    app.on_event(Event::AssistantDelta {
+        item_id: None,
+        text: " now.".into(),
+    });
     app.on_event(Event::ToolCall {
         id: "c7".into(),
         name: "bash".into(),
