@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use retrace_control::SessionHandle;
-use retrace_protocol::{Delivery, ErrorCode, Event, TurnAccepted, TurnOutcome};
+use retrace_protocol::{Delivery, ErrorCode, Event, ItemBody, TurnAccepted, TurnOutcome};
 
 use crate::common::{model_spec, service_options, with_service, workspace_arg, CmdResult, Failure};
 use crate::config::Config;
@@ -204,6 +204,8 @@ async fn one_turn(
     let mut printer = Printer {
         json,
         mid_line: false,
+        captured: Default::default(),
+        gaps: Default::default(),
         closed: false,
     };
     while let Some(d) = events.recv().await {
@@ -265,6 +267,9 @@ fn json_event(e: &Event) -> serde_json::Value {
 struct Printer {
     json: bool,
     mid_line: bool,
+    /// The before-images and gaps printed so far (a checkpoint item grows during the turn).
+    captured: std::collections::HashSet<String>,
+    gaps: std::collections::HashSet<String>,
     /// Standard output went away: nothing more is written to it.
     closed: bool,
 }
@@ -320,28 +325,43 @@ impl Printer {
                 self.mid_line = !text.ends_with('\n');
             }
             Event::ReasoningDelta { text, .. } => err.push_str(&shown_text(text)),
-            Event::ToolCall { name, arguments, .. } => {
-                let _ = writeln!(out, "→ {} {}", shown_path(name), first_line(arguments, 100));
-            }
-            Event::ToolResult { ok, content, .. } => {
-                let mark = if *ok { "✓" } else { "✗" };
-                let _ = writeln!(out, "  {mark} {}", shown_text(&first_line(content, 100)));
-            }
-            Event::CheckpointCaptured { paths, gaps, .. } => {
-                if !paths.is_empty() {
-                    let shown: Vec<String> = paths.iter().map(|p| shown_path(p)).collect();
-                    let _ = writeln!(out, "  ⎌ before-image saved: {}", shown.join(", "));
+            Event::ItemStarted { item } | Event::ItemUpdated { item } | Event::ItemCompleted { item } => {
+                match &item.body {
+                    ItemBody::ToolCall(call) if matches!(e, Event::ItemStarted { .. }) => {
+                        out.push_str(&crate::item_text::started(call));
+                    }
+                    ItemBody::ToolCall(call) if matches!(e, Event::ItemCompleted { .. }) => {
+                        out.push_str(&crate::item_text::finished(call));
+                    }
+                    ItemBody::Checkpoint(c) => {
+                        let new: Vec<String> = c
+                            .files
+                            .iter()
+                            .filter(|p| self.captured.insert((*p).clone()))
+                            .map(|p| shown_path(p))
+                            .collect();
+                        if !new.is_empty() {
+                            let _ = writeln!(out, "  ⎌ before-image saved: {}", new.join(", "));
+                        }
+                        for g in &c.gaps {
+                            let what = g.path.as_deref().or(g.detail.as_deref()).unwrap_or("");
+                            let line =
+                                format!("{} {}", g.reason.as_str(), shown_path(&first_line(what, 100)));
+                            if self.gaps.insert(line.clone()) {
+                                let _ = writeln!(out, "  ! not restorable: {line}");
+                            }
+                        }
+                    }
+                    ItemBody::Note(n) => {
+                        let _ = writeln!(out, "  ⓘ {}", shown_text(&n.text));
+                    }
+                    _ => {}
                 }
-                for g in gaps {
-                    let what = g.path.as_deref().or(g.detail.as_deref()).unwrap_or("");
-                    let _ = writeln!(
-                        out,
-                        "  ! not restorable: {} {}",
-                        g.reason.as_str(),
-                        shown_path(&first_line(what, 100))
-                    );
-                }
             }
+            Event::ToolCall { .. }
+            | Event::ToolResult { .. }
+            | Event::CheckpointCaptured { .. }
+            | Event::ItemRemoved { .. } => {}
             Event::StepFinished { .. } => {}
             Event::TurnFinished { turn, ok, error, .. } => match (ok, error) {
                 (true, _) => {

@@ -9,6 +9,7 @@ mod config_cmd;
 mod demo;
 mod exec;
 mod exit;
+mod item_text;
 mod output;
 mod rewind;
 mod serve;
@@ -118,6 +119,10 @@ enum Command {
         /// The head (id or name; default: the selected one).
         #[arg(long)]
         head: Option<String>,
+        /// Print the head's items (prompts, answers, tool calls with status and diffs,
+        /// checkpoints, notes) as every frontend shows them, instead of its raw messages.
+        #[arg(long)]
+        items: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -446,9 +451,10 @@ fn run(cli: Cli) -> CmdResult {
                 dry_run,
             }) => sessions_remove::prune(&older_than, all, workspace.as_deref(), dry_run, json),
         },
-        Command::Transcript { s, head, json } => {
-            sessions::transcript(&s.pick_to_read()?.id, head.as_deref(), json)
-        }
+        Command::Transcript { s, head, items, json } => match items {
+            true => sessions::items(&s.pick_to_read()?.id, head.as_deref(), json),
+            false => sessions::transcript(&s.pick_to_read()?.id, head.as_deref(), json),
+        },
         Command::Checkpoints { s, sidecar, json } => match sidecar {
             Some(dir) => checkpoints::list(&dir, json),
             None => checkpoints::list_session(&s.pick_to_read()?.id, json),

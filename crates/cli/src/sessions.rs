@@ -65,6 +65,20 @@ pub fn list(workspace: Option<&Path>, json: bool) -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Prints a head's items (`--items`): what every frontend shows, tool calls with their status
+/// and diffs, checkpoints, notes.
+pub fn items(id: &str, head: Option<&str>, json: bool) -> CmdResult {
+    let items = reader(id)?.items(head)?;
+    if json {
+        print_json(&items)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for i in &items {
+        print!("{}", crate::item_text::item(i));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Prints a head's messages.
 pub fn transcript(id: &str, head: Option<&str>, json: bool) -> CmdResult {
     let msgs = reader(id)?.transcript(head)?;

@@ -555,6 +555,10 @@ impl App {
             Event::SummaryFinished {
                 ok, head_id, error, ..
             } => return self.on_summary_finished(ok, head_id.as_ref().map(|h| h.as_str()), error),
+            Event::ItemStarted { .. }
+            | Event::ItemUpdated { .. }
+            | Event::ItemCompleted { .. }
+            | Event::ItemRemoved { .. } => {}
         }
         Vec::new()
     }
