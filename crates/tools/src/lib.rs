@@ -41,6 +41,7 @@
 mod args;
 pub mod bash;
 pub mod delete_file;
+pub mod diff;
 pub mod edit;
 pub mod error;
 pub mod glob;
