@@ -8,7 +8,7 @@ use retrace_model::{
     CancellationToken, ChatMessage, ChatModel, ChatRequest, Delta, ModelError, ToolCall, ToolSpec,
 };
 use retrace_protocol::{Event, TokenUsage};
-use retrace_tools::{BashPolicy, Preview, Registry, RunContext, Tool, ToolError, Workspace};
+use retrace_tools::{BashPolicy, DynTool, Preview, Registry, RunContext, ToolError, Workspace};
 
 use retrace_protocol::ApprovalDecision;
 
@@ -525,7 +525,7 @@ impl TurnSink for UsageTally<'_> {
 
 /// Runs a synchronous tool on this worker thread, with cancellation forwarded to the tool.
 fn run_tool(
-    tool: &dyn Tool,
+    tool: &dyn DynTool,
     ws: &Workspace,
     args: &serde_json::Value,
     preview: &Preview,
