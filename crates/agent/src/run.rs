@@ -8,7 +8,9 @@ use retrace_model::{
     CancellationToken, ChatMessage, ChatModel, ChatRequest, Delta, ModelError, ToolCall, ToolSpec,
 };
 use retrace_protocol::{Event, TokenUsage, ToolStatus};
-use retrace_tools::{BashPolicy, Preview, Registry, RunContext, Tool, ToolError, Workspace};
+use retrace_tools::{
+    BashPolicy, PreparedCall, Preview, Registry, RunContext, ToolError, Workspace,
+};
 
 use retrace_protocol::ApprovalDecision;
 
@@ -413,7 +415,12 @@ impl Agent {
             Ok(v) => v,
             Err(e) => return fail(&format!("the arguments of {} are not valid JSON: {e}", call.name)),
         };
-        let preview = match tool.preview(&self.workspace, &args) {
+        // Parsed once: the preview and the run use the same typed arguments.
+        let prepared = match tool.prepare(&args) {
+            Ok(p) => p,
+            Err(e) => return fail(&e),
+        };
+        let preview = match prepared.preview(&self.workspace) {
             Ok(p) => p,
             Err(e) => return fail(&e),
         };
@@ -480,9 +487,8 @@ impl Agent {
             }
         }
         let result = run_tool(
-            tool,
+            prepared.as_ref(),
             &self.workspace,
-            &args,
             &preview,
             policy,
             &self.config,
@@ -500,7 +506,7 @@ impl Agent {
             Ok(out) => ToolResult {
                 status: ToolStatus::Ok,
                 content: out.content,
-                changes: preview_changes(&preview),
+                changes: preview.files.clone(),
                 gaps,
             },
             Err(e) if cancel.is_cancelled() => ToolResult {
@@ -510,12 +516,6 @@ impl Agent {
             Err(e) => ToolResult { gaps, ..fail(&e) },
         }
     }
-}
-
-/// The file changes a successful call made, as its preview described them.
-fn preview_changes(preview: &Preview) -> Vec<retrace_protocol::FileChange> {
-    let _ = preview;
-    Vec::new()
 }
 
 /// A sink that passes everything on and adds up the usage of the assistant messages written.
@@ -555,9 +555,8 @@ impl TurnSink for UsageTally<'_> {
 
 /// Runs a synchronous tool on this worker thread, with cancellation forwarded to the tool.
 fn run_tool(
-    tool: &dyn Tool,
+    call: &dyn PreparedCall,
     ws: &Workspace,
-    args: &serde_json::Value,
     preview: &Preview,
     policy: BashPolicy,
     config: &AgentConfig,
@@ -579,7 +578,7 @@ fn run_tool(
         .with_bash_timeout(config.bash_timeout)
         .with_output_cap(config.output_cap)
         .with_cancel(flag);
-    let run = || tool.run(ws, args, preview, &ctx);
+    let run = || call.run(ws, preview, &ctx);
     let out = match tokio::runtime::Handle::try_current() {
         Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
             tokio::task::block_in_place(run)

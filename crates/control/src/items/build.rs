@@ -34,7 +34,7 @@ pub(crate) struct ToolParts<'a> {
 
 /// A tool call's item.
 pub(crate) fn tool_item(p: ToolParts<'_>) -> Item {
-    let described = super::describe::describe(&p.call.name, &p.call.arguments);
+    let described = retrace_tools::describe(&p.call.name, &p.call.arguments);
     let status = match (p.record, p.result) {
         (Some(r), _) => r.status,
         (None, Some(text)) => legacy_status(text),

@@ -8,7 +8,6 @@
 //! checkpoint by its number (`checkpoint-<turn>`).
 
 pub(crate) mod build;
-mod describe;
 mod list;
 pub(crate) mod live;
 mod wording;
