@@ -95,7 +95,7 @@ async fn first_frame(home: &Path, ws: &Path, id: &str) -> Run {
         .unwrap();
     let t2 = Instant::now();
     let mut t = terminal(120, 40);
-    frame(&mut t, ui.app());
+    frame(&mut t, ui.app(), &mut retrace_tui::view::ViewState::new());
     let t3 = Instant::now();
     assert!(
         ui.app().transcript().items().len() >= 4 * TURNS,

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use retrace_protocol::{Event, HeadId, SessionId};
+use retrace_tui::view::ViewState;
 use retrace_tui::{App, AppOptions};
 use support::{conversation, entries, frame, status, terminal, Rng};
 
@@ -34,10 +35,12 @@ const H: u16 = 40;
 fn frames(c: &mut Criterion) {
     let mut g = c.benchmark_group("frame");
 
+    // Each app has its view state (the kept rows), as in the runtime.
     let app = conversation();
+    let mut state = ViewState::new();
     let mut t = terminal(W, H);
-    frame(&mut t, &app);
-    g.bench_function("warm", |b| b.iter(|| frame(&mut t, &app)));
+    frame(&mut t, &app, &mut state);
+    g.bench_function("warm", |b| b.iter(|| frame(&mut t, &app, &mut state)));
 
     let mut base = conversation();
     base.on_event(Event::TurnStarted {
@@ -63,13 +66,15 @@ fn frames(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let mut spent = Duration::ZERO;
             let mut app = base.clone();
+            let mut state = ViewState::new();
             let mut t = terminal(W, H);
-            frame(&mut t, &app);
+            frame(&mut t, &app, &mut state);
             let mut k = 0;
             for _ in 0..iters {
                 if k == words.len() {
                     app = base.clone();
-                    frame(&mut t, &app);
+                    state = ViewState::new();
+                    frame(&mut t, &app, &mut state);
                     k = 0;
                 }
                 let start = Instant::now();
@@ -77,7 +82,7 @@ fn frames(c: &mut Criterion) {
                     item_id: None,
                     text: words[k].clone(),
                 });
-                frame(&mut t, &app);
+                frame(&mut t, &app, &mut state);
                 spent += start.elapsed();
                 k += 1;
             }
@@ -91,7 +96,7 @@ fn frames(c: &mut Criterion) {
     g.bench_function("resize", |b| {
         b.iter(|| {
             flip = !flip;
-            frame(if flip { &mut narrow } else { &mut wide }, &app)
+            frame(if flip { &mut narrow } else { &mut wide }, &app, &mut state)
         })
     });
 
@@ -101,14 +106,21 @@ fn frames(c: &mut Criterion) {
         KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL),
         Instant::now(),
     );
+    let mut detailed_state = ViewState::new();
     let mut t = terminal(W, H);
-    frame(&mut t, &detailed);
-    g.bench_function("details_warm", |b| b.iter(|| frame(&mut t, &detailed)));
+    frame(&mut t, &detailed, &mut detailed_state);
+    g.bench_function("details_warm", |b| {
+        b.iter(|| frame(&mut t, &detailed, &mut detailed_state))
+    });
     let mut flip = false;
     g.bench_function("details_resize", |b| {
         b.iter(|| {
             flip = !flip;
-            frame(if flip { &mut narrow } else { &mut wide }, &detailed)
+            frame(
+                if flip { &mut narrow } else { &mut wide },
+                &detailed,
+                &mut detailed_state,
+            )
         })
     });
 
@@ -118,9 +130,10 @@ fn frames(c: &mut Criterion) {
     ] {
         let mut app = conversation();
         app.on_paste(&paste);
+        let mut state = ViewState::new();
         let mut t = terminal(W, H);
-        frame(&mut t, &app);
-        g.bench_function(name, |b| b.iter(|| frame(&mut t, &app)));
+        frame(&mut t, &app, &mut state);
+        g.bench_function(name, |b| b.iter(|| frame(&mut t, &app, &mut state)));
     }
     g.finish();
 
@@ -131,7 +144,7 @@ fn frames(c: &mut Criterion) {
             |mut t| {
                 let mut app = App::new(status(), AppOptions { no_color: false });
                 app.on_transcript(black_box(&stored));
-                frame(&mut t, &app);
+                frame(&mut t, &app, &mut ViewState::new());
                 app
             },
             BatchSize::LargeInput,

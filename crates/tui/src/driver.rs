@@ -14,9 +14,10 @@ use retrace_protocol::{
 };
 use tokio::sync::mpsc;
 
-use crate::app::{App, AppOptions, StatusInfo};
+use crate::app::{App, AppOptions};
 use crate::effect::Effect;
 use crate::error::TuiError;
+use crate::status::StatusInfo;
 
 /// The answer to a request an [`Effect`] made.
 enum Answer {

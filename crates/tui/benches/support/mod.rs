@@ -5,7 +5,8 @@
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use retrace_protocol::{Event, HeadId, SessionId};
-use retrace_tui::{view, App, AppOptions, StatusInfo};
+use retrace_tui::view::{self, ViewState};
+use retrace_tui::{App, AppOptions, StatusInfo};
 
 /// Turns in the conversation: each is four messages (prompt, answer with a tool call, the tool's
 /// result, final answer), so 250 turns are 1,000 messages and 1,000 transcript items.
@@ -168,9 +169,9 @@ pub fn terminal(w: u16, h: u16) -> Terminal<TestBackend> {
     Terminal::new(TestBackend::new(w, h)).unwrap()
 }
 
-/// Draws one frame of `app`.
-pub fn frame(t: &mut Terminal<TestBackend>, app: &App) {
-    t.draw(|f| view::draw(f, app)).unwrap();
+/// Draws one frame of `app` with the view state `state` (what it keeps between frames).
+pub fn frame(t: &mut Terminal<TestBackend>, app: &App, state: &mut ViewState) {
+    t.draw(|f| view::draw(f, app, state)).unwrap();
 }
 
 /// The same kind of conversation as stored messages (what `on_transcript` gets on opening).

@@ -7,6 +7,7 @@ use retrace_protocol::{
     Event, FileAction, HeadId, JobKind, PlanFile, RewindScope, Role, RunningJob, SessionId, SessionStatus,
     ToolCall,
 };
+use retrace_tui::view::ViewState;
 use retrace_tui::{escape, Effect, Screen};
 
 use crate::fixtures::*;
@@ -65,7 +66,7 @@ fn paging_past_the_top_does_not_swallow_the_way_back() {
     let mut app = app();
     app.on_transcript(&transcript());
     app.set_viewport(80, 12);
-    let _ = text(&app, 80, 12); // the runtime draws before any key
+    frame(&mut app, &mut ViewState::new(), 80, 12); // the runtime draws before any key
     for _ in 0..50 {
         app.on_key(key(KeyCode::PageUp), clock.at(0));
     }

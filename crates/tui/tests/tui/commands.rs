@@ -6,6 +6,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEventKind}
 use retrace_protocol::{
     ForkRequest, HeadEntry, HeadId, HeadKind, SessionEntry, SessionId, SessionStatus, SwitchRequest,
 };
+use retrace_tui::view::ViewState;
 use retrace_tui::{App, Effect, Screen};
 
 use crate::fixtures::*;
@@ -160,7 +161,7 @@ fn tab_completes_as_far_as_the_commands_agree() {
 fn the_wheel_scrolls_the_transcript_and_moves_through_lists() {
     let mut app = app();
     app.on_transcript(&transcript());
-    render(&app, 80, 10); // the chat shows 6 of its rows
+    frame(&mut app, &mut ViewState::new(), 80, 10); // the chat shows 6 of its rows
     app.on_mouse(MouseEventKind::ScrollUp);
     assert_eq!(app.scroll(), 3);
     app.on_mouse(MouseEventKind::ScrollDown);
@@ -224,7 +225,7 @@ fn a_long_preview_scrolls_no_further_than_its_end() {
     }
     app.on_plan(p);
     assert_eq!(app.screen(), Screen::Preview);
-    render(&app, 80, 20);
+    frame(&mut app, &mut ViewState::new(), 80, 20);
     for _ in 0..500 {
         app.on_key(key(KeyCode::Down), clock.at(600));
     }

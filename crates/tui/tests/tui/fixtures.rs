@@ -10,7 +10,8 @@ use retrace_protocol::{
     HeadId, MessageId, PlanBlocker, PlanFile, PlanGap, RewindPlan, RewindResult, RewindScope, Role,
     SessionId, ToolCall, TranscriptEntry,
 };
-use retrace_tui::{view, App, AppOptions, Effect, StatusInfo};
+use retrace_tui::view::{self, ViewState};
+use retrace_tui::{App, AppOptions, Effect, StatusInfo};
 
 pub fn status() -> StatusInfo {
     StatusInfo {
@@ -265,9 +266,21 @@ pub fn result(scope: RewindScope, written: &[&str], deleted: &[&str]) -> RewindR
     }
 }
 
-/// The screen as text, `w`×`h`.
+/// The screen as text, `w`×`h` (drawn with a view state that keeps nothing).
 pub fn render(app: &App, w: u16, h: u16) -> TestBackend {
+    draw(app, &mut ViewState::new(), w, h)
+}
+
+/// A frame as the runtime draws it: with the view state kept from earlier frames, and how far
+/// what it drew can scroll given to the app (its keys stop there).
+pub fn frame(app: &mut App, state: &mut ViewState, w: u16, h: u16) -> TestBackend {
+    let backend = draw(app, state, w, h);
+    app.set_scroll_limits(state.scroll_limits());
+    backend
+}
+
+fn draw(app: &App, state: &mut ViewState, w: u16, h: u16) -> TestBackend {
     let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
-    terminal.draw(|f| view::draw(f, app)).unwrap();
+    terminal.draw(|f| view::draw(f, app, state)).unwrap();
     terminal.backend().clone()
 }

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEventKind};
 use retrace_protocol::{Event, HeadEntry, HeadId, HeadKind, RewindScope, SessionEntry, SessionId};
+use retrace_tui::view::ViewState;
 use retrace_tui::App;
 
 use crate::fixtures::*;
@@ -171,11 +172,11 @@ fn session_entry(id: &str) -> SessionEntry {
     }
 }
 
-/// Draws `app` with its kept layout, and a clone of it (which keeps nothing) from nothing: the
-/// two frames are the same.
-fn same_as_laid_out_afresh(app: &App, w: u16, h: u16) {
-    let drawn = render(app, w, h);
-    let afresh = render(&app.clone(), w, h);
+/// Draws `app` as the runtime does, with the view state kept from earlier frames, and with one
+/// that keeps nothing (laid out from nothing): the two frames are the same.
+fn same_as_laid_out_afresh(app: &mut App, state: &mut ViewState, w: u16, h: u16) {
+    let drawn = frame(app, state, w, h);
+    let afresh = render(app, w, h);
     assert_eq!(drawn.buffer(), afresh.buffer(), "at {w}×{h}");
 }
 
@@ -184,6 +185,7 @@ fn random_keys_events_and_sizes_never_panic() {
     for seed in 1..=24u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         let mut app = app();
+        let mut state = ViewState::new();
         app.on_transcript(&transcript());
         let start = Instant::now();
         let mut ms = 0u64;
@@ -238,11 +240,11 @@ fn random_keys_events_and_sizes_never_panic() {
                 _ => {
                     let w = 1 + rng.below(200) as u16;
                     let h = 1 + rng.below(60) as u16;
-                    same_as_laid_out_afresh(&app, w, h);
+                    same_as_laid_out_afresh(&mut app, &mut state, w, h);
                 }
             }
             // The kept layout (warm at this size) shows what laying out from nothing shows.
-            same_as_laid_out_afresh(&app, 80, 24);
+            same_as_laid_out_afresh(&mut app, &mut state, 80, 24);
         }
         for (w, h) in [(1, 1), (40, 10), (39, 10), (200, 60)] {
             render(&app, w, h);

@@ -1,12 +1,13 @@
-//! The transcript's rows kept between frames: each item is wrapped once and its rows kept until
-//! the item's revision, the width, the colours or the app's view generation changes, with the
-//! running row count at each item so that a frame clones only the rows it shows.
+//! The transcript's rows kept between frames (in the view's state, [`crate::view::ViewState`]):
+//! each item is wrapped once and its rows kept until the item's revision, the width, the colours,
+//! the details switch or the app's view generation changes, with the running row count at each
+//! item so that a frame clones only the rows it shows.
 //!
 //! The guarantee it could weaken is that a frame shows exactly what laying out the whole
 //! transcript again would show. It rests on the key: a transcript hands out a new revision on
 //! every change and never reuses one (`transcript` module), and anything else that changes how an
-//! item renders bumps [`App::view_generation`]. The tests (`layout_tests.rs`) draw, mutate, draw
-//! again and compare with a layout made from nothing, for every kind of change.
+//! item renders is in the key or bumps [`App::view_generation`]. The tests (`layout_tests.rs`)
+//! draw, mutate, draw again and compare with a layout made from nothing, for every kind of change.
 //!
 //! What it costs: the rows of the whole transcript stay in memory (a row is a few spans), and each
 //! frame still walks every item's revision (a comparison per item, microseconds for thousands). An
@@ -14,19 +15,19 @@
 //! it grows, the rest of the transcript is not.
 
 use std::fmt;
-use std::sync::{Mutex, TryLockError};
 
 use ratatui::text::Line;
 
 use crate::app::App;
-use crate::view::chat::item_rows;
-use crate::view::theme::Theme;
+use crate::screens::chat::draw::item_rows;
+use crate::view::Theme;
 
 /// What every item's rows depend on besides the item itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Key {
     width: usize,
     no_color: bool,
+    details: bool,
     view_generation: u64,
 }
 
@@ -53,6 +54,7 @@ impl ChatLayout {
         let key = Key {
             width,
             no_color: app.no_color(),
+            details: app.details(),
             view_generation: app.view_generation(),
         };
         if self.key != Some(key) {
@@ -61,6 +63,7 @@ impl ChatLayout {
             self.ends.clear();
         }
         let t = Theme::new(key.no_color);
+        let details = key.details;
         let transcript = app.transcript();
         let (items, revisions) = (transcript.items(), transcript.revisions());
         self.items.truncate(items.len());
@@ -70,12 +73,12 @@ impl ChatLayout {
                 Some(kept) if kept.revision == revision => {}
                 Some(kept) => {
                     kept.revision = revision;
-                    kept.rows = item_rows(item, app.details(), t, width);
+                    kept.rows = item_rows(item, details, t, width);
                     first_changed = first_changed.min(i);
                 }
                 None => self.items.push(ItemRows {
                     revision,
-                    rows: item_rows(item, app.details(), t, width),
+                    rows: item_rows(item, details, t, width),
                 }),
             }
         }
@@ -114,48 +117,13 @@ impl ChatLayout {
     }
 }
 
-/// The [`ChatLayout`] an [`App`] keeps, filled by drawing (which sees only `&App`). A mutex, not a
-/// `RefCell`, so the app stays `Sync`; it is never contended in the UI, which draws from one
-/// thread, and a draw that finds it taken lays out without it.
-#[derive(Default)]
-pub(crate) struct ChatLayoutCache(Mutex<ChatLayout>);
-
-impl ChatLayoutCache {
-    /// Runs `f` on the layout; `None` when another thread holds it. A layout left behind by a
-    /// panic is dropped, not trusted.
-    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut ChatLayout) -> R) -> Option<R> {
-        match self.0.try_lock() {
-            Ok(mut layout) => Some(f(&mut layout)),
-            Err(TryLockError::Poisoned(p)) => {
-                let mut layout = p.into_inner();
-                *layout = ChatLayout::default();
-                self.0.clear_poison();
-                Some(f(&mut layout))
-            }
-            Err(TryLockError::WouldBlock) => None,
-        }
-    }
-}
-
-/// A clone starts empty: the layout is derived data, and laying out again when the clone is
-/// first drawn costs less than copying every row for a clone that may never be.
-impl Clone for ChatLayoutCache {
-    fn clone(&self) -> ChatLayoutCache {
-        ChatLayoutCache::default()
-    }
-}
-
-impl fmt::Debug for ChatLayoutCache {
+impl fmt::Debug for ChatLayout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0.try_lock() {
-            Ok(l) => f
-                .debug_struct("ChatLayoutCache")
-                .field("key", &l.key)
-                .field("items", &l.items.len())
-                .field("rows", &l.len())
-                .finish(),
-            Err(_) => f.write_str("ChatLayoutCache { .. }"),
-        }
+        f.debug_struct("ChatLayout")
+            .field("key", &self.key)
+            .field("items", &self.items.len())
+            .field("rows", &self.len())
+            .finish()
     }
 }
 

@@ -6,8 +6,8 @@
 use similar::{ChangeTag, TextDiff};
 
 use crate::escape;
-use crate::view::theme::Theme;
 use crate::view::wrap::Spans;
+use crate::view::Theme;
 
 /// Lines of a diff or an output shown before the rest is folded.
 pub const FOLD_LINES: usize = 12;

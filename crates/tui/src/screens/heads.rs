@@ -1,7 +1,18 @@
 //! `/heads`: the session's heads as a tree (each head under the head it came from), with a
 //! cursor; Enter selects the head under it.
 
-use retrace_protocol::HeadEntry;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::Frame;
+use retrace_protocol::{HeadEntry, SwitchRequest};
+
+use crate::app::App;
+use crate::effect::Effect;
+use crate::escape;
+use crate::screens::{ctrl, Mode};
+use crate::view::boxed::{boxed, count, row, Scroll};
+use crate::view::Theme;
 
 /// One row of the tree: a head and the prefix that draws its place (`├─ `, `│  └─ `, …).
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +80,89 @@ impl HeadTree {
     pub fn current(&self) -> Option<&HeadEntry> {
         self.rows.get(self.cursor).map(|r| &r.head)
     }
+}
+
+impl App {
+    /// The heads asked for by [`Effect::LoadHeads`].
+    pub fn on_heads(&mut self, heads: Vec<HeadEntry>) {
+        self.set_head_names(&heads);
+        if self.mode == Mode::Chat {
+            self.mode = Mode::Heads(HeadTree::new(heads));
+        }
+    }
+
+    pub(crate) fn heads_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let Mode::Heads(tree) = &mut self.mode else {
+            return Vec::new();
+        };
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => tree.up(),
+            KeyCode::Down | KeyCode::Char('j') => tree.down(),
+            KeyCode::Esc | KeyCode::Char('q') => self.mode = Mode::Chat,
+            _ if ctrl(&key, 'c') => self.mode = Mode::Chat,
+            KeyCode::Enter => {
+                let chosen = tree.current().filter(|h| !h.selected).map(|h| h.id.to_string());
+                self.mode = Mode::Chat;
+                if let Some(head) = chosen {
+                    return vec![Effect::Switch(SwitchRequest { head })];
+                }
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+}
+
+/// Draws the heads of the session.
+pub(crate) fn draw(frame: &mut Frame, area: Rect, tree: &HeadTree, t: Theme) {
+    let body: Vec<Line<'static>> = tree
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let h = &r.head;
+            let name = h
+                .name
+                .as_deref()
+                .map(|n| format!(" \"{}\"", escape::line(n)))
+                .unwrap_or_default();
+            let mut marks = Vec::new();
+            if h.selected {
+                marks.push("selected");
+            }
+            if h.retired {
+                marks.push("retired");
+            }
+            let marks = if marks.is_empty() {
+                String::new()
+            } else {
+                format!(" · {}", marks.join(", "))
+            };
+            let text = format!(
+                "{}{}{name} ({}) · {}, {}{marks}",
+                r.prefix,
+                escape::line(h.id.as_str()),
+                h.kind.as_str(),
+                count(h.turns, "turn"),
+                count(h.message_count, "message"),
+            );
+            row(
+                text,
+                tree.cursor == i,
+                t,
+                if h.retired { t.dim() } else { t.text() },
+            )
+        })
+        .collect();
+    boxed(
+        frame,
+        area,
+        " Heads ",
+        body,
+        Scroll::Focus(tree.cursor),
+        "↑/↓ move · Enter switch to it · Esc close",
+        t,
+    );
 }
 
 fn walk(

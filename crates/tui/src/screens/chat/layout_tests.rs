@@ -7,8 +7,10 @@ use ratatui::Terminal;
 use retrace_protocol::{Event, HeadId, MessageId, Role, SessionId, ToolCall, TranscriptEntry};
 
 use super::ChatLayout;
-use crate::app::{App, AppOptions, StatusInfo};
-use crate::view::chat;
+use crate::app::{App, AppOptions};
+use crate::screens::chat::draw as chat;
+use crate::status::StatusInfo;
+use crate::view::ViewState;
 
 fn entry(n: usize, role: Role, content: &str) -> TranscriptEntry {
     TranscriptEntry {
@@ -65,24 +67,20 @@ fn app(no_color: bool) -> App {
     app
 }
 
-fn draw(app: &App, w: u16, h: u16) -> Buffer {
+fn draw(app: &App, state: &mut ViewState, w: u16, h: u16) -> Buffer {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| crate::view::draw(f, app)).unwrap();
+    t.draw(|f| crate::view::draw(f, app, state)).unwrap();
     t.backend().buffer().clone()
 }
 
 /// The kept rows of the whole transcript (brought up to date) equal rows laid out from nothing,
 /// and so does a frame.
-fn assert_fresh(app: &App, w: u16, h: u16) {
-    let drawn = draw(app, w, h);
+fn assert_fresh(app: &App, state: &mut ViewState, w: u16, h: u16) {
+    let drawn = draw(app, state, w, h);
     let width = usize::from(w);
-    let kept = app
-        .layout
-        .with(|l| {
-            l.update(app, width);
-            l.rows(0, l.len())
-        })
-        .unwrap();
+    let l = &mut state.chat;
+    l.update(app, width);
+    let kept = l.rows(0, l.len());
     let mut afresh = chat::rows(app, width);
     if app.status().running {
         afresh.pop(); // the spinner's row is not kept
@@ -90,8 +88,8 @@ fn assert_fresh(app: &App, w: u16, h: u16) {
     assert_eq!(kept, afresh);
     assert_eq!(
         drawn,
-        draw(&app.clone(), w, h),
-        "a clone keeps nothing: it lays out afresh"
+        draw(app, &mut ViewState::new(), w, h),
+        "a fresh view state keeps nothing: it lays out afresh"
     );
 }
 
@@ -189,7 +187,7 @@ fn mutations() -> Vec<(&'static str, Mutation)> {
         ),
         (
             "the view generation",
-            Box::new(|a: &mut App| a.view_generation += 1),
+            Box::new(|a: &mut App| a.chat.view_generation += 1),
         ),
         (
             "details shown (Ctrl-O)",
@@ -202,7 +200,7 @@ fn mutations() -> Vec<(&'static str, Mutation)> {
             }),
         ),
         ("colours switched off", Box::new(|a: &mut App| a.no_color = true)),
-        ("scrolled up", Box::new(|a: &mut App| a.scroll = 7)),
+        ("scrolled up", Box::new(|a: &mut App| a.chat.scroll = 7)),
     ]
 }
 
@@ -210,43 +208,40 @@ fn mutations() -> Vec<(&'static str, Mutation)> {
 fn every_kind_of_change_is_drawn() {
     for (what, mutate) in mutations() {
         let mut app = app(false);
-        assert_fresh(&app, 90, 30);
+        let mut state = ViewState::new();
+        assert_fresh(&app, &mut state, 90, 30);
         mutate(&mut app);
-        assert_fresh(&app, 90, 30);
+        assert_fresh(&app, &mut state, 90, 30);
         // And once more, warm.
-        assert_fresh(&app, 90, 30);
-        assert_eq!(draw(&app, 90, 30), draw(&app.clone(), 90, 30), "{what}");
+        assert_fresh(&app, &mut state, 90, 30);
+        assert_eq!(
+            draw(&app, &mut state, 90, 30),
+            draw(&app, &mut ViewState::new(), 90, 30),
+            "{what}"
+        );
     }
 }
 
 /// Replaces every kept item's rows with a marker, so what is laid out again shows.
-fn mark(app: &App) {
-    app.layout
-        .with(|l: &mut ChatLayout| {
-            for kept in &mut l.items {
-                kept.rows = vec![Line::raw("MARK")];
-            }
-            let mut total = 0;
-            l.ends = l
-                .items
-                .iter()
-                .map(|_| {
-                    total += 1;
-                    total
-                })
-                .collect();
+fn mark(l: &mut ChatLayout) {
+    for kept in &mut l.items {
+        kept.rows = vec![Line::raw("MARK")];
+    }
+    let mut total = 0;
+    l.ends = l
+        .items
+        .iter()
+        .map(|_| {
+            total += 1;
+            total
         })
-        .unwrap();
+        .collect();
 }
 
 /// Which items' kept rows are still the marker after an update at `width`.
-fn marked(app: &App, width: usize) -> Vec<bool> {
-    app.layout
-        .with(|l| {
-            l.update(app, width);
-            l.items.iter().map(|k| k.rows == [Line::raw("MARK")]).collect()
-        })
-        .unwrap()
+fn marked(app: &App, l: &mut ChatLayout, width: usize) -> Vec<bool> {
+    l.update(app, width);
+    l.items.iter().map(|k| k.rows == [Line::raw("MARK")]).collect()
 }
 
 #[test]
@@ -305,7 +300,7 @@ fn a_change_lays_out_again_exactly_the_items_it_touched() {
             }),
             vec![],
         ),
-        ("a scroll", Box::new(|a: &mut App| a.scroll = 3), vec![]),
+        ("a scroll", Box::new(|a: &mut App| a.chat.scroll = 3), vec![]),
         (
             "a new transcript with the same content",
             Box::new(|a: &mut App| {
@@ -315,7 +310,7 @@ fn a_change_lays_out_again_exactly_the_items_it_touched() {
         ),
         (
             "the view generation",
-            Box::new(|a: &mut App| a.view_generation += 1),
+            Box::new(|a: &mut App| a.chat.view_generation += 1),
             (0..16).collect(),
         ),
         (
@@ -326,23 +321,26 @@ fn a_change_lays_out_again_exactly_the_items_it_touched() {
     ];
     for (what, mutate, touched) in cases {
         let mut app = app(false);
-        assert_fresh(&app, width as u16, 30);
-        mark(&app);
+        let mut state = ViewState::new();
+        assert_fresh(&app, &mut state, width as u16, 30);
+        mark(&mut state.chat);
         mutate(&mut app);
-        let marks = marked(&app, width);
+        let marks = marked(&app, &mut state.chat, width);
         let expect: Vec<bool> = (0..marks.len()).map(|i| !touched.contains(&i)).collect();
         assert_eq!(marks, expect, "{what}");
     }
     // A new width lays out everything again.
     let app = app(false);
-    assert_fresh(&app, 90, 30);
-    mark(&app);
-    assert!(marked(&app, 91).iter().all(|m| !m));
+    let mut state = ViewState::new();
+    assert_fresh(&app, &mut state, 90, 30);
+    mark(&mut state.chat);
+    assert!(marked(&app, &mut state.chat, 91).iter().all(|m| !m));
 }
 
 #[test]
 fn streaming_and_resizing_draw_what_a_fresh_layout_draws() {
     let mut app = app(true);
+    let mut state = ViewState::new();
     app.on_event(Event::TurnStarted {
         session_id: SessionId::new("s"),
         head_id: HeadId::main(),
@@ -365,9 +363,9 @@ fn streaming_and_resizing_draw_what_a_fresh_layout_draws() {
         }
         app.on_event(Event::AssistantDelta { item_id: None, text });
         app.on_tick();
-        app.scroll = i % 5;
+        app.chat.scroll = i % 5;
         let (w, h) = sizes[i % sizes.len()];
-        assert_fresh(&app, w, h);
+        assert_fresh(&app, &mut state, w, h);
     }
 }
 
@@ -407,10 +405,7 @@ fn a_long_streamed_answer_draws_as_the_whole() {
         .push(crate::transcript::Item::Assistant { text: words });
     assert_eq!(whole.transcript().items().len() - before, 1);
     for w in [80, 33] {
-        let (a, b) = (
-            crate::view::chat::rows(&streamed, w),
-            crate::view::chat::rows(&whole, w),
-        );
+        let (a, b) = (chat::rows(&streamed, w), chat::rows(&whole, w));
         assert!(
             a == b,
             "at width {w}: {} rows streamed, {} whole",

@@ -1,5 +1,6 @@
 //! The chat transcript: each item as styled logical lines, wrapped to the width, the newest at the
-//! bottom, scrolled by whole rows. The wrapped rows are kept between frames (`layout`).
+//! bottom, scrolled by whole rows. The wrapped rows are kept between frames (`layout`, in the
+//! view's state).
 
 use ratatui::layout::Rect;
 use ratatui::text::Line;
@@ -8,10 +9,11 @@ use ratatui::Frame;
 
 use crate::app::App;
 use crate::escape;
+use crate::screens::chat::detail;
+use crate::screens::chat::layout::ChatLayout;
 use crate::transcript::Item;
-use crate::view::detail;
-use crate::view::theme::Theme;
 use crate::view::wrap::{wrap, Spans};
+use crate::view::Theme;
 
 /// A tool's target cut to 100 characters: a path keeps its end (the file's name), a command
 /// its start.
@@ -129,7 +131,8 @@ fn spinner_row(app: &App, t: Theme) -> Option<Line<'static>> {
 }
 
 /// Every row of the transcript at this width, laid out from nothing (what the kept layout must
-/// always equal; used when it cannot be had).
+/// always equal).
+#[cfg(test)]
 pub(crate) fn rows(app: &App, width: usize) -> Vec<Line<'static>> {
     let t = Theme::new(app.no_color());
     let mut rows = Vec::new();
@@ -147,36 +150,30 @@ fn window(total: usize, height: usize, scroll: usize) -> (usize, usize) {
     (end.saturating_sub(height), end)
 }
 
-/// The rows that show in `height` rows: from the app's kept layout, brought up to date (only
-/// what changed is wrapped again, only what shows is cloned).
-pub(crate) fn visible(app: &App, width: usize, height: usize) -> Vec<Line<'static>> {
+/// The rows that show in `height` rows, from the kept `layout` brought up to date (only what
+/// changed is wrapped again, only what shows is cloned), and how far the transcript can scroll.
+fn visible(app: &App, layout: &mut ChatLayout, width: usize, height: usize) -> (Vec<Line<'static>>, usize) {
     let t = Theme::new(app.no_color());
-    let kept = app.layout.with(|layout| {
-        layout.update(app, width);
-        let spinner = spinner_row(app, t);
-        let body = layout.len();
-        let total = body + usize::from(spinner.is_some());
-        app.scroll_limit.set(total.saturating_sub(height));
-        let (start, end) = window(total, height, app.scroll());
-        let mut shown = layout.rows(start, end);
-        if end > body {
-            shown.extend(spinner);
-        }
-        shown
-    });
-    kept.unwrap_or_else(|| {
-        let all = rows(app, width);
-        app.scroll_limit.set(all.len().saturating_sub(height));
-        let (start, end) = window(all.len(), height, app.scroll());
-        all.get(start..end).map(<[_]>::to_vec).unwrap_or_default()
-    })
+    layout.update(app, width);
+    let spinner = spinner_row(app, t);
+    let body = layout.len();
+    let total = body + usize::from(spinner.is_some());
+    let limit = total.saturating_sub(height);
+    let (start, end) = window(total, height, app.scroll());
+    let mut shown = layout.rows(start, end);
+    if end > body {
+        shown.extend(spinner);
+    }
+    (shown, limit)
 }
 
-/// Draws the transcript into `area`, bottom-aligned, scrolled up by the app's scroll.
-pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
+/// Draws the transcript into `area`, bottom-aligned, scrolled up by the app's scroll. Returns how
+/// far the transcript can scroll (`None` when nothing was drawn).
+pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, layout: &mut ChatLayout) -> Option<usize> {
     if area.width == 0 || area.height == 0 {
-        return;
+        return None;
     }
-    let shown = visible(app, usize::from(area.width), usize::from(area.height));
+    let (shown, limit) = visible(app, layout, usize::from(area.width), usize::from(area.height));
     frame.render_widget(Paragraph::new(shown), area);
+    Some(limit)
 }
