@@ -10,7 +10,8 @@
 //!
 //! To add a file: put it under `assets/`, add one line to [`FILES`]. The list is explicit on
 //! purpose: nothing is served that was not named here (`tests/modules.rs` fails on a module
-//! under `assets/` that is not listed, or an import of one that is not).
+//! under `assets/` that is not listed, or an import of one that is not). `assets/package.json` is
+//! not served: it tells node that the `.js` files are ES modules (`node --check` in `.ci/run`).
 
 /// One embedded file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +92,14 @@ mod tests {
 
     #[test]
     fn nothing_else_is_served() {
-        for p in ["", "/index.html", "../Cargo.toml", "src/lib.rs", "assets/app.js"] {
+        for p in [
+            "",
+            "/index.html",
+            "../Cargo.toml",
+            "src/lib.rs",
+            "assets/app.js",
+            "package.json",
+        ] {
             assert_eq!(asset(p), None, "{p}");
         }
     }
