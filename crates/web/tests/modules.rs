@@ -1,10 +1,13 @@
 //! The web UI's JavaScript modules as files: every module under `assets/` is embedded, every
 //! import names an embedded module of the page (no build step, nothing from elsewhere), imports
-//! never go round in a circle, and every module is reached from the entry `app.js`.
+//! never go round in a circle, and every module is reached from the entry `app.js`. Then the
+//! unit tests under `tests/unit/` in node (the head tree's shape); without node they say so and
+//! pass, unless `CI` is set, where they fail.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::process::Command;
 
 /// The embedded modules and what each imports.
 fn imports() -> BTreeMap<&'static str, Vec<String>> {
@@ -91,4 +94,37 @@ fn imports_name_embedded_modules_go_one_way_and_reach_every_module() {
 fn the_import_reader_sees_every_form() {
     let text = "import { a } from \"./a.js\";\nimport \"./b.js\";\nimport {\n  c,\n} from './c.js';\nconst x = \"import y from z\";\n";
     assert_eq!(specifiers(text), ["./a.js", "./b.js", "./c.js"]);
+}
+
+#[test]
+fn the_unit_tests_pass_in_node() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let node = Command::new("node").arg("--version").output();
+    if !node.map(|o| o.status.success()).unwrap_or(false) {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the web UI's unit tests cannot run in CI: node is not installed"
+        );
+        eprintln!("skipping the web UI's unit tests: node is not installed");
+        return;
+    }
+    let mut tests: Vec<_> = std::fs::read_dir(dir.join("tests/unit"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".test.mjs"))
+        .collect();
+    tests.sort();
+    assert!(!tests.is_empty());
+    let out = Command::new("node")
+        .arg("--test")
+        .args(&tests)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "node --test failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
