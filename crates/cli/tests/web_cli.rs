@@ -3,9 +3,10 @@
 //! - Debian's chromium driven by `playwright-core` (`crates/web/tests/browser/flow.mjs`): two turns
 //!   through the composer, hover rewind with its preview, the files on disk, undo, one rewind by
 //!   keyboard alone with the focus checked after every dialog, restore conversation, versions and a
-//!   head switch, a shell command's approval, fork and summarize, plan mode (a write refused unrun,
-//!   the switch followed in a second tab), compact (the summary and the last turn, the original
-//!   head in Versions), a new session's shareable address and a refused compaction.
+//!   head switch, a damaged head list (faked in the answer) shown once and marked, a shell
+//!   command's approval, fork and summarize, plan mode (a write refused unrun, the switch followed
+//!   in a second tab), compact (the summary and the last turn, the original head in Versions), a
+//!   new session's shareable address and a refused compaction.
 //! - Debian's firefox-esr driven by `puppeteer-core` over WebDriver BiDi
 //!   (`crates/web/tests/browser/firefox.mjs`): a smoke test of one turn, restore code through the
 //!   preview, the file on disk, undo, the plan mode switch across a reload.
@@ -201,7 +202,7 @@ fn the_web_ui_rewinds_undoes_and_switches_heads_in_a_real_browser() {
         shots_dir().display()
     );
     assert_eq!(code, Some(0), "serve did not stop cleanly");
-    assert!(shots_dir().join("16-narrow.png").exists());
+    assert!(shots_dir().join("17-narrow.png").exists());
 }
 
 #[test]
