@@ -8,9 +8,7 @@ use retrace_model::{
     CancellationToken, ChatMessage, ChatModel, ChatRequest, Delta, ModelError, ToolCall, ToolSpec,
 };
 use retrace_protocol::{Event, TokenUsage, ToolStatus};
-use retrace_tools::{
-    BashPolicy, PreparedCall, Preview, Registry, RunContext, ToolError, Workspace,
-};
+use retrace_tools::{BashPolicy, PreparedCall, Preview, Registry, RunContext, ToolError, Workspace};
 
 use retrace_protocol::ApprovalDecision;
 

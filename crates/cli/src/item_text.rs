@@ -57,7 +57,7 @@ pub fn item(i: &Item) -> String {
             let shown: Vec<String> = c.files.iter().map(|p| shown_path(p)).collect();
             format!(
                 "  ⎌ checkpoint · turn {} · {} file(s) captured{}\n",
-                c.turn,
+                i.turn.unwrap_or_default(),
                 c.files.len(),
                 if shown.is_empty() {
                     String::new()

@@ -156,11 +156,9 @@ pub struct FileChange {
     pub diff_truncated: bool,
 }
 
-/// A turn's checkpoint as the view shows it.
+/// A turn's checkpoint as the view shows it (its turn is the item's `turn`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckpointItem {
-    /// The turn.
-    pub turn: u64,
     /// The files whose before-images it holds.
     pub files: Vec<String>,
     /// What it could not capture.

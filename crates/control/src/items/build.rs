@@ -77,14 +77,12 @@ fn legacy_status(text: &str) -> ToolStatus {
 pub(crate) fn checkpoint_item(turn: u64, entry: Option<&CheckpointEntry>) -> Item {
     let body = match entry {
         Some(e) => CheckpointItem {
-            turn,
             files: e.paths.clone(),
             gaps: e.gaps.clone(),
             coverage: e.coverage,
             retained: true,
         },
         None => CheckpointItem {
-            turn,
             files: Vec::new(),
             gaps: Vec::new(),
             coverage: Coverage::None,
@@ -102,7 +100,6 @@ pub(crate) fn checkpoint_item(turn: u64, entry: Option<&CheckpointEntry>) -> Ite
 pub(crate) fn stored_checkpoint(store: &CheckpointStore, turn: u64) -> Item {
     let body = match store.turn(turn) {
         Some(t) => CheckpointItem {
-            turn,
             files: t.files.iter().map(|f| f.path.display()).collect(),
             gaps: t.gaps.clone(),
             coverage: t.coverage(),
