@@ -119,6 +119,7 @@ impl CheckpointStore {
             can_restore_conversation: None,
             disabled_reason: reason,
             visible: None,
+            actions: Vec::new(),
         }
     }
 

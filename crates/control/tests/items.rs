@@ -166,3 +166,70 @@ fn a_restore_note_is_an_item_live_and_after() {
         other => panic!("not a note: {other:?}"),
     }
 }
+
+#[test]
+fn every_checkpoint_carries_its_actions_in_one_order_with_reasons() {
+    use retrace_protocol::ActionKind;
+    let w = World::new();
+    let h = w.open();
+    w.turn(&h, "one", vec![write("a.txt", "1\n")]);
+    w.turn(&h, "two", vec![write("a.txt", "2\n")]);
+    let list = w.run(h.checkpoints()).unwrap();
+    let first = &list.entries[0];
+    let kinds: Vec<ActionKind> = first.actions.iter().map(|a| a.action).collect();
+    assert_eq!(kinds, ActionKind::ALL);
+    let labels: Vec<&str> = first.actions.iter().map(|a| a.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "Restore code and conversation",
+            "Restore conversation",
+            "Restore code",
+            "Fork from here",
+            "Summarize from here",
+            "Summarize up to here"
+        ]
+    );
+    let previewed: Vec<bool> = first.actions.iter().map(|a| a.preview).collect();
+    assert_eq!(previewed, [true, true, true, false, false, false]);
+    // Turn 0 has nothing before it to summarize; everything else is offered.
+    let unavailable: Vec<ActionKind> = first
+        .actions
+        .iter()
+        .filter(|a| !a.available)
+        .map(|a| a.action)
+        .collect();
+    assert_eq!(unavailable, [ActionKind::SummarizeUpTo]);
+    assert!(first.actions[5].reason.is_some());
+
+    // After the conversation goes back before turn 1, turn 1 is not on the head: only its code
+    // can be restored, and each unavailable action says why.
+    w.run(async {
+        let plan = h
+            .prepare_rewind(retrace_protocol::PrepareRewind {
+                turn: 1,
+                scope: retrace_protocol::RewindScope::Conversation,
+            })
+            .await
+            .unwrap();
+        h.commit_rewind(retrace_protocol::CommitRewind {
+            plan_id: plan.plan_id,
+            on_conflict: Default::default(),
+            confirm: true,
+            in_place: true,
+        })
+        .await
+        .unwrap();
+    });
+    let list = w.run(h.checkpoints()).unwrap();
+    let second = list.entries.iter().find(|e| e.turn == 1).unwrap();
+    for a in &second.actions {
+        match a.action {
+            ActionKind::RestoreCode => assert!(a.available, "{a:?}"),
+            _ => {
+                assert!(!a.available, "{a:?}");
+                assert_eq!(a.reason.as_deref(), Some("not on this head"), "{a:?}");
+            }
+        }
+    }
+}

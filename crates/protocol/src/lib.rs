@@ -24,7 +24,9 @@ pub mod session;
 pub mod stream;
 pub mod usage;
 
-pub use checkpoint::{ChangeKind, CheckpointEntry, CheckpointListing, Coverage, Gap, GapReason};
+pub use checkpoint::{
+    ActionKind, ChangeKind, CheckpointAction, CheckpointEntry, CheckpointListing, Coverage, Gap, GapReason,
+};
 pub use config::{BashPolicy, ModelSpec, ModelSpecError, Provider, RetentionLimits};
 pub use error::{Error, ErrorCode, ErrorDetails, Missing};
 pub use event::{Event, RewindScope};
