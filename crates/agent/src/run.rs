@@ -15,7 +15,7 @@ use retrace_protocol::ApprovalDecision;
 use crate::budget::{
     fingerprint, fixed_tokens, request_tokens, ContextBudget, Counted, PLAN_MODE_INSTRUCTION,
 };
-use crate::seam::{ApprovalRequest, Approver, CaptureSeam, ToolResult, TurnSink};
+use crate::seam::{ApprovalRequest, Approver, CaptureSeam, SeamError, ToolResult, TurnSink};
 
 /// How a turn runs.
 #[derive(Debug, Clone)]
@@ -328,7 +328,7 @@ impl Agent {
             }
             let assistant = ChatMessage::assistant(response.content.clone(), response.tool_calls.clone());
             if let Err(e) = sink.assistant(&assistant, response.usage) {
-                return TurnEnd::Failed(format!("cannot write the conversation log: {e}"));
+                return TurnEnd::Failed(log_failure(e));
             }
             sink.event(Event::StepFinished {
                 turn,
@@ -353,7 +353,10 @@ impl Agent {
                         name: call.name.clone(),
                         arguments: call.arguments.clone(),
                     });
-                    let result = self.execute(turn, call, seam, sink, approver, cancel).await;
+                    let result = match self.execute(turn, call, seam, sink, approver, cancel).await {
+                        Ok(r) => r,
+                        Err(fatal) => return TurnEnd::Failed(fatal),
+                    };
                     sink.event(Event::ToolResult {
                         id: call.id.clone(),
                         name: call.name.clone(),
@@ -363,7 +366,7 @@ impl Agent {
                     result
                 };
                 if let Err(e) = sink.tool_result(&call.id, &result) {
-                    return TurnEnd::Failed(format!("cannot write the conversation log: {e}"));
+                    return TurnEnd::Failed(log_failure(e));
                 }
                 history.push(ChatMessage::tool(call.id.clone(), result.content));
             }
@@ -377,8 +380,8 @@ impl Agent {
         ))
     }
 
-    /// Runs one tool call: preview, seam, run, seam. Failures are results for the model, never
-    /// failures of the turn.
+    /// Runs one tool call: preview, seam, run, seam. Failures are results for the model; only a
+    /// [`SeamError::Fatal`] ends the turn (`Err`, with its text).
     async fn execute(
         &self,
         turn: u64,
@@ -387,10 +390,30 @@ impl Agent {
         sink: &mut dyn TurnSink,
         approver: &dyn Approver,
         cancel: &CancellationToken,
-    ) -> ToolResult {
-        let fail = |e: &dyn std::fmt::Display| ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}"));
-        let refuse =
-            |status: ToolStatus, e: &dyn std::fmt::Display| ToolResult::not_ok(status, format!("error: {e}"));
+    ) -> Result<ToolResult, String> {
+        Ok(
+            match self.execute_call(turn, call, seam, sink, approver, cancel).await {
+                Flow::Done(r) => r,
+                Flow::Fatal(e) => return Err(e),
+            },
+        )
+    }
+
+    async fn execute_call(
+        &self,
+        turn: u64,
+        call: &ToolCall,
+        seam: &mut dyn CaptureSeam,
+        sink: &mut dyn TurnSink,
+        approver: &dyn Approver,
+        cancel: &CancellationToken,
+    ) -> Flow {
+        let fail = |e: &dyn std::fmt::Display| {
+            Flow::Done(ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}")))
+        };
+        let refuse = |status: ToolStatus, e: &dyn std::fmt::Display| {
+            Flow::Done(ToolResult::not_ok(status, format!("error: {e}")))
+        };
         let Some(tool) = self.registry.get(&call.name) else {
             let offered: Vec<String> = self.tool_specs().into_iter().map(|s| s.name).collect();
             return fail(&format!(
@@ -450,10 +473,14 @@ impl Agent {
                 BashPolicy::Allow => {}
             }
             if policy == BashPolicy::Allow {
-                if let Err(e) = seam.shell(command) {
-                    return fail(&format!(
-                        "the command was not run: its coverage gap could not be recorded: {e}"
-                    ));
+                match seam.shell(command) {
+                    Ok(()) => {}
+                    Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
+                    Err(SeamError::Refuse(e)) => {
+                        return fail(&format!(
+                            "the command was not run: its coverage gap could not be recorded: {e}"
+                        ))
+                    }
                 }
                 let gap = retrace_tools::bash_side_effect_gap(command);
                 gaps.push(gap.clone());
@@ -477,7 +504,8 @@ impl Agent {
                         sink.event(Event::CheckpointCaptured { turn, paths: captured.paths, gaps: captured.gaps });
                     }
                 }
-                Err(e) => {
+                Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
+                Err(SeamError::Refuse(e)) => {
                     return fail(&format!(
                         "edit refused: the before-image could not be saved, so the edit could not be taken back ({e}); nothing was written"
                     ))
@@ -493,14 +521,16 @@ impl Agent {
             cancel,
         );
         if mutating {
-            if let Err(e) = seam.after(tool.name(), &preview, result.is_ok()) {
-                sink.event(Event::Notice {
+            match seam.after(tool.name(), &preview, result.is_ok()) {
+                Ok(()) => {}
+                Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
+                Err(SeamError::Refuse(e)) => sink.event(Event::Notice {
                     message: format!("could not record the result of {}: {e}", tool.name()),
                     retry: None,
-                });
+                }),
             }
         }
-        match result {
+        Flow::Done(match result {
             Ok(out) => ToolResult {
                 status: ToolStatus::Ok,
                 content: out.content,
@@ -509,11 +539,29 @@ impl Agent {
             },
             Err(e) if cancel.is_cancelled() => ToolResult {
                 gaps,
-                ..refuse(ToolStatus::Cancelled, &e)
+                ..ToolResult::not_ok(ToolStatus::Cancelled, format!("error: {e}"))
             },
-            Err(e) => ToolResult { gaps, ..fail(&e) },
-        }
+            Err(e) => ToolResult {
+                gaps,
+                ..ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}"))
+            },
+        })
     }
+}
+
+/// Why a turn ends when the sink could not write: a fatal error says so itself; a refusal (a
+/// sink that has nothing else to say) is put in the log's words.
+fn log_failure(e: SeamError) -> String {
+    match e {
+        SeamError::Fatal(text) => text,
+        SeamError::Refuse(text) => format!("cannot write the conversation log: {text}"),
+    }
+}
+
+/// How a call's handling ended: with a result for the model, or with the turn's end.
+enum Flow {
+    Done(ToolResult),
+    Fatal(String),
 }
 
 /// A sink that passes everything on and adds up the usage of the assistant messages written.
@@ -527,26 +575,26 @@ impl TurnSink for UsageTally<'_> {
         self.sink.event(event);
     }
 
-    fn message(&mut self, message: &ChatMessage) -> Result<(), String> {
+    fn message(&mut self, message: &ChatMessage) -> Result<(), SeamError> {
         self.sink.message(message)
     }
 
-    fn tool_result(&mut self, call_id: &str, result: &ToolResult) -> Result<(), String> {
+    fn tool_result(&mut self, call_id: &str, result: &ToolResult) -> Result<(), SeamError> {
         self.sink.tool_result(call_id, result)
     }
 
-    fn assistant(&mut self, message: &ChatMessage, usage: Option<TokenUsage>) -> Result<(), String> {
+    fn assistant(&mut self, message: &ChatMessage, usage: Option<TokenUsage>) -> Result<(), SeamError> {
         if let Some(u) = usage {
             self.usage = Some(self.usage.unwrap_or_default().plus(u));
         }
         self.sink.assistant(message, usage)
     }
 
-    fn compaction_source(&mut self, max_tokens: u64) -> Option<Result<Vec<ChatMessage>, String>> {
+    fn compaction_source(&mut self, max_tokens: u64) -> Option<Result<Vec<ChatMessage>, SeamError>> {
         self.sink.compaction_source(max_tokens)
     }
 
-    fn compacted(&mut self, summary: String) -> Result<crate::seam::Compaction, String> {
+    fn compacted(&mut self, summary: String) -> Result<crate::seam::Compaction, SeamError> {
         self.sink.compacted(summary)
     }
 }

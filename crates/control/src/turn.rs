@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use retrace_agent::{
-    Agent, ApprovalRequest, Approver, CaptureSeam, Captured, Compaction, ToolResult, TurnSink,
+    Agent, ApprovalRequest, Approver, CaptureSeam, Captured, Compaction, SeamError, ToolResult, TurnSink,
 };
 use retrace_checkpoint::Change;
 use retrace_model::{BoxFuture, CancellationToken};
@@ -28,18 +28,15 @@ pub(crate) struct StoreSeam {
 }
 
 impl CaptureSeam for StoreSeam {
-    fn before(&mut self, tool: &str, preview: &Preview) -> Result<Captured, String> {
+    fn before(&mut self, tool: &str, preview: &Preview) -> Result<Captured, SeamError> {
         let changes: Vec<Change> = preview.changes.iter().map(change_of).collect();
         let mut core = lock(&self.core);
-        let report = core
-            .store
-            .capture_before(&changes, Some(tool))
-            .map_err(|e| e.to_string())?;
+        let report = core.store.capture_before(&changes, Some(tool)).map_err(refuse)?;
         let mut gaps = report.gaps;
         for g in &preview.gaps {
             let mut g = g.clone();
             g.tool.get_or_insert_with(|| tool.to_string());
-            core.store.record_gap(g.clone()).map_err(|e| e.to_string())?;
+            core.store.record_gap(g.clone()).map_err(refuse)?;
             if !gaps.iter().any(|x| x.reason == g.reason && x.path == g.path) {
                 gaps.push(g);
             }
@@ -50,7 +47,7 @@ impl CaptureSeam for StoreSeam {
         })
     }
 
-    fn after(&mut self, _tool: &str, preview: &Preview, ok: bool) -> Result<(), String> {
+    fn after(&mut self, _tool: &str, preview: &Preview, ok: bool) -> Result<(), SeamError> {
         // A tool that succeeded left its intents (its re-check and atomic write guarantee it):
         // they are the after-images, without reading the files back. Otherwise what is there is.
         // A tool that failed proves nothing: only a path holding exactly its intent (it wrote,
@@ -65,10 +62,10 @@ impl CaptureSeam for StoreSeam {
             true => core.store.capture_after_known(&known),
             false => core.store.capture_after_failed(&known),
         }
-        .map_err(|e| e.to_string())
+        .map_err(refuse)
     }
 
-    fn shell(&mut self, command: &str) -> Result<(), String> {
+    fn shell(&mut self, command: &str) -> Result<(), SeamError> {
         lock(&self.core)
             .store
             .record_gap(Gap {
@@ -77,7 +74,7 @@ impl CaptureSeam for StoreSeam {
                 path: None,
                 detail: Some(command.to_string()),
             })
-            .map_err(|e| e.to_string())
+            .map_err(refuse)
     }
 }
 
@@ -105,12 +102,12 @@ pub(crate) struct LogSink {
 }
 
 impl LogSink {
-    fn append(&mut self, m: NewMessage) -> Result<(), String> {
+    fn append(&mut self, m: NewMessage) -> Result<(), SeamError> {
         lock(&self.core)
             .session
             .append(&self.head, m)
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(fatal)
     }
 }
 
@@ -141,11 +138,11 @@ impl TurnSink for LogSink {
         }
     }
 
-    fn message(&mut self, m: &ChatMessage) -> Result<(), String> {
+    fn message(&mut self, m: &ChatMessage) -> Result<(), SeamError> {
         self.append(NewMessage::from(m))
     }
 
-    fn assistant(&mut self, m: &ChatMessage, usage: Option<TokenUsage>) -> Result<(), String> {
+    fn assistant(&mut self, m: &ChatMessage, usage: Option<TokenUsage>) -> Result<(), SeamError> {
         let mut core = lock(&self.core);
         let core = &mut *core;
         let streamed = core.live.as_mut().and_then(|l| l.take_streaming());
@@ -164,7 +161,7 @@ impl TurnSink for LogSink {
                     ..NewMessage::from(m)
                 },
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(fatal)?;
         if let Some(live) = core.live.as_mut() {
             live.assistant_written(
                 &self.shared.bus,
@@ -178,7 +175,7 @@ impl TurnSink for LogSink {
         Ok(())
     }
 
-    fn tool_result(&mut self, call_id: &str, result: &ToolResult) -> Result<(), String> {
+    fn tool_result(&mut self, call_id: &str, result: &ToolResult) -> Result<(), SeamError> {
         let mut core = lock(&self.core);
         let core = &mut *core;
         let record = record_of(result);
@@ -191,7 +188,7 @@ impl TurnSink for LogSink {
                     ..NewMessage::new(Role::Tool, result.content.clone())
                 },
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(fatal)?;
         if let Some(item) = core
             .live
             .as_ref()
@@ -202,20 +199,20 @@ impl TurnSink for LogSink {
         Ok(())
     }
 
-    fn compaction_source(&mut self, max_tokens: u64) -> Option<Result<Vec<ChatMessage>, String>> {
+    fn compaction_source(&mut self, max_tokens: u64) -> Option<Result<Vec<ChatMessage>, SeamError>> {
         Some(
             lock(&self.core)
                 .compaction_source(self.turn, max_tokens)
-                .map_err(|e| e.to_string()),
+                .map_err(refuse),
         )
     }
 
-    fn compacted(&mut self, summary: String) -> Result<Compaction, String> {
+    fn compacted(&mut self, summary: String) -> Result<Compaction, SeamError> {
         let mut core = lock(&self.core);
         let made = core
             .finish_summary(self.turn, SummarizeDirection::UpTo, summary, true)
-            .map_err(|e| e.to_string())?;
-        let history = core.history(&made.head_id).map_err(|e| e.to_string())?;
+            .map_err(refuse)?;
+        let history = core.history(&made.head_id).map_err(refuse)?;
         let from_head = std::mem::replace(&mut self.head, made.head_id.clone());
         Ok(Compaction {
             history,
@@ -223,6 +220,17 @@ impl TurnSink for LogSink {
             from_head,
         })
     }
+}
+
+/// A store error as the seam reports it: the call is refused, nothing was written.
+fn refuse(e: impl std::fmt::Display) -> SeamError {
+    SeamError::Refuse(e.to_string())
+}
+
+/// A log error as the sink reports it: the turn cannot go on, the log must not miss what the
+/// model was told.
+fn fatal(e: impl std::fmt::Display) -> SeamError {
+    SeamError::Fatal(format!("cannot write the conversation log: {e}"))
 }
 
 /// A streamed delta, published with the id of the item it extends.

@@ -78,6 +78,16 @@ pub fn entry(turn: u64, prompt: &str, paths: &[&str]) -> CheckpointEntry {
         can_restore_conversation: Some(true),
         disabled_reason: None,
         visible: Some(true),
+        actions: retrace_protocol::ActionKind::ALL
+            .into_iter()
+            .map(|action| retrace_protocol::CheckpointAction {
+                action,
+                label: action.label().to_string(),
+                available: true,
+                reason: None,
+                preview: action.scope().is_some(),
+            })
+            .collect(),
     }
 }
 
