@@ -18,6 +18,7 @@
 mod after;
 mod blobs;
 mod capture;
+mod choices;
 mod commit;
 mod compensate;
 mod composed;

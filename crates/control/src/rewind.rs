@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use retrace_checkpoint::{CheckpointError, CommitOptions, RestorePlan};
 use retrace_protocol::{
-    Coverage, ErrorCode, Event, HeadId, Missing, OnConflict, PlanBlocker, RewindPlan, RewindResult,
+    Coverage, ErrorCode, Event, HeadId, Missing, PlanBlocker, RewindPlan, RewindResult,
     RewindScope,
 };
 use retrace_session::{Boundary, ForkSpec, HeadKind};
@@ -124,14 +124,7 @@ impl Core {
             });
         }
         if let Some(code) = &d.code {
-            if code.blocking_conflicts() > 0 && d.default_choice.on_conflict == OnConflict::Refuse {
-                blockers.push(PlanBlocker::Conflicts {
-                    count: code.blocking_conflicts(),
-                });
-            }
-            if code.plan.requires_confirmation && !d.default_choice.confirm {
-                blockers.push(PlanBlocker::ConfirmationRequired);
-            }
+            blockers.extend(code.blockers(d.default_choice));
         }
         let coverage = match &d.code {
             Some(c) => c.plan.coverage,
@@ -159,6 +152,7 @@ impl Core {
                 .format(&time::format_description::well_known::Rfc3339)
                 .unwrap_or_default(),
             blockers,
+            choices: d.code.as_ref().map(|c| c.choices()).unwrap_or_default(),
         };
         if self.plans.len() >= MAX_PLANS {
             let oldest = self

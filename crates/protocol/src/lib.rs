@@ -46,7 +46,7 @@ pub use request::{
 pub use restore::{
     CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanFile, PlanGap,
 };
-pub use rewind::{PlanBlocker, RewindPlan, RewindResult};
+pub use rewind::{ChoiceFile, PlanBlocker, PlanChoice, RewindPlan, RewindResult};
 pub use session::{
     HeadEntry, HeadKind, HeadRef, JobKind, PruneReport, RemovedSession, RunningJob, SessionEntry,
     SessionStatus, TranscriptEntry,
