@@ -6,15 +6,42 @@ use std::process::ExitCode;
 use retrace_protocol::{BashPolicy, ModelSpec, RetentionLimits};
 use serde_json::json;
 
-use crate::common::{env, model_spec, print_json, service_options, CmdResult};
+use super::args::ModelArgs;
+use crate::common::{env, load_config, print_json, service_options};
 use crate::config::Config;
+use crate::failure::CmdResult;
 use crate::output::{human_bytes, shown_path};
 
 /// The example config, every key with its default and what it does.
-pub const EXAMPLE: &str = include_str!("config.example.toml");
+pub const EXAMPLE: &str = include_str!("../config.example.toml");
+
+/// Show the settings in effect (config file, model endpoint and key variable, permissions).
+#[derive(Debug, clap::Args)]
+#[command(
+    mut_arg("model", |a| a.help("Show where this model's requests would go")),
+    mut_arg("base_url", |a| a.help("As `exec --base-url`")),
+)]
+pub struct ConfigArgs {
+    /// Print a config file with every key explained, instead.
+    #[arg(long, conflicts_with_all = ["model", "base_url", "json"])]
+    pub example: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `retrace config [--model M] [--base-url U]`, or `--example`.
+pub fn run(a: ConfigArgs) -> CmdResult {
+    if a.example {
+        return example();
+    }
+    show(&load_config()?, &a.model, a.json)
+}
 
 /// `retrace config --example`.
-pub fn example() -> CmdResult {
+fn example() -> CmdResult {
     print!("{EXAMPLE}");
     Ok(ExitCode::SUCCESS)
 }
@@ -34,8 +61,8 @@ fn endpoint(spec: &ModelSpec) -> Option<(String, String)> {
 }
 
 /// `retrace config [--model M] [--base-url U]`: the settings a command given the same flags uses.
-pub fn show(cfg: &Config, model: Option<&str>, base_url: Option<&str>, json: bool) -> CmdResult {
-    let spec = model_spec(cfg, model, base_url)?;
+fn show(cfg: &Config, model: &ModelArgs, json: bool) -> CmdResult {
+    let spec = model.spec(cfg)?;
     let opts = service_options(cfg, None, false)?;
     let file = cfg.path.as_ref().map(|p| p.display().to_string());
     let exists = cfg.path.as_ref().is_some_and(|p| p.is_file());
@@ -129,6 +156,7 @@ pub fn show(cfg: &Config, model: Option<&str>, base_url: Option<&str>, json: boo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::model_spec;
 
     #[test]
     fn the_example_is_a_valid_config_with_the_defaults() {

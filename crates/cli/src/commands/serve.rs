@@ -3,7 +3,7 @@
 //! SIGTERM, then cancels running turns cleanly and releases every lease before it exits.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -11,17 +11,30 @@ use retrace_control::Service;
 use retrace_protocol::{BashPolicy, ErrorCode};
 use retrace_server::{ServeOptions, Server};
 
-use crate::common::{env, model_spec, runtime, service_options, workspace_arg, CmdResult, Failure};
-use crate::config::{BashSetting, Config};
+use super::args::ModelArgs;
+use crate::common::{env, load_config, runtime, service_options, workspace_arg};
+use crate::config::BashSetting;
+use crate::failure::{CmdResult, Failure};
+use crate::model::model_spec;
 
-/// What `retrace serve` was given.
-pub struct ServeArgs<'a> {
+/// The HTTP API and the web UI (SPEC §9.3; docs/API.md): open the address printed on the
+/// first line. Runs until interrupted (SIGINT or SIGTERM).
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The address to listen on (an IP address or `localhost`).
+    #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
+    /// The port (0 picks a free one).
+    #[arg(long, default_value_t = 0)]
     pub port: u16,
+    /// Listen on an address that is not a loopback one (other machines can reach the API).
+    #[arg(long)]
     pub allow_remote: bool,
-    pub workspace: Option<&'a Path>,
-    pub model: Option<&'a str>,
-    pub base_url: Option<&'a str>,
+    /// The workspace of new sessions (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 fn server_failure(e: retrace_server::ServerError) -> Failure {
@@ -43,9 +56,10 @@ fn server_failure(e: retrace_server::ServerError) -> Failure {
 }
 
 /// `retrace serve [--host H] [--port P] [--allow-remote] [--workspace DIR] [--model M] [--base-url U]`.
-pub fn run(cfg: &Config, a: ServeArgs<'_>) -> CmdResult {
-    let workspace = workspace_arg(a.workspace)?;
-    let spec = model_spec(cfg, a.model, a.base_url)?;
+pub fn run(a: ServeArgs) -> CmdResult {
+    let cfg = &load_config()?;
+    let workspace = workspace_arg(a.workspace.as_deref())?;
+    let spec = a.model.spec(cfg)?;
     // Sessions open without a model, which is set next: one that cannot be used (no key) fails
     // the turns with `model`, which the page shows, instead of every request.
     let mut opts = service_options(cfg, None, false)?;
@@ -69,7 +83,7 @@ pub fn run(cfg: &Config, a: ServeArgs<'_>) -> CmdResult {
         model: Some(spec),
         // `--model` (or `--base-url`) given: every session uses it; otherwise a session keeps
         // the model it recorded, and the configured default is the fallback.
-        model_wins: a.model.is_some() || a.base_url.is_some(),
+        model_wins: a.model.given(),
         resolve,
         limits: Default::default(),
     };
@@ -77,7 +91,7 @@ pub fn run(cfg: &Config, a: ServeArgs<'_>) -> CmdResult {
     rt.block_on(async {
         // Handlers first: a signal that comes right after the first line must stop the server
         // cleanly, not kill it.
-        let stop = stop_signals()?;
+        let stop = crate::signals::stop_signals()?;
         let service = Service::new(opts);
         // A workspace no session could use (the file system's root, the data directory) is
         // refused now, as `exec` refuses it, not at the first session.
@@ -95,18 +109,5 @@ pub fn run(cfg: &Config, a: ServeArgs<'_>) -> CmdResult {
         drop(out);
         server.run(stop).await;
         Ok(ExitCode::SUCCESS)
-    })
-}
-
-/// A future that completes at the first SIGINT or SIGTERM (handlers installed now).
-fn stop_signals() -> Result<impl std::future::Future<Output = ()> + Send + 'static, Failure> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut int = signal(SignalKind::interrupt())?;
-    let mut term = signal(SignalKind::terminate())?;
-    Ok(async move {
-        tokio::select! {
-            _ = int.recv() => {}
-            _ = term.recv() => {}
-        }
     })
 }

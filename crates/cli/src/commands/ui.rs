@@ -2,25 +2,33 @@
 //! the latest one (`--continue`) or a given one (`--session`); and `retrace demo` on a terminal.
 
 use std::io::IsTerminal;
-use std::path::Path;
 use std::process::ExitCode;
 
-use retrace_control::{Service, SessionHandle};
-use retrace_protocol::{BashPolicy, ErrorCode, ModelSpec};
+use retrace_control::Service;
+use retrace_protocol::{BashPolicy, ModelSpec};
 use retrace_tui::{RunOptions, TuiError};
 
-use crate::common::{
-    model_spec, recorded_model, service_options, with_service, workspace_arg, CmdResult, Failure,
-};
-use crate::config::{BashSetting, Config};
+use super::args::{ModelArgs, SessionArgs};
+use crate::common::{load_config, service_options, with_service};
+use crate::config::BashSetting;
+use crate::failure::{CmdResult, Failure};
+use crate::model::recorded_model;
 
-/// What `retrace` (no command) was given.
-pub struct UiArgs<'a> {
-    pub session: Option<&'a str>,
-    pub continue_latest: bool,
-    pub workspace: Option<&'a Path>,
-    pub model: Option<&'a str>,
-    pub base_url: Option<&'a str>,
+/// What `retrace` (no command) takes: flattened into the command line's top level.
+#[derive(Debug, clap::Args)]
+#[command(
+    mut_arg("session", |a| a
+        .value_name("SESSION")
+        .help("Open this session in the terminal UI (its own workspace is used)")),
+    mut_arg("continue_latest", |a| a
+        .help("Open the latest session of the workspace (found from any subdirectory of it)")),
+    mut_arg("workspace", |a| a.help("The workspace (default: the current directory)")),
+)]
+pub struct UiArgs {
+    #[command(flatten)]
+    pub session: SessionArgs,
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 /// Whether both ends of the terminal are one, and it can draw a screen (not `TERM=dumb`).
@@ -41,16 +49,18 @@ fn tui_failure(e: TuiError) -> Failure {
 }
 
 /// `retrace [--session ID | --continue] [--model M] [--base-url U] [--workspace DIR]`.
-pub fn run(cfg: &Config, a: UiArgs<'_>) -> CmdResult {
+pub fn run(a: UiArgs) -> CmdResult {
+    let asked = a.session.whole_id()?;
+    let cfg = load_config()?;
     if !on_a_terminal() {
         return Err(Failure::usage(
             "the terminal UI needs a terminal on standard input and output that can draw a screen (not TERM=dumb); in scripts use `retrace exec PROMPT` (see `retrace --help`)",
         ));
     }
-    let spec = model_spec(cfg, a.model, a.base_url)?;
+    let spec = a.model.spec(&cfg)?;
     // The session opens without a model, which is set next: a model that cannot be used (no key)
     // is said on the UI's first screen, with what to do, instead of keeping the UI closed.
-    let mut opts = service_options(cfg, None, false)?;
+    let mut opts = service_options(&cfg, None, false)?;
     // Someone is there to ask: shell commands are asked about unless the config says otherwise.
     opts.bash = match cfg.permissions.bash {
         Some(BashSetting::Allow) => BashPolicy::Allow,
@@ -58,12 +68,12 @@ pub fn run(cfg: &Config, a: UiArgs<'_>) -> CmdResult {
         Some(BashSetting::Ask) | None => BashPolicy::Ask,
     };
     // A resumed session keeps its own model unless one is given.
-    let own_model = (a.session.is_some() || a.continue_latest) && a.model.is_none() && a.base_url.is_none();
+    let own_model = a.session.resumes() && !a.model.given();
     with_service(opts, async |svc: &Service| {
-        let h = open(svc, &a).await?;
+        let h = a.session.open_or_create(svc, asked.as_deref()).await?;
         let (spec, notice) = match h.recorded_model().await? {
             Some(own) if own_model => {
-                let r = recorded_model(cfg, &own);
+                let r = recorded_model(&cfg, &own);
                 (r.spec, r.notice)
             }
             _ => (spec.clone(), None),
@@ -79,32 +89,6 @@ pub fn run(cfg: &Config, a: UiArgs<'_>) -> CmdResult {
         let ended = retrace_tui::run(svc.clone(), h, run).await.map_err(tui_failure)?;
         resume_hint(&ended);
         Ok(exit_code(&ended))
-    })
-}
-
-/// Gives a resumed session the model its log records (else `default`); one that cannot be used
-/// is an error that names it and says how to choose another.
-pub async fn keep_own_model(
-    h: &SessionHandle,
-    default: ModelSpec,
-    cfg: &Config,
-) -> Result<(), retrace_protocol::Error> {
-    let Some(own) = h.recorded_model().await? else {
-        return h.set_model(default).await;
-    };
-    let reopened = recorded_model(cfg, &own);
-    if let Some(notice) = &reopened.notice {
-        crate::exec::say(&format!("retrace: {notice}"));
-    }
-    let own = reopened.spec;
-    h.set_model(own.clone()).await.map_err(|e| {
-        retrace_protocol::Error::new(
-            e.code,
-            format!(
-                "this session's model `{own}` cannot be used: {}; give --model to choose another",
-                e.message
-            ),
-        )
     })
 }
 
@@ -127,18 +111,6 @@ fn exit_code(ended: &retrace_tui::Ended) -> ExitCode {
     }
 }
 
-async fn open(svc: &Service, a: &UiArgs<'_>) -> Result<SessionHandle, retrace_protocol::Error> {
-    match (a.session, a.continue_latest) {
-        (Some(id), _) => svc.open(id, a.workspace).await,
-        (None, true) => svc.open_latest(&workspace_path(a.workspace)?).await,
-        (None, false) => svc.create(&workspace_path(a.workspace)?).await,
-    }
-}
-
-fn workspace_path(w: Option<&Path>) -> Result<std::path::PathBuf, retrace_protocol::Error> {
-    workspace_arg(w).map_err(|f| retrace_protocol::Error::new(ErrorCode::Usage, f.error.to_string()))
-}
-
 /// What the first screen says when the model cannot be used: why, how to set it up, and the
 /// demo model to try meanwhile.
 fn no_model(e: &retrace_protocol::Error, spec: &ModelSpec) -> String {
@@ -150,7 +122,7 @@ fn no_model(e: &retrace_protocol::Error, spec: &ModelSpec) -> String {
 
 /// `retrace demo` on a terminal: the UI on a scratch workspace with the demo model.
 pub fn demo() -> CmdResult {
-    let (_tmp, ws, opts) = crate::demo::scratch()?;
+    let (_tmp, ws, opts) = super::demo::scratch()?;
     with_service(opts, async |svc: &Service| {
         let h = svc.create(&ws).await?;
         let ended = retrace_tui::run(svc.clone(), h, RunOptions::default())

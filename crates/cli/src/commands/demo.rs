@@ -1,5 +1,6 @@
-//! `retrace demo --headless` (and `retrace demo` off a terminal): a narrated headless run of the
-//! built-in demo model on a scratch workspace — real turns through the real controller, checkpoints listed at the end.
+//! `retrace demo`: the terminal UI on a scratch workspace with the built-in demo model; with
+//! `--headless` (or off a terminal) a narrated headless run of it instead — real turns through the
+//! real controller, checkpoints listed at the end.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -10,7 +11,8 @@ use retrace_protocol::{
     CommitRewind, Delivery, Event, FileAction, ModelSpec, OnConflict, PrepareRewind, RewindScope, UndoRequest,
 };
 
-use crate::common::{runtime, CmdResult, Failure};
+use crate::common::runtime;
+use crate::failure::{CmdResult, Failure};
 use crate::output::first_line;
 
 const PROMPTS: [&str; 4] = [
@@ -19,6 +21,23 @@ const PROMPTS: [&str; 4] = [
     "The todo item is done: move it to done/.",
     "Tidy up: update the notes and add a changelog in one go.",
 ];
+
+/// The terminal UI on a scratch workspace with the built-in demo model (no API key needed);
+/// a narrated run instead when standard output is not a terminal.
+#[derive(Debug, clap::Args)]
+pub struct DemoArgs {
+    /// Print the narrated run even on a terminal.
+    #[arg(long)]
+    pub headless: bool,
+}
+
+/// The terminal UI on a terminal, else (or with `--headless`) the narrated run.
+pub fn run(a: DemoArgs) -> CmdResult {
+    if !a.headless && super::ui::on_a_terminal() {
+        return super::ui::demo();
+    }
+    narrated()
+}
 
 /// A scratch directory (deleted when dropped) with a seeded `workspace/`, and service options on
 /// a data root beside it with the demo model.
@@ -35,8 +54,8 @@ pub fn scratch() -> Result<(tempfile::TempDir, std::path::PathBuf, ServiceOption
     Ok((tmp, ws, opts))
 }
 
-/// Runs the demo.
-pub fn run() -> CmdResult {
+/// Runs the narrated demo.
+fn narrated() -> CmdResult {
     let (_tmp, ws, opts) = scratch()?;
     let rt = runtime()?;
     rt.block_on(async {
