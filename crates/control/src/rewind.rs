@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use retrace_checkpoint::{CheckpointError, CommitOptions, RestorePlan};
 use retrace_protocol::{
-    Coverage, ErrorCode, Event, HeadId, Missing, PlanBlocker, RewindPlan, RewindResult,
-    RewindScope,
+    Coverage, ErrorCode, Event, HeadId, Missing, PlanBlocker, RewindPlan, RewindResult, RewindScope,
 };
 use retrace_session::{Boundary, ForkSpec, HeadKind};
 

@@ -233,3 +233,72 @@ fn every_checkpoint_carries_its_actions_in_one_order_with_reasons() {
         }
     }
 }
+
+#[test]
+fn a_conflicted_plan_says_what_each_choice_does_to_each_file() {
+    use retrace_protocol::{FileAction, OnConflict, PlanBlocker};
+    let w = World::new();
+    let h = w.open();
+    w.turn(&h, "one", vec![write("a.txt", "1\n"), write("b.txt", "1\n")]);
+    w.put("a.txt", b"edited by hand\n");
+    let plan = w
+        .run(h.prepare_rewind(retrace_protocol::PrepareRewind {
+            turn: 0,
+            scope: retrace_protocol::RewindScope::Code,
+        }))
+        .unwrap();
+    assert_eq!(plan.blockers, [PlanBlocker::Conflicts { count: 1 }]);
+    let choices: Vec<(OnConflict, bool, Vec<(String, FileAction)>)> = plan
+        .choices
+        .iter()
+        .map(|c| {
+            (
+                c.on_conflict,
+                c.commits,
+                c.files.iter().map(|f| (f.path.clone(), f.action)).collect(),
+            )
+        })
+        .collect();
+    let files = |a, b| vec![("a.txt".to_string(), a), ("b.txt".to_string(), b)];
+    assert_eq!(
+        choices,
+        [
+            (
+                OnConflict::Refuse,
+                false,
+                files(FileAction::Skip, FileAction::Skip)
+            ),
+            (
+                OnConflict::Skip,
+                true,
+                files(FileAction::Skip, FileAction::Delete)
+            ),
+            (
+                OnConflict::Overwrite,
+                true,
+                files(FileAction::Delete, FileAction::Delete)
+            ),
+        ]
+    );
+    let labels: Vec<&str> = plan.choices.iter().map(|c| c.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "Restore nothing while files conflict",
+            "Skip them (keep your changes)",
+            "Overwrite them"
+        ]
+    );
+    // Nothing conflicts: no choice to make.
+    let w = World::new();
+    let h = w.open();
+    w.turn(&h, "one", vec![write("a.txt", "1\n")]);
+    let plan = w
+        .run(h.prepare_rewind(retrace_protocol::PrepareRewind {
+            turn: 0,
+            scope: retrace_protocol::RewindScope::Code,
+        }))
+        .unwrap();
+    assert!(plan.choices.is_empty());
+    assert!(plan.blockers.is_empty());
+}

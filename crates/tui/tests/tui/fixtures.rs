@@ -204,6 +204,7 @@ pub fn plan(turn: u64, scope: RewindScope) -> RewindPlan {
         conflicts: Vec::new(),
         expires_at: "2026-05-01T11:00:00Z".into(),
         blockers: Vec::new(),
+        choices: Vec::new(),
     }
 }
 
