@@ -248,7 +248,8 @@ fn a_conflicted_plan_says_what_each_choice_does_to_each_file() {
         }))
         .unwrap();
     assert_eq!(plan.blockers, [PlanBlocker::Conflicts { count: 1 }]);
-    let choices: Vec<(OnConflict, bool, Vec<(String, FileAction)>)> = plan
+    type Choice = (OnConflict, bool, Vec<(String, FileAction)>);
+    let choices: Vec<Choice> = plan
         .choices
         .iter()
         .map(|c| {
