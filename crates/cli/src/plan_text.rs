@@ -4,14 +4,15 @@
 
 use std::path::Path;
 
-use retrace_protocol::{ErrorCode, FileAction, HeadRef, RewindPlan, RewindResult, RewindScope};
+use retrace_protocol::{ErrorCode, FileAction, HeadRef, OnConflict, RewindPlan, RewindResult, RewindScope};
 
 use crate::common::{print_json, say_new_session};
 use crate::failure::Failure;
 use crate::output::{first_line, shown_path, shown_text};
 
 /// Prints a plan (`confirmed`: `--yes` was given, so the plan does not ask for it).
-pub fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool) -> Result<(), Failure> {
+/// Prints a plan; each file's action is what the `chosen` conflict choice does to it.
+pub fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool, chosen: OnConflict) -> Result<(), Failure> {
     if json {
         return print_json(plan);
     }
@@ -28,8 +29,13 @@ pub fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool) -> Result<(), 
     if let Some(r) = &plan.disabled_reason {
         println!("  not available: {}", shown_path(r));
     }
-    for f in &plan.files {
-        let what = match f.action {
+    let choice = plan.choices.iter().find(|c| c.on_conflict == chosen);
+    for (i, f) in plan.files.iter().enumerate() {
+        let action = choice
+            .and_then(|c| c.files.get(i))
+            .filter(|c| c.path == f.path)
+            .map_or(f.action, |c| c.action);
+        let what = match action {
             FileAction::Write => "write ",
             FileAction::Delete => "delete",
             FileAction::Unchanged => "same  ",
@@ -51,10 +57,30 @@ pub fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool) -> Result<(), 
             shown_path(detail)
         );
     }
+    if !plan.choices.is_empty() {
+        let named: Vec<String> = plan
+            .choices
+            .iter()
+            .map(|c| {
+                let mark = if c.on_conflict == chosen { " (chosen)" } else { "" };
+                format!("{}: {}{mark}", on_conflict_name(c.on_conflict), c.label)
+            })
+            .collect();
+        println!("  Changed since Retrace wrote them: {}", named.join(" · "));
+    }
     if plan.requires_confirmation && !confirmed {
         println!("  Some changes since this turn were not tracked; confirm with --yes.");
     }
     Ok(())
+}
+
+/// The wire name of a conflict choice.
+fn on_conflict_name(c: OnConflict) -> &'static str {
+    match c {
+        OnConflict::Refuse => "refuse",
+        OnConflict::Skip => "skip",
+        OnConflict::Overwrite => "overwrite",
+    }
 }
 
 /// Prints a result; `asked` is the session the command named (an old flat log keeps the
@@ -141,7 +167,7 @@ pub fn refused(
     if json {
         return Failure::hinted(e, hint).with_plan(plan);
     }
-    if let Err(f) = print_plan(plan, json, confirmed) {
+    if let Err(f) = print_plan(plan, json, confirmed, OnConflict::Refuse) {
         return f;
     }
     Failure::hinted(e, hint)

@@ -85,7 +85,7 @@ pub fn run(a: RewindArgs) -> CmdResult {
             })
             .await?;
         if a.dry_run {
-            print_plan(&plan, a.json, a.yes)?;
+            print_plan(&plan, a.json, a.yes, a.on_conflict.into())?;
             return Ok(ExitCode::SUCCESS);
         }
         let result = h
