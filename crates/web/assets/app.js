@@ -7,11 +7,11 @@ import { installComposer } from "./composer.js";
 import { setCompactButton } from "./controls.js";
 import { installDialog } from "./dialog.js";
 import { setTurnActions } from "./messages.js";
-import { TURN_ACTIONS } from "./rewind.js";
+import { HEAD_ACTIONS, TURN_ACTIONS } from "./rewind.js";
 import { loadSessions, openSession } from "./sessions.js";
 import { ui } from "./ui.js";
 import { el } from "./util.js";
-import { installVersions } from "./versions.js";
+import { installVersions, setHeadActions } from "./versions.js";
 
 async function start() {
   setCompactButton();
@@ -19,10 +19,11 @@ async function start() {
   const list = await loadSessions(wanted);
   const id = wanted ?? list[0]?.id;
   if (id) await openSession(id);
-  else ui.transcript.replaceChildren(el("p", "empty", "No session yet: type a prompt below, or press New session."));
+  else ui.rows.replaceChildren(el("p", "empty", "No session yet: type a prompt below, or press New session."));
 }
 
 setTurnActions(TURN_ACTIONS);
+setHeadActions(HEAD_ACTIONS);
 installDialog();
 installComposer();
 installVersions();

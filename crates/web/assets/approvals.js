@@ -1,22 +1,22 @@
-// A shell command waiting for the user's approval (`bash = "ask"`): asked inline in the running
-// turn, answered from any page showing the session.
+// Shell commands waiting for the user's approval (`bash = "ask"`): asked below the transcript,
+// answered from any page showing the session. The snapshot lists those pending; the events add
+// and resolve them.
 import { call, s } from "./api.js";
 import { attempt } from "./banner.js";
 import { state } from "./state.js";
 import { ui } from "./ui.js";
 import { el, button, hasFocus } from "./util.js";
 
-/** The question for an `approval_requested` event: the command and three answers. */
-export function approvalBlock(ev) {
+/** The question for a pending approval (`{call_id, tool, command}`): the command and three answers. */
+function approvalBlock(p) {
   const a = el("div", "approval");
-  a.dataset.callId = ev.call_id;
-  a.dataset.command = ev.command;
+  a.dataset.callId = p.call_id;
   const answer = (decision) =>
     attempt(async () => {
-      await call("POST", `${s(state.sid)}/approvals/${encodeURIComponent(ev.call_id)}`, { decision });
+      await call("POST", `${s(state.sid)}/approvals/${encodeURIComponent(p.call_id)}`, { decision });
     });
   a.append(
-    el("div", null, `Run ${ev.tool}: `, el("code", null, ev.command)),
+    el("div", null, `Run ${p.tool}: `, el("code", null, p.command)),
     button("Allow once", () => answer("once")),
     button("Allow for session", () => answer("session")),
     button("Deny", () => answer("deny"), "danger"),
@@ -24,14 +24,27 @@ export function approvalBlock(ev) {
   return a;
 }
 
-/** An `approval_resolved` event: the question becomes its answer (the focus goes to the composer). */
+function blockOf(callId) {
+  return [...ui.approvals.children].find((a) => a.dataset.callId === callId);
+}
+
+/** Shows the snapshot's pending approvals, and only those. */
+export function showApprovals(pending) {
+  const had = hasFocus(ui.approvals) ? document.activeElement.closest(".approval")?.dataset.callId : null;
+  ui.approvals.replaceChildren(...pending.map(approvalBlock));
+  if (had != null) (blockOf(had)?.querySelector("button") ?? ui.prompt).focus();
+}
+
+/** An `approval_requested` event: the question is asked (once). */
+export function showRequested(ev) {
+  if (!blockOf(ev.call_id)) ui.approvals.append(approvalBlock(ev));
+}
+
+/** An `approval_resolved` event: the question goes (the focus goes to the composer). */
 export function showResolved(ev) {
-  for (const a of ui.transcript.querySelectorAll(".approval")) {
-    if (a.dataset.callId === ev.call_id) {
-      const had = hasFocus(a);
-      a.replaceChildren(el("span", null, `${a.dataset.command} — ${ev.decision}`));
-      if (had) ui.prompt.focus();
-      a.classList.add("resolved");
-    }
-  }
+  const a = blockOf(ev.call_id);
+  if (!a) return;
+  const had = hasFocus(a);
+  a.remove();
+  if (had) ui.prompt.focus();
 }

@@ -1,13 +1,13 @@
 // The composer: send a prompt, cancel the running turn, plan mode, compact; and the session
 // picker's controls beside it.
 import { call, s } from "./api.js";
-import { attempt, banner, hideBanner } from "./banner.js";
+import { attempt, banner } from "./banner.js";
 import { setCompactButton, showPlan, setRunning } from "./controls.js";
 import { newSession, openSession, switchTo } from "./sessions.js";
 import { state } from "./state.js";
 import { ui } from "./ui.js";
 import { el } from "./util.js";
-import { reload } from "./versions.js";
+import { reload } from "./view.js";
 
 async function send() {
   const prompt = ui.prompt.value;
@@ -39,12 +39,12 @@ async function compact() {
   if (!state.sid || state.compacting || state.running) return;
   state.compacting = true;
   setCompactButton();
+  // the `compacted` event says what it did (live.js), in place of this
   banner("info", el("span", null, "Compacting: the model is summarizing the conversation before the latest turn…"));
   try {
     const r = await call("POST", `${s(state.sid)}/compact`, {});
     if (r.session_id !== state.sid) await switchTo(r.session_id);
     else await reload();
-    hideBanner();
   } finally {
     state.compacting = false;
     setCompactButton();

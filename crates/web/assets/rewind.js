@@ -1,6 +1,7 @@
 // The actions on a prompt: restore code, conversation or both (through the preview dialog), fork,
-// summarize; and undo of a restore. The server decides what a rewind does (its plan); the page
-// shows the plan, sends the user's choice and reports the result.
+// summarize; undo of a restore; and on a head of the Versions panel: switch, retire. The server
+// decides what a rewind does (its plan); the page shows the plan, sends the user's choice, reports
+// the result and reads the session again.
 import { call, s } from "./api.js";
 import { attempt, banner, hideBanner, say } from "./banner.js";
 import { rewindPreview, rewindSaid } from "./checkpoints.js";
@@ -10,7 +11,8 @@ import { state } from "./state.js";
 import { returnFocus } from "./transcript.js";
 import { ui } from "./ui.js";
 import { el, button } from "./util.js";
-import { reload } from "./versions.js";
+import { renderVersions } from "./versions.js";
+import { reload } from "./view.js";
 
 /** The actions on each prompt, in the order they show: `[label, (turn, opener) => Promise]`. */
 export const TURN_ACTIONS = [
@@ -76,3 +78,15 @@ async function summarize(turn, direction, opener) {
   say("Summary written to a new head.");
   returnFocus(opener, turn);
 }
+
+/** The actions on a head (versions.js `setHeadActions`). */
+export const HEAD_ACTIONS = {
+  async switchHead(head) {
+    await call("POST", `${s(state.sid)}/switch`, { head });
+    await reload(); // the panel too
+  },
+  async retireHead(head) {
+    await call("POST", `${s(state.sid)}/retire`, { head });
+    await renderVersions();
+  },
+};

@@ -1,14 +1,11 @@
-// The sessions of the workspace: the picker, opening one (its address, status, transcript and
-// event stream), creating one.
-import { call, s, subscribe } from "./api.js";
-import { hideBanner, showError } from "./banner.js";
-import { setRunning, showPlan } from "./controls.js";
-import { onEvent } from "./live.js";
+// The sessions of the workspace: the picker, opening one (its address, then its view), creating
+// one.
+import { call } from "./api.js";
+import { hideBanner } from "./banner.js";
 import { state } from "./state.js";
-import { renderTranscript } from "./transcript.js";
 import { ui } from "./ui.js";
 import { el } from "./util.js";
-import { renderVersions } from "./versions.js";
+import { reload, stopEvents } from "./view.js";
 
 /** Fills the picker with the workspace's sessions (and `selected`, if not among them). */
 export async function loadSessions(selected) {
@@ -28,35 +25,16 @@ export async function loadSessions(selected) {
   return list;
 }
 
-function connectEvents() {
-  const es = subscribe(state.sid, state.lastSeq, (type, seq, data) => {
-    if (state.events !== es) return;
-    if (seq != null) state.lastSeq = seq;
-    if (data === undefined) return;
-    onEvent(type, data).catch(showError);
-  });
-  state.events = es;
-}
-
 export async function openSession(id) {
   state.sid = id;
-  if (state.events) state.events.close();
-  state.events = null;
-  state.live = null;
-  state.notes = new Map();
+  stopEvents();
   ui.usage.textContent = "";
   hideBanner();
   ui.select.value = id;
   const url = new URL(location.href);
   url.searchParams.set("session", id);
   history.replaceState(null, "", url);
-  const status = await call("GET", s(id));
-  state.lastSeq = status.last_event_seq;
-  setRunning(!!status.running);
-  showPlan(!!status.plan_mode);
-  await renderTranscript();
-  connectEvents();
-  if (!ui.versions.hidden) await renderVersions();
+  await reload();
 }
 
 /** Opens `id` after an action moved to it (a rewind or compaction that made a new session). */

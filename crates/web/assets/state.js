@@ -1,13 +1,12 @@
-// What the page knows besides what it shows: the open session, its event stream, and what this
-// page started. Everything else is read from the server and rendered.
+// What the page knows besides what it shows: the open session, its items and event stream, and
+// what this page started. Everything else is read from the server and rendered.
+import { ItemList } from "./items.js";
 
 export const state = {
   sid: null,
-  events: null,
-  lastSeq: null,
+  items: new ItemList(), // the session's items: the last snapshot's, changed by the events since
+  events: null, // the event stream (an EventSource), after the snapshot's `last_event_seq`
   running: false,
-  live: null, // the assistant block of the running turn: {el, text, reasoning, tools}
   compacting: false, // this page asked for a compaction that has not answered yet
   plan: false,
-  notes: new Map(), // head id → {turn, text}: the compaction line shown on that head
 };

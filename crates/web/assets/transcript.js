@@ -1,19 +1,21 @@
-// The open session's transcript, read from the server and rendered whole; the keyboard focus
-// survives the re-render.
-import { call, s } from "./api.js";
-import { showPlan } from "./controls.js";
-import { assistantBlock, noteBlock, setToolResult, toolBlock, userBlock } from "./messages.js";
-import { state } from "./state.js";
+// The transcript as rows of the session's items: rendered whole from a snapshot, then one row
+// added, replaced, extended or removed per item event. A row that is replaced keeps whether it
+// was open and the keyboard focus inside it; a re-render keeps the focus on the same prompt,
+// action or tool call.
+import { reasoningOf, rowOf } from "./messages.js";
 import { ui } from "./ui.js";
-import { el, focusFirst, hasFocus, usageText } from "./util.js";
+import { el, focusFirst, hasFocus } from "./util.js";
+
+/** item id → its row, as the transcript shows it now. */
+let rows = new Map();
 
 export function scrollDown() {
   ui.transcript.scrollTop = ui.transcript.scrollHeight;
 }
 
 /** Turn `turn`'s prompt, as the transcript shows it now. */
-export function promptOf(turn) {
-  return ui.transcript.querySelector(`.msg.user[data-turn="${Number(turn)}"]`);
+function promptOf(turn) {
+  return ui.rows.querySelector(`.msg.user[data-turn="${Number(turn)}"]`);
 }
 
 /** The rewind action `label` of turn `turn`'s prompt, as the transcript shows it now. */
@@ -31,60 +33,75 @@ export function returnFocus(opener, turn, ...fallbacks) {
   focusFirst(opener, turn == null ? null : rewindButton(turn, opener?.dataset.action), ...fallbacks, ui.prompt);
 }
 
-export async function renderTranscript() {
-  const id = state.sid;
-  const [entries, status] = await Promise.all([call("GET", `${s(id)}/transcript`), call("GET", s(id))]);
-  if (id !== state.sid) return;
-  showPlan(!!status.plan_mode);
-  const out = [];
-  const tools = new Map();
-  for (const e of entries) {
-    if (e.role === "user") {
-      out.push(userBlock(e.content, e.turn));
-    } else if (e.role === "assistant") {
-      const b = assistantBlock();
-      b.text.textContent = e.content;
-      for (const c of e.tool_calls ?? []) {
-        const d = toolBlock(c);
-        tools.set(c.id, d);
-        b.el.append(d);
-      }
-      if (e.usage) b.el.append(el("div", "usage-line", usageText(e.usage)));
-      out.push(b.el);
-    } else if (e.role === "tool") {
-      const d = tools.get(e.tool_call_id);
-      // the log keeps no flag: a failed call's result is `error: …`
-      if (d) setToolResult(d, !e.content.startsWith("error:"), e.content);
-      else out.push(el("pre", "msg tool-orphan", e.content));
-    } else {
-      const d = el("details", "msg system");
-      const first = e.content.split("\n", 1)[0];
-      const label = first.length > 80 ? `${first.slice(0, 80)}…` : first;
-      d.append(el("summary", null, `${e.role}: ${label}`), el("div", "text", e.content));
-      out.push(d);
-    }
+/** Where the focus is inside `root`, to find it again in a new copy: the focused element's path. */
+function focusPath(root) {
+  const a = document.activeElement;
+  if (!root.contains(a)) return null;
+  return {
+    item: a.closest("[data-item]")?.dataset.item,
+    action: a.dataset.action,
+    summary: a.tagName === "SUMMARY",
+  };
+}
+
+/** The element in `row` (the new copy of a row) that stands where `path` was. */
+function again(row, path) {
+  if (!row) return null;
+  if (path.action) return [...row.querySelectorAll(".rewind button")].find((b) => b.dataset.action === path.action);
+  if (path.summary) return row.querySelector(":scope > summary");
+  return row;
+}
+
+function empty() {
+  return el("p", "empty", "No messages yet. Type a prompt below.");
+}
+
+/** Shows `items` (a snapshot's) as the whole transcript. */
+export function renderItems(items) {
+  const path = focusPath(ui.rows);
+  const open = new Set([...rows].filter(([, r]) => r.open).map(([id]) => id));
+  rows = new Map();
+  for (const item of items) {
+    const row = rowOf(item);
+    if (open.has(item.id) && "open" in row) row.open = true;
+    rows.set(item.id, row);
   }
-  if (out.length === 0) out.push(el("p", "empty", "No messages yet. Type a prompt below."));
-  const note = state.notes.get(status.head_id);
-  if (note) {
-    const i = out.findIndex((m) => m.dataset?.turn === String(note.turn));
-    out.splice(i < 0 ? out.length : i, 0, noteBlock(note.text));
-  }
-  // the focused prompt, rewind action or tool call, to focus its copy in the new transcript
-  // (else the composer) rather than lose the focus to the page's body
-  const focused = hasFocus(ui.transcript) ? document.activeElement : null;
-  const turn = focused?.closest(".msg.user")?.dataset.turn;
-  const callId = focused?.closest(".tool")?.dataset.callId;
-  ui.transcript.replaceChildren(...out);
-  if (focused) {
-    let again = null;
-    if (turn != null) {
-      again = focused.dataset.action ? rewindButton(turn, focused.dataset.action) : promptOf(turn);
-    } else if (callId != null) {
-      again = [...ui.transcript.querySelectorAll(".tool")].find((d) => d.dataset.callId === callId)?.querySelector("summary");
-    }
-    focusFirst(again, ui.prompt);
-  }
-  state.live = null;
+  ui.rows.replaceChildren(...(rows.size ? rows.values() : [empty()]));
+  if (path) focusFirst(again(rows.get(path.item), path), ui.prompt);
   scrollDown();
+}
+
+/** Shows `item`: its row replaced where it is, or added at the end. */
+export function showItem(item) {
+  const row = rowOf(item);
+  const old = rows.get(item.id);
+  rows.set(item.id, row);
+  if (!old) {
+    ui.rows.querySelector(":scope > .empty")?.remove();
+    ui.rows.append(row);
+    return;
+  }
+  const path = focusPath(old);
+  if (old.open && "open" in row) row.open = true;
+  old.replaceWith(row);
+  if (path) focusFirst(again(row, path), ui.prompt);
+}
+
+/** Removes item `id`'s row. */
+export function removeItem(id) {
+  const old = rows.get(id);
+  rows.delete(id);
+  if (!old) return;
+  const had = hasFocus(old);
+  old.remove();
+  if (!rows.size) ui.rows.replaceChildren(empty());
+  if (had) ui.prompt.focus();
+}
+
+/** Appends streamed `text` to item `id`'s row (its reasoning if `reasoning`). */
+export function extendItem(id, text, reasoning) {
+  const row = rows.get(id);
+  if (!row) return;
+  const part = reasoning ? reasoningOf(row, true) : row.querySelector(":scope > .text");
+  part?.append(text);
 }

@@ -8,6 +8,8 @@ export const ui = {
   versionsToggle: $("versions-toggle"),
   banner: $("banner"),
   transcript: $("transcript"),
+  rows: $("rows"),
+  approvals: $("approvals"),
   versions: $("versions"),
   heads: $("heads"),
   checkpoints: $("checkpoints"),

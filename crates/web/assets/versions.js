@@ -1,29 +1,30 @@
-// The Versions panel: the head tree (switch, retire) and the checkpoint list. Opening it moves the
-// focus into it; Esc inside closes it and gives the focus back to its toggle.
+// The Versions panel: the head tree and the checkpoint list. Opening it moves the focus into it;
+// Esc inside closes it and gives the focus back to its toggle. Switch and Retire on a head run the
+// actions app.js sets (rewind.js).
 import { call, s } from "./api.js";
 import { attempt } from "./banner.js";
 import { checkpointItems } from "./checkpoints.js";
 import { headTree } from "./heads.js";
 import { state } from "./state.js";
-import { renderTranscript } from "./transcript.js";
 import { ui } from "./ui.js";
 import { focusFirst, hasFocus } from "./util.js";
+
+/** The actions on a head, `{switchHead(id), retireHead(id)}` returning promises, set once by app.js. */
+let actions = { switchHead: async () => {}, retireHead: async () => {} };
+
+export function setHeadActions(a) {
+  actions = a;
+}
+
+const headActions = {
+  switchHead: (id) => attempt(() => actions.switchHead(id)),
+  retireHead: (id) => attempt(() => actions.retireHead(id)),
+};
 
 /** Renders the panel again if it is open. */
 export async function refreshSide() {
   if (!ui.versions.hidden) await renderVersions();
 }
-
-/** Renders the transcript again, then the panel if it is open. */
-export async function reload() {
-  await renderTranscript();
-  await refreshSide();
-}
-
-const headActions = {
-  switchHead: (id) => attempt(() => switchHead(id)),
-  retireHead: (id) => attempt(() => retireHead(id)),
-};
 
 export async function renderVersions() {
   const id = state.sid;
@@ -41,17 +42,6 @@ export async function renderVersions() {
     focusFirst(li?.querySelector(":scope > .head-actions button"), li?.querySelector(":scope > .head-row"), ui.versions);
   }
   ui.checkpoints.replaceChildren(...checkpointItems(cps.entries));
-}
-
-async function switchHead(head) {
-  await call("POST", `${s(state.sid)}/switch`, { head });
-  await renderTranscript();
-  await renderVersions();
-}
-
-async function retireHead(head) {
-  await call("POST", `${s(state.sid)}/retire`, { head });
-  await renderVersions();
 }
 
 function showVersions(open) {

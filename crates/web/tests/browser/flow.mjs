@@ -89,11 +89,14 @@ try {
   await page.locator(".msg.assistant", { hasText: "wrote two" }).waitFor();
   await page.locator("#send:not([disabled])").waitFor();
   if (!exists("one.txt") || !exists("two.txt")) throw new Error("the turns did not write their files");
-  const call = page.locator(".tool", { hasText: "write_file one.txt" }).first();
+  const call = page.locator(".tool", { hasText: "Write one.txt" }).first();
   await call.waitFor();
-  // A tool call opens to the change it made: a written file's content as added lines.
+  // A tool call opens to the change it made: the file, its line counts and its diff (from the
+  // server), each line coloured.
   await call.locator("summary").click();
-  await call.locator(".tool-diff .add", { hasText: "+ 1" }).first().waitFor();
+  await call.locator(".change-head", { hasText: "created one.txt (+1 −0)" }).waitFor();
+  await call.locator(".tool-diff .add", { hasText: "+1" }).first().waitFor();
+  await page.locator(".msg.checkpoint", { hasText: "Checkpoint of turn 0: 1 file" }).waitFor();
   await shot("two-turns");
 
   // Hover the first user message: the rewind controls show.
@@ -332,7 +335,7 @@ try {
   await page.locator(".msg.assistant", { hasText: "the plan: write three.txt" }).waitFor();
   await page.locator("#send:not([disabled])").waitFor();
   if (exists("three.txt")) throw new Error("a write ran in plan mode");
-  const refused = page.locator(".tool.failed", { hasText: "write_file three.txt" });
+  const refused = page.locator(".tool.denied", { hasText: "Write three.txt" });
   await refused.locator("summary").click();
   await refused.locator(".tool-out", { hasText: "plan mode is on" }).waitFor();
   await shot("plan-mode");
@@ -362,8 +365,8 @@ try {
     }).observe(document.querySelector("#compact"), { childList: true, subtree: true, attributes: true, characterData: true });
   });
   await page.locator("#compact").click();
-  await page.locator(".msg.note", { hasText: /Compacted: about \S+ → \S+ tokens\. The full conversation stays in Versions\./ }).waitFor();
-  await page.getByText("the compacted summary of the session").waitFor();
+  await page.locator("#banner", { hasText: /Compacted: about \S+ → \S+ tokens\. The full conversation stays in Versions\./ }).waitFor();
+  await page.locator(".msg.note.compaction", { hasText: "Earlier conversation summarized:\nthe compacted summary of the session" }).waitFor();
   await page.locator(".msg.assistant", { hasText: "answer five" }).waitFor();
   if (!(await page.evaluate(() => window.sawCompacting))) throw new Error("the button never said it was compacting");
   if (await page.locator(".msg.assistant", { hasText: "answer four" }).count()) throw new Error("the compacted turns are still shown");
