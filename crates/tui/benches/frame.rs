@@ -11,7 +11,7 @@
 //!   shows its output, folded after 12 lines): a warm frame, and the worst case.
 //! - `frame/paste_1mib_lines` and `frame/paste_1mib_one_line`: a frame with 1 MiB pasted into the
 //!   input box (16,384 lines of 63 characters, or one line), the cursor at its end.
-//! - `first_draw`: `App::new` + `on_transcript` of the 1,000 stored messages + the first frame:
+//! - `first_draw`: `App::new` + `on_snapshot` of the 1,000 messages' items + the first frame:
 //!   the UI's share of the first frame (the `first_frame` bench adds opening the session).
 //!
 //! Targets (the issue): a frame ≤ 16 ms; the first frame ≤ 150 ms after start.
@@ -24,10 +24,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use retrace_protocol::{Event, HeadId, SessionId};
+use retrace_protocol::{Event, HeadId, Item, ItemBody, SessionId};
 use retrace_tui::view::ViewState;
 use retrace_tui::{App, AppOptions};
-use support::{conversation, entries, frame, status, terminal, Rng};
+use support::{conversation, feed, frame, snapshot, status, terminal, Rng};
 
 const W: u16 = 120;
 const H: u16 = 40;
@@ -43,12 +43,29 @@ fn frames(c: &mut Criterion) {
     g.bench_function("warm", |b| b.iter(|| frame(&mut t, &app, &mut state)));
 
     let mut base = conversation();
-    base.on_event(Event::TurnStarted {
-        session_id: SessionId::new("0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41"),
-        head_id: HeadId::main(),
-        turn: support::TURNS as u64 + 1,
-        prompt: "explain the restore path".into(),
-    });
+    let turn = support::TURNS as u64 + 1;
+    feed(
+        &mut base,
+        Event::TurnStarted {
+            session_id: SessionId::new("0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41"),
+            head_id: HeadId::main(),
+            turn,
+            prompt: "explain the restore path".into(),
+        },
+    );
+    feed(
+        &mut base,
+        Event::ItemStarted {
+            item: Item {
+                id: "streamed".into(),
+                turn: Some(turn),
+                body: ItemBody::AssistantText {
+                    text: String::new(),
+                    reasoning: None,
+                },
+            },
+        },
+    );
     let words: Vec<String> = {
         let mut rng = Rng::new(3);
         (0..1_000)
@@ -78,10 +95,13 @@ fn frames(c: &mut Criterion) {
                     k = 0;
                 }
                 let start = Instant::now();
-                app.on_event(Event::AssistantDelta {
-                    item_id: None,
-                    text: words[k].clone(),
-                });
+                feed(
+                    &mut app,
+                    Event::AssistantDelta {
+                        item_id: Some("streamed".into()),
+                        text: words[k].clone(),
+                    },
+                );
                 frame(&mut t, &app, &mut state);
                 spent += start.elapsed();
                 k += 1;
@@ -137,13 +157,13 @@ fn frames(c: &mut Criterion) {
     }
     g.finish();
 
-    let stored = entries();
+    let stored = snapshot();
     c.bench_function("first_draw", |b| {
         b.iter_batched(
-            || terminal(W, H),
-            |mut t| {
+            || (terminal(W, H), stored.clone()),
+            |(mut t, stored)| {
                 let mut app = App::new(status(), AppOptions { no_color: false });
-                app.on_transcript(black_box(&stored));
+                app.on_snapshot(black_box(stored));
                 frame(&mut t, &app, &mut ViewState::new());
                 app
             },

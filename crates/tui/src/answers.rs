@@ -1,19 +1,17 @@
 //! Answers to the requests no screen waits for itself: a rewind's or an undo's result, a head
-//! selected (fork, summary, switch), another session opened, the heads' names, and errors.
+//! selected (fork, summary, switch), another session opened, the heads' names, and errors. What
+//! they change in the conversation comes with the session's events (a new snapshot after a
+//! head change, a rewind or an undo), not with the answers.
 
-use retrace_protocol::{
-    Error, HeadEntry, HeadRef, RewindResult, RewindScope, SessionStatus, TranscriptEntry,
-};
+use retrace_protocol::{Error, HeadEntry, HeadRef, RewindResult, RewindScope, SessionSnapshot};
 
 use crate::app::{App, Awaiting};
-use crate::effect::Effect;
 use crate::escape;
 use crate::screens::Mode;
-use crate::status::StatusInfo;
 
 impl App {
     /// The result of a commit or an undo.
-    pub fn on_result(&mut self, result: &RewindResult) -> Vec<Effect> {
+    pub fn on_result(&mut self, result: &RewindResult) {
         let undo = if result.undo_available {
             " — /undo to take it back"
         } else {
@@ -68,16 +66,10 @@ impl App {
                     format!("undone: {}", files_said(result))
                 });
             }
-            _ => return Vec::new(),
+            _ => return,
         }
-        let changed = self.status.head != result.head_id.as_str();
         self.status.head = result.head_id.to_string();
         self.status.session = result.session_id.to_string();
-        if changed {
-            vec![Effect::LoadTranscript]
-        } else {
-            Vec::new()
-        }
     }
 
     /// The session's heads, for their names (the status line shows the selected head's).
@@ -93,34 +85,34 @@ impl App {
         self.head_names.get(&self.status.head).map(String::as_str)
     }
 
-    /// Another session was opened in place of this one ([`Effect::OpenSession`]): everything
-    /// shown is that session's now.
-    pub fn on_session_opened(&mut self, status: &SessionStatus, transcript: &[TranscriptEntry]) {
+    /// Another session was opened in place of this one ([`crate::Effect::OpenSession`]):
+    /// everything shown is that session's now, from its snapshot.
+    pub fn on_session_opened(&mut self, snap: SessionSnapshot) {
         let model = self.status.model.clone();
-        self.status = StatusInfo::from_status(status);
-        if self.status.model.is_none() {
-            self.status.model = model;
-        }
+        let session = snap.status.session_id.clone();
+        self.status = crate::status::StatusInfo::from_status(&snap.status);
         self.approvals.clear();
         self.approvals.scroll = 0;
         self.awaiting = None;
         self.mode = Mode::Chat;
-        self.live_turn = None;
-        self.reload_in_turn = false;
-        self.compaction_note = None;
-        self.on_transcript(transcript);
+        self.transcript.clear();
+        self.shown_seq = 0;
+        self.seen_seq = 0;
+        self.on_snapshot(snap);
+        if self.status.model.is_none() {
+            self.status.model = model;
+        }
         self.message = Some(format!(
             "on session {} (the other stays on disk: /sessions to go back)",
-            escape::line(status.session_id.as_ref())
+            escape::line(session.as_ref())
         ));
     }
 
-    /// A fork, summary or switch was done: the head is selected.
-    pub fn on_head_ref(&mut self, r: &HeadRef) -> Vec<Effect> {
+    /// A fork, summary or switch was done: the head is selected (its event brings its items).
+    pub fn on_head_ref(&mut self, r: &HeadRef) {
         self.status.head = r.head_id.to_string();
         self.status.session = r.session_id.to_string();
         self.message = Some(format!("on head {}", escape::line(r.head_id.as_str())));
-        vec![Effect::LoadTranscript]
     }
 
     /// A request failed: say so, and drop what waited for it.

@@ -69,15 +69,15 @@ pub struct App {
     pub(crate) no_color: bool,
     pub(crate) quit: bool,
     pub(crate) awaiting: Option<Awaiting>,
-    /// The turn that runs now, shown from its events: a reload of the transcript keeps its items
-    /// (see [`App::on_transcript`]).
-    pub(crate) live_turn: Option<u64>,
-    /// The head the last compaction made and its line, shown again after that head's transcript
-    /// reloads (until the next turn starts).
-    pub(crate) compaction_note: Option<(String, String)>,
-    /// A reload was asked for while the live turn ran and has not been answered: if the turn
-    /// ends first, its answer is older than the turn's end, so another reload is asked for.
-    pub(crate) reload_in_turn: bool,
+    /// The newest event whose effect the transcript and the status show: a snapshot's
+    /// `last_event_seq`, then each event applied after it. Events numbered up to it are dropped.
+    pub(crate) shown_seq: u64,
+    /// The newest event ever applied: an event delivered again after a new snapshot (numbered
+    /// after the snapshot but seen before it came) changes the items and the status again, but
+    /// does not count its tokens nor say its lines twice.
+    pub(crate) seen_seq: u64,
+    /// A new snapshot was asked for and has not come.
+    pub(crate) reloading: bool,
 }
 
 impl App {
@@ -97,9 +97,9 @@ impl App {
             no_color: opts.no_color,
             quit: false,
             awaiting: None,
-            live_turn: None,
-            compaction_note: None,
-            reload_in_turn: false,
+            shown_seq: 0,
+            seen_seq: 0,
+            reloading: false,
         }
     }
 
@@ -111,6 +111,12 @@ impl App {
     /// The transcript.
     pub fn transcript(&self) -> &Transcript {
         &self.transcript
+    }
+
+    /// The newest event the transcript and the status show (a snapshot's `last_event_seq`, then
+    /// each event applied after it).
+    pub fn last_event_seq(&self) -> u64 {
+        self.shown_seq
     }
 
     /// The input box.
@@ -165,9 +171,9 @@ impl App {
         self.chat.scroll
     }
 
-    /// What the transcript's items look like beyond their own content, the colours and the
-    /// details switch: the view keeps each item's wrapped rows until its revision, the width,
-    /// the colours, the details switch or this number changes. Whatever else changes how items
+    /// What the transcript's entries look like beyond their own content, the colours and the
+    /// details switch: the view keeps each entry's wrapped rows until its revision, the width,
+    /// the colours, the details switch or this number changes. Whatever else changes how entries
     /// render without changing the transcript must bump it; Ctrl-O (details shown or hidden)
     /// bumps it too.
     pub fn view_generation(&self) -> u64 {
@@ -179,6 +185,7 @@ impl App {
     pub fn on_tick(&mut self) -> bool {
         if self.status.running {
             self.status.spinner = self.status.spinner.wrapping_add(1);
+            self.transcript.tick(self.status.spinner);
         }
         self.status.running
     }

@@ -1,18 +1,21 @@
-//! What the session tells the UI: its events as a turn runs (the transcript grows, approvals
-//! come and go, the head changes), a head's stored transcript, its status, and a fresh snapshot
-//! after the event stream lagged.
+//! What the session tells the UI: a snapshot (on opening, and whenever the items shown must be
+//! taken again), then its events numbered after it. Item events change the transcript through
+//! the controller's `ItemList`; the others move the status, the approvals and the UI's own lines.
+//! An event that changes which items there are (another head, a rewind, an undo, a compaction),
+//! or a lag of the event stream, asks for a new snapshot ([`Effect::LoadSnapshot`]).
 
-use retrace_protocol::{Event, SessionStatus, TranscriptEntry};
+use retrace_control::Applied;
+use retrace_protocol::{Event, SessionSnapshot, SessionStatus};
 
 use crate::app::App;
 use crate::effect::Effect;
 use crate::screens::approval::Approval;
-use crate::transcript::{tool_target, Item};
+use crate::transcript::Entry;
 
 impl App {
     /// Takes the session's model, workspace and head from a status asked for earlier (after a
-    /// model change). Whether a turn runs is left to the events: an answer can arrive after the
-    /// turn it saw running has finished (see [`App::on_resync`]).
+    /// model change). Whether a turn runs is left to snapshots and events: an answer can arrive
+    /// after the turn it saw running has finished.
     pub fn on_status(&mut self, s: &SessionStatus) {
         self.status.model = s.model.clone();
         self.status.workspace = s.workspace.clone();
@@ -21,123 +24,111 @@ impl App {
         self.status.plan_mode = s.plan_mode;
     }
 
-    /// A fresh snapshot after the event stream lagged: the transcript, then the status taken
-    /// after it; the events that follow the status's sequence number come next, so both are
-    /// the truth now, running included.
-    pub fn on_resync(&mut self, transcript: &[TranscriptEntry], s: &SessionStatus) {
-        // The stored transcript is the truth: the live items missed the lost events.
-        self.live_turn = None;
-        self.on_transcript(transcript);
-        self.live_turn = s
-            .running
-            .filter(|r| r.kind == retrace_protocol::JobKind::Turn)
-            .map(|r| r.turn);
-        self.on_status(s);
-        self.status.running = s.running.is_some();
-        if !self.status.running {
-            self.approvals.clear();
-        }
-    }
-
-    /// Shows a head's stored transcript (on opening, and after the head changed). While a turn
-    /// runs, its items as the events built them are kept in place of its stored messages (which
-    /// lack the text still streaming); the last compaction's line follows.
-    pub fn on_transcript(&mut self, entries: &[TranscriptEntry]) {
-        self.transcript = crate::compaction::reloaded(
-            &self.transcript,
-            entries,
-            self.live_turn,
-            self.compaction_note
-                .as_ref()
-                .filter(|(head, _)| *head == self.status.head)
-                .map(|(_, line)| line.as_str()),
-        );
-        self.reload_in_turn = false;
-        if !self.status.running {
-            // The turn kept past its end for this answer is over (see `reload_in_turn`).
-            self.live_turn = None;
-        }
-        if let Some(t) = entries.iter().filter_map(|e| e.turn).max() {
+    /// A snapshot of the session: its items replace those shown, its status, heads and pending
+    /// approvals are the truth as of its `last_event_seq`; the events numbered after it come next
+    /// (the driver subscribes from there).
+    pub fn on_snapshot(&mut self, snap: SessionSnapshot) {
+        self.reloading = false;
+        self.shown_seq = snap.last_event_seq;
+        self.seen_seq = self.seen_seq.max(snap.last_event_seq);
+        self.on_status(&snap.status);
+        self.status.running = snap.status.running.is_some();
+        self.status.compacting &= self.status.running;
+        let newest = snap.items.iter().filter_map(|i| i.turn).max();
+        if let Some(t) = newest.max(snap.status.running.map(|r| r.turn)) {
             self.status.turn = Some(t);
         }
+        self.set_head_names(&snap.heads);
+        self.approvals.sync(
+            snap.pending_approvals
+                .into_iter()
+                .map(|p| Approval {
+                    call_id: p.call_id,
+                    tool: p.tool,
+                    command: p.command,
+                })
+                .collect(),
+        );
+        self.transcript.reset(snap.items);
         self.chat.scroll = 0;
     }
 
-    /// An event of the session. Returns what to reload when the head changed.
-    pub fn on_event(&mut self, event: Event) -> Vec<Effect> {
-        let finished = matches!(event, Event::TurnFinished { .. });
-        let mut effects = self.apply_event(event);
-        if self.live_turn.is_some() && effects.contains(&Effect::LoadTranscript) {
-            self.reload_in_turn = true;
+    /// A snapshot could not be taken: say so (the next event that needs one asks again).
+    pub fn on_snapshot_failed(&mut self, err: &retrace_protocol::Error) {
+        self.reloading = false;
+        self.on_error(err);
+    }
+
+    /// The event stream lost events: the items shown are taken again.
+    pub fn on_lagged(&mut self) -> Vec<Effect> {
+        self.reload()
+    }
+
+    /// Asks for a new snapshot, unless one is on its way (the events after it that need another
+    /// are delivered again after it, and ask then).
+    fn reload(&mut self) -> Vec<Effect> {
+        if std::mem::replace(&mut self.reloading, true) {
+            return Vec::new();
         }
-        if finished && std::mem::take(&mut self.reload_in_turn) {
-            // The reload in flight saw the turn unfinished: its items stay spliced in (the turn
-            // is kept live for it), and a fresh one follows.
-            effects.push(Effect::LoadTranscript);
+        vec![Effect::LoadSnapshot]
+    }
+
+    /// Event number `seq` of the session. Events up to the snapshot's number are already shown
+    /// and are dropped. Returns what to ask next (a new snapshot).
+    pub fn on_event(&mut self, seq: u64, event: Event) -> Vec<Effect> {
+        if seq <= self.shown_seq {
+            return Vec::new();
         }
+        self.shown_seq = seq;
+        let first = seq > self.seen_seq;
+        self.seen_seq = self.seen_seq.max(seq);
+        let mut effects = Vec::new();
+        if self.transcript.apply(&event) == Applied::Reload {
+            effects.extend(self.reload());
+        }
+        self.apply_event(event, first);
         effects
     }
 
-    fn apply_event(&mut self, event: Event) -> Vec<Effect> {
+    /// Adds one of the UI's own lines, the first time its event is seen.
+    fn say_in_chat(&mut self, first: bool, entry: Entry) {
+        if first {
+            self.transcript.push_local(entry);
+        }
+    }
+
+    /// What an event does besides the items: `first` is false when it was applied before a new
+    /// snapshot and comes again after it.
+    fn apply_event(&mut self, event: Event, first: bool) {
         match event {
             Event::TurnStarted {
                 session_id,
                 head_id,
                 turn,
-                prompt,
+                ..
             } => {
                 self.status.session = session_id.to_string();
                 self.status.head = head_id.to_string();
                 self.status.turn = Some(turn);
                 self.status.running = true;
-                self.live_turn = Some(turn);
-                self.compaction_note = None;
-                self.transcript.push(Item::User {
-                    turn: Some(turn),
-                    text: prompt,
-                    captured: 0,
-                });
                 self.chat.scroll = 0;
             }
-            Event::AssistantDelta { text, .. } => self.transcript.assistant_delta(&text),
-            Event::ReasoningDelta { text, .. } => self.transcript.reasoning_delta(&text),
-            Event::ToolCall { id, name, arguments } => self.transcript.push(Item::Tool {
-                id,
-                name,
-                target: tool_target(&arguments),
-                ok: None,
-                output_lines: 0,
-                arguments,
-                output: String::new(),
-            }),
-            Event::ToolResult { id, ok, content, .. } => self.transcript.tool_result(&id, Some(ok), &content),
-            Event::CheckpointCaptured { turn, paths, .. } => self.transcript.captured(turn, paths.len()),
-            Event::StepFinished { .. } => {}
             Event::TurnFinished { ok, error, usage, .. } => {
                 self.status.running = false;
-                if !self.reload_in_turn {
-                    self.live_turn = None;
-                }
                 self.approvals.clear();
-                if let Some(u) = usage {
+                if let (Some(u), true) = (usage, first) {
                     self.status.usage = self.status.usage.plus(u);
                 }
                 if !ok {
-                    let why = error.unwrap_or_else(|| "the turn failed".to_string());
-                    self.transcript.push(Item::Error { text: why });
+                    let text = error.unwrap_or_else(|| "the turn failed".to_string());
+                    self.say_in_chat(first, Entry::Error { text });
                 }
             }
             Event::Rewound { head_id, .. }
             | Event::Undone { head_id, .. }
-            | Event::HeadChanged { head_id } => {
-                let changed = self.status.head != head_id.as_str();
-                self.status.head = head_id.to_string();
-                if changed {
-                    return vec![Effect::LoadTranscript];
-                }
-            }
-            Event::Notice { message, .. } => self.transcript.push(Item::System { text: message }),
-            Event::Error { message } => self.transcript.push(Item::Error { text: message }),
+            | Event::HeadChanged { head_id } => self.status.head = head_id.to_string(),
+            Event::Notice { message, .. } => self.say_in_chat(first, Entry::Notice { text: message }),
+            Event::Error { message } => self.say_in_chat(first, Entry::Error { text: message }),
             Event::ApprovalRequested {
                 call_id,
                 tool,
@@ -154,17 +145,33 @@ impl App {
                 before_tokens,
                 after_tokens,
                 ..
-            } => return self.on_compacted_event(head_id.as_str(), automatic, before_tokens, after_tokens),
-            Event::PlanMode { on } => self.show_plan_mode(on),
-            Event::SummaryStarted { turn, .. } => self.on_summary_started(turn),
+            } => {
+                self.status.head = head_id.to_string();
+                if first {
+                    self.on_compacted_event(automatic, before_tokens, after_tokens);
+                }
+            }
+            Event::PlanMode { on } => {
+                self.status.plan_mode = on;
+                if first {
+                    self.show_plan_mode(on);
+                }
+            }
+            Event::SummaryStarted { turn, .. } => self.on_summary_started(turn, first),
             Event::SummaryFinished {
                 ok, head_id, error, ..
-            } => return self.on_summary_finished(ok, head_id.as_ref().map(|h| h.as_str()), error),
-            Event::ItemStarted { .. }
+            } => self.on_summary_finished(ok, head_id.as_ref().map(|h| h.as_str()), error, first),
+            // Shown through the items.
+            Event::AssistantDelta { .. }
+            | Event::ReasoningDelta { .. }
+            | Event::ToolCall { .. }
+            | Event::ToolResult { .. }
+            | Event::CheckpointCaptured { .. }
+            | Event::StepFinished { .. }
+            | Event::ItemStarted { .. }
             | Event::ItemUpdated { .. }
             | Event::ItemCompleted { .. }
             | Event::ItemRemoved { .. } => {}
         }
-        Vec::new()
     }
 }

@@ -13,18 +13,21 @@
 //!   from the model, the workspace or a server is escaped first ([`escape`]). What drawing keeps
 //!   between frames lives in a [`view::ViewState`] the runtime owns, not in the app.
 //! - [`Driver`] links an `App` to its session: it turns effects into requests on the
-//!   `SessionHandle` and feeds events and answers back. [`run`] owns the terminal and moves keys
+//!   `SessionHandle` and feeds events and answers back. The app shows the session's view as
+//!   typed items (docs/ARCHITECTURE.md "The session view"): a snapshot, then the events numbered
+//!   after it, applied through `retrace_control::ItemList` ([`transcript`]); a head change, a
+//!   rewind, an undo, a compaction or a lagged stream takes a new snapshot. [`run`] owns the terminal and moves keys
 //!   to the driver (from a reader thread) and frames to the screen; the tests drive the same
 //!   `Driver` without a terminal. The terminal is restored on every way out, a panic included.
 //!
-//! A frame costs what changed, not the size of the conversation: each transcript item's wrapped
-//! rows are kept between frames (in the view state, `screens::chat::layout`), keyed by the item's
+//! A frame costs what changed, not the size of the conversation: each transcript entry's wrapped
+//! rows are kept between frames (in the view state, `screens::chat::layout`), keyed by the entry's
 //! revision, the width, the colours, the details switch and [`App::view_generation`], and a frame
 //! clones only the rows it shows; the runtime draws only after something happened (an idle UI
 //! draws nothing). BENCHMARKS.md has the figures.
 //!
 //! What this trades away: the wrapped rows of the whole transcript stay in memory, and a resize
-//! lays every item out again (BENCHMARKS.md: 8–10 ms on 1,000 messages).
+//! lays every entry out again (BENCHMARKS.md: 8–10 ms on 1,000 messages).
 
 mod answers;
 pub mod app;

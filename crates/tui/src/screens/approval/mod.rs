@@ -60,8 +60,11 @@ impl Approvals {
         self.waiting.clear();
     }
 
-    /// An approval was asked for.
+    /// An approval was asked for (again, when its event comes again after a snapshot: once).
     pub(crate) fn request(&mut self, approval: Approval) {
+        if self.waiting.iter().any(|a| a.call_id == approval.call_id) {
+            return;
+        }
         if self.waiting.is_empty() {
             // A new box, though its call id may repeat one answered before (some servers
             // number calls per response): its guard starts when it is drawn.
@@ -69,6 +72,16 @@ impl Approvals {
             self.choice = None;
         }
         self.waiting.push(approval);
+    }
+
+    /// The approvals a snapshot says wait: those no longer waiting go, the others stay as they
+    /// are (their box keeps its scroll and guard), new ones are added.
+    pub(crate) fn sync(&mut self, pending: Vec<Approval>) {
+        self.waiting
+            .retain(|a| pending.iter().any(|p| p.call_id == a.call_id));
+        for p in pending {
+            self.request(p);
+        }
     }
 
     /// The approval of `call_id` was answered (here or elsewhere).

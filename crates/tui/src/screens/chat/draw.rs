@@ -1,4 +1,4 @@
-//! The chat transcript: each item as styled logical lines, wrapped to the width, the newest at the
+//! The chat transcript: each entry as styled logical lines, wrapped to the width, the newest at the
 //! bottom, scrolled by whole rows. The wrapped rows are kept between frames (`layout`, in the
 //! view's state).
 
@@ -7,57 +7,157 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use retrace_protocol::{
+    ChangeAction, CheckpointItem, Coverage, FileChange, GapReason, ToolCallItem, ToolStatus,
+};
+
 use crate::app::App;
 use crate::escape;
 use crate::screens::chat::detail;
 use crate::screens::chat::layout::ChatLayout;
-use crate::transcript::Item;
+use crate::transcript::Entry;
 use crate::view::wrap::{wrap, Spans};
 use crate::view::Theme;
 
-/// A tool's target cut to 100 characters: a path keeps its end (the file's name), a command
-/// its start.
-fn shown_target(target: &str) -> String {
-    if target.contains('/') && !target.contains(char::is_whitespace) {
-        escape::short_path(target, 100)
+/// The spinner's frames (the working row, a running tool call).
+pub(crate) const SPINNER: [&str; 4] = ["⠋", "⠙", "⠹", "⠸"];
+
+/// A tool call's title: a path it ends with keeps its end (the file's name) when cut, anything
+/// else its start.
+fn shown_title(call: &ToolCallItem) -> String {
+    if let Some(target) = &call.target {
+        let pathlike = target.contains('/') && !target.contains(char::is_whitespace);
+        if let (true, Some(verb)) = (pathlike, call.title.strip_suffix(target.as_str())) {
+            return format!("{}{}", escape::short(verb, 40), escape::short_path(target, 100));
+        }
+    }
+    escape::short(&call.title, 140)
+}
+
+/// One changed file: `created a.txt +1 −0`, `moved a.txt → b.txt +0 −0`, `modified c.bin (binary)`.
+fn change_line(c: &FileChange) -> String {
+    let what = match c.action {
+        ChangeAction::Create => "created",
+        ChangeAction::Modify => "modified",
+        ChangeAction::Delete => "deleted",
+        ChangeAction::Move => "moved",
+    };
+    let path = match (&c.from, c.action) {
+        (Some(from), ChangeAction::Move) => format!(
+            "{} → {}",
+            escape::short_path(from, 60),
+            escape::short_path(&c.path, 60)
+        ),
+        _ => escape::short_path(&c.path, 100),
+    };
+    if c.binary {
+        format!("{what} {path} (binary)")
     } else {
-        escape::short(target, 100)
+        format!("{what} {path} +{} −{}", c.added, c.removed)
     }
 }
 
-/// The logical lines of one item (escaped, styled), and the indent of their continuation rows.
-fn item_lines(item: &Item, details: bool, t: Theme) -> Vec<(Spans, usize)> {
+/// The checkpoint row: the turn, the files captured, and what it cannot restore.
+fn checkpoint_line(turn: u64, c: &CheckpointItem, t: Theme) -> (Spans, usize) {
+    if !c.retained {
+        let text = format!("  · checkpoint · turn {turn} · no longer kept (removed by retention)");
+        return (vec![(text, t.dim())], 4);
+    }
+    let mut text = format!("  ✓ checkpoint saved · turn {turn}");
+    if !c.files.is_empty() {
+        text.push_str(&format!(" · {} file(s) captured", c.files.len()));
+    }
+    let mut spans = vec![(text, t.dim())];
+    if !c.gaps.is_empty() || c.coverage == Coverage::Partial {
+        let shell = c.gaps.iter().any(|g| g.reason == GapReason::BashSideEffect);
+        let other = c
+            .gaps
+            .iter()
+            .filter(|g| g.reason != GapReason::BashSideEffect)
+            .count();
+        let mut parts = Vec::new();
+        if shell {
+            parts.push("shell not tracked".to_string());
+        }
+        if other > 0 {
+            parts.push(format!("{other} change(s) not restorable"));
+        }
+        if parts.is_empty() {
+            parts.push("partly restorable".to_string());
+        }
+        spans.push((format!(" · ⚠ {}", parts.join(", ")), t.warn()));
+    } else if c.coverage == Coverage::Legacy {
+        spans.push((" · older format".to_string(), t.dim()));
+    }
+    (spans, 4)
+}
+
+/// A tool call's row: its title and where it stands, then the files it changes.
+fn tool_lines(call: &ToolCallItem, frame: usize, details: bool, t: Theme, out: &mut Vec<(Spans, usize)>) {
+    let (mark, style) = match call.status {
+        ToolStatus::Running => (SPINNER[frame % SPINNER.len()].to_string(), t.dim()),
+        ToolStatus::Ok => ("✓".to_string(), t.ok()),
+        ToolStatus::Failed => ("✗ failed".to_string(), t.error()),
+        ToolStatus::Denied => ("⊘ denied".to_string(), t.warn()),
+        ToolStatus::Cancelled => ("⊘ cancelled".to_string(), t.warn()),
+    };
+    let mut spans = vec![
+        ("  ⏺ ".to_string(), t.dim()),
+        (shown_title(call), t.accent()),
+        (" ".to_string(), t.text()),
+        (mark, style),
+    ];
+    let lines = call.output.lines().count();
+    match call.status {
+        _ if details || call.output.is_empty() => {}
+        ToolStatus::Failed | ToolStatus::Denied | ToolStatus::Cancelled => {
+            spans.push((format!(": {}", escape::first_line(&call.output, 100)), t.dim()));
+        }
+        ToolStatus::Ok | ToolStatus::Running => match lines {
+            0 => {}
+            1 => spans.push((" (1 line of output)".to_string(), t.dim())),
+            n => spans.push((format!(" ({n} lines of output)"), t.dim())),
+        },
+    }
+    out.push((spans, 6));
+    for c in &call.changes {
+        out.push((vec![(format!("      {}", change_line(c)), t.text())], 8));
+        if details {
+            out.extend(detail::change_detail(c, t));
+        }
+    }
+    if details {
+        out.extend(detail::output_detail(call, t));
+    }
+}
+
+/// The logical lines of one entry (escaped, styled), and the indent of their continuation rows.
+fn entry_lines(entry: &Entry, details: bool, t: Theme) -> Vec<(Spans, usize)> {
     let mut out = Vec::new();
-    match item {
-        Item::User { turn, text, captured } => {
+    match entry {
+        Entry::Prompt { text } => {
             out.push((Vec::new(), 0));
             for (i, l) in escape::text(text).split('\n').enumerate() {
                 let lead = if i == 0 { "› " } else { "  " };
                 out.push((vec![(format!("{lead}{l}"), t.bold())], 2));
             }
-            let mark = match turn {
-                Some(n) if *captured > 0 => {
-                    format!("  ✓ checkpoint saved · turn {n} · {captured} file(s) captured")
-                }
-                Some(n) => format!("  ✓ checkpoint saved · turn {n}"),
-                None => "  (summary of earlier messages)".to_string(),
-            };
-            out.push((vec![(mark, t.dim())], 4));
         }
-        Item::Assistant { text } => {
-            // One line break at the end draws nothing: a streamed answer cut into pieces after
-            // a line break draws as the whole would.
+        Entry::Checkpoint { turn, checkpoint } => out.push(checkpoint_line(*turn, checkpoint, t)),
+        Entry::Text { text } if text.is_empty() => {}
+        Entry::Text { text } => {
+            // One line break at the end draws nothing: an answer cut into pieces after a line
+            // break draws as the whole would.
             let text = text.strip_suffix('\n').unwrap_or(text);
             for l in escape::text(text).split('\n') {
                 out.push((vec![(format!("  {l}"), t.text())], 2));
             }
         }
-        Item::Reasoning { text } if details => {
+        Entry::Reasoning { text } if details => {
             for l in escape::text(text.trim()).split('\n') {
                 out.push((vec![(format!("  ▾ {l}"), t.dim())], 4));
             }
         }
-        Item::Reasoning { text } => {
+        Entry::Reasoning { text } => {
             let lines = text.lines().count().max(1);
             let first = escape::first_line(text.trim_start(), 60);
             out.push((
@@ -65,53 +165,25 @@ fn item_lines(item: &Item, details: bool, t: Theme) -> Vec<(Spans, usize)> {
                 4,
             ));
         }
-        Item::Tool {
-            name,
-            target,
-            ok,
-            output_lines,
-            arguments,
-            output,
-            ..
-        } => {
-            let (mark, style) = match ok {
-                None => ("…", t.dim()),
-                Some(true) => ("✓", t.ok()),
-                Some(false) => ("✗", t.error()),
-            };
-            let mut spans = vec![
-                ("  ⏺ ".to_string(), t.dim()),
-                (escape::line(name), t.accent()),
-                (format!(" {} ", shown_target(target)), t.text()),
-                (mark.to_string(), style),
-            ];
-            match output_lines {
-                _ if details => {}
-                0 => {}
-                1 => spans.push((" (1 line of output)".to_string(), t.dim())),
-                n => spans.push((format!(" ({n} lines of output)"), t.dim())),
-            }
-            out.push((spans, 6));
-            if details {
-                out.extend(detail::tool_detail(name, arguments, output, *output_lines, t));
+        Entry::Tool { call, frame } => tool_lines(call, *frame, details, t, &mut out),
+        Entry::Note { text } | Entry::Notice { text } => {
+            // Whole, each line wrapped under the first.
+            for (i, l) in escape::text(text).split('\n').enumerate() {
+                let lead = if i == 0 { "  ※ " } else { "    " };
+                out.push((vec![(format!("{lead}{l}"), t.warn())], 4));
             }
         }
-        Item::System { text } => {
-            for l in escape::text(text).split('\n') {
-                out.push((vec![(format!("  ※ {l}"), t.warn())], 4));
-            }
-        }
-        Item::Error { text } => {
+        Entry::Error { text } => {
             out.push((vec![(format!("  ✗ {}", escape::line(text)), t.error())], 4));
         }
     }
     out
 }
 
-/// The rows of one item at this width: its logical lines, wrapped.
-pub(crate) fn item_rows(item: &Item, details: bool, t: Theme, width: usize) -> Vec<Line<'static>> {
+/// The rows of one entry at this width: its logical lines, wrapped.
+pub(crate) fn entry_rows(entry: &Entry, details: bool, t: Theme, width: usize) -> Vec<Line<'static>> {
     let mut rows = Vec::new();
-    for (spans, indent) in item_lines(item, details, t) {
+    for (spans, indent) in entry_lines(entry, details, t) {
         rows.extend(wrap(&spans, width, indent));
     }
     rows
@@ -122,8 +194,7 @@ fn spinner_row(app: &App, t: Theme) -> Option<Line<'static>> {
     if !app.status().running {
         return None;
     }
-    const FRAMES: [&str; 4] = ["⠋", "⠙", "⠹", "⠸"];
-    let frame = FRAMES[app.status().spinner % FRAMES.len()];
+    let frame = SPINNER[app.status().spinner % SPINNER.len()];
     Some(Line::styled(
         format!("  {frame} working… (Esc to cancel)"),
         t.dim(),
@@ -136,8 +207,8 @@ fn spinner_row(app: &App, t: Theme) -> Option<Line<'static>> {
 pub(crate) fn rows(app: &App, width: usize) -> Vec<Line<'static>> {
     let t = Theme::new(app.no_color());
     let mut rows = Vec::new();
-    for item in app.transcript().items() {
-        rows.extend(item_rows(item, app.details(), t, width));
+    for shown in app.transcript().entries() {
+        rows.extend(entry_rows(&shown.entry, app.details(), t, width));
     }
     rows.extend(spinner_row(app, t));
     rows

@@ -1,28 +1,28 @@
 //! The transcript's rows kept between frames (in the view's state, [`crate::view::ViewState`]):
-//! each item is wrapped once and its rows kept until the item's revision, the width, the colours,
-//! the details switch or the app's view generation changes, with the running row count at each
-//! item so that a frame clones only the rows it shows.
+//! each entry is wrapped once and its rows kept until the entry's revision, the width, the
+//! colours, the details switch or the app's view generation changes, with the running row count
+//! at each entry so that a frame clones only the rows it shows.
 //!
 //! The guarantee it could weaken is that a frame shows exactly what laying out the whole
 //! transcript again would show. It rests on the key: a transcript hands out a new revision on
 //! every change and never reuses one (`transcript` module), and anything else that changes how an
-//! item renders is in the key or bumps [`App::view_generation`]. The tests (`layout_tests.rs`)
+//! entry renders is in the key or bumps [`App::view_generation`]. The tests (`layout_tests.rs`)
 //! draw, mutate, draw again and compare with a layout made from nothing, for every kind of change.
 //!
 //! What it costs: the rows of the whole transcript stay in memory (a row is a few spans), and each
-//! frame still walks every item's revision (a comparison per item, microseconds for thousands). An
-//! item that changes is wrapped again whole: a streamed answer is re-wrapped at each frame while
-//! it grows, the rest of the transcript is not.
+//! frame still walks every entry's revision (a comparison per entry, microseconds for thousands).
+//! An entry that changes is wrapped again whole: the newest piece of a streamed answer is
+//! re-wrapped at each frame while it grows, the rest of the transcript is not.
 
 use std::fmt;
 
 use ratatui::text::Line;
 
 use crate::app::App;
-use crate::screens::chat::draw::item_rows;
+use crate::screens::chat::draw::entry_rows;
 use crate::view::Theme;
 
-/// What every item's rows depend on besides the item itself.
+/// What every entry's rows depend on besides the entry itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Key {
     width: usize,
@@ -31,25 +31,25 @@ struct Key {
     view_generation: u64,
 }
 
-/// The rows of one item, and the revision they were made from.
+/// The rows of one entry, and the revision they were made from.
 #[derive(Clone)]
 struct ItemRows {
     revision: u64,
     rows: Vec<Line<'static>>,
 }
 
-/// Every item's rows at one width.
+/// Every entry's rows at one width.
 #[derive(Clone, Default)]
 pub(crate) struct ChatLayout {
     key: Option<Key>,
     items: Vec<ItemRows>,
-    /// `ends[i]`: the rows of items `0..=i`.
+    /// `ends[i]`: the rows of entries `0..=i`.
     ends: Vec<usize>,
 }
 
 impl ChatLayout {
     /// Brings the rows up to date with `app`'s transcript at `width`, wrapping again only the
-    /// items whose revision changed (every item when the key changed).
+    /// entries whose revision changed (every entry when the key changed).
     pub(crate) fn update(&mut self, app: &App, width: usize) {
         let key = Key {
             width,
@@ -64,21 +64,21 @@ impl ChatLayout {
         }
         let t = Theme::new(key.no_color);
         let details = key.details;
-        let transcript = app.transcript();
-        let (items, revisions) = (transcript.items(), transcript.revisions());
-        self.items.truncate(items.len());
+        let entries = app.transcript().entries();
+        self.items.truncate(entries.len());
         let mut first_changed = self.items.len();
-        for (i, (item, &revision)) in items.iter().zip(revisions).enumerate() {
+        for (i, shown) in entries.iter().enumerate() {
+            let revision = shown.revision;
             match self.items.get_mut(i) {
                 Some(kept) if kept.revision == revision => {}
                 Some(kept) => {
                     kept.revision = revision;
-                    kept.rows = item_rows(item, details, t, width);
+                    kept.rows = entry_rows(&shown.entry, details, t, width);
                     first_changed = first_changed.min(i);
                 }
                 None => self.items.push(ItemRows {
                     revision,
-                    rows: item_rows(item, details, t, width),
+                    rows: entry_rows(&shown.entry, details, t, width),
                 }),
             }
         }

@@ -4,54 +4,116 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::text::Line;
 use ratatui::Terminal;
-use retrace_protocol::{Event, HeadId, MessageId, Role, SessionId, ToolCall, TranscriptEntry};
+use retrace_protocol::{
+    CheckpointItem, Coverage, Event, HeadId, Item, ItemBody, SessionId, SessionSnapshot, SessionStatus,
+    ToolCallItem, ToolStatus,
+};
 
 use super::ChatLayout;
 use crate::app::{App, AppOptions};
 use crate::screens::chat::draw as chat;
 use crate::status::StatusInfo;
-use crate::view::ViewState;
+use crate::transcript::Entry;
+use crate::view::{Theme, ViewState};
 
-fn entry(n: usize, role: Role, content: &str) -> TranscriptEntry {
-    TranscriptEntry {
-        id: MessageId::new(format!("m{n}")),
-        role,
-        content: content.to_string(),
-        tool_calls: None,
-        tool_call_id: None,
-        turn: None,
-        usage: None,
+fn item(id: String, turn: u64, body: ItemBody) -> Item {
+    Item {
+        id,
+        turn: Some(turn),
+        body,
     }
 }
 
-/// A system prompt, then `turns` turns: a prompt, an answer with a call, its result, an answer.
-fn entries(turns: usize, word: &str) -> Vec<TranscriptEntry> {
-    let mut out = vec![entry(0, Role::System, "instructions")];
+fn text(id: String, turn: u64, text: String) -> Item {
+    item(
+        id,
+        turn,
+        ItemBody::AssistantText {
+            text,
+            reasoning: None,
+        },
+    )
+}
+
+fn tool(id: String, turn: u64, title: String, status: ToolStatus, output: String) -> Item {
+    item(
+        id,
+        turn,
+        ItemBody::ToolCall(Box::new(ToolCallItem {
+            call_id: "c".into(),
+            tool: "read_file".into(),
+            title,
+            target: None,
+            arguments: serde_json::json!({}),
+            status,
+            output,
+            output_truncated: false,
+            changes: Vec::new(),
+            gaps: Vec::new(),
+        })),
+    )
+}
+
+fn checkpoint(turn: u64, files: &[&str]) -> Item {
+    item(
+        format!("checkpoint-{turn}"),
+        turn,
+        ItemBody::Checkpoint(CheckpointItem {
+            files: files.iter().map(|f| f.to_string()).collect(),
+            gaps: Vec::new(),
+            coverage: Coverage::Complete,
+            retained: true,
+        }),
+    )
+}
+
+/// `turns` turns, five entries each: a prompt, its checkpoint, an answer, a tool call, an answer.
+fn items(turns: usize, word: &str) -> Vec<Item> {
+    let mut out = Vec::new();
     for t in 1..=turns {
-        let mut user = entry(
-            out.len(),
-            Role::User,
-            &format!("prompt {t}: {}", word.repeat(t * 7)),
-        );
-        user.turn = Some(t as u64);
-        out.push(user);
-        let mut call = entry(out.len(), Role::Assistant, &format!("{word} ").repeat(40));
-        call.tool_calls = Some(vec![ToolCall {
-            id: format!("c{t}"),
-            name: "read_file".into(),
-            arguments: format!(r#"{{"path":"src/{word}{t}.rs"}}"#),
-        }]);
-        out.push(call);
-        let mut result = entry(out.len(), Role::Tool, &"line\n".repeat(t * 3));
-        result.tool_call_id = Some(format!("c{t}"));
-        out.push(result);
-        out.push(entry(
-            out.len(),
-            Role::Assistant,
-            &format!("done {t}\n\n{}", word.repeat(90)),
+        let n = t as u64;
+        out.push(item(
+            format!("m{t}p"),
+            n,
+            ItemBody::UserPrompt {
+                text: format!("prompt {t}: {}", word.repeat(t * 7)),
+            },
+        ));
+        out.push(checkpoint(n, &[]));
+        out.push(text(format!("m{t}a"), n, format!("{word} ").repeat(40)));
+        out.push(tool(
+            format!("m{t}a.0"),
+            n,
+            format!("Read src/{word}{t}.rs"),
+            ToolStatus::Ok,
+            "line\n".repeat(t * 3),
+        ));
+        out.push(text(
+            format!("m{t}b"),
+            n,
+            format!("done {t}\n\n{}", word.repeat(90)),
         ));
     }
     out
+}
+
+fn snapshot(items: Vec<Item>, seq: u64) -> SessionSnapshot {
+    SessionSnapshot {
+        status: SessionStatus {
+            session_id: SessionId::new("s"),
+            workspace: "/w".into(),
+            head_id: HeadId::main(),
+            running: None,
+            model: Some("demo".into()),
+            plan_mode: false,
+            last_event_seq: seq,
+        },
+        items,
+        heads: Vec::new(),
+        head_id: HeadId::main(),
+        pending_approvals: Vec::new(),
+        last_event_seq: seq,
+    }
 }
 
 fn app(no_color: bool) -> App {
@@ -63,8 +125,14 @@ fn app(no_color: bool) -> App {
         ..StatusInfo::default()
     };
     let mut app = App::new(status, AppOptions { no_color });
-    app.on_transcript(&entries(4, "wörd"));
+    app.on_snapshot(snapshot(items(4, "wörd"), 10));
     app
+}
+
+/// The next event, numbered after the last one shown.
+fn feed(app: &mut App, event: Event) {
+    let seq = app.last_event_seq() + 1;
+    app.on_event(seq, event);
 }
 
 fn draw(app: &App, state: &mut ViewState, w: u16, h: u16) -> Buffer {
@@ -100,89 +168,144 @@ type Mutation = Box<dyn Fn(&mut App)>;
 fn mutations() -> Vec<(&'static str, Mutation)> {
     vec![
         (
-            "push",
+            "a line of the UI's own",
             Box::new(|a: &mut App| {
-                a.on_event(Event::Notice {
-                    message: "a notice\nof two lines".into(),
-                    retry: None,
-                });
+                feed(
+                    a,
+                    Event::Notice {
+                        message: "a notice\nof two lines".into(),
+                        retry: None,
+                    },
+                );
             }),
         ),
         (
             "assistant_delta continuing the last answer",
             Box::new(|a: &mut App| {
-                a.on_event(Event::AssistantDelta {
-                    item_id: None,
-                    text: " more words".repeat(20),
-                });
+                feed(
+                    a,
+                    Event::AssistantDelta {
+                        item_id: Some("m4b".into()),
+                        text: " more words".repeat(20),
+                    },
+                );
             }),
         ),
         (
-            "assistant_delta starting an answer",
+            "an answer starting after a line of the UI's own",
             Box::new(|a: &mut App| {
-                a.on_event(Event::Error { message: "e".into() });
-                a.on_event(Event::AssistantDelta {
-                    item_id: None,
-                    text: "new".into(),
-                });
+                feed(a, Event::Error { message: "e".into() });
+                feed(
+                    a,
+                    Event::ItemStarted {
+                        item: text("new".into(), 4, String::new()),
+                    },
+                );
+                feed(
+                    a,
+                    Event::AssistantDelta {
+                        item_id: Some("new".into()),
+                        text: "new".into(),
+                    },
+                );
             }),
         ),
         (
             "reasoning_delta",
             Box::new(|a: &mut App| {
-                a.on_event(Event::ReasoningDelta {
-                    item_id: None,
-                    text: "first\n".into(),
-                });
-                a.on_event(Event::ReasoningDelta {
-                    item_id: None,
-                    text: "second\nthird".into(),
-                });
+                for text in ["first\n", "second\nthird"] {
+                    feed(
+                        a,
+                        Event::ReasoningDelta {
+                            item_id: Some("m4b".into()),
+                            text: text.into(),
+                        },
+                    );
+                }
             }),
         ),
         (
-            "tool_result on an earlier call",
+            "an earlier call completed",
             Box::new(|a: &mut App| {
-                a.on_event(Event::ToolResult {
-                    id: "c2".into(),
-                    name: "read_file".into(),
-                    ok: false,
-                    content: "x\n".repeat(500),
-                });
+                feed(
+                    a,
+                    Event::ItemCompleted {
+                        item: tool(
+                            "m2a.0".into(),
+                            2,
+                            "Read src/x.rs".into(),
+                            ToolStatus::Failed,
+                            "x\n".repeat(500),
+                        ),
+                    },
+                );
             }),
         ),
         (
-            "captured on an earlier turn",
+            "an earlier checkpoint captured more",
             Box::new(|a: &mut App| {
-                a.on_event(Event::CheckpointCaptured {
-                    turn: 1,
-                    paths: vec!["a".into(), "b".into()],
-                    gaps: Vec::new(),
-                });
+                feed(
+                    a,
+                    Event::ItemUpdated {
+                        item: checkpoint(1, &["a", "b"]),
+                    },
+                );
             }),
         ),
         (
-            "a turn starting and running (the spinner)",
+            "an answer removed",
             Box::new(|a: &mut App| {
-                a.on_event(Event::TurnStarted {
-                    session_id: SessionId::new("s"),
-                    head_id: HeadId::main(),
-                    turn: 5,
-                    prompt: "next".into(),
-                });
+                feed(
+                    a,
+                    Event::ItemRemoved {
+                        item_id: "m3b".into(),
+                    },
+                );
+            }),
+        ),
+        (
+            "a turn starting and running (the spinner), a call running",
+            Box::new(|a: &mut App| {
+                feed(
+                    a,
+                    Event::TurnStarted {
+                        session_id: SessionId::new("s"),
+                        head_id: HeadId::main(),
+                        turn: 5,
+                        prompt: "next".into(),
+                    },
+                );
+                feed(
+                    a,
+                    Event::ItemStarted {
+                        item: item("m5p".into(), 5, ItemBody::UserPrompt { text: "next".into() }),
+                    },
+                );
+                feed(
+                    a,
+                    Event::ItemStarted {
+                        item: tool(
+                            "m5a.0".into(),
+                            5,
+                            "Run cargo test".into(),
+                            ToolStatus::Running,
+                            String::new(),
+                        ),
+                    },
+                );
                 a.on_tick();
             }),
         ),
         (
-            "a transcript of the same length replacing it",
+            "a snapshot of the same length replacing it",
             Box::new(|a: &mut App| {
-                a.on_transcript(&entries(4, "other"));
+                a.on_snapshot(snapshot(items(4, "other"), 30));
             }),
         ),
         (
-            "a shorter transcript replacing it",
+            "a shorter snapshot replacing it",
             Box::new(|a: &mut App| {
-                a.on_transcript(&entries(2, "short"));
+                a.on_snapshot(snapshot(items(2, "short"), 30));
             }),
         ),
         (
@@ -222,7 +345,7 @@ fn every_kind_of_change_is_drawn() {
     }
 }
 
-/// Replaces every kept item's rows with a marker, so what is laid out again shows.
+/// Replaces every kept entry's rows with a marker, so what is laid out again shows.
 fn mark(l: &mut ChatLayout) {
     for kept in &mut l.items {
         kept.rows = vec![Line::raw("MARK")];
@@ -238,59 +361,84 @@ fn mark(l: &mut ChatLayout) {
         .collect();
 }
 
-/// Which items' kept rows are still the marker after an update at `width`.
+/// Which entries' kept rows are still the marker after an update at `width`.
 fn marked(app: &App, l: &mut ChatLayout, width: usize) -> Vec<bool> {
     l.update(app, width);
     l.items.iter().map(|k| k.rows == [Line::raw("MARK")]).collect()
 }
 
 #[test]
-fn a_change_lays_out_again_exactly_the_items_it_touched() {
+fn a_change_lays_out_again_exactly_the_entries_it_touched() {
     let width = 90;
     let cases: Vec<(&str, Mutation, Vec<usize>)> = vec![
-        // Items: 0 user, 1 answer, 2 tool, 3 answer, 4 user, … 15 answer.
+        // Entries: turn t (1…4) is 5(t-1) + 0 prompt, 1 checkpoint, 2 answer, 3 tool, 4 answer.
         (
             "a delta",
             Box::new(|a: &mut App| {
-                a.on_event(Event::AssistantDelta {
-                    item_id: None,
-                    text: "x".into(),
-                });
+                feed(
+                    a,
+                    Event::AssistantDelta {
+                        item_id: Some("m4b".into()),
+                        text: "x".into(),
+                    },
+                );
             }),
-            vec![15],
+            vec![19],
         ),
         (
-            "a new item",
+            "a line of the UI's own",
             Box::new(|a: &mut App| {
-                a.on_event(Event::Notice {
-                    message: "n".into(),
-                    retry: None,
-                });
+                feed(
+                    a,
+                    Event::Notice {
+                        message: "n".into(),
+                        retry: None,
+                    },
+                );
             }),
-            vec![16],
+            vec![20],
         ),
         (
-            "a tool result",
+            "a call completed",
             Box::new(|a: &mut App| {
-                a.on_event(Event::ToolResult {
-                    id: "c2".into(),
-                    name: "read_file".into(),
-                    ok: true,
-                    content: "y".into(),
-                });
+                feed(
+                    a,
+                    Event::ItemCompleted {
+                        item: tool(
+                            "m2a.0".into(),
+                            2,
+                            "Read src/y.rs".into(),
+                            ToolStatus::Ok,
+                            "y".into(),
+                        ),
+                    },
+                );
             }),
-            vec![6],
+            vec![8],
         ),
         (
             "a capture",
             Box::new(|a: &mut App| {
-                a.on_event(Event::CheckpointCaptured {
-                    turn: 3,
-                    paths: vec!["a".into()],
-                    gaps: Vec::new(),
-                });
+                feed(
+                    a,
+                    Event::ItemUpdated {
+                        item: checkpoint(3, &["a"]),
+                    },
+                );
             }),
-            vec![8],
+            vec![11],
+        ),
+        (
+            "an item given again unchanged",
+            Box::new(|a: &mut App| {
+                feed(
+                    a,
+                    Event::ItemCompleted {
+                        item: checkpoint(3, &[]),
+                    },
+                );
+            }),
+            vec![],
         ),
         (
             "the spinner",
@@ -302,21 +450,21 @@ fn a_change_lays_out_again_exactly_the_items_it_touched() {
         ),
         ("a scroll", Box::new(|a: &mut App| a.chat.scroll = 3), vec![]),
         (
-            "a new transcript with the same content",
+            "a new snapshot with the same content",
             Box::new(|a: &mut App| {
-                a.on_transcript(&entries(4, "wörd"));
+                a.on_snapshot(snapshot(items(4, "wörd"), 30));
             }),
-            (0..16).collect(),
+            (0..20).collect(),
         ),
         (
             "the view generation",
             Box::new(|a: &mut App| a.chat.view_generation += 1),
-            (0..16).collect(),
+            (0..20).collect(),
         ),
         (
             "colours",
             Box::new(|a: &mut App| a.no_color = true),
-            (0..16).collect(),
+            (0..20).collect(),
         ),
     ];
     for (what, mutate, touched) in cases {
@@ -341,12 +489,21 @@ fn a_change_lays_out_again_exactly_the_items_it_touched() {
 fn streaming_and_resizing_draw_what_a_fresh_layout_draws() {
     let mut app = app(true);
     let mut state = ViewState::new();
-    app.on_event(Event::TurnStarted {
-        session_id: SessionId::new("s"),
-        head_id: HeadId::main(),
-        turn: 5,
-        prompt: "stream".into(),
-    });
+    feed(
+        &mut app,
+        Event::TurnStarted {
+            session_id: SessionId::new("s"),
+            head_id: HeadId::main(),
+            turn: 5,
+            prompt: "stream".into(),
+        },
+    );
+    feed(
+        &mut app,
+        Event::ItemStarted {
+            item: text("s".into(), 5, String::new()),
+        },
+    );
     let sizes = [(90, 30), (90, 30), (41, 10), (120, 40), (200, 12), (90, 30)];
     for i in 0..120 {
         let text = match i % 7 {
@@ -356,12 +513,21 @@ fn streaming_and_resizing_draw_what_a_fresh_layout_draws() {
             _ => format!("word{i} "),
         };
         if i % 30 == 29 {
-            app.on_event(Event::ReasoningDelta {
-                item_id: None,
-                text: "hm\n".into(),
-            });
+            feed(
+                &mut app,
+                Event::ReasoningDelta {
+                    item_id: Some("s".into()),
+                    text: "hm\n".into(),
+                },
+            );
         }
-        app.on_event(Event::AssistantDelta { item_id: None, text });
+        feed(
+            &mut app,
+            Event::AssistantDelta {
+                item_id: Some("s".into()),
+                text,
+            },
+        );
         app.on_tick();
         app.chat.scroll = i % 5;
         let (w, h) = sizes[i % sizes.len()];
@@ -369,11 +535,10 @@ fn streaming_and_resizing_draw_what_a_fresh_layout_draws() {
     }
 }
 
-/// A long streamed answer is kept in pieces (only the newest is wrapped again per frame) and
-/// draws exactly as the same answer stored whole.
+/// A long streamed answer is kept in pieces (only the newest changes as it grows) and draws
+/// exactly as the same answer in one piece.
 #[test]
 fn a_long_streamed_answer_draws_as_the_whole() {
-    use retrace_protocol::Event;
     let words: String = (0..4000)
         .map(|i| {
             if i % 37 == 36 {
@@ -383,34 +548,45 @@ fn a_long_streamed_answer_draws_as_the_whole() {
             }
         })
         .collect();
-    let base = || {
-        let mut a = app(true);
-        a.transcript
-            .push(crate::transcript::Item::System { text: "-".into() });
-        a
-    };
-    let mut streamed = base();
+    let mut streamed = app(true);
+    streamed.transcript.push_local(Entry::Notice { text: "-".into() });
+    let before = streamed.transcript().entries().len();
+    feed(
+        &mut streamed,
+        Event::ItemStarted {
+            item: text("long".into(), 5, String::new()),
+        },
+    );
+    let mut first_piece = None;
     for chunk in words.as_bytes().chunks(97) {
-        streamed.on_event(Event::AssistantDelta {
-            item_id: None,
-            text: String::from_utf8(chunk.to_vec()).unwrap(),
-        });
+        feed(
+            &mut streamed,
+            Event::AssistantDelta {
+                item_id: Some("long".into()),
+                text: String::from_utf8(chunk.to_vec()).unwrap(),
+            },
+        );
+        let entries = &streamed.transcript().entries()[before..];
+        if entries.len() >= 2 {
+            // Once a piece is followed by another, it never changes again.
+            let revision = entries[0].revision;
+            assert_eq!(*first_piece.get_or_insert(revision), revision);
+        }
     }
-    let before = base().transcript().items().len();
-    let pieces = streamed.transcript().items().len() - before;
-    assert!(pieces >= 2, "{pieces} item(s)");
-    let mut whole = base();
-    whole
-        .transcript
-        .push(crate::transcript::Item::Assistant { text: words });
-    assert_eq!(whole.transcript().items().len() - before, 1);
+    let pieces = streamed.transcript().entries().len() - before;
+    assert!(pieces >= 2, "{pieces} piece(s)");
+    let t = Theme::new(true);
     for w in [80, 33] {
-        let (a, b) = (chat::rows(&streamed, w), chat::rows(&whole, w));
+        let drawn: Vec<Line> = streamed.transcript().entries()[before..]
+            .iter()
+            .flat_map(|s| chat::entry_rows(&s.entry, false, t, w))
+            .collect();
+        let whole = chat::entry_rows(&Entry::Text { text: words.clone() }, false, t, w);
         assert!(
-            a == b,
+            drawn == whole,
             "at width {w}: {} rows streamed, {} whole",
-            a.len(),
-            b.len()
+            drawn.len(),
+            whole.len()
         );
     }
 }
