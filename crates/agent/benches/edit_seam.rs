@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use retrace_checkpoint::{BeginTurn, Change, CheckpointStore, StoreOptions};
-use retrace_tools::{EditFile, Preview, RunContext, Tool, Workspace};
+use retrace_tools::{DynTool, EditFile, Preview, RunContext, Workspace};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 

@@ -6,7 +6,7 @@ use retrace_protocol::Event;
 
 use crate::budget::{history_tokens, request_tokens};
 use crate::run::{Agent, TurnEnd};
-use crate::seam::TurnSink;
+use crate::seam::{SeamError, TurnSink};
 
 /// Why a compaction is tried: the request's size and what it is made of.
 pub(crate) struct Why<'a> {
@@ -35,7 +35,8 @@ impl Agent {
             |sink: &mut dyn TurnSink, message: String| sink.event(Event::Notice { message, retry: None });
         let source = match sink.compaction_source(self.budget().threshold()) {
             None => return Ok(None),
-            Some(Err(e)) => {
+            Some(Err(SeamError::Fatal(e))) => return Err(TurnEnd::Failed(e)),
+            Some(Err(SeamError::Refuse(e))) => {
                 notice(sink, format!("{}, but it cannot be compacted: {e}", why.reason));
                 return Ok(None);
             }
@@ -113,7 +114,8 @@ impl Agent {
         }
         let made = match sink.compacted(summary) {
             Ok(c) => c,
-            Err(e) => {
+            Err(SeamError::Fatal(e)) => return Err(TurnEnd::Failed(e)),
+            Err(SeamError::Refuse(e)) => {
                 notice(sink, format!("the conversation could not be compacted: {e}"));
                 return Ok(None);
             }

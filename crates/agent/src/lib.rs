@@ -19,4 +19,6 @@ pub use budget::{history_tokens, message_tokens, ContextBudget, PLAN_MODE_INSTRU
 pub use context::{system_prompt, INSTRUCTION_FILES, MAX_INSTRUCTIONS_BYTES};
 pub use history::well_formed;
 pub use run::{Agent, AgentConfig, TurnEnd, TurnReport};
-pub use seam::{ApprovalRequest, Approver, CaptureSeam, Captured, Compaction, DenyAll, TurnSink};
+pub use seam::{
+    ApprovalRequest, Approver, CaptureSeam, Captured, Compaction, DenyAll, SeamError, ToolResult, TurnSink,
+};

@@ -7,15 +7,15 @@ use std::time::Duration;
 use retrace_model::{
     CancellationToken, ChatMessage, ChatModel, ChatRequest, Delta, ModelError, ToolCall, ToolSpec,
 };
-use retrace_protocol::{Event, TokenUsage};
-use retrace_tools::{BashPolicy, Preview, Registry, RunContext, Tool, ToolError, Workspace};
+use retrace_protocol::{Event, TokenUsage, ToolStatus};
+use retrace_tools::{BashPolicy, PreparedCall, Preview, Registry, RunContext, ToolError, Workspace};
 
 use retrace_protocol::ApprovalDecision;
 
 use crate::budget::{
     fingerprint, fixed_tokens, request_tokens, ContextBudget, Counted, PLAN_MODE_INSTRUCTION,
 };
-use crate::seam::{ApprovalRequest, Approver, CaptureSeam, TurnSink};
+use crate::seam::{ApprovalRequest, Approver, CaptureSeam, SeamError, ToolResult, TurnSink};
 
 /// How a turn runs.
 #[derive(Debug, Clone)]
@@ -272,8 +272,8 @@ impl Agent {
             };
             let response = {
                 let mut on_delta = |d: Delta| match d {
-                    Delta::Content(text) => sink.event(Event::AssistantDelta { text }),
-                    Delta::Reasoning(text) => sink.event(Event::ReasoningDelta { text }),
+                    Delta::Content(text) => sink.event(Event::AssistantDelta { item_id: None, text }),
+                    Delta::Reasoning(text) => sink.event(Event::ReasoningDelta { item_id: None, text }),
                     Delta::Retry { message, notice } => sink.event(Event::Notice {
                         message,
                         retry: Some(notice),
@@ -328,7 +328,7 @@ impl Agent {
             }
             let assistant = ChatMessage::assistant(response.content.clone(), response.tool_calls.clone());
             if let Err(e) = sink.assistant(&assistant, response.usage) {
-                return TurnEnd::Failed(format!("cannot write the conversation log: {e}"));
+                return TurnEnd::Failed(log_failure(e));
             }
             sink.event(Event::StepFinished {
                 turn,
@@ -341,33 +341,34 @@ impl Agent {
                 return TurnEnd::Finished;
             }
             for call in &response.tool_calls {
-                if cancel.is_cancelled() {
+                let result = if cancel.is_cancelled() {
                     // Every call the model made gets a result, so the log stays consistent.
-                    let msg =
-                        ChatMessage::tool(call.id.clone(), "error: cancelled by the user before it ran");
-                    if let Err(e) = sink.message(&msg) {
-                        return TurnEnd::Failed(format!("cannot write the conversation log: {e}"));
-                    }
-                    history.push(msg);
-                    continue;
+                    ToolResult::not_ok(
+                        ToolStatus::Cancelled,
+                        "error: cancelled by the user before it ran",
+                    )
+                } else {
+                    sink.event(Event::ToolCall {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                    });
+                    let result = match self.execute(turn, call, seam, sink, approver, cancel).await {
+                        Ok(r) => r,
+                        Err(fatal) => return TurnEnd::Failed(fatal),
+                    };
+                    sink.event(Event::ToolResult {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        ok: result.ok(),
+                        content: result.content.clone(),
+                    });
+                    result
+                };
+                if let Err(e) = sink.tool_result(&call.id, &result) {
+                    return TurnEnd::Failed(log_failure(e));
                 }
-                sink.event(Event::ToolCall {
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                });
-                let (ok, content) = self.execute(turn, call, seam, sink, approver, cancel).await;
-                sink.event(Event::ToolResult {
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    ok,
-                    content: content.clone(),
-                });
-                let msg = ChatMessage::tool(call.id.clone(), content);
-                if let Err(e) = sink.message(&msg) {
-                    return TurnEnd::Failed(format!("cannot write the conversation log: {e}"));
-                }
-                history.push(msg);
+                history.push(ChatMessage::tool(call.id.clone(), result.content));
             }
             if cancel.is_cancelled() {
                 return TurnEnd::Cancelled;
@@ -379,8 +380,8 @@ impl Agent {
         ))
     }
 
-    /// Runs one tool call: preview, seam, run, seam. Returns `(ok, text for the model)`; failures are
-    /// results for the model, never failures of the turn.
+    /// Runs one tool call: preview, seam, run, seam. Failures are results for the model; only a
+    /// [`SeamError::Fatal`] ends the turn (`Err`, with its text).
     async fn execute(
         &self,
         turn: u64,
@@ -389,8 +390,30 @@ impl Agent {
         sink: &mut dyn TurnSink,
         approver: &dyn Approver,
         cancel: &CancellationToken,
-    ) -> (bool, String) {
-        let fail = |e: &dyn std::fmt::Display| (false, format!("error: {e}"));
+    ) -> Result<ToolResult, String> {
+        Ok(
+            match self.execute_call(turn, call, seam, sink, approver, cancel).await {
+                Flow::Done(r) => r,
+                Flow::Fatal(e) => return Err(e),
+            },
+        )
+    }
+
+    async fn execute_call(
+        &self,
+        turn: u64,
+        call: &ToolCall,
+        seam: &mut dyn CaptureSeam,
+        sink: &mut dyn TurnSink,
+        approver: &dyn Approver,
+        cancel: &CancellationToken,
+    ) -> Flow {
+        let fail = |e: &dyn std::fmt::Display| {
+            Flow::Done(ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}")))
+        };
+        let refuse = |status: ToolStatus, e: &dyn std::fmt::Display| {
+            Flow::Done(ToolResult::not_ok(status, format!("error: {e}")))
+        };
         let Some(tool) = self.registry.get(&call.name) else {
             let offered: Vec<String> = self.tool_specs().into_iter().map(|s| s.name).collect();
             return fail(&format!(
@@ -400,7 +423,7 @@ impl Agent {
             ));
         };
         if self.config.plan_mode && !tool.read_only() {
-            return fail(&format!(
+            return refuse(ToolStatus::Denied, &format!(
                 "plan mode is on, so `{}` was not run and nothing changed; only the read tools work now. Propose the change in your plan instead",
                 call.name
             ));
@@ -413,11 +436,17 @@ impl Agent {
             Ok(v) => v,
             Err(e) => return fail(&format!("the arguments of {} are not valid JSON: {e}", call.name)),
         };
-        let preview = match tool.preview(&self.workspace, &args) {
+        // Parsed once: the preview and the run use the same typed arguments.
+        let prepared = match tool.prepare(&args) {
+            Ok(p) => p,
+            Err(e) => return fail(&e),
+        };
+        let preview = match prepared.preview(&self.workspace) {
             Ok(p) => p,
             Err(e) => return fail(&e),
         };
         let mut policy = self.config.bash_policy;
+        let mut gaps = preview.gaps.clone();
         if let Some(command) = &preview.shell_command {
             match policy {
                 BashPolicy::Deny => {}
@@ -429,27 +458,36 @@ impl Agent {
                     };
                     let decision = approver.approve(request, cancel).await;
                     if cancel.is_cancelled() {
-                        return fail(&"cancelled by the user before it ran");
+                        return refuse(ToolStatus::Cancelled, &"cancelled by the user before it ran");
                     }
                     if decision == ApprovalDecision::Deny {
-                        return fail(&ToolError::BashDeclined {
-                            command: command.clone(),
-                        });
+                        return refuse(
+                            ToolStatus::Denied,
+                            &ToolError::BashDeclined {
+                                command: command.clone(),
+                            },
+                        );
                     }
                     policy = BashPolicy::Allow;
                 }
                 BashPolicy::Allow => {}
             }
             if policy == BashPolicy::Allow {
-                if let Err(e) = seam.shell(command) {
-                    return fail(&format!(
-                        "the command was not run: its coverage gap could not be recorded: {e}"
-                    ));
+                match seam.shell(command) {
+                    Ok(()) => {}
+                    Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
+                    Err(SeamError::Refuse(e)) => {
+                        return fail(&format!(
+                            "the command was not run: its coverage gap could not be recorded: {e}"
+                        ))
+                    }
                 }
+                let gap = retrace_tools::bash_side_effect_gap(command);
+                gaps.push(gap.clone());
                 sink.event(Event::CheckpointCaptured {
                     turn,
                     paths: Vec::new(),
-                    gaps: vec![retrace_tools::bash_side_effect_gap(command)],
+                    gaps: vec![gap],
                 });
             }
         }
@@ -457,11 +495,17 @@ impl Agent {
         if mutating {
             match seam.before(tool.name(), &preview) {
                 Ok(captured) => {
+                    for g in &captured.gaps {
+                        if !gaps.contains(g) {
+                            gaps.push(g.clone());
+                        }
+                    }
                     if !captured.paths.is_empty() || !captured.gaps.is_empty() {
                         sink.event(Event::CheckpointCaptured { turn, paths: captured.paths, gaps: captured.gaps });
                     }
                 }
-                Err(e) => {
+                Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
+                Err(SeamError::Refuse(e)) => {
                     return fail(&format!(
                         "edit refused: the before-image could not be saved, so the edit could not be taken back ({e}); nothing was written"
                     ))
@@ -469,27 +513,55 @@ impl Agent {
             }
         }
         let result = run_tool(
-            tool,
+            prepared.as_ref(),
             &self.workspace,
-            &args,
             &preview,
             policy,
             &self.config,
             cancel,
         );
         if mutating {
-            if let Err(e) = seam.after(tool.name(), &preview, result.is_ok()) {
-                sink.event(Event::Notice {
+            match seam.after(tool.name(), &preview, result.is_ok()) {
+                Ok(()) => {}
+                Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
+                Err(SeamError::Refuse(e)) => sink.event(Event::Notice {
                     message: format!("could not record the result of {}: {e}", tool.name()),
                     retry: None,
-                });
+                }),
             }
         }
-        match result {
-            Ok(out) => (true, out.content),
-            Err(e) => fail(&e),
-        }
+        Flow::Done(match result {
+            Ok(out) => ToolResult {
+                status: ToolStatus::Ok,
+                content: out.content,
+                changes: preview.files.clone(),
+                gaps,
+            },
+            Err(e) if cancel.is_cancelled() => ToolResult {
+                gaps,
+                ..ToolResult::not_ok(ToolStatus::Cancelled, format!("error: {e}"))
+            },
+            Err(e) => ToolResult {
+                gaps,
+                ..ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}"))
+            },
+        })
     }
+}
+
+/// Why a turn ends when the sink could not write: a fatal error says so itself; a refusal (a
+/// sink that has nothing else to say) is put in the log's words.
+fn log_failure(e: SeamError) -> String {
+    match e {
+        SeamError::Fatal(text) => text,
+        SeamError::Refuse(text) => format!("cannot write the conversation log: {text}"),
+    }
+}
+
+/// How a call's handling ended: with a result for the model, or with the turn's end.
+enum Flow {
+    Done(ToolResult),
+    Fatal(String),
 }
 
 /// A sink that passes everything on and adds up the usage of the assistant messages written.
@@ -503,31 +575,34 @@ impl TurnSink for UsageTally<'_> {
         self.sink.event(event);
     }
 
-    fn message(&mut self, message: &ChatMessage) -> Result<(), String> {
+    fn message(&mut self, message: &ChatMessage) -> Result<(), SeamError> {
         self.sink.message(message)
     }
 
-    fn assistant(&mut self, message: &ChatMessage, usage: Option<TokenUsage>) -> Result<(), String> {
+    fn tool_result(&mut self, call_id: &str, result: &ToolResult) -> Result<(), SeamError> {
+        self.sink.tool_result(call_id, result)
+    }
+
+    fn assistant(&mut self, message: &ChatMessage, usage: Option<TokenUsage>) -> Result<(), SeamError> {
         if let Some(u) = usage {
             self.usage = Some(self.usage.unwrap_or_default().plus(u));
         }
         self.sink.assistant(message, usage)
     }
 
-    fn compaction_source(&mut self, max_tokens: u64) -> Option<Result<Vec<ChatMessage>, String>> {
+    fn compaction_source(&mut self, max_tokens: u64) -> Option<Result<Vec<ChatMessage>, SeamError>> {
         self.sink.compaction_source(max_tokens)
     }
 
-    fn compacted(&mut self, summary: String) -> Result<crate::seam::Compaction, String> {
+    fn compacted(&mut self, summary: String) -> Result<crate::seam::Compaction, SeamError> {
         self.sink.compacted(summary)
     }
 }
 
 /// Runs a synchronous tool on this worker thread, with cancellation forwarded to the tool.
 fn run_tool(
-    tool: &dyn Tool,
+    call: &dyn PreparedCall,
     ws: &Workspace,
-    args: &serde_json::Value,
     preview: &Preview,
     policy: BashPolicy,
     config: &AgentConfig,
@@ -549,7 +624,7 @@ fn run_tool(
         .with_bash_timeout(config.bash_timeout)
         .with_output_cap(config.output_cap)
         .with_cancel(flag);
-    let run = || tool.run(ws, args, preview, &ctx);
+    let run = || call.run(ws, preview, &ctx);
     let out = match tokio::runtime::Handle::try_current() {
         Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
             tokio::task::block_in_place(run)

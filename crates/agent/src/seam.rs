@@ -1,7 +1,7 @@
 //! The three interfaces the controller implements for the agent.
 
 use retrace_model::{BoxFuture, CancellationToken, ChatMessage};
-use retrace_protocol::{ApprovalDecision, Event, Gap, HeadId, TokenUsage};
+use retrace_protocol::{ApprovalDecision, Event, FileChange, Gap, HeadId, TokenUsage, ToolStatus};
 use retrace_tools::Preview;
 
 /// What the seam captured for one tool call.
@@ -13,17 +13,44 @@ pub struct Captured {
     pub gaps: Vec<Gap>,
 }
 
+/// Why the controller's side of a turn did not do what the agent asked: the call is refused and
+/// the model told why (the turn goes on), or the turn cannot go on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SeamError {
+    /// This call is refused (nothing was written); the model gets the text as the call's error.
+    Refuse(String),
+    /// The turn ends with this error (the conversation log cannot be written).
+    Fatal(String),
+}
+
+impl SeamError {
+    /// The text.
+    pub fn text(&self) -> &str {
+        match self {
+            SeamError::Refuse(t) | SeamError::Fatal(t) => t,
+        }
+    }
+}
+
+impl std::fmt::Display for SeamError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.text())
+    }
+}
+
+impl std::error::Error for SeamError {}
+
 /// Called around every mutating tool (ARCHITECTURE.md, data flow steps 5–6).
 pub trait CaptureSeam: Send {
     /// Before the tool writes: make the before-image of every previewed change durable. An error
     /// refuses the edit; its text is told to the model.
-    fn before(&mut self, tool: &str, preview: &Preview) -> Result<Captured, String>;
+    fn before(&mut self, tool: &str, preview: &Preview) -> Result<Captured, SeamError>;
     /// After the tool ran, successfully (`ok`) or not: record the after-images of the previewed
     /// paths. A tool that succeeded left exactly what its preview said it would (each change's
     /// `after`, where known), so those need not be read back.
-    fn after(&mut self, tool: &str, preview: &Preview, ok: bool) -> Result<(), String>;
+    fn after(&mut self, tool: &str, preview: &Preview, ok: bool) -> Result<(), SeamError>;
     /// A shell command is about to run: record the `bash_side_effect` gap.
-    fn shell(&mut self, command: &str) -> Result<(), String>;
+    fn shell(&mut self, command: &str) -> Result<(), SeamError>;
 }
 
 /// Where a turn's output goes.
@@ -32,23 +59,59 @@ pub trait TurnSink: Send {
     fn event(&mut self, event: Event);
     /// A tool result to append to the conversation. An error ends the turn: the log must not miss
     /// what the model was told.
-    fn message(&mut self, message: &ChatMessage) -> Result<(), String>;
+    fn message(&mut self, message: &ChatMessage) -> Result<(), SeamError>;
     /// An assistant message to append, with the tokens of the request that produced it (when the
     /// server counted them). An error ends the turn, as for [`TurnSink::message`].
-    fn assistant(&mut self, message: &ChatMessage, usage: Option<TokenUsage>) -> Result<(), String>;
+    fn assistant(&mut self, message: &ChatMessage, usage: Option<TokenUsage>) -> Result<(), SeamError>;
+    /// A tool call's result to append to the conversation: the text the model gets, how the call
+    /// ended and what it changed. The default appends the text alone (as [`TurnSink::message`]).
+    fn tool_result(&mut self, call_id: &str, result: &ToolResult) -> Result<(), SeamError> {
+        self.message(&ChatMessage::tool(call_id.to_string(), result.content.clone()))
+    }
     /// What to ask the model for to compact the conversation of the running turn: the messages
     /// before the turn, then the instruction to summarize them. `None`: this sink cannot compact
     /// (the default); `Some(Err)`: not now (nothing to summarize), and why.
     /// `max_tokens` is what the request may take: the source is shortened to fit it.
-    fn compaction_source(&mut self, max_tokens: u64) -> Option<Result<Vec<ChatMessage>, String>> {
+    fn compaction_source(&mut self, max_tokens: u64) -> Option<Result<Vec<ChatMessage>, SeamError>> {
         let _ = max_tokens;
         None
     }
     /// Makes the compacted conversation from the model's `summary` (a new head, selected, that
     /// the rest of the turn is written to) and returns it as the model will see it.
-    fn compacted(&mut self, summary: String) -> Result<Compaction, String> {
+    fn compacted(&mut self, summary: String) -> Result<Compaction, SeamError> {
         let _ = summary;
-        Err("this turn cannot be compacted".to_string())
+        Err(SeamError::Refuse("this turn cannot be compacted".to_string()))
+    }
+}
+
+/// How one tool call ended, as the agent reports it to the sink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResult {
+    /// Succeeded, failed, denied or cancelled (never running).
+    pub status: ToolStatus,
+    /// The text given back to the model.
+    pub content: String,
+    /// The files it changed, from its preview (empty unless it succeeded).
+    pub changes: Vec<FileChange>,
+    /// What it did that cannot be restored (its preview's gaps, those the capture found, a
+    /// shell command's side effects).
+    pub gaps: Vec<Gap>,
+}
+
+impl ToolResult {
+    /// A call that did not succeed, with the text the model gets.
+    pub fn not_ok(status: ToolStatus, content: impl Into<String>) -> ToolResult {
+        ToolResult {
+            status,
+            content: content.into(),
+            changes: Vec::new(),
+            gaps: Vec::new(),
+        }
+    }
+
+    /// Whether it succeeded.
+    pub fn ok(&self) -> bool {
+        self.status == ToolStatus::Ok
     }
 }
 

@@ -71,6 +71,7 @@ mod tool_temps;
 // The store and its operations.
 mod after;
 mod capture;
+mod choices;
 mod commit;
 mod compensate;
 mod dirs;

@@ -119,6 +119,7 @@ impl Sidecar {
             can_restore_conversation: None,
             disabled_reason: reason,
             visible: None,
+            actions: Vec::new(),
         }
     }
 

@@ -222,7 +222,7 @@ pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<Config> {
     }
     cfg.path = found.map(|(p, _)| p);
     // Kept apart from the file's `[model]`: an endpoint and a key variable are used together only
-    // when they come from the same place (`crate::common::model_spec`).
+    // when they come from the same place (`crate::model::model_spec`).
     cfg.env_model = env("RETRACE_MODEL").filter(|v| !v.trim().is_empty());
     cfg.env_base_url = env("RETRACE_BASE_URL").filter(|v| !v.trim().is_empty());
     if let Some(b) = env("RETRACE_BASH").filter(|v| !v.is_empty()) {

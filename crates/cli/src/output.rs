@@ -4,6 +4,12 @@
 use retrace_tui::escape::invisible;
 pub use retrace_tui::escape::{first_line, human_bytes, line as shown_path};
 
+/// A line on standard error; an error writing it (a closed terminal) is not one more failure.
+pub fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 /// Token counts in a short human form: `tokens: in 1200, out 85`.
 pub fn tokens(u: &retrace_protocol::TokenUsage) -> String {
     format!("tokens: in {}, out {}", u.prompt_tokens, u.completion_tokens)

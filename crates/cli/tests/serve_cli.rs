@@ -210,12 +210,13 @@ fn a_client_that_resets_its_connection_never_kills_the_server() {
     let (tmp, ws, script) = setup(json!([{"content": "hi"}]));
     let (mut child, line) = serve(tmp.path(), &ws, &script, Some(TOKEN));
     let port = port_of(&line);
-    // Pipelined requests for the page, then a close without reading: the server's second write
-    // meets a reset connection (EPIPE), which must be an error on that connection, not SIGPIPE.
+    // Pipelined requests for the page's style (about 100 KB of answers), then a close without
+    // reading: the server's later writes meet a reset connection (EPIPE), which must be an error
+    // on that connection, not SIGPIPE.
     for _ in 0..50 {
         let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        let one = format!("GET /assets/app.js HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
-        let _ = s.write_all(one.repeat(3).as_bytes());
+        let one = format!("GET /assets/style.css HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+        let _ = s.write_all(one.repeat(15).as_bytes());
         drop(s);
     }
     std::thread::sleep(Duration::from_millis(300));

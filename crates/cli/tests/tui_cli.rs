@@ -1,6 +1,8 @@
 //! The terminal UI end to end (issue 15): the real binary in a real terminal (`tmux`), a script
 //! model, and the files on disk. Type two prompts, Esc Esc, Up, Up, Enter, `3`, Enter: the files
-//! are as before turn 0; `/undo` brings them back; Esc Esc Enter changes nothing.
+//! are as before turn 0; `/undo` brings them back; Esc Esc Enter changes nothing. A turn's tool
+//! calls and checkpoint show the same rows live and after the UI is started again on the
+//! session, and a code rewind and its undo keep them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -203,6 +205,153 @@ fn files(ws: &Path) -> Vec<String> {
     names
 }
 
+/// The screen's rows joined into one line (each row trimmed): text the UI wrapped reads whole.
+fn flat(screen: &str) -> String {
+    screen
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The rows that show tool calls, their files and checkpoints, in order.
+fn item_rows(screen: &str) -> Vec<String> {
+    screen
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            l.starts_with('⏺')
+                || l.starts_with("✓ checkpoint")
+                || ["created ", "modified ", "deleted ", "moved "]
+                    .iter()
+                    .any(|w| l.starts_with(w))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Waits until the session shown in `t` has ended (Ctrl-D was pressed).
+fn wait_gone(t: &Tmux) {
+    let start = Instant::now();
+    while t
+        .tmux()
+        .args(["has-session", "-t", &t.name])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap()
+        .success()
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "still running:\n{}",
+            t.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A turn that creates, modifies and moves a file and fails to delete one shows each call's
+/// title, status and files, and its checkpoint's file count, live; the UI started again on the
+/// session (`--continue`) shows the same rows. A code rewind and its undo keep the checkpoint's
+/// count, and each restore note shows in full, at once.
+#[test]
+fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(ws.join("b.txt"), "one\n").unwrap();
+    std::fs::write(ws.join("old.txt"), "moving\n").unwrap();
+    let args = script_args(
+        tmp.path(),
+        &ws,
+        json!({"responses": [
+            {"content": "on it", "tool_calls": [
+                {"name": "write_file", "arguments": {"path": "new.txt", "content": "fresh\n"}},
+                {"name": "edit_file", "arguments": {"path": "b.txt", "old_string": "one", "new_string": "two"}},
+                {"name": "move_file", "arguments": {"from": "old.txt", "to": "moved.txt"}},
+                {"name": "delete_file", "arguments": {"path": "missing.txt"}}
+            ]},
+            {"content": "all four done"}
+        ]}),
+    );
+    let Some(t) = launch(tmp.path(), "retrace-items", (120, 40), &args, false) else {
+        return;
+    };
+    t.text("change the files");
+    t.keys(&["Enter"]);
+    t.wait("the turn", |s| {
+        s.contains("all four done") && !s.contains("working…")
+    });
+    let live = item_rows(&t.screen());
+    let expected = [
+        "✓ checkpoint saved · turn 0 · 4 file(s) captured",
+        "⏺ Write new.txt ✓ (1 line of output)",
+        "created new.txt +1 −0",
+        "⏺ Edit b.txt ✓ (2 lines of output)",
+        "modified b.txt +1 −1",
+        "⏺ Move old.txt → moved.txt ✓ (1 line of output)",
+        "moved old.txt → moved.txt +0 −0",
+    ];
+    assert_eq!(live[..expected.len()], expected, "{live:#?}\n{}", t.screen());
+    assert_eq!(live.len(), expected.len() + 1, "{live:#?}");
+    assert!(
+        live[expected.len()].starts_with("⏺ Delete missing.txt ✗ failed: error:"),
+        "{live:#?}"
+    );
+    t.keys(&["C-d"]);
+    wait_gone(&t);
+
+    // Started again on the same session: the same rows, from what is stored.
+    let again = vec![
+        "--workspace".to_string(),
+        ws.display().to_string(),
+        "--continue".to_string(),
+    ];
+    let Some(t2) = launch(tmp.path(), "retrace-items-again", (120, 40), &again, false) else {
+        return;
+    };
+    t2.wait("the turn's rows", |s| s.contains("all four done"));
+    assert_eq!(item_rows(&t2.screen()), live, "{}", t2.screen());
+
+    // A code rewind to before turn 0: the files are back, the note says which in full, and the
+    // checkpoint still counts the files it holds.
+    t2.esc_esc();
+    t2.wait("the picker", |s| s.contains("(current)"));
+    t2.keys(&["Up", "Enter"]);
+    t2.wait("the menu", |s| s.contains("Restore code") && s.contains("Turn 0"));
+    t2.keys(&["3"]);
+    t2.wait("the preview", |s| s.contains("Restore code to before turn 0"));
+    t2.keys(&["Enter"]);
+    t2.wait("the restore note", |s| {
+        flat(s).contains("Edits made to them since then are no longer on disk.")
+    });
+    assert_eq!(files(&ws), ["b.txt", "old.txt"]);
+    let screen = t2.screen();
+    assert!(
+        flat(&screen).contains("※ The user restored these files to their state at the start of turn 0:"),
+        "{screen}"
+    );
+    assert!(item_rows(&screen).contains(&expected[0].to_string()), "{screen}");
+
+    // Its undo: the files are as the turn left them, a second note says so, the count stays.
+    t2.text("/undo");
+    t2.keys(&["Enter"]);
+    t2.wait("the undo's note", |s| {
+        flat(s).contains("※ The user undid that restore; these files are back as they were before it:")
+    });
+    assert_eq!(files(&ws), ["b.txt", "moved.txt", "new.txt"]);
+    let screen = t2.screen();
+    assert!(item_rows(&screen).contains(&expected[0].to_string()), "{screen}");
+    assert!(
+        flat(&screen).contains("Edits made to them since then are no longer on disk."),
+        "the first note stays whole:\n{screen}"
+    );
+    t2.keys(&["C-d"]);
+    wait_gone(&t2);
+    drop(t);
+}
+
 #[test]
 fn rewind_and_undo_in_a_real_terminal() {
     let tmp = tempfile::tempdir().unwrap();
@@ -270,6 +419,7 @@ fn rewind_and_undo_in_a_real_terminal() {
     while t
         .tmux()
         .args(["has-session", "-t", &t.name])
+        .stderr(std::process::Stdio::null())
         .status()
         .unwrap()
         .success()

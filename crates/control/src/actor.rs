@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use retrace_agent::{history_tokens, Agent, AgentConfig};
 use retrace_model::{CancellationToken, ChatModel, ChatRequest, Delta};
 use retrace_protocol::{
-    CompactRequest, ErrorCode, ErrorDetails, Event, HeadRef, JobKind, ModelSpec, RunningJob, SessionStatus,
-    SummarizeDirection, SummarizeRequest, TurnAccepted,
+    CompactRequest, ErrorCode, ErrorDetails, Event, HeadRef, JobKind, ModelSpec, RunningJob, SessionSnapshot,
+    SessionStatus, SummarizeDirection, SummarizeRequest, TurnAccepted,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
@@ -207,7 +207,10 @@ impl Actor {
 
     /// What the session is doing.
     pub(crate) fn status(&self) -> SessionStatus {
-        let core = self.core();
+        self.status_of(&self.core())
+    }
+
+    fn status_of(&self, core: &Core) -> SessionStatus {
         SessionStatus {
             session_id: core.session.id().clone(),
             workspace: core.workspace.to_string_lossy().into_owned(),
@@ -217,6 +220,34 @@ impl Actor {
             plan_mode: core.session.plan_mode(),
             last_event_seq: self.shared.bus.last_seq(),
         }
+    }
+
+    /// The session at one instant: its status, the selected head's items (with the answer being
+    /// streamed), heads and pending approvals, and the number of the newest event they include.
+    /// Taken with the core locked, under which every event that changes an item is published.
+    pub(crate) fn snapshot(&self) -> Result<SessionSnapshot> {
+        let core = self.core();
+        // The number first: an approval asked or answered after it is still delivered as an event.
+        let status = self.status_of(&core);
+        let pending_approvals = self.shared.pending_approvals();
+        crate::view::sound(&core.session)?;
+        let head = core.session.selected().clone();
+        let running = status
+            .running
+            .filter(|r| r.kind == retrace_protocol::JobKind::Turn)
+            .map(|r| r.turn);
+        let mut items = core.items_of(&head, running)?;
+        if let Some(item) = core.live.as_ref().and_then(|l| l.streaming_item()) {
+            items.push(item);
+        }
+        Ok(SessionSnapshot {
+            last_event_seq: status.last_event_seq,
+            heads: crate::view::heads_of(&core.session),
+            head_id: head,
+            items,
+            pending_approvals,
+            status,
+        })
     }
 
     /// Starts a turn: its checkpoint and user message are written before this returns; the agent

@@ -9,13 +9,15 @@ use std::sync::Arc;
 use retrace_agent::{TurnEnd, TurnReport};
 use retrace_checkpoint::{BeginTurn, CheckpointStore, StoreOptions};
 use retrace_protocol::{
-    ChatMessage, CheckpointListing, ErrorCode, ErrorDetails, Event, HeadEntry, RetentionLimits, SessionId,
-    TranscriptEntry, TurnAccepted, TurnOutcome,
+    ChatMessage, CheckpointListing, ErrorCode, ErrorDetails, Event, HeadEntry, Item, ItemBody,
+    RetentionLimits, SessionId, TranscriptEntry, TurnAccepted, TurnOutcome,
 };
 use retrace_session::{Session, SessionOptions, TurnStart};
 
 use crate::bus::EventBus;
 use crate::error::{coded, ControlError, Result};
+use crate::items::build::stored_checkpoint;
+use crate::items::LiveTurn;
 use crate::paths::DataRoot;
 use crate::rewind::PendingPlan;
 use crate::view::{checkpoints_for, heads_of, listing, log_problems, sound, transcript_of};
@@ -30,6 +32,8 @@ pub(crate) struct Core {
     pub(crate) bus: Arc<EventBus>,
     pub(crate) plans: HashMap<String, PendingPlan>,
     pub(crate) plan_counter: u64,
+    /// The running turn's items that the log does not hold yet (the answer being streamed).
+    pub(crate) live: Option<LiveTurn>,
 }
 
 /// The longest prompt a turn takes. A turn's checkpoint record holds its prompt twice (the record
@@ -271,6 +275,7 @@ impl Core {
             bus,
             plans: HashMap::new(),
             plan_counter: 0,
+            live: None,
         })
     }
 
@@ -324,9 +329,10 @@ impl Core {
         let started = self.session.start_turn(TurnStart {
             turn,
             head: head.clone(),
-            message_id: Some(message_id),
+            message_id: Some(message_id.clone()),
             content: prompt.to_string(),
         })?;
+        self.live = Some(LiveTurn::new(turn));
         // A new turn moves the generation on: prepared plans are stale.
         self.plans.clear();
         let accepted = TurnAccepted {
@@ -339,6 +345,18 @@ impl Core {
             head_id: head.clone(),
             turn,
             prompt: prompt.to_string(),
+        });
+        self.bus.publish(Event::ItemStarted {
+            item: Item {
+                id: message_id.as_str().to_string(),
+                turn: Some(turn),
+                body: ItemBody::UserPrompt {
+                    text: prompt.to_string(),
+                },
+            },
+        });
+        self.bus.publish(Event::ItemStarted {
+            item: stored_checkpoint(&self.store, turn),
         });
         let history = self.history(&head)?;
         Ok((accepted, history))
@@ -384,6 +402,15 @@ impl Core {
                 retry: None,
             });
         }
+        if let Some(streaming) = self.live.take().and_then(|mut l| l.take_streaming()) {
+            // An answer cut off (a cancel, a failed request) is not in the conversation.
+            self.bus.publish(Event::ItemRemoved {
+                item_id: streaming.id.as_str().to_string(),
+            });
+        }
+        self.bus.publish(Event::ItemCompleted {
+            item: stored_checkpoint(&self.store, turn),
+        });
         let ended = self.session.end_turn();
         let error = match (end, ended) {
             (TurnEnd::Failed(e), _) => Some(e),
@@ -415,6 +442,33 @@ impl Core {
         let mut list = listing(entries, &self.store, &sidecar.to_string_lossy())?;
         list.problems.extend(log_problems(&self.session));
         Ok(list)
+    }
+
+    /// The items of `head` as stored (the answer being streamed is not among them); `running`
+    /// is the turn running now.
+    pub(crate) fn items_of(
+        &self,
+        head: &retrace_protocol::HeadId,
+        running: Option<u64>,
+    ) -> Result<Vec<Item>> {
+        let entries = checkpoints_for(&self.session, &self.store, head, |_| false);
+        crate::items::items_of(&self.session, head, running, &entries)
+    }
+
+    /// Writes a note for the model on `head` and, when it is the selected head, shows it.
+    pub(crate) fn note(&mut self, head: &retrace_protocol::HeadId, content: String) -> Result<()> {
+        let written = self.session.note(head, content.clone())?;
+        if self.session.selected() == head {
+            let (note, text) = crate::items::note_wording(&content);
+            self.bus.publish(Event::ItemStarted {
+                item: Item {
+                    id: written.message_id.as_str().to_string(),
+                    turn: None,
+                    body: ItemBody::Note(retrace_protocol::NoteItem { note, text }),
+                },
+            });
+        }
+        Ok(())
     }
 
     /// The heads.

@@ -10,8 +10,8 @@ use retrace_checkpoint::CommitOptions;
 use retrace_protocol::{
     ApprovalDecision, CheckpointListing, CommitRevert, CommitRewind, CompactRequest, Error, ErrorCode,
     ForkRequest, HeadEntry, HeadRef, ModelSpec, OnConflict, PrepareRevert, PrepareRewind, RewindPlan,
-    RewindResult, SessionId, SessionStatus, SummarizeRequest, SwitchRequest, TranscriptEntry, TurnAccepted,
-    UndoRequest,
+    RewindResult, SessionId, SessionSnapshot, SessionStatus, SummarizeRequest, SwitchRequest,
+    TranscriptEntry, TurnAccepted, UndoRequest,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -86,6 +86,13 @@ impl SessionHandle {
     /// What the session is doing: its head, the running turn, the model, the newest event.
     pub async fn status(&self) -> Result<SessionStatus, Error> {
         self.call(|a| Ok(a.status())).await
+    }
+
+    /// The session at one instant: status, the selected head's items, heads, pending approvals,
+    /// and `last_event_seq`. Render it, then the events of `subscribe(Some(last_event_seq))`:
+    /// they create, extend and replace items by id.
+    pub async fn snapshot(&self) -> Result<SessionSnapshot, Error> {
+        self.call(|a| a.snapshot()).await
     }
 
     /// Starts a turn. Answers once its checkpoint and user message exist (`turn_started` is

@@ -77,6 +77,11 @@ impl Core {
                 head,
                 NewMessage {
                     tool_call_id: Some(id.clone()),
+                    outcome: Some(retrace_protocol::ToolRecord {
+                        status: retrace_protocol::ToolStatus::Cancelled,
+                        changes: Vec::new(),
+                        gaps: Vec::new(),
+                    }),
                     ..NewMessage::new(Role::Tool, INTERRUPTED)
                 },
             )?;

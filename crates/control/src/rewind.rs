@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use retrace_checkpoint::{CheckpointError, CommitOptions, RestorePlan};
 use retrace_protocol::{
-    Coverage, ErrorCode, Event, HeadId, Missing, OnConflict, PlanBlocker, RewindPlan, RewindResult,
-    RewindScope,
+    Coverage, ErrorCode, Event, HeadId, Missing, PlanBlocker, RewindPlan, RewindResult, RewindScope,
 };
 use retrace_session::{Boundary, ForkSpec, HeadKind};
 
@@ -124,14 +123,7 @@ impl Core {
             });
         }
         if let Some(code) = &d.code {
-            if code.blocking_conflicts() > 0 && d.default_choice.on_conflict == OnConflict::Refuse {
-                blockers.push(PlanBlocker::Conflicts {
-                    count: code.blocking_conflicts(),
-                });
-            }
-            if code.plan.requires_confirmation && !d.default_choice.confirm {
-                blockers.push(PlanBlocker::ConfirmationRequired);
-            }
+            blockers.extend(code.blockers(d.default_choice));
         }
         let coverage = match &d.code {
             Some(c) => c.plan.coverage,
@@ -159,6 +151,7 @@ impl Core {
                 .format(&time::format_description::well_known::Rfc3339)
                 .unwrap_or_default(),
             blockers,
+            choices: d.code.as_ref().map(|c| c.choices()).unwrap_or_default(),
         };
         if self.plans.len() >= MAX_PLANS {
             let oldest = self
@@ -410,7 +403,7 @@ impl Core {
                      Edits made to them since then are no longer on disk.",
                     files.join(", ")
                 );
-                self.session.note(&p.head, note)?;
+                self.note(&p.head, note)?;
             }
         }
         if !wrote_manifest && record.new_head.is_some() {
@@ -506,7 +499,7 @@ impl Core {
             let mut files = outcome.files_written.clone();
             files.extend(outcome.files_deleted.iter().cloned());
             let head = self.session.selected().clone();
-            self.session.note(
+            self.note(
                 &head,
                 format!(
                     "Note from Retrace: the user undid that restore; these files are back as they were before it: {}.",

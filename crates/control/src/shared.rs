@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use retrace_model::CancellationToken;
-use retrace_protocol::{ApprovalDecision, Error, ErrorCode, Missing, RunningJob, SessionId};
+use retrace_protocol::{ApprovalDecision, Error, ErrorCode, Missing, PendingApproval, RunningJob, SessionId};
 use tokio::sync::oneshot;
 
 use crate::bus::EventBus;
@@ -38,7 +38,7 @@ pub(crate) struct Shared {
     /// Set by a job just before it reports its end (`turn_finished`, a summary's answer), so
     /// that a request sent by someone who saw that report waits for the job to be put away.
     finishing: AtomicBool,
-    approvals: Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>,
+    approvals: Mutex<HashMap<String, (PendingApproval, oneshot::Sender<ApprovalDecision>)>>,
     allowed: Mutex<HashSet<String>>,
 }
 
@@ -106,10 +106,18 @@ impl Shared {
     }
 
     /// Registers a pending approval; its answer arrives on the receiver.
-    pub(crate) fn await_approval(&self, call_id: &str) -> oneshot::Receiver<ApprovalDecision> {
+    pub(crate) fn await_approval(&self, request: PendingApproval) -> oneshot::Receiver<ApprovalDecision> {
         let (tx, rx) = oneshot::channel();
-        lock(&self.approvals).insert(call_id.to_string(), tx);
+        lock(&self.approvals).insert(request.call_id.clone(), (request, tx));
         rx
+    }
+
+    /// The approvals waiting for an answer, oldest call id first.
+    pub(crate) fn pending_approvals(&self) -> Vec<PendingApproval> {
+        let mut pending: Vec<PendingApproval> =
+            lock(&self.approvals).values().map(|(p, _)| p.clone()).collect();
+        pending.sort_by(|a, b| a.call_id.cmp(&b.call_id));
+        pending
     }
 
     /// Forgets a pending approval (answered, or its wait ended).
@@ -119,7 +127,7 @@ impl Shared {
 
     /// Answers a pending approval.
     pub(crate) fn answer(&self, call_id: &str, decision: ApprovalDecision) -> Result<(), Error> {
-        let tx = lock(&self.approvals).remove(call_id).ok_or_else(|| {
+        let (_, tx) = lock(&self.approvals).remove(call_id).ok_or_else(|| {
             Error::not_found(
                 Missing::Approval,
                 call_id,

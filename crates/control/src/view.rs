@@ -7,11 +7,11 @@ use std::path::Path;
 
 use retrace_checkpoint::CheckpointStore;
 use retrace_protocol::{
-    CheckpointEntry, CheckpointListing, Error, ErrorCode, FsckProblem, FsckReport, HeadEntry, SessionEntry,
-    SessionId, Severity, TranscriptEntry,
+    ActionKind, CheckpointAction, CheckpointEntry, CheckpointListing, Error, ErrorCode, FsckProblem,
+    FsckReport, HeadEntry, Item, SessionEntry, SessionId, Severity, TranscriptEntry,
 };
 use retrace_session::{
-    list_sessions, HeadId, LogDamage, Session, SessionError, SessionListing, SessionOptions,
+    list_sessions, HeadId, LogDamage, Session, SessionError, SessionListing, SessionOptions, SummaryMode,
 };
 
 use crate::error::{coded, Result};
@@ -183,6 +183,21 @@ impl SessionReader {
         Ok(heads_of(&self.session))
     }
 
+    /// The items of `head` (id or name), or of the selected head, as a snapshot shows them;
+    /// refused while the log has a line that cannot be read.
+    pub fn items(&self, head: Option<&str>) -> Result<Vec<Item>, Error> {
+        sound(&self.session)?;
+        let head = match head {
+            Some(h) => self
+                .session
+                .resolve_head(h)
+                .map_err(crate::error::ControlError::from)?,
+            None => self.session.selected().clone(),
+        };
+        let entries = checkpoints_for(&self.session, &self.store, &head, |_| false);
+        Ok(crate::items::items_of(&self.session, &head, None, &entries)?)
+    }
+
     /// The messages of `head` (id or name), or of the selected head; refused while the log has a
     /// line that cannot be read.
     pub fn transcript(&self, head: Option<&str>) -> Result<Vec<TranscriptEntry>, Error> {
@@ -252,11 +267,14 @@ pub(crate) fn checkpoints_for(
         .list()
         .into_iter()
         .map(|mut e| {
+            // The store's reason is about the files; the conversation's is decided here.
+            let code_reason = e.disabled_reason.clone();
             if let Some(why) = &damage {
                 // Nothing of the conversation can be trusted: files only.
                 e.visible = None;
                 e.can_restore_conversation = Some(false);
                 e.disabled_reason.get_or_insert_with(|| why.clone());
+                e.actions = actions(session, head, &e, code_reason, Some(why.clone()), false);
                 return e;
             }
             let visible = on_head.get(&e.turn).copied().unwrap_or(false);
@@ -268,9 +286,66 @@ pub(crate) fn checkpoints_for(
             let reachable = visible || folded(e.turn);
             e.can_restore_conversation = Some(reachable);
             if !reachable && e.disabled_reason.is_none() {
-                e.disabled_reason = Some("not on this head".into());
+                e.disabled_reason = Some(NOT_ON_HEAD.into());
             }
+            let conversation_reason = (!reachable).then(|| NOT_ON_HEAD.to_string());
+            e.actions = actions(session, head, &e, code_reason, conversation_reason, visible);
             e
+        })
+        .collect()
+}
+
+/// Why a turn's conversation cannot be restored from the selected head.
+const NOT_ON_HEAD: &str = "not on this head";
+
+/// The actions of one checkpoint, in the order every frontend offers them, each with whether it
+/// is available and why not: decided here once.
+fn actions(
+    session: &Session,
+    head: &HeadId,
+    e: &CheckpointEntry,
+    code_reason: Option<String>,
+    conversation_reason: Option<String>,
+    visible: bool,
+) -> Vec<CheckpointAction> {
+    let code = match e.can_restore_code {
+        Some(false) => Err(code_reason.unwrap_or_else(|| "the files cannot be restored".into())),
+        _ => Ok(()),
+    };
+    let conversation = match conversation_reason {
+        Some(why) => Err(why),
+        None => Ok(()),
+    };
+    let summarize = |mode| match (&conversation, visible) {
+        (Err(why), _) => Err(why.clone()),
+        // A turn a compaction folded can be restored or forked from, not summarized again.
+        (Ok(()), false) => Err("folded into a summary on this head".to_string()),
+        (Ok(()), true) => session
+            .can_summarize(head, e.turn, mode)
+            .map_err(|err| match err {
+                SessionError::TurnNotVisible { .. } | SessionError::NotOnHead { .. } => {
+                    NOT_ON_HEAD.to_string()
+                }
+                other => other.to_string(),
+            }),
+    };
+    ActionKind::ALL
+        .into_iter()
+        .map(|action| {
+            let available = match action {
+                ActionKind::RestoreBoth => code.clone().and(conversation.clone()),
+                ActionKind::RestoreConversation | ActionKind::Fork => conversation.clone(),
+                ActionKind::RestoreCode => code.clone(),
+                ActionKind::SummarizeFrom => summarize(SummaryMode::From),
+                ActionKind::SummarizeUpTo => summarize(SummaryMode::UpTo),
+            };
+            CheckpointAction {
+                action,
+                label: action.label().to_string(),
+                available: available.is_ok(),
+                reason: available.err(),
+                preview: action.scope().is_some(),
+            }
         })
         .collect()
 }

@@ -104,7 +104,7 @@ fn a_subscriber_that_resumes_after_its_last_number_misses_nothing() {
 
 #[test]
 fn a_slow_subscriber_is_told_it_lagged_and_then_continues() {
-    let w = World::with(None, |o| o.event_buffer = 4);
+    let w = World::with(None, |o| o.event_buffer = 16);
     let h = w.open();
     let calls: Vec<_> = (0..6).map(|i| write(&format!("f{i}.txt"), "x\n")).collect();
     let model = w.script(json!([{"content": "many", "tool_calls": calls}, {"content": "done"}]));
@@ -114,7 +114,7 @@ fn a_slow_subscriber_is_told_it_lagged_and_then_continues() {
         let mut fast = h.subscribe(None);
         let turn = h.send("go").await.unwrap().turn;
         let (_, everything) = until_finished(&mut fast, turn).await;
-        assert!(everything.len() > 4, "more events than the buffer holds");
+        assert!(everything.len() > 16, "more events than the buffer holds");
         // The slow one never read; it is told, then gets the events still held, in order.
         match slow.recv().await.unwrap() {
             Delivery::Lagged { next_seq } => {

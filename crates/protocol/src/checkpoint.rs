@@ -162,6 +162,81 @@ pub struct CheckpointEntry {
     pub disabled_reason: Option<String>,
     /// Whether the turn's user message is on the current head (null without a session).
     pub visible: Option<bool>,
+    /// What the user can do from this turn, in the order every frontend offers them (restore
+    /// code and conversation, conversation, code, fork, summarize from, summarize up to), each
+    /// with whether it is available and why not. Empty for a bare sidecar listing.
+    #[serde(default)]
+    pub actions: Vec<CheckpointAction>,
+}
+
+/// An action on a checkpoint, as every frontend names and offers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionKind {
+    /// Restore the files and the conversation to the turn's start.
+    RestoreBoth,
+    /// Restore the conversation (a new head ending just before the turn); files untouched.
+    RestoreConversation,
+    /// Restore the files the turn and later ones changed; the conversation untouched.
+    RestoreCode,
+    /// A new head ending just before the turn, the current one kept.
+    Fork,
+    /// Summarize the conversation from this turn on into a new head.
+    SummarizeFrom,
+    /// Summarize the conversation before this turn into a new head.
+    SummarizeUpTo,
+}
+
+impl ActionKind {
+    /// Every action, in the order frontends offer them (the terminal UI's keys `1`–`6`).
+    pub const ALL: [ActionKind; 6] = [
+        ActionKind::RestoreBoth,
+        ActionKind::RestoreConversation,
+        ActionKind::RestoreCode,
+        ActionKind::Fork,
+        ActionKind::SummarizeFrom,
+        ActionKind::SummarizeUpTo,
+    ];
+
+    /// The name every frontend shows.
+    pub fn label(self) -> &'static str {
+        match self {
+            ActionKind::RestoreBoth => "Restore code and conversation",
+            ActionKind::RestoreConversation => "Restore conversation",
+            ActionKind::RestoreCode => "Restore code",
+            ActionKind::Fork => "Fork from here",
+            ActionKind::SummarizeFrom => "Summarize from here",
+            ActionKind::SummarizeUpTo => "Summarize up to here",
+        }
+    }
+
+    /// The rewind scope of a restore action.
+    pub fn scope(self) -> Option<crate::event::RewindScope> {
+        use crate::event::RewindScope;
+        match self {
+            ActionKind::RestoreBoth => Some(RewindScope::Both),
+            ActionKind::RestoreConversation => Some(RewindScope::Conversation),
+            ActionKind::RestoreCode => Some(RewindScope::Code),
+            _ => None,
+        }
+    }
+}
+
+/// One action of a checkpoint entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointAction {
+    /// Which action.
+    pub action: ActionKind,
+    /// Its name, as every frontend shows it.
+    pub label: String,
+    /// Whether it can be taken now.
+    pub available: bool,
+    /// Why not, when it cannot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// True for the restores: a plan is prepared and shown (`prepare_rewind`) before anything is
+    /// committed, in every frontend.
+    pub preview: bool,
 }
 
 /// What an edit tool's preview says it will do to a path.

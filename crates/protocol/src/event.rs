@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::Gap;
 use crate::ids::{HeadId, SessionId};
+use crate::item::Item;
 use crate::request::{ApprovalDecision, SummarizeDirection};
 use crate::usage::{RetryNotice, TokenUsage};
 
@@ -39,11 +40,41 @@ pub enum Event {
     AssistantDelta {
         /// The new text.
         text: String,
+        /// The `assistant_text` item it extends (absent from streams of older versions).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        item_id: Option<String>,
     },
     /// Streamed reasoning text (DeepSeek's `reasoning_content`), shown apart from the answer.
     ReasoningDelta {
         /// The new text.
         text: String,
+        /// The `assistant_text` item whose reasoning it extends.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        item_id: Option<String>,
+    },
+    /// A new item of the session's view (a prompt, a tool call starting, a note…), in order after
+    /// the items already shown. If an item with its id is shown already, it replaces it.
+    ItemStarted {
+        /// The item.
+        item: Item,
+    },
+    /// An item changed (a tool call's preview, a checkpoint capturing more files): replace the
+    /// item with this id.
+    ItemUpdated {
+        /// The item, whole.
+        item: Item,
+    },
+    /// An item is final (a tool call answered, an assistant message written): replace the item
+    /// with this id.
+    ItemCompleted {
+        /// The item, whole.
+        item: Item,
+    },
+    /// An item that was started will not be kept (a streamed answer cut off by a cancel, which
+    /// the conversation does not record): remove it.
+    ItemRemoved {
+        /// The item's id.
+        item_id: String,
     },
     /// The model called a tool.
     ToolCall {

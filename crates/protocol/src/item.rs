@@ -50,7 +50,7 @@ pub enum ItemBody {
         reasoning: Option<String>,
     },
     /// A tool call and, once it ran, its result.
-    ToolCall(ToolCallItem),
+    ToolCall(Box<ToolCallItem>),
     /// The turn's checkpoint: what it captured so far and how completely it can be restored.
     Checkpoint(CheckpointItem),
     /// Something Retrace tells the user (and, for restores, the model) in the conversation.
@@ -156,11 +156,9 @@ pub struct FileChange {
     pub diff_truncated: bool,
 }
 
-/// A turn's checkpoint as the view shows it.
+/// A turn's checkpoint as the view shows it (its turn is the item's `turn`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckpointItem {
-    /// The turn.
-    pub turn: u64,
     /// The files whose before-images it holds.
     pub files: Vec<String>,
     /// What it could not capture.
@@ -226,4 +224,18 @@ pub struct SessionSnapshot {
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+/// What the log records of a tool call's end, beside the text the model got (the `outcome` of a
+/// tool message line): its status and the changes and gaps its item shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolRecord {
+    /// How it ended.
+    pub status: ToolStatus,
+    /// The files it changed, with their diffs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<FileChange>,
+    /// What it did that cannot be restored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gaps: Vec<Gap>,
 }

@@ -24,7 +24,9 @@ pub mod session;
 pub mod stream;
 pub mod usage;
 
-pub use checkpoint::{ChangeKind, CheckpointEntry, CheckpointListing, Coverage, Gap, GapReason};
+pub use checkpoint::{
+    ActionKind, ChangeKind, CheckpointAction, CheckpointEntry, CheckpointListing, Coverage, Gap, GapReason,
+};
 pub use config::{BashPolicy, ModelSpec, ModelSpecError, Provider, RetentionLimits};
 pub use error::{Error, ErrorCode, ErrorDetails, Missing};
 pub use event::{Event, RewindScope};
@@ -32,7 +34,7 @@ pub use fsck::{FsckProblem, FsckReport, LogRepair, MovedLogLine, Severity};
 pub use ids::{HeadId, MessageId, SessionId, MAIN_HEAD};
 pub use item::{
     ChangeAction, CheckpointItem, FileChange, Item, ItemBody, NoteItem, NoteKind, PendingApproval,
-    SessionSnapshot, ToolCallItem, ToolStatus, ITEM_DIFF_CAP, ITEM_OUTPUT_CAP,
+    SessionSnapshot, ToolCallItem, ToolRecord, ToolStatus, ITEM_DIFF_CAP, ITEM_OUTPUT_CAP,
 };
 pub use message::{ChatMessage, Role, ToolCall};
 pub use request::{
@@ -44,7 +46,7 @@ pub use request::{
 pub use restore::{
     CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanFile, PlanGap,
 };
-pub use rewind::{PlanBlocker, RewindPlan, RewindResult};
+pub use rewind::{ChoiceFile, PlanBlocker, PlanChoice, RewindPlan, RewindResult};
 pub use session::{
     HeadEntry, HeadKind, HeadRef, JobKind, PruneReport, RemovedSession, RunningJob, SessionEntry,
     SessionStatus, TranscriptEntry,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::checkpoint::Coverage;
 use crate::event::RewindScope;
 use crate::ids::{HeadId, SessionId};
-use crate::restore::{Conflict, PlanFile, PlanGap};
+use crate::restore::{Conflict, FileAction, OnConflict, PlanFile, PlanGap};
 
 /// A rewind plan: prepared, shown, then committed or dropped. Changes nothing by itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,6 +40,34 @@ pub struct RewindPlan {
     /// ahead, in the order they are checked; empty when it would. Frontends render these (offer
     /// skip/overwrite, ask for confirmation, grey the action out) instead of deciding themselves.
     pub blockers: Vec<PlanBlocker>,
+    /// When files conflict: the choices a commit can make about them (`refuse`, `skip`,
+    /// `overwrite`, in that order), each with what it would do to every file. Empty when nothing
+    /// conflicts (the plan's `files` say what a commit does). Frontends offer these, with these
+    /// names, and show the chosen one's file actions.
+    #[serde(default)]
+    pub choices: Vec<PlanChoice>,
+}
+
+/// One way to commit a plan whose files conflict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanChoice {
+    /// The `on_conflict` a commit sends for it.
+    pub on_conflict: OnConflict,
+    /// Its name, as every frontend shows it.
+    pub label: String,
+    /// Whether a commit with it changes files (`refuse` with conflicts changes nothing).
+    pub commits: bool,
+    /// What it does to each file of the plan, in the plan's order.
+    pub files: Vec<ChoiceFile>,
+}
+
+/// What one choice does to one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChoiceFile {
+    /// The path.
+    pub path: String,
+    /// What happens to it.
+    pub action: FileAction,
 }
 
 /// Why a plan cannot commit as it stands.

@@ -111,8 +111,18 @@ async fn create(State(r): Reg, StrictJson(req): StrictJson<CreateSession>) -> Re
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
-async fn status(State(r): Reg, Param(id): Param<String>) -> Answer<SessionStatus> {
-    Ok(Json(r.get(&id).await?.status().await?))
+/// The session's status; with `?include=items`, its snapshot (status, items, heads, pending
+/// approvals, `last_event_seq`), taken at one instant.
+async fn status(State(r): Reg, Param(id): Param<String>, q: Params) -> Result<Response, ApiError> {
+    let include = params(q, &["include"])?.remove("include").unwrap_or_default();
+    let handle = r.get(&id).await?;
+    match include.as_str() {
+        "" => Ok(Json::<SessionStatus>(handle.status().await?).into_response()),
+        "items" => Ok(Json(handle.snapshot().await?).into_response()),
+        other => Err(ApiError::usage(format!(
+            "`include={other}` is not known; the only value is `items` (the session's snapshot)"
+        ))),
+    }
 }
 
 async fn transcript(State(r): Reg, Param(id): Param<String>, q: Params) -> Answer<Vec<TranscriptEntry>> {

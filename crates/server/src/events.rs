@@ -104,7 +104,10 @@ mod tests {
     fn frames_carry_the_number_the_type_and_the_json() {
         let d = Delivery::Event(Numbered {
             seq: 42,
-            event: Event::AssistantDelta { text: "a\nb".into() },
+            event: Event::AssistantDelta {
+                item_id: None,
+                text: "a\nb".into(),
+            },
         });
         let s = format!("{:?}", frame(&d));
         assert!(s.contains("42"), "{s}");

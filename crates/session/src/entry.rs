@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{HeadId, MessageId, SessionId};
-pub use retrace_protocol::{HeadKind, Role, TokenUsage, ToolCall};
+pub use retrace_protocol::{HeadKind, Role, TokenUsage, ToolCall, ToolRecord};
 
 /// The log format this version writes. Format 1 (flat `{role, content}` lines) is read only.
 pub const FORMAT: u32 = 2;
@@ -89,6 +89,14 @@ pub struct MessageEntry {
     /// server counted them. Absent in logs written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<TokenUsage>,
+    /// For an assistant message: the reasoning the model streamed before it (shown, never sent
+    /// back to the model). Absent when there was none, and in older logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// For a tool result: how the call ended and what it changed. Absent in older logs (a reader
+    /// then takes a result starting `error:` as failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<ToolRecord>,
     /// When it was written (RFC 3339).
     pub at: String,
 }

@@ -102,6 +102,8 @@ pub(crate) fn load<'a>(
                     .collect(),
                 tool_call_id: m.tool_call_id,
                 usage: None,
+                reasoning: None,
+                outcome: None,
                 at: at.to_string(),
             },
         ));
@@ -240,6 +242,8 @@ impl Session {
                     tool_calls: msg.tool_calls.clone(),
                     tool_call_id: msg.tool_call_id.clone(),
                     usage: msg.usage,
+                    reasoning: msg.reasoning.clone(),
+                    outcome: msg.outcome.clone(),
                     at: msg.at.clone(),
                 };
                 // One message per line, from line 1: the line a problem would be reported at.

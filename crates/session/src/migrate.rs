@@ -59,6 +59,8 @@ impl Session {
                 tool_calls: msg.tool_calls.clone(),
                 tool_call_id: msg.tool_call_id.clone(),
                 usage: msg.usage,
+                reasoning: msg.reasoning.clone(),
+                outcome: msg.outcome.clone(),
                 at: at.clone(),
             }));
             if let Some(turn) = msg.turn {

@@ -88,6 +88,12 @@ impl Session {
             .collect())
     }
 
+    /// Whether a summary of `head` from or up to `turn` can be made: `Err` says why not (the turn
+    /// is not on the head, or nothing would be folded).
+    pub fn can_summarize(&self, head: &HeadId, turn: u64, mode: SummaryMode) -> Result<()> {
+        self.plan_summary(head, turn, mode).map(|_| ())
+    }
+
     /// Creates a summary head (one `summary` line, plus `select` if asked), and fsyncs. On a
     /// format-1 log, first makes the new session ([`Session::upgrade`]) and summarizes there.
     pub fn summarize(&mut self, spec: SummarySpec) -> Result<NewHead> {

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use retrace_protocol::ChatMessage;
 
-use crate::entry::{HeadKind, Role, TokenUsage, ToolCall};
+use crate::entry::{HeadKind, Role, TokenUsage, ToolCall, ToolRecord};
 use crate::ids::{HeadId, MessageId};
 
 /// Where a message on a path came from.
@@ -47,6 +47,12 @@ pub struct Message {
     /// For an assistant message: the tokens of the request that produced it, when recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<TokenUsage>,
+    /// For an assistant message: the reasoning streamed before it, when recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// For a tool result: how the call ended and what it changed, when recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<ToolRecord>,
 }
 
 impl Message {

@@ -31,6 +31,10 @@ pub struct NewMessage {
     pub tool_call_id: Option<String>,
     /// For an assistant message: the tokens of the request that produced it.
     pub usage: Option<TokenUsage>,
+    /// For an assistant message: the reasoning streamed before it.
+    pub reasoning: Option<String>,
+    /// For a tool result: how the call ended and what it changed.
+    pub outcome: Option<retrace_protocol::ToolRecord>,
 }
 
 impl NewMessage {
@@ -43,6 +47,8 @@ impl NewMessage {
             tool_calls: Vec::new(),
             tool_call_id: None,
             usage: None,
+            reasoning: None,
+            outcome: None,
         }
     }
 }
@@ -57,6 +63,8 @@ impl From<&retrace_protocol::ChatMessage> for NewMessage {
             tool_calls: m.tool_calls.clone(),
             tool_call_id: m.tool_call_id.clone(),
             usage: None,
+            reasoning: None,
+            outcome: None,
         }
     }
 }
@@ -166,6 +174,8 @@ impl Session {
             tool_calls: Vec::new(),
             tool_call_id: None,
             usage: None,
+            reasoning: None,
+            outcome: None,
             at: at.clone(),
         });
         let turn = Entry::Turn(TurnEntry {
@@ -198,6 +208,8 @@ impl Session {
             tool_calls: msg.tool_calls,
             tool_call_id: msg.tool_call_id,
             usage: msg.usage,
+            reasoning: msg.reasoning,
+            outcome: msg.outcome,
             at: self.opts.now()?,
         });
         self.commit(vec![entry], false)?;

@@ -9,9 +9,11 @@
 use std::time::Duration;
 
 use retrace_protocol::{Gap, GapReason};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::args::{args, Args};
+use crate::args::ToolArgs;
+use crate::describe::{field, one_line, Title, SHOWN_CHARS};
 use crate::error::{Result, ToolError};
 use crate::shell::{run_shell, Ended};
 use crate::tool::{BashPolicy, Preview, RunContext, Tool, ToolOutput};
@@ -22,6 +24,43 @@ use crate::workspace::Workspace;
 pub struct Bash;
 
 const NAME: &str = "bash";
+
+/// The arguments of `bash`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct BashArgs {
+    /// The command line (not blank).
+    pub command: String,
+    /// Kill the command after this many milliseconds (1..=[`MAX_TIMEOUT_MS`]).
+    pub timeout_ms: Option<u64>,
+}
+
+impl ToolArgs for BashArgs {
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command line to run."},
+                "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "description": "Kill the command after this many milliseconds (default 120000)."}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+
+    fn check(&self) -> std::result::Result<(), String> {
+        if self.command.trim().is_empty() {
+            return Err("`command` is empty; give the command line to run".into());
+        }
+        if let Some(t) = self.timeout_ms {
+            if t == 0 || t > MAX_TIMEOUT_MS {
+                return Err(format!(
+                    "`timeout_ms` must be between 1 and {MAX_TIMEOUT_MS} (ten minutes), got {t}"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
 
 /// The longest timeout a call may ask for: ten minutes.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -37,38 +76,25 @@ pub fn bash_side_effect_gap(command: &str) -> Gap {
 }
 
 impl Tool for Bash {
-    fn name(&self) -> &'static str {
-        NAME
+    type Args = BashArgs;
+    const NAME: &'static str = NAME;
+    const DESCRIPTION: &'static str = "Run a shell command (bash -c) in the workspace root, with \
+         stdin closed, and return its output (stdout and stderr together, capped) and exit code. \
+         Use it for builds, tests and git queries; use the file tools to read and edit files, \
+         because changes made by shell commands cannot be taken back by a rewind. The user may \
+         have to approve each command.";
+    const READ_ONLY: bool = false;
+
+    fn describe(args: &Value) -> Title {
+        match field(args, "command") {
+            Some(command) => Title::on("Run", &one_line(command, SHOWN_CHARS)),
+            None => Title::new("Run a command"),
+        }
     }
 
-    fn description(&self) -> &'static str {
-        "Run a shell command (bash -c) in the workspace root, with stdin closed, and return its \
-         output (stdout and stderr together, capped) and exit code. Use it for builds, tests and \
-         git queries; use the file tools to read and edit files, because changes made by shell \
-         commands cannot be taken back by a rewind. The user may have to approve each command."
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The command line to run."},
-                "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "description": "Kill the command after this many milliseconds (default 120000)."}
-            },
-            "required": ["command"],
-            "additionalProperties": false
-        })
-    }
-
-    fn read_only(&self) -> bool {
-        false
-    }
-
-    fn preview(&self, _ws: &Workspace, args: &Value) -> Result<Preview> {
-        args!(NAME, args, holder, a);
-        let (command, _) = parse(&a)?;
+    fn preview(&self, _ws: &Workspace, args: &BashArgs) -> Result<Preview> {
         Ok(Preview {
-            shell_command: Some(command.to_string()),
+            shell_command: Some(args.command.clone()),
             ..Preview::default()
         })
     }
@@ -76,12 +102,11 @@ impl Tool for Bash {
     fn run(
         &self,
         ws: &Workspace,
-        args: &Value,
+        args: &BashArgs,
         _preview: &Preview,
         ctx: &RunContext<'_>,
     ) -> Result<ToolOutput> {
-        args!(NAME, args, holder, a);
-        let (command, timeout_ms) = parse(&a)?;
+        let (command, timeout_ms) = (args.command.as_str(), args.timeout_ms);
         match ctx.bash_policy {
             BashPolicy::Allow => {}
             BashPolicy::Deny => return Err(ToolError::BashDisabled),
@@ -129,21 +154,4 @@ impl Tool for Bash {
             changed: Vec::new(),
         })
     }
-}
-
-/// The command (non-blank) and the optional timeout (1..=[`MAX_TIMEOUT_MS`]).
-fn parse<'v>(a: &Args<'v>) -> Result<(&'v str, Option<u64>)> {
-    let command = a.str("command")?;
-    if command.trim().is_empty() {
-        return Err(a.err("`command` is empty; give the command line to run"));
-    }
-    let timeout = a.opt_u64("timeout_ms")?;
-    if let Some(t) = timeout {
-        if t == 0 || t > MAX_TIMEOUT_MS {
-            return Err(a.err(format!(
-                "`timeout_ms` must be between 1 and {MAX_TIMEOUT_MS} (ten minutes), got {t}"
-            )));
-        }
-    }
-    Ok((command, timeout))
 }

@@ -1,10 +1,13 @@
 //! `delete_file {path}`: removes one file (a symlink is removed itself, not its target).
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-use retrace_protocol::ChangeKind;
+use retrace_protocol::{ChangeAction, ChangeKind};
 
-use crate::args::args;
+use crate::args::ToolArgs;
+use crate::describe::{field, Title};
+use crate::diff::{file_change, Side, MAX_DIFF_INPUT};
 use crate::error::Result;
 use crate::tool::{push_gaps, FileState, PlannedChange, Preview, RunContext, Tool, ToolOutput};
 use crate::workspace::Workspace;
@@ -14,18 +17,15 @@ use crate::write::{recheck, remove};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DeleteFile;
 
-const NAME: &str = "delete_file";
+/// The arguments of `delete_file`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct DeleteFileArgs {
+    /// The file, relative to the workspace root.
+    pub path: String,
+}
 
-impl Tool for DeleteFile {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn description(&self) -> &'static str {
-        "Delete one file (not a directory). The deletion can be taken back by a rewind."
-    }
-
-    fn parameters(&self) -> Value {
+impl ToolArgs for DeleteFileArgs {
+    fn schema() -> Value {
         json!({
             "type": "object",
             "properties": {
@@ -35,18 +35,39 @@ impl Tool for DeleteFile {
             "additionalProperties": false
         })
     }
+}
 
-    fn read_only(&self) -> bool {
-        false
+impl Tool for DeleteFile {
+    type Args = DeleteFileArgs;
+    const NAME: &'static str = "delete_file";
+    const DESCRIPTION: &'static str =
+        "Delete one file (not a directory). The deletion can be taken back by a rewind.";
+    const READ_ONLY: bool = false;
+
+    fn describe(args: &Value) -> Title {
+        match field(args, "path") {
+            Some(path) => Title::on("Delete", path),
+            None => Title::new("Delete a file"),
+        }
     }
 
-    fn preview(&self, ws: &Workspace, args: &Value) -> Result<Preview> {
-        args!(NAME, args, holder, a);
-        let r = ws.resolve(a.str("path")?)?;
+    /// Reads the file once, hashing it and keeping its bytes for the diff (every line removed)
+    /// when it has at most [`MAX_DIFF_INPUT`] bytes; a larger one is reported like a binary file.
+    fn preview(&self, ws: &Workspace, args: &DeleteFileArgs) -> Result<Preview> {
+        let r = ws.resolve(&args.path)?;
         let shown = r.rel.to_lossy();
-        let seen = FileState::read_existing(&r.entry, &shown, "; delete_file removes files only")?;
+        let (seen, old) = FileState::read_existing_keeping(
+            &r.entry,
+            &shown,
+            "; delete_file removes files only",
+            MAX_DIFF_INPUT,
+        )?;
+        let old = old.as_deref().map_or(Side::TooLarge, Side::Bytes);
         let mut preview = Preview::empty();
-        push_gaps(&mut preview.gaps, NAME, &r.gaps);
+        push_gaps(&mut preview.gaps, Self::NAME, &r.gaps);
+        preview
+            .files
+            .push(file_change(shown, ChangeAction::Delete, old, Side::Absent));
         preview.changes.push(PlannedChange {
             path: r.rel,
             abs: r.abs,
@@ -60,12 +81,11 @@ impl Tool for DeleteFile {
     fn run(
         &self,
         ws: &Workspace,
-        args: &Value,
+        args: &DeleteFileArgs,
         preview: &Preview,
         _ctx: &RunContext<'_>,
     ) -> Result<ToolOutput> {
-        args!(NAME, args, holder, a);
-        let r = ws.resolve(a.str("path")?)?;
+        let r = ws.resolve(&args.path)?;
         let change = preview.change_of(&r.rel)?;
         recheck(change, &r.entry)?;
         remove(ws, &r.entry)?;

@@ -9,10 +9,13 @@
 use std::io::{self, Read};
 
 use retrace_fsutil::sha256_bytes;
-use retrace_protocol::ChangeKind;
+use retrace_protocol::{ChangeAction, ChangeKind};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::args::{args, Args};
+use crate::args::ToolArgs;
+use crate::describe::{field, Title};
+use crate::diff::{file_change, Side};
 use crate::error::{IoContext, Result, ToolError};
 use crate::text::{apply, as_text, shown_line, Edit};
 use crate::tool::{mode_bits, push_gaps, FileState, PlannedChange, Preview, RunContext, Tool, ToolOutput};
@@ -27,35 +30,81 @@ pub struct EditFile;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MultiEdit;
 
-const EDIT: &str = "edit_file";
-const MULTI: &str = "multi_edit";
-
 /// The lines of context shown around an edit in `edit_file`'s result.
 const CONTEXT_LINES: usize = 2;
 /// The most lines of the edited region shown in `edit_file`'s result.
 const SNIPPET_LINES: usize = 16;
 
-fn edit_schema() -> Value {
-    json!({
-        "old_string": {"type": "string", "description": "The exact text to replace, including whitespace and indentation. It must occur exactly once unless replace_all is true; include surrounding lines to make it unique."},
-        "new_string": {"type": "string", "description": "The text to put in its place (must differ from old_string)."},
-        "replace_all": {"type": "boolean", "description": "Replace every occurrence of old_string (default false)."}
-    })
+/// One replacement: an item of `multi_edit`'s `edits` (`edit_file` has the same fields beside its
+/// path).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Replacement {
+    /// The exact text to replace.
+    pub old_string: String,
+    /// The text to put in its place.
+    pub new_string: String,
+    /// Replace every occurrence instead of requiring exactly one.
+    pub replace_all: Option<bool>,
 }
 
-impl Tool for EditFile {
-    fn name(&self) -> &'static str {
-        EDIT
+impl Replacement {
+    /// The properties of its schema.
+    fn properties() -> Value {
+        json!({
+            "old_string": {"type": "string", "description": "The exact text to replace, including whitespace and indentation. It must occur exactly once unless replace_all is true; include surrounding lines to make it unique."},
+            "new_string": {"type": "string", "description": "The text to put in its place (must differ from old_string)."},
+            "replace_all": {"type": "boolean", "description": "Replace every occurrence of old_string (default false)."}
+        })
     }
 
-    fn description(&self) -> &'static str {
-        "Replace an exact string in an existing text file. old_string must match the file exactly \
-         (copy it from read_file output without the line-number prefix) and occur exactly once, \
-         unless replace_all is true. The file's line endings and permissions are kept."
+    fn edit(&self) -> Edit {
+        Edit {
+            old: self.old_string.clone(),
+            new: self.new_string.clone(),
+            replace_all: self.replace_all.unwrap_or(false),
+        }
     }
+}
 
-    fn parameters(&self) -> Value {
-        let mut props = edit_schema();
+/// The arguments of `edit_file`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct EditFileArgs {
+    /// The file, relative to the workspace root.
+    pub path: String,
+    /// The exact text to replace.
+    pub old_string: String,
+    /// The text to put in its place.
+    pub new_string: String,
+    /// Replace every occurrence instead of requiring exactly one.
+    pub replace_all: Option<bool>,
+}
+
+impl EditFileArgs {
+    fn edit(&self) -> Edit {
+        Edit {
+            old: self.old_string.clone(),
+            new: self.new_string.clone(),
+            replace_all: self.replace_all.unwrap_or(false),
+        }
+    }
+}
+
+/// Refuses an empty or unchanged `old_string`.
+fn check_replacement(old: &str, new: &str) -> std::result::Result<(), String> {
+    if old.is_empty() {
+        return Err(
+            "`old_string` is empty; give the exact text to replace (to create a file use write_file)".into(),
+        );
+    }
+    if old == new {
+        return Err("`old_string` and `new_string` are identical; there is nothing to change".into());
+    }
+    Ok(())
+}
+
+impl ToolArgs for EditFileArgs {
+    fn schema() -> Value {
+        let mut props = Replacement::properties();
         props["path"] =
             json!({"type": "string", "description": "File path, relative to the workspace root."});
         json!({
@@ -66,30 +115,85 @@ impl Tool for EditFile {
         })
     }
 
-    fn read_only(&self) -> bool {
-        false
+    fn check(&self) -> std::result::Result<(), String> {
+        check_replacement(&self.old_string, &self.new_string)
+    }
+}
+
+/// The arguments of `multi_edit`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MultiEditArgs {
+    /// The file, relative to the workspace root.
+    pub path: String,
+    /// The replacements, applied in order.
+    pub edits: Vec<Replacement>,
+}
+
+impl ToolArgs for MultiEditArgs {
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the workspace root."},
+                "edits": {
+                    "type": "array",
+                    "minItems": 1,
+                    "description": "The replacements, applied in order.",
+                    "items": {
+                        "type": "object",
+                        "properties": Replacement::properties(),
+                        "required": ["old_string", "new_string"],
+                        "additionalProperties": false
+                    }
+                }
+            },
+            "required": ["path", "edits"],
+            "additionalProperties": false
+        })
     }
 
-    fn preview(&self, ws: &Workspace, args: &Value) -> Result<Preview> {
-        args!(EDIT, args, holder, a);
-        let path = a.str("path")?;
-        let edit = parse_edit(&a)?;
-        let loaded = load(ws, path)?;
-        let done = apply(loaded.text()?, &edit, &loaded.r.rel.to_lossy(), "")?;
-        Ok(loaded.preview(EDIT, &done.text))
+    fn check(&self) -> std::result::Result<(), String> {
+        if self.edits.is_empty() {
+            return Err("`edits` is empty; give at least one {old_string, new_string}".into());
+        }
+        for (i, e) in self.edits.iter().enumerate() {
+            check_replacement(&e.old_string, &e.new_string).map_err(|m| format!("edits[{i}]: {m}"))?;
+        }
+        Ok(())
+    }
+}
+
+impl Tool for EditFile {
+    type Args = EditFileArgs;
+    const NAME: &'static str = "edit_file";
+    const DESCRIPTION: &'static str = "Replace an exact string in an existing text file. old_string \
+         must match the file exactly (copy it from read_file output without the line-number \
+         prefix) and occur exactly once, unless replace_all is true. The file's line endings and \
+         permissions are kept.";
+    const READ_ONLY: bool = false;
+
+    fn describe(args: &Value) -> Title {
+        match field(args, "path") {
+            Some(path) => Title::on("Edit", path),
+            None => Title::new("Edit a file"),
+        }
+    }
+
+    fn preview(&self, ws: &Workspace, args: &EditFileArgs) -> Result<Preview> {
+        let loaded = load(ws, &args.path)?;
+        let done = apply(loaded.text()?, &args.edit(), &loaded.r.rel.to_lossy(), "")?;
+        Ok(loaded.preview(Self::NAME, &done.text))
     }
 
     fn run(
         &self,
         ws: &Workspace,
-        args: &Value,
+        args: &EditFileArgs,
         preview: &Preview,
         _ctx: &RunContext<'_>,
     ) -> Result<ToolOutput> {
-        args!(EDIT, args, holder, a);
-        let path = a.str("path")?;
-        let edit = parse_edit(&a)?;
-        let loaded = load_again(ws, path, preview)?;
+        let edit = args.edit();
+        let loaded = load_again(ws, &args.path, preview)?;
         let shown = loaded.r.rel.to_lossy();
         let done = apply(loaded.text()?, &edit, &shown, "")?;
         loaded.write(ws, &done.text)?;
@@ -110,62 +214,42 @@ impl Tool for EditFile {
 }
 
 impl Tool for MultiEdit {
-    fn name(&self) -> &'static str {
-        MULTI
-    }
+    type Args = MultiEditArgs;
+    const NAME: &'static str = "multi_edit";
+    const DESCRIPTION: &'static str = "Apply several exact-string replacements to one existing text \
+         file, in order, each to the result of the previous ones. Each old_string must occur \
+         exactly once unless its replace_all is true. If any edit fails, none is applied and the \
+         file is unchanged.";
+    const READ_ONLY: bool = false;
 
-    fn description(&self) -> &'static str {
-        "Apply several exact-string replacements to one existing text file, in order, each to the \
-         result of the previous ones. Each old_string must occur exactly once unless its replace_all \
-         is true. If any edit fails, none is applied and the file is unchanged."
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the workspace root."},
-                "edits": {
-                    "type": "array",
-                    "minItems": 1,
-                    "description": "The replacements, applied in order.",
-                    "items": {
-                        "type": "object",
-                        "properties": edit_schema(),
-                        "required": ["old_string", "new_string"],
-                        "additionalProperties": false
-                    }
-                }
+    fn describe(args: &Value) -> Title {
+        let edits = args.get("edits").and_then(Value::as_array).map_or(0, Vec::len);
+        match field(args, "path") {
+            Some(path) if edits > 1 => Title {
+                title: format!("Edit {path} ({edits} edits)"),
+                target: Some(path.to_string()),
             },
-            "required": ["path", "edits"],
-            "additionalProperties": false
-        })
+            Some(path) => Title::on("Edit", path),
+            None => Title::new("Edit a file"),
+        }
     }
 
-    fn read_only(&self) -> bool {
-        false
-    }
-
-    fn preview(&self, ws: &Workspace, args: &Value) -> Result<Preview> {
-        args!(MULTI, args, holder, a);
-        let path = a.str("path")?;
-        let edits = parse_edits(&a)?;
-        let loaded = load(ws, path)?;
+    fn preview(&self, ws: &Workspace, args: &MultiEditArgs) -> Result<Preview> {
+        let edits: Vec<Edit> = args.edits.iter().map(Replacement::edit).collect();
+        let loaded = load(ws, &args.path)?;
         let (text, _) = apply_all(&loaded, &edits)?;
-        Ok(loaded.preview(MULTI, &text))
+        Ok(loaded.preview(Self::NAME, &text))
     }
 
     fn run(
         &self,
         ws: &Workspace,
-        args: &Value,
+        args: &MultiEditArgs,
         preview: &Preview,
         _ctx: &RunContext<'_>,
     ) -> Result<ToolOutput> {
-        args!(MULTI, args, holder, a);
-        let path = a.str("path")?;
-        let edits = parse_edits(&a)?;
-        let loaded = load_again(ws, path, preview)?;
+        let edits: Vec<Edit> = args.edits.iter().map(Replacement::edit).collect();
+        let loaded = load_again(ws, &args.path, preview)?;
         let (text, replaced) = apply_all(&loaded, &edits)?;
         loaded.write(ws, &text)?;
         Ok(ToolOutput {
@@ -193,49 +277,6 @@ fn apply_all(loaded: &Loaded, edits: &[Edit]) -> Result<(String, usize)> {
         replaced += done.count;
     }
     Ok((text, replaced))
-}
-
-/// Reads one edit's fields, refusing an empty or unchanged `old_string`.
-fn parse_edit(a: &Args<'_>) -> Result<Edit> {
-    let old = a.str("old_string")?;
-    let new = a.str("new_string")?;
-    if old.is_empty() {
-        return Err(
-            a.err("`old_string` is empty; give the exact text to replace (to create a file use write_file)")
-        );
-    }
-    if old == new {
-        return Err(a.err("`old_string` and `new_string` are identical; there is nothing to change"));
-    }
-    Ok(Edit {
-        old: old.to_string(),
-        new: new.to_string(),
-        replace_all: a.opt_bool("replace_all")?.unwrap_or(false),
-    })
-}
-
-/// Reads `edits`, naming the failing item in messages.
-fn parse_edits(a: &Args<'_>) -> Result<Vec<Edit>> {
-    let items = a.array(
-        "edits",
-        "an array of {old_string, new_string, replace_all?} objects",
-    )?;
-    if items.is_empty() {
-        return Err(a.err("`edits` is empty; give at least one {old_string, new_string}"));
-    }
-    let mut out = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let mut holder = crate::args::Parsed::Borrowed;
-        let parsed = Args::new(MULTI, item, &mut holder).and_then(|ia| parse_edit(&ia));
-        match parsed {
-            Ok(e) => out.push(e),
-            Err(ToolError::InvalidArguments { message, .. }) => {
-                return Err(a.err(format!("edits[{i}]: {message}")));
-            }
-            Err(other) => return Err(other),
-        }
-    }
-    Ok(out)
 }
 
 /// A text file read for an edit.
@@ -292,10 +333,17 @@ fn load_again(ws: &Workspace, path: &str, preview: &Preview) -> Result<Loaded> {
 }
 
 impl Loaded {
-    /// The preview of a modification of this file into `text` (written with its mode).
+    /// The preview of a modification of this file into `text` (written with its mode), with its
+    /// diff from the text read.
     fn preview(self, tool: &'static str, text: &str) -> Preview {
         let mut p = Preview::empty();
         push_gaps(&mut p.gaps, tool, &self.r.gaps);
+        p.files.push(file_change(
+            self.r.rel.to_lossy(),
+            ChangeAction::Modify,
+            Side::Bytes(&self.bytes),
+            Side::Bytes(text.as_bytes()),
+        ));
         let mode = self.state.mode.unwrap_or_else(crate::write::new_file_mode);
         let after = FileState::of_bytes_hash(sha256_bytes(text.as_bytes()), mode);
         p.changes.push(PlannedChange {

@@ -6,10 +6,12 @@
 //! pattern's literal prefix is walked (`src/**/*.rs` walks `src`). Directories are not listed.
 
 use globset::GlobBuilder;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::args::args;
-use crate::error::Result;
+use crate::args::ToolArgs;
+use crate::describe::{field, one_line, Title, SHOWN_CHARS};
+use crate::error::{Result, ToolError};
 use crate::tool::{Preview, RunContext, Tool, ToolOutput};
 use crate::walk::{shown_under, walker};
 use crate::workspace::Workspace;
@@ -23,18 +25,15 @@ const NAME: &str = "glob";
 /// The most paths returned.
 pub const MAX_RESULTS: usize = 1000;
 
-impl Tool for Glob {
-    fn name(&self) -> &'static str {
-        NAME
-    }
+/// The arguments of `glob`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct GlobArgs {
+    /// The pattern, relative to the workspace root.
+    pub pattern: String,
+}
 
-    fn description(&self) -> &'static str {
-        "Find files by glob pattern, matched against paths relative to the workspace root: `*` \
-         matches within one directory, `**` across directories, `{a,b}` alternatives. Examples: \
-         `**/*.rs`, `src/**/test_*.py`, `*.{toml,md}`. Files ignored by .gitignore are not listed."
-    }
-
-    fn parameters(&self) -> Value {
+impl ToolArgs for GlobArgs {
+    fn schema() -> Value {
         json!({
             "type": "object",
             "properties": {
@@ -44,32 +43,42 @@ impl Tool for Glob {
             "additionalProperties": false
         })
     }
+}
 
-    fn read_only(&self) -> bool {
-        true
+impl Tool for Glob {
+    type Args = GlobArgs;
+    const NAME: &'static str = NAME;
+    const DESCRIPTION: &'static str = "Find files by glob pattern, matched against paths relative \
+         to the workspace root: `*` matches within one directory, `**` across directories, `{a,b}` \
+         alternatives. Examples: `**/*.rs`, `src/**/test_*.py`, `*.{toml,md}`. Files ignored by \
+         .gitignore are not listed.";
+    const READ_ONLY: bool = true;
+
+    fn describe(args: &Value) -> Title {
+        match field(args, "pattern") {
+            Some(p) => Title::new(format!("Find `{}`", one_line(p, SHOWN_CHARS))),
+            None => Title::new("Find files"),
+        }
     }
 
-    fn preview(&self, ws: &Workspace, args: &Value) -> Result<Preview> {
-        args!(NAME, args, holder, a);
-        let pattern = a.str("pattern")?;
-        normalise(ws, pattern).map_err(|m| a.err(m))?;
+    fn preview(&self, ws: &Workspace, args: &GlobArgs) -> Result<Preview> {
+        normalise(ws, &args.pattern).map_err(|m| ToolError::args(NAME, m))?;
         Ok(Preview::empty())
     }
 
     fn run(
         &self,
         ws: &Workspace,
-        args: &Value,
+        args: &GlobArgs,
         _preview: &Preview,
         ctx: &RunContext<'_>,
     ) -> Result<ToolOutput> {
-        args!(NAME, args, holder, a);
-        let given = a.str("pattern")?;
-        let pattern = normalise(ws, given).map_err(|m| a.err(m))?;
+        let given = &args.pattern;
+        let pattern = normalise(ws, given).map_err(|m| ToolError::args(NAME, m))?;
         let matcher = GlobBuilder::new(&pattern)
             .literal_separator(true)
             .build()
-            .map_err(|e| a.err(format!("`pattern` is not a valid glob: {e}")))?
+            .map_err(|e| ToolError::args(NAME, format!("`pattern` is not a valid glob: {e}")))?
             .compile_matcher();
         let base = literal_prefix(&pattern);
         let mut found: Vec<String> = Vec::new();

@@ -10,9 +10,11 @@ use std::io;
 use std::path::Path;
 
 use regex::{Regex, RegexBuilder};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::args::args;
+use crate::args::ToolArgs;
+use crate::describe::{field, one_line, Title, SHOWN_CHARS};
 use crate::error::{IoContext, Result, ToolError};
 use crate::text::{binary_reason, shown_line};
 use crate::tool::{Preview, RunContext, Tool, ToolOutput};
@@ -28,19 +30,17 @@ const NAME: &str = "grep";
 /// Files larger than this are not searched.
 pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
-impl Tool for Grep {
-    fn name(&self) -> &'static str {
-        NAME
-    }
+/// The arguments of `grep`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct GrepArgs {
+    /// The regular expression (Rust syntax).
+    pub pattern: String,
+    /// The file or directory to search (default: the whole workspace).
+    pub path: Option<String>,
+}
 
-    fn description(&self) -> &'static str {
-        "Search file contents with a regular expression (Rust regex syntax; `(?i)` for case-\
-         insensitive). Prints `path:line:text` for each matching line. Searches the workspace, or \
-         the file or directory given as path. Files ignored by .gitignore and binary files are \
-         skipped."
-    }
-
-    fn parameters(&self) -> Value {
+impl ToolArgs for GrepArgs {
+    fn schema() -> Value {
         json!({
             "type": "object",
             "properties": {
@@ -52,28 +52,48 @@ impl Tool for Grep {
         })
     }
 
-    fn read_only(&self) -> bool {
-        true
+    fn check(&self) -> std::result::Result<(), String> {
+        compile(&self.pattern).map(|_| ())
+    }
+}
+
+impl Tool for Grep {
+    type Args = GrepArgs;
+    const NAME: &'static str = NAME;
+    const DESCRIPTION: &'static str = "Search file contents with a regular expression (Rust regex \
+         syntax; `(?i)` for case-insensitive). Prints `path:line:text` for each matching line. \
+         Searches the workspace, or the file or directory given as path. Files ignored by \
+         .gitignore and binary files are skipped.";
+    const READ_ONLY: bool = true;
+
+    fn describe(args: &Value) -> Title {
+        let what = match field(args, "pattern") {
+            Some(p) => format!("Search `{}`", one_line(p, SHOWN_CHARS)),
+            None => "Search files".to_string(),
+        };
+        match field(args, "path") {
+            Some(path) => Title {
+                title: format!("{what} in {path}"),
+                target: Some(path.to_string()),
+            },
+            None => Title::new(what),
+        }
     }
 
-    fn preview(&self, _ws: &Workspace, args: &Value) -> Result<Preview> {
-        args!(NAME, args, holder, a);
-        compile(a.str("pattern")?).map_err(|m| a.err(m))?;
-        a.opt_str("path")?;
+    fn preview(&self, _ws: &Workspace, _args: &GrepArgs) -> Result<Preview> {
         Ok(Preview::empty())
     }
 
     fn run(
         &self,
         ws: &Workspace,
-        args: &Value,
+        args: &GrepArgs,
         _preview: &Preview,
         ctx: &RunContext<'_>,
     ) -> Result<ToolOutput> {
-        args!(NAME, args, holder, a);
-        let pattern = a.str("pattern")?;
-        let re = compile(pattern).map_err(|m| a.err(m))?;
-        let target = ws.resolve_read(a.opt_str("path")?.unwrap_or("."))?;
+        let pattern = &args.pattern;
+        let re = compile(pattern).map_err(|m| ToolError::args(NAME, m))?;
+        let target = ws.resolve_read(args.path.as_deref().unwrap_or("."))?;
         let meta = match fs::metadata(&target.real) {
             Ok(m) => m,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {

@@ -2,10 +2,13 @@
 //!
 //! # Design
 //!
-//! Every tool implements [`Tool`]: a JSON schema the model sees, a [`Tool::preview`] that validates
-//! the arguments and says what will change, and a [`Tool::run`] that does it. The split is the
-//! capture seam: the agent previews a mutating call, has the checkpoint store make the
-//! before-image of every [`PlannedChange`] durable, and only then runs it. So:
+//! Every tool implements [`Tool`]: typed arguments ([`Tool::Args`], a struct with its JSON schema
+//! beside it, [`ToolArgs`]) that the registry parses once per call with messages naming the field,
+//! a one-line [`Tool::describe`] of a call, a [`Tool::preview`] that says what will change (with
+//! each file's diff, [`Preview::files`]), and a [`Tool::run`] that does it. The [`Registry`] holds
+//! them as [`DynTool`]s, which take the arguments as JSON. The split is the capture seam: the
+//! agent previews a mutating call, has the checkpoint store make the before-image of every
+//! [`PlannedChange`] durable, and only then runs it. So:
 //!
 //! - **Previews read, never write.** An edit's preview reads the file and applies the edit in
 //!   memory, so a call that cannot succeed (no match, several matches, a binary file, a destination
@@ -41,6 +44,9 @@
 mod args;
 pub mod bash;
 pub mod delete_file;
+pub mod describe;
+pub mod diff;
+mod dyn_tool;
 pub mod edit;
 pub mod error;
 pub mod glob;
@@ -58,8 +64,11 @@ pub mod workspace;
 pub mod write;
 pub mod write_file;
 
+pub use args::ToolArgs;
 pub use bash::{bash_side_effect_gap, Bash};
 pub use delete_file::DeleteFile;
+pub use describe::{describe, Described, Title};
+pub use dyn_tool::{DynTool, PreparedCall};
 pub use edit::{EditFile, MultiEdit};
 pub use error::{Result, ToolError};
 pub use glob::Glob;

@@ -3,9 +3,11 @@
 use std::fs;
 use std::io;
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::args::args;
+use crate::args::ToolArgs;
+use crate::describe::{field, Title};
 use crate::error::{IoContext, Result, ToolError};
 use crate::tool::{Preview, RunContext, Tool, ToolOutput};
 use crate::walk::{shown_under, walker};
@@ -20,18 +22,15 @@ const NAME: &str = "list_dir";
 /// The most entries listed.
 pub const MAX_ENTRIES: usize = 1000;
 
-impl Tool for ListDir {
-    fn name(&self) -> &'static str {
-        NAME
-    }
+/// The arguments of `list_dir`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ListDirArgs {
+    /// The directory, relative to the workspace root (default `.`, though the schema asks for it).
+    pub path: Option<String>,
+}
 
-    fn description(&self) -> &'static str {
-        "List the entries of a directory (not recursive), as paths relative to the workspace root; \
-         directories end with `/`. Entries ignored by .gitignore and the .git directory are not \
-         shown. Use \".\" for the workspace root."
-    }
-
-    fn parameters(&self) -> Value {
+impl ToolArgs for ListDirArgs {
+    fn schema() -> Value {
         json!({
             "type": "object",
             "properties": {
@@ -41,26 +40,32 @@ impl Tool for ListDir {
             "additionalProperties": false
         })
     }
+}
 
-    fn read_only(&self) -> bool {
-        true
+impl Tool for ListDir {
+    type Args = ListDirArgs;
+    const NAME: &'static str = NAME;
+    const DESCRIPTION: &'static str = "List the entries of a directory (not recursive), as paths \
+         relative to the workspace root; directories end with `/`. Entries ignored by .gitignore \
+         and the .git directory are not shown. Use \".\" for the workspace root.";
+    const READ_ONLY: bool = true;
+
+    fn describe(args: &Value) -> Title {
+        Title::on("List", field(args, "path").unwrap_or("."))
     }
 
-    fn preview(&self, _ws: &Workspace, args: &Value) -> Result<Preview> {
-        args!(NAME, args, holder, a);
-        a.opt_str("path")?;
+    fn preview(&self, _ws: &Workspace, _args: &ListDirArgs) -> Result<Preview> {
         Ok(Preview::empty())
     }
 
     fn run(
         &self,
         ws: &Workspace,
-        args: &Value,
+        args: &ListDirArgs,
         _preview: &Preview,
         ctx: &RunContext<'_>,
     ) -> Result<ToolOutput> {
-        args!(NAME, args, holder, a);
-        let target = ws.resolve_read(a.opt_str("path")?.unwrap_or("."))?;
+        let target = ws.resolve_read(args.path.as_deref().unwrap_or("."))?;
         match fs::metadata(&target.real) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => return Err(ToolError::NotADirectory { path: target.shown }),

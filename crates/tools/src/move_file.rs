@@ -1,14 +1,17 @@
 //! `move_file {from, to}`: renames one file, creating the destination's parent directories and
 //! never replacing an existing destination. Its preview has two changes: the source (delete) and
-//! the destination (create), so both get a before-image.
+//! the destination (create), so both get a before-image; its `files` has one `move`.
 
 use std::fs;
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use retrace_protocol::ChangeKind;
 
-use crate::args::args;
+use crate::args::ToolArgs;
+use crate::describe::{field, Title};
+use crate::diff::moved;
 use crate::error::{Result, ToolError};
 use crate::tool::{push_gaps, FileState, PlannedChange, Preview, RunContext, Tool, ToolOutput};
 use crate::workspace::{ResolvedPath, Workspace};
@@ -18,19 +21,17 @@ use crate::write::{move_entry, recheck, MoveOutcome};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MoveFile;
 
-const NAME: &str = "move_file";
+/// The arguments of `move_file`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MoveFileArgs {
+    /// The file to move, relative to the workspace root.
+    pub from: String,
+    /// Its new path (a file path, not a directory).
+    pub to: String,
+}
 
-impl Tool for MoveFile {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn description(&self) -> &'static str {
-        "Move or rename one file. Missing parent directories of the destination are created. The \
-         destination must not exist: move_file never replaces a file."
-    }
-
-    fn parameters(&self) -> Value {
+impl ToolArgs for MoveFileArgs {
+    fn schema() -> Value {
         json!({
             "type": "object",
             "properties": {
@@ -41,23 +42,42 @@ impl Tool for MoveFile {
             "additionalProperties": false
         })
     }
+}
 
-    fn read_only(&self) -> bool {
-        false
+impl Tool for MoveFile {
+    type Args = MoveFileArgs;
+    const NAME: &'static str = "move_file";
+    const DESCRIPTION: &'static str = "Move or rename one file. Missing parent directories of the \
+         destination are created. The destination must not exist: move_file never replaces a file.";
+    const READ_ONLY: bool = false;
+
+    fn describe(args: &Value) -> Title {
+        match (field(args, "from"), field(args, "to")) {
+            (Some(from), Some(to)) => Title {
+                title: format!("Move {from} → {to}"),
+                target: Some(to.to_string()),
+            },
+            (None, Some(to)) => Title::on("Move a file to", to),
+            (Some(from), None) => Title::new(format!("Move {from}")),
+            (None, None) => Title::new("Move a file"),
+        }
     }
 
-    fn preview(&self, ws: &Workspace, args: &Value) -> Result<Preview> {
-        args!(NAME, args, holder, a);
-        let (from, to) = (ws.resolve(a.str("from")?)?, ws.resolve(a.str("to")?)?);
+    fn preview(&self, ws: &Workspace, args: &MoveFileArgs) -> Result<Preview> {
+        let (from, to) = (ws.resolve(&args.from)?, ws.resolve(&args.to)?);
         if from.rel == to.rel {
-            return Err(a.err(format!("`from` and `to` are the same path `{}`", from.rel)));
+            return Err(ToolError::args(
+                Self::NAME,
+                format!("`from` and `to` are the same path `{}`", from.rel),
+            ));
         }
         let shown = from.rel.to_lossy();
         let seen = FileState::read_existing(&from.entry, &shown, "; move_file moves one file at a time")?;
         refuse_existing(&to)?;
         let mut preview = Preview::empty();
-        push_gaps(&mut preview.gaps, NAME, &from.gaps);
-        push_gaps(&mut preview.gaps, NAME, &to.gaps);
+        push_gaps(&mut preview.gaps, Self::NAME, &from.gaps);
+        push_gaps(&mut preview.gaps, Self::NAME, &to.gaps);
+        preview.files.push(moved(shown, to.rel.to_lossy()));
         // The destination gets the source's inode: its bytes and mode.
         let moved = seen.clone();
         preview.changes.push(PlannedChange {
@@ -80,12 +100,11 @@ impl Tool for MoveFile {
     fn run(
         &self,
         ws: &Workspace,
-        args: &Value,
+        args: &MoveFileArgs,
         preview: &Preview,
         _ctx: &RunContext<'_>,
     ) -> Result<ToolOutput> {
-        args!(NAME, args, holder, a);
-        let (from, to) = (ws.resolve(a.str("from")?)?, ws.resolve(a.str("to")?)?);
+        let (from, to) = (ws.resolve(&args.from)?, ws.resolve(&args.to)?);
         recheck(preview.change_of(&from.rel)?, &from.entry)?;
         preview.change_of(&to.rel)?;
         refuse_existing(&to)?;
@@ -106,7 +125,7 @@ fn refuse_existing(to: &ResolvedPath) -> Result<()> {
     match fs::symlink_metadata(&to.entry) {
         Err(_) => Ok(()),
         Ok(m) if m.is_dir() => Err(ToolError::InvalidArguments {
-            tool: NAME,
+            tool: MoveFile::NAME,
             message: format!(
                 "`to` names the existing directory `{}`; give the full destination file path, like `{}/<name>`",
                 to.rel, to.rel

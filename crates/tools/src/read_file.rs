@@ -7,9 +7,11 @@
 
 use std::io::{self, BufRead, BufReader};
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::args::args;
+use crate::args::ToolArgs;
+use crate::describe::{field, Title};
 use crate::error::{IoContext, Result, ToolError};
 use crate::text::SNIFF_BYTES;
 use crate::tool::{Preview, RunContext, Tool, ToolOutput};
@@ -26,18 +28,19 @@ pub const DEFAULT_LIMIT: u64 = 2000;
 /// Longest line shown, in characters; longer lines are cut with a note.
 const MAX_LINE_CHARS: usize = 2000;
 
-impl Tool for ReadFile {
-    fn name(&self) -> &'static str {
-        NAME
-    }
+/// The arguments of `read_file`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ReadFileArgs {
+    /// The file, relative to the workspace root.
+    pub path: String,
+    /// The 1-based first line (0 is read as 1; default 1).
+    pub offset: Option<u64>,
+    /// How many lines (at least 1; default [`DEFAULT_LIMIT`]).
+    pub limit: Option<u64>,
+}
 
-    fn description(&self) -> &'static str {
-        "Read a text file. Each line is shown as `<line number>\\t<text>` (the number is not part \
-         of the file). By default the first 2000 lines are shown; use offset (1-based first line) \
-         and limit (number of lines) to read other parts of long files. Binary files are refused."
-    }
-
-    fn parameters(&self) -> Value {
+impl ToolArgs for ReadFileArgs {
+    fn schema() -> Value {
         json!({
             "type": "object",
             "properties": {
@@ -50,27 +53,44 @@ impl Tool for ReadFile {
         })
     }
 
-    fn read_only(&self) -> bool {
-        true
+    fn check(&self) -> std::result::Result<(), String> {
+        if self.limit == Some(0) {
+            return Err("`limit` must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+impl Tool for ReadFile {
+    type Args = ReadFileArgs;
+    const NAME: &'static str = NAME;
+    const DESCRIPTION: &'static str = "Read a text file. Each line is shown as `<line number>\\t<text>` \
+         (the number is not part of the file). By default the first 2000 lines are shown; use \
+         offset (1-based first line) and limit (number of lines) to read other parts of long \
+         files. Binary files are refused.";
+    const READ_ONLY: bool = true;
+
+    fn describe(args: &Value) -> Title {
+        match field(args, "path") {
+            Some(path) => Title::on("Read", path),
+            None => Title::new("Read a file"),
+        }
     }
 
-    fn preview(&self, _ws: &Workspace, args: &Value) -> Result<Preview> {
-        args!(NAME, args, holder, a);
-        a.str("path")?;
-        parse_window(&a)?;
+    fn preview(&self, _ws: &Workspace, _args: &ReadFileArgs) -> Result<Preview> {
         Ok(Preview::empty())
     }
 
     fn run(
         &self,
         ws: &Workspace,
-        args: &Value,
+        args: &ReadFileArgs,
         _preview: &Preview,
         ctx: &RunContext<'_>,
     ) -> Result<ToolOutput> {
-        args!(NAME, args, holder, a);
-        let path = a.str("path")?;
-        let (offset, limit) = parse_window(&a)?;
+        let path = &args.path;
+        let offset = args.offset.unwrap_or(1).max(1);
+        let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
         let target = ws.resolve_read(path)?;
         let shown = target.shown;
         // Non-blocking: a FIFO must not hang the turn (its type is checked below).
@@ -104,16 +124,6 @@ impl Tool for ReadFile {
             changed: Vec::new(),
         })
     }
-}
-
-/// `offset` (1-based, 0 read as 1) and `limit` (at least 1).
-fn parse_window(a: &crate::args::Args<'_>) -> Result<(u64, u64)> {
-    let offset = a.opt_u64("offset")?.unwrap_or(1).max(1);
-    let limit = a.opt_u64("limit")?.unwrap_or(DEFAULT_LIMIT);
-    if limit == 0 {
-        return Err(a.err("`limit` must be at least 1"));
-    }
-    Ok((offset, limit))
 }
 
 /// Which lines to show and how many bytes at most.

@@ -2,18 +2,19 @@
 
 use crate::bash::Bash;
 use crate::delete_file::DeleteFile;
+use crate::dyn_tool::DynTool;
 use crate::edit::{EditFile, MultiEdit};
 use crate::glob::Glob;
 use crate::grep::Grep;
 use crate::list_dir::ListDir;
 use crate::move_file::MoveFile;
 use crate::read_file::ReadFile;
-use crate::tool::{Tool, ToolSpec};
+use crate::tool::ToolSpec;
 use crate::write_file::WriteFile;
 
 /// Tools by name, in the order they are offered.
 pub struct Registry {
-    tools: Vec<Box<dyn Tool>>,
+    tools: Vec<Box<dyn DynTool>>,
 }
 
 impl Registry {
@@ -38,7 +39,7 @@ impl Registry {
     }
 
     /// This registry with `tool` added, replacing a tool of the same name.
-    pub fn with(mut self, tool: Box<dyn Tool>) -> Registry {
+    pub fn with(mut self, tool: Box<dyn DynTool>) -> Registry {
         self.tools.retain(|t| t.name() != tool.name());
         self.tools.push(tool);
         self
@@ -51,7 +52,7 @@ impl Registry {
     }
 
     /// The tool called `name`.
-    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+    pub fn get(&self, name: &str) -> Option<&dyn DynTool> {
         self.tools.iter().find(|t| t.name() == name).map(|t| t.as_ref())
     }
 

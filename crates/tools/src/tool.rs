@@ -1,6 +1,5 @@
 //! The [`Tool`] trait and the values that pass through it: previews, run contexts, outputs.
 
-use std::fs::File;
 use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -9,35 +8,52 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use retrace_fsutil::{copy_hashed, RelPath};
-use retrace_protocol::{ChangeKind, Gap};
+use retrace_protocol::{ChangeKind, FileChange, Gap};
 use serde::Serialize;
 
+use crate::describe::Title;
 use crate::error::{IoContext, Result, ToolError};
 use crate::workspace::Workspace;
 
 /// One tool the model can call.
 ///
-/// The agent calls [`Tool::preview`] first (for every tool that is not read-only), captures the
-/// before-images of the previewed paths, then calls [`Tool::run`] with that preview; `run` re-checks
-/// every [`PlannedChange::seen`] right before writing. Both return a [`ToolError`] for anything the
-/// model can fix; the agent turns it into an error tool result, never a failed turn.
-pub trait Tool: Send + Sync {
+/// A tool is a unit struct with typed [`Tool::Args`]: the registry parses a call's JSON into them
+/// once (messages name the field, see [`ToolArgs`]) and the tool never sees raw JSON, except in
+/// [`Tool::describe`], which must work on anything. The registry holds tools as [`DynTool`]s,
+/// implemented for every `Tool`.
+///
+/// The agent calls [`Tool::preview`] first, captures the before-images of the previewed paths,
+/// then calls [`Tool::run`] with that preview; `run` re-checks every [`PlannedChange::seen`] right
+/// before writing. Both return a [`ToolError`] for anything the model can fix; the agent turns it
+/// into an error tool result, never a failed turn.
+///
+/// [`DynTool`]: crate::DynTool
+/// [`ToolArgs`]: crate::ToolArgs
+pub trait Tool: Send + Sync + 'static {
+    /// Its arguments, with their JSON schema beside them.
+    type Args: crate::args::ToolArgs;
     /// The name the model calls it by (`edit_file`).
-    fn name(&self) -> &'static str;
+    const NAME: &'static str;
     /// What it does, for the model.
-    fn description(&self) -> &'static str;
-    /// The JSON schema of its arguments.
-    fn parameters(&self) -> serde_json::Value;
+    const DESCRIPTION: &'static str;
     /// True for tools that never change the workspace (their preview is empty).
-    fn read_only(&self) -> bool;
-    /// Validates `args` and says what the call will change, reading the current state of each path.
-    fn preview(&self, ws: &Workspace, args: &serde_json::Value) -> Result<Preview>;
+    const READ_ONLY: bool;
+
+    /// One line saying what a call with these arguments does, and what it acts on. Never fails:
+    /// `args` may be anything the model sent (fields missing or of the wrong type), so it reads
+    /// what it can.
+    fn describe(args: &serde_json::Value) -> Title;
+
+    /// Says what the call will change, reading the current state of each path; refuses a call that
+    /// cannot succeed.
+    fn preview(&self, ws: &Workspace, args: &Self::Args) -> Result<Preview>;
+
     /// Carries the call out. `preview` must be this call's preview; read-only tools, which the
-    /// agent need not preview, accept [`Preview::empty`] and validate their arguments again here.
+    /// agent need not preview, accept [`Preview::empty`].
     fn run(
         &self,
         ws: &Workspace,
-        args: &serde_json::Value,
+        args: &Self::Args,
         preview: &Preview,
         ctx: &RunContext<'_>,
     ) -> Result<ToolOutput>;
@@ -52,6 +68,10 @@ pub struct Preview {
     pub gaps: Vec<Gap>,
     /// The command line of a shell call: the agent records it as a `bash_side_effect` gap.
     pub shell_command: Option<String>,
+    /// What the call does to each file, with its diff, for showing (computed here, once, from the
+    /// bytes the preview read): one entry per changed file, in the order of `changes`, except a
+    /// move, which is one `move` entry (destination, with `from`).
+    pub files: Vec<FileChange>,
 }
 
 /// One file a preview says will change.
@@ -86,7 +106,17 @@ impl FileState {
     /// The state of a file that must exist and be a file (what delete and move act on): a
     /// directory is refused with `dir_hint`, a missing file with `NotFound`.
     pub fn read_existing(abs: &Path, shown: &str, dir_hint: &'static str) -> Result<FileState> {
-        let seen = match FileState::read(abs, shown) {
+        Ok(FileState::read_existing_keeping(abs, shown, dir_hint, 0)?.0)
+    }
+
+    /// [`FileState::read_existing`], also keeping the bytes as [`FileState::read_keeping`] does.
+    pub(crate) fn read_existing_keeping(
+        abs: &Path,
+        shown: &str,
+        dir_hint: &'static str,
+        keep: usize,
+    ) -> Result<(FileState, Option<Vec<u8>>)> {
+        let (seen, bytes) = match FileState::read_keeping(abs, shown, keep) {
             Err(ToolError::IsDirectory { path, .. }) => {
                 return Err(ToolError::IsDirectory { path, hint: dir_hint })
             }
@@ -98,7 +128,7 @@ impl FileState {
                 hint: "",
             });
         }
-        Ok(seen)
+        Ok((seen, bytes))
     }
 
     /// "No file here."
@@ -113,11 +143,17 @@ impl FileState {
     /// The state of `abs` now, following symlinks; the SHA-256 is streamed. `shown` names the
     /// path in errors (a directory or a FIFO is refused: tools edit regular files only).
     pub fn read(abs: &Path, shown: &str) -> Result<FileState> {
+        Ok(FileState::read_keeping(abs, shown, 0)?.0)
+    }
+
+    /// [`FileState::read`], also keeping the bytes read when the file has at most `keep` bytes
+    /// (`None` when it is absent or larger): one read both hashes and keeps them.
+    pub(crate) fn read_keeping(abs: &Path, shown: &str, keep: usize) -> Result<(FileState, Option<Vec<u8>>)> {
         // Opened non-blocking and typed from what was opened: a FIFO swapped in never hangs.
         let (file, meta) = match retrace_fsutil::open_read(abs) {
             Ok(opened) => opened,
             Err(e) if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::NotADirectory => {
-                return Ok(FileState::absent());
+                return Ok((FileState::absent(), None));
             }
             Err(e) => return Err(e).at("inspect", abs),
         };
@@ -132,8 +168,15 @@ impl FileState {
                 path: shown.to_string(),
             });
         }
-        let hashed = copy_hashed::<_, File>(&file, None).at("read", abs)?;
-        Ok(FileState::of_bytes_hash(hashed.sha256, mode_bits(&meta)))
+        let mut kept = KeepUpTo::new(keep, meta.len());
+        let hashed = if keep == 0 {
+            copy_hashed::<_, KeepUpTo>(&file, None)
+        } else {
+            copy_hashed(&file, Some(&mut kept))
+        }
+        .at("read", abs)?;
+        let state = FileState::of_bytes_hash(hashed.sha256, mode_bits(&meta));
+        Ok((state, kept.bytes))
     }
 
     /// The state of an existing file with this hash and mode.
@@ -143,6 +186,40 @@ impl FileState {
             sha256: Some(sha256),
             mode: Some(mode),
         }
+    }
+}
+
+/// A sink keeping the bytes written to it as long as they fit in a cap (then none of them).
+struct KeepUpTo {
+    bytes: Option<Vec<u8>>,
+    cap: usize,
+}
+
+impl KeepUpTo {
+    /// Keeps up to `cap` bytes, expecting `len`.
+    fn new(cap: usize, len: u64) -> KeepUpTo {
+        let fits = usize::try_from(len).is_ok_and(|l| l <= cap);
+        KeepUpTo {
+            bytes: fits.then(|| Vec::with_capacity(usize::try_from(len).unwrap_or(0))),
+            cap,
+        }
+    }
+}
+
+impl io::Write for KeepUpTo {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(bytes) = &mut self.bytes {
+            if bytes.len() + buf.len() > self.cap {
+                self.bytes = None;
+            } else {
+                bytes.extend_from_slice(buf);
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 

@@ -1,10 +1,13 @@
 //! `write_file {path, content}`: creates a file or replaces it whole.
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-use retrace_protocol::ChangeKind;
+use retrace_protocol::{ChangeAction, ChangeKind};
 
-use crate::args::args;
+use crate::args::ToolArgs;
+use crate::describe::{field, Title};
+use crate::diff::{file_change, Side, MAX_DIFF_INPUT};
 use crate::error::Result;
 use crate::tool::{push_gaps, FileState, PlannedChange, Preview, RunContext, Tool, ToolOutput};
 use crate::workspace::Workspace;
@@ -14,20 +17,17 @@ use crate::write::{new_file_mode, recheck, write_atomic};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteFile;
 
-const NAME: &str = "write_file";
+/// The arguments of `write_file`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct WriteFileArgs {
+    /// The file, relative to the workspace root.
+    pub path: String,
+    /// Its whole new content.
+    pub content: String,
+}
 
-impl Tool for WriteFile {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn description(&self) -> &'static str {
-        "Create a file, or replace an existing file's whole content, with the given text. Missing \
-         parent directories are created; an existing file keeps its permissions. Prefer edit_file \
-         or multi_edit to change part of an existing file."
-    }
-
-    fn parameters(&self) -> Value {
+impl ToolArgs for WriteFileArgs {
+    fn schema() -> Value {
         json!({
             "type": "object",
             "properties": {
@@ -38,26 +38,44 @@ impl Tool for WriteFile {
             "additionalProperties": false
         })
     }
+}
 
-    fn read_only(&self) -> bool {
-        false
+impl Tool for WriteFile {
+    type Args = WriteFileArgs;
+    const NAME: &'static str = "write_file";
+    const DESCRIPTION: &'static str = "Create a file, or replace an existing file's whole content, \
+         with the given text. Missing parent directories are created; an existing file keeps its \
+         permissions. Prefer edit_file or multi_edit to change part of an existing file.";
+    const READ_ONLY: bool = false;
+
+    fn describe(args: &Value) -> Title {
+        match field(args, "path") {
+            Some(path) => Title::on("Write", path),
+            None => Title::new("Write a file"),
+        }
     }
 
-    fn preview(&self, ws: &Workspace, args: &Value) -> Result<Preview> {
-        args!(NAME, args, holder, a);
-        let path = a.str("path")?;
-        let content = a.str("content")?;
-        let r = ws.resolve(path)?;
-        let seen = FileState::read(&r.real, &r.rel.to_lossy())?;
-        let kind = if seen.exists {
-            ChangeKind::Modify
-        } else {
-            ChangeKind::Create
+    /// Reads the file once, hashing it and keeping its bytes for the diff when it has at most
+    /// [`MAX_DIFF_INPUT`] bytes; a larger file is replaced without a diff (its change is
+    /// reported like a binary one).
+    fn preview(&self, ws: &Workspace, args: &WriteFileArgs) -> Result<Preview> {
+        let r = ws.resolve(&args.path)?;
+        let (seen, old) = FileState::read_keeping(&r.real, &r.rel.to_lossy(), MAX_DIFF_INPUT)?;
+        let (kind, action, old) = match (seen.exists, &old) {
+            (false, _) => (ChangeKind::Create, ChangeAction::Create, Side::Absent),
+            (true, Some(bytes)) => (ChangeKind::Modify, ChangeAction::Modify, Side::Bytes(bytes)),
+            (true, None) => (ChangeKind::Modify, ChangeAction::Modify, Side::TooLarge),
         };
         let mut preview = Preview::empty();
-        push_gaps(&mut preview.gaps, NAME, &r.gaps);
+        push_gaps(&mut preview.gaps, Self::NAME, &r.gaps);
+        preview.files.push(file_change(
+            r.rel.to_lossy(),
+            action,
+            old,
+            Side::Bytes(args.content.as_bytes()),
+        ));
         let after = FileState::of_bytes_hash(
-            retrace_fsutil::sha256_bytes(content.as_bytes()),
+            retrace_fsutil::sha256_bytes(args.content.as_bytes()),
             seen.mode.unwrap_or_else(new_file_mode),
         );
         preview.changes.push(PlannedChange {
@@ -73,14 +91,12 @@ impl Tool for WriteFile {
     fn run(
         &self,
         ws: &Workspace,
-        args: &Value,
+        args: &WriteFileArgs,
         preview: &Preview,
         _ctx: &RunContext<'_>,
     ) -> Result<ToolOutput> {
-        args!(NAME, args, holder, a);
-        let path = a.str("path")?;
-        let content = a.str("content")?;
-        let r = ws.resolve(path)?;
+        let content = &args.content;
+        let r = ws.resolve(&args.path)?;
         let change = preview.change_of(&r.rel)?;
         recheck(change, &r.real)?;
         let mode = change.seen.mode.unwrap_or_else(new_file_mode);

@@ -8,8 +8,8 @@
 //!
 //! Each run (timed, as `retrace --session ID` does before its first frame, minus the terminal and
 //! the process start): a new `Service`, `open` (the log read, the writer lease taken, the checkpoint
-//! store opened), `Driver::open` (what the runtime does: `status`, `transcript`, `heads`,
-//! `subscribe`, `App::new` + `on_transcript`), and one frame
+//! store opened), `Driver::open` (what the runtime does: `snapshot`, `subscribe`, `App::new` +
+//! `on_snapshot`), and one frame
 //! at 120×40 into ratatui's `TestBackend`. Then the session is closed, untimed. `FIRST_FRAME_RUNS`
 //! sets the number of runs (default 15); `FIRST_FRAME_KEEP=DIR` builds the session in `DIR` and
 //! keeps it (for timing the real binary on it).
@@ -89,13 +89,13 @@ async fn first_frame(home: &Path, ws: &Path, id: &str) -> Run {
     let t0 = Instant::now();
     let h = svc.open(id, Some(ws)).await.unwrap();
     let t1 = Instant::now();
-    // What the runtime does before its first frame: status, transcript, heads, subscribe, App.
+    // What the runtime does before its first frame: snapshot, subscribe, App.
     let ui = Driver::open(svc.clone(), h, AppOptions { no_color: false }, None)
         .await
         .unwrap();
     let t2 = Instant::now();
     let mut t = terminal(120, 40);
-    frame(&mut t, ui.app());
+    frame(&mut t, ui.app(), &mut retrace_tui::view::ViewState::new());
     let t3 = Instant::now();
     assert!(
         ui.app().transcript().items().len() >= 4 * TURNS,
@@ -172,7 +172,7 @@ fn main() {
     for i in 0..runs {
         let r = rt.block_on(first_frame(&home, &ws, &id));
         println!(
-            "run {:>2}: open {} ms, driver (status, transcript, heads, app) {} ms, first draw {} ms, first frame {} ms",
+            "run {:>2}: open {} ms, driver (snapshot, app) {} ms, first draw {} ms, first frame {} ms",
             i + 1,
             ms(r.open),
             ms(r.load),
@@ -182,7 +182,7 @@ fn main() {
         all.push(r);
     }
     println!(
-        "median of {runs}: open {} ms, driver (status, transcript, heads, app) {} ms, first draw {} ms, first frame {} ms (target ≤ 150 ms)",
+        "median of {runs}: open {} ms, driver (snapshot, app) {} ms, first draw {} ms, first frame {} ms (target ≤ 150 ms)",
         ms(median(all.iter().map(|r| r.open).collect())),
         ms(median(all.iter().map(|r| r.load).collect())),
         ms(median(all.iter().map(|r| r.draw).collect())),

@@ -11,7 +11,7 @@
 //!   shows its output, folded after 12 lines): a warm frame, and the worst case.
 //! - `frame/paste_1mib_lines` and `frame/paste_1mib_one_line`: a frame with 1 MiB pasted into the
 //!   input box (16,384 lines of 63 characters, or one line), the cursor at its end.
-//! - `first_draw`: `App::new` + `on_transcript` of the 1,000 stored messages + the first frame:
+//! - `first_draw`: `App::new` + `on_snapshot` of the 1,000 messages' items + the first frame:
 //!   the UI's share of the first frame (the `first_frame` bench adds opening the session).
 //!
 //! Targets (the issue): a frame ≤ 16 ms; the first frame ≤ 150 ms after start.
@@ -24,9 +24,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use retrace_protocol::{Event, HeadId, SessionId};
+use retrace_protocol::{Event, HeadId, Item, ItemBody, SessionId};
+use retrace_tui::view::ViewState;
 use retrace_tui::{App, AppOptions};
-use support::{conversation, entries, frame, status, terminal, Rng};
+use support::{conversation, feed, frame, snapshot, status, terminal, Rng};
 
 const W: u16 = 120;
 const H: u16 = 40;
@@ -34,18 +35,37 @@ const H: u16 = 40;
 fn frames(c: &mut Criterion) {
     let mut g = c.benchmark_group("frame");
 
+    // Each app has its view state (the kept rows), as in the runtime.
     let app = conversation();
+    let mut state = ViewState::new();
     let mut t = terminal(W, H);
-    frame(&mut t, &app);
-    g.bench_function("warm", |b| b.iter(|| frame(&mut t, &app)));
+    frame(&mut t, &app, &mut state);
+    g.bench_function("warm", |b| b.iter(|| frame(&mut t, &app, &mut state)));
 
     let mut base = conversation();
-    base.on_event(Event::TurnStarted {
-        session_id: SessionId::new("0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41"),
-        head_id: HeadId::main(),
-        turn: support::TURNS as u64 + 1,
-        prompt: "explain the restore path".into(),
-    });
+    let turn = support::TURNS as u64 + 1;
+    feed(
+        &mut base,
+        Event::TurnStarted {
+            session_id: SessionId::new("0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41"),
+            head_id: HeadId::main(),
+            turn,
+            prompt: "explain the restore path".into(),
+        },
+    );
+    feed(
+        &mut base,
+        Event::ItemStarted {
+            item: Item {
+                id: "streamed".into(),
+                turn: Some(turn),
+                body: ItemBody::AssistantText {
+                    text: String::new(),
+                    reasoning: None,
+                },
+            },
+        },
+    );
     let words: Vec<String> = {
         let mut rng = Rng::new(3);
         (0..1_000)
@@ -63,20 +83,26 @@ fn frames(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let mut spent = Duration::ZERO;
             let mut app = base.clone();
+            let mut state = ViewState::new();
             let mut t = terminal(W, H);
-            frame(&mut t, &app);
+            frame(&mut t, &app, &mut state);
             let mut k = 0;
             for _ in 0..iters {
                 if k == words.len() {
                     app = base.clone();
-                    frame(&mut t, &app);
+                    state = ViewState::new();
+                    frame(&mut t, &app, &mut state);
                     k = 0;
                 }
                 let start = Instant::now();
-                app.on_event(Event::AssistantDelta {
-                    text: words[k].clone(),
-                });
-                frame(&mut t, &app);
+                feed(
+                    &mut app,
+                    Event::AssistantDelta {
+                        item_id: Some("streamed".into()),
+                        text: words[k].clone(),
+                    },
+                );
+                frame(&mut t, &app, &mut state);
                 spent += start.elapsed();
                 k += 1;
             }
@@ -90,7 +116,7 @@ fn frames(c: &mut Criterion) {
     g.bench_function("resize", |b| {
         b.iter(|| {
             flip = !flip;
-            frame(if flip { &mut narrow } else { &mut wide }, &app)
+            frame(if flip { &mut narrow } else { &mut wide }, &app, &mut state)
         })
     });
 
@@ -100,14 +126,21 @@ fn frames(c: &mut Criterion) {
         KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL),
         Instant::now(),
     );
+    let mut detailed_state = ViewState::new();
     let mut t = terminal(W, H);
-    frame(&mut t, &detailed);
-    g.bench_function("details_warm", |b| b.iter(|| frame(&mut t, &detailed)));
+    frame(&mut t, &detailed, &mut detailed_state);
+    g.bench_function("details_warm", |b| {
+        b.iter(|| frame(&mut t, &detailed, &mut detailed_state))
+    });
     let mut flip = false;
     g.bench_function("details_resize", |b| {
         b.iter(|| {
             flip = !flip;
-            frame(if flip { &mut narrow } else { &mut wide }, &detailed)
+            frame(
+                if flip { &mut narrow } else { &mut wide },
+                &detailed,
+                &mut detailed_state,
+            )
         })
     });
 
@@ -117,20 +150,21 @@ fn frames(c: &mut Criterion) {
     ] {
         let mut app = conversation();
         app.on_paste(&paste);
+        let mut state = ViewState::new();
         let mut t = terminal(W, H);
-        frame(&mut t, &app);
-        g.bench_function(name, |b| b.iter(|| frame(&mut t, &app)));
+        frame(&mut t, &app, &mut state);
+        g.bench_function(name, |b| b.iter(|| frame(&mut t, &app, &mut state)));
     }
     g.finish();
 
-    let stored = entries();
+    let stored = snapshot();
     c.bench_function("first_draw", |b| {
         b.iter_batched(
-            || terminal(W, H),
-            |mut t| {
+            || (terminal(W, H), stored.clone()),
+            |(mut t, stored)| {
                 let mut app = App::new(status(), AppOptions { no_color: false });
-                app.on_transcript(black_box(&stored));
-                frame(&mut t, &app);
+                app.on_snapshot(black_box(stored));
+                frame(&mut t, &app, &mut ViewState::new());
                 app
             },
             BatchSize::LargeInput,

@@ -1,20 +1,15 @@
 //! Compaction as the UI shows it: `/compact` asks the controller to summarize everything before
 //! the latest turn into a new selected head; the controller may also compact on its own inside a
-//! turn. Either way a `compacted` event comes, the head changes and the transcript reloads from
-//! the new head, with a line saying how much smaller the context got.
-//!
-//! A reload while a turn runs must not lose what the turn showed so far: the stored messages of
-//! that turn lack the answer still streaming, so the turn's items as its events built them take
-//! the place of its stored messages ([`reloaded`]).
+//! turn. Either way a `compacted` event comes (the status line says how much smaller the context
+//! got) and the new head is shown from a new snapshot, its summary as a compaction note.
 
-use retrace_protocol::{Error, HeadRef, TranscriptEntry};
+use retrace_protocol::{Error, HeadRef};
 
 use crate::app::App;
 use crate::effect::Effect;
 use crate::escape;
-use crate::transcript::{Item, Transcript};
 
-/// The line a compaction leaves in the chat.
+/// The line a compaction leaves on the status line.
 pub fn compacted_line(automatic: bool, before_tokens: u64, after_tokens: u64) -> String {
     let how = if automatic {
         "compacted automatically"
@@ -24,51 +19,6 @@ pub fn compacted_line(automatic: bool, before_tokens: u64, after_tokens: u64) ->
     format!(
         "{how}: about {before_tokens} → {after_tokens} tokens; the full conversation stays a version (/heads)"
     )
-}
-
-/// The transcript after a reload: `entries` (a head's stored messages), except that while turn
-/// `live` runs its items in `shown` (from its prompt on) replace its stored messages; then `note`.
-pub fn reloaded(
-    shown: &Transcript,
-    entries: &[TranscriptEntry],
-    live: Option<u64>,
-    note: Option<&str>,
-) -> Transcript {
-    let tail = live.and_then(|turn| {
-        let at = shown
-            .items()
-            .iter()
-            .rposition(|i| matches!(i, Item::User { turn: Some(t), .. } if *t == turn))?;
-        Some((turn, &shown.items()[at..]))
-    });
-    let mut t = match tail {
-        Some((turn, items)) => {
-            let cut = entries
-                .iter()
-                .position(|e| e.turn == Some(turn))
-                .unwrap_or(entries.len());
-            let mut t = Transcript::from_entries(&entries[..cut]);
-            for item in items {
-                t.push(item.clone());
-            }
-            t
-        }
-        None => Transcript::from_entries(entries),
-    };
-    if let Some(note) = note {
-        // A live turn's items already hold the line (it came during the turn).
-        let shown_already = tail.is_some_and(|(_, items)| {
-            items
-                .iter()
-                .any(|i| matches!(i, Item::System { text } if text == note))
-        });
-        if !shown_already {
-            t.push(Item::System {
-                text: note.to_string(),
-            });
-        }
-    }
-    t
 }
 
 impl App {
@@ -88,12 +38,12 @@ impl App {
         vec![Effect::Compact]
     }
 
-    /// The answer to [`Effect::Compact`]: the summary head is selected.
-    pub fn on_compact_done(&mut self, r: &HeadRef) -> Vec<Effect> {
-        self.status.compacting = false;
+    /// The answer to [`Effect::Compact`]: the summary head is selected (its events bring it). The
+    /// job's `summary_finished`, published before this answer but maybe not yet seen, ends
+    /// `compacting`.
+    pub fn on_compact_done(&mut self, r: &HeadRef) {
         self.status.head = r.head_id.to_string();
         self.status.session = r.session_id.to_string();
-        vec![Effect::LoadTranscript]
     }
 
     /// [`Effect::Compact`] was refused (nothing to summarize, a turn running) or failed.
@@ -102,61 +52,50 @@ impl App {
         self.message = Some(format!("cannot compact: {}", escape::line(&err.message)));
     }
 
-    /// A `compacted` event: the line, and the new head's transcript.
-    pub(crate) fn on_compacted_event(
-        &mut self,
-        head_id: &str,
-        automatic: bool,
-        before_tokens: u64,
-        after_tokens: u64,
-    ) -> Vec<Effect> {
-        let line = compacted_line(automatic, before_tokens, after_tokens);
-        self.transcript.push(Item::System { text: line.clone() });
-        self.message = Some(line.clone());
-        self.compaction_note = Some((head_id.to_string(), line));
-        let changed = self.status.head != head_id;
-        self.status.head = head_id.to_string();
-        if changed {
-            vec![Effect::LoadTranscript]
-        } else {
-            Vec::new()
-        }
+    /// A `compacted` event, the first time it is seen: the line (the head's new snapshot shows
+    /// the summary).
+    pub(crate) fn on_compacted_event(&mut self, automatic: bool, before_tokens: u64, after_tokens: u64) {
+        self.message = Some(compacted_line(automatic, before_tokens, after_tokens));
     }
 
     /// A summary job began (`/compact` runs as one).
-    pub(crate) fn on_summary_started(&mut self, turn: u64) {
+    pub(crate) fn on_summary_started(&mut self, turn: u64, first: bool) {
         self.status.running = true;
-        let text = if self.status.compacting {
+        if !first {
+            return;
+        }
+        self.message = Some(if self.status.compacting {
             format!("compacting the turns before turn {turn}…")
         } else {
             format!("summarizing at turn {turn}…")
-        };
-        self.transcript.push(Item::System { text });
+        });
     }
 
-    /// A summary job ended.
+    /// A summary job ended (the head it made comes with its own event).
     pub(crate) fn on_summary_finished(
         &mut self,
         ok: bool,
         head_id: Option<&str>,
         error: Option<String>,
-    ) -> Vec<Effect> {
+        first: bool,
+    ) {
         self.status.running = false;
         let compacting = std::mem::take(&mut self.status.compacting);
         if ok {
             if let Some(h) = head_id {
                 self.status.head = h.to_string();
             }
-            if !compacting {
+            if !compacting && first {
                 self.message = Some("summary written: a new head is selected".to_string());
             }
-            return vec![Effect::LoadTranscript];
+            return;
         }
-        let what = if compacting { "compaction" } else { "summary" };
-        self.message = Some(format!(
-            "{what} failed: {}",
-            escape::line(error.as_deref().unwrap_or("unknown"))
-        ));
-        Vec::new()
+        if first {
+            let what = if compacting { "compaction" } else { "summary" };
+            self.message = Some(format!(
+                "{what} failed: {}",
+                escape::line(error.as_deref().unwrap_or("unknown"))
+            ));
+        }
     }
 }

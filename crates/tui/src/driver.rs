@@ -3,6 +3,11 @@
 //! become requests on the handle (one task each); events and answers come back through
 //! [`Driver::next`] and go to the app. The terminal runtime ([`crate::run`]) and the tests drive
 //! the UI through this same type, so a test of a whole flow runs the real request code.
+//!
+//! The session is shown from its snapshot and the events numbered after it: on opening, and
+//! whenever the app asks for a new snapshot ([`Effect::LoadSnapshot`]: the head changed, a
+//! rewind, an undo, a compaction, a lagged stream), the driver takes one and subscribes again
+//! from its `last_event_seq`, so that no event is missed nor applied twice.
 
 use std::time::{Duration, Instant};
 
@@ -10,19 +15,20 @@ use ratatui::crossterm::event::{KeyEvent, MouseEventKind};
 use retrace_control::{Service, SessionHandle, Subscription};
 use retrace_protocol::{
     CheckpointListing, Delivery, Error, HeadEntry, HeadRef, ModelSpec, RewindPlan, RewindResult,
-    SessionEntry, SessionStatus, TranscriptEntry, TurnAccepted,
+    SessionEntry, SessionSnapshot, SessionStatus, TurnAccepted,
 };
 use tokio::sync::mpsc;
 
-use crate::app::{App, AppOptions, StatusInfo};
+use crate::app::{App, AppOptions};
 use crate::effect::Effect;
 use crate::error::TuiError;
+use crate::status::StatusInfo;
 
 /// The answer to a request an [`Effect`] made.
 enum Answer {
     Sent(Result<TurnAccepted, Error>),
     Checkpoints(Result<CheckpointListing, Error>),
-    Transcript(Result<Vec<TranscriptEntry>, Error>),
+    Snapshot(Result<SessionSnapshot, Error>),
     Status(Result<SessionStatus, Error>),
     Heads(Result<Vec<HeadEntry>, Error>),
     Plan(Result<RewindPlan, Error>),
@@ -33,18 +39,12 @@ enum Answer {
     Opened(Result<Opened, Error>),
     Compacted(Result<HeadRef, Error>),
     PlanMode(Result<bool, Error>),
-    /// The heads, for their names only (after the head changed).
-    HeadNames(Result<Vec<HeadEntry>, Error>),
-    /// A snapshot after the event stream lagged: the transcript, then the status.
-    Resync(Result<(Vec<TranscriptEntry>, SessionStatus), Error>),
 }
 
 /// A session opened from `/sessions` or `/new`, ready to take the current one's place.
 struct Opened {
     handle: SessionHandle,
-    status: SessionStatus,
-    transcript: Vec<TranscriptEntry>,
-    heads: Vec<HeadEntry>,
+    snapshot: SessionSnapshot,
     /// Why the model could not be set on it, if it could not.
     model_error: Option<Error>,
 }
@@ -71,25 +71,21 @@ pub struct Driver {
     ctx: Context,
     answer_tx: mpsc::UnboundedSender<(u64, Answer)>,
     answer_rx: mpsc::UnboundedReceiver<(u64, Answer)>,
-    /// After a resync taken while a turn ran: the deltas between the transcript and the status
-    /// were not seen, so the transcript is loaded again when that turn finishes.
-    reload_when_finished: bool,
 }
 
 impl Driver {
-    /// An app on `handle`'s session: its status and the selected head's transcript loaded, its
-    /// events followed from now. `model` is given to sessions opened from `/sessions`.
+    /// An app on `handle`'s session: a snapshot shown, the events after it followed. `model` is
+    /// given to sessions opened from `/sessions`.
     pub async fn open(
         service: Service,
         handle: SessionHandle,
         opts: AppOptions,
         model: Option<ModelSpec>,
     ) -> Result<Driver, TuiError> {
-        let status = handle.status().await?;
-        let mut app = App::new(StatusInfo::from_status(&status), opts);
-        app.on_transcript(&handle.transcript(None).await?);
-        app.set_head_names(&handle.heads().await?);
-        let events = handle.subscribe(Some(status.last_event_seq));
+        let snapshot = handle.snapshot().await?;
+        let mut app = App::new(StatusInfo::from_status(&snapshot.status), opts);
+        let events = handle.subscribe(Some(snapshot.last_event_seq));
+        app.on_snapshot(snapshot);
         let (answer_tx, answer_rx) = mpsc::unbounded_channel();
         Ok(Driver {
             app,
@@ -102,7 +98,6 @@ impl Driver {
             },
             answer_tx,
             answer_rx,
-            reload_when_finished: false,
         })
     }
 
@@ -175,35 +170,9 @@ impl Driver {
 
     fn on_delivery(&mut self, delivery: Delivery) -> Vec<Effect> {
         match delivery {
-            Delivery::Event(numbered) => {
-                let finished = matches!(numbered.event, retrace_protocol::Event::TurnFinished { .. });
-                let mut effects = self.app.on_event(numbered.event);
-                if finished && std::mem::take(&mut self.reload_when_finished) {
-                    effects.push(Effect::LoadTranscript);
-                }
-                effects
-            }
-            Delivery::Lagged { .. } => {
-                // Events were lost: take a snapshot and follow the events after it.
-                let h = self.handle.clone();
-                let tx = Reply {
-                    generation: self.ctx.generation,
-                    tx: self.answer_tx.clone(),
-                };
-                tokio::spawn(async move {
-                    let snapshot = async {
-                        let transcript = h.transcript(None).await?;
-                        let status = h.status().await?;
-                        if status.running.is_none() {
-                            // Nothing runs: a transcript taken now is the one the status saw.
-                            return Ok((h.transcript(None).await?, status));
-                        }
-                        Ok((transcript, status))
-                    };
-                    tx.send(Answer::Resync(snapshot.await));
-                });
-                Vec::new()
-            }
+            Delivery::Event(numbered) => self.app.on_event(numbered.seq, numbered.event),
+            // Events were lost: a new snapshot, and the events after it.
+            Delivery::Lagged { .. } => self.app.on_lagged(),
         }
     }
 
@@ -218,18 +187,18 @@ impl Driver {
             return Vec::new(); // about a session the UI has left
         }
         match answer {
-            Answer::Resync(Ok((transcript, status))) => {
-                self.events = self.handle.subscribe(Some(status.last_event_seq));
-                self.app.on_resync(&transcript, &status);
-                self.reload_when_finished = status.running.is_some();
+            Answer::Snapshot(Ok(snapshot)) => {
+                // The events after it, from where it was taken: those already seen after that
+                // number come again (the app applies them to the new items, once each).
+                self.events = self.handle.subscribe(Some(snapshot.last_event_seq));
+                self.app.on_snapshot(snapshot);
                 Vec::new()
             }
             Answer::Opened(Ok(opened)) => {
                 self.ctx.generation += 1;
-                self.events = opened.handle.subscribe(Some(opened.status.last_event_seq));
+                self.events = opened.handle.subscribe(Some(opened.snapshot.last_event_seq));
                 self.handle = opened.handle;
-                self.app.on_session_opened(&opened.status, &opened.transcript);
-                self.app.set_head_names(&opened.heads);
+                self.app.on_session_opened(opened.snapshot);
                 if let Some(e) = opened.model_error {
                     self.app
                         .say(&format!("the model cannot answer in this session: {}", e.message));
@@ -260,8 +229,9 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
             app.on_checkpoints(&l);
             Vec::new()
         }
-        Answer::Transcript(Ok(t)) => {
-            app.on_transcript(&t);
+        Answer::Snapshot(Ok(_)) => Vec::new(), // taken by the driver
+        Answer::Snapshot(Err(e)) => {
+            app.on_snapshot_failed(&e);
             Vec::new()
         }
         Answer::Status(Ok(s)) => {
@@ -273,14 +243,23 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
             Vec::new()
         }
         Answer::Plan(Ok(p)) => app.on_plan(p),
-        Answer::Rewind(Ok(r)) => app.on_result(&r),
-        Answer::Head(Ok(r)) => app.on_head_ref(&r),
+        Answer::Rewind(Ok(r)) => {
+            app.on_result(&r);
+            Vec::new()
+        }
+        Answer::Head(Ok(r)) => {
+            app.on_head_ref(&r);
+            Vec::new()
+        }
         Answer::Sessions(Ok(list)) => {
             app.on_sessions(list);
             Vec::new()
         }
         Answer::Opened(Ok(_)) => Vec::new(), // taken by the loop
-        Answer::Compacted(Ok(r)) => app.on_compact_done(&r),
+        Answer::Compacted(Ok(r)) => {
+            app.on_compact_done(&r);
+            Vec::new()
+        }
         Answer::Compacted(Err(e)) => {
             app.on_compact_failed(&e);
             Vec::new()
@@ -289,23 +268,12 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
             app.show_plan_mode(on);
             Vec::new()
         }
-        Answer::HeadNames(Ok(heads)) => {
-            app.set_head_names(&heads);
-            Vec::new()
-        }
-        Answer::HeadNames(Err(_)) => Vec::new(), // the status line keeps the id
-        Answer::Resync(Ok(_)) => Vec::new(),     // taken by the driver
-        Answer::Resync(Err(e)) => {
-            app.on_error(&e);
-            Vec::new()
-        }
         Answer::Model(Ok(_)) => {
             app.say("model changed; it answers from the next turn");
             vec![Effect::LoadStatus]
         }
         Answer::Sent(Err(e))
         | Answer::Checkpoints(Err(e))
-        | Answer::Transcript(Err(e))
         | Answer::Status(Err(e))
         | Answer::Heads(Err(e))
         | Answer::Plan(Err(e))
@@ -345,12 +313,8 @@ fn perform(handle: &SessionHandle, ctx: &Context, effect: Effect, tx: &mpsc::Unb
         Effect::LoadCheckpoints => {
             tokio::spawn(async move { tx.send(Answer::Checkpoints(h.checkpoints().await)) });
         }
-        Effect::LoadTranscript => {
-            // The head changed: its transcript, and the heads' names for the status line.
-            tokio::spawn(async move {
-                tx.send(Answer::Transcript(h.transcript(None).await));
-                tx.send(Answer::HeadNames(h.heads().await));
-            });
+        Effect::LoadSnapshot => {
+            tokio::spawn(async move { tx.send(Answer::Snapshot(h.snapshot().await)) });
         }
         Effect::LoadStatus => {
             tokio::spawn(async move { tx.send(Answer::Status(h.status().await)) });
@@ -425,7 +389,7 @@ impl Reply {
 }
 
 /// Opens session `id` for `/sessions`, with its own model (the one its log records) else the
-/// UI's, its status and transcript.
+/// UI's, and its snapshot.
 async fn open_session(svc: &Service, id: &str, model: Option<ModelSpec>) -> Result<Opened, Error> {
     let handle = svc.open(id, None).await?;
     let model = match handle.recorded_model().await {
@@ -456,16 +420,12 @@ async fn open_session(svc: &Service, id: &str, model: Option<ModelSpec>) -> Resu
     opened(handle, model_error).await
 }
 
-/// `handle`'s session with its status, transcript and heads, to take the current one's place.
+/// `handle`'s session with its snapshot, to take the current one's place.
 async fn opened(handle: SessionHandle, model_error: Option<Error>) -> Result<Opened, Error> {
-    let status = handle.status().await?;
-    let transcript = handle.transcript(None).await?;
-    let heads = handle.heads().await?;
+    let snapshot = handle.snapshot().await?;
     Ok(Opened {
-        heads,
         handle,
-        status,
-        transcript,
+        snapshot,
         model_error,
     })
 }

@@ -22,8 +22,9 @@ pub enum Effect {
     },
     /// List the checkpoints; answer with `App::on_checkpoints`.
     LoadCheckpoints,
-    /// Load the selected head's transcript; answer with `App::on_transcript`.
-    LoadTranscript,
+    /// Take a new snapshot of the session (`SessionHandle::snapshot`) and follow the events
+    /// after it; answer with `App::on_snapshot`.
+    LoadSnapshot,
     /// Refresh the session's status (head, model); answer with `App::on_status`.
     LoadStatus,
     /// List the heads; answer with `App::on_heads`.

@@ -105,6 +105,7 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
 
     // A frame is drawn only after something that can change the screen (not on an idle tick),
     // and at most once per FRAME: a burst of events or keys costs one frame, not one each.
+    let mut view_state = view::ViewState::new();
     let mut dirty = true;
     let mut last_draw: Option<Instant> = None;
     let result = loop {
@@ -113,9 +114,11 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
             if let Ok(size) = guard.terminal.size() {
                 ui.app_mut().set_viewport(size.width, size.height);
             }
-            if let Err(source) = guard.terminal.draw(|f| view::draw(f, ui.app())) {
+            if let Err(source) = guard.terminal.draw(|f| view::draw(f, ui.app(), &mut view_state)) {
                 break Err(TuiError::Terminal { op: "draw", source });
             }
+            // How far what it drew can scroll: the keys stop there.
+            ui.app_mut().set_scroll_limits(view_state.scroll_limits());
             dirty = false;
             let drawn = Instant::now();
             // An approval box on this frame starts its guard time now (keys typed ahead of it

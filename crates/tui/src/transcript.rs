@@ -1,88 +1,111 @@
-//! The chat transcript as the UI shows it: built from a head's stored messages
-//! ([`TranscriptEntry`]) and extended by live events as a turn runs.
+//! The chat transcript: the session's items (the controller's view, `retrace_control::ItemList`:
+//! a snapshot's items, then changed by the events numbered after it) as the entries the chat
+//! draws, and the lines only this UI says (a notice, an error, a summary being written).
 //!
-//! Each item carries a revision: a number taken from one process-wide counter whenever the item
-//! is added or changed. The view keeps every item's wrapped rows keyed by it, so a revision must
+//! Each item becomes one or more entries: a prompt, a checkpoint, a tool call, a note are one
+//! each; an answer is its reasoning, then its text in pieces (a long answer is cut after a line
+//! break once a piece passes [`STREAM_PIECE`] bytes, so that a frame wraps again only the piece
+//! that grows while it streams). The UI's own lines are placed after the item that was last when
+//! they came, and kept while that item is.
+//!
+//! Each entry carries a revision: a number taken from one process-wide counter whenever the entry
+//! is added or changed. The view keeps every entry's wrapped rows keyed by it, so a revision must
 //! never come back for other content: the counter only goes up, and it is shared by every
-//! transcript, so a transcript that replaces another (a head change) has none of its numbers.
+//! transcript, so a transcript that replaces another (a reload) has none of its numbers.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use retrace_protocol::{Role, TranscriptEntry};
+use retrace_control::{Applied, ItemList};
+use retrace_protocol::{CheckpointItem, Event, Item, ItemBody, ToolCallItem, ToolStatus};
 
-/// One thing shown in the chat.
+/// One thing drawn in the chat.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Item {
-    /// A turn's prompt (or a summary standing in for earlier messages, with no turn).
-    User {
-        /// The turn it opened.
-        turn: Option<u64>,
+pub enum Entry {
+    /// The prompt that opened a turn.
+    Prompt {
         /// The prompt.
         text: String,
-        /// Files whose before-images the turn captured so far (live turns only).
-        captured: usize,
     },
-    /// The model's answer (streamed or stored).
-    Assistant {
-        /// The text.
-        text: String,
+    /// A turn's checkpoint.
+    Checkpoint {
+        /// The turn.
+        turn: u64,
+        /// What it holds.
+        checkpoint: CheckpointItem,
     },
-    /// The model's reasoning, shown dimmed and folded.
+    /// The model's reasoning before an answer, shown dimmed and folded.
     Reasoning {
         /// The text.
         text: String,
     },
-    /// A tool call, one line with its target.
-    Tool {
-        /// The call id.
-        id: String,
-        /// The tool.
-        name: String,
-        /// What it works on: a path, a command line, or the raw arguments.
-        target: String,
-        /// `None` while it runs; then whether it succeeded.
-        ok: Option<bool>,
-        /// Lines of its output (for the fold marker).
-        output_lines: usize,
-        /// Its arguments as the model gave them (JSON text), for its diff.
-        arguments: String,
-        /// Its output, at most [`OUTPUT_KEPT`] bytes (what the details show).
-        output: String,
-    },
-    /// A note from Retrace (a code-only restore, a notice).
-    System {
+    /// A piece of an answer (the whole answer when it is short; empty while none has streamed).
+    Text {
         /// The text.
         text: String,
     },
-    /// An error.
+    /// A tool call.
+    Tool {
+        /// The call as the controller shows it.
+        call: Box<ToolCallItem>,
+        /// The spinner's frame while it runs.
+        frame: usize,
+    },
+    /// A note of the conversation (a restore, a compaction), in full.
+    Note {
+        /// The text.
+        text: String,
+    },
+    /// Something this UI was told that the conversation does not keep (a retried request).
+    Notice {
+        /// The text.
+        text: String,
+    },
+    /// An error this UI was told (a failed turn).
     Error {
         /// The text.
         text: String,
     },
 }
 
-/// The size after which a streamed answer continues in a new item (see
-/// [`Transcript::assistant_delta`]).
+/// The size after which an answer continues in a new entry (see the module documentation).
 pub const STREAM_PIECE: usize = 8 * 1024;
 
-/// How much of a tool's output the transcript keeps to show (the details fold it further).
-pub const OUTPUT_KEPT: usize = 64 * 1024;
-
-/// At most `max` bytes of `s`, cut on a character boundary.
-fn head(s: &str, max: usize) -> String {
-    let mut end = s.len().min(max);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_string()
+/// What an entry shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Source {
+    /// A part of the item with this id.
+    Item(String),
+    /// The UI's own line with this number.
+    Local(u64),
 }
 
-/// The transcript: items oldest first, each with its revision.
+/// An entry as the transcript holds it.
+#[derive(Debug, Clone)]
+pub struct Shown {
+    /// What is drawn.
+    pub entry: Entry,
+    /// Changes whenever `entry` does (module documentation).
+    pub revision: u64,
+    source: Source,
+}
+
+/// A line of the UI's own, after the item `anchor` (`None`: before every item).
+#[derive(Debug, Clone)]
+struct Local {
+    number: u64,
+    anchor: Option<String>,
+    entry: Entry,
+}
+
+/// The transcript: the session's items and the UI's lines, as entries oldest first.
 #[derive(Debug, Clone, Default)]
 pub struct Transcript {
-    items: Vec<Item>,
-    /// `revisions[i]` changes whenever `items[i]` does (module doc).
-    revisions: Vec<u64>,
+    list: ItemList,
+    locals: Vec<Local>,
+    next_local: u64,
+    shown: Vec<Shown>,
+    /// The spinner's frame, given to running tool calls.
+    frame: usize,
 }
 
 /// The next revision; never 0, never the same twice in a process.
@@ -91,165 +114,214 @@ fn next_revision() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-/// What a tool call works on, from its JSON arguments: `path`, else `command`, else the raw text.
-pub fn tool_target(arguments: &str) -> String {
-    if let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(arguments) {
-        for key in ["path", "file_path", "command", "pattern"] {
-            if let Some(serde_json::Value::String(s)) = map.get(key) {
-                return s.clone();
-            }
-        }
+/// The pieces of an answer: each ends at the first line break at or after [`STREAM_PIECE`] bytes
+/// (so text appended later never moves an earlier cut), the last one holds the rest.
+fn pieces(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let cut = rest
+            .as_bytes()
+            .get(STREAM_PIECE..)
+            .and_then(|tail| tail.iter().position(|&b| b == b'\n'))
+            .map_or(rest.len(), |at| STREAM_PIECE + at + 1);
+        let (piece, after) = rest.split_at(cut);
+        out.push(piece);
+        rest = after;
     }
-    arguments.to_string()
+    out
+}
+
+/// The entries of one item (always at least one, so that every item has a place).
+fn entries_of(item: &Item, frame: usize) -> Vec<Entry> {
+    match &item.body {
+        ItemBody::UserPrompt { text } => vec![Entry::Prompt { text: text.clone() }],
+        ItemBody::Checkpoint(c) => vec![Entry::Checkpoint {
+            turn: item.turn.unwrap_or_default(),
+            checkpoint: c.clone(),
+        }],
+        ItemBody::AssistantText { text, reasoning } => {
+            let mut out = Vec::new();
+            if let Some(r) = reasoning.as_deref().filter(|r| !r.is_empty()) {
+                out.push(Entry::Reasoning { text: r.to_string() });
+            }
+            out.extend(
+                pieces(text)
+                    .into_iter()
+                    .map(|p| Entry::Text { text: p.to_string() }),
+            );
+            if out.is_empty() {
+                out.push(Entry::Text { text: String::new() });
+            }
+            out
+        }
+        ItemBody::ToolCall(call) => vec![Entry::Tool {
+            call: call.clone(),
+            frame: if call.status == ToolStatus::Running {
+                frame
+            } else {
+                0
+            },
+        }],
+        ItemBody::Note(n) => vec![Entry::Note { text: n.text.clone() }],
+    }
 }
 
 impl Transcript {
-    /// The items, oldest first.
-    pub fn items(&self) -> &[Item] {
-        &self.items
-    }
-
-    /// Each item's revision, in the order of [`Transcript::items`]: a number that changes whenever
-    /// the item does, and that no other item content, in any transcript of this process, ever had.
-    pub fn revisions(&self) -> &[u64] {
-        &self.revisions
-    }
-
-    /// A transcript of a head's stored messages (system prompts are not shown; Retrace's notes are).
-    pub fn from_entries(entries: &[TranscriptEntry]) -> Transcript {
+    /// A transcript of a snapshot's items.
+    pub fn from_items(items: Vec<Item>) -> Transcript {
         let mut t = Transcript::default();
-        for (i, e) in entries.iter().enumerate() {
-            match e.role {
-                Role::System => {
-                    // The first system message is the model's instructions; later ones are notes.
-                    if i > 0 {
-                        t.push(Item::System {
-                            text: e.content.clone(),
-                        });
-                    }
-                }
-                Role::User => t.push(Item::User {
-                    turn: e.turn,
-                    text: e.content.clone(),
-                    captured: 0,
-                }),
-                Role::Assistant => {
-                    if !e.content.is_empty() {
-                        t.push(Item::Assistant {
-                            text: e.content.clone(),
-                        });
-                    }
-                    for call in e.tool_calls.iter().flatten() {
-                        t.push(Item::Tool {
-                            id: call.id.clone(),
-                            name: call.name.clone(),
-                            target: tool_target(&call.arguments),
-                            ok: None,
-                            output_lines: 0,
-                            arguments: call.arguments.clone(),
-                            output: String::new(),
-                        });
-                    }
-                }
-                Role::Tool => {
-                    if let Some(id) = &e.tool_call_id {
-                        // The log keeps no flag: a failed call's result is `error: …` (the agent's
-                        // one form for failures, denials and cancels).
-                        let ok = !e.content.starts_with("error:");
-                        t.tool_result(id, Some(ok), &e.content);
-                    }
-                }
-            }
-        }
+        t.reset(items);
         t
     }
 
-    /// Adds an item.
-    pub fn push(&mut self, item: Item) {
-        self.items.push(item);
-        self.revisions.push(next_revision());
+    /// The session's items, in order.
+    pub fn items(&self) -> &[Item] {
+        self.list.items()
     }
 
-    /// Marks item `index` changed.
-    fn touch(&mut self, index: usize) {
-        if let Some(r) = self.revisions.get_mut(index) {
-            *r = next_revision();
+    /// What the chat draws, oldest first.
+    pub fn entries(&self) -> &[Shown] {
+        &self.shown
+    }
+
+    /// Shows a snapshot's items in place of the items shown. The UI's own lines stay after the
+    /// items they followed, when those are still shown; the others go.
+    pub fn reset(&mut self, items: Vec<Item>) {
+        self.list = ItemList::new(items);
+        let ids: std::collections::HashSet<&str> = self.list.items().iter().map(|i| i.id.as_str()).collect();
+        self.locals
+            .retain(|l| l.anchor.as_deref().is_none_or(|a| ids.contains(a)));
+        self.shown.clear();
+        let frame = self.frame;
+        let push = |shown: &mut Vec<Shown>, source: Source, entry: Entry| {
+            shown.push(Shown {
+                entry,
+                revision: next_revision(),
+                source,
+            });
+        };
+        for l in self.locals.iter().filter(|l| l.anchor.is_none()) {
+            push(&mut self.shown, Source::Local(l.number), l.entry.clone());
         }
-    }
-
-    /// Appends streamed answer text, continuing the last answer when it is the newest item.
-    ///
-    /// A long answer is kept as several items, cut after a line break once the newest one passes
-    /// [`STREAM_PIECE`] bytes: a frame then wraps again only the piece that grows, not the whole
-    /// answer (each piece draws as the same lines the whole would).
-    pub fn assistant_delta(&mut self, delta: &str) {
-        if let Some(Item::Assistant { text }) = self.items.last_mut() {
-            text.push_str(delta);
-            let rest = if text.len() > STREAM_PIECE {
-                text.rfind('\n').map(|at| text.split_off(at + 1))
-            } else {
-                None
-            };
-            self.touch(self.items.len() - 1);
-            if let Some(rest) = rest {
-                self.push(Item::Assistant { text: rest });
+        for item in self.list.items() {
+            for entry in entries_of(item, frame) {
+                push(&mut self.shown, Source::Item(item.id.clone()), entry);
             }
-        } else {
-            self.push(Item::Assistant {
-                text: delta.to_string(),
-            });
-        }
-    }
-
-    /// Appends streamed reasoning, continuing the last reasoning when it is the newest item.
-    pub fn reasoning_delta(&mut self, delta: &str) {
-        if let Some(Item::Reasoning { text }) = self.items.last_mut() {
-            text.push_str(delta);
-            self.touch(self.items.len() - 1);
-        } else {
-            self.push(Item::Reasoning {
-                text: delta.to_string(),
-            });
-        }
-    }
-
-    /// Records a tool's result on its call (`ok: None` for stored results, whose success is unknown).
-    pub fn tool_result(&mut self, call_id: &str, ok: Option<bool>, content: &str) {
-        for (i, item) in self.items.iter_mut().enumerate().rev() {
-            if let Item::Tool {
-                id,
-                ok: slot,
-                output_lines,
-                output,
-                ..
-            } = item
+            for l in self
+                .locals
+                .iter()
+                .filter(|l| l.anchor.as_deref() == Some(&item.id))
             {
-                if id == call_id {
-                    *slot = ok.or(Some(true));
-                    *output_lines = content.lines().count();
-                    *output = head(content, OUTPUT_KEPT);
-                    self.touch(i);
-                    return;
-                }
+                push(&mut self.shown, Source::Local(l.number), l.entry.clone());
             }
         }
     }
 
-    /// Counts files captured for the newest user item of `turn`.
-    pub fn captured(&mut self, turn: u64, paths: usize) {
-        for (i, item) in self.items.iter_mut().enumerate().rev() {
-            if let Item::User {
-                turn: Some(t),
-                captured,
-                ..
-            } = item
-            {
-                if *t == turn {
-                    *captured += paths;
-                    self.touch(i);
-                    return;
+    /// Forgets everything (another session is shown).
+    pub fn clear(&mut self) {
+        self.locals.clear();
+        self.reset(Vec::new());
+    }
+
+    /// Applies an event numbered after the items shown; [`Applied::Reload`] asks for a new
+    /// snapshot.
+    pub fn apply(&mut self, event: &Event) -> Applied {
+        let applied = self.list.apply(event);
+        match &applied {
+            Applied::Item(id) => self.refresh(id),
+            Applied::Removed(id) => self.removed(id),
+            Applied::Reload | Applied::Nothing => {}
+        }
+        applied
+    }
+
+    /// Adds a line of the UI's own after the last item.
+    pub fn push_local(&mut self, entry: Entry) {
+        let number = self.next_local;
+        self.next_local += 1;
+        self.locals.push(Local {
+            number,
+            anchor: self.list.items().last().map(|i| i.id.clone()),
+            entry: entry.clone(),
+        });
+        self.shown.push(Shown {
+            entry,
+            revision: next_revision(),
+            source: Source::Local(number),
+        });
+    }
+
+    /// The spinner moved: running tool calls show its frame.
+    pub fn tick(&mut self, frame: usize) {
+        self.frame = frame;
+        // Running calls are in the newest turn: after its prompt.
+        for s in self.shown.iter_mut().rev() {
+            match &mut s.entry {
+                Entry::Prompt { .. } => break,
+                Entry::Tool { call, frame: f } if call.status == ToolStatus::Running && *f != frame => {
+                    *f = frame;
+                    s.revision = next_revision();
                 }
+                _ => {}
+            }
+        }
+    }
+
+    /// The entries of item `id`: where they start and end (`None` when it has none shown).
+    fn span_of(&self, id: &str) -> Option<(usize, usize)> {
+        let is = |s: &Shown| matches!(&s.source, Source::Item(i) if i == id);
+        let last = self.shown.iter().rposition(is)?;
+        let first = self.shown[..last]
+            .iter()
+            .rposition(|s| !is(s))
+            .map_or(0, |i| i + 1);
+        Some((first, last + 1))
+    }
+
+    /// Item `id` was added or changed: its entries are made again, each keeping its revision
+    /// when it did not change. A new item goes at the end, as in the list.
+    fn refresh(&mut self, id: &str) {
+        let Some(item) = self.list.get(id) else { return };
+        let fresh = entries_of(item, self.frame);
+        let (start, end) = self.span_of(id).unwrap_or((self.shown.len(), self.shown.len()));
+        let old: Vec<Shown> = self.shown.drain(start..end).collect();
+        let made: Vec<Shown> = fresh
+            .into_iter()
+            .enumerate()
+            .map(|(k, entry)| {
+                let revision = match old.get(k) {
+                    Some(o) if o.entry == entry => o.revision,
+                    _ => next_revision(),
+                };
+                Shown {
+                    entry,
+                    revision,
+                    source: Source::Item(id.to_string()),
+                }
+            })
+            .collect();
+        self.shown.splice(start..start, made);
+    }
+
+    /// Item `id` was removed: its entries go; the UI's lines after it now follow the item before.
+    fn removed(&mut self, id: &str) {
+        let Some((start, end)) = self.span_of(id) else {
+            return;
+        };
+        self.shown.drain(start..end);
+        let before = self.shown[..start].iter().rev().find_map(|s| match &s.source {
+            Source::Item(i) => Some(i.clone()),
+            Source::Local(_) => None,
+        });
+        for l in &mut self.locals {
+            if l.anchor.as_deref() == Some(id) {
+                l.anchor = before.clone();
             }
         }
     }
 }
+
+#[cfg(test)]
+#[path = "transcript_tests.rs"]
+mod tests;

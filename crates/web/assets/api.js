@@ -1,5 +1,6 @@
-// The HTTP API of `retrace serve` (docs/API.md). The token is an HttpOnly cookie the server set
-// when the page was opened with `?token=`; same-origin `fetch` sends it.
+// The HTTP API of `retrace serve` (docs/API.md): requests and the event stream. The token is an
+// HttpOnly cookie the server set when the page was opened with `?token=`; same-origin `fetch` and
+// `EventSource` send it.
 
 /** An API failure: the controller's `{error: {code, message, details}}`. */
 export class ApiError extends Error {
@@ -26,3 +27,33 @@ export async function call(method, path, body) {
 }
 
 export const s = (id) => `/api/sessions/${encodeURIComponent(id)}`;
+
+/** The event types the page listens to (the server names each SSE event by its `type`). */
+export const EVENT_TYPES = [
+  "turn_started", "assistant_delta", "reasoning_delta", "item_started", "item_updated",
+  "item_completed", "item_removed", "tool_call", "tool_result", "checkpoint_captured",
+  "step_finished", "turn_finished", "rewound", "undone", "head_changed", "notice", "error",
+  "approval_requested", "approval_resolved", "summary_started", "summary_finished", "compacted",
+  "plan_mode", "lagged",
+];
+
+/**
+ * Session `id`'s events after sequence number `after`: `on(type, seq, data)` for each, where `seq`
+ * is the event's number (null if it has none) and `data` its JSON (undefined if it is not JSON).
+ * Close the returned `EventSource` to stop.
+ */
+export function subscribe(id, after, on) {
+  const es = new EventSource(`${s(id)}/events?after=${after}`);
+  for (const t of EVENT_TYPES) {
+    es.addEventListener(t, (m) => {
+      let data;
+      try {
+        data = JSON.parse(m.data);
+      } catch {
+        data = undefined;
+      }
+      on(t, m.lastEventId ? Number(m.lastEventId) : null, data);
+    });
+  }
+  return es;
+}

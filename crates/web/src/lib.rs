@@ -1,5 +1,6 @@
 //! The web UI's static files (SPEC §9.2), embedded in the binary so `retrace serve` needs nothing
-//! on disk. No build step: plain HTML, CSS and JavaScript modules under `assets/`.
+//! on disk. No build step: plain HTML, CSS and JavaScript modules under `assets/` (the page loads
+//! `app.js` as a module, and the browser fetches what it imports; CONTRIBUTING.md lists them).
 //!
 //! The whole API is [`asset`]: a path as the browser asks for it (`index.html`, or a file served
 //! under `/assets/`), and the bytes with their content type. The server maps `/` to
@@ -8,7 +9,10 @@
 //! inline) and keeps the API token out of the page (an HttpOnly cookie).
 //!
 //! To add a file: put it under `assets/`, add one line to [`FILES`]. The list is explicit on
-//! purpose: nothing is served that was not named here.
+//! purpose: nothing is served that was not named here (`tests/modules.rs` fails on a module
+//! under `assets/` that is not listed, or an import of one that is not). `assets/package.json` is
+//! not served: it tells node that the `.js` files are ES modules (`node --check` in `.ci/run`, the
+//! unit tests under `tests/unit/`).
 
 /// One embedded file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,43 +23,48 @@ pub struct Asset {
     pub content_type: &'static str,
 }
 
-/// Every embedded file: its path (relative to `assets/`) and the asset.
+const JS: &str = "text/javascript; charset=utf-8";
+
+/// `(path, Asset)` for the file `assets/<path>`, of content type `$type`.
+macro_rules! embed {
+    ($path:literal, $type:expr) => {
+        (
+            $path,
+            Asset {
+                bytes: include_bytes!(concat!("../assets/", $path)),
+                content_type: $type,
+            },
+        )
+    };
+}
+
+/// Every embedded file: its path (relative to `assets/`) and the asset. `app.js` is the page's
+/// entry module; the others are the modules it imports (`tests` checks that every import is here).
 pub const FILES: &[(&str, Asset)] = &[
-    (
-        "index.html",
-        Asset {
-            bytes: include_bytes!("../assets/index.html"),
-            content_type: "text/html; charset=utf-8",
-        },
-    ),
-    (
-        "app.js",
-        Asset {
-            bytes: include_bytes!("../assets/app.js"),
-            content_type: "text/javascript; charset=utf-8",
-        },
-    ),
-    (
-        "api.js",
-        Asset {
-            bytes: include_bytes!("../assets/api.js"),
-            content_type: "text/javascript; charset=utf-8",
-        },
-    ),
-    (
-        "style.css",
-        Asset {
-            bytes: include_bytes!("../assets/style.css"),
-            content_type: "text/css; charset=utf-8",
-        },
-    ),
-    (
-        "favicon.svg",
-        Asset {
-            bytes: include_bytes!("../assets/favicon.svg"),
-            content_type: "image/svg+xml; charset=utf-8",
-        },
-    ),
+    embed!("index.html", "text/html; charset=utf-8"),
+    embed!("style.css", "text/css; charset=utf-8"),
+    embed!("favicon.svg", "image/svg+xml; charset=utf-8"),
+    embed!("app.js", JS),
+    embed!("api.js", JS),
+    embed!("approvals.js", JS),
+    embed!("banner.js", JS),
+    embed!("changes.js", JS),
+    embed!("checkpoints.js", JS),
+    embed!("composer.js", JS),
+    embed!("controls.js", JS),
+    embed!("dialog.js", JS),
+    embed!("heads.js", JS),
+    embed!("items.js", JS),
+    embed!("live.js", JS),
+    embed!("messages.js", JS),
+    embed!("rewind.js", JS),
+    embed!("sessions.js", JS),
+    embed!("state.js", JS),
+    embed!("transcript.js", JS),
+    embed!("ui.js", JS),
+    embed!("util.js", JS),
+    embed!("versions.js", JS),
+    embed!("view.js", JS),
 ];
 
 /// The file at `path` (relative to `assets/`, no leading `/`), if it is embedded.
@@ -85,7 +94,14 @@ mod tests {
 
     #[test]
     fn nothing_else_is_served() {
-        for p in ["", "/index.html", "../Cargo.toml", "src/lib.rs", "assets/app.js"] {
+        for p in [
+            "",
+            "/index.html",
+            "../Cargo.toml",
+            "src/lib.rs",
+            "assets/app.js",
+            "package.json",
+        ] {
             assert_eq!(asset(p), None, "{p}");
         }
     }

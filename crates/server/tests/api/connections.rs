@@ -159,11 +159,17 @@ async fn a_client_that_never_reads_loses_its_connection_and_its_slot() {
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.set_recv_buffer_size(4096).unwrap();
     let mut stalled = socket.connect(live.addr).await.unwrap();
+    // The page's largest file, asked for until the answers (8 MB) are more than the sockets hold.
+    let (path, largest) = retrace_web::FILES
+        .iter()
+        .max_by_key(|(_, a)| a.bytes.len())
+        .unwrap();
     let one = format!(
-        "GET /assets/app.js HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n",
+        "GET /assets/{path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n",
         live.addr.port()
     );
-    stalled.write_all(one.repeat(200).as_bytes()).await.unwrap();
+    let times = 8_000_000 / largest.bytes.len() + 1;
+    stalled.write_all(one.repeat(times).as_bytes()).await.unwrap();
     // The only slot is taken; once the stalled writes time out, the next client is served.
     let start = Instant::now();
     let mut next = TcpStream::connect(live.addr).await.unwrap();

@@ -145,8 +145,42 @@ async fn stopping_the_server_ends_the_streams() {
     stopped.await.unwrap();
 }
 
+/// Replaces each message id (a UUID: 8-4-4-4-12 hex digits) with `<mN>`, numbered in order of
+/// first appearance, so the pinned stream keeps which items share an id.
+fn redact_ids(text: &str, seen: &mut Vec<String>) -> String {
+    let is_id = |w: &[u8]| {
+        w.len() == 36
+            && w.iter().enumerate().all(|(i, b)| match i {
+                8 | 13 | 18 | 23 => *b == b'-',
+                _ => b.is_ascii_hexdigit(),
+            })
+    };
+    let bytes = text.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if i + 36 <= bytes.len() && is_id(&bytes[i..i + 36]) {
+            let id = &text[i..i + 36];
+            let n = match seen.iter().position(|s| s == id) {
+                Some(n) => n,
+                None => {
+                    seen.push(id.to_string());
+                    seen.len() - 1
+                }
+            };
+            out.push_str(&format!("<m{n}>"));
+            i += 36;
+        } else {
+            let c = text[i..].chars().next().unwrap();
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
 /// The wire format of one turn's stream, pinned for the web UI: numbers relative to the first,
-/// the session id redacted.
+/// the session id and message ids redacted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stream_of_a_turn_as_the_page_reads_it() {
     let live = Live::start(writes("a.txt", "hi\n")).await;
@@ -156,8 +190,9 @@ async fn the_stream_of_a_turn_as_the_page_reads_it() {
     let frames = s.until_turn_finished().await;
     let first = seqs(&frames)[0];
     let mut text = String::new();
+    let mut ids = Vec::new();
     for (f, seq) in frames.iter().zip(seqs(&frames)) {
-        let data = f.data.replace(&id, "<session>");
+        let data = redact_ids(&f.data.replace(&id, "<session>"), &mut ids);
         text.push_str(&format!(
             "id: <first>+{}\nevent: {}\ndata: {data}\n\n",
             seq - first,

@@ -228,6 +228,32 @@ async fn the_page_needs_no_token_and_trades_one_in_the_url_for_a_cookie() {
     assert_eq!(s, StatusCode::NOT_FOUND);
 }
 
+/// The page is ES modules (`<script type="module">`): each one it can import is served as
+/// JavaScript (a module of another type is refused under `nosniff`) with the policy that allows
+/// scripts from the server itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_module_of_the_page_is_served_as_javascript_from_self() {
+    let env = Env::new(vec![]);
+    let (_, _, page) = env.send(req("/", &[("host", HOST)])).await;
+    assert!(String::from_utf8(page)
+        .unwrap()
+        .contains(r#"<script type="module" src="/assets/app.js">"#));
+    let modules: Vec<&str> = retrace_web::FILES
+        .iter()
+        .map(|(p, _)| *p)
+        .filter(|p| p.ends_with(".js"))
+        .collect();
+    assert!(modules.len() > 1, "{modules:?}");
+    for m in modules {
+        let (s, h, b) = env.send(req(&format!("/assets/{m}"), &[("host", HOST)])).await;
+        assert_eq!(s, StatusCode::OK, "{m}");
+        assert_eq!(h[header::CONTENT_TYPE], "text/javascript; charset=utf-8", "{m}");
+        assert_eq!(h[header::CONTENT_SECURITY_POLICY], "default-src 'self'", "{m}");
+        assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff", "{m}");
+        assert_eq!(b, retrace_web::asset(m).unwrap().bytes, "{m}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn api_answers_are_neither_sniffed_nor_stored() {
     use tower::ServiceExt;

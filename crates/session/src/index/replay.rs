@@ -106,6 +106,8 @@ impl Index {
             head: e.head,
             turn: None,
             usage: e.usage,
+            reasoning: e.reasoning,
+            outcome: e.outcome,
         };
         let m = self.add_node(h, msg);
         self.push_own(h, m);
@@ -127,6 +129,8 @@ impl Index {
             head: e.head,
             turn: None,
             usage: None,
+            reasoning: None,
+            outcome: None,
         };
         let m = self.add_node(h, msg);
         self.push_own(h, m);
@@ -330,6 +334,8 @@ impl Index {
             head: e.head,
             turn: None,
             usage: None,
+            reasoning: None,
+            outcome: None,
         };
         let m = self.add_node(h, msg);
         self.heads[h].own.push(m);

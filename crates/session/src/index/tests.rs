@@ -32,6 +32,8 @@ fn msg(index: &mut Index, head: &str, id: &str) {
             tool_calls: Vec::new(),
             tool_call_id: None,
             usage: None,
+            reasoning: None,
+            outcome: None,
             at: at(),
         }))
         .unwrap();
@@ -121,6 +123,8 @@ fn a_refused_entry_changes_nothing() {
         tool_calls: Vec::new(),
         tool_call_id: None,
         usage: None,
+        reasoning: None,
+        outcome: None,
         at: at(),
     });
     let err = ix.apply(wrong_parent).unwrap_err();

@@ -3,6 +3,7 @@
 
 mod bash;
 mod edit;
+mod files;
 mod intent;
 mod paths;
 mod read;

@@ -4,11 +4,16 @@
 
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
-use retrace_protocol::{Event, HeadId, SessionId};
-use retrace_tui::{view, App, AppOptions, StatusInfo};
+use retrace_protocol::{
+    CheckpointItem, Coverage, Event, HeadId, Item, ItemBody, SessionId, SessionSnapshot, SessionStatus,
+    ToolCallItem, ToolStatus,
+};
+use retrace_tui::view::{self, ViewState};
+use retrace_tui::{App, AppOptions, StatusInfo};
 
 /// Turns in the conversation: each is four messages (prompt, answer with a tool call, the tool's
-/// result, final answer), so 250 turns are 1,000 messages and 1,000 transcript items.
+/// result, final answer), so 250 turns are 1,000 messages; each turn is five items (its
+/// checkpoint too).
 pub const TURNS: usize = 250;
 /// Lines of each tool result.
 pub const OUTPUT_LINES: usize = 300;
@@ -112,49 +117,92 @@ pub fn status() -> StatusInfo {
     }
 }
 
-/// The events of one finished turn: prompt, an answer with a `read_file` call, its long result,
-/// the final answer.
-pub fn turn_events(rng: &mut Rng, turn: u64) -> Vec<Event> {
-    let id = format!("call_{turn}");
+/// The items of one finished turn: prompt, its checkpoint, an answer with a `read_file` call, its
+/// long result, the final answer.
+pub fn turn_items(rng: &mut Rng, turn: u64) -> Vec<Item> {
+    let at = |id: String, body: ItemBody| Item {
+        id,
+        turn: Some(turn),
+        body,
+    };
     vec![
-        Event::TurnStarted {
-            session_id: SessionId::new("0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41"),
-            head_id: HeadId::main(),
-            turn,
-            prompt: prompt(rng),
-        },
-        Event::AssistantDelta { text: answer(rng) },
-        Event::ToolCall {
-            id: id.clone(),
-            name: "read_file".into(),
-            arguments: format!(r#"{{"path":"src/module_{turn}.rs"}}"#),
-        },
-        Event::ToolResult {
-            id,
-            name: "read_file".into(),
-            ok: true,
-            content: tool_output(rng),
-        },
-        Event::AssistantDelta { text: answer(rng) },
-        Event::TurnFinished {
-            turn,
-            ok: true,
-            error: None,
-            usage: None,
-        },
+        at(format!("p{turn}"), ItemBody::UserPrompt { text: prompt(rng) }),
+        at(
+            format!("checkpoint-{turn}"),
+            ItemBody::Checkpoint(CheckpointItem {
+                files: Vec::new(),
+                gaps: Vec::new(),
+                coverage: Coverage::None,
+                retained: true,
+            }),
+        ),
+        at(
+            format!("a{turn}"),
+            ItemBody::AssistantText {
+                text: answer(rng),
+                reasoning: None,
+            },
+        ),
+        at(
+            format!("a{turn}.0"),
+            ItemBody::ToolCall(Box::new(ToolCallItem {
+                call_id: format!("call_{turn}"),
+                tool: "read_file".into(),
+                title: format!("Read src/module_{turn}.rs"),
+                target: Some(format!("src/module_{turn}.rs")),
+                arguments: serde_json::json!({"path": format!("src/module_{turn}.rs")}),
+                status: ToolStatus::Ok,
+                output: tool_output(rng),
+                output_truncated: false,
+                changes: Vec::new(),
+                gaps: Vec::new(),
+            })),
+        ),
+        at(
+            format!("b{turn}"),
+            ItemBody::AssistantText {
+                text: answer(rng),
+                reasoning: None,
+            },
+        ),
     ]
+}
+
+/// A snapshot of a finished 1,000-message conversation (what `on_snapshot` gets on opening).
+pub fn snapshot() -> SessionSnapshot {
+    let mut rng = Rng::new(7);
+    let items = (1..=TURNS as u64)
+        .flat_map(|turn| turn_items(&mut rng, turn))
+        .collect();
+    SessionSnapshot {
+        status: SessionStatus {
+            session_id: SessionId::new("0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41"),
+            workspace: "/home/ada/project".into(),
+            head_id: HeadId::main(),
+            running: None,
+            model: Some("demo".into()),
+            plan_mode: false,
+            last_event_seq: 0,
+        },
+        items,
+        heads: Vec::new(),
+        head_id: HeadId::main(),
+        pending_approvals: Vec::new(),
+        last_event_seq: 0,
+    }
 }
 
 /// An app showing a finished 1,000-message conversation (colours on, as on most terminals).
 pub fn conversation() -> App {
     let mut app = App::new(status(), AppOptions { no_color: false });
-    let mut rng = Rng::new(7);
-    for turn in 1..=TURNS as u64 {
-        for e in turn_events(&mut rng, turn) {
-            app.on_event(e);
-        }
-    }
+    app.on_snapshot(snapshot());
     app
+}
+
+/// Gives `app` the next event of its session.
+pub fn feed(app: &mut App, event: Event) {
+    let seq = app.last_event_seq() + 1;
+    app.on_event(seq, event);
 }
 
 /// A terminal of `w`×`h` cells that keeps nothing but its buffer.
@@ -162,45 +210,7 @@ pub fn terminal(w: u16, h: u16) -> Terminal<TestBackend> {
     Terminal::new(TestBackend::new(w, h)).unwrap()
 }
 
-/// Draws one frame of `app`.
-pub fn frame(t: &mut Terminal<TestBackend>, app: &App) {
-    t.draw(|f| view::draw(f, app)).unwrap();
-}
-
-/// The same kind of conversation as stored messages (what `on_transcript` gets on opening).
-pub fn entries() -> Vec<retrace_protocol::TranscriptEntry> {
-    use retrace_protocol::{MessageId, Role, ToolCall, TranscriptEntry};
-    let entry = |n: &mut usize, role: Role, content: String| {
-        *n += 1;
-        TranscriptEntry {
-            id: MessageId::new(format!("m{n}")),
-            role,
-            content,
-            tool_calls: None,
-            tool_call_id: None,
-            turn: None,
-            usage: None,
-        }
-    };
-    let mut rng = Rng::new(7);
-    let mut n = 0;
-    let mut out = Vec::new();
-    for turn in 1..=TURNS as u64 {
-        let id = format!("call_{turn}");
-        let mut user = entry(&mut n, Role::User, prompt(&mut rng));
-        user.turn = Some(turn);
-        out.push(user);
-        let mut call = entry(&mut n, Role::Assistant, answer(&mut rng));
-        call.tool_calls = Some(vec![ToolCall {
-            id: id.clone(),
-            name: "read_file".into(),
-            arguments: format!(r#"{{"path":"src/module_{turn}.rs"}}"#),
-        }]);
-        out.push(call);
-        let mut result = entry(&mut n, Role::Tool, tool_output(&mut rng));
-        result.tool_call_id = Some(id);
-        out.push(result);
-        out.push(entry(&mut n, Role::Assistant, answer(&mut rng)));
-    }
-    out
+/// Draws one frame of `app` with the view state `state` (what it keeps between frames).
+pub fn frame(t: &mut Terminal<TestBackend>, app: &App, state: &mut ViewState) {
+    t.draw(|f| view::draw(f, app, state)).unwrap();
 }

@@ -1,22 +1,22 @@
 //! Rendering: [`draw`] puts an [`App`] on a ratatui frame. It decides nothing, escapes every
-//! string it did not write itself, and never panics at any size.
+//! string it did not write itself, and never panics at any size. What it keeps between frames
+//! (the transcript's wrapped rows) and what a frame finds out (how far things can scroll) live in
+//! a [`ViewState`] the caller owns, never in the app. Each screen draws itself (`crate::screens`);
+//! this module lays out the frame and draws what every screen shares: the message and status lines.
 
-mod chat;
-pub(crate) mod detail;
-mod layout;
-pub(crate) mod overlay;
+pub(crate) mod boxed;
 mod theme;
-mod wrap;
+pub(crate) mod wrap;
 
-use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::Paragraph;
 use ratatui::Frame;
-use unicode_width::UnicodeWidthStr;
 
-use crate::app::{App, Screen};
+use crate::app::App;
 use crate::escape;
-pub(crate) use layout::ChatLayoutCache;
+use crate::screens::chat::layout::ChatLayout;
+use crate::screens::{self, chat};
 pub use theme::Theme;
 use wrap::fit;
 
@@ -25,8 +25,41 @@ pub const MIN_WIDTH: u16 = 40;
 /// See [`MIN_WIDTH`].
 pub const MIN_HEIGHT: u16 = 10;
 
+/// What drawing keeps between frames and what the last frame found out: derived data only, never
+/// a decision. One per screen being drawn on; a fresh one draws exactly what a kept one does.
+#[derive(Debug, Default)]
+pub struct ViewState {
+    /// The transcript's rows as last drawn.
+    pub(crate) chat: ChatLayout,
+    /// What the last frame found.
+    limits: ScrollLimits,
+}
+
+impl ViewState {
+    /// A state that keeps nothing yet.
+    pub fn new() -> ViewState {
+        ViewState::default()
+    }
+
+    /// How far the last frame could scroll what it drew; the runtime gives it to the app
+    /// ([`App::set_scroll_limits`]) so that scrolling stops there.
+    pub fn scroll_limits(&self) -> ScrollLimits {
+        self.limits
+    }
+}
+
+/// How far a frame could scroll what it drew (`None`: that part was not drawn on it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScrollLimits {
+    /// Rows of the transcript above the first one shown when scrolled to the bottom.
+    pub chat: Option<usize>,
+    /// The same for the scrolled box on top (the preview, the help).
+    pub overlay: Option<usize>,
+}
+
 /// Draws the whole screen.
-pub fn draw(frame: &mut Frame, app: &App) {
+pub fn draw(frame: &mut Frame, app: &App, state: &mut ViewState) {
+    state.limits = ScrollLimits::default();
     let area = frame.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let msg = format!("terminal too small ({}×{}; need 40×10)", area.width, area.height);
@@ -34,7 +67,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         return;
     }
     let t = Theme::new(app.no_color());
-    let input_rows = input_line_count(app).clamp(1, 6) as u16;
+    let input_rows = chat::input_box::line_count(app).clamp(1, 6) as u16;
     let has_message = app.message().is_some();
     let [body, message, input, status] = Layout::vertical([
         Constraint::Min(1),
@@ -43,90 +76,14 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Constraint::Length(1),
     ])
     .areas(area);
-    chat::draw(frame, body, app);
+    state.limits.chat = chat::draw::draw(frame, body, app, &mut state.chat);
     if let Some(m) = app.message() {
         let text = fit(&escape::line(m), usize::from(message.width));
         frame.render_widget(Paragraph::new(Line::styled(text, t.warn())), message);
     }
-    draw_input(frame, input, app, t);
+    chat::input_box::draw(frame, input, app, t);
     draw_status(frame, status, app, t);
-    match app.screen() {
-        Screen::Chat => {}
-        Screen::Approval => overlay::approval(frame, area, app, t),
-        Screen::Picker => overlay::picker(frame, area, app, t),
-        Screen::Menu => overlay::menu(frame, area, app, t),
-        Screen::Preview => overlay::preview(frame, area, app, t),
-        Screen::Help => overlay::help(frame, area, app, t),
-        Screen::Heads => overlay::heads(frame, area, app, t),
-        Screen::Sessions => overlay::sessions(frame, area, app, t),
-    }
-}
-
-/// The input's lines. Escaping keeps every line break and adds none, so the escaped text has the
-/// lines of the raw one, each escaped on its own: only the lines that show are escaped (a
-/// megabyte pasted costs a count of its line breaks per frame, not a copy).
-fn input_line_count(app: &App) -> usize {
-    app.input().text().bytes().filter(|&b| b == b'\n').count() + 1
-}
-
-/// `line`, escaped, without its first `skip` characters (the paragraph clips what is too wide).
-fn input_row(line: &str, skip: usize) -> String {
-    let mut row = escape::text(line);
-    match row.char_indices().nth(skip) {
-        Some((at, _)) => row.split_off(at),
-        None => String::new(),
-    }
-}
-
-fn draw_input(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
-    let hint = if app.status().running {
-        " Esc cancel · Ctrl-C cancel "
-    } else {
-        " Enter send · Alt+Enter newline · Esc Esc rewind · Ctrl-O details · /help "
-    };
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(t.dim())
-        .title(Line::styled(
-            fit(hint, usize::from(area.width.saturating_sub(2))),
-            t.dim(),
-        ));
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    if inner.width == 0 || inner.height == 0 {
-        return;
-    }
-    let (shown, x, y) = input_view(
-        app.input().text(),
-        app.input().cursor(),
-        usize::from(inner.width),
-        usize::from(inner.height),
-    );
-    frame.render_widget(Paragraph::new(shown), inner);
-    if app.screen() == Screen::Chat {
-        frame.set_cursor_position(Position::new(inner.x + x as u16, inner.y + y as u16));
-    }
-}
-
-/// What the input box shows in `width`×`height` cells (both at least 1): the rows of `text`,
-/// scrolled so that the cursor (a byte offset) shows, and the cursor's cell.
-fn input_view(text: &str, cursor: usize, width: usize, height: usize) -> (Vec<Line<'static>>, usize, usize) {
-    // The cursor's line and column, in the escaped text.
-    let before = text.get(..cursor).unwrap_or(text);
-    let cursor_line = before.bytes().filter(|&b| b == b'\n').count();
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let cursor_col = UnicodeWidthStr::width(escape::text(&before[line_start..]).as_str());
-    let first = (cursor_line + 1).saturating_sub(height);
-    let col_skip = (cursor_col + 1).saturating_sub(width);
-    let shown = text
-        .split('\n')
-        .skip(first)
-        .take(height)
-        .map(|l| Line::raw(input_row(l, col_skip)))
-        .collect();
-    let x = (cursor_col - col_skip).min(width.saturating_sub(1));
-    let y = (cursor_line - first).min(height.saturating_sub(1));
-    (shown, x, y)
+    state.limits.overlay = screens::draw_on_top(frame, area, app, t);
 }
 
 fn draw_status(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
@@ -174,7 +131,3 @@ fn draw_status(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
     spans.push(Span::styled(fit(&parts.join(" · "), rest), t.dim()));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
-
-#[cfg(test)]
-#[path = "input_tests.rs"]
-mod input_tests;

@@ -13,13 +13,13 @@ const GUARD: u64 = APPROVAL_GUARD.as_millis() as u64;
 
 fn asking(command: &str) -> App {
     let mut app = app();
-    app.on_event(Event::TurnStarted {
+    app.feed(Event::TurnStarted {
         session_id: SessionId::new("s"),
         head_id: HeadId::main(),
         turn: 0,
         prompt: "tidy up".into(),
     });
-    app.on_event(Event::ApprovalRequested {
+    app.feed(Event::ApprovalRequested {
         call_id: "c1".into(),
         tool: "bash".into(),
         command: command.into(),
@@ -118,7 +118,7 @@ fn enter_chooses_only_what_is_highlighted() {
 fn the_next_approval_waits_for_its_own_box() {
     let clock = Clock::new();
     let mut app = asking("ls");
-    app.on_event(Event::ApprovalRequested {
+    app.feed(Event::ApprovalRequested {
         call_id: "c2".into(),
         tool: "bash".into(),
         command: "rm -r build".into(),
@@ -156,7 +156,7 @@ fn a_repeated_call_id_gets_a_guard_of_its_own() {
     let mut app = asking("ls");
     app.on_drawn(clock.at(0));
     assert_eq!(app.on_key(key(KeyCode::Char('y')), clock.at(GUARD)).len(), 1);
-    app.on_event(Event::ApprovalRequested {
+    app.feed(Event::ApprovalRequested {
         call_id: "c1".into(),
         tool: "bash".into(),
         command: "rm -r build".into(),

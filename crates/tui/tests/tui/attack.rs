@@ -4,9 +4,10 @@
 
 use ratatui::crossterm::event::KeyCode;
 use retrace_protocol::{
-    Event, FileAction, HeadId, JobKind, PlanFile, RewindScope, Role, RunningJob, SessionId, SessionStatus,
-    ToolCall,
+    Event, FileAction, HeadId, JobKind, PlanFile, RewindScope, RunningJob, SessionId, SessionStatus,
+    ToolStatus,
 };
+use retrace_tui::view::ViewState;
 use retrace_tui::{escape, Effect, Screen};
 
 use crate::fixtures::*;
@@ -25,35 +26,33 @@ fn text(app: &retrace_tui::App, w: u16, h: u16) -> String {
     out
 }
 
-/// A failed edit, shown live with ✗, is shown with ✓ (and, with Ctrl-O, with the diff it never
-/// applied) once the transcript is loaded from the log: after `/switch`, `/sessions`, `-c`, a
-/// rewind or its undo. `Transcript::tool_result` turns the stored `ok: None` into `Some(true)`.
+/// A failed edit, shown live with ✗, was shown with ✓ (and, with Ctrl-O, with the diff it never
+/// applied) once the transcript was loaded from the log: after `/switch`, `/sessions`, `-c`, a
+/// rewind or its undo. The items carry the status the controller recorded; a snapshot shows it.
 #[test]
 fn a_stored_failed_tool_call_is_not_shown_as_a_success() {
     let mut app = app();
-    let mut u = msg("m0", Role::User, "fix it");
-    u.turn = Some(0);
-    let mut a = msg("m1", Role::Assistant, "");
-    a.tool_calls = Some(vec![ToolCall {
-        id: "c1".into(),
-        name: "edit_file".into(),
-        arguments: r#"{"path":"nope.txt","old_string":"a","new_string":"b"}"#.into(),
-    }]);
-    let mut t = msg(
-        "m2",
-        Role::Tool,
-        "error: file not found: `nope.txt`; find files with glob or list_dir",
-    );
-    t.tool_call_id = Some("c1".into());
-    app.on_transcript(&[msg("s", Role::System, "sys"), u, a, t]);
+    let items = vec![
+        prompt("m0", 0, "fix it"),
+        checkpoint(0, &[]),
+        tool(
+            "m1.0",
+            0,
+            "edit_file",
+            "Edit nope.txt",
+            ToolStatus::Failed,
+            "error: file not found: `nope.txt`; find files with glob or list_dir",
+        ),
+    ];
+    app.on_snapshot(snapshot_of(items, "main", 3));
     let screen = text(&app, 100, 20);
     let line = screen
         .lines()
-        .find(|l| l.contains("edit_file nope.txt"))
+        .find(|l| l.contains("Edit nope.txt"))
         .expect("the tool line");
     assert!(
-        !line.contains('✓'),
-        "a call whose result says `error:` shows as a success:\n{screen}"
+        !line.contains('✓') && line.contains("✗ failed"),
+        "a failed call shows as a success:\n{screen}"
     );
 }
 
@@ -62,10 +61,9 @@ fn a_stored_failed_tool_call_is_not_shown_as_a_success() {
 #[test]
 fn paging_past_the_top_does_not_swallow_the_way_back() {
     let clock = Clock::new();
-    let mut app = app();
-    app.on_transcript(&transcript());
+    let mut app = app_with_turns();
     app.set_viewport(80, 12);
-    let _ = text(&app, 80, 12); // the runtime draws before any key
+    frame(&mut app, &mut ViewState::new(), 80, 12); // the runtime draws before any key
     for _ in 0..50 {
         app.on_key(key(KeyCode::PageUp), clock.at(0));
     }
@@ -82,8 +80,7 @@ fn paging_past_the_top_does_not_swallow_the_way_back() {
 #[test]
 fn an_answer_is_not_taken_for_another_request() {
     let clock = Clock::new();
-    let mut app = app();
-    app.on_transcript(&transcript());
+    let mut app = app_with_turns();
     app.on_key(key(KeyCode::Esc), clock.at(0));
     app.on_key(key(KeyCode::Esc), clock.at(100));
     app.on_checkpoints(&two_turns());
@@ -156,7 +153,7 @@ fn the_refusal_to_allow_an_unread_command_shows_and_then_goes() {
     let mut app = app();
     app.set_viewport(100, 40);
     let command = (0..200).map(|i| format!("echo line{i}\n")).collect::<String>();
-    app.on_event(Event::ApprovalRequested {
+    app.feed(Event::ApprovalRequested {
         call_id: "c1".into(),
         tool: "bash".into(),
         command,
@@ -239,22 +236,26 @@ fn a_prompt_starting_with_a_path_is_not_thrown_away() {
 }
 
 /// Found by attack: after `Delivery::Lagged` the runtime asked for the transcript and the status
-/// and applied the answers whenever they came, over whatever the live events did meanwhile. A snapshot taken mid-turn and answered
-/// after `TurnFinished` wedges the UI: "working…" forever, the answer gone (the stored transcript
-/// had only the prompt), Enter refused ("a turn is running"), Esc and Ctrl-C cancel nothing,
+/// and applied the answers whenever they came, over whatever the live events did meanwhile. A
+/// snapshot taken mid-turn and answered after `TurnFinished` wedged the UI: "working…" forever,
+/// the answer gone, Enter refused ("a turn is running"), Esc and Ctrl-C cancelled nothing,
 /// `/rewind` and `/sessions` refused. Seen through the real binary with a fast-streaming server.
+/// A snapshot now comes with its event number and the events after it are applied to it (the
+/// driver subscribes again from there); a status alone never decides whether a turn runs.
 #[test]
 fn a_stale_snapshot_does_not_bring_a_finished_turn_back() {
     let mut app = app();
     let session = SessionId::new("0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41");
-    app.on_event(Event::TurnStarted {
+    app.feed(Event::TurnStarted {
         session_id: session.clone(),
         head_id: HeadId::main(),
         turn: 0,
         prompt: "stream".into(),
     });
-    // The status and transcript asked for after a lag, taken while the turn ran (the event
-    // stream was at 5)…
+    app.feed(Event::ItemStarted {
+        item: prompt("m0", 0, "stream"),
+    });
+    // A status asked for while the turn ran (the event stream was at 2)…
     let stale_status = SessionStatus {
         session_id: session,
         workspace: "/home/ada/project".into(),
@@ -265,25 +266,23 @@ fn a_stale_snapshot_does_not_bring_a_finished_turn_back() {
         }),
         model: Some("demo".into()),
         plan_mode: false,
-        last_event_seq: 5,
+        last_event_seq: 2,
     };
-    let mut u = msg("m0", Role::User, "stream");
-    u.turn = Some(0);
-    let stale_transcript = vec![msg("s", Role::System, "sys"), u];
     // … while the live events finished the turn.
-    app.on_event(Event::AssistantDelta {
+    app.feed(Event::ItemStarted {
+        item: answer("m1", 0, ""),
+    });
+    app.feed(Event::AssistantDelta {
+        item_id: Some("m1".into()),
         text: "the whole answer".into(),
     });
-    app.on_event(Event::TurnFinished {
+    app.feed(Event::TurnFinished {
         ok: true,
         error: None,
         usage: None,
         turn: 0,
     });
-    // Then the status arrives (asked for earlier, by a model change say). The driver answers a
-    // lag with a snapshot and follows the events after it (`App::on_resync`, tested through the
-    // real controller in `whole_flow.rs`); a status alone never decides whether a turn runs.
-    let _ = stale_transcript;
+    // Then the status arrives (asked for earlier, by a model change say).
     app.on_status(&stale_status);
     assert!(!app.status().running, "the finished turn runs again, for ever");
     let screen = text(&app, 80, 12);
@@ -291,4 +290,29 @@ fn a_stale_snapshot_does_not_bring_a_finished_turn_back() {
         screen.contains("the whole answer"),
         "the answer is gone:\n{screen}"
     );
+    // A snapshot taken mid-turn (at event 3: the answer started, empty), then the events after
+    // it delivered again: the finished turn with its answer.
+    let mut mid = snapshot_of(vec![prompt("m0", 0, "stream"), answer("m1", 0, "")], "main", 3);
+    mid.status.running = stale_status.running;
+    app.on_snapshot(mid);
+    assert!(app.status().running);
+    app.on_event(
+        4,
+        Event::AssistantDelta {
+            item_id: Some("m1".into()),
+            text: "the whole answer".into(),
+        },
+    );
+    app.on_event(
+        5,
+        Event::TurnFinished {
+            ok: true,
+            error: None,
+            usage: None,
+            turn: 0,
+        },
+    );
+    assert!(!app.status().running);
+    let screen = text(&app, 80, 12);
+    assert_eq!(screen.matches("the whole answer").count(), 1, "{screen}");
 }

@@ -6,6 +6,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEventKind}
 use retrace_protocol::{
     ForkRequest, HeadEntry, HeadId, HeadKind, SessionEntry, SessionId, SessionStatus, SwitchRequest,
 };
+use retrace_tui::view::ViewState;
 use retrace_tui::{App, Effect, Screen};
 
 use crate::fixtures::*;
@@ -133,7 +134,9 @@ fn sessions_lists_this_workspace_and_enter_opens_another() {
         plan_mode: false,
         last_event_seq: 0,
     };
-    app.on_session_opened(&status, &transcript());
+    let mut opened = snapshot();
+    opened.status = status;
+    app.on_session_opened(opened);
     assert_eq!(app.status().session, OTHER);
     assert_eq!(app.status().model.as_deref(), Some("demo"));
     assert!(app.message().is_some_and(|m| m.contains(OTHER)));
@@ -158,20 +161,19 @@ fn tab_completes_as_far_as_the_commands_agree() {
 
 #[test]
 fn the_wheel_scrolls_the_transcript_and_moves_through_lists() {
-    let mut app = app();
-    app.on_transcript(&transcript());
-    render(&app, 80, 10); // the chat shows 6 of its rows
+    let mut app = app_with_turns();
+    frame(&mut app, &mut ViewState::new(), 80, 10); // the chat shows 6 of its rows
     app.on_mouse(MouseEventKind::ScrollUp);
     assert_eq!(app.scroll(), 3);
     app.on_mouse(MouseEventKind::ScrollDown);
     assert_eq!(app.scroll(), 0);
-    // Far past the top, scrolling stops there (5 rows up): one notch down moves at once.
+    // Far past the top, scrolling stops there (6 rows up): one notch down moves at once.
     for _ in 0..100 {
         app.on_mouse(MouseEventKind::ScrollUp);
     }
-    assert_eq!(app.scroll(), 5);
+    assert_eq!(app.scroll(), 6);
     app.on_mouse(MouseEventKind::ScrollDown);
-    assert_eq!(app.scroll(), 2);
+    assert_eq!(app.scroll(), 3);
     // A click does nothing.
     assert!(app
         .on_mouse(MouseEventKind::Down(ratatui::crossterm::event::MouseButton::Left))
@@ -224,7 +226,7 @@ fn a_long_preview_scrolls_no_further_than_its_end() {
     }
     app.on_plan(p);
     assert_eq!(app.screen(), Screen::Preview);
-    render(&app, 80, 20);
+    frame(&mut app, &mut ViewState::new(), 80, 20);
     for _ in 0..500 {
         app.on_key(key(KeyCode::Down), clock.at(600));
     }
@@ -289,7 +291,7 @@ fn compact_plan_and_new_ask_the_session() {
 
     // /plan toggles from what the session says; /plan on|off set it.
     assert_eq!(command(&mut app, "/plan"), vec![Effect::SetPlanMode(true)]);
-    app.on_event(retrace_protocol::Event::PlanMode { on: true });
+    app.feed(retrace_protocol::Event::PlanMode { on: true });
     assert!(app.plan_mode());
     assert_eq!(command(&mut app, "/plan"), vec![Effect::SetPlanMode(false)]);
     assert_eq!(command(&mut app, "/plan on"), vec![Effect::SetPlanMode(true)]);
@@ -303,7 +305,7 @@ fn compact_plan_and_new_ask_the_session() {
     assert_eq!(command(&mut app, "/new"), vec![Effect::NewSession]);
 
     // Nothing of this while a turn runs, except plan mode (it applies from the next turn).
-    app.on_event(retrace_protocol::Event::TurnStarted {
+    app.feed(retrace_protocol::Event::TurnStarted {
         session_id: SessionId::new(CURRENT),
         head_id: HeadId::main(),
         turn: 0,

@@ -1,4 +1,5 @@
-//! Values the tests build screens from: a status, checkpoint listings, transcripts, plans, results.
+//! Values the tests build screens from: a status, checkpoint listings, the session's items and
+//! snapshots, plans, results.
 
 use std::time::{Duration, Instant};
 
@@ -6,11 +7,13 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use retrace_protocol::{
-    CheckpointEntry, CheckpointListing, Conflict, ConflictReason, Coverage, FileAction, Gap, GapReason,
-    HeadId, MessageId, PlanBlocker, PlanFile, PlanGap, RewindPlan, RewindResult, RewindScope, Role,
-    SessionId, ToolCall, TranscriptEntry,
+    ChangeAction, CheckpointEntry, CheckpointItem, CheckpointListing, Conflict, ConflictReason, Coverage,
+    Event, FileAction, FileChange, Gap, GapReason, HeadId, Item, ItemBody, NoteItem, NoteKind, PlanBlocker,
+    PlanFile, PlanGap, RewindPlan, RewindResult, RewindScope, SessionId, SessionSnapshot, SessionStatus,
+    ToolCallItem, ToolStatus,
 };
-use retrace_tui::{view, App, AppOptions, Effect, StatusInfo};
+use retrace_tui::view::{self, ViewState};
+use retrace_tui::{App, AppOptions, Effect, StatusInfo};
 
 pub fn status() -> StatusInfo {
     StatusInfo {
@@ -77,6 +80,16 @@ pub fn entry(turn: u64, prompt: &str, paths: &[&str]) -> CheckpointEntry {
         can_restore_conversation: Some(true),
         disabled_reason: None,
         visible: Some(true),
+        actions: retrace_protocol::ActionKind::ALL
+            .into_iter()
+            .map(|action| retrace_protocol::CheckpointAction {
+                action,
+                label: action.label().to_string(),
+                available: true,
+                reason: None,
+                preview: action.scope().is_some(),
+            })
+            .collect(),
     }
 }
 
@@ -115,46 +128,172 @@ pub fn two_turns() -> CheckpointListing {
     ])
 }
 
-pub fn msg(id: &str, role: Role, content: &str) -> TranscriptEntry {
-    TranscriptEntry {
-        id: MessageId::new(id),
-        role,
-        content: content.into(),
-        tool_calls: None,
-        tool_call_id: None,
-        turn: None,
-        usage: None,
+/// Feeds events to an app numbered after the last one it shows, as the driver does.
+pub trait Feed {
+    fn feed(&mut self, event: Event) -> Vec<Effect>;
+}
+
+impl Feed for App {
+    fn feed(&mut self, event: Event) -> Vec<Effect> {
+        let seq = self.last_event_seq() + 1;
+        self.on_event(seq, event)
     }
 }
 
-pub fn transcript() -> Vec<TranscriptEntry> {
-    let mut u0 = msg("m0", Role::User, "write a tokenizer in src/lib.rs");
-    u0.turn = Some(0);
-    let mut a0 = msg("m1", Role::Assistant, "");
-    a0.tool_calls = Some(vec![ToolCall {
-        id: "c1".into(),
-        name: "write_file".into(),
-        arguments: r#"{"path":"src/lib.rs","content":"pub fn tokens() {}"}"#.into(),
-    }]);
-    let mut t0 = msg("m2", Role::Tool, "wrote src/lib.rs (18 bytes)");
-    t0.tool_call_id = Some("c1".into());
-    let a0b = msg("m3", Role::Assistant, "Done: `tokens` is in src/lib.rs.");
-    let mut u1 = msg("m4", Role::User, "make the parser accept tabs\nand add a test");
-    u1.turn = Some(1);
-    let a1 = msg(
-        "m5",
-        Role::Assistant,
-        "Tabs are accepted now. I ran the tests:\n\tall 3 pass.",
-    );
+pub fn prompt(id: &str, turn: u64, text: &str) -> Item {
+    Item {
+        id: id.into(),
+        turn: Some(turn),
+        body: ItemBody::UserPrompt { text: text.into() },
+    }
+}
+
+pub fn checkpoint(turn: u64, files: &[&str]) -> Item {
+    Item {
+        id: format!("checkpoint-{turn}"),
+        turn: Some(turn),
+        body: ItemBody::Checkpoint(CheckpointItem {
+            files: files.iter().map(|f| f.to_string()).collect(),
+            gaps: Vec::new(),
+            coverage: if files.is_empty() {
+                Coverage::None
+            } else {
+                Coverage::Complete
+            },
+            retained: true,
+        }),
+    }
+}
+
+pub fn answer(id: &str, turn: u64, text: &str) -> Item {
+    Item {
+        id: id.into(),
+        turn: Some(turn),
+        body: ItemBody::AssistantText {
+            text: text.into(),
+            reasoning: None,
+        },
+    }
+}
+
+pub fn note(id: &str, text: &str) -> Item {
+    Item {
+        id: id.into(),
+        turn: None,
+        body: ItemBody::Note(NoteItem {
+            note: NoteKind::Restore,
+            text: text.into(),
+        }),
+    }
+}
+
+/// A tool call's item: `title` is what the controller's `describe` would say.
+pub fn tool(id: &str, turn: u64, tool: &str, title: &str, status: ToolStatus, output: &str) -> Item {
+    let target = title.split_once(' ').map(|(_, t)| t.to_string());
+    Item {
+        id: id.into(),
+        turn: Some(turn),
+        body: ItemBody::ToolCall(Box::new(ToolCallItem {
+            call_id: format!("call-{id}"),
+            tool: tool.into(),
+            title: title.into(),
+            target,
+            arguments: serde_json::json!({}),
+            status,
+            output: output.into(),
+            output_truncated: false,
+            changes: Vec::new(),
+            gaps: Vec::new(),
+        })),
+    }
+}
+
+/// A file change with its diff.
+pub fn change(action: ChangeAction, path: &str, diff: &str) -> FileChange {
+    let count = |c: char| diff.lines().filter(|l| l.starts_with(c)).count() as u64;
+    FileChange {
+        path: path.into(),
+        action,
+        from: None,
+        diff: diff.into(),
+        added: count('+'),
+        removed: count('-'),
+        binary: false,
+        diff_truncated: false,
+    }
+}
+
+/// `item` (a tool call) with these changes.
+pub fn with_changes(mut item: Item, changes: Vec<FileChange>) -> Item {
+    if let ItemBody::ToolCall(call) = &mut item.body {
+        call.changes = changes;
+    }
+    item
+}
+
+/// Two finished turns: the first writes `src/lib.rs`, the second edits it and runs the tests
+/// (a shell command, not tracked).
+pub fn items() -> Vec<Item> {
+    let mut second = checkpoint(1, &["src/lib.rs", "tests/parse.rs"]);
+    if let ItemBody::Checkpoint(c) = &mut second.body {
+        c.gaps.push(shell_gap(1, "cargo test"));
+        c.coverage = Coverage::Partial;
+    }
     vec![
-        msg("s", Role::System, "You are a coding agent."),
-        u0,
-        a0,
-        t0,
-        a0b,
-        u1,
-        a1,
+        prompt("m0", 0, "write a tokenizer in src/lib.rs"),
+        checkpoint(0, &["src/lib.rs"]),
+        with_changes(
+            tool(
+                "m1.0",
+                0,
+                "write_file",
+                "Write src/lib.rs",
+                ToolStatus::Ok,
+                "wrote src/lib.rs (18 bytes)",
+            ),
+            vec![change(
+                ChangeAction::Create,
+                "src/lib.rs",
+                "@@ -0,0 +1 @@\n+pub fn tokens() {}\n",
+            )],
+        ),
+        answer("m3", 0, "Done: `tokens` is in src/lib.rs."),
+        prompt("m4", 1, "make the parser accept tabs\nand add a test"),
+        second,
+        answer("m5", 1, "Tabs are accepted now. I ran the tests:\n\tall 3 pass."),
     ]
+}
+
+/// A snapshot of `items` on head `head`, taken at event `seq`, nothing running.
+pub fn snapshot_of(items: Vec<Item>, head: &str, seq: u64) -> SessionSnapshot {
+    SessionSnapshot {
+        status: SessionStatus {
+            session_id: SessionId::new("0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41"),
+            workspace: "/home/ada/project".into(),
+            head_id: HeadId::new(head),
+            running: None,
+            model: Some("demo".into()),
+            plan_mode: false,
+            last_event_seq: seq,
+        },
+        items,
+        heads: Vec::new(),
+        head_id: HeadId::new(head),
+        pending_approvals: Vec::new(),
+        last_event_seq: seq,
+    }
+}
+
+/// The two-turn snapshot ([`items`]) on `main`.
+pub fn snapshot() -> SessionSnapshot {
+    snapshot_of(items(), "main", 10)
+}
+
+/// An app showing the two-turn snapshot.
+pub fn app_with_turns() -> App {
+    let mut app = app();
+    app.on_snapshot(snapshot());
+    app
 }
 
 pub fn plan(turn: u64, scope: RewindScope) -> RewindPlan {
@@ -193,6 +332,7 @@ pub fn plan(turn: u64, scope: RewindScope) -> RewindPlan {
         conflicts: Vec::new(),
         expires_at: "2026-05-01T11:00:00Z".into(),
         blockers: Vec::new(),
+        choices: Vec::new(),
     }
 }
 
@@ -265,9 +405,21 @@ pub fn result(scope: RewindScope, written: &[&str], deleted: &[&str]) -> RewindR
     }
 }
 
-/// The screen as text, `w`×`h`.
+/// The screen as text, `w`×`h` (drawn with a view state that keeps nothing).
 pub fn render(app: &App, w: u16, h: u16) -> TestBackend {
+    draw(app, &mut ViewState::new(), w, h)
+}
+
+/// A frame as the runtime draws it: with the view state kept from earlier frames, and how far
+/// what it drew can scroll given to the app (its keys stop there).
+pub fn frame(app: &mut App, state: &mut ViewState, w: u16, h: u16) -> TestBackend {
+    let backend = draw(app, state, w, h);
+    app.set_scroll_limits(state.scroll_limits());
+    backend
+}
+
+fn draw(app: &App, state: &mut ViewState, w: u16, h: u16) -> TestBackend {
     let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
-    terminal.draw(|f| view::draw(f, app)).unwrap();
+    terminal.draw(|f| view::draw(f, app, state)).unwrap();
     terminal.backend().clone()
 }

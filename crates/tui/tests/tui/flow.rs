@@ -12,8 +12,7 @@ use crate::fixtures::*;
 #[test]
 fn esc_esc_enter_changes_nothing_then_code_and_conversation_rewinds() {
     let clock = Clock::new();
-    let mut app = app();
-    app.on_transcript(&transcript());
+    let mut app = app_with_turns();
 
     // Esc Esc 100 ms apart on an empty idle input asks for the checkpoints.
     assert!(app.on_key(key(KeyCode::Esc), clock.at(0)).is_empty());
@@ -66,9 +65,7 @@ fn esc_esc_enter_changes_nothing_then_code_and_conversation_rewinds() {
             in_place: true,
         })]
     );
-    assert!(app
-        .on_result(&result(RewindScope::Code, &["src/lib.rs"], &["tests/parse.rs"]))
-        .is_empty());
+    app.on_result(&result(RewindScope::Code, &["src/lib.rs"], &["tests/parse.rs"]));
     assert_eq!(
         app.message(),
         Some("rewound to turn 0: 1 written, 1 deleted — /undo to take it back")
@@ -103,10 +100,8 @@ fn esc_esc_enter_changes_nothing_then_code_and_conversation_rewinds() {
     );
     let commit = app.on_plan(plan(0, RewindScope::Conversation));
     assert!(matches!(commit.as_slice(), [Effect::Commit(c)] if c.plan_id == "plan-0"));
-    assert_eq!(
-        app.on_result(&result(RewindScope::Conversation, &[], &[])),
-        vec![Effect::LoadTranscript]
-    );
+    // The new head's items come with its event (a new snapshot), not with the answer.
+    app.on_result(&result(RewindScope::Conversation, &[], &[]));
     assert_eq!(app.input().text(), "write a tokenizer in src/lib.rs");
     assert_eq!(app.status().head, "h2");
     assert_eq!(
@@ -227,7 +222,7 @@ fn input_keys_send_newline_history_and_quit() {
 fn running_turn_esc_cancels_and_approvals_answer() {
     let clock = Clock::new();
     let mut app = app();
-    app.on_event(Event::TurnStarted {
+    app.feed(Event::TurnStarted {
         session_id: SessionId::new("s"),
         head_id: HeadId::main(),
         turn: 0,
@@ -235,7 +230,7 @@ fn running_turn_esc_cancels_and_approvals_answer() {
     });
     assert_eq!(app.on_key(key(KeyCode::Esc), clock.at(0)), vec![Effect::Cancel]);
     assert_eq!(app.on_key(ctrl('c'), clock.at(1)), vec![Effect::Cancel]);
-    app.on_event(Event::ApprovalRequested {
+    app.feed(Event::ApprovalRequested {
         call_id: "c9".into(),
         tool: "bash".into(),
         command: "cargo test".into(),
@@ -250,7 +245,7 @@ fn running_turn_esc_cancels_and_approvals_answer() {
         }]
     );
     assert_eq!(app.screen(), Screen::Chat);
-    app.on_event(Event::TurnFinished {
+    app.feed(Event::TurnFinished {
         turn: 0,
         ok: true,
         error: None,
@@ -280,7 +275,7 @@ fn a_command_is_allowed_only_once_it_has_been_seen_whole() {
     let mut app = app();
     app.set_viewport(100, 30);
     let command = format!("echo safe{}touch HIDDEN_DANGER", "\n".repeat(60));
-    app.on_event(Event::ApprovalRequested {
+    app.feed(Event::ApprovalRequested {
         call_id: "c1".into(),
         tool: "bash".into(),
         command,

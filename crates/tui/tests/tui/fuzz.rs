@@ -4,7 +4,11 @@
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEventKind};
-use retrace_protocol::{Event, HeadEntry, HeadId, HeadKind, RewindScope, SessionEntry, SessionId};
+use retrace_protocol::{
+    ChangeAction, Event, HeadEntry, HeadId, HeadKind, Item, ItemBody, RewindScope, SessionEntry, SessionId,
+    ToolStatus,
+};
+use retrace_tui::view::ViewState;
 use retrace_tui::App;
 
 use crate::fixtures::*;
@@ -60,8 +64,68 @@ fn random_key(rng: &mut Rng) -> KeyEvent {
     KeyEvent::new(code, modifiers)
 }
 
+/// An item of the current turn: a prompt, a checkpoint, an answer, a tool call (with changes and
+/// diffs full of what must be escaped), a note; ids from a small set so that events replace and
+/// extend each other.
+fn random_item(rng: &mut Rng, turn: u64) -> Item {
+    let id = format!("i{}", rng.below(6));
+    match rng.below(5) {
+        0 => prompt(&id, turn, "p\u{1b}[2J\nsecond line"),
+        1 => {
+            let mut c = checkpoint(turn, &["a.rs", "b\u{202e}.rs"][..rng.below(3) as usize]);
+            if let ItemBody::Checkpoint(c) = &mut c.body {
+                if rng.below(2) == 0 {
+                    c.gaps.push(shell_gap(turn, "rm -rf x\u{1b}[2J"));
+                    c.coverage = retrace_protocol::Coverage::Partial;
+                }
+                c.retained = rng.below(5) != 0;
+            }
+            c
+        }
+        2 => answer(
+            &id,
+            turn,
+            &"word 漢字 \u{202e}rtl\n".repeat(rng.below(5) as usize),
+        ),
+        3 => {
+            let status = [
+                ToolStatus::Running,
+                ToolStatus::Ok,
+                ToolStatus::Failed,
+                ToolStatus::Denied,
+                ToolStatus::Cancelled,
+            ][rng.below(5) as usize];
+            let diff =
+                "@@ -1,2 +1,2 @@\n a\tb\r\n-漢\n+a\u{202e}b\n\\ No newline\n".repeat(rng.below(8) as usize);
+            let mut moved = change(ChangeAction::Move, "x\u{1b}[2J.rs", "");
+            moved.from = Some("a/very/long/path/that/keeps/going/and/going.rs".into());
+            let mut binary = change(ChangeAction::Modify, "img.png", "");
+            binary.binary = true;
+            let changes = [
+                change(ChangeAction::Create, "new.rs", &diff),
+                moved,
+                binary,
+                change(ChangeAction::Delete, "old.rs", &diff),
+            ];
+            let n = rng.below(5) as usize;
+            with_changes(
+                tool(
+                    &id,
+                    turn,
+                    "edit_file",
+                    "Edit a/very/long/path/that/keeps/going/and/going.rs",
+                    status,
+                    &"out\u{1b}[31m\r\n".repeat(rng.below(30) as usize),
+                ),
+                changes[..n].to_vec(),
+            )
+        }
+        _ => note(&id, "The user restored\nthese files: a\u{1b}[2J"),
+    }
+}
+
 fn random_event(rng: &mut Rng, turn: &mut u64) -> Event {
-    match rng.below(13) {
+    match rng.below(17) {
         0 => {
             *turn += 1;
             Event::TurnStarted {
@@ -72,32 +136,18 @@ fn random_event(rng: &mut Rng, turn: &mut u64) -> Event {
             }
         }
         1 => Event::AssistantDelta {
+            item_id: Some(format!("i{}", rng.below(6))),
             text: "word 漢字 \u{202e}rtl\n".repeat(rng.below(5) as usize),
         },
         2 => Event::ReasoningDelta {
+            item_id: Some(format!("i{}", rng.below(6))),
             text: "think\n".into(),
         },
-        3 => Event::ToolCall {
-            id: format!("c{}", rng.below(3)),
-            name: ["edit_file", "write_file", "multi_edit", "bash"][rng.below(4) as usize].into(),
-            arguments: match rng.below(3) {
-                0 => r#"{"path":"a/very/long/path/that/keeps/going/and/going.rs"}"#.into(),
-                1 => serde_json::json!({
-                    "path": "x\u{1b}[2J.rs",
-                    "old_string": "a\tb\r\n漢\n".repeat(rng.below(40) as usize),
-                    "new_string": "a\u{202e}b\n".repeat(rng.below(40) as usize),
-                    "content": "line\n".repeat(rng.below(40) as usize),
-                    "edits": [{"old_string": "q", "new_string": "r"}, 7],
-                })
-                .to_string(),
-                _ => "not json \u{1b}[31m".into(),
-            },
+        3 => Event::ItemStarted {
+            item: random_item(rng, *turn),
         },
-        4 => Event::ToolResult {
-            id: format!("c{}", rng.below(3)),
-            name: "edit_file".into(),
-            ok: rng.below(2) == 0,
-            content: "out\n".repeat(rng.below(30) as usize),
+        4 => Event::ItemCompleted {
+            item: random_item(rng, *turn),
         },
         5 => Event::TurnFinished {
             turn: *turn,
@@ -135,6 +185,19 @@ fn random_event(rng: &mut Rng, turn: &mut u64) -> Event {
             head_id: Some(HeadId::new("h4")),
             error: Some("failed \u{1b}[2J".into()),
         },
+        12 => Event::ItemUpdated {
+            item: random_item(rng, *turn),
+        },
+        13 => Event::ItemRemoved {
+            item_id: format!("i{}", rng.below(6)),
+        },
+        14 => Event::Error {
+            message: "boom\u{1b}[2J".into(),
+        },
+        15 => Event::AssistantDelta {
+            item_id: None,
+            text: "an older stream's delta".into(),
+        },
         _ => Event::HeadChanged {
             head_id: HeadId::new("h2"),
         },
@@ -169,11 +232,11 @@ fn session_entry(id: &str) -> SessionEntry {
     }
 }
 
-/// Draws `app` with its kept layout, and a clone of it (which keeps nothing) from nothing: the
-/// two frames are the same.
-fn same_as_laid_out_afresh(app: &App, w: u16, h: u16) {
-    let drawn = render(app, w, h);
-    let afresh = render(&app.clone(), w, h);
+/// Draws `app` as the runtime does, with the view state kept from earlier frames, and with one
+/// that keeps nothing (laid out from nothing): the two frames are the same.
+fn same_as_laid_out_afresh(app: &mut App, state: &mut ViewState, w: u16, h: u16) {
+    let drawn = frame(app, state, w, h);
+    let afresh = render(app, w, h);
     assert_eq!(drawn.buffer(), afresh.buffer(), "at {w}×{h}");
 }
 
@@ -181,8 +244,8 @@ fn same_as_laid_out_afresh(app: &App, w: u16, h: u16) {
 fn random_keys_events_and_sizes_never_panic() {
     for seed in 1..=24u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-        let mut app = app();
-        app.on_transcript(&transcript());
+        let mut app = app_with_turns();
+        let mut state = ViewState::new();
         let start = Instant::now();
         let mut ms = 0u64;
         let mut turn = 0u64;
@@ -194,12 +257,21 @@ fn random_keys_events_and_sizes_never_panic() {
                     app.on_key(random_key(&mut rng), now);
                 }
                 6 => {
-                    app.on_event(random_event(&mut rng, &mut turn));
+                    app.feed(random_event(&mut rng, &mut turn));
                 }
                 7 => match rng.below(9) {
                     7 => {
-                        // A reload (the answer to a head change), mid-turn or not.
-                        app.on_transcript(&transcript());
+                        // A snapshot (the answer to a head change or a lag), mid-turn or not,
+                        // taken at the last event or before it.
+                        let seq = app.last_event_seq().saturating_sub(rng.below(3));
+                        let mut items = items();
+                        for _ in 0..rng.below(4) {
+                            let item = random_item(&mut rng, turn);
+                            if items.iter().all(|i| i.id != item.id) {
+                                items.push(item);
+                            }
+                        }
+                        app.on_snapshot(snapshot_of(items, "main", seq));
                     }
                     8 => {
                         app.on_compact_failed(&retrace_protocol::Error::new(
@@ -236,11 +308,11 @@ fn random_keys_events_and_sizes_never_panic() {
                 _ => {
                     let w = 1 + rng.below(200) as u16;
                     let h = 1 + rng.below(60) as u16;
-                    same_as_laid_out_afresh(&app, w, h);
+                    same_as_laid_out_afresh(&mut app, &mut state, w, h);
                 }
             }
             // The kept layout (warm at this size) shows what laying out from nothing shows.
-            same_as_laid_out_afresh(&app, 80, 24);
+            same_as_laid_out_afresh(&mut app, &mut state, 80, 24);
         }
         for (w, h) in [(1, 1), (40, 10), (39, 10), (200, 60)] {
             render(&app, w, h);

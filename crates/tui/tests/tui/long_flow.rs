@@ -1,6 +1,6 @@
 //! Long sessions through the Driver on a real controller with the script model: two turns,
-//! `/compact` (the script writes the summary): the transcript shows the summary and the last
-//! turn, `/heads` still lists the original head; Shift+Tab turns plan mode on (the UI and the
+//! `/compact` (the script writes the summary): the transcript shows the summary (a compaction
+//! note) and the last turn, `/heads` still lists the original head; Shift+Tab turns plan mode on (the UI and the
 //! controller agree) and a turn's write is refused, nothing written; `/new` opens a new, empty
 //! session and the old one stays listed.
 
@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use retrace_control::Service;
-use retrace_tui::transcript::Item;
+use retrace_protocol::{ItemBody, NoteKind, ToolStatus};
 use retrace_tui::{AppOptions, Driver, Mode, Screen};
 use serde_json::json;
 
@@ -20,8 +20,8 @@ fn users(ui: &Driver) -> Vec<String> {
         .transcript()
         .items()
         .iter()
-        .filter_map(|i| match i {
-            Item::User { text, .. } => Some(text.clone()),
+        .filter_map(|i| match &i.body {
+            ItemBody::UserPrompt { text } => Some(text.clone()),
             _ => None,
         })
         .collect()
@@ -54,27 +54,36 @@ fn compact_plan_mode_and_a_new_session() {
         until(&mut ui, "turn 1", |u| idle_after(u, "answer two")).await;
         let original = ui.app().status().head.clone();
 
-        // /compact: the summary, then the last turn; the line says how much smaller.
+        // /compact: the summary, then the last turn; the status line says how much smaller.
         send(&mut ui, &clock, 2_000, "/compact");
+        let summarized = |u: &Driver| {
+            u.app().transcript().items().first().is_some_and(|i| {
+                matches!(&i.body, ItemBody::Note(n)
+                    if n.note == NoteKind::Compaction && n.text.contains("SUMMARY OF THE FIRST TURN"))
+            })
+        };
         until(&mut ui, "the compaction", |u| {
             !u.app().status().running
                 && !u.app().status().compacting
                 && u.app().status().head != original
-                && users(u).first().is_some_and(|t| t == "SUMMARY OF THE FIRST TURN")
+                && summarized(u)
         })
         .await;
         ui.settle(Duration::from_millis(100)).await;
-        assert_eq!(users(&ui), ["SUMMARY OF THE FIRST TURN", "second"]);
+        assert_eq!(users(&ui), ["second"]);
         let items = ui.app().transcript().items();
         assert!(
             items
                 .iter()
-                .any(|i| matches!(i, Item::Assistant { text } if text == "answer two")),
+                .any(|i| matches!(&i.body, ItemBody::AssistantText { text, .. } if text == "answer two")),
             "{items:?}"
         );
         assert!(
-            matches!(items.last(), Some(Item::System { text }) if text.starts_with("compacted: about ")),
-            "{items:?}"
+            ui.app()
+                .message()
+                .is_some_and(|m| m.starts_with("compacted: about ")),
+            "{:?}",
+            ui.app().message()
         );
         assert_eq!(
             handle.status().await.unwrap().head_id.as_str(),
@@ -108,7 +117,8 @@ fn compact_plan_mode_and_a_new_session() {
             .transcript()
             .items()
             .iter()
-            .any(|i| matches!(i, Item::Tool { name, ok: Some(false), .. } if name == "write_file")));
+            .any(|i| matches!(&i.body, ItemBody::ToolCall(c)
+                if c.tool == "write_file" && c.status == ToolStatus::Denied)));
         assert!(ui.app().status().plan_mode, "still on");
 
         // /new: another session, empty; the first stays listed.

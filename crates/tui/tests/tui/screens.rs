@@ -2,16 +2,17 @@
 
 use insta::assert_snapshot;
 use ratatui::crossterm::event::KeyCode;
-use retrace_protocol::{Event, HeadEntry, HeadId, HeadKind, RewindScope, SessionId, TokenUsage};
+use retrace_protocol::{
+    ChangeAction, Event, HeadEntry, HeadId, HeadKind, RewindScope, SessionId, TokenUsage, ToolStatus,
+};
 use retrace_tui::App;
 
 use crate::fixtures::*;
 
 /// The app after two turns and a third one running (streaming, a tool call waiting).
 fn chatting() -> App {
-    let mut app = app();
-    app.on_transcript(&transcript());
-    app.on_event(Event::TurnFinished {
+    let mut app = app_with_turns();
+    app.feed(Event::TurnFinished {
         turn: 1,
         ok: true,
         error: None,
@@ -21,30 +22,47 @@ fn chatting() -> App {
             total_tokens: 1285,
         }),
     });
-    app.on_event(Event::TurnStarted {
+    app.feed(Event::TurnStarted {
         session_id: SessionId::new("0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41"),
         head_id: HeadId::main(),
         turn: 2,
         prompt: "now run \u{1b}[31mclippy\u{1b}[0m".into(),
     });
-    app.on_event(Event::ReasoningDelta {
+    app.feed(Event::ItemStarted {
+        item: prompt("m6", 2, "now run \u{1b}[31mclippy\u{1b}[0m"),
+    });
+    app.feed(Event::ItemStarted {
+        item: checkpoint(2, &[]),
+    });
+    app.feed(Event::ItemStarted {
+        item: answer("m7", 2, ""),
+    });
+    app.feed(Event::ReasoningDelta {
+        item_id: Some("m7".into()),
         text: "The user wants clippy.\nI should run it.".into(),
     });
-    app.on_event(Event::AssistantDelta {
+    app.feed(Event::AssistantDelta {
+        item_id: Some("m7".into()),
         text: "Running clippy".into(),
     });
-    app.on_event(Event::AssistantDelta { text: " now.".into() });
-    app.on_event(Event::ToolCall {
-        id: "c7".into(),
-        name: "bash".into(),
-        arguments: r#"{"command":"cargo clippy -- -D warnings"}"#.into(),
+    app.feed(Event::AssistantDelta {
+        item_id: Some("m7".into()),
+        text: " now.".into(),
     });
-    app.on_event(Event::CheckpointCaptured {
-        turn: 2,
-        paths: vec!["src/lib.rs".into()],
-        gaps: Vec::new(),
+    app.feed(Event::ItemStarted {
+        item: tool(
+            "m7.0",
+            2,
+            "bash",
+            "Run cargo clippy -- -D warnings",
+            ToolStatus::Running,
+            "",
+        ),
     });
-    app.on_event(Event::Notice {
+    app.feed(Event::ItemUpdated {
+        item: checkpoint(2, &["src/lib.rs"]),
+    });
+    app.feed(Event::Notice {
         message: "model request retried (HTTP 429)".into(),
         retry: None,
     });
@@ -66,8 +84,7 @@ fn chat_with_a_running_turn() {
 
 #[test]
 fn picker_with_a_shell_gap() {
-    let mut app = app();
-    app.on_transcript(&transcript());
+    let mut app = app_with_turns();
     open_picker(&mut app);
     assert_snapshot!(render(&app, 80, 20));
 }
@@ -75,8 +92,7 @@ fn picker_with_a_shell_gap() {
 #[test]
 fn menu_with_a_disabled_action() {
     let clock = Clock::new();
-    let mut app = app();
-    app.on_transcript(&transcript());
+    let mut app = app_with_turns();
     let mut l = two_turns();
     l.entries[0].can_restore_conversation = Some(false);
     l.entries[0].disabled_reason = Some("not on this head".into());
@@ -92,8 +108,7 @@ fn menu_with_a_disabled_action() {
 #[test]
 fn preview_with_conflicts_and_a_shell_gap() {
     let clock = Clock::new();
-    let mut app = app();
-    app.on_transcript(&transcript());
+    let mut app = app_with_turns();
     open_picker(&mut app);
     app.on_key(key(KeyCode::Up), clock.at(200));
     app.on_key(key(KeyCode::Up), clock.at(300));
@@ -107,7 +122,7 @@ fn preview_with_conflicts_and_a_shell_gap() {
 #[test]
 fn approval_modal() {
     let mut app = chatting();
-    app.on_event(Event::ApprovalRequested {
+    app.feed(Event::ApprovalRequested {
         call_id: "c7".into(),
         tool: "bash".into(),
         command: "cargo clippy -- -D warnings".into(),
@@ -149,8 +164,7 @@ fn heads() {
 #[test]
 fn after_a_conversation_rewind() {
     let clock = Clock::new();
-    let mut app = app();
-    app.on_transcript(&transcript());
+    let mut app = app_with_turns();
     open_picker(&mut app);
     app.on_key(key(KeyCode::Up), clock.at(200));
     app.on_key(key(KeyCode::Up), clock.at(300));
@@ -167,7 +181,7 @@ fn narrow_terminal() {
     let mut app = chatting();
     assert_snapshot!("narrow_chat", render(&app, 40, 10));
     open_picker(&mut app);
-    app.on_event(Event::TurnFinished {
+    app.feed(Event::TurnFinished {
         turn: 2,
         ok: true,
         error: None,
@@ -181,29 +195,43 @@ fn narrow_terminal() {
 #[test]
 fn details_show_diffs_outputs_and_reasoning() {
     let mut app = chatting();
-    app.on_event(Event::ToolResult {
-        id: "c7".into(),
-        name: "bash".into(),
-        ok: true,
-        content: (1..=30)
-            .map(|i| format!("warning {i}: unused variable\n"))
-            .collect(),
+    let output: String = (1..=30)
+        .map(|i| format!("warning {i}: unused variable\n"))
+        .collect();
+    app.feed(Event::ItemCompleted {
+        item: tool(
+            "m7.0",
+            2,
+            "bash",
+            "Run cargo clippy -- -D warnings",
+            ToolStatus::Ok,
+            &output,
+        ),
     });
-    app.on_event(Event::ToolCall {
-        id: "c8".into(),
-        name: "edit_file".into(),
-        arguments: serde_json::json!({
-            "path": "src/lib.rs",
-            "old_string": "fn parse(s: &str) {\n    let x = 1;\n    todo!()\n}\n",
-            "new_string": "fn parse(s: &str) {\n    s.split('\\t').count();\n    todo!()\n}\n",
-        })
-        .to_string(),
-    });
-    app.on_event(Event::ToolResult {
-        id: "c8".into(),
-        name: "edit_file".into(),
-        ok: true,
-        content: "Edited `src/lib.rs`: replaced 1 occurrence.".into(),
+    let edit = with_changes(
+        tool("m7.1", 2, "edit_file", "Edit src/lib.rs", ToolStatus::Running, ""),
+        vec![change(
+            ChangeAction::Modify,
+            "src/lib.rs",
+            "@@ -1,4 +1,4 @@\n fn parse(s: &str) {\n-    let x = 1;\n+    s.split('\\t').count();\n     todo!()\n }\n",
+        )],
+    );
+    app.feed(Event::ItemStarted { item: edit.clone() });
+    let mut done = edit;
+    if let retrace_protocol::ItemBody::ToolCall(call) = &mut done.body {
+        call.status = ToolStatus::Ok;
+        call.output = "Edited `src/lib.rs`: replaced 1 occurrence.".into();
+    }
+    app.feed(Event::ItemCompleted { item: done });
+    app.feed(Event::ItemStarted {
+        item: tool(
+            "m7.2",
+            2,
+            "delete_file",
+            "Delete missing.txt",
+            ToolStatus::Failed,
+            "error: file not found: `missing.txt`",
+        ),
     });
     assert_snapshot!("details_folded", render(&app, 80, 24));
     app.on_key(ctrl('o'), Clock::new().at(0));

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::KeyCode;
 use retrace_control::{Service, ServiceOptions};
-use retrace_protocol::ModelSpec;
+use retrace_protocol::{ItemBody, ModelSpec};
 use retrace_tui::{AppOptions, Driver, Mode, Screen};
 use serde_json::json;
 
@@ -53,7 +53,7 @@ pub(crate) fn idle_after(ui: &Driver, answer: &str) -> bool {
             .transcript()
             .items()
             .iter()
-            .any(|i| matches!(i, retrace_tui::transcript::Item::Assistant { text } if text == answer))
+            .any(|i| matches!(&i.body, ItemBody::AssistantText { text, .. } if text == answer))
 }
 
 /// A temp dir with a workspace (`ws`), a script model answering `responses`, a service over a
@@ -110,17 +110,24 @@ fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
     rt.block_on(async {
         let svc = Service::new(opts);
         let handle = svc.create(&ws).await.unwrap();
+        let watch = handle.clone();
         let mut ui = Driver::open(svc.clone(), handle, AppOptions { no_color: true }, None)
             .await
             .unwrap();
         let clock = Clock::new();
         let all = ["keep.txt", "one.txt", "two.txt"];
+        // What the UI shows is the controller's view: the items a fresh snapshot has.
+        let same_as_a_snapshot = |ui: &Driver, snap: retrace_protocol::SessionSnapshot| {
+            assert_eq!(ui.app().transcript().items(), snap.items.as_slice());
+        };
 
         send(&mut ui, &clock, 0, "first");
         until(&mut ui, "turn 0", |u| idle_after(u, "wrote one")).await;
         send(&mut ui, &clock, 1_000, "second");
         until(&mut ui, "turn 1", |u| idle_after(u, "wrote two")).await;
         assert_eq!(files(&ws), all);
+        ui.settle(Duration::from_millis(100)).await;
+        same_as_a_snapshot(&ui, watch.snapshot().await.unwrap());
         let head = ui.app().status().head.clone();
         let first_head = head.clone();
 
@@ -158,6 +165,16 @@ fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
         .await;
         assert_eq!(files(&ws), all);
         assert_eq!(std::fs::read_to_string(ws.join("two.txt")).unwrap(), "2\n");
+        // The rewind's and the undo's notes are shown, as a snapshot has them.
+        ui.settle(Duration::from_millis(100)).await;
+        let snap = watch.snapshot().await.unwrap();
+        let notes = snap
+            .items
+            .iter()
+            .filter(|i| matches!(i.body, ItemBody::Note(_)))
+            .count();
+        assert_eq!(notes, 2, "{:?}", snap.items);
+        same_as_a_snapshot(&ui, snap);
 
         // Esc Esc, turn 0, 2 (restore the conversation): a new head, the prompt back in the
         // input, the files untouched.
@@ -183,7 +200,7 @@ fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
                 .transcript()
                 .items()
                 .iter()
-                .all(|i| !matches!(i, retrace_tui::transcript::Item::User { .. }))
+                .all(|i| !matches!(i.body, ItemBody::UserPrompt { .. }))
         })
         .await;
         assert_eq!(files(&ws), all);
@@ -219,7 +236,10 @@ fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
         .await;
         assert!(idle_after(&ui, "wrote one") && !idle_after(&ui, "wrote two"));
         assert_eq!(files(&ws), all);
+        ui.settle(Duration::from_millis(100)).await;
+        same_as_a_snapshot(&ui, watch.snapshot().await.unwrap());
         drop(ui);
+        drop(watch);
         svc.shutdown().await;
     });
 }
@@ -259,6 +279,15 @@ fn a_lagged_stream_ends_on_the_finished_turn() {
         until(&mut ui, "the finished turn", |u| idle_after(u, "all done")).await;
         ui.settle(Duration::from_millis(200)).await;
         assert!(!ui.app().status().running);
+        // The lag was answered with a snapshot: every call shows, as the controller has it.
+        let snap = watch.snapshot().await.unwrap();
+        assert_eq!(ui.app().transcript().items(), snap.items.as_slice());
+        let calls = snap
+            .items
+            .iter()
+            .filter(|i| matches!(i.body, ItemBody::ToolCall(_)))
+            .count();
+        assert_eq!(calls, 6);
         send(&mut ui, &clock, 1_000, "again");
         until(&mut ui, "the second turn", |u| idle_after(u, "second answer")).await;
         drop(ui);

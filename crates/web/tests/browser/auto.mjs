@@ -1,6 +1,6 @@
 // The web UI in Debian's chromium with a small context window: the second of two long prompts
-// makes the controller compact on its own during the turn; the transcript says so ("Compacted
-// automatically"), shows the summary and the turn, and the turn's answer. One screenshot,
+// makes the controller compact on its own during the turn; the banner says so ("Compacted
+// automatically"), the transcript shows the summary and the turn, and the turn's answer. One screenshot,
 // `auto-compacted.png`; any console error or page error fails the run.
 //
 //   node auto.mjs URL WORKSPACE SCREENSHOT_DIR
@@ -43,17 +43,16 @@ try {
   await page.locator(".msg.assistant", { hasText: "one" }).waitFor();
   await page.locator("#send:not([disabled])").waitFor();
   await page
-    .locator(".msg.note", { hasText: /^Compacted automatically .*: about \S+ → \S+ tokens\. The full conversation stays in Versions\.$/ })
+    .locator("#banner", { hasText: /^Compacted automatically .*: about \S+ → \S+ tokens\. The full conversation stays in Versions\./ })
     .waitFor();
-  await page.getByText("SUMMARY: the user sent a long text.").waitFor();
+  await page.locator(".msg.note.compaction", { hasText: "SUMMARY: the user sent a long text." }).waitFor();
   const turns = await page.locator(".msg.user[data-turn]").allTextContents();
   if (turns.length !== 1 || !turns[0].startsWith("second")) throw new Error(`after compacting the turns are ${turns.length}`);
-  // the line sits between the summary and the turn it kept
+  // the summary comes first, then the turn it kept
   const order = await page.evaluate(() =>
-    [...document.querySelectorAll("#transcript > *")].map((e) => e.className),
+    [...document.querySelectorAll("#rows > *")].map((e) => e.className),
   );
-  const note = order.indexOf("msg note");
-  if (note < 1 || !order[note + 1]?.includes("user")) throw new Error(`the transcript runs ${JSON.stringify(order)}`);
+  if (order[0] !== "msg note compaction" || !order[1]?.includes("user")) throw new Error(`the transcript runs ${JSON.stringify(order)}`);
   // the notice of the compaction (a long line) leaves the composer usable
   const box = await prompt.boundingBox();
   if (!box || box.width < 400) throw new Error(`the prompt is ${box?.width} px wide`);

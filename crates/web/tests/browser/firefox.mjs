@@ -3,7 +3,8 @@
 // streamed in while the turn runs, and its tool call), hover the prompt and restore code through
 // the preview (the file goes from the disk; the focus comes back to the action), the same preview
 // by keyboard (Shift+Tab wraps inside it) closed with Esc, undo from the banner (the file is back),
-// plan mode on (the indicator shows), a reload (still on), plan mode off. One screenshot,
+// plan mode on (the indicator shows), a reload (still on, and the same rows as before it), plan
+// mode off. One screenshot,
 // `firefox.png`; any console error or page error fails the run.
 //
 //   node firefox.mjs URL WORKSPACE SCREENSHOT_DIR
@@ -66,6 +67,11 @@ try {
       await new Promise((r) => setTimeout(r, 50));
     }
   };
+  /** The transcript's rows: each one's classes and text. */
+  const rows = () =>
+    page.evaluate(() =>
+      [...document.querySelectorAll("#rows > *")].map((r) => `${r.className} | ${r.textContent.replace(/\s+/g, " ").trim()}`),
+    );
   const dialogOpen = () => page.evaluate(() => document.querySelector("#rewind-dialog").open);
 
   await page.goto(url);
@@ -84,7 +90,7 @@ try {
   await page.keyboard.type("write one");
   await page.keyboard.press("Enter");
   await waitText(".msg.assistant", "wrote one");
-  await waitText(".tool", "write_file one.txt");
+  await waitText(".tool", "Write one.txt");
   await page.waitForSelector("#send:not([disabled])");
   if (!(await page.evaluate(() => window.streamed))) throw new Error("the answer was not streamed in");
   if (fs.readFileSync(file("one.txt"), "utf8") !== "1\n") throw new Error("the turn did not write one.txt");
@@ -123,6 +129,8 @@ try {
   await waitText("#banner", "Undone");
   await waitFor("one.txt to come back", () => fs.existsSync(file("one.txt")));
   if (fs.readFileSync(file("one.txt"), "utf8") !== "1\n") throw new Error("one.txt is not back as it was");
+  await waitText(".msg.note", "The user undid that restore");
+  const seen = await rows();
   check("undo");
 
   // Plan mode: the switch turns it on and the indicator shows above the composer.
@@ -137,6 +145,11 @@ try {
   await waitText(".msg.assistant", "wrote one");
   await page.waitForSelector("#plan-indicator", { visible: true });
   if (!(await page.evaluate(() => document.querySelector("#plan-mode").checked))) throw new Error("plan mode is off after the reload");
+  // the same rows as seen live: the prompt, its checkpoint, the call, the answer, the two notes
+  const reloaded = await rows();
+  if (JSON.stringify(reloaded) !== JSON.stringify(seen) || seen.length !== 6) {
+    throw new Error(`after the reload the rows are\n${reloaded.join("\n")}\nnot\n${seen.join("\n")}`);
+  }
   await page.screenshot({ path: path.join(shots, "firefox.png") });
   check("the reload");
   await page.click("#plan-mode");

@@ -1,10 +1,12 @@
 // The web UI end to end in Debian's chromium: two turns through the composer, hover rewind
 // (restore code, check the disk, undo, check again), restore conversation (the prompt comes back
-// into the composer), the versions view and a head switch, then a shell command's approval
+// into the composer), the versions view and a head switch, a damaged head list (a head its own
+// parent, two heads each other's: each shown once, marked), then a shell command's approval
 // (denied), fork and summarize, plan mode (a write refused unrun; a second tab follows the switch),
-// compact, a new session's address and a refused compaction. One rewind is driven by keyboard alone, and after every dialog, panel or re-render the
-// keyboard focus must be on the control that opened it (or the composer), never on the page's body.
-// A screenshot per step; any console error or page error fails the run.
+// compact, a new session's address and a refused compaction. One rewind is driven by keyboard
+// alone, and after every dialog, panel or re-render the keyboard focus must be on the control that
+// opened it (or the composer), never on the page's body. A screenshot per step; any console error
+// or page error fails the run.
 //
 //   node flow.mjs URL WORKSPACE SCREENSHOT_DIR
 import { chromium } from "playwright-core";
@@ -87,11 +89,14 @@ try {
   await page.locator(".msg.assistant", { hasText: "wrote two" }).waitFor();
   await page.locator("#send:not([disabled])").waitFor();
   if (!exists("one.txt") || !exists("two.txt")) throw new Error("the turns did not write their files");
-  const call = page.locator(".tool", { hasText: "write_file one.txt" }).first();
+  const call = page.locator(".tool", { hasText: "Write one.txt" }).first();
   await call.waitFor();
-  // A tool call opens to the change it made: a written file's content as added lines.
+  // A tool call opens to the change it made: the file, its line counts and its diff (from the
+  // server), each line coloured.
   await call.locator("summary").click();
-  await call.locator(".tool-diff .add", { hasText: "+ 1" }).first().waitFor();
+  await call.locator(".change-head", { hasText: "created one.txt (+1 −0)" }).waitFor();
+  await call.locator(".tool-diff .add", { hasText: "+1" }).first().waitFor();
+  await page.locator(".msg.checkpoint", { hasText: "Checkpoint of turn 0: 1 file" }).waitFor();
   await shot("two-turns");
 
   // Hover the first user message: the rewind controls show.
@@ -232,6 +237,37 @@ try {
   if ((await page.locator(".msg.user").count()) !== 2) throw new Error("the switched head does not show both turns");
   await shot("versions-switched");
 
+  // A damaged head list (faked in the answer: the log refuses one): a head that names itself as
+  // its parent, and two that name each other, are each shown once, marked, and the page goes on.
+  const heads = "**/api/sessions/*/heads";
+  const damaged = async (route) => {
+    const res = await route.fetch();
+    const list = await res.json();
+    const fake = (id, name, parent_head) => ({ ...list[0], id, name, parent_head, selected: false, retired: false });
+    list.push(fake("h-self", "self-parent", "h-self"), fake("h-a", "loop-a", "h-b"), fake("h-b", "loop-b", "h-a"));
+    await route.fulfill({ response: res, json: list });
+  };
+  const reopenVersions = async () => {
+    await page.locator("#versions-toggle").click();
+    await page.locator("#versions").waitFor({ state: "hidden" });
+    await page.locator("#versions-toggle").click();
+  };
+  await page.route(heads, damaged);
+  await reopenVersions();
+  const self = page.locator('.head[data-head="h-self"]');
+  await self.locator(".head-loop", { hasText: "names itself as its parent" }).waitFor();
+  await page.locator('.head[data-head="h-a"] > .head-loop', { hasText: "its parent h-b leads back to it" }).waitFor();
+  await page.locator('.head[data-head="h-a"] .head[data-head="h-b"]').waitFor();
+  for (const id of ["h-self", "h-a", "h-b"]) {
+    const n = await page.locator(`.head[data-head="${id}"]`).count();
+    if (n !== 1) throw new Error(`head ${id} is shown ${n} times`);
+  }
+  if ((await page.locator(".head-loop").count()) !== 2) throw new Error("not exactly two heads are marked");
+  await shot("damaged-heads");
+  await page.unroute(heads, damaged);
+  await reopenVersions();
+  await page.locator('.head[data-head="h-self"]').waitFor({ state: "detached" });
+
   // A shell command asks first: the inline prompt; deny it and the turn goes on.
   await prompt.fill("run a command");
   await prompt.press("Enter");
@@ -299,7 +335,7 @@ try {
   await page.locator(".msg.assistant", { hasText: "the plan: write three.txt" }).waitFor();
   await page.locator("#send:not([disabled])").waitFor();
   if (exists("three.txt")) throw new Error("a write ran in plan mode");
-  const refused = page.locator(".tool.failed", { hasText: "write_file three.txt" });
+  const refused = page.locator(".tool.denied", { hasText: "Write three.txt" });
   await refused.locator("summary").click();
   await refused.locator(".tool-out", { hasText: "plan mode is on" }).waitFor();
   await shot("plan-mode");
@@ -329,8 +365,8 @@ try {
     }).observe(document.querySelector("#compact"), { childList: true, subtree: true, attributes: true, characterData: true });
   });
   await page.locator("#compact").click();
-  await page.locator(".msg.note", { hasText: /Compacted: about \S+ → \S+ tokens\. The full conversation stays in Versions\./ }).waitFor();
-  await page.getByText("the compacted summary of the session").waitFor();
+  await page.locator("#banner", { hasText: /Compacted: about \S+ → \S+ tokens\. The full conversation stays in Versions\./ }).waitFor();
+  await page.locator(".msg.note.compaction", { hasText: "Earlier conversation summarized:\nthe compacted summary of the session" }).waitFor();
   await page.locator(".msg.assistant", { hasText: "answer five" }).waitFor();
   if (!(await page.evaluate(() => window.sawCompacting))) throw new Error("the button never said it was compacting");
   if (await page.locator(".msg.assistant", { hasText: "answer four" }).count()) throw new Error("the compacted turns are still shown");

@@ -1,0 +1,57 @@
+//! `retrace revert PATH`: one file back to its state before the session first touched it (SPEC
+//! §5.6), in place.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use retrace_protocol::{CommitRevert, PrepareRevert};
+
+use super::args::SessionArgs;
+use crate::common::{load_config, say_new_session, service_options, with_service};
+use crate::failure::CmdResult;
+use crate::plan_text::{print_result, refused, Hints};
+
+/// Revert one file to its state before the session first touched it.
+#[derive(Debug, clap::Args)]
+pub struct RevertArgs {
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// The file (relative to the workspace).
+    pub path: PathBuf,
+    /// Replace the file even if it changed since Retrace wrote it (undoable).
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Confirm a revert that spans untracked changes (a shell command in a turn that touched it).
+    #[arg(long)]
+    pub yes: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Reverts one file to its state before the session first touched it.
+pub fn run(a: RevertArgs) -> CmdResult {
+    let s = a.session.pick()?;
+    let cfg = load_config()?;
+    with_service(service_options(&cfg, None, false)?, async |svc| {
+        let h = svc.open(&s.id, s.workspace.as_deref()).await?;
+        let plan = h.prepare_revert(PrepareRevert { path: a.path.clone() }).await?;
+        let result = h
+            .commit_revert(CommitRevert {
+                plan_id: plan.plan_id.clone(),
+                overwrite: a.overwrite,
+                confirm: a.yes,
+            })
+            .await
+            .map_err(|e| {
+                let hints = Hints {
+                    conflict: "; --overwrite replaces it (undoable)",
+                    confirm: "; run again with --yes",
+                };
+                refused(&plan, e, a.json, a.yes, &hints)
+            })?;
+        print_result(&result, &s.id, a.json)?;
+        say_new_session(&s.id, &result.session_id, h.workspace(), a.json);
+        Ok(ExitCode::SUCCESS)
+    })
+}

@@ -1,0 +1,51 @@
+//! What a command does on a signal: a running turn or summary is cancelled cleanly at the first
+//! one (a second quits at once), and `serve` stops at SIGINT or SIGTERM.
+
+use retrace_control::SessionHandle;
+
+use crate::failure::Failure;
+use crate::output::say;
+
+/// Cancels the turn on Ctrl-C, SIGTERM or SIGHUP, like Ctrl-C always did: the turn keeps what
+/// ran, answers every tool call and kills the shell's process group. A second signal quits at
+/// once, killing any shell command still running first.
+pub async fn cancel_on_signals(h: SessionHandle, what: &'static str) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return;
+    };
+    let name = tokio::select! {
+        _ = int.recv() => "Ctrl-C",
+        _ = term.recv() => "SIGTERM",
+        _ = hup.recv() => "SIGHUP",
+    };
+    say(&format!(
+        "\nretrace: cancelling {what} ({name}); a second Ctrl-C quits at once"
+    ));
+    h.cancel();
+    tokio::select! {
+        _ = int.recv() => {},
+        _ = term.recv() => {},
+        _ = hup.recv() => {},
+    }
+    say("retrace: quitting now; the conversation is repaired at the next turn");
+    retrace_control::kill_running_shells();
+    std::process::exit(130);
+}
+
+/// A future that completes at the first SIGINT or SIGTERM (handlers installed now).
+pub fn stop_signals() -> Result<impl std::future::Future<Output = ()> + Send + 'static, Failure> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut term = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+    })
+}

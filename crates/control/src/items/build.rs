@@ -1,0 +1,239 @@
+//! Items from what is stored: a head's messages in the session log, each turn's checkpoint in the
+//! store. Used for snapshots, `retrace transcript --items` and every reopened session.
+
+use std::collections::{BTreeMap, HashMap};
+
+use retrace_checkpoint::CheckpointStore;
+use retrace_protocol::{
+    CheckpointEntry, CheckpointItem, Coverage, HeadId, Item, ItemBody, NoteItem, NoteKind, Role, ToolCall,
+    ToolCallItem, ToolRecord, ToolStatus,
+};
+use retrace_session::{Message, MessageKind, Session};
+
+use super::wording;
+use super::{checkpoint_item_id, tool_item_id};
+use crate::error::Result;
+
+/// What a tool call's item is made from.
+pub(crate) struct ToolParts<'a> {
+    /// The assistant message that made the call.
+    pub(crate) message_id: &'a str,
+    /// Its place among that message's calls.
+    pub(crate) index: usize,
+    /// The call.
+    pub(crate) call: &'a ToolCall,
+    /// The text the model got, when the call was answered.
+    pub(crate) result: Option<&'a str>,
+    /// What the log recorded of its end (absent in older logs).
+    pub(crate) record: Option<&'a ToolRecord>,
+    /// Whether its turn is running now (an unanswered call is then running, else cancelled).
+    pub(crate) running: bool,
+    /// The turn.
+    pub(crate) turn: Option<u64>,
+}
+
+/// A tool call's item.
+pub(crate) fn tool_item(p: ToolParts<'_>) -> Item {
+    let described = retrace_tools::describe(&p.call.name, &p.call.arguments);
+    let status = match (p.record, p.result) {
+        (Some(r), _) => r.status,
+        (None, Some(text)) => legacy_status(text),
+        (None, None) if p.running => ToolStatus::Running,
+        (None, None) => ToolStatus::Cancelled,
+    };
+    let (output, output_truncated) = wording::capped_output(p.result.unwrap_or(""));
+    Item {
+        id: tool_item_id(p.message_id, p.index),
+        turn: p.turn,
+        body: ItemBody::ToolCall(Box::new(ToolCallItem {
+            call_id: p.call.id.clone(),
+            tool: p.call.name.clone(),
+            title: described.title,
+            target: described.target,
+            arguments: described.arguments,
+            status,
+            output,
+            output_truncated,
+            changes: p.record.map(|r| r.changes.clone()).unwrap_or_default(),
+            gaps: p.record.map(|r| r.gaps.clone()).unwrap_or_default(),
+        })),
+    }
+}
+
+/// How a result logged before statuses were recorded ended, from its text (the agent has always
+/// begun a failed result with `error:`).
+fn legacy_status(text: &str) -> ToolStatus {
+    match text.strip_prefix("error: ") {
+        None => ToolStatus::Ok,
+        Some(e) if e.starts_with("cancelled") || e.starts_with("interrupted") => ToolStatus::Cancelled,
+        Some(e) if e.starts_with("the user declined") || e.starts_with("plan mode is on") => {
+            ToolStatus::Denied
+        }
+        Some(_) => ToolStatus::Failed,
+    }
+}
+
+/// A turn's checkpoint item from its listing entry.
+pub(crate) fn checkpoint_item(turn: u64, entry: Option<&CheckpointEntry>) -> Item {
+    let body = match entry {
+        Some(e) => CheckpointItem {
+            files: e.paths.clone(),
+            gaps: e.gaps.clone(),
+            coverage: e.coverage,
+            retained: true,
+        },
+        None => CheckpointItem {
+            files: Vec::new(),
+            gaps: Vec::new(),
+            coverage: Coverage::None,
+            retained: false,
+        },
+    };
+    Item {
+        id: checkpoint_item_id(turn),
+        turn: Some(turn),
+        body: ItemBody::Checkpoint(body),
+    }
+}
+
+/// A turn's checkpoint item as the store holds it now.
+pub(crate) fn stored_checkpoint(store: &CheckpointStore, turn: u64) -> Item {
+    let body = match store.turn(turn) {
+        Some(t) => CheckpointItem {
+            files: t.files.iter().map(|f| f.path.display()).collect(),
+            gaps: t.gaps.clone(),
+            coverage: t.coverage(),
+            retained: true,
+        },
+        None => return checkpoint_item(turn, None),
+    };
+    Item {
+        id: checkpoint_item_id(turn),
+        turn: Some(turn),
+        body: ItemBody::Checkpoint(body),
+    }
+}
+
+/// The items of `head`: its messages in path order, each turn's checkpoint after its prompt.
+/// `running` is the turn running now, if any; `checkpoints` the listing's entries.
+pub(crate) fn items_of(
+    session: &Session,
+    head: &HeadId,
+    running: Option<u64>,
+    checkpoints: &[CheckpointEntry],
+) -> Result<Vec<Item>> {
+    let by_turn: BTreeMap<u64, &CheckpointEntry> = checkpoints.iter().map(|e| (e.turn, e)).collect();
+    let path = session.project(head)?;
+    let mut items = Vec::with_capacity(path.len() + 8);
+    let mut turn = None;
+    for (i, m) in path.iter().enumerate() {
+        if let Some(t) = m.turn {
+            turn = Some(t);
+        }
+        let results = answers(&path[i + 1..]);
+        push_message(&mut items, m, turn, running, &results, &by_turn);
+    }
+    Ok(items)
+}
+
+/// The tool results that follow an assistant message, up to the next assistant or user message,
+/// by call id (the first answer of a call counts, as for the model).
+fn answers<'a>(after: &[&'a Message]) -> HashMap<&'a str, &'a Message> {
+    let mut found = HashMap::new();
+    for m in after
+        .iter()
+        .take_while(|m| m.role == Role::Tool || m.kind != MessageKind::Message)
+    {
+        if let (Role::Tool, Some(id)) = (m.role, m.tool_call_id.as_deref()) {
+            found.entry(id).or_insert(*m);
+        }
+    }
+    found
+}
+
+fn push_message(
+    items: &mut Vec<Item>,
+    m: &Message,
+    turn: Option<u64>,
+    running: Option<u64>,
+    results: &HashMap<&str, &Message>,
+    by_turn: &BTreeMap<u64, &CheckpointEntry>,
+) {
+    let id = m.id.as_str().to_string();
+    match (m.kind, m.role) {
+        (MessageKind::Note, _) => {
+            let (note, text) = wording::note(&m.content);
+            items.push(Item {
+                id,
+                turn: None,
+                body: ItemBody::Note(NoteItem { note, text }),
+            });
+        }
+        (MessageKind::Summary, _) => items.push(Item {
+            id,
+            turn: None,
+            body: ItemBody::Note(NoteItem {
+                note: NoteKind::Compaction,
+                text: wording::summary(&m.content),
+            }),
+        }),
+        (MessageKind::Message, Role::User) => {
+            items.push(Item {
+                id,
+                turn: m.turn,
+                body: ItemBody::UserPrompt {
+                    text: m.content.clone(),
+                },
+            });
+            if let Some(t) = m.turn {
+                items.push(checkpoint_item(t, by_turn.get(&t).copied()));
+            }
+        }
+        (MessageKind::Message, Role::Assistant) => {
+            if !m.content.is_empty() || m.reasoning.as_deref().is_some_and(|r| !r.is_empty()) {
+                items.push(Item {
+                    id: id.clone(),
+                    turn,
+                    body: ItemBody::AssistantText {
+                        text: m.content.clone(),
+                        reasoning: m.reasoning.clone(),
+                    },
+                });
+            }
+            for (index, call) in m.tool_calls.iter().enumerate() {
+                let answer = results.get(call.id.as_str());
+                items.push(tool_item(ToolParts {
+                    message_id: &id,
+                    index,
+                    call,
+                    result: answer.map(|r| r.content.as_str()),
+                    record: answer.and_then(|r| r.outcome.as_ref()),
+                    running: turn.is_some() && turn == running,
+                    turn,
+                }));
+            }
+        }
+        // Tool results are shown in their call's item; system messages are not shown.
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn older_results_take_their_status_from_their_text() {
+        assert_eq!(legacy_status("Edited `a`"), ToolStatus::Ok);
+        assert_eq!(legacy_status("error: no such file"), ToolStatus::Failed);
+        assert_eq!(
+            legacy_status("error: cancelled by the user before it ran"),
+            ToolStatus::Cancelled
+        );
+        assert_eq!(legacy_status(crate::repair::INTERRUPTED), ToolStatus::Cancelled);
+        assert_eq!(
+            legacy_status("error: the user declined to run this command: ls"),
+            ToolStatus::Denied
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! Answers to the requests no screen waits for itself: a rewind's or an undo's result, a head
+//! selected (fork, summary, switch), another session opened, the heads' names, and errors. What
+//! they change in the conversation comes with the session's events (a new snapshot after a
+//! head change, a rewind or an undo), not with the answers.
+
+use retrace_protocol::{Error, HeadEntry, HeadRef, RewindResult, RewindScope, SessionSnapshot};
+
+use crate::app::{App, Awaiting};
+use crate::escape;
+use crate::screens::Mode;
+
+impl App {
+    /// The result of a commit or an undo.
+    pub fn on_result(&mut self, result: &RewindResult) {
+        let undo = if result.undo_available {
+            " — /undo to take it back"
+        } else {
+            ""
+        };
+        match self.awaiting.take() {
+            Some(Awaiting::Commit { turn, scope }) => {
+                if result.ok && result.partial {
+                    // The conversation was restored; the files were refused after it (they
+                    // changed between the preview and the commit).
+                    self.message = Some(format!(
+                        "rewound the conversation to turn {turn}, but no file was restored: {}{undo}",
+                        escape::line(
+                            result
+                                .error
+                                .as_deref()
+                                .unwrap_or("the files changed since the preview")
+                        )
+                    ));
+                    self.input.set(&result.prompt);
+                } else if result.ok {
+                    let what = match scope {
+                        RewindScope::Conversation => "the conversation only".to_string(),
+                        RewindScope::Code => files_said(result),
+                        RewindScope::Both
+                            if result.files_written.is_empty() && result.files_deleted.is_empty() =>
+                        {
+                            format!("the conversation; {}", files_said(result))
+                        }
+                        RewindScope::Both => files_said(result),
+                    };
+                    self.message = Some(format!("rewound to turn {turn}: {what}{undo}"));
+                    if matches!(scope, RewindScope::Conversation | RewindScope::Both) {
+                        self.input.set(&result.prompt);
+                    }
+                } else {
+                    self.message = Some(format!(
+                        "rewind to turn {turn} failed: {}",
+                        escape::line(result.error.as_deref().unwrap_or("nothing was written"))
+                    ));
+                }
+            }
+            Some(Awaiting::Undo) => {
+                self.message = Some(if !result.ok {
+                    format!(
+                        "undo failed: {}",
+                        escape::line(result.error.as_deref().unwrap_or("nothing was undone"))
+                    )
+                } else if result.files_written.is_empty() && result.files_deleted.is_empty() {
+                    "undone".to_string()
+                } else {
+                    format!("undone: {}", files_said(result))
+                });
+            }
+            _ => return,
+        }
+        self.status.head = result.head_id.to_string();
+        self.status.session = result.session_id.to_string();
+    }
+
+    /// The session's heads, for their names (the status line shows the selected head's).
+    pub fn set_head_names(&mut self, heads: &[HeadEntry]) {
+        self.head_names = heads
+            .iter()
+            .filter_map(|h| Some((h.id.to_string(), h.name.clone()?)))
+            .collect();
+    }
+
+    /// The selected head's name, if it has one.
+    pub fn head_name(&self) -> Option<&str> {
+        self.head_names.get(&self.status.head).map(String::as_str)
+    }
+
+    /// Another session was opened in place of this one ([`crate::Effect::OpenSession`]):
+    /// everything shown is that session's now, from its snapshot.
+    pub fn on_session_opened(&mut self, snap: SessionSnapshot) {
+        let model = self.status.model.clone();
+        let session = snap.status.session_id.clone();
+        self.status = crate::status::StatusInfo::from_status(&snap.status);
+        self.approvals.clear();
+        self.approvals.scroll = 0;
+        self.awaiting = None;
+        self.mode = Mode::Chat;
+        self.transcript.clear();
+        self.shown_seq = 0;
+        self.seen_seq = 0;
+        self.on_snapshot(snap);
+        if self.status.model.is_none() {
+            self.status.model = model;
+        }
+        self.message = Some(format!(
+            "on session {} (the other stays on disk: /sessions to go back)",
+            escape::line(session.as_ref())
+        ));
+    }
+
+    /// A fork, summary or switch was done: the head is selected (its event brings its items).
+    pub fn on_head_ref(&mut self, r: &HeadRef) {
+        self.status.head = r.head_id.to_string();
+        self.status.session = r.session_id.to_string();
+        self.message = Some(format!("on head {}", escape::line(r.head_id.as_str())));
+    }
+
+    /// A request failed: say so, and drop what waited for it.
+    /// Shows `message` (escaped) in the status area until the next one.
+    pub fn say(&mut self, message: &str) {
+        self.message = Some(escape::line(message));
+    }
+
+    /// An error answered to a request: said in the status area.
+    pub fn on_error(&mut self, err: &Error) {
+        if let Some(Awaiting::Plan(Some(menu))) = self.awaiting.take() {
+            self.mode = Mode::Menu(menu);
+        }
+        self.message = Some(format!("error: {}", escape::line(&err.message)));
+    }
+}
+
+/// What a restore did to the files, skipped ones included: `1 written, 2 deleted, 1 skipped
+/// (kept as it is)`, or plainly `no file changed` when none did.
+fn files_said(r: &RewindResult) -> String {
+    let done = |p: &String| r.files_written.contains(p) || r.files_deleted.contains(p);
+    let skipped = r.conflicts.iter().filter(|c| !done(&c.path)).count();
+    let mut parts = Vec::new();
+    if !r.files_written.is_empty() {
+        parts.push(format!("{} written", r.files_written.len()));
+    }
+    if !r.files_deleted.is_empty() {
+        parts.push(format!("{} deleted", r.files_deleted.len()));
+    }
+    let kept = match skipped {
+        0 => String::new(),
+        1 => "1 skipped (kept as it is)".to_string(),
+        n => format!("{n} skipped (kept as they are)"),
+    };
+    if parts.is_empty() {
+        return match skipped {
+            0 => "no file changed (every file already as it was)".to_string(),
+            _ => format!("no file changed — {kept}"),
+        };
+    }
+    if skipped > 0 {
+        parts.push(kept);
+    }
+    parts.join(", ")
+}

@@ -1,0 +1,107 @@
+//! How the approval box looks: the command (wrapped, scrolled), what allowing it means, and the
+//! three choices; and how much of it shows at a size, which the keys need too.
+
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::Frame;
+use retrace_protocol::ApprovalDecision;
+
+use super::{Approval, Approvals};
+use crate::escape;
+use crate::view::boxed::{boxed, Scroll};
+use crate::view::wrap::wrap;
+use crate::view::Theme;
+
+/// The choices of the approval box, in their order on the screen (←/→ move between them).
+pub const APPROVAL_CHOICES: [(ApprovalDecision, &str); 3] = [
+    (ApprovalDecision::Once, "Allow once"),
+    (ApprovalDecision::Session, "Allow this command for the session"),
+    (ApprovalDecision::Deny, "Deny"),
+];
+
+/// Draws the approval modal of the oldest waiting shell command.
+pub(crate) fn draw(frame: &mut Frame, area: Rect, approvals: &Approvals, t: Theme) {
+    let Some(a) = approvals.waiting.first() else {
+        return;
+    };
+    let (body, shown) = approval_layout(a, approvals.choice, area.width, area.height, t);
+    let more = approvals.waiting.len() - 1;
+    let waiting = if more > 0 {
+        format!(" · {more} more waiting")
+    } else {
+        String::new()
+    };
+    let below = body.len().saturating_sub(approvals.scroll + shown);
+    // The keys line is the footer, so it always shows; y and a wait until the whole command has.
+    let footer = match (below, approvals.hint.as_deref()) {
+        (0, Some(hint)) => format!("{hint}{waiting}"),
+        (0, None) => format!("← → choose, Enter · y once · a session · n or Esc deny{waiting}"),
+        (_, Some(hint)) => format!("{hint}: ↓ PgDn, {below} more line(s) · n or Esc deny"),
+        (_, None) => {
+            format!("↓ PgDn: {below} more line(s) — y/a once you have seen them all · n or Esc deny{waiting}")
+        }
+    };
+    boxed(
+        frame,
+        area,
+        " Run this shell command? ",
+        body,
+        Scroll::Offset(approvals.scroll), // its keys use approval_layout, not the limit
+        &footer,
+        t,
+    );
+}
+
+/// The approval box's lines for `a` (with `choice` highlighted) in a frame of `w`×`h`, and how
+/// many of them show at once (the same arithmetic as [`boxed`]), so the keys know whether the
+/// whole command has been seen.
+pub(crate) fn approval_layout(
+    a: &Approval,
+    choice: Option<usize>,
+    w: u16,
+    h: u16,
+    t: Theme,
+) -> (Vec<Line<'static>>, usize) {
+    let box_w = w
+        .saturating_sub(4)
+        .min(100)
+        .min(w.saturating_sub(2))
+        .max(1)
+        .min(w);
+    let width = usize::from(box_w.saturating_sub(4)).max(1);
+    let mut body = vec![Line::styled(
+        format!("The agent wants to run ({}):", escape::line(&a.tool)),
+        t.bold(),
+    )];
+    for l in escape::text(&a.command).split('\n') {
+        body.extend(wrap(&vec![(format!("  {l}"), t.accent())], width, 2));
+    }
+    body.extend(wrap(
+        &vec![(
+            "⚠ What a command changes in files cannot be rewound.".to_string(),
+            t.warn(),
+        )],
+        width,
+        2,
+    ));
+    body.extend(wrap(
+        &vec![(
+            "\"For the session\" allows this exact command again, no other.".to_string(),
+            t.text(),
+        )],
+        width,
+        0,
+    ));
+    let mut spans = Vec::new();
+    for (i, (_, label)) in APPROVAL_CHOICES.iter().enumerate() {
+        let style = if choice == Some(i) { t.selected() } else { t.text() };
+        spans.push((format!("[ {label} ]"), style));
+        spans.push(("  ".to_string(), t.text()));
+    }
+    spans.pop();
+    body.extend(wrap(&spans, width, 0));
+    let want_h = (body.len() as u16).saturating_add(3).max(6);
+    let box_h = want_h.min(h.saturating_sub(2)).max(1).min(h);
+    let shown = usize::from(box_h.saturating_sub(2)).saturating_sub(1);
+    (body, shown)
+}

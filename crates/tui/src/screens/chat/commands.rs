@@ -1,0 +1,166 @@
+//! What Enter and Tab do in the chat: a prompt is sent, a slash command (parsed in
+//! [`crate::command`]) runs, and Tab completes a command's name.
+
+use retrace_protocol::{SwitchRequest, UndoRequest};
+
+use crate::app::{App, Awaiting};
+use crate::command::{self, Command};
+use crate::effect::Effect;
+use crate::escape;
+use crate::screens::picker::Purpose;
+use crate::screens::Mode;
+
+impl App {
+    /// Whether a request whose answer the UI waits for is in flight: another one must wait, or
+    /// its answer would be taken for the first one's.
+    pub(crate) fn waiting(&mut self) -> bool {
+        if self.awaiting.is_some() {
+            self.message = Some("wait: the last request has not been answered yet".to_string());
+            return true;
+        }
+        false
+    }
+
+    pub(super) fn open_picker(&mut self, purpose: Purpose) -> Vec<Effect> {
+        if self.waiting() {
+            return Vec::new();
+        }
+        if self.status.running {
+            self.message = Some(
+                match purpose {
+                    Purpose::Rewind => "cannot rewind while a turn is running",
+                    Purpose::Fork(_) => "cannot fork while a turn is running",
+                }
+                .to_string(),
+            );
+            return Vec::new();
+        }
+        self.awaiting = Some(Awaiting::Picker(purpose));
+        vec![Effect::LoadCheckpoints]
+    }
+
+    /// Tab: completes a slash command's name: the whole name when one command starts with what
+    /// is typed, else as far as they agree, and the candidates are listed.
+    pub(super) fn complete(&mut self) {
+        let typed = self.input.text();
+        if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
+            return;
+        }
+        let names: Vec<&str> = command::COMMANDS
+            .iter()
+            .filter_map(|(usage, _)| usage.split_whitespace().next())
+            .filter(|name| name.starts_with(typed))
+            .collect();
+        match names.as_slice() {
+            [] => self.message = Some(format!("no command starts with {}", escape::line(typed))),
+            [one] => {
+                let mut done = one.to_string();
+                done.push(' ');
+                self.input.set(&done);
+            }
+            [first, rest @ ..] => {
+                let mut common = first.to_string();
+                for name in rest {
+                    let same = common
+                        .chars()
+                        .zip(name.chars())
+                        .take_while(|(a, b)| a == b)
+                        .count();
+                    common = common.chars().take(same).collect();
+                }
+                if common.len() > typed.len() {
+                    self.input.set(&common);
+                }
+                self.message = Some(names.join("  "));
+            }
+        }
+    }
+
+    pub(super) fn submit(&mut self) -> Vec<Effect> {
+        if self.input.text().trim().is_empty() {
+            return Vec::new();
+        }
+        if let Some(cmd) = command::parse(self.input.text()) {
+            if let Command::Unknown(name) = &cmd {
+                // Kept in the input: a typo is fixed, not typed again.
+                self.message = Some(format!(
+                    "unknown command /{} (/help lists them; a prompt that starts with / needs a space or a path)",
+                    escape::line(name)
+                ));
+                return Vec::new();
+            }
+            self.input.take();
+            return self.run_command(cmd);
+        }
+        if self.status.running {
+            self.message = Some("a turn is running: wait for it, or Esc to cancel it".to_string());
+            return Vec::new();
+        }
+        self.message = None;
+        self.chat.scroll = 0;
+        vec![Effect::Send(self.input.take())]
+    }
+
+    fn run_command(&mut self, cmd: Command) -> Vec<Effect> {
+        self.message = None;
+        match cmd {
+            Command::Rewind => self.open_picker(Purpose::Rewind),
+            Command::Undo => {
+                if self.waiting() {
+                    return Vec::new();
+                }
+                self.awaiting = Some(Awaiting::Undo);
+                vec![Effect::Undo(UndoRequest::default())]
+            }
+            Command::Heads => vec![Effect::LoadHeads],
+            Command::Switch(head) => vec![Effect::Switch(SwitchRequest { head })],
+            Command::Help => {
+                self.mode = Mode::Help(0);
+                Vec::new()
+            }
+            Command::Quit => self.quit(),
+            Command::Fork(name) => self.open_picker(Purpose::Fork(name)),
+            Command::Model(spec) => match retrace_protocol::ModelSpec::parse(&spec) {
+                Ok(spec) => {
+                    self.message = Some(format!("switching to {spec}…"));
+                    vec![Effect::SetModel(spec)]
+                }
+                Err(e) => {
+                    self.message = Some(e.to_string());
+                    Vec::new()
+                }
+            },
+            Command::Sessions => {
+                if self.status.running {
+                    self.message = Some(
+                        "a turn is running: wait for it, or Esc to cancel it, then /sessions".to_string(),
+                    );
+                    return Vec::new();
+                }
+                vec![Effect::LoadSessions]
+            }
+            Command::Compact => self.compact(),
+            Command::Plan(on) => self.set_plan_mode(on),
+            Command::New => {
+                if self.status.running {
+                    self.message =
+                        Some("a turn is running: wait for it, or Esc to cancel it, then /new".to_string());
+                    return Vec::new();
+                }
+                self.message = Some("opening a new session…".to_string());
+                vec![Effect::NewSession]
+            }
+            Command::Usage(usage) => {
+                self.message = Some(format!("usage: {usage}"));
+                Vec::new()
+            }
+            Command::Unknown(name) => {
+                self.message = Some(format!(
+                    "unknown command /{} (/help lists them)",
+                    escape::line(&name)
+                ));
+                Vec::new()
+            }
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! The chat transcript: each entry as styled logical lines, wrapped to the width, the newest at the
+//! bottom, scrolled by whole rows. The wrapped rows are kept between frames (`layout`, in the
+//! view's state).
+
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use retrace_protocol::{
+    ChangeAction, CheckpointItem, Coverage, FileChange, GapReason, ToolCallItem, ToolStatus,
+};
+
+use crate::app::App;
+use crate::escape;
+use crate::screens::chat::detail;
+use crate::screens::chat::layout::ChatLayout;
+use crate::transcript::Entry;
+use crate::view::wrap::{wrap, Spans};
+use crate::view::Theme;
+
+/// The spinner's frames (the working row, a running tool call).
+pub(crate) const SPINNER: [&str; 4] = ["⠋", "⠙", "⠹", "⠸"];
+
+/// A tool call's title: a path it ends with keeps its end (the file's name) when cut, anything
+/// else its start.
+fn shown_title(call: &ToolCallItem) -> String {
+    if let Some(target) = &call.target {
+        let pathlike = target.contains('/') && !target.contains(char::is_whitespace);
+        if let (true, Some(verb)) = (pathlike, call.title.strip_suffix(target.as_str())) {
+            return format!("{}{}", escape::short(verb, 40), escape::short_path(target, 100));
+        }
+    }
+    escape::short(&call.title, 140)
+}
+
+/// One changed file: `created a.txt +1 −0`, `moved a.txt → b.txt +0 −0`, `modified c.bin (binary)`.
+fn change_line(c: &FileChange) -> String {
+    let what = match c.action {
+        ChangeAction::Create => "created",
+        ChangeAction::Modify => "modified",
+        ChangeAction::Delete => "deleted",
+        ChangeAction::Move => "moved",
+    };
+    let path = match (&c.from, c.action) {
+        (Some(from), ChangeAction::Move) => format!(
+            "{} → {}",
+            escape::short_path(from, 60),
+            escape::short_path(&c.path, 60)
+        ),
+        _ => escape::short_path(&c.path, 100),
+    };
+    if c.binary {
+        format!("{what} {path} (binary)")
+    } else {
+        format!("{what} {path} +{} −{}", c.added, c.removed)
+    }
+}
+
+/// The checkpoint row: the turn, the files captured, and what it cannot restore.
+fn checkpoint_line(turn: u64, c: &CheckpointItem, t: Theme) -> (Spans, usize) {
+    if !c.retained {
+        let text = format!("  · checkpoint · turn {turn} · no longer kept (removed by retention)");
+        return (vec![(text, t.dim())], 4);
+    }
+    let mut text = format!("  ✓ checkpoint saved · turn {turn}");
+    if !c.files.is_empty() {
+        text.push_str(&format!(" · {} file(s) captured", c.files.len()));
+    }
+    let mut spans = vec![(text, t.dim())];
+    if !c.gaps.is_empty() || c.coverage == Coverage::Partial {
+        let shell = c.gaps.iter().any(|g| g.reason == GapReason::BashSideEffect);
+        let other = c
+            .gaps
+            .iter()
+            .filter(|g| g.reason != GapReason::BashSideEffect)
+            .count();
+        let mut parts = Vec::new();
+        if shell {
+            parts.push("shell not tracked".to_string());
+        }
+        if other > 0 {
+            parts.push(format!("{other} change(s) not restorable"));
+        }
+        if parts.is_empty() {
+            parts.push("partly restorable".to_string());
+        }
+        spans.push((format!(" · ⚠ {}", parts.join(", ")), t.warn()));
+    } else if c.coverage == Coverage::Legacy {
+        spans.push((" · older format".to_string(), t.dim()));
+    }
+    (spans, 4)
+}
+
+/// A tool call's row: its title and where it stands, then the files it changes.
+fn tool_lines(call: &ToolCallItem, frame: usize, details: bool, t: Theme, out: &mut Vec<(Spans, usize)>) {
+    let (mark, style) = match call.status {
+        ToolStatus::Running => (SPINNER[frame % SPINNER.len()].to_string(), t.dim()),
+        ToolStatus::Ok => ("✓".to_string(), t.ok()),
+        ToolStatus::Failed => ("✗ failed".to_string(), t.error()),
+        ToolStatus::Denied => ("⊘ denied".to_string(), t.warn()),
+        ToolStatus::Cancelled => ("⊘ cancelled".to_string(), t.warn()),
+    };
+    let mut spans = vec![
+        ("  ⏺ ".to_string(), t.dim()),
+        (shown_title(call), t.accent()),
+        (" ".to_string(), t.text()),
+        (mark, style),
+    ];
+    let lines = call.output.lines().count();
+    match call.status {
+        _ if details || call.output.is_empty() => {}
+        ToolStatus::Failed | ToolStatus::Denied | ToolStatus::Cancelled => {
+            spans.push((format!(": {}", escape::first_line(&call.output, 100)), t.dim()));
+        }
+        ToolStatus::Ok | ToolStatus::Running => match lines {
+            0 => {}
+            1 => spans.push((" (1 line of output)".to_string(), t.dim())),
+            n => spans.push((format!(" ({n} lines of output)"), t.dim())),
+        },
+    }
+    out.push((spans, 6));
+    for c in &call.changes {
+        out.push((vec![(format!("      {}", change_line(c)), t.text())], 8));
+        if details {
+            out.extend(detail::change_detail(c, t));
+        }
+    }
+    if details {
+        out.extend(detail::output_detail(call, t));
+    }
+}
+
+/// The logical lines of one entry (escaped, styled), and the indent of their continuation rows.
+fn entry_lines(entry: &Entry, details: bool, t: Theme) -> Vec<(Spans, usize)> {
+    let mut out = Vec::new();
+    match entry {
+        Entry::Prompt { text } => {
+            out.push((Vec::new(), 0));
+            for (i, l) in escape::text(text).split('\n').enumerate() {
+                let lead = if i == 0 { "› " } else { "  " };
+                out.push((vec![(format!("{lead}{l}"), t.bold())], 2));
+            }
+        }
+        Entry::Checkpoint { turn, checkpoint } => out.push(checkpoint_line(*turn, checkpoint, t)),
+        Entry::Text { text } if text.is_empty() => {}
+        Entry::Text { text } => {
+            // One line break at the end draws nothing: an answer cut into pieces after a line
+            // break draws as the whole would.
+            let text = text.strip_suffix('\n').unwrap_or(text);
+            for l in escape::text(text).split('\n') {
+                out.push((vec![(format!("  {l}"), t.text())], 2));
+            }
+        }
+        Entry::Reasoning { text } if details => {
+            for l in escape::text(text.trim()).split('\n') {
+                out.push((vec![(format!("  ▾ {l}"), t.dim())], 4));
+            }
+        }
+        Entry::Reasoning { text } => {
+            let lines = text.lines().count().max(1);
+            let first = escape::first_line(text.trim_start(), 60);
+            out.push((
+                vec![(format!("  ▸ reasoning ({lines} lines): {first}"), t.dim())],
+                4,
+            ));
+        }
+        Entry::Tool { call, frame } => tool_lines(call, *frame, details, t, &mut out),
+        Entry::Note { text } | Entry::Notice { text } => {
+            // Whole, each line wrapped under the first.
+            for (i, l) in escape::text(text).split('\n').enumerate() {
+                let lead = if i == 0 { "  ※ " } else { "    " };
+                out.push((vec![(format!("{lead}{l}"), t.warn())], 4));
+            }
+        }
+        Entry::Error { text } => {
+            out.push((vec![(format!("  ✗ {}", escape::line(text)), t.error())], 4));
+        }
+    }
+    out
+}
+
+/// The rows of one entry at this width: its logical lines, wrapped.
+pub(crate) fn entry_rows(entry: &Entry, details: bool, t: Theme, width: usize) -> Vec<Line<'static>> {
+    let mut rows = Vec::new();
+    for (spans, indent) in entry_lines(entry, details, t) {
+        rows.extend(wrap(&spans, width, indent));
+    }
+    rows
+}
+
+/// The row under the transcript while a turn runs.
+fn spinner_row(app: &App, t: Theme) -> Option<Line<'static>> {
+    if !app.status().running {
+        return None;
+    }
+    let frame = SPINNER[app.status().spinner % SPINNER.len()];
+    Some(Line::styled(
+        format!("  {frame} working… (Esc to cancel)"),
+        t.dim(),
+    ))
+}
+
+/// Every row of the transcript at this width, laid out from nothing (what the kept layout must
+/// always equal).
+#[cfg(test)]
+pub(crate) fn rows(app: &App, width: usize) -> Vec<Line<'static>> {
+    let t = Theme::new(app.no_color());
+    let mut rows = Vec::new();
+    for shown in app.transcript().entries() {
+        rows.extend(entry_rows(&shown.entry, app.details(), t, width));
+    }
+    rows.extend(spinner_row(app, t));
+    rows
+}
+
+/// The rows `start..end` that show in `height` rows of `total`, scrolled up by `scroll` (clamped).
+fn window(total: usize, height: usize, scroll: usize) -> (usize, usize) {
+    let scroll = scroll.min(total.saturating_sub(height));
+    let end = total - scroll;
+    (end.saturating_sub(height), end)
+}
+
+/// The rows that show in `height` rows, from the kept `layout` brought up to date (only what
+/// changed is wrapped again, only what shows is cloned), and how far the transcript can scroll.
+fn visible(app: &App, layout: &mut ChatLayout, width: usize, height: usize) -> (Vec<Line<'static>>, usize) {
+    let t = Theme::new(app.no_color());
+    layout.update(app, width);
+    let spinner = spinner_row(app, t);
+    let body = layout.len();
+    let total = body + usize::from(spinner.is_some());
+    let limit = total.saturating_sub(height);
+    let (start, end) = window(total, height, app.scroll());
+    let mut shown = layout.rows(start, end);
+    if end > body {
+        shown.extend(spinner);
+    }
+    (shown, limit)
+}
+
+/// Draws the transcript into `area`, bottom-aligned, scrolled up by the app's scroll. Returns how
+/// far the transcript can scroll (`None` when nothing was drawn).
+pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, layout: &mut ChatLayout) -> Option<usize> {
+    if area.width == 0 || area.height == 0 {
+        return None;
+    }
+    let (shown, limit) = visible(app, layout, usize::from(area.width), usize::from(area.height));
+    frame.render_widget(Paragraph::new(shown), area);
+    Some(limit)
+}

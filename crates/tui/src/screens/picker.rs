@@ -1,0 +1,178 @@
+//! The rewind picker: the turns visible on this head, oldest first, then "(current)". Esc Esc or
+//! `/rewind` opens it for a rewind (a turn opens the action menu), `/fork [name]` for a fork (a
+//! turn forks a new head that ends just before it).
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::Rect;
+use ratatui::Frame;
+use retrace_protocol::{CheckpointEntry, CheckpointListing, ForkRequest, GapReason};
+
+use crate::app::{App, Awaiting};
+use crate::effect::Effect;
+use crate::escape;
+use crate::screens::menu::{Action, Menu};
+use crate::screens::{ctrl, Mode};
+use crate::view::boxed::{boxed, clock, row, Scroll};
+use crate::view::Theme;
+
+/// The rewind picker: the turns visible on this head, oldest first, then "(current)".
+#[derive(Debug, Clone, PartialEq)]
+pub struct Picker {
+    /// The turns shown.
+    pub rows: Vec<CheckpointEntry>,
+    /// The selected row; `rows.len()` is "(current)".
+    pub selected: usize,
+    /// What choosing a turn does.
+    pub purpose: Purpose,
+}
+
+/// What the picker was opened for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Purpose {
+    /// Esc Esc or `/rewind`: a turn opens the action menu.
+    Rewind,
+    /// `/fork [name]`: a turn forks a new head that ends just before it, with this name.
+    Fork(Option<String>),
+}
+
+impl Picker {
+    /// A picker over the visible turns of `listing`, with "(current)" selected.
+    pub fn new(listing: &CheckpointListing, purpose: Purpose) -> Picker {
+        let rows: Vec<CheckpointEntry> = listing
+            .entries
+            .iter()
+            .filter(|e| e.visible != Some(false))
+            .cloned()
+            .collect();
+        let selected = rows.len();
+        Picker {
+            rows,
+            selected,
+            purpose,
+        }
+    }
+
+    /// Moves the selection up (towards older turns).
+    pub fn up(&mut self) {
+        self.selected = self.selected.saturating_sub(1);
+    }
+
+    /// Moves the selection down (towards "(current)").
+    pub fn down(&mut self) {
+        self.selected = (self.selected + 1).min(self.rows.len());
+    }
+
+    /// The selected turn; `None` on "(current)".
+    pub fn chosen(&self) -> Option<&CheckpointEntry> {
+        self.rows.get(self.selected)
+    }
+}
+
+impl App {
+    /// The checkpoint listing asked for by [`Effect::LoadCheckpoints`]: opens the picker.
+    pub fn on_checkpoints(&mut self, listing: &CheckpointListing) {
+        if !matches!(self.awaiting, Some(Awaiting::Picker(_))) {
+            return;
+        }
+        if let Some(Awaiting::Picker(purpose)) = self.awaiting.take() {
+            if self.mode == Mode::Chat && self.approvals.is_empty() {
+                self.mode = Mode::Picker(Picker::new(listing, purpose));
+            }
+        }
+    }
+
+    pub(crate) fn picker_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let Mode::Picker(picker) = &mut self.mode else {
+            return Vec::new();
+        };
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => picker.up(),
+            KeyCode::Down | KeyCode::Char('j') => picker.down(),
+            KeyCode::Esc => self.mode = Mode::Chat,
+            KeyCode::Enter => match (picker.chosen(), &picker.purpose) {
+                (Some(entry), Purpose::Rewind) => {
+                    let menu = Menu::new(entry.clone(), picker.clone());
+                    self.mode = Mode::Menu(Box::new(menu));
+                }
+                (Some(entry), Purpose::Fork(name)) => {
+                    if let Err(reason) = Action::Fork.availability(entry) {
+                        self.message = Some(format!("cannot fork here: {}", escape::line(&reason)));
+                        return Vec::new();
+                    }
+                    let req = ForkRequest {
+                        turn: entry.turn,
+                        name: name.clone(),
+                        select: true,
+                    };
+                    self.mode = Mode::Chat;
+                    return vec![Effect::Fork(req)];
+                }
+                (None, _) => self.mode = Mode::Chat,
+            },
+            _ if ctrl(&key, 'c') => self.mode = Mode::Chat,
+            _ => {}
+        }
+        Vec::new()
+    }
+}
+
+/// Whether a turn ran a shell command whose effects Retrace could not track.
+pub fn has_shell_gap(entry: &CheckpointEntry) -> bool {
+    entry.gaps.iter().any(|g| g.reason == GapReason::BashSideEffect)
+}
+
+/// Draws the rewind picker.
+pub(crate) fn draw(frame: &mut Frame, area: Rect, p: &Picker, t: Theme) {
+    let mut body = Vec::new();
+    for (i, e) in p.rows.iter().enumerate() {
+        let files = match e.file_count {
+            0 => "no files".to_string(),
+            n => {
+                let names: Vec<String> = e
+                    .paths
+                    .iter()
+                    .take(2)
+                    .map(|p| escape::short_path(p, 24))
+                    .collect();
+                let more = if n > names.len() { ", …" } else { "" };
+                format!(
+                    "{n} file{}: {}{more}",
+                    if n == 1 { "" } else { "s" },
+                    names.join(", ")
+                )
+            }
+        };
+        let gap = if has_shell_gap(e) { "⚠ shell " } else { "" };
+        let text = format!(
+            "turn {:<3} {}  {gap}{}  ({files})",
+            e.turn,
+            clock(&e.time),
+            escape::first_line(&e.prompt, 36)
+        );
+        let style = if has_shell_gap(e) { t.warn() } else { t.text() };
+        body.push(row(text, p.selected == i, t, style));
+    }
+    body.push(row(
+        "(current)".to_string(),
+        p.selected == p.rows.len(),
+        t,
+        t.dim(),
+    ));
+    let title = match &p.purpose {
+        Purpose::Rewind => " Rewind to before which turn? ".to_string(),
+        Purpose::Fork(None) => " Fork: the new head ends before which turn? ".to_string(),
+        Purpose::Fork(Some(name)) => format!(
+            " Fork \"{}\": the new head ends before which turn? ",
+            escape::first_line(name, 30)
+        ),
+    };
+    boxed(
+        frame,
+        area,
+        &title,
+        body,
+        Scroll::Focus(p.selected),
+        "↑↓ move · Enter choose · Esc close",
+        t,
+    );
+}

@@ -1,0 +1,149 @@
+//! The transcript: items applied by id, answers in pieces, the UI's own lines placed and kept.
+
+use retrace_protocol::{Event, Item, ItemBody, ToolCallItem, ToolStatus};
+
+use super::*;
+
+fn text(id: &str, t: &str) -> Item {
+    Item {
+        id: id.into(),
+        turn: Some(0),
+        body: ItemBody::AssistantText {
+            text: t.into(),
+            reasoning: None,
+        },
+    }
+}
+
+fn tool(id: &str, status: ToolStatus) -> Item {
+    Item {
+        id: id.into(),
+        turn: Some(0),
+        body: ItemBody::ToolCall(Box::new(ToolCallItem {
+            call_id: "c".into(),
+            tool: "bash".into(),
+            title: "Run ls".into(),
+            target: Some("ls".into()),
+            arguments: serde_json::json!({"command": "ls"}),
+            status,
+            output: String::new(),
+            output_truncated: false,
+            changes: Vec::new(),
+            gaps: Vec::new(),
+        })),
+    }
+}
+
+fn prompt(id: &str) -> Item {
+    Item {
+        id: id.into(),
+        turn: Some(0),
+        body: ItemBody::UserPrompt { text: id.into() },
+    }
+}
+
+/// What is shown, one word per entry.
+fn shown(t: &Transcript) -> Vec<String> {
+    t.entries()
+        .iter()
+        .map(|s| match &s.entry {
+            Entry::Prompt { text } => format!("prompt {text}"),
+            Entry::Text { text } => format!("text {text}"),
+            Entry::Reasoning { text } => format!("reasoning {text}"),
+            Entry::Tool { call, .. } => format!("tool {}", call.status.as_str()),
+            Entry::Notice { text } => format!("notice {text}"),
+            other => format!("{other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn pieces_are_cut_after_a_line_break_and_never_move() {
+    let line = "x".repeat(100) + "\n";
+    let text: String = line.repeat(200);
+    let all = pieces(&text);
+    assert!(all.len() >= 2);
+    assert_eq!(all.concat(), text);
+    for p in &all[..all.len() - 1] {
+        assert!(p.len() > STREAM_PIECE && p.ends_with('\n'));
+    }
+    let longer = text.clone() + &line.repeat(50);
+    assert_eq!(pieces(&longer)[..all.len() - 1], all[..all.len() - 1]);
+    assert!(pieces("").is_empty());
+}
+
+#[test]
+fn an_item_changes_in_place_and_keeps_what_did_not_change() {
+    let mut t = Transcript::from_items(vec![prompt("p"), text("a", "one"), prompt("q")]);
+    let before: Vec<u64> = t.entries().iter().map(|s| s.revision).collect();
+    t.apply(&Event::ReasoningDelta {
+        text: "hm".into(),
+        item_id: Some("a".into()),
+    });
+    assert_eq!(shown(&t), ["prompt p", "reasoning hm", "text one", "prompt q"]);
+    assert_eq!(t.entries()[0].revision, before[0]);
+    assert_eq!(t.entries()[3].revision, before[2]);
+    // The same item again changes nothing.
+    let now: Vec<u64> = t.entries().iter().map(|s| s.revision).collect();
+    t.apply(&Event::ItemCompleted {
+        item: Item {
+            body: ItemBody::AssistantText {
+                text: "one".into(),
+                reasoning: Some("hm".into()),
+            },
+            ..text("a", "")
+        },
+    });
+    assert_eq!(now, t.entries().iter().map(|s| s.revision).collect::<Vec<_>>());
+    // An empty answer still has its place (a delta fills it where it is).
+    t.apply(&Event::ItemStarted { item: text("b", "") });
+    assert_eq!(t.entries().len(), 5);
+    t.apply(&Event::AssistantDelta {
+        text: "two".into(),
+        item_id: Some("b".into()),
+    });
+    assert_eq!(shown(&t).last().map(String::as_str), Some("text two"));
+}
+
+#[test]
+fn the_uis_own_lines_follow_their_item_while_it_is_shown() {
+    let mut t = Transcript::from_items(vec![prompt("p"), text("a", "one")]);
+    t.push_local(Entry::Notice {
+        text: "retried".into(),
+    });
+    t.apply(&Event::ItemStarted {
+        item: text("b", "two"),
+    });
+    assert_eq!(shown(&t), ["prompt p", "text one", "notice retried", "text two"]);
+    // A snapshot that still has `a` keeps the line after it…
+    t.reset(vec![prompt("p"), text("a", "one"), text("b", "two")]);
+    assert_eq!(shown(&t), ["prompt p", "text one", "notice retried", "text two"]);
+    // … a line whose item is removed follows the item before it…
+    t.apply(&Event::ItemRemoved { item_id: "a".into() });
+    assert_eq!(shown(&t), ["prompt p", "notice retried", "text two"]);
+    t.reset(vec![prompt("p"), text("b", "two")]);
+    assert_eq!(shown(&t), ["prompt p", "notice retried", "text two"]);
+    // … and a snapshot without its item drops it.
+    t.reset(vec![prompt("q")]);
+    assert_eq!(shown(&t), ["prompt q"]);
+}
+
+#[test]
+fn the_spinner_moves_only_running_calls() {
+    let mut t = Transcript::from_items(vec![
+        prompt("p"),
+        tool("done", ToolStatus::Ok),
+        tool("running", ToolStatus::Running),
+    ]);
+    let before: Vec<u64> = t.entries().iter().map(|s| s.revision).collect();
+    t.tick(3);
+    let after: Vec<u64> = t.entries().iter().map(|s| s.revision).collect();
+    assert_eq!(before[..2], after[..2]);
+    assert_ne!(before[2], after[2]);
+    assert!(matches!(t.entries()[2].entry, Entry::Tool { frame: 3, .. }));
+    // A call that starts running later shows the same frame.
+    t.apply(&Event::ItemStarted {
+        item: tool("next", ToolStatus::Running),
+    });
+    assert!(matches!(t.entries()[3].entry, Entry::Tool { frame: 3, .. }));
+}

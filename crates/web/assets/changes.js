@@ -1,0 +1,50 @@
+// What a tool call did to each file, as its item says (`changes`: path, action, line counts and a
+// unified diff made once by the server). The page only colours the diff's lines; it never diffs.
+import { el } from "./util.js";
+
+const ACTIONS = { create: "created", modify: "modified", delete: "deleted", move: "moved" };
+
+/**
+ * The lines of a unified diff as `[class, line]` pairs: `hunk` for an `@@` line, `add` for `+`,
+ * `del` for `-`, `ctx` for context and `meta` for anything else (`\ No newline at end of file`).
+ * The line keeps its first character.
+ */
+export function diffLines(diff) {
+  if (!diff) return [];
+  const lines = diff.split("\n");
+  // a final line break ends the last line; it is not one more empty line
+  if (lines[lines.length - 1] === "") lines.pop();
+  return lines.map((line) => {
+    const c = line[0];
+    const cls = line.startsWith("@@") ? "hunk" : c === "+" ? "add" : c === "-" ? "del" : c === " " || line === "" ? "ctx" : "meta";
+    return [cls, line];
+  });
+}
+
+/** One file's change in a sentence: "created one.txt (+1 −0)", "moved a → b (binary)". */
+export function changeText(c) {
+  const what = ACTIONS[c.action] ?? c.action;
+  const path = c.action === "move" && c.from != null ? `${c.from} → ${c.path}` : c.path;
+  return `${what} ${path} ${c.binary ? "(binary)" : `(+${c.added} −${c.removed})`}`;
+}
+
+/** The added and removed lines of all the changes: "+3 −1", or "" when there are none. */
+export function changesCount(changes) {
+  if (!changes?.length) return "";
+  const added = changes.reduce((n, c) => n + (c.added ?? 0), 0);
+  const removed = changes.reduce((n, c) => n + (c.removed ?? 0), 0);
+  return `+${added} −${removed}`;
+}
+
+/** One file's change: its sentence, then its diff with coloured lines (when it has one). */
+export function changeBlock(c) {
+  const d = el("div", "change", el("div", "change-head", changeText(c)));
+  const lines = diffLines(c.diff);
+  if (lines.length) {
+    const pre = el("pre", "tool-diff");
+    for (const [cls, line] of lines) pre.append(el("span", cls, `${line}\n`));
+    d.append(pre);
+  }
+  if (c.diff_truncated) d.append(el("div", "muted", "(the diff is cut here; the counts are whole)"));
+  return d;
+}

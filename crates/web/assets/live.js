@@ -1,0 +1,68 @@
+// What the session's events say besides its items (view.js applies those): a turn or a summary
+// running, its usage, plan mode, approvals, failures, a compaction.
+import { showRequested, showResolved } from "./approvals.js";
+import { banner, hideBanner, say } from "./banner.js";
+import { setRunning, showPlan } from "./controls.js";
+import { compactedText } from "./messages.js";
+import { state } from "./state.js";
+import { ui } from "./ui.js";
+import { el, button, usageText } from "./util.js";
+import { refreshSide } from "./versions.js";
+
+/** Shows one event of type `type`. */
+export async function onEvent(type, ev) {
+  switch (type) {
+    case "turn_started":
+      setRunning(true);
+      break;
+    case "approval_requested":
+      showRequested(ev);
+      break;
+    case "approval_resolved":
+      showResolved(ev);
+      break;
+    case "turn_finished":
+      setRunning(false);
+      if (ev.usage) ui.usage.textContent = usageText(ev.usage);
+      if (!ev.ok && ev.error) banner("error", el("span", null, `Turn ${ev.turn} failed: ${ev.error}`), button("Dismiss", hideBanner));
+      await refreshSide();
+      break;
+    case "notice":
+      ui.usage.textContent = ev.message;
+      break;
+    case "error":
+      banner("error", el("span", null, ev.message), button("Dismiss", hideBanner));
+      break;
+    case "summary_started":
+      setRunning(true);
+      ui.usage.textContent = state.compacting ? "compacting…" : "summarizing…";
+      break;
+    case "summary_finished":
+      setRunning(false);
+      ui.usage.textContent = ev.ok ? (state.compacting ? "compacted" : "summary written") : `summary failed: ${ev.error ?? ""}`;
+      break;
+    case "compacted":
+      say(compactedText(ev));
+      break;
+    case "plan_mode":
+      showPlan(!!ev.on);
+      break;
+    // shown through the items (view.js), or by reading the session again
+    case "assistant_delta":
+    case "reasoning_delta":
+    case "item_started":
+    case "item_updated":
+    case "item_completed":
+    case "item_removed":
+    case "tool_call":
+    case "tool_result":
+    case "checkpoint_captured":
+    case "step_finished":
+    case "rewound":
+    case "undone":
+    case "head_changed":
+    case "lagged":
+    default:
+      break;
+  }
+}

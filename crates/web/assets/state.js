@@ -1,0 +1,12 @@
+// What the page knows besides what it shows: the open session, its items and event stream, and
+// what this page started. Everything else is read from the server and rendered.
+import { ItemList } from "./items.js";
+
+export const state = {
+  sid: null,
+  items: new ItemList(), // the session's items: the last snapshot's, changed by the events since
+  events: null, // the event stream (an EventSource), after the snapshot's `last_event_seq`
+  running: false,
+  compacting: false, // this page asked for a compaction that has not answered yet
+  plan: false,
+};

@@ -1,0 +1,107 @@
+// The transcript as rows of the session's items: rendered whole from a snapshot, then one row
+// added, replaced, extended or removed per item event. A row that is replaced keeps whether it
+// was open and the keyboard focus inside it; a re-render keeps the focus on the same prompt,
+// action or tool call.
+import { reasoningOf, rowOf } from "./messages.js";
+import { ui } from "./ui.js";
+import { el, focusFirst, hasFocus } from "./util.js";
+
+/** item id → its row, as the transcript shows it now. */
+let rows = new Map();
+
+export function scrollDown() {
+  ui.transcript.scrollTop = ui.transcript.scrollHeight;
+}
+
+/** Turn `turn`'s prompt, as the transcript shows it now. */
+function promptOf(turn) {
+  return ui.rows.querySelector(`.msg.user[data-turn="${Number(turn)}"]`);
+}
+
+/** The rewind action `label` of turn `turn`'s prompt, as the transcript shows it now. */
+function rewindButton(turn, label) {
+  const m = promptOf(turn);
+  return m && [...m.querySelectorAll(".rewind button")].find((b) => b.dataset.action === label);
+}
+
+/**
+ * Gives the keyboard focus back after an action started from `opener` (a rewind action of turn
+ * `turn`): to the opener if it is still in the page, to the same action of the re-rendered prompt,
+ * else to the composer.
+ */
+export function returnFocus(opener, turn, ...fallbacks) {
+  focusFirst(opener, turn == null ? null : rewindButton(turn, opener?.dataset.action), ...fallbacks, ui.prompt);
+}
+
+/** Where the focus is inside `root`, to find it again in a new copy: the focused element's path. */
+function focusPath(root) {
+  const a = document.activeElement;
+  if (!root.contains(a)) return null;
+  return {
+    item: a.closest("[data-item]")?.dataset.item,
+    action: a.dataset.action,
+    summary: a.tagName === "SUMMARY",
+  };
+}
+
+/** The element in `row` (the new copy of a row) that stands where `path` was. */
+function again(row, path) {
+  if (!row) return null;
+  if (path.action) return [...row.querySelectorAll(".rewind button")].find((b) => b.dataset.action === path.action);
+  if (path.summary) return row.querySelector(":scope > summary");
+  return row;
+}
+
+function empty() {
+  return el("p", "empty", "No messages yet. Type a prompt below.");
+}
+
+/** Shows `items` (a snapshot's) as the whole transcript. */
+export function renderItems(items) {
+  const path = focusPath(ui.rows);
+  const open = new Set([...rows].filter(([, r]) => r.open).map(([id]) => id));
+  rows = new Map();
+  for (const item of items) {
+    const row = rowOf(item);
+    if (open.has(item.id) && "open" in row) row.open = true;
+    rows.set(item.id, row);
+  }
+  ui.rows.replaceChildren(...(rows.size ? rows.values() : [empty()]));
+  if (path) focusFirst(again(rows.get(path.item), path), ui.prompt);
+  scrollDown();
+}
+
+/** Shows `item`: its row replaced where it is, or added at the end. */
+export function showItem(item) {
+  const row = rowOf(item);
+  const old = rows.get(item.id);
+  rows.set(item.id, row);
+  if (!old) {
+    ui.rows.querySelector(":scope > .empty")?.remove();
+    ui.rows.append(row);
+    return;
+  }
+  const path = focusPath(old);
+  if (old.open && "open" in row) row.open = true;
+  old.replaceWith(row);
+  if (path) focusFirst(again(row, path), ui.prompt);
+}
+
+/** Removes item `id`'s row. */
+export function removeItem(id) {
+  const old = rows.get(id);
+  rows.delete(id);
+  if (!old) return;
+  const had = hasFocus(old);
+  old.remove();
+  if (!rows.size) ui.rows.replaceChildren(empty());
+  if (had) ui.prompt.focus();
+}
+
+/** Appends streamed `text` to item `id`'s row (its reasoning if `reasoning`). */
+export function extendItem(id, text, reasoning) {
+  const row = rows.get(id);
+  if (!row) return;
+  const part = reasoning ? reasoningOf(row, true) : row.querySelector(":scope > .text");
+  part?.append(text);
+}

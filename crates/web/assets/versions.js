@@ -1,0 +1,69 @@
+// The Versions panel: the head tree and the checkpoint list. Opening it moves the focus into it;
+// Esc inside closes it and gives the focus back to its toggle. Switch and Retire on a head run the
+// actions app.js sets (rewind.js).
+import { call, s } from "./api.js";
+import { attempt } from "./banner.js";
+import { checkpointItems } from "./checkpoints.js";
+import { headTree } from "./heads.js";
+import { state } from "./state.js";
+import { ui } from "./ui.js";
+import { focusFirst, hasFocus } from "./util.js";
+
+/** The actions on a head, `{switchHead(id), retireHead(id)}` returning promises, set once by app.js. */
+let actions = { switchHead: async () => {}, retireHead: async () => {} };
+
+export function setHeadActions(a) {
+  actions = a;
+}
+
+const headActions = {
+  switchHead: (id) => attempt(() => actions.switchHead(id)),
+  retireHead: (id) => attempt(() => actions.retireHead(id)),
+};
+
+/** Renders the panel again if it is open. */
+export async function refreshSide() {
+  if (!ui.versions.hidden) await renderVersions();
+}
+
+export async function renderVersions() {
+  const id = state.sid;
+  if (!id) return;
+  const [heads, cps] = await Promise.all([
+    call("GET", `${s(id)}/heads`),
+    call("GET", `${s(id)}/checkpoints`),
+  ]);
+  if (id !== state.sid) return;
+  // the focused head (a Switch or Retire button), to focus it again in the new tree
+  const focusedHead = hasFocus(ui.heads) ? document.activeElement.closest(".head")?.dataset.head : null;
+  ui.heads.replaceChildren(headTree(heads, headActions));
+  if (focusedHead != null) {
+    const li = [...ui.heads.querySelectorAll(".head")].find((h) => h.dataset.head === focusedHead);
+    focusFirst(li?.querySelector(":scope > .head-actions button"), li?.querySelector(":scope > .head-row"), ui.versions);
+  }
+  ui.checkpoints.replaceChildren(...checkpointItems(cps.entries));
+}
+
+function showVersions(open) {
+  const had = hasFocus(ui.versions);
+  ui.versions.hidden = !open;
+  ui.versionsToggle.setAttribute("aria-expanded", String(open));
+  if (open) ui.versions.focus();
+  else if (had) ui.versionsToggle.focus();
+}
+
+/** Listens to the panel's toggle and keys (once, at start). */
+export function installVersions() {
+  ui.versionsToggle.addEventListener("click", () =>
+    attempt(async () => {
+      showVersions(ui.versions.hidden);
+      await refreshSide();
+    }),
+  );
+  ui.versions.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") {
+      e.preventDefault();
+      showVersions(false);
+    }
+  });
+}
