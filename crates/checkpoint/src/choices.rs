@@ -4,7 +4,7 @@
 
 use retrace_protocol::{ChoiceFile, FileAction, OnConflict, PlanBlocker, PlanChoice};
 
-use crate::{CommitOptions, RestorePlan};
+use crate::plan::{CommitOptions, RestorePlan};
 
 impl RestorePlan {
     /// The files' reasons a commit with `opts` would not go ahead, in the order

@@ -27,7 +27,7 @@
 //! 2. **The sidecar as loaded** (`sidecar`: turns, `state.json`, manifests, what was odd about
 //!    them) and everything that only reads it: loading (`load`, `manifests`), the listing and
 //!    before-images (`read`), restore plans ([`plan`]; `restore_set`, `timeline`, `images`,
-//!    `check`, `memo`), forward images (`forward`), blobs (`blobs`), the edit tools' temp files
+//!    `check`, `memo`; what a plan offers, `choices`), forward images (`forward`), blobs (`blobs`), the edit tools' temp files
 //!    (`tool_temps`), `fsck`.
 //! 3. **The store** ([`CheckpointStore`], `store`): the sidecar plus what writing needs (options,
 //!    the turn capturing now, holds), with its operations each in a module of its own: a turn's
@@ -55,6 +55,7 @@ pub mod tx;
 // The sidecar as loaded, and what only reads it.
 mod blobs;
 mod check;
+mod choices;
 mod forward;
 mod fsck;
 mod images;
@@ -71,7 +72,6 @@ mod tool_temps;
 // The store and its operations.
 mod after;
 mod capture;
-mod choices;
 mod commit;
 mod compensate;
 mod dirs;
