@@ -27,8 +27,8 @@
 //! 2. **The sidecar as loaded** (`sidecar`: turns, `state.json`, manifests, what was odd about
 //!    them) and everything that only reads it: loading (`load`, `manifests`), the listing and
 //!    before-images (`read`), restore plans ([`plan`]; `restore_set`, `timeline`, `images`,
-//!    `check`, `memo`; what a plan offers, `choices`), forward images (`forward`), blobs (`blobs`), the edit tools' temp files
-//!    (`tool_temps`), `fsck`.
+//!    `check`, `memo`) and what a plan offers (`choices`), forward images (`forward`), blobs
+//!    (`blobs`), the edit tools' temp files (`tool_temps`), `fsck`.
 //! 3. **The store** ([`CheckpointStore`], `store`): the sidecar plus what writing needs (options,
 //!    the turn capturing now, holds), with its operations each in a module of its own: a turn's
 //!    life (`turn`), capture (`capture`, `payload`, `after`), committing a plan (`commit`,
