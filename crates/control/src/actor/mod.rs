@@ -11,22 +11,25 @@
 //! Nothing wedges: when the last handle is dropped the actor cancels a running job (the turn stops,
 //! keeps what ran and answers every tool call), waits for it, closes the event stream and drops the
 //! core, which releases the writer lease.
+//!
+//! A turn's job is [`crate::turn`]; a summary's is [`summary_job`].
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use retrace_agent::{history_tokens, Agent, AgentConfig};
-use retrace_model::{CancellationToken, ChatModel, ChatRequest, Delta};
+use retrace_agent::{Agent, AgentConfig};
+use retrace_model::CancellationToken;
 use retrace_protocol::{
-    CompactRequest, ErrorCode, ErrorDetails, Event, HeadRef, JobKind, ModelSpec, RunningJob, SessionSnapshot,
-    SessionStatus, SummarizeDirection, SummarizeRequest, TurnAccepted,
+    ErrorCode, ErrorDetails, JobKind, ModelSpec, RunningJob, SessionSnapshot, SessionStatus, TurnAccepted,
 };
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::core::Core;
 use crate::error::{coded, Result};
 use crate::shared::{lock, Running, Shared};
 use crate::turn::run_turn;
+
+mod summary_job;
 
 /// A request, run on the actor.
 pub(crate) type Command = Box<dyn FnOnce(&mut Actor) + Send>;
@@ -188,6 +191,15 @@ impl Actor {
         }
     }
 
+    /// What a new job needs: no job running, and the session not closing.
+    fn may_start_job(&self) -> Result<()> {
+        self.idle()?;
+        if self.closing {
+            return Err(coded(ErrorCode::Refused, "the session is closing"));
+        }
+        Ok(())
+    }
+
     fn no_model() -> crate::error::ControlError {
         coded(
             ErrorCode::Model,
@@ -253,10 +265,7 @@ impl Actor {
     /// Starts a turn: its checkpoint and user message are written before this returns; the agent
     /// then runs as a job.
     pub(crate) fn start_turn(&mut self, prompt: &str) -> Result<TurnAccepted> {
-        self.idle()?;
-        if self.closing {
-            return Err(coded(ErrorCode::Refused, "the session is closing"));
-        }
+        self.may_start_job()?;
         if self.agent.is_none() {
             return Err(Self::no_model());
         }
@@ -292,202 +301,11 @@ impl Actor {
         self.job = Some(tokio::spawn(async move { Some(Box::new(turn.await)) }));
         Ok(accepted)
     }
-
-    /// Starts a summary: refused at once when the turn is not on this head or nothing would be
-    /// folded (before any model is needed); the model then writes it as a job, which answers
-    /// `reply`.
-    pub(crate) fn start_summary(
-        &mut self,
-        req: SummarizeRequest,
-        reply: oneshot::Sender<std::result::Result<HeadRef, retrace_protocol::Error>>,
-    ) {
-        self.start_summary_job(req, None, reply);
-    }
-
-    /// Starts a compaction: a summary up to the selected head's latest turn, announced by
-    /// `compacted` once its head is made (SPEC §7 `compact`).
-    pub(crate) fn start_compact(
-        &mut self,
-        req: CompactRequest,
-        reply: oneshot::Sender<std::result::Result<HeadRef, retrace_protocol::Error>>,
-    ) {
-        let found = self.idle().and_then(|()| {
-            let core = self.core();
-            let turn = core.latest_turn()?;
-            let head = core.session.selected().clone();
-            let before = history_tokens(&core.history(&head)?);
-            Ok((turn, before))
-        });
-        let (turn, before) = match found {
-            Ok(f) => f,
-            Err(e) => {
-                let _ = reply.send(Err(e.into()));
-                return;
-            }
-        };
-        let req = SummarizeRequest {
-            turn,
-            direction: SummarizeDirection::UpTo,
-            model: req.model,
-        };
-        self.start_summary_job(req, Some(before), reply);
-    }
-
-    /// A summary as a job; with `compaction` (the size before), announced as a compaction too.
-    fn start_summary_job(
-        &mut self,
-        req: SummarizeRequest,
-        compaction: Option<u64>,
-        reply: oneshot::Sender<std::result::Result<HeadRef, retrace_protocol::Error>>,
-    ) {
-        let started = self.prepare_summary(&req, compaction.is_some());
-        let (messages, model) = match started {
-            Ok(s) => s,
-            Err(e) => {
-                let _ = reply.send(Err(e.into()));
-                return;
-            }
-        };
-        let cancel = CancellationToken::new();
-        self.shared.set_running(Some(Running {
-            job: RunningJob {
-                kind: JobKind::Summary,
-                turn: req.turn,
-            },
-            cancel: cancel.clone(),
-        }));
-        self.shared.bus.publish(Event::SummaryStarted {
-            turn: req.turn,
-            direction: req.direction,
-        });
-        let core = self.core.clone();
-        let shared = self.shared.clone();
-        self.job = Some(tokio::spawn(async move {
-            let mut model = model;
-            let turn = req.turn;
-            let from_head = lock(&core).session.selected().clone();
-            let out: std::result::Result<HeadRef, retrace_protocol::Error> =
-                summarize(&core, &mut model, req, messages, &cancel, compaction.is_some())
-                    .await
-                    .map_err(Into::into);
-            if let (Some(before), Ok(made)) = (compaction, &out) {
-                let after = lock(&core).history(&made.head_id).map(|h| history_tokens(&h));
-                shared.bus.publish(Event::Compacted {
-                    head_id: made.head_id.clone(),
-                    from_head,
-                    turn,
-                    automatic: false,
-                    before_tokens: before,
-                    after_tokens: after.unwrap_or(0),
-                });
-            }
-            sync_session_id(&core, &shared);
-            shared.mark_finishing();
-            shared.bus.publish(Event::SummaryFinished {
-                turn,
-                ok: out.is_ok(),
-                head_id: out.as_ref().ok().map(|h| h.head_id.clone()),
-                error: out.as_ref().err().map(|e| e.message.clone()),
-            });
-            let _ = reply.send(out);
-            match model {
-                Summarizer::Agent(a) => Some(a),
-                Summarizer::Model(_) => None,
-            }
-        }));
-    }
-
-    fn prepare_summary(
-        &mut self,
-        req: &SummarizeRequest,
-        compaction: bool,
-    ) -> Result<(Vec<retrace_protocol::ChatMessage>, Summarizer)> {
-        self.idle()?;
-        if self.closing {
-            return Err(coded(ErrorCode::Refused, "the session is closing"));
-        }
-        let messages = if compaction {
-            // The request must fit the model that writes it (the session's window, as known).
-            let max = self.agent.as_ref().map_or_else(
-                || retrace_agent::ContextBudget::default().threshold(),
-                |a| a.budget().threshold(),
-            );
-            self.core()
-                .compaction_source(req.turn, max)
-                .map_err(|e| {
-                    let e = retrace_protocol::Error::from(e);
-                    if e.code == ErrorCode::Refused {
-                        coded(
-                            ErrorCode::Refused,
-                            "nothing to compact: only the latest turn is on this head (compaction summarizes the turns before it)",
-                        )
-                    } else {
-                        e.into()
-                    }
-                })?
-        } else {
-            self.core().summary_source(req.turn, req.direction)?
-        };
-        let model = match &req.model {
-            Some(spec) => Summarizer::Model((self.factory)(spec)?.into_model()),
-            None => Summarizer::Agent(Box::new(self.agent.take().ok_or_else(Self::no_model)?)),
-        };
-        Ok((messages, model))
-    }
 }
 
 fn sync_session_id(core: &Mutex<Core>, shared: &Shared) {
     let id = lock(core).session.id().clone();
     shared.set_session_id(id);
-}
-
-/// The model that writes a summary: the session's (inside its agent) or one given for it.
-enum Summarizer {
-    Agent(Box<Agent>),
-    Model(Box<dyn ChatModel>),
-}
-
-async fn summarize(
-    core: &Mutex<Core>,
-    model: &mut Summarizer,
-    req: SummarizeRequest,
-    messages: Vec<retrace_protocol::ChatMessage>,
-    cancel: &CancellationToken,
-    compaction: bool,
-) -> Result<HeadRef> {
-    let request = ChatRequest {
-        messages,
-        tools: Vec::new(),
-    };
-    let model: &mut dyn ChatModel = match model {
-        Summarizer::Agent(a) => a.model_mut(),
-        Summarizer::Model(m) => m.as_mut(),
-    };
-    // The summary's text is not shown as it streams; a retry is, as for a turn.
-    let bus = lock(core).bus.clone();
-    let mut on_delta = |d| {
-        if let Delta::Retry { message, notice } = d {
-            bus.publish(Event::Notice {
-                message,
-                retry: Some(notice),
-            });
-        }
-    };
-    let response = model
-        .complete(&request, &mut on_delta, cancel)
-        .await
-        .map_err(|e| {
-            if cancel.is_cancelled() {
-                coded(ErrorCode::Cancelled, "the summary was cancelled; nothing changed")
-            } else {
-                coded(ErrorCode::Model, format!("the model could not summarize: {e}"))
-            }
-        })?;
-    let content = response.content.trim().to_string();
-    if content.is_empty() {
-        return Err(coded(ErrorCode::Model, "the model returned an empty summary"));
-    }
-    lock(core).finish_summary(req.turn, req.direction, content, compaction)
 }
 
 /// The agent settings a service gives every session that uses the model `spec`.
