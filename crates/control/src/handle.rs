@@ -17,8 +17,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::actor::{Actor, Command};
 use crate::bus::Subscription;
+use crate::core::PlanFor;
 use crate::error::Result;
-use crate::rewind::PlanFor;
 use crate::shared::Shared;
 
 /// A handle to one open session.
@@ -122,14 +122,7 @@ impl SessionHandle {
     /// keeps unless another is chosen; `None` for a session that records none (or whose record
     /// no longer parses).
     pub async fn recorded_model(&self) -> Result<Option<ModelSpec>, Error> {
-        self.call(|a| {
-            Ok(a.core().session.model().and_then(|m| {
-                let mut spec = ModelSpec::parse(&m.spec).ok()?;
-                spec.base_url = m.base_url.clone();
-                Some(spec)
-            }))
-        })
-        .await
+        self.call(|a| Ok(a.core().recorded_model())).await
     }
 
     /// The checkpoint list of SPEC §7, seen from the selected head, with what the sidecar costs.

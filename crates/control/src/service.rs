@@ -153,7 +153,7 @@ impl Service {
         let core = blocking(move || Core::create(&data, &ws, retention, b)).await?;
         let agent = match (model, &spec) {
             (Some(m), Some(spec)) => Some(Agent::new(
-                workspace_of(&core.workspace, &self.inner.opts)?,
+                workspace_of(core.workspace(), &self.inner.opts)?,
                 m,
                 agent_config(&self.inner.opts, spec),
             )),
@@ -208,7 +208,7 @@ impl Service {
         let core = blocking(move || Core::open(&data, &sid, ws.as_deref(), retention, b)).await?;
         let spec = self.inner.opts.model.clone();
         let agent = match &spec {
-            Some(spec) => Some(self.factory(core.workspace.clone())(spec)?),
+            Some(spec) => Some(self.factory(core.workspace().to_path_buf())(spec)?),
             None => None,
         };
         Ok(self.start(core, bus, agent, spec))
@@ -306,8 +306,8 @@ impl Service {
     ) -> SessionHandle {
         let shared = Arc::new(Shared::new(
             bus,
-            core.workspace.clone(),
-            core.session.id().clone(),
+            core.workspace().to_path_buf(),
+            core.session_id().clone(),
             Arc::downgrade(&self.inner),
         ));
         let (tx, rx) = mpsc::channel(QUEUE);

@@ -42,8 +42,8 @@ pub(crate) type AgentFactory = Arc<dyn Fn(&ModelSpec) -> Result<Agent> + Send + 
 
 /// The owner of one open session.
 pub(crate) struct Actor {
-    pub(crate) core: Arc<Mutex<Core>>,
-    pub(crate) shared: Arc<Shared>,
+    core: Arc<Mutex<Core>>,
+    shared: Arc<Shared>,
     agent: Option<Agent>,
     model: Option<String>,
     /// The spec of the model in use (a new session from this one gets it too).
@@ -223,15 +223,7 @@ impl Actor {
     }
 
     fn status_of(&self, core: &Core) -> SessionStatus {
-        SessionStatus {
-            session_id: core.session.id().clone(),
-            workspace: core.workspace.to_string_lossy().into_owned(),
-            head_id: core.session.selected().clone(),
-            running: self.shared.running().map(|r| r.job),
-            model: self.model.clone(),
-            plan_mode: core.session.plan_mode(),
-            last_event_seq: self.shared.bus.last_seq(),
-        }
+        core.status(self.shared.running().map(|r| r.job), self.model.clone())
     }
 
     /// The session at one instant: its status, the selected head's items (with the answer being
@@ -242,24 +234,7 @@ impl Actor {
         // The number first: an approval asked or answered after it is still delivered as an event.
         let status = self.status_of(&core);
         let pending_approvals = self.shared.pending_approvals();
-        crate::view::sound(&core.session)?;
-        let head = core.session.selected().clone();
-        let running = status
-            .running
-            .filter(|r| r.kind == retrace_protocol::JobKind::Turn)
-            .map(|r| r.turn);
-        let mut items = core.items_of(&head, running)?;
-        if let Some(item) = core.live.as_ref().and_then(|l| l.streaming_item()) {
-            items.push(item);
-        }
-        Ok(SessionSnapshot {
-            last_event_seq: status.last_event_seq,
-            heads: crate::view::heads_of(&core.session),
-            head_id: head,
-            items,
-            pending_approvals,
-            status,
-        })
+        core.snapshot(status, pending_approvals)
     }
 
     /// Starts a turn: its checkpoint and user message are written before this returns; the agent
@@ -279,7 +254,7 @@ impl Actor {
         let Some(mut agent) = self.agent.take() else {
             return Err(Self::no_model());
         };
-        agent.set_plan_mode(self.core().session.plan_mode());
+        agent.set_plan_mode(self.core().plan_mode());
         agent.set_logged_count(self.core().logged_count(&accepted.head_id));
         let cancel = CancellationToken::new();
         self.shared.set_running(Some(Running {
@@ -304,7 +279,7 @@ impl Actor {
 }
 
 fn sync_session_id(core: &Mutex<Core>, shared: &Shared) {
-    let id = lock(core).session.id().clone();
+    let id = lock(core).session_id().clone();
     shared.set_session_id(id);
 }
 

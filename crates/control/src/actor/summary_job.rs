@@ -15,6 +15,7 @@ use retrace_protocol::{
 use tokio::sync::oneshot;
 
 use super::{sync_session_id, Actor};
+use crate::bus::EventBus;
 use crate::core::Core;
 use crate::error::{coded, Result};
 use crate::shared::{lock, Running};
@@ -36,7 +37,7 @@ impl Actor {
         let found = self.idle().and_then(|()| {
             let core = self.core();
             let turn = core.latest_turn()?;
-            let head = core.session.selected().clone();
+            let head = core.selected_head().clone();
             let before = history_tokens(&core.history(&head)?);
             Ok((turn, before))
         });
@@ -82,11 +83,18 @@ impl Actor {
         self.job = Some(tokio::spawn(async move {
             let mut model = model;
             let turn = req.turn;
-            let from_head = lock(&core).session.selected().clone();
-            let out: std::result::Result<HeadRef, retrace_protocol::Error> =
-                summarize(&core, &mut model, req, messages, &cancel, compaction.is_some())
-                    .await
-                    .map_err(Into::into);
+            let from_head = lock(&core).selected_head().clone();
+            let out: std::result::Result<HeadRef, retrace_protocol::Error> = summarize(
+                &core,
+                &shared.bus,
+                &mut model,
+                req,
+                messages,
+                &cancel,
+                compaction.is_some(),
+            )
+            .await
+            .map_err(Into::into);
             if let (Some(before), Ok(made)) = (compaction, &out) {
                 let after = lock(&core).history(&made.head_id).map(|h| history_tokens(&h));
                 shared.bus.publish(Event::Compacted {
@@ -158,6 +166,7 @@ enum Summarizer {
 
 async fn summarize(
     core: &Mutex<Core>,
+    bus: &EventBus,
     model: &mut Summarizer,
     req: SummarizeRequest,
     messages: Vec<ChatMessage>,
@@ -173,7 +182,6 @@ async fn summarize(
         Summarizer::Model(m) => m.as_mut(),
     };
     // The summary's text is not shown as it streams; a retry is, as for a turn.
-    let bus = lock(core).bus.clone();
     let mut on_delta = |d| {
         if let Delta::Retry { message, notice } = d {
             bus.publish(Event::Notice {
