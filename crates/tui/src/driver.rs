@@ -386,9 +386,10 @@ fn perform(handle: &SessionHandle, ctx: &Context, effect: Effect, tx: &mpsc::Unb
             tokio::spawn(async move { tx.send(Answer::Opened(open_session(&svc, &id, model).await)) });
         }
         Effect::NewSession => {
+            let svc = ctx.service.clone();
             tokio::spawn(async move {
                 let opened = async {
-                    let made = h.new_session().await?;
+                    let made = svc.create_like(&h).await?;
                     opened(made, None).await
                 };
                 tx.send(Answer::Opened(opened.await));

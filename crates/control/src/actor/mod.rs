@@ -16,7 +16,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use retrace_agent::{Agent, AgentConfig};
+use retrace_agent::Agent;
 use retrace_model::CancellationToken;
 use retrace_protocol::{
     ErrorCode, ErrorDetails, JobKind, ModelSpec, RunningJob, SessionSnapshot, SessionStatus, TurnAccepted,
@@ -46,8 +46,8 @@ pub(crate) struct Actor {
     shared: Arc<Shared>,
     agent: Option<Agent>,
     model: Option<String>,
-    /// The spec of the model in use (a new session from this one gets it too).
-    pub(crate) spec: Option<ModelSpec>,
+    /// The spec of the model in use (a new session like this one gets it too).
+    spec: Option<ModelSpec>,
     factory: AgentFactory,
     job: Option<JoinHandle<JobEnd>>,
     closing: bool,
@@ -166,6 +166,11 @@ impl Actor {
         lock(&self.core)
     }
 
+    /// The spec of the model in use.
+    pub(crate) fn spec(&self) -> Option<&ModelSpec> {
+        self.spec.as_ref()
+    }
+
     /// Tells the handles the session's id (a write to an old flat log moves it to a new one); done
     /// before a request is answered, so whoever reads the answer sees the new id.
     pub(crate) fn sync_session_id(&self) {
@@ -281,19 +286,4 @@ impl Actor {
 fn sync_session_id(core: &Mutex<Core>, shared: &Shared) {
     let id = lock(core).session_id().clone();
     shared.set_session_id(id);
-}
-
-/// The agent settings a service gives every session that uses the model `spec`.
-pub(crate) fn agent_config(opts: &crate::ServiceOptions, spec: &ModelSpec) -> AgentConfig {
-    AgentConfig {
-        bash_policy: opts.bash,
-        max_steps: opts.max_steps,
-        budget: retrace_agent::ContextBudget {
-            window: opts
-                .context_window
-                .unwrap_or_else(|| retrace_model::default_context_window(spec)),
-            compact_at: opts.compact_at,
-        },
-        ..AgentConfig::default()
-    }
 }
