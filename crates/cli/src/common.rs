@@ -201,8 +201,8 @@ pub fn pick_session_to_read(p: &SessionPick<'_>) -> Result<Picked, Failure> {
     if let (Some(_), Some(ws)) = (p.session, p.workspace) {
         let ws = workspace_arg(Some(ws))?;
         let service = Service::new(ServiceOptions::new(data_root()?.root()));
-        let own = service
-            .sessions(None)?
+        let own = runtime()?
+            .block_on(service.sessions(None))?
             .into_iter()
             .find(|s| s.id.as_str() == picked.id)
             .and_then(|s| s.workspace);

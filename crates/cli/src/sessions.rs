@@ -22,7 +22,7 @@ pub fn reader(id: &str) -> Result<SessionReader, Failure> {
 pub fn list(workspace: Option<&Path>, json: bool) -> CmdResult {
     let ws = workspace_arg(workspace)?;
     let service = reading()?;
-    let list = service.sessions(Some(&ws))?;
+    let list = crate::common::runtime()?.block_on(service.sessions(Some(&ws)))?;
     for (path, problem) in service.unlisted_sessions()? {
         eprintln!(
             "retrace: warning: {} is not listed: {} (`retrace sessions delete ID` removes it)",

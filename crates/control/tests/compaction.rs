@@ -411,7 +411,7 @@ fn create_like_opens_another_session_on_the_workspace_and_keeps_this_one() {
     assert!(ok);
     // The first session is still open and listed.
     assert_eq!(users(&w.transcript(&h, None)).len(), 1);
-    let listed = w.svc.sessions(Some(&w.ws)).unwrap();
+    let listed = w.run(w.svc.sessions(Some(&w.ws))).unwrap();
     assert!(listed.iter().any(|s| s.id == h.session_id()));
     assert!(listed.iter().any(|s| s.id == n.session_id()));
     w.run(w.svc.shutdown());

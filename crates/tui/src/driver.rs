@@ -379,7 +379,7 @@ fn perform(handle: &SessionHandle, ctx: &Context, effect: Effect, tx: &mpsc::Unb
         Effect::LoadSessions => {
             let svc = ctx.service.clone();
             let workspace = h.workspace().to_path_buf();
-            tokio::spawn(async move { tx.send(Answer::Sessions(svc.sessions(Some(&workspace)))) });
+            tokio::spawn(async move { tx.send(Answer::Sessions(svc.sessions(Some(&workspace)).await)) });
         }
         Effect::OpenSession(id) => {
             let (svc, model) = (ctx.service.clone(), ctx.model.clone());

@@ -94,9 +94,13 @@ impl Service {
 
     /// The sessions of `workspace` (found from the workspace or any directory under it; all
     /// sessions when `None`), newest first, then every old flat log (format 1, workspace unknown).
-    /// Needs no lease.
-    pub fn sessions(&self, workspace: Option<&Path>) -> std::result::Result<Vec<SessionEntry>, Error> {
-        Ok(sessions(&self.inner.data, workspace)?)
+    /// Needs no lease; the directory is read on a blocking thread.
+    pub async fn sessions(&self, workspace: Option<&Path>) -> std::result::Result<Vec<SessionEntry>, Error> {
+        let (data, workspace) = (self.inner.data.clone(), workspace.map(Path::to_path_buf));
+        Ok(blocking("listing the sessions", move || {
+            sessions(&data, workspace.as_deref())
+        })
+        .await?)
     }
 
     /// The logs of the data root `sessions` cannot list (unreadable, empty, not a session log), each
@@ -227,7 +231,11 @@ impl Service {
     /// The newest session of `workspace` (found from any directory under it), opened for writing.
     /// Old flat logs, which record no workspace, are never taken for it.
     pub async fn open_latest(&self, workspace: &Path) -> std::result::Result<SessionHandle, Error> {
-        let newest = resolve::latest_of(&self.inner.data, workspace)?;
+        let (data, workspace) = (self.inner.data.clone(), workspace.to_path_buf());
+        let newest = blocking("listing the sessions", move || {
+            resolve::latest_of(&data, &workspace)
+        })
+        .await?;
         self.open(newest.as_str(), None).await
     }
 
