@@ -3,7 +3,13 @@
 //!
 //! The service holds no strong reference to an actor: a session stays open exactly as long as a
 //! handle to it exists. Opening a session that is still closing (its last handle just went, its
-//! turn is being cancelled) waits for it to finish, so the lease is free again.
+//! turn is being cancelled) waits for it to finish, so the lease is free again. Calls go one way:
+//! a handle never reaches back to the service, so a new session like an open one is
+//! [`Service::create_like`], called by a frontend that holds both.
+//!
+//! Beside opening: how a session's agent is set up ([`agents`]), naming a session by a prefix of
+//! its id ([`resolve`]), deleting and pruning sessions ([`delete`]), repairing a log
+//! ([`log_repair`]).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
