@@ -74,7 +74,7 @@ fn checkpoint(e: CheckpointError, message: String) -> Error {
         C::ExternalChange { .. } => {
             // The file that moved, typed, as a check would report it.
             return Error::new(ErrorCode::Conflict, message).with_details(ErrorDetails::Conflicts {
-                conflicts: crate::rewind::moved_files(&e),
+                conflicts: crate::core::moved_files(&e),
             });
         }
         C::UndoRefused { paths } => {

@@ -1,7 +1,9 @@
 //! [`SessionHandle`]: what a frontend holds. Cloneable and cheap; every method takes and returns
 //! `retrace-protocol` types. Requests queue on the session's actor and are answered in order;
 //! [`SessionHandle::cancel`] and [`SessionHandle::approve`] act at once, even while the actor is
-//! busy. Dropping the last handle of a session closes it (see [`crate::actor`]).
+//! busy. Dropping the last handle of a session closes it (see [`crate::actor`]). A handle knows
+//! nothing of the service that opened it: a new session like this one is the service's
+//! [`Service::create_like`](crate::Service::create_like), called by a frontend that holds both.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -17,8 +19,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::actor::{Actor, Command};
 use crate::bus::Subscription;
+use crate::core::PlanFor;
 use crate::error::Result;
-use crate::rewind::PlanFor;
 use crate::shared::Shared;
 
 /// A handle to one open session.
@@ -122,14 +124,7 @@ impl SessionHandle {
     /// keeps unless another is chosen; `None` for a session that records none (or whose record
     /// no longer parses).
     pub async fn recorded_model(&self) -> Result<Option<ModelSpec>, Error> {
-        self.call(|a| {
-            Ok(a.core().session.model().and_then(|m| {
-                let mut spec = ModelSpec::parse(&m.spec).ok()?;
-                spec.base_url = m.base_url.clone();
-                Some(spec)
-            }))
-        })
-        .await
+        self.call(|a| Ok(a.core().recorded_model())).await
     }
 
     /// The checkpoint list of SPEC §7, seen from the selected head, with what the sidecar costs.
@@ -233,15 +228,10 @@ impl SessionHandle {
         self.call(move |a| a.core().set_plan_mode(on)).await
     }
 
-    /// A new session on the same workspace, with this session's model (the service's when it has
-    /// none); this one stays open, listed and resumable.
-    pub async fn new_session(&self) -> Result<SessionHandle, Error> {
-        let service = crate::service::Service::from_inner(&self.shared.service)
-            .ok_or_else(|| Error::new(ErrorCode::Refused, "the service that opened this session is gone"))?;
-        let spec = self.call(|a| Ok(a.spec.clone())).await?;
-        service
-            .create_with_model(&self.shared.workspace, spec.as_ref())
-            .await
+    /// The spec of the model the session runs with (a new session like it gets it too); `None`
+    /// when it has none.
+    pub(crate) async fn model_spec(&self) -> Result<Option<ModelSpec>, Error> {
+        self.call(|a| Ok(a.spec().cloned())).await
     }
 
     /// Selects a head (id or name).

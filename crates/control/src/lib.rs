@@ -31,29 +31,22 @@
 
 mod actor;
 mod bus;
-mod compaction;
 mod core;
-mod delete;
 mod error;
 mod handle;
-mod heads;
 mod items;
-mod log_repair;
 mod options;
 mod paths;
 mod record;
 mod recorded_model;
-mod repair;
-mod resolve;
-mod rewind;
 mod service;
 mod shared;
 mod turn;
 mod view;
 
 pub use bus::{Subscription, EVENT_BUFFER};
+pub use core::PLAN_TTL;
 pub use core::{check_prompt, counted_prompt_len, MAX_PROMPT_BYTES};
-pub use delete::PruneRequest;
 pub use handle::SessionHandle;
 pub use items::{Applied, ItemList};
 pub use options::{EnvLookup, ServiceOptions};
@@ -64,6 +57,6 @@ pub use retrace_model::default_context_window;
 /// Kills the process group of every shell command running now: for a process about to exit at
 /// once (a second Ctrl-C), so that nothing it started keeps changing the workspace.
 pub use retrace_tools::kill_running_shells;
-pub use rewind::PLAN_TTL;
+pub use service::PruneRequest;
 pub use service::Service;
 pub use view::{fsck_sidecar, read_sidecar, SessionReader};

@@ -30,8 +30,6 @@ pub(crate) struct Running {
 /// Shared by a session's actor and every handle to it.
 pub(crate) struct Shared {
     pub(crate) bus: Arc<EventBus>,
-    /// The service that opened the session (for `new_session`).
-    pub(crate) service: std::sync::Weak<crate::service::Inner>,
     pub(crate) workspace: PathBuf,
     session_id: Mutex<SessionId>,
     running: Mutex<Option<Running>>,
@@ -43,15 +41,9 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(
-        bus: Arc<EventBus>,
-        workspace: PathBuf,
-        session_id: SessionId,
-        service: std::sync::Weak<crate::service::Inner>,
-    ) -> Shared {
+    pub(crate) fn new(bus: Arc<EventBus>, workspace: PathBuf, session_id: SessionId) -> Shared {
         Shared {
             bus,
-            service,
             workspace,
             session_id: Mutex::new(session_id),
             running: Mutex::new(None),

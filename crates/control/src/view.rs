@@ -163,7 +163,7 @@ impl SessionReader {
     /// The checkpoint list of SPEC §7, seen from the selected head, with the sidecar's size.
     pub fn checkpoints(&self) -> Result<CheckpointListing, Error> {
         let entries = checkpoints_for(&self.session, &self.store, self.session.selected(), |t| {
-            crate::compaction::conversation_source(&self.session, t).is_some()
+            crate::core::conversation_source(&self.session, t).is_some()
         });
         let mut list = listing(entries, &self.store, &self.sidecar)?;
         list.problems.extend(log_problems(&self.session));

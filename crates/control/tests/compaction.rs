@@ -1,4 +1,4 @@
-//! Long sessions (SPEC §7 `compact`, `set_plan_mode`, `new_session`): automatic compaction when
+//! Long sessions (SPEC §7 `compact`, `set_plan_mode`, `create_like`): automatic compaction when
 //! the reported usage crosses the budget, one compaction and one retry after a "context too long"
 //! error, a manual compaction that keeps the original head, code and conversation rewinds across
 //! a compaction, and plan mode refusing a write the model sends anyway. The model is the mock
@@ -395,13 +395,13 @@ fn plan_mode_offers_read_tools_and_refuses_a_write_sent_anyway() {
 }
 
 #[test]
-fn new_session_opens_another_session_on_the_workspace_and_keeps_this_one() {
+fn create_like_opens_another_session_on_the_workspace_and_keeps_this_one() {
     let w = World::new();
     let h = w.open();
     w.turn(&h, "in the first session", vec![]);
     let model = w.script(json!([{"content": "fresh"}]));
     w.run(h.set_model(model)).unwrap();
-    let n = w.run(h.new_session()).unwrap();
+    let n = w.run(w.svc.create_like(&h)).unwrap();
     assert_ne!(n.session_id(), h.session_id());
     assert_eq!(n.workspace(), h.workspace());
     let status = w.run(n.status()).unwrap();
@@ -411,7 +411,7 @@ fn new_session_opens_another_session_on_the_workspace_and_keeps_this_one() {
     assert!(ok);
     // The first session is still open and listed.
     assert_eq!(users(&w.transcript(&h, None)).len(), 1);
-    let listed = w.svc.sessions(Some(&w.ws)).unwrap();
+    let listed = w.run(w.svc.sessions(Some(&w.ws))).unwrap();
     assert!(listed.iter().any(|s| s.id == h.session_id()));
     assert!(listed.iter().any(|s| s.id == n.session_id()));
     w.run(w.svc.shutdown());

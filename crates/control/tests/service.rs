@@ -440,13 +440,13 @@ fn sessions_are_found_from_a_subdirectory_newest_first() {
     let first = w.open();
     let second = w.open();
     std::fs::create_dir_all(w.at("src/deep")).unwrap();
-    let list = w.svc.sessions(Some(&w.at("src/deep"))).unwrap();
+    let list = w.run(w.svc.sessions(Some(&w.at("src/deep")))).unwrap();
     let ids: Vec<_> = list.iter().map(|s| s.id.clone()).collect();
     assert_eq!(ids, [second.session_id(), first.session_id()]);
     let latest = w.run(w.svc.open_latest(&w.at("src/deep"))).unwrap();
     assert_eq!(latest.session_id(), second.session_id());
     let elsewhere = w.tmp.path().join("home");
-    assert!(w.svc.sessions(Some(&elsewhere)).unwrap().is_empty());
+    assert!(w.run(w.svc.sessions(Some(&elsewhere))).unwrap().is_empty());
     let e = w.run(w.svc.open_latest(&elsewhere)).unwrap_err();
     assert_eq!(e.code, ErrorCode::NotFound);
 }

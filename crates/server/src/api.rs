@@ -96,11 +96,7 @@ async fn list(State(r): Reg, q: Params) -> Answer<Vec<SessionEntry>> {
         Some(w) if !w.is_empty() => PathBuf::from(w),
         _ => r.workspace().to_path_buf(),
     };
-    let service = r.service().clone();
-    let listed = tokio::task::spawn_blocking(move || service.sessions(Some(&ws)))
-        .await
-        .map_err(|e| ApiError::from(retrace_protocol::Error::new(ErrorCode::Internal, e.to_string())))??;
-    Ok(Json(listed))
+    Ok(Json(r.service().sessions(Some(&ws)).await?))
 }
 
 async fn create(State(r): Reg, StrictJson(req): StrictJson<CreateSession>) -> Result<Response, ApiError> {

@@ -342,16 +342,17 @@ fn perform(handle: &SessionHandle, ctx: &Context, effect: Effect, tx: &mpsc::Unb
         Effect::LoadSessions => {
             let svc = ctx.service.clone();
             let workspace = h.workspace().to_path_buf();
-            tokio::spawn(async move { tx.send(Answer::Sessions(svc.sessions(Some(&workspace)))) });
+            tokio::spawn(async move { tx.send(Answer::Sessions(svc.sessions(Some(&workspace)).await)) });
         }
         Effect::OpenSession(id) => {
             let (svc, model) = (ctx.service.clone(), ctx.model.clone());
             tokio::spawn(async move { tx.send(Answer::Opened(open_session(&svc, &id, model).await)) });
         }
         Effect::NewSession => {
+            let svc = ctx.service.clone();
             tokio::spawn(async move {
                 let opened = async {
-                    let made = h.new_session().await?;
+                    let made = svc.create_like(&h).await?;
                     opened(made, None).await
                 };
                 tx.send(Answer::Opened(opened.await));

@@ -55,7 +55,7 @@ pub enum Effect {
     /// Turn plan mode on or off (`SessionHandle::set_plan_mode`); answer with
     /// `App::show_plan_mode`.
     SetPlanMode(bool),
-    /// Open a new session on the workspace in place of this one (`SessionHandle::new_session`);
+    /// Open a new session on the workspace in place of this one (`Service::create_like`);
     /// answer with `App::on_session_opened`.
     NewSession,
     /// Leave the UI (restore the terminal; the session stays on disk).

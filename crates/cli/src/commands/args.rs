@@ -71,8 +71,9 @@ impl SessionArgs {
         let picked = self.pick()?;
         if let (Some(_), Some(ws)) = (&self.session, &self.workspace) {
             let ws = workspace_arg(Some(ws))?;
-            let own = crate::common::reading()?
-                .sessions(None)?
+            let service = crate::common::reading()?;
+            let own = crate::common::runtime()?
+                .block_on(service.sessions(None))?
                 .into_iter()
                 .find(|s| s.id.as_str() == picked.id)
                 .and_then(|s| s.workspace);

@@ -67,7 +67,7 @@ pub fn run(a: SessionsArgs) -> CmdResult {
 fn list(workspace: Option<&Path>, json: bool) -> CmdResult {
     let ws = workspace_arg(workspace)?;
     let service = reading()?;
-    let list = service.sessions(Some(&ws))?;
+    let list = crate::common::runtime()?.block_on(service.sessions(Some(&ws)))?;
     for (path, problem) in service.unlisted_sessions()? {
         eprintln!(
             "retrace: warning: {} is not listed: {} (`retrace sessions delete ID` removes it)",

@@ -230,7 +230,7 @@ mod tests {
             legacy_status("error: cancelled by the user before it ran"),
             ToolStatus::Cancelled
         );
-        assert_eq!(legacy_status(crate::repair::INTERRUPTED), ToolStatus::Cancelled);
+        assert_eq!(legacy_status(crate::core::INTERRUPTED), ToolStatus::Cancelled);
         assert_eq!(
             legacy_status("error: the user declined to run this command: ls"),
             ToolStatus::Denied

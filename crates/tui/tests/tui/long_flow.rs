@@ -132,6 +132,7 @@ fn compact_plan_mode_and_a_new_session() {
         );
         let listed: Vec<String> = svc
             .sessions(Some(&ws))
+            .await
             .unwrap()
             .into_iter()
             .map(|s| s.id.to_string())

@@ -10,7 +10,7 @@ use retrace_agent::{history_tokens, message_tokens};
 use retrace_protocol::{ChatMessage, ErrorCode, Event, HeadId, Role, SummarizeDirection};
 use retrace_session::{Boundary, HeadKind, MessageKind, Session};
 
-use crate::core::Core;
+use super::Core;
 use crate::error::{coded, Result};
 
 /// A message longer than this is cut in the text given to the model to summarize.
@@ -23,7 +23,7 @@ const MIN_MESSAGE_SUMMARIZED: usize = 256;
 /// since it must itself fit in the window it is meant to free: every message is cut to 8 KiB;
 /// then the oldest turns are left out (whole turns, so every tool call keeps its result), with a
 /// note saying so; then, if one turn alone is still too long, every message is cut evenly.
-pub(crate) fn fit(mut messages: Vec<ChatMessage>, max_tokens: u64) -> Vec<ChatMessage> {
+fn fit(mut messages: Vec<ChatMessage>, max_tokens: u64) -> Vec<ChatMessage> {
     let Some(instruction) = messages.pop() else {
         return messages;
     };

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use retrace_protocol::{ChatMessage, Event, HeadId, Role};
 use retrace_session::{Message, NewMessage};
 
-use crate::core::Core;
+use super::Core;
 use crate::error::Result;
 
 /// The result an unanswered tool call gets.
@@ -39,7 +39,7 @@ fn unanswered_at_tip(msgs: &[&Message]) -> Vec<String> {
 
 /// `history` with a result after every assistant message's block of results for each call it
 /// lacks, so that no model request ever carries an unanswered call.
-pub(crate) fn answer_every_call(history: Vec<ChatMessage>) -> Vec<ChatMessage> {
+pub(super) fn answer_every_call(history: Vec<ChatMessage>) -> Vec<ChatMessage> {
     let mut out = Vec::with_capacity(history.len());
     let mut open: Vec<String> = Vec::new();
     let close = |open: &mut Vec<String>, out: &mut Vec<ChatMessage>| {
@@ -67,7 +67,7 @@ pub(crate) fn answer_every_call(history: Vec<ChatMessage>) -> Vec<ChatMessage> {
 impl Core {
     /// Answers, in the log, every call of `head`'s last assistant message that a stopped turn left
     /// unanswered, and says so.
-    pub(crate) fn repair_head(&mut self, head: &HeadId) -> Result<()> {
+    pub(super) fn repair_head(&mut self, head: &HeadId) -> Result<()> {
         let missing = unanswered_at_tip(&self.session.project(head)?);
         if missing.is_empty() {
             return Ok(());

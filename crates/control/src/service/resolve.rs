@@ -5,8 +5,9 @@ use std::path::Path;
 
 use retrace_protocol::{Error, ErrorCode, Missing, SessionId};
 
-use crate::service::Service;
-use crate::view::session_id;
+use super::Service;
+use crate::paths::DataRoot;
+use crate::view::{session_id, sessions};
 
 /// At most this many candidates are named in an ambiguous prefix's error.
 const SHOWN_CANDIDATES: usize = 10;
@@ -20,15 +21,15 @@ impl Service {
             return Err(Error::new(ErrorCode::Usage, "the session id is empty"));
         }
         let sid = session_id(given)?;
-        let dir = self.inner().data.sessions_dir();
-        if std::fs::symlink_metadata(self.inner().data.log(&sid)).is_ok() {
+        let dir = self.inner.data.sessions_dir();
+        if std::fs::symlink_metadata(self.inner.data.log(&sid)).is_ok() {
             return Ok(sid);
         }
         // UUID text is case-insensitive: `01A2…` names the session `01a2…`.
         let lower = given.to_ascii_lowercase();
         if lower != given {
             let sid = session_id(&lower)?;
-            if std::fs::symlink_metadata(self.inner().data.log(&sid)).is_ok() {
+            if std::fs::symlink_metadata(self.inner.data.log(&sid)).is_ok() {
                 return Ok(sid);
             }
         }
@@ -73,8 +74,8 @@ impl Service {
 
     /// `sid` as its log is named: UUID text is case-insensitive, so an id in upper case whose log
     /// is not there names the session of its lower-case form when that one is.
-    pub(crate) fn as_stored(&self, sid: SessionId) -> SessionId {
-        let data = &self.inner().data;
+    pub(super) fn as_stored(&self, sid: SessionId) -> SessionId {
+        let data = &self.inner.data;
         let lower = sid.as_str().to_ascii_lowercase();
         if lower == sid.as_str() || std::fs::symlink_metadata(data.log(&sid)).is_ok() {
             return sid;
@@ -89,24 +90,30 @@ impl Service {
     /// root, nor inside `.git` or Retrace's data directory); else a `usage` error naming it. What
     /// creating a session checks, for a frontend to check at its start.
     pub fn check_workspace(&self, workspace: &Path) -> Result<std::path::PathBuf, Error> {
-        Ok(crate::core::new_workspace(&self.inner().data, workspace)?)
+        Ok(crate::core::new_workspace(&self.inner.data, workspace)?)
     }
 
     /// The newest session of `workspace` (found from any directory under it); old flat logs, which
     /// record no workspace, are never taken for it.
     pub fn latest_session(&self, workspace: &Path) -> Result<SessionId, Error> {
-        self.sessions(Some(workspace))?
-            .into_iter()
-            .find(|s| s.workspace.is_some())
-            .map(|s| s.id)
-            .ok_or_else(|| {
-                Error::not_found(
-                    Missing::Session,
-                    workspace.to_string_lossy(),
-                    format!("no session of `{}` yet", workspace.display()),
-                )
-            })
+        Ok(latest_of(&self.inner.data, workspace)?)
     }
+}
+
+/// The newest session of `workspace` in `data` (see [`Service::latest_session`]).
+pub(super) fn latest_of(data: &DataRoot, workspace: &Path) -> crate::error::Result<SessionId> {
+    sessions(data, Some(workspace))?
+        .into_iter()
+        .find(|s| s.workspace.is_some())
+        .map(|s| s.id)
+        .ok_or_else(|| {
+            Error::not_found(
+                Missing::Session,
+                workspace.to_string_lossy(),
+                format!("no session of `{}` yet", workspace.display()),
+            )
+            .into()
+        })
 }
 
 #[cfg(test)]

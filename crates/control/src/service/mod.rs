@@ -3,18 +3,23 @@
 //!
 //! The service holds no strong reference to an actor: a session stays open exactly as long as a
 //! handle to it exists. Opening a session that is still closing (its last handle just went, its
-//! turn is being cancelled) waits for it to finish, so the lease is free again.
+//! turn is being cancelled) waits for it to finish, so the lease is free again. Calls go one way:
+//! a handle never reaches back to the service, so a new session like an open one is
+//! [`Service::create_like`], called by a frontend that holds both.
+//!
+//! Beside opening: how a session's agent is set up ([`agents`]), naming a session by a prefix of
+//! its id ([`resolve`]), deleting and pruning sessions ([`delete`]), repairing a log
+//! ([`log_repair`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 
 use retrace_agent::Agent;
 use retrace_model::{open_model, ModelOptions};
-use retrace_protocol::{Error, ErrorCode, Missing, ModelSpec, Provider, SessionEntry, SessionId};
-use retrace_tools::Workspace;
+use retrace_protocol::{Error, ErrorCode, ModelSpec, SessionEntry, SessionId};
 use tokio::sync::{mpsc, watch};
 
-use crate::actor::{agent_config, Actor, AgentFactory};
+use crate::actor::Actor;
 use crate::bus::EventBus;
 use crate::core::{canonical_workspace, Core};
 use crate::error::{coded, ControlError, Result};
@@ -23,6 +28,13 @@ use crate::options::ServiceOptions;
 use crate::paths::DataRoot;
 use crate::shared::{lock, Shared};
 use crate::view::{session_id, sessions, SessionReader};
+
+mod agents;
+mod delete;
+mod log_repair;
+mod resolve;
+
+pub use delete::PruneRequest;
 
 /// Requests a handle may queue before `send` waits.
 const QUEUE: usize = 64;
@@ -37,12 +49,12 @@ struct Entry {
     exited: watch::Receiver<bool>,
 }
 
-pub(crate) struct Inner {
+struct Inner {
     opts: ServiceOptions,
-    pub(crate) data: DataRoot,
+    data: DataRoot,
     actors: Mutex<Vec<Entry>>,
     /// Opening is serialised, so two requests for one session start one actor.
-    pub(crate) opening: tokio::sync::Mutex<()>,
+    opening: tokio::sync::Mutex<()>,
 }
 
 /// Opens sessions and hands out [`SessionHandle`]s. Cloneable; clones share the open sessions.
@@ -61,7 +73,7 @@ impl std::fmt::Debug for Service {
 }
 
 /// What is needed to open a session: an existing handle, or an actor to wait for first.
-pub(crate) enum Found {
+enum Found {
     Open(SessionHandle),
     Closing(watch::Receiver<bool>),
     Nothing,
@@ -81,15 +93,6 @@ impl Service {
         }
     }
 
-    pub(crate) fn inner(&self) -> &Inner {
-        &self.inner
-    }
-
-    /// The service of `inner`, while it exists.
-    pub(crate) fn from_inner(inner: &Weak<Inner>) -> Option<Service> {
-        inner.upgrade().map(|inner| Service { inner })
-    }
-
     /// The data root.
     pub fn data_root(&self) -> &Path {
         self.inner.data.root()
@@ -97,9 +100,13 @@ impl Service {
 
     /// The sessions of `workspace` (found from the workspace or any directory under it; all
     /// sessions when `None`), newest first, then every old flat log (format 1, workspace unknown).
-    /// Needs no lease.
-    pub fn sessions(&self, workspace: Option<&Path>) -> std::result::Result<Vec<SessionEntry>, Error> {
-        Ok(sessions(&self.inner.data, workspace)?)
+    /// Needs no lease; the directory is read on a blocking thread.
+    pub async fn sessions(&self, workspace: Option<&Path>) -> std::result::Result<Vec<SessionEntry>, Error> {
+        let (data, workspace) = (self.inner.data.clone(), workspace.map(Path::to_path_buf));
+        Ok(blocking("listing the sessions", move || {
+            sessions(&data, workspace.as_deref())
+        })
+        .await?)
     }
 
     /// The logs of the data root `sessions` cannot list (unreadable, empty, not a session log), each
@@ -150,16 +157,26 @@ impl Service {
         );
         let bus = Arc::new(EventBus::new(self.inner.opts.event_buffer));
         let b = bus.clone();
-        let core = blocking(move || Core::create(&data, &ws, retention, b)).await?;
+        let core = blocking("opening the session", move || {
+            Core::create(&data, &ws, retention, b)
+        })
+        .await?;
         let agent = match (model, &spec) {
             (Some(m), Some(spec)) => Some(Agent::new(
-                workspace_of(&core.workspace, &self.inner.opts)?,
+                agents::workspace_of(core.workspace(), &self.inner.opts)?,
                 m,
-                agent_config(&self.inner.opts, spec),
+                agents::agent_config(&self.inner.opts, spec),
             )),
             _ => None,
         };
         Ok(self.start(core, bus, agent, spec))
+    }
+
+    /// A new session like the one `handle` holds: on its workspace, with its model (the
+    /// service's when it has none). That session stays open, listed and resumable.
+    pub async fn create_like(&self, handle: &SessionHandle) -> std::result::Result<SessionHandle, Error> {
+        let spec = handle.model_spec().await?;
+        self.create_with_model(handle.workspace(), spec.as_ref()).await
     }
 
     /// Session `id`, opened for writing (its lease taken), or the handle of this process's open
@@ -205,10 +222,13 @@ impl Service {
         );
         let bus = Arc::new(EventBus::new(self.inner.opts.event_buffer));
         let b = bus.clone();
-        let core = blocking(move || Core::open(&data, &sid, ws.as_deref(), retention, b)).await?;
+        let core = blocking("opening the session", move || {
+            Core::open(&data, &sid, ws.as_deref(), retention, b)
+        })
+        .await?;
         let spec = self.inner.opts.model.clone();
         let agent = match &spec {
-            Some(spec) => Some(self.factory(core.workspace.clone())(spec)?),
+            Some(spec) => Some(agents::factory(&self.inner.opts, core.workspace())(spec)?),
             None => None,
         };
         Ok(self.start(core, bus, agent, spec))
@@ -217,18 +237,12 @@ impl Service {
     /// The newest session of `workspace` (found from any directory under it), opened for writing.
     /// Old flat logs, which record no workspace, are never taken for it.
     pub async fn open_latest(&self, workspace: &Path) -> std::result::Result<SessionHandle, Error> {
-        let newest = self
-            .sessions(Some(workspace))?
-            .into_iter()
-            .find(|s| s.workspace.is_some())
-            .ok_or_else(|| {
-                Error::not_found(
-                    Missing::Session,
-                    workspace.to_string_lossy(),
-                    format!("no session of `{}` yet", workspace.display()),
-                )
-            })?;
-        self.open(newest.id.as_str(), None).await
+        let (data, workspace) = (self.inner.data.clone(), workspace.to_path_buf());
+        let newest = blocking("listing the sessions", move || {
+            resolve::latest_of(&data, &workspace)
+        })
+        .await?;
+        self.open(newest.as_str(), None).await
     }
 
     /// Closes every open session: running turns are cancelled (each keeps what ran and answers
@@ -264,7 +278,7 @@ impl Service {
     }
 
     /// What this service has of session `id`.
-    pub(crate) fn find(&self, id: &SessionId) -> Found {
+    fn find(&self, id: &SessionId) -> Found {
         let mut actors = lock(&self.inner.actors);
         actors.retain(|e| !*e.exited.borrow());
         for e in actors.iter() {
@@ -282,21 +296,6 @@ impl Service {
         Found::Nothing
     }
 
-    /// Opens a model, and an agent around it on the workspace `root`.
-    fn factory(&self, root: PathBuf) -> AgentFactory {
-        let env = self.inner.opts.env.clone();
-        let opts = self.inner.opts.clone();
-        Arc::new(move |spec: &ModelSpec| {
-            let model = open_model(spec, &ModelOptions::default(), &*env)?;
-            let mut ws = workspace_of(&root, &opts)?;
-            if let Some(var) = &spec.api_key_env {
-                // The key of a model set after opening (a resumed session's own) is hidden too.
-                ws = ws.with_hidden_env(var);
-            }
-            Ok(Agent::new(ws, model, agent_config(&opts, spec)))
-        })
-    }
-
     fn start(
         &self,
         core: Core,
@@ -306,9 +305,8 @@ impl Service {
     ) -> SessionHandle {
         let shared = Arc::new(Shared::new(
             bus,
-            core.workspace.clone(),
-            core.session.id().clone(),
-            Arc::downgrade(&self.inner),
+            core.workspace().to_path_buf(),
+            core.session_id().clone(),
         ));
         let (tx, rx) = mpsc::channel(QUEUE);
         let (exited_tx, exited) = watch::channel(false);
@@ -317,7 +315,7 @@ impl Service {
             shared.clone(),
             agent,
             spec,
-            self.factory(shared.workspace.clone()),
+            agents::factory(&self.inner.opts, &shared.workspace),
         );
         tokio::spawn(actor.run(rx, exited_tx));
         lock(&self.inner.actors).push(Entry {
@@ -330,34 +328,12 @@ impl Service {
     }
 }
 
-/// The tools' view of a session's workspace: the data root and the places `opts` names are off
-/// limits, and so is `.git/` unless allowed (SPEC §8).
-fn workspace_of(root: &Path, opts: &ServiceOptions) -> Result<Workspace> {
-    let mut ws = Workspace::new(root)
-        .map_err(|e| coded(ErrorCode::Usage, e.to_string()))?
-        .with_git(opts.allow_git)
-        .with_off_limits(
-            &opts.data_root,
-            "Retrace's data directory (sessions and checkpoints)",
-        );
-    for (p, what) in &opts.off_limits {
-        ws = ws.with_off_limits(p, what);
-    }
-    let mut hidden: Vec<&str> = [Provider::DeepSeek, Provider::OpenAi]
-        .into_iter()
-        .filter_map(Provider::api_key_env)
-        .collect();
-    hidden.extend(opts.model.iter().filter_map(|m| m.api_key_env.as_deref()));
-    hidden.extend(opts.hidden_env.iter().map(String::as_str));
-    for name in hidden {
-        ws = ws.with_hidden_env(name);
-    }
-    Ok(ws)
-}
-
-/// Runs blocking file-system work off the async workers.
-pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+/// Runs blocking file-system work off the async workers; `what` names it if its task fails.
+async fn blocking<T: Send + 'static>(
+    what: &'static str,
+    f: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| coded(ErrorCode::Internal, format!("opening the session failed: {e}")))?
+        .map_err(|e| coded(ErrorCode::Internal, format!("{what} failed: {e}")))?
 }

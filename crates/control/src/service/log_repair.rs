@@ -5,8 +5,8 @@
 use retrace_protocol::{Error, LogRepair, MovedLogLine};
 use retrace_session::SessionOptions;
 
+use super::{blocking, Service};
 use crate::error::ControlError;
-use crate::service::Service;
 use crate::view::session_id;
 
 impl Service {
@@ -14,10 +14,10 @@ impl Service {
     /// session open for writing; a sound log is left as it is (`moved` empty).
     pub async fn repair_log(&self, id: &str) -> std::result::Result<LogRepair, Error> {
         let sid = session_id(id)?;
-        let _g = self.inner().opening.lock().await;
+        let _g = self.inner.opening.lock().await;
         self.refuse_open(&sid)?;
-        let dir = self.inner().data.sessions_dir();
-        let done = crate::service::blocking(move || {
+        let dir = self.inner.data.sessions_dir();
+        let done = blocking("repairing the log", move || {
             let r = SessionOptions::default().repair(&dir, &sid)?;
             Ok(LogRepair {
                 session_id: sid,

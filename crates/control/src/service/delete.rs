@@ -13,9 +13,9 @@ use retrace_session::{lease_path, Lease, SessionListing};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
+use super::{blocking, Found, Service};
 use crate::error::{coded, Result};
 use crate::paths::DataRoot;
-use crate::service::{Found, Service};
 use crate::view::{listed, session_id};
 
 /// Which sessions `prune` considers.
@@ -37,26 +37,26 @@ impl Service {
         let mut sid = session_id(id)?;
         // UUID text is case-insensitive: `01A2…` names the session `01a2…`.
         let lower = session_id(&id.to_ascii_lowercase())?;
-        if std::fs::symlink_metadata(self.inner().data.log(&sid)).is_err()
-            && std::fs::symlink_metadata(self.inner().data.log(&lower)).is_ok()
+        if std::fs::symlink_metadata(self.inner.data.log(&sid)).is_err()
+            && std::fs::symlink_metadata(self.inner.data.log(&lower)).is_ok()
         {
             sid = lower;
         }
-        let _g = self.inner().opening.lock().await;
+        let _g = self.inner.opening.lock().await;
         self.refuse_open(&sid)?;
-        let data = self.inner().data.clone();
+        let data = self.inner.data.clone();
         let workspace = listed(&data, None)?
             .into_iter()
             .find(|s| s.id == sid)
             .and_then(|s| s.workspace);
-        Ok(crate::service::blocking(move || delete(&data, &sid, workspace)).await?)
+        Ok(blocking("deleting the session", move || delete(&data, &sid, workspace)).await?)
     }
 
     /// Deletes the sessions not written for `req.older_than` (of `req.workspace`, or all), oldest
     /// first; sessions a process writes are left and listed as `held`.
     pub async fn prune_sessions(&self, req: PruneRequest) -> std::result::Result<PruneReport, Error> {
-        let _g = self.inner().opening.lock().await;
-        let data = self.inner().data.clone();
+        let _g = self.inner.opening.lock().await;
+        let data = self.inner.data.clone();
         let mut old: Vec<(SystemTime, SessionListing)> = listed(&data, req.workspace.as_deref())?
             .into_iter()
             // An old flat log is listed with every workspace, but belongs to none we know of: only
@@ -90,7 +90,7 @@ impl Service {
                 continue;
             }
             let (d, id) = (data.clone(), s.id.clone());
-            match crate::service::blocking(move || delete(&d, &s.id, s.workspace))
+            match blocking("deleting the session", move || delete(&d, &s.id, s.workspace))
                 .await
                 .map_err(Error::from)
             {
@@ -104,7 +104,7 @@ impl Service {
     }
 
     /// `busy` when this process has session `id` open (or closing).
-    pub(crate) fn refuse_open(&self, id: &SessionId) -> Result<()> {
+    pub(super) fn refuse_open(&self, id: &SessionId) -> Result<()> {
         match self.find(id) {
             Found::Nothing => Ok(()),
             Found::Open(_) | Found::Closing(_) => Err(coded(

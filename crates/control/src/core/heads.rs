@@ -1,13 +1,13 @@
 //! Heads: fork from a turn, switch, retire, and the two summarize actions (SPEC §5.1 actions 4–6).
-//! A summary needs the model, so the actor runs it as a job: [`Core::summary_source`] first (which
-//! refuses "nothing to summarize" before any model is asked), then the model, then
-//! [`Core::finish_summary`].
+//! A summary needs the model, so the actor runs it as a job (`actor/summary_job.rs`):
+//! [`Core::summary_source`] first (which refuses "nothing to summarize" before any model is
+//! asked), then the model, then [`Core::finish_summary`].
 
 use retrace_model::SUMMARY_PROMPT;
 use retrace_protocol::{ChatMessage, Event, HeadRef, SummarizeDirection};
 use retrace_session::{ForkSpec, HeadKind, SessionError, SummaryMode, SummarySpec};
 
-use crate::core::Core;
+use super::Core;
 use crate::error::{ControlError, Result};
 
 fn mode(d: SummarizeDirection) -> SummaryMode {

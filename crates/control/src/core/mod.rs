@@ -1,0 +1,186 @@
+//! The state of one open session, owned by its actor: the session log (with its writer lease), the
+//! checkpoint store, the prepared plans and the running turn's items the log does not hold yet.
+//! Synchronous; the actor and a running turn share it behind one mutex and never hold the lock
+//! across an `await`.
+//!
+//! Its fields are its own. The log and the store change only in the modules below — opening
+//! ([`open`]), a turn's start and end ([`turn`]), what a running turn writes ([`seam`]), rewind and
+//! its plans ([`plans`], [`rewind`]), heads and summaries ([`heads`]), compaction and plan mode
+//! ([`compaction`]), repairing unanswered calls ([`repair`]) — and every other module reaches the
+//! core through its methods.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use retrace_checkpoint::CheckpointStore;
+use retrace_protocol::{
+    CheckpointListing, Event, HeadEntry, HeadId, Item, ItemBody, ModelSpec, PendingApproval, RetentionLimits,
+    RunningJob, SessionId, SessionSnapshot, SessionStatus, TranscriptEntry,
+};
+use retrace_session::Session;
+
+use crate::bus::EventBus;
+use crate::error::Result;
+use crate::items::LiveTurn;
+use crate::paths::DataRoot;
+use crate::view::{checkpoints_for, heads_of, listing, log_problems, sound, transcript_of};
+
+mod compaction;
+mod heads;
+mod open;
+mod plans;
+mod repair;
+mod rewind;
+mod seam;
+mod turn;
+
+pub(crate) use compaction::conversation_source;
+pub(crate) use open::{canonical_workspace, new_workspace};
+pub(crate) use plans::PlanFor;
+pub use plans::PLAN_TTL;
+#[cfg(test)]
+pub(crate) use repair::INTERRUPTED;
+pub(crate) use rewind::moved_files;
+pub use turn::{check_prompt, counted_prompt_len, MAX_PROMPT_BYTES};
+
+/// One open session.
+pub(crate) struct Core {
+    data: DataRoot,
+    session: Session,
+    store: CheckpointStore,
+    workspace: PathBuf,
+    retention: RetentionLimits,
+    bus: Arc<EventBus>,
+    plans: HashMap<String, plans::PendingPlan>,
+    plan_counter: u64,
+    /// The running turn's items that the log does not hold yet (the answer being streamed).
+    live: Option<LiveTurn>,
+}
+
+impl Core {
+    /// The session's id (it changes when a write moves an old flat log to a new session).
+    pub(crate) fn session_id(&self) -> &SessionId {
+        self.session.id()
+    }
+
+    /// The workspace root.
+    pub(crate) fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// The selected head.
+    pub(crate) fn selected_head(&self) -> &HeadId {
+        self.session.selected()
+    }
+
+    /// Whether plan mode is on.
+    pub(crate) fn plan_mode(&self) -> bool {
+        self.session.plan_mode()
+    }
+
+    /// The model the log records (that of its latest turn); `None` when it records none or its
+    /// record no longer parses.
+    pub(crate) fn recorded_model(&self) -> Option<ModelSpec> {
+        self.session.model().and_then(|m| {
+            let mut spec = ModelSpec::parse(&m.spec).ok()?;
+            spec.base_url = m.base_url.clone();
+            Some(spec)
+        })
+    }
+
+    /// What the session is doing, given the job running now and the model in use.
+    pub(crate) fn status(&self, running: Option<RunningJob>, model: Option<String>) -> SessionStatus {
+        SessionStatus {
+            session_id: self.session.id().clone(),
+            workspace: self.workspace.to_string_lossy().into_owned(),
+            head_id: self.session.selected().clone(),
+            running,
+            model,
+            plan_mode: self.session.plan_mode(),
+            last_event_seq: self.bus.last_seq(),
+        }
+    }
+
+    /// The session at one instant, from its `status` (taken first, with the same lock held): the
+    /// selected head's items with the answer being streamed, the heads, the pending approvals.
+    pub(crate) fn snapshot(
+        &self,
+        status: SessionStatus,
+        pending_approvals: Vec<PendingApproval>,
+    ) -> Result<SessionSnapshot> {
+        sound(&self.session)?;
+        let head = self.session.selected().clone();
+        let running = status
+            .running
+            .filter(|r| r.kind == retrace_protocol::JobKind::Turn)
+            .map(|r| r.turn);
+        let mut items = self.items_of(&head, running)?;
+        if let Some(item) = self.live.as_ref().and_then(|l| l.streaming_item()) {
+            items.push(item);
+        }
+        Ok(SessionSnapshot {
+            last_event_seq: status.last_event_seq,
+            heads: heads_of(&self.session),
+            head_id: head,
+            items,
+            pending_approvals,
+            status,
+        })
+    }
+
+    /// Records the model the next turn runs with in the log (written only when it changed; an old
+    /// flat log is moved to a new session first, as for any write).
+    pub(crate) fn record_model(&mut self, spec: &retrace_protocol::ModelSpec) -> Result<()> {
+        self.upgrade_if_flat()?;
+        self.session
+            .record_model(&spec.to_string(), spec.base_url.as_deref())?;
+        Ok(())
+    }
+
+    /// The checkpoint list of SPEC §7, seen from the selected head, with the sidecar's size.
+    pub(crate) fn checkpoints(&self) -> Result<CheckpointListing> {
+        let entries = checkpoints_for(&self.session, &self.store, self.session.selected(), |t| {
+            conversation_source(&self.session, t).is_some()
+        });
+        let sidecar = self.data.sidecar(self.session.id());
+        let mut list = listing(entries, &self.store, &sidecar.to_string_lossy())?;
+        list.problems.extend(log_problems(&self.session));
+        Ok(list)
+    }
+
+    /// The items of `head` as stored (the answer being streamed is not among them); `running`
+    /// is the turn running now.
+    fn items_of(&self, head: &HeadId, running: Option<u64>) -> Result<Vec<Item>> {
+        let entries = checkpoints_for(&self.session, &self.store, head, |_| false);
+        crate::items::items_of(&self.session, head, running, &entries)
+    }
+
+    /// Writes a note for the model on `head` and, when it is the selected head, shows it.
+    pub(super) fn note(&mut self, head: &HeadId, content: String) -> Result<()> {
+        let written = self.session.note(head, content.clone())?;
+        if self.session.selected() == head {
+            let (note, text) = crate::items::note_wording(&content);
+            self.bus.publish(Event::ItemStarted {
+                item: Item {
+                    id: written.message_id.as_str().to_string(),
+                    turn: None,
+                    body: ItemBody::Note(retrace_protocol::NoteItem { note, text }),
+                },
+            });
+        }
+        Ok(())
+    }
+
+    /// The heads.
+    pub(crate) fn heads(&self) -> Result<Vec<HeadEntry>> {
+        sound(&self.session)?;
+        Ok(heads_of(&self.session))
+    }
+
+    /// The messages of a head (id or name), or of the selected head.
+    pub(crate) fn transcript(&self, head: Option<&str>) -> Result<Vec<TranscriptEntry>> {
+        sound(&self.session)?;
+        transcript_of(&self.session, head)
+    }
+}
