@@ -19,8 +19,13 @@
 //!   a code rewind and its undo, and after the server restarts (the page says to open the new
 //!   address; opened, it shows the same rows, and a new turn goes on live).
 //!
+//! - chromium again (`actions.mjs`): what the page offers on a turn is its checkpoint entry's
+//!   `actions` (the same labels in the same order, an unavailable one disabled with its reason),
+//!   on the prompts and in the Versions panel; a conflicted plan's choices are offered with none
+//!   picked, the file table follows the pick, and `confirm` is sent only once the user ticked it.
+//!
 //! Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/` (`NN-step.png` from chromium,
-//! `firefox.png`, `auto-compacted.png`, `rows-*.png`). Each needs `node`, its browser (`/usr/bin/chromium` or
+//! `firefox.png`, `auto-compacted.png`, `rows-*.png`, `actions-*.png`). Each needs `node`, its browser (`/usr/bin/chromium` or
 //! `CHROMIUM`, `/usr/bin/firefox-esr` or `FIREFOX`) and `npm ci` run in the scripts' folder; when
 //! one is missing the test says so and passes, unless `CI` is set, where it fails.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -350,4 +355,29 @@ fn the_web_ui_shows_the_same_rows_live_after_a_reload_a_rewind_and_a_restart() {
     );
     assert_eq!(code, Some(0), "serve did not stop cleanly");
     assert!(shots_dir().join("rows-restarted.png").exists());
+}
+
+#[test]
+fn the_web_ui_offers_what_the_server_says_on_each_turn_in_a_real_browser() {
+    if !can_run("browser", "CHROMIUM", "/usr/bin/chromium", "playwright-core") {
+        return;
+    }
+    let serve = Serve::start(json!([
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "one.txt", "content": "1\n"}}]},
+        {"content": "wrote one"},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "two.txt", "content": "2\n"}}]},
+        {"content": "wrote two"},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo c > c.txt"}}]},
+        {"content": "ran it"}
+    ]));
+    clear_shots(|n| n.starts_with("actions-"));
+    let (status, code) = serve.run("actions.mjs");
+    let status = status.expect("the actions flow timed out");
+    assert!(
+        status.success(),
+        "the actions flow failed ({status}); screenshots in {}",
+        shots_dir().display()
+    );
+    assert_eq!(code, Some(0), "serve did not stop cleanly");
+    assert!(shots_dir().join("actions-off-head.png").exists());
 }

@@ -7,7 +7,7 @@ import { installComposer } from "./composer.js";
 import { setCompactButton } from "./controls.js";
 import { installDialog } from "./dialog.js";
 import { setTurnActions } from "./messages.js";
-import { HEAD_ACTIONS, TURN_ACTIONS } from "./rewind.js";
+import { HEAD_ACTIONS, runTurnAction } from "./rewind.js";
 import { loadSessions, openSession } from "./sessions.js";
 import { ui } from "./ui.js";
 import { el } from "./util.js";
@@ -22,7 +22,7 @@ async function start() {
   else ui.rows.replaceChildren(el("p", "empty", "No session yet: type a prompt below, or press New session."));
 }
 
-setTurnActions(TURN_ACTIONS);
+setTurnActions(runTurnAction);
 setHeadActions(HEAD_ACTIONS);
 installDialog();
 installComposer();

@@ -1,65 +1,158 @@
-// Checkpoints and what restoring one does, as the page shows them: the Versions panel's list, a
-// rewind's preview (from its plan) and the sentence that reports its result.
+// Checkpoints and what restoring one does, as the page shows them: the actions a checkpoint entry
+// offers (`GET …/checkpoints`: each with its label, whether it is available and why not), the
+// Versions panel's list, a rewind's preview (from its plan: its blockers, its conflict choices and
+// what each does to each file) and the sentence that reports its result. The server decides all
+// of it; nothing here says what is possible.
 import { el, fmtSize } from "./util.js";
 
-/** The Versions panel's checkpoint list (`GET …/checkpoints`'s entries) as `<li>`s. */
-export function checkpointItems(entries) {
+/**
+ * The buttons of a checkpoint entry's `actions`, in their order, with their labels: `run(action,
+ * button)` on a click. An unavailable one is disabled and says why (its title and its text).
+ */
+export function actionButtons(actions, run) {
+  return actions.map((a) => {
+    const b = el("button", null, el("span", "label", a.label));
+    b.type = "button";
+    b.dataset.action = a.action;
+    if (a.available) {
+      b.addEventListener("click", () => run(a, b));
+    } else {
+      const why = a.reason ?? "not available";
+      b.disabled = true;
+      b.title = why;
+      b.append(el("span", "why", ` — ${why}`));
+    }
+    return b;
+  });
+}
+
+/**
+ * The Versions panel's checkpoint list (`GET …/checkpoints`'s entries) as `<li>`s, each with its
+ * actions (`actionsOf(entry)`: an element, or null).
+ */
+export function checkpointItems(entries, actionsOf) {
   return entries.map((c) => {
     const li = el("li", null, el("div", null, el("strong", null, `Turn ${c.turn}`), ` ${c.prompt}`));
+    li.dataset.turn = String(c.turn);
     if (c.paths.length) {
       const ul = el("ul", "cp-files");
       for (const p of c.paths) ul.append(el("li", null, el("code", null, p)));
       li.append(ul);
     } else li.append(el("div", "muted", "no file changes"));
+    const actions = actionsOf(c);
+    if (actions) li.append(actions);
     return li;
   });
 }
 
+function radio(name, value, label) {
+  const r = el("input");
+  r.type = "radio";
+  r.name = name;
+  r.value = value;
+  return [r, el("label", null, r, ` ${label}`)];
+}
+
 /**
- * A rewind's preview from its plan (`POST …/rewind/prepare`): the dialog's title and `body`
- * elements, `blocked` when something cannot be restored, and the conflicts' choice (a fieldset of
- * radio buttons named `on_conflict`, or null when there is no conflict).
+ * A rewind's preview from its plan (`POST …/rewind/prepare`), asked for by the action `label`
+ * (its entry's) on turn `turn`: the dialog's `title` and `body` elements, and
+ *
+ * - `commit()`: what the commit button does as the user has chosen so far: its `text`, whether it
+ *   is `ready` (nothing blocks it, a choice that commits is picked when files conflict, the
+ *   confirmation is ticked when the plan needs one) and the commit's fields (`on_conflict`,
+ *   `confirm`: true only when the plan needs it and the user ticked it);
+ * - `onChange(f)`: calls `f` whenever the user changes a choice.
+ *
+ * The conflict choices are the plan's `choices`, by their labels, none picked at first; the file
+ * table's action column shows what the picked one does to each file.
  */
-export function rewindPreview(plan, scope, turn) {
+export function rewindPreview(plan, label, turn) {
+  const listeners = [];
+  let picked = null;
+  let confirmed = false;
+  const changed = () => {
+    showActions();
+    for (const f of listeners) f();
+  };
+  const blockers = plan.blockers ?? [];
+  const unavailable = blockers.filter((b) => b.kind === "unavailable");
+  const needsConfirm = blockers.some((b) => b.kind === "confirmation_required");
+  const choices = plan.choices ?? [];
+
   const body = [];
-  const unavailable = plan.blockers.filter((b) => b.kind === "unavailable");
   for (const b of unavailable) body.push(el("p", "warn", `Not available: ${b.reason}`));
-  if (scope !== "code") body.push(el("p", null, "The conversation goes back to before this prompt: ", el("q", null, plan.prompt)));
-  if (scope !== "conversation") {
+  if (plan.scope !== "code") body.push(el("p", null, "The conversation goes back to before this prompt: ", el("q", null, plan.prompt)));
+  /** path → the action cell of its row in the file table. */
+  const cells = new Map();
+  const conflicted = new Set(plan.conflicts.map((c) => c.path));
+  if (plan.scope !== "conversation") {
     if (plan.files.length === 0) body.push(el("p", null, "No file changes to restore."));
     else {
       const t = el("table", "plan-files");
       t.append(el("tr", null, el("th", null, "file"), el("th", null, "action"), el("th", null, "size")));
       for (const f of plan.files) {
-        t.append(el("tr", null, el("td", null, el("code", null, f.path)), el("td", null, f.action), el("td", null, fmtSize(f.size))));
+        const cell = el("td", "file-action", f.action);
+        cells.set(f.path, cell);
+        const row = el("tr", null, el("td", null, el("code", null, f.path)), cell, el("td", null, fmtSize(f.size)));
+        row.dataset.path = f.path;
+        if (conflicted.has(f.path)) row.className = "conflicted";
+        t.append(row);
       }
       body.push(t);
     }
   }
-  let choice = null;
+  /** The file table's actions: the picked choice's, else the plan's own. */
+  const showActions = () => {
+    const by = new Map((picked?.files ?? plan.files).map((f) => [f.path, f.action]));
+    for (const [path, cell] of cells) cell.textContent = by.get(path) ?? "";
+  };
+
   if (plan.conflicts.length > 0) {
-    const fs = el("fieldset", "conflicts", el("legend", null, `${plan.conflicts.length} file(s) changed since Retrace wrote them`));
+    const n = plan.conflicts.length;
+    const fs = el("fieldset", "conflicts", el("legend", null, `${n === 1 ? "1 file" : `${n} files`} changed since Retrace wrote ${n === 1 ? "it" : "them"}: choose what to do`));
     for (const c of plan.conflicts) fs.append(el("div", null, el("code", null, c.path), ` — ${c.reason}`));
-    for (const [v, label] of [["skip", "Skip them (keep your changes)"], ["overwrite", "Overwrite them"]]) {
-      const r = el("input");
-      r.type = "radio";
-      r.name = "on_conflict";
-      r.value = v;
-      r.checked = v === "skip";
-      fs.append(el("label", null, r, ` ${label}`));
+    for (const c of choices) {
+      const [r, l] = radio("on_conflict", c.on_conflict, c.label);
+      r.addEventListener("change", () => {
+        if (!r.checked) return;
+        picked = c;
+        changed();
+      });
+      fs.append(l);
     }
     body.push(fs);
-    choice = fs;
   }
-  if (scope !== "conversation" && plan.gaps.length > 0) {
+  if (plan.scope !== "conversation" && plan.gaps.length > 0) {
     const g = el("div", "warn", el("p", null, "These changes were not tracked; their effects stay:"));
     const ul = el("ul");
     for (const gap of plan.gaps) ul.append(el("li", null, `turn ${gap.turn}: ${gap.tool ?? gap.reason} ${gap.detail ?? gap.path ?? ""}`));
     g.append(ul);
     body.push(g);
   }
-  const title = `Restore ${scope === "both" ? "code and conversation" : scope} to before turn ${turn}`;
-  return { title, body, blocked: unavailable.length > 0, choice };
+  if (needsConfirm) {
+    const box = el("input");
+    box.type = "checkbox";
+    box.name = "confirm";
+    box.addEventListener("change", () => {
+      confirmed = box.checked;
+      changed();
+    });
+    body.push(el("label", "confirm-untracked", box, " I understand: what was not tracked stays as it is"));
+  }
+
+  return {
+    title: `${label} to before turn ${turn}`,
+    body,
+    commit() {
+      const choose = choices.length > 0;
+      const ready = unavailable.length === 0 && (!choose || !!picked?.commits) && (!needsConfirm || confirmed);
+      const text = !choose || !picked ? label : picked.commits ? `${label} — ${picked.label}` : picked.label;
+      return { ready, text, on_conflict: picked?.on_conflict ?? "refuse", confirm: needsConfirm && confirmed };
+    },
+    onChange(f) {
+      listeners.push(f);
+    },
+  };
 }
 
 /** What a restore did to the files, skipped ones included, or plainly that no file changed. */

@@ -1,7 +1,9 @@
-// The rewind preview is a modal <dialog>: the page behind it is inert and Tab stays inside. It opens
-// on Confirm (Cancel when nothing can be restored); Enter confirms, Esc or Cancel closes it and
-// gives the focus back to the action that opened it, whose menu stays shown meanwhile. A failed
-// commit says why inside the dialog.
+// The rewind preview is a modal <dialog>: the page behind it is inert and Tab stays inside. Its
+// commit button says what it will do and is enabled only when the preview says the commit can go
+// ahead as chosen (a conflict choice picked, the confirmation ticked); it opens on that button when
+// it is, else on the first choice, else on Cancel. Enter commits, Esc or Cancel closes it and gives
+// the focus back to the action that opened it, whose menu stays shown meanwhile. A failed commit
+// says why inside the dialog.
 import { errorText, showError } from "./banner.js";
 import { returnFocus } from "./transcript.js";
 import { ui } from "./ui.js";
@@ -9,20 +11,29 @@ import { focusFirst } from "./util.js";
 
 const dialog = { opener: null, turn: null, confirm: null, committed: false, busy: false };
 
+/** Shows on the commit button what `preview` would commit now, enabled when it can. */
+function showCommit(preview) {
+  const { ready, text } = preview.commit();
+  ui.dialogConfirm.textContent = text;
+  ui.dialogConfirm.disabled = !ready;
+}
+
 /**
- * Shows the dialog with `title` and `body`, opened by `opener` (a rewind action of turn `turn`);
- * Confirm runs `confirm()`, which calls `closeCommitted()` once its change is made.
+ * Shows `preview` (checkpoints.js `rewindPreview`: its title, body and commit), opened by `opener`
+ * (a rewind action of turn `turn`); the commit button runs `confirm(preview.commit())`, which
+ * calls `closeCommitted()` once its change is made.
  */
-export function openDialog(title, body, blocked, opener, turn, confirm) {
-  ui.dialogTitle.textContent = title;
-  ui.dialogBody.replaceChildren(...body);
-  ui.dialogConfirm.disabled = blocked;
-  Object.assign(dialog, { opener, turn, confirm, committed: false, busy: false });
+export function openDialog(preview, opener, turn, confirm) {
+  ui.dialogTitle.textContent = preview.title;
+  ui.dialogBody.replaceChildren(...preview.body);
+  showCommit(preview);
+  preview.onChange(() => showCommit(preview));
+  Object.assign(dialog, { opener, turn, confirm: () => confirm(preview.commit()), committed: false, busy: false });
   opener?.closest(".msg.user")?.classList.add("menu-open");
   ui.dialogError.hidden = true;
   ui.dialogError.textContent = "";
   ui.dialog.showModal();
-  focusFirst(ui.dialogConfirm, ui.dialogCancel);
+  focusFirst(ui.dialogConfirm, ui.dialogBody.querySelector("input"), ui.dialogCancel);
 }
 
 /**
@@ -32,6 +43,12 @@ export function openDialog(title, body, blocked, opener, turn, confirm) {
 export function closeCommitted() {
   dialog.committed = true;
   ui.dialog.close();
+}
+
+/** Whether Tab stops at radio button `r`: the checked one of its group, or its first if none is. */
+function radioStop(r) {
+  const group = [...ui.dialog.querySelectorAll("input[type=radio]")].filter((x) => x.name === r.name);
+  return r.checked || (!group.some((x) => x.checked) && group[0] === r);
 }
 
 /** Listens to the dialog's form and keys (once, at start). */
@@ -56,11 +73,11 @@ export function installDialog() {
 
   // Tab from the last control wraps to the first and Shift+Tab from the first to the last, so the
   // focus never leaves the dialog for the browser's own controls (a radio group's stop is its
-  // checked button).
+  // checked button, or its first when none is).
   ui.dialog.addEventListener("keydown", (e) => {
     if (e.key !== "Tab") return;
     const stops = [...ui.dialog.querySelectorAll("button, input, select, textarea, a[href], [tabindex]")].filter(
-      (x) => !x.disabled && x.tabIndex >= 0 && x.getClientRects().length > 0 && !(x.type === "radio" && !x.checked),
+      (x) => !x.disabled && x.tabIndex >= 0 && x.getClientRects().length > 0 && (x.type !== "radio" || radioStop(x)),
     );
     if (stops.length === 0) return;
     const [first, last] = [stops[0], stops[stops.length - 1]];

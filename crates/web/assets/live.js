@@ -3,6 +3,7 @@
 import { showRequested, showResolved } from "./approvals.js";
 import { banner, hideBanner, say } from "./banner.js";
 import { setRunning, showPlan } from "./controls.js";
+import { readEntries } from "./entries.js";
 import { compactedText } from "./messages.js";
 import { state } from "./state.js";
 import { ui } from "./ui.js";
@@ -14,6 +15,7 @@ export async function onEvent(type, ev) {
   switch (type) {
     case "turn_started":
       setRunning(true);
+      await readEntries(); // the new turn's actions
       break;
     case "approval_requested":
       showRequested(ev);
@@ -25,7 +27,8 @@ export async function onEvent(type, ev) {
       setRunning(false);
       if (ev.usage) ui.usage.textContent = usageText(ev.usage);
       if (!ev.ok && ev.error) banner("error", el("span", null, `Turn ${ev.turn} failed: ${ev.error}`), button("Dismiss", hideBanner));
-      await refreshSide();
+      await readEntries(); // what the turn changed about what each turn offers
+      await refreshSide(false);
       break;
     case "notice":
       ui.usage.textContent = ev.message;

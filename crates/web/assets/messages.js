@@ -1,16 +1,35 @@
-// The transcript's rows, one per item of the session's view: a prompt with its rewind actions, a
-// turn's checkpoint, an assistant's text and reasoning, a tool call with its changes and output, a
+// The transcript's rows, one per item of the session's view: a prompt with its rewind actions (its
+// turn's checkpoint entry's, `state.entries`), a turn's checkpoint, an assistant's text and reasoning, a tool call with its changes and output, a
 // note. Each row carries its item's id (`data-item`). Everything from the workspace or the model
 // goes in with `textContent` (via `el`), never as HTML.
 import { attempt } from "./banner.js";
 import { changeBlock, changesCount } from "./changes.js";
-import { el, button, fmtTokens } from "./util.js";
+import { actionButtons } from "./checkpoints.js";
+import { state } from "./state.js";
+import { el, fmtTokens } from "./util.js";
 
-/** The actions on a prompt, `[label, (turn, button) => Promise]`, set once by app.js. */
-let turnActions = [];
+/** Runs an entry's action, `(action, turn, button) => Promise`, set once by app.js. */
+let runAction = async () => {};
 
-export function setTurnActions(actions) {
-  turnActions = actions;
+export function setTurnActions(run) {
+  runAction = run;
+}
+
+/**
+ * Checkpoint entry `entry`'s actions as a group of buttons of class `cls`, in the entry's order
+ * with its labels; an unavailable one is disabled and says why.
+ */
+export function actionMenu(entry, cls) {
+  const menu = el("div", cls);
+  menu.setAttribute("role", "group");
+  menu.setAttribute("aria-label", `Rewind to turn ${entry.turn}`);
+  menu.append(...actionButtons(entry.actions ?? [], (a, b) => attempt(() => runAction(a, entry.turn, b))));
+  return menu;
+}
+
+/** The rewind menu of turn `turn`'s prompt: its entry's actions (none while it is not read). */
+export function promptMenu(turn) {
+  return actionMenu(state.entries.get(turn) ?? { turn, actions: [] }, "rewind");
 }
 
 const STATUS = { running: "…", ok: "✓", failed: "✗", denied: "⊘ denied", cancelled: "⊘ cancelled" };
@@ -27,7 +46,8 @@ function gapList(gaps) {
 }
 
 // A prompt's rewind actions show on hover and while the prompt has keyboard focus: Tab onto the
-// prompt, Enter (or Tab) into its actions, arrows between them, Esc back to the prompt.
+// prompt, Enter (or Tab) into its actions, arrows between those available, Esc back to the prompt.
+// The menu is built again whenever the entries are read (transcript.js `showMenus`).
 function promptRow(item) {
   const content = item.text;
   const turn = item.turn;
@@ -37,21 +57,13 @@ function promptRow(item) {
   m.dataset.turn = String(turn);
   m.tabIndex = 0;
   m.setAttribute("aria-label", `Turn ${turn}: ${content.slice(0, 80)}`);
-  const menu = el("div", "rewind");
-  menu.setAttribute("role", "group");
-  menu.setAttribute("aria-label", `Rewind to turn ${turn}`);
-  for (const [label, f] of turnActions) {
-    const b = button(label, () => attempt(() => f(turn, b)));
-    b.dataset.action = label;
-    menu.append(b);
-  }
-  m.append(menu);
+  m.append(promptMenu(turn));
   m.addEventListener("keydown", (e) => {
-    const buttons = [...menu.querySelectorAll("button")];
+    const buttons = [...m.querySelectorAll(":scope > .rewind button:not(:disabled)")];
     const i = buttons.indexOf(document.activeElement);
     if (e.target === m && (e.key === "Enter" || e.key === " ")) {
       e.preventDefault();
-      buttons[0].focus();
+      buttons[0]?.focus();
     } else if (i >= 0 && ["ArrowRight", "ArrowDown", "ArrowLeft", "ArrowUp", "Home", "End"].includes(e.key)) {
       e.preventDefault();
       const n = buttons.length;

@@ -1,7 +1,8 @@
-// The actions on a prompt: restore code, conversation or both (through the preview dialog), fork,
-// summarize; undo of a restore; and on a head of the Versions panel: switch, retire. The server
-// decides what a rewind does (its plan); the page shows the plan, sends the user's choice, reports
-// the result and reads the session again.
+// The actions on a prompt or a checkpoint, as its entry offers them (`GET …/checkpoints`): a
+// restore (`preview: true`: its plan prepared and shown in the preview dialog before anything is
+// committed), fork, summarize; undo of a restore; and on a head of the Versions panel: switch,
+// retire. The server decides what each does and whether it can; the page shows the plan, sends
+// the user's choice, reports the result and reads the session again.
 import { call, s } from "./api.js";
 import { attempt, banner, hideBanner, say } from "./banner.js";
 import { rewindPreview, rewindSaid } from "./checkpoints.js";
@@ -14,28 +15,37 @@ import { el, button } from "./util.js";
 import { renderVersions } from "./versions.js";
 import { reload } from "./view.js";
 
-/** The actions on each prompt, in the order they show: `[label, (turn, opener) => Promise]`. */
-export const TURN_ACTIONS = [
-  ["Restore code", (t, b) => rewind(t, "code", b)],
-  ["Restore conversation", (t, b) => rewind(t, "conversation", b)],
-  ["Restore both", (t, b) => rewind(t, "both", b)],
-  ["Fork from here", (t, b) => fork(t, b)],
-  ["Summarize from here", (t, b) => summarize(t, "from", b)],
-  ["Summarize up to here", (t, b) => summarize(t, "up_to", b)],
-];
+/** The rewind scope (`POST …/rewind/prepare`) of each restore action. */
+const SCOPES = { restore_both: "both", restore_conversation: "conversation", restore_code: "code" };
 
-async function rewind(turn, scope, opener) {
+/**
+ * Runs `action` (an entry's, `{action, label, preview}`) on turn `turn`, started from the button
+ * `opener`.
+ */
+export async function runTurnAction(action, turn, opener) {
+  if (action.preview) {
+    const scope = SCOPES[action.action];
+    if (!scope) throw new Error(`This page cannot preview “${action.label}”.`);
+    return rewind(turn, scope, action.label, opener);
+  }
+  switch (action.action) {
+    case "fork":
+      return fork(turn, opener);
+    case "summarize_from":
+      return summarize(turn, "from", opener);
+    case "summarize_up_to":
+      return summarize(turn, "up_to", opener);
+    default:
+      throw new Error(`This page cannot run “${action.label}”.`);
+  }
+}
+
+async function rewind(turn, scope, label, opener) {
   const plan = await call("POST", `${s(state.sid)}/rewind/prepare`, { turn, scope });
-  const { title, body, blocked, choice } = rewindPreview(plan, scope, turn);
-  openDialog(title, body, blocked, opener, turn, async () => {
-    const on_conflict = choice ? choice.querySelector("input:checked").value : "refuse";
-    const result = await call("POST", `${s(state.sid)}/rewind/commit`, {
-      plan_id: plan.plan_id,
-      confirm: true,
-      on_conflict,
-    });
+  openDialog(rewindPreview(plan, label, turn), opener, turn, async ({ on_conflict, confirm }) => {
+    const result = await call("POST", `${s(state.sid)}/rewind/commit`, { plan_id: plan.plan_id, confirm, on_conflict });
     closeCommitted();
-    await afterRewind(result, scope, turn, opener);
+    await afterRewind(result, plan.scope, turn, opener);
   });
 }
 

@@ -27,6 +27,7 @@ export async function loadSessions(selected) {
 
 export async function openSession(id) {
   state.sid = id;
+  state.entries = new Map();
   stopEvents();
   ui.usage.textContent = "";
   hideBanner();

@@ -5,6 +5,7 @@ import { ItemList } from "./items.js";
 export const state = {
   sid: null,
   items: new ItemList(), // the session's items: the last snapshot's, changed by the events since
+  entries: new Map(), // turn → its checkpoint entry (`GET …/checkpoints`): what each turn offers
   events: null, // the event stream (an EventSource), after the snapshot's `last_event_seq`
   running: false,
   compacting: false, // this page asked for a compaction that has not answered yet

@@ -1,8 +1,8 @@
 // The transcript as rows of the session's items: rendered whole from a snapshot, then one row
-// added, replaced, extended or removed per item event. A row that is replaced keeps whether it
-// was open and the keyboard focus inside it; a re-render keeps the focus on the same prompt,
-// action or tool call.
-import { reasoningOf, rowOf } from "./messages.js";
+// added, replaced, extended or removed per item event, and the prompts' menus built again when the
+// entries are read. A row that is replaced keeps whether it was open and the keyboard focus inside
+// it; a re-render keeps the focus on the same prompt, action or tool call.
+import { promptMenu, reasoningOf, rowOf } from "./messages.js";
 import { ui } from "./ui.js";
 import { el, focusFirst, hasFocus } from "./util.js";
 
@@ -18,19 +18,42 @@ function promptOf(turn) {
   return ui.rows.querySelector(`.msg.user[data-turn="${Number(turn)}"]`);
 }
 
-/** The rewind action `label` of turn `turn`'s prompt, as the transcript shows it now. */
-function rewindButton(turn, label) {
-  const m = promptOf(turn);
-  return m && [...m.querySelectorAll(".rewind button")].find((b) => b.dataset.action === label);
+/** The button of action `action` in `menu` (a group of an entry's actions). */
+function actionIn(menu, action) {
+  return menu && [...menu.querySelectorAll("button")].find((b) => b.dataset.action === action);
 }
 
 /**
- * Gives the keyboard focus back after an action started from `opener` (a rewind action of turn
- * `turn`): to the opener if it is still in the page, to the same action of the re-rendered prompt,
+ * The action `opener` stood for (one of turn `turn`'s), as the page shows it now: in the Versions
+ * panel's list if it was there, else on the turn's prompt.
+ */
+function sameAction(opener, turn) {
+  if (turn == null || !opener) return null;
+  const menu = opener.closest(".cp-actions")
+    ? ui.checkpoints.querySelector(`li[data-turn="${Number(turn)}"] > .cp-actions`)
+    : promptOf(turn)?.querySelector(":scope > .rewind");
+  return actionIn(menu, opener.dataset.action);
+}
+
+/**
+ * Gives the keyboard focus back after an action started from `opener` (an action of turn
+ * `turn`): to the opener if it is still in the page, to the same action where it was shown again,
  * else to the composer.
  */
 export function returnFocus(opener, turn, ...fallbacks) {
-  focusFirst(opener, turn == null ? null : rewindButton(turn, opener?.dataset.action), ...fallbacks, ui.prompt);
+  focusFirst(opener, sameAction(opener, turn), ...fallbacks, ui.prompt);
+}
+
+/** Builds every prompt's menu again from the entries (entries.js), the focus kept on its action. */
+export function showMenus() {
+  for (const row of rows.values()) {
+    const old = row.querySelector(":scope > .rewind");
+    if (!old) continue;
+    const action = hasFocus(old) ? document.activeElement.dataset.action : null;
+    const menu = promptMenu(Number(row.dataset.turn));
+    old.replaceWith(menu);
+    if (action) focusFirst(actionIn(menu, action), row);
+  }
 }
 
 /** Where the focus is inside `root`, to find it again in a new copy: the focused element's path. */
@@ -47,7 +70,7 @@ function focusPath(root) {
 /** The element in `row` (the new copy of a row) that stands where `path` was. */
 function again(row, path) {
   if (!row) return null;
-  if (path.action) return [...row.querySelectorAll(".rewind button")].find((b) => b.dataset.action === path.action);
+  if (path.action) return actionIn(row.querySelector(":scope > .rewind"), path.action);
   if (path.summary) return row.querySelector(":scope > summary");
   return row;
 }

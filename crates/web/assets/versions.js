@@ -1,9 +1,9 @@
-// The Versions panel: the head tree and the checkpoint list. Opening it moves the focus into it;
-// Esc inside closes it and gives the focus back to its toggle. Switch and Retire on a head run the
-// actions app.js sets (rewind.js).
+// The Versions panel: the head tree and the checkpoint list (entries.js, with each turn's
+// actions). Opening it moves the focus into it; Esc inside closes it and gives the focus back to
+// its toggle. Switch and Retire on a head run the actions app.js sets (rewind.js).
 import { call, s } from "./api.js";
 import { attempt } from "./banner.js";
-import { checkpointItems } from "./checkpoints.js";
+import { readEntries } from "./entries.js";
 import { headTree } from "./heads.js";
 import { state } from "./state.js";
 import { ui } from "./ui.js";
@@ -21,18 +21,18 @@ const headActions = {
   retireHead: (id) => attempt(() => actions.retireHead(id)),
 };
 
-/** Renders the panel again if it is open. */
-export async function refreshSide() {
-  if (!ui.versions.hidden) await renderVersions();
+/**
+ * Renders the panel again if it is open: its heads, and its checkpoints unless `entries` is false
+ * (they were just read).
+ */
+export async function refreshSide(entries = true) {
+  if (!ui.versions.hidden) await renderVersions(entries);
 }
 
-export async function renderVersions() {
+export async function renderVersions(entries = true) {
   const id = state.sid;
   if (!id) return;
-  const [heads, cps] = await Promise.all([
-    call("GET", `${s(id)}/heads`),
-    call("GET", `${s(id)}/checkpoints`),
-  ]);
+  const [heads] = await Promise.all([call("GET", `${s(id)}/heads`), entries ? readEntries() : null]);
   if (id !== state.sid) return;
   // the focused head (a Switch or Retire button), to focus it again in the new tree
   const focusedHead = hasFocus(ui.heads) ? document.activeElement.closest(".head")?.dataset.head : null;
@@ -41,7 +41,6 @@ export async function renderVersions() {
     const li = [...ui.heads.querySelectorAll(".head")].find((h) => h.dataset.head === focusedHead);
     focusFirst(li?.querySelector(":scope > .head-actions button"), li?.querySelector(":scope > .head-row"), ui.versions);
   }
-  ui.checkpoints.replaceChildren(...checkpointItems(cps.entries));
 }
 
 function showVersions(open) {

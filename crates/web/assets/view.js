@@ -1,5 +1,6 @@
 // The open session's view (docs/ARCHITECTURE.md, "The session view"): its snapshot (`GET
-// …/{id}?include=items`) rendered, then the events numbered after it applied to its items by id.
+// …/{id}?include=items`) rendered, with what each turn offers (its checkpoint entry, read beside
+// it), then the events numbered after it applied to its items by id.
 // Whenever the items cannot follow from the events (another head, a rewind, an undo, a
 // compaction, `lagged`, a stream that broke off and came back, as when the server restarts), the
 // session is read again whole. The stream stays open meanwhile: what it brings during the read
@@ -8,6 +9,7 @@ import { ApiError, call, s, subscribe } from "./api.js";
 import { showApprovals } from "./approvals.js";
 import { banner, errorText, hideBanner, showError } from "./banner.js";
 import { setRunning, showPlan } from "./controls.js";
+import { readEntries } from "./entries.js";
 import { ItemList } from "./items.js";
 import { onEvent } from "./live.js";
 import { state } from "./state.js";
@@ -57,7 +59,7 @@ async function loadOnce() {
   let snap;
   let came;
   try {
-    snap = await call("GET", `${s(id)}?include=items`);
+    [snap] = await Promise.all([call("GET", `${s(id)}?include=items`), readEntries()]);
   } catch (e) {
     // what the stream brought meanwhile is lost with the snapshot: the next read starts afresh
     if (id === state.sid) stopEvents();
@@ -81,7 +83,7 @@ async function loadOnce() {
   } else {
     connect(id, after);
   }
-  await refreshSide();
+  await refreshSide(false);
 }
 
 /** Whether the page said it cannot read the session (and takes that back once it can). */

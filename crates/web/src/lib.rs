@@ -53,6 +53,7 @@ pub const FILES: &[(&str, Asset)] = &[
     embed!("composer.js", JS),
     embed!("controls.js", JS),
     embed!("dialog.js", JS),
+    embed!("entries.js", JS),
     embed!("heads.js", JS),
     embed!("items.js", JS),
     embed!("live.js", JS),

@@ -1,6 +1,8 @@
 //! The web page renders what the server sends and decides nothing of its own: no module diffs
-//! text (a tool call's diff comes in its item's `changes`) and none reads a tool call's
-//! arguments (its title, target and changes come in its item). Read from the files under
+//! text (a tool call's diff comes in its item's `changes`), none reads a tool call's arguments
+//! (its title, target and changes come in its item), and none works out or names what a turn
+//! offers or what a rewind's choices do (a checkpoint entry's `actions`, a plan's `blockers` and
+//! `choices` say so, with their labels). Read from the files under
 //! `assets/`, so a module not yet listed in `FILES` is checked too.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -21,6 +23,32 @@ const DIFFING: &[&str] = &[
 /// Names only a module that reads a tool call's arguments would use (lower case): the arguments
 /// themselves, and the edit tools' fields.
 const ARGUMENTS: &[&str] = &["arguments", "old_string", "new_string"];
+
+/// Fields a module would read to decide for itself what a turn offers or what a commit does (a
+/// checkpoint entry's and a plan's availability, a conflicted file's `on_overwrite`).
+const DECIDING: &[&str] = &[
+    "can_restore_code",
+    "can_restore_conversation",
+    "disabled_reason",
+    "can_files",
+    "can_conversation",
+    "requires_confirmation",
+    "on_overwrite",
+];
+
+/// The names of the actions and conflict choices (lower case): they come in the answers.
+const LABELS: &[&str] = &[
+    "restore code and conversation",
+    "restore conversation",
+    "restore code",
+    "restore both",
+    "fork from here",
+    "summarize from here",
+    "summarize up to here",
+    "restore nothing",
+    "skip them",
+    "overwrite them",
+];
 
 /// The page's modules: `(name, text)`.
 fn modules() -> Vec<(String, String)> {
@@ -97,6 +125,23 @@ fn no_module_reads_tool_arguments() {
 }
 
 #[test]
+fn no_module_decides_what_a_turn_offers_or_a_choice_does() {
+    let found = uses(DECIDING);
+    assert!(
+        found.is_empty(),
+        "the page offers a checkpoint entry's `actions` and a plan's `blockers` and `choices`, and \
+         works out nothing from the fields they are made of:\n{}",
+        found.join("\n")
+    );
+    let found = uses(LABELS);
+    assert!(
+        found.is_empty(),
+        "the page shows the labels of the entry's `actions` and of the plan's `choices`, never its own:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
 fn json_is_parsed_only_from_answers_and_events() {
     // `JSON.parse` reads an HTTP answer or an event's data, never a string inside one.
     let mut found = Vec::new();
@@ -130,4 +175,9 @@ fn the_checks_see_what_they_look_for() {
     assert_eq!(code_lines("// the arguments").count(), 0);
     assert!(!has_word("const arguments2 = 1;", "arguments"));
     assert!(!has_word("const tlcs = 1;", "lcs"));
+    let label = code_lines(r#"["Restore code", (t, b) => rewind(t, "code", b)],"#)
+        .next()
+        .unwrap()
+        .1;
+    assert!(has_word(&label, "restore code") && !has_word(&label, "restore code and conversation"));
 }

@@ -62,7 +62,7 @@ try {
   // The focus settles on turn 0's Restore code within 5 s (the dialog's close event is async).
   const expectOnAction = async (what) => {
     const start = Date.now();
-    while ((await activeAction()) !== "0 Restore code") {
+    while ((await activeAction()) !== "0 restore_code") {
       if (Date.now() - start > 5000) throw new Error(`after ${what} the focus is on ${await activeAction()}`);
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -97,7 +97,7 @@ try {
   check("the turn");
 
   // Hover the prompt: its rewind actions show; Restore code opens the preview, Confirm restores.
-  const action = '.msg.user[data-turn="0"] button[data-action="Restore code"]';
+  const action = '.msg.user[data-turn="0"] button[data-action="restore_code"]';
   await page.hover('.msg.user[data-turn="0"]');
   await page.waitForSelector(action, { visible: true });
   await page.click(action);

@@ -66,7 +66,7 @@ try {
       await new Promise((r) => setTimeout(r, 50));
     }
   };
-  const onAction = (label, turn) => (a) => a.action === label && a.turn === String(turn);
+  const onAction = (action, turn) => (a) => a.action === action && a.turn === String(turn);
   const waitFor = async (what, f) => {
     const start = Date.now();
     while (!f()) {
@@ -102,7 +102,7 @@ try {
   // Hover the first user message: the rewind controls show.
   const first = page.locator(".msg.user").first();
   await first.hover();
-  await first.getByRole("button", { name: "Restore code" }).click();
+  await first.getByRole("button", { name: "Restore code", exact: true }).click();
   const dialog = page.locator("#rewind-dialog");
   await dialog.getByText("one.txt").waitFor();
   await dialog.getByText("two.txt").waitFor();
@@ -132,17 +132,21 @@ try {
     if (a.tag === "article" && a.turn === "0") break;
   }
   await page.keyboard.press("Enter");
-  await expectFocus("Enter on a prompt", onAction("Restore code", 0));
+  await expectFocus("Enter on a prompt", onAction("restore_both", 0));
   await page.keyboard.press("ArrowRight");
-  await expectFocus("ArrowRight", onAction("Restore conversation", 0));
+  await expectFocus("ArrowRight", onAction("restore_conversation", 0));
+  await page.keyboard.press("ArrowRight");
+  await expectFocus("ArrowRight again", onAction("restore_code", 0));
   await page.keyboard.press("ArrowLeft");
-  await expectFocus("ArrowLeft", onAction("Restore code", 0));
+  await expectFocus("ArrowLeft", onAction("restore_conversation", 0));
+  await page.keyboard.press("ArrowRight");
+  await expectFocus("ArrowRight to Restore code", onAction("restore_code", 0));
   await page.keyboard.press("Enter");
   await dialog.getByText("two.txt").waitFor();
   await expectFocus("opening the preview", (a) => a.id === "rewind-confirm");
   await page.keyboard.press("Escape");
   await page.waitForFunction(() => !document.querySelector("#rewind-dialog").open);
-  await expectFocus("Esc in the preview", onAction("Restore code", 0));
+  await expectFocus("Esc in the preview", onAction("restore_code", 0));
   await page.keyboard.press("Enter");
   await dialog.getByText("two.txt").waitFor();
   await page.keyboard.press("Tab");
@@ -154,7 +158,7 @@ try {
   await expectFocus("Shift+Tab from Confirm", (a) => a.id === "rewind-cancel");
   await page.keyboard.press("Enter");
   await page.waitForFunction(() => !document.querySelector("#rewind-dialog").open);
-  await expectFocus("Cancel", onAction("Restore code", 0));
+  await expectFocus("Cancel", onAction("restore_code", 0));
   await page.keyboard.press("Enter");
   await dialog.getByText("two.txt").waitFor();
   await shot("keyboard-preview");
@@ -162,10 +166,9 @@ try {
   await page.locator("#banner", { hasText: "Restored code" }).waitFor();
   await waitFor("the files to be removed (keyboard)", () => !exists("one.txt") && !exists("two.txt"));
   if (await dialogOpen()) throw new Error("the preview stayed open after Enter");
-  await expectFocus("confirming by keyboard", onAction("Restore code", 0));
-  await page.keyboard.press("Shift+Tab");
-  await page.keyboard.press("Shift+Tab");
-  await page.keyboard.press("Shift+Tab");
+  await expectFocus("confirming by keyboard", onAction("restore_code", 0));
+  // back over the two actions before it, the prompt, the banner's Dismiss
+  for (let i = 0; i < 5; i++) await page.keyboard.press("Shift+Tab");
   await expectFocus("Shift+Tab to the banner", (a) => a.text === "Undo");
   await page.keyboard.press("Enter");
   await page.locator("#banner", { hasText: "Undone" }).waitFor();
@@ -175,12 +178,14 @@ try {
   await page.locator("#banner").waitFor({ state: "hidden" });
   await expectFocus("Dismiss", (a) => a.id === "prompt");
 
-  // A file edited by hand since Retrace wrote it is a conflict: skipped (the default), it keeps
-  // the edit while the rest is restored; undo again.
+  // A file edited by hand since Retrace wrote it is a conflict: nothing is chosen for it until
+  // the user picks; skipped, it keeps the edit while the rest is restored; undo again.
   fs.writeFileSync(file("one.txt"), "mine\n");
   await first.hover();
-  await first.getByRole("button", { name: "Restore code" }).click();
+  await first.getByRole("button", { name: "Restore code", exact: true }).click();
   await dialog.locator(".conflicts", { hasText: "one.txt" }).waitFor();
+  await page.locator("#rewind-confirm:disabled").waitFor();
+  await dialog.getByLabel("Skip them (keep your changes)").check();
   await shot("conflict");
   await page.locator("#rewind-confirm").click();
   // the banner counts the skipped file with the rest
@@ -196,8 +201,9 @@ try {
   const twoText = fs.readFileSync(file("two.txt"), "utf8");
   fs.writeFileSync(file("two.txt"), "mine too\n");
   await first.hover();
-  await first.getByRole("button", { name: "Restore code" }).click();
+  await first.getByRole("button", { name: "Restore code", exact: true }).click();
   await dialog.locator(".conflicts", { hasText: "two.txt" }).waitFor();
+  await dialog.getByLabel("Skip them (keep your changes)").check();
   await page.locator("#rewind-confirm").click();
   await page.locator("#banner", { hasText: "Nothing was restored: no file changed — 2 skipped" }).waitFor();
   if ((await page.locator("#banner").textContent()).includes("Restored")) throw new Error("a restore that changed nothing says Restored");
@@ -208,7 +214,7 @@ try {
   // Restore the conversation to the second turn (keyboard focus shows the controls too).
   const second = page.locator(".msg.user").nth(1);
   await second.focus();
-  await second.getByRole("button", { name: "Restore conversation" }).click();
+  await second.getByRole("button", { name: "Restore conversation", exact: true }).click();
   await dialog.getByText("The conversation goes back").waitFor();
   await page.locator("#rewind-confirm").click();
   await page.locator("#banner", { hasText: "Restored conversation" }).waitFor();

@@ -144,12 +144,15 @@ try {
   await shows("A after a reload", a, live);
   await shot(a, "reloaded");
 
-  // Restore code to before turn 1: the files go back, a restore note is added and nothing else
-  // changes (the checkpoints keep their counts); B follows.
+  // Restore code to before turn 1: the shell command's effects stay, which the user confirms; the
+  // files go back, a restore note is added and nothing else changes (the checkpoints keep their
+  // counts); B follows.
   const turn1 = a.locator('.msg.user[data-turn="1"]');
   await turn1.hover();
-  await turn1.getByRole("button", { name: "Restore code" }).click();
+  await turn1.getByRole("button", { name: "Restore code", exact: true }).click();
   await a.locator("#rewind-dialog").getByText("b.txt").waitFor();
+  await a.locator("#rewind-confirm:disabled").waitFor();
+  await a.locator("#rewind-dialog .confirm-untracked input").check();
   await a.locator("#rewind-confirm").click();
   await a.locator("#banner", { hasText: "Restored code" }).waitFor();
   if (fs.existsSync(file("b.txt")) || fs.readFileSync(file("a.txt"), "utf8") !== "1\n2\n3\n") throw new Error("the files were not restored");

@@ -1,0 +1,37 @@
+// The open session's checkpoint entries (`GET …/checkpoints`): what each turn offers, its actions
+// in the order every frontend shows them, each available or not and why. Read with every snapshot,
+// when a turn starts or ends, and with the Versions panel; each time, the prompts' menus and the
+// panel's checkpoint list are built from them again.
+import { call, s } from "./api.js";
+import { checkpointItems } from "./checkpoints.js";
+import { actionMenu } from "./messages.js";
+import { state } from "./state.js";
+import { showMenus } from "./transcript.js";
+import { ui } from "./ui.js";
+import { focusFirst, hasFocus } from "./util.js";
+
+/** How many reads were asked for: only the latest one's answer is shown. */
+let asked = 0;
+
+/** Reads the open session's entries and shows what they offer. */
+export async function readEntries() {
+  const id = state.sid;
+  if (!id) return;
+  const n = ++asked;
+  const listing = await call("GET", `${s(id)}/checkpoints`);
+  if (id !== state.sid || n !== asked) return;
+  state.entries = new Map(listing.entries.map((e) => [e.turn, e]));
+  showMenus();
+  showList(listing.entries);
+}
+
+/** The Versions panel's checkpoint list, the focus kept on the same action of the same turn. */
+function showList(entries) {
+  const a = document.activeElement;
+  const focused = hasFocus(ui.checkpoints) ? { turn: a.closest("[data-turn]")?.dataset.turn, action: a.dataset.action } : null;
+  ui.checkpoints.replaceChildren(...checkpointItems(entries, (e) => actionMenu(e, "cp-actions")));
+  if (!focused) return;
+  const li = [...ui.checkpoints.children].find((x) => x.dataset.turn === focused.turn);
+  const same = li && [...li.querySelectorAll("button")].find((b) => b.dataset.action === focused.action);
+  focusFirst(same, ui.versions);
+}
