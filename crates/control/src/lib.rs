@@ -37,7 +37,6 @@ mod handle;
 mod items;
 mod options;
 mod paths;
-mod record;
 mod recorded_model;
 mod service;
 mod shared;

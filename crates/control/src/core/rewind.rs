@@ -9,7 +9,7 @@ use retrace_session::{ForkSpec, HeadKind};
 use super::plans::{gate, PlanFor};
 use super::Core;
 use crate::error::{coded, Result};
-use crate::record::RewindRecord;
+use retrace_checkpoint::tx::RewindRecord;
 
 impl Core {
     /// as the UIs and the CLI want; otherwise the current head stays selected.
@@ -78,7 +78,7 @@ impl Core {
         }
         let mut wrote_manifest = false;
         if let (true, Some(code)) = (wants_files, p.code.as_ref()) {
-            match self.store.commit_tagged(code, choice, Some(record.to_extra())) {
+            match self.store.commit_tagged(code, choice, Some(record.to_stored())) {
                 Ok(outcome) => {
                     wrote_manifest = outcome.transaction_id.is_some();
                     result.files_written = outcome.files_written;
@@ -115,7 +115,7 @@ impl Core {
             }
         }
         if !wrote_manifest && record.new_head.is_some() {
-            let m = self.store.record_rewind(turn, record.to_extra())?;
+            let m = self.store.record_rewind(turn, record.to_stored())?;
             result.transaction_id = Some(m.id);
         }
         // Whether `undo` would do something now: this transaction, or (nothing written) the rewind
@@ -185,7 +185,8 @@ impl Core {
                 ));
             }
         }
-        let record = RewindRecord::from_extra(target.extra.as_ref());
+        // A record that cannot be read is an error naming its manifest, never "code only".
+        let record = self.store.rewind_record(&target)?;
         let code_only = record.as_ref().is_none_or(|r| r.scope == RewindScope::Code);
         // An old flat log: its restore's conversation lives in the new session it became, so only
         // the files come back here, and nothing is written to a log (which would make yet another
