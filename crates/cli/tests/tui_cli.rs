@@ -1,6 +1,7 @@
 //! The terminal UI end to end (issue 15): the real binary in a real terminal (`tmux`), a script
 //! model, and the files on disk. Type two prompts, Esc Esc, Up, Up, Enter, `3`, Enter: the files
-//! are as before turn 0; `/undo` brings them back; Esc Esc Enter changes nothing. A turn's tool
+//! are as before turn 0; `/undo` brings them back; Esc Esc Enter changes nothing; `2` shows the
+//! conversation's preview and Enter rewinds it, the files untouched. A turn's tool
 //! calls and checkpoint show the same rows live and after the UI is started again on the
 //! session, and a code rewind and its undo keep them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -412,6 +413,29 @@ fn rewind_and_undo_in_a_real_terminal() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(std::fs::read_to_string(ws.join("two.txt")).unwrap(), "2\n");
+
+    // Esc Esc, Up (turn 1), Enter, 2 (restore the conversation): its preview says what the
+    // conversation goes back to and that no file changes; nothing is committed before Enter.
+    t.esc_esc();
+    t.wait("the picker", |s| s.contains("(current)"));
+    t.keys(&["Up", "Enter"]);
+    t.wait("the menu", |s| {
+        s.contains("Restore conversation") && s.contains("Turn 1")
+    });
+    t.keys(&["2"]);
+    t.wait("the conversation's preview", |s| {
+        s.contains("Restore conversation to before turn 1") && s.contains("files: untouched")
+    });
+    assert!(t.screen().contains("› second"), "{}", t.screen());
+    t.keys(&["Enter"]);
+    t.wait("the conversation rewind and the new head", |s| {
+        s.contains("rewound to turn 1: the conversation only") && !s.contains("wrote two")
+    });
+    assert_eq!(files(&ws), ["keep.txt", "one.txt", "two.txt"]);
+    // The prompt is back in the input: Esc clears it, so Ctrl-D below finds it empty.
+    assert!(t.screen().contains("second"), "{}", t.screen());
+    t.keys(&["Escape"]);
+    t.wait("the input cleared", |s| !s.contains("second"));
 
     // Ctrl-D on the empty input quits; the terminal is the shell's again.
     t.keys(&["C-d"]);

@@ -1,5 +1,5 @@
 //! Retrace's terminal UI (SPEC §9.1): a chat with a coding agent where Esc Esc opens a rewind
-//! picker, every code restore is previewed first, and every rewind can be undone.
+//! picker, every restore is previewed first, and every rewind can be undone.
 //!
 //! The design separates three things so each can be tested alone:
 //! - [`App`] is a pure state machine: keys (with the time they arrived), session events and

@@ -1,12 +1,15 @@
-//! The action menu of a turn chosen in the picker (SPEC §5.1, fixed keys `1`–`6`): restore code,
-//! conversation or both (a plan is prepared first), fork, or summarize. The listing says which
-//! actions a turn offers; an unavailable one shows why and is refused.
+//! The action menu of a turn chosen in the picker (SPEC §5.1, keys `1`–`6` by position): the
+//! actions the listing's entry offers (`CheckpointEntry::actions`), with its labels, in its order,
+//! each available or not with its reason. The menu decides nothing: an unavailable action says the
+//! entry's reason and is refused; a restore prepares a plan that the preview shows before anything
+//! is committed; a fork or a summary is asked for at once.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::Rect;
 use ratatui::Frame;
 use retrace_protocol::{
-    CheckpointEntry, ForkRequest, PrepareRewind, RewindScope, SummarizeDirection, SummarizeRequest,
+    ActionKind, CheckpointAction, CheckpointEntry, ForkRequest, PrepareRewind, SummarizeDirection,
+    SummarizeRequest,
 };
 
 use crate::app::{App, Awaiting};
@@ -17,117 +20,60 @@ use crate::screens::{ctrl, Mode};
 use crate::view::boxed::{boxed, row, Scroll};
 use crate::view::Theme;
 
-/// An action of the menu (SPEC §5.1), in key order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    /// `1` restore code and conversation.
-    Both,
-    /// `2` restore conversation (the default: it never touches a file).
-    Conversation,
-    /// `3` restore code.
-    Code,
-    /// `4` fork from here.
-    Fork,
-    /// `5` summarize from here.
-    SummarizeFrom,
-    /// `6` summarize up to here.
-    SummarizeUpTo,
+/// The key of the action at `index` (`1` for the first), for the first nine.
+pub fn key_of(index: usize) -> Option<char> {
+    let n = u32::try_from(index).ok()?.checked_add(1)?;
+    char::from_digit(n, 10)
 }
 
-impl Action {
-    /// Every action, in key order.
-    pub const ALL: [Action; 6] = [
-        Action::Both,
-        Action::Conversation,
-        Action::Code,
-        Action::Fork,
-        Action::SummarizeFrom,
-        Action::SummarizeUpTo,
-    ];
-
-    /// Its key.
-    pub fn key(self) -> char {
-        match self {
-            Action::Both => '1',
-            Action::Conversation => '2',
-            Action::Code => '3',
-            Action::Fork => '4',
-            Action::SummarizeFrom => '5',
-            Action::SummarizeUpTo => '6',
-        }
+/// The index of the action a key chooses (`1` → 0).
+fn index_of(c: char) -> Option<usize> {
+    match c.to_digit(10)? {
+        0 => None,
+        n => usize::try_from(n - 1).ok(),
     }
+}
 
-    /// The action of a key.
-    pub fn from_key(c: char) -> Option<Action> {
-        Action::ALL.into_iter().find(|a| a.key() == c)
-    }
-
-    /// Its label.
-    pub fn label(self) -> &'static str {
-        match self {
-            Action::Both => "Restore code and conversation",
-            Action::Conversation => "Restore conversation",
-            Action::Code => "Restore code",
-            Action::Fork => "Fork from here",
-            Action::SummarizeFrom => "Summarize from here",
-            Action::SummarizeUpTo => "Summarize up to here",
-        }
-    }
-
-    /// The rewind scope, for the three restore actions.
-    pub fn scope(self) -> Option<RewindScope> {
-        match self {
-            Action::Both => Some(RewindScope::Both),
-            Action::Conversation => Some(RewindScope::Conversation),
-            Action::Code => Some(RewindScope::Code),
-            _ => None,
-        }
-    }
-
-    /// Whether the listing offers it for `entry`; `Err(reason)` when not.
-    pub fn availability(self, entry: &CheckpointEntry) -> Result<(), String> {
-        let needs_code = matches!(self, Action::Both | Action::Code);
-        let needs_conversation = !matches!(self, Action::Code);
-        let reason = || {
-            entry
-                .disabled_reason
-                .clone()
-                .unwrap_or_else(|| "not available".to_string())
-        };
-        if needs_code && entry.can_restore_code == Some(false) {
-            return Err(reason());
-        }
-        if needs_conversation && entry.can_restore_conversation == Some(false) {
-            return Err(reason());
-        }
-        Ok(())
-    }
+/// Why `action` cannot be taken, as the entry says, for a message.
+pub fn unavailable_reason(action: &CheckpointAction) -> String {
+    escape::line(action.reason.as_deref().unwrap_or("not offered"))
 }
 
 /// The action menu for one chosen turn.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Menu {
-    /// The turn chosen in the picker.
+    /// The turn chosen in the picker; its `actions` are the menu.
     pub entry: CheckpointEntry,
-    /// The highlighted action (index into [`Action::ALL`]); `Conversation` on opening.
+    /// The highlighted action (index into `entry.actions`); restore conversation on opening.
     pub highlighted: usize,
     /// The picker it came from, to go back to.
     pub picker: Picker,
 }
 
 impl Menu {
-    /// The menu for the picker's chosen turn, "restore conversation" highlighted.
+    /// The menu for the picker's chosen turn, "restore conversation" highlighted (the first
+    /// action when the entry does not offer it).
     pub fn new(entry: CheckpointEntry, picker: Picker) -> Menu {
+        let highlighted = entry
+            .actions
+            .iter()
+            .position(|a| a.action == ActionKind::RestoreConversation)
+            .unwrap_or(0);
         Menu {
             entry,
-            highlighted: 1,
+            highlighted,
             picker,
         }
     }
 
-    /// The highlighted action.
-    pub fn current(&self) -> Action {
-        Action::ALL[self.highlighted.min(Action::ALL.len() - 1)]
+    /// The actions, in the entry's order.
+    pub fn actions(&self) -> &[CheckpointAction] {
+        &self.entry.actions
+    }
+
+    /// The highlighted action (`None` when the entry offers none).
+    pub fn current(&self) -> Option<&CheckpointAction> {
+        self.entry.actions.get(self.highlighted)
     }
 }
 
@@ -136,13 +82,14 @@ impl App {
         let Mode::Menu(menu) = &mut self.mode else {
             return Vec::new();
         };
-        let action = match key.code {
+        let last = menu.actions().len().saturating_sub(1);
+        let index = match key.code {
             KeyCode::Up | KeyCode::Char('k') => {
                 menu.highlighted = menu.highlighted.saturating_sub(1);
                 return Vec::new();
             }
             KeyCode::Down | KeyCode::Char('j') => {
-                menu.highlighted = (menu.highlighted + 1).min(Action::ALL.len() - 1);
+                menu.highlighted = (menu.highlighted + 1).min(last);
                 return Vec::new();
             }
             KeyCode::Esc => {
@@ -153,23 +100,26 @@ impl App {
                 self.mode = Mode::Chat;
                 return Vec::new();
             }
-            KeyCode::Enter => menu.current(),
-            KeyCode::Char(c) => match Action::from_key(c) {
-                Some(a) => a,
+            KeyCode::Enter => menu.highlighted,
+            KeyCode::Char(c) => match index_of(c) {
+                Some(i) => i,
                 None => return Vec::new(),
             },
             _ => return Vec::new(),
         };
+        let Some(action) = menu.actions().get(index).cloned() else {
+            return Vec::new();
+        };
         let menu = menu.clone();
-        self.choose(action, menu)
+        self.choose(&action, menu)
     }
 
-    fn choose(&mut self, action: Action, menu: Box<Menu>) -> Vec<Effect> {
-        if let Err(reason) = action.availability(&menu.entry) {
+    fn choose(&mut self, action: &CheckpointAction, menu: Box<Menu>) -> Vec<Effect> {
+        if !action.available {
             self.message = Some(format!(
                 "{}: unavailable ({})",
-                action.label(),
-                escape::line(&reason)
+                escape::line(&action.label),
+                unavailable_reason(action)
             ));
             return Vec::new();
         }
@@ -178,31 +128,30 @@ impl App {
         if self.waiting() {
             return Vec::new();
         }
-        if let Some(scope) = action.scope() {
+        if let Some(scope) = action.action.scope() {
+            // A restore: its plan is prepared, then shown by the preview before anything is
+            // committed (the entry marks every restore `preview`).
             self.awaiting = Some(Awaiting::Plan(Some(menu)));
             self.mode = Mode::Chat;
             return vec![Effect::PrepareRewind(PrepareRewind { turn, scope })];
         }
         self.mode = Mode::Chat;
-        match action {
-            Action::Fork => vec![Effect::Fork(ForkRequest {
+        let summarize = |direction| {
+            vec![Effect::Summarize(SummarizeRequest {
+                turn,
+                direction,
+                model: None,
+            })]
+        };
+        match action.action {
+            ActionKind::Fork => vec![Effect::Fork(ForkRequest {
                 turn,
                 name: None,
                 select: true,
             })],
-            Action::SummarizeFrom | Action::SummarizeUpTo => {
-                let direction = if action == Action::SummarizeFrom {
-                    SummarizeDirection::From
-                } else {
-                    SummarizeDirection::UpTo
-                };
-                vec![Effect::Summarize(SummarizeRequest {
-                    turn,
-                    direction,
-                    model: None,
-                })]
-            }
-            _ => Vec::new(),
+            ActionKind::SummarizeFrom => summarize(SummarizeDirection::From),
+            ActionKind::SummarizeUpTo => summarize(SummarizeDirection::UpTo),
+            ActionKind::RestoreBoth | ActionKind::RestoreConversation | ActionKind::RestoreCode => Vec::new(),
         }
     }
 }
@@ -210,35 +159,38 @@ impl App {
 /// Draws the action menu.
 pub(crate) fn draw(frame: &mut Frame, area: Rect, m: &Menu, t: Theme) {
     let mut body = Vec::new();
-    for (i, a) in Action::ALL.iter().enumerate() {
+    for (i, a) in m.actions().iter().enumerate() {
         let selected = m.highlighted == i;
-        match a.availability(&m.entry) {
-            Ok(()) => body.push(row(format!("{}  {}", a.key(), a.label()), selected, t, t.text())),
-            Err(reason) => body.push(row(
-                format!(
-                    "{}  {} — unavailable: {}",
-                    a.key(),
-                    a.label(),
-                    escape::line(&reason)
-                ),
+        let key = key_of(i).unwrap_or(' ');
+        let label = escape::line(&a.label);
+        if a.available {
+            body.push(row(format!("{key}  {label}"), selected, t, t.text()));
+        } else {
+            body.push(row(
+                format!("{key}  {label} — unavailable: {}", unavailable_reason(a)),
                 selected,
                 t,
                 t.dim(),
-            )),
+            ));
         }
+    }
+    if body.is_empty() {
+        body.push(row(
+            "nothing is offered for this turn".to_string(),
+            false,
+            t,
+            t.dim(),
+        ));
     }
     let title = format!(
         " Turn {}: {} ",
         m.entry.turn,
         escape::first_line(&m.entry.prompt, 50)
     );
-    boxed(
-        frame,
-        area,
-        &title,
-        body,
-        Scroll::Focus(m.highlighted),
-        "1-6 choose · Enter highlighted · Esc back",
-        t,
-    );
+    let keys = match m.actions().len().min(9) {
+        0 => "Esc back".to_string(),
+        1 => "1 choose · Enter highlighted · Esc back".to_string(),
+        n => format!("1-{n} choose · Enter highlighted · Esc back"),
+    };
+    boxed(frame, area, &title, body, Scroll::Focus(m.highlighted), &keys, t);
 }

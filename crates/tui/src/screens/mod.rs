@@ -36,7 +36,7 @@ pub enum Mode {
     Picker(Picker),
     /// The action menu of a chosen turn.
     Menu(Box<Menu>),
-    /// The preview of a code restore.
+    /// The preview of a rewind plan (every restore).
     Preview(Box<Preview>),
     /// Keys and commands, scrolled by this many rows.
     Help(usize),

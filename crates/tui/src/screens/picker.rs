@@ -5,12 +5,12 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::Rect;
 use ratatui::Frame;
-use retrace_protocol::{CheckpointEntry, CheckpointListing, ForkRequest, GapReason};
+use retrace_protocol::{ActionKind, CheckpointEntry, CheckpointListing, ForkRequest, GapReason};
 
 use crate::app::{App, Awaiting};
 use crate::effect::Effect;
 use crate::escape;
-use crate::screens::menu::{Action, Menu};
+use crate::screens::menu::{unavailable_reason, Menu};
 use crate::screens::{ctrl, Mode};
 use crate::view::boxed::{boxed, clock, row, Scroll};
 use crate::view::Theme;
@@ -95,8 +95,11 @@ impl App {
                     self.mode = Mode::Menu(Box::new(menu));
                 }
                 (Some(entry), Purpose::Fork(name)) => {
-                    if let Err(reason) = Action::Fork.availability(entry) {
-                        self.message = Some(format!("cannot fork here: {}", escape::line(&reason)));
+                    // The entry says whether a fork is offered here, and why not.
+                    let fork = entry.actions.iter().find(|a| a.action == ActionKind::Fork);
+                    if !fork.is_some_and(|a| a.available) {
+                        let why = fork.map_or_else(|| "not offered".to_string(), unavailable_reason);
+                        self.message = Some(format!("cannot fork here: {why}"));
                         return Vec::new();
                     }
                     let req = ForkRequest {

@@ -7,10 +7,10 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use retrace_protocol::{
-    ChangeAction, CheckpointEntry, CheckpointItem, CheckpointListing, Conflict, ConflictReason, Coverage,
-    Event, FileAction, FileChange, Gap, GapReason, HeadId, Item, ItemBody, NoteItem, NoteKind, PlanBlocker,
-    PlanFile, PlanGap, RewindPlan, RewindResult, RewindScope, SessionId, SessionSnapshot, SessionStatus,
-    ToolCallItem, ToolStatus,
+    ActionKind, ChangeAction, CheckpointAction, CheckpointEntry, CheckpointItem, CheckpointListing,
+    ChoiceFile, Conflict, ConflictReason, Coverage, Event, FileAction, FileChange, Gap, GapReason, HeadId,
+    Item, ItemBody, NoteItem, NoteKind, OnConflict, PlanBlocker, PlanChoice, PlanFile, PlanGap, RewindPlan,
+    RewindResult, RewindScope, SessionId, SessionSnapshot, SessionStatus, ToolCallItem, ToolStatus,
 };
 use retrace_tui::view::{self, ViewState};
 use retrace_tui::{App, AppOptions, Effect, StatusInfo};
@@ -80,9 +80,9 @@ pub fn entry(turn: u64, prompt: &str, paths: &[&str]) -> CheckpointEntry {
         can_restore_conversation: Some(true),
         disabled_reason: None,
         visible: Some(true),
-        actions: retrace_protocol::ActionKind::ALL
+        actions: ActionKind::ALL
             .into_iter()
-            .map(|action| retrace_protocol::CheckpointAction {
+            .map(|action| CheckpointAction {
                 action,
                 label: action.label().to_string(),
                 available: true,
@@ -111,6 +111,17 @@ pub fn listing(entries: Vec<CheckpointEntry>) -> CheckpointListing {
         next_turn,
         problems: Vec::new(),
     }
+}
+
+/// `entry` as the listing gives it when these actions are unavailable, each with `reason`.
+pub fn unavailable(mut entry: CheckpointEntry, kinds: &[ActionKind], reason: &str) -> CheckpointEntry {
+    for a in &mut entry.actions {
+        if kinds.contains(&a.action) {
+            a.available = false;
+            a.reason = Some(reason.into());
+        }
+    }
+    entry
 }
 
 /// Two turns: the first writes `src/lib.rs`, the second edits it and runs the tests.
@@ -385,7 +396,47 @@ pub fn conflicted_plan() -> RewindPlan {
         PlanBlocker::Conflicts { count: 1 },
         PlanBlocker::ConfirmationRequired,
     ];
+    p.choices = choices_of(&p);
     p
+}
+
+/// The choices the controller offers for `plan`'s conflicts: refuse (every file skipped, nothing
+/// committed while a conflict blocks), skip (the plan's actions), overwrite (each conflicted
+/// file's `on_overwrite`).
+pub fn choices_of(plan: &RewindPlan) -> Vec<PlanChoice> {
+    let files = |pick: &dyn Fn(&PlanFile) -> FileAction| {
+        plan.files
+            .iter()
+            .map(|f| ChoiceFile {
+                path: f.path.clone(),
+                action: pick(f),
+            })
+            .collect()
+    };
+    let blocked = plan
+        .blockers
+        .iter()
+        .any(|b| matches!(b, PlanBlocker::Conflicts { .. }));
+    vec![
+        PlanChoice {
+            on_conflict: OnConflict::Refuse,
+            label: "Restore nothing while files conflict".into(),
+            commits: !blocked,
+            files: files(&|f| if blocked { FileAction::Skip } else { f.action }),
+        },
+        PlanChoice {
+            on_conflict: OnConflict::Skip,
+            label: "Skip them (keep your changes)".into(),
+            commits: true,
+            files: files(&|f| f.action),
+        },
+        PlanChoice {
+            on_conflict: OnConflict::Overwrite,
+            label: "Overwrite them".into(),
+            commits: true,
+            files: files(&|f| f.on_overwrite.unwrap_or(f.action)),
+        },
+    ]
 }
 
 pub fn result(scope: RewindScope, written: &[&str], deleted: &[&str]) -> RewindResult {
@@ -422,4 +473,34 @@ fn draw(app: &App, state: &mut ViewState, w: u16, h: u16) -> TestBackend {
     let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
     terminal.draw(|f| view::draw(f, app, state)).unwrap();
     terminal.backend().clone()
+}
+
+/// The screen's rows as plain text, `w`×`h`.
+pub fn rows(app: &App, w: u16, h: u16) -> Vec<String> {
+    let backend = render(app, w, h);
+    let buf = backend.buffer();
+    (0..buf.area.height)
+        .map(|y| (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect())
+        .collect()
+}
+
+/// Opens the action menu of turn `turn` (counted from the oldest) of `listing` with the keys.
+pub fn open_menu(app: &mut App, listing: &CheckpointListing, turn: usize) {
+    let clock = Clock::new();
+    type_text(app, "/rewind", clock.at(0));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(1)),
+        vec![Effect::LoadCheckpoints]
+    );
+    app.on_checkpoints(listing);
+    let visible = listing
+        .entries
+        .iter()
+        .filter(|e| e.visible != Some(false))
+        .count();
+    for _ in turn..visible {
+        app.on_key(key(KeyCode::Up), clock.at(2));
+    }
+    assert!(app.on_key(key(KeyCode::Enter), clock.at(3)).is_empty());
+    assert_eq!(app.screen(), retrace_tui::Screen::Menu);
 }

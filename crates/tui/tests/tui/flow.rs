@@ -2,8 +2,8 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use retrace_protocol::{
-    ApprovalDecision, CommitRewind, Event, HeadId, OnConflict, PrepareRewind, RewindScope, SessionId,
-    UndoRequest,
+    ActionKind, ApprovalDecision, CommitRewind, Event, HeadId, OnConflict, PrepareRewind, RewindScope,
+    SessionId, UndoRequest,
 };
 use retrace_tui::{Effect, Mode, Screen};
 
@@ -44,7 +44,11 @@ fn esc_esc_enter_changes_nothing_then_code_and_conversation_rewinds() {
         panic!("{:?}", app.mode())
     };
     assert_eq!(m.entry.turn, 0);
-    assert_eq!(m.current().key(), '2');
+    assert_eq!(m.highlighted, 1, "key 2");
+    assert_eq!(
+        m.current().map(|a| a.action),
+        Some(ActionKind::RestoreConversation)
+    );
 
     // `3` restore code: prepare, preview, Enter commits, the result is reported.
     assert_eq!(
@@ -81,7 +85,8 @@ fn esc_esc_enter_changes_nothing_then_code_and_conversation_rewinds() {
     app.on_result(&result(RewindScope::Code, &["src/lib.rs", "tests/parse.rs"], &[]));
     assert_eq!(app.message(), Some("undone: 2 written"));
 
-    // `2` restore conversation: prepared, committed without a preview, the prompt refilled.
+    // `2` restore conversation: prepared and previewed like the others (what the conversation
+    // goes back to; no file), committed with Enter, the prompt refilled.
     type_text(&mut app, "/rewind", clock.at(2000));
     assert_eq!(
         app.on_key(key(KeyCode::Enter), clock.at(2100)),
@@ -98,8 +103,24 @@ fn esc_esc_enter_changes_nothing_then_code_and_conversation_rewinds() {
             scope: RewindScope::Conversation
         })]
     );
-    let commit = app.on_plan(plan(0, RewindScope::Conversation));
-    assert!(matches!(commit.as_slice(), [Effect::Commit(c)] if c.plan_id == "plan-0"));
+    assert!(app.on_plan(plan(0, RewindScope::Conversation)).is_empty());
+    assert_eq!(app.screen(), Screen::Preview, "nothing is committed unseen");
+    let screen = format!("{:?}", render(&app, 80, 24));
+    assert!(
+        screen.contains("Restore conversation to before turn 0")
+            && screen.contains("› write a tokenizer in src/lib.rs")
+            && screen.contains("files: untouched"),
+        "{screen}"
+    );
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(2600)),
+        vec![Effect::Commit(CommitRewind {
+            plan_id: "plan-0".into(),
+            confirm: false,
+            on_conflict: OnConflict::Refuse,
+            in_place: true,
+        })]
+    );
     // The new head's items come with its event (a new snapshot), not with the answer.
     app.on_result(&result(RewindScope::Conversation, &[], &[]));
     assert_eq!(app.input().text(), "write a tokenizer in src/lib.rs");
@@ -141,8 +162,17 @@ fn menu_shows_disabled_actions_and_refuses_them() {
     let clock = Clock::new();
     let mut app = app();
     let mut l = two_turns();
-    l.entries[0].can_restore_conversation = Some(false);
-    l.entries[0].disabled_reason = Some("not on this head".into());
+    l.entries[0] = unavailable(
+        l.entries[0].clone(),
+        &[
+            ActionKind::RestoreBoth,
+            ActionKind::RestoreConversation,
+            ActionKind::Fork,
+            ActionKind::SummarizeFrom,
+            ActionKind::SummarizeUpTo,
+        ],
+        "not on this head",
+    );
     app.on_key(key(KeyCode::Esc), clock.at(0));
     app.on_key(key(KeyCode::Esc), clock.at(10));
     app.on_checkpoints(&l);
@@ -183,10 +213,19 @@ fn preview_with_conflicts_needs_skip_or_overwrite_and_esc_goes_back() {
     assert_eq!(app.screen(), Screen::Menu, "Esc goes back to the menu");
     app.on_key(key(KeyCode::Char('3')), clock.at(90));
     app.on_plan(conflicted_plan());
-    let effects = app.on_key(key(KeyCode::Char('o')), clock.at(100));
-    assert!(
-        matches!(effects.as_slice(), [Effect::Commit(c)] if c.on_conflict == OnConflict::Overwrite && c.confirm),
-        "{effects:?}"
+    // `o` picks overwrite (it commits nothing by itself); Enter commits it, confirmed: the plan
+    // spans a shell command.
+    assert!(app.on_key(key(KeyCode::Char('o')), clock.at(100)).is_empty());
+    assert_eq!(app.screen(), Screen::Preview);
+    let effects = app.on_key(key(KeyCode::Enter), clock.at(110));
+    assert_eq!(
+        effects,
+        vec![Effect::Commit(CommitRewind {
+            plan_id: "plan-0".into(),
+            confirm: true,
+            on_conflict: OnConflict::Overwrite,
+            in_place: true,
+        })]
     );
 }
 
@@ -341,8 +380,12 @@ fn a_restore_says_what_it_skipped_and_when_nothing_changed() {
         app.on_key(key(KeyCode::Enter), clock.at(at + 4));
         app.on_key(key(KeyCode::Char('3')), clock.at(at + 5));
         app.on_plan(conflicted_plan());
-        let effects = app.on_key(key(KeyCode::Char('s')), clock.at(at + 6));
-        assert!(matches!(effects.as_slice(), [Effect::Commit(_)]), "{effects:?}");
+        assert!(app.on_key(key(KeyCode::Char('s')), clock.at(at + 6)).is_empty());
+        let effects = app.on_key(key(KeyCode::Enter), clock.at(at + 7));
+        assert!(
+            matches!(effects.as_slice(), [Effect::Commit(c)] if c.on_conflict == OnConflict::Skip),
+            "{effects:?}"
+        );
     };
     let mut app = app();
     commit_code(&mut app, 0);
@@ -380,10 +423,8 @@ fn a_both_rewind_whose_files_were_refused_says_so() {
     app.on_key(key(KeyCode::Up), clock.at(3));
     app.on_key(key(KeyCode::Enter), clock.at(4));
     app.on_key(key(KeyCode::Char('1')), clock.at(5));
-    let mut effects = app.on_plan(plan(0, RewindScope::Both));
-    if effects.is_empty() {
-        effects = app.on_key(key(KeyCode::Enter), clock.at(6));
-    }
+    assert!(app.on_plan(plan(0, RewindScope::Both)).is_empty());
+    let effects = app.on_key(key(KeyCode::Enter), clock.at(6));
     assert!(matches!(effects.as_slice(), [Effect::Commit(_)]), "{effects:?}");
     let mut r = result(RewindScope::Both, &[], &[]);
     r.partial = true;

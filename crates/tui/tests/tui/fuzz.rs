@@ -292,10 +292,10 @@ fn random_keys_events_and_sizes_never_panic() {
                         _ => app.on_paste("pasted\r\nline\u{1b}[2J"),
                     },
                     1 => {
-                        app.on_plan(if rng.below(2) == 0 {
-                            conflicted_plan()
-                        } else {
-                            plan(0, RewindScope::Code)
+                        app.on_plan(match rng.below(3) {
+                            0 => conflicted_plan(),
+                            1 => plan(0, RewindScope::Conversation),
+                            _ => plan(0, RewindScope::Code),
                         });
                     }
                     2 => {

@@ -9,5 +9,6 @@ mod flow;
 mod fuzz;
 mod long_flow;
 mod long_sessions;
+mod offered;
 mod screens;
 mod whole_flow;

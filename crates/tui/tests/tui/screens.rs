@@ -3,7 +3,8 @@
 use insta::assert_snapshot;
 use ratatui::crossterm::event::KeyCode;
 use retrace_protocol::{
-    ChangeAction, Event, HeadEntry, HeadId, HeadKind, RewindScope, SessionId, TokenUsage, ToolStatus,
+    ActionKind, ChangeAction, Event, HeadEntry, HeadId, HeadKind, RewindScope, SessionId, TokenUsage,
+    ToolStatus,
 };
 use retrace_tui::App;
 
@@ -94,8 +95,17 @@ fn menu_with_a_disabled_action() {
     let clock = Clock::new();
     let mut app = app_with_turns();
     let mut l = two_turns();
-    l.entries[0].can_restore_conversation = Some(false);
-    l.entries[0].disabled_reason = Some("not on this head".into());
+    l.entries[0] = unavailable(
+        l.entries[0].clone(),
+        &[
+            ActionKind::RestoreBoth,
+            ActionKind::RestoreConversation,
+            ActionKind::Fork,
+            ActionKind::SummarizeFrom,
+            ActionKind::SummarizeUpTo,
+        ],
+        "not on this head",
+    );
     app.on_key(key(KeyCode::Esc), clock.at(0));
     app.on_key(key(KeyCode::Esc), clock.at(100));
     app.on_checkpoints(&l);
@@ -117,6 +127,36 @@ fn preview_with_conflicts_and_a_shell_gap() {
     app.on_plan(conflicted_plan());
     app.on_key(key(KeyCode::Enter), clock.at(600)); // shows the hint: conflicts need a choice
     assert_snapshot!(render(&app, 80, 24));
+}
+
+#[test]
+fn preview_of_a_conversation_rewind() {
+    let clock = Clock::new();
+    let mut app = app_with_turns();
+    open_picker(&mut app);
+    app.on_key(key(KeyCode::Up), clock.at(200));
+    app.on_key(key(KeyCode::Enter), clock.at(300));
+    app.on_key(key(KeyCode::Char('2')), clock.at(400));
+    let mut p = plan(1, RewindScope::Conversation);
+    p.prompt = "make the parser accept tabs\nand add a test".into();
+    app.on_plan(p);
+    assert_snapshot!(render(&app, 80, 20));
+}
+
+#[test]
+fn preview_with_skip_picked() {
+    let clock = Clock::new();
+    let mut app = app_with_turns();
+    open_picker(&mut app);
+    app.on_key(key(KeyCode::Up), clock.at(200));
+    app.on_key(key(KeyCode::Up), clock.at(300));
+    app.on_key(key(KeyCode::Enter), clock.at(400));
+    app.on_key(key(KeyCode::Char('1')), clock.at(500));
+    let mut p = conflicted_plan();
+    p.scope = RewindScope::Both;
+    app.on_plan(p);
+    app.on_key(key(KeyCode::Char('s')), clock.at(600));
+    assert_snapshot!(render(&app, 80, 30));
 }
 
 #[test]

@@ -1,15 +1,15 @@
 //! A whole flow through the UI's state machine and the real controller (no terminal): keys go to
 //! a [`Driver`], which performs their requests on a real session with a script model; the files
 //! are checked on disk. Two turns; Esc Esc Enter changes nothing; Esc Esc, turn 0, `3`, confirm:
-//! the files are as before turn 0; `/undo` brings them back; then `2` restores the conversation
-//! and refills the prompt, leaving the files alone.
+//! the files are as before turn 0; `/undo` brings them back; then `2`, confirmed in its preview,
+//! restores the conversation and refills the prompt, leaving the files alone.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::KeyCode;
 use retrace_control::{Service, ServiceOptions};
-use retrace_protocol::{ItemBody, ModelSpec};
+use retrace_protocol::{ItemBody, ModelSpec, RewindScope};
 use retrace_tui::{AppOptions, Driver, Mode, Screen};
 use serde_json::json;
 
@@ -176,13 +176,21 @@ fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
         assert_eq!(notes, 2, "{:?}", snap.items);
         same_as_a_snapshot(&ui, snap);
 
-        // Esc Esc, turn 0, 2 (restore the conversation): a new head, the prompt back in the
-        // input, the files untouched.
+        // Esc Esc, turn 0, 2 (restore the conversation), Enter (its preview): a new head, the
+        // prompt back in the input, the files untouched.
         esc_esc(&mut ui, &clock, 5_000).await;
         ui.key(key(KeyCode::Up), clock.at(5_200));
         ui.key(key(KeyCode::Up), clock.at(5_300));
         ui.key(key(KeyCode::Enter), clock.at(5_400));
         ui.key(key(KeyCode::Char('2')), clock.at(5_500));
+        until(
+            &mut ui,
+            "the conversation's preview",
+            |u| matches!(u.app().mode(), Mode::Preview(p) if p.plan.scope == RewindScope::Conversation),
+        )
+        .await;
+        assert_eq!(ui.app().status().head, head, "nothing is committed before Enter");
+        ui.key(key(KeyCode::Enter), clock.at(5_600));
         until(&mut ui, "the conversation rewind", |u| {
             u.app()
                 .message()
