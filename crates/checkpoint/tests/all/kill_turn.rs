@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! A process killed in the middle of a turn (issue 25 items 2 and 4), at every phase of each tool
 //! call (its intent journaled and its temp file half written; its write landed but its after-image
 //! not recorded; its after-image in memory only, while the model is asked again), and at every

@@ -3,7 +3,6 @@
 //! turn that touched nothing, `captureSource: "before_mutation"`, blobs beside lossy inline text,
 //! legacy rename entries (`dest_path`), and transaction manifests. Written by hand from what its
 //! checkpoint code and tests persist; none of its files is copied here.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

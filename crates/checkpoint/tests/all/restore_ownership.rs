@@ -3,7 +3,6 @@
 //! that an `overwrite` replaced and the undo put back is again not Retrace's, so every later
 //! restore reports it, across a restart too — and a file a restore finds already in its target
 //! state becomes Retrace's.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

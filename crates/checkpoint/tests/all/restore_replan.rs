@@ -1,7 +1,6 @@
 //! The commit's re-plan reuses what the plan hashed only for files that did not change since
 //! (`memo.rs`): an edit or a corrupted payload between plan and commit is still seen, even when it
 //! keeps the file's size.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::path::PathBuf;

@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! A restore or an undo killed at any durable step leaves no empty directory behind once the store
 //! is reopened (issue 25 item 4): a turn created `d/e/f.txt` (and so `d/e`); its restore removes
 //! the file and the directories, its undo puts all back. Whatever step the process dies at, the

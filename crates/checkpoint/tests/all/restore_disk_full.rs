@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Disk full during a code restore (TESTING.md layer 3): the commit fails with a clear error that
 //! names a path, the workspace is left exactly as it was, no transaction file is left in it, and the
 //! next open (recovery) cleans the sidecar so that a restore works once there is room.
@@ -20,21 +19,20 @@
 //! Where neither is possible the test fails, naming why (CI installs `strace`): it never passes
 //! without having run. `RETRACE_DISK_FULL_METHOD=tmpfs|strace` forces one of them.
 
-mod restore_support;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use restore_support::*;
+use crate::restore_support::*;
 use retrace_checkpoint::tx::TxKind;
 use retrace_checkpoint::CheckpointStore;
 use retrace_fsutil::Fs;
 use retrace_protocol::OnConflict;
 
-const CHILD_TEST: &str = "disk_full_child";
+/// The child test's full name (`--exact`): its module in the `tests/all` binary, then its name.
+const CHILD_TEST: &str = "restore_disk_full::disk_full_child";
 const ENV_MODE: &str = "RETRACE_DISK_FULL_CHILD";
 const ENV_DIR: &str = "RETRACE_DISK_FULL_DIR";
 const ENV_WS: &str = "RETRACE_DISK_FULL_WS";

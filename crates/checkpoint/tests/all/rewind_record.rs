@@ -1,7 +1,6 @@
 //! The rewind record a transaction keeps (`extra`, FORMATS §9.1.1): stored typed and versioned,
 //! records of earlier builds still read, and one that cannot be read stops its undo with an error
 //! naming the manifest, never taken for a restore of files only.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::path::PathBuf;

@@ -1,6 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-// Each test file uses a part of this module.
-#![allow(dead_code)]
 //! Shared by the restore fault tests (`restore_faults.rs`, `restore_kill.rs`, `restore_disk_full.rs`):
 //! the scenarios, workspace snapshots, and the invariants every interrupted restore, undo or
 //! compensation must satisfy once recovery ran (SPEC §5.4, TESTING.md "Fault tests").

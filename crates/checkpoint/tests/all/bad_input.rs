@@ -1,6 +1,5 @@
 //! Bad input: every broken record is a clear problem naming its file; nothing panics; the other turns
 //! still load.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::path::Path;

@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! A restore on a read-only workspace (issue 25 item 6): the commit fails with the failure that
 //! stopped it — the rename of the file to delete, the temp file of the file to write, each naming
 //! the workspace file — never with the removal of a temp file that was never made; nothing is
@@ -21,7 +20,8 @@ use retrace_checkpoint::{BeginTurn, Change, CheckpointError, CheckpointStore, Co
 use retrace_fsutil::Fs;
 use retrace_protocol::{ChangeKind, OnConflict, Severity};
 
-const CHILD_TEST: &str = "read_only_child";
+/// The child test's full name (`--exact`): its module in the `tests/all` binary, then its name.
+const CHILD_TEST: &str = "restore_read_only::read_only_child";
 const ENV_BASE: &str = "RETRACE_READ_ONLY_BASE";
 const START: &str = "READ-ONLY-CHILD-START";
 

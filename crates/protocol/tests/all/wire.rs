@@ -1,6 +1,5 @@
 //! The wire names frontends print (`as_str`) are exactly what serde writes, for every enum that has
 //! both, and the shapes a frontend sends in requests parse with their defaults.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use retrace_protocol::*;
 use serde_json::json;

@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! SIGKILL torture of a long code restore (TESTING.md layer 3).
 //!
 //! The parent builds a workspace where one turn edited 200 files (modified, deleted, mode-only
@@ -13,8 +12,6 @@
 //!
 //! `RETRACE_SOAK_ITERATIONS` sets the number of kills (default 50), `RETRACE_KILL_SEED` the seed.
 
-mod restore_support;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::ExitStatusExt;
@@ -23,13 +20,14 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use restore_support::*;
+use crate::restore_support::*;
 use retrace_checkpoint::tx::TxKind;
 use retrace_checkpoint::CheckpointStore;
 use retrace_fsutil::Fs;
 use retrace_protocol::OnConflict;
 
-const CHILD_TEST: &str = "restore_kill_child";
+/// The child test's full name (`--exact`): its module in the `tests/all` binary, then its name.
+const CHILD_TEST: &str = "restore_kill::restore_kill_child";
 const ENV_WS: &str = "RETRACE_KILL_CHILD_WS";
 const ENV_SIDECAR: &str = "RETRACE_KILL_CHILD_SIDECAR";
 const ENV_TURN: &str = "RETRACE_KILL_CHILD_TURN";

@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Model-based property test of the checkpoint store (TESTING.md layers 2 and 4b).
 //!
 //! Random sequences of agent edits (create / modify, delete, move, chmod, a tool that touches two
@@ -2716,6 +2715,13 @@ fn run(ops: &[Op]) -> Stats {
 }
 
 proptest! {
+    // Failures saved in `property.proptest-regressions` beside this file (the default would look
+    // for a crate root above it, find `main.rs`, and save them in `tests/proptest-regressions/`).
+    #![proptest_config(ProptestConfig {
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..ProptestConfig::default()
+    })]
+
     #[test]
     fn store_matches_model(ops in proptest::collection::vec(op_strategy(), 1..40)) {
         run(&ops);
@@ -2725,7 +2731,7 @@ proptest! {
 /// The soak: the same property with many more cases and longer sequences. Run it with
 ///
 /// ```text
-/// cargo test --release -p retrace-checkpoint --test property -- --ignored
+/// cargo test --release -p retrace-checkpoint --test all property::store_matches_model_soak -- --ignored
 /// ```
 ///
 /// `RETRACE_SOAK_CASES` sets the number of cases (default 2000; `PROPTEST_CASES`, which CI sets
@@ -2734,7 +2740,7 @@ proptest! {
 /// next run; turn the printed sequence into a fixed test for `cargo test`). Prints the case count,
 /// the time taken and how often each interesting thing happened.
 #[test]
-#[ignore = "soak: cargo test --release -p retrace-checkpoint --test property -- --ignored"]
+#[ignore = "soak: cargo test --release -p retrace-checkpoint --test all property::store_matches_model_soak -- --ignored"]
 fn store_matches_model_soak() {
     let cases: u32 = std::env::var("RETRACE_SOAK_CASES")
         .ok()

@@ -3,7 +3,6 @@
 //! the undo; targets with the same bytes share a slice; forward images that earlier builds kept as
 //! blobs (`forward/<sha>`, `blobs/<aa>/<bb>/<sha>`, some of them hard links to workspace files)
 //! are still used, and made private copies of when a store recovers.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::io::{Seek, Write};

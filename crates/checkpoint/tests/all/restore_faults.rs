@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Failpoint tests of code restore, undo and compensation (TESTING.md layer 3, SPEC §5.4–§5.5).
 //!
 //! Each test runs one operation with `FaultInjector::crash_at(k)` for k = 1, 2, 3, … until a run
@@ -10,8 +9,6 @@
 //! terminal; a second recovery changes nothing; fsck finds no error; and the operation can be run
 //! again successfully.
 
-mod restore_support;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -19,7 +16,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use restore_support::*;
+use crate::restore_support::*;
 use retrace_checkpoint::tx::{TxKind, TxState};
 use retrace_checkpoint::{CheckpointError, CheckpointStore, Clock, StoreOptions};
 use retrace_fsutil::{FaultInjector, Fs};

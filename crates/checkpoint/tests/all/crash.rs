@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Failpoint tests of the checkpoint store (TESTING.md layer 3) and retention (SPEC §3.4).
 //!
 //! A fixed scenario (turns with captures of existing and new files, a shell gap, a delete, a move,

@@ -1,14 +1,11 @@
 //! Directories the restored turns' tools created (SPEC §5.2): a restore that leaves them empty
 //! removes them (`rmdir` only, never through a symlink), and undo creates them again. Anything
 //! else in them — a user's file — keeps them.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod hostile_support;
 
 use std::fs;
 use std::path::Path;
 
-use hostile_support::{choice, edit as tool, open};
+use crate::hostile_support::{choice, edit as tool, open};
 use retrace_checkpoint::{BeginTurn, CommitOptions};
 use retrace_protocol::OnConflict;
 use retrace_testkit::Scratch;

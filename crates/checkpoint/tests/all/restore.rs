@@ -1,5 +1,4 @@
 //! Code restore (SPEC §5.2–§5.6): plans, transactions, conflicts, undo, revert.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

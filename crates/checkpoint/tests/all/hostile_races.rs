@@ -3,15 +3,14 @@
 //! and the user deleting what was written, an editor saving in place just before a rename, and
 //! symlinks planted at the names compensation uses. The fault injector stops (or acts at) an exact
 //! durable step of the restore; the step is found from a first run's trail of steps.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod hostile_support;
 
 use std::fs;
 use std::io::Write;
 use std::path::Path;
 
-use hostile_support::{agent_turn, choice, faulty, open, publishing_rename, read, restore_trail, Written};
+use crate::hostile_support::{
+    agent_turn, choice, faulty, open, publishing_rename, read, restore_trail, Written,
+};
 use retrace_checkpoint::CheckpointError;
 use retrace_fsutil::{sha256_bytes, FaultInjector};
 use retrace_protocol::OnConflict;

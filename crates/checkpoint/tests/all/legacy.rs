@@ -1,5 +1,4 @@
 //! Reading older sidecars (SPEC §3.3): the shared fixtures, arbitration, tombstones, legacy payloads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::path::Path;

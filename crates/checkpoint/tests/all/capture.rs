@@ -1,5 +1,4 @@
 //! The capture rules of SPEC §3–§4, one test per rule.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::ffi::OsStr;
 use std::fs;

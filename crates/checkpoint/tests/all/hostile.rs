@@ -4,15 +4,12 @@
 //! as long as a name can be, and an ownership proof newer in a turn's record than in `state.json`.
 //! Each is a conflict or a clear error: never a hang, never a write outside the workspace, never a
 //! silent partial success.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod hostile_support;
 
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::Path;
 
-use hostile_support::{begin, choice, edit, mkfifo, open, read};
+use crate::hostile_support::{begin, choice, edit, mkfifo, open, read};
 use retrace_checkpoint::{CheckpointError, CheckpointStore, CommitOptions, StoreOptions};
 use retrace_fsutil::{sha256_bytes, Fs};
 use retrace_protocol::{ConflictReason, FileAction, OnConflict};

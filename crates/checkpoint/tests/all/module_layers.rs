@@ -2,7 +2,6 @@
 //! `mod` lines in `lib.rs` is a layer, a module names (`crate::<module>`) only modules of its own
 //! layer or those below it, and no modules name each other in a circle. Test modules are not
 //! counted.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

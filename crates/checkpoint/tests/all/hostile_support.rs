@@ -1,7 +1,6 @@
 //! Helpers of the hostile-workspace tests (`hostile.rs`, `hostile_races.rs`, `restore_dirs.rs`): a
 //! store on a scratch workspace, agent edits through the capture seam, and the fault injector's
 //! view of one restore (its durable steps, the one that publishes).
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,6 @@
 //! becomes Retrace's only where the disk holds what the tool meant to leave. The common failure —
 //! the user changed the file between the preview and the run, so the tool refused — must leave
 //! the user's bytes theirs, or a later restore would overwrite them without a conflict.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

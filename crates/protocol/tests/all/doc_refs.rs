@@ -6,7 +6,6 @@
 //!
 //! A `§` with no document named before it in the same sentence is a SPEC section, except inside
 //! docs/FORMATS.md and docs/SPEC.md, where it is the document's own.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;
 use std::fs;
