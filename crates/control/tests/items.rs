@@ -303,3 +303,37 @@ fn a_conflicted_plan_says_what_each_choice_does_to_each_file() {
     assert!(plan.choices.is_empty());
     assert!(plan.blockers.is_empty());
 }
+
+#[test]
+fn a_model_switch_is_a_note_before_the_turn_live_and_after() {
+    let w = World::new();
+    let h = w.open();
+    w.turn(&h, "one", vec![write("a.txt", "1\n")]);
+    let snap = w.run(h.snapshot()).unwrap();
+    let mut live = ItemList::new(snap.items);
+    let mut sub = h.subscribe(Some(snap.last_event_seq));
+    // Each script is another model: the second turn runs with a new one.
+    let (accepted, _, _) = w.turn_with(&h, "two", w.script(json!([{"content": "ok"}])));
+    for n in w.run(support::until_finished(&mut sub, accepted.turn)).1 {
+        live.apply(&n.event);
+    }
+    let after = w.run(h.snapshot()).unwrap();
+    assert_eq!(live.items(), after.items.as_slice());
+    let at = after
+        .items
+        .iter()
+        .position(|i| i.id == "model-1")
+        .expect("a model-switch note");
+    match &after.items[at].body {
+        ItemBody::Note(n) => {
+            assert_eq!(n.note, retrace_protocol::NoteKind::ModelSwitch);
+            assert!(n.text.starts_with("Switched the model to script:"), "{}", n.text);
+        }
+        other => panic!("not a note: {other:?}"),
+    }
+    assert!(matches!(after.items[at + 1].body, ItemBody::UserPrompt { .. }));
+    assert!(
+        !after.items.iter().any(|i| i.id == "model-0"),
+        "a session's first model is no switch"
+    );
+}

@@ -93,6 +93,9 @@ impl Core {
             turn,
             prompt: prompt.to_string(),
         });
+        if let Some(item) = crate::items::build::model_note(&self.session, turn) {
+            self.bus.publish(Event::ItemStarted { item });
+        }
         self.bus.publish(Event::ItemStarted {
             item: Item {
                 id: message_id.as_str().to_string(),

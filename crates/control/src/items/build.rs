@@ -96,6 +96,20 @@ pub(crate) fn checkpoint_item(turn: u64, entry: Option<&CheckpointEntry>) -> Ite
     }
 }
 
+/// The note shown before `turn`'s prompt when the turn ran with another model than the turn
+/// before it.
+pub(crate) fn model_note(session: &Session, turn: u64) -> Option<Item> {
+    let m = session.model_switch(turn)?;
+    Some(Item {
+        id: format!("model-{turn}"),
+        turn: Some(turn),
+        body: ItemBody::Note(NoteItem {
+            note: NoteKind::ModelSwitch,
+            text: wording::model_switch(&m.spec),
+        }),
+    })
+}
+
 /// A turn's checkpoint item as the store holds it now.
 pub(crate) fn stored_checkpoint(store: &CheckpointStore, turn: u64) -> Item {
     let body = match store.turn(turn) {
@@ -129,6 +143,9 @@ pub(crate) fn items_of(
     for (i, m) in path.iter().enumerate() {
         if let Some(t) = m.turn {
             turn = Some(t);
+        }
+        if let (Some(t), MessageKind::Message, Role::User) = (m.turn, m.kind, m.role) {
+            items.extend(model_note(session, t));
         }
         let results = answers(&path[i + 1..]);
         push_message(&mut items, m, turn, running, &results, &by_turn);

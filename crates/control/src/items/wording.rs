@@ -35,6 +35,11 @@ pub(crate) fn capped_output(content: &str) -> (String, bool) {
     (content[..end].to_string(), true)
 }
 
+/// A model switch, before the first turn that ran with the new model.
+pub(crate) fn model_switch(spec: &str) -> String {
+    format!("Switched the model to {spec}")
+}
+
 /// A summary head's first message, shown as a compaction note.
 pub(crate) fn summary(content: &str) -> String {
     format!("Earlier conversation summarized:\n{content}")

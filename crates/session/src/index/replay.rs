@@ -15,13 +15,25 @@ impl Index {
             Entry::Session(_) => return Err("a second `session` header".to_string()),
             Entry::Message(e) => self.apply_message(e)?,
             Entry::Note(e) => self.apply_note(e)?,
-            Entry::Turn(e) => self.apply_turn(e)?,
+            Entry::Turn(e) => {
+                let turn = e.turn;
+                self.apply_turn(e)?;
+                if let Some(m) = self.pending_switch.take() {
+                    self.switches.insert(turn, m);
+                }
+            }
             Entry::Fork(e) => self.apply_fork(e)?,
             Entry::Select(e) => self.apply_select(e)?,
             Entry::Retire(e) => self.apply_retire(e)?,
             Entry::Summary(e) => self.apply_summary(e)?,
             Entry::PlanMode(e) => self.plan_mode = e.on,
-            Entry::Model(e) => self.model = Some(e),
+            Entry::Model(e) => {
+                // A switch is a model line after another one with another spec (a session's
+                // first model is no switch).
+                let switched = self.model.as_ref().is_some_and(|m| m.spec != e.spec);
+                self.pending_switch = switched.then(|| e.clone());
+                self.model = Some(e);
+            }
         }
         self.entries += 1;
         Ok(())
