@@ -98,7 +98,8 @@ pub struct ToolCallItem {
     /// The path or command it acts on, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// The arguments as a JSON object (the model's text when it was not valid JSON, as a string).
+    /// The arguments as a JSON object (the model's text when it was not valid JSON, as a string);
+    /// a string longer than [`ITEM_OUTPUT_CAP`] bytes is cut and ends `… (N bytes in all)`.
     pub arguments: serde_json::Value,
     /// Where it stands.
     pub status: ToolStatus,

@@ -50,7 +50,7 @@ pub(crate) fn tool_item(p: ToolParts<'_>) -> Item {
             tool: p.call.name.clone(),
             title: described.title,
             target: described.target,
-            arguments: described.arguments,
+            arguments: wording::capped_arguments(described.arguments),
             status,
             output,
             output_truncated,

@@ -40,6 +40,22 @@ pub(crate) fn model_switch(spec: &str) -> String {
     format!("Switched the model to {spec}")
 }
 
+/// A call's arguments as an item carries them: every string longer than [`ITEM_OUTPUT_CAP`]
+/// bytes is cut at a character boundary and says how long it was (a `write_file`'s content can be
+/// megabytes; the file's change carries its diff).
+pub(crate) fn capped_arguments(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::String(s) if s.len() > ITEM_OUTPUT_CAP => {
+            let (cut, _) = capped_output(&s);
+            Value::String(format!("{cut}… ({} bytes in all)", s.len()))
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(capped_arguments).collect()),
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, capped_arguments(v))).collect()),
+        other => other,
+    }
+}
+
 /// A summary head's first message, shown as a compaction note.
 pub(crate) fn summary(content: &str) -> String {
     format!("Earlier conversation summarized:\n{content}")
@@ -57,6 +73,17 @@ mod tests {
         assert_eq!(kind, NoteKind::Restore);
         assert!(text.starts_with("The user restored these files"));
         assert_eq!(note("something else").0, NoteKind::Other);
+    }
+
+    #[test]
+    fn long_argument_strings_are_cut_and_say_their_length() {
+        let v = serde_json::json!({"path": "a", "content": "x".repeat(ITEM_OUTPUT_CAP + 5), "n": 3});
+        let c = capped_arguments(v);
+        assert_eq!(c["path"], "a");
+        assert_eq!(c["n"], 3);
+        let content = c["content"].as_str().unwrap();
+        assert!(content.ends_with(&format!("… ({} bytes in all)", ITEM_OUTPUT_CAP + 5)));
+        assert!(content.len() < ITEM_OUTPUT_CAP + 40);
     }
 
     #[test]
