@@ -534,7 +534,8 @@ impl Agent {
             Ok(out) => ToolResult {
                 status: ToolStatus::Ok,
                 content: out.content,
-                changes: preview.files.clone(),
+                // A file written with the bytes it had is no change.
+                changes: preview.files.iter().filter(|c| !c.is_noop()).cloned().collect(),
                 gaps,
             },
             Err(e) if cancel.is_cancelled() => ToolResult {

@@ -22,6 +22,8 @@ fn json_event(e: &Event) -> serde_json::Value {
 pub struct Printer {
     json: bool,
     mid_line: bool,
+    /// Reasoning was printed (to standard error) without its line ending.
+    reasoning_mid_line: bool,
     /// The before-images and gaps printed so far (a checkpoint item grows during the turn).
     captured: std::collections::HashSet<String>,
     gaps: std::collections::HashSet<String>,
@@ -35,6 +37,7 @@ impl Printer {
         Printer {
             json,
             mid_line: false,
+            reasoning_mid_line: false,
             captured: Default::default(),
             gaps: Default::default(),
             closed: false,
@@ -85,6 +88,11 @@ impl Printer {
             }
             return;
         }
+        if self.reasoning_mid_line && !matches!(e, Event::ReasoningDelta { .. }) {
+            // The answer (or anything else) starts on a line of its own, apart from the reasoning.
+            err.push('\n');
+            self.reasoning_mid_line = false;
+        }
         if self.mid_line && !matches!(e, Event::AssistantDelta { .. } | Event::ReasoningDelta { .. }) {
             out.push('\n');
             self.mid_line = false;
@@ -97,7 +105,10 @@ impl Printer {
                 out.push_str(&shown_text(text));
                 self.mid_line = !text.ends_with('\n');
             }
-            Event::ReasoningDelta { text, .. } => err.push_str(&shown_text(text)),
+            Event::ReasoningDelta { text, .. } => {
+                err.push_str(&shown_text(text));
+                self.reasoning_mid_line = !text.ends_with('\n');
+            }
             Event::ItemStarted { item } | Event::ItemUpdated { item } | Event::ItemCompleted { item } => {
                 match &item.body {
                     ItemBody::ToolCall(call) if matches!(e, Event::ItemStarted { .. }) => {

@@ -51,7 +51,13 @@ pub fn change(c: &FileChange) -> String {
 pub fn item(i: &Item) -> String {
     match &i.body {
         ItemBody::UserPrompt { text } => format!("user: {}\n", shown_text(text)),
-        ItemBody::AssistantText { text, .. } => format!("assistant: {}\n", shown_text(text)),
+        ItemBody::AssistantText { text, reasoning } => {
+            let thought = reasoning
+                .as_deref()
+                .map(|r| format!("  (reasoning) {}\n", shown_text(&first_line(r, 100))))
+                .unwrap_or_default();
+            format!("{thought}assistant: {}\n", shown_text(text))
+        }
         ItemBody::ToolCall(call) => format!("{}{}", started(call), finished(call)),
         ItemBody::Checkpoint(c) => {
             let shown: Vec<String> = c.files.iter().map(|p| shown_path(p)).collect();

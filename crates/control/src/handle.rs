@@ -129,7 +129,19 @@ impl SessionHandle {
 
     /// The checkpoint list of SPEC §7, seen from the selected head, with what the sidecar costs.
     pub async fn checkpoints(&self) -> Result<CheckpointListing, Error> {
-        self.call(|a| a.core().checkpoints()).await
+        self.call(|a| {
+            let mut list = a.core().checkpoints()?;
+            // While a job runs every action is refused (`turn_running`): the listing says so.
+            if let Err(busy) = a.idle() {
+                let why = busy.to_string();
+                for a in list.entries.iter_mut().flat_map(|e| e.actions.iter_mut()) {
+                    a.available = false;
+                    a.reason = Some(why.clone());
+                }
+            }
+            Ok(list)
+        })
+        .await
     }
 
     /// The heads.

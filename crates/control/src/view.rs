@@ -133,6 +133,8 @@ pub struct SessionReader {
     session: Session,
     store: CheckpointStore,
     sidecar: String,
+    /// Where the session's log and lease are.
+    sessions_dir: std::path::PathBuf,
 }
 
 impl std::fmt::Debug for SessionReader {
@@ -152,6 +154,7 @@ impl SessionReader {
             session,
             store,
             sidecar,
+            sessions_dir: data.sessions_dir(),
         })
     }
 
@@ -167,6 +170,15 @@ impl SessionReader {
         });
         let mut list = listing(entries, &self.store, &self.sidecar)?;
         list.problems.extend(log_problems(&self.session));
+        // Another process writes the session: it refuses every action here (`busy`), so none
+        // is offered.
+        if let Ok(Some(h)) = retrace_session::Lease::holder(&self.sessions_dir, self.session.id()) {
+            let why = format!("the session is in use by process {} on {}", h.pid, h.host);
+            for a in list.entries.iter_mut().flat_map(|e| e.actions.iter_mut()) {
+                a.available = false;
+                a.reason = Some(why.clone());
+            }
+        }
         Ok(list)
     }
 
@@ -195,7 +207,28 @@ impl SessionReader {
             None => self.session.selected().clone(),
         };
         let entries = checkpoints_for(&self.session, &self.store, &head, |_| false);
-        Ok(crate::items::items_of(&self.session, &head, None, &entries)?)
+        let running = self.running_elsewhere();
+        Ok(crate::items::items_of(
+            &self.session,
+            &head,
+            running.as_ref(),
+            &entries,
+        )?)
+    }
+
+    /// The turn another process runs now, as far as a reader can tell: the session's last turn,
+    /// while a process holds the session's lease (its unanswered calls are then running or
+    /// waiting, not cancelled).
+    fn running_elsewhere(&self) -> Option<crate::items::build::Running> {
+        let held = retrace_session::Lease::holder(&self.sessions_dir, self.session.id())
+            .ok()
+            .flatten()
+            .is_some();
+        let last = self.session.turns().last().map(|t| t.turn)?;
+        held.then_some(crate::items::build::Running {
+            turn: last,
+            started: crate::items::build::Started::FirstUnanswered,
+        })
     }
 
     /// The messages of `head` (id or name), or of the selected head; refused while the log has a

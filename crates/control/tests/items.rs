@@ -337,3 +337,104 @@ fn a_model_switch_is_a_note_before_the_turn_live_and_after() {
         "a session's first model is no switch"
     );
 }
+
+fn status_of(items: &[retrace_protocol::Item]) -> Vec<(String, ToolStatus)> {
+    items
+        .iter()
+        .filter_map(|i| match &i.body {
+            ItemBody::ToolCall(t) => Some((t.title.clone(), t.status)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn calls_that_repeat_an_id_are_each_their_own_item() {
+    let w = World::new();
+    let h = w.open();
+    let model = w.script(json!([
+        {"content": "x", "tool_calls": [
+            {"id": "same", "name": "write_file", "arguments": {"path": "a.txt", "content": "1\n"}},
+            {"id": "same", "name": "read_file", "arguments": {"path": "missing"}}
+        ]},
+        {"content": "done"}
+    ]));
+    let mut live = ItemList::new(w.run(h.snapshot()).unwrap().items);
+    let mut sub = h.subscribe(Some(w.run(h.status()).unwrap().last_event_seq));
+    let (accepted, _, _) = w.turn_with(&h, "go", model);
+    for n in w.run(support::until_finished(&mut sub, accepted.turn)).1 {
+        live.apply(&n.event);
+    }
+    let after = w.run(h.snapshot()).unwrap();
+    assert_eq!(live.items(), after.items.as_slice());
+    assert_eq!(
+        status_of(&after.items),
+        [
+            ("Write a.txt".to_string(), ToolStatus::Ok),
+            ("Read missing".to_string(), ToolStatus::Failed)
+        ]
+    );
+    let id = h.session_id();
+    drop(h);
+    assert_eq!(
+        w.svc.reader(id.as_str()).unwrap().items(None).unwrap(),
+        after.items
+    );
+}
+
+#[test]
+fn mid_turn_a_call_not_started_is_not_shown_and_no_action_is_offered() {
+    use retrace_protocol::{ApprovalDecision, BashPolicy, Event};
+    let w = World::with(None, |o| o.bash = BashPolicy::Ask);
+    let h = w.open();
+    w.run(h.set_model(w.script(json!([
+        {"content": "x", "tool_calls": [
+            write("a.txt", "1\n"),
+            {"id": "b", "name": "bash", "arguments": {"command": "echo hi"}},
+            write("c.txt", "3\n")
+        ]},
+        {"content": "done"}
+    ]))))
+    .unwrap();
+    let mut sub = h.subscribe(None);
+    let accepted = w.run(h.send("go")).unwrap();
+    w.run(support::until(&mut sub, |e| {
+        matches!(e, Event::ApprovalRequested { .. })
+    }));
+    // The bash call waits for its answer: written, running, and the third not started.
+    let snap = w.run(h.snapshot()).unwrap();
+    assert_eq!(
+        status_of(&snap.items),
+        [
+            ("Write a.txt".to_string(), ToolStatus::Ok),
+            ("Run echo hi".to_string(), ToolStatus::Running)
+        ]
+    );
+    assert_eq!(snap.pending_approvals.len(), 1);
+    // Another process's reader tells the same (the session is held).
+    let reader = w.svc.reader(h.session_id().as_str()).unwrap();
+    assert_eq!(status_of(&reader.items(None).unwrap()), status_of(&snap.items));
+    // Every action is refused while the turn runs, and says why.
+    let list = w.run(h.checkpoints()).unwrap();
+    let actions: Vec<_> = list.entries.iter().flat_map(|e| e.actions.iter()).collect();
+    assert!(!actions.is_empty());
+    for a in actions {
+        assert!(!a.available, "{a:?}");
+        assert!(
+            a.reason.as_deref().unwrap_or("").contains("turn 0 is running"),
+            "{a:?}"
+        );
+    }
+    let reader_list = reader.checkpoints().unwrap();
+    assert!(reader_list.entries[0].actions.iter().all(|a| !a.available));
+    // The snapshot and the events after it make the final snapshot.
+    let mut live = ItemList::new(snap.items.clone());
+    let mut rest = h.subscribe(Some(snap.last_event_seq));
+    h.approve("b", ApprovalDecision::Once).unwrap();
+    for n in w.run(support::until_finished(&mut rest, accepted.turn)).1 {
+        live.apply(&n.event);
+    }
+    let after = w.run(h.snapshot()).unwrap();
+    assert_eq!(live.items(), after.items.as_slice());
+    assert_eq!(status_of(&after.items).len(), 3);
+}

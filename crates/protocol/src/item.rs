@@ -157,6 +157,17 @@ pub struct FileChange {
     pub diff_truncated: bool,
 }
 
+impl FileChange {
+    /// A modification that changed no line (a file rewritten with the text it had).
+    pub fn is_noop(&self) -> bool {
+        self.action == ChangeAction::Modify
+            && self.diff.is_empty()
+            && self.added == 0
+            && self.removed == 0
+            && !self.binary
+    }
+}
+
 /// A turn's checkpoint as the view shows it (its turn is the item's `turn`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckpointItem {

@@ -111,11 +111,10 @@ impl Core {
     ) -> Result<SessionSnapshot> {
         sound(&self.session)?;
         let head = self.session.selected().clone();
-        let running = status
-            .running
-            .filter(|r| r.kind == retrace_protocol::JobKind::Turn)
-            .map(|r| r.turn);
-        let mut items = self.items_of(&head, running)?;
+        // The running turn is the one whose live state is kept (from its start to its end, under
+        // this lock), with the call it has started.
+        let running = self.live.as_ref().map(|l| l.running());
+        let mut items = self.items_of(&head, running.as_ref())?;
         if let Some(item) = self.live.as_ref().and_then(|l| l.streaming_item()) {
             items.push(item);
         }
@@ -151,7 +150,7 @@ impl Core {
 
     /// The items of `head` as stored (the answer being streamed is not among them); `running`
     /// is the turn running now.
-    fn items_of(&self, head: &HeadId, running: Option<u64>) -> Result<Vec<Item>> {
+    fn items_of(&self, head: &HeadId, running: Option<&crate::items::build::Running>) -> Result<Vec<Item>> {
         let entries = checkpoints_for(&self.session, &self.store, head, |_| false);
         crate::items::items_of(&self.session, head, running, &entries)
     }

@@ -79,7 +79,7 @@ impl Core {
             Event::AssistantDelta { text, .. } => self.delta(false, text),
             Event::ReasoningDelta { text, .. } => self.delta(true, text),
             Event::ToolCall { ref id, .. } => {
-                let item = self.live.as_ref().and_then(|l| l.tool(id, None));
+                let item = self.live.as_mut().and_then(|l| l.call_started(id));
                 bus.publish(event.clone());
                 if let Some(item) = item {
                     bus.publish(Event::ItemStarted { item });
@@ -153,8 +153,8 @@ impl Core {
         )?;
         if let Some(item) = self
             .live
-            .as_ref()
-            .and_then(|l| l.tool(call_id, Some((&result.content, &record))))
+            .as_mut()
+            .and_then(|l| l.call_answered(call_id, (&result.content, &record)))
         {
             self.bus.publish(Event::ItemCompleted { item });
         }

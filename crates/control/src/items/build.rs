@@ -14,6 +14,27 @@ use super::wording;
 use super::{checkpoint_item_id, tool_item_id};
 use crate::error::Result;
 
+/// The turn running now, and the tool call it has started and not answered (calls run one at a
+/// time, in order: the calls after it have not started and are not shown yet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Running {
+    pub(crate) turn: u64,
+    /// The started call.
+    pub(crate) started: Started,
+}
+
+/// Which call of a running turn has started and is not answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Started {
+    /// None (the model is answering, or the turn is between calls).
+    None,
+    /// This one: its assistant message's id and its place among that message's calls.
+    Call(String, usize),
+    /// The first call not answered (a reader in another process, which cannot know more: calls
+    /// run in order, so the first unanswered one is the one running or about to).
+    FirstUnanswered,
+}
+
 /// What a tool call's item is made from.
 pub(crate) struct ToolParts<'a> {
     /// The assistant message that made the call.
@@ -36,6 +57,8 @@ pub(crate) struct ToolParts<'a> {
 pub(crate) fn tool_item(p: ToolParts<'_>) -> Item {
     let described = retrace_tools::describe(&p.call.name, &p.call.arguments);
     let status = match (p.record, p.result) {
+        // A finished call is never running, whatever a hand-edited log says.
+        (Some(r), _) if r.status == ToolStatus::Running => ToolStatus::Cancelled,
         (Some(r), _) => r.status,
         (None, Some(text)) => legacy_status(text),
         (None, None) if p.running => ToolStatus::Running,
@@ -48,13 +71,16 @@ pub(crate) fn tool_item(p: ToolParts<'_>) -> Item {
         body: ItemBody::ToolCall(Box::new(ToolCallItem {
             call_id: p.call.id.clone(),
             tool: p.call.name.clone(),
-            title: described.title,
+            title: wording::one_line(&described.title),
             target: described.target,
             arguments: wording::capped_arguments(described.arguments),
             status,
             output,
             output_truncated,
-            changes: p.record.map(|r| r.changes.clone()).unwrap_or_default(),
+            changes: p
+                .record
+                .map(|r| r.changes.iter().cloned().map(wording::capped_change).collect())
+                .unwrap_or_default(),
             gaps: p.record.map(|r| r.gaps.clone()).unwrap_or_default(),
         })),
     }
@@ -63,7 +89,7 @@ pub(crate) fn tool_item(p: ToolParts<'_>) -> Item {
 /// How a result logged before statuses were recorded ended, from its text (the agent has always
 /// begun a failed result with `error:`).
 fn legacy_status(text: &str) -> ToolStatus {
-    match text.strip_prefix("error: ") {
+    match text.strip_prefix("error:").map(str::trim_start) {
         None => ToolStatus::Ok,
         Some(e) if e.starts_with("cancelled") || e.starts_with("interrupted") => ToolStatus::Cancelled,
         Some(e) if e.starts_with("the user declined") || e.starts_with("plan mode is on") => {
@@ -133,7 +159,7 @@ pub(crate) fn stored_checkpoint(store: &CheckpointStore, turn: u64) -> Item {
 pub(crate) fn items_of(
     session: &Session,
     head: &HeadId,
-    running: Option<u64>,
+    running: Option<&Running>,
     checkpoints: &[CheckpointEntry],
 ) -> Result<Vec<Item>> {
     let by_turn: BTreeMap<u64, &CheckpointEntry> = checkpoints.iter().map(|e| (e.turn, e)).collect();
@@ -154,15 +180,16 @@ pub(crate) fn items_of(
 }
 
 /// The tool results that follow an assistant message, up to the next assistant or user message,
-/// by call id (the first answer of a call counts, as for the model).
-fn answers<'a>(after: &[&'a Message]) -> HashMap<&'a str, &'a Message> {
-    let mut found = HashMap::new();
+/// by call id, in order: the calls are answered one at a time in their order, so the `k`th call
+/// with an id (a model may repeat one) has the `k`th answer with it.
+fn answers<'a>(after: &[&'a Message]) -> HashMap<&'a str, Vec<&'a Message>> {
+    let mut found: HashMap<&str, Vec<&Message>> = HashMap::new();
     for m in after
         .iter()
         .take_while(|m| m.role == Role::Tool || m.kind != MessageKind::Message)
     {
         if let (Role::Tool, Some(id)) = (m.role, m.tool_call_id.as_deref()) {
-            found.entry(id).or_insert(*m);
+            found.entry(id).or_default().push(*m);
         }
     }
     found
@@ -172,8 +199,8 @@ fn push_message(
     items: &mut Vec<Item>,
     m: &Message,
     turn: Option<u64>,
-    running: Option<u64>,
-    results: &HashMap<&str, &Message>,
+    running: Option<&Running>,
+    results: &HashMap<&str, Vec<&Message>>,
     by_turn: &BTreeMap<u64, &CheckpointEntry>,
 ) {
     let id = m.id.as_str().to_string();
@@ -217,15 +244,31 @@ fn push_message(
                     },
                 });
             }
+            let running_turn = running.filter(|r| turn == Some(r.turn));
+            let mut first_unanswered = true;
             for (index, call) in m.tool_calls.iter().enumerate() {
-                let answer = results.get(call.id.as_str());
+                let nth = m.tool_calls[..index].iter().filter(|c| c.id == call.id).count();
+                let answer = results.get(call.id.as_str()).and_then(|r| r.get(nth));
+                let started = answer.is_none()
+                    && running_turn.is_some_and(|r| match &r.started {
+                        Started::None => false,
+                        Started::Call(msg, i) => msg == &id && *i == index,
+                        Started::FirstUnanswered => first_unanswered,
+                    });
+                if answer.is_none() {
+                    first_unanswered = false;
+                }
+                if answer.is_none() && running_turn.is_some() && !started {
+                    // Not started yet: the live stream has not shown it either.
+                    continue;
+                }
                 items.push(tool_item(ToolParts {
                     message_id: &id,
                     index,
                     call,
                     result: answer.map(|r| r.content.as_str()),
                     record: answer.and_then(|r| r.outcome.as_ref()),
-                    running: turn.is_some() && turn == running,
+                    running: started,
                     turn,
                 }));
             }
@@ -248,6 +291,8 @@ mod tests {
             ToolStatus::Cancelled
         );
         assert_eq!(legacy_status(crate::core::INTERRUPTED), ToolStatus::Cancelled);
+        assert_eq!(legacy_status("error:"), ToolStatus::Failed);
+        assert_eq!(legacy_status("error:\tboom"), ToolStatus::Failed);
         assert_eq!(
             legacy_status("error: the user declined to run this command: ls"),
             ToolStatus::Denied

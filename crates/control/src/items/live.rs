@@ -5,7 +5,7 @@
 use retrace_agent::ToolResult;
 use retrace_protocol::{Event, Item, ItemBody, MessageId, ToolCall, ToolRecord};
 
-use super::build::{tool_item, ToolParts};
+use super::build::{tool_item, Running, Started, ToolParts};
 use crate::bus::EventBus;
 
 /// The answer being streamed: not in the log until the step ends.
@@ -25,6 +25,10 @@ pub(crate) struct LiveTurn {
     pub(crate) streaming: Option<Streaming>,
     /// The last assistant message written, with its tool calls (their items are named after it).
     last_assistant: Option<(String, Vec<ToolCall>)>,
+    /// The first of its calls not answered yet (calls are answered one at a time, in order).
+    cursor: usize,
+    /// The call started and not answered yet, if any.
+    started: Option<usize>,
 }
 
 impl LiveTurn {
@@ -34,6 +38,8 @@ impl LiveTurn {
             turn,
             streaming: None,
             last_assistant: None,
+            cursor: 0,
+            started: None,
         }
     }
 
@@ -102,12 +108,46 @@ impl LiveTurn {
             });
         }
         self.last_assistant = Some((id.to_string(), calls.to_vec()));
+        self.cursor = 0;
+        self.started = None;
     }
 
-    /// The item of tool call `call_id`, given its result when it has one.
-    pub(crate) fn tool(&self, call_id: &str, result: Option<(&str, &ToolRecord)>) -> Option<Item> {
+    /// The turn and its started call, for a snapshot.
+    pub(crate) fn running(&self) -> Running {
+        Running {
+            turn: self.turn,
+            started: match (self.started, self.last_assistant.as_ref()) {
+                (Some(i), Some((id, _))) => Started::Call(id.clone(), i),
+                _ => Started::None,
+            },
+        }
+    }
+
+    /// Where call `call_id` is among the last message's calls: the first not answered yet with
+    /// that id (a model may repeat an id; calls run in order).
+    fn position(&self, call_id: &str) -> Option<usize> {
+        let (_, calls) = self.last_assistant.as_ref()?;
+        (self.cursor..calls.len()).find(|&i| calls[i].id == call_id)
+    }
+
+    /// Call `call_id` started: its item, running.
+    pub(crate) fn call_started(&mut self, call_id: &str) -> Option<Item> {
+        let index = self.position(call_id)?;
+        self.started = Some(index);
+        self.item_at(index, None)
+    }
+
+    /// Call `call_id` was answered: its item, final.
+    pub(crate) fn call_answered(&mut self, call_id: &str, result: (&str, &ToolRecord)) -> Option<Item> {
+        let index = self.position(call_id)?;
+        self.cursor = index + 1;
+        self.started = None;
+        self.item_at(index, Some(result))
+    }
+
+    /// The item of the call at `index`, given its result when it has one.
+    fn item_at(&self, index: usize, result: Option<(&str, &ToolRecord)>) -> Option<Item> {
         let (message_id, calls) = self.last_assistant.as_ref()?;
-        let index = calls.iter().position(|c| c.id == call_id)?;
         Some(tool_item(ToolParts {
             message_id,
             index,

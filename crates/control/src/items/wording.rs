@@ -1,6 +1,6 @@
 //! What items say, decided once: tool call titles, note wording, output caps.
 
-use retrace_protocol::{NoteKind, ITEM_OUTPUT_CAP};
+use retrace_protocol::{FileChange, NoteKind, ITEM_DIFF_CAP, ITEM_OUTPUT_CAP};
 
 /// What the log's restore notes begin with (they are written for the model).
 const NOTE_PREFIX: &str = "Note from Retrace: ";
@@ -56,6 +56,29 @@ pub(crate) fn capped_arguments(v: serde_json::Value) -> serde_json::Value {
     }
 }
 
+/// A title on one line: line breaks and tabs shown as `\n`, `\r`, `\t` (a path may hold them).
+pub(crate) fn one_line(title: &str) -> String {
+    title
+        .replace('\n', "\\n")
+        .replace('\r', "\\r")
+        .replace('\t', "\\t")
+}
+
+/// A change as an item carries it: a diff longer than [`ITEM_DIFF_CAP`] (a hand-edited log) is
+/// cut at a line boundary and says so.
+pub(crate) fn capped_change(mut c: FileChange) -> FileChange {
+    if c.diff.len() > ITEM_DIFF_CAP {
+        let mut end = ITEM_DIFF_CAP;
+        while !c.diff.is_char_boundary(end) {
+            end -= 1;
+        }
+        let cut = c.diff[..end].rfind('\n').map_or(0, |i| i + 1);
+        c.diff.truncate(cut);
+        c.diff_truncated = true;
+    }
+    c
+}
+
 /// A summary head's first message, shown as a compaction note.
 pub(crate) fn summary(content: &str) -> String {
     format!("Earlier conversation summarized:\n{content}")
@@ -84,6 +107,11 @@ mod tests {
         let content = c["content"].as_str().unwrap();
         assert!(content.ends_with(&format!("… ({} bytes in all)", ITEM_OUTPUT_CAP + 5)));
         assert!(content.len() < ITEM_OUTPUT_CAP + 40);
+    }
+
+    #[test]
+    fn a_title_is_one_line() {
+        assert_eq!(one_line("Write new\nline.txt"), "Write new\\nline.txt");
     }
 
     #[test]
