@@ -9,7 +9,7 @@
 //! inline) and keeps the API token out of the page (an HttpOnly cookie).
 //!
 //! To add a file: put it under `assets/`, add one line to [`FILES`]. The list is explicit on
-//! purpose: nothing is served that was not named here (`tests/modules.rs` fails on a module
+//! purpose: nothing is served that was not named here (`tests/all/modules.rs` fails on a module
 //! under `assets/` that is not listed, or an import of one that is not). `assets/package.json` is
 //! not served: it tells node that the `.js` files are ES modules (`node --check` in `.ci/run`, the
 //! unit tests under `tests/unit/`).

@@ -12,6 +12,7 @@
 use std::io::Write;
 
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 use retrace_fsutil::Fs;
 use retrace_session::{
     ForkSpec, HeadId, HeadKind, MessageId, MessageKind, NewMessage, Role, Session, SessionError,
@@ -442,6 +443,13 @@ impl Harness {
 }
 
 proptest! {
+    // Failures saved in `property.proptest-regressions` beside this file (the default would look
+    // for a crate root above it, find `main.rs`, and save them in `tests/proptest-regressions/`).
+    #![proptest_config(ProptestConfig {
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..ProptestConfig::default()
+    })]
+
     #[test]
     fn session_matches_the_tree_model(ops in prop::collection::vec(op(), 1..40)) {
         let mut h = Harness::new();

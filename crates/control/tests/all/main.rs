@@ -1,0 +1,11 @@
+//! Integration tests of the controller, through its handles: one test binary (`tests/all`), one
+//! module per topic, the shared world in `support`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+mod compaction;
+mod items;
+mod rewind;
+mod rewind_model;
+mod service;
