@@ -354,8 +354,8 @@ impl Agent {
                         arguments: call.arguments.clone(),
                     });
                     let result = match self.execute(turn, call, seam, sink, approver, cancel).await {
-                        Ok(r) => r,
-                        Err(fatal) => return TurnEnd::Failed(fatal),
+                        Flow::Done(r) => r,
+                        Flow::Fatal(fatal) => return TurnEnd::Failed(fatal),
                     };
                     sink.event(Event::ToolResult {
                         id: call.id.clone(),
@@ -381,25 +381,8 @@ impl Agent {
     }
 
     /// Runs one tool call: preview, seam, run, seam. Failures are results for the model; only a
-    /// [`SeamError::Fatal`] ends the turn (`Err`, with its text).
+    /// [`SeamError::Fatal`] ends the turn ([`Flow::Fatal`], with its text).
     async fn execute(
-        &self,
-        turn: u64,
-        call: &ToolCall,
-        seam: &mut dyn CaptureSeam,
-        sink: &mut dyn TurnSink,
-        approver: &dyn Approver,
-        cancel: &CancellationToken,
-    ) -> Result<ToolResult, String> {
-        Ok(
-            match self.execute_call(turn, call, seam, sink, approver, cancel).await {
-                Flow::Done(r) => r,
-                Flow::Fatal(e) => return Err(e),
-            },
-        )
-    }
-
-    async fn execute_call(
         &self,
         turn: u64,
         call: &ToolCall,

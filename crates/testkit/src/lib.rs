@@ -2,6 +2,7 @@
 //! the shared fixtures, and [`mock_openai`], a mock OpenAI-compatible server (real HTTP on
 //! `127.0.0.1:0`) for model-client tests. Later: script-model builders.
 
+pub mod items;
 pub mod mock_openai;
 
 use std::path::{Path, PathBuf};

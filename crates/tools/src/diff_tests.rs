@@ -139,3 +139,31 @@ fn timing() {
         d.text.len()
     );
 }
+
+/// What the benchmark's whole turn diffs: a ~10 KB text file rewritten whole (every line
+/// differs). Prints the time; asserts nothing about it.
+/// `cargo test --release -p retrace-tools --lib diff::tests::timing_rewrite -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn timing_rewrite() {
+    let text = |seed: u64| -> String {
+        (0..200)
+            .map(|i| format!("line {i} of {seed}: {}\n", "lorem ipsum dolor ".repeat(2)))
+            .collect()
+    };
+    let (old, new) = (text(1), text(2));
+    let runs = 200;
+    let start = std::time::Instant::now();
+    let mut d = UnifiedDiff::default();
+    for _ in 0..runs {
+        d = unified(&old, &new);
+    }
+    let each = start.elapsed() / runs;
+    println!(
+        "{} bytes rewritten whole: {each:?} per diff ({} bytes of diff, +{} −{})",
+        old.len(),
+        d.text.len(),
+        d.added,
+        d.removed
+    );
+}

@@ -6,32 +6,6 @@ use serde_json::{json, Value};
 
 use crate::support::world::World;
 
-/// Applies one event line of `exec --json` to `items`, by the controller's rules.
-fn apply(items: &mut Vec<Value>, e: &Value) {
-    match e["type"].as_str().unwrap_or("") {
-        "item_started" | "item_updated" | "item_completed" => {
-            let item = e["item"].clone();
-            match items.iter_mut().find(|i| i["id"] == item["id"]) {
-                Some(slot) => *slot = item,
-                None => items.push(item),
-            }
-        }
-        "item_removed" => items.retain(|i| i["id"] != e["item_id"]),
-        kind @ ("assistant_delta" | "reasoning_delta") => {
-            let field = if kind == "assistant_delta" {
-                "text"
-            } else {
-                "reasoning"
-            };
-            if let Some(i) = items.iter_mut().find(|i| i["id"] == e["item_id"]) {
-                let now = i[field].as_str().unwrap_or("").to_string();
-                i[field] = json!(format!("{now}{}", e["text"].as_str().unwrap_or("")));
-            }
-        }
-        _ => {}
-    }
-}
-
 #[test]
 fn the_streamed_items_are_the_items_read_back() {
     let w = World::new();
@@ -50,7 +24,7 @@ fn the_streamed_items_are_the_items_read_back() {
     let (stdout, _) = w.code(&args, 0);
     let mut live = Vec::new();
     for line in stdout.lines() {
-        apply(&mut live, &serde_json::from_str(line).unwrap());
+        retrace_testkit::items::apply_item_event(&mut live, &serde_json::from_str(line).unwrap());
     }
     let result: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     let id = result["session_id"].as_str().unwrap();

@@ -203,32 +203,6 @@ async fn the_stream_of_a_turn_as_the_page_reads_it() {
     live.stop().await;
 }
 
-/// Applies one event to a snapshot's items, by the controller's rules (`ItemList`).
-fn apply_item_event(items: &mut Vec<Value>, e: &Value) {
-    match e["type"].as_str().unwrap_or("") {
-        "item_started" | "item_updated" | "item_completed" => {
-            let item = e["item"].clone();
-            match items.iter_mut().find(|i| i["id"] == item["id"]) {
-                Some(slot) => *slot = item,
-                None => items.push(item),
-            }
-        }
-        "item_removed" => items.retain(|i| i["id"] != e["item_id"]),
-        kind @ ("assistant_delta" | "reasoning_delta") => {
-            let field = if kind == "assistant_delta" {
-                "text"
-            } else {
-                "reasoning"
-            };
-            if let Some(i) = items.iter_mut().find(|i| i["id"] == e["item_id"]) {
-                let now = i[field].as_str().unwrap_or("").to_string();
-                i[field] = json!(format!("{now}{}", e["text"].as_str().unwrap_or("")));
-            }
-        }
-        _ => {}
-    }
-}
-
 /// `GET /api/sessions/{id}?include=items` is a snapshot: its items, then the events numbered after
 /// its `last_event_seq`, give the items of a later snapshot.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -252,7 +226,7 @@ async fn a_snapshot_and_the_events_after_it_give_the_next_snapshot() {
     let mut after = subscribe(&live, &id, Some(&seq.to_string())).await;
     send(&live, &id, "two").await;
     for f in after.until_turn_finished().await {
-        apply_item_event(&mut items, &serde_json::from_str(&f.data).unwrap());
+        retrace_testkit::items::apply_item_event(&mut items, &serde_json::from_str(&f.data).unwrap());
     }
     let (_, second) = Live::json(live.get(&format!("/api/sessions/{id}?include=items"))).await;
     assert_eq!(Value::Array(items), second["items"]);
