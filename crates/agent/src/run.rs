@@ -326,7 +326,8 @@ impl Agent {
                     fingerprint: history_print,
                 });
             }
-            let assistant = ChatMessage::assistant(response.content.clone(), response.tool_calls.clone());
+            let calls = unique_call_ids(response.tool_calls.clone(), turn, step);
+            let assistant = ChatMessage::assistant(response.content.clone(), calls.clone());
             if let Err(e) = sink.assistant(&assistant, response.usage) {
                 return TurnEnd::Failed(log_failure(e));
             }
@@ -337,10 +338,10 @@ impl Agent {
                 usage: response.usage,
             });
             history.push(assistant);
-            if response.tool_calls.is_empty() {
+            if calls.is_empty() {
                 return TurnEnd::Finished;
             }
-            for call in &response.tool_calls {
+            for call in &calls {
                 let result = if cancel.is_cancelled() {
                     // Every call the model made gets a result, so the log stays consistent.
                     ToolResult::not_ok(
@@ -540,6 +541,20 @@ fn log_failure(e: SeamError) -> String {
         SeamError::Fatal(text) => text,
         SeamError::Refuse(text) => format!("cannot write the conversation log: {text}"),
     }
+}
+
+/// The model's calls, each with an id of its own: an empty id, or one an earlier call of the same
+/// answer has, gets `call_<turn>_<step>_<n>` (a server may send empty or repeated ids; results,
+/// approvals and items are all matched by id).
+fn unique_call_ids(mut calls: Vec<ToolCall>, turn: u64, step: usize) -> Vec<ToolCall> {
+    let mut seen = std::collections::HashSet::new();
+    for (n, c) in calls.iter_mut().enumerate() {
+        if c.id.is_empty() || !seen.insert(c.id.clone()) {
+            c.id = format!("call_{turn}_{step}_{n}");
+            seen.insert(c.id.clone());
+        }
+    }
+    calls
 }
 
 /// How a call's handling ended: with a result for the model, or with the turn's end.

@@ -21,7 +21,11 @@ pub fn finished(call: &ToolCallItem) -> String {
         ToolStatus::Cancelled => "⊘ cancelled:",
         ToolStatus::Running => "…",
     };
-    let mut out = format!("  {mark} {}\n", shown_text(&first_line(&call.output, 100)));
+    let said = first_line(&call.output, 100);
+    let mut out = match said.is_empty() {
+        true => format!("  {}\n", mark.trim_end_matches(':')),
+        false => format!("  {mark} {}\n", shown_text(&said)),
+    };
     for c in &call.changes {
         let _ = writeln!(out, "    {}", change(c));
     }

@@ -55,7 +55,8 @@ pub struct PlanChoice {
     pub on_conflict: OnConflict,
     /// Its name, as every frontend shows it.
     pub label: String,
-    /// Whether a commit with it changes files (`refuse` with conflicts changes nothing).
+    /// Whether a commit with it goes ahead (given the confirmation, when the plan needs one; it
+    /// may change no file). `refuse` with conflicts does not.
     pub commits: bool,
     /// What it does to each file of the plan, in the plan's order.
     pub files: Vec<ChoiceFile>,

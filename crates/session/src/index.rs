@@ -86,10 +86,9 @@ pub(crate) struct Index {
     pub(crate) plan_mode: bool,
     /// The model of the last `model` line.
     pub(crate) model: Option<crate::entry::ModelEntry>,
-    /// A `model` line that switched to another model, waiting for the turn it was written for.
-    pending_switch: Option<crate::entry::ModelEntry>,
-    /// The turns that started with another model than the turn before: turn → its `model` line.
-    pub(crate) switches: std::collections::BTreeMap<u64, crate::entry::ModelEntry>,
+    /// The model each turn ran with (the last `model` line before its `turn` line), when the log
+    /// records one.
+    pub(crate) turn_models: std::collections::BTreeMap<u64, crate::entry::ModelEntry>,
     /// Entries applied (the header not counted).
     pub(crate) entries: u64,
 }

@@ -328,10 +328,9 @@ impl Session {
         self.index.model.as_ref()
     }
 
-    /// The `model` line written for `turn` when the turn ran with another model than the one
-    /// recorded before it (a model switch); `None` otherwise.
-    pub fn model_switch(&self, turn: u64) -> Option<&crate::entry::ModelEntry> {
-        self.index.switches.get(&turn)
+    /// The model `turn` ran with (the last `model` line before it), when the log records one.
+    pub fn turn_model(&self, turn: u64) -> Option<&crate::entry::ModelEntry> {
+        self.index.turn_models.get(&turn)
     }
 
     /// Whether plan mode is on (the last `plan_mode` line; off when there is none).

@@ -4,8 +4,6 @@
 //! assistant message gets a logged result saying it was interrupted; a gap anywhere else in the
 //! history (a head forked from it) is answered the same way in what the model is sent.
 
-use std::collections::HashSet;
-
 use retrace_protocol::{ChatMessage, Event, HeadId, Role};
 use retrace_session::{Message, NewMessage};
 
@@ -25,16 +23,21 @@ fn unanswered_at_tip(msgs: &[&Message]) -> Vec<String> {
     if asked.role != Role::Assistant {
         return Vec::new();
     }
-    let answered: HashSet<&str> = msgs[msgs.len() - tail..]
+    // Counted, not a set: a model may repeat an id, and each call needs its own answer.
+    let mut answered: Vec<&str> = msgs[msgs.len() - tail..]
         .iter()
         .filter_map(|m| m.tool_call_id.as_deref())
         .collect();
-    asked
-        .tool_calls
-        .iter()
-        .filter(|c| !answered.contains(c.id.as_str()))
-        .map(|c| c.id.clone())
-        .collect()
+    let mut missing = Vec::new();
+    for c in &asked.tool_calls {
+        match answered.iter().position(|a| *a == c.id) {
+            Some(i) => {
+                answered.remove(i);
+            }
+            None => missing.push(c.id.clone()),
+        }
+    }
+    missing
 }
 
 /// `history` with a result after every assistant message's block of results for each call it
@@ -50,7 +53,10 @@ pub(super) fn answer_every_call(history: Vec<ChatMessage>) -> Vec<ChatMessage> {
     for m in history {
         if m.role == Role::Tool {
             if let Some(id) = &m.tool_call_id {
-                open.retain(|o| o != id);
+                // One answer closes one call (a model may repeat an id).
+                if let Some(i) = open.iter().position(|o| o == id) {
+                    open.remove(i);
+                }
             }
         } else {
             close(&mut open, &mut out);
@@ -87,6 +93,28 @@ impl Core {
             )?;
         }
         self.session.end_turn()?;
+        // The repaired calls' items are final now: show them so (the last assistant message's
+        // calls, as a snapshot reads them).
+        if head == self.session.selected() {
+            let items = self.items_of(head, None)?;
+            let from = items
+                .iter()
+                .rposition(|i| {
+                    matches!(
+                        i.body,
+                        retrace_protocol::ItemBody::AssistantText { .. }
+                            | retrace_protocol::ItemBody::UserPrompt { .. }
+                    )
+                })
+                .unwrap_or(0);
+            for item in items.into_iter().skip(from) {
+                if let retrace_protocol::ItemBody::ToolCall(call) = &item.body {
+                    if missing.contains(&call.call_id) {
+                        self.bus.publish(Event::ItemCompleted { item });
+                    }
+                }
+            }
+        }
         self.bus.publish(Event::Notice {
             message: format!(
                 "the previous turn on this head was stopped with {} tool call(s) unanswered; each now says it was interrupted",
@@ -113,6 +141,16 @@ mod tests {
             })
             .collect();
         ChatMessage::assistant(String::new(), calls)
+    }
+
+    #[test]
+    fn a_repeated_id_needs_an_answer_per_call() {
+        let got: Vec<Option<String>> =
+            answer_every_call(vec![asks(&["x", "x"]), ChatMessage::tool("x", "ok")])
+                .into_iter()
+                .map(|m| m.tool_call_id)
+                .collect();
+        assert_eq!(got, [None, Some("x".into()), Some("x".into())]);
     }
 
     #[test]

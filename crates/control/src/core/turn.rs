@@ -93,7 +93,8 @@ impl Core {
             turn,
             prompt: prompt.to_string(),
         });
-        if let Some(item) = crate::items::build::model_note(&self.session, turn) {
+        let previous = crate::items::build::turn_before(&self.session, &head, turn);
+        if let Some(item) = crate::items::build::model_note(&self.session, previous, turn) {
             self.bus.publish(Event::ItemStarted { item });
         }
         self.bus.publish(Event::ItemStarted {

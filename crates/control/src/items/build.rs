@@ -122,10 +122,14 @@ pub(crate) fn checkpoint_item(turn: u64, entry: Option<&CheckpointEntry>) -> Ite
     }
 }
 
-/// The note shown before `turn`'s prompt when the turn ran with another model than the turn
-/// before it.
-pub(crate) fn model_note(session: &Session, turn: u64) -> Option<Item> {
-    let m = session.model_switch(turn)?;
+/// The note shown before `turn`'s prompt when the turn ran with another model than `previous`,
+/// the turn before it on the same head.
+pub(crate) fn model_note(session: &Session, previous: Option<u64>, turn: u64) -> Option<Item> {
+    let m = session.turn_model(turn)?;
+    let before = session.turn_model(previous?)?;
+    if before.spec == m.spec {
+        return None;
+    }
     Some(Item {
         id: format!("model-{turn}"),
         turn: Some(turn),
@@ -134,6 +138,17 @@ pub(crate) fn model_note(session: &Session, turn: u64) -> Option<Item> {
             text: wording::model_switch(&m.spec),
         }),
     })
+}
+
+/// The last turn on `head`'s path before `turn`, if any.
+pub(crate) fn turn_before(session: &Session, head: &HeadId, turn: u64) -> Option<u64> {
+    session
+        .project(head)
+        .ok()?
+        .iter()
+        .rev()
+        .filter_map(|m| m.turn)
+        .find(|t| *t < turn)
 }
 
 /// A turn's checkpoint item as the store holds it now.
@@ -167,11 +182,11 @@ pub(crate) fn items_of(
     let mut items = Vec::with_capacity(path.len() + 8);
     let mut turn = None;
     for (i, m) in path.iter().enumerate() {
+        if let (Some(t), MessageKind::Message, Role::User) = (m.turn, m.kind, m.role) {
+            items.extend(model_note(session, turn, t));
+        }
         if let Some(t) = m.turn {
             turn = Some(t);
-        }
-        if let (Some(t), MessageKind::Message, Role::User) = (m.turn, m.kind, m.role) {
-            items.extend(model_note(session, t));
         }
         let results = answers(&path[i + 1..]);
         push_message(&mut items, m, turn, running, &results, &by_turn);

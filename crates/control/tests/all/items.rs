@@ -435,3 +435,39 @@ fn mid_turn_a_call_not_started_is_not_shown_and_no_action_is_offered() {
     assert_eq!(live.items(), after.items.as_slice());
     assert_eq!(status_of(&after.items).len(), 3);
 }
+
+#[test]
+fn a_model_note_follows_the_head_not_the_log() {
+    let w = World::new();
+    let h = w.open();
+    let a = w.script(json!([{"content": "a"}, {"content": "a"}, {"content": "a"}]));
+    let b = w.script(json!([{"content": "b"}]));
+    w.turn_with(&h, "zero", a.clone());
+    w.turn_with(&h, "one", a.clone());
+    w.run(h.fork(retrace_protocol::ForkRequest {
+        turn: 1,
+        name: Some("other".into()),
+        select: true,
+    }))
+    .unwrap();
+    w.turn_with(&h, "two", b);
+    w.run(h.switch(retrace_protocol::SwitchRequest { head: "main".into() }))
+        .unwrap();
+    let snap = w.run(h.snapshot()).unwrap();
+    let mut live = ItemList::new(snap.items);
+    let mut sub = h.subscribe(Some(snap.last_event_seq));
+    // Main ran only with `a`: its next turn with `a` again is no switch, whatever ran elsewhere.
+    let (accepted, _, _) = w.turn_with(&h, "three", a);
+    for n in w.run(support::until_finished(&mut sub, accepted.turn)).1 {
+        live.apply(&n.event);
+    }
+    let after = w.run(h.snapshot()).unwrap();
+    assert_eq!(live.items(), after.items.as_slice());
+    let notes: Vec<&str> = after
+        .items
+        .iter()
+        .filter(|i| i.id.starts_with("model-"))
+        .map(|i| i.id.as_str())
+        .collect();
+    assert!(notes.is_empty(), "{notes:?}");
+}

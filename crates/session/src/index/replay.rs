@@ -18,8 +18,8 @@ impl Index {
             Entry::Turn(e) => {
                 let turn = e.turn;
                 self.apply_turn(e)?;
-                if let Some(m) = self.pending_switch.take() {
-                    self.switches.insert(turn, m);
+                if let Some(m) = &self.model {
+                    self.turn_models.insert(turn, m.clone());
                 }
             }
             Entry::Fork(e) => self.apply_fork(e)?,
@@ -27,13 +27,7 @@ impl Index {
             Entry::Retire(e) => self.apply_retire(e)?,
             Entry::Summary(e) => self.apply_summary(e)?,
             Entry::PlanMode(e) => self.plan_mode = e.on,
-            Entry::Model(e) => {
-                // A switch is a model line after another one with another spec (a session's
-                // first model is no switch).
-                let switched = self.model.as_ref().is_some_and(|m| m.spec != e.spec);
-                self.pending_switch = switched.then(|| e.clone());
-                self.model = Some(e);
-            }
+            Entry::Model(e) => self.model = Some(e),
         }
         self.entries += 1;
         Ok(())
