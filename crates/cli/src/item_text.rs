@@ -34,12 +34,7 @@ pub fn finished(call: &ToolCallItem) -> String {
 
 /// One changed file: what happened to it and its line counts.
 pub fn change(c: &FileChange) -> String {
-    let what = match c.action {
-        ChangeAction::Create => "created",
-        ChangeAction::Modify => "modified",
-        ChangeAction::Delete => "deleted",
-        ChangeAction::Move => "moved",
-    };
+    let what = c.action.past_tense();
     let path = match (&c.from, c.action) {
         (Some(from), ChangeAction::Move) => format!("{} → {}", shown_path(from), shown_path(&c.path)),
         _ => shown_path(&c.path),

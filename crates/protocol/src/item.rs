@@ -157,6 +157,19 @@ pub struct FileChange {
     pub diff_truncated: bool,
 }
 
+impl ChangeAction {
+    /// What happened to the file, as every frontend says it (`created`, `modified`, `deleted`,
+    /// `moved`).
+    pub fn past_tense(self) -> &'static str {
+        match self {
+            ChangeAction::Create => "created",
+            ChangeAction::Modify => "modified",
+            ChangeAction::Delete => "deleted",
+            ChangeAction::Move => "moved",
+        }
+    }
+}
+
 impl FileChange {
     /// A modification that changed no line (a file rewritten with the text it had).
     pub fn is_noop(&self) -> bool {

@@ -36,12 +36,7 @@ fn shown_title(call: &ToolCallItem) -> String {
 
 /// One changed file: `created a.txt +1 −0`, `moved a.txt → b.txt +0 −0`, `modified c.bin (binary)`.
 fn change_line(c: &FileChange) -> String {
-    let what = match c.action {
-        ChangeAction::Create => "created",
-        ChangeAction::Modify => "modified",
-        ChangeAction::Delete => "deleted",
-        ChangeAction::Move => "moved",
-    };
+    let what = c.action.past_tense();
     let path = match (&c.from, c.action) {
         (Some(from), ChangeAction::Move) => format!(
             "{} → {}",
