@@ -1,21 +1,19 @@
 //! The turn loop.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-use retrace_model::{
-    CancellationToken, ChatMessage, ChatModel, ChatRequest, Delta, ModelError, ToolCall, ToolSpec,
-};
+use retrace_model::{CancellationToken, ChatMessage, ChatModel, ChatRequest, Delta, ModelError, ToolSpec};
 use retrace_protocol::{Event, TokenUsage, ToolStatus};
-use retrace_tools::{BashPolicy, PreparedCall, Preview, Registry, RunContext, ToolError, Workspace};
-
-use retrace_protocol::ApprovalDecision;
+use retrace_tools::{BashPolicy, Registry, Workspace};
 
 use crate::budget::{
     fingerprint, fixed_tokens, request_tokens, ContextBudget, Counted, PLAN_MODE_INSTRUCTION,
 };
-use crate::seam::{ApprovalRequest, Approver, CaptureSeam, SeamError, ToolResult, TurnSink};
+use crate::seam::{Approver, CaptureSeam, SeamError, ToolResult, TurnSink};
+
+use call::{unique_call_ids, Flow};
+
+mod call;
 
 /// How a turn runs.
 #[derive(Debug, Clone)]
@@ -380,158 +378,6 @@ impl Agent {
             self.config.max_steps
         ))
     }
-
-    /// Runs one tool call: preview, seam, run, seam. Failures are results for the model; only a
-    /// [`SeamError::Fatal`] ends the turn ([`Flow::Fatal`], with its text).
-    async fn execute(
-        &self,
-        turn: u64,
-        call: &ToolCall,
-        seam: &mut dyn CaptureSeam,
-        sink: &mut dyn TurnSink,
-        approver: &dyn Approver,
-        cancel: &CancellationToken,
-    ) -> Flow {
-        let fail = |e: &dyn std::fmt::Display| {
-            Flow::Done(ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}")))
-        };
-        let refuse = |status: ToolStatus, e: &dyn std::fmt::Display| {
-            Flow::Done(ToolResult::not_ok(status, format!("error: {e}")))
-        };
-        let Some(tool) = self.registry.get(&call.name) else {
-            let offered: Vec<String> = self.tool_specs().into_iter().map(|s| s.name).collect();
-            return fail(&format!(
-                "there is no tool `{}`; the tools are: {}",
-                call.name,
-                offered.join(", ")
-            ));
-        };
-        if self.config.plan_mode && !tool.read_only() {
-            return refuse(ToolStatus::Denied, &format!(
-                "plan mode is on, so `{}` was not run and nothing changed; only the read tools work now. Propose the change in your plan instead",
-                call.name
-            ));
-        }
-        let args: serde_json::Value = match serde_json::from_str(if call.arguments.trim().is_empty() {
-            "{}"
-        } else {
-            &call.arguments
-        }) {
-            Ok(v) => v,
-            Err(e) => return fail(&format!("the arguments of {} are not valid JSON: {e}", call.name)),
-        };
-        // Parsed once: the preview and the run use the same typed arguments.
-        let prepared = match tool.prepare(&args) {
-            Ok(p) => p,
-            Err(e) => return fail(&e),
-        };
-        let preview = match prepared.preview(&self.workspace) {
-            Ok(p) => p,
-            Err(e) => return fail(&e),
-        };
-        let mut policy = self.config.bash_policy;
-        let mut gaps = preview.gaps.clone();
-        if let Some(command) = &preview.shell_command {
-            match policy {
-                BashPolicy::Deny => {}
-                BashPolicy::Ask => {
-                    let request = ApprovalRequest {
-                        call_id: call.id.clone(),
-                        tool: call.name.clone(),
-                        command: command.clone(),
-                    };
-                    let decision = approver.approve(request, cancel).await;
-                    if cancel.is_cancelled() {
-                        return refuse(ToolStatus::Cancelled, &"cancelled by the user before it ran");
-                    }
-                    if decision == ApprovalDecision::Deny {
-                        return refuse(
-                            ToolStatus::Denied,
-                            &ToolError::BashDeclined {
-                                command: command.clone(),
-                            },
-                        );
-                    }
-                    policy = BashPolicy::Allow;
-                }
-                BashPolicy::Allow => {}
-            }
-            if policy == BashPolicy::Allow {
-                match seam.shell(command) {
-                    Ok(()) => {}
-                    Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
-                    Err(SeamError::Refuse(e)) => {
-                        return fail(&format!(
-                            "the command was not run: its coverage gap could not be recorded: {e}"
-                        ))
-                    }
-                }
-                let gap = retrace_tools::bash_side_effect_gap(command);
-                gaps.push(gap.clone());
-                sink.event(Event::CheckpointCaptured {
-                    turn,
-                    paths: Vec::new(),
-                    gaps: vec![gap],
-                });
-            }
-        }
-        let mutating = !tool.read_only() && !preview.changes.is_empty();
-        if mutating {
-            match seam.before(tool.name(), &preview) {
-                Ok(captured) => {
-                    for g in &captured.gaps {
-                        if !gaps.contains(g) {
-                            gaps.push(g.clone());
-                        }
-                    }
-                    if !captured.paths.is_empty() || !captured.gaps.is_empty() {
-                        sink.event(Event::CheckpointCaptured { turn, paths: captured.paths, gaps: captured.gaps });
-                    }
-                }
-                Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
-                Err(SeamError::Refuse(e)) => {
-                    return fail(&format!(
-                        "edit refused: the before-image could not be saved, so the edit could not be taken back ({e}); nothing was written"
-                    ))
-                }
-            }
-        }
-        let result = run_tool(
-            prepared.as_ref(),
-            &self.workspace,
-            &preview,
-            policy,
-            &self.config,
-            cancel,
-        );
-        if mutating {
-            match seam.after(tool.name(), &preview, result.is_ok()) {
-                Ok(()) => {}
-                Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
-                Err(SeamError::Refuse(e)) => sink.event(Event::Notice {
-                    message: format!("could not record the result of {}: {e}", tool.name()),
-                    retry: None,
-                }),
-            }
-        }
-        Flow::Done(match result {
-            Ok(out) => ToolResult {
-                status: ToolStatus::Ok,
-                content: out.content,
-                // A file written with the bytes it had is no change.
-                changes: preview.files.iter().filter(|c| !c.is_noop()).cloned().collect(),
-                gaps,
-            },
-            Err(e) if cancel.is_cancelled() => ToolResult {
-                gaps,
-                ..ToolResult::not_ok(ToolStatus::Cancelled, format!("error: {e}"))
-            },
-            Err(e) => ToolResult {
-                gaps,
-                ..ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}"))
-            },
-        })
-    }
 }
 
 /// Why a turn ends when the sink could not write: a fatal error says so itself; a refusal (a
@@ -541,26 +387,6 @@ fn log_failure(e: SeamError) -> String {
         SeamError::Fatal(text) => text,
         SeamError::Refuse(text) => format!("cannot write the conversation log: {text}"),
     }
-}
-
-/// The model's calls, each with an id of its own: an empty id, or one an earlier call of the same
-/// answer has, gets `call_<turn>_<step>_<n>` (a server may send empty or repeated ids; results,
-/// approvals and items are all matched by id).
-fn unique_call_ids(mut calls: Vec<ToolCall>, turn: u64, step: usize) -> Vec<ToolCall> {
-    let mut seen = std::collections::HashSet::new();
-    for (n, c) in calls.iter_mut().enumerate() {
-        if c.id.is_empty() || !seen.insert(c.id.clone()) {
-            c.id = format!("call_{turn}_{step}_{n}");
-            seen.insert(c.id.clone());
-        }
-    }
-    calls
-}
-
-/// How a call's handling ended: with a result for the model, or with the turn's end.
-enum Flow {
-    Done(ToolResult),
-    Fatal(String),
 }
 
 /// A sink that passes everything on and adds up the usage of the assistant messages written.
@@ -596,42 +422,4 @@ impl TurnSink for UsageTally<'_> {
     fn compacted(&mut self, summary: String) -> Result<crate::seam::Compaction, SeamError> {
         self.sink.compacted(summary)
     }
-}
-
-/// Runs a synchronous tool on this worker thread, with cancellation forwarded to the tool.
-fn run_tool(
-    call: &dyn PreparedCall,
-    ws: &Workspace,
-    preview: &Preview,
-    policy: BashPolicy,
-    config: &AgentConfig,
-    cancel: &CancellationToken,
-) -> Result<retrace_tools::ToolOutput, ToolError> {
-    let flag = Arc::new(AtomicBool::new(cancel.is_cancelled()));
-    let watcher = {
-        let flag = flag.clone();
-        let cancel = cancel.clone();
-        tokio::runtime::Handle::try_current().ok().map(|h| {
-            h.spawn(async move {
-                cancel.cancelled().await;
-                flag.store(true, Ordering::SeqCst);
-            })
-        })
-    };
-    let approve_none = |_: &str| false;
-    let ctx = RunContext::new(policy, &approve_none)
-        .with_bash_timeout(config.bash_timeout)
-        .with_output_cap(config.output_cap)
-        .with_cancel(flag);
-    let run = || call.run(ws, preview, &ctx);
-    let out = match tokio::runtime::Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(run)
-        }
-        _ => run(),
-    };
-    if let Some(w) = watcher {
-        w.abort();
-    }
-    out
 }
