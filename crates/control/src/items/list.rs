@@ -35,11 +35,6 @@ impl ItemList {
         &self.items
     }
 
-    /// The items, taken.
-    pub fn into_items(self) -> Vec<Item> {
-        self.items
-    }
-
     /// The item with this id.
     pub fn get(&self, id: &str) -> Option<&Item> {
         self.items.iter().find(|i| i.id == id)
