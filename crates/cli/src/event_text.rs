@@ -7,15 +7,19 @@ use retrace_protocol::{ErrorCode, Event, ItemBody};
 
 /// An event as `exec --json` prints it: the protocol's event, with a tool call's `arguments` as the
 /// JSON value the model sent rather than JSON text inside JSON (the model's text as a string when
-/// it is not JSON).
-fn json_event(e: &Event) -> serde_json::Value {
-    let mut v = serde_json::to_value(e).unwrap_or(serde_json::Value::Null);
-    if let Event::ToolCall { arguments, .. } = e {
-        if let Ok(parsed) = serde_json::from_str::<serde_json::Value>(arguments) {
-            v["arguments"] = parsed;
+/// it is not JSON). Other events are written straight from the protocol type: going through a
+/// `serde_json::Value` would copy every diff and output an item carries once more.
+fn json_line(e: &Event) -> serde_json::Result<String> {
+    match e {
+        Event::ToolCall { arguments, .. } => {
+            let mut v = serde_json::to_value(e)?;
+            if let Ok(parsed) = serde_json::from_str::<serde_json::Value>(arguments) {
+                v["arguments"] = parsed;
+            }
+            serde_json::to_string(&v)
         }
+        _ => serde_json::to_string(e),
     }
-    v
 }
 
 /// Prints a turn's events in order, keeping what it needs across them.
@@ -72,7 +76,7 @@ impl Printer {
         use crate::output::{first_line, shown_path, shown_text};
         use std::fmt::Write as _;
         if self.json {
-            if let Ok(line) = serde_json::to_string(&json_event(e)) {
+            if let Ok(line) = json_line(e) {
                 let _ = writeln!(out, "{line}");
             }
             // Notices and errors go to standard error too (SPEC §11): a script that reads only

@@ -155,6 +155,11 @@ pub struct FileChange {
     /// True when `diff` was cut at [`ITEM_DIFF_CAP`] bytes (the counts are still whole).
     #[serde(default, skip_serializing_if = "is_false")]
     pub diff_truncated: bool,
+    /// True when the diff was computed but is no longer there to show (the session keeps diffs
+    /// apart from its log, without an fsync: a power loss can lose the last ones; the counts are
+    /// whole). See `docs/FORMATS.md`, "Diffs of tool results".
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub diff_lost: bool,
 }
 
 impl ChangeAction {

@@ -96,7 +96,7 @@ pub struct MessageEntry {
     /// For a tool result: how the call ended and what it changed. Absent in older logs (a reader
     /// then takes a result starting `error:` as failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<ToolRecord>,
+    pub outcome: Option<crate::record::StoredOutcome>,
     /// When it was written (RFC 3339).
     pub at: String,
 }

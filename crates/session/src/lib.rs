@@ -33,6 +33,7 @@
 //! ever compacted: retired heads and abandoned branches cost their bytes forever. Messages inside a
 //! turn are not fsynced one by one, so a power loss mid-turn can lose that turn's tail (SPEC §1.5).
 
+mod diffs;
 pub mod entry;
 mod error;
 mod ids;
@@ -44,12 +45,14 @@ mod log;
 mod migrate;
 mod names;
 mod options;
+mod record;
 mod repair;
 mod session;
 mod summary;
 mod view;
 mod write;
 
+pub use diffs::{diffs_path, StoredDiffs};
 pub use entry::{
     Entry, ForkEntry, ForkedFrom, HeadEvent, HeadKind, Header, MessageEntry, ModelEntry, NoteEntry,
     PathRange, PlanModeEntry, Role, SummaryEntry, SummaryMode, ToolCall, TurnEntry, FORMAT,
@@ -60,6 +63,7 @@ pub use lease::{lease_path, Holder, Lease};
 pub use list::{list_sessions, ListProblem, SessionList, SessionListing};
 pub use names::MAX_HEAD_NAME;
 pub use options::{Clock, IdSource, SessionOptions, WarningSink};
+pub use record::StoredOutcome;
 pub use repair::{damaged_path, LogDamage, MovedLine, Repaired, PLACEHOLDER_TEXT, TOOL_PLACEHOLDER_TEXT};
 pub use session::Session;
 pub use summary::SummarySpec;

@@ -185,7 +185,17 @@ fn parse_entry(line: &[u8]) -> serde_json::Result<Entry> {
     } else if line.starts_with(br#"{"type":"note","#) {
         typed(line, Entry::Note)
     } else {
-        serde_json::from_slice(line)
+        // A message's outcome is kept raw, which serde's buffering of tagged enums cannot do: a
+        // message whose keys come in another order is parsed as the struct it is.
+        #[derive(serde::Deserialize)]
+        struct Kind<'a> {
+            #[serde(rename = "type", borrow)]
+            kind: Option<std::borrow::Cow<'a, str>>,
+        }
+        match serde_json::from_slice::<Kind<'_>>(line) {
+            Ok(Kind { kind: Some(k) }) if k == "message" => typed(line, Entry::Message),
+            _ => serde_json::from_slice(line),
+        }
     }
 }
 

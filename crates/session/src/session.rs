@@ -23,6 +23,8 @@ pub(crate) struct Writer {
     pub(crate) _lease: Lease,
     /// The append handle; `None` for a format-1 log, which is never written.
     pub(crate) log: Option<Appender>,
+    /// The append handle of `<id>.diffs`, opened at the first diff kept there.
+    pub(crate) diffs: crate::diffs::DiffsWriter,
 }
 
 /// An open session: its log replayed into memory, and for a writer the lease and an append handle.
@@ -115,6 +117,7 @@ impl SessionOptions {
             header: Some(header),
             index,
             writer: Some(Writer {
+                diffs: Default::default(),
                 _lease: lease,
                 log: Some(log),
             }),
@@ -230,7 +233,11 @@ impl SessionOptions {
             path,
             header,
             index,
-            writer: lease.map(|l| Writer { _lease: l, log }),
+            writer: lease.map(|l| Writer {
+                _lease: l,
+                log,
+                diffs: Default::default(),
+            }),
             opts: self.clone(),
             warnings,
             migrated_from: None,
@@ -271,6 +278,12 @@ impl Session {
     /// The sessions directory.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The diffs of tool results kept apart from the log (`<id>.diffs`), read now; see
+    /// [`StoredOutcome::record`](crate::StoredOutcome::record).
+    pub fn stored_diffs(&self) -> crate::StoredDiffs {
+        crate::StoredDiffs::read(&crate::diffs_path(&self.dir, &self.id))
     }
 
     /// The log file.

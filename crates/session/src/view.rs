@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use retrace_protocol::ChatMessage;
 
-use crate::entry::{HeadKind, Role, TokenUsage, ToolCall, ToolRecord};
+use crate::entry::{HeadKind, Role, TokenUsage, ToolCall};
 use crate::ids::{HeadId, MessageId};
 
 /// Where a message on a path came from.
@@ -52,7 +52,7 @@ pub struct Message {
     pub reasoning: Option<String>,
     /// For a tool result: how the call ended and what it changed, when recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<ToolRecord>,
+    pub outcome: Option<crate::record::StoredOutcome>,
 }
 
 impl Message {

@@ -13,8 +13,10 @@ use crate::entry::{
 use crate::error::{Result, SessionError};
 use crate::ids::{HeadId, MessageId, SessionId};
 use crate::log;
+use crate::record::StoredOutcome;
 use crate::session::Session;
 use crate::view::Boundary;
+use retrace_protocol::ToolRecord;
 
 /// A message to append.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -199,6 +201,7 @@ impl Session {
     pub fn append(&mut self, head: &HeadId, msg: NewMessage) -> Result<Appended> {
         let (h, migrated_from) = self.prepare_write(head)?;
         let id = self.fresh_message_id(msg.id)?;
+        let outcome = msg.outcome.map(|r| self.keep_diffs_apart(&id, r));
         let entry = Entry::Message(MessageEntry {
             id: id.clone(),
             parent: self.tip_id(h),
@@ -209,7 +212,7 @@ impl Session {
             tool_call_id: msg.tool_call_id,
             usage: msg.usage,
             reasoning: msg.reasoning,
-            outcome: msg.outcome,
+            outcome,
             at: self.opts.now()?,
         });
         self.commit(vec![entry], false)?;
@@ -218,6 +221,35 @@ impl Session {
             session_id: self.id.clone(),
             migrated_from,
         })
+    }
+
+    /// The outcome of tool message `id` as the log stores it: its diffs written to `<id>.diffs`
+    /// and left out of the log line, or kept in the line when that file cannot be written.
+    fn keep_diffs_apart(&mut self, id: &MessageId, mut record: ToolRecord) -> StoredOutcome {
+        if record.changes.iter().all(|c| c.diff.is_empty()) {
+            return StoredOutcome::new(&record, false);
+        }
+        let texts: Vec<String> = record.changes.iter().map(|c| c.diff.clone()).collect();
+        let path = crate::diffs::diffs_path(&self.dir, &self.id);
+        let written = match self.writer.as_mut() {
+            Some(w) => w.diffs.append(&path, id.as_str(), &texts),
+            None => return StoredOutcome::new(&record, false),
+        };
+        match written {
+            Ok(()) => {
+                for c in &mut record.changes {
+                    c.diff.clear();
+                }
+                StoredOutcome::new(&record, true)
+            }
+            Err(e) => {
+                self.warnings.push(format!(
+                    "cannot write `{}` ({e}): the diffs stay in the log",
+                    path.display()
+                ));
+                StoredOutcome::new(&record, false)
+            }
+        }
     }
 
     /// Ends a turn: fsyncs what was appended since the last fsync.

@@ -82,6 +82,7 @@ pub fn file_change(path: String, action: ChangeAction, old: Side<'_>, new: Side<
         removed: diff.removed,
         binary,
         diff_truncated: diff.truncated,
+        diff_lost: false,
     }
 }
 
@@ -96,6 +97,7 @@ pub fn moved(from: String, to: String) -> FileChange {
         removed: 0,
         binary: false,
         diff_truncated: false,
+        diff_lost: false,
     }
 }
 

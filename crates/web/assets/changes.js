@@ -46,5 +46,8 @@ export function changeBlock(c) {
     d.append(pre);
   }
   if (c.diff_truncated) d.append(el("div", "muted", "(the diff is cut here; the counts are whole)"));
+  if (c.diff_lost) {
+    d.append(el("div", "muted", "(diff not kept: lost when the machine stopped; the counts are whole)"));
+  }
   return d;
 }

@@ -95,13 +95,18 @@ impl Env {
 }
 
 #[test]
-fn delete_removes_the_log_the_lease_and_the_whole_sidecar() {
+fn delete_removes_the_log_the_diffs_the_lease_and_the_whole_sidecar() {
     let env = Env::new();
     let a = env.session("ws");
     let b = env.session("ws");
     assert_eq!(
         env.files_of(&a),
-        [format!("{a}.ckpt"), format!("{a}.jsonl"), format!("{a}.lease")]
+        [
+            format!("{a}.ckpt"),
+            format!("{a}.diffs"),
+            format!("{a}.jsonl"),
+            format!("{a}.lease")
+        ]
     );
     std::fs::write(env.sessions_dir().join(format!("{a}.torn-1")), "{\"torn").unwrap();
     let r = env.json("ws", &["sessions", "delete", &a]);

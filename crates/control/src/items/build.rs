@@ -8,7 +8,7 @@ use retrace_protocol::{
     CheckpointEntry, CheckpointItem, Coverage, HeadId, Item, ItemBody, NoteItem, NoteKind, Role, ToolCall,
     ToolCallItem, ToolRecord, ToolStatus,
 };
-use retrace_session::{Message, MessageKind, Session};
+use retrace_session::{Message, MessageKind, Session, StoredDiffs};
 
 use super::wording;
 use super::{checkpoint_item_id, tool_item_id};
@@ -179,6 +179,7 @@ pub(crate) fn items_of(
 ) -> Result<Vec<Item>> {
     let by_turn: BTreeMap<u64, &CheckpointEntry> = checkpoints.iter().map(|e| (e.turn, e)).collect();
     let path = session.project(head)?;
+    let diffs = session.stored_diffs();
     let mut items = Vec::with_capacity(path.len() + 8);
     let mut turn = None;
     for (i, m) in path.iter().enumerate() {
@@ -189,7 +190,7 @@ pub(crate) fn items_of(
             turn = Some(t);
         }
         let results = answers(&path[i + 1..]);
-        push_message(&mut items, m, turn, running, &results, &by_turn);
+        push_message(&mut items, m, turn, running, &results, (&by_turn, &diffs));
     }
     Ok(items)
 }
@@ -216,7 +217,7 @@ fn push_message(
     turn: Option<u64>,
     running: Option<&Running>,
     results: &HashMap<&str, Vec<&Message>>,
-    by_turn: &BTreeMap<u64, &CheckpointEntry>,
+    (by_turn, diffs): (&BTreeMap<u64, &CheckpointEntry>, &StoredDiffs),
 ) {
     let id = m.id.as_str().to_string();
     match (m.kind, m.role) {
@@ -282,7 +283,9 @@ fn push_message(
                     index,
                     call,
                     result: answer.map(|r| r.content.as_str()),
-                    record: answer.and_then(|r| r.outcome.as_ref()),
+                    record: answer
+                        .and_then(|r| r.outcome.as_ref()?.record(r.id.as_str(), diffs))
+                        .as_ref(),
                     running: started,
                     turn,
                 }));

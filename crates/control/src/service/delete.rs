@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use retrace_protocol::{Error, ErrorCode, Missing, PruneReport, RemovedSession, SessionId};
-use retrace_session::{lease_path, Lease, SessionListing};
+use retrace_session::{diffs_path, lease_path, Lease, SessionListing};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
@@ -144,7 +144,7 @@ fn described(data: &DataRoot, id: &SessionId, workspace: Option<String>) -> Remo
         workspace,
         log_path: log.display().to_string(),
         checkpoint_dir: sidecar.display().to_string(),
-        bytes: bytes_under(&log) + bytes_under(&sidecar),
+        bytes: bytes_under(&log) + bytes_under(&sidecar) + bytes_under(&diffs_path(&data.sessions_dir(), id)),
         last_used: last_used(&log).and_then(rfc3339),
     }
 }
@@ -174,6 +174,8 @@ fn delete(data: &DataRoot, id: &SessionId, workspace: Option<String>) -> Result<
         _ => Ok(()),
     };
     gone(std::fs::remove_file(&log), &log)?;
+    let diffs = diffs_path(&dir, id);
+    gone(std::fs::remove_file(&diffs), &diffs)?;
     // `remove_dir_all` never follows a symlink (neither the sidecar itself nor anything in it).
     if std::fs::symlink_metadata(&sidecar).is_ok_and(|m| !m.is_dir()) {
         gone(std::fs::remove_file(&sidecar), &sidecar)?;

@@ -231,6 +231,7 @@ pub fn change(action: ChangeAction, path: &str, diff: &str) -> FileChange {
         removed: count('-'),
         binary: false,
         diff_truncated: false,
+        diff_lost: false,
     }
 }
 

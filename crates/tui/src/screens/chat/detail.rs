@@ -12,6 +12,9 @@ use crate::view::Theme;
 /// Lines of a diff or an output shown before the rest is folded.
 pub const FOLD_LINES: usize = 12;
 
+/// What a change whose diff was not kept shows.
+const LOST: &str = "diff not kept (lost when the machine stopped); the counts are whole";
+
 /// A line of detail before styling.
 enum Line {
     Note(String),
@@ -26,6 +29,9 @@ enum Line {
 pub fn change_detail(c: &FileChange, t: Theme) -> Vec<(Spans, usize)> {
     if c.binary {
         return render(vec![Line::Note("binary: no diff".to_string())], 1, t);
+    }
+    if c.diff_lost {
+        return render(vec![Line::Note(LOST.to_string())], 1, t);
     }
     // Split on line feeds only: a carriage return before one is part of the change
     // (`b` → `b\r` must not look like no change) and shows escaped.
@@ -135,6 +141,7 @@ mod tests {
             removed: 1,
             binary: false,
             diff_truncated: false,
+            diff_lost: false,
         }
     }
 
@@ -182,6 +189,10 @@ mod tests {
             text(change_detail(&c, Theme::new(true))),
             ["      binary: no diff"]
         );
+        c.binary = false;
+        c.diff = String::new();
+        c.diff_lost = true;
+        assert_eq!(text(change_detail(&c, Theme::new(true))), [format!("      {LOST}")]);
     }
 
     #[test]
