@@ -80,7 +80,7 @@ fn binary_sides_have_no_diff() {
 #[test]
 fn a_long_diff_is_cut_on_a_line_boundary_with_whole_counts() {
     let new: String = (0..100).map(|i| format!("line {i}\n")).collect();
-    let d = unified_capped("", &new, 100);
+    let d = retrace_diff::unified("", &new, 100);
     assert!(d.truncated);
     assert!(d.text.len() <= 100, "{}", d.text.len());
     assert!(d.text.ends_with('\n'));

@@ -107,7 +107,10 @@ fn diffs_are_kept_apart_from_the_log_and_their_loss_is_said() {
     let lost = change(&w.json(&["transcript", "--session", id, "--items"]));
     assert_eq!(lost["diff"], "");
     assert_eq!(lost["diff_lost"], true);
-    assert_eq!((lost["added"].clone(), lost["removed"].clone()), (json!(1), json!(1)));
+    assert_eq!(
+        (lost["added"].clone(), lost["removed"].clone()),
+        (json!(1), json!(1))
+    );
 
     // The session goes on: the next result's diffs start a new file.
     let model = w.script(json!([

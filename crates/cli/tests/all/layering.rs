@@ -8,7 +8,7 @@ use serde_json::Value;
 /// Layer of each crate; a crate may depend only on strictly lower layers (dev-dependencies excepted).
 fn layer(name: &str) -> Option<u8> {
     Some(match name {
-        "retrace-protocol" | "retrace-fsutil" => 0,
+        "retrace-protocol" | "retrace-fsutil" | "retrace-diff" => 0,
         "retrace-checkpoint" | "retrace-session" | "retrace-tools" | "retrace-model" => 1,
         "retrace-agent" => 2,
         // The web UI's files are a leaf (no dependencies) below the server that serves them.

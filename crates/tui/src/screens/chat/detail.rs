@@ -192,7 +192,10 @@ mod tests {
         c.binary = false;
         c.diff = String::new();
         c.diff_lost = true;
-        assert_eq!(text(change_detail(&c, Theme::new(true))), [format!("      {LOST}")]);
+        assert_eq!(
+            text(change_detail(&c, Theme::new(true))),
+            [format!("      {LOST}")]
+        );
     }
 
     #[test]
