@@ -296,6 +296,7 @@ impl CheckpointStore {
             path: EntryPath::Safe(rel.clone()),
             before,
             after: None,
+            end: None,
             capture_source: Some("previewer".into()),
             seq: None,
         };

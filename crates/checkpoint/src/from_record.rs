@@ -65,6 +65,7 @@ pub(crate) fn turn_from_raw(
             mode: if existed { rf.after_mode } else { None },
         });
         let created_dirs = created_dirs_of(rf, &path, &mut findings);
+        let end = end_of(rf, &path, &mut findings);
         files.push(FileEntry {
             path,
             before,
@@ -73,6 +74,7 @@ pub(crate) fn turn_from_raw(
             seq: rf.seq,
             moved_to: None,
             created_dirs,
+            end,
         });
     }
     let renames = link_legacy_renames(raw, root, &mut files, &mut findings);
@@ -208,6 +210,7 @@ fn link_legacy_renames(
                 seq: None,
                 moved_to: None,
                 created_dirs: Vec::new(),
+                end: None,
             });
         }
         if let Some(f) = files.get_mut(i) {
@@ -348,4 +351,39 @@ pub(crate) fn gap_from_raw(g: &RawGap) -> Gap {
         path: g.path.clone(),
         detail: g.detail.clone(),
     }
+}
+
+/// The file as its turn left it, when the record says; a malformed one is a finding and reads as
+/// not recorded (the turn's results then say its end is unknown).
+fn end_of(rf: &RawFile, path: &EntryPath, findings: &mut Vec<(String, String)>) -> Option<crate::model::End> {
+    let e = rf.end.as_ref()?;
+    let bad = |findings: &mut Vec<(String, String)>, what: &str| {
+        findings.push((
+            path.display(),
+            format!("`end` {what}: the turn's end state is not used"),
+        ));
+        None
+    };
+    if e.sha256.as_deref().is_some_and(|s| !is_sha256_hex(s)) {
+        return bad(findings, "has a `sha256` that is not 64 lowercase hex digits");
+    }
+    let kept = match (e.offset, e.length) {
+        (Some(offset), Some(length)) if e.existed && e.sha256.is_some() => {
+            if offset.checked_add(length).is_none() {
+                return bad(findings, "names a range past any file");
+            }
+            Some(crate::model::Slice { offset, length })
+        }
+        (None, None) => None,
+        _ => return bad(findings, "has an incomplete or impossible byte range"),
+    };
+    Some(crate::model::End {
+        image: Image {
+            existed: e.existed,
+            sha256: if e.existed { e.sha256.clone() } else { None },
+            mode: if e.existed { e.mode } else { None },
+        },
+        size: if e.existed { e.size } else { None },
+        kept,
+    })
 }

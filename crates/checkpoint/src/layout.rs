@@ -6,6 +6,7 @@
 //! turns/N/meta.json               a v3 turn's record
 //! turns/N/journal.jsonl           what the turn captured since meta.json was written whole
 //! turns/N/files/NNNN.before       its before-images
+//! turns/N/end.pack                the files as the turn left them
 //! expired/turn-N.json             a legacy record whose payloads retention expired
 //! state.json                      the mutation sequence and the ownership proofs
 //! transactions/<id>.json          a file transaction's manifest
@@ -80,6 +81,16 @@ pub(crate) fn journal_rel(n: u64) -> String {
 /// `turns/N/files`: a v3 turn's payloads.
 pub(crate) fn files_rel(n: u64) -> String {
     format!("{TURNS_DIR}/{n}/files")
+}
+
+/// `turns/N/end.pack`: the bytes of the files as turn N left them.
+pub(crate) fn end_pack_rel(n: u64) -> String {
+    format!("{TURNS_DIR}/{n}/end.pack")
+}
+
+/// `turns/N/.end.pack.tmp`: the end pack while it is written.
+pub(crate) fn end_pack_tmp_rel(n: u64) -> String {
+    format!("{TURNS_DIR}/{n}/.end.pack.tmp")
 }
 
 /// `NNNN.before`: the payload of entry `index`.

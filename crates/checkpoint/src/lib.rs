@@ -31,7 +31,7 @@
 //!    (`blobs`), the edit tools' temp files (`tool_temps`), `fsck`.
 //! 3. **The store** ([`CheckpointStore`], `store`): the sidecar plus what writing needs (options,
 //!    the turn capturing now, holds), with its operations each in a module of its own: a turn's
-//!    life (`turn`), capture (`capture`, `payload`, `after`), committing a plan (`commit`,
+//!    life (`turn`), capture (`capture`, `payload`, `after`), the end of a turn (`end`), committing a plan (`commit`,
 //!    `transaction`, `prepare`, `pack`, `compensate`, `dirs`), undo and rewinds (`undo`),
 //!    recovery (`recovery`, `intents`) and `retention`.
 //!
@@ -65,6 +65,7 @@ mod memo;
 pub mod plan;
 mod read;
 mod restore_set;
+mod results;
 mod sidecar;
 mod timeline;
 mod tool_temps;
@@ -75,6 +76,7 @@ mod capture;
 mod commit;
 mod compensate;
 mod dirs;
+mod end;
 mod intents;
 mod pack;
 mod payload;

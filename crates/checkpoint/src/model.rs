@@ -167,6 +167,29 @@ pub struct FileEntry {
     /// The file's ancestor directories that did not exist at first touch (outermost first): the
     /// tool created them, so a restore that leaves them empty removes them (`rmdir` only).
     pub created_dirs: Vec<RelPath>,
+    /// The file as the turn left it, recorded when the turn ended (v3, since turn results).
+    pub end: Option<End>,
+}
+
+/// A file as its turn left it: its image, and where its bytes were kept (`turns/N/end.pack`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct End {
+    /// Existence, SHA-256 and mode when the turn ended.
+    pub image: Image,
+    /// Its size, when it existed.
+    pub size: Option<u64>,
+    /// Where its bytes are in the turn's end pack; `None` when they were not kept (absent, over
+    /// the size cap, not a regular file, unreadable).
+    pub kept: Option<Slice>,
+}
+
+/// A range of bytes in a pack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slice {
+    /// Where the bytes start.
+    pub offset: u64,
+    /// How many there are.
+    pub length: u64,
 }
 
 impl FileEntry {
@@ -260,9 +283,20 @@ impl Turn {
         add_gap(&mut self.gaps, gap);
     }
 
-    /// Bytes of before-image payload the turn keeps.
+    /// Bytes of before-image payload the turn keeps (what retention's byte limit counts).
     pub fn payload_bytes(&self) -> u64 {
         self.files.iter().map(FileEntry::payload_bytes).sum()
+    }
+
+    /// Bytes of the turn's end pack (the files as it left them): not counted by retention's byte
+    /// limit; the pack goes with its turn.
+    pub fn end_bytes(&self) -> u64 {
+        self.files
+            .iter()
+            .filter_map(|f| f.end.as_ref()?.kept)
+            .map(|s| s.offset.saturating_add(s.length))
+            .max()
+            .unwrap_or(0)
     }
 }
 

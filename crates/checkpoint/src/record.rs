@@ -143,6 +143,33 @@ pub struct RawFile {
         skip_serializing_if = "Option::is_none"
     )]
     pub dest_path: Option<String>,
+    /// v3: the file as the turn left it (written when the turn ends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<RawEnd>,
+}
+
+/// A file as its turn left it, as stored: `{existed, sha256?, mode?, size?, offset?, length?}`
+/// (`offset`/`length`: its bytes in `turns/N/end.pack`, when kept).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct RawEnd {
+    /// Whether the file existed.
+    pub existed: bool,
+    /// Its SHA-256, when it existed and could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Its permission bits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<u32>,
+    /// Its size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Where its bytes start in the end pack.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    /// How many bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub length: Option<u64>,
 }
 
 /// A stored `encoding`, kept as written so a record is rewritten unchanged (retention).

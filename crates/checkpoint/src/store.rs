@@ -331,6 +331,11 @@ impl CheckpointStore {
         self.sidecar.plan_file_revert(path)
     }
 
+    /// The files turn `n` changed, each with its diff from the turn's start to its end (SPEC §5.7).
+    pub fn turn_files(&self, n: u64) -> Result<Vec<retrace_protocol::TurnFile>> {
+        self.sidecar.turn_files(n)
+    }
+
     /// The manifests, by id.
     pub fn transactions(&self) -> impl Iterator<Item = &Manifest> {
         self.sidecar.transactions()

@@ -90,6 +90,14 @@ pub(crate) fn file_to_raw(f: &FileEntry) -> RawFile {
         rf.after_sha256 = a.sha256.clone();
         rf.after_mode = a.mode;
     }
+    rf.end = f.end.as_ref().map(|e| crate::record::RawEnd {
+        existed: e.image.existed,
+        sha256: e.image.sha256.clone(),
+        mode: e.image.mode,
+        size: e.size,
+        offset: e.kept.map(|s| s.offset),
+        length: e.kept.map(|s| s.length),
+    });
     rf
 }
 

@@ -220,6 +220,7 @@ impl CheckpointStore {
         if let Some(cur) = self.current.as_mut() {
             cur.journal = None;
         }
+        self.record_ends(number);
         self.compact_turn(number)
     }
 

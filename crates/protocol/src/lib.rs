@@ -19,6 +19,7 @@ pub mod item;
 pub mod message;
 pub mod request;
 pub mod restore;
+pub mod results;
 pub mod rewind;
 pub mod session;
 pub mod stream;
@@ -46,6 +47,7 @@ pub use request::{
 pub use restore::{
     CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanFile, PlanGap,
 };
+pub use results::{FileVersion, TurnCommand, TurnFile, TurnResults, RESULTS_DIFF_CAP};
 pub use rewind::{ChoiceFile, PlanBlocker, PlanChoice, RewindPlan, RewindResult};
 pub use session::{
     HeadEntry, HeadKind, HeadRef, JobKind, PruneReport, RemovedSession, RunningJob, SessionEntry,

@@ -27,4 +27,5 @@ mod restore_kill;
 mod restore_ownership;
 mod restore_read_only;
 mod restore_replan;
+mod results;
 mod rewind_record;

@@ -1,0 +1,162 @@
+//! When a turn ends: each file it touched, as it left it (`turns/N/end.pack`), so the turn's
+//! results stay exact whatever happens to the files later (a hand edit, a later turn, a restore).
+//!
+//! The before-image of a file is kept at its first touch; its end state used to be known only by
+//! hash (the after-image of Retrace's last write). Now, as a turn ends, every file of the turn is
+//! read once more and its bytes are appended to one pack per turn, each file's range recorded in
+//! the turn's record (`end` on its entry, FORMATS.md §5). One new file and one fsync per turn,
+//! whatever the number of files; identical bytes are kept once. The pack is written under a temp
+//! name, fsynced and renamed before `meta.json` is rewritten, whose directory fsync publishes both:
+//! a crash leaves the record without `end` (the turn's results then say its end was not kept) or
+//! with a pack that holds it, never a record pointing at bytes that are not there.
+//!
+//! Not kept (the entry records the image, or only that the file is gone): a file that no longer
+//! exists, one over the store's size cap, anything but a regular file, a symbolic link, a file that
+//! cannot be read. A file whose bytes are those of its before-image is recorded by hash only (the
+//! before-image holds them).
+
+use std::collections::HashMap;
+use std::fs::{self, File};
+use std::io;
+
+use retrace_fsutil::{copy_hashed, RelPath};
+
+use crate::error::{IoContext, Result};
+use crate::fsio::mode_bits;
+use crate::layout::{end_pack_rel, end_pack_tmp_rel};
+use crate::model::{Before, End, Image, Slice};
+use crate::store::CheckpointStore;
+
+impl CheckpointStore {
+    /// Records how turn `n` left each file it touched (see the module). Called as the turn ends,
+    /// before its record is rewritten; a turn whose record is not rewritten keeps no end states.
+    pub(crate) fn record_ends(&mut self, n: u64) {
+        if self.write_ends(n).is_err() {
+            // The turn's results will say its end was not kept; nothing else depends on it.
+            let _ = fs::remove_file(self.sidecar.dir.join(end_pack_tmp_rel(n)));
+        }
+    }
+
+    fn write_ends(&mut self, n: u64) -> Result<()> {
+        let Some(root) = self.sidecar.root.clone() else {
+            return Ok(());
+        };
+        let Some(turn) = self.sidecar.turns.get(&n) else {
+            return Ok(());
+        };
+        let paths: Vec<(usize, RelPath, Option<String>)> = turn
+            .files
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| {
+                let before_sha = match &f.before {
+                    Before::Present { sha256, .. } => sha256.clone(),
+                    Before::Absent => None,
+                };
+                f.path.safe().map(|p| (i, p.clone(), before_sha))
+            })
+            .collect();
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let fs_ = self.opts.fs.clone();
+        let tmp = self.sidecar.dir.join(end_pack_tmp_rel(n));
+        let path = self.sidecar.dir.join(end_pack_rel(n));
+        let mut pack: Option<(File, u64, HashMap<String, Slice>)> = None;
+        let mut ends = Vec::with_capacity(paths.len());
+        for (i, rel, before_sha) in paths {
+            let abs = rel.under(&root);
+            let end = match fs::symlink_metadata(&abs) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::NotADirectory => {
+                    Some(End {
+                        image: Image::absent(),
+                        size: None,
+                        kept: None,
+                    })
+                }
+                Err(_) => None,
+                Ok(m) if !m.is_file() => None,
+                Ok(_) => {
+                    let Ok((file, meta)) = retrace_fsutil::open_regular_nofollow(&abs) else {
+                        ends.push((i, None));
+                        continue;
+                    };
+                    if meta.len() > self.opts.limits.max_file_bytes {
+                        let hashed = copy_hashed::<_, File>(&file, None).at("read", &abs)?;
+                        Some(End {
+                            image: present(hashed.sha256, mode_bits(&meta)),
+                            size: Some(hashed.len),
+                            kept: None,
+                        })
+                    } else {
+                        let (out, len, by_sha) = match &mut pack {
+                            Some(p) => p,
+                            None => {
+                                let f = fs_.create_file(&tmp).at("create", &tmp)?;
+                                pack.insert((f, 0, HashMap::new()))
+                            }
+                        };
+                        fs_.step("write").at("write", &tmp)?;
+                        let copied = copy_hashed(&file, Some(&mut *out)).at("copy into", &tmp)?;
+                        let unchanged = before_sha.as_deref() == Some(copied.sha256.as_str());
+                        let kept = if unchanged {
+                            // The before-image holds these bytes: take them back out of the pack.
+                            out.set_len(*len).at("write", &tmp)?;
+                            seek_end(out, &tmp)?;
+                            None
+                        } else if let Some(s) = by_sha.get(&copied.sha256) {
+                            out.set_len(*len).at("write", &tmp)?;
+                            seek_end(out, &tmp)?;
+                            Some(*s)
+                        } else {
+                            let s = Slice {
+                                offset: *len,
+                                length: copied.len,
+                            };
+                            *len += copied.len;
+                            by_sha.insert(copied.sha256.clone(), s);
+                            Some(s)
+                        };
+                        Some(End {
+                            image: present(copied.sha256, mode_bits(&meta)),
+                            size: Some(copied.len),
+                            kept,
+                        })
+                    }
+                }
+            };
+            ends.push((i, end));
+        }
+        if let Some((file, len, _)) = pack {
+            if len > 0 {
+                fs_.sync_file(&file, "sync_file").at("sync", &tmp)?;
+                drop(file);
+                fs_.rename(&tmp, &path).at("rename", &tmp)?;
+            } else {
+                drop(file);
+                let _ = fs::remove_file(&tmp);
+            }
+        }
+        if let Some(turn) = self.sidecar.turns.get_mut(&n) {
+            for (i, end) in ends {
+                if let Some(f) = turn.files.get_mut(i) {
+                    f.end = end;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn present(sha256: String, mode: u32) -> Image {
+    Image {
+        existed: true,
+        sha256: Some(sha256),
+        mode: Some(mode),
+    }
+}
+
+fn seek_end(f: &mut File, path: &std::path::Path) -> Result<()> {
+    use std::io::Seek;
+    f.seek(io::SeekFrom::End(0)).map(|_| ()).at("write", path)
+}

@@ -1,0 +1,240 @@
+//! A turn's results (SPEC §5.7): each file the turn changed, diffed from its before-image to the
+//! state the turn left it in, exact whatever happens to the files afterwards.
+
+use std::fs;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use retrace_checkpoint::{BeginTurn, Change, CheckpointStore, StoreOptions};
+use retrace_fsutil::{sha256_bytes, Fs};
+use retrace_protocol::{ChangeAction, ChangeKind, TurnFile};
+use retrace_testkit::Scratch;
+
+fn opts() -> StoreOptions {
+    StoreOptions {
+        session_id: Some("results".into()),
+        fs: Fs::without_sync(),
+        clock: Arc::new(|| time::OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap()),
+        ..StoreOptions::default()
+    }
+}
+
+fn open(s: &Scratch) -> CheckpointStore {
+    CheckpointStore::open(&s.sidecar, &s.workspace, opts()).unwrap()
+}
+
+/// One turn that applies `edits` (path, new bytes or deletion) through the seam, as the agent
+/// does, then ends.
+fn turn(store: &mut CheckpointStore, s: &Scratch, edits: &[(&str, Option<&[u8]>)]) -> u64 {
+    let n = store
+        .begin_turn(BeginTurn {
+            prompt: "p".into(),
+            ..BeginTurn::default()
+        })
+        .unwrap();
+    for (path, bytes) in edits {
+        let kind = if bytes.is_some() {
+            ChangeKind::Modify
+        } else {
+            ChangeKind::Delete
+        };
+        store
+            .capture_before(&[Change::new(*path, kind)], Some("write_file"))
+            .unwrap();
+        match bytes {
+            Some(b) => s.write(path, b).unwrap(),
+            None => fs::remove_file(s.workspace.join(path)).unwrap(),
+        }
+        store.capture_after(&[PathBuf::from(*path)]).unwrap();
+    }
+    store.finish_turn().unwrap();
+    n
+}
+
+fn by_path<'a>(files: &'a [TurnFile], path: &str) -> &'a TurnFile {
+    files
+        .iter()
+        .find(|f| f.path == path)
+        .unwrap_or_else(|| panic!("no {path} in {files:#?}"))
+}
+
+#[test]
+fn create_modify_delete_and_an_unchanged_file() {
+    let s = Scratch::new().unwrap();
+    s.write("m.txt", b"one\ntwo\nthree\n").unwrap();
+    s.write("d.txt", b"gone\n").unwrap();
+    s.write("same.txt", b"x\n").unwrap();
+    let mut store = open(&s);
+    let n = turn(
+        &mut store,
+        &s,
+        &[
+            ("m.txt", Some(b"one\n2\nthree\n")),
+            ("c.txt", Some(b"new\n")),
+            ("d.txt", None),
+            ("same.txt", Some(b"y\n")),
+            ("same.txt", Some(b"x\n")),
+        ],
+    );
+    let files = store.turn_files(n).unwrap();
+    assert_eq!(
+        files.len(),
+        3,
+        "the file put back as it was is not a change: {files:#?}"
+    );
+    let m = by_path(&files, "m.txt");
+    assert_eq!(m.action, ChangeAction::Modify);
+    assert_eq!(m.diff, "@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n");
+    assert_eq!((m.added, m.removed), (1, 1));
+    let c = by_path(&files, "c.txt");
+    assert_eq!(c.action, ChangeAction::Create);
+    assert_eq!(c.diff, "@@ -0,0 +1 @@\n+new\n");
+    assert!(c.before.is_none());
+    assert_eq!(
+        c.after.as_ref().unwrap().sha256.as_deref(),
+        Some(sha256_bytes(b"new\n").as_str())
+    );
+    let d = by_path(&files, "d.txt");
+    assert_eq!(d.action, ChangeAction::Delete);
+    assert_eq!(d.diff, "@@ -1 +0,0 @@\n-gone\n");
+    assert!(d.after.is_none());
+}
+
+#[test]
+fn a_later_hand_edit_or_turn_does_not_change_a_turns_results() {
+    let s = Scratch::new().unwrap();
+    s.write("a.txt", b"a\n").unwrap();
+    let mut store = open(&s);
+    let n = turn(&mut store, &s, &[("a.txt", Some(b"b\n"))]);
+    let first = store.turn_files(n).unwrap();
+    s.write("a.txt", b"by hand\n").unwrap();
+    let m = turn(&mut store, &s, &[("a.txt", Some(b"c\n"))]);
+    s.write("a.txt", b"by hand again\n").unwrap();
+    drop(store);
+    let store = open(&s);
+    assert_eq!(store.turn_files(n).unwrap(), first);
+    assert_eq!(first[0].diff, "@@ -1 +1 @@\n-a\n+b\n");
+    let later = store.turn_files(m).unwrap();
+    assert_eq!(later[0].diff, "@@ -1 +1 @@\n-by hand\n+c\n");
+}
+
+#[test]
+fn a_move_is_one_entry() {
+    let s = Scratch::new().unwrap();
+    s.write("from.txt", b"payload\n").unwrap();
+    let mut store = open(&s);
+    let n = store.begin_turn(BeginTurn::default()).unwrap();
+    store
+        .capture_before(
+            &[
+                Change::new("from.txt", ChangeKind::Delete),
+                Change::new("to.txt", ChangeKind::Create),
+            ],
+            Some("move_file"),
+        )
+        .unwrap();
+    fs::rename(s.workspace.join("from.txt"), s.workspace.join("to.txt")).unwrap();
+    store
+        .capture_after(&[PathBuf::from("from.txt"), PathBuf::from("to.txt")])
+        .unwrap();
+    store.finish_turn().unwrap();
+    let files = store.turn_files(n).unwrap();
+    assert_eq!(files.len(), 1, "{files:#?}");
+    assert_eq!(files[0].action, ChangeAction::Move);
+    assert_eq!(files[0].from.as_deref(), Some("from.txt"));
+    assert_eq!(files[0].path, "to.txt");
+    assert_eq!((files[0].added, files[0].removed), (0, 0));
+}
+
+#[test]
+fn crlf_binary_invalid_utf8_and_gb18030_are_bytes_not_lossy_text() {
+    let s = Scratch::new().unwrap();
+    s.write("crlf.txt", b"a\r\nb\r\n").unwrap();
+    s.write("bin.dat", b"\x00\x01\x02").unwrap();
+    // "中文" in GB18030: not UTF-8.
+    s.write("gb.txt", b"\xd6\xd0\xce\xc4\n").unwrap();
+    let mut store = open(&s);
+    let n = turn(
+        &mut store,
+        &s,
+        &[
+            ("crlf.txt", Some(b"a\r\nB\r\n")),
+            ("bin.dat", Some(b"\x00\x01\x03")),
+            ("gb.txt", Some(b"\xd6\xd0\n")),
+            ("bad.txt", Some(b"ok\n\xff\n")),
+        ],
+    );
+    let files = store.turn_files(n).unwrap();
+    assert_eq!(
+        by_path(&files, "crlf.txt").diff,
+        "@@ -1,2 +1,2 @@\n a\r\n-b\r\n+B\r\n"
+    );
+    for p in ["bin.dat", "gb.txt", "bad.txt"] {
+        let f = by_path(&files, p);
+        assert!(f.binary, "{p}: {f:#?}");
+        assert!(f.diff.is_empty());
+        assert!(f.after.as_ref().unwrap().sha256.is_some() && f.after.as_ref().unwrap().size.is_some());
+    }
+    let gb = by_path(&files, "gb.txt");
+    assert_eq!(
+        gb.before.as_ref().unwrap().sha256.as_deref(),
+        Some(sha256_bytes(b"\xd6\xd0\xce\xc4\n").as_str())
+    );
+    assert_eq!(gb.after.as_ref().unwrap().size, Some(3));
+}
+
+#[test]
+fn a_damaged_end_pack_says_so_instead_of_a_wrong_diff() {
+    let s = Scratch::new().unwrap();
+    s.write("a.txt", b"a\n").unwrap();
+    let mut store = open(&s);
+    let n = turn(&mut store, &s, &[("a.txt", Some(b"b\n"))]);
+    drop(store);
+    let pack = s.sidecar.join(format!("turns/{n}/end.pack"));
+    fs::write(&pack, b"c\n").unwrap();
+    s.write("a.txt", b"by hand\n").unwrap();
+    let store = open(&s);
+    let f = &store.turn_files(n).unwrap()[0];
+    assert!(
+        f.unknown.as_deref().is_some_and(|u| u.contains("damaged")),
+        "{f:#?}"
+    );
+    assert!(f.diff.is_empty());
+}
+
+/// Turns recorded before end packs know their end by the after-image's hash only: its bytes are
+/// found where they still are (here the file on disk, then a later turn's before-image), and once
+/// nothing holds them the file is `unknown`, never guessed.
+#[test]
+fn a_turn_without_end_states_finds_its_bytes_by_hash_or_says_unknown() {
+    let s = Scratch::new().unwrap();
+    s.write("a.txt", b"a\n").unwrap();
+    s.write("b.txt", b"b\n").unwrap();
+    let mut store = open(&s);
+    let n = turn(
+        &mut store,
+        &s,
+        &[("a.txt", Some(b"a2\n")), ("b.txt", Some(b"b2\n"))],
+    );
+    drop(store);
+    let meta = s.sidecar.join(format!("turns/{n}/meta.json"));
+    let mut record: serde_json::Value = serde_json::from_slice(&fs::read(&meta).unwrap()).unwrap();
+    for f in record["files"].as_array_mut().unwrap() {
+        assert!(f.as_object_mut().unwrap().remove("end").is_some());
+    }
+    fs::write(&meta, serde_json::to_vec(&record).unwrap()).unwrap();
+    fs::remove_file(s.sidecar.join(format!("turns/{n}/end.pack"))).unwrap();
+    let mut store = open(&s);
+    // a.txt: a later turn's before-image holds the bytes; b.txt: changed by hand, nothing holds them.
+    turn(&mut store, &s, &[("a.txt", Some(b"a3\n"))]);
+    s.write("b.txt", b"by hand\n").unwrap();
+    let files = store.turn_files(n).unwrap();
+    assert_eq!(by_path(&files, "a.txt").diff, "@@ -1 +1 @@\n-a\n+a2\n");
+    let b = by_path(&files, "b.txt");
+    assert!(b.unknown.is_some() && b.diff.is_empty(), "{b:#?}");
+    s.write("b.txt", b"b2\n").unwrap();
+    assert_eq!(
+        by_path(&store.turn_files(n).unwrap(), "b.txt").diff,
+        "@@ -1 +1 @@\n-b\n+b2\n"
+    );
+}
