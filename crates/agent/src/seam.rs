@@ -96,6 +96,10 @@ pub struct ToolResult {
     /// What it did that cannot be restored (its preview's gaps, those the capture found, a
     /// shell command's side effects).
     pub gaps: Vec<Gap>,
+    /// A shell command's exit code, when it exited.
+    pub exit_code: Option<i32>,
+    /// How long the tool ran, in milliseconds (`None` when it never ran).
+    pub duration_ms: Option<u64>,
 }
 
 impl ToolResult {
@@ -106,6 +110,8 @@ impl ToolResult {
             content: content.into(),
             changes: Vec::new(),
             gaps: Vec::new(),
+            exit_code: None,
+            duration_ms: None,
         }
     }
 

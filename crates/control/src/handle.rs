@@ -13,7 +13,7 @@ use retrace_protocol::{
     ApprovalDecision, CheckpointListing, CommitRevert, CommitRewind, CompactRequest, Error, ErrorCode,
     ForkRequest, HeadEntry, HeadRef, ModelSpec, OnConflict, PrepareRevert, PrepareRewind, RewindPlan,
     RewindResult, SessionId, SessionSnapshot, SessionStatus, SummarizeRequest, SwitchRequest,
-    TranscriptEntry, TurnAccepted, UndoRequest,
+    TranscriptEntry, TurnAccepted, TurnResults, UndoRequest,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -152,6 +152,12 @@ impl SessionHandle {
     /// The messages of `head` (id or name), or of the selected head.
     pub async fn transcript(&self, head: Option<String>) -> Result<Vec<TranscriptEntry>, Error> {
         self.call(move |a| a.core().transcript(head.as_deref())).await
+    }
+
+    /// The results of retained turn `turn`: each file it changed with its diff, its shell
+    /// commands, its coverage (SPEC §5.7). Reads only; allowed while a turn runs.
+    pub async fn turn_results(&self, turn: u64) -> Result<TurnResults, Error> {
+        self.call(move |a| a.core().turn_results(turn)).await
     }
 
     /// Prepares a rewind; changes nothing. The plan says what a commit would do and what blocks it.

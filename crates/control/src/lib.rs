@@ -38,6 +38,7 @@ mod items;
 mod options;
 mod paths;
 mod recorded_model;
+mod results;
 mod service;
 mod shared;
 mod turn;

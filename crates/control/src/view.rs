@@ -8,7 +8,7 @@ use std::path::Path;
 use retrace_checkpoint::CheckpointStore;
 use retrace_protocol::{
     ActionKind, CheckpointAction, CheckpointEntry, CheckpointListing, Error, ErrorCode, FsckProblem,
-    FsckReport, HeadEntry, Item, SessionEntry, SessionId, Severity, TranscriptEntry,
+    FsckReport, HeadEntry, Item, SessionEntry, SessionId, Severity, TranscriptEntry, TurnResults,
 };
 use retrace_session::{
     list_sessions, HeadId, LogDamage, Session, SessionError, SessionListing, SessionOptions, SummaryMode,
@@ -229,6 +229,13 @@ impl SessionReader {
             turn: last,
             started: crate::items::build::Started::FirstUnanswered,
         })
+    }
+
+    /// The results of retained turn `turn`: each file it changed with its diff, its shell
+    /// commands, its coverage (SPEC §5.7).
+    pub fn turn_results(&self, turn: u64) -> Result<TurnResults, Error> {
+        let session = self.session.damage().is_none().then_some(&self.session);
+        Ok(crate::results::turn_results(session, &self.store, turn)?)
     }
 
     /// The messages of `head` (id or name), or of the selected head; refused while the log has a

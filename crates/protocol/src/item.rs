@@ -268,4 +268,11 @@ pub struct ToolRecord {
     /// What it did that cannot be restored.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gaps: Vec<Gap>,
+    /// A shell command's exit code, when it exited (absent in older logs: read from the
+    /// `[exit code N]` line its output ends with).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// How long the tool ran, in milliseconds (absent in older logs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
 }

@@ -116,6 +116,8 @@ mod tests {
                 diff_lost: false,
             }],
             gaps: Vec::new(),
+            exit_code: None,
+            duration_ms: None,
         }
     }
 

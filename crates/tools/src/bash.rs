@@ -152,6 +152,10 @@ impl Tool for Bash {
         Ok(ToolOutput {
             content: text,
             changed: Vec::new(),
+            exit_code: match run.ended {
+                Ended::Exited(c) => Some(c),
+                _ => None,
+            },
         })
     }
 }

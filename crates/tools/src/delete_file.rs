@@ -92,6 +92,7 @@ impl Tool for DeleteFile {
         Ok(ToolOutput {
             content: format!("Deleted `{}`.", r.rel),
             changed: vec![r.rel],
+            exit_code: None,
         })
     }
 }

@@ -209,6 +209,7 @@ impl Tool for EditFile {
                 snippet(&done.text, done.first_line, new_lines)
             ),
             changed: vec![loaded.r.rel],
+            exit_code: None,
         })
     }
 }
@@ -259,6 +260,7 @@ impl Tool for MultiEdit {
                 loaded.r.rel
             ),
             changed: vec![loaded.r.rel],
+            exit_code: None,
         })
     }
 }

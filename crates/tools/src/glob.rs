@@ -117,6 +117,7 @@ impl Tool for Glob {
         Ok(ToolOutput {
             content,
             changed: Vec::new(),
+            exit_code: None,
         })
     }
 }

@@ -113,6 +113,7 @@ impl Tool for Grep {
                         target.shown
                     ),
                     changed: Vec::new(),
+                    exit_code: None,
                 });
             }
         } else {
@@ -130,6 +131,7 @@ impl Tool for Grep {
         Ok(ToolOutput {
             content: s.finish(pattern, &target.shown),
             changed: Vec::new(),
+            exit_code: None,
         })
     }
 }

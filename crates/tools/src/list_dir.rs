@@ -121,6 +121,7 @@ impl Tool for ListDir {
         Ok(ToolOutput {
             content,
             changed: Vec::new(),
+            exit_code: None,
         })
     }
 }

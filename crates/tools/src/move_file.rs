@@ -116,6 +116,7 @@ impl Tool for MoveFile {
         Ok(ToolOutput {
             content: format!("Moved `{}` to `{}`.", from.rel, to.rel),
             changed: vec![from.rel, to.rel],
+            exit_code: None,
         })
     }
 }

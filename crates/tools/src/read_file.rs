@@ -122,6 +122,7 @@ impl Tool for ReadFile {
         Ok(ToolOutput {
             content: content?,
             changed: Vec::new(),
+            exit_code: None,
         })
     }
 }

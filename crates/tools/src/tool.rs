@@ -311,6 +311,8 @@ pub struct ToolOutput {
     pub content: String,
     /// The workspace paths written or deleted (for the agent's after-images).
     pub changed: Vec<RelPath>,
+    /// A shell command's exit code (`None` for other tools, and for a command a signal ended).
+    pub exit_code: Option<i32>,
 }
 
 /// The model-facing description of one tool.

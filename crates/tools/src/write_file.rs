@@ -110,6 +110,7 @@ impl Tool for WriteFile {
                 content.len()
             ),
             changed: vec![r.rel],
+            exit_code: None,
         })
     }
 }

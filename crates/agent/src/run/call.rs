@@ -127,6 +127,7 @@ impl Agent {
                 }
             }
         }
+        let started = std::time::Instant::now();
         let result = run_tool(
             prepared.as_ref(),
             &self.workspace,
@@ -145,6 +146,7 @@ impl Agent {
                 }),
             }
         }
+        let duration_ms = Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
         Flow::Done(match result {
             Ok(out) => ToolResult {
                 status: ToolStatus::Ok,
@@ -152,13 +154,17 @@ impl Agent {
                 // A file written with the bytes it had is no change.
                 changes: preview.files.iter().filter(|c| !c.is_noop()).cloned().collect(),
                 gaps,
+                exit_code: out.exit_code,
+                duration_ms,
             },
             Err(e) if cancel.is_cancelled() => ToolResult {
                 gaps,
+                duration_ms,
                 ..ToolResult::not_ok(ToolStatus::Cancelled, format!("error: {e}"))
             },
             Err(e) => ToolResult {
                 gaps,
+                duration_ms,
                 ..ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}"))
             },
         })

@@ -8,6 +8,7 @@ pub mod checkpoints;
 pub mod compact;
 pub mod config;
 pub mod demo;
+pub mod diff;
 pub mod exec;
 pub mod fork;
 pub mod fsck;
@@ -32,6 +33,7 @@ pub enum Command {
     Sessions(sessions::SessionsArgs),
     Transcript(transcript::TranscriptArgs),
     Checkpoints(checkpoints::CheckpointsArgs),
+    Diff(diff::DiffArgs),
     Fsck(fsck::FsckArgs),
     Rewind(rewind::RewindArgs),
     Undo(undo::UndoArgs),
@@ -54,6 +56,7 @@ impl Command {
             Command::Sessions(a) => sessions::run(a),
             Command::Transcript(a) => transcript::run(a),
             Command::Checkpoints(a) => checkpoints::run(a),
+            Command::Diff(a) => diff::run(a),
             Command::Fsck(a) => fsck::run(a),
             Command::Rewind(a) => rewind::run(a),
             Command::Undo(a) => undo::run(a),
@@ -77,6 +80,7 @@ impl Command {
             Command::Sessions(a) => a.json,
             Command::Transcript(a) => a.json,
             Command::Checkpoints(a) => a.json,
+            Command::Diff(a) => a.json,
             Command::Fsck(a) => a.json,
             Command::Rewind(a) => a.json,
             Command::Undo(a) => a.json,

@@ -10,6 +10,7 @@ mod boundaries_cli;
 mod checkpoints_cli;
 mod credentials_cli;
 mod daily_cli;
+mod diff_cli;
 mod exec_cli;
 mod headless_cli;
 mod hostile_cli;

@@ -182,4 +182,10 @@ impl Core {
         sound(&self.session)?;
         transcript_of(&self.session, head)
     }
+
+    /// The results of retained turn `turn` (SPEC §5.7).
+    pub(crate) fn turn_results(&self, turn: u64) -> Result<retrace_protocol::TurnResults> {
+        let session = self.session.damage().is_none().then_some(&self.session);
+        crate::results::turn_results(session, &self.store, turn)
+    }
 }

@@ -87,6 +87,8 @@ impl Core {
                         status: retrace_protocol::ToolStatus::Cancelled,
                         changes: Vec::new(),
                         gaps: Vec::new(),
+                        exit_code: None,
+                        duration_ms: None,
                     }),
                     ..NewMessage::new(Role::Tool, INTERRUPTED)
                 },

@@ -88,7 +88,7 @@ pub(crate) fn tool_item(p: ToolParts<'_>) -> Item {
 
 /// How a result logged before statuses were recorded ended, from its text (the agent has always
 /// begun a failed result with `error:`).
-fn legacy_status(text: &str) -> ToolStatus {
+pub(crate) fn legacy_status(text: &str) -> ToolStatus {
     match text.strip_prefix("error:").map(str::trim_start) {
         None => ToolStatus::Ok,
         Some(e) if e.starts_with("cancelled") || e.starts_with("interrupted") => ToolStatus::Cancelled,

@@ -166,6 +166,8 @@ pub(crate) fn record_of(result: &ToolResult) -> ToolRecord {
         status: result.status,
         changes: result.changes.clone(),
         gaps: result.gaps.clone(),
+        exit_code: result.exit_code,
+        duration_ms: result.duration_ms,
     }
 }
 
