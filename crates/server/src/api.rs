@@ -16,7 +16,7 @@ use retrace_protocol::{
     ApprovalAnswer, CancelAnswer, CheckpointListing, CommitRevert, CommitRewind, CompactRequest,
     CreateSession, ErrorCode, ForkRequest, HeadEntry, HeadRef, PlanModeRequest, PrepareRevert, PrepareRewind,
     RetireRequest, RewindPlan, RewindResult, SendPrompt, SessionCreated, SessionEntry, SessionStatus,
-    SummarizeDirection, SummarizeRequest, SwitchRequest, TranscriptEntry, UndoRequest,
+    SummarizeDirection, SummarizeRequest, SwitchRequest, TranscriptEntry, TurnResults, UndoRequest,
 };
 
 use crate::body::{Empty, StrictJson};
@@ -34,6 +34,7 @@ pub fn routes(registry: Arc<Registry>) -> Router {
     let session = Router::new()
         .route("/transcript", get(transcript))
         .route("/checkpoints", get(checkpoints))
+        .route("/turns/{turn}/results", get(turn_results))
         .route("/heads", get(heads))
         .route("/events", get(events))
         .route("/messages", post(send))
@@ -128,6 +129,10 @@ async fn transcript(State(r): Reg, Param(id): Param<String>, q: Params) -> Answe
 
 async fn checkpoints(State(r): Reg, Param(id): Param<String>) -> Answer<CheckpointListing> {
     Ok(Json(r.get(&id).await?.checkpoints().await?))
+}
+
+async fn turn_results(State(r): Reg, Param((id, turn)): Param<(String, u64)>) -> Answer<TurnResults> {
+    Ok(Json(r.get(&id).await?.turn_results(turn).await?))
 }
 
 async fn heads(State(r): Reg, Param(id): Param<String>) -> Answer<Vec<HeadEntry>> {

@@ -51,6 +51,15 @@ async fn every_endpoint_answers_with_its_protocol_type() {
     let (s, h) = env.get(&format!("/api/sessions/{id}/heads")).await;
     assert_eq!(s, StatusCode::OK);
     assert_eq!(h[0]["id"], "main", "{h}");
+    let (s, r) = env.get(&format!("/api/sessions/{id}/turns/0/results")).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(r["files"][0]["path"], "a.txt", "{r}");
+    assert_eq!(r["files"][0]["action"], "create", "{r}");
+    let (s, r) = env.get(&format!("/api/sessions/{id}/turns/9/results")).await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "{r}");
+    assert_eq!(r["error"]["code"], "not_found", "{r}");
+    let (s, r) = env.get(&format!("/api/sessions/{id}/turns/x/results")).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{r}");
 
     // Code rewind to turn 0 (a.txt did not exist), then its undo.
     let (s, plan) = env
