@@ -72,6 +72,7 @@ impl CheckpointStore {
                         image: Image::absent(),
                         size: None,
                         kept: None,
+                        at: None,
                     })
                 }
                 Err(_) => None,
@@ -87,6 +88,7 @@ impl CheckpointStore {
                             image: present(hashed.sha256, mode_bits(&meta)),
                             size: Some(hashed.len),
                             kept: None,
+                            at: None,
                         })
                     } else {
                         let (out, len, by_sha) = match &mut pack {
@@ -121,6 +123,7 @@ impl CheckpointStore {
                             image: present(copied.sha256, mode_bits(&meta)),
                             size: Some(copied.len),
                             kept,
+                            at: None,
                         })
                     }
                 }
@@ -137,10 +140,13 @@ impl CheckpointStore {
                 let _ = fs::remove_file(&tmp);
             }
         }
+        let at = (self.opts.clock)()
+            .format(&time::format_description::well_known::Rfc3339)
+            .ok();
         if let Some(turn) = self.sidecar.turns.get_mut(&n) {
             for (i, end) in ends {
                 if let Some(f) = turn.files.get_mut(i) {
-                    f.end = end;
+                    f.end = end.map(|e| End { at: at.clone(), ..e });
                 }
             }
         }

@@ -58,6 +58,7 @@ mod check;
 mod choices;
 mod forward;
 mod fsck;
+mod history;
 mod images;
 mod load;
 mod manifests;

@@ -181,6 +181,8 @@ pub struct End {
     /// Where its bytes are in the turn's end pack; `None` when they were not kept (absent, over
     /// the size cap, not a regular file, unreadable).
     pub kept: Option<Slice>,
+    /// When the turn ended (RFC 3339), when recorded.
+    pub at: Option<String>,
 }
 
 /// A range of bytes in a pack.

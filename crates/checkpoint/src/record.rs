@@ -170,6 +170,9 @@ pub struct RawEnd {
     /// How many bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub length: Option<u64>,
+    /// When the turn ended (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
 }
 
 /// A stored `encoding`, kept as written so a record is rewritten unchanged (retention).

@@ -336,6 +336,22 @@ impl CheckpointStore {
         self.sidecar.turn_files(n)
     }
 
+    /// Every version of `path` the sidecar knows, oldest first (SPEC §5.8).
+    pub fn file_history(&self, path: &Path) -> Result<retrace_protocol::FileHistory> {
+        let root = self.require_root()?;
+        let rel = RelPath::normalize(&root, path)?;
+        let versions = self
+            .sidecar
+            .file_history(&rel)
+            .into_iter()
+            .map(|l| l.version)
+            .collect();
+        Ok(retrace_protocol::FileHistory {
+            path: rel.to_lossy(),
+            versions,
+        })
+    }
+
     /// The manifests, by id.
     pub fn transactions(&self) -> impl Iterator<Item = &Manifest> {
         self.sidecar.transactions()

@@ -97,6 +97,7 @@ pub(crate) fn file_to_raw(f: &FileEntry) -> RawFile {
         size: e.size,
         offset: e.kept.map(|s| s.offset),
         length: e.kept.map(|s| s.length),
+        at: e.at.clone(),
     });
     rf
 }

@@ -154,6 +154,15 @@ impl SessionHandle {
         self.call(move |a| a.core().transcript(head.as_deref())).await
     }
 
+    /// Every version of `path` (relative to the workspace) the session knows (SPEC §5.8). Reads
+    /// only; allowed while a turn runs.
+    pub async fn file_history(
+        &self,
+        path: std::path::PathBuf,
+    ) -> Result<retrace_protocol::FileHistory, Error> {
+        self.call(move |a| a.core().file_history(&path)).await
+    }
+
     /// The results of retained turn `turn`: each file it changed with its diff, its shell
     /// commands, its coverage (SPEC §5.7). Reads only; allowed while a turn runs.
     pub async fn turn_results(&self, turn: u64) -> Result<TurnResults, Error> {

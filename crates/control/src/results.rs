@@ -27,6 +27,26 @@ pub(crate) fn turn_results(
     })
 }
 
+/// Every version of `path` the session knows (SPEC §5.8); a path it never touched is `not_found`.
+pub(crate) fn file_history(
+    store: &CheckpointStore,
+    path: &std::path::Path,
+) -> Result<retrace_protocol::FileHistory> {
+    let h = store.file_history(path)?;
+    if h.versions
+        .iter()
+        .all(|v| v.origin == retrace_protocol::VersionOrigin::Now)
+    {
+        return Err(retrace_protocol::Error::not_found(
+            retrace_protocol::Missing::File,
+            h.path.clone(),
+            format!("this session never touched `{}`, so it has no history", h.path),
+        )
+        .into());
+    }
+    Ok(h)
+}
+
 /// The shell commands turn `turn` ran, in order, with how each ended.
 fn commands_of(session: &Session, turn: u64) -> Vec<TurnCommand> {
     let Some(info) = session.turns().into_iter().find(|t| t.turn == turn) else {

@@ -231,6 +231,11 @@ impl SessionReader {
         })
     }
 
+    /// Every version of `path` (relative to the workspace) the session knows (SPEC §5.8).
+    pub fn file_history(&self, path: &Path) -> Result<retrace_protocol::FileHistory, Error> {
+        Ok(crate::results::file_history(&self.store, path)?)
+    }
+
     /// The results of retained turn `turn`: each file it changed with its diff, its shell
     /// commands, its coverage (SPEC §5.7).
     pub fn turn_results(&self, turn: u64) -> Result<TurnResults, Error> {

@@ -14,6 +14,7 @@ pub mod config;
 pub mod error;
 pub mod event;
 pub mod fsck;
+pub mod history;
 pub mod ids;
 pub mod item;
 pub mod message;
@@ -32,6 +33,7 @@ pub use config::{BashPolicy, ModelSpec, ModelSpecError, Provider, RetentionLimit
 pub use error::{Error, ErrorCode, ErrorDetails, Missing};
 pub use event::{Event, RewindScope};
 pub use fsck::{FsckProblem, FsckReport, LogRepair, MovedLogLine, Severity};
+pub use history::{FileHistory, HistoryVersion, VersionOrigin};
 pub use ids::{HeadId, MessageId, SessionId, MAIN_HEAD};
 pub use item::{
     ChangeAction, CheckpointItem, FileChange, Item, ItemBody, NoteItem, NoteKind, PendingApproval,

@@ -14,9 +14,10 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use retrace_protocol::{
     ApprovalAnswer, CancelAnswer, CheckpointListing, CommitRevert, CommitRewind, CompactRequest,
-    CreateSession, ErrorCode, ForkRequest, HeadEntry, HeadRef, PlanModeRequest, PrepareRevert, PrepareRewind,
-    RetireRequest, RewindPlan, RewindResult, SendPrompt, SessionCreated, SessionEntry, SessionStatus,
-    SummarizeDirection, SummarizeRequest, SwitchRequest, TranscriptEntry, TurnResults, UndoRequest,
+    CreateSession, ErrorCode, FileHistory, ForkRequest, HeadEntry, HeadRef, PlanModeRequest, PrepareRevert,
+    PrepareRewind, RetireRequest, RewindPlan, RewindResult, SendPrompt, SessionCreated, SessionEntry,
+    SessionStatus, SummarizeDirection, SummarizeRequest, SwitchRequest, TranscriptEntry, TurnResults,
+    UndoRequest,
 };
 
 use crate::body::{Empty, StrictJson};
@@ -35,6 +36,7 @@ pub fn routes(registry: Arc<Registry>) -> Router {
         .route("/transcript", get(transcript))
         .route("/checkpoints", get(checkpoints))
         .route("/turns/{turn}/results", get(turn_results))
+        .route("/history", get(file_history))
         .route("/heads", get(heads))
         .route("/events", get(events))
         .route("/messages", post(send))
@@ -133,6 +135,14 @@ async fn checkpoints(State(r): Reg, Param(id): Param<String>) -> Answer<Checkpoi
 
 async fn turn_results(State(r): Reg, Param((id, turn)): Param<(String, u64)>) -> Answer<TurnResults> {
     Ok(Json(r.get(&id).await?.turn_results(turn).await?))
+}
+
+async fn file_history(State(r): Reg, Param(id): Param<String>, q: Params) -> Answer<FileHistory> {
+    let path = params(q, &["path"])?
+        .remove("path")
+        .filter(|p| !p.is_empty())
+        .ok_or_else(|| ApiError::usage("`path` is required: the file, relative to the workspace"))?;
+    Ok(Json(r.get(&id).await?.file_history(path.into()).await?))
 }
 
 async fn heads(State(r): Reg, Param(id): Param<String>) -> Answer<Vec<HeadEntry>> {

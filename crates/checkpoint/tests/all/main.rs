@@ -10,6 +10,7 @@ mod after_failed;
 mod bad_input;
 mod capture;
 mod crash;
+mod history;
 mod hostile;
 mod hostile_races;
 mod kill_dirs;

@@ -13,6 +13,7 @@ pub mod exec;
 pub mod fork;
 pub mod fsck;
 pub mod heads;
+pub mod history;
 pub mod revert;
 pub mod rewind;
 pub mod serve;
@@ -34,6 +35,7 @@ pub enum Command {
     Transcript(transcript::TranscriptArgs),
     Checkpoints(checkpoints::CheckpointsArgs),
     Diff(diff::DiffArgs),
+    History(history::HistoryArgs),
     Fsck(fsck::FsckArgs),
     Rewind(rewind::RewindArgs),
     Undo(undo::UndoArgs),
@@ -57,6 +59,7 @@ impl Command {
             Command::Transcript(a) => transcript::run(a),
             Command::Checkpoints(a) => checkpoints::run(a),
             Command::Diff(a) => diff::run(a),
+            Command::History(a) => history::run(a),
             Command::Fsck(a) => fsck::run(a),
             Command::Rewind(a) => rewind::run(a),
             Command::Undo(a) => undo::run(a),
@@ -81,6 +84,7 @@ impl Command {
             Command::Transcript(a) => a.json,
             Command::Checkpoints(a) => a.json,
             Command::Diff(a) => a.json,
+            Command::History(a) => a.json,
             Command::Fsck(a) => a.json,
             Command::Rewind(a) => a.json,
             Command::Undo(a) => a.json,

@@ -67,3 +67,35 @@ fn a_turn_that_is_not_there_is_not_found() {
     let err: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(err["error"]["code"], "not_found", "{err}");
 }
+
+#[test]
+fn history_lists_each_version_of_a_file() {
+    let w = World::new();
+    w.put("a.txt", b"one\n");
+    let id = w.exec(
+        None,
+        "first",
+        json!([
+            {"content": "", "tool_calls": [
+                {"name": "write_file", "arguments": {"path": "a.txt", "content": "two\n"}}
+            ]},
+            {"content": "done"}
+        ]),
+    );
+    w.put("a.txt", b"by hand\n");
+    let h = w.json(&["history", "--session", id.as_str(), "a.txt"]);
+    assert_eq!(h["path"], "a.txt");
+    let origins: Vec<&str> = h["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["origin"].as_str().unwrap())
+        .collect();
+    assert_eq!(origins, ["turn_start", "turn_end", "now"], "{h}");
+    assert_eq!(h["versions"][2]["size"], 8);
+    assert_eq!(h["versions"][0]["turn"], 0);
+    let out = w.run(&["history", "--session", id.as_str(), "never.txt", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let (text, _) = w.code(&["history", "--session", id.as_str(), "a.txt"], 0);
+    assert!(text.starts_with("a.txt\n  v1   turn 0 start"), "{text}");
+}

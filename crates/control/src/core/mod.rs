@@ -183,6 +183,11 @@ impl Core {
         transcript_of(&self.session, head)
     }
 
+    /// Every version of `path` the session knows (SPEC §5.8).
+    pub(crate) fn file_history(&self, path: &std::path::Path) -> Result<retrace_protocol::FileHistory> {
+        crate::results::file_history(&self.store, path)
+    }
+
     /// The results of retained turn `turn` (SPEC §5.7).
     pub(crate) fn turn_results(&self, turn: u64) -> Result<retrace_protocol::TurnResults> {
         let session = self.session.damage().is_none().then_some(&self.session);

@@ -60,6 +60,17 @@ async fn every_endpoint_answers_with_its_protocol_type() {
     assert_eq!(r["error"]["code"], "not_found", "{r}");
     let (s, r) = env.get(&format!("/api/sessions/{id}/turns/x/results")).await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{r}");
+    let (s, h) = env.get(&format!("/api/sessions/{id}/history?path=a.txt")).await;
+    assert_eq!(s, StatusCode::OK, "{h}");
+    assert_eq!(h["path"], "a.txt");
+    assert_eq!(h["versions"][0]["origin"], "turn_start", "{h}");
+    assert_eq!(h["versions"][0]["existed"], false, "{h}");
+    let (s, _) = env.get(&format!("/api/sessions/{id}/history")).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    let (s, _) = env
+        .get(&format!("/api/sessions/{id}/history?path=never.txt"))
+        .await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
 
     // Code rewind to turn 0 (a.txt did not exist), then its undo.
     let (s, plan) = env

@@ -1,0 +1,81 @@
+//! A file's history (SPEC §5.8): every version of one path, oldest first, across turns, hand
+//! edits, restores and undo.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use retrace_checkpoint::{BeginTurn, Change, CheckpointStore, CommitOptions, StoreOptions};
+use retrace_fsutil::{sha256_bytes, Fs};
+use retrace_protocol::{ChangeKind, OnConflict, VersionOrigin};
+use retrace_testkit::Scratch;
+
+fn opts() -> StoreOptions {
+    StoreOptions {
+        session_id: Some("history".into()),
+        fs: Fs::without_sync(),
+        clock: Arc::new(|| time::OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap()),
+        ..StoreOptions::default()
+    }
+}
+
+fn turn(store: &mut CheckpointStore, s: &Scratch, path: &str, bytes: &[u8]) -> u64 {
+    let n = store.begin_turn(BeginTurn::default()).unwrap();
+    store
+        .capture_before(&[Change::new(path, ChangeKind::Modify)], Some("write_file"))
+        .unwrap();
+    s.write(path, bytes).unwrap();
+    store.capture_after(&[PathBuf::from(path)]).unwrap();
+    store.finish_turn().unwrap();
+    n
+}
+
+#[test]
+fn turns_hand_edits_restores_and_undo_are_versions_in_order() {
+    let s = Scratch::new().unwrap();
+    let mut store = CheckpointStore::open(&s.sidecar, &s.workspace, opts()).unwrap();
+    turn(&mut store, &s, "a.txt", b"one\n");
+    turn(&mut store, &s, "a.txt", b"two\n");
+    s.write("a.txt", b"by hand\n").unwrap();
+    let plan = store.plan_restore(1).unwrap();
+    let opts = CommitOptions {
+        confirm: true,
+        on_conflict: OnConflict::Overwrite,
+    };
+    let done = store.commit(&plan, opts).unwrap();
+    store.undo(done.transaction_id.as_deref().unwrap()).unwrap();
+    let h = store.file_history(Path::new("a.txt")).unwrap();
+    let seen: Vec<(VersionOrigin, Option<String>)> =
+        h.versions.iter().map(|v| (v.origin, v.sha256.clone())).collect();
+    let sha = |b: &[u8]| Some(sha256_bytes(b));
+    assert_eq!(
+        seen,
+        [
+            (VersionOrigin::TurnStart, None),
+            (VersionOrigin::TurnEnd, sha(b"one\n")),
+            (VersionOrigin::TurnStart, sha(b"one\n")),
+            (VersionOrigin::TurnEnd, sha(b"two\n")),
+            (VersionOrigin::BeforeRestore, sha(b"by hand\n")),
+            (VersionOrigin::Restore, sha(b"one\n")),
+            (VersionOrigin::BeforeRestore, sha(b"one\n")),
+            (VersionOrigin::Undo, sha(b"by hand\n")),
+            (VersionOrigin::Now, sha(b"by hand\n")),
+        ],
+        "{h:#?}"
+    );
+    let numbers: Vec<u32> = h.versions.iter().map(|v| v.version).collect();
+    assert_eq!(numbers, (1..=9).collect::<Vec<u32>>());
+    assert!(h.versions.iter().all(|v| v.restorable), "{h:#?}");
+    assert!(!h.versions[0].existed);
+    assert_eq!(h.versions[1].turn, Some(0));
+    assert_eq!(h.versions[3].size, Some(4));
+    assert_eq!(
+        h.versions[4].size,
+        Some(8),
+        "the hand edit's size, from the forward image"
+    );
+    fs::remove_file(s.workspace.join("a.txt")).unwrap();
+    let h = store.file_history(Path::new("a.txt")).unwrap();
+    let last = h.versions.last().unwrap();
+    assert_eq!((last.origin, last.existed), (VersionOrigin::Now, false));
+}
