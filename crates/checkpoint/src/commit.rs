@@ -51,6 +51,10 @@ impl CheckpointStore {
             PlanKind::File(p) => self
                 .sidecar
                 .plan_file_revert_with(p.as_path(), plan.memo.clone())?,
+            PlanKind::Version(p, v) => {
+                self.sidecar
+                    .plan_file_version_with(p.as_path(), *v, plan.memo.clone())?
+            }
         };
         let moved = moved_since_preview(plan, &fresh);
         if !moved.is_empty() {
@@ -123,7 +127,7 @@ impl CheckpointStore {
         }
         let (kind, turn) = match &plan.kind {
             PlanKind::Turn(n) => (TxKind::Restore, Some(*n)),
-            PlanKind::File(_) => (TxKind::Revert, Some(fresh.plan.turn)),
+            PlanKind::File(_) | PlanKind::Version(..) => (TxKind::Revert, Some(fresh.plan.turn)),
         };
         let m = self.run_transaction(kind, turn, None, inputs, extra, &fresh.created_dirs)?;
         self.claim(claims, m.seq);

@@ -68,6 +68,18 @@ pub enum CheckpointError {
     /// The turn is not in the store.
     #[error("turn {0} is not in this checkpoint store")]
     UnknownTurn(u64),
+    /// The file's history has no such version.
+    #[error(
+        "`{path}` has no version {version}: its history has versions 1 to {count} (see `retrace history`)"
+    )]
+    UnknownVersion {
+        /// The workspace path asked for.
+        path: String,
+        /// The version asked for.
+        version: u32,
+        /// How many versions it has.
+        count: u32,
+    },
     /// The turn did not capture that path.
     #[error("turn {turn} holds no before-image of `{path}`")]
     UnknownFile {

@@ -37,7 +37,6 @@ pub(crate) enum VersionBytes {
 
 /// A version with where its bytes are.
 #[derive(Debug, Clone)]
-#[allow(dead_code)] // `image` and `bytes` are for restoring a version, which comes next.
 pub(crate) struct Located {
     pub(crate) version: HistoryVersion,
     pub(crate) image: Image,

@@ -70,6 +70,7 @@ mod results;
 mod sidecar;
 mod timeline;
 mod tool_temps;
+mod version_plan;
 
 // The store and its operations.
 mod after;

@@ -41,6 +41,8 @@ pub enum PlanKind {
     Turn(u64),
     /// One file, to its state before the session first touched it.
     File(RelPath),
+    /// One file, to a version of its history (SPEC §5.8), counted from 1.
+    Version(RelPath, u32),
 }
 
 /// A restore plan: the DTO the user sees plus what commit needs. Single-use.

@@ -181,7 +181,7 @@ impl Sidecar {
         Ok(self.finish_plan(PlanKind::File(rel), turn_no, &relevant, vec![file], memo))
     }
 
-    fn finish_plan(
+    pub(crate) fn finish_plan(
         &self,
         kind: PlanKind,
         n: u64,
@@ -229,7 +229,7 @@ impl Sidecar {
             .iter()
             .flat_map(|t| t.files.iter())
             .filter(|f| match &kind {
-                PlanKind::File(p) => f.path.safe() == Some(p),
+                PlanKind::File(p) | PlanKind::Version(p, _) => f.path.safe() == Some(p),
                 PlanKind::Turn(_) => true,
             })
             .flat_map(|f| f.created_dirs.iter().cloned())
@@ -277,7 +277,7 @@ fn key_of(p: &EntryPath) -> PathKey {
 }
 
 /// Paths recorded with a symlink or hard-link gap in `turns`: restoring them is unsafe.
-fn gap_paths(turns: &[&Turn]) -> BTreeSet<String> {
+pub(crate) fn gap_paths(turns: &[&Turn]) -> BTreeSet<String> {
     turns
         .iter()
         .flat_map(|t| t.gaps.iter())

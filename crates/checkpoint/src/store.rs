@@ -352,6 +352,12 @@ impl CheckpointStore {
         })
     }
 
+    /// Plans restoring version `version` (from 1) of `path`'s history as a one-file plan, with the
+    /// checks, transaction and undo of a single-file revert (SPEC §5.8).
+    pub fn plan_file_version(&self, path: &Path, version: u32) -> Result<RestorePlan> {
+        self.sidecar.plan_file_version(path, version)
+    }
+
     /// The manifests, by id.
     pub fn transactions(&self) -> impl Iterator<Item = &Manifest> {
         self.sidecar.transactions()

@@ -59,6 +59,9 @@ fn checkpoint(e: CheckpointError, message: String) -> Error {
         C::RecordTooLarge { .. } | C::Corrupt { .. } => ErrorCode::Corrupt,
         C::UnknownTurn(n) => return Error::not_found(Missing::Turn, n.to_string(), message),
         C::UnknownFile { path, .. } => return Error::not_found(Missing::File, path.clone(), message),
+        C::UnknownVersion { version, .. } => {
+            return Error::not_found(Missing::Version, version.to_string(), message)
+        }
         C::MissingPayload { .. }
         | C::NotOffered { .. }
         | C::UndoUnavailable { .. }

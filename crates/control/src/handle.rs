@@ -205,7 +205,7 @@ impl SessionHandle {
     pub async fn prepare_revert(&self, req: PrepareRevert) -> Result<RewindPlan, Error> {
         self.call(move |a| {
             a.idle()?;
-            a.core().prepare_revert(&req.path)
+            a.core().prepare_revert(&req.path, req.version)
         })
         .await
     }

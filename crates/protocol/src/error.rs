@@ -106,6 +106,8 @@ pub enum Missing {
     Approval,
     /// A transaction id.
     Transaction,
+    /// A version of a file's history.
+    Version,
 }
 
 /// Structured details of an error, by kind.

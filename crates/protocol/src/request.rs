@@ -162,6 +162,10 @@ pub struct SwitchRequest {
 pub struct PrepareRevert {
     /// The file, relative to the workspace.
     pub path: PathBuf,
+    /// A version of the file's history to restore (SPEC §5.8, from 1); absent: its state before
+    /// the session first touched it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u32>,
 }
 
 /// Commit a prepared file revert (`POST …/revert/commit`).

@@ -79,3 +79,58 @@ fn turns_hand_edits_restores_and_undo_are_versions_in_order() {
     let last = h.versions.last().unwrap();
     assert_eq!((last.origin, last.existed), (VersionOrigin::Now, false));
 }
+
+/// Any version can be restored as a one-file plan: from a before-image, an end pack, or the
+/// forward image of a restore (the hand edit it replaced); with the conflict checks and the undo
+/// of a revert.
+#[test]
+fn any_version_is_restored_with_conflict_checks_and_undo() {
+    let s = Scratch::new().unwrap();
+    let mut store = CheckpointStore::open(&s.sidecar, &s.workspace, opts()).unwrap();
+    turn(&mut store, &s, "a.txt", b"one\n");
+    turn(&mut store, &s, "a.txt", b"two\n");
+    s.write("a.txt", b"by hand\n").unwrap();
+    let overwrite = CommitOptions {
+        confirm: true,
+        on_conflict: OnConflict::Overwrite,
+    };
+    let refuse = CommitOptions {
+        confirm: true,
+        on_conflict: OnConflict::Refuse,
+    };
+    // v2: turn 0's end ("one"), kept in its end pack. The hand edit is a conflict.
+    let plan = store.plan_file_version(Path::new("a.txt"), 2).unwrap();
+    assert_eq!(plan.plan.conflicts.len(), 1, "{:?}", plan.plan);
+    assert!(store.commit(&plan, refuse).is_err());
+    assert_eq!(s.read("a.txt").unwrap(), b"by hand\n");
+    let done = store.commit(&plan, overwrite).unwrap();
+    assert_eq!(s.read("a.txt").unwrap(), b"one\n");
+    // The revert's forward image is the hand edit: a version, restorable in turn.
+    let h = store.file_history(Path::new("a.txt")).unwrap();
+    let hand = h
+        .versions
+        .iter()
+        .find(|v| v.origin == VersionOrigin::BeforeRestore)
+        .unwrap()
+        .version;
+    let plan = store.plan_file_version(Path::new("a.txt"), hand).unwrap();
+    assert!(
+        plan.plan.conflicts.is_empty(),
+        "Retrace wrote what is there: {:?}",
+        plan.plan
+    );
+    store.commit(&plan, refuse).unwrap();
+    assert_eq!(s.read("a.txt").unwrap(), b"by hand\n");
+    // v1: absent (before turn 0): a deletion.
+    let plan = store.plan_file_version(Path::new("a.txt"), 1).unwrap();
+    let out = store.commit(&plan, refuse).unwrap();
+    assert!(!s.workspace.join("a.txt").exists());
+    store.undo(out.transaction_id.as_deref().unwrap()).unwrap();
+    assert_eq!(s.read("a.txt").unwrap(), b"by hand\n");
+    let _ = done;
+    // A version that is not there.
+    let err = store.plan_file_version(Path::new("a.txt"), 99).unwrap_err();
+    assert!(err.to_string().contains("has no version 99"), "{err}");
+    let err = store.plan_file_version(Path::new("never.txt"), 1).unwrap_err();
+    assert!(err.to_string().contains("never.txt"), "{err}");
+}

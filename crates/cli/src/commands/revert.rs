@@ -1,5 +1,5 @@
 //! `retrace revert PATH`: one file back to its state before the session first touched it (SPEC
-//! §5.6), in place.
+//! §5.6), or with `--version V` to any version of its history (§5.8), in place.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,6 +18,9 @@ pub struct RevertArgs {
     pub session: SessionArgs,
     /// The file (relative to the workspace).
     pub path: PathBuf,
+    /// Restore this version of the file's history instead (see `retrace history`).
+    #[arg(long, value_name = "V")]
+    pub version: Option<u32>,
     /// Replace the file even if it changed since Retrace wrote it (undoable).
     #[arg(long)]
     pub overwrite: bool,
@@ -35,7 +38,12 @@ pub fn run(a: RevertArgs) -> CmdResult {
     let cfg = load_config()?;
     with_service(service_options(&cfg, None, false)?, async |svc| {
         let h = svc.open(&s.id, s.workspace.as_deref()).await?;
-        let plan = h.prepare_revert(PrepareRevert { path: a.path.clone() }).await?;
+        let plan = h
+            .prepare_revert(PrepareRevert {
+                path: a.path.clone(),
+                version: a.version,
+            })
+            .await?;
         let result = h
             .commit_revert(CommitRevert {
                 plan_id: plan.plan_id.clone(),

@@ -99,3 +99,47 @@ fn history_lists_each_version_of_a_file() {
     let (text, _) = w.code(&["history", "--session", id.as_str(), "a.txt"], 0);
     assert!(text.starts_with("a.txt\n  v1   turn 0 start"), "{text}");
 }
+
+#[test]
+fn revert_to_a_version_is_an_undoable_one_file_restore() {
+    let w = World::new();
+    w.put("a.txt", b"one\n");
+    let id = w.exec(
+        None,
+        "first",
+        json!([
+            {"content": "", "tool_calls": [
+                {"name": "write_file", "arguments": {"path": "a.txt", "content": "two\n"}}
+            ]},
+            {"content": "done"}
+        ]),
+    );
+    w.exec(
+        Some(&id),
+        "second",
+        json!([
+            {"content": "", "tool_calls": [
+                {"name": "write_file", "arguments": {"path": "a.txt", "content": "three\n"}}
+            ]},
+            {"content": "done"}
+        ]),
+    );
+    // v2 is turn 0's end: "two".
+    let r = w.json(&["revert", "--session", id.as_str(), "a.txt", "--version", "2"]);
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(w.read("a.txt").as_deref(), Some("two\n"));
+    w.json(&["undo", "--session", id.as_str()]);
+    assert_eq!(w.read("a.txt").as_deref(), Some("three\n"));
+    let out = w.run(&[
+        "revert",
+        "--session",
+        id.as_str(),
+        "a.txt",
+        "--version",
+        "40",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(err["error"]["code"], "not_found", "{err}");
+}

@@ -243,8 +243,16 @@ impl Core {
     /// Prepares the revert of one file to its state before the session first touched it (§5.6):
     /// the same checks as a restore, confirmation included (a shell command in a turn that touched
     /// the file may have changed it untracked).
-    pub(crate) fn prepare_revert(&mut self, path: &std::path::Path) -> Result<RewindPlan> {
-        let code = self.store.plan_file_revert(path).map_err(|e| match e {
+    pub(crate) fn prepare_revert(
+        &mut self,
+        path: &std::path::Path,
+        version: Option<u32>,
+    ) -> Result<RewindPlan> {
+        let planned = match version {
+            Some(v) => self.store.plan_file_version(path, v),
+            None => self.store.plan_file_revert(path),
+        };
+        let code = planned.map_err(|e| match e {
             CheckpointError::UnknownFile { path, .. } => {
                 ControlError::from(retrace_protocol::Error::not_found(
                     Missing::File,

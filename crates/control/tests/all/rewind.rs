@@ -126,7 +126,10 @@ fn a_plan_is_stale_after_another_write_by_retrace() {
     // A file revert is a write by Retrace outside any turn: it moves the generation on.
     let plan = prepare(&w, &h, 1, RewindScope::Code);
     let revert = w
-        .run(h.prepare_revert(PrepareRevert { path: "c.txt".into() }))
+        .run(h.prepare_revert(PrepareRevert {
+            path: "c.txt".into(),
+            version: None,
+        }))
         .unwrap();
     let r = w
         .run(h.commit_revert(CommitRevert {

@@ -580,7 +580,10 @@ fn plans_are_committed_only_as_what_they_were_prepared_for() {
     assert!(r.ok && r.conversation_forked, "{r:?}");
     assert_eq!(w.read("a.txt"), None);
     let revert = w
-        .run(h.prepare_revert(PrepareRevert { path: "a.txt".into() }))
+        .run(h.prepare_revert(PrepareRevert {
+            path: "a.txt".into(),
+            version: None,
+        }))
         .unwrap();
     let e = w
         .run(h.commit_rewind(CommitRewind {
@@ -721,7 +724,10 @@ fn a_revert_across_a_shell_command_needs_confirmation() {
     let h = w.open();
     w.turn(&h, "zero", vec![write("a.txt", "a0\n"), bash("b1", "true")]);
     let plan = w
-        .run(h.prepare_revert(PrepareRevert { path: "a.txt".into() }))
+        .run(h.prepare_revert(PrepareRevert {
+            path: "a.txt".into(),
+            version: None,
+        }))
         .unwrap();
     assert!(plan.requires_confirmation);
     assert_eq!(
