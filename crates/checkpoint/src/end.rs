@@ -13,18 +13,21 @@
 //! Not kept (the entry records the image, or only that the file is gone): a file that no longer
 //! exists, one over the store's size cap, anything but a regular file, a symbolic link, a file that
 //! cannot be read. A file whose bytes are those of its before-image is recorded by hash only (the
-//! before-image holds them).
+//! before-image holds them). Each entry also records the lines added and removed from its
+//! before-image (when both are text), so the listing can show a turn's +/− without diffing.
 
 use std::collections::HashMap;
 use std::fs::{self, File};
-use std::io;
+use std::io::{self, Read, Write};
 
-use retrace_fsutil::{copy_hashed, RelPath};
+use retrace_diff::{diff_sides, Side};
+use retrace_fsutil::{copy_hashed, sha256_bytes, RelPath};
 
 use crate::error::{IoContext, Result};
 use crate::fsio::mode_bits;
 use crate::layout::{end_pack_rel, end_pack_tmp_rel};
 use crate::model::{Before, End, Image, Slice};
+use crate::read::BeforeImage;
 use crate::store::CheckpointStore;
 
 impl CheckpointStore {
@@ -68,65 +71,74 @@ impl CheckpointStore {
             let abs = rel.under(&root);
             let end = match fs::symlink_metadata(&abs) {
                 Err(e) if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::NotADirectory => {
+                    let counts = self.counts(n, &rel, Some(&[]), true);
                     Some(End {
                         image: Image::absent(),
                         size: None,
                         kept: None,
                         at: None,
+                        counts,
                     })
                 }
                 Err(_) => None,
                 Ok(m) if !m.is_file() => None,
-                Ok(_) => {
-                    let Ok((file, meta)) = retrace_fsutil::open_regular_nofollow(&abs) else {
-                        ends.push((i, None));
-                        continue;
-                    };
-                    if meta.len() > self.opts.limits.max_file_bytes {
+                Ok(_) => match retrace_fsutil::open_regular_nofollow(&abs) {
+                    Err(_) => None,
+                    Ok((file, meta)) if meta.len() > self.opts.limits.max_file_bytes => {
                         let hashed = copy_hashed::<_, File>(&file, None).at("read", &abs)?;
                         Some(End {
                             image: present(hashed.sha256, mode_bits(&meta)),
                             size: Some(hashed.len),
                             kept: None,
                             at: None,
-                        })
-                    } else {
-                        let (out, len, by_sha) = match &mut pack {
-                            Some(p) => p,
-                            None => {
-                                let f = fs_.create_file(&tmp).at("create", &tmp)?;
-                                pack.insert((f, 0, HashMap::new()))
-                            }
-                        };
-                        fs_.step("write").at("write", &tmp)?;
-                        let copied = copy_hashed(&file, Some(&mut *out)).at("copy into", &tmp)?;
-                        let unchanged = before_sha.as_deref() == Some(copied.sha256.as_str());
-                        let kept = if unchanged {
-                            // The before-image holds these bytes: take them back out of the pack.
-                            out.set_len(*len).at("write", &tmp)?;
-                            seek_end(out, &tmp)?;
-                            None
-                        } else if let Some(s) = by_sha.get(&copied.sha256) {
-                            out.set_len(*len).at("write", &tmp)?;
-                            seek_end(out, &tmp)?;
-                            Some(*s)
-                        } else {
-                            let s = Slice {
-                                offset: *len,
-                                length: copied.len,
-                            };
-                            *len += copied.len;
-                            by_sha.insert(copied.sha256.clone(), s);
-                            Some(s)
-                        };
-                        Some(End {
-                            image: present(copied.sha256, mode_bits(&meta)),
-                            size: Some(copied.len),
-                            kept,
-                            at: None,
+                            counts: None,
                         })
                     }
-                }
+                    Ok((mut file, meta)) => {
+                        let mut bytes = Vec::with_capacity(meta.len() as usize);
+                        file.read_to_end(&mut bytes).at("read", &abs)?;
+                        let sha = sha256_bytes(&bytes);
+                        let unchanged = before_sha.as_deref() == Some(sha.as_str());
+                        let kept = if unchanged {
+                            // The before-image holds these bytes.
+                            None
+                        } else {
+                            let (out, len, by_sha) = match &mut pack {
+                                Some(p) => p,
+                                None => {
+                                    let f = fs_.create_file(&tmp).at("create", &tmp)?;
+                                    pack.insert((f, 0, HashMap::new()))
+                                }
+                            };
+                            match by_sha.get(&sha) {
+                                Some(s) => Some(*s),
+                                None => {
+                                    fs_.step("write").at("write", &tmp)?;
+                                    out.write_all(&bytes).at("write", &tmp)?;
+                                    let s = Slice {
+                                        offset: *len,
+                                        length: bytes.len() as u64,
+                                    };
+                                    *len += s.length;
+                                    by_sha.insert(sha.clone(), s);
+                                    Some(s)
+                                }
+                            }
+                        };
+                        let counts = if unchanged {
+                            Some((0, 0))
+                        } else {
+                            self.counts(n, &rel, Some(&bytes), false)
+                        };
+                        Some(End {
+                            image: present(sha, mode_bits(&meta)),
+                            size: Some(bytes.len() as u64),
+                            kept,
+                            at: None,
+                            counts,
+                        })
+                    }
+                },
             };
             ends.push((i, end));
         }
@@ -152,6 +164,26 @@ impl CheckpointStore {
         }
         Ok(())
     }
+
+    /// Lines added and removed from `rel`'s before-image in turn `n` to `end` (`absent`: the file
+    /// is gone), when both are text of at most the diffed size; `None` otherwise.
+    fn counts(&self, n: u64, rel: &RelPath, end: Option<&[u8]>, absent: bool) -> Option<(u64, u64)> {
+        let before = match self.sidecar.before_image(n, rel).ok()? {
+            BeforeImage::Absent => None,
+            BeforeImage::Present { reader, .. } => Some(reader.read_all().ok()?),
+        };
+        let old = match &before {
+            Some(b) => Side::Bytes(b),
+            None => Side::Absent,
+        };
+        let new = match (absent, end) {
+            (true, _) => Side::Absent,
+            (false, Some(b)) => Side::Bytes(b),
+            (false, None) => return None,
+        };
+        let d = diff_sides(old, new, 0)?;
+        Some((d.added, d.removed))
+    }
 }
 
 fn present(sha256: String, mode: u32) -> Image {
@@ -160,9 +192,4 @@ fn present(sha256: String, mode: u32) -> Image {
         sha256: Some(sha256),
         mode: Some(mode),
     }
-}
-
-fn seek_end(f: &mut File, path: &std::path::Path) -> Result<()> {
-    use std::io::Seek;
-    f.seek(io::SeekFrom::End(0)).map(|_| ()).at("write", path)
 }

@@ -386,5 +386,6 @@ fn end_of(rf: &RawFile, path: &EntryPath, findings: &mut Vec<(String, String)>) 
         size: if e.existed { e.size } else { None },
         kept,
         at: e.at.clone(),
+        counts: e.added.zip(e.removed),
     })
 }

@@ -183,6 +183,9 @@ pub struct End {
     pub kept: Option<Slice>,
     /// When the turn ended (RFC 3339), when recorded.
     pub at: Option<String>,
+    /// Lines added and removed from the before-image to this state, when both are text (the
+    /// turn's +/− counts in the listing).
+    pub counts: Option<(u64, u64)>,
 }
 
 /// A range of bytes in a pack.

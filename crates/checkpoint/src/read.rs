@@ -103,6 +103,12 @@ impl Sidecar {
 
     fn entry_of(&self, t: &Turn) -> CheckpointEntry {
         let (can_code, reason) = self.code_restore_offered(t);
+        let ends: Vec<_> = t.files.iter().filter_map(|f| f.end.as_ref()).collect();
+        let counts = (!ends.is_empty()).then(|| {
+            ends.iter()
+                .filter_map(|e| e.counts)
+                .fold((0, 0), |(a, r), (x, y)| (a + x, r + y))
+        });
         CheckpointEntry {
             turn: t.number,
             time: t.time.clone(),
@@ -119,6 +125,8 @@ impl Sidecar {
             can_restore_conversation: None,
             disabled_reason: reason,
             visible: None,
+            added: counts.map(|c| c.0),
+            removed: counts.map(|c| c.1),
             actions: Vec::new(),
         }
     }

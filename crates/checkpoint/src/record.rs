@@ -173,6 +173,12 @@ pub struct RawEnd {
     /// When the turn ended (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
+    /// Lines added from the before-image to this state, when both are text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added: Option<u64>,
+    /// Lines removed, likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removed: Option<u64>,
 }
 
 /// A stored `encoding`, kept as written so a record is rewritten unchanged (retention).

@@ -98,6 +98,8 @@ pub(crate) fn file_to_raw(f: &FileEntry) -> RawFile {
         offset: e.kept.map(|s| s.offset),
         length: e.kept.map(|s| s.length),
         at: e.at.clone(),
+        added: e.counts.map(|c| c.0),
+        removed: e.counts.map(|c| c.1),
     });
     rf
 }

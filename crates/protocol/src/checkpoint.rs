@@ -162,6 +162,13 @@ pub struct CheckpointEntry {
     pub disabled_reason: Option<String>,
     /// Whether the turn's user message is on the current head (null without a session).
     pub visible: Option<bool>,
+    /// Lines the turn added, over the text files it changed (its results' +); absent for a turn
+    /// recorded before turn results, or still running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added: Option<u64>,
+    /// Lines it removed, likewise (its results' −).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removed: Option<u64>,
     /// What the user can do from this turn, in the order every frontend offers them (restore
     /// code and conversation, conversation, code, fork, summarize from, summarize up to), each
     /// with whether it is available and why not. Empty for a bare sidecar listing.

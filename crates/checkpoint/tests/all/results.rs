@@ -98,6 +98,13 @@ fn create_modify_delete_and_an_unchanged_file() {
     assert_eq!(d.action, ChangeAction::Delete);
     assert_eq!(d.diff, "@@ -1 +0,0 @@\n-gone\n");
     assert!(d.after.is_none());
+    // The listing's +/− of the turn, recorded as it ended (no diffing when listing).
+    let entry = store.list().into_iter().find(|e| e.turn == n).unwrap();
+    assert_eq!((entry.added, entry.removed), (Some(2), Some(2)));
+    drop(store);
+    let store = open(&s);
+    let entry = store.list().into_iter().find(|e| e.turn == n).unwrap();
+    assert_eq!((entry.added, entry.removed), (Some(2), Some(2)));
 }
 
 #[test]

@@ -80,6 +80,8 @@ pub fn entry(turn: u64, prompt: &str, paths: &[&str]) -> CheckpointEntry {
         can_restore_conversation: Some(true),
         disabled_reason: None,
         visible: Some(true),
+        added: None,
+        removed: None,
         actions: ActionKind::ALL
             .into_iter()
             .map(|action| CheckpointAction {
