@@ -68,12 +68,18 @@ fn line(v: &HistoryVersion) -> String {
         ),
         (true, None) => "present (hash not recorded)".to_string(),
     };
-    let time = v.time.as_deref().unwrap_or("");
+    // `2026-12-06T19:40:45.66Z` → `2026-12-06 19:40:45` (times are UTC).
+    let time = v
+        .time
+        .as_deref()
+        .and_then(|t| t.get(..19))
+        .map(|t| t.replacen('T', " ", 1))
+        .unwrap_or_default();
     let note = match (&v.reason, v.restorable) {
         (Some(why), false) => format!("  (cannot be restored: {why})"),
         _ => String::new(),
     };
-    format!("  v{:<3} {what:<20} {time:<25} {state}{note}", v.version)
+    format!("  v{:<3} {what:<20} {time:<19}  {state}{note}", v.version)
         .trim_end()
         .to_string()
 }
@@ -115,7 +121,7 @@ mod tests {
         };
         assert_eq!(
             render(&h),
-            "a.txt\n  v1   turn 0 start         2026-12-06T10:00:00Z      absent\n  v2   turn 0 end                                     0123456789ab 10 B  (cannot be restored: its bytes are no longer kept)\n"
+            "a.txt\n  v1   turn 0 start         2026-12-06 10:00:00  absent\n  v2   turn 0 end                                0123456789ab 10 B  (cannot be restored: its bytes are no longer kept)\n"
         );
     }
 }
