@@ -265,7 +265,9 @@ impl Core {
 /// (`external_change`, by its workspace path).
 pub(crate) fn moved_files(e: &CheckpointError) -> Vec<retrace_protocol::Conflict> {
     match e {
-        CheckpointError::Changed { conflicts } | CheckpointError::Refused { conflicts } => conflicts.clone(),
+        CheckpointError::Changed { conflicts }
+        | CheckpointError::Refused { conflicts }
+        | CheckpointError::RedoRefused { conflicts } => conflicts.clone(),
         CheckpointError::ExternalChange { path } => vec![retrace_protocol::Conflict {
             path: path.clone(),
             reason: retrace_protocol::ConflictReason::ExternalChange,
