@@ -15,8 +15,8 @@ use axum::{Json, Router};
 use retrace_protocol::{
     ApprovalAnswer, CancelAnswer, CheckpointListing, CommitRevert, CommitRewind, CompactRequest,
     CreateSession, ErrorCode, ForkRequest, HeadEntry, HeadRef, PlanModeRequest, PrepareRevert, PrepareRewind,
-    RetireRequest, RewindPlan, RewindResult, SendPrompt, SessionCreated, SessionEntry, SessionStatus,
-    SummarizeDirection, SummarizeRequest, SwitchRequest, TranscriptEntry, UndoRequest,
+    RedoRequest, RetireRequest, RewindPlan, RewindResult, SendPrompt, SessionCreated, SessionEntry,
+    SessionStatus, SummarizeDirection, SummarizeRequest, SwitchRequest, TranscriptEntry, UndoRequest,
 };
 
 use crate::body::{Empty, StrictJson};
@@ -42,6 +42,7 @@ pub fn routes(registry: Arc<Registry>) -> Router {
         .route("/rewind/prepare", post(prepare_rewind))
         .route("/rewind/commit", post(commit_rewind))
         .route("/undo", post(undo))
+        .route("/redo", post(redo))
         .route("/fork", post(fork))
         .route("/summarize", post(summarize))
         .route("/compact", post(compact))
@@ -183,6 +184,14 @@ async fn undo(
     StrictJson(req): StrictJson<UndoRequest>,
 ) -> Answer<RewindResult> {
     Ok(Json(r.get(&id).await?.undo(req).await?))
+}
+
+async fn redo(
+    State(r): Reg,
+    Param(id): Param<String>,
+    StrictJson(req): StrictJson<RedoRequest>,
+) -> Answer<RewindResult> {
+    Ok(Json(r.get(&id).await?.redo(req).await?))
 }
 
 async fn fork(
