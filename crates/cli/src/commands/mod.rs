@@ -12,6 +12,7 @@ pub mod exec;
 pub mod fork;
 pub mod fsck;
 pub mod heads;
+pub mod redo;
 pub mod revert;
 pub mod rewind;
 pub mod serve;
@@ -35,6 +36,7 @@ pub enum Command {
     Fsck(fsck::FsckArgs),
     Rewind(rewind::RewindArgs),
     Undo(undo::UndoArgs),
+    Redo(redo::RedoArgs),
     Revert(revert::RevertArgs),
     Fork(fork::ForkArgs),
     Summarize(summarize::SummarizeArgs),
@@ -57,6 +59,7 @@ impl Command {
             Command::Fsck(a) => fsck::run(a),
             Command::Rewind(a) => rewind::run(a),
             Command::Undo(a) => undo::run(a),
+            Command::Redo(a) => redo::run(a),
             Command::Revert(a) => revert::run(a),
             Command::Fork(a) => fork::run(a),
             Command::Summarize(a) => summarize::run(a),
@@ -80,6 +83,7 @@ impl Command {
             Command::Fsck(a) => a.json,
             Command::Rewind(a) => a.json,
             Command::Undo(a) => a.json,
+            Command::Redo(a) => a.json,
             Command::Revert(a) => a.json,
             Command::Fork(a) => a.json,
             Command::Summarize(a) => a.json,
