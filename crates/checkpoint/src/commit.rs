@@ -14,7 +14,7 @@ use crate::plan::{overwritable, CommitOptions, PlanKind, PlannedFile, RestorePla
 use crate::rewind::RewindRecord;
 use crate::state::Owned;
 use crate::store::CheckpointStore;
-use crate::transaction::TxInput;
+use crate::transaction::{Link, TxInput};
 use crate::tx::{Manifest, TargetAction, TxKind};
 
 impl CheckpointStore {
@@ -129,7 +129,7 @@ impl CheckpointStore {
             PlanKind::Turn(n) => (TxKind::Restore, Some(*n)),
             PlanKind::File(_) | PlanKind::Version(..) => (TxKind::Revert, Some(fresh.plan.turn)),
         };
-        let m = self.run_transaction(kind, turn, None, inputs, extra, &fresh.created_dirs)?;
+        let m = self.run_transaction(kind, turn, Link::None, inputs, extra, &fresh.created_dirs)?;
         self.claim(claims, m.seq);
         Ok(self.outcome_of(&m, conflicts))
     }

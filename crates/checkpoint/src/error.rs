@@ -147,6 +147,18 @@ pub enum CheckpointError {
         /// The files that moved.
         paths: Vec<String>,
     },
+    /// Nothing can be redone now.
+    #[error("nothing to redo: {why}")]
+    RedoUnavailable {
+        /// Why not.
+        why: String,
+    },
+    /// Files changed since the undo (a later turn's edit, a hand edit); redo would overwrite them.
+    #[error("redo refused: {} file(s) changed since the undo ({}); nothing was written", conflicts.len(), conflict_list(conflicts))]
+    RedoRefused {
+        /// The files, each with what stands there now against what the undo left.
+        conflicts: Vec<retrace_protocol::Conflict>,
+    },
     /// Rolling back met content that matched neither image; it was kept aside and left in place.
     #[error("the transaction {tx} could not be rolled back completely: `{path}` matches neither image; its bytes were kept in `{copy}`")]
     Stuck {

@@ -120,6 +120,7 @@ impl Sidecar {
         }
         for m in self.transactions.values().filter(|m| m.state.happened()) {
             let origin = match m.kind {
+                _ if m.redoes.is_some() => VersionOrigin::Redo,
                 TxKind::Restore => VersionOrigin::Restore,
                 TxKind::Revert => VersionOrigin::Revert,
                 TxKind::Undo => VersionOrigin::Undo,

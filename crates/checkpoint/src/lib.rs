@@ -31,9 +31,9 @@
 //!    (`blobs`), the edit tools' temp files (`tool_temps`), `fsck`.
 //! 3. **The store** ([`CheckpointStore`], `store`): the sidecar plus what writing needs (options,
 //!    the turn capturing now, holds), with its operations each in a module of its own: a turn's
-//!    life (`turn`), capture (`capture`, `payload`, `after`), the end of a turn (`end`), committing a plan (`commit`,
-//!    `transaction`, `prepare`, `pack`, `compensate`, `dirs`), undo and rewinds (`undo`),
-//!    recovery (`recovery`, `intents`) and `retention`.
+//!    life (`turn`), capture (`capture`, `payload`, `after`), the end of a turn (`end`),
+//!    committing a plan (`commit`, `transaction`, `prepare`, `pack`, `compensate`, `dirs`), undo
+//!    and rewinds (`undo`), redo (`redo`), recovery (`recovery`, `intents`) and `retention`.
 //!
 //! A question that only reads is answered by the sidecar (the store hands it on); an operation
 //! that writes is a method of the store.
@@ -84,6 +84,7 @@ mod pack;
 mod payload;
 mod prepare;
 mod recovery;
+mod redo;
 mod retention;
 mod store;
 mod transaction;

@@ -60,7 +60,7 @@ impl CheckpointStore {
     }
 
     /// Deletes terminal manifests older than the oldest retained turn (no restore to a retained turn
-    /// can need their images), except the current undo target. Retrace's last writes stay known
+    /// can need their images), except the current undo target and what redo needs. Retrace's last writes stay known
     /// through `state.json`.
     fn prune_manifests(&mut self) -> Result<bool> {
         let mut oldest: Option<u64> = None;
@@ -75,12 +75,18 @@ impl CheckpointStore {
             oldest = Some(oldest.map_or(start, |o| o.min(start)));
         }
         let Some(oldest) = oldest else { return Ok(false) };
-        let undo = self.undo_target().map(|m| m.id.clone());
+        // What undo and redo need: the undo target, and the redo target with the undo whose
+        // forward images it writes again.
+        let mut kept: Vec<String> = self.undo_target().map(|m| m.id.clone()).into_iter().collect();
+        if let Some(r) = self.sidecar.redo_target() {
+            kept.push(r.id.clone());
+            kept.extend(r.undone_by.clone());
+        }
         let victims: Vec<String> = self
             .sidecar
             .transactions
             .values()
-            .filter(|m| m.state.is_terminal() && Some(&m.id) != undo.as_ref() && m.seq < oldest)
+            .filter(|m| m.state.is_terminal() && !kept.contains(&m.id) && m.seq < oldest)
             .map(|m| m.id.clone())
             .collect();
         let fs_ = self.opts.fs.clone();

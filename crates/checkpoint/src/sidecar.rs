@@ -218,18 +218,47 @@ impl Sidecar {
         self.transactions.values()
     }
 
-    /// The transaction that `undo` would undo now: the last committed restore or revert, when no
-    /// turn or write happened since.
-    pub(crate) fn undo_target(&self) -> Option<&Manifest> {
-        let last = self
-            .transactions
+    /// The newest transaction that happened (or is still being committed): the end of the line
+    /// of restores, undos and redos that `undo` and `redo` walk.
+    fn newest_transaction(&self) -> Option<&Manifest> {
+        self.transactions
             .values()
             .filter(|m| m.state.happened() || m.state == TxState::Committing)
-            .max_by_key(|m| m.seq)?;
+            .max_by_key(|m| m.seq)
+    }
+
+    /// The transaction that `undo` would undo now: the last committed restore, revert or rewind
+    /// (a redo of one included), when no turn or write happened since.
+    pub(crate) fn undo_target(&self) -> Option<&Manifest> {
+        let last = self.newest_transaction()?;
         let undoable = last.state == TxState::Committed
             && matches!(last.kind, TxKind::Restore | TxKind::Revert | TxKind::Rewind)
             && last.seq == self.state.mutation_seq;
         undoable.then_some(last)
+    }
+
+    /// The transaction that `redo` would apply again now (SPEC §5.5): the one the newest undo took
+    /// back, while that undo is the newest of Retrace's transactions. Turns and captures since do
+    /// not end it (the redo is then checked against the files as they are); another restore,
+    /// revert or rewind does. A conversation-only rewind is undone without a transaction of its
+    /// own: it is the redo target while it is the newest transaction and `undone`.
+    pub(crate) fn redo_target(&self) -> Option<&Manifest> {
+        let last = self.newest_transaction()?;
+        match (last.kind, last.state) {
+            (TxKind::Undo, TxState::Committed) => {
+                let orig = self.transactions.get(last.undoes.as_deref()?)?;
+                let undone = orig.state == TxState::Undone
+                    && orig.undone_by.as_deref() == Some(last.id.as_str())
+                    && orig.kind != TxKind::Undo;
+                undone.then_some(orig)
+            }
+            (TxKind::Restore | TxKind::Revert | TxKind::Rewind, TxState::Undone)
+                if last.targets.is_empty() && last.undone_by.is_none() =>
+            {
+                Some(last)
+            }
+            _ => None,
+        }
     }
 
     /// The rewind record transaction `m` keeps (`extra`): `None` when it keeps none (a restore of

@@ -369,6 +369,12 @@ impl CheckpointStore {
         self.sidecar.undo_target()
     }
 
+    /// The transaction that `redo` would apply again now: the one the newest undo took back,
+    /// while no restore, revert or rewind happened since (turns may have).
+    pub fn redo_target(&self) -> Option<&Manifest> {
+        self.sidecar.redo_target()
+    }
+
     /// The rewind record transaction `m` keeps: `None` when it keeps none (a restore of files
     /// only); an error naming its manifest when the record cannot be read.
     pub fn rewind_record(&self, m: &Manifest) -> Result<Option<RewindRecord>> {

@@ -1,5 +1,5 @@
-//! One file transaction (SPEC §5.4), a restore's, a revert's or an undo's: its manifest written at
-//! each step, its files published, and everything put back on failure (`compensate.rs`).
+//! One file transaction (SPEC §5.4), a restore's, a revert's, an undo's or a redo's: its manifest
+//! written at each step, its files published, and everything put back on failure (`compensate.rs`).
 //!
 //! Order: manifest `prepared` (durable) → temp files beside the targets, and the forward images
 //! copied into the transaction's pack (`prepare.rs`, `pack.rs`), written, then fsynced together
@@ -31,6 +31,17 @@ use crate::store::CheckpointStore;
 use crate::to_record::path_to_raw;
 use crate::tx::{Manifest, TargetAction, TxImage, TxKind, TxOwned, TxState, TxTarget};
 
+/// What a transaction takes back or applies again, if anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Link {
+    /// Nothing: a restore or a revert.
+    None,
+    /// An undo of this transaction (`undoes`).
+    Undoes(String),
+    /// A redo of this undone transaction (`redoes`).
+    Redoes(String),
+}
+
 /// One file a transaction will write.
 #[derive(Debug, Clone)]
 pub(crate) struct TxInput {
@@ -51,7 +62,7 @@ impl CheckpointStore {
         &mut self,
         kind: TxKind,
         turn: Option<u64>,
-        undoes: Option<String>,
+        link: Link,
         inputs: Vec<TxInput>,
         extra: Option<serde_json::Value>,
         created_dirs: &[RelPath],
@@ -88,6 +99,11 @@ impl CheckpointStore {
             .iter()
             .any(|i| i.forward.existed)
             .then(|| pack_rel_path(&id));
+        let (undoes, redoes) = match link {
+            Link::None => (None, None),
+            Link::Undoes(id) => (Some(id), None),
+            Link::Redoes(id) => (None, Some(id)),
+        };
         let mut m = Manifest {
             id,
             kind,
@@ -97,6 +113,7 @@ impl CheckpointStore {
             turn,
             undoes,
             undone_by: None,
+            redoes,
             extra,
             forward_pack,
             targets,
@@ -337,6 +354,7 @@ mod tests {
             turn: None,
             undoes: None,
             undone_by: None,
+            redoes: None,
             extra: None,
             forward_pack: None,
             removed_dirs: Vec::new(),

@@ -1,4 +1,5 @@
-//! Transaction manifests (`transactions/<id>.json`, SPEC §5.4): one per code restore, undo or revert.
+//! Transaction manifests (`transactions/<id>.json`, SPEC §5.4): one per code restore, revert, undo or
+//! redo.
 
 use std::path::{Path, PathBuf};
 
@@ -16,13 +17,13 @@ pub use crate::rewind::{RewindRecord, REWIND_RECORD_VERSION};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TxKind {
-    /// A code restore to a turn.
+    /// A code restore to a turn (or its redo, which names it in `redoes`).
     Restore,
-    /// A single-file revert.
+    /// A single-file revert (or its redo).
     Revert,
-    /// The undo of a restore or revert.
+    /// The undo of a restore or revert (or of a redo of one).
     Undo,
-    /// A rewind that touched no file (conversation only): kept so undo can find it.
+    /// A rewind that touched no file (conversation only): kept so undo can find it (or its redo).
     Rewind,
 }
 
@@ -217,6 +218,10 @@ pub struct Manifest {
     /// The transaction that undid this one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undone_by: Option<String>,
+    /// For a redo: the undone transaction it applies again (SPEC §5.5). A redo is of that
+    /// transaction's kind (`restore`, `revert` or `rewind`) and is undone like one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redoes: Option<String>,
     /// The rewind record (the conversation half of a rewind, [`RewindRecord`]) as stored: read it
     /// with [`crate::CheckpointStore::rewind_record`]. Absent for an undo, and for a restore or
     /// revert the controller did not make.

@@ -1,4 +1,4 @@
-//! Undo of the last code restore (SPEC §5.5): itself a transaction, refused when anything moved.
+//! Undo of the last rewind (SPEC §5.5): itself a transaction, refused when anything moved.
 
 use retrace_protocol::CodeOutcome;
 
@@ -7,7 +7,7 @@ use crate::fsio::{image_of, unsafe_to_write};
 use crate::memo::HashMemo;
 use crate::model::{same_image, Image};
 use crate::store::CheckpointStore;
-use crate::transaction::TxInput;
+use crate::transaction::{Link, TxInput};
 use crate::tx::{Manifest, TxKind, TxState};
 
 impl CheckpointStore {
@@ -17,6 +17,18 @@ impl CheckpointStore {
     /// [`CheckpointStore::commit_tagged`]).
     pub fn record_rewind(&mut self, turn: u64, extra: serde_json::Value) -> Result<Manifest> {
         let extra = self.rewind_to_keep(&extra)?;
+        self.record_targetless(turn, None, extra)
+    }
+
+    /// Writes a committed manifest of kind `rewind` with no targets at the next mutation sequence:
+    /// a rewind that wrote no file, or (`redoes`) the redo of one. `extra` is already in the form
+    /// kept.
+    pub(crate) fn record_targetless(
+        &mut self,
+        turn: u64,
+        redoes: Option<String>,
+        extra: serde_json::Value,
+    ) -> Result<Manifest> {
         let seq = self.sidecar.state.mutation_seq + 1;
         let time = (self.opts.clock)()
             .format(&time::format_description::well_known::Rfc3339)
@@ -30,6 +42,7 @@ impl CheckpointStore {
             turn: Some(turn),
             undoes: None,
             undone_by: None,
+            redoes,
             extra: Some(extra),
             forward_pack: None,
             removed_dirs: Vec::new(),
@@ -50,8 +63,8 @@ impl CheckpointStore {
         Ok(m)
     }
 
-    /// Undoes transaction `id`, which must be the last committed restore or revert with nothing
-    /// written since. Every target must still hold exactly what the restore wrote (existence,
+    /// Undoes transaction `id`, which must be the last committed restore, revert or rewind (or a
+    /// redo of one) with nothing written since. Every target must still hold exactly what the restore wrote (existence,
     /// SHA-256, mode); otherwise nothing is written.
     pub fn undo(&mut self, id: &str) -> Result<CodeOutcome> {
         let root = self.sidecar.root.clone().ok_or(CheckpointError::NoTurn)?;
@@ -64,7 +77,7 @@ impl CheckpointStore {
             let why = match orig.state {
                 TxState::Undone => "it was already undone".to_string(),
                 TxState::Aborted => "it was rolled back".to_string(),
-                _ if orig.kind == TxKind::Undo => "an undo cannot be undone".to_string(),
+                _ if orig.kind == TxKind::Undo => "an undo is not undone: redo takes it back".to_string(),
                 _ => "a turn or another write happened since".to_string(),
             };
             return Err(CheckpointError::UndoUnavailable { why });
@@ -125,7 +138,14 @@ impl CheckpointStore {
                 why: bad.restore.unusable.clone().unwrap_or_default(),
             });
         }
-        let m = self.run_transaction(TxKind::Undo, orig.turn, Some(orig.id.clone()), inputs, None, &[])?;
+        let m = self.run_transaction(
+            TxKind::Undo,
+            orig.turn,
+            Link::Undoes(orig.id.clone()),
+            inputs,
+            None,
+            &[],
+        )?;
         self.recreate_dirs(&orig);
         let mut orig = orig;
         orig.state = TxState::Undone;

@@ -199,6 +199,7 @@ impl Printer {
             Event::ApprovalResolved { .. }
             | Event::Rewound { .. }
             | Event::Undone { .. }
+            | Event::Redone { .. }
             | Event::HeadChanged { .. } => {}
         }
     }

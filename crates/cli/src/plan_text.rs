@@ -134,6 +134,9 @@ pub fn print_result(r: &RewindResult, asked: &str, json: bool) -> Result<(), Fai
         };
         println!("transaction {tx}{undo}");
     }
+    if r.redo_available {
+        println!("`retrace redo` applies the undone rewind again");
+    }
     if let Some(e) = &r.error {
         eprintln!("retrace: {}", shown_path(e));
     }

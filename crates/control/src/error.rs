@@ -65,11 +65,12 @@ fn checkpoint(e: CheckpointError, message: String) -> Error {
         C::MissingPayload { .. }
         | C::NotOffered { .. }
         | C::UndoUnavailable { .. }
+        | C::RedoUnavailable { .. }
         | C::TransactionTooLarge { .. }
         | C::TurnTooLarge { .. } => ErrorCode::Refused,
         C::StalePlan { .. } => ErrorCode::StalePlan,
         C::ConfirmationRequired => ErrorCode::ConfirmationRequired,
-        C::Refused { conflicts } | C::Changed { conflicts } => {
+        C::Refused { conflicts } | C::Changed { conflicts } | C::RedoRefused { conflicts } => {
             return Error::new(ErrorCode::Conflict, message).with_details(ErrorDetails::Conflicts {
                 conflicts: conflicts.clone(),
             })

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use retrace_checkpoint::CommitOptions;
 use retrace_protocol::{
     ApprovalDecision, CheckpointListing, CommitRevert, CommitRewind, CompactRequest, Error, ErrorCode,
-    ForkRequest, HeadEntry, HeadRef, ModelSpec, OnConflict, PrepareRevert, PrepareRewind, RewindPlan,
-    RewindResult, SessionId, SessionSnapshot, SessionStatus, SummarizeRequest, SwitchRequest,
+    ForkRequest, HeadEntry, HeadRef, ModelSpec, OnConflict, PrepareRevert, PrepareRewind, RedoRequest,
+    RewindPlan, RewindResult, SessionId, SessionSnapshot, SessionStatus, SummarizeRequest, SwitchRequest,
     TranscriptEntry, TurnAccepted, TurnResults, UndoRequest,
 };
 use tokio::sync::{mpsc, oneshot};
@@ -197,6 +197,15 @@ impl SessionHandle {
         self.call(move |a| {
             a.idle()?;
             a.core().undo(req.transaction_id.as_deref())
+        })
+        .await
+    }
+
+    /// Applies the newest undone rewind again (SPEC §5.5).
+    pub async fn redo(&self, req: RedoRequest) -> Result<RewindResult, Error> {
+        self.call(move |a| {
+            a.idle()?;
+            a.core().redo(req.transaction_id.as_deref())
         })
         .await
     }

@@ -156,6 +156,15 @@ pub enum Event {
         /// The head now selected.
         head_id: HeadId,
     },
+    /// An undone rewind was applied again (redo).
+    Redone {
+        /// The undone transaction applied again.
+        transaction_id: String,
+        /// The redo's own transaction: what `undo` takes back now.
+        redo_id: String,
+        /// The head now selected.
+        head_id: HeadId,
+    },
     /// The selected head changed.
     HeadChanged {
         /// The head now selected.

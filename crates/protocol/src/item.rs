@@ -204,7 +204,7 @@ pub struct CheckpointItem {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NoteKind {
-    /// Files were restored (a rewind, a revert, an undo): the model is told too.
+    /// Files were restored (a rewind, a revert, an undo, a redo): the model is told too.
     Restore,
     /// The conversation before this point was summarized.
     Compaction,

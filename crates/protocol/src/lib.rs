@@ -42,9 +42,9 @@ pub use item::{
 pub use message::{ChatMessage, Role, ToolCall};
 pub use request::{
     ApprovalAnswer, ApprovalDecision, CancelAnswer, CommitRevert, CommitRewind, CompactRequest,
-    CreateSession, ForkRequest, PlanModeRequest, PrepareRevert, PrepareRewind, RetireRequest, SendPrompt,
-    SessionCreated, SummarizeDirection, SummarizeRequest, SwitchRequest, TurnAccepted, TurnOutcome,
-    UndoRequest,
+    CreateSession, ForkRequest, PlanModeRequest, PrepareRevert, PrepareRewind, RedoRequest, RetireRequest,
+    SendPrompt, SessionCreated, SummarizeDirection, SummarizeRequest, SwitchRequest, TurnAccepted,
+    TurnOutcome, UndoRequest,
 };
 pub use restore::{
     CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanFile, PlanGap,

@@ -100,6 +100,15 @@ pub struct UndoRequest {
     pub transaction_id: Option<String>,
 }
 
+/// Redo the newest undone rewind (`POST …/redo`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RedoRequest {
+    /// The undone transaction to apply again; it must be the newest one undone. `None`: whatever
+    /// that is.
+    #[serde(default)]
+    pub transaction_id: Option<String>,
+}
+
 /// Fork from a turn (`POST …/fork`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForkRequest {

@@ -91,7 +91,7 @@ pub enum PlanBlocker {
     ConfirmationRequired,
 }
 
-/// The outcome of a rewind commit or an undo.
+/// The outcome of a rewind commit, an undo or a redo.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RewindResult {
     /// Whether it did what was asked.
@@ -100,7 +100,7 @@ pub struct RewindResult {
     pub partial: bool,
     /// Whether a new head was made.
     pub conversation_forked: bool,
-    /// The head the rewind made (or the head now selected, for code-only rewinds and undo).
+    /// The head the rewind made (or the head now selected, for code-only rewinds, undo and redo).
     pub head_id: HeadId,
     /// The session (a new one when an old flat log was upgraded).
     pub session_id: SessionId,
@@ -112,6 +112,9 @@ pub struct RewindResult {
     pub transaction_id: Option<String>,
     /// Whether `undo` would undo this now.
     pub undo_available: bool,
+    /// Whether `redo` would apply an undone rewind again now (true right after an undo).
+    #[serde(default)]
+    pub redo_available: bool,
     /// Conflicted files that were skipped or overwritten.
     pub conflicts: Vec<Conflict>,
     /// The turn's prompt.

@@ -15,9 +15,9 @@ use axum::{Json, Router};
 use retrace_protocol::{
     ApprovalAnswer, CancelAnswer, CheckpointListing, CommitRevert, CommitRewind, CompactRequest,
     CreateSession, ErrorCode, FileHistory, ForkRequest, HeadEntry, HeadRef, PlanModeRequest, PrepareRevert,
-    PrepareRewind, RetireRequest, RewindPlan, RewindResult, SendPrompt, SessionCreated, SessionEntry,
-    SessionStatus, SummarizeDirection, SummarizeRequest, SwitchRequest, TranscriptEntry, TurnResults,
-    UndoRequest,
+    PrepareRewind, RedoRequest, RetireRequest, RewindPlan, RewindResult, SendPrompt, SessionCreated,
+    SessionEntry, SessionStatus, SummarizeDirection, SummarizeRequest, SwitchRequest, TranscriptEntry,
+    TurnResults, UndoRequest,
 };
 
 use crate::body::{Empty, StrictJson};
@@ -45,6 +45,7 @@ pub fn routes(registry: Arc<Registry>) -> Router {
         .route("/rewind/prepare", post(prepare_rewind))
         .route("/rewind/commit", post(commit_rewind))
         .route("/undo", post(undo))
+        .route("/redo", post(redo))
         .route("/fork", post(fork))
         .route("/summarize", post(summarize))
         .route("/compact", post(compact))
@@ -198,6 +199,14 @@ async fn undo(
     StrictJson(req): StrictJson<UndoRequest>,
 ) -> Answer<RewindResult> {
     Ok(Json(r.get(&id).await?.undo(req).await?))
+}
+
+async fn redo(
+    State(r): Reg,
+    Param(id): Param<String>,
+    StrictJson(req): StrictJson<RedoRequest>,
+) -> Answer<RewindResult> {
+    Ok(Json(r.get(&id).await?.redo(req).await?))
 }
 
 async fn fork(

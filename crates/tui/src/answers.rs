@@ -1,4 +1,4 @@
-//! Answers to the requests no screen waits for itself: a rewind's or an undo's result, a head
+//! Answers to the requests no screen waits for itself: a rewind's, an undo's or a redo's result, a head
 //! selected (fork, summary, switch), another session opened, the heads' names, and errors. What
 //! they change in the conversation comes with the session's events (a new snapshot after a
 //! head change, a rewind or an undo), not with the answers.
@@ -10,7 +10,7 @@ use crate::escape;
 use crate::screens::Mode;
 
 impl App {
-    /// The result of a commit or an undo.
+    /// The result of a commit, an undo or a redo.
     pub fn on_result(&mut self, result: &RewindResult) {
         let undo = if result.undo_available {
             " — /undo to take it back"
@@ -55,15 +55,32 @@ impl App {
                 }
             }
             Some(Awaiting::Undo) => {
+                let redo = if result.redo_available {
+                    " — /redo to apply it again"
+                } else {
+                    ""
+                };
                 self.message = Some(if !result.ok {
                     format!(
                         "undo failed: {}",
                         escape::line(result.error.as_deref().unwrap_or("nothing was undone"))
                     )
                 } else if result.files_written.is_empty() && result.files_deleted.is_empty() {
-                    "undone".to_string()
+                    format!("undone{redo}")
                 } else {
-                    format!("undone: {}", files_said(result))
+                    format!("undone: {}{redo}", files_said(result))
+                });
+            }
+            Some(Awaiting::Redo) => {
+                self.message = Some(if !result.ok {
+                    format!(
+                        "redo failed: {}",
+                        escape::line(result.error.as_deref().unwrap_or("nothing was redone"))
+                    )
+                } else if result.files_written.is_empty() && result.files_deleted.is_empty() {
+                    format!("redone{undo}")
+                } else {
+                    format!("redone: {}{undo}", files_said(result))
                 });
             }
             _ => return,

@@ -35,6 +35,8 @@ pub(crate) enum Awaiting {
     Commit { turn: u64, scope: RewindScope },
     /// The result of an undo.
     Undo,
+    /// The result of a redo.
+    Redo,
 }
 
 /// Options of the UI.

@@ -7,6 +7,8 @@ pub enum Command {
     Rewind,
     /// `/undo`: undo the last rewind.
     Undo,
+    /// `/redo`: apply the last undone rewind again.
+    Redo,
     /// `/heads` (alias `/branch`): list the heads.
     Heads,
     /// `/switch <id|name>`: select a head.
@@ -37,6 +39,7 @@ pub enum Command {
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/rewind", "open the rewind picker (also Esc Esc)"),
     ("/undo", "undo the last rewind"),
+    ("/redo", "apply the last undone rewind again"),
     ("/heads", "list the heads (alias /branch)"),
     ("/switch <id|name>", "select another head"),
     ("/fork [name]", "fork the conversation"),
@@ -71,6 +74,7 @@ pub fn parse(input: &str) -> Option<Command> {
     Some(match name {
         "rewind" => Command::Rewind,
         "undo" => Command::Undo,
+        "redo" => Command::Redo,
         "heads" | "branch" => Command::Heads,
         "switch" => match arg {
             Some(a) => Command::Switch(a),
@@ -110,6 +114,7 @@ mod tests {
     fn parses() {
         assert_eq!(parse("hello"), None);
         assert_eq!(parse("/branch"), Some(Command::Heads));
+        assert_eq!(parse("/redo"), Some(Command::Redo));
         assert_eq!(
             parse(" /switch  my head "),
             Some(Command::Switch("my head".into()))

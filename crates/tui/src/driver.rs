@@ -331,6 +331,9 @@ fn perform(handle: &SessionHandle, ctx: &Context, effect: Effect, tx: &mpsc::Unb
         Effect::Undo(req) => {
             tokio::spawn(async move { tx.send(Answer::Rewind(h.undo(req).await)) });
         }
+        Effect::Redo(req) => {
+            tokio::spawn(async move { tx.send(Answer::Rewind(h.redo(req).await)) });
+        }
         Effect::Fork(req) => {
             tokio::spawn(async move { tx.send(Answer::Head(h.fork(req).await)) });
         }

@@ -2,8 +2,8 @@
 //! handle (or to the terminal), carried in the protocol's own request types.
 
 use retrace_protocol::{
-    ApprovalDecision, CommitRewind, ForkRequest, ModelSpec, PrepareRewind, SummarizeRequest, SwitchRequest,
-    UndoRequest,
+    ApprovalDecision, CommitRewind, ForkRequest, ModelSpec, PrepareRewind, RedoRequest, SummarizeRequest,
+    SwitchRequest, UndoRequest,
 };
 
 /// A request for the runtime. Answers come back through `App::on_*`.
@@ -35,6 +35,8 @@ pub enum Effect {
     Commit(CommitRewind),
     /// Undo the last rewind; answer with `App::on_result`.
     Undo(UndoRequest),
+    /// Apply the last undone rewind again; answer with `App::on_result`.
+    Redo(RedoRequest),
     /// Fork from a turn; answer with `App::on_head_ref`.
     Fork(ForkRequest),
     /// Summarize from or up to a turn; answer with `App::on_head_ref`.

@@ -126,6 +126,7 @@ impl App {
             }
             Event::Rewound { head_id, .. }
             | Event::Undone { head_id, .. }
+            | Event::Redone { head_id, .. }
             | Event::HeadChanged { head_id } => self.status.head = head_id.to_string(),
             Event::Notice { message, .. } => self.say_in_chat(first, Entry::Notice { text: message }),
             Event::Error { message } => self.say_in_chat(first, Entry::Error { text: message }),

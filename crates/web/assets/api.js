@@ -32,7 +32,7 @@ export const s = (id) => `/api/sessions/${encodeURIComponent(id)}`;
 export const EVENT_TYPES = [
   "turn_started", "assistant_delta", "reasoning_delta", "item_started", "item_updated",
   "item_completed", "item_removed", "tool_call", "tool_result", "checkpoint_captured",
-  "step_finished", "turn_finished", "rewound", "undone", "head_changed", "notice", "error",
+  "step_finished", "turn_finished", "rewound", "undone", "redone", "head_changed", "notice", "error",
   "approval_requested", "approval_resolved", "summary_started", "summary_finished", "compacted",
   "plan_mode", "lagged",
 ];

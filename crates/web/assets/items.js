@@ -3,8 +3,8 @@
 // (crates/control/src/items/list.rs): every frontend shows the same thing. No page here: the unit
 // tests import it in node.
 
-/** The events after which the items are read again (another head, a rewind, an undo, a compaction). */
-export const RELOAD_EVENTS = ["head_changed", "rewound", "undone", "compacted", "lagged"];
+/** The events after which the items are read again (another head, a rewind, an undo or redo, a compaction). */
+export const RELOAD_EVENTS = ["head_changed", "rewound", "undone", "redone", "compacted", "lagged"];
 
 /** A session's items, in order, by id. */
 export class ItemList {

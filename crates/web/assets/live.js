@@ -63,6 +63,7 @@ export async function onEvent(type, ev) {
     case "step_finished":
     case "rewound":
     case "undone":
+    case "redone":
     case "head_changed":
     case "lagged":
     default:

@@ -1,7 +1,7 @@
 // The actions on a prompt or a checkpoint, as its entry offers them (`GET …/checkpoints`): a
 // restore (`preview: true`: its plan prepared and shown in the preview dialog before anything is
-// committed), fork, summarize; undo of a restore; and on a head of the Versions panel: switch,
-// retire. The server decides what each does and whether it can; the page shows the plan, sends
+// committed), fork, summarize; undo of a restore, and redo of what was undone; and on a head of
+// the Versions panel: switch, retire. The server decides what each does and whether it can; the page shows the plan, sends
 // the user's choice, reports the result and reads the session again.
 import { call, s } from "./api.js";
 import { attempt, banner, hideBanner, say } from "./banner.js";
@@ -69,7 +69,21 @@ async function afterRewind(result, scope, turn, opener) {
 async function undo(transaction_id) {
   const result = await call("POST", `${s(state.sid)}/undo`, transaction_id ? { transaction_id } : {});
   await reload();
-  say("Undone.");
+  // the server says whether the undone rewind can be applied again
+  const kids = [el("span", null, "Undone.")];
+  if (result.redo_available) kids.push(button("Redo", () => attempt(redo), "redo"));
+  kids.push(button("Dismiss", hideBanner));
+  banner("info", ...kids);
+  return result;
+}
+
+async function redo() {
+  const result = await call("POST", `${s(state.sid)}/redo`, {});
+  await reload();
+  const kids = [el("span", null, "Redone.")];
+  if (result.undo_available) kids.push(button("Undo", () => attempt(() => undo(result.transaction_id)), "undo"));
+  kids.push(button("Dismiss", hideBanner));
+  banner("info", ...kids);
   return result;
 }
 

@@ -43,7 +43,8 @@ fn turns_hand_edits_restores_and_undo_are_versions_in_order() {
         on_conflict: OnConflict::Overwrite,
     };
     let done = store.commit(&plan, opts).unwrap();
-    store.undo(done.transaction_id.as_deref().unwrap()).unwrap();
+    let restore_tx = done.transaction_id.clone().unwrap();
+    store.undo(&restore_tx).unwrap();
     let h = store.file_history(Path::new("a.txt")).unwrap();
     let seen: Vec<(VersionOrigin, Option<String>)> =
         h.versions.iter().map(|v| (v.origin, v.sha256.clone())).collect();
@@ -65,6 +66,20 @@ fn turns_hand_edits_restores_and_undo_are_versions_in_order() {
     );
     let numbers: Vec<u32> = h.versions.iter().map(|v| v.version).collect();
     assert_eq!(numbers, (1..=9).collect::<Vec<u32>>());
+    // A redo is a version of its own.
+    store.redo(&restore_tx).unwrap();
+    let h2 = store.file_history(Path::new("a.txt")).unwrap();
+    let tail: Vec<VersionOrigin> = h2.versions[8..].iter().map(|v| v.origin).collect();
+    assert_eq!(
+        tail,
+        [
+            VersionOrigin::BeforeRestore,
+            VersionOrigin::Redo,
+            VersionOrigin::Now
+        ],
+        "{h2:#?}"
+    );
+    assert_eq!(h2.versions[9].sha256, sha(b"one\n"));
     assert!(h.versions.iter().all(|v| v.restorable), "{h:#?}");
     assert!(!h.versions[0].existed);
     assert_eq!(h.versions[1].turn, Some(0));

@@ -1,6 +1,6 @@
-//! A restore or an undo killed at any durable step leaves no empty directory behind once the store
-//! is reopened (issue 25 item 4): a turn created `d/e/f.txt` (and so `d/e`); its restore removes
-//! the file and the directories, its undo puts all back. Whatever step the process dies at, the
+//! A restore, an undo or a redo killed at any durable step leaves no empty directory behind once
+//! the store is reopened (issue 25 item 4): a turn created `d/e/f.txt` (and so `d/e`); its restore
+//! removes the file and the directories, its undo puts all back, and its redo removes them again. Whatever step the process dies at, the
 //! workspace afterwards holds the file in its directories or neither.
 
 use std::fs;
@@ -121,6 +121,31 @@ fn an_undo_killed_at_any_step_leaves_no_empty_directory() {
         if !crashed {
             done.unwrap();
             assert!(run.ws.join("d/e/f.txt").exists());
+            break;
+        }
+    }
+}
+
+#[test]
+fn a_redo_killed_at_any_step_leaves_no_empty_directory() {
+    for k in 1.. {
+        let run = Run::new();
+        let mut store = open(&run.sidecar, &run.ws, Fs::without_sync());
+        let plan = store.plan_restore(0).unwrap();
+        let id = store.commit(&plan, CONFIRM).unwrap().transaction_id.unwrap();
+        store.undo(&id).unwrap();
+        drop(store);
+        assert!(run.ws.join("d/e/f.txt").exists());
+        let inj = FaultInjector::crash_at(k);
+        let mut store = open(&run.sidecar, &run.ws, Fs::without_sync().with_faults(inj.clone()));
+        let done = store.redo(&id);
+        let crashed = inj.crashed();
+        std::mem::forget(store);
+        drop(open(&run.sidecar, &run.ws, Fs::without_sync()));
+        run.all_or_nothing(&format!("redo killed at step {k}"));
+        if !crashed {
+            done.unwrap();
+            assert!(!run.ws.join("d").exists());
             break;
         }
     }

@@ -18,6 +18,8 @@ mod kill_turn;
 mod legacy;
 mod module_layers;
 mod property;
+mod redo;
+mod redo_faults;
 mod reference_records;
 mod restore;
 mod restore_dirs;

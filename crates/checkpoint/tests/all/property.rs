@@ -206,6 +206,8 @@ enum Op {
     Revert { name: Name, on_conflict: OnConflict },
     /// Undo of the undo target, or an attempt that must be refused when there is none.
     Undo,
+    /// Redo of the redo target (SPEC §5.5), or an attempt that must be refused when there is none.
+    Redo,
     /// An older build wrote turn-N.json (v2, or v1 when `v1`) for the next turn number while the
     /// store was closed, with the before-image of names `a` and `b` (bytes as inline text, or as a
     /// blob when `blob` or when they are not UTF-8), then maybe edited `a` (untracked).
@@ -291,6 +293,7 @@ fn op_strategy() -> impl Strategy<Value = Op> {
         1 => (name_strategy(), on_conflict_strategy())
             .prop_map(|(name, on_conflict)| Op::Revert { name, on_conflict }),
         4 => Just(Op::Undo),
+        2 => Just(Op::Redo),
         1 => (
             0..NAME_COUNT,
             proptest::option::of(0..NAME_COUNT),
@@ -540,6 +543,9 @@ struct ModelTx {
     removed_dirs: Vec<Vec<u8>>,
     /// Who wrote the files it changed, just before it (what its undo brings back).
     authors_before: Authors,
+    /// The files whose bytes the user chose to overwrite (a restore's or revert's `overwrite`,
+    /// which its redo repeats).
+    overwritten: BTreeSet<Vec<u8>>,
 }
 
 /// Who wrote what, kept from the operations alone (beside the model's prediction, and never from
@@ -662,6 +668,9 @@ struct Model {
     txs: Vec<ModelTx>,
     /// Index in `txs` of the one undo would take back.
     undo_target: Option<usize>,
+    /// The transaction redo would apply again and the undo that took it back, by id (retention
+    /// keeps both).
+    redo_target: Option<(String, String)>,
     /// The largest turn number retention deleted.
     pruned_through: Option<u64>,
     limits: Limits,
@@ -694,6 +703,7 @@ struct Stats {
     not_offered: usize,
     commits: usize,
     undos: usize,
+    redos: usize,
     held_orphaned: usize,
     held_live: usize,
     dirs_removed: usize,
@@ -717,6 +727,7 @@ impl Stats {
         self.not_offered += o.not_offered;
         self.commits += o.commits;
         self.undos += o.undos;
+        self.redos += o.redos;
         self.held_orphaned += o.held_orphaned;
         self.held_live += o.held_live;
         self.dirs_removed += o.dirs_removed;
@@ -743,6 +754,7 @@ impl Model {
             pending_legacy: None,
             txs: Vec::new(),
             undo_target: None,
+            redo_target: None,
             pruned_through: None,
             limits: Limits::default(),
             unreadable_possible,
@@ -1039,7 +1051,9 @@ impl Model {
         let oldest = self.turns.iter().filter(|t| !t.expired).map(|t| t.begun_at).min();
         if let Some(oldest) = oldest {
             let before = self.txs.len();
-            self.txs.retain(|t| t.at >= oldest);
+            let redo = self.redo_target.clone();
+            self.txs
+                .retain(|t| t.at >= oldest || redo.as_ref().is_some_and(|(o, u)| t.id == *o || t.id == *u));
             stats.manifests_pruned += before - self.txs.len();
         }
     }
@@ -1491,6 +1505,10 @@ impl Harness {
             Op::Undo => {
                 self.end_turn();
                 self.undo();
+            }
+            Op::Redo => {
+                self.end_turn();
+                self.redo();
             }
             Op::InjectLegacy { a, b, v1, blob, edit } => self.inject_legacy(a, b, v1, blob, edit),
             Op::ExternalSpecial { name, kind } => self.external_special(name, kind),
@@ -2039,6 +2057,9 @@ impl Harness {
             .collect();
         self.record_tx(ctx, &out, targets, created_dirs, authors_before);
         let m = &mut self.model;
+        if let Some(tx) = m.txs.last_mut() {
+            tx.overwritten = overwritten;
+        }
         for (k, img) in claims {
             if m.owned.get(&k).map(|o| &o.0) != Some(&img) {
                 m.owned.insert(k, (img, m.writes));
@@ -2046,6 +2067,8 @@ impl Harness {
         }
         assert!(out.undo_available, "{ctx}: a fresh restore can be undone");
         self.model.undo_target = Some(self.model.txs.len() - 1);
+        // A new restore ends redo.
+        self.model.redo_target = None;
         self.stats.commits += 1;
     }
 
@@ -2119,6 +2142,7 @@ impl Harness {
             at: m.clock,
             removed_dirs,
             authors_before,
+            overwritten: BTreeSet::new(),
         });
     }
 
@@ -2200,7 +2224,91 @@ impl Harness {
             .count();
         self.model.txs[ti].undone = true;
         self.model.undo_target = None;
+        let undo_id = out.transaction_id.clone().unwrap_or_default();
+        self.model.redo_target = Some((tx.id.clone(), undo_id));
         self.stats.undos += 1;
+    }
+
+    fn redo(&mut self) {
+        let Some((orig_id, undo_id)) = self.model.redo_target.clone() else {
+            // Nothing to redo: the newest transaction (or an unknown id) must be refused.
+            let id = self
+                .model
+                .txs
+                .last()
+                .map_or_else(|| "00000000-nosuchtx".to_string(), |t| t.id.clone());
+            let got = self.store().redo(&id);
+            assert!(
+                matches!(got, Err(CheckpointError::RedoUnavailable { .. })),
+                "redo of `{id}` with no redo target: {got:?}"
+            );
+            return;
+        };
+        let ctx = format!("redo of {orig_id}");
+        let orig = self.model.txs.iter().find(|t| t.id == orig_id).cloned().unwrap();
+        let undo = self.model.txs.iter().find(|t| t.id == undo_id).cloned().unwrap();
+        // The undo itself is never what redo names.
+        let got = self.store().redo(&undo_id);
+        assert!(
+            matches!(got, Err(CheckpointError::RedoUnavailable { .. })),
+            "{ctx}: redo of the undo `{undo_id}`: {got:?}"
+        );
+        let walked = self.disk_nodes();
+        let got = self.store().redo(&orig_id);
+        // Every file the undo wrote must still hold exactly what it left, as a file reached
+        // through directories; later turns, hand edits, the other session are conflicts.
+        let moved: Vec<String> = undo
+            .targets
+            .iter()
+            .filter(|t| {
+                let Stand::Plain(now) = self.model.standing(&t.path) else {
+                    return true;
+                };
+                !same_image(&t.restore_img, &image_of_state(now))
+            })
+            .map(|t| lossy(&t.path))
+            .collect();
+        if !moved.is_empty() {
+            match got {
+                Err(CheckpointError::RedoRefused { conflicts }) => {
+                    let paths: Vec<String> = conflicts.iter().map(|c| c.path.clone()).collect();
+                    assert_eq!(paths, moved, "{ctx}: refused for these files")
+                }
+                other => panic!("{ctx}: expected RedoRefused for {moved:?}, got {other:?}"),
+            }
+            return;
+        }
+        let out = got.unwrap_or_else(|e| panic!("{ctx}: failed: {e}"));
+        assert!(out.conflicts.is_empty(), "{ctx}: conflicts");
+        assert!(out.undo_available, "{ctx}: a redo can be undone");
+        let now = self.disk_nodes();
+        // What the undo left is replaced only where it is Retrace's own, or where the user chose
+        // `overwrite` in the transaction redone (a hand edit the undo gave back).
+        let changed = self.check_authors(&ctx, Who::Own, &walked, &now, &orig.overwritten);
+        let authors_before = self.authors.save(&changed);
+        for k in &changed {
+            self.authors.own.insert(k.clone(), walked_image(&now, k));
+        }
+        let targets = undo
+            .targets
+            .iter()
+            .map(|t| ModelTarget {
+                path: t.path.clone(),
+                forward: self.model.file(&t.path).cloned(),
+                restore: t.forward.clone(),
+                restore_img: image_of_state(t.forward.as_ref()),
+                owned_before: self.model.owned.get(&t.path).cloned(),
+                owned_after: None,
+            })
+            .collect();
+        let candidates: BTreeSet<Vec<u8>> = orig.removed_dirs.iter().cloned().collect();
+        self.record_tx(&ctx, &out, targets, &candidates, authors_before);
+        if let Some(tx) = self.model.txs.last_mut() {
+            tx.overwritten = orig.overwritten.clone();
+        }
+        self.model.undo_target = Some(self.model.txs.len() - 1);
+        self.model.redo_target = None;
+        self.stats.redos += 1;
     }
 
     /// The invariant of [`Authorship`] for one restore, revert or undo of session `who`, from the
@@ -2661,6 +2769,11 @@ impl Harness {
             model.undo_target.map(|i| model.txs[i].id.as_str()),
             "{ctx}: undo target"
         );
+        assert_eq!(
+            store.redo_target().map(|m| m.id.as_str()),
+            model.redo_target.as_ref().map(|(o, _)| o.as_str()),
+            "{ctx}: redo target"
+        );
 
         let report = store.fsck();
         assert!(report.ok, "{ctx}: fsck: {:#?}", report.problems);
@@ -2969,6 +3082,68 @@ fn undo_gives_ownership_back_with_the_bytes() {
         restore(1, Refuse),
         Op::Reopen,
     ]);
+}
+
+/// The line walked both ways (SPEC §5.5): undo, redo, undo of the redo, redo again, across a
+/// restart and later turns; an overwrite redone gives the hand edit back with its undo, not to
+/// Retrace; a file changed since the undo (by hand, by a later turn, by the other session) refuses
+/// the redo; a new restore ends it; and retention keeps what redo needs.
+#[test]
+fn redo_walks_the_line_of_restores_both_ways() {
+    use OnConflict::{Overwrite, Refuse, Skip};
+    let stats = run(&[
+        write(0, 4),
+        write(1, 1),
+        Op::NewTurn { log_jump: None },
+        write(0, 0),
+        Op::Delete { name: plain(1) },
+        Op::ExternalEdit { name: 2, content: 3 },
+        restore(1, Refuse),
+        Op::Redo,
+        Op::Undo,
+        Op::Reopen,
+        Op::Redo,
+        Op::Redo,
+        Op::Undo,
+        Op::NewTurn { log_jump: None },
+        write(3, 2),
+        Op::Redo,
+        Op::Undo,
+        // A hand edit since the undo refuses the redo; put back, it goes ahead.
+        Op::ExternalEdit { name: 0, content: 5 },
+        Op::Redo,
+        Op::ExternalEdit { name: 0, content: 0 },
+        Op::Redo,
+        Op::Undo,
+        // A later turn that touched a restored file, then the other session.
+        Op::NewTurn { log_jump: None },
+        write(0, 1),
+        Op::Redo,
+        Op::PeerWrite { name: 3, content: 4 },
+        Op::Redo,
+        // An overwrite over a hand edit, undone and redone and undone: the edit is the user's.
+        Op::ExternalEdit { name: 0, content: 2 },
+        restore(1, Overwrite),
+        Op::Undo,
+        Op::Redo,
+        Op::Undo,
+        restore(1, Skip),
+        Op::Redo,
+        // A new restore ends redo.
+        restore(0, Overwrite),
+        Op::Redo,
+        Op::Undo,
+        Op::Limits {
+            max_turns: Some(1),
+            max_bytes: None,
+        },
+        Op::NewTurn { log_jump: None },
+        write(4, 1),
+        Op::NewTurn { log_jump: None },
+        write(4, 2),
+        Op::Redo,
+    ]);
+    assert!(stats.redos >= 5 && stats.undos >= 5, "{stats:#?}");
 }
 
 /// Two non-UTF-8 names with one lossy spelling (`caf\xe9.bin`, `caf\xff.bin`) are two paths: a

@@ -1,4 +1,4 @@
-//! SIGKILL torture of a long code restore (TESTING.md layer 3).
+//! SIGKILL torture of a long code restore, and of its redo (TESTING.md layer 3).
 //!
 //! The parent builds a workspace where one turn edited 200 files (modified, deleted, mode-only
 //! changes, and 25 files created), then re-executes this test binary as a child that opens the store
@@ -9,6 +9,10 @@
 //! checks what `restore_faults.rs` checks after a failpoint: all 225 targets forward or all restored,
 //! matching the manifest; no transaction file in the workspace, no temp file in the sidecar; every
 //! manifest terminal; a second recovery changes nothing; fsck clean; a fresh restore works.
+//!
+//! The same for a redo: the restore is committed and undone first, then the child redoes it (from
+//! what the undo left back to the restore's images), and after recovery the walk goes on (the redo
+//! again when it was rolled back, its undo when it happened).
 //!
 //! `RETRACE_SOAK_ITERATIONS` sets the number of kills (default 50), `RETRACE_KILL_SEED` the seed.
 
@@ -31,6 +35,8 @@ const CHILD_TEST: &str = "restore_kill::restore_kill_child";
 const ENV_WS: &str = "RETRACE_KILL_CHILD_WS";
 const ENV_SIDECAR: &str = "RETRACE_KILL_CHILD_SIDECAR";
 const ENV_TURN: &str = "RETRACE_KILL_CHILD_TURN";
+/// Set for a redo: the undone transaction the child redoes.
+const ENV_REDO: &str = "RETRACE_KILL_CHILD_REDO";
 /// Files the turn edits.
 const FILES: usize = 200;
 /// Targets of the restore: the 200 edited files and the 25 created ones.
@@ -40,9 +46,9 @@ const CHILD_TIMEOUT: Duration = Duration::from_secs(60);
 /// Without `RETRACE_SOAK_ITERATIONS`, the test stops early (after at least 10 kills) past this.
 const BUDGET: Duration = Duration::from_secs(40);
 
-/// The child: restores the turn it is given. Run only by the parent test, with the environment set.
+/// The child: restores the turn it is given, or redoes the transaction it is given. Run only by the parent test, with the environment set.
 #[test]
-#[ignore = "the child process of sigkill_at_random_moments_of_a_restore_recovers_all_or_nothing"]
+#[ignore = "the child process of the sigkill_at_random_moments_of_a_* tests"]
 fn restore_kill_child() {
     let (Some(ws), Some(sidecar), Some(turn)) = (
         std::env::var_os(ENV_WS),
@@ -54,13 +60,23 @@ fn restore_kill_child() {
     };
     let turn: u64 = turn.parse().unwrap();
     let mut store = CheckpointStore::open(Path::new(&sidecar), Path::new(&ws), opts(Fs::durable())).unwrap();
-    let plan = store.plan_restore(turn).unwrap();
-    assert!(plan.plan.conflicts.is_empty(), "{:?}", plan.plan.conflicts);
+    let redo = std::env::var(ENV_REDO).ok();
+    let plan = match redo {
+        Some(_) => None,
+        None => Some(store.plan_restore(turn).unwrap()),
+    };
+    if let Some(plan) = &plan {
+        assert!(plan.plan.conflicts.is_empty(), "{:?}", plan.plan.conflicts);
+    }
     let mut out = std::io::stdout();
     // On a line of its own: libtest has printed `test <name> ... ` without a newline.
     writeln!(out, "\nREADY").unwrap();
     out.flush().unwrap();
-    let done = store.commit(&plan, confirm(OnConflict::Refuse)).unwrap();
+    let done = match (&plan, &redo) {
+        (Some(plan), _) => store.commit(plan, confirm(OnConflict::Refuse)).unwrap(),
+        (None, Some(tx)) => store.redo(tx).unwrap(),
+        (None, None) => unreachable!(),
+    };
     writeln!(
         out,
         "DONE {}",
@@ -97,9 +113,17 @@ struct Running {
     stderr: std::thread::JoinHandle<String>,
 }
 
-fn spawn_child(sc: &Scenario) -> Running {
+/// What the child runs: the restore of the scenario's turn, or (`Some`: the transaction, restored
+/// and undone by the parent) its redo.
+type Redo<'a> = Option<&'a str>;
+
+fn spawn_child(sc: &Scenario, redo: Redo) -> Running {
     let exe = std::env::current_exe().unwrap();
-    let mut child = Command::new(exe)
+    let mut command = Command::new(exe);
+    if let Some(tx) = redo {
+        command.env(ENV_REDO, tx);
+    }
+    let mut child = command
         .args([
             "--exact",
             CHILD_TEST,
@@ -178,12 +202,32 @@ struct Windows {
     done: Duration,
 }
 
-fn calibrate() -> Windows {
+/// The wide scenario, and for a redo the restore committed and undone: the transaction to redo
+/// and the manifests there before the child runs.
+fn prepared(redo: bool) -> (Scenario, Option<String>, BTreeSet<String>) {
+    let sc = wide_scenario(FILES);
+    if !redo {
+        return (sc, None, BTreeSet::new());
+    }
+    let mut store = open_healthy(sc.sidecar(), &sc.root);
+    let tx = restore_now(&mut store, sc.turn, OnConflict::Refuse)
+        .transaction_id
+        .unwrap();
+    store.undo(&tx).unwrap();
+    let known = store.transactions().map(|m| m.id.clone()).collect();
+    drop(store);
+    assert!(
+        snapshot(&sc.root) == sc.forward,
+        "the undo did not put everything back"
+    );
+    (sc, Some(tx), known)
+}
+
+fn calibrate(redo: bool) -> Windows {
     let mut runs = Vec::new();
     for _ in 0..3 {
-        let sc = wide_scenario(FILES);
-        let known = BTreeSet::new();
-        let run = spawn_child(&sc);
+        let (sc, tx, known) = prepared(redo);
+        let run = spawn_child(&sc, tx.as_deref());
         let Some(ready) = run.wait_line("READY") else {
             let (status, stderr) = run.finish();
             panic!("calibration: the child died before READY: {status}\n{stderr}");
@@ -241,21 +285,32 @@ fn calibrate() -> Windows {
 
 #[test]
 fn sigkill_at_random_moments_of_a_restore_recovers_all_or_nothing() {
+    torture(false, 50);
+}
+
+#[test]
+fn sigkill_at_random_moments_of_a_redo_recovers_all_or_nothing() {
+    torture(true, 20);
+}
+
+/// Kills the child (a restore, or a redo) at seeded moments, `iterations` times unless
+/// `RETRACE_SOAK_ITERATIONS` says otherwise, and checks each recovery.
+fn torture(redo: bool, iterations: u64) {
+    let what = if redo { "redo" } else { "restore" };
     let soak = std::env::var("RETRACE_SOAK_ITERATIONS")
         .ok()
         .and_then(|v| v.parse::<u64>().ok());
-    let iterations = soak.unwrap_or(50);
+    let iterations = soak.unwrap_or(iterations);
     let seed = std::env::var("RETRACE_KILL_SEED")
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
         .unwrap_or(0x5eed_f00d_1e55_7e57)
         .max(1);
     let started = Instant::now();
-    let w = calibrate();
-    eprintln!("sigkill: seed {seed}; phase windows after READY (median of 3 runs): {w:?}");
+    let w = calibrate(redo);
+    eprintln!("sigkill ({what}): seed {seed}; phase windows after READY (median of 3 runs): {w:?}");
     let mut rng = XorShift(seed);
     let mut scale = 1.0f64;
-    let known = BTreeSet::new();
     let mut phases: BTreeMap<&'static str, u64> = BTreeMap::new();
     let (mut rolled_back, mut finished, mut done) = (0u64, 0u64, 0u64);
     for it in 0..iterations {
@@ -263,7 +318,7 @@ fn sigkill_at_random_moments_of_a_restore_recovers_all_or_nothing() {
             eprintln!("sigkill: stopping after {it} kills: over the {BUDGET:?} budget");
             break;
         }
-        let sc = wide_scenario(FILES);
+        let (sc, tx, known) = prepared(redo);
         let zero = Duration::ZERO;
         let (aim, delay) = match it % 4 {
             0 => ("prepare", rng.between(zero, w.committing)),
@@ -272,7 +327,7 @@ fn sigkill_at_random_moments_of_a_restore_recovers_all_or_nothing() {
             _ => ("anywhere", rng.between(zero, w.done + w.done / 4)),
         };
         let delay = delay.mul_f64(scale);
-        let run = spawn_child(&sc);
+        let run = spawn_child(&sc, tx.as_deref());
         let ready = run.wait_line("READY");
         if ready.is_none() {
             let (status, stderr) = run.finish();
@@ -306,7 +361,8 @@ fn sigkill_at_random_moments_of_a_restore_recovers_all_or_nothing() {
         if !killed {
             done += 1;
         }
-        let ctx = format!("iteration {it} (aimed at {aim}, killed {delay:?} after READY, found {label})");
+        let ctx =
+            format!("{what} iteration {it} (aimed at {aim}, killed {delay:?} after READY, found {label})");
         let mut store = open_healthy(sc.sidecar(), &sc.root);
         let expect = Expect {
             before: &sc.forward,
@@ -327,6 +383,20 @@ fn sigkill_at_random_moments_of_a_restore_recovers_all_or_nothing() {
             rolled_back += 1;
         }
         check_idempotent(&store, &sc.root, sc.sidecar(), &ctx);
+        if let Some(tx) = &tx {
+            // The walk goes on from where recovery left it: the redo again, or its undo.
+            let (want, step) = if happened {
+                let redone = store.undo_target().map(|m| m.id.clone());
+                let redone = redone.unwrap_or_else(|| panic!("{ctx}: the redo is not undoable"));
+                (&sc.forward, store.undo(&redone))
+            } else {
+                (&sc.restore, store.redo(tx))
+            };
+            step.unwrap_or_else(|e| panic!("{ctx}: the next step after recovery: {e}"));
+            let ws = snapshot(&sc.root);
+            assert!(ws == *want, "{ctx}: the next step:\n{}", diff(&ws, want));
+            continue;
+        }
         let out = restore_now(&mut store, sc.turn, OnConflict::Refuse);
         assert!(out.conflicts.is_empty(), "{ctx}: {:?}", out.conflicts);
         if !happened {
@@ -345,7 +415,7 @@ fn sigkill_at_random_moments_of_a_restore_recovers_all_or_nothing() {
     }
     let total = rolled_back + finished;
     eprintln!(
-        "sigkill: {total} runs in {:?}: {phases:?}; after recovery {rolled_back} rolled back, {finished} restored ({done} finished before the kill)",
+        "sigkill ({what}): {total} runs in {:?}: {phases:?}; after recovery {rolled_back} rolled back, {finished} done ({done} finished before the kill)",
         started.elapsed()
     );
     assert!(total >= 10);

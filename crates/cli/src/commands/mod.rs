@@ -14,6 +14,7 @@ pub mod fork;
 pub mod fsck;
 pub mod heads;
 pub mod history;
+pub mod redo;
 pub mod revert;
 pub mod rewind;
 pub mod serve;
@@ -39,6 +40,7 @@ pub enum Command {
     Fsck(fsck::FsckArgs),
     Rewind(rewind::RewindArgs),
     Undo(undo::UndoArgs),
+    Redo(redo::RedoArgs),
     Revert(revert::RevertArgs),
     Fork(fork::ForkArgs),
     Summarize(summarize::SummarizeArgs),
@@ -63,6 +65,7 @@ impl Command {
             Command::Fsck(a) => fsck::run(a),
             Command::Rewind(a) => rewind::run(a),
             Command::Undo(a) => undo::run(a),
+            Command::Redo(a) => redo::run(a),
             Command::Revert(a) => revert::run(a),
             Command::Fork(a) => fork::run(a),
             Command::Summarize(a) => summarize::run(a),
@@ -88,6 +91,7 @@ impl Command {
             Command::Fsck(a) => a.json,
             Command::Rewind(a) => a.json,
             Command::Undo(a) => a.json,
+            Command::Redo(a) => a.json,
             Command::Revert(a) => a.json,
             Command::Fork(a) => a.json,
             Command::Summarize(a) => a.json,

@@ -214,6 +214,8 @@ fn every_failure_is_one_json_document_with_the_exit_code_it_has_without_json() {
         ),
         (vec!["undo", "--session", s], 3, "refused"),
         (vec!["undo", "--session", "nope"], 2, "not_found"),
+        (vec!["redo", "--session", s], 3, "refused"),
+        (vec!["redo", "--session", "nope"], 2, "not_found"),
         (vec!["revert", "--session", s, "never.txt"], 2, "not_found"),
         (vec!["fork", "--session", s, "--turn", "9"], 2, "not_found"),
         (

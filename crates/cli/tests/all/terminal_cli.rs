@@ -95,6 +95,7 @@ fn human_output_escapes_control_characters_everywhere() {
             "--yes",
         ],
         vec!["undo", "--session", &id],
+        vec!["redo", "--session", &id],
     ];
     for args in &commands {
         let out = run(tmp.path(), args);

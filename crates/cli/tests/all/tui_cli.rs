@@ -1,6 +1,6 @@
 //! The terminal UI end to end (issue 15): the real binary in a real terminal (`tmux`), a script
 //! model, and the files on disk. Type two prompts, Esc Esc, Up, Up, Enter, `3`, Enter: the files
-//! are as before turn 0; `/undo` brings them back; Esc Esc Enter changes nothing; `2` shows the
+//! are as before turn 0; `/undo` brings them back, `/redo` takes them away again and `/undo` back; Esc Esc Enter changes nothing; `2` shows the
 //! conversation's preview and Enter rewinds it, the files untouched. A turn's tool
 //! calls and checkpoint show the same rows live and after the UI is started again on the
 //! session, and a code rewind and its undo keep them.
@@ -412,6 +412,17 @@ fn rewind_and_undo_in_a_real_terminal() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(std::fs::read_to_string(ws.join("two.txt")).unwrap(), "2\n");
+
+    // /redo: the rewind once more; /undo takes the redo back.
+    t.wait("the undo's answer", |s| s.contains("/redo to apply it again"));
+    t.text("/redo");
+    t.keys(&["Enter"]);
+    t.wait("the redo", |s| s.contains("redone: 2 deleted"));
+    assert_eq!(files(&ws), ["keep.txt"]);
+    t.text("/undo");
+    t.keys(&["Enter"]);
+    t.wait("the redo undone", |s| s.contains("undone: 2 written"));
+    assert_eq!(files(&ws), ["keep.txt", "one.txt", "two.txt"]);
 
     // Esc Esc, Up (turn 1), Enter, 2 (restore the conversation): its preview says what the
     // conversation goes back to and that no file changes; nothing is committed before Enter.

@@ -5,7 +5,7 @@
 //!
 //! Its fields are its own. The log and the store change only in the modules below — opening
 //! ([`open`]), a turn's start and end ([`turn`]), what a running turn writes ([`seam`]), rewind and
-//! its plans ([`plans`], [`rewind`]), heads and summaries ([`heads`]), compaction and plan mode
+//! its plans ([`plans`], [`rewind`]), redo ([`redo`]), heads and summaries ([`heads`]), compaction and plan mode
 //! ([`compaction`]), repairing unanswered calls ([`repair`]) — and every other module reaches the
 //! core through its methods.
 
@@ -30,6 +30,7 @@ mod compaction;
 mod heads;
 mod open;
 mod plans;
+mod redo;
 mod repair;
 mod rewind;
 mod seam;

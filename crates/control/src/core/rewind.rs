@@ -43,6 +43,7 @@ impl Core {
             files_deleted: Vec::new(),
             transaction_id: None,
             undo_available: false,
+            redo_available: false,
             conflicts: Vec::new(),
             prompt: p.plan.prompt.clone(),
             error: None,
@@ -125,6 +126,8 @@ impl Core {
             (None, Some(_)) => true,
             (_, None) => false,
         };
+        // A rewind that wrote something ends redo; one that wrote nothing leaves it as it was.
+        result.redo_available = self.redo_available();
         // The note above may have been the write that moved an old flat log to a new session.
         result.session_id = self.session.id().clone();
         if self.session.id() != &session_before {
@@ -253,6 +256,7 @@ impl Core {
             files_deleted: outcome.files_deleted,
             transaction_id: outcome.transaction_id,
             undo_available: false,
+            redo_available: self.redo_available(),
             conflicts: Vec::new(),
             prompt: target.turn.map(|t| self.prompt_of(t)).unwrap_or_default(),
             error: None,
@@ -265,7 +269,9 @@ impl Core {
 /// (`external_change`, by its workspace path).
 pub(crate) fn moved_files(e: &CheckpointError) -> Vec<retrace_protocol::Conflict> {
     match e {
-        CheckpointError::Changed { conflicts } | CheckpointError::Refused { conflicts } => conflicts.clone(),
+        CheckpointError::Changed { conflicts }
+        | CheckpointError::Refused { conflicts }
+        | CheckpointError::RedoRefused { conflicts } => conflicts.clone(),
         CheckpointError::ExternalChange { path } => vec![retrace_protocol::Conflict {
             path: path.clone(),
             reason: retrace_protocol::ConflictReason::ExternalChange,

@@ -62,6 +62,7 @@ impl ItemList {
             Event::HeadChanged { .. }
             | Event::Rewound { .. }
             | Event::Undone { .. }
+            | Event::Redone { .. }
             | Event::Compacted { .. } => Applied::Reload,
             _ => Applied::Nothing,
         }

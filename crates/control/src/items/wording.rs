@@ -9,7 +9,9 @@ const NOTE_PREFIX: &str = "Note from Retrace: ";
 pub(crate) fn note(content: &str) -> (NoteKind, String) {
     let text = content.strip_prefix(NOTE_PREFIX).unwrap_or(content);
     let kind = if content.starts_with(NOTE_PREFIX)
-        && (text.starts_with("the user restored") || text.starts_with("the user undid"))
+        && (text.starts_with("the user restored")
+            || text.starts_with("the user undid")
+            || text.starts_with("the user redid"))
     {
         NoteKind::Restore
     } else {

@@ -173,6 +173,18 @@ async fn not_found_refused_stale_plan_and_model() {
         409,
         "refused",
     );
+    assert_error(
+        &env.post(&format!("/api/sessions/{id}/redo"), json!({})).await,
+        409,
+        "refused",
+    );
+    // A redo's body is checked like every other.
+    assert_error(
+        &env.post(&format!("/api/sessions/{id}/redo"), json!({"transaction": "x"}))
+            .await,
+        400,
+        "usage",
+    );
     let got = env
         .post(
             &format!("/api/sessions/{id}/rewind/commit"),

@@ -4,7 +4,7 @@ use axum::http::StatusCode;
 use retrace_protocol::{BashPolicy, Delivery, Event};
 use serde_json::{json, Value};
 
-use crate::support::{shell, writes, Env};
+use crate::support::{assert_error, shell, writes, Env};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_endpoint_answers_with_its_protocol_type() {
@@ -93,6 +93,31 @@ async fn every_endpoint_answers_with_its_protocol_type() {
     let (s, u) = env.post(&format!("/api/sessions/{id}/undo"), json!({})).await;
     assert_eq!(s, StatusCode::OK, "{u}");
     assert_eq!(std::fs::read(env.ws.join("a.txt")).unwrap(), b"one\n");
+    assert_eq!(u["redo_available"], true, "{u}");
+
+    // Redo, and its undo: the walk both ways.
+    let (s, d) = env.post(&format!("/api/sessions/{id}/redo"), json!({})).await;
+    assert_eq!(s, StatusCode::OK, "{d}");
+    assert_eq!(
+        (&d["undo_available"], &d["redo_available"]),
+        (&json!(true), &json!(false)),
+        "{d}"
+    );
+    assert!(!env.ws.join("a.txt").exists());
+    let (s, u) = env.post(&format!("/api/sessions/{id}/undo"), json!({})).await;
+    assert_eq!(s, StatusCode::OK, "{u}");
+    assert_eq!(std::fs::read(env.ws.join("a.txt")).unwrap(), b"one\n");
+    // A file changed since the undo: a conflict naming it, and nothing written.
+    std::fs::write(env.ws.join("a.txt"), b"by hand\n").unwrap();
+    let got = env.post(&format!("/api/sessions/{id}/redo"), json!({})).await;
+    assert_error(&got, 409, "conflict");
+    assert_eq!(
+        got.1["error"]["details"]["conflicts"][0]["path"], "a.txt",
+        "{}",
+        got.1
+    );
+    assert_eq!(std::fs::read(env.ws.join("a.txt")).unwrap(), b"by hand\n");
+    std::fs::write(env.ws.join("a.txt"), b"one\n").unwrap();
 
     // Heads: fork, switch back, retire the fork.
     let (s, f) = env

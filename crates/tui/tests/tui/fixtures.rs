@@ -453,6 +453,7 @@ pub fn result(scope: RewindScope, written: &[&str], deleted: &[&str]) -> RewindR
         files_deleted: deleted.iter().map(|p| p.to_string()).collect(),
         transaction_id: Some("tx1".into()),
         undo_available: true,
+        redo_available: false,
         conflicts: Vec::new(),
         prompt: "write a tokenizer in src/lib.rs".into(),
         error: None,

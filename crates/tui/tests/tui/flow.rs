@@ -2,8 +2,8 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use retrace_protocol::{
-    ActionKind, ApprovalDecision, CommitRewind, Event, HeadId, OnConflict, PrepareRewind, RewindScope,
-    SessionId, UndoRequest,
+    ActionKind, ApprovalDecision, CommitRewind, Event, HeadId, OnConflict, PrepareRewind, RedoRequest,
+    RewindScope, SessionId, UndoRequest,
 };
 use retrace_tui::{Effect, Mode, Screen};
 
@@ -82,8 +82,44 @@ fn esc_esc_enter_changes_nothing_then_code_and_conversation_rewinds() {
         app.on_key(key(KeyCode::Enter), clock.at(1800)),
         vec![Effect::Undo(UndoRequest::default())]
     );
-    app.on_result(&result(RewindScope::Code, &["src/lib.rs", "tests/parse.rs"], &[]));
-    assert_eq!(app.message(), Some("undone: 2 written"));
+    let mut undone = result(RewindScope::Code, &["src/lib.rs", "tests/parse.rs"], &[]);
+    undone.undo_available = false;
+    undone.redo_available = true;
+    app.on_result(&undone);
+    assert_eq!(app.message(), Some("undone: 2 written — /redo to apply it again"));
+
+    // /redo: the undone rewind again, its answer saying that /undo takes it back; refused, the
+    // controller's reason is shown and the UI waits for nothing more.
+    type_text(&mut app, "/redo", clock.at(1820));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(1840)),
+        vec![Effect::Redo(RedoRequest::default())]
+    );
+    app.on_result(&result(RewindScope::Code, &["src/lib.rs"], &["tests/parse.rs"]));
+    assert_eq!(
+        app.message(),
+        Some("redone: 1 written, 1 deleted — /undo to take it back")
+    );
+    type_text(&mut app, "/redo", clock.at(1860));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(1880)),
+        vec![Effect::Redo(RedoRequest::default())]
+    );
+    app.on_error(&retrace_protocol::Error::new(
+        retrace_protocol::ErrorCode::Conflict,
+        "redo refused: 1 file(s) changed since the undo (src/lib.rs: manual_edit); nothing was written",
+    ));
+    assert!(
+        app.message()
+            .is_some_and(|m| m.contains("src/lib.rs: manual_edit")),
+        "{:?}",
+        app.message()
+    );
+    app.on_result(&result(RewindScope::Code, &["x"], &[]));
+    assert!(
+        app.message().is_some_and(|m| m.contains("manual_edit")),
+        "an answer nothing waits for changes nothing"
+    );
 
     // `2` restore conversation: prepared and previewed like the others (what the conversation
     // goes back to; no file), committed with Enter, the prompt refilled.

@@ -119,6 +119,14 @@ try {
   if (fs.readFileSync(file("one.txt"), "utf8") !== "1\n") throw new Error("one.txt is not back as it was");
   await shot("undone");
 
+  // The undo's banner offers Redo: the restore again, whose banner offers Undo once more.
+  await page.locator("#banner").getByRole("button", { name: "Redo" }).click();
+  await page.locator("#banner", { hasText: "Redone" }).waitFor();
+  await waitFor("the files to be removed again", () => !exists("one.txt") && !exists("two.txt"));
+  await page.locator("#banner").getByRole("button", { name: "Undo" }).click();
+  await page.locator("#banner", { hasText: "Undone" }).waitFor();
+  await waitFor("the files to come back again", () => exists("one.txt") && exists("two.txt"));
+
   // The same rewind by keyboard alone: Tab onto the first prompt, Enter into its actions, arrows
   // between them, Enter opens the preview on Confirm; Esc and Cancel give the focus back to the
   // action; Enter confirms and the focus stays on the (re-rendered) action; Shift+Tab back to the
@@ -173,7 +181,9 @@ try {
   await page.keyboard.press("Enter");
   await page.locator("#banner", { hasText: "Undone" }).waitFor();
   await waitFor("the files to come back (keyboard)", () => exists("one.txt") && exists("two.txt"));
-  await expectFocus("Undo", (a) => a.text === "Dismiss");
+  await expectFocus("Undo", (a) => a.text === "Redo");
+  await page.keyboard.press("Tab");
+  await expectFocus("Tab from Redo", (a) => a.text === "Dismiss");
   await page.keyboard.press("Enter");
   await page.locator("#banner").waitFor({ state: "hidden" });
   await expectFocus("Dismiss", (a) => a.id === "prompt");

@@ -41,9 +41,9 @@ test("a delta for no item, another kind or without an id changes nothing", () =>
   assert.deepEqual(list.items(), [prompt]);
 });
 
-test("head changes, rewinds, undos, compactions and a lag ask for a new snapshot", () => {
+test("head changes, rewinds, undos, redos, compactions and a lag ask for a new snapshot", () => {
   const list = new ItemList();
-  for (const t of ["head_changed", "rewound", "undone", "compacted", "lagged"]) {
+  for (const t of ["head_changed", "rewound", "undone", "redone", "compacted", "lagged"]) {
     assert.deepEqual(list.apply(t, {}), { reload: true }, t);
   }
   for (const t of ["turn_started", "tool_call", "turn_finished", "notice"]) assert.equal(list.apply(t, {}), null, t);

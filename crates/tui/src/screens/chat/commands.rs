@@ -1,7 +1,7 @@
 //! What Enter and Tab do in the chat: a prompt is sent, a slash command (parsed in
 //! [`crate::command`]) runs, and Tab completes a command's name.
 
-use retrace_protocol::{SwitchRequest, UndoRequest};
+use retrace_protocol::{RedoRequest, SwitchRequest, UndoRequest};
 
 use crate::app::{App, Awaiting};
 use crate::command::{self, Command};
@@ -111,6 +111,13 @@ impl App {
                 }
                 self.awaiting = Some(Awaiting::Undo);
                 vec![Effect::Undo(UndoRequest::default())]
+            }
+            Command::Redo => {
+                if self.waiting() {
+                    return Vec::new();
+                }
+                self.awaiting = Some(Awaiting::Redo);
+                vec![Effect::Redo(RedoRequest::default())]
             }
             Command::Heads => vec![Effect::LoadHeads],
             Command::Switch(head) => vec![Effect::Switch(SwitchRequest { head })],
