@@ -44,7 +44,8 @@ pub use request::{
     UndoRequest,
 };
 pub use restore::{
-    CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanFile, PlanGap,
+    CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanDiff, PlanFile,
+    PlanFileDiff, PlanGap, PLAN_DIFF_CAP,
 };
 pub use rewind::{ChoiceFile, PlanBlocker, PlanChoice, RewindPlan, RewindResult};
 pub use session::{

@@ -19,6 +19,7 @@ mod module_layers;
 mod property;
 mod reference_records;
 mod restore;
+mod restore_diffs;
 mod restore_dirs;
 mod restore_disk_full;
 mod restore_faults;

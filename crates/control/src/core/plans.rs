@@ -11,7 +11,9 @@
 use std::time::{Duration, Instant};
 
 use retrace_checkpoint::{CheckpointError, CommitOptions, RestorePlan};
-use retrace_protocol::{Coverage, ErrorCode, HeadId, Missing, PlanBlocker, RewindPlan, RewindScope};
+use retrace_protocol::{
+    Coverage, ErrorCode, HeadId, Missing, PlanBlocker, PlanFileDiff, RewindPlan, RewindScope,
+};
 use retrace_session::Boundary;
 
 use super::Core;
@@ -266,6 +268,26 @@ impl Core {
             boundary: None,
             default_choice: CommitOptions::default(),
         }))
+    }
+
+    /// The whole diff, never cut, of the file shown as `path` in pending plan `plan_id` (a
+    /// rewind's or a revert's): what its plan file's `diff` shows, or would have past the plan's
+    /// budget. The plan stays pending; a file that changed since it was made is `stale_plan`.
+    pub(crate) fn plan_file_diff(&mut self, plan_id: &str, path: &str) -> Result<PlanFileDiff> {
+        let plan_for = self.plans.get(plan_id).map_or(PlanFor::Rewind, |p| p.plan_for);
+        self.valid_plan(plan_id, plan_for)?;
+        let p = self.plans.get(plan_id);
+        let code = p
+            .filter(|p| p.plan.files.iter().any(|f| f.path == path))
+            .and_then(|p| p.code.as_ref())
+            .ok_or_else(|| {
+                retrace_protocol::Error::not_found(
+                    Missing::File,
+                    path,
+                    format!("plan `{plan_id}` has no file `{path}`"),
+                )
+            })?;
+        Ok(self.store.plan_file_diff(code, path)?)
     }
 
     /// The pending plan `plan_id`, if it is still valid and for this kind of commit. A plan gone

@@ -6,6 +6,7 @@ mod support;
 
 mod compaction;
 mod items;
+mod plan_diffs;
 mod rewind;
 mod rewind_model;
 mod service;

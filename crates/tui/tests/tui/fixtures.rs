@@ -9,8 +9,9 @@ use ratatui::Terminal;
 use retrace_protocol::{
     ActionKind, ChangeAction, CheckpointAction, CheckpointEntry, CheckpointItem, CheckpointListing,
     ChoiceFile, Conflict, ConflictReason, Coverage, Event, FileAction, FileChange, Gap, GapReason, HeadId,
-    Item, ItemBody, NoteItem, NoteKind, OnConflict, PlanBlocker, PlanChoice, PlanFile, PlanGap, RewindPlan,
-    RewindResult, RewindScope, SessionId, SessionSnapshot, SessionStatus, ToolCallItem, ToolStatus,
+    Item, ItemBody, NoteItem, NoteKind, OnConflict, PlanBlocker, PlanChoice, PlanDiff, PlanFile, PlanGap,
+    RewindPlan, RewindResult, RewindScope, SessionId, SessionSnapshot, SessionStatus, ToolCallItem,
+    ToolStatus,
 };
 use retrace_tui::view::{self, ViewState};
 use retrace_tui::{App, AppOptions, Effect, StatusInfo};
@@ -319,6 +320,7 @@ pub fn plan(turn: u64, scope: RewindScope) -> RewindPlan {
                 size: Some(1536),
                 conflict: None,
                 on_overwrite: None,
+                diff: PlanDiff::default(),
             },
             PlanFile {
                 path: "tests/parse.rs".into(),
@@ -326,6 +328,7 @@ pub fn plan(turn: u64, scope: RewindScope) -> RewindPlan {
                 size: None,
                 conflict: None,
                 on_overwrite: None,
+                diff: PlanDiff::default(),
             },
         ]
     };
@@ -368,6 +371,7 @@ pub fn conflicted_plan() -> RewindPlan {
         size: None,
         conflict: Some(edited.clone()),
         on_overwrite: Some(FileAction::Write),
+        diff: PlanDiff::default(),
     });
     p.files.push(PlanFile {
         path: unsafe_path.path.clone(),
@@ -375,6 +379,7 @@ pub fn conflicted_plan() -> RewindPlan {
         size: None,
         conflict: Some(unsafe_path.clone()),
         on_overwrite: Some(FileAction::Skip),
+        diff: PlanDiff::default(),
     });
     p.files.push(PlanFile {
         path: "docs/notes.md".into(),
@@ -382,6 +387,7 @@ pub fn conflicted_plan() -> RewindPlan {
         size: None,
         conflict: None,
         on_overwrite: None,
+        diff: PlanDiff::default(),
     });
     p.conflicts = vec![edited, unsafe_path];
     p.gaps.push(PlanGap {
