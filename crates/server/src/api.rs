@@ -14,9 +14,9 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use retrace_protocol::{
     ApprovalAnswer, CancelAnswer, CheckpointListing, CommitRevert, CommitRewind, CompactRequest,
-    CreateSession, ErrorCode, ForkRequest, HeadEntry, HeadRef, PlanModeRequest, PrepareRevert, PrepareRewind,
-    RetireRequest, RewindPlan, RewindResult, SendPrompt, SessionCreated, SessionEntry, SessionStatus,
-    SummarizeDirection, SummarizeRequest, SwitchRequest, TranscriptEntry, UndoRequest,
+    CreateSession, ErrorCode, ForkRequest, HeadEntry, HeadRef, PlanFileDiff, PlanModeRequest, PrepareRevert,
+    PrepareRewind, RetireRequest, RewindPlan, RewindResult, SendPrompt, SessionCreated, SessionEntry,
+    SessionStatus, SummarizeDirection, SummarizeRequest, SwitchRequest, TranscriptEntry, UndoRequest,
 };
 
 use crate::body::{Empty, StrictJson};
@@ -41,6 +41,7 @@ pub fn routes(registry: Arc<Registry>) -> Router {
         .route("/approvals/{call_id}", post(approve))
         .route("/rewind/prepare", post(prepare_rewind))
         .route("/rewind/commit", post(commit_rewind))
+        .route("/plans/{plan_id}/diff", get(plan_file_diff))
         .route("/undo", post(undo))
         .route("/fork", post(fork))
         .route("/summarize", post(summarize))
@@ -175,6 +176,20 @@ async fn commit_rewind(
     StrictJson(req): StrictJson<CommitRewind>,
 ) -> Answer<RewindResult> {
     Ok(Json(r.get(&id).await?.commit_rewind(req).await?))
+}
+
+/// The whole diff of one file of a prepared rewind or revert (`?path=P`, as the plan's `files`
+/// name it): what a cut (`diff_truncated`) or deferred (`diff_deferred`) diff leaves out.
+async fn plan_file_diff(
+    State(r): Reg,
+    Param((id, plan_id)): Param<(String, String)>,
+    q: Params,
+) -> Answer<PlanFileDiff> {
+    let path = params(q, &["path"])?
+        .remove("path")
+        .filter(|p| !p.is_empty())
+        .ok_or_else(|| ApiError::usage("`path` is missing: the file of the plan whose diff to give"))?;
+    Ok(Json(r.get(&id).await?.plan_file_diff(plan_id, path).await?))
 }
 
 async fn undo(
