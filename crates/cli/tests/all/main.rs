@@ -22,6 +22,7 @@ mod log_damage_cli;
 mod long_cli;
 mod model_cli;
 mod ownership_cli;
+mod restore_diffs_cli;
 mod resume_model_cli;
 mod rewind_cli;
 mod serve_cli;
