@@ -320,7 +320,12 @@ pub fn plan(turn: u64, scope: RewindScope) -> RewindPlan {
                 size: Some(1536),
                 conflict: None,
                 on_overwrite: None,
-                diff: PlanDiff::default(),
+                diff: PlanDiff {
+                    text: "@@ -1,4 +1,3 @@\n pub fn tokenize(s: &str) -> Vec<&str> {\n-    s.split_whitespace().collect()\n+    s.split(' ').collect()\n }\n-// handles tabs\n".into(),
+                    added: 1,
+                    removed: 2,
+                    ..PlanDiff::default()
+                },
             },
             PlanFile {
                 path: "tests/parse.rs".into(),
@@ -328,7 +333,11 @@ pub fn plan(turn: u64, scope: RewindScope) -> RewindPlan {
                 size: None,
                 conflict: None,
                 on_overwrite: None,
-                diff: PlanDiff::default(),
+                diff: PlanDiff {
+                    text: "@@ -1,4 +0,0 @@\n-#[test]\n-fn splits() {\n-    assert_eq!(tokenize(\"a b\"), [\"a\", \"b\"]);\n-}\n".into(),
+                    removed: 4,
+                    ..PlanDiff::default()
+                },
             },
         ]
     };
@@ -371,7 +380,11 @@ pub fn conflicted_plan() -> RewindPlan {
         size: None,
         conflict: Some(edited.clone()),
         on_overwrite: Some(FileAction::Write),
-        diff: PlanDiff::default(),
+        diff: PlanDiff {
+            text: "@@ -1,2 +1 @@\n # Tokenizer\n-my own notes\n".into(),
+            removed: 1,
+            ..PlanDiff::default()
+        },
     });
     p.files.push(PlanFile {
         path: unsafe_path.path.clone(),
