@@ -32,12 +32,13 @@ use crate::model::{Before, Image, Payload};
 use crate::plan::{overwritable, PlannedFile, RestorePlan};
 use crate::sidecar::Sidecar;
 
-/// The most bytes of diff text one plan carries, all files together (1 MiB).
-pub const PLAN_DIFF_TEXT_BUDGET: usize = 1024 * 1024;
+/// The most bytes of diff text one plan carries, all files together (4 MiB).
+pub const PLAN_DIFF_TEXT_BUDGET: usize = 4 * 1024 * 1024;
 /// The most bytes (both sides of every file) one plan diffs (64 MiB).
 pub const PLAN_DIFF_INPUT_BUDGET: u64 = 64 * 1024 * 1024;
-/// The longest one plan spends diffing (reading what it did not keep, and diffing).
-pub const PLAN_DIFF_TIME_BUDGET: Duration = Duration::from_secs(2);
+/// The longest one plan spends diffing (reading what it did not keep, and diffing): 0.5 s. The
+/// file being diffed when it runs out finishes (at most [`retrace_diff::DIFF_TIMEOUT`] more).
+pub const PLAN_DIFF_TIME_BUDGET: Duration = Duration::from_millis(500);
 
 /// What the diffs of one plan may cost; past a bound, diffs are cut or not computed, and the
 /// whole diff of a file is had on request ([`crate::CheckpointStore::plan_file_diff`]).

@@ -163,12 +163,23 @@ impl Core {
                 self.plans.remove(&id);
             }
         }
+        // What is kept for the commit holds no diff text: a request for one file's diff reads it
+        // again, and 32 plans of a few MiB each would otherwise stay in memory.
+        let mut kept = plan.clone();
+        let mut code = d.code;
+        for f in kept
+            .files
+            .iter_mut()
+            .chain(code.iter_mut().flat_map(|c| c.plan.files.iter_mut()))
+        {
+            f.diff.text = String::new();
+        }
         self.plans.insert(
             plan.plan_id.clone(),
             PendingPlan {
                 plan_for: d.plan_for,
-                plan: plan.clone(),
-                code: d.code,
+                plan: kept,
+                code,
                 head: self.session.selected().clone(),
                 source: d.source.unwrap_or_else(|| self.session.selected().clone()),
                 boundary: d.boundary,
