@@ -47,13 +47,13 @@ impl CheckpointStore {
         // an `external_change`, whatever the choice (never silently re-classified, then skipped or
         // overwritten).
         let fresh = match &plan.kind {
-            PlanKind::Turn(n) => self.sidecar.plan_restore_with(*n, plan.memo.clone())?,
+            PlanKind::Turn(n) => self.sidecar.plan_restore_with(*n, plan.memo.clone(), None)?,
             PlanKind::File(p) => self
                 .sidecar
-                .plan_file_revert_with(p.as_path(), plan.memo.clone())?,
+                .plan_file_revert_with(p.as_path(), plan.memo.clone(), None)?,
             PlanKind::Version(p, v) => {
                 self.sidecar
-                    .plan_file_version_with(p.as_path(), *v, plan.memo.clone())?
+                    .plan_file_version_with(p.as_path(), *v, plan.memo.clone(), None)?
             }
         };
         let moved = moved_since_preview(plan, &fresh);

@@ -135,6 +135,13 @@ pub enum CheckpointError {
         /// The workspace path.
         path: String,
     },
+    /// A file of a plan no longer holds what the plan saw (asking for its whole diff): preview
+    /// again.
+    #[error("`{path}` changed since the plan was made; preview again")]
+    PlanMoved {
+        /// The workspace path.
+        path: String,
+    },
     /// Nothing can be undone now.
     #[error("nothing to undo: {why}")]
     UndoUnavailable {

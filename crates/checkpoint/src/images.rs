@@ -1,15 +1,18 @@
 //! The image a restore puts back at each path, and where its bytes are: a turn entry's
 //! before-image (its payload checked), a legacy rename's destination, or a transaction's forward
-//! image.
+//! image; and a stream of those bytes.
+
+use std::io::{self, Read};
 
 use retrace_fsutil::{sha256_bytes, RelPath};
 
-use crate::error::Result;
+use crate::error::{CheckpointError, IoContext, Result};
 use crate::forward::ForwardAt;
-use crate::fsio::{standing, Standing};
+use crate::fsio::{standing, unsafe_to_write, Standing};
 use crate::layout::{blob_rel_path, payload_rel};
 use crate::memo::HashMemo;
 use crate::model::{encode_inline, Before, EntryPath, Format, Image, Payload, Source as TurnSource, Turn};
+use crate::read::BeforeImage;
 use crate::sidecar::Sidecar;
 use crate::tx::Manifest;
 
@@ -174,6 +177,55 @@ impl Sidecar {
             unusable: memo.verify_forward(&at, &sha),
             source: ImageSource::Forward(at),
             legacy: false,
+        }
+    }
+
+    /// A stream of a restore image's bytes, not verified: the caller hashes what it reads and
+    /// compares it with the image's SHA-256 (the commit while it copies them, a diff after).
+    pub(crate) fn open_image(&self, img: &TargetImage) -> Result<Box<dyn Read>> {
+        match &img.source {
+            ImageSource::Turn(n, i) => {
+                let turn = self.turns.get(n).ok_or(CheckpointError::UnknownTurn(*n))?;
+                let rel = turn
+                    .files
+                    .get(*i)
+                    .and_then(|f| f.path.safe().cloned())
+                    .ok_or_else(|| CheckpointError::MissingPayload {
+                        turn: *n,
+                        path: String::new(),
+                        why: "no such entry".into(),
+                    })?;
+                self.open_turn_image(*n, &rel, img)
+            }
+            ImageSource::Forward(at) => Ok(at.open().at("open", at.path())?),
+            ImageSource::Workspace(rel) => {
+                let root = self.root.clone().ok_or(CheckpointError::NoTurn)?;
+                if unsafe_to_write(&root, rel) {
+                    return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
+                }
+                let abs = rel.under(&root);
+                let (f, _) = retrace_fsutil::open_regular(&abs)
+                    .map_err(|_| CheckpointError::ExternalChange { path: rel.to_lossy() })?;
+                Ok(Box::new(f))
+            }
+            ImageSource::None => Ok(Box::new(io::empty())),
+        }
+    }
+
+    fn open_turn_image(&self, n: u64, rel: &RelPath, img: &TargetImage) -> Result<Box<dyn Read>> {
+        match self.before_image(n, rel)? {
+            BeforeImage::Present { reader, sha256, .. } => {
+                if sha256.is_some() && sha256 != img.image.sha256 {
+                    return Err(CheckpointError::MissingPayload {
+                        turn: n,
+                        path: rel.to_lossy(),
+                        why: "digest mismatch".into(),
+                    });
+                }
+                // `write_temps` hashes what it copies and compares it with the restore image.
+                Ok(reader.into_unverified())
+            }
+            BeforeImage::Absent => Ok(Box::new(io::empty())),
         }
     }
 }

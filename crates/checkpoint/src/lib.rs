@@ -27,8 +27,8 @@
 //! 2. **The sidecar as loaded** (`sidecar`: turns, `state.json`, manifests, what was odd about
 //!    them) and everything that only reads it: loading (`load`, `manifests`), the listing and
 //!    before-images (`read`), restore plans ([`plan`]; `restore_set`, `timeline`, `images`,
-//!    `check`, `memo`) and what a plan offers (`choices`), forward images (`forward`), blobs
-//!    (`blobs`), the edit tools' temp files (`tool_temps`), `fsck`.
+//!    `check`, `memo`), their diffs (`plan_diff`) and what a plan offers (`choices`), forward
+//!    images (`forward`), blobs (`blobs`), the edit tools' temp files (`tool_temps`), `fsck`.
 //! 3. **The store** ([`CheckpointStore`], `store`): the sidecar plus what writing needs (options,
 //!    the turn capturing now, holds), with its operations each in a module of its own: a turn's
 //!    life (`turn`), capture (`capture`, `payload`, `after`), the end of a turn (`end`),
@@ -64,6 +64,7 @@ mod load;
 mod manifests;
 mod memo;
 pub mod plan;
+mod plan_diff;
 mod read;
 mod restore_set;
 mod results;
@@ -97,6 +98,7 @@ pub use fsio::{image_of, mode_bits};
 pub use layout::{blob_rel_path, forward_rel_path, pack_rel_path, FORWARD_DIR, STATE_FILE};
 pub use load::{load_sidecar, Loaded};
 pub use plan::{CommitOptions, PlanKind, RestorePlan};
+pub use plan_diff::{DiffBudget, PLAN_DIFF_INPUT_BUDGET, PLAN_DIFF_TEXT_BUDGET, PLAN_DIFF_TIME_BUDGET};
 pub use read::{BeforeImage, VerifiedReader};
 pub use state::{Owned, StoreState};
 pub use store::{CheckpointStore, Clock, Limits, StoreOptions};

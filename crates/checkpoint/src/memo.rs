@@ -8,6 +8,11 @@
 //! write within one tick of the clock that keeps the size), nothing unsafe follows: the memo only
 //! decides what the re-plan reports, and every target is hashed again right before its rename
 //! (`publish_one`) and every restore image while it is copied (`write_temps`).
+//!
+//! While a plan computes its diffs (`plan_diff.rs`), the memo also keeps the bytes of what it
+//! reads (each file or pack slice no larger than the diff's input limit), so that a file hashed
+//! for the plan is not read a second time for its diff: the plan takes them file by file
+//! ([`HashMemo::take_kept`]) and drops the rest ([`HashMemo::drop_kept`]).
 
 use std::collections::HashMap;
 use std::fs::{File, Metadata};
@@ -44,10 +49,23 @@ impl Fingerprint {
     }
 }
 
+/// Where bytes read while hashing came from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Kept {
+    /// A whole file.
+    File(PathBuf),
+    /// The slice of a pack at this offset.
+    Slice(PathBuf, u64),
+}
+
 /// SHA-256 digests of files, by path, each with the fingerprint it was computed under.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HashMemo {
     digests: HashMap<PathBuf, (Fingerprint, String, u64)>,
+    /// The bytes of what was read since the last [`HashMemo::drop_kept`], each no larger than
+    /// `keep_up_to` (0: nothing is kept).
+    kept: HashMap<Kept, Vec<u8>>,
+    keep_up_to: u64,
 }
 
 impl HashMemo {
@@ -60,10 +78,33 @@ impl HashMemo {
                 return Ok((sha.clone(), *len));
             }
         }
-        let hashed = copy_hashed::<_, File>(file, None)?;
+        let hashed = if self.keep_up_to > 0 && md.len() <= self.keep_up_to {
+            let mut bytes = Vec::with_capacity(md.len() as usize);
+            let hashed = copy_hashed(file, Some(&mut bytes))?;
+            self.kept.insert(Kept::File(path.to_path_buf()), bytes);
+            hashed
+        } else {
+            copy_hashed::<_, File>(file, None)?
+        };
         self.digests
             .insert(path.to_path_buf(), (fp, hashed.sha256.clone(), hashed.len));
         Ok((hashed.sha256, hashed.len))
+    }
+
+    /// Keeps the bytes of each file (or pack slice) of at most `limit` bytes read from now on;
+    /// 0 keeps none.
+    pub(crate) fn keep_up_to(&mut self, limit: u64) {
+        self.keep_up_to = limit;
+    }
+
+    /// The bytes kept of `at`, taken out of the memo.
+    pub(crate) fn take_kept(&mut self, at: &Kept) -> Option<Vec<u8>> {
+        self.kept.remove(at)
+    }
+
+    /// Forgets every kept byte.
+    pub(crate) fn drop_kept(&mut self) {
+        self.kept.clear();
     }
 
     /// [`crate::fsio::image_of`], through the memo.
@@ -98,7 +139,16 @@ impl HashMemo {
         match at {
             crate::forward::ForwardAt::Blob(p) => self.verify_file(p, Some(sha)),
             crate::forward::ForwardAt::Pack { path, slice } => {
-                let got = at.open().and_then(retrace_fsutil::hash_reader);
+                let keep = self.keep_up_to > 0 && slice.length <= self.keep_up_to;
+                let got = at.open().and_then(|r| match keep {
+                    false => retrace_fsutil::hash_reader(r),
+                    true => {
+                        let mut bytes = Vec::with_capacity(slice.length as usize);
+                        let hashed = copy_hashed(r, Some(&mut bytes))?;
+                        self.kept.insert(Kept::Slice(path.clone(), slice.offset), bytes);
+                        Ok((hashed.sha256, hashed.len))
+                    }
+                });
                 match got {
                     Err(e) => Some(format!("pack `{}` cannot be read: {e}", path.display())),
                     Ok((_, len)) if len != slice.length => Some(format!(

@@ -4,16 +4,13 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::{self, Read};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use retrace_fsutil::{copy_hashed, RelPath};
+use retrace_fsutil::copy_hashed;
 
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::fsio::{parent_of, sync_error, unsafe_to_write};
-use crate::images::{ImageSource, TargetImage};
-use crate::read::BeforeImage;
 use crate::store::CheckpointStore;
 use crate::transaction::TxInput;
 use crate::tx::{Manifest, PackSlice};
@@ -146,7 +143,7 @@ impl CheckpointStore {
             let mut out = dir
                 .create_new(tmp.file_name().unwrap_or_default(), 0o600)
                 .at("write", &abs)?;
-            let mut src = self.open_image(&inp.restore)?;
+            let mut src = self.sidecar.open_image(&inp.restore)?;
             fs_.step("write_temp").at("write", &tmp)?;
             let copied = copy_hashed(&mut src, Some(&mut out)).at("write", &tmp)?;
             if inp
@@ -172,57 +169,5 @@ impl CheckpointStore {
             dirs.insert(parent);
         }
         Ok((temps, dirs))
-    }
-
-    /// A stream of a restore image's bytes, verified against its SHA-256.
-    fn open_image(&self, img: &TargetImage) -> Result<Box<dyn Read>> {
-        match &img.source {
-            ImageSource::Turn(n, i) => {
-                let turn = self
-                    .sidecar
-                    .turns
-                    .get(n)
-                    .ok_or(CheckpointError::UnknownTurn(*n))?;
-                let rel = turn
-                    .files
-                    .get(*i)
-                    .and_then(|f| f.path.safe().cloned())
-                    .ok_or_else(|| CheckpointError::MissingPayload {
-                        turn: *n,
-                        path: String::new(),
-                        why: "no such entry".into(),
-                    })?;
-                self.open_turn_image(*n, &rel, img)
-            }
-            ImageSource::Forward(at) => Ok(at.open().at("open", at.path())?),
-            ImageSource::Workspace(rel) => {
-                let root = self.sidecar.root.clone().ok_or(CheckpointError::NoTurn)?;
-                if unsafe_to_write(&root, rel) {
-                    return Err(CheckpointError::ExternalChange { path: rel.to_lossy() });
-                }
-                let abs = rel.under(&root);
-                let (f, _) = retrace_fsutil::open_regular(&abs)
-                    .map_err(|_| CheckpointError::ExternalChange { path: rel.to_lossy() })?;
-                Ok(Box::new(f))
-            }
-            ImageSource::None => Ok(Box::new(io::empty())),
-        }
-    }
-
-    fn open_turn_image(&self, n: u64, rel: &RelPath, img: &TargetImage) -> Result<Box<dyn Read>> {
-        match self.before_image(n, rel)? {
-            BeforeImage::Present { reader, sha256, .. } => {
-                if sha256.is_some() && sha256 != img.image.sha256 {
-                    return Err(CheckpointError::MissingPayload {
-                        turn: n,
-                        path: rel.to_lossy(),
-                        why: "digest mismatch".into(),
-                    });
-                }
-                // `write_temps` hashes what it copies and compares it with the restore image.
-                Ok(reader.into_unverified())
-            }
-            BeforeImage::Absent => Ok(Box::new(io::empty())),
-        }
     }
 }

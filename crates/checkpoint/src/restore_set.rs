@@ -6,13 +6,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use retrace_fsutil::RelPath;
-use retrace_protocol::{CodePlan, Coverage, FileAction, GapReason, PlanFile, PlanGap};
+use retrace_protocol::{CodePlan, Coverage, FileAction, GapReason, PlanDiff, PlanFile, PlanGap};
 
 use crate::error::{CheckpointError, Result};
 use crate::images::TargetImage;
 use crate::memo::HashMemo;
 use crate::model::{EntryPath, Turn};
 use crate::plan::{overwritable, PlanKind, PlannedFile, RestorePlan};
+use crate::plan_diff::{DiffBudget, Diffing};
 use crate::sidecar::Sidecar;
 use crate::timeline::{Pos, Timeline};
 use crate::tx::Manifest;
@@ -36,14 +37,24 @@ fn keep_earliest<'a>(map: &mut Earliest<'a>, key: PathKey, pos: Pos, rel: Option
     }
 }
 
+/// A file of a plan as checked, with its diff.
+type Checked = (PlannedFile, PlanDiff);
+
 impl Sidecar {
-    /// Plans a code restore to the state the workspace had when turn `n` started.
-    pub(crate) fn plan_restore(&self, n: u64) -> Result<RestorePlan> {
-        self.plan_restore_with(n, HashMemo::default())
+    /// Plans a code restore to the state the workspace had when turn `n` started, each file with
+    /// its diff within `diffs` (`plan_diff.rs`).
+    pub(crate) fn plan_restore(&self, n: u64, diffs: DiffBudget) -> Result<RestorePlan> {
+        self.plan_restore_with(n, HashMemo::default(), Some(diffs))
     }
 
-    /// [`Sidecar::plan_restore`], reusing what `memo` hashed where nothing changed since.
-    pub(crate) fn plan_restore_with(&self, n: u64, mut memo: HashMemo) -> Result<RestorePlan> {
+    /// [`Sidecar::plan_restore`], reusing what `memo` hashed where nothing changed since; without
+    /// diffs when `diffs` is `None` (the commit's re-plan, which nobody sees).
+    pub(crate) fn plan_restore_with(
+        &self,
+        n: u64,
+        mut memo: HashMemo,
+        diffs: Option<DiffBudget>,
+    ) -> Result<RestorePlan> {
         let root = self.root.clone().ok_or(CheckpointError::NoTurn)?;
         let t = self.turns.get(&n).ok_or(CheckpointError::UnknownTurn(n))?;
         let (offered, why) = self.code_restore_offered(t);
@@ -87,22 +98,25 @@ impl Sidecar {
                 );
             }
         }
-        let mut order: Vec<(Pos, String, Option<RelPath>, TargetImage)> = earliest
+        // In the order shown, each file read, checked and diffed before the next (so the bytes
+        // kept for its diff are held for one file at a time).
+        let mut order: Vec<(Pos, PathKey, Option<RelPath>, Event)> = earliest
             .into_iter()
-            .map(|(k, (p, r, ev))| {
-                let img = match ev {
-                    Event::Entry(turn, i) => self.turn_image(turn, i, &mut memo)?,
-                    Event::Forward(m, i) => self.forward_image(m, i, &mut memo),
-                };
-                Ok((p, k.shown(), r, img))
-            })
-            .collect::<Result<_>>()?;
+            .map(|(k, (p, r, ev))| (p, k, r, ev))
+            .collect();
         order.sort_by_key(|a| a.0);
         let unsafe_paths = gap_paths(&spanned);
-        let mut files: Vec<PlannedFile> = order
-            .into_iter()
-            .map(|(_, shown, rel, img)| self.check(&root, rel, shown, img, &unsafe_paths, &mut memo))
-            .collect();
+        let mut diffing = diffs.map(Diffing::new);
+        let mut files: Vec<Checked> = Vec::with_capacity(order.len());
+        for (_, key, rel, ev) in order {
+            start_file(&mut memo, diffing.as_ref());
+            let img = match ev {
+                Event::Entry(turn, i) => self.turn_image(turn, i, &mut memo)?,
+                Event::Forward(m, i) => self.forward_image(m, i, &mut memo),
+            };
+            let f = self.check(&root, rel, key.shown(), img, &unsafe_paths, &mut memo);
+            files.push(self.finish_file(f, &mut memo, diffing.as_mut()));
+        }
         // Legacy renames: each destination is deleted only with its source written.
         let moves: Vec<(RelPath, RelPath)> = spanned
             .iter()
@@ -113,22 +127,31 @@ impl Sidecar {
             })
             .collect();
         for (src, dst) in moves {
-            if let Some(f) = files.iter_mut().find(|f| f.rel.as_ref() == Some(&dst)) {
+            if let Some((f, _)) = files.iter_mut().find(|(f, _)| f.rel.as_ref() == Some(&dst)) {
                 f.deleted_with = Some(src);
             }
         }
         Ok(self.finish_plan(PlanKind::Turn(n), n, &spanned, files, memo))
     }
 
-    /// Plans the revert of one file to its state before the session first touched it (SPEC §5.6).
-    pub(crate) fn plan_file_revert(&self, path: &Path) -> Result<RestorePlan> {
-        self.plan_file_revert_with(path, HashMemo::default())
+    /// Plans the revert of one file to its state before the session first touched it (SPEC §5.6),
+    /// with its diff within `diffs`.
+    pub(crate) fn plan_file_revert(&self, path: &Path, diffs: DiffBudget) -> Result<RestorePlan> {
+        self.plan_file_revert_with(path, HashMemo::default(), Some(diffs))
     }
 
-    /// [`Sidecar::plan_file_revert`], reusing what `memo` hashed where nothing changed since.
-    pub(crate) fn plan_file_revert_with(&self, path: &Path, mut memo: HashMemo) -> Result<RestorePlan> {
+    /// [`Sidecar::plan_file_revert`], reusing what `memo` hashed where nothing changed since;
+    /// without a diff when `diffs` is `None`.
+    pub(crate) fn plan_file_revert_with(
+        &self,
+        path: &Path,
+        mut memo: HashMemo,
+        diffs: Option<DiffBudget>,
+    ) -> Result<RestorePlan> {
         let root = self.root.clone().ok_or(CheckpointError::NoTurn)?;
         let rel = RelPath::normalize(&root, path)?;
+        let mut diffing = diffs.map(Diffing::new);
+        start_file(&mut memo, diffing.as_ref());
         let mut best: Option<(Pos, u64, TargetImage)> = None;
         let timeline = Timeline::of(&self.turns);
         for turn in self.turns.values() {
@@ -155,7 +178,7 @@ impl Sidecar {
             &unsafe_paths,
             &mut memo,
         );
-        let mut file = file;
+        let (mut file, diff) = self.finish_file(file, &mut memo, diffing.as_mut());
         // The destination of a legacy rename is deleted only with its source written, which a
         // single-file revert of it never does: it stays.
         file.deleted_with = self
@@ -178,7 +201,22 @@ impl Sidecar {
                     })
             })
             .collect();
-        Ok(self.finish_plan(PlanKind::File(rel), turn_no, &relevant, vec![file], memo))
+        Ok(self.finish_plan(PlanKind::File(rel), turn_no, &relevant, vec![(file, diff)], memo))
+    }
+
+    /// A file checked: its diff (when the plan has diffs), the bytes kept for it dropped.
+    pub(crate) fn finish_file(
+        &self,
+        f: PlannedFile,
+        memo: &mut HashMemo,
+        diffing: Option<&mut Diffing>,
+    ) -> Checked {
+        let diff = match diffing {
+            Some(d) => self.plan_diff(&f, memo, d),
+            None => PlanDiff::default(),
+        };
+        memo.drop_kept();
+        (f, diff)
     }
 
     pub(crate) fn finish_plan(
@@ -186,9 +224,11 @@ impl Sidecar {
         kind: PlanKind,
         n: u64,
         spanned: &[&Turn],
-        files: Vec<PlannedFile>,
-        memo: HashMemo,
+        checked: Vec<Checked>,
+        mut memo: HashMemo,
     ) -> RestorePlan {
+        memo.keep_up_to(0);
+        let (files, diffs): (Vec<PlannedFile>, Vec<PlanDiff>) = checked.into_iter().unzip();
         let mut gaps = Vec::new();
         let mut requires_confirmation = false;
         let mut coverage = Coverage::None;
@@ -210,7 +250,8 @@ impl Sidecar {
         }
         let plan_files: Vec<PlanFile> = files
             .iter()
-            .map(|f| PlanFile {
+            .zip(diffs)
+            .map(|(f, diff)| PlanFile {
                 path: f.shown.clone(),
                 action: f.action,
                 size: (f.action == FileAction::Write).then_some(f.target.size).flatten(),
@@ -222,6 +263,7 @@ impl Sidecar {
                         (true, false) => FileAction::Delete,
                     }
                 }),
+                diff,
             })
             .collect();
         let conflicts = files.iter().filter_map(|f| f.conflict.clone()).collect();
@@ -250,6 +292,11 @@ impl Sidecar {
             memo,
         }
     }
+}
+
+/// Before a file is read: the memo keeps its bytes for its diff while the budget lasts.
+pub(crate) fn start_file(memo: &mut HashMemo, diffing: Option<&Diffing>) {
+    memo.keep_up_to(diffing.map_or(0, Diffing::keep_up_to));
 }
 
 /// A path of the restore set. Safe paths are keyed by their exact bytes: two non-UTF-8 names can

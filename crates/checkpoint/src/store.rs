@@ -11,13 +11,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use retrace_fsutil::{Fs, RelPath};
-use retrace_protocol::{CheckpointEntry, FsckProblem, FsckReport};
+use retrace_protocol::{CheckpointEntry, FsckProblem, FsckReport, PlanFileDiff};
 use time::OffsetDateTime;
 
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::layout::{parse_turn_file_name, SIDECAR_DIRS, STATE_FILE, TX_DIR};
 use crate::model::Turn;
 use crate::plan::RestorePlan;
+use crate::plan_diff::DiffBudget;
 use crate::read::BeforeImage;
 use crate::rewind::RewindRecord;
 use crate::sidecar::{seq_beyond_text, Sidecar};
@@ -45,6 +46,8 @@ pub struct StoreOptions {
     /// it): journaled with each intent, so that recovery removes only the temp files the crashed
     /// writer left. This process, but for tests that play a crashed one.
     pub writer_pid: u32,
+    /// What the diffs of a restore plan may cost.
+    pub plan_diffs: DiffBudget,
 }
 
 impl Default for StoreOptions {
@@ -55,6 +58,7 @@ impl Default for StoreOptions {
             fs: Fs::durable(),
             clock: Arc::new(OffsetDateTime::now_utc),
             writer_pid: std::process::id(),
+            plan_diffs: DiffBudget::default(),
         }
     }
 }
@@ -321,14 +325,24 @@ impl CheckpointStore {
         self.sidecar.before_image(turn, path)
     }
 
-    /// Plans a code restore to the state the workspace had when turn `n` started.
+    /// Plans a code restore to the state the workspace had when turn `n` started, each file
+    /// with its diff (within [`StoreOptions::plan_diffs`]).
     pub fn plan_restore(&self, n: u64) -> Result<RestorePlan> {
-        self.sidecar.plan_restore(n)
+        self.sidecar.plan_restore(n, self.opts.plan_diffs)
     }
 
-    /// Plans the revert of one file to its state before the session first touched it (SPEC §5.6).
+    /// Plans the revert of one file to its state before the session first touched it (SPEC §5.6),
+    /// with its diff.
     pub fn plan_file_revert(&self, path: &Path) -> Result<RestorePlan> {
-        self.sidecar.plan_file_revert(path)
+        self.sidecar.plan_file_revert(path, self.opts.plan_diffs)
+    }
+
+    /// The whole diff of the file of `plan` shown as `path`, never cut: what its plan file's
+    /// `diff` shows, or would have shown past the plan's budget. Its bytes are read now and held
+    /// to what the plan saw ([`CheckpointError::PlanMoved`] when they changed since;
+    /// [`CheckpointError::UnknownFile`] for a path the plan does not have).
+    pub fn plan_file_diff(&self, plan: &RestorePlan, path: &str) -> Result<PlanFileDiff> {
+        self.sidecar.plan_file_diff(plan, path)
     }
 
     /// The files turn `n` changed, each with its diff from the turn's start to its end (SPEC §5.7).
@@ -355,7 +369,8 @@ impl CheckpointStore {
     /// Plans restoring version `version` (from 1) of `path`'s history as a one-file plan, with the
     /// checks, transaction and undo of a single-file revert (SPEC §5.8).
     pub fn plan_file_version(&self, path: &Path, version: u32) -> Result<RestorePlan> {
-        self.sidecar.plan_file_version(path, version)
+        self.sidecar
+            .plan_file_version(path, version, self.opts.plan_diffs)
     }
 
     /// The manifests, by id.

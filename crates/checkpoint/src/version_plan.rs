@@ -14,24 +14,36 @@ use crate::layout::end_pack_rel;
 use crate::memo::HashMemo;
 use crate::model::{Image, Turn};
 use crate::plan::{PlanKind, RestorePlan};
+use crate::plan_diff::{DiffBudget, Diffing};
+use crate::restore_set::start_file;
 use crate::sidecar::Sidecar;
 use crate::tx::PackSlice;
 
 impl Sidecar {
-    /// Plans restoring version `version` (from 1) of `path`'s history.
-    pub(crate) fn plan_file_version(&self, path: &Path, version: u32) -> Result<RestorePlan> {
-        self.plan_file_version_with(path, version, HashMemo::default())
+    /// Plans restoring version `version` (from 1) of `path`'s history, with its diff within
+    /// `diffs`.
+    pub(crate) fn plan_file_version(
+        &self,
+        path: &Path,
+        version: u32,
+        diffs: DiffBudget,
+    ) -> Result<RestorePlan> {
+        self.plan_file_version_with(path, version, HashMemo::default(), Some(diffs))
     }
 
-    /// [`Sidecar::plan_file_version`], reusing what `memo` hashed where nothing changed since.
+    /// [`Sidecar::plan_file_version`], reusing what `memo` hashed where nothing changed since;
+    /// without a diff when `diffs` is `None`.
     pub(crate) fn plan_file_version_with(
         &self,
         path: &Path,
         version: u32,
         mut memo: HashMemo,
+        diffs: Option<DiffBudget>,
     ) -> Result<RestorePlan> {
         let root = self.root.clone().ok_or(CheckpointError::NoTurn)?;
         let rel = RelPath::normalize(&root, path)?;
+        let mut diffing = diffs.map(Diffing::new);
+        start_file(&mut memo, diffing.as_ref());
         let history = self.file_history(&rel);
         let touched = history
             .iter()
@@ -77,7 +89,14 @@ impl Sidecar {
             .collect();
         let unsafe_paths = crate::restore_set::gap_paths(&relevant);
         let file = self.check(&root, Some(rel.clone()), shown, target, &unsafe_paths, &mut memo);
-        Ok(self.finish_plan(PlanKind::Version(rel, version), from, &relevant, vec![file], memo))
+        let checked = self.finish_file(file, &mut memo, diffing.as_mut());
+        Ok(self.finish_plan(
+            PlanKind::Version(rel, version),
+            from,
+            &relevant,
+            vec![checked],
+            memo,
+        ))
     }
 
     /// The version as a restore image: where its bytes are, checked.

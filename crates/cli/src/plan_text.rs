@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use retrace_protocol::{ErrorCode, FileAction, HeadRef, OnConflict, RewindPlan, RewindResult, RewindScope};
+use retrace_protocol::{
+    ErrorCode, FileAction, HeadRef, OnConflict, PlanDiff, RewindPlan, RewindResult, RewindScope,
+};
 
 use crate::common::{print_json, say_new_session};
 use crate::failure::Failure;
@@ -46,7 +48,11 @@ pub fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool, chosen: OnConf
             .as_ref()
             .map(|c| format!("  ({})", c.reason.as_str()))
             .unwrap_or_default();
-        println!("  {what} {}{conflict}", shown_path(&f.path));
+        println!(
+            "  {what} {}{}{conflict}",
+            shown_path(&f.path),
+            counts(action, &f.diff)
+        );
     }
     for g in &plan.gaps {
         let detail = g.detail.as_deref().or(g.path.as_deref()).unwrap_or("");
@@ -72,6 +78,22 @@ pub fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool, chosen: OnConf
         println!("  Some changes since this turn were not tracked; confirm with --yes.");
     }
     Ok(())
+}
+
+/// What a file's diff changes, for a file the chosen action writes or deletes: `  +A −R`,
+/// `  binary`, or `  +? −?` for a diff the plan did not compute.
+fn counts(action: FileAction, d: &PlanDiff) -> String {
+    match action {
+        FileAction::Write | FileAction::Delete => {}
+        FileAction::Unchanged | FileAction::Skip => return String::new(),
+    }
+    if d.binary {
+        "  binary".into()
+    } else if d.deferred {
+        "  +? −?".into()
+    } else {
+        format!("  +{} −{}", d.added, d.removed)
+    }
 }
 
 /// The wire name of a conflict choice.

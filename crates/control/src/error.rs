@@ -68,7 +68,7 @@ fn checkpoint(e: CheckpointError, message: String) -> Error {
         | C::RedoUnavailable { .. }
         | C::TransactionTooLarge { .. }
         | C::TurnTooLarge { .. } => ErrorCode::Refused,
-        C::StalePlan { .. } => ErrorCode::StalePlan,
+        C::StalePlan { .. } | C::PlanMoved { .. } => ErrorCode::StalePlan,
         C::ConfirmationRequired => ErrorCode::ConfirmationRequired,
         C::Refused { conflicts } | C::Changed { conflicts } | C::RedoRefused { conflicts } => {
             return Error::new(ErrorCode::Conflict, message).with_details(ErrorDetails::Conflicts {

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use retrace_checkpoint::CommitOptions;
 use retrace_protocol::{
     ApprovalDecision, CheckpointListing, CommitRevert, CommitRewind, CompactRequest, Error, ErrorCode,
-    ForkRequest, HeadEntry, HeadRef, ModelSpec, OnConflict, PrepareRevert, PrepareRewind, RedoRequest,
-    RewindPlan, RewindResult, SessionId, SessionSnapshot, SessionStatus, SummarizeRequest, SwitchRequest,
-    TranscriptEntry, TurnAccepted, TurnResults, UndoRequest,
+    ForkRequest, HeadEntry, HeadRef, ModelSpec, OnConflict, PlanFileDiff, PrepareRevert, PrepareRewind,
+    RedoRequest, RewindPlan, RewindResult, SessionId, SessionSnapshot, SessionStatus, SummarizeRequest,
+    SwitchRequest, TranscriptEntry, TurnAccepted, TurnResults, UndoRequest,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -190,6 +190,19 @@ impl SessionHandle {
                 .commit_plan(&req.plan_id, PlanFor::Rewind, choice, req.in_place)
         })
         .await
+    }
+
+    /// The whole diff of one file of a prepared rewind or revert, never cut (a plan file's `diff`
+    /// is cut past its cap or the plan's budget: `diff_truncated`, `diff_deferred`). Changes
+    /// nothing; the plan stays valid. `not_found` for a path the plan does not have,
+    /// `stale_plan` for a plan gone or a file that changed since the plan was made.
+    pub async fn plan_file_diff(
+        &self,
+        plan_id: impl Into<String>,
+        path: impl Into<String>,
+    ) -> Result<PlanFileDiff, Error> {
+        let (plan_id, path) = (plan_id.into(), path.into());
+        self.call(move |a| a.core().plan_file_diff(&plan_id, &path)).await
     }
 
     /// Undoes the last rewind.

@@ -47,7 +47,8 @@ pub use request::{
     TurnOutcome, UndoRequest,
 };
 pub use restore::{
-    CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanFile, PlanGap,
+    CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanDiff, PlanFile,
+    PlanFileDiff, PlanGap, PLAN_DIFF_CAP,
 };
 pub use results::{FileVersion, TurnCommand, TurnFile, TurnResults, RESULTS_DIFF_CAP};
 pub use rewind::{ChoiceFile, PlanBlocker, PlanChoice, RewindPlan, RewindResult};

@@ -4,6 +4,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{Coverage, GapReason};
+use crate::item::ITEM_DIFF_CAP;
+
+/// The most bytes of one file's diff a plan carries (as an item's, [`ITEM_DIFF_CAP`]); a longer
+/// diff is cut at a line boundary (`diff_truncated`) and the whole one is had on request.
+pub const PLAN_DIFF_CAP: usize = ITEM_DIFF_CAP;
 
 /// What a restore will do to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,6 +118,62 @@ pub struct PlanFile {
     /// `skip` for a file that is never written: an unsafe path or a missing payload).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_overwrite: Option<FileAction>,
+    /// What committing it does to its text (for a conflicted file: what `overwrite` does): the
+    /// fields `diff`, `added`, `removed`, `binary`, `diff_truncated`, `diff_deferred`.
+    #[serde(flatten)]
+    pub diff: PlanDiff,
+}
+
+/// What a restore does to one file's text: the unified diff from the file on disk now to the
+/// bytes the commit writes (a deletion: to nothing; a file made again: from nothing), computed
+/// once by the store. Empty for a file the restore leaves as it is (`unchanged`, or a conflict
+/// that no choice writes).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanDiff {
+    /// The unified diff (`@@` hunks, 3 lines of context, no `---`/`+++` header, line endings as
+    /// the file has them); empty when the file is binary or its text does not change.
+    #[serde(default, rename = "diff")]
+    pub text: String,
+    /// Lines added.
+    #[serde(default)]
+    pub added: u64,
+    /// Lines removed.
+    #[serde(default)]
+    pub removed: u64,
+    /// True when either side is not text (not UTF-8, holds a NUL byte, or is over 4 MiB): no
+    /// diff, no counts.
+    #[serde(default)]
+    pub binary: bool,
+    /// True when `diff` was cut (at [`PLAN_DIFF_CAP`], or where the plan's budget for diff text
+    /// ran out); the counts are whole. The whole diff is had on request.
+    #[serde(default, rename = "diff_truncated", skip_serializing_if = "is_false")]
+    pub truncated: bool,
+    /// True when the diff was not computed (the plan's budget for diffing ran out): no diff and
+    /// counts of 0 that say nothing. The whole diff is had on request.
+    #[serde(default, rename = "diff_deferred", skip_serializing_if = "is_false")]
+    pub deferred: bool,
+}
+
+impl PlanDiff {
+    /// Whether the diff shown is not the whole of it (cut or not computed), so a frontend offers
+    /// to load the whole one.
+    pub fn partial(&self) -> bool {
+        self.truncated || self.deferred
+    }
+}
+
+/// The whole diff of one file of a plan, as asked for when the plan's was cut or deferred.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanFileDiff {
+    /// The workspace path.
+    pub path: String,
+    /// Its diff, never cut (`diff_truncated` and `diff_deferred` are false).
+    #[serde(flatten)]
+    pub diff: PlanDiff,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// A gap of a turn the restore spans.

@@ -14,10 +14,10 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use retrace_protocol::{
     ApprovalAnswer, CancelAnswer, CheckpointListing, CommitRevert, CommitRewind, CompactRequest,
-    CreateSession, ErrorCode, FileHistory, ForkRequest, HeadEntry, HeadRef, PlanModeRequest, PrepareRevert,
-    PrepareRewind, RedoRequest, RetireRequest, RewindPlan, RewindResult, SendPrompt, SessionCreated,
-    SessionEntry, SessionStatus, SummarizeDirection, SummarizeRequest, SwitchRequest, TranscriptEntry,
-    TurnResults, UndoRequest,
+    CreateSession, ErrorCode, FileHistory, ForkRequest, HeadEntry, HeadRef, PlanFileDiff, PlanModeRequest,
+    PrepareRevert, PrepareRewind, RedoRequest, RetireRequest, RewindPlan, RewindResult, SendPrompt,
+    SessionCreated, SessionEntry, SessionStatus, SummarizeDirection, SummarizeRequest, SwitchRequest,
+    TranscriptEntry, TurnResults, UndoRequest,
 };
 
 use crate::body::{Empty, StrictJson};
@@ -44,6 +44,7 @@ pub fn routes(registry: Arc<Registry>) -> Router {
         .route("/approvals/{call_id}", post(approve))
         .route("/rewind/prepare", post(prepare_rewind))
         .route("/rewind/commit", post(commit_rewind))
+        .route("/plans/{plan_id}/diff", get(plan_file_diff))
         .route("/undo", post(undo))
         .route("/redo", post(redo))
         .route("/fork", post(fork))
@@ -191,6 +192,20 @@ async fn commit_rewind(
     StrictJson(req): StrictJson<CommitRewind>,
 ) -> Answer<RewindResult> {
     Ok(Json(r.get(&id).await?.commit_rewind(req).await?))
+}
+
+/// The whole diff of one file of a prepared rewind or revert (`?path=P`, as the plan's `files`
+/// name it): what a cut (`diff_truncated`) or deferred (`diff_deferred`) diff leaves out.
+async fn plan_file_diff(
+    State(r): Reg,
+    Param((id, plan_id)): Param<(String, String)>,
+    q: Params,
+) -> Answer<PlanFileDiff> {
+    let path = params(q, &["path"])?
+        .remove("path")
+        .filter(|p| !p.is_empty())
+        .ok_or_else(|| ApiError::usage("`path` is missing: the file of the plan whose diff to give"))?;
+    Ok(Json(r.get(&id).await?.plan_file_diff(plan_id, path).await?))
 }
 
 async fn undo(

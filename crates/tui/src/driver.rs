@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use ratatui::crossterm::event::{KeyEvent, MouseEventKind};
 use retrace_control::{Service, SessionHandle, Subscription};
 use retrace_protocol::{
-    CheckpointListing, Delivery, Error, HeadEntry, HeadRef, ModelSpec, RewindPlan, RewindResult,
-    SessionEntry, SessionSnapshot, SessionStatus, TurnAccepted,
+    CheckpointListing, Delivery, Error, HeadEntry, HeadRef, ModelSpec, PlanFileDiff, RewindPlan,
+    RewindResult, SessionEntry, SessionSnapshot, SessionStatus, TurnAccepted,
 };
 use tokio::sync::mpsc;
 
@@ -39,6 +39,8 @@ enum Answer {
     Opened(Result<Opened, Error>),
     Compacted(Result<HeadRef, Error>),
     PlanMode(Result<bool, Error>),
+    /// The whole diff of a file of a plan: the plan and the file, and the answer.
+    PlanDiff(String, String, Result<PlanFileDiff, Error>),
 }
 
 /// A session opened from `/sessions` or `/new`, ready to take the current one's place.
@@ -268,6 +270,14 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
             app.show_plan_mode(on);
             Vec::new()
         }
+        Answer::PlanDiff(plan_id, _, Ok(d)) => {
+            app.on_plan_diff(&plan_id, d);
+            Vec::new()
+        }
+        Answer::PlanDiff(plan_id, path, Err(e)) => {
+            app.on_plan_diff_failed(&plan_id, &path, &e);
+            Vec::new()
+        }
         Answer::Model(Ok(_)) => {
             app.say("model changed; it answers from the next turn");
             vec![Effect::LoadStatus]
@@ -324,6 +334,12 @@ fn perform(handle: &SessionHandle, ctx: &Context, effect: Effect, tx: &mpsc::Unb
         }
         Effect::PrepareRewind(req) => {
             tokio::spawn(async move { tx.send(Answer::Plan(h.prepare_rewind(req).await)) });
+        }
+        Effect::LoadPlanDiff { plan_id, path } => {
+            tokio::spawn(async move {
+                let got = h.plan_file_diff(plan_id.clone(), path.clone()).await;
+                tx.send(Answer::PlanDiff(plan_id, path, got));
+            });
         }
         Effect::Commit(req) => {
             tokio::spawn(async move { tx.send(Answer::Rewind(h.commit_rewind(req).await)) });

@@ -31,6 +31,14 @@ pub enum Effect {
     LoadHeads,
     /// Prepare a rewind; answer with `App::on_plan`.
     PrepareRewind(PrepareRewind),
+    /// The whole diff of one file of a prepared plan (`SessionHandle::plan_file_diff`); answer
+    /// with `App::on_plan_diff` or `App::on_plan_diff_failed`.
+    LoadPlanDiff {
+        /// The plan.
+        plan_id: String,
+        /// The file, as the plan names it.
+        path: String,
+    },
     /// Commit a prepared rewind; answer with `App::on_result`.
     Commit(CommitRewind),
     /// Undo the last rewind; answer with `App::on_result`.

@@ -1,5 +1,6 @@
 // What a tool call did to each file, as its item says (`changes`: path, action, line counts and a
-// unified diff made once by the server). The page only colours the diff's lines; it never diffs.
+// unified diff made once by the server), and the diffs of a restore's plan. The page only colours
+// a diff's lines and numbers them from its hunk headers; it never diffs.
 import { el } from "./util.js";
 
 const ACTIONS = { create: "created", modify: "modified", delete: "deleted", move: "moved" };
@@ -19,6 +20,43 @@ export function diffLines(diff) {
     const cls = line.startsWith("@@") ? "hunk" : c === "+" ? "add" : c === "-" ? "del" : c === " " || line === "" ? "ctx" : "meta";
     return [cls, line];
   });
+}
+
+/**
+ * The lines of a unified diff with their numbers in the old and in the new file, counted from each
+ * hunk's header (`@@ -a,b +c,d @@`): `[class, old, new, line]` (classes as `diffLines`), `old` or
+ * `new` null where that side has no such line (and for headers and notes).
+ */
+export function numberedLines(diff) {
+  let oldNo = 0;
+  let newNo = 0;
+  return diffLines(diff).map(([cls, line]) => {
+    switch (cls) {
+      case "hunk": {
+        const m = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(line);
+        if (m) [oldNo, newNo] = [Number(m[1]), Number(m[2])];
+        return [cls, null, null, line];
+      }
+      case "ctx":
+        return [cls, oldNo++, newNo++, line];
+      case "del":
+        return [cls, oldNo++, null, line];
+      case "add":
+        return [cls, null, newNo++, line];
+      default:
+        return [cls, null, null, line];
+    }
+  });
+}
+
+/** A unified diff with its lines coloured and numbered (old, new) in a gutter. */
+export function numberedDiff(diff) {
+  const pre = el("pre", "tool-diff numbered");
+  const num = (n) => (n == null ? "" : String(n)).padStart(5);
+  for (const [cls, o, n, line] of numberedLines(diff)) {
+    pre.append(el("span", cls, el("span", "ln", `${num(o)} ${num(n)} `), `${line}\n`));
+  }
+  return pre;
 }
 
 /** One file's change in a sentence: "created one.txt (+1 −0)", "moved a → b (binary)". */

@@ -1,8 +1,9 @@
 // Checkpoints and what restoring one does, as the page shows them: the actions a checkpoint entry
 // offers (`GET …/checkpoints`: each with its label, whether it is available and why not), the
 // Versions panel's list, a rewind's preview (from its plan: its blockers, its conflict choices and
-// what each does to each file) and the sentence that reports its result. The server decides all
-// of it; nothing here says what is possible.
+// what each does to each file, each file's diff) and the sentence that reports its result. The
+// server decides all of it; nothing here says what is possible.
+import { numberedDiff } from "./changes.js";
 import { el, fmtSize } from "./util.js";
 
 /**
@@ -54,6 +55,77 @@ function radio(name, value, label) {
 }
 
 /**
+ * What a plan's file's diff changes: "+1 −2", "binary", "+? −?" for a diff the plan did not
+ * compute, or "" when its text does not change.
+ */
+export function planCounts(f) {
+  if (f.binary) return "binary";
+  if (f.diff_deferred) return "+? −?";
+  if (!f.diff) return "";
+  return `+${f.added ?? 0} −${f.removed ?? 0}`;
+}
+
+/**
+ * Fills `td` with file `f`'s diff (coloured, numbered) and, when the plan cut it or did not
+ * compute it, a button that asks `loadDiff(path)` for the whole one; the focus goes to `back` once
+ * the button is gone.
+ */
+function fillDiff(td, f, loadDiff, back) {
+  const parts = [];
+  if (f.diff) parts.push(numberedDiff(f.diff));
+  if (f.diff_deferred) parts.push(el("p", "muted", "The diff was not computed (the plan's budget for diffs ran out)."));
+  else if (f.diff_truncated) parts.push(el("p", "muted", "The diff is cut here; the counts are whole."));
+  if ((f.diff_truncated || f.diff_deferred) && loadDiff) {
+    const b = el("button", "load-diff", "Load the whole diff");
+    b.type = "button";
+    const error = el("p", "warn");
+    error.hidden = true;
+    b.addEventListener("click", async () => {
+      b.disabled = true;
+      b.textContent = "Loading…";
+      try {
+        const whole = await loadDiff(f.path);
+        td.replaceChildren(whole.binary ? el("p", "muted", "binary: no diff") : numberedDiff(whole.diff));
+        back.focus();
+      } catch (err) {
+        b.disabled = false;
+        b.textContent = "Load the whole diff";
+        error.textContent = `The whole diff cannot be had: ${err?.message ?? err}`;
+        error.hidden = false;
+      }
+    });
+    parts.push(b, error);
+  }
+  td.replaceChildren(...parts);
+}
+
+/**
+ * File `f`'s changes cell (its counts; a button that shows or hides its diff when it has one to
+ * show) and the row under it that holds the diff, hidden (null when there is none).
+ */
+function fileDiff(f, loadDiff) {
+  const counts = planCounts(f);
+  if (!counts || f.binary) return { cell: el("td", "file-diff", counts), row: null };
+  const td = el("td");
+  td.colSpan = 4;
+  const row = el("tr", "plan-diff", td);
+  row.hidden = true;
+  row.dataset.diffOf = f.path;
+  const toggle = el("button", "diff-toggle", counts);
+  toggle.type = "button";
+  toggle.title = "What the restore does to this file";
+  toggle.setAttribute("aria-expanded", "false");
+  let filled = false;
+  toggle.addEventListener("click", () => {
+    if (!filled) fillDiff(td, f, loadDiff, toggle);
+    filled = true;
+    row.hidden = !row.hidden;
+    toggle.setAttribute("aria-expanded", String(!row.hidden));
+  });
+  return { cell: el("td", "file-diff", toggle), row };
+}
+
+/**
  * A rewind's preview from its plan (`POST …/rewind/prepare`), asked for by the action `label`
  * (its entry's) on turn `turn`: the dialog's `title` and `body` elements, and
  *
@@ -64,9 +136,11 @@ function radio(name, value, label) {
  * - `onChange(f)`: calls `f` whenever the user changes a choice.
  *
  * The conflict choices are the plan's `choices`, by their labels, none picked at first; the file
- * table's action column shows what the picked one does to each file.
+ * table's action column shows what the picked one does to each file. Each file's counts open its
+ * diff (what committing it does to the file; for a conflicted one, what overwriting does); a cut
+ * one offers the whole diff, which `loadDiff(path)` (when given) fetches.
  */
-export function rewindPreview(plan, label, turn) {
+export function rewindPreview(plan, label, turn, loadDiff) {
   const listeners = [];
   let picked = null;
   let confirmed = false;
@@ -89,14 +163,16 @@ export function rewindPreview(plan, label, turn) {
     if (plan.files.length === 0) body.push(el("p", null, "No file changes to restore."));
     else {
       const t = el("table", "plan-files");
-      t.append(el("tr", null, el("th", null, "file"), el("th", null, "action"), el("th", null, "size")));
+      t.append(el("tr", null, el("th", null, "file"), el("th", null, "action"), el("th", null, "size"), el("th", null, "changes")));
       for (const f of plan.files) {
         const cell = el("td", "file-action", f.action);
         cells.set(f.path, cell);
-        const row = el("tr", null, el("td", null, el("code", null, f.path)), cell, el("td", null, fmtSize(f.size)));
+        const diff = fileDiff(f, loadDiff);
+        const row = el("tr", null, el("td", null, el("code", null, f.path)), cell, el("td", null, fmtSize(f.size)), diff.cell);
         row.dataset.path = f.path;
         if (conflicted.has(f.path)) row.className = "conflicted";
         t.append(row);
+        if (diff.row) t.append(diff.row);
       }
       body.push(t);
     }

@@ -42,7 +42,9 @@ export async function runTurnAction(action, turn, opener) {
 
 async function rewind(turn, scope, label, opener) {
   const plan = await call("POST", `${s(state.sid)}/rewind/prepare`, { turn, scope });
-  openDialog(rewindPreview(plan, label, turn), opener, turn, async ({ on_conflict, confirm }) => {
+  const loadDiff = (path) =>
+    call("GET", `${s(state.sid)}/plans/${encodeURIComponent(plan.plan_id)}/diff?path=${encodeURIComponent(path)}`);
+  openDialog(rewindPreview(plan, label, turn, loadDiff), opener, turn, async ({ on_conflict, confirm }) => {
     const result = await call("POST", `${s(state.sid)}/rewind/commit`, { plan_id: plan.plan_id, confirm, on_conflict });
     closeCommitted();
     await afterRewind(result, plan.scope, turn, opener);

@@ -22,6 +22,7 @@ mod redo;
 mod redo_faults;
 mod reference_records;
 mod restore;
+mod restore_diffs;
 mod restore_dirs;
 mod restore_disk_full;
 mod restore_faults;

@@ -4,12 +4,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use retrace_protocol::{CommitRevert, PrepareRevert};
+use retrace_protocol::{CommitRevert, OnConflict, PrepareRevert};
 
 use super::args::SessionArgs;
 use crate::common::{load_config, say_new_session, service_options, with_service};
 use crate::failure::CmdResult;
-use crate::plan_text::{print_result, refused, Hints};
+use crate::plan_text::{print_plan, print_result, refused, Hints};
 
 /// Revert one file to its state before the session first touched it.
 #[derive(Debug, clap::Args)]
@@ -24,6 +24,9 @@ pub struct RevertArgs {
     /// Replace the file even if it changed since Retrace wrote it (undoable).
     #[arg(long)]
     pub overwrite: bool,
+    /// Prepare and print the plan only (with the file's diff).
+    #[arg(long)]
+    pub dry_run: bool,
     /// Confirm a revert that spans untracked changes (a shell command in a turn that touched it).
     #[arg(long)]
     pub yes: bool,
@@ -44,6 +47,14 @@ pub fn run(a: RevertArgs) -> CmdResult {
                 version: a.version,
             })
             .await?;
+        if a.dry_run {
+            let chosen = match a.overwrite {
+                true => OnConflict::Overwrite,
+                false => OnConflict::Refuse,
+            };
+            print_plan(&plan, a.json, a.yes, chosen)?;
+            return Ok(ExitCode::SUCCESS);
+        }
         let result = h
             .commit_revert(CommitRevert {
                 plan_id: plan.plan_id.clone(),

@@ -11,7 +11,9 @@
 use std::time::{Duration, Instant};
 
 use retrace_checkpoint::{CheckpointError, CommitOptions, RestorePlan};
-use retrace_protocol::{Coverage, ErrorCode, HeadId, Missing, PlanBlocker, RewindPlan, RewindScope};
+use retrace_protocol::{
+    Coverage, ErrorCode, HeadId, Missing, PlanBlocker, PlanFileDiff, RewindPlan, RewindScope,
+};
 use retrace_session::Boundary;
 
 use super::Core;
@@ -161,12 +163,23 @@ impl Core {
                 self.plans.remove(&id);
             }
         }
+        // What is kept for the commit holds no diff text: a request for one file's diff reads it
+        // again, and 32 plans of a few MiB each would otherwise stay in memory.
+        let mut kept = plan.clone();
+        let mut code = d.code;
+        for f in kept
+            .files
+            .iter_mut()
+            .chain(code.iter_mut().flat_map(|c| c.plan.files.iter_mut()))
+        {
+            f.diff.text = String::new();
+        }
         self.plans.insert(
             plan.plan_id.clone(),
             PendingPlan {
                 plan_for: d.plan_for,
-                plan: plan.clone(),
-                code: d.code,
+                plan: kept,
+                code,
                 head: self.session.selected().clone(),
                 source: d.source.unwrap_or_else(|| self.session.selected().clone()),
                 boundary: d.boundary,
@@ -274,6 +287,26 @@ impl Core {
             boundary: None,
             default_choice: CommitOptions::default(),
         }))
+    }
+
+    /// The whole diff, never cut, of the file shown as `path` in pending plan `plan_id` (a
+    /// rewind's or a revert's): what its plan file's `diff` shows, or would have past the plan's
+    /// budget. The plan stays pending; a file that changed since it was made is `stale_plan`.
+    pub(crate) fn plan_file_diff(&mut self, plan_id: &str, path: &str) -> Result<PlanFileDiff> {
+        let plan_for = self.plans.get(plan_id).map_or(PlanFor::Rewind, |p| p.plan_for);
+        self.valid_plan(plan_id, plan_for)?;
+        let p = self.plans.get(plan_id);
+        let code = p
+            .filter(|p| p.plan.files.iter().any(|f| f.path == path))
+            .and_then(|p| p.code.as_ref())
+            .ok_or_else(|| {
+                retrace_protocol::Error::not_found(
+                    Missing::File,
+                    path,
+                    format!("plan `{plan_id}` has no file `{path}`"),
+                )
+            })?;
+        Ok(self.store.plan_file_diff(code, path)?)
     }
 
     /// The pending plan `plan_id`, if it is still valid and for this kind of commit. A plan gone

@@ -6,6 +6,7 @@ mod support;
 
 mod compaction;
 mod items;
+mod plan_diffs;
 mod redo;
 mod rewind;
 mod rewind_model;

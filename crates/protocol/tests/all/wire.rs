@@ -131,3 +131,38 @@ fn usage_and_retry_fields_are_optional() {
         serde_json::from_value(json!({"id": "m-1", "role": "assistant", "content": "ok"})).unwrap();
     assert_eq!(entry.usage, None);
 }
+
+#[test]
+fn a_plan_file_carries_its_diff_flat_and_older_json_still_reads() {
+    let old: PlanFile =
+        serde_json::from_value(json!({"path": "a.txt", "action": "write", "size": 3})).unwrap();
+    assert_eq!(old.diff, PlanDiff::default());
+    let f = PlanFile {
+        path: "a.txt".into(),
+        action: FileAction::Write,
+        size: Some(3),
+        conflict: None,
+        on_overwrite: None,
+        diff: PlanDiff {
+            text: "@@ -1 +1 @@\n-a\n+b\n".into(),
+            added: 1,
+            removed: 1,
+            ..PlanDiff::default()
+        },
+    };
+    let v = serde_json::to_value(&f).unwrap();
+    assert_eq!(
+        v,
+        json!({"path": "a.txt", "action": "write", "size": 3,
+               "diff": "@@ -1 +1 @@\n-a\n+b\n", "added": 1, "removed": 1, "binary": false})
+    );
+    assert_eq!(serde_json::from_value::<PlanFile>(v).unwrap(), f);
+    let cut = PlanDiff {
+        truncated: true,
+        ..PlanDiff::default()
+    };
+    let v = serde_json::to_value(&cut).unwrap();
+    assert_eq!(v["diff_truncated"], true);
+    assert!(v.get("diff_deferred").is_none());
+    assert!(cut.partial());
+}

@@ -81,6 +81,32 @@ async fn every_endpoint_answers_with_its_protocol_type() {
         .await;
     assert_eq!(s, StatusCode::OK, "{plan}");
     assert_eq!(plan["files"][0]["action"], "delete", "{plan}");
+    assert_eq!(plan["files"][0]["diff"], "@@ -1 +0,0 @@\n-one\n", "{plan}");
+    assert_eq!(plan["files"][0]["removed"], 1, "{plan}");
+    // The whole diff of one file of the plan; the plan stays pending.
+    let pid = plan["plan_id"].as_str().unwrap();
+    let (s, d) = env
+        .get(&format!("/api/sessions/{id}/plans/{pid}/diff?path=a.txt"))
+        .await;
+    assert_eq!(s, StatusCode::OK, "{d}");
+    assert_eq!(
+        d,
+        json!({"path": "a.txt", "diff": "@@ -1 +0,0 @@\n-one\n", "added": 0, "removed": 1, "binary": false})
+    );
+    let missing = env.get(&format!("/api/sessions/{id}/plans/{pid}/diff")).await;
+    crate::support::assert_error(&missing, 400, "usage");
+    let odd = env
+        .get(&format!("/api/sessions/{id}/plans/{pid}/diff?path=a.txt&full=1"))
+        .await;
+    crate::support::assert_error(&odd, 400, "usage");
+    let other = env
+        .get(&format!("/api/sessions/{id}/plans/{pid}/diff?path=b.txt"))
+        .await;
+    crate::support::assert_error(&other, 404, "not_found");
+    let gone = env
+        .get(&format!("/api/sessions/{id}/plans/plan-nope/diff?path=a.txt"))
+        .await;
+    crate::support::assert_error(&gone, 409, "stale_plan");
     let (s, r) = env
         .post(
             &format!("/api/sessions/{id}/rewind/commit"),

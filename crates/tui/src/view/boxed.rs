@@ -33,6 +33,18 @@ pub(crate) enum Scroll {
     Offset(usize),
 }
 
+/// The height a box of `body` rows asks for.
+fn want_height(body: usize) -> u16 {
+    u16::try_from(body).unwrap_or(u16::MAX).saturating_add(3).max(6)
+}
+
+/// How many body rows a box of `body` rows drawn in an area `area_h` rows high shows (as
+/// [`boxed`] lays it out), for keys that keep a row in view.
+pub(crate) fn shown_rows(area_h: u16, body: usize) -> usize {
+    let h = want_height(body).min(area_h.saturating_sub(2)).max(1).min(area_h);
+    usize::from(h.saturating_sub(3))
+}
+
 /// Draws a bordered box with a title, body lines (scrolled as asked) and a footer. Returns how
 /// far an [`Scroll::Offset`] body could scroll (`None` for a focus, or when nothing was drawn).
 pub(crate) fn boxed(
@@ -44,8 +56,11 @@ pub(crate) fn boxed(
     footer: &str,
     t: Theme,
 ) -> Option<usize> {
-    let want_h = (body.len() as u16).saturating_add(3).max(6);
-    let rect = centered(area, area.width.saturating_sub(4).min(100), want_h);
+    let rect = centered(
+        area,
+        area.width.saturating_sub(4).min(100),
+        want_height(body.len()),
+    );
     frame.render_widget(Clear, rect);
     let inner_w = usize::from(rect.width.saturating_sub(2));
     let block = Block::default()

@@ -5,6 +5,7 @@
 //! this module lays out the frame and draws what every screen shares: the message and status lines.
 
 pub(crate) mod boxed;
+pub mod diff;
 mod theme;
 pub(crate) mod wrap;
 

@@ -4,8 +4,8 @@
 
 use ratatui::crossterm::event::KeyCode;
 use retrace_protocol::{
-    Event, FileAction, HeadId, JobKind, PlanFile, RewindScope, RunningJob, SessionId, SessionStatus,
-    ToolStatus,
+    Event, FileAction, HeadId, JobKind, PlanDiff, PlanFile, RewindScope, RunningJob, SessionId,
+    SessionStatus, ToolStatus,
 };
 use retrace_tui::view::ViewState;
 use retrace_tui::{escape, Effect, Screen};
@@ -193,6 +193,7 @@ fn the_preview_shows_which_file_is_deleted() {
             size: None,
             conflict: None,
             on_overwrite: None,
+            diff: PlanDiff::default(),
         },
         PlanFile {
             path: format!("{stem}_delete_me.txt"),
@@ -200,6 +201,7 @@ fn the_preview_shows_which_file_is_deleted() {
             size: None,
             conflict: None,
             on_overwrite: None,
+            diff: PlanDiff::default(),
         },
     ];
     let clock = Clock::new();

@@ -9,8 +9,9 @@ use ratatui::Terminal;
 use retrace_protocol::{
     ActionKind, ChangeAction, CheckpointAction, CheckpointEntry, CheckpointItem, CheckpointListing,
     ChoiceFile, Conflict, ConflictReason, Coverage, Event, FileAction, FileChange, Gap, GapReason, HeadId,
-    Item, ItemBody, NoteItem, NoteKind, OnConflict, PlanBlocker, PlanChoice, PlanFile, PlanGap, RewindPlan,
-    RewindResult, RewindScope, SessionId, SessionSnapshot, SessionStatus, ToolCallItem, ToolStatus,
+    Item, ItemBody, NoteItem, NoteKind, OnConflict, PlanBlocker, PlanChoice, PlanDiff, PlanFile, PlanGap,
+    RewindPlan, RewindResult, RewindScope, SessionId, SessionSnapshot, SessionStatus, ToolCallItem,
+    ToolStatus,
 };
 use retrace_tui::view::{self, ViewState};
 use retrace_tui::{App, AppOptions, Effect, StatusInfo};
@@ -321,6 +322,12 @@ pub fn plan(turn: u64, scope: RewindScope) -> RewindPlan {
                 size: Some(1536),
                 conflict: None,
                 on_overwrite: None,
+                diff: PlanDiff {
+                    text: "@@ -1,4 +1,3 @@\n pub fn tokenize(s: &str) -> Vec<&str> {\n-    s.split_whitespace().collect()\n+    s.split(' ').collect()\n }\n-// handles tabs\n".into(),
+                    added: 1,
+                    removed: 2,
+                    ..PlanDiff::default()
+                },
             },
             PlanFile {
                 path: "tests/parse.rs".into(),
@@ -328,6 +335,11 @@ pub fn plan(turn: u64, scope: RewindScope) -> RewindPlan {
                 size: None,
                 conflict: None,
                 on_overwrite: None,
+                diff: PlanDiff {
+                    text: "@@ -1,4 +0,0 @@\n-#[test]\n-fn splits() {\n-    assert_eq!(tokenize(\"a b\"), [\"a\", \"b\"]);\n-}\n".into(),
+                    removed: 4,
+                    ..PlanDiff::default()
+                },
             },
         ]
     };
@@ -370,6 +382,11 @@ pub fn conflicted_plan() -> RewindPlan {
         size: None,
         conflict: Some(edited.clone()),
         on_overwrite: Some(FileAction::Write),
+        diff: PlanDiff {
+            text: "@@ -1,2 +1 @@\n # Tokenizer\n-my own notes\n".into(),
+            removed: 1,
+            ..PlanDiff::default()
+        },
     });
     p.files.push(PlanFile {
         path: unsafe_path.path.clone(),
@@ -377,6 +394,7 @@ pub fn conflicted_plan() -> RewindPlan {
         size: None,
         conflict: Some(unsafe_path.clone()),
         on_overwrite: Some(FileAction::Skip),
+        diff: PlanDiff::default(),
     });
     p.files.push(PlanFile {
         path: "docs/notes.md".into(),
@@ -384,6 +402,7 @@ pub fn conflicted_plan() -> RewindPlan {
         size: None,
         conflict: None,
         on_overwrite: None,
+        diff: PlanDiff::default(),
     });
     p.conflicts = vec![edited, unsafe_path];
     p.gaps.push(PlanGap {

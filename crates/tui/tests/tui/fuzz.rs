@@ -47,8 +47,8 @@ fn random_key(rng: &mut Rng) -> KeyEvent {
         KeyCode::Char(' '),
     ];
     const CHARS: &[char] = &[
-        '1', '2', '3', '4', '5', '6', 'y', 'a', 'n', 's', 'o', 'j', 'k', 'q', '/', 'é', '漢', '\u{202e}',
-        '\u{1b}',
+        '1', '2', '3', '4', '5', '6', 'y', 'a', 'n', 'p', 'd', 'f', 's', 'o', 'j', 'k', 'q', '/', 'é', '漢',
+        '\u{202e}', '\u{1b}',
     ];
     let code = if rng.below(2) == 0 {
         CODES[rng.below(CODES.len() as u64) as usize]
@@ -259,7 +259,7 @@ fn random_keys_events_and_sizes_never_panic() {
                 6 => {
                     app.feed(random_event(&mut rng, &mut turn));
                 }
-                7 => match rng.below(9) {
+                7 => match rng.below(10) {
                     7 => {
                         // A snapshot (the answer to a head change or a lag), mid-turn or not,
                         // taken at the last event or before it.
@@ -292,11 +292,48 @@ fn random_keys_events_and_sizes_never_panic() {
                         _ => app.on_paste("pasted\r\nline\u{1b}[2J"),
                     },
                     1 => {
-                        app.on_plan(match rng.below(3) {
+                        let mut p = match rng.below(3) {
                             0 => conflicted_plan(),
                             1 => plan(0, RewindScope::Conversation),
                             _ => plan(0, RewindScope::Code),
-                        });
+                        };
+                        // Diffs cut or not computed, which `f` asks to load whole.
+                        for f in &mut p.files {
+                            match rng.below(4) {
+                                0 => f.diff.truncated = true,
+                                1 => f.diff.deferred = true,
+                                2 => f.diff.binary = true,
+                                _ => {}
+                            }
+                        }
+                        app.on_plan(p);
+                    }
+                    9 => {
+                        // The answer to `f`, for a file the plan has or not.
+                        let path = ["src/lib.rs", "tests/parse.rs", "x\u{1b}[2J"][rng.below(3) as usize];
+                        match rng.below(2) {
+                            0 => app.on_plan_diff(
+                                "plan-0",
+                                retrace_protocol::PlanFileDiff {
+                                    path: path.into(),
+                                    diff: retrace_protocol::PlanDiff {
+                                        text: "@@ -1 +1 @@\n-\u{1b}[2J\r\n+漢\u{202e}\n"
+                                            .repeat(rng.below(40) as usize),
+                                        added: 1,
+                                        removed: 1,
+                                        ..Default::default()
+                                    },
+                                },
+                            ),
+                            _ => app.on_plan_diff_failed(
+                                "plan-0",
+                                path,
+                                &retrace_protocol::Error::new(
+                                    retrace_protocol::ErrorCode::StalePlan,
+                                    "stale\u{1b}[2J",
+                                ),
+                            ),
+                        }
                     }
                     2 => {
                         app.on_result(&result(RewindScope::Both, &["a"], &[]));

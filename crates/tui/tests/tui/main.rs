@@ -10,5 +10,6 @@ mod fuzz;
 mod long_flow;
 mod long_sessions;
 mod offered;
+mod preview_diffs;
 mod screens;
 mod whole_flow;

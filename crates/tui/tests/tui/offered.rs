@@ -185,9 +185,12 @@ fn a_conversation_plan_that_cannot_commit_says_why_in_its_preview() {
     );
 }
 
-/// The action column of `path` in the preview.
+/// The action column of `path` in the preview (after the file cursor's `›`, on one row).
 fn action_of(app: &retrace_tui::App, path: &str) -> String {
-    let shown = boxed_rows(app);
+    let shown: Vec<String> = boxed_rows(app)
+        .into_iter()
+        .map(|r| r.trim_start_matches('›').trim_start().to_string())
+        .collect();
     let row = shown
         .iter()
         .find(|r| r.split_whitespace().nth(1) == Some(path))

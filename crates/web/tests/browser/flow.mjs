@@ -106,7 +106,17 @@ try {
   const dialog = page.locator("#rewind-dialog");
   await dialog.getByText("one.txt").waitFor();
   await dialog.getByText("two.txt").waitFor();
+  // Each file's counts open its diff (what the restore does to it), its lines numbered and
+  // coloured; a second click closes it.
+  const oneRow = dialog.locator("tr[data-path='one.txt']");
+  const oneDiff = dialog.locator("tr.plan-diff[data-diff-of='one.txt']");
+  await oneRow.getByRole("button", { name: "+0 −1" }).click();
+  await oneDiff.locator(".tool-diff .del", { hasText: "-1" }).waitFor();
+  const gutter = await oneDiff.locator(".tool-diff .del .ln").first().textContent();
+  if (gutter.trim() !== "1") throw new Error(`the removed line is numbered ${JSON.stringify(gutter)}`);
   await shot("preview");
+  await oneRow.getByRole("button", { name: "+0 −1" }).click();
+  await oneDiff.waitFor({ state: "hidden" });
   await page.locator("#rewind-confirm").click();
   await page.locator("#banner", { hasText: "Restored code" }).waitFor();
   await waitFor("the files to be removed", () => !exists("one.txt") && !exists("two.txt"));
@@ -159,11 +169,17 @@ try {
   await dialog.getByText("two.txt").waitFor();
   await page.keyboard.press("Tab");
   await expectFocus("Tab in the preview", (a) => a.id === "rewind-cancel");
-  // the focus stays in the preview: Tab from its last control wraps to its first, and back
+  // the focus stays in the preview: Tab from its last control wraps to its first (the first
+  // file's counts, which Enter opens and closes like a click), and back
   await page.keyboard.press("Tab");
-  await expectFocus("Tab from Cancel", (a) => a.id === "rewind-confirm");
+  await expectFocus("Tab from Cancel", (a) => a.cls === "diff-toggle" && a.text === "+0 −1");
+  await page.keyboard.press("Enter");
+  await dialog.locator("tr.plan-diff[data-diff-of='one.txt'] .tool-diff").waitFor();
+  await page.keyboard.press("Enter");
+  await dialog.locator("tr.plan-diff[data-diff-of='one.txt']").waitFor({ state: "hidden" });
+  if (!(await dialogOpen())) throw new Error("Enter on a file's counts closed the preview");
   await page.keyboard.press("Shift+Tab");
-  await expectFocus("Shift+Tab from Confirm", (a) => a.id === "rewind-cancel");
+  await expectFocus("Shift+Tab from the first control", (a) => a.id === "rewind-cancel");
   await page.keyboard.press("Enter");
   await page.waitForFunction(() => !document.querySelector("#rewind-dialog").open);
   await expectFocus("Cancel", onAction("restore_code", 0));

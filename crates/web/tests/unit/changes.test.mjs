@@ -1,10 +1,11 @@
 // A tool call's changes as the page shows them (assets/changes.js) in node: the lines of the diff
-// its item carries, classed for colour and kept as they are, and a change in a sentence.
+// its item carries, classed for colour and kept as they are, numbered from the hunk headers, and
+// a change in a sentence.
 //
 //   node --test tests/unit/
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { changeText, changesCount, diffLines } from "../../assets/changes.js";
+import { changeText, changesCount, diffLines, numberedLines } from "../../assets/changes.js";
 
 test("a unified diff's lines are classed by their first character and kept whole", () => {
   const diff = "@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n\\ No newline at end of file\n";
@@ -32,4 +33,26 @@ test("a change in a sentence, and the counts of several", () => {
   assert.equal(changeText({ path: "img.png", action: "modify", added: 0, removed: 0, binary: true }), "modified img.png (binary)");
   assert.equal(changesCount([{ added: 2, removed: 1 }, { added: 1, removed: 0 }]), "+3 −1");
   assert.equal(changesCount([]), "");
+});
+
+test("a diff's lines are numbered in the old and the new file from each hunk's header", () => {
+  const diff = "@@ -3,4 +3,4 @@\n a\n-b\n+B\n+C\n c\n@@ -20 +21,0 @@\n-z\n\\ No newline at end of file\n";
+  assert.deepEqual(numberedLines(diff), [
+    ["hunk", null, null, "@@ -3,4 +3,4 @@"],
+    ["ctx", 3, 3, " a"],
+    ["del", 4, null, "-b"],
+    ["add", null, 4, "+B"],
+    ["add", null, 5, "+C"],
+    ["ctx", 5, 6, " c"],
+    ["hunk", null, null, "@@ -20 +21,0 @@"],
+    ["del", 20, null, "-z"],
+    ["meta", null, null, "\\ No newline at end of file"],
+  ]);
+  // a new file counts from 1; a carriage return stays in its line
+  assert.deepEqual(numberedLines("@@ -0,0 +1,2 @@\n+x\r\n+y\n"), [
+    ["hunk", null, null, "@@ -0,0 +1,2 @@"],
+    ["add", null, 1, "+x\r"],
+    ["add", null, 2, "+y"],
+  ]);
+  assert.deepEqual(numberedLines(""), []);
 });

@@ -1,6 +1,7 @@
 // A rewind's preview (assets/checkpoints.js `rewindPreview`) in node, on a few elements of its own
 // (no browser): the plan's conflict choices offered by their labels with none picked, the file
-// table following the pick, and what the commit button does and sends as the user chooses.
+// table following the pick, what the commit button does and sends as the user chooses, and each
+// file's diff opened from its counts (a cut one loading the whole diff).
 //
 //   node --test tests/unit/
 import { test } from "node:test";
@@ -22,7 +23,16 @@ class Node {
   addEventListener(type, f) {
     (this.listeners[type] ??= []).push(f);
   }
-  setAttribute() {}
+  setAttribute(k, v) {
+    this[k] = v;
+  }
+  replaceChildren(...kids) {
+    this.children = kids;
+    this.text = "";
+  }
+  focus() {
+    globalThis.focused = this;
+  }
   set textContent(t) {
     this.children = [];
     this.text = t;
@@ -39,7 +49,7 @@ globalThis.document = {
   createElement: (tag) => new Node(tag),
   createTextNode: (text) => ({ textContent: text }),
 };
-const { rewindPreview } = await import("../../assets/checkpoints.js");
+const { planCounts, rewindPreview } = await import("../../assets/checkpoints.js");
 
 const files = (a, b) => [{ path: "a.txt", action: a }, { path: "b.txt", action: b }];
 const plan = (blockers, conflicted = true) => ({
@@ -106,4 +116,67 @@ test("an unavailable half blocks the commit whatever is chosen", () => {
   const p = rewindPreview(plan([{ kind: "unavailable", reason: "not on this head" }], false), "Restore code and conversation", 1);
   assert.ok(p.body.some((e) => e.textContent === "Not available: not on this head"));
   assert.deepEqual(p.commit(), { ready: false, text: "Restore code and conversation", on_conflict: "refuse", confirm: false });
+});
+
+test("each file's counts open its numbered diff; a cut one loads the whole diff", async () => {
+  const diff = (text, more) => ({ diff: text, added: 1, removed: 1, binary: false, ...more });
+  const asked = [];
+  const p = rewindPreview(
+    {
+      ...plan([], false),
+      files: [
+        { path: "a.txt", action: "write", ...diff("@@ -7 +7 @@\n-old\n+new\n", { diff_truncated: true }) },
+        { path: "b.txt", action: "delete", ...diff("", { diff_deferred: true, added: 0, removed: 0 }) },
+        { path: "c.bin", action: "write", ...diff("", { binary: true }) },
+        { path: "d.txt", action: "unchanged", ...diff("", { added: 0, removed: 0 }) },
+      ],
+    },
+    "Restore code",
+    0,
+    async (path) => {
+      asked.push(path);
+      if (path === "b.txt") throw new Error("stale_plan: preview again");
+      return { path, diff: "@@ -7,2 +7,2 @@\n-old\n+new\n tail\n", added: 1, removed: 1, binary: false };
+    },
+  );
+  const all = p.body.flatMap((e) => [e, ...e.all()]);
+  const cells = all.filter((e) => e.tag === "td" && e.className === "file-diff").map((c) => c.textContent);
+  assert.deepEqual(cells, ["+1 −1", "+? −?", "binary", ""]);
+  const [toggleA, toggleB] = all.filter((e) => e.tag === "button" && e.className === "diff-toggle");
+  const rows = all.filter((e) => e.tag === "tr" && e.className === "plan-diff");
+  assert.deepEqual(rows.map((r) => [r.dataset.diffOf, r.hidden]), [["a.txt", true], ["b.txt", true]]);
+
+  // Opened: the numbered lines, what is missing, and a button for the whole diff.
+  for (const f of toggleA.listeners.click) f();
+  assert.equal(rows[0].hidden, false);
+  assert.equal(toggleA["aria-expanded"], "true");
+  const lines = () => rows[0].all().filter((e) => e.tag === "span" && e.className !== "ln").map((e) => e.textContent);
+  assert.deepEqual(lines(), ["            @@ -7 +7 @@\n", "    7       -old\n", "          7 +new\n"]);
+  const load = rows[0].all().find((e) => e.tag === "button");
+  assert.equal(load.textContent, "Load the whole diff");
+  await load.listeners.click[0]();
+  assert.deepEqual(asked, ["a.txt"]);
+  assert.equal(lines().length, 4);
+  assert.ok(lines()[3].endsWith(" tail\n"), lines()[3]);
+  assert.equal(globalThis.focused, toggleA);
+  // Closed again.
+  for (const f of toggleA.listeners.click) f();
+  assert.equal(rows[0].hidden, true);
+
+  // Not computed: said, and a failure to load says why, leaving the button to try again.
+  for (const f of toggleB.listeners.click) f();
+  assert.ok(rows[1].textContent.includes("not computed"), rows[1].textContent);
+  const loadB = rows[1].all().find((e) => e.tag === "button");
+  await loadB.listeners.click[0]();
+  assert.ok(rows[1].textContent.includes("The whole diff cannot be had: stale_plan: preview again"), rows[1].textContent);
+  assert.equal(loadB.disabled, false);
+});
+
+test("a plan file's counts say what its diff changes", () => {
+  assert.equal(planCounts({ diff: "@@ -1 +1 @@\n-a\n+b\n", added: 1, removed: 1 }), "+1 −1");
+  assert.equal(planCounts({ diff: "", binary: true }), "binary");
+  assert.equal(planCounts({ diff: "", diff_deferred: true }), "+? −?");
+  assert.equal(planCounts({ diff: "" }), "");
+  // a plan of an earlier build has no diff at all
+  assert.equal(planCounts({ path: "a", action: "write" }), "");
 });

@@ -4,24 +4,36 @@
 //! overwrite, by their labels; `s` and `o` pick skip and overwrite, Tab goes through them) and the
 //! shell commands whose effects stay. The plan decides what is possible and what each choice does
 //! to each file; the preview only shows it, collects the choice and commits it with Enter.
+//!
+//! Each file shows what committing it does to its text (`+A −R`, from the plan's diff); `n`/`p`
+//! move the cursor between files and `d` (or Space) shows or hides the file's diff, coloured,
+//! with line numbers. A diff the plan cut or did not compute offers its whole one: `f` asks the
+//! controller for it ([`Effect::LoadPlanDiff`]).
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
-use ratatui::layout::Rect;
-use ratatui::text::Line;
-use ratatui::Frame;
-use retrace_protocol::{FileAction, OnConflict, PlanBlocker, PlanChoice, PlanFile, RewindPlan, RewindScope};
+use retrace_protocol::{
+    Error, FileAction, OnConflict, PlanBlocker, PlanChoice, PlanDiff, PlanFile, PlanFileDiff, RewindPlan,
+};
 
 use crate::app::{App, Awaiting};
 use crate::effect::Effect;
-use crate::escape::{self, human_bytes};
+use crate::escape;
 use crate::screens::menu::Menu;
 use crate::screens::{ctrl, Mode};
-use crate::view::boxed::{boxed, Scroll};
-use crate::view::wrap::wrap;
+use crate::view::boxed::shown_rows;
 use crate::view::Theme;
+pub(crate) use draw::draw;
+use draw::{body, body_width};
+
+mod draw;
 
 /// At most this many lines of the prompt the conversation goes back to are shown.
 const PROMPT_LINES: usize = 6;
+
+/// At most this many lines of one file's diff are shown.
+pub const DIFF_LINES: usize = 10_000;
 
 /// The preview of a plan, before anything is committed.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +49,14 @@ pub struct Preview {
     pub hint: Option<String>,
     /// The menu it came from, to go back to.
     pub menu: Option<Box<Menu>>,
+    /// The file under the cursor (an index into the plan's files).
+    pub cursor: usize,
+    /// The files whose diff is shown.
+    pub open: BTreeSet<usize>,
+    /// The whole diffs loaded for files whose plan diff was cut or not computed.
+    pub whole: BTreeMap<usize, PlanDiff>,
+    /// The files whose whole diff is being loaded.
+    pub loading: BTreeSet<usize>,
 }
 
 /// The key that picks a conflict choice, for the two that have one.
@@ -57,7 +77,41 @@ impl Preview {
             picked: None,
             hint: None,
             menu,
+            cursor: 0,
+            open: BTreeSet::new(),
+            whole: BTreeMap::new(),
+            loading: BTreeSet::new(),
         }
+    }
+
+    /// The diff shown for the plan's `index`th file: its whole one once loaded, else the plan's.
+    pub fn diff_of(&self, index: usize) -> Option<&PlanDiff> {
+        self.whole
+            .get(&index)
+            .or_else(|| self.plan.files.get(index).map(|f| &f.diff))
+    }
+
+    /// Shows or hides the diff of the file under the cursor.
+    pub fn toggle_diff(&mut self) {
+        if self.cursor < self.plan.files.len() && !self.open.remove(&self.cursor) {
+            self.open.insert(self.cursor);
+        }
+    }
+
+    /// The request for the whole diff of the file under the cursor, when the plan's was cut or
+    /// not computed and it is not loaded or being loaded; its diff is shown meanwhile.
+    pub fn load_whole(&mut self) -> Option<Effect> {
+        let i = self.cursor;
+        let f = self.plan.files.get(i)?;
+        if !f.diff.partial() || self.whole.contains_key(&i) || self.loading.contains(&i) {
+            return None;
+        }
+        self.loading.insert(i);
+        self.open.insert(i);
+        Some(Effect::LoadPlanDiff {
+            plan_id: self.plan.plan_id.clone(),
+            path: f.path.clone(),
+        })
     }
 
     /// Why no choice commits this plan, when one of its halves is unavailable.
@@ -150,6 +204,71 @@ impl Preview {
 }
 
 impl App {
+    /// The whole diff of a file of the previewed plan `plan_id`, asked for with `f`.
+    pub fn on_plan_diff(&mut self, plan_id: &str, d: PlanFileDiff) {
+        let Mode::Preview(p) = &mut self.mode else {
+            return;
+        };
+        if p.plan.plan_id != plan_id {
+            return;
+        }
+        let files = &p.plan.files;
+        let at: Vec<usize> = p
+            .loading
+            .iter()
+            .copied()
+            .filter(|&i| files.get(i).is_some_and(|f| f.path == d.path))
+            .collect();
+        for i in at {
+            p.loading.remove(&i);
+            p.whole.insert(i, d.diff.clone());
+        }
+    }
+
+    /// Loading the whole diff of `path` of the previewed plan `plan_id` failed: the preview says
+    /// why (a plan gone stale says to preview again).
+    pub fn on_plan_diff_failed(&mut self, plan_id: &str, path: &str, err: &Error) {
+        let Mode::Preview(p) = &mut self.mode else {
+            return;
+        };
+        if p.plan.plan_id != plan_id {
+            return;
+        }
+        let files = &p.plan.files;
+        p.loading.retain(|&i| files.get(i).is_none_or(|f| f.path != path));
+        p.hint = Some(format!(
+            "the whole diff of {} cannot be had: {}",
+            escape::line(path),
+            escape::line(&err.message)
+        ));
+    }
+
+    /// Moves the preview's file cursor by one (back: up), keeping its row in view.
+    fn move_cursor(&mut self, back: bool) {
+        let (w, h) = self.viewport;
+        let Mode::Preview(p) = &mut self.mode else {
+            return;
+        };
+        let n = p.plan.files.len();
+        if n == 0 {
+            return;
+        }
+        p.cursor = match back {
+            true => p.cursor.saturating_sub(1),
+            false => (p.cursor + 1).min(n - 1),
+        };
+        let (lines, rows) = body(p, body_width(w), Theme::new(true));
+        let Some(&row) = rows.get(p.cursor) else {
+            return;
+        };
+        let shown = shown_rows(h, lines.len()).max(1);
+        if row < p.scroll {
+            p.scroll = row;
+        } else if row >= p.scroll + shown {
+            p.scroll = row + 1 - shown;
+        }
+    }
+
     /// A prepared plan: previewed, whatever its scope; nothing is committed before Enter.
     pub fn on_plan(&mut self, plan: RewindPlan) -> Vec<Effect> {
         let menu = match self.awaiting.take() {
@@ -192,6 +311,10 @@ impl App {
                 };
             }
             _ if ctrl(&key, 'c') => self.mode = Mode::Chat,
+            KeyCode::Char('n') => self.move_cursor(false),
+            KeyCode::Char('p') => self.move_cursor(true),
+            KeyCode::Char('d') | KeyCode::Char(' ') => preview.toggle_diff(),
+            KeyCode::Char('f') => return preview.load_whole().into_iter().collect(),
             KeyCode::Char('s') => preview.pick(OnConflict::Skip),
             KeyCode::Char('o') => preview.pick(OnConflict::Overwrite),
             KeyCode::Tab => preview.cycle(false),
@@ -207,149 +330,5 @@ impl App {
             _ => {}
         }
         Vec::new()
-    }
-}
-
-/// Draws the preview of a plan. Returns how far its list can scroll (`None` when nothing was
-/// drawn).
-pub(crate) fn draw(frame: &mut Frame, area: Rect, p: &Preview, t: Theme) -> Option<usize> {
-    let plan = &p.plan;
-    let width = usize::from(area.width.saturating_sub(8)).max(1);
-    let mut body: Vec<Line<'static>> = Vec::new();
-    if let Some(reason) = p.unavailable() {
-        body.push(Line::styled(
-            format!("cannot commit: {}", escape::line(reason)),
-            t.error(),
-        ));
-    }
-    if plan.scope != RewindScope::Code {
-        conversation(&mut body, plan, width, t);
-    }
-    if plan.scope != RewindScope::Conversation {
-        files(&mut body, p, width, t);
-    }
-    for g in &plan.gaps {
-        let what = g
-            .detail
-            .as_deref()
-            .or(g.path.as_deref())
-            .map(|d| format!(": {}", escape::first_line(d, 60)))
-            .unwrap_or_default();
-        let text = format!("⚠ turn {} {}{what} — its effects stay", g.turn, g.reason.as_str());
-        body.extend(wrap(&vec![(text, t.warn())], width, 4));
-    }
-    if let Some(hint) = &p.hint {
-        body.extend(wrap(&vec![(escape::line(hint), t.error())], width, 2));
-    }
-    let footer = if plan.choices.is_empty() {
-        "Enter/y confirm · ↑↓ scroll · Esc back"
-    } else {
-        "s/o/Tab choose · Enter/y commit · ↑↓ scroll · Esc back"
-    };
-    let scope = match plan.scope {
-        RewindScope::Both => "code and conversation",
-        RewindScope::Code => "code",
-        RewindScope::Conversation => "conversation",
-    };
-    let title = format!(" Restore {scope} to before turn {} ", plan.turn);
-    boxed(frame, area, &title, body, Scroll::Offset(p.scroll), footer, t)
-}
-
-/// What the conversation goes back to: the prompt it ends before (which comes back into the
-/// input); for a conversation-only plan, that the files stay as they are.
-fn conversation(body: &mut Vec<Line<'static>>, plan: &RewindPlan, width: usize, t: Theme) {
-    body.extend(wrap(
-        &vec![(
-            "conversation: back to before this prompt (a new head; this one is kept):".to_string(),
-            t.bold(),
-        )],
-        width,
-        2,
-    ));
-    let prompt = escape::text(&plan.prompt);
-    let lines: Vec<&str> = prompt.lines().collect();
-    for (i, l) in lines.iter().take(PROMPT_LINES).enumerate() {
-        let mark = if i == 0 { "›" } else { " " };
-        body.extend(wrap(&vec![(format!("  {mark} {l}"), t.text())], width, 4));
-    }
-    if lines.len() > PROMPT_LINES {
-        body.push(Line::styled(
-            format!("    … {} more line(s)", lines.len() - PROMPT_LINES),
-            t.dim(),
-        ));
-    }
-    if plan.scope == RewindScope::Conversation {
-        body.push(Line::styled("files: untouched", t.bold()));
-    }
-}
-
-/// The plan's files, each with what a commit with the applying choice does to it, then the
-/// conflicts and the plan's choices about them.
-fn files(body: &mut Vec<Line<'static>>, p: &Preview, width: usize, t: Theme) {
-    let plan = &p.plan;
-    body.push(Line::styled(format!("files ({}):", plan.files.len()), t.bold()));
-    for (i, f) in plan.files.iter().enumerate() {
-        let size = f.size.map(human_bytes).unwrap_or_default();
-        let action = p.action_of(i, f);
-        let style = match action {
-            FileAction::Write => t.ok(),
-            FileAction::Delete => t.error(),
-            FileAction::Unchanged => t.dim(),
-            FileAction::Skip => t.warn(),
-        };
-        let reason = f
-            .conflict
-            .as_ref()
-            .map(|c| format!("  ({})", c.reason.as_str()))
-            .unwrap_or_default();
-        // Wrapped, never clipped: two long paths that differ at the end must both show whole.
-        body.extend(wrap(
-            &vec![
-                (format!("  {:<10}", action.as_str()), style),
-                (format!("{}  {size}{reason}", escape::line(&f.path)), t.text()),
-            ],
-            width,
-            12,
-        ));
-    }
-    if !plan.conflicts.is_empty() {
-        body.push(Line::styled(
-            format!(
-                "conflicts ({}): changed since Retrace wrote them",
-                plan.conflicts.len()
-            ),
-            t.warn(),
-        ));
-        for c in &plan.conflicts {
-            body.extend(wrap(
-                &vec![(
-                    format!("  ! {}  {}", escape::line(&c.path), c.reason.as_str()),
-                    t.warn(),
-                )],
-                width,
-                4,
-            ));
-        }
-    }
-    if !plan.choices.is_empty() {
-        body.extend(wrap(
-            &vec![(
-                "what to do with them (/undo takes an overwrite back):".to_string(),
-                t.bold(),
-            )],
-            width,
-            2,
-        ));
-        for c in &plan.choices {
-            let picked = c.on_conflict == p.on_conflict();
-            let mark = if picked { "(•)" } else { "( )" };
-            let key = shortcut(c.on_conflict).unwrap_or(' ');
-            let style = if picked { t.bold() } else { t.text() };
-            body.extend(wrap(
-                &vec![(format!("  {mark} {key}  {}", escape::line(&c.label)), style)],
-                width,
-                9,
-            ));
-        }
     }
 }
