@@ -4,8 +4,8 @@
 //! Versions: each turn that touched the path gives its state at first touch (the before-image)
 //! and as the turn left it (its end state, or for older turns the after-image of Retrace's last
 //! write); each transaction that happened (restore, revert, undo, redo) with a target at the path
-//! gives what was there before it (its forward image: a hand edit it replaced shows here) and what
-//! it put there; the file on disk is the last. They are ordered by the mutation sequence: a turn
+//! gives what was there before it when that is news (its forward image, when it differs from the
+//! version before: a hand edit it replaced) and what it put there; the file on disk is the last. They are ordered by the mutation sequence: a turn
 //! runs alone, so every transaction after a turn's start is after its end too.
 
 use std::time::SystemTime;
@@ -174,7 +174,16 @@ impl Sidecar {
             }
         }
         events.sort_by_key(|(k, _)| *k);
-        let mut out: Vec<Located> = events.into_iter().map(|(_, l)| l).collect();
+        let mut out: Vec<Located> = Vec::with_capacity(events.len() + 1);
+        for (_, l) in events {
+            // What a transaction replaced is a version only when it is news: a file changed
+            // outside Retrace since the version before (a hand edit the restore overwrote).
+            let repeats = out.last().is_some_and(|p: &Located| same(&p.image, &l.image));
+            if l.version.origin == VersionOrigin::BeforeRestore && repeats {
+                continue;
+            }
+            out.push(l);
+        }
         if let Some(now) = self.now(rel) {
             out.push(now);
         }
@@ -261,6 +270,11 @@ impl Sidecar {
             _ => None,
         }
     }
+}
+
+/// The same state: existence and bytes.
+fn same(a: &Image, b: &Image) -> bool {
+    a.existed == b.existed && a.sha256 == b.sha256
 }
 
 fn present(sha256: Option<String>, mode: Option<u32>) -> Image {
