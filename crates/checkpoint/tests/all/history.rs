@@ -71,6 +71,19 @@ fn turns_hand_edits_restores_and_undo_are_versions_in_order() {
     let tail: Vec<VersionOrigin> = h2.versions[7..].iter().map(|v| v.origin).collect();
     assert_eq!(tail, [VersionOrigin::Redo, VersionOrigin::Now], "{h2:#?}");
     assert_eq!(h2.versions[7].sha256, sha(b"one\n"));
+    assert!(h.versions.iter().all(|v| v.restorable), "{h:#?}");
+    assert!(!h.versions[0].existed);
+    assert_eq!(h.versions[1].turn, Some(0));
+    assert_eq!(h.versions[3].size, Some(4));
+    assert_eq!(
+        h.versions[4].size,
+        Some(8),
+        "the hand edit's size, from the forward image"
+    );
+    fs::remove_file(s.workspace.join("a.txt")).unwrap();
+    let h = store.file_history(Path::new("a.txt")).unwrap();
+    let last = h.versions.last().unwrap();
+    assert_eq!((last.origin, last.existed), (VersionOrigin::Now, false));
 }
 
 /// Any version can be restored as a one-file plan: from a before-image, an end pack, or the
