@@ -4,13 +4,11 @@
 
 use std::path::Path;
 
-use retrace_protocol::{
-    ErrorCode, FileAction, HeadRef, OnConflict, PlanDiff, RewindPlan, RewindResult, RewindScope,
-};
+use retrace_protocol::{ErrorCode, FileAction, HeadRef, OnConflict, PlanDiff, RewindPlan, RewindResult};
 
 use crate::common::{print_json, say_new_session};
 use crate::failure::Failure;
-use crate::output::{first_line, shown_path, shown_text};
+use crate::output::{shown_path, shown_text};
 
 /// Prints a plan (`confirmed`: `--yes` was given, so the plan does not ask for it).
 /// Prints a plan; each file's action is what the `chosen` conflict choice does to it.
@@ -18,16 +16,7 @@ pub fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool, chosen: OnConf
     if json {
         return print_json(plan);
     }
-    let scope = match plan.scope {
-        RewindScope::Code => "code",
-        RewindScope::Conversation => "conversation",
-        RewindScope::Both => "code and conversation",
-    };
-    println!(
-        "Rewind {scope} to turn {}: \"{}\"",
-        plan.turn,
-        first_line(&plan.prompt, 70)
-    );
+    println!("{}", shown_path(&plan.title));
     if let Some(r) = &plan.disabled_reason {
         println!("  not available: {}", shown_path(r));
     }

@@ -12,6 +12,11 @@ use crate::restore::{Conflict, FileAction, OnConflict, PlanFile, PlanGap};
 pub struct RewindPlan {
     /// Single-use id for the commit.
     pub plan_id: String,
+    /// What committing it does, in one line, as every frontend heads its preview
+    /// (`Rewind code to turn 3: "fix the parser"`, `Revert src/a.rs to before the session first
+    /// touched it`, `Restore src/a.rs to version 4 of its history`).
+    #[serde(default)]
+    pub title: String,
     /// The turn rewound to.
     pub turn: u64,
     /// What is restored.

@@ -115,6 +115,31 @@ impl Core {
     }
 
     /// Turns a draft into a plan the user sees, and keeps it for the commit.
+    /// The plan's one-line heading, decided here for every frontend.
+    fn title_of(&self, d: &Draft) -> String {
+        let kind = d.code.as_ref().map(|c| &c.kind);
+        match kind {
+            Some(retrace_checkpoint::PlanKind::File(p)) => {
+                format!("Revert {} to before the session first touched it", p.to_lossy())
+            }
+            Some(retrace_checkpoint::PlanKind::Version(p, v)) => {
+                format!("Restore {} to version {v} of its history", p.to_lossy())
+            }
+            _ => {
+                let scope = match d.scope {
+                    RewindScope::Code => "code",
+                    RewindScope::Conversation => "conversation",
+                    RewindScope::Both => "code and conversation",
+                };
+                let prompt = self.prompt_of(d.turn);
+                let first = prompt.lines().next().unwrap_or_default();
+                let cut: String = first.chars().take(70).collect();
+                let ellipsis = if cut.len() < first.len() { "…" } else { "" };
+                format!("Rewind {scope} to turn {}: \"{cut}{ellipsis}\"", d.turn)
+            }
+        }
+    }
+
     fn pend(&mut self, d: Draft) -> RewindPlan {
         let mut blockers = Vec::new();
         if !d.unavailable.is_empty() {
@@ -130,7 +155,9 @@ impl Core {
             None => self.store.turn(d.turn).map_or(Coverage::None, |t| t.coverage()),
         };
         let expires = time::OffsetDateTime::now_utc() + PLAN_TTL;
+        let title = self.title_of(&d);
         let plan = RewindPlan {
+            title,
             plan_id: self.new_plan_id(),
             turn: d.turn,
             scope: d.scope,

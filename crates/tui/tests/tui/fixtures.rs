@@ -344,6 +344,7 @@ pub fn plan(turn: u64, scope: RewindScope) -> RewindPlan {
         ]
     };
     RewindPlan {
+        title: format!("Rewind to turn {turn}"),
         plan_id: format!("plan-{turn}"),
         turn,
         scope,
