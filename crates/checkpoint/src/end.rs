@@ -24,7 +24,7 @@ use retrace_diff::{diff_sides, Side};
 use retrace_fsutil::{copy_hashed, sha256_bytes, RelPath};
 
 use crate::error::{IoContext, Result};
-use crate::fsio::mode_bits;
+use crate::fsio::{mode_bits, standing, Standing};
 use crate::layout::{end_pack_rel, end_pack_tmp_rel};
 use crate::model::{Before, End, Image, Slice};
 use crate::read::BeforeImage;
@@ -69,6 +69,12 @@ impl CheckpointStore {
         let mut ends = Vec::with_capacity(paths.len());
         for (i, rel, before_sha) in paths {
             let abs = rel.under(&root);
+            if standing(&root, &rel) != Standing::Plain {
+                // A symbolic link on the way, a directory, a FIFO: nothing is read there. The end
+                // says something stands at the path that is not a file Retrace can keep.
+                ends.push((i, Some(not_a_file())));
+                continue;
+            }
             let end = match fs::symlink_metadata(&abs) {
                 Err(e) if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::NotADirectory => {
                     let counts = self.counts(n, &rel, Some(&[]), true);
@@ -80,10 +86,10 @@ impl CheckpointStore {
                         counts,
                     })
                 }
-                Err(_) => None,
-                Ok(m) if !m.is_file() => None,
+                Err(_) => Some(not_a_file()),
+                Ok(m) if !m.is_file() => Some(not_a_file()),
                 Ok(_) => match retrace_fsutil::open_regular_nofollow(&abs) {
-                    Err(_) => None,
+                    Err(_) => Some(not_a_file()),
                     Ok((file, meta)) if meta.len() > self.opts.limits.max_file_bytes => {
                         let hashed = copy_hashed::<_, File>(&file, None).at("read", &abs)?;
                         Some(End {
@@ -142,8 +148,9 @@ impl CheckpointStore {
             };
             ends.push((i, end));
         }
-        if let Some((file, len, _)) = pack {
-            if len > 0 {
+        if let Some((file, _, by_sha)) = pack {
+            // Published whenever a range was recorded, even an empty one (an empty file's).
+            if !by_sha.is_empty() {
                 fs_.sync_file(&file, "sync_file").at("sync", &tmp)?;
                 drop(file);
                 fs_.rename(&tmp, &path).at("rename", &tmp)?;
@@ -183,6 +190,22 @@ impl CheckpointStore {
         };
         let d = diff_sides(old, new, 0)?;
         Some((d.added, d.removed))
+    }
+}
+
+/// Something stands at the path that is not a regular file Retrace can read (or it could not be
+/// read): existed, no hash, nothing kept.
+fn not_a_file() -> End {
+    End {
+        image: Image {
+            existed: true,
+            sha256: None,
+            mode: None,
+        },
+        size: None,
+        kept: None,
+        at: None,
+        counts: None,
     }
 }
 

@@ -76,6 +76,7 @@ impl Sidecar {
         if t.source != Source::V3 {
             return;
         }
+        found.problems.extend(self.end_problems(t));
         let files_dir = self.dir.join(files_rel(t.number));
         let Ok(rd) = fs::read_dir(&files_dir) else {
             return;

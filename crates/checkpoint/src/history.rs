@@ -88,8 +88,17 @@ impl Sidecar {
                         VersionBytes::Absent
                     } else if let Some(s) = e.kept {
                         VersionBytes::End(t.number, s)
+                    } else if e.image.sha256.is_none() {
+                        VersionBytes::Lost(
+                            "at the turn's end the path held something other than a regular file: nothing was kept".into(),
+                        )
                     } else {
-                        self.find(rel, e.image.sha256.as_deref())
+                        match self.find(rel, e.image.sha256.as_deref()) {
+                            VersionBytes::Lost(_) => VersionBytes::Lost(
+                                "its bytes at the turn's end were not kept (over the size cap)".into(),
+                            ),
+                            found => found,
+                        }
                     };
                     Some((e.image.clone(), e.size, e.at.clone(), bytes))
                 }
@@ -200,6 +209,24 @@ impl Sidecar {
     fn now(&self, rel: &RelPath) -> Option<Located> {
         let root = self.root.as_ref()?;
         let abs = rel.under(root);
+        if crate::fsio::standing(root, rel) != crate::fsio::Standing::Plain {
+            // Never read through a symbolic link or into a directory, FIFO or device.
+            let image = Image {
+                existed: true,
+                sha256: None,
+                mode: None,
+            };
+            let why = "the path holds something other than a regular file reached through real directories";
+            return Some(located(
+                VersionOrigin::Now,
+                None,
+                None,
+                image,
+                None,
+                None,
+                VersionBytes::Lost(why.into()),
+            ));
+        }
         let (image, size, time) = match std::fs::symlink_metadata(&abs) {
             Err(_) => (Image::absent(), None, None),
             Ok(m) if !m.is_file() => return None,

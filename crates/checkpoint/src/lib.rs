@@ -56,6 +56,7 @@ pub mod tx;
 mod blobs;
 mod check;
 mod choices;
+mod end_check;
 mod forward;
 mod fsck;
 mod history;

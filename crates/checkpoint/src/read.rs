@@ -103,12 +103,7 @@ impl Sidecar {
 
     fn entry_of(&self, t: &Turn) -> CheckpointEntry {
         let (can_code, reason) = self.code_restore_offered(t);
-        let ends: Vec<_> = t.files.iter().filter_map(|f| f.end.as_ref()).collect();
-        let counts = (!ends.is_empty()).then(|| {
-            ends.iter()
-                .filter_map(|e| e.counts)
-                .fold((0, 0), |(a, r), (x, y)| (a + x, r + y))
-        });
+        let counts = turn_counts(t);
         CheckpointEntry {
             turn: t.number,
             time: t.time.clone(),
@@ -234,4 +229,50 @@ impl Sidecar {
             reader: VerifiedReader::new(reader, sha256, what),
         })
     }
+}
+
+/// A turn's +/− over the files it changed, from the counts its end recorded; a file deleted and
+/// another created with its bytes is a move, which counts nothing (as its results show it).
+/// `None` when the turn recorded no end.
+fn turn_counts(t: &Turn) -> Option<(u64, u64)> {
+    use crate::model::Before;
+    if t.files.iter().all(|f| f.end.is_none()) {
+        return None;
+    }
+    let mut moved_to: Vec<usize> = Vec::new();
+    let mut moved_from: Vec<usize> = Vec::new();
+    for (i, f) in t.files.iter().enumerate() {
+        let (
+            Before::Present {
+                sha256: Some(sha), ..
+            },
+            Some(e),
+        ) = (&f.before, &f.end)
+        else {
+            continue;
+        };
+        if e.image.existed {
+            continue;
+        }
+        let dest = t.files.iter().enumerate().position(|(j, g)| {
+            !moved_to.contains(&j)
+                && g.before == Before::Absent
+                && g.end.as_ref().and_then(|e| e.image.sha256.as_deref()) == Some(sha.as_str())
+        });
+        if let Some(j) = dest {
+            moved_to.push(j);
+            moved_from.push(i);
+        }
+    }
+    let (mut added, mut removed) = (0, 0);
+    for (i, f) in t.files.iter().enumerate() {
+        if moved_to.contains(&i) || moved_from.contains(&i) {
+            continue;
+        }
+        if let Some((a, r)) = f.end.as_ref().and_then(|e| e.counts) {
+            added += a;
+            removed += r;
+        }
+    }
+    Some((added, removed))
 }

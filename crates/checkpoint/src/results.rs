@@ -121,8 +121,9 @@ impl Sidecar {
             EndBytes::NotKept => {
                 file.binary = end_size.is_some_and(|s| s > MAX_DIFF_INPUT as u64);
                 if !file.binary {
-                    file.unknown =
-                        Some("its bytes at the turn's end were not kept (not a regular file)".into());
+                    file.unknown = Some(
+                        "at the turn's end the path held something other than a regular file Retrace could read (a directory, a symbolic link, a FIFO): nothing was kept".into(),
+                    );
                 }
                 return;
             }
@@ -134,7 +135,7 @@ impl Sidecar {
                 Some(b) => Some(b),
                 None => {
                     file.unknown = Some(
-                        "the turn was recorded before turn results, and the file has changed since: its bytes at the turn's end are no longer kept".into(),
+                        "its bytes at the turn's end were not recorded (the turn predates turn results, or was cut short) and the file has changed since".into(),
                     );
                     return;
                 }
@@ -243,6 +244,9 @@ impl Sidecar {
             }
         }
         let root = self.root.as_ref()?;
+        if crate::fsio::standing(root, path) != crate::fsio::Standing::Plain {
+            return None;
+        }
         let (mut file, meta) = retrace_fsutil::open_regular_nofollow(&path.under(root)).ok()?;
         if meta.len() > MAX_DIFF_INPUT as u64 {
             return None;

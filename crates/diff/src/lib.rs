@@ -71,12 +71,20 @@ pub fn diff_sides(old: Side<'_>, new: Side<'_>, cap: usize) -> Option<UnifiedDif
     Some(unified(old.text()?, new.text()?, cap))
 }
 
+/// The lines of `text`, each with its `\n` (a last line may have none). Only a line feed ends a
+/// line, as for `diff -u` and git: a carriage return alone is part of its line (a CR-only file is
+/// one line), and `\r\n` keeps its `\r`.
+fn lines_of(text: &str) -> Vec<&str> {
+    text.split_inclusive('\n').collect()
+}
+
 /// The unified diff of `old` → `new`, its text cut at `cap` bytes (on a line boundary).
 pub fn unified(old: &str, new: &str, cap: usize) -> UnifiedDiff {
+    let (old_lines, new_lines) = (lines_of(old), lines_of(new));
     let diff = TextDiff::configure()
         .algorithm(Algorithm::Myers)
         .timeout(DIFF_TIMEOUT)
-        .diff_lines(old, new);
+        .diff_slices(&old_lines, &new_lines);
     let mut out = UnifiedDiff::default();
     for op in diff.ops() {
         let (tag, old_range, new_range) = op.as_tag_tuple();

@@ -97,7 +97,9 @@ impl StoredDiffs {
         let mut by_message = HashMap::new();
         for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
             if let Ok(l) = serde_json::from_slice::<LineIn>(line) {
-                by_message.insert(l.message, l.diffs);
+                // Each result's diffs are written once: a later line for the same message is
+                // not the writer's, and never replaces them.
+                by_message.entry(l.message).or_insert(l.diffs);
             }
         }
         StoredDiffs { by_message }

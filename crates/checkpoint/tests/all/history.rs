@@ -140,3 +140,26 @@ fn any_version_is_restored_with_conflict_checks_and_undo() {
     let err = store.plan_file_version(Path::new("never.txt"), 1).unwrap_err();
     assert!(err.to_string().contains("never.txt"), "{err}");
 }
+
+/// The file on disk is never read through a symbolic link: a parent directory swapped for a link
+/// to somewhere else gives a `now` that is not restorable and carries no hash of what is there.
+#[test]
+fn now_is_never_read_through_a_symlinked_directory() {
+    let s = Scratch::new().unwrap();
+    let mut store = CheckpointStore::open(&s.sidecar, &s.workspace, opts()).unwrap();
+    fs::create_dir_all(s.workspace.join("sub")).unwrap();
+    turn(&mut store, &s, "sub/f.txt", b"agent\n");
+    let outside = s.sidecar.parent().unwrap().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(outside.join("f.txt"), b"secret\n").unwrap();
+    fs::remove_dir_all(s.workspace.join("sub")).unwrap();
+    std::os::unix::fs::symlink(&outside, s.workspace.join("sub")).unwrap();
+    let h = store.file_history(Path::new("sub/f.txt")).unwrap();
+    let now = h.versions.last().unwrap();
+    assert_eq!(now.origin, VersionOrigin::Now);
+    assert!(
+        !now.restorable && now.sha256.is_none() && now.size.is_none(),
+        "{now:#?}"
+    );
+    assert_ne!(now.sha256, Some(sha256_bytes(b"secret\n")));
+}

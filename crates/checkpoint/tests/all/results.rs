@@ -151,6 +151,12 @@ fn a_move_is_one_entry() {
     assert_eq!(files[0].from.as_deref(), Some("from.txt"));
     assert_eq!(files[0].path, "to.txt");
     assert_eq!((files[0].added, files[0].removed), (0, 0));
+    let entry = store.list().into_iter().find(|e| e.turn == n).unwrap();
+    assert_eq!(
+        (entry.added, entry.removed),
+        (Some(0), Some(0)),
+        "the listing counts a move as its results do"
+    );
 }
 
 #[test]
@@ -243,5 +249,36 @@ fn a_turn_without_end_states_finds_its_bytes_by_hash_or_says_unknown() {
     assert_eq!(
         by_path(&store.turn_files(n).unwrap(), "b.txt").diff,
         "@@ -1 +1 @@\n-b\n+b2\n"
+    );
+}
+
+/// `fsck` checks the end pack: a damaged or missing one is an error naming it and the file.
+#[test]
+fn fsck_reports_a_damaged_or_missing_end_pack() {
+    let s = Scratch::new().unwrap();
+    s.write("a.txt", b"a\n").unwrap();
+    let mut store = open(&s);
+    let n = turn(&mut store, &s, &[("a.txt", Some(b"b\n"))]);
+    assert!(store.fsck().ok, "{:?}", store.fsck());
+    drop(store);
+    let pack = s.sidecar.join(format!("turns/{n}/end.pack"));
+    fs::write(&pack, b"x\n").unwrap();
+    let report = open(&s).fsck();
+    assert!(!report.ok);
+    let p = report
+        .problems
+        .iter()
+        .find(|p| p.path.ends_with("end.pack"))
+        .unwrap();
+    assert!(p.problem.contains("hashes to"), "{p:?}");
+    assert_eq!(p.file.as_deref(), Some("a.txt"));
+    fs::remove_file(&pack).unwrap();
+    let report = open(&s).fsck();
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.path.ends_with("end.pack") && p.problem.contains("cannot be read")),
+        "{report:?}"
     );
 }
