@@ -4,6 +4,7 @@
 // what each does to each file, each file's diff) and the sentence that reports its result. The
 // server decides all of it; nothing here says what is possible.
 import { numberedDiff } from "./changes.js";
+import { fileLink } from "./filelink.js";
 import { el, fmtSize } from "./util.js";
 
 /**
@@ -29,7 +30,7 @@ export function actionButtons(actions, run) {
 
 /**
  * The Versions panel's checkpoint list (`GET …/checkpoints`'s entries) as `<li>`s, each with its
- * actions (`actionsOf(entry)`: an element, or null).
+ * files (each name opening its history) and its actions (`actionsOf(entry)`: an element, or null).
  */
 export function checkpointItems(entries, actionsOf) {
   return entries.map((c) => {
@@ -37,7 +38,7 @@ export function checkpointItems(entries, actionsOf) {
     li.dataset.turn = String(c.turn);
     if (c.paths.length) {
       const ul = el("ul", "cp-files");
-      for (const p of c.paths) ul.append(el("li", null, el("code", null, p)));
+      for (const p of c.paths) ul.append(el("li", null, fileLink(p)));
       li.append(ul);
     } else li.append(el("div", "muted", "no file changes"));
     const actions = actionsOf(c);
@@ -138,9 +139,10 @@ function fileDiff(f, loadDiff) {
  * The conflict choices are the plan's `choices`, by their labels, none picked at first; the file
  * table's action column shows what the picked one does to each file. Each file's counts open its
  * diff (what committing it does to the file; for a conflicted one, what overwriting does); a cut
- * one offers the whole diff, which `loadDiff(path)` (when given) fetches.
+ * one offers the whole diff, which `loadDiff(path)` (when given) fetches. Each file's name opens
+ * its history. `title` replaces the dialog's title (a version's restore says what it restores).
  */
-export function rewindPreview(plan, label, turn, loadDiff) {
+export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
   const listeners = [];
   let picked = null;
   let confirmed = false;
@@ -168,7 +170,7 @@ export function rewindPreview(plan, label, turn, loadDiff) {
         const cell = el("td", "file-action", f.action);
         cells.set(f.path, cell);
         const diff = fileDiff(f, loadDiff);
-        const row = el("tr", null, el("td", null, el("code", null, f.path)), cell, el("td", null, fmtSize(f.size)), diff.cell);
+        const row = el("tr", null, el("td", null, fileLink(f.path)), cell, el("td", null, fmtSize(f.size)), diff.cell);
         row.dataset.path = f.path;
         if (conflicted.has(f.path)) row.className = "conflicted";
         t.append(row);
@@ -217,7 +219,7 @@ export function rewindPreview(plan, label, turn, loadDiff) {
   }
 
   return {
-    title: `${label} to before turn ${turn}`,
+    title: title ?? `${label} to before turn ${turn}`,
     body,
     commit() {
       const choose = choices.length > 0;
@@ -258,5 +260,15 @@ export function rewindSaid(result, scope, turn) {
       : !files.changed
         ? `Restored conversation to before turn ${turn}; ${files.text}.`
         : `Restored ${scope === "both" ? "code and conversation" : "code"} to before turn ${turn}: ${files.text}.`) +
+    (result.error ? ` — ${result.error}` : "");
+}
+
+/**
+ * The sentence reporting a committed restore of one version of a file (`POST …/revert/commit`'s
+ * result): `path`, and `version` as the history words it ("version 2 (turn 0 end)").
+ */
+export function revertSaid(result, path, version) {
+  const files = filesSaid(result);
+  return (files.changed ? `Restored ${path} to ${version}: ${files.text}.` : `Nothing was restored: ${files.text}.`) +
     (result.error ? ` — ${result.error}` : "");
 }

@@ -25,13 +25,16 @@ export async function readEntries() {
   showList(listing.entries);
 }
 
-/** The Versions panel's checkpoint list, the focus kept on the same action of the same turn. */
+/** The Versions panel's checkpoint list, the focus kept on the same action or file of the same turn. */
 function showList(entries) {
   const a = document.activeElement;
-  const focused = hasFocus(ui.checkpoints) ? { turn: a.closest("[data-turn]")?.dataset.turn, action: a.dataset.action } : null;
+  const focused = hasFocus(ui.checkpoints)
+    ? { turn: a.closest("li[data-turn]")?.dataset.turn, action: a.dataset.action, file: a.dataset.file }
+    : null;
   ui.checkpoints.replaceChildren(...checkpointItems(entries, (e) => actionMenu(e, "cp-actions")));
   if (!focused) return;
   const li = [...ui.checkpoints.children].find((x) => x.dataset.turn === focused.turn);
-  const same = li && [...li.querySelectorAll("button")].find((b) => b.dataset.action === focused.action);
+  const buttons = li ? [...li.querySelectorAll("button")] : [];
+  const same = buttons.find((b) => (focused.action ? b.dataset.action === focused.action : focused.file != null && b.dataset.file === focused.file));
   focusFirst(same, ui.versions);
 }

@@ -1,10 +1,12 @@
 // The transcript's rows, one per item of the session's view: a prompt with its rewind actions (its
-// turn's checkpoint entry's, `state.entries`), a turn's checkpoint, an assistant's text and reasoning, a tool call with its changes and output, a
-// note. Each row carries its item's id (`data-item`). Everything from the workspace or the model
-// goes in with `textContent` (via `el`), never as HTML.
+// turn's checkpoint entry's, `state.entries`), a turn's checkpoint, an assistant's text and
+// reasoning, a tool call with its changes and output, a note. Each row carries its item's id
+// (`data-item`); every file name shown opens the file's history. Everything from the workspace
+// or the model goes in with `textContent` (via `el`), never as HTML.
 import { attempt } from "./banner.js";
 import { changeBlock, changesCount } from "./changes.js";
 import { actionButtons } from "./checkpoints.js";
+import { fileLink } from "./filelink.js";
 import { state } from "./state.js";
 import { el, fmtTokens } from "./util.js";
 
@@ -88,7 +90,7 @@ function checkpointRow(item) {
   d.append(el("summary", null, `Checkpoint of turn ${item.turn}: ${facts.join(" · ")}`));
   if (n > 0) {
     const ul = el("ul", "cp-files");
-    for (const p of item.files) ul.append(el("li", null, el("code", null, p)));
+    for (const p of item.files) ul.append(el("li", null, fileLink(p)));
     d.append(ul);
   }
   if (item.gaps?.length) d.append(gapList(item.gaps));
