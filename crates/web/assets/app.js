@@ -1,5 +1,5 @@
-// Retrace web UI (SPEC §9.2): a session's transcript with live updates, hover rewind, each file's
-// history, versions.
+// Retrace web UI (SPEC §9.2): a session's transcript with live updates, hover rewind, each turn's
+// results, each file's history, versions.
 // The page's entry module: it wires the modules together, installs the listeners on the page's
 // fixed controls and opens a session. Each module is one idea (CONTRIBUTING.md, "A web UI view or
 // action"), and imports point one way.

@@ -29,18 +29,22 @@ export function actionButtons(actions, run) {
 }
 
 /**
- * The Versions panel's checkpoint list (`GET …/checkpoints`'s entries) as `<li>`s, each with its
- * files (each name opening its history) and its actions (`actionsOf(entry)`: an element, or null).
+ * The Versions panel's checkpoint list (`GET …/checkpoints`'s entries) as `<li>`s, each with the
+ * turn's `+A −R` when the entry has them, its files (each name opening its history), its results
+ * (`resultsOf(entry)`: an element, or null) and its actions (`actionsOf(entry)`: likewise).
  */
-export function checkpointItems(entries, actionsOf) {
+export function checkpointItems(entries, actionsOf, resultsOf = () => null) {
   return entries.map((c) => {
-    const li = el("li", null, el("div", null, el("strong", null, `Turn ${c.turn}`), ` ${c.prompt}`));
+    const counts = c.added == null ? null : el("span", "cp-counts", ` +${c.added} −${c.removed ?? 0}`);
+    const li = el("li", null, el("div", null, el("strong", null, `Turn ${c.turn}`), counts, ` ${c.prompt}`));
     li.dataset.turn = String(c.turn);
     if (c.paths.length) {
       const ul = el("ul", "cp-files");
       for (const p of c.paths) ul.append(el("li", null, fileLink(p)));
       li.append(ul);
     } else li.append(el("div", "muted", "no file changes"));
+    const results = resultsOf(c);
+    if (results) li.append(results);
     const actions = actionsOf(c);
     if (actions) li.append(actions);
     return li;
