@@ -1,4 +1,5 @@
-// Retrace web UI (SPEC §9.2): a session's transcript with live updates, hover rewind, versions.
+// Retrace web UI (SPEC §9.2): a session's transcript with live updates, hover rewind, each turn's
+// results, each file's history, versions.
 // The page's entry module: it wires the modules together, installs the listeners on the page's
 // fixed controls and opens a session. Each module is one idea (CONTRIBUTING.md, "A web UI view or
 // action"), and imports point one way.
@@ -6,6 +7,8 @@ import { attempt } from "./banner.js";
 import { installComposer } from "./composer.js";
 import { setCompactButton } from "./controls.js";
 import { installDialog } from "./dialog.js";
+import { installHistory, openHistory } from "./filehistory.js";
+import { setFileHistory } from "./filelink.js";
 import { setTurnActions } from "./messages.js";
 import { HEAD_ACTIONS, runTurnAction } from "./rewind.js";
 import { loadSessions, openSession } from "./sessions.js";
@@ -24,7 +27,9 @@ async function start() {
 
 setTurnActions(runTurnAction);
 setHeadActions(HEAD_ACTIONS);
+setFileHistory((path, opener) => attempt(() => openHistory(path, opener)));
 installDialog();
+installHistory();
 installComposer();
 installVersions();
 attempt(start);

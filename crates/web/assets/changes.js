@@ -1,9 +1,11 @@
 // What a tool call did to each file, as its item says (`changes`: path, action, line counts and a
 // unified diff made once by the server), and the diffs of a restore's plan. The page only colours
 // a diff's lines and numbers them from its hunk headers; it never diffs.
+import { fileLink } from "./filelink.js";
 import { el } from "./util.js";
 
-const ACTIONS = { create: "created", modify: "modified", delete: "deleted", move: "moved" };
+/** What happened to a file, as a verb in the past: `action` → "created", "modified"… */
+export const ACTIONS = { create: "created", modify: "modified", delete: "deleted", move: "moved" };
 
 /**
  * The lines of a unified diff as `[class, line]` pairs: `hunk` for an `@@` line, `add` for `+`,
@@ -59,13 +61,6 @@ export function numberedDiff(diff) {
   return pre;
 }
 
-/** One file's change in a sentence: "created one.txt (+1 −0)", "moved a → b (binary)". */
-export function changeText(c) {
-  const what = ACTIONS[c.action] ?? c.action;
-  const path = c.action === "move" && c.from != null ? `${c.from} → ${c.path}` : c.path;
-  return `${what} ${path} ${c.binary ? "(binary)" : `(+${c.added} −${c.removed})`}`;
-}
-
 /** The added and removed lines of all the changes: "+3 −1", or "" when there are none. */
 export function changesCount(changes) {
   if (!changes?.length) return "";
@@ -74,9 +69,15 @@ export function changesCount(changes) {
   return `+${added} −${removed}`;
 }
 
-/** One file's change: its sentence, then its diff with coloured lines (when it has one). */
+/**
+ * One file's change: its sentence (the file's name opening its history), then its diff with
+ * coloured lines (when it has one).
+ */
 export function changeBlock(c) {
-  const d = el("div", "change", el("div", "change-head", changeText(c)));
+  const head = el("div", "change-head", `${ACTIONS[c.action] ?? c.action} `);
+  if (c.action === "move" && c.from != null) head.append(fileLink(c.from), " → ");
+  head.append(fileLink(c.path), ` ${c.binary ? "(binary)" : `(+${c.added} −${c.removed})`}`);
+  const d = el("div", "change", head);
   const lines = diffLines(c.diff);
   if (lines.length) {
     const pre = el("pre", "tool-diff");

@@ -4,6 +4,7 @@
 // what each does to each file, each file's diff) and the sentence that reports its result. The
 // server decides all of it; nothing here says what is possible.
 import { numberedDiff } from "./changes.js";
+import { fileLink } from "./filelink.js";
 import { el, fmtSize } from "./util.js";
 
 /**
@@ -28,18 +29,22 @@ export function actionButtons(actions, run) {
 }
 
 /**
- * The Versions panel's checkpoint list (`GET …/checkpoints`'s entries) as `<li>`s, each with its
- * actions (`actionsOf(entry)`: an element, or null).
+ * The Versions panel's checkpoint list (`GET …/checkpoints`'s entries) as `<li>`s, each with the
+ * turn's `+A −R` when the entry has them, its files (each name opening its history), its results
+ * (`resultsOf(entry)`: an element, or null) and its actions (`actionsOf(entry)`: likewise).
  */
-export function checkpointItems(entries, actionsOf) {
+export function checkpointItems(entries, actionsOf, resultsOf = () => null) {
   return entries.map((c) => {
-    const li = el("li", null, el("div", null, el("strong", null, `Turn ${c.turn}`), ` ${c.prompt}`));
+    const counts = c.added == null ? null : el("span", "cp-counts", ` +${c.added} −${c.removed ?? 0}`);
+    const li = el("li", null, el("div", null, el("strong", null, `Turn ${c.turn}`), counts, ` ${c.prompt}`));
     li.dataset.turn = String(c.turn);
     if (c.paths.length) {
       const ul = el("ul", "cp-files");
-      for (const p of c.paths) ul.append(el("li", null, el("code", null, p)));
+      for (const p of c.paths) ul.append(el("li", null, fileLink(p)));
       li.append(ul);
     } else li.append(el("div", "muted", "no file changes"));
+    const results = resultsOf(c);
+    if (results) li.append(results);
     const actions = actionsOf(c);
     if (actions) li.append(actions);
     return li;
@@ -138,9 +143,10 @@ function fileDiff(f, loadDiff) {
  * The conflict choices are the plan's `choices`, by their labels, none picked at first; the file
  * table's action column shows what the picked one does to each file. Each file's counts open its
  * diff (what committing it does to the file; for a conflicted one, what overwriting does); a cut
- * one offers the whole diff, which `loadDiff(path)` (when given) fetches.
+ * one offers the whole diff, which `loadDiff(path)` (when given) fetches. Each file's name opens
+ * its history. `title` replaces the dialog's title (a version's restore says what it restores).
  */
-export function rewindPreview(plan, label, turn, loadDiff) {
+export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
   const listeners = [];
   let picked = null;
   let confirmed = false;
@@ -168,7 +174,7 @@ export function rewindPreview(plan, label, turn, loadDiff) {
         const cell = el("td", "file-action", f.action);
         cells.set(f.path, cell);
         const diff = fileDiff(f, loadDiff);
-        const row = el("tr", null, el("td", null, el("code", null, f.path)), cell, el("td", null, fmtSize(f.size)), diff.cell);
+        const row = el("tr", null, el("td", null, fileLink(f.path)), cell, el("td", null, fmtSize(f.size)), diff.cell);
         row.dataset.path = f.path;
         if (conflicted.has(f.path)) row.className = "conflicted";
         t.append(row);
@@ -217,7 +223,7 @@ export function rewindPreview(plan, label, turn, loadDiff) {
   }
 
   return {
-    title: `${label} to before turn ${turn}`,
+    title: title ?? `${label} to before turn ${turn}`,
     body,
     commit() {
       const choose = choices.length > 0;
@@ -258,5 +264,15 @@ export function rewindSaid(result, scope, turn) {
       : !files.changed
         ? `Restored conversation to before turn ${turn}; ${files.text}.`
         : `Restored ${scope === "both" ? "code and conversation" : "code"} to before turn ${turn}: ${files.text}.`) +
+    (result.error ? ` — ${result.error}` : "");
+}
+
+/**
+ * The sentence reporting a committed restore of one version of a file (`POST …/revert/commit`'s
+ * result): `path`, and `version` as the history words it ("version 2 (turn 0 end)").
+ */
+export function revertSaid(result, path, version) {
+  const files = filesSaid(result);
+  return (files.changed ? `Restored ${path} to ${version}: ${files.text}.` : `Nothing was restored: ${files.text}.`) +
     (result.error ? ` — ${result.error}` : "");
 }

@@ -20,10 +20,13 @@ function showCommit(preview) {
 
 /**
  * Shows `preview` (checkpoints.js `rewindPreview`: its title, body and commit), opened by `opener`
- * (a rewind action of turn `turn`); the commit button runs `confirm(preview.commit())`, which
- * calls `closeCommitted()` once its change is made.
+ * (a rewind action of turn `turn`, or a file's history with `turn` null); the commit button runs
+ * `confirm(preview.commit())`, which calls `closeCommitted()` once its change is made. A preview
+ * shown while another is open (a version restored from the history of one of its files) takes
+ * its place.
  */
 export function openDialog(preview, opener, turn, confirm) {
+  dialog.opener?.closest(".msg.user")?.classList.remove("menu-open");
   ui.dialogTitle.textContent = preview.title;
   ui.dialogBody.replaceChildren(...preview.body);
   showCommit(preview);
@@ -32,7 +35,7 @@ export function openDialog(preview, opener, turn, confirm) {
   opener?.closest(".msg.user")?.classList.add("menu-open");
   ui.dialogError.hidden = true;
   ui.dialogError.textContent = "";
-  ui.dialog.showModal();
+  if (!ui.dialog.open) ui.dialog.showModal();
   focusFirst(ui.dialogConfirm, ui.dialogBody.querySelector("input"), ui.dialogCancel);
 }
 
@@ -46,9 +49,32 @@ export function closeCommitted() {
 }
 
 /** Whether Tab stops at radio button `r`: the checked one of its group, or its first if none is. */
-function radioStop(r) {
-  const group = [...ui.dialog.querySelectorAll("input[type=radio]")].filter((x) => x.name === r.name);
+function radioStop(d, r) {
+  const group = [...d.querySelectorAll("input[type=radio]")].filter((x) => x.name === r.name);
   return r.checked || (!group.some((x) => x.checked) && group[0] === r);
+}
+
+/**
+ * Keeps Tab inside modal dialog `d`: Tab from its last control wraps to the first and Shift+Tab
+ * from the first to the last, so the focus never leaves it for the browser's own controls (a
+ * radio group's stop is its checked button, or its first when none is).
+ */
+export function trapTab(d) {
+  d.addEventListener("keydown", (e) => {
+    if (e.key !== "Tab") return;
+    const stops = [...d.querySelectorAll("button, input, select, textarea, a[href], [tabindex]")].filter(
+      (x) => !x.disabled && x.tabIndex >= 0 && x.getClientRects().length > 0 && (x.type !== "radio" || radioStop(d, x)),
+    );
+    if (stops.length === 0) return;
+    const [first, last] = [stops[0], stops[stops.length - 1]];
+    if (!e.shiftKey && document.activeElement === last) {
+      e.preventDefault();
+      first.focus();
+    } else if (e.shiftKey && document.activeElement === first) {
+      e.preventDefault();
+      last.focus();
+    }
+  });
 }
 
 /** Listens to the dialog's form and keys (once, at start). */
@@ -71,24 +97,7 @@ export function installDialog() {
     });
   });
 
-  // Tab from the last control wraps to the first and Shift+Tab from the first to the last, so the
-  // focus never leaves the dialog for the browser's own controls (a radio group's stop is its
-  // checked button, or its first when none is).
-  ui.dialog.addEventListener("keydown", (e) => {
-    if (e.key !== "Tab") return;
-    const stops = [...ui.dialog.querySelectorAll("button, input, select, textarea, a[href], [tabindex]")].filter(
-      (x) => !x.disabled && x.tabIndex >= 0 && x.getClientRects().length > 0 && (x.type !== "radio" || radioStop(x)),
-    );
-    if (stops.length === 0) return;
-    const [first, last] = [stops[0], stops[stops.length - 1]];
-    if (!e.shiftKey && document.activeElement === last) {
-      e.preventDefault();
-      first.focus();
-    } else if (e.shiftKey && document.activeElement === first) {
-      e.preventDefault();
-      last.focus();
-    }
-  });
+  trapTab(ui.dialog);
 
   ui.dialog.addEventListener("close", () => {
     const { opener, turn, committed } = dialog;

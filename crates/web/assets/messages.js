@@ -1,11 +1,15 @@
-// The transcript's rows, one per item of the session's view: a prompt with its rewind actions (its
-// turn's checkpoint entry's, `state.entries`), a turn's checkpoint, an assistant's text and reasoning, a tool call with its changes and output, a
-// note. Each row carries its item's id (`data-item`). Everything from the workspace or the model
-// goes in with `textContent` (via `el`), never as HTML.
+// The transcript's rows, one per item of the session's view: a prompt with its turn's results and
+// its rewind actions (its turn's checkpoint entry's, `state.entries`), a turn's checkpoint, an
+// assistant's text and reasoning, a tool call with its changes and output, a note. Each row
+// carries its item's id (`data-item`); every file name shown opens the file's history. Everything
+// from the workspace or the model goes in with `textContent` (via `el`), never as HTML.
 import { attempt } from "./banner.js";
 import { changeBlock, changesCount } from "./changes.js";
 import { actionButtons } from "./checkpoints.js";
+import { fileLink } from "./filelink.js";
+import { gapList } from "./results.js";
 import { state } from "./state.js";
+import { turnResults } from "./turns.js";
 import { el, fmtTokens } from "./util.js";
 
 /** Runs an entry's action, `(action, turn, button) => Promise`, set once by app.js. */
@@ -34,20 +38,19 @@ export function promptMenu(turn) {
 
 const STATUS = { running: "…", ok: "✓", failed: "✗", denied: "⊘ denied", cancelled: "⊘ cancelled" };
 
-/** A gap (what a checkpoint or a tool call could not capture) in a few words. */
-function gapText(g) {
-  return [g.tool, g.reason, g.path ?? g.detail].filter((x) => x != null && x !== "").join(" ");
-}
-
-function gapList(gaps) {
-  const ul = el("ul", "gaps");
-  for (const g of gaps) ul.append(el("li", null, gapText(g)));
-  return el("div", "warn", "Not restorable:", ul);
+/**
+ * The results of turn `turn` shown on its prompt (turns.js): its summary, opening what it did.
+ * Empty while its checkpoint entry is not read, and for a turn whose checkpoint is not kept.
+ */
+export function promptResults(turn) {
+  const entry = state.entries.get(turn);
+  return entry ? turnResults(entry, "prompt") : el("div", "results");
 }
 
 // A prompt's rewind actions show on hover and while the prompt has keyboard focus: Tab onto the
 // prompt, Enter (or Tab) into its actions, arrows between those available, Esc back to the prompt.
-// The menu is built again whenever the entries are read (transcript.js `showMenus`).
+// Below them, its turn's results (a summary that opens them); the focus there does not show the
+// actions. Both are built again whenever the entries are read (transcript.js `showMenus`).
 function promptRow(item) {
   const content = item.text;
   const turn = item.turn;
@@ -57,7 +60,7 @@ function promptRow(item) {
   m.dataset.turn = String(turn);
   m.tabIndex = 0;
   m.setAttribute("aria-label", `Turn ${turn}: ${content.slice(0, 80)}`);
-  m.append(promptMenu(turn));
+  m.append(promptMenu(turn), promptResults(turn));
   m.addEventListener("keydown", (e) => {
     const buttons = [...m.querySelectorAll(":scope > .rewind button:not(:disabled)")];
     const i = buttons.indexOf(document.activeElement);
@@ -88,7 +91,7 @@ function checkpointRow(item) {
   d.append(el("summary", null, `Checkpoint of turn ${item.turn}: ${facts.join(" · ")}`));
   if (n > 0) {
     const ul = el("ul", "cp-files");
-    for (const p of item.files) ul.append(el("li", null, el("code", null, p)));
+    for (const p of item.files) ul.append(el("li", null, fileLink(p)));
     d.append(ul);
   }
   if (item.gaps?.length) d.append(gapList(item.gaps));

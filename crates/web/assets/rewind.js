@@ -1,11 +1,12 @@
 // The actions on a prompt or a checkpoint, as its entry offers them (`GET …/checkpoints`): a
 // restore (`preview: true`: its plan prepared and shown in the preview dialog before anything is
-// committed), fork, summarize; undo of a restore, and redo of what was undone; and on a head of
-// the Versions panel: switch, retire. The server decides what each does and whether it can; the page shows the plan, sends
+// committed), fork, summarize; a version of a file's history restored, through the same preview;
+// undo of a restore, and redo of what was undone; and on a head of the Versions panel: switch,
+// retire. The server decides what each does and whether it can; the page shows the plan, sends
 // the user's choice, reports the result and reads the session again.
 import { call, s } from "./api.js";
 import { attempt, banner, hideBanner, say } from "./banner.js";
-import { rewindPreview, rewindSaid } from "./checkpoints.js";
+import { revertSaid, rewindPreview, rewindSaid } from "./checkpoints.js";
 import { closeCommitted, openDialog } from "./dialog.js";
 import { switchTo } from "./sessions.js";
 import { state } from "./state.js";
@@ -51,14 +52,48 @@ async function rewind(turn, scope, label, opener) {
   });
 }
 
-async function afterRewind(result, scope, turn, opener) {
-  if (result.session_id !== state.sid) await switchTo(result.session_id);
-  else await reload();
-  const kids = [el("span", null, rewindSaid(result, scope, turn))];
+/**
+ * Restores version `version` (a `HistoryVersion`, worded `what`) of file `path` through the
+ * preview: its one-file plan (`POST …/revert/prepare {path, version}`) shown with its diff, then
+ * committed as a file revert (`POST …/revert/commit`), undoable. `prepared()` is called once the
+ * plan is made, before the preview opens. A revert's commit overwrites a conflicted file or
+ * refuses: the plan's choices it can send are offered (keeping the file as it is is Cancel).
+ */
+export async function restoreVersion(path, version, what, label, opener, prepared) {
+  const plan = await call("POST", `${s(state.sid)}/revert/prepare`, { path, version: version.version });
+  prepared?.();
+  const loadDiff = (p) =>
+    call("GET", `${s(state.sid)}/plans/${encodeURIComponent(plan.plan_id)}/diff?path=${encodeURIComponent(p)}`);
+  const sendable = { ...plan, choices: (plan.choices ?? []).filter((c) => c.on_conflict === "refuse" || c.on_conflict === "overwrite") };
+  const named = `version ${version.version} (${what})`;
+  const preview = rewindPreview(sendable, label, plan.turn, loadDiff, { title: `Restore ${path} to ${named}` });
+  openDialog(preview, opener, null, async ({ on_conflict, confirm }) => {
+    const result = await call("POST", `${s(state.sid)}/revert/commit`, {
+      plan_id: plan.plan_id,
+      overwrite: on_conflict === "overwrite",
+      confirm,
+    });
+    closeCommitted();
+    await reload();
+    const undoButton = restored(result, revertSaid(result, path, named));
+    returnFocus(opener, null, undoButton);
+  });
+}
+
+/** Says what a committed restore did (`text`), offering its undo: the Undo button, if any. */
+function restored(result, text) {
+  const kids = [el("span", null, text)];
   const undoButton = result.undo_available ? button("Undo", () => attempt(() => undo(result.transaction_id)), "undo") : null;
   if (undoButton) kids.push(undoButton);
   kids.push(button("Dismiss", hideBanner));
   banner(result.ok && !result.partial ? "info" : "error", ...kids);
+  return undoButton;
+}
+
+async function afterRewind(result, scope, turn, opener) {
+  if (result.session_id !== state.sid) await switchTo(result.session_id);
+  else await reload();
+  const undoButton = restored(result, rewindSaid(result, scope, turn));
   if (scope !== "code") {
     // the prompt comes back into the composer, and the focus with it
     ui.prompt.value = result.prompt;

@@ -2,7 +2,7 @@
 // added, replaced, extended or removed per item event, and the prompts' menus built again when the
 // entries are read. A row that is replaced keeps whether it was open and the keyboard focus inside
 // it; a re-render keeps the focus on the same prompt, action or tool call.
-import { promptMenu, reasoningOf, rowOf } from "./messages.js";
+import { promptMenu, promptResults, reasoningOf, rowOf } from "./messages.js";
 import { ui } from "./ui.js";
 import { el, focusFirst, hasFocus } from "./util.js";
 
@@ -44,15 +44,27 @@ export function returnFocus(opener, turn, ...fallbacks) {
   focusFirst(opener, sameAction(opener, turn), ...fallbacks, ui.prompt);
 }
 
-/** Builds every prompt's menu again from the entries (entries.js), the focus kept on its action. */
+/**
+ * Builds every prompt's menu again from the entries (entries.js), the focus kept on its action,
+ * and its results where they say something new (or were not shown yet); results that say the
+ * same are kept as they are (open, read).
+ */
 export function showMenus() {
   for (const row of rows.values()) {
     const old = row.querySelector(":scope > .rewind");
     if (!old) continue;
+    const turn = Number(row.dataset.turn);
     const action = hasFocus(old) ? document.activeElement.dataset.action : null;
-    const menu = promptMenu(Number(row.dataset.turn));
+    const menu = promptMenu(turn);
     old.replaceWith(menu);
     if (action) focusFirst(actionIn(menu, action), row);
+    const had = row.querySelector(":scope > .results");
+    const results = promptResults(turn);
+    if (had?.dataset.summary === results.dataset.summary) continue;
+    const focused = had && hasFocus(had);
+    if (had) had.replaceWith(results);
+    else menu.after(results);
+    if (focused) focusFirst(results.querySelector(".results-toggle"), row);
   }
 }
 
@@ -64,6 +76,7 @@ function focusPath(root) {
     item: a.closest("[data-item]")?.dataset.item,
     action: a.dataset.action,
     summary: a.tagName === "SUMMARY",
+    results: !!a.closest(".results"),
   };
 }
 
@@ -72,6 +85,7 @@ function again(row, path) {
   if (!row) return null;
   if (path.action) return actionIn(row.querySelector(":scope > .rewind"), path.action);
   if (path.summary) return row.querySelector(":scope > summary");
+  if (path.results) return row.querySelector(":scope > .results > .results-toggle") ?? row;
   return row;
 }
 

@@ -28,4 +28,9 @@ export const ui = {
   dialogCancel: $("rewind-cancel"),
   dialogError: $("rewind-error"),
   dialogForm: $("rewind-form"),
+  history: $("history-dialog"),
+  historyTitle: $("history-title"),
+  historyBody: $("history-body"),
+  historyError: $("history-error"),
+  historyClose: $("history-close"),
 };

@@ -24,8 +24,14 @@
 //!   on the prompts and in the Versions panel; a conflicted plan's choices are offered with none
 //!   picked, the file table follows the pick, and `confirm` is sent only once the user ticked it.
 //!
+//! - chromium again (`history.mjs`): each prompt's results summary from its checkpoint entry,
+//!   opened (by mouse and by keyboard) into its files with their numbered diffs and its command
+//!   with its exit code, read once; the Versions panel's +/− and results; a file's history opened
+//!   from its name (on top of a restore's preview too), a version restored through the preview
+//!   (its diff, its confirmation), the file on disk, then undo and redo.
+//!
 //! Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/` (`NN-step.png` from chromium,
-//! `firefox.png`, `auto-compacted.png`, `rows-*.png`, `actions-*.png`). Each needs `node`, its browser (`/usr/bin/chromium` or
+//! `firefox.png`, `auto-compacted.png`, `rows-*.png`, `actions-*.png`, `history-*.png`). Each needs `node`, its browser (`/usr/bin/chromium` or
 //! `CHROMIUM`, `/usr/bin/firefox-esr` or `FIREFOX`) and `npm ci` run in the scripts' folder; when
 //! one is missing the test says so and passes, unless `CI` is set, where it fails.
 
@@ -379,4 +385,30 @@ fn the_web_ui_offers_what_the_server_says_on_each_turn_in_a_real_browser() {
     );
     assert_eq!(code, Some(0), "serve did not stop cleanly");
     assert!(shots_dir().join("actions-off-head.png").exists());
+}
+
+#[test]
+fn the_web_ui_shows_turn_results_and_restores_a_file_version_in_a_real_browser() {
+    if !can_run("browser", "CHROMIUM", "/usr/bin/chromium", "playwright-core") {
+        return;
+    }
+    let serve = Serve::start(json!([
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "1\n2\n3\n"}}]},
+        {"content": "wrote a.txt"},
+        {"tool_calls": [
+            {"name": "edit_file", "arguments": {"path": "a.txt", "old_string": "2\n", "new_string": "two\n"}},
+            {"name": "bash", "arguments": {"command": "echo checked"}}
+        ]},
+        {"content": "edited a.txt"}
+    ]));
+    clear_shots(|n| n.starts_with("history-"));
+    let (status, code) = serve.run("history.mjs");
+    let status = status.expect("the history flow timed out");
+    assert!(
+        status.success(),
+        "the history flow failed ({status}); screenshots in {}",
+        shots_dir().display()
+    );
+    assert_eq!(code, Some(0), "serve did not stop cleanly");
+    assert!(shots_dir().join("history-history-after.png").exists());
 }

@@ -115,9 +115,18 @@ try {
   await page.waitForFunction(() => document.querySelector("#rewind-dialog").open);
   const focused = await page.evaluate(() => document.activeElement.id);
   if (focused !== "rewind-confirm") throw new Error(`the preview opened with the focus on ${focused}`);
-  await page.keyboard.down("Shift");
-  await page.keyboard.press("Tab");
-  await page.keyboard.up("Shift");
+  // Shift+Tab goes back over the preview's controls before Confirm (a file's name, which opens
+  // its history), and from the first wraps to Cancel.
+  const before = await page.evaluate(() => {
+    const d = document.querySelector("#rewind-dialog");
+    const stops = [...d.querySelectorAll("button, input")].filter((x) => !x.disabled && x.getClientRects().length > 0);
+    return stops.indexOf(document.activeElement);
+  });
+  for (let i = 0; i <= before; i++) {
+    await page.keyboard.down("Shift");
+    await page.keyboard.press("Tab");
+    await page.keyboard.up("Shift");
+  }
   const wrapped = await page.evaluate(() => document.activeElement.id);
   if (wrapped !== "rewind-cancel") throw new Error(`Shift+Tab from Confirm went to ${JSON.stringify(wrapped)}`);
   await page.keyboard.press("Escape");

@@ -170,14 +170,19 @@ try {
   await page.keyboard.press("Tab");
   await expectFocus("Tab in the preview", (a) => a.id === "rewind-cancel");
   // the focus stays in the preview: Tab from its last control wraps to its first (the first
-  // file's counts, which Enter opens and closes like a click), and back
+  // file's name, which opens its history), then its counts (which Enter opens and closes like a
+  // click), and back
   await page.keyboard.press("Tab");
-  await expectFocus("Tab from Cancel", (a) => a.cls === "diff-toggle" && a.text === "+0 −1");
+  await expectFocus("Tab from Cancel", (a) => a.cls === "file-link" && a.text === "one.txt");
+  await page.keyboard.press("Tab");
+  await expectFocus("Tab to the counts", (a) => a.cls === "diff-toggle" && a.text === "+0 −1");
   await page.keyboard.press("Enter");
   await dialog.locator("tr.plan-diff[data-diff-of='one.txt'] .tool-diff").waitFor();
   await page.keyboard.press("Enter");
   await dialog.locator("tr.plan-diff[data-diff-of='one.txt']").waitFor({ state: "hidden" });
   if (!(await dialogOpen())) throw new Error("Enter on a file's counts closed the preview");
+  await page.keyboard.press("Shift+Tab");
+  await expectFocus("Shift+Tab from the counts", (a) => a.cls === "file-link" && a.text === "one.txt");
   await page.keyboard.press("Shift+Tab");
   await expectFocus("Shift+Tab from the first control", (a) => a.id === "rewind-cancel");
   await page.keyboard.press("Enter");

@@ -1,11 +1,19 @@
 // A tool call's changes as the page shows them (assets/changes.js) in node: the lines of the diff
 // its item carries, classed for colour and kept as they are, numbered from the hunk headers, and
-// a change in a sentence.
+// a change in a sentence (on the few elements of dom.mjs).
 //
 //   node --test tests/unit/
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { changeText, changesCount, diffLines, numberedLines } from "../../assets/changes.js";
+import { within } from "./dom.mjs";
+
+const { changeBlock, changesCount, diffLines, numberedLines } = await import("../../assets/changes.js");
+
+/** A change's sentence as the page shows it (its head), and the file names in it. */
+const head = (c) => {
+  const h = changeBlock(c).children[0];
+  return [h.textContent, within(h).filter((e) => e.className === "file-link").map((e) => e.dataset.file)];
+};
 
 test("a unified diff's lines are classed by their first character and kept whole", () => {
   const diff = "@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n\\ No newline at end of file\n";
@@ -28,9 +36,10 @@ test("an empty diff has no lines, and a last line without a break is kept", () =
 });
 
 test("a change in a sentence, and the counts of several", () => {
-  assert.equal(changeText({ path: "one.txt", action: "create", added: 1, removed: 0 }), "created one.txt (+1 −0)");
-  assert.equal(changeText({ path: "b", from: "a", action: "move", added: 0, removed: 0 }), "moved a → b (+0 −0)");
-  assert.equal(changeText({ path: "img.png", action: "modify", added: 0, removed: 0, binary: true }), "modified img.png (binary)");
+  // each file's name a button opening its history
+  assert.deepEqual(head({ path: "one.txt", action: "create", added: 1, removed: 0 }), ["created one.txt (+1 −0)", ["one.txt"]]);
+  assert.deepEqual(head({ path: "b", from: "a", action: "move", added: 0, removed: 0 }), ["moved a → b (+0 −0)", ["a", "b"]]);
+  assert.deepEqual(head({ path: "img.png", action: "modify", added: 0, removed: 0, binary: true }), ["modified img.png (binary)", ["img.png"]]);
   assert.equal(changesCount([{ added: 2, removed: 1 }, { added: 1, removed: 0 }]), "+3 −1");
   assert.equal(changesCount([]), "");
 });

@@ -1,4 +1,4 @@
-// A rewind's preview (assets/checkpoints.js `rewindPreview`) in node, on a few elements of its own
+// A rewind's preview (assets/checkpoints.js `rewindPreview`) in node, on the few elements of dom.mjs
 // (no browser): the plan's conflict choices offered by their labels with none picked, the file
 // table following the pick, what the commit button does and sends as the user chooses, and each
 // file's diff opened from its counts (a cut one loading the whole diff).
@@ -7,48 +7,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-/** Just enough of the page's elements for `el` and the preview's listeners. */
-class Node {
-  constructor(tag) {
-    this.tag = tag;
-    this.children = [];
-    this.dataset = {};
-    this.listeners = {};
-    this.text = "";
-    this.checked = false;
-  }
-  append(...kids) {
-    this.children.push(...kids);
-  }
-  addEventListener(type, f) {
-    (this.listeners[type] ??= []).push(f);
-  }
-  setAttribute(k, v) {
-    this[k] = v;
-  }
-  replaceChildren(...kids) {
-    this.children = kids;
-    this.text = "";
-  }
-  focus() {
-    globalThis.focused = this;
-  }
-  set textContent(t) {
-    this.children = [];
-    this.text = t;
-  }
-  get textContent() {
-    return this.text + this.children.map((c) => c.textContent).join("");
-  }
-  /** Every element under this one, depth first. */
-  all() {
-    return this.children.flatMap((c) => (c instanceof Node ? [c, ...c.all()] : []));
-  }
-}
-globalThis.document = {
-  createElement: (tag) => new Node(tag),
-  createTextNode: (text) => ({ textContent: text }),
-};
+import "./dom.mjs";
+
 const { planCounts, rewindPreview } = await import("../../assets/checkpoints.js");
 
 const files = (a, b) => [{ path: "a.txt", action: a }, { path: "b.txt", action: b }];
