@@ -286,11 +286,11 @@ fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
     let live = item_rows(&t.screen());
     let expected = [
         "✓ checkpoint saved · turn 0 · 4 file(s) captured",
-        "⏺ Write new.txt ✓ (1 line of output)",
+        "⏺ Write new.txt +1 −0 ✓ (1 line of output)",
         "created new.txt +1 −0",
-        "⏺ Edit b.txt ✓ (2 lines of output)",
+        "⏺ Edit b.txt +1 −1 ✓ (2 lines of output)",
         "modified b.txt +1 −1",
-        "⏺ Move old.txt → moved.txt ✓ (1 line of output)",
+        "⏺ Move old.txt → moved.txt +0 −0 ✓ (1 line of output)",
         "moved old.txt → moved.txt +0 −0",
     ];
     assert_eq!(live[..expected.len()], expected, "{live:#?}\n{}", t.screen());
