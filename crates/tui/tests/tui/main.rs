@@ -7,6 +7,7 @@ mod commands;
 mod fixtures;
 mod flow;
 mod fuzz;
+mod history;
 mod long_flow;
 mod long_sessions;
 mod offered;
