@@ -12,7 +12,8 @@ use retrace_tui::view::ViewState;
 use retrace_tui::{App, Mode};
 
 use crate::fixtures::*;
-use crate::history::{history, results, revert_plan};
+use crate::history::{history, revert_plan};
+use crate::turn_diff::results;
 
 /// xorshift64*: enough randomness for a fuzz test, seeded so a failure replays.
 struct Rng(u64);

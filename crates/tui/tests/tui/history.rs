@@ -1,26 +1,23 @@
-//! History you can see and walk both ways: `/diff [turn]` shows what a turn changed (its files,
-//! each diff opened in place with the preview's keys, its commands and gaps), `/history <path>`
-//! lists every version of a file, and Enter on one prepares its single-file revert, previewed
-//! like a rewind and committed with `commit_revert`; `h` on a file of a preview or of `/diff`
-//! opens its history.
+//! A file's history, walked both ways: `/history <path>` lists every version of a file, and Enter
+//! on one prepares its single-file revert, previewed like a rewind and committed with
+//! `commit_revert`, then undone and redone; `h` on a file of a rewind's preview opens its history.
 
 use insta::assert_snapshot;
 use ratatui::crossterm::event::KeyCode;
 use retrace_protocol::{
-    ChangeAction, CommitRevert, Coverage, Error, ErrorCode, FileAction, FileHistory, FileVersion,
-    HistoryVersion, OnConflict, PlanBlocker, PrepareRevert, RewindPlan, RewindScope, ToolStatus, TurnCommand,
-    TurnFile, TurnResults, UndoRequest, VersionOrigin,
+    CommitRevert, Error, ErrorCode, FileAction, FileHistory, HistoryVersion, OnConflict, PlanBlocker,
+    PrepareRevert, RewindPlan, RewindScope, UndoRequest, VersionOrigin,
 };
 use retrace_tui::{App, Effect, Mode, Screen};
 
 use crate::fixtures::*;
 
-fn press(app: &mut App, code: KeyCode) -> Vec<Effect> {
+pub fn press(app: &mut App, code: KeyCode) -> Vec<Effect> {
     app.on_key(key(code), Clock::new().at(0))
 }
 
 /// Types `command` and presses Enter; returns what it asked for.
-fn command(app: &mut App, command: &str) -> Vec<Effect> {
+pub fn command(app: &mut App, command: &str) -> Vec<Effect> {
     type_text(app, command, Clock::new().at(0));
     press(app, KeyCode::Enter)
 }
@@ -81,86 +78,6 @@ pub fn history() -> FileHistory {
     }
 }
 
-fn file(action: ChangeAction, path: &str, diff: &str) -> TurnFile {
-    let count = |c: char| diff.lines().filter(|l| l.starts_with(c)).count() as u64;
-    let v = |size| {
-        Some(FileVersion {
-            sha256: Some("ab".into()),
-            size: Some(size),
-            mode: None,
-        })
-    };
-    TurnFile {
-        path: path.into(),
-        action,
-        from: None,
-        diff: diff.into(),
-        added: count('+'),
-        removed: count('-'),
-        binary: false,
-        diff_truncated: false,
-        before: v(40),
-        after: v(52),
-        unknown: None,
-    }
-}
-
-/// Turn 1: a modified file (with a control character in its text), a binary one, a move, one
-/// whose change cannot be shown; three commands and a shell gap.
-pub fn results() -> TurnResults {
-    let mut binary = file(ChangeAction::Create, "assets/logo.png", "");
-    binary.binary = true;
-    binary.before = None;
-    binary.after.as_mut().unwrap().size = Some(2048);
-    let mut moved = file(ChangeAction::Move, "src/lexer.rs", "");
-    moved.from = Some("src/tokens.rs".into());
-    let mut lost = file(ChangeAction::Modify, "notes/\u{202e}txt.md", "");
-    lost.unknown = Some("its bytes at the turn's end are no longer kept".into());
-    let mut cut = file(
-        ChangeAction::Modify,
-        "src/lib.rs",
-        "@@ -1,3 +1,4 @@\n pub fn tokenize(s: &str) -> Vec<&str> {\n-    s.split(' ').collect()\n+    s.split([' ', '\\t'])\n+        .collect() // \u{1b}[2J\n }\n",
-    );
-    cut.diff_truncated = true;
-    TurnResults {
-        turn: 1,
-        prompt: "make the parser accept tabs\nand add a test".into(),
-        coverage: Coverage::Partial,
-        files: vec![
-            cut,
-            binary,
-            moved,
-            lost,
-            file(
-                ChangeAction::Create,
-                "tests/parse.rs",
-                "@@ -0,0 +1,2 @@\n+#[test]\n+fn tabs() {}\n",
-            ),
-        ],
-        commands: vec![
-            TurnCommand {
-                command: "cargo test".into(),
-                exit_code: Some(0),
-                duration_ms: Some(1234),
-                status: ToolStatus::Ok,
-            },
-            TurnCommand {
-                command: "grep -q tab\nsrc/lib.rs".into(),
-                exit_code: Some(1),
-                duration_ms: Some(30),
-                status: ToolStatus::Ok,
-            },
-            TurnCommand {
-                command: "sleep 100".into(),
-                exit_code: None,
-                duration_ms: None,
-                status: ToolStatus::Cancelled,
-            },
-        ],
-        gaps: vec![shell_gap(1, "cargo test")],
-    }
-}
-
 /// A one-file plan restoring `src/lib.rs` to version `v`, as `prepare_revert` makes it.
 pub fn revert_plan(v: u32) -> RewindPlan {
     let mut p = plan(0, RewindScope::Code);
@@ -169,80 +86,11 @@ pub fn revert_plan(v: u32) -> RewindPlan {
     p
 }
 
-fn diff_screen(app: &App) -> &retrace_tui::screens::diff::TurnDiff {
-    match app.mode() {
-        Mode::Diff(d) => d,
-        _ => panic!("not on /diff"),
-    }
-}
-
 fn history_screen(app: &App) -> &retrace_tui::screens::history::History {
     match app.mode() {
         Mode::History(h) => h,
         _ => panic!("not on /history"),
     }
-}
-
-#[test]
-fn diff_shows_a_turns_files_commands_and_gaps() {
-    let mut app = app_with_turns();
-    // Without a turn: the latest one of the chat whose checkpoint is kept.
-    assert_eq!(command(&mut app, "/diff"), vec![Effect::LoadTurnResults(1)]);
-    app.on_turn_results(results());
-    assert_eq!(app.screen(), Screen::Diff);
-    assert_snapshot!("diff_closed", render(&app, 90, 30));
-
-    // The first file's diff opens in place, numbered; the cursor moves with n/p and stops at the
-    // ends; the binary file and the one whose change cannot be shown say so.
-    assert!(press(&mut app, KeyCode::Char('d')).is_empty());
-    for code in [KeyCode::Char('n'), KeyCode::Char(' '), KeyCode::Char('n')] {
-        press(&mut app, code);
-    }
-    press(&mut app, KeyCode::Char('n'));
-    press(&mut app, KeyCode::Enter);
-    assert_eq!(diff_screen(&app).list.cursor, 3);
-    assert_eq!(
-        diff_screen(&app).list.open.iter().copied().collect::<Vec<_>>(),
-        [0, 1, 3]
-    );
-    assert_snapshot!("diff_open", render(&app, 90, 40));
-    for _ in 0..9 {
-        press(&mut app, KeyCode::Char('n'));
-    }
-    assert_eq!(diff_screen(&app).list.cursor, 4);
-
-    // Esc closes it; an explicit turn is asked for as it is.
-    assert!(press(&mut app, KeyCode::Esc).is_empty());
-    assert_eq!(app.screen(), Screen::Chat);
-    assert_eq!(command(&mut app, "/diff 0"), vec![Effect::LoadTurnResults(0)]);
-}
-
-#[test]
-fn a_turn_not_kept_shows_the_controllers_error() {
-    let mut app = app_with_turns();
-    assert_eq!(command(&mut app, "/diff 7"), vec![Effect::LoadTurnResults(7)]);
-    app.on_error(&Error::new(
-        ErrorCode::NotFound,
-        "turn 7 is not retained (removed by retention)",
-    ));
-    assert_eq!(app.screen(), Screen::Chat);
-    assert_eq!(
-        app.message(),
-        Some("error: turn 7 is not retained (removed by retention)")
-    );
-    // The answer of a request nobody waits for any more opens nothing.
-    app.on_turn_results(results());
-    assert_eq!(app.screen(), Screen::Chat);
-
-    // No turn yet: nothing is asked; a turn that is not a number is a usage.
-    let mut empty = crate::fixtures::app();
-    assert!(command(&mut empty, "/diff").is_empty());
-    assert_eq!(
-        empty.message(),
-        Some("no turn with a checkpoint yet: nothing to show")
-    );
-    assert!(command(&mut empty, "/diff last").is_empty());
-    assert_eq!(empty.message(), Some("usage: /diff [turn]"));
 }
 
 #[test]
@@ -403,24 +251,6 @@ fn h_on_a_previews_file_opens_its_history_and_esc_comes_back() {
 }
 
 #[test]
-fn h_on_a_diffs_file_opens_its_history_and_esc_comes_back() {
-    let mut app = app_with_turns();
-    command(&mut app, "/diff 1");
-    app.on_turn_results(results());
-    press(&mut app, KeyCode::Char('n'));
-    press(&mut app, KeyCode::Char('n'));
-    assert_eq!(
-        press(&mut app, KeyCode::Char('h')),
-        vec![Effect::LoadHistory("src/lexer.rs".into())]
-    );
-    app.on_file_history(history());
-    press(&mut app, KeyCode::Esc);
-    assert_eq!(diff_screen(&app).list.cursor, 2);
-    press(&mut app, KeyCode::Char('q'));
-    assert_eq!(app.screen(), Screen::Chat);
-}
-
-#[test]
 fn paths_and_reasons_in_a_history_are_escaped() {
     let mut app = app_with_turns();
     command(&mut app, "/history x");
@@ -452,4 +282,93 @@ fn the_revert_preview_blocks_on_what_the_plan_says() {
     assert!(rows(&app, 80, 24)
         .join("\n")
         .contains("cannot commit: the file is outside the workspace"));
+}
+
+/// Through the real controller: two turns write and edit a file; `/diff` shows the last one's
+/// change, `/history` its versions, Enter on the first turn's end restores it on disk after its
+/// preview, and `/undo` and `/redo` walk that restore both ways.
+#[test]
+fn a_version_restored_through_the_real_controller_and_walked_both_ways() {
+    use crate::whole_flow::{idle_after, scripted, send, until, Scripted};
+    use retrace_control::Service;
+    use retrace_tui::{AppOptions, Driver};
+    use serde_json::json;
+
+    let Scripted { _tmp, ws, rt, opts } = scripted(
+        json!([
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "one\n"}}]},
+            {"content": "wrote it"},
+            {"tool_calls": [{"name": "edit_file", "arguments": {"path": "notes.md", "old_string": "one", "new_string": "two"}}]},
+            {"content": "edited it"}
+        ]),
+        |_| {},
+    );
+    rt.block_on(async {
+        let svc = Service::new(opts);
+        let handle = svc.create(&ws).await.unwrap();
+        let mut ui = Driver::open(svc.clone(), handle, AppOptions { no_color: true }, None)
+            .await
+            .unwrap();
+        let clock = Clock::new();
+        let notes = || std::fs::read_to_string(ws.join("notes.md")).unwrap();
+        send(&mut ui, &clock, 0, "write notes");
+        until(&mut ui, "turn 0", |u| idle_after(u, "wrote it")).await;
+        send(&mut ui, &clock, 10, "edit notes");
+        until(&mut ui, "turn 1", |u| idle_after(u, "edited it")).await;
+        assert_eq!(notes(), "two\n");
+
+        // `/diff`: the latest turn, its one file with its counts and diff.
+        send(&mut ui, &clock, 20, "/diff");
+        until(&mut ui, "the diff", |u| u.app().screen() == Screen::Diff).await;
+        let d = crate::turn_diff::diff_screen(ui.app());
+        assert_eq!(d.results.turn, 1);
+        assert_eq!(d.results.files.len(), 1);
+        let f = &d.results.files[0];
+        assert_eq!((f.path.as_str(), f.added, f.removed), ("notes.md", 1, 1));
+        assert!(f.diff.contains("+two"), "{}", f.diff);
+        ui.key(key(KeyCode::Esc), clock.at(30));
+
+        // `/history`: Enter on turn 0's end, previewed, then committed.
+        send(&mut ui, &clock, 40, "/history notes.md");
+        until(&mut ui, "the history", |u| u.app().screen() == Screen::History).await;
+        let h = history_screen(ui.app());
+        let at = h
+            .history
+            .versions
+            .iter()
+            .position(|v| v.origin == VersionOrigin::TurnEnd && v.turn == Some(0))
+            .unwrap();
+        let version = h.history.versions[at].version;
+        for _ in at..h.cursor {
+            ui.key(key(KeyCode::Up), clock.at(50));
+        }
+        ui.key(key(KeyCode::Enter), clock.at(60));
+        until(&mut ui, "the revert's preview", |u| {
+            u.app().screen() == Screen::Preview
+        })
+        .await;
+        ui.key(key(KeyCode::Enter), clock.at(70));
+        let done = format!("restored notes.md to v{version}: 1 written — /undo to take it back");
+        until(&mut ui, "the revert", |u| {
+            u.app().message() == Some(done.as_str())
+        })
+        .await;
+        assert_eq!(notes(), "one\n");
+
+        // Undo, then redo.
+        send(&mut ui, &clock, 80, "/undo");
+        until(&mut ui, "the undo", |u| {
+            u.app()
+                .message()
+                .is_some_and(|m| m.contains("/redo to apply it again"))
+        })
+        .await;
+        assert_eq!(notes(), "two\n");
+        send(&mut ui, &clock, 90, "/redo");
+        until(&mut ui, "the redo", |u| {
+            u.app().message().is_some_and(|m| m.starts_with("redone"))
+        })
+        .await;
+        assert_eq!(notes(), "one\n");
+    });
 }

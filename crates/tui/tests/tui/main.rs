@@ -13,4 +13,5 @@ mod long_sessions;
 mod offered;
 mod preview_diffs;
 mod screens;
+mod turn_diff;
 mod whole_flow;
