@@ -116,7 +116,7 @@ fn history_lists_versions_and_enter_previews_then_commits_a_revert() {
     );
     assert_eq!(app.screen(), Screen::History);
 
-    // Enter on v2 prepares its revert; the plan is previewed with its diff.
+    // Enter on v2 prepares its revert; the plan is previewed, its file's diff open.
     press(&mut app, KeyCode::Up);
     assert_eq!(
         press(&mut app, KeyCode::Enter),
@@ -127,7 +127,6 @@ fn history_lists_versions_and_enter_previews_then_commits_a_revert() {
     );
     assert!(app.on_plan(revert_plan(2)).is_empty());
     assert_eq!(app.screen(), Screen::Preview);
-    press(&mut app, KeyCode::Char('d'));
     assert_snapshot!("revert_preview", render(&app, 80, 24));
 
     // Esc goes back to the history, where the cursor stayed; Enter asks again.
