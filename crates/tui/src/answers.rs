@@ -1,4 +1,4 @@
-//! Answers to the requests no screen waits for itself: a rewind's, an undo's or a redo's result, a head
+//! Answers to the requests no screen waits for itself: a rewind's, a revert's, an undo's or a redo's result, a head
 //! selected (fork, summary, switch), another session opened, the heads' names, and errors. What
 //! they change in the conversation comes with the session's events (a new snapshot after a
 //! head change, a rewind or an undo), not with the answers.
@@ -10,7 +10,7 @@ use crate::escape;
 use crate::screens::Mode;
 
 impl App {
-    /// The result of a commit, an undo or a redo.
+    /// The result of a commit (a rewind's or a single-file revert's), an undo or a redo.
     pub fn on_result(&mut self, result: &RewindResult) {
         let undo = if result.undo_available {
             " — /undo to take it back"
@@ -53,6 +53,20 @@ impl App {
                         escape::line(result.error.as_deref().unwrap_or("nothing was written"))
                     ));
                 }
+            }
+            Some(Awaiting::Revert(revert)) => {
+                let to = revert
+                    .version
+                    .map_or_else(|| "its state before the session".to_string(), |v| format!("v{v}"));
+                let path = escape::line(&revert.path);
+                self.message = Some(if result.ok {
+                    format!("restored {path} to {to}: {}{undo}", files_said(result))
+                } else {
+                    format!(
+                        "restoring {path} to {to} failed: {}",
+                        escape::line(result.error.as_deref().unwrap_or("nothing was written"))
+                    )
+                });
             }
             Some(Awaiting::Undo) => {
                 let redo = if result.redo_available {
@@ -138,10 +152,16 @@ impl App {
         self.message = Some(escape::line(message));
     }
 
-    /// An error answered to a request: said in the status area.
+    /// An error answered to a request: said in the status area; a screen left to wait for a
+    /// plan or a file's history comes back.
     pub fn on_error(&mut self, err: &Error) {
-        if let Some(Awaiting::Plan(Some(menu))) = self.awaiting.take() {
-            self.mode = Mode::Menu(menu);
+        match self.awaiting.take() {
+            Some(Awaiting::Plan { back: Some(back), .. }) | Some(Awaiting::History(Some(back)))
+                if self.mode == Mode::Chat =>
+            {
+                self.mode = *back;
+            }
+            _ => {}
         }
         self.message = Some(format!("error: {}", escape::line(&err.message)));
     }

@@ -17,8 +17,8 @@ use retrace_protocol::RewindScope;
 use crate::input::Input;
 use crate::screens::approval::Approvals;
 use crate::screens::chat::Chat;
-use crate::screens::menu::Menu;
 use crate::screens::picker::Purpose;
+use crate::screens::preview::Revert;
 use crate::screens::Mode;
 use crate::status::StatusInfo;
 use crate::transcript::Transcript;
@@ -29,10 +29,21 @@ use crate::view::ScrollLimits;
 pub(crate) enum Awaiting {
     /// Checkpoints, to open the picker for this purpose.
     Picker(Purpose),
-    /// A plan for this turn and scope (the menu to go back to).
-    Plan(Option<Box<Menu>>),
+    /// A plan: a rewind's, or a single-file revert's when `revert` says what it restores.
+    Plan {
+        /// The screen to go back to from its preview (the action menu, a file's history).
+        back: Option<Box<Mode>>,
+        /// What a revert restores.
+        revert: Option<Revert>,
+    },
     /// The result of committing a rewind to this turn.
     Commit { turn: u64, scope: RewindScope },
+    /// The result of committing a single-file revert.
+    Revert(Revert),
+    /// A turn's results, for `/diff`.
+    TurnResults,
+    /// A file's history (the screen to go back to from it).
+    History(Option<Box<Mode>>),
     /// The result of an undo.
     Undo,
     /// The result of a redo.

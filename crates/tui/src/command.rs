@@ -9,6 +9,10 @@ pub enum Command {
     Undo,
     /// `/redo`: apply the last undone rewind again.
     Redo,
+    /// `/diff [turn]`: what a turn changed (`None`: the latest turn with a checkpoint).
+    Diff(Option<u64>),
+    /// `/history <path>`: every version of a file.
+    History(String),
     /// `/heads` (alias `/branch`): list the heads.
     Heads,
     /// `/switch <id|name>`: select a head.
@@ -40,6 +44,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/rewind", "open the rewind picker (also Esc Esc)"),
     ("/undo", "undo the last rewind"),
     ("/redo", "apply the last undone rewind again"),
+    ("/diff [turn]", "what a turn changed: files, diffs, commands"),
+    (
+        "/history <path>",
+        "a file's versions; Enter restores one (undoable)",
+    ),
     ("/heads", "list the heads (alias /branch)"),
     ("/switch <id|name>", "select another head"),
     ("/fork [name]", "fork the conversation"),
@@ -75,6 +84,15 @@ pub fn parse(input: &str) -> Option<Command> {
         "rewind" => Command::Rewind,
         "undo" => Command::Undo,
         "redo" => Command::Redo,
+        "diff" => match arg.as_deref().map(str::parse::<u64>) {
+            None => Command::Diff(None),
+            Some(Ok(turn)) => Command::Diff(Some(turn)),
+            Some(Err(_)) => Command::Usage("/diff [turn]"),
+        },
+        "history" => match arg {
+            Some(path) => Command::History(path),
+            None => Command::Usage("/history <path>"),
+        },
         "heads" | "branch" => Command::Heads,
         "switch" => match arg {
             Some(a) => Command::Switch(a),
@@ -125,5 +143,13 @@ mod tests {
         assert_eq!(parse("/usr/bin/foo crashes"), None);
         assert_eq!(parse("/etc/hosts"), None);
         assert_eq!(parse("/fork a  b"), Some(Command::Fork(Some("a  b".into()))));
+        assert_eq!(parse("/diff"), Some(Command::Diff(None)));
+        assert_eq!(parse("/diff 3"), Some(Command::Diff(Some(3))));
+        assert_eq!(parse("/diff three"), Some(Command::Usage("/diff [turn]")));
+        assert_eq!(
+            parse("/history demo/notes.md"),
+            Some(Command::History("demo/notes.md".into()))
+        );
+        assert_eq!(parse("/history"), Some(Command::Usage("/history <path>")));
     }
 }

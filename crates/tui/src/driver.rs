@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use ratatui::crossterm::event::{KeyEvent, MouseEventKind};
 use retrace_control::{Service, SessionHandle, Subscription};
 use retrace_protocol::{
-    CheckpointListing, Delivery, Error, HeadEntry, HeadRef, ModelSpec, PlanFileDiff, RewindPlan,
-    RewindResult, SessionEntry, SessionSnapshot, SessionStatus, TurnAccepted,
+    CheckpointListing, Delivery, Error, FileHistory, HeadEntry, HeadRef, ModelSpec, PlanFileDiff, RewindPlan,
+    RewindResult, SessionEntry, SessionSnapshot, SessionStatus, TurnAccepted, TurnResults,
 };
 use tokio::sync::mpsc;
 
@@ -41,6 +41,8 @@ enum Answer {
     PlanMode(Result<bool, Error>),
     /// The whole diff of a file of a plan: the plan and the file, and the answer.
     PlanDiff(String, String, Result<PlanFileDiff, Error>),
+    TurnResults(Result<TurnResults, Error>),
+    History(Result<FileHistory, Error>),
 }
 
 /// A session opened from `/sessions` or `/new`, ready to take the current one's place.
@@ -278,6 +280,14 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
             app.on_plan_diff_failed(&plan_id, &path, &e);
             Vec::new()
         }
+        Answer::TurnResults(Ok(r)) => {
+            app.on_turn_results(r);
+            Vec::new()
+        }
+        Answer::History(Ok(h)) => {
+            app.on_file_history(h);
+            Vec::new()
+        }
         Answer::Model(Ok(_)) => {
             app.say("model changed; it answers from the next turn");
             vec![Effect::LoadStatus]
@@ -292,6 +302,8 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
         | Answer::Model(Err(e))
         | Answer::Sessions(Err(e))
         | Answer::PlanMode(Err(e))
+        | Answer::TurnResults(Err(e))
+        | Answer::History(Err(e))
         | Answer::Opened(Err(e)) => {
             app.on_error(&e);
             Vec::new()
@@ -343,6 +355,18 @@ fn perform(handle: &SessionHandle, ctx: &Context, effect: Effect, tx: &mpsc::Unb
         }
         Effect::Commit(req) => {
             tokio::spawn(async move { tx.send(Answer::Rewind(h.commit_rewind(req).await)) });
+        }
+        Effect::LoadTurnResults(turn) => {
+            tokio::spawn(async move { tx.send(Answer::TurnResults(h.turn_results(turn).await)) });
+        }
+        Effect::LoadHistory(path) => {
+            tokio::spawn(async move { tx.send(Answer::History(h.file_history(path.into()).await)) });
+        }
+        Effect::PrepareRevert(req) => {
+            tokio::spawn(async move { tx.send(Answer::Plan(h.prepare_revert(req).await)) });
+        }
+        Effect::CommitRevert(req) => {
+            tokio::spawn(async move { tx.send(Answer::Rewind(h.commit_revert(req).await)) });
         }
         Effect::Undo(req) => {
             tokio::spawn(async move { tx.send(Answer::Rewind(h.undo(req).await)) });

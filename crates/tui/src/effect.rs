@@ -2,8 +2,8 @@
 //! handle (or to the terminal), carried in the protocol's own request types.
 
 use retrace_protocol::{
-    ApprovalDecision, CommitRewind, ForkRequest, ModelSpec, PrepareRewind, RedoRequest, SummarizeRequest,
-    SwitchRequest, UndoRequest,
+    ApprovalDecision, CommitRevert, CommitRewind, ForkRequest, ModelSpec, PrepareRevert, PrepareRewind,
+    RedoRequest, SummarizeRequest, SwitchRequest, UndoRequest,
 };
 
 /// A request for the runtime. Answers come back through `App::on_*`.
@@ -41,6 +41,15 @@ pub enum Effect {
     },
     /// Commit a prepared rewind; answer with `App::on_result`.
     Commit(CommitRewind),
+    /// What a turn changed (`SessionHandle::turn_results`); answer with `App::on_turn_results`.
+    LoadTurnResults(u64),
+    /// Every version of a file (`SessionHandle::file_history`, the path relative to the
+    /// workspace); answer with `App::on_file_history`.
+    LoadHistory(String),
+    /// Prepare a single-file revert to a version of its history; answer with `App::on_plan`.
+    PrepareRevert(PrepareRevert),
+    /// Commit a prepared single-file revert; answer with `App::on_result`.
+    CommitRevert(CommitRevert),
     /// Undo the last rewind; answer with `App::on_result`.
     Undo(UndoRequest),
     /// Apply the last undone rewind again; answer with `App::on_result`.

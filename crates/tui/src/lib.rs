@@ -5,9 +5,9 @@
 //! - [`App`] is a pure state machine: keys (with the time they arrived), session events and
 //!   answers go in, [`Effect`]s (requests for the session handle, in protocol types) come out. It
 //!   does no I/O and holds no clock, so a test drives a whole rewind flow with plain values.
-//!   Each screen (the chat, the rewind picker, its menu, the preview, heads, sessions, help, an
-//!   approval) is one module of [`screens`] with its state, its keys and its drawing; the app
-//!   routes keys and answers to the screen on top.
+//!   Each screen (the chat, the rewind picker, its menu, the preview, a turn's diff, a file's
+//!   history, heads, sessions, help, an approval) is one module of [`screens`] with its state,
+//!   its keys and its drawing; the app routes keys and answers to the screen on top.
 //! - [`view::draw`] renders an `App` into a ratatui frame. It never decides anything and never
 //!   panics at any size (below 40×10 it says the terminal is too small). Every string that came
 //!   from the model, the workspace or a server is escaped first ([`escape`]). What drawing keeps

@@ -3,7 +3,8 @@
 //! are as before turn 0; `/undo` brings them back, `/redo` takes them away again and `/undo` back; Esc Esc Enter changes nothing; `2` shows the
 //! conversation's preview and Enter rewinds it, the files untouched. A turn's tool
 //! calls and checkpoint show the same rows live and after the UI is started again on the
-//! session, and a code rewind and its undo keep them.
+//! session, and a code rewind and its undo keep them. `/diff 0` shows a demo turn's file,
+//! `/history` its versions, and one of them is restored on disk and undone.
 
 use crate::support;
 
@@ -286,11 +287,11 @@ fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
     let live = item_rows(&t.screen());
     let expected = [
         "✓ checkpoint saved · turn 0 · 4 file(s) captured",
-        "⏺ Write new.txt ✓ (1 line of output)",
+        "⏺ Write new.txt +1 −0 ✓ (1 line of output)",
         "created new.txt +1 −0",
-        "⏺ Edit b.txt ✓ (2 lines of output)",
+        "⏺ Edit b.txt +1 −1 ✓ (2 lines of output)",
         "modified b.txt +1 −1",
-        "⏺ Move old.txt → moved.txt ✓ (1 line of output)",
+        "⏺ Move old.txt → moved.txt +0 −0 ✓ (1 line of output)",
         "moved old.txt → moved.txt +0 −0",
     ];
     assert_eq!(live[..expected.len()], expected, "{live:#?}\n{}", t.screen());
@@ -465,6 +466,80 @@ fn rewind_and_undo_in_a_real_terminal() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Two demo turns, then `/diff 0` shows the file the first one created, `/history` lists the
+/// file's versions, and Enter on the first turn's end, confirmed in its preview, puts that
+/// version back on disk; `/undo` takes the restore back.
+#[test]
+fn diff_history_and_a_version_restored_in_a_real_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let Some(t) = launch(
+        tmp.path(),
+        "retrace-history",
+        (120, 40),
+        &model_args(&ws, "demo"),
+        false,
+    ) else {
+        return;
+    };
+    let notes = || std::fs::read_to_string(ws.join("demo/notes.md")).unwrap();
+    t.text("first");
+    t.keys(&["Enter"]);
+    t.wait("turn 0", |s| s.contains("Demo turn 1") && !s.contains("working…"));
+    let first = notes();
+    t.text("second");
+    t.keys(&["Enter"]);
+    t.wait("turn 1", |s| s.contains("Demo turn 2") && !s.contains("working…"));
+    let second = notes();
+    assert_ne!(first, second);
+
+    t.text("/diff 0");
+    t.keys(&["Enter"]);
+    t.wait("turn 0's diff", |s| {
+        s.contains("What turn 0 changed") && s.contains("created demo/notes.md +")
+    });
+    t.keys(&["Escape"]);
+    t.wait("the diff closed", |s| !s.contains("What turn 0 changed"));
+
+    t.text("/history demo/notes.md");
+    t.keys(&["Enter"]);
+    t.wait("the history", |s| {
+        s.contains("History of demo/notes.md") && s.contains("turn 0 end") && s.contains("now")
+    });
+    // The cursor starts on "now"; Up to "turn 0 end".
+    let rows: Vec<String> = t
+        .screen()
+        .lines()
+        .filter_map(|l| l.split('│').nth(1))
+        .map(str::trim)
+        .filter(|l| l.trim_start_matches("› ").starts_with('v'))
+        .map(str::to_string)
+        .collect();
+    let cursor = rows.iter().position(|r| r.starts_with('›')).unwrap();
+    let target = rows.iter().position(|r| r.contains("turn 0 end")).unwrap();
+    for _ in target..cursor {
+        t.keys(&["Up"]);
+    }
+    t.wait("the cursor on turn 0's end", |s| {
+        s.lines().any(|l| l.contains("│› v") && l.contains("turn 0 end"))
+    });
+    t.keys(&["Enter"]);
+    t.wait("the revert's preview", |s| {
+        s.contains("Restore demo/notes.md to v")
+    });
+    t.keys(&["Enter"]);
+    t.wait("the revert", |s| s.contains("restored demo/notes.md to v"));
+    assert_eq!(notes(), first);
+
+    t.text("/undo");
+    t.keys(&["Enter"]);
+    t.wait("the undo", |s| s.contains("/redo to apply it again"));
+    assert_eq!(notes(), second);
+    t.keys(&["C-d"]);
+    wait_gone(&t);
 }
 
 /// Found when a test's terminal went away: the UI kept running, spinning, after the hangup. It

@@ -64,7 +64,7 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, scroll: usize, t: Theme) -> Op
 }
 
 /// The keys `/help` lists.
-pub const HELP_KEYS: [(&str, &str); 12] = [
+pub const HELP_KEYS: [(&str, &str); 13] = [
     ("Enter", "send"),
     ("Alt+Enter, Ctrl+J", "new line"),
     ("Up (empty input)", "previous prompt"),
@@ -77,4 +77,5 @@ pub const HELP_KEYS: [(&str, &str); 12] = [
     ("Ctrl-O", "show or hide diffs, outputs, reasoning"),
     ("Shift+Tab", "plan mode on or off (the model only reads)"),
     ("PgUp PgDn, wheel", "scroll the chat (Shift+drag selects)"),
+    ("n/p · d · h", "preview, /diff: next/prev file · diff · history"),
 ];

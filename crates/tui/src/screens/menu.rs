@@ -131,7 +131,10 @@ impl App {
         if let Some(scope) = action.action.scope() {
             // A restore: its plan is prepared, then shown by the preview before anything is
             // committed (the entry marks every restore `preview`).
-            self.awaiting = Some(Awaiting::Plan(Some(menu)));
+            self.awaiting = Some(Awaiting::Plan {
+                back: Some(Box::new(Mode::Menu(menu))),
+                revert: None,
+            });
             self.mode = Mode::Chat;
             return vec![Effect::PrepareRewind(PrepareRewind { turn, scope })];
         }

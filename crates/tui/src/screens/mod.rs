@@ -5,8 +5,11 @@
 
 pub mod approval;
 pub mod chat;
+pub mod diff;
+pub mod files;
 pub mod heads;
 pub mod help;
+pub mod history;
 pub mod menu;
 pub mod picker;
 pub mod preview;
@@ -21,7 +24,9 @@ use ratatui::Frame;
 use crate::app::App;
 use crate::effect::Effect;
 use crate::view::Theme;
+use diff::TurnDiff;
 use heads::HeadTree;
+use history::History;
 use menu::Menu;
 use picker::Picker;
 use preview::Preview;
@@ -44,6 +49,10 @@ pub enum Mode {
     Heads(HeadTree),
     /// The sessions of the workspace.
     Sessions(SessionList),
+    /// What a turn changed (`/diff`).
+    Diff(Box<TurnDiff>),
+    /// A file's versions (`/history`).
+    History(Box<History>),
 }
 
 /// Which screen takes the keys (an approval outranks every mode).
@@ -65,6 +74,10 @@ pub enum Screen {
     Heads,
     /// [`Mode::Sessions`].
     Sessions,
+    /// [`Mode::Diff`].
+    Diff,
+    /// [`Mode::History`].
+    History,
 }
 
 /// Whether `key` is Ctrl and `c`.
@@ -86,6 +99,8 @@ impl App {
             Mode::Help(_) => Screen::Help,
             Mode::Heads(_) => Screen::Heads,
             Mode::Sessions(_) => Screen::Sessions,
+            Mode::Diff(_) => Screen::Diff,
+            Mode::History(_) => Screen::History,
         }
     }
 
@@ -108,7 +123,10 @@ impl App {
 
     /// A key on a screen above the chat (none of them depends on when it came).
     fn overlay_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let choosing = matches!(self.screen(), Screen::Picker | Screen::Menu | Screen::Preview);
+        let choosing = matches!(
+            self.screen(),
+            Screen::Picker | Screen::Menu | Screen::Preview | Screen::History
+        );
         if choosing && self.too_small() && key.code != KeyCode::Esc {
             // Nothing is chosen on a screen too small to show the choice.
             return Vec::new();
@@ -125,6 +143,8 @@ impl App {
             Screen::Heads => self.heads_key(key),
             Screen::Sessions => self.sessions_key(key),
             Screen::Help => self.help_key(key),
+            Screen::Diff => self.diff_key(key),
+            Screen::History => self.history_key(key),
         }
     }
 
@@ -147,7 +167,9 @@ impl App {
             | Screen::Preview
             | Screen::Heads
             | Screen::Sessions
-            | Screen::Help => {
+            | Screen::Help
+            | Screen::Diff
+            | Screen::History => {
                 let code = if up { KeyCode::Up } else { KeyCode::Down };
                 self.overlay_key(KeyEvent::new(code, KeyModifiers::NONE))
             }
@@ -166,7 +188,8 @@ impl App {
 }
 
 /// Draws the screen on top of the chat (nothing on the chat itself). Returns how far its box
-/// could scroll, for a box the keys scroll by offset (the preview, the help) when it was drawn.
+/// could scroll, for a box the keys scroll by offset (the preview, `/diff`, the help) when it
+/// was drawn.
 pub(crate) fn draw_on_top(frame: &mut Frame, area: Rect, app: &App, t: Theme) -> Option<usize> {
     match (app.screen(), app.mode()) {
         (Screen::Chat, _) => None,
@@ -190,6 +213,11 @@ pub(crate) fn draw_on_top(frame: &mut Frame, area: Rect, app: &App, t: Theme) ->
         }
         (Screen::Sessions, Mode::Sessions(list)) => {
             sessions::draw(frame, area, list, t);
+            None
+        }
+        (Screen::Diff, Mode::Diff(d)) => diff::draw(frame, area, d, t),
+        (Screen::History, Mode::History(h)) => {
+            history::draw(frame, area, h, t);
             None
         }
         _ => None,

@@ -1,4 +1,5 @@
-//! The rewind picker: the turns visible on this head, oldest first, then "(current)". Esc Esc or
+//! The rewind picker: the turns visible on this head, oldest first, each with its time, prompt,
+//! `+A −R` (when the listing counts them) and files, then "(current)". Esc Esc or
 //! `/rewind` opens it for a rewind (a turn opens the action menu), `/fork [name]` for a fork (a
 //! turn forks a new head that ends just before it).
 
@@ -146,8 +147,13 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, p: &Picker, t: Theme) {
             }
         };
         let gap = if has_shell_gap(e) { "⚠ shell " } else { "" };
+        // The turn's +/− over the text files it changed, when the listing has them.
+        let counts = match (e.added, e.removed) {
+            (Some(a), Some(r)) => format!("  +{a} −{r}"),
+            _ => String::new(),
+        };
         let text = format!(
-            "turn {:<3} {}  {gap}{}  ({files})",
+            "turn {:<3} {}  {gap}{}{counts}  ({files})",
             e.turn,
             clock(&e.time),
             escape::first_line(&e.prompt, 36)

@@ -231,7 +231,7 @@ fn a_long_preview_scrolls_no_further_than_its_end() {
         app.on_key(key(KeyCode::Down), clock.at(600));
     }
     let scroll = |app: &App| match app.mode() {
-        retrace_tui::Mode::Preview(p) => p.scroll,
+        retrace_tui::Mode::Preview(p) => p.list.scroll,
         _ => usize::MAX,
     };
     let bottom = scroll(&app);

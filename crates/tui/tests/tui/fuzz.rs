@@ -9,9 +9,11 @@ use retrace_protocol::{
     ToolStatus,
 };
 use retrace_tui::view::ViewState;
-use retrace_tui::App;
+use retrace_tui::{App, Mode};
 
 use crate::fixtures::*;
+use crate::history::{history, revert_plan};
+use crate::turn_diff::results;
 
 /// xorshift64*: enough randomness for a fuzz test, seeded so a failure replays.
 struct Rng(u64);
@@ -47,8 +49,8 @@ fn random_key(rng: &mut Rng) -> KeyEvent {
         KeyCode::Char(' '),
     ];
     const CHARS: &[char] = &[
-        '1', '2', '3', '4', '5', '6', 'y', 'a', 'n', 'p', 'd', 'f', 's', 'o', 'j', 'k', 'q', '/', 'é', '漢',
-        '\u{202e}', '\u{1b}',
+        '1', '2', '3', '4', '5', '6', 'y', 'a', 'n', 'p', 'd', 'f', 'h', 's', 'o', 'j', 'k', 'q', '/', 'é',
+        '漢', '\u{202e}', '\u{1b}',
     ];
     let code = if rng.below(2) == 0 {
         CODES[rng.below(CODES.len() as u64) as usize]
@@ -242,6 +244,8 @@ fn same_as_laid_out_afresh(app: &mut App, state: &mut ViewState, w: u16, h: u16)
 
 #[test]
 fn random_keys_events_and_sizes_never_panic() {
+    // The screens reached under any approval box.
+    let mut reached: Vec<&str> = Vec::new();
     for seed in 1..=24u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         let mut app = app_with_turns();
@@ -259,7 +263,53 @@ fn random_keys_events_and_sizes_never_panic() {
                 6 => {
                     app.feed(random_event(&mut rng, &mut turn));
                 }
-                7 => match rng.below(10) {
+                7 => match rng.below(13) {
+                    10 => {
+                        // A flow typed and answered at once (unless a box or a request in
+                        // flight is in the way): `/diff 1`, `/history`, or Enter on a version
+                        // and its revert's preview.
+                        let command = |app: &mut App, typed: &str| {
+                            app.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE), now);
+                            for c in typed.chars() {
+                                app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE), now);
+                            }
+                            app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), now);
+                        };
+                        match rng.below(3) {
+                            0 => {
+                                command(&mut app, "/diff 1");
+                                app.on_turn_results(results());
+                            }
+                            1 => {
+                                command(&mut app, "/history src/lib.rs");
+                                app.on_file_history(history());
+                            }
+                            _ => {
+                                command(&mut app, "/history src/lib.rs");
+                                app.on_file_history(history());
+                                app.on_key(KeyEvent::new(KeyCode::Up, KeyModifiers::NONE), now);
+                                app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), now);
+                                app.on_plan(revert_plan(2));
+                            }
+                        }
+                    }
+                    11 => {
+                        // A turn's results or a file's history, answered whether asked for or not.
+                        let mut r = results();
+                        r.files.truncate(rng.below(6) as usize);
+                        match rng.below(2) {
+                            0 => app.on_turn_results(r),
+                            _ => {
+                                let mut h = history();
+                                h.versions.truncate(rng.below(9) as usize);
+                                app.on_file_history(h);
+                            }
+                        }
+                    }
+                    12 => {
+                        // A revert's plan (the answer to Enter on a version).
+                        app.on_plan(revert_plan(2));
+                    }
                     7 => {
                         // A snapshot (the answer to a head change or a lag), mid-turn or not,
                         // taken at the last event or before it.
@@ -350,9 +400,21 @@ fn random_keys_events_and_sizes_never_panic() {
             }
             // The kept layout (warm at this size) shows what laying out from nothing shows.
             same_as_laid_out_afresh(&mut app, &mut state, 80, 24);
+            let mode = match app.mode() {
+                Mode::Preview(_) => "preview",
+                Mode::Diff(_) => "diff",
+                Mode::History(_) => "history",
+                _ => "other",
+            };
+            if !reached.contains(&mode) {
+                reached.push(mode);
+            }
         }
         for (w, h) in [(1, 1), (40, 10), (39, 10), (200, 60)] {
             render(&app, w, h);
         }
+    }
+    for mode in ["preview", "diff", "history"] {
+        assert!(reached.contains(&mode), "never reached {mode}: {reached:?}");
     }
 }

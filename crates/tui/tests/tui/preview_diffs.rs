@@ -45,24 +45,30 @@ fn cut_plan() -> RewindPlan {
 #[test]
 fn files_show_their_counts_and_open_diffs_with_line_numbers() {
     let mut app = previewing(plan(0, RewindScope::Code));
-    assert_eq!(preview(&app).cursor, 0);
+    assert_eq!(preview(&app).list.cursor, 0);
     assert!(press(&mut app, KeyCode::Char('d')).is_empty());
     assert!(press(&mut app, KeyCode::Char('n')).is_empty());
     assert!(press(&mut app, KeyCode::Char(' ')).is_empty());
-    assert_eq!(preview(&app).cursor, 1);
-    assert_eq!(preview(&app).open.iter().copied().collect::<Vec<_>>(), vec![0, 1]);
+    assert_eq!(preview(&app).list.cursor, 1);
+    assert_eq!(
+        preview(&app).list.open.iter().copied().collect::<Vec<_>>(),
+        vec![0, 1]
+    );
     assert_snapshot!(render(&app, 80, 30));
     // Closed again; the cursor stops at either end.
     press(&mut app, KeyCode::Char('d'));
     for _ in 0..5 {
         press(&mut app, KeyCode::Char('n'));
     }
-    assert_eq!(preview(&app).cursor, 1);
+    assert_eq!(preview(&app).list.cursor, 1);
     for _ in 0..5 {
         press(&mut app, KeyCode::Char('p'));
     }
-    assert_eq!(preview(&app).cursor, 0);
-    assert_eq!(preview(&app).open.iter().copied().collect::<Vec<_>>(), vec![0]);
+    assert_eq!(preview(&app).list.cursor, 0);
+    assert_eq!(
+        preview(&app).list.open.iter().copied().collect::<Vec<_>>(),
+        vec![0]
+    );
     // Enter still commits.
     assert!(matches!(
         press(&mut app, KeyCode::Enter).as_slice(),

@@ -90,6 +90,25 @@ fn picker_with_a_shell_gap() {
     assert_snapshot!(render(&app, 80, 20));
 }
 
+/// Each turn shows the `+A −R` the listing counts for it; a turn recorded before the counts were
+/// kept shows none.
+#[test]
+fn picker_with_counts() {
+    let clock = Clock::new();
+    let mut app = app_with_turns();
+    let mut l = two_turns();
+    l.entries[1].added = Some(12);
+    l.entries[1].removed = Some(3);
+    l.entries
+        .push(entry(2, "rename \u{1b}[2Jtokens", &["src/lib.rs"]));
+    l.entries[2].added = Some(1);
+    l.entries[2].removed = Some(1);
+    app.on_key(key(KeyCode::Esc), clock.at(0));
+    app.on_key(key(KeyCode::Esc), clock.at(100));
+    app.on_checkpoints(&l);
+    assert_snapshot!(render(&app, 100, 20));
+}
+
 #[test]
 fn menu_with_a_disabled_action() {
     let clock = Clock::new();

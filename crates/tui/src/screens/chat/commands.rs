@@ -119,6 +119,8 @@ impl App {
                 self.awaiting = Some(Awaiting::Redo);
                 vec![Effect::Redo(RedoRequest::default())]
             }
+            Command::Diff(turn) => self.open_diff(turn),
+            Command::History(path) => self.open_history(path, None),
             Command::Heads => vec![Effect::LoadHeads],
             Command::Switch(head) => vec![Effect::Switch(SwitchRequest { head })],
             Command::Help => {

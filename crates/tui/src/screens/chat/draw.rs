@@ -52,6 +52,18 @@ fn change_line(c: &FileChange) -> String {
     }
 }
 
+/// What a call's changes add and remove over their text files, `+A −R`, for its title row;
+/// `None` when it changed no text file.
+fn counts(changes: &[FileChange]) -> Option<String> {
+    let text: Vec<&FileChange> = changes.iter().filter(|c| !c.binary).collect();
+    if text.is_empty() {
+        return None;
+    }
+    let added: u64 = text.iter().map(|c| c.added).sum();
+    let removed: u64 = text.iter().map(|c| c.removed).sum();
+    Some(format!("+{added} −{removed}"))
+}
+
 /// The checkpoint row: the turn, the files captured, and what it cannot restore.
 fn checkpoint_line(turn: u64, c: &CheckpointItem, t: Theme) -> (Spans, usize) {
     if !c.retained {
@@ -96,12 +108,11 @@ fn tool_lines(call: &ToolCallItem, frame: usize, details: bool, t: Theme, out: &
         ToolStatus::Denied => ("⊘ denied".to_string(), t.warn()),
         ToolStatus::Cancelled => ("⊘ cancelled".to_string(), t.warn()),
     };
-    let mut spans = vec![
-        ("  ⏺ ".to_string(), t.dim()),
-        (shown_title(call), t.accent()),
-        (" ".to_string(), t.text()),
-        (mark, style),
-    ];
+    let mut spans = vec![("  ⏺ ".to_string(), t.dim()), (shown_title(call), t.accent())];
+    if let Some(counts) = counts(&call.changes) {
+        spans.push((format!(" {counts}"), t.dim()));
+    }
+    spans.extend([(" ".to_string(), t.text()), (mark, style)]);
     let lines = call.output.lines().count();
     match call.status {
         _ if details || call.output.is_empty() => {}

@@ -1,42 +1,65 @@
 //! How the preview looks: what the conversation goes back to, the plan's files (each with what a
 //! commit does to it and its `+A −R`, the open ones with their diff), the conflicts and the
-//! plan's choices about them, the shell commands whose effects stay.
+//! plan's choices about them, the shell commands whose effects stay. A single-file revert shows
+//! the same, titled by the file and the version it restores.
 
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::Frame;
 use retrace_protocol::{FileAction, PlanDiff, RewindPlan, RewindScope, PLAN_DIFF_CAP};
 
-use super::{shortcut, Preview, DIFF_LINES, PROMPT_LINES};
+use super::{shortcut, Preview, PROMPT_LINES};
 use crate::escape::{self, human_bytes};
+use crate::screens::files::{self, body_width, mark, note};
 use crate::view::boxed::{boxed, Scroll};
-use crate::view::diff;
 use crate::view::wrap::wrap;
 use crate::view::Theme;
-
-/// The width the preview's lines are wrapped at, in a terminal `area_w` cells wide.
-pub(super) fn body_width(area_w: u16) -> usize {
-    usize::from(area_w.saturating_sub(8)).max(1)
-}
 
 /// Draws the preview of a plan. Returns how far its list can scroll (`None` when nothing was
 /// drawn).
 pub(crate) fn draw(frame: &mut Frame, area: Rect, p: &Preview, t: Theme) -> Option<usize> {
     let plan = &p.plan;
     let (body, _) = body(p, body_width(area.width), t);
-    let footer = match (plan.files.is_empty(), plan.choices.is_empty()) {
-        (true, true) => "Enter/y confirm · ↑↓ scroll · Esc back",
-        (true, false) => "s/o/Tab choose · Enter/y commit · ↑↓ scroll · Esc back",
-        (false, true) => "n/p file · d diff · Enter/y confirm · ↑↓ scroll · Esc back",
-        (false, false) => "n/p file · d diff · s/o/Tab choose · Enter/y commit · ↑↓ scroll · Esc back",
+    let keys: String = plan
+        .choices
+        .iter()
+        .filter_map(|c| shortcut(c.on_conflict))
+        .map(|k| format!("{k}/"))
+        .collect();
+    // A revert's one file needs no cursor, and its history is where it came from; a rewind's
+    // footer drops the scroll keys to make room for the file keys.
+    let footer = match (plan.files.is_empty(), p.revert.is_some(), plan.choices.is_empty()) {
+        (true, _, true) => "Enter/y confirm · ↑↓ scroll · Esc back".to_string(),
+        (true, _, false) => format!("{keys}Tab choose · Enter/y commit · ↑↓ scroll · Esc back"),
+        (false, true, true) => "d diff · Enter/y confirm · ↑↓ scroll · Esc back".to_string(),
+        (false, true, false) => format!("d diff · {keys}Tab choose · Enter/y commit · ↑↓ scroll · Esc back"),
+        (false, false, true) => {
+            "n/p file · d diff · h history · Enter/y confirm · ↑↓ scroll · Esc back".to_string()
+        }
+        (false, false, false) => {
+            format!("n/p file · d diff · h history · {keys}Tab choose · Enter commit · Esc back")
+        }
     };
-    let scope = match plan.scope {
-        RewindScope::Both => "code and conversation",
-        RewindScope::Code => "code",
-        RewindScope::Conversation => "conversation",
+    let title = match (&p.revert, plan.scope) {
+        (Some(r), _) => {
+            let version = r
+                .version
+                .map_or_else(|| "before the session".to_string(), |v| format!("v{v}"));
+            format!(" Restore {} to {version} ", escape::short_path(&r.path, 60))
+        }
+        (None, RewindScope::Both) => format!(" Restore code and conversation to before turn {} ", plan.turn),
+        (None, RewindScope::Code) => format!(" Restore code to before turn {} ", plan.turn),
+        (None, RewindScope::Conversation) => format!(" Restore conversation to before turn {} ", plan.turn),
     };
-    let title = format!(" Restore {scope} to before turn {} ", plan.turn);
-    boxed(frame, area, &title, body, Scroll::Offset(p.scroll), footer, t)
+    boxed(
+        frame,
+        area,
+        &title,
+        body,
+        Scroll::Offset(p.list.scroll),
+        &footer,
+        t,
+    )
 }
 
 /// The preview's lines, wrapped at `width`, and the row of each file of the plan among them.
@@ -123,7 +146,7 @@ fn files(body: &mut Vec<Line<'static>>, p: &Preview, width: usize, t: Theme) -> 
             .as_ref()
             .map(|c| format!("  ({})", c.reason.as_str()))
             .unwrap_or_default();
-        let mark = if i == p.cursor { "›" } else { " " };
+        let mark = mark(i == p.list.cursor);
         // Wrapped, never clipped: two long paths that differ at the end must both show whole.
         let counts = match size.is_empty() || counts.is_empty() {
             true => counts,
@@ -139,7 +162,7 @@ fn files(body: &mut Vec<Line<'static>>, p: &Preview, width: usize, t: Theme) -> 
             width,
             12,
         ));
-        if p.open.contains(&i) {
+        if p.list.open.contains(&i) {
             body.extend(diff_rows(p, i, d, width, t));
         }
     }
@@ -204,7 +227,7 @@ fn counts(action: FileAction, d: &PlanDiff) -> String {
 
 /// The rows of file `i`'s open diff `d`, and what is missing from it.
 fn diff_rows(p: &Preview, i: usize, d: &PlanDiff, width: usize, t: Theme) -> Vec<Line<'static>> {
-    let note = |s: String| wrap(&vec![(s, t.dim())], width, 6);
+    let note = |s: String| note(s, width, t);
     let loading = p.loading.contains(&i);
     if d.binary {
         return note("    binary: no diff".into());
@@ -215,10 +238,7 @@ fn diff_rows(p: &Preview, i: usize, d: &PlanDiff, width: usize, t: Theme) -> Vec
             false => "    diff not computed (the plan's budget for diffs ran out) — f loads it".into(),
         });
     }
-    if d.text.is_empty() {
-        return note("    no change to its text".into());
-    }
-    let mut out = diff::rows(&d.text, width, DIFF_LINES, t);
+    let mut out = files::diff_rows(&d.text, width, t);
     if d.truncated {
         out.extend(note(match loading {
             true => "    loading the whole diff…".into(),

@@ -7,52 +7,65 @@
 //!
 //! Each file shows what committing it does to its text (`+A −R`, from the plan's diff); `n`/`p`
 //! move the cursor between files and `d` (or Space) shows or hides the file's diff, coloured,
-//! with line numbers. A diff the plan cut or did not compute offers its whole one: `f` asks the
-//! controller for it ([`Effect::LoadPlanDiff`]).
+//! with line numbers ([`FileCursor`], shared with `/diff`). A diff the plan cut or did not
+//! compute offers its whole one: `f` asks the controller for it ([`Effect::LoadPlanDiff`]). `h`
+//! opens the history of the file under the cursor, where any of its versions can be restored
+//! alone.
+//!
+//! The same preview shows a single-file revert (a version chosen in a file's history): its plan
+//! is one file, and Enter commits it with `commit_revert`, whose only choice about a conflict is
+//! whether to overwrite it, so the plan's `skip` (which for one file restores nothing) is not
+//! offered there.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use retrace_protocol::{
-    Error, FileAction, OnConflict, PlanBlocker, PlanChoice, PlanDiff, PlanFile, PlanFileDiff, RewindPlan,
+    CommitRevert, Error, FileAction, OnConflict, PlanBlocker, PlanChoice, PlanDiff, PlanFile, PlanFileDiff,
+    RewindPlan,
 };
 
 use crate::app::{App, Awaiting};
 use crate::effect::Effect;
 use crate::escape;
-use crate::screens::menu::Menu;
+use crate::screens::files::{body_width, FileCursor};
 use crate::screens::{ctrl, Mode};
-use crate::view::boxed::shown_rows;
 use crate::view::Theme;
+use draw::body;
 pub(crate) use draw::draw;
-use draw::{body, body_width};
 
 mod draw;
 
 /// At most this many lines of the prompt the conversation goes back to are shown.
 const PROMPT_LINES: usize = 6;
 
-/// At most this many lines of one file's diff are shown.
-pub const DIFF_LINES: usize = 10_000;
+/// What a single-file revert restores: the file, and the version of its history (`None`: its
+/// state before the session first touched it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revert {
+    /// The file, relative to the workspace.
+    pub path: String,
+    /// The version.
+    pub version: Option<u32>,
+}
 
 /// The preview of a plan, before anything is committed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Preview {
     /// The plan.
     pub plan: RewindPlan,
-    /// The first line shown of the list.
-    pub scroll: usize,
+    /// For a single-file revert, what it restores (its commit is `commit_revert`); `None` for a
+    /// rewind.
+    pub revert: Option<Revert>,
+    /// The file under the cursor, the open diffs and the scroll.
+    pub list: FileCursor,
     /// The conflict choice picked among the plan's `choices`; `None` before a pick (the plan's
     /// `refuse` then applies).
     pub picked: Option<OnConflict>,
     /// A hint after a key that cannot commit (conflicts without a choice, a blocked plan).
     pub hint: Option<String>,
-    /// The menu it came from, to go back to.
-    pub menu: Option<Box<Menu>>,
-    /// The file under the cursor (an index into the plan's files).
-    pub cursor: usize,
-    /// The files whose diff is shown.
-    pub open: BTreeSet<usize>,
+    /// The screen it came from (the action menu, a file's history), to go back to.
+    pub back: Option<Box<Mode>>,
     /// The whole diffs loaded for files whose plan diff was cut or not computed.
     pub whole: BTreeMap<usize, PlanDiff>,
     /// The files whose whole diff is being loaded.
@@ -69,16 +82,23 @@ pub fn shortcut(choice: OnConflict) -> Option<char> {
 }
 
 impl Preview {
-    /// A preview of `plan`, nothing picked, coming from `menu`.
-    pub fn new(plan: RewindPlan, menu: Option<Box<Menu>>) -> Preview {
+    /// A preview of `plan`, nothing picked, coming from `back`; for a single-file revert when
+    /// `revert` says what it restores (then its file's diff open, and without the plan's `skip`,
+    /// which a revert's commit cannot say).
+    pub fn new(mut plan: RewindPlan, revert: Option<Revert>, back: Option<Box<Mode>>) -> Preview {
+        let mut list = FileCursor::default();
+        if revert.is_some() {
+            plan.choices.retain(|c| c.on_conflict != OnConflict::Skip);
+            // A revert is one file: its diff is what the preview is for.
+            list.open.insert(0);
+        }
         Preview {
             plan,
-            scroll: 0,
+            revert,
+            list,
             picked: None,
             hint: None,
-            menu,
-            cursor: 0,
-            open: BTreeSet::new(),
+            back,
             whole: BTreeMap::new(),
             loading: BTreeSet::new(),
         }
@@ -93,21 +113,19 @@ impl Preview {
 
     /// Shows or hides the diff of the file under the cursor.
     pub fn toggle_diff(&mut self) {
-        if self.cursor < self.plan.files.len() && !self.open.remove(&self.cursor) {
-            self.open.insert(self.cursor);
-        }
+        self.list.toggle(self.plan.files.len());
     }
 
     /// The request for the whole diff of the file under the cursor, when the plan's was cut or
     /// not computed and it is not loaded or being loaded; its diff is shown meanwhile.
     pub fn load_whole(&mut self) -> Option<Effect> {
-        let i = self.cursor;
+        let i = self.list.cursor;
         let f = self.plan.files.get(i)?;
         if !f.diff.partial() || self.whole.contains_key(&i) || self.loading.contains(&i) {
             return None;
         }
         self.loading.insert(i);
-        self.open.insert(i);
+        self.list.open.insert(i);
         Some(Effect::LoadPlanDiff {
             plan_id: self.plan.plan_id.clone(),
             path: f.path.clone(),
@@ -249,43 +267,38 @@ impl App {
         let Mode::Preview(p) = &mut self.mode else {
             return;
         };
-        let n = p.plan.files.len();
-        if n == 0 {
-            return;
-        }
-        p.cursor = match back {
-            true => p.cursor.saturating_sub(1),
-            false => (p.cursor + 1).min(n - 1),
-        };
+        p.list.step(back, p.plan.files.len());
         let (lines, rows) = body(p, body_width(w), Theme::new(true));
-        let Some(&row) = rows.get(p.cursor) else {
-            return;
-        };
-        let shown = shown_rows(h, lines.len()).max(1);
-        if row < p.scroll {
-            p.scroll = row;
-        } else if row >= p.scroll + shown {
-            p.scroll = row + 1 - shown;
-        }
+        p.list.follow(&rows, lines.len(), h);
     }
 
-    /// A prepared plan: previewed, whatever its scope; nothing is committed before Enter.
+    /// A prepared plan (a rewind's or a single-file revert's): previewed, whatever its scope;
+    /// nothing is committed before Enter.
     pub fn on_plan(&mut self, plan: RewindPlan) -> Vec<Effect> {
-        let menu = match self.awaiting.take() {
-            Some(Awaiting::Plan(menu)) => menu,
+        let (back, revert) = match self.awaiting.take() {
+            Some(Awaiting::Plan { back, revert }) => (back, revert),
             _ => return Vec::new(),
         };
-        self.mode = Mode::Preview(Box::new(Preview::new(plan, menu)));
+        self.mode = Mode::Preview(Box::new(Preview::new(plan, revert, back)));
         Vec::new()
     }
 
-    /// Asks to commit `preview`'s plan with its picked choice.
+    /// Asks to commit `preview`'s plan with its picked choice: a rewind with `commit_rewind`, a
+    /// single-file revert with `commit_revert` (overwriting only when that was picked).
     fn commit(&mut self, preview: &Preview) -> Vec<Effect> {
+        self.mode = Mode::Chat;
+        if let Some(revert) = &preview.revert {
+            self.awaiting = Some(Awaiting::Revert(revert.clone()));
+            return vec![Effect::CommitRevert(CommitRevert {
+                plan_id: preview.plan.plan_id.clone(),
+                overwrite: preview.on_conflict() == OnConflict::Overwrite,
+                confirm: preview.needs_confirmation(),
+            })];
+        }
         self.awaiting = Some(Awaiting::Commit {
             turn: preview.plan.turn,
             scope: preview.plan.scope,
         });
-        self.mode = Mode::Chat;
         vec![Effect::Commit(retrace_protocol::CommitRewind {
             plan_id: preview.plan.plan_id.clone(),
             confirm: preview.needs_confirmation(),
@@ -299,22 +312,30 @@ impl App {
         let Mode::Preview(preview) = &mut self.mode else {
             return Vec::new();
         };
+        if preview.list.scroll_key(key.code, limit) {
+            return Vec::new();
+        }
         match key.code {
-            KeyCode::Up | KeyCode::Char('k') => preview.scroll = preview.scroll.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => preview.scroll = (preview.scroll + 1).min(limit),
-            KeyCode::PageUp => preview.scroll = preview.scroll.saturating_sub(10),
-            KeyCode::PageDown => preview.scroll = (preview.scroll + 10).min(limit),
             KeyCode::Esc => {
-                self.mode = match preview.menu.take() {
-                    Some(menu) => Mode::Menu(menu),
-                    None => Mode::Chat,
-                };
+                self.mode = preview.back.take().map_or(Mode::Chat, |back| *back);
             }
             _ if ctrl(&key, 'c') => self.mode = Mode::Chat,
             KeyCode::Char('n') => self.move_cursor(false),
             KeyCode::Char('p') => self.move_cursor(true),
             KeyCode::Char('d') | KeyCode::Char(' ') => preview.toggle_diff(),
             KeyCode::Char('f') => return preview.load_whole().into_iter().collect(),
+            KeyCode::Char('h') if preview.revert.is_none() => {
+                let Some(path) = preview
+                    .plan
+                    .files
+                    .get(preview.list.cursor)
+                    .map(|f| f.path.clone())
+                else {
+                    return Vec::new();
+                };
+                let back = Box::new(self.mode.clone());
+                return self.open_history(path, Some(back));
+            }
             KeyCode::Char('s') => preview.pick(OnConflict::Skip),
             KeyCode::Char('o') => preview.pick(OnConflict::Overwrite),
             KeyCode::Tab => preview.cycle(false),
