@@ -144,7 +144,10 @@ impl Driver {
 
     /// Waits for the next event of the session or answer to a request and gives it to the app
     /// (starting what it asks next). `false` once the session is closed. Cancel-safe: it can be
-    /// one branch of a `select!`.
+    /// one branch of a `select!`. Its only wait is for the first delivery or answer; from there
+    /// it runs to its end without waiting again, so a future dropped by the `select!` has either
+    /// taken nothing or taken a whole batch and started all it asked for (an event applied whose
+    /// request was lost would leave the app waiting for a snapshot that never comes).
     pub async fn next(&mut self) -> bool {
         let effects = tokio::select! {
             delivery = self.events.recv() => match delivery {
@@ -157,8 +160,8 @@ impl Driver {
                         if start.elapsed() > BATCH_TIME {
                             break;
                         }
-                        match tokio::time::timeout(Duration::ZERO, self.events.recv()).await {
-                            Ok(Some(d)) => effects.extend(self.on_delivery(d)),
+                        match ready_now(self.events.recv()) {
+                            Some(Some(d)) => effects.extend(self.on_delivery(d)),
                             _ => break,
                         }
                     }
@@ -222,6 +225,17 @@ impl Driver {
         for effect in effects {
             perform(&self.handle, &self.ctx, effect, &self.answer_tx);
         }
+    }
+}
+
+/// What `fut` gives when polled once, without waiting: `None` when it is not ready (it is then
+/// dropped; a subscription's `recv` loses nothing by that).
+fn ready_now<F: std::future::Future>(fut: F) -> Option<F::Output> {
+    let mut fut = std::pin::pin!(fut);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match fut.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(out) => Some(out),
+        std::task::Poll::Pending => None,
     }
 }
 

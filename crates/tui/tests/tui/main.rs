@@ -12,6 +12,7 @@ mod long_flow;
 mod long_sessions;
 mod offered;
 mod preview_diffs;
+mod reload_race;
 mod screens;
 mod turn_diff;
 mod whole_flow;
