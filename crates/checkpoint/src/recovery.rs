@@ -95,16 +95,21 @@ impl CheckpointStore {
                             }
                         }
                     }
-                    // A restore killed after `committed`, before it removed the directories it
-                    // recorded: those still empty go now, unless anything happened since.
+                    // A restore killed after `committed`, before it recorded that it removed the
+                    // directories it chose: those still empty go now, unless anything happened
+                    // since; then that is recorded, so a directory made again later stays.
                     if m.state == TxState::Committed
                         && m.kind != TxKind::Undo
                         && m.seq == self.sidecar.state.mutation_seq
                         && !m.removed_dirs.is_empty()
+                        && !m.dirs_removed
                     {
                         let dirs = stored_dirs(&m.removed_dirs);
                         let empty = crate::dirs::removable_dirs(&root, &dirs, &Default::default());
                         self.remove_dirs(&root, &empty);
+                        m.dirs_removed = true;
+                        // Best effort: unrecorded, the next open does this once more.
+                        let _ = self.save_manifest(&m);
                     }
                     // An undo that committed before its original was marked undone: it may not
                     // have made again the directories its original removed (they come before

@@ -118,6 +118,7 @@ impl CheckpointStore {
             forward_pack,
             targets,
             removed_dirs: Vec::new(),
+            dirs_removed: false,
             owned_recorded: true,
         };
         self.opts
@@ -198,6 +199,13 @@ impl CheckpointStore {
             }
         }
         self.remove_dirs(&root, &empty);
+        if !empty.is_empty() {
+            // Best effort: unrecorded, the next open removes those still empty once more.
+            m.dirs_removed = true;
+            if self.save_manifest(&m).is_err() {
+                m.dirs_removed = false;
+            }
+        }
         Ok(m)
     }
 
@@ -358,6 +366,7 @@ mod tests {
             extra: None,
             forward_pack: None,
             removed_dirs: Vec::new(),
+            dirs_removed: false,
             owned_recorded: true,
             targets: (0..40_000).map(target).collect(),
         };

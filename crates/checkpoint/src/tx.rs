@@ -239,6 +239,12 @@ pub struct Manifest {
     /// Undo creates them again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed_dirs: Vec<String>,
+    /// Whether those directories are known to be removed: written once their `rmdir`s ran (after
+    /// `committed`). Recovery removes them only while this is false (a kill came between), so
+    /// one that someone made again since stays theirs. Absent (false) in manifests of earlier
+    /// builds.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dirs_removed: bool,
     /// Whether its targets say what Retrace owned (`ownedBefore`, and `ownedAfter` for an undo).
     /// Absent (false) in manifests of earlier builds: an undo of theirs leaves its files owned by
     /// no one (they may be hand edits it put back), and undoing a restore of theirs does the same.
@@ -297,6 +303,7 @@ impl Manifest {
             });
         }
         m.removed_dirs = m.targets.iter().map(|t| t.path.clone()).collect();
+        m.dirs_removed = true;
         m
     }
 

@@ -46,6 +46,7 @@ impl CheckpointStore {
             extra: Some(extra),
             forward_pack: None,
             removed_dirs: Vec::new(),
+            dirs_removed: false,
             owned_recorded: true,
             targets: Vec::new(),
         };

@@ -94,6 +94,16 @@ fn a_restore_killed_at_any_step_leaves_no_empty_directory() {
         std::mem::forget(store);
         drop(open(&run.sidecar, &run.ws, Fs::without_sync()));
         run.all_or_nothing(&format!("restore killed at step {k}"));
+        // What recovery finished is recorded: a `d` the user makes again stays at the next open.
+        if !run.ws.join("d").exists() {
+            fs::create_dir(run.ws.join("d")).unwrap();
+            drop(open(&run.sidecar, &run.ws, Fs::without_sync()));
+            assert!(
+                run.ws.join("d").is_dir(),
+                "restore killed at step {k}: a directory made again was removed"
+            );
+            fs::remove_dir(run.ws.join("d")).unwrap();
+        }
         if !crashed {
             done.unwrap();
             assert!(!run.ws.join("d").exists());

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 
 use crate::hostile_support::{choice, edit as tool, open};
-use retrace_checkpoint::{BeginTurn, CommitOptions};
+use retrace_checkpoint::{BeginTurn, CheckpointStore, CommitOptions, StoreOptions};
 use retrace_protocol::OnConflict;
 use retrace_testkit::Scratch;
 
@@ -141,4 +141,45 @@ fn a_forged_created_dir_is_never_removed() {
     store.commit(&plan, yes()).unwrap();
     assert!(!is_dir(&s, "n"));
     assert!(is_dir(&s, "precious"));
+}
+
+/// A directory the restore removed that someone makes again (here another session's tool, then
+/// the user emptying it) is theirs: reopening the store, with nothing written by this session
+/// since, leaves it (recovery finishes only a restore killed before its `rmdir`).
+#[test]
+fn a_directory_made_again_after_the_restore_stays_across_a_reopen() {
+    let s = Scratch::new().unwrap();
+    let mut store = open(&s);
+    let t0 = store.begin_turn(BeginTurn::default()).unwrap();
+    tool(&mut store, &s, "a", Some(b"a0"));
+    tool(&mut store, &s, "a", Some(b"a1"));
+    tool(&mut store, &s, "d/x.txt", Some(b"x"));
+    store.end_turn();
+    // The user puts a directory where `a` was: a type change the restore skips.
+    fs::remove_file(s.workspace.join("a")).unwrap();
+    fs::create_dir(s.workspace.join("a")).unwrap();
+
+    let plan = store.plan_restore(t0).unwrap();
+    store.commit(&plan, choice(OnConflict::Skip)).unwrap();
+    assert!(!is_dir(&s, "d"), "the turn's directory goes with the restore");
+    assert!(is_dir(&s, "a"), "the user's directory stays");
+
+    // Another session on the same workspace writes `d/e/m.txt` (making `d` and `d/e` again); the
+    // user deletes the file and `d/e`, and leaves `d`.
+    let peer_sidecar = s.tmp.path().join("peer.ckpt");
+    let mut peer = CheckpointStore::open(&peer_sidecar, &s.workspace, StoreOptions::default()).unwrap();
+    peer.begin_turn(BeginTurn::default()).unwrap();
+    tool(&mut peer, &s, "d/e/m.txt", Some(b"m"));
+    fs::remove_file(s.workspace.join("d/e/m.txt")).unwrap();
+    fs::remove_dir(s.workspace.join("d/e")).unwrap();
+    assert!(is_dir(&s, "d"));
+
+    for _ in 0..2 {
+        drop(store);
+        store = open(&s);
+        assert!(
+            is_dir(&s, "d"),
+            "a directory made again since the restore is not Retrace's to remove"
+        );
+    }
 }
