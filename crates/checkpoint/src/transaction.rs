@@ -85,7 +85,7 @@ impl CheckpointStore {
                     } else {
                         TargetAction::Delete
                     },
-                    restore: TxImage::from(&inp.restore.image),
+                    restore: TxImage::from(&as_written(&inp.restore.image)),
                     forward: TxImage::from(&inp.forward),
                     published: false,
                     recovery_copy: None,
@@ -323,6 +323,16 @@ fn random_u32() -> u32 {
     );
     h.write_u32(std::process::id());
     h.finish() as u32
+}
+
+/// The image a write of `target` leaves, which is what Retrace then proves it left: a target
+/// without a recorded mode (a v1 record's) is written with a new file's mode, 0644.
+fn as_written(target: &Image) -> Image {
+    let mut image = target.clone();
+    if image.existed && image.mode.is_none() {
+        image.mode = Some(0o644);
+    }
+    image
 }
 
 #[cfg(test)]

@@ -2050,7 +2050,9 @@ impl Harness {
                 path: e.path.clone(),
                 forward: self.model.file(&e.path).cloned(),
                 restore: e.tgt.state.clone(),
-                restore_img: e.tgt.image.clone(),
+                // What the write leaves (a v1 target, recorded without a mode, gets a new
+                // file's): Retrace's proof from then on.
+                restore_img: image_of_state(e.tgt.state.as_ref()),
                 owned_before: self.model.owned.get(&e.path).cloned(),
                 owned_after: None,
             })

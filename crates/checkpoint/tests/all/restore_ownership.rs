@@ -415,3 +415,46 @@ fn an_unchanged_file_of_a_restore_that_writes_is_claimed_too() {
         Some(retrace_fsutil::sha256_bytes(b"b2").as_str())
     );
 }
+
+/// A restore to a v1 record (text only, no mode) writes the text with a new file's mode, and that
+/// mode is part of what it proves it left: a later chmod by hand is a `mode_change` the next
+/// restore reports, never one it puts back silently.
+#[test]
+fn a_v1_restore_proves_the_mode_it_wrote() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    let s = Scratch::new().unwrap();
+    let ws = s.workspace.clone();
+    let f = ws.join("f.txt");
+    // An earlier build's turn 0 saw `f.txt` as "old".
+    fs::create_dir_all(&s.sidecar).unwrap();
+    let rec = serde_json::json!({
+        "turn": 0, "time": "2027-01-15T08:00:00Z", "prompt": "legacy", "msgIndex": 0,
+        "files": [{ "path": "f.txt", "content": "old\n" }],
+    });
+    fs::write(s.sidecar.join("turn-0.json"), serde_json::to_vec(&rec).unwrap()).unwrap();
+    fs::write(&f, b"old\n").unwrap();
+    fs::set_permissions(&f, fs::Permissions::from_mode(0o644)).unwrap();
+    let mut store = open(&s);
+    let t1 = begin(&mut store);
+    edit(&mut store, &ws, "f.txt", Some(b"new\n"));
+    store.end_turn();
+
+    // Back to turn 0: the v1 text, written with a new file's mode.
+    restore(&mut store, 0, OnConflict::Refuse);
+    assert_eq!(read(&ws, "f.txt").as_deref(), Some(&b"old\n"[..]));
+    assert_eq!(mode(&f), 0o644);
+    // The user makes it private; a restore to turn 1 (whose before-image is mode 0644) sees it.
+    fs::set_permissions(&f, fs::Permissions::from_mode(0o600)).unwrap();
+    assert_eq!(conflict_of(&store, t1, "f.txt"), Some(ConflictReason::ModeChange));
+    let plan = store.plan_restore(t1).unwrap();
+    let refused = commit(&mut store, &plan, OnConflict::Refuse);
+    assert!(
+        matches!(refused, Err(CheckpointError::Refused { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(mode(&f), 0o600, "the user's mode stays");
+    drop(store);
+    let store = open(&s);
+    assert_eq!(conflict_of(&store, t1, "f.txt"), Some(ConflictReason::ModeChange));
+}
