@@ -105,7 +105,19 @@ impl CheckpointStore {
             let rel = t.rel()?;
             let left = Image::from(&t.restore);
             let restore = self.sidecar.forward_image(&undo, i, &mut memo);
+            // Bytes alone do not say the file is what the undo left: a later write of Retrace's
+            // there (then bytes put back by someone else) moved its proof since.
+            let proof_moved = undo.owned_recorded
+                && t.owned_after.as_ref().map(crate::state::Owned::from)
+                    != self.sidecar.state.owned.get(&rel).cloned();
             match now_if_left(&root, &rel, &left) {
+                Ok(now) if proof_moved => conflicts.push(conflict(
+                    &rel,
+                    ConflictReason::ManualEdit,
+                    &left,
+                    Some(&now),
+                    &restore,
+                )),
                 Ok(now) => inputs.push(TxInput {
                     rel,
                     restore,

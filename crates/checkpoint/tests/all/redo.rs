@@ -223,6 +223,30 @@ fn a_later_turn_that_touched_a_restored_file_makes_the_redo_a_conflict() {
     assert_ws(&sc.root, &ws, "nothing was written");
 }
 
+/// A later turn rewrote the file, then someone put back the very bytes the undo had left: the
+/// bytes match, but the file is not what the undo left as Retrace's last write (SPEC §5.5: a file
+/// changed since is a conflict), so the redo writes nothing.
+#[test]
+fn bytes_put_back_after_a_later_turn_still_make_the_redo_a_conflict() {
+    let sc = small_scenario();
+    let mut store = open_healthy(sc.sidecar(), &sc.root);
+    let tx = restore_now(&mut store, sc.turn, OnConflict::Refuse)
+        .transaction_id
+        .unwrap();
+    store.undo(&tx).unwrap();
+    let left = fs::read(sc.root.join("a.txt")).unwrap();
+    agent_writes(&mut store, &sc.root, "a.txt", b"a3\n");
+    fs::write(sc.root.join("a.txt"), &left).unwrap();
+    let ws = snapshot(&sc.root);
+    let err = store.redo(&tx).unwrap_err();
+    assert!(
+        matches!(&err, CheckpointError::RedoRefused { conflicts }
+            if conflicts.len() == 1 && conflicts[0].path == "a.txt"),
+        "{err}"
+    );
+    assert_ws(&sc.root, &ws, "nothing was written");
+}
+
 #[test]
 fn a_new_restore_ends_redo() {
     let sc = small_scenario();
