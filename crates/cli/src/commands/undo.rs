@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use retrace_protocol::UndoRequest;
+use retrace_protocol::{RedoRequest, UndoRequest};
 
 use super::args::SessionArgs;
 use crate::common::{load_config, say_new_session, service_options, with_service};
@@ -24,17 +24,37 @@ pub struct UndoArgs {
 
 /// Undoes the last rewind.
 pub fn run(a: UndoArgs) -> CmdResult {
-    let s = a.session.pick()?;
+    walk(a.session, a.transaction, a.json, Walk::Undo)
+}
+
+/// Which way `undo` and `redo` walk the session's line of restores.
+pub(super) enum Walk {
+    Undo,
+    Redo,
+}
+
+/// Undoes the last rewind, or applies the last undone one again, and prints the result.
+pub(super) fn walk(session: SessionArgs, transaction: Option<String>, json: bool, walk: Walk) -> CmdResult {
+    let s = session.pick()?;
     let cfg = load_config()?;
     with_service(service_options(&cfg, None, false)?, async |svc| {
         let h = svc.open(&s.id, s.workspace.as_deref()).await?;
-        let result = h
-            .undo(UndoRequest {
-                transaction_id: a.transaction.clone(),
-            })
-            .await?;
-        print_result(&result, &s.id, a.json)?;
-        say_new_session(&s.id, &result.session_id, h.workspace(), a.json);
+        let result = match walk {
+            Walk::Undo => {
+                h.undo(UndoRequest {
+                    transaction_id: transaction.clone(),
+                })
+                .await?
+            }
+            Walk::Redo => {
+                h.redo(RedoRequest {
+                    transaction_id: transaction.clone(),
+                })
+                .await?
+            }
+        };
+        print_result(&result, &s.id, json)?;
+        say_new_session(&s.id, &result.session_id, h.workspace(), json);
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -35,6 +35,7 @@ mod repair;
 mod rewind;
 mod seam;
 mod turn;
+mod walk;
 
 pub(crate) use compaction::conversation_source;
 pub(crate) use open::{canonical_workspace, new_workspace};

@@ -3,61 +3,21 @@
 //! head again — recorded so that undo takes both back, as it takes back a rewind.
 
 use retrace_checkpoint::tx::RewindRecord;
-use retrace_protocol::{ErrorCode, Event, HeadId, Missing, RewindResult, RewindScope};
+use retrace_protocol::{Event, HeadId, RewindResult, RewindScope};
 use retrace_session::{ForkSpec, HeadKind};
 
+use super::walk::Walk;
 use super::Core;
-use crate::error::{coded, Result};
+use crate::error::Result;
 
 impl Core {
     /// Applies the newest undone rewind (code, conversation or both) again.
     pub(crate) fn redo(&mut self, transaction: Option<&str>) -> Result<RewindResult> {
-        if let Some(tx) = transaction {
-            if !self.store.transactions().any(|m| m.id == tx) {
-                return Err(retrace_protocol::Error::not_found(
-                    Missing::Transaction,
-                    tx,
-                    format!("there is no transaction `{tx}` in this session"),
-                )
-                .into());
-            }
-        }
-        let Some(target) = self.store.redo_target().cloned() else {
-            return Err(coded(
-                ErrorCode::Refused,
-                "nothing to redo: redo is available after an undo, until another rewind or revert",
-            ));
-        };
-        if let Some(tx) = transaction {
-            if tx != target.id {
-                return Err(coded(
-                    ErrorCode::Refused,
-                    format!(
-                        "only the last undone rewind can be redone; that is transaction {}",
-                        target.id
-                    ),
-                ));
-            }
-        }
-        // A record that cannot be read is an error naming its manifest, never "code only".
-        let record = self.store.rewind_record(&target)?;
-        let code_only = record.as_ref().is_none_or(|r| r.scope == RewindScope::Code);
-        // As for undo: an old flat log's conversation lives in the session it became, and a
-        // damaged log takes no change; only a restore of files is redone there.
-        let flat = self.session.format() == 1;
-        if flat && !code_only {
-            return Err(coded(
-                ErrorCode::Refused,
-                "this rewind of an old (format-1) log changed the conversation, which now lives in the new session it became; only a restore of files can be redone through the old log",
-            ));
-        }
-        if !code_only {
-            crate::view::sound(&self.session)?;
-        }
+        let w = self.walk_target(Walk::Redo, transaction)?;
         // The files are checked before the conversation changes: a file changed since the undo
         // refuses the redo, and nothing is written anywhere.
-        self.store.check_redo(&target.id)?;
-        let (record, made) = match record {
+        self.store.check_redo(&w.target.id)?;
+        let (record, made) = match w.record.clone() {
             Some(r) if r.new_head.is_some() => {
                 let (r, made) = self.head_for_redo(r)?;
                 (Some(r), made)
@@ -66,7 +26,7 @@ impl Core {
         };
         let outcome = match self
             .store
-            .redo_tagged(&target.id, record.as_ref().map(RewindRecord::to_stored))
+            .redo_tagged(&w.target.id, record.as_ref().map(RewindRecord::to_stored))
         {
             Ok(o) => o,
             Err(e) => {
@@ -78,19 +38,7 @@ impl Core {
                 return Err(e.into());
             }
         };
-        if code_only && outcome.transaction_id.is_some() && !flat && self.session.damage().is_none() {
-            // The note the undo left would now be false: say the files are restored again.
-            let mut files = outcome.files_written.clone();
-            files.extend(outcome.files_deleted.iter().cloned());
-            let head = self.session.selected().clone();
-            self.note(
-                &head,
-                format!(
-                    "Note from Retrace: the user redid that restore; these files are again as it left them: {}.",
-                    files.join(", ")
-                ),
-            )?;
-        }
+        self.note_walk(&w, Walk::Redo, &outcome)?;
         if let Some(head) = record.as_ref().and_then(|r| r.new_head.clone()) {
             if self.session.selected() != &head {
                 self.session.select(&head)?;
@@ -99,25 +47,11 @@ impl Core {
         }
         self.plans.clear();
         self.bus.publish(Event::Redone {
-            transaction_id: target.id.clone(),
+            transaction_id: w.target.id.clone(),
             redo_id: outcome.transaction_id.clone().unwrap_or_default(),
             head_id: self.session.selected().clone(),
         });
-        Ok(RewindResult {
-            ok: true,
-            partial: false,
-            conversation_forked: made.is_some(),
-            head_id: self.session.selected().clone(),
-            session_id: self.session.id().clone(),
-            files_written: outcome.files_written,
-            files_deleted: outcome.files_deleted,
-            transaction_id: outcome.transaction_id,
-            undo_available: outcome.undo_available,
-            redo_available: false,
-            conflicts: Vec::new(),
-            prompt: target.turn.map(|t| self.prompt_of(t)).unwrap_or_default(),
-            error: None,
-        })
+        Ok(self.walk_result(&w, Walk::Redo, outcome, made.is_some(), false))
     }
 
     /// The redo's rewind record, from the redone one's (which made a head): the head to select

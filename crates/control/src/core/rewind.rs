@@ -3,10 +3,11 @@
 //! undo itself. The plans are prepared in [`super::plans`].
 
 use retrace_checkpoint::{CheckpointError, CommitOptions};
-use retrace_protocol::{ErrorCode, Event, Missing, RewindResult, RewindScope};
+use retrace_protocol::{ErrorCode, Event, RewindResult, RewindScope};
 use retrace_session::{ForkSpec, HeadKind};
 
 use super::plans::{gate, PlanFor};
+use super::walk::Walk;
 use super::Core;
 use crate::error::{coded, Result};
 use retrace_checkpoint::tx::RewindRecord;
@@ -161,106 +162,38 @@ impl Core {
 
     /// Undoes the last rewind (code, conversation or both), if nothing happened since.
     pub(crate) fn undo(&mut self, transaction: Option<&str>) -> Result<RewindResult> {
-        if let Some(tx) = transaction {
-            if !self.store.transactions().any(|m| m.id == tx) {
-                return Err(retrace_protocol::Error::not_found(
-                    Missing::Transaction,
-                    tx,
-                    format!("there is no transaction `{tx}` in this session"),
-                )
-                .into());
-            }
-        }
-        let Some(target) = self.store.undo_target().cloned() else {
-            return Err(coded(
-                ErrorCode::Refused,
-                "nothing to undo: undo is available right after a rewind, before any new turn or edit",
-            ));
-        };
-        if let Some(tx) = transaction {
-            if tx != target.id {
-                return Err(coded(
-                    ErrorCode::Refused,
-                    format!(
-                        "only the last rewind can be undone; that is transaction {}",
-                        target.id
-                    ),
-                ));
-            }
-        }
-        // A record that cannot be read is an error naming its manifest, never "code only".
-        let record = self.store.rewind_record(&target)?;
-        let code_only = record.as_ref().is_none_or(|r| r.scope == RewindScope::Code);
-        // An old flat log: its restore's conversation lives in the new session it became, so only
-        // the files come back here, and nothing is written to a log (which would make yet another
-        // session of it).
-        let flat = self.session.format() == 1;
-        if flat && !code_only {
-            return Err(coded(
-                ErrorCode::Refused,
-                "this rewind of an old (format-1) log changed the conversation, which now lives in the new session it became; only a restore of files can be undone through the old log",
-            ));
-        }
-        // A damaged log takes no change: only a restore of files is undone, without its note.
-        if !code_only {
-            crate::view::sound(&self.session)?;
-        }
-        let outcome = self.store.undo(&target.id)?;
-        if code_only && outcome.transaction_id.is_some() && !flat && self.session.damage().is_none() {
-            // The note the restore left would now be false: say the files are back.
-            let mut files = outcome.files_written.clone();
-            files.extend(outcome.files_deleted.iter().cloned());
-            let head = self.session.selected().clone();
-            self.note(
-                &head,
-                format!(
-                    "Note from Retrace: the user undid that restore; these files are back as they were before it: {}.",
-                    files.join(", ")
-                ),
-            )?;
-        }
+        let w = self.walk_target(Walk::Undo, transaction)?;
+        let outcome = self.store.undo(&w.target.id)?;
+        self.note_walk(&w, Walk::Undo, &outcome)?;
         if let Some(RewindRecord {
             parent_head,
             new_head: Some(new_head),
             base_messages,
             ..
-        }) = record
+        }) = &w.record
         {
-            if self.session.selected() == &new_head {
-                self.session.select(&parent_head)?;
+            if self.session.selected() == new_head {
+                self.session.select(parent_head)?;
                 self.bus.publish(Event::HeadChanged {
                     head_id: parent_head.clone(),
                 });
             }
             let untouched = self
                 .session
-                .head(&new_head)
-                .map(|h| h.message_count <= base_messages)
+                .head(new_head)
+                .map(|h| h.message_count <= *base_messages)
                 .unwrap_or(false);
-            if untouched && self.session.selected() != &new_head {
-                self.session.retire(&new_head)?;
+            if untouched && self.session.selected() != new_head {
+                self.session.retire(new_head)?;
             }
         }
         self.plans.clear();
         self.bus.publish(Event::Undone {
-            transaction_id: target.id.clone(),
+            transaction_id: w.target.id.clone(),
             head_id: self.session.selected().clone(),
         });
-        Ok(RewindResult {
-            ok: true,
-            partial: false,
-            conversation_forked: false,
-            head_id: self.session.selected().clone(),
-            session_id: self.session.id().clone(),
-            files_written: outcome.files_written,
-            files_deleted: outcome.files_deleted,
-            transaction_id: outcome.transaction_id,
-            undo_available: false,
-            redo_available: self.redo_available(),
-            conflicts: Vec::new(),
-            prompt: target.turn.map(|t| self.prompt_of(t)).unwrap_or_default(),
-            error: None,
-        })
+        let redo_available = self.redo_available();
+        Ok(self.walk_result(&w, Walk::Undo, outcome, false, redo_available))
     }
 }
 
