@@ -57,16 +57,15 @@ async function rewind(turn, scope, label, opener) {
  * preview: its one-file plan (`POST …/revert/prepare {path, version}`) shown with its diff, then
  * committed as a file revert (`POST …/revert/commit`), undoable. `prepared()` is called once the
  * plan is made, before the preview opens. A revert's commit overwrites a conflicted file or
- * refuses: the plan's choices it can send are offered (keeping the file as it is is Cancel).
+ * refuses; the plan offers only those two choices (keeping the file as it is is Cancel).
  */
 export async function restoreVersion(path, version, what, label, opener, prepared) {
   const plan = await call("POST", `${s(state.sid)}/revert/prepare`, { path, version: version.version });
   prepared?.();
   const loadDiff = (p) =>
     call("GET", `${s(state.sid)}/plans/${encodeURIComponent(plan.plan_id)}/diff?path=${encodeURIComponent(p)}`);
-  const sendable = { ...plan, choices: (plan.choices ?? []).filter((c) => c.on_conflict === "refuse" || c.on_conflict === "overwrite") };
   const named = `version ${version.version} (${what})`;
-  const preview = rewindPreview(sendable, label, plan.turn, loadDiff, { title: `Restore ${path} to ${named}` });
+  const preview = rewindPreview(plan, label, plan.turn, loadDiff, { title: `Restore ${path} to ${named}` });
   openDialog(preview, opener, null, async ({ on_conflict, confirm }) => {
     const result = await call("POST", `${s(state.sid)}/revert/commit`, {
       plan_id: plan.plan_id,

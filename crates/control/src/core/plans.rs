@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use retrace_checkpoint::{CheckpointError, CommitOptions, RestorePlan};
 use retrace_protocol::{
-    Coverage, ErrorCode, HeadId, Missing, PlanBlocker, PlanFileDiff, RewindPlan, RewindScope,
+    Coverage, ErrorCode, HeadId, Missing, OnConflict, PlanBlocker, PlanFileDiff, RewindPlan, RewindScope,
 };
 use retrace_session::Boundary;
 
@@ -114,7 +114,6 @@ impl Core {
             .unwrap_or_default()
     }
 
-    /// Turns a draft into a plan the user sees, and keeps it for the commit.
     /// The plan's one-line heading, decided here for every frontend.
     fn title_of(&self, d: &Draft) -> String {
         let kind = d.code.as_ref().map(|c| &c.kind);
@@ -140,6 +139,7 @@ impl Core {
         }
     }
 
+    /// Turns a draft into a plan the user sees, and keeps it for the commit.
     fn pend(&mut self, d: Draft) -> RewindPlan {
         let mut blockers = Vec::new();
         if !d.unavailable.is_empty() {
@@ -156,7 +156,7 @@ impl Core {
         };
         let expires = time::OffsetDateTime::now_utc() + PLAN_TTL;
         let title = self.title_of(&d);
-        let plan = RewindPlan {
+        let mut plan = RewindPlan {
             title,
             plan_id: self.new_plan_id(),
             turn: d.turn,
@@ -180,6 +180,11 @@ impl Core {
             blockers,
             choices: d.code.as_ref().map(|c| c.choices()).unwrap_or_default(),
         };
+        if d.plan_for == PlanFor::Revert {
+            // A revert is one file: skipping it is restoring nothing, which is cancelling, and
+            // its commit says only refuse or overwrite. Every frontend offers what is left.
+            plan.choices.retain(|c| c.on_conflict != OnConflict::Skip);
+        }
         if self.plans.len() >= MAX_PLANS {
             let oldest = self
                 .plans

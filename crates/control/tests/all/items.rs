@@ -302,6 +302,24 @@ fn a_conflicted_plan_says_what_each_choice_does_to_each_file() {
 }
 
 #[test]
+fn a_revert_plan_offers_only_the_choices_its_commit_can_send() {
+    use retrace_protocol::{OnConflict, PrepareRevert};
+    let w = World::new();
+    let h = w.open();
+    w.turn(&h, "one", vec![write("a.txt", "1\n")]);
+    w.put("a.txt", b"edited by hand\n");
+    let plan = w
+        .run(h.prepare_revert(PrepareRevert {
+            path: "a.txt".into(),
+            version: None,
+        }))
+        .unwrap();
+    let offered: Vec<OnConflict> = plan.choices.iter().map(|c| c.on_conflict).collect();
+    // Skipping the one file would restore nothing: that is cancelling, not a choice.
+    assert_eq!(offered, [OnConflict::Refuse, OnConflict::Overwrite]);
+}
+
+#[test]
 fn a_model_switch_is_a_note_before_the_turn_live_and_after() {
     let w = World::new();
     let h = w.open();

@@ -173,6 +173,8 @@ fn a_conflicting_revert_offers_only_what_its_commit_can_say() {
     assert_eq!(press(&mut app, KeyCode::Enter).len(), 1);
     let mut p = conflicted_plan();
     p.plan_id = "revert-2".into();
+    // A revert's plan, as the controller makes it, offers no `skip`.
+    p.choices.retain(|c| c.on_conflict != OnConflict::Skip);
     app.on_plan(p);
     let Mode::Preview(preview) = app.mode() else {
         panic!("not previewing");

@@ -83,12 +83,10 @@ pub fn shortcut(choice: OnConflict) -> Option<char> {
 
 impl Preview {
     /// A preview of `plan`, nothing picked, coming from `back`; for a single-file revert when
-    /// `revert` says what it restores (then its file's diff open, and without the plan's `skip`,
-    /// which a revert's commit cannot say).
-    pub fn new(mut plan: RewindPlan, revert: Option<Revert>, back: Option<Box<Mode>>) -> Preview {
+    /// `revert` says what it restores (then its file's diff open).
+    pub fn new(plan: RewindPlan, revert: Option<Revert>, back: Option<Box<Mode>>) -> Preview {
         let mut list = FileCursor::default();
         if revert.is_some() {
-            plan.choices.retain(|c| c.on_conflict != OnConflict::Skip);
             // A revert is one file: its diff is what the preview is for.
             list.open.insert(0);
         }
