@@ -21,6 +21,13 @@ use crate::model::{Before, End, FileEntry, Image, Payload, Slice};
 use crate::read::BeforeImage;
 use crate::sidecar::Sidecar;
 
+/// How a turn left one file: its image, its size when known, and where its bytes are.
+struct EndState {
+    image: Image,
+    size: Option<u64>,
+    bytes: EndBytes,
+}
+
 /// Where the bytes of a file's end state are.
 enum EndBytes {
     /// It did not exist.
@@ -43,17 +50,14 @@ impl Sidecar {
         for f in &t.files {
             let Some(path) = f.path.safe() else { continue };
             let before = before_version(&f.before);
-            let (end_image, end_size, where_) = match end_of(f) {
-                Some(e) => e,
-                None => continue,
-            };
-            if same_state(&f.before, &end_image) {
+            let Some(end) = end_of(f) else { continue };
+            if same_state(&f.before, &end.image) {
                 continue;
             }
-            let after = end_image.existed.then(|| FileVersion {
-                sha256: end_image.sha256.clone(),
-                size: end_size,
-                mode: end_image.mode,
+            let after = end.image.existed.then(|| FileVersion {
+                sha256: end.image.sha256.clone(),
+                size: end.size,
+                mode: end.image.mode,
             });
             let action = match (&before, &after) {
                 (None, Some(_)) => ChangeAction::Create,
@@ -73,7 +77,7 @@ impl Sidecar {
                 after,
                 unknown: None,
             };
-            self.fill_diff(n, path, f, &end_image, end_size, where_, &mut file);
+            self.fill_diff(n, path, f, &end, &mut file);
             out.push(file);
         }
         pair_moves(&mut out);
@@ -81,17 +85,7 @@ impl Sidecar {
     }
 
     /// Sets `file`'s diff and counts, or why they cannot be had.
-    #[allow(clippy::too_many_arguments)]
-    fn fill_diff(
-        &self,
-        n: u64,
-        path: &RelPath,
-        f: &FileEntry,
-        end: &Image,
-        end_size: Option<u64>,
-        where_: EndBytes,
-        file: &mut TurnFile,
-    ) {
+    fn fill_diff(&self, n: u64, path: &RelPath, f: &FileEntry, end: &EndState, file: &mut TurnFile) {
         let too_large = |v: &Option<FileVersion>| {
             v.as_ref()
                 .and_then(|v| v.size)
@@ -108,10 +102,10 @@ impl Sidecar {
                 return;
             }
         };
-        let new = match where_ {
+        let new = match end.bytes {
             EndBytes::Absent => None,
             EndBytes::Before => old.clone(),
-            EndBytes::Pack(s) => match self.pack_bytes(n, s, end.sha256.as_deref()) {
+            EndBytes::Pack(s) => match self.pack_bytes(n, s, end.image.sha256.as_deref()) {
                 Ok(b) => Some(b),
                 Err(why) => {
                     file.unknown = Some(why);
@@ -119,7 +113,7 @@ impl Sidecar {
                 }
             },
             EndBytes::NotKept => {
-                file.binary = end_size.is_some_and(|s| s > MAX_DIFF_INPUT as u64);
+                file.binary = end.size.is_some_and(|s| s > MAX_DIFF_INPUT as u64);
                 if !file.binary {
                     file.unknown = Some(
                         "at the turn's end the path held something other than a regular file Retrace could read (a directory, a symbolic link, a FIFO): nothing was kept".into(),
@@ -128,6 +122,7 @@ impl Sidecar {
                 return;
             }
             EndBytes::Find => match end
+                .image
                 .sha256
                 .as_deref()
                 .and_then(|sha| self.find_bytes(n, path, sha))
@@ -141,18 +136,8 @@ impl Sidecar {
                 }
             },
         };
-        let side = |b: &Option<Vec<u8>>| -> Vec<u8> { b.clone().unwrap_or_default() };
-        let (old_b, new_b) = (side(&old), side(&new));
-        let old_s = if old.is_some() {
-            Side::Bytes(&old_b)
-        } else {
-            Side::Absent
-        };
-        let new_s = if new.is_some() {
-            Side::Bytes(&new_b)
-        } else {
-            Side::Absent
-        };
+        let old_s = old.as_deref().map_or(Side::Absent, Side::Bytes);
+        let new_s = new.as_deref().map_or(Side::Absent, Side::Bytes);
         match diff_sides(old_s, new_s, RESULTS_DIFF_CAP) {
             Some(d) => {
                 file.diff = d.text;
@@ -259,7 +244,7 @@ impl Sidecar {
 
 /// The end state of an entry, with where its bytes are; `None` when the turn never changed it as
 /// far as the record knows (no end and no after-image).
-fn end_of(f: &FileEntry) -> Option<(Image, Option<u64>, EndBytes)> {
+fn end_of(f: &FileEntry) -> Option<EndState> {
     let before_sha = match &f.before {
         Before::Present { sha256, .. } => sha256.as_deref(),
         Before::Absent => None,
@@ -274,7 +259,11 @@ fn end_of(f: &FileEntry) -> Option<(Image, Option<u64>, EndBytes)> {
         } else {
             EndBytes::NotKept
         };
-        return Some((e.image.clone(), e.size, where_));
+        return Some(EndState {
+            image: e.image.clone(),
+            size: e.size,
+            bytes: where_,
+        });
     }
     let a = f.after.as_ref()?;
     let where_ = if !a.existed {
@@ -284,7 +273,11 @@ fn end_of(f: &FileEntry) -> Option<(Image, Option<u64>, EndBytes)> {
     } else {
         EndBytes::Find
     };
-    Some((a.clone(), None, where_))
+    Some(EndState {
+        image: a.clone(),
+        size: None,
+        bytes: where_,
+    })
 }
 
 fn before_version(b: &Before) -> Option<FileVersion> {
