@@ -434,12 +434,10 @@ pub(crate) fn transcript_of(session: &Session, head: Option<&str>) -> Result<Vec
         .collect())
 }
 
-/// The sessions of `workspace` (a session is listed from its workspace and any directory under it;
-/// all sessions when `None`), newest first, with their head and turn counts. Old flat logs
-/// (format 1) record no workspace, so they could be any workspace's: they are listed for every
-/// workspace, after its sessions (SPEC §6).
-/// The session logs of `workspace` (found from the workspace or any directory under it, old
-/// flat logs with every workspace; all when `None`), newest first, from their first lines only.
+/// The session logs of `workspace` (a session is listed from its workspace and any directory
+/// under it; all when `None`), newest first, from their first lines only. Old flat logs (format 1)
+/// record no workspace, so they could be any workspace's: they are listed for every workspace,
+/// after its sessions (SPEC §6).
 pub(crate) fn listed(data: &DataRoot, workspace: Option<&Path>) -> Result<Vec<SessionListing>> {
     let here = workspace.map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.to_path_buf()));
     let list = list_sessions(&data.sessions_dir(), None)?;
@@ -454,6 +452,22 @@ pub(crate) fn listed(data: &DataRoot, workspace: Option<&Path>) -> Result<Vec<Se
         .collect())
 }
 
+/// The first non-blank line of a prompt, cut to 200 characters (with "…" when cut).
+fn first_line(text: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default();
+    let mut out: String = line.chars().take(200).collect();
+    if out.len() < line.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// The sessions of `workspace` as listings show them (see [`listed`]), with their head and turn
+/// counts, first prompt and last use.
 pub(crate) fn sessions(data: &DataRoot, workspace: Option<&Path>) -> Result<Vec<SessionEntry>> {
     let dir = data.sessions_dir();
     let (mut current, mut old) = (Vec::new(), Vec::new());
@@ -463,10 +477,25 @@ pub(crate) fn sessions(data: &DataRoot, workspace: Option<&Path>) -> Result<Vec<
             1 => open_for_reading(data, &s.id, false).map(|(open, _)| open),
             _ => Session::open_reader(&dir, &s.id).map_err(Into::into),
         };
-        let (heads, turns) = match opened {
-            Ok(open) => (open.heads().len(), open.turns().len()),
-            Err(_) => (0, 0),
+        let (heads, turns, first_prompt) = match opened {
+            Ok(open) => {
+                let turns = open.turns();
+                let first = turns
+                    .first()
+                    .and_then(|t| open.message(&t.message_id))
+                    .map(|m| first_line(&m.content));
+                (open.heads().len(), turns.len(), first)
+            }
+            Err(_) => (0, 0, None),
         };
+        let last_used_at = std::fs::metadata(&s.log_path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| {
+                time::OffsetDateTime::from(t)
+                    .format(&time::format_description::well_known::Rfc3339)
+                    .ok()
+            });
         let entry = SessionEntry {
             id: s.id.clone(),
             format: s.format,
@@ -476,6 +505,8 @@ pub(crate) fn sessions(data: &DataRoot, workspace: Option<&Path>) -> Result<Vec<
             checkpoint_dir: data.sidecar(&s.id).to_string_lossy().into_owned(),
             heads,
             turns,
+            first_prompt,
+            last_used_at,
         };
         match entry.workspace {
             Some(_) => current.push(entry),

@@ -7,7 +7,8 @@
 //! What lives here, by module: ids ([`ids`]), conversation messages ([`message`]), sessions, heads
 //! and transcripts ([`session`]), checkpoint listings ([`checkpoint`]), restore plans and results
 //! ([`restore`], [`rewind`]), the event stream ([`event`], [`stream`]), the session's view ([`item`]), token counts and retry notices ([`usage`]), the requests a frontend makes
-//! ([`request`]), what it configures ([`config`]), errors ([`error`]) and fsck reports ([`fsck`]).
+//! ([`request`]), what it configures ([`config`]), errors ([`error`]), fsck reports ([`fsck`]) and
+//! the plain words every frontend shares (counts and their plurals, how long ago: [`words`]).
 
 pub mod checkpoint;
 pub mod config;
@@ -25,6 +26,7 @@ pub mod rewind;
 pub mod session;
 pub mod stream;
 pub mod usage;
+pub mod words;
 
 pub use checkpoint::{
     ActionKind, ChangeKind, CheckpointAction, CheckpointEntry, CheckpointListing, Coverage, Gap, GapReason,

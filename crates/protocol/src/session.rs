@@ -25,6 +25,13 @@ pub struct SessionEntry {
     pub heads: usize,
     /// How many turns it has.
     pub turns: usize,
+    /// The first line of its first prompt (at most 200 characters), what tells sessions apart;
+    /// null before its first turn.
+    #[serde(default)]
+    pub first_prompt: Option<String>,
+    /// When its log was last written (RFC 3339, UTC): its last use.
+    #[serde(default)]
+    pub last_used_at: Option<String>,
 }
 
 /// One message of a head (`retrace transcript`).

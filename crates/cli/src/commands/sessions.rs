@@ -8,11 +8,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use retrace_control::{PruneRequest, Service, ServiceOptions};
-use retrace_protocol::{ErrorCode, RemovedSession};
+use retrace_protocol::{words, ErrorCode, RemovedSession};
+use time::format_description::well_known::Rfc3339;
 
 use crate::common::{data_root, print_json, reading, with_service, workspace_arg};
 use crate::failure::{CmdResult, Failure};
-use crate::output::{human_bytes, shown_path};
+use crate::output::{first_line, human_bytes, shown_path};
 
 /// List the sessions of the workspace (newest first); delete or prune them.
 #[derive(Debug, clap::Args)]
@@ -87,13 +88,27 @@ fn list(workspace: Option<&Path>, json: bool) -> CmdResult {
             shown_path(&service.data_root().display().to_string())
         );
     }
+    let now = time::OffsetDateTime::now_utc();
     for s in &current {
+        let used = s
+            .last_used_at
+            .as_deref()
+            .or(s.created_at.as_deref())
+            .and_then(|t| time::OffsetDateTime::parse(t, &Rfc3339).ok())
+            .map(|t| words::ago((now - t).whole_seconds()))
+            .unwrap_or_else(|| "-".into());
+        let heads = match s.heads {
+            0 | 1 => String::new(),
+            n => format!(", {}", words::count(n, "head")),
+        };
+        let prompt = match &s.first_prompt {
+            Some(p) => format!("  \"{}\"", first_line(p, 60)),
+            None => "  (no prompt yet)".into(),
+        };
         println!(
-            "{}  {}  heads: {}  turns: {}",
+            "{}  {used}  {}{heads}{prompt}",
             s.id,
-            s.created_at.as_deref().unwrap_or("-"),
-            s.heads,
-            s.turns
+            words::count(s.turns, "turn"),
         );
     }
     if !old.is_empty() {
@@ -103,8 +118,10 @@ fn list(workspace: Option<&Path>, json: bool) -> CmdResult {
     }
     for s in &old {
         println!(
-            "{}  (workspace unknown)  heads: {}  turns: {}",
-            s.id, s.heads, s.turns
+            "{}  (workspace unknown)  {}, {}",
+            s.id,
+            words::count(s.turns, "turn"),
+            words::count(s.heads, "head")
         );
     }
     Ok(ExitCode::SUCCESS)

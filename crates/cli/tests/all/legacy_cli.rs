@@ -685,7 +685,7 @@ fn sessions_lists_old_logs_for_every_workspace_after_its_own_sessions() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("no sessions for"), "{text}");
     assert!(
-        text.contains("old  (workspace unknown)  heads: 1  turns: 3"),
+        text.contains("old  (workspace unknown)  3 turns, 1 head"),
         "{text}"
     );
 

@@ -282,3 +282,19 @@ fn an_unreadable_log_is_named_and_can_be_deleted() {
     env.json("ws", &["sessions", "delete", &id]);
     assert!(env.files_of(&id).is_empty());
 }
+
+#[test]
+fn the_list_tells_sessions_apart_by_first_prompt_and_last_use() {
+    let env = Env::new();
+    let a = env.session("ws");
+    env.age(&a, 3);
+    let list = env.json("ws", &["sessions"]);
+    assert_eq!(list[0]["first_prompt"], "start");
+    assert!(list[0]["last_used_at"].as_str().unwrap().ends_with('Z'));
+    let out = env.run("ws", &["sessions"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("{a}  3 days ago  1 turn  \"start\"")),
+        "{text}"
+    );
+}

@@ -23,6 +23,8 @@ pub struct SessionList {
     pub cursor: usize,
     /// The session the UI shows now.
     pub current: String,
+    /// How long ago each entry was last used ("5 minutes ago"), as of when the list was made.
+    pub ages: Vec<Option<String>>,
 }
 
 impl SessionList {
@@ -31,10 +33,21 @@ impl SessionList {
     pub fn new(entries: Vec<SessionEntry>, current: &str) -> SessionList {
         let entries: Vec<SessionEntry> = entries.into_iter().filter(|e| e.workspace.is_some()).collect();
         let cursor = entries.iter().position(|e| e.id.as_str() == current).unwrap_or(0);
+        let now = time::OffsetDateTime::now_utc();
+        let ages = entries
+            .iter()
+            .map(|e| {
+                let at = e.last_used_at.as_deref()?;
+                let at =
+                    time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339).ok()?;
+                Some(retrace_protocol::words::ago((now - at).whole_seconds()))
+            })
+            .collect();
         SessionList {
             entries,
             cursor,
             current: current.to_string(),
+            ages,
         }
     }
 
@@ -102,13 +115,25 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, list: &SessionList, t: Theme) 
         .enumerate()
         .map(|(i, e)| {
             let id = e.id.to_string();
-            let created = e.created_at.as_deref().map(clock).unwrap_or_default();
+            let used = match list.ages.get(i).cloned().flatten() {
+                Some(ago) => ago,
+                None => e.created_at.as_deref().map(clock).unwrap_or_default(),
+            };
             let here = if id == list.current { " · this one" } else { "" };
+            let prompt = match &e.first_prompt {
+                Some(p) => format!("“{}”", escape::first_line(p, 36)),
+                None => "(no prompt yet)".into(),
+            };
+            let heads = match e.heads {
+                0 | 1 => String::new(),
+                n => format!(", {}", count(n, "head")),
+            };
+            // The prompt first, what tells sessions apart; a short id last (ids made the same day
+            // share their first characters, so the end of the id is shown).
+            let short = escape::line(id.rsplit('-').next().unwrap_or(&id));
             let text = format!(
-                "{}  {created}  {}, {}{here}",
-                escape::line(&id),
-                count(e.turns, "turn"),
-                count(e.heads, "head")
+                "{prompt}  {used} · {}{heads}{here} · …{short}",
+                count(e.turns, "turn")
             );
             row(text, list.cursor == i, t, t.text())
         })

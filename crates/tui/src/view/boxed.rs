@@ -98,13 +98,9 @@ pub(crate) fn clock(time: &str) -> String {
     }
 }
 
-/// `1 turn`, `2 turns`.
+/// `1 turn`, `2 turns` (the words every frontend uses).
 pub(crate) fn count(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
+    retrace_protocol::words::count(n, what)
 }
 
 /// A row of a list: `› ` and reversed when selected, else indented in `style`.

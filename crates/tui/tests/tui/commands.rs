@@ -48,6 +48,8 @@ fn session(id: &str, turns: usize) -> SessionEntry {
         checkpoint_dir: format!("/data/sessions/{id}.ckpt"),
         heads: 1,
         turns,
+        first_prompt: None,
+        last_used_at: None,
     }
 }
 

@@ -158,6 +158,8 @@ fn random_event(rng: &mut Rng, turn: &mut u64) -> Event {
             usage: None,
         },
         6 => Event::ApprovalRequested {
+            note: None,
+            prefixes: Vec::new(),
             call_id: format!("c{}", rng.below(3)),
             tool: "bash".into(),
             command: "x".repeat(rng.below(400) as usize),
@@ -231,6 +233,8 @@ fn session_entry(id: &str) -> SessionEntry {
         checkpoint_dir: String::new(),
         heads: 1,
         turns: 1,
+        first_prompt: None,
+        last_used_at: None,
     }
 }
 

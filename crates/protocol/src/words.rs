@@ -1,0 +1,60 @@
+//! Plain words every frontend uses the same way: counts with their plural, and how long ago
+//! something happened.
+
+/// `n` things, singular or plural: "1 turn", "2 turns", "0 files". `what` is the singular; a
+/// word ending in "s", "x", "ch" or "sh" takes "es".
+pub fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        return format!("1 {what}");
+    }
+    let es = ["s", "x", "ch", "sh"].iter().any(|e| what.ends_with(e));
+    format!("{n} {what}{}", if es { "es" } else { "s" })
+}
+
+/// How long ago, from the seconds elapsed: "just now", "5 minutes ago", "3 hours ago",
+/// "yesterday", "4 days ago", "3 weeks ago", "5 months ago", "2 years ago". A time in the future
+/// (a clock set back) reads "just now".
+pub fn ago(seconds: i64) -> String {
+    const MIN: i64 = 60;
+    const HOUR: i64 = 60 * MIN;
+    const DAY: i64 = 24 * HOUR;
+    let unit = |n: i64, what: &str| format!("{} ago", count(n as usize, what));
+    match seconds {
+        s if s < MIN => "just now".into(),
+        s if s < HOUR => unit(s / MIN, "minute"),
+        s if s < DAY => unit(s / HOUR, "hour"),
+        s if s < 2 * DAY => "yesterday".into(),
+        s if s < 14 * DAY => unit(s / DAY, "day"),
+        s if s < 60 * DAY => unit(s / (7 * DAY), "week"),
+        s if s < 365 * DAY => unit(s / (30 * DAY), "month"),
+        s => unit(s / (365 * DAY), "year"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_take_their_plural() {
+        assert_eq!(count(1, "turn"), "1 turn");
+        assert_eq!(count(0, "file"), "0 files");
+        assert_eq!(count(2, "line"), "2 lines");
+        assert_eq!(count(3, "patch"), "3 patches");
+        assert_eq!(count(2, "class"), "2 classes");
+    }
+
+    #[test]
+    fn ago_reads_like_a_person_would_say_it() {
+        assert_eq!(ago(-30), "just now");
+        assert_eq!(ago(59), "just now");
+        assert_eq!(ago(60), "1 minute ago");
+        assert_eq!(ago(5 * 60 + 3), "5 minutes ago");
+        assert_eq!(ago(3 * 3600), "3 hours ago");
+        assert_eq!(ago(30 * 3600), "yesterday");
+        assert_eq!(ago(4 * 86400), "4 days ago");
+        assert_eq!(ago(21 * 86400), "3 weeks ago");
+        assert_eq!(ago(150 * 86400), "5 months ago");
+        assert_eq!(ago(800 * 86400), "2 years ago");
+    }
+}
