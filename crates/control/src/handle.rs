@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use retrace_checkpoint::CommitOptions;
 use retrace_protocol::{
-    ApprovalDecision, CheckpointListing, CommitRevert, CommitRewind, CompactRequest, Error, ErrorCode,
-    ForkRequest, HeadEntry, HeadRef, ModelSpec, OnConflict, PlanFileDiff, PrepareRevert, PrepareRewind,
-    RedoRequest, RewindPlan, RewindResult, SessionId, SessionSnapshot, SessionStatus, SummarizeRequest,
-    SwitchRequest, TranscriptEntry, TurnAccepted, TurnResults, UndoRequest,
+    ApprovalAnswer, ApprovalDecision, CheckpointListing, CommitRevert, CommitRewind, CompactRequest, Error,
+    ErrorCode, ForkRequest, HeadEntry, HeadRef, ModelSpec, OnConflict, PlanFileDiff, PrepareRevert,
+    PrepareRewind, RedoRequest, RewindPlan, RewindResult, SessionId, SessionSnapshot, SessionStatus,
+    SummarizeRequest, SwitchRequest, TranscriptEntry, TurnAccepted, TurnResults, UndoRequest,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -112,7 +112,13 @@ impl SessionHandle {
 
     /// Answers the `approval_requested` event of tool call `call_id`.
     pub fn approve(&self, call_id: &str, decision: ApprovalDecision) -> Result<(), Error> {
-        self.shared.answer(call_id, decision)
+        self.shared.answer(call_id, ApprovalAnswer::new(decision))
+    }
+
+    /// Answers an approval with a session rule: `answer.prefix` (one the approval offered)
+    /// allows every simple command starting with those words for the rest of the session.
+    pub fn answer_approval(&self, call_id: &str, answer: ApprovalAnswer) -> Result<(), Error> {
+        self.shared.answer(call_id, answer)
     }
 
     /// Replaces the session's model for the next turns.

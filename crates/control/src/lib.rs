@@ -30,6 +30,7 @@
 //! process cannot be committed in another.
 
 mod actor;
+mod allow;
 mod bus;
 mod core;
 mod error;

@@ -2,15 +2,18 @@
 //! event bus, the running job's cancel token, pending approvals. Cancel and approval answers must
 //! reach a turn while the actor is busy, so they are plain shared state.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use retrace_model::CancellationToken;
-use retrace_protocol::{ApprovalDecision, Error, ErrorCode, Missing, PendingApproval, RunningJob, SessionId};
+use retrace_protocol::{
+    ApprovalAnswer, ApprovalDecision, Error, ErrorCode, Missing, PendingApproval, RunningJob, SessionId,
+};
 use tokio::sync::oneshot;
 
+use crate::allow::Allowed;
 use crate::bus::EventBus;
 
 /// Locks a mutex; a panic elsewhere while it was held does not make the data unusable here.
@@ -36,8 +39,8 @@ pub(crate) struct Shared {
     /// Set by a job just before it reports its end (`turn_finished`, a summary's answer), so
     /// that a request sent by someone who saw that report waits for the job to be put away.
     finishing: AtomicBool,
-    approvals: Mutex<HashMap<String, (PendingApproval, oneshot::Sender<ApprovalDecision>)>>,
-    allowed: Mutex<HashSet<String>>,
+    approvals: Mutex<HashMap<String, (PendingApproval, oneshot::Sender<ApprovalAnswer>)>>,
+    allowed: Mutex<Allowed>,
 }
 
 impl Shared {
@@ -49,7 +52,7 @@ impl Shared {
             running: Mutex::new(None),
             finishing: AtomicBool::new(false),
             approvals: Mutex::new(HashMap::new()),
-            allowed: Mutex::new(HashSet::new()),
+            allowed: Mutex::new(Allowed::default()),
         }
     }
 
@@ -98,7 +101,7 @@ impl Shared {
     }
 
     /// Registers a pending approval; its answer arrives on the receiver.
-    pub(crate) fn await_approval(&self, request: PendingApproval) -> oneshot::Receiver<ApprovalDecision> {
+    pub(crate) fn await_approval(&self, request: PendingApproval) -> oneshot::Receiver<ApprovalAnswer> {
         let (tx, rx) = oneshot::channel();
         lock(&self.approvals).insert(request.call_id.clone(), (request, tx));
         rx
@@ -117,16 +120,38 @@ impl Shared {
         lock(&self.approvals).remove(call_id);
     }
 
-    /// Answers a pending approval.
-    pub(crate) fn answer(&self, call_id: &str, decision: ApprovalDecision) -> Result<(), Error> {
-        let (_, tx) = lock(&self.approvals).remove(call_id).ok_or_else(|| {
+    /// Answers a pending approval. A `prefix` must be one the approval offered.
+    pub(crate) fn answer(&self, call_id: &str, answer: ApprovalAnswer) -> Result<(), Error> {
+        let mut approvals = lock(&self.approvals);
+        let pending = approvals.get(call_id).ok_or_else(|| {
             Error::not_found(
                 Missing::Approval,
                 call_id,
                 format!("no approval is pending for tool call `{call_id}`"),
             )
         })?;
-        tx.send(decision).map_err(|_| {
+        if let Some(p) = &answer.prefix {
+            if answer.decision != ApprovalDecision::Session || !pending.0.prefixes.contains(p) {
+                let offered = match pending.0.prefixes.is_empty() {
+                    true => "none".to_string(),
+                    false => pending.0.prefixes.join(", "),
+                };
+                return Err(Error::new(
+                    ErrorCode::Usage,
+                    format!(
+                        "prefix `{p}` is not one this approval offers for the session (offered: {offered}); answer `session` without a prefix to allow the exact command"
+                    ),
+                ));
+            }
+        }
+        let Some((_, tx)) = approvals.remove(call_id) else {
+            return Err(Error::new(
+                ErrorCode::Internal,
+                "approval vanished while answered",
+            ));
+        };
+        drop(approvals);
+        tx.send(answer).map_err(|_| {
             Error::new(
                 ErrorCode::Refused,
                 format!("tool call `{call_id}` no longer waits for an answer"),
@@ -134,12 +159,17 @@ impl Shared {
         })
     }
 
-    /// Whether the user allowed this command line for the rest of the session.
+    /// Whether the user allowed this command line for the rest of the session (it, or a prefix
+    /// of its words: see [`crate::allow`]).
     pub(crate) fn is_allowed(&self, command: &str) -> bool {
-        lock(&self.allowed).contains(command)
+        lock(&self.allowed).allows(command)
     }
 
-    pub(crate) fn allow(&self, command: &str) {
-        lock(&self.allowed).insert(command.to_string());
+    /// Remembers what an answer of `session` allows: the prefix picked, else the command line.
+    pub(crate) fn allow(&self, command: &str, prefix: Option<&str>) {
+        match prefix {
+            Some(p) => lock(&self.allowed).allow_prefix(p),
+            None => lock(&self.allowed).allow_exact(command),
+        }
     }
 }

@@ -10,7 +10,8 @@ use retrace_agent::{
 };
 use retrace_model::{BoxFuture, CancellationToken};
 use retrace_protocol::{
-    ApprovalDecision, ChatMessage, Event, HeadId, PendingApproval, SummarizeDirection, TokenUsage,
+    ApprovalAnswer, ApprovalDecision, ChatMessage, Event, HeadId, PendingApproval, SummarizeDirection,
+    TokenUsage,
 };
 use retrace_session::NewMessage;
 use retrace_tools::Preview;
@@ -118,23 +119,33 @@ impl Approver for SharedApprover {
             if self.shared.is_allowed(&req.command) {
                 return ApprovalDecision::Session;
             }
+            let note = approval_note(&req.tool);
+            let prefixes = match req.tool.as_str() {
+                "bash" => crate::allow::prefixes(&req.command),
+                _ => Vec::new(),
+            };
             let answer = self.shared.await_approval(PendingApproval {
                 call_id: req.call_id.clone(),
                 tool: req.tool.clone(),
                 command: req.command.clone(),
+                note: note.clone(),
+                prefixes: prefixes.clone(),
             });
             self.shared.bus.publish(Event::ApprovalRequested {
                 call_id: req.call_id.clone(),
                 tool: req.tool.clone(),
                 command: req.command.clone(),
+                note,
+                prefixes,
             });
-            let decision = tokio::select! {
-                d = answer => d.unwrap_or(ApprovalDecision::Deny),
-                _ = cancel.cancelled() => ApprovalDecision::Deny,
+            let answer = tokio::select! {
+                a = answer => a.unwrap_or(ApprovalAnswer::new(ApprovalDecision::Deny)),
+                _ = cancel.cancelled() => ApprovalAnswer::new(ApprovalDecision::Deny),
             };
+            let decision = answer.decision;
             self.shared.drop_approval(&req.call_id);
             if decision == ApprovalDecision::Session {
-                self.shared.allow(&req.command);
+                self.shared.allow(&req.command, answer.prefix.as_deref());
             }
             self.shared.bus.publish(Event::ApprovalResolved {
                 call_id: req.call_id,
@@ -143,6 +154,13 @@ impl Approver for SharedApprover {
             decision
         })
     }
+}
+
+/// What running a call of `tool` means for taking changes back, said where it is approved.
+fn approval_note(tool: &str) -> Option<String> {
+    (tool == "bash").then(|| {
+        "Retrace cannot take back what a shell command changes: its changes to files are not checkpointed, and a restore will list this command as a gap.".to_string()
+    })
 }
 
 /// Runs the agent part of a turn whose checkpoint and user message exist, then ends it. Gives the

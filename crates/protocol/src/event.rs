@@ -192,6 +192,12 @@ pub enum Event {
         tool: String,
         /// The command line.
         command: String,
+        /// What running it means for taking changes back, in words (see `PendingApproval`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+        /// Word prefixes the user may allow for the session (see `PendingApproval`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        prefixes: Vec<String>,
     },
     /// A summary began (summarize from / up to a turn): the model writes it; writes wait.
     SummaryStarted {

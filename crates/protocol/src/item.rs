@@ -232,6 +232,14 @@ pub struct PendingApproval {
     pub tool: String,
     /// The command line.
     pub command: String,
+    /// What running it means for taking changes back, in words, when it matters (a shell
+    /// command's changes to files cannot be rewound in snapshot mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Word prefixes the user may allow for the rest of the session instead of this exact command
+    /// line (`npm test` for `npm test -- --watch`); empty when none is offered (a compound command).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prefixes: Vec<String>,
 }
 
 /// Everything a frontend needs to show a session, taken at one instant: render it, then apply the

@@ -50,17 +50,32 @@ pub struct TurnOutcome {
 pub enum ApprovalDecision {
     /// Run this command now.
     Once,
-    /// Run it, and the same command line again without asking, for as long as the session is open.
+    /// Run it, and the same command line again without asking, for as long as the session is open
+    /// (or, with the answer's `prefix`, every simple command starting with those words).
     Session,
     /// Do not run it; the model is told it was declined.
     Deny,
 }
 
 /// An answer to an approval (`POST …/approvals/{call_id}`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalAnswer {
     /// The decision.
     pub decision: ApprovalDecision,
+    /// With `session`: allow every simple command starting with these words (one of the
+    /// approval's `prefixes`) rather than the exact command line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+}
+
+impl ApprovalAnswer {
+    /// `decision`, for this command line only.
+    pub fn new(decision: ApprovalDecision) -> ApprovalAnswer {
+        ApprovalAnswer {
+            decision,
+            prefix: None,
+        }
+    }
 }
 
 /// Prepare a rewind (`POST …/rewind/prepare`).

@@ -174,7 +174,7 @@ async fn approve(
     Param((id, call_id)): Param<(String, String)>,
     StrictJson(req): StrictJson<ApprovalAnswer>,
 ) -> Result<StatusCode, ApiError> {
-    r.get(&id).await?.approve(&call_id, req.decision)?;
+    r.get(&id).await?.answer_approval(&call_id, req)?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -343,6 +343,15 @@ fn perform(handle: &SessionHandle, ctx: &Context, effect: Effect, tx: &mpsc::Unb
             // An approval already answered elsewhere (or denied by a cancel) is not an error here.
             let _ = h.approve(&call_id, decision);
         }
+        Effect::AllowPrefix { call_id, prefix } => {
+            let _ = h.answer_approval(
+                &call_id,
+                retrace_protocol::ApprovalAnswer {
+                    decision: retrace_protocol::ApprovalDecision::Session,
+                    prefix: Some(prefix),
+                },
+            );
+        }
         Effect::Send(prompt) => {
             tokio::spawn(async move { tx.send(Answer::Sent(h.send(prompt).await)) });
         }

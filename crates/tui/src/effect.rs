@@ -20,6 +20,14 @@ pub enum Effect {
         /// The answer.
         decision: ApprovalDecision,
     },
+    /// Answer a waiting approval with "for the session", for every simple command starting with
+    /// `prefix`.
+    AllowPrefix {
+        /// The waiting tool call.
+        call_id: String,
+        /// One of the approval's offered prefixes.
+        prefix: String,
+    },
     /// List the checkpoints; answer with `App::on_checkpoints`.
     LoadCheckpoints,
     /// Take a new snapshot of the session (`SessionHandle::snapshot`) and follow the events

@@ -46,6 +46,8 @@ impl App {
                     call_id: p.call_id,
                     tool: p.tool,
                     command: p.command,
+                    note: p.note,
+                    prefixes: p.prefixes,
                 })
                 .collect(),
         );
@@ -134,10 +136,14 @@ impl App {
                 call_id,
                 tool,
                 command,
+                note,
+                prefixes,
             } => self.approvals.request(Approval {
                 call_id,
                 tool,
                 command,
+                note,
+                prefixes,
             }),
             Event::ApprovalResolved { call_id, .. } => self.approvals.resolved(&call_id),
             Event::Compacted {

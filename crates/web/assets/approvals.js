@@ -7,20 +7,38 @@ import { state } from "./state.js";
 import { ui } from "./ui.js";
 import { el, button, hasFocus } from "./util.js";
 
-/** The question for a pending approval (`{call_id, tool, command}`): the command and three answers. */
+/**
+ * The question for a pending approval (`{call_id, tool, command, note?, prefixes?}`): the command,
+ * what running it means for rewinds (`note`, worded by the controller), and the answers: once, this
+ * exact command for the session, each offered prefix for the session, deny.
+ */
 function approvalBlock(p) {
   const a = el("div", "approval");
   a.dataset.callId = p.call_id;
-  const answer = (decision) =>
+  const answer = (decision, prefix) =>
     attempt(async () => {
-      await call("POST", `${s(state.sid)}/approvals/${encodeURIComponent(p.call_id)}`, { decision });
+      const body = prefix == null ? { decision } : { decision, prefix };
+      await call("POST", `${s(state.sid)}/approvals/${encodeURIComponent(p.call_id)}`, body);
     });
+  a.append(el("div", null, `Run ${p.tool}: `, el("code", null, p.command)));
+  if (p.note) a.append(el("div", "approval-note", `⚠ ${p.note}`));
+  const prefixes = p.prefixes ?? [];
   a.append(
-    el("div", null, `Run ${p.tool}: `, el("code", null, p.command)),
-    button("Allow once", () => answer("once")),
-    button("Allow for session", () => answer("session")),
-    button("Deny", () => answer("deny"), "danger"),
+    el(
+      "div",
+      "approval-scope",
+      prefixes.length > 0
+        ? `"For the session": this exact command again, or any simple command starting with "${prefixes[0]}" (never one that chains, pipes or redirects).`
+        : `"For the session" allows this exact command again, no other.`,
+    ),
   );
+  a.append(button("Allow once", () => answer("once")), button("Allow this command for the session", () => answer("session")));
+  for (const prefix of prefixes.slice(0, 1)) {
+    const b = button("", () => answer("session", prefix));
+    b.append("Allow ", el("code", null, `${prefix} …`), " for the session");
+    a.append(b);
+  }
+  a.append(button("Deny", () => answer("deny"), "danger"));
   return a;
 }
 

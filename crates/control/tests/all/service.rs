@@ -159,6 +159,7 @@ fn an_approval_is_answered_by_call_id_from_another_task() {
                     call_id,
                     tool,
                     command,
+                    ..
                 } = n.event
                 else {
                     unreachable!()

@@ -20,12 +20,17 @@ fn asking(command: &str) -> App {
         prompt: "tidy up".into(),
     });
     app.feed(Event::ApprovalRequested {
+        note: Some(NOTE.into()),
+        prefixes: Vec::new(),
         call_id: "c1".into(),
         tool: "bash".into(),
         command: command.into(),
     });
     app
 }
+
+/// What the controller says of a shell command where it is approved.
+const NOTE: &str = "Retrace cannot take back what a shell command changes: its changes to files are not checkpointed, and a restore will list this command as a gap.";
 
 /// Types `text` one key every `gap` ms from `start`; returns the effects and when it ended.
 fn type_slowly(app: &mut App, text: &str, clock: &Clock, start: u64, gap: u64) -> (Vec<Effect>, u64) {
@@ -119,6 +124,8 @@ fn the_next_approval_waits_for_its_own_box() {
     let clock = Clock::new();
     let mut app = asking("ls");
     app.feed(Event::ApprovalRequested {
+        note: None,
+        prefixes: Vec::new(),
         call_id: "c2".into(),
         tool: "bash".into(),
         command: "rm -r build".into(),
@@ -143,7 +150,7 @@ fn the_box_says_what_for_the_session_covers_and_that_files_stay_changed() {
     let mut app = asking("rm README.md");
     app.on_drawn(clock.at(0));
     let screen = format!("{:?}", render(&app, 80, 24));
-    for said in ["cannot be rewound", "this exact", "Allow once", "Deny"] {
+    for said in ["cannot take back", "this exact", "Allow once", "Deny"] {
         assert!(screen.contains(said), "{said:?} is not said:\n{screen}");
     }
 }
@@ -157,6 +164,8 @@ fn a_repeated_call_id_gets_a_guard_of_its_own() {
     app.on_drawn(clock.at(0));
     assert_eq!(app.on_key(key(KeyCode::Char('y')), clock.at(GUARD)).len(), 1);
     app.feed(Event::ApprovalRequested {
+        note: None,
+        prefixes: Vec::new(),
         call_id: "c1".into(),
         tool: "bash".into(),
         command: "rm -r build".into(),
@@ -164,4 +173,29 @@ fn a_repeated_call_id_gets_a_guard_of_its_own() {
     assert_eq!(app.on_key(key(KeyCode::Char('y')), clock.at(3 * GUARD)), vec![]);
     assert_eq!(app.screen(), Screen::Approval);
     assert_eq!(app.input().text(), "y");
+}
+
+#[test]
+fn a_prefix_the_approval_offers_is_allowed_for_the_session_with_p() {
+    let clock = Clock::new();
+    let mut app = app();
+    app.feed(Event::ApprovalRequested {
+        note: Some(NOTE.into()),
+        prefixes: vec!["npm test".into()],
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        command: "npm test -- --watch".into(),
+    });
+    app.on_drawn(clock.at(0));
+    let screen = format!("{:?}", render(&app, 80, 24));
+    for said in ["cannot take back", "starting with `npm test`", "p prefix"] {
+        assert!(screen.contains(said), "{said:?} is not said:\n{screen}");
+    }
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('p')), clock.at(GUARD)),
+        vec![Effect::AllowPrefix {
+            call_id: "c1".into(),
+            prefix: "npm test".into(),
+        }]
+    );
 }

@@ -154,6 +154,8 @@ fn the_refusal_to_allow_an_unread_command_shows_and_then_goes() {
     app.set_viewport(100, 40);
     let command = (0..200).map(|i| format!("echo line{i}\n")).collect::<String>();
     app.feed(Event::ApprovalRequested {
+        note: None,
+        prefixes: Vec::new(),
         call_id: "c1".into(),
         tool: "bash".into(),
         command,

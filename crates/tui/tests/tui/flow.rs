@@ -306,6 +306,8 @@ fn running_turn_esc_cancels_and_approvals_answer() {
     assert_eq!(app.on_key(key(KeyCode::Esc), clock.at(0)), vec![Effect::Cancel]);
     assert_eq!(app.on_key(ctrl('c'), clock.at(1)), vec![Effect::Cancel]);
     app.feed(Event::ApprovalRequested {
+        note: None,
+        prefixes: Vec::new(),
         call_id: "c9".into(),
         tool: "bash".into(),
         command: "cargo test".into(),
@@ -351,6 +353,8 @@ fn a_command_is_allowed_only_once_it_has_been_seen_whole() {
     app.set_viewport(100, 30);
     let command = format!("echo safe{}touch HIDDEN_DANGER", "\n".repeat(60));
     app.feed(Event::ApprovalRequested {
+        note: None,
+        prefixes: Vec::new(),
         call_id: "c1".into(),
         tool: "bash".into(),
         command,

@@ -182,6 +182,8 @@ fn preview_with_skip_picked() {
 fn approval_modal() {
     let mut app = chatting();
     app.feed(Event::ApprovalRequested {
+        note: Some("Retrace cannot take back what a shell command changes: its changes to files are not checkpointed, and a restore will list this command as a gap.".into()),
+        prefixes: vec!["cargo clippy".into()],
         call_id: "c7".into(),
         tool: "bash".into(),
         command: "cargo clippy -- -D warnings".into(),

@@ -4,20 +4,12 @@
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::Frame;
-use retrace_protocol::ApprovalDecision;
 
 use super::{Approval, Approvals};
 use crate::escape;
 use crate::view::boxed::{boxed, Scroll};
 use crate::view::wrap::wrap;
 use crate::view::Theme;
-
-/// The choices of the approval box, in their order on the screen (←/→ move between them).
-pub const APPROVAL_CHOICES: [(ApprovalDecision, &str); 3] = [
-    (ApprovalDecision::Once, "Allow once"),
-    (ApprovalDecision::Session, "Allow this command for the session"),
-    (ApprovalDecision::Deny, "Deny"),
-];
 
 /// Draws the approval modal of the oldest waiting shell command.
 pub(crate) fn draw(frame: &mut Frame, area: Rect, approvals: &Approvals, t: Theme) {
@@ -35,7 +27,10 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, approvals: &Approvals, t: Them
     // The keys line is the footer, so it always shows; y and a wait until the whole command has.
     let footer = match (below, approvals.hint.as_deref()) {
         (0, Some(hint)) => format!("{hint}{waiting}"),
-        (0, None) => format!("← → choose, Enter · y once · a session · n or Esc deny{waiting}"),
+        (0, None) => {
+            let p = if a.prefixes.is_empty() { "" } else { " · p prefix" };
+            format!("← → choose, Enter · y once · a this command{p} · n or Esc deny{waiting}")
+        }
         (_, Some(hint)) => format!("{hint}: ↓ PgDn, {below} more line(s) · n or Esc deny"),
         (_, None) => {
             format!("↓ PgDn: {below} more line(s) — y/a once you have seen them all · n or Esc deny{waiting}")
@@ -76,26 +71,25 @@ pub(crate) fn approval_layout(
     for l in escape::text(&a.command).split('\n') {
         body.extend(wrap(&vec![(format!("  {l}"), t.accent())], width, 2));
     }
-    body.extend(wrap(
-        &vec![(
-            "⚠ What a command changes in files cannot be rewound.".to_string(),
-            t.warn(),
-        )],
-        width,
-        2,
-    ));
-    body.extend(wrap(
-        &vec![(
-            "\"For the session\" allows this exact command again, no other.".to_string(),
-            t.text(),
-        )],
-        width,
-        0,
-    ));
+    if let Some(note) = &a.note {
+        body.extend(wrap(
+            &vec![(format!("⚠ {}", escape::line(note)), t.warn())],
+            width,
+            2,
+        ));
+    }
+    let session = match a.prefixes.first() {
+        Some(p) => format!(
+            "\"For the session\": the exact command again, or (p) any simple command starting with `{}` (never one that chains, pipes or redirects).",
+            escape::line(p)
+        ),
+        None => "\"For the session\" allows this exact command again, no other.".to_string(),
+    };
+    body.extend(wrap(&vec![(session, t.text())], width, 0));
     let mut spans = Vec::new();
-    for (i, (_, label)) in APPROVAL_CHOICES.iter().enumerate() {
+    for (i, c) in a.choices().iter().enumerate() {
         let style = if choice == Some(i) { t.selected() } else { t.text() };
-        spans.push((format!("[ {label} ]"), style));
+        spans.push((format!("[ {} ]", c.label), style));
         spans.push(("  ".to_string(), t.text()));
     }
     spans.pop();

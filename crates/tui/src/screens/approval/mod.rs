@@ -15,7 +15,6 @@ use crate::effect::Effect;
 use crate::screens::{ctrl, Screen};
 use crate::view::Theme;
 pub(crate) use layout::draw;
-pub use layout::APPROVAL_CHOICES;
 
 /// An approval takes no answer until its box has been on the screen this long, and not until
 /// this long after the last key it held back: keys typed ahead for the input never answer it.
@@ -30,6 +29,60 @@ pub struct Approval {
     pub tool: String,
     /// The command line.
     pub command: String,
+    /// What running it means for rewinds, as the controller words it.
+    pub note: Option<String>,
+    /// Word prefixes that may be allowed for the session instead of the exact command.
+    pub prefixes: Vec<String>,
+}
+
+/// One choice of an approval box: its answer, the prefix it allows (for a session rule), its
+/// label and its key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    /// The answer.
+    pub decision: ApprovalDecision,
+    /// With `Session`: the words it allows commands to start with (else the exact command).
+    pub prefix: Option<String>,
+    /// What the button says.
+    pub label: String,
+    /// The key that picks it.
+    pub key: char,
+}
+
+impl Approval {
+    /// The box's choices in their order on the screen (←/→ move between them): once, this
+    /// command for the session, each offered prefix for the session, deny.
+    pub fn choices(&self) -> Vec<Choice> {
+        let mut out = vec![
+            Choice {
+                decision: ApprovalDecision::Once,
+                prefix: None,
+                label: "Allow once".into(),
+                key: 'y',
+            },
+            Choice {
+                decision: ApprovalDecision::Session,
+                prefix: None,
+                label: "Allow this exact command for the session".into(),
+                key: 'a',
+            },
+        ];
+        for p in self.prefixes.iter().take(1) {
+            out.push(Choice {
+                decision: ApprovalDecision::Session,
+                prefix: Some(p.clone()),
+                label: format!("Allow `{} …` for the session", crate::escape::line(p)),
+                key: 'p',
+            });
+        }
+        out.push(Choice {
+            decision: ApprovalDecision::Deny,
+            prefix: None,
+            label: "Deny".into(),
+            key: 'n',
+        });
+        out
+    }
 }
 
 /// The approvals waiting and the state of the box that shows the first one.
@@ -45,7 +98,7 @@ pub(crate) struct Approvals {
     pub(crate) shown: Option<(String, Instant)>,
     /// When the box last held back a key (typing ahead goes to the input).
     pub(crate) typed: Option<Instant>,
-    /// The highlighted choice (an index into [`APPROVAL_CHOICES`]), if any.
+    /// The highlighted choice (an index into the first approval's [`Approval::choices`]), if any.
     pub(crate) choice: Option<usize>,
 }
 
@@ -183,9 +236,15 @@ impl App {
         if self.approval_scroll_key(key.code) {
             return Vec::new();
         }
+        let choices = self
+            .approvals
+            .waiting
+            .first()
+            .map(Approval::choices)
+            .unwrap_or_default();
         if let KeyCode::Left | KeyCode::Right | KeyCode::Tab | KeyCode::BackTab = key.code {
             // Moving the highlight chooses nothing, so it needs no guard.
-            let n = APPROVAL_CHOICES.len();
+            let n = choices.len().max(1);
             let back = matches!(key.code, KeyCode::Left | KeyCode::BackTab);
             self.approvals.choice = Some(match (self.approvals.choice, back) {
                 (None, false) => 0,
@@ -199,7 +258,8 @@ impl App {
         let plain = !key
             .modifiers
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-        let command_key = ready && plain && matches!(key.code, KeyCode::Char('y' | 'a' | 'n'));
+        let command_key =
+            ready && plain && matches!(key.code, KeyCode::Char(c) if choices.iter().any(|ch| ch.key == c));
         if !ready || (!command_key && !matches!(key.code, KeyCode::Enter | KeyCode::Esc)) {
             // Typed ahead (or typing on): the text goes to the input; the guard starts again.
             match key.code {
@@ -212,18 +272,24 @@ impl App {
             return Vec::new();
         }
         let (below, _) = self.approval_below();
-        let decision = match key.code {
-            KeyCode::Char('y') => ApprovalDecision::Once,
-            KeyCode::Char('a') => ApprovalDecision::Session,
-            KeyCode::Char('n') | KeyCode::Esc => ApprovalDecision::Deny,
+        let deny = choices
+            .iter()
+            .find(|c| c.decision == ApprovalDecision::Deny)
+            .cloned();
+        let picked = match key.code {
+            KeyCode::Esc => deny,
+            KeyCode::Char(c) => choices.iter().find(|ch| ch.key == c).cloned(),
             KeyCode::Enter => match self.approvals.choice {
-                Some(i) => APPROVAL_CHOICES[i].0,
+                Some(i) => choices.get(i).cloned(),
                 None => {
                     self.approvals.hint = Some("choose with ← → first, or press y, a or n".into());
                     return Vec::new();
                 }
             },
-            _ => return Vec::new(),
+            _ => None,
+        };
+        let Some(Choice { decision, prefix, .. }) = picked else {
+            return Vec::new();
         };
         if decision != ApprovalDecision::Deny && (below > 0 || self.too_small()) {
             self.approvals.hint = Some(if self.too_small() {
@@ -243,9 +309,15 @@ impl App {
         a.typed = None;
         a.shown = None;
         let first = a.waiting.remove(0);
-        vec![Effect::Approve {
-            call_id: first.call_id,
-            decision,
-        }]
+        match prefix {
+            Some(prefix) => vec![Effect::AllowPrefix {
+                call_id: first.call_id,
+                prefix,
+            }],
+            None => vec![Effect::Approve {
+                call_id: first.call_id,
+                decision,
+            }],
+        }
     }
 }
