@@ -106,10 +106,12 @@ impl CheckpointStore {
             let left = Image::from(&t.restore);
             let restore = self.sidecar.forward_image(&undo, i, &mut memo);
             // Bytes alone do not say the file is what the undo left: a later write of Retrace's
-            // there (then bytes put back by someone else) moved its proof since.
+            // there of other bytes (then the undo's put back by someone else) moved its proof
+            // since. A later write of the very bytes the undo left changed nothing.
+            let proof_now = self.sidecar.state.owned.get(&rel).cloned();
             let proof_moved = undo.owned_recorded
-                && t.owned_after.as_ref().map(crate::state::Owned::from)
-                    != self.sidecar.state.owned.get(&rel).cloned();
+                && t.owned_after.as_ref().map(crate::state::Owned::from) != proof_now
+                && proof_now.as_ref().map(|o| &o.image) != Some(&left);
             match now_if_left(&root, &rel, &left) {
                 Ok(now) if proof_moved => conflicts.push(conflict(
                     &rel,

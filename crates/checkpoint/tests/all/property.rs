@@ -2258,7 +2258,9 @@ impl Harness {
         let walked = self.disk_nodes();
         let got = self.store().redo(&orig_id);
         // Every file the undo wrote must still hold exactly what it left, as a file reached
-        // through directories; later turns, hand edits, the other session are conflicts.
+        // through directories; later turns, hand edits, the other session are conflicts. So is a
+        // later write of Retrace's there of other bytes, even when what the undo left was put
+        // back since: its ownership proof moved.
         let moved: Vec<String> = undo
             .targets
             .iter()
@@ -2266,7 +2268,10 @@ impl Harness {
                 let Stand::Plain(now) = self.model.standing(&t.path) else {
                     return true;
                 };
-                !same_image(&t.restore_img, &image_of_state(now))
+                let proof_now = self.model.owned.get(&t.path);
+                let proof_moved = proof_now != t.owned_after.as_ref().and_then(Option::as_ref)
+                    && !proof_now.is_some_and(|(img, _)| same_image(img, &t.restore_img));
+                proof_moved || !same_image(&t.restore_img, &image_of_state(now))
             })
             .map(|t| lossy(&t.path))
             .collect();

@@ -247,6 +247,21 @@ fn bytes_put_back_after_a_later_turn_still_make_the_redo_a_conflict() {
     assert_ws(&sc.root, &ws, "nothing was written");
 }
 
+/// Found by the property soak: a later turn that writes the very bytes the undo left changed
+/// nothing, so the redo goes ahead.
+#[test]
+fn a_later_write_of_the_same_bytes_is_no_conflict() {
+    let sc = small_scenario();
+    let mut store = open_healthy(sc.sidecar(), &sc.root);
+    let tx = restore_now(&mut store, sc.turn, OnConflict::Refuse)
+        .transaction_id
+        .unwrap();
+    store.undo(&tx).unwrap();
+    let left = fs::read(sc.root.join("a.txt")).unwrap();
+    agent_writes(&mut store, &sc.root, "a.txt", &left);
+    store.redo(&tx).unwrap();
+}
+
 #[test]
 fn a_new_restore_ends_redo() {
     let sc = small_scenario();
