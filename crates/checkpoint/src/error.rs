@@ -99,7 +99,7 @@ pub enum CheckpointError {
         why: String,
     },
     /// A code restore to this turn is not offered.
-    #[error("a code restore to turn {turn} is not offered: {why}")]
+    #[error("a code restore to before turn {turn} is not offered: {why}")]
     NotOffered {
         /// The turn.
         turn: u64,

@@ -11,7 +11,8 @@ use retrace_protocol::{
     FsckReport, HeadEntry, Item, SessionEntry, SessionId, Severity, TranscriptEntry, TurnResults,
 };
 use retrace_session::{
-    list_sessions, HeadId, LogDamage, Session, SessionError, SessionListing, SessionOptions, SummaryMode,
+    list_sessions, HeadId, HeadInfo, HeadKind, LogDamage, Session, SessionError, SessionListing,
+    SessionOptions, SummaryMode,
 };
 
 use crate::error::{coded, Result};
@@ -399,19 +400,54 @@ pub(crate) fn heads_of(session: &Session) -> Vec<HeadEntry> {
     session
         .heads()
         .into_iter()
-        .map(|h| HeadEntry {
-            id: h.id,
-            kind: h.kind,
-            name: h.name,
-            parent_head: h.parent_head,
-            fork_from: h.fork_from,
-            selected: h.selected,
-            retired: h.retired,
-            message_count: h.message_count,
-            turns: h.turns,
-            last_activity: Some(h.last_activity),
+        .map(|h| {
+            let title = head_title(session, &h);
+            HeadEntry {
+                id: h.id,
+                kind: h.kind,
+                name: h.name,
+                parent_head: h.parent_head,
+                fork_from: h.fork_from,
+                selected: h.selected,
+                retired: h.retired,
+                message_count: h.message_count,
+                turns: h.turns,
+                last_activity: Some(h.last_activity),
+                title,
+            }
         })
         .collect()
+}
+
+/// What a head is called (see `HeadEntry::title`): the prompt of the turn it was made at is the
+/// first turn of its parent after the message it forked from.
+fn head_title(session: &Session, h: &HeadInfo) -> String {
+    if let Some(name) = &h.name {
+        return name.clone();
+    }
+    let what = match h.kind {
+        HeadKind::Main => return "main".into(),
+        HeadKind::Fork => "fork of",
+        HeadKind::Rewind => "rewind before",
+        HeadKind::Summary => "summary at",
+    };
+    let prompt = h.parent_head.as_ref().and_then(|parent| {
+        let turns = session.turns_on(parent).ok()?;
+        let at = turns
+            .iter()
+            .find(|t| t.boundary.as_ref().is_some_and(|b| b.before == h.fork_from))?;
+        session
+            .message(&at.info.message_id)
+            .map(|m| first_line(&m.content))
+    });
+    match prompt {
+        Some(p) => {
+            let cut: String = p.chars().take(48).collect();
+            let more = if cut.len() < p.len() { "…" } else { "" };
+            format!("{what} “{cut}{more}”")
+        }
+        None => h.kind.as_str().to_string(),
+    }
 }
 
 pub(crate) fn transcript_of(session: &Session, head: Option<&str>) -> Result<Vec<TranscriptEntry>> {

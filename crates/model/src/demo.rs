@@ -2,8 +2,9 @@
 //! small, varied set of file edits, so the rewind flow can be tried with no key and no network.
 //!
 //! It keeps no state: everything is read from the request, so a rewound conversation gets the answer
-//! that fits it. The turn number is the count of user messages (a demo summary counts for the requests
-//! it folded), and picks one of five variants, cycling:
+//! that fits it. Its answer number is the count of user messages on the conversation it is sent (a
+//! demo summary counts for the requests it folded) — not the session's turn number, which no model
+//! sees — and picks one of five variants, cycling:
 //!
 //! 1. create `demo/notes.md` and `demo/todo.txt` (`write_file` ×2);
 //! 2. `read_file` the notes, then `edit_file` them (`status: draft` → `status: reviewed`);
@@ -107,7 +108,7 @@ fn closing(turn: usize, variant: usize, prompt: &str, after: &[ChatMessage]) -> 
         .collect();
     if steps.iter().flatten().all(|(_, failed)| failed.is_none()) {
         return format!(
-            "Demo turn {turn}: {} for \"{prompt}\". Try a rewind to before this turn: it takes all of this back.",
+            "Demo answer {turn}: {} for \"{prompt}\". Try a rewind to before this turn: it takes all of this back.",
             DONE[variant]
         );
     }
@@ -132,7 +133,7 @@ fn closing(turn: usize, variant: usize, prompt: &str, after: &[ChatMessage]) -> 
     } else {
         "No file was changed."
     };
-    format!("Demo turn {turn} for \"{prompt}\": {}. {end}", said.join("; "))
+    format!("Demo answer {turn} for \"{prompt}\": {}. {end}", said.join("; "))
 }
 
 /// A call as a few words: the tool and the file(s) it names.

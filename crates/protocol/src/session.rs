@@ -107,6 +107,11 @@ pub struct HeadEntry {
     pub turns: usize,
     /// Its latest activity (RFC 3339).
     pub last_activity: Option<String>,
+    /// What every frontend calls it: its name when it has one, else what it is and the prompt of
+    /// the turn it was made at (`fork of “fix the parser”`, `rewind before “fix the parser”`,
+    /// `summary at “fix the parser”`), else `main` or its kind.
+    #[serde(default)]
+    pub title: String,
 }
 
 /// Where a head-changing action (fork, summarize, switch) left the session:
@@ -117,6 +122,10 @@ pub struct HeadRef {
     pub head_id: HeadId,
     /// The session it is in.
     pub session_id: SessionId,
+    /// What frontends call it (`HeadEntry::title`). Not serialized: the CLI's and the HTTP API's
+    /// answer is `{head_id, session_id}` (SPEC §11); their clients read titles from the heads.
+    #[serde(skip)]
+    pub title: String,
 }
 
 /// What a session handle reports about itself.

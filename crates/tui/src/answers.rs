@@ -23,7 +23,7 @@ impl App {
                     // The conversation was restored; the files were refused after it (they
                     // changed between the preview and the commit).
                     self.message = Some(format!(
-                        "rewound the conversation to turn {turn}, but no file was restored: {}{undo}",
+                        "rewound the conversation to before turn {turn}, but no file was restored: {}{undo}",
                         escape::line(
                             result
                                 .error
@@ -43,13 +43,13 @@ impl App {
                         }
                         RewindScope::Both => files_said(result),
                     };
-                    self.message = Some(format!("rewound to turn {turn}: {what}{undo}"));
+                    self.message = Some(format!("rewound to before turn {turn}: {what}{undo}"));
                     if matches!(scope, RewindScope::Conversation | RewindScope::Both) {
                         self.input.set(&result.prompt);
                     }
                 } else {
                     self.message = Some(format!(
-                        "rewind to turn {turn} failed: {}",
+                        "rewind to before turn {turn} failed: {}",
                         escape::line(result.error.as_deref().unwrap_or("nothing was written"))
                     ));
                 }
@@ -107,11 +107,16 @@ impl App {
     pub fn set_head_names(&mut self, heads: &[HeadEntry]) {
         self.head_names = heads
             .iter()
-            .filter_map(|h| Some((h.id.to_string(), h.name.clone()?)))
+            .filter_map(|h| {
+                // `main` needs no second name; the others are called what the controller says.
+                let titled = !h.title.is_empty() && h.kind != retrace_protocol::HeadKind::Main;
+                let title = h.name.clone().or_else(|| titled.then(|| h.title.clone()))?;
+                Some((h.id.to_string(), title))
+            })
             .collect();
     }
 
-    /// The selected head's name, if it has one.
+    /// The selected head's name (or the controller's title for it), if known.
     pub fn head_name(&self) -> Option<&str> {
         self.head_names.get(&self.status.head).map(String::as_str)
     }
@@ -143,7 +148,14 @@ impl App {
     pub fn on_head_ref(&mut self, r: &HeadRef) {
         self.status.head = r.head_id.to_string();
         self.status.session = r.session_id.to_string();
-        self.message = Some(format!("on head {}", escape::line(r.head_id.as_str())));
+        if !r.title.is_empty() {
+            self.head_names.insert(r.head_id.to_string(), r.title.clone());
+        }
+        let head = self.head_names.get(r.head_id.as_str()).cloned();
+        self.message = Some(match head {
+            Some(title) => format!("on head {}", escape::first_line(&title, 56)),
+            None => format!("on head {}", escape::line(r.head_id.as_str())),
+        });
     }
 
     /// A request failed: say so, and drop what waited for it.

@@ -51,7 +51,7 @@ fn line(v: &HistoryVersion) -> String {
         (VersionOrigin::TurnStart, Some(t)) => format!("turn {t} start"),
         (VersionOrigin::TurnEnd, Some(t)) => format!("turn {t} end"),
         (VersionOrigin::BeforeRestore, _) => "before a restore".to_string(),
-        (VersionOrigin::Restore, Some(t)) => format!("restored to turn {t}"),
+        (VersionOrigin::Restore, Some(t)) => format!("restored to before turn {t}"),
         (VersionOrigin::Restore, None) => "restored".to_string(),
         (VersionOrigin::Revert, _) => "reverted".to_string(),
         (VersionOrigin::Undo, _) => "undo".to_string(),

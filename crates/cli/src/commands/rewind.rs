@@ -11,12 +11,12 @@ use crate::common::{load_config, say_new_session, service_options, with_service}
 use crate::failure::CmdResult;
 use crate::plan_text::{print_plan, print_result, refused, Hints};
 
-/// Rewind code, conversation or both to a turn (prepare, then commit in place).
+/// Rewind code, conversation or both to just before a turn (prepare, then commit in place).
 #[derive(Debug, clap::Args)]
 pub struct RewindArgs {
     #[command(flatten)]
     pub session: SessionArgs,
-    /// The turn to rewind to.
+    /// The turn to rewind to just before (its changes and everything after it are taken back).
     #[arg(long)]
     pub turn: u64,
     /// What to restore.

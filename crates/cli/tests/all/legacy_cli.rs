@@ -262,7 +262,7 @@ fn a_recorded_msg_index_decides_where_the_turn_starts_and_what_a_rewind_keeps() 
     let sessions = env.json(&["sessions"]);
     assert_eq!(sessions[0]["turns"], 3, "{sessions}");
 
-    // A conversation rewind to turn 1 keeps exactly the 4 messages before "edit the readme".
+    // A conversation rewind to before turn 1 keeps exactly the 4 messages before "edit the readme".
     let r = env.json(&[
         "rewind",
         "--session",

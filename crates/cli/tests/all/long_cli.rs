@@ -136,7 +136,7 @@ fn compact_makes_a_selected_summary_head_and_keeps_the_original() {
         .collect();
     assert_eq!(users, ["SUMMARY OF THE FIRST TURN", "second"]);
 
-    // A code rewind to turn 0, folded by the compaction, restores the files of then.
+    // A code rewind to before turn 0, folded by the compaction, restores the files of then.
     let r = env.json(&[
         "rewind",
         "--session",

@@ -17,7 +17,7 @@ fn assert_protected(env: &Env, id: &str, turn: &str, path: &str, keep: &[u8]) {
     let plan = env.json(&dry);
     assert!(
         conflicted(&plan).contains(&path.to_string()),
-        "the dry run of a rewind to turn {turn} shows no conflict for {path}: {plan}"
+        "the dry run of a rewind to before turn {turn} shows no conflict for {path}: {plan}"
     );
     let plan = env.json_code(&rewind, 3);
     assert!(conflicted(&plan).contains(&path.to_string()), "{plan}");
@@ -154,7 +154,7 @@ fn a_file_already_in_its_target_state_is_retraces_for_the_next_rewind() {
     let r = env.json(&["rewind", "--session", &id, "--turn", "0", "--scope", "code"]);
     assert_eq!(r["files_deleted"], json!(["b.txt"]));
     assert_eq!(conflicted(&r), Vec::<String>::new());
-    // A rewind to turn 1 writes a.txt back (its state then) without a conflict.
+    // A rewind to before turn 1 writes a.txt back (its state then) without a conflict.
     let r = env.json(&["rewind", "--session", &id, "--turn", "1", "--scope", "code"]);
     assert_eq!(conflicted(&r), Vec::<String>::new());
     assert_eq!(r["files_written"], json!(["a.txt"]));

@@ -84,9 +84,9 @@ fn exec_continue_and_session_keep_the_sessions_model_unless_one_is_given() {
     assert_eq!(answer(&again), "scripted answer");
     // `--model` changes it, and the session keeps the new one.
     let demo = exec(tmp.path(), &["--session", &id, "--model", "demo", "three"]);
-    assert!(answer(&demo).contains("Demo turn"), "{}", answer(&demo));
+    assert!(answer(&demo).contains("Demo answer"), "{}", answer(&demo));
     let kept = exec(tmp.path(), &["--session", &id, "four"]);
-    assert!(answer(&kept).contains("Demo turn"), "{}", answer(&kept));
+    assert!(answer(&kept).contains("Demo answer"), "{}", answer(&kept));
     // One line per change, each the model as `--model` takes it, with its time.
     let lines = model_lines(tmp.path(), &id);
     let specs: Vec<&str> = lines.iter().map(|l| l["spec"].as_str().unwrap()).collect();
@@ -130,7 +130,7 @@ fn a_resumed_sessions_model_that_cannot_be_used_is_named() {
         tmp.path(),
         &["--workspace", ws_arg, "-c", "--model", "demo", "three"],
     );
-    assert!(answer(&demo).contains("Demo turn"));
+    assert!(answer(&demo).contains("Demo answer"));
 }
 
 const TOKEN: &str = "resume-model-token-0123456789";

@@ -397,7 +397,7 @@ fn rewind_and_undo_in_a_real_terminal() {
     t.keys(&["3"]);
     t.wait("the preview", |s| s.contains("Restore code to before turn 0"));
     t.keys(&["Enter"]);
-    t.wait("the rewind", |s| s.contains("rewound to turn 0"));
+    t.wait("the rewind", |s| s.contains("rewound to before turn 0"));
     assert_eq!(files(&ws), ["keep.txt"]);
 
     t.text("/undo");
@@ -440,13 +440,14 @@ fn rewind_and_undo_in_a_real_terminal() {
     assert!(t.screen().contains("› second"), "{}", t.screen());
     t.keys(&["Enter"]);
     t.wait("the conversation rewind and the new head", |s| {
-        s.contains("rewound to turn 1: the conversation only") && !s.contains("wrote two")
+        s.contains("rewound to before turn 1: the conversation only") && !s.contains("wrote two")
     });
     assert_eq!(files(&ws), ["keep.txt", "one.txt", "two.txt"]);
     // The prompt is back in the input: Esc clears it, so Ctrl-D below finds it empty.
     assert!(t.screen().contains("second"), "{}", t.screen());
     t.keys(&["Escape"]);
-    t.wait("the input cleared", |s| !s.contains("second"));
+    // (The status line names the new head after that prompt: "rewind before “second”".)
+    t.wait("the input cleared", |s| !s.contains("│second"));
 
     // Ctrl-D on the empty input quits; the terminal is the shell's again.
     t.keys(&["C-d"]);
@@ -488,11 +489,15 @@ fn diff_history_and_a_version_restored_in_a_real_terminal() {
     let notes = || std::fs::read_to_string(ws.join("demo/notes.md")).unwrap();
     t.text("first");
     t.keys(&["Enter"]);
-    t.wait("turn 0", |s| s.contains("Demo turn 1") && !s.contains("working…"));
+    t.wait("turn 0", |s| {
+        s.contains("Demo answer 1") && !s.contains("working…")
+    });
     let first = notes();
     t.text("second");
     t.keys(&["Enter"]);
-    t.wait("turn 1", |s| s.contains("Demo turn 2") && !s.contains("working…"));
+    t.wait("turn 1", |s| {
+        s.contains("Demo answer 2") && !s.contains("working…")
+    });
     let second = notes();
     assert_ne!(first, second);
 
@@ -593,7 +598,7 @@ fn without_a_key_the_first_screen_says_what_to_do() {
     t.text("hello");
     t.keys(&["Enter"]);
     t.wait("the demo's answer", |s| {
-        s.contains("Demo turn 1") && !s.contains("working…")
+        s.contains("Demo answer 1") && !s.contains("working…")
     });
     assert!(ws.join("demo/notes.md").exists());
     t.keys(&["C-d"]);
@@ -684,7 +689,8 @@ fn sessions_switch_in_place_and_the_ui_says_how_to_resume() {
     t.text("/sessions");
     t.keys(&["Enter"]);
     t.wait("the sessions", |s| {
-        s.contains("Sessions of this workspace") && s.contains(&earlier)
+        // Rows end with the id's last 12 characters (ids made the same day share their start).
+        s.contains("Sessions of this workspace") && s.contains(&earlier[earlier.len() - 12..])
     });
     // The cursor starts on this (newest) session; the earlier one is below it.
     t.keys(&["Down", "Enter"]);
@@ -845,7 +851,7 @@ fn continue_keeps_the_sessions_model() {
     });
     t.text("review them");
     t.keys(&["Enter"]);
-    t.wait("the demo's answer", |s| s.contains("Demo turn 2"));
+    t.wait("the demo's answer", |s| s.contains("Demo answer 2"));
 }
 
 /// Found by attack: a `model` line written into the log named any URL, and the terminal UI
@@ -958,9 +964,11 @@ fn switching_sessions_sends_no_key_to_a_recorded_base_url() {
     t.wait("the session", |s| s.contains("the newer session"));
     t.text("/sessions");
     t.keys(&["Enter"]);
-    // The whole id: its first 8 characters are often the newer session's too (a UUIDv7 begins
-    // with the time), which the status line shows before the list is there.
-    t.wait("the session list", |s| s.contains(older.as_str()));
+    // The list shows each session's first prompt and the end of its id (a UUIDv7 begins with
+    // the time, so ids made the same day share their start).
+    t.wait("the session list", |s| {
+        s.contains("“the older session”") && s.contains(&older[older.len() - 12..])
+    });
     t.keys(&["Down"]);
     t.keys(&["Enter"]);
     t.wait("the older session", |s| s.contains("the older session"));

@@ -4,7 +4,7 @@
 //! asked), then the model, then [`Core::finish_summary`].
 
 use retrace_model::SUMMARY_PROMPT;
-use retrace_protocol::{ChatMessage, Event, HeadRef, SummarizeDirection};
+use retrace_protocol::{ChatMessage, Event, HeadId, HeadRef, SessionId, SummarizeDirection};
 use retrace_session::{ForkSpec, HeadKind, SessionError, SummaryMode, SummarySpec};
 
 use super::Core;
@@ -32,9 +32,20 @@ fn not_on_head(e: SessionError) -> ControlError {
 
 impl Core {
     fn head_ref(&self) -> HeadRef {
+        self.titled(self.session.selected().clone(), self.session.id().clone())
+    }
+
+    /// `head` of `session_id` with what frontends call it.
+    fn titled(&self, head_id: HeadId, session_id: SessionId) -> HeadRef {
+        let title = crate::view::heads_of(&self.session)
+            .into_iter()
+            .find(|h| h.id == head_id)
+            .map(|h| h.title)
+            .unwrap_or_default();
         HeadRef {
-            head_id: self.session.selected().clone(),
-            session_id: self.session.id().clone(),
+            head_id,
+            session_id,
+            title,
         }
     }
 
@@ -67,10 +78,7 @@ impl Core {
                 head_id: made.head.clone(),
             });
         }
-        Ok(HeadRef {
-            head_id: made.head,
-            session_id: made.session_id,
-        })
+        Ok(self.titled(made.head, made.session_id))
     }
 
     /// Selects a head (id or name).
@@ -162,9 +170,6 @@ impl Core {
         self.bus.publish(Event::HeadChanged {
             head_id: made.head.clone(),
         });
-        Ok(HeadRef {
-            head_id: made.head,
-            session_id: made.session_id,
-        })
+        Ok(self.titled(made.head, made.session_id))
     }
 }

@@ -75,7 +75,7 @@ pub(super) fn gate(p: &PendingPlan, choice: CommitOptions) -> Result<()> {
         return Err(coded(
             ErrorCode::Refused,
             format!(
-                "a rewind of {} to turn {} is not available: {reason}",
+                "a rewind of {} to before turn {} is not available: {reason}",
                 match p.plan.scope {
                     RewindScope::Code => "the code",
                     RewindScope::Conversation => "the conversation",
@@ -134,7 +134,7 @@ impl Core {
                 let first = prompt.lines().next().unwrap_or_default();
                 let cut: String = first.chars().take(70).collect();
                 let ellipsis = if cut.len() < first.len() { "…" } else { "" };
-                format!("Rewind {scope} to turn {}: \"{cut}{ellipsis}\"", d.turn)
+                format!("Rewind {scope} to before turn {}: \"{cut}{ellipsis}\"", d.turn)
             }
         }
     }

@@ -189,6 +189,19 @@ pub(crate) fn items_of(
         if let Some(t) = m.turn {
             turn = Some(t);
         }
+        if m.kind == MessageKind::Summary {
+            // A summary that opens the path stands for what came before it (summarize up to a
+            // turn, a compaction); one after kept messages, for the turns that stood there.
+            items.push(Item {
+                id: m.id.as_str().to_string(),
+                turn: None,
+                body: ItemBody::Note(NoteItem {
+                    note: NoteKind::Compaction,
+                    text: wording::summary(&m.content, i == 0),
+                }),
+            });
+            continue;
+        }
         let results = answers(&path[i + 1..]);
         push_message(&mut items, m, turn, running, &results, (&by_turn, &diffs));
     }
@@ -229,14 +242,7 @@ fn push_message(
                 body: ItemBody::Note(NoteItem { note, text }),
             });
         }
-        (MessageKind::Summary, _) => items.push(Item {
-            id,
-            turn: None,
-            body: ItemBody::Note(NoteItem {
-                note: NoteKind::Compaction,
-                text: wording::summary(&m.content),
-            }),
-        }),
+        (MessageKind::Summary, _) => {}
         (MessageKind::Message, Role::User) => {
             items.push(Item {
                 id,

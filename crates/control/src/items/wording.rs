@@ -82,8 +82,13 @@ pub(crate) fn capped_change(mut c: FileChange) -> FileChange {
 }
 
 /// A summary head's first message, shown as a compaction note.
-pub(crate) fn summary(content: &str) -> String {
-    format!("Earlier conversation summarized:\n{content}")
+/// A summary as the transcript shows it: of the conversation before it when it opens the path
+/// (`opens`), else of the turns it replaced (summarize from a turn).
+pub(crate) fn summary(content: &str, opens: bool) -> String {
+    match opens {
+        true => format!("Earlier conversation summarized:\n{content}"),
+        false => format!("The turns from here on, summarized:\n{content}"),
+    }
 }
 
 #[cfg(test)]

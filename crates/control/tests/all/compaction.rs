@@ -291,14 +291,14 @@ fn compact_keeps_the_original_head_and_rewinds_cross_it() {
         ]
     );
 
-    // A code rewind to turn 1, a turn before the compaction: the files as they were then.
+    // A code rewind to before turn 1, a turn before the compaction: the files as they were then.
     let r = rewind(&w, &h, 1, RewindScope::Code).unwrap();
     assert!(r.ok, "{r:?}");
     assert_eq!(w.read("a.txt").unwrap(), b"A0\n");
     assert_eq!(w.read("b.txt"), None);
     assert_eq!(w.head(&h), made.head_id, "a code rewind leaves the conversation");
 
-    // A conversation rewind to turn 1 forks from the original head, before turn 1.
+    // A conversation rewind to before turn 1 forks from the original head, before turn 1.
     let r = rewind(&w, &h, 1, RewindScope::Conversation).unwrap();
     assert!(r.conversation_forked);
     let forked = w.heads(&h);

@@ -72,7 +72,7 @@ async fn every_endpoint_answers_with_its_protocol_type() {
         .await;
     assert_eq!(s, StatusCode::NOT_FOUND);
 
-    // Code rewind to turn 0 (a.txt did not exist), then its undo.
+    // Code rewind to before turn 0 (a.txt did not exist), then its undo.
     let (s, plan) = env
         .post(
             &format!("/api/sessions/{id}/rewind/prepare"),

@@ -121,11 +121,13 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, tree: &HeadTree, t: Theme) {
         .enumerate()
         .map(|(i, r)| {
             let h = &r.head;
-            let name = h
-                .name
-                .as_deref()
-                .map(|n| format!(" \"{}\"", escape::line(n)))
-                .unwrap_or_default();
+            // What the controller calls it (its name, or what it is and its turn's prompt);
+            // heads listed by an older controller have no title: their kind stands in.
+            let title = match (&h.name, h.title.is_empty()) {
+                (Some(name), _) => format!("\"{}\"", escape::first_line(name, 54)),
+                (None, true) => h.kind.as_str().to_string(),
+                (None, false) => escape::first_line(&h.title, 56),
+            };
             let mut marks = Vec::new();
             if h.selected {
                 marks.push("selected");
@@ -138,11 +140,13 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, tree: &HeadTree, t: Theme) {
             } else {
                 format!(" · {}", marks.join(", "))
             };
+            let id = match h.id.as_str() == title {
+                true => String::new(),
+                false => format!(" · {}", escape::line(h.id.as_str())),
+            };
             let text = format!(
-                "{}{}{name} ({}) · {}, {}{marks}",
+                "{}{title} · {}, {}{id}{marks}",
                 r.prefix,
-                escape::line(h.id.as_str()),
-                h.kind.as_str(),
                 count(h.turns, "turn"),
                 count(h.message_count, "message"),
             );
@@ -214,6 +218,7 @@ mod tests {
             message_count: 1,
             turns: 1,
             last_activity: None,
+            title: String::new(),
         }
     }
 

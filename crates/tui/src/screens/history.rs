@@ -140,14 +140,14 @@ impl App {
     }
 }
 
-/// What a version is: `turn 3 start`, `restored to turn 2`, `undo`, `now`…
+/// What a version is: `turn 3 start`, `restored to before turn 2`, `undo`, `now`…
 pub fn origin(v: &HistoryVersion) -> String {
     match (v.origin, v.turn) {
         (VersionOrigin::TurnStart, Some(t)) => format!("turn {t} start"),
         (VersionOrigin::TurnEnd, Some(t)) => format!("turn {t} end"),
         (VersionOrigin::TurnStart | VersionOrigin::TurnEnd, None) => "a turn".to_string(),
         (VersionOrigin::BeforeRestore, _) => "before a restore".to_string(),
-        (VersionOrigin::Restore, Some(t)) => format!("restored to turn {t}"),
+        (VersionOrigin::Restore, Some(t)) => format!("restored to before turn {t}"),
         (VersionOrigin::Restore, None) => "restored".to_string(),
         (VersionOrigin::Revert, _) => "reverted".to_string(),
         (VersionOrigin::Undo, _) => "undo".to_string(),
@@ -156,15 +156,15 @@ pub fn origin(v: &HistoryVersion) -> String {
     }
 }
 
-/// One version's row: `v3    turn 1 end           2026-05-01 10:41:07  0123456789ab 1.5 KiB`.
+/// One version's row: `v3    turn 1 end                12-01 10:41:07  0123456789ab 1.5 KiB`.
 fn version_line(v: &HistoryVersion) -> String {
-    // `2026-12-06T19:40:45.66Z` → `2026-12-06 19:40:45` (times are UTC).
+    // `2026-12-06T19:40:45.66Z` → `12-06 19:40:45` (times are UTC).
     let time = v
         .time
         .as_deref()
-        .map(|t| match t.get(..19) {
+        .map(|t| match t.get(5..19) {
             Some(s) if t.as_bytes().get(10) == Some(&b'T') => escape::line(&s.replacen('T', " ", 1)),
-            _ => escape::first_line(t, 19),
+            _ => escape::first_line(t, 14),
         })
         .unwrap_or_default();
     let state = match (v.existed, &v.sha256) {
@@ -176,7 +176,7 @@ fn version_line(v: &HistoryVersion) -> String {
         }
         (true, None) => "present (hash not recorded)".to_string(),
     };
-    format!("v{:<4} {:<20} {time:<19}  {state}", v.version, origin(v))
+    format!("v{:<4} {:<25} {time:<14}  {state}", v.version, origin(v))
 }
 
 /// The versions' lines, wrapped at `width` (a version that cannot be restored says why under

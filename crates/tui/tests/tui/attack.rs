@@ -109,7 +109,9 @@ fn an_answer_is_not_taken_for_another_request() {
         "the commit's result was reported as an undo: {:?}",
         app.message()
     );
-    assert!(app.message().is_some_and(|m| m.starts_with("rewound to turn 0")));
+    assert!(app
+        .message()
+        .is_some_and(|m| m.starts_with("rewound to before turn 0")));
     // Now /undo goes (the refilled prompt cleared first).
     app.on_key(key(KeyCode::Esc), clock.at(850));
     type_text(&mut app, "/undo", clock.at(900));

@@ -23,6 +23,7 @@ fn head(id: &str, kind: HeadKind, parent: Option<&str>, selected: bool) -> HeadE
         message_count: 6,
         turns: 2,
         last_activity: None,
+        title: String::new(),
     }
 }
 
@@ -252,6 +253,7 @@ fn the_status_line_names_a_named_head() {
     app.on_head_ref(&retrace_protocol::HeadRef {
         head_id: HeadId::new("h3"),
         session_id: SessionId::new(CURRENT),
+        title: String::new(),
     });
     assert_eq!(app.head_name(), Some("try-sqlite"));
     let screen = format!("{:?}", render(&app, 100, 12).buffer());

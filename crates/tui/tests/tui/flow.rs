@@ -72,7 +72,7 @@ fn esc_esc_enter_changes_nothing_then_code_and_conversation_rewinds() {
     app.on_result(&result(RewindScope::Code, &["src/lib.rs"], &["tests/parse.rs"]));
     assert_eq!(
         app.message(),
-        Some("rewound to turn 0: 1 written, 1 deleted — /undo to take it back")
+        Some("rewound to before turn 0: 1 written, 1 deleted — /undo to take it back")
     );
     assert_eq!(app.input().text(), "", "a code restore leaves the input alone");
 
@@ -163,7 +163,7 @@ fn esc_esc_enter_changes_nothing_then_code_and_conversation_rewinds() {
     assert_eq!(app.status().head, "h2");
     assert_eq!(
         app.message(),
-        Some("rewound to turn 0: the conversation only — /undo to take it back")
+        Some("rewound to before turn 0: the conversation only — /undo to take it back")
     );
 }
 
@@ -436,7 +436,7 @@ fn a_restore_says_what_it_skipped_and_when_nothing_changed() {
     app.on_result(&r);
     assert_eq!(
         app.message(),
-        Some("rewound to turn 0: no file changed — 2 skipped (kept as they are)")
+        Some("rewound to before turn 0: no file changed — 2 skipped (kept as they are)")
     );
 
     commit_code(&mut app, 100);
@@ -445,7 +445,7 @@ fn a_restore_says_what_it_skipped_and_when_nothing_changed() {
     app.on_result(&r);
     assert_eq!(
         app.message(),
-        Some("rewound to turn 0: 1 deleted, 1 skipped (kept as it is) — /undo to take it back")
+        Some("rewound to before turn 0: 1 deleted, 1 skipped (kept as it is) — /undo to take it back")
     );
 }
 
@@ -472,7 +472,7 @@ fn a_both_rewind_whose_files_were_refused_says_so() {
     app.on_result(&r);
     assert_eq!(
         app.message(),
-        Some("rewound the conversation to turn 0, but no file was restored: files changed since the preview: src/lib.rs — /undo to take it back")
+        Some("rewound the conversation to before turn 0, but no file was restored: files changed since the preview: src/lib.rs — /undo to take it back")
     );
     assert_eq!(app.input().text(), "write a tokenizer in src/lib.rs");
 }

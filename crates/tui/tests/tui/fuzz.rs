@@ -220,6 +220,7 @@ fn head_entry(id: &str, parent: Option<&str>) -> HeadEntry {
         message_count: 1,
         turns: 1,
         last_activity: None,
+        title: String::new(),
     }
 }
 

@@ -99,6 +99,7 @@ fn compacted() -> App {
     let r = HeadRef {
         head_id: HeadId::new("h4"),
         session_id: SessionId::new(SESSION),
+        title: String::new(),
     };
     app.on_compact_done(&r);
     // The snapshot, taken after the last event.
@@ -138,6 +139,7 @@ fn the_compaction_line_stays_when_the_answer_comes_first() {
     app.on_compact_done(&HeadRef {
         head_id: HeadId::new("h4"),
         session_id: SessionId::new(SESSION),
+        title: String::new(),
     });
     assert!(app.status().compacting, "its events have not come yet");
     app.feed(Event::HeadChanged {

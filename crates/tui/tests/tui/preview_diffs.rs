@@ -9,7 +9,7 @@ use retrace_tui::{App, Effect, Mode, Screen};
 
 use crate::fixtures::*;
 
-/// The app previewing `p` (a code rewind to turn 0).
+/// The app previewing `p` (a code rewind to before turn 0).
 fn previewing(p: RewindPlan) -> App {
     let clock = Clock::new();
     let mut app = app_with_turns();

@@ -214,6 +214,7 @@ fn heads() {
         message_count: 6,
         turns: 2,
         last_activity: None,
+        title: String::new(),
     };
     app.on_heads(vec![
         head("main", HeadKind::Main, None, false),

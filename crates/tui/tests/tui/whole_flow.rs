@@ -151,7 +151,7 @@ fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
         until(&mut ui, "the code rewind", |u| {
             u.app()
                 .message()
-                .is_some_and(|m| m.starts_with("rewound to turn 0"))
+                .is_some_and(|m| m.starts_with("rewound to before turn 0"))
         })
         .await;
         assert_eq!(files(&ws), ["keep.txt"]);
@@ -194,7 +194,7 @@ fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
         until(&mut ui, "the conversation rewind", |u| {
             u.app()
                 .message()
-                .is_some_and(|m| m.starts_with("rewound to turn 0"))
+                .is_some_and(|m| m.starts_with("rewound to before turn 0"))
         })
         .await;
         assert_eq!(ui.app().input().text(), "first");
@@ -238,8 +238,9 @@ fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
         until(&mut ui, "the fork picker", |u| u.app().screen() == Screen::Picker).await;
         ui.key(key(KeyCode::Up), clock.at(9_100));
         ui.key(key(KeyCode::Enter), clock.at(9_200));
+        // The answer names the head at once; its conversation comes with the snapshot after it.
         until(&mut ui, "the named fork", |u| {
-            u.app().head_name() == Some("just one")
+            u.app().head_name() == Some("just one") && !idle_after(u, "wrote two")
         })
         .await;
         assert!(idle_after(&ui, "wrote one") && !idle_after(&ui, "wrote two"));
