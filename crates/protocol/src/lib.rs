@@ -46,7 +46,7 @@ pub use request::{
     ApprovalAnswer, ApprovalDecision, CancelAnswer, CommitRevert, CommitRewind, CompactRequest,
     CreateSession, ForkRequest, ModelChoices, PlanModeRequest, PrepareRevert, PrepareRewind, RedoRequest,
     RetireRequest, SendPrompt, SessionCreated, SetModelRequest, SummarizeDirection, SummarizeRequest,
-    SwitchRequest, TurnAccepted, TurnOutcome, UndoRequest,
+    SwitchRequest, TurnAccepted, TurnOutcome, UndoRequest, WorkspaceInfo,
 };
 pub use restore::{
     CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanDiff, PlanFile,

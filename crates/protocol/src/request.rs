@@ -233,6 +233,16 @@ pub struct ModelChoices {
     pub models: Vec<String>,
 }
 
+/// The workspace new sessions get (`GET /api/workspace`): what a page shows before any session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkspaceInfo {
+    /// Its root.
+    pub workspace: String,
+    /// The git branch (or short detached commit) of the repository it is in, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+}
+
 /// The session a `POST /api/sessions` made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionCreated {

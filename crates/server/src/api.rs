@@ -59,6 +59,7 @@ pub fn routes(registry: Arc<Registry>) -> Router {
         .route("/revert/commit", post(commit_revert));
     Router::new()
         .route("/api/models", get(crate::models::list_models))
+        .route("/api/workspace", get(crate::models::workspace))
         .route("/api/sessions", get(list).post(create))
         .route("/api/sessions/{id}", get(status))
         .nest("/api/sessions/{id}", session)

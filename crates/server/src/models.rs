@@ -1,5 +1,5 @@
 //! What the page shows around a session besides its items: the models one can choose
-//! (`GET /api/models`), a session's model switched (`POST …/{id}/model`), and a session's status
+//! (`GET /api/models`), the workspace of new sessions (`GET /api/workspace`), a session's model switched (`POST …/{id}/model`), and a session's status
 //! with the git branch of its workspace (`branch`, read from its `.git`, no `git` binary).
 
 use std::path::Path;
@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use axum::Json;
-use retrace_protocol::{Error, ErrorCode, ModelChoices, SessionSnapshot, SessionStatus, SetModelRequest};
+use retrace_protocol::{
+    Error, ErrorCode, ModelChoices, SessionSnapshot, SessionStatus, SetModelRequest, WorkspaceInfo,
+};
 use serde::Serialize;
 
 use crate::body::StrictJson;
@@ -66,6 +68,15 @@ pub(crate) fn choices(default: Option<String>) -> ModelChoices {
 
 pub(crate) async fn list_models(State(r): State<Arc<Registry>>) -> Json<ModelChoices> {
     Json(choices(r.default_model().map(|m| m.to_string())))
+}
+
+/// The server's workspace (that of new sessions) and its branch.
+pub(crate) async fn workspace(State(r): State<Arc<Registry>>) -> Json<WorkspaceInfo> {
+    let ws = r.workspace();
+    Json(WorkspaceInfo {
+        workspace: ws.display().to_string(),
+        branch: retrace_control::git_branch(ws),
+    })
 }
 
 /// Switches session `id` to the model asked for (resolved as `--model` is, set up now: one that

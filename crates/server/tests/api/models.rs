@@ -52,6 +52,8 @@ async fn the_models_are_offered_and_a_session_switches_to_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_status_and_the_snapshot_say_the_workspaces_branch() {
     let env = Env::new(vec![]);
+    let (_, w) = env.get("/api/workspace").await;
+    assert_eq!(w, json!({"workspace": env.ws.display().to_string()}), "{w}");
     let id = env.create().await;
     let (_, st) = env.get(&format!("/api/sessions/{id}")).await;
     assert!(st.get("branch").is_none(), "no repository: no branch: {st}");
@@ -60,6 +62,8 @@ async fn the_status_and_the_snapshot_say_the_workspaces_branch() {
     std::fs::write(env.ws.join(".git/HEAD"), "ref: refs/heads/feature\n").unwrap();
     let (_, st) = env.get(&format!("/api/sessions/{id}")).await;
     assert_eq!(st["branch"], "feature", "{st}");
+    let (_, w) = env.get("/api/workspace").await;
+    assert_eq!(w["branch"], "feature", "{w}");
     let (_, snap) = env.get(&format!("/api/sessions/{id}?include=items")).await;
     assert_eq!(snap["status"]["branch"], "feature", "{snap}");
     let (_, st) = env
