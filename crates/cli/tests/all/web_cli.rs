@@ -412,3 +412,39 @@ fn the_web_ui_shows_turn_results_and_restores_a_file_version_in_a_real_browser()
     assert_eq!(code, Some(0), "serve did not stop cleanly");
     assert!(shots_dir().join("history-history-after.png").exists());
 }
+
+#[test]
+fn the_web_ui_reads_like_a_days_work_at_desktop_and_phone_sizes_in_a_real_browser() {
+    if !can_run("browser", "CHROMIUM", "/usr/bin/chromium", "playwright-core") {
+        return;
+    }
+    // An answer in markdown holding HTML and javascript: links (rendered, and inert), a shell
+    // command that exits 1; each session of the run (one per viewport) replays it from the start.
+    let answer = "## Done\n\nI **created** `calc/ops.py` with *one* function:\n\n- add\n\
+        - [the docs](https://example.com/docs)\n\n> a quote\n\n```python\ndef add(a, b):\n    return a + b\n```\n\n\
+        | op | fn |\n|---|---|\n| + | add |\n\n<img src=x onerror=\"window.__pwned=1\">\n\n\
+        <script>window.__pwned=2</script>\n\n[click me](javascript:window.__pwned=3) and \
+        <a href=\"javascript:window.__pwned=4\">raw link</a>\n";
+    let serve = Serve::start(json!([
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "calc/ops.py", "content": "def add(a, b):\n    return a + b\n"}}]},
+        {"content": answer},
+        {"tool_calls": [
+            {"name": "edit_file", "arguments": {"path": "calc/ops.py", "old_string": "    return a + b\n", "new_string": "    return a + b\n# tested\n"}},
+            {"name": "bash", "arguments": {"command": "echo testing; exit 1"}}
+        ]},
+        {"content": "edited and tested"}
+    ]));
+    // the workspace is on a git branch (read from .git/HEAD: no git needed)
+    std::fs::create_dir(serve.ws.join(".git")).unwrap();
+    std::fs::write(serve.ws.join(".git/HEAD"), "ref: refs/heads/trial\n").unwrap();
+    clear_shots(|n| n.starts_with("ux-"));
+    let (status, code) = serve.run("ux.mjs");
+    let status = status.expect("the ux flow timed out");
+    assert!(
+        status.success(),
+        "the ux flow failed ({status}); screenshots in {}",
+        shots_dir().display()
+    );
+    assert_eq!(code, Some(0), "serve did not stop cleanly");
+    assert!(shots_dir().join("ux-phone-versions.png").exists());
+}
