@@ -17,7 +17,7 @@ export async function loadSessions(selected) {
     }),
   );
   if (list.length === 0 && !selected) {
-    const o = el("option", null, "No session yet");
+    const o = el("option", null, "no sessions yet");
     o.value = "";
     ui.select.append(o);
   }

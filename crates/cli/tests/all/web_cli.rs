@@ -1,7 +1,7 @@
 //! The web UI (SPEC §9.2) end to end: the real `retrace serve` and a real browser.
 //!
 //! - Debian's chromium driven by `playwright-core` (`crates/web/tests/browser/flow.mjs`): two turns
-//!   through the composer, hover rewind with its preview, the files on disk, undo, one rewind by
+//!   through the composer, a prompt's rewind menu with its preview, the files on disk, undo, one rewind by
 //!   keyboard alone with the focus checked after every dialog, restore conversation, versions and a
 //!   head switch, a damaged head list (faked in the answer) shown once and marked, a shell
 //!   command's approval, fork and summarize, plan mode (a write refused unrun, the switch followed
@@ -30,8 +30,17 @@
 //!   from its name (on top of a restore's preview too), a version restored through the preview
 //!   (its diff, its confirmation), the file on disk, then undo and redo.
 //!
+//! - chromium again (`ux.mjs`), at 1280×800 and 390×844: the header's one row (the model as a
+//!   select, switched and back; the workspace and its git branch; sessions by first prompt and
+//!   relative time), the empty state, a model answer in markdown holding `<img onerror>`,
+//!   `<script>` and `javascript:` links (rendered, and nothing runs), tool rows in words with file
+//!   chips, one rewind menu per prompt (the entry's actions, the file-changing ones marked), fork
+//!   and summarize asking first with Confirm primary, a skipped restore's toast saying nothing
+//!   changed without moving the transcript, the Versions drawer; on the phone every button, link,
+//!   select and summary shown measures at least 44 px.
+//!
 //! Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/` (`NN-step.png` from chromium,
-//! `firefox.png`, `auto-compacted.png`, `rows-*.png`, `actions-*.png`, `history-*.png`). Each needs `node`, its browser (`/usr/bin/chromium` or
+//! `firefox.png`, `auto-compacted.png`, `rows-*.png`, `actions-*.png`, `history-*.png`, `ux-*.png`). Each needs `node`, its browser (`/usr/bin/chromium` or
 //! `CHROMIUM`, `/usr/bin/firefox-esr` or `FIREFOX`) and `npm ci` run in the scripts' folder; when
 //! one is missing the test says so and passes, unless `CI` is set, where it fails.
 
