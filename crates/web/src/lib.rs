@@ -76,7 +76,7 @@ pub const FILES: &[(&str, Asset)] = &[
     embed!("versions.js", JS),
     embed!("view.js", JS),
     embed!("words.js", JS),
-    // the vendored libraries markdown.js uses (assets/vendor/README.md: versions, origin, licences)
+    // the vendored libraries markdown.js uses (crates/web/assets/vendor/README.md: versions, origin, licences)
     embed!("vendor/marked.esm.js", JS),
     embed!("vendor/purify.es.js", JS),
 ];
