@@ -53,6 +53,9 @@ pub use items::{Applied, ItemList};
 pub use options::{EnvLookup, ServiceOptions};
 pub use paths::DataRoot;
 pub use recorded_model::{reopen_recorded_model, ReopenedModel};
+/// The git branch (or short detached commit) of the repository a workspace is in, read from its
+/// `.git` without running `git`: what the frontends show beside the workspace.
+pub use retrace_fsutil::git_branch;
 /// The known context window of a model (what `[model] context_window` overrides).
 pub use retrace_model::default_context_window;
 /// Kills the process group of every shell command running now: for a process about to exit at

@@ -8,12 +8,14 @@
 //! - [`nofollow`]: creating, listing and removing directories in a workspace without following a
 //!   symlink.
 //! - [`open`]: opening for reading without blocking (FIFOs), the type taken from what was opened.
+//! - [`git`]: the git branch a workspace is on, read from its `.git` (no `git` binary).
 //! - [`hash`]: streaming SHA-256 and copy-while-hashing, so no file is ever read whole into memory.
 //!
 //! What it trades away: directory fsync is issued per directory touched, not coalesced across calls;
 //! callers that write many files batch them with [`Fs::sync_file`] and one [`Fs::sync_dir`].
 
 pub mod durable;
+pub mod git;
 pub mod hash;
 pub mod names;
 pub mod nofollow;
@@ -22,6 +24,7 @@ pub mod pool;
 pub mod relpath;
 
 pub use durable::{FaultInjector, Fs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE};
+pub use git::git_branch;
 pub use hash::{copy_hashed, hash_reader, hex, is_sha256_hex, sha256_bytes, HashedCopy};
 pub use names::{sibling_name, tool_temp_name, tool_temp_owner, NAME_MAX};
 pub use nofollow::{

@@ -44,9 +44,9 @@ pub use item::{
 pub use message::{ChatMessage, Role, ToolCall};
 pub use request::{
     ApprovalAnswer, ApprovalDecision, CancelAnswer, CommitRevert, CommitRewind, CompactRequest,
-    CreateSession, ForkRequest, PlanModeRequest, PrepareRevert, PrepareRewind, RedoRequest, RetireRequest,
-    SendPrompt, SessionCreated, SummarizeDirection, SummarizeRequest, SwitchRequest, TurnAccepted,
-    TurnOutcome, UndoRequest,
+    CreateSession, ForkRequest, ModelChoices, PlanModeRequest, PrepareRevert, PrepareRewind, RedoRequest,
+    RetireRequest, SendPrompt, SessionCreated, SetModelRequest, SummarizeDirection, SummarizeRequest,
+    SwitchRequest, TurnAccepted, TurnOutcome, UndoRequest, WorkspaceInfo,
 };
 pub use restore::{
     CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanDiff, PlanFile,

@@ -217,6 +217,32 @@ pub struct CreateSession {
     pub model: Option<String>,
 }
 
+/// Another model for a session's next turns (`POST /api/sessions/{id}/model`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetModelRequest {
+    /// The model, as `--model` takes it (`deepseek:NAME`, `openai:NAME`, `script:FILE`, `demo`).
+    pub model: String,
+}
+
+/// The models a frontend offers to choose from (`GET /api/models`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelChoices {
+    /// The model new sessions get, if one is set up (`serve --model`, else the configured one).
+    pub default: Option<String>,
+    /// The models to offer, each as `--model` takes it: the default first, `demo` last.
+    pub models: Vec<String>,
+}
+
+/// The workspace new sessions get (`GET /api/workspace`): what a page shows before any session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkspaceInfo {
+    /// Its root.
+    pub workspace: String,
+    /// The git branch (or short detached commit) of the repository it is in, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+}
+
 /// The session a `POST /api/sessions` made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionCreated {

@@ -16,13 +16,14 @@ use retrace_protocol::{
     ApprovalAnswer, CancelAnswer, CheckpointListing, CommitRevert, CommitRewind, CompactRequest,
     CreateSession, ErrorCode, FileHistory, ForkRequest, HeadEntry, HeadRef, PlanFileDiff, PlanModeRequest,
     PrepareRevert, PrepareRewind, RedoRequest, RetireRequest, RewindPlan, RewindResult, SendPrompt,
-    SessionCreated, SessionEntry, SessionStatus, SummarizeDirection, SummarizeRequest, SwitchRequest,
-    TranscriptEntry, TurnResults, UndoRequest,
+    SessionCreated, SessionEntry, SummarizeDirection, SummarizeRequest, SwitchRequest, TranscriptEntry,
+    TurnResults, UndoRequest,
 };
 
 use crate::body::{Empty, StrictJson};
 use crate::error::ApiError;
 use crate::events::events;
+use crate::models::{snapshot_with_branch, with_branch, StatusAnswer};
 use crate::params::Param;
 use crate::registry::Registry;
 
@@ -51,11 +52,14 @@ pub fn routes(registry: Arc<Registry>) -> Router {
         .route("/summarize", post(summarize))
         .route("/compact", post(compact))
         .route("/plan", post(plan_mode))
+        .route("/model", post(crate::models::set_model))
         .route("/switch", post(switch))
         .route("/retire", post(retire))
         .route("/revert/prepare", post(prepare_revert))
         .route("/revert/commit", post(commit_revert));
     Router::new()
+        .route("/api/models", get(crate::models::list_models))
+        .route("/api/workspace", get(crate::models::workspace))
         .route("/api/sessions", get(list).post(create))
         .route("/api/sessions/{id}", get(status))
         .nest("/api/sessions/{id}", session)
@@ -112,14 +116,14 @@ async fn create(State(r): Reg, StrictJson(req): StrictJson<CreateSession>) -> Re
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
-/// The session's status; with `?include=items`, its snapshot (status, items, heads, pending
-/// approvals, `last_event_seq`), taken at one instant.
+/// The session's status (with its workspace's `branch`); with `?include=items`, its snapshot
+/// (status, items, heads, pending approvals, `last_event_seq`), taken at one instant.
 async fn status(State(r): Reg, Param(id): Param<String>, q: Params) -> Result<Response, ApiError> {
     let include = params(q, &["include"])?.remove("include").unwrap_or_default();
     let handle = r.get(&id).await?;
     match include.as_str() {
-        "" => Ok(Json::<SessionStatus>(handle.status().await?).into_response()),
-        "items" => Ok(Json(handle.snapshot().await?).into_response()),
+        "" => Ok(Json(with_branch(handle.status().await?)).into_response()),
+        "items" => Ok(Json(snapshot_with_branch(handle.snapshot().await?)?).into_response()),
         other => Err(ApiError::usage(format!(
             "`include={other}` is not known; the only value is `items` (the session's snapshot)"
         ))),
@@ -272,10 +276,10 @@ async fn plan_mode(
     State(r): Reg,
     Param(id): Param<String>,
     StrictJson(req): StrictJson<PlanModeRequest>,
-) -> Answer<SessionStatus> {
+) -> Answer<StatusAnswer> {
     let h = r.get(&id).await?;
     h.set_plan_mode(req.on).await?;
-    Ok(Json(h.status().await?))
+    Ok(Json(with_branch(h.status().await?)))
 }
 
 async fn switch(

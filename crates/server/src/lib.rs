@@ -28,6 +28,7 @@ mod body;
 mod error;
 mod events;
 mod listen;
+mod models;
 mod params;
 mod registry;
 mod security;

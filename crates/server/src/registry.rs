@@ -60,6 +60,16 @@ impl Registry {
         &self.workspace
     }
 
+    /// The model new sessions get (`serve --model`, else the configured one), if any.
+    pub fn default_model(&self) -> Option<&ModelSpec> {
+        self.model.as_ref()
+    }
+
+    /// A `model` string of a request as a model (endpoints and key variables from the config).
+    pub fn resolve(&self, model: &str) -> Result<ModelSpec, Error> {
+        (self.resolve)(model)
+    }
+
     /// Session `id`: the handle kept, or the session opened now.
     pub async fn get(&self, id: &str) -> Result<SessionHandle, Error> {
         let mut open = self.open.lock().await;

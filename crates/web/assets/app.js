@@ -1,5 +1,5 @@
-// Retrace web UI (SPEC §9.2): a session's transcript with live updates, hover rewind, each turn's
-// results, each file's history, versions.
+// Retrace web UI (SPEC §9.2): a session's transcript with live updates, a rewind menu on each
+// prompt, each turn's results, each file's history, versions; the model, workspace and branch.
 // The page's entry module: it wires the modules together, installs the listeners on the page's
 // fixed controls and opens a session. Each module is one idea (CONTRIBUTING.md, "A web UI view or
 // action"), and imports point one way.
@@ -8,26 +8,30 @@ import { installComposer } from "./composer.js";
 import { setCompactButton } from "./controls.js";
 import { installDialog } from "./dialog.js";
 import { installHistory, openHistory } from "./filehistory.js";
+import { installHeader, loadHeader, setStartWith } from "./header.js";
 import { setFileHistory } from "./filelink.js";
 import { setTurnActions } from "./messages.js";
 import { HEAD_ACTIONS, runTurnAction } from "./rewind.js";
-import { loadSessions, openSession } from "./sessions.js";
+import { loadSessions } from "./picker.js";
+import { newSession, openSession } from "./sessions.js";
+import { transcriptEmpty } from "./transcript.js";
 import { ui } from "./ui.js";
-import { el } from "./util.js";
 import { installVersions, setHeadActions } from "./versions.js";
 
 async function start() {
   setCompactButton();
   const wanted = new URL(location.href).searchParams.get("session");
-  const list = await loadSessions(wanted);
+  const [list] = await Promise.all([loadSessions(wanted), loadHeader()]);
   const id = wanted ?? list[0]?.id;
   if (id) await openSession(id);
-  else ui.rows.replaceChildren(el("p", "empty", "No session yet: type a prompt below, or press New session."));
+  else ui.rows.replaceChildren(transcriptEmpty("No session yet: type a prompt below to start one."));
 }
 
 setTurnActions(runTurnAction);
 setHeadActions(HEAD_ACTIONS);
 setFileHistory((path, opener) => attempt(() => openHistory(path, opener)));
+setStartWith((model) => newSession(false, model));
+installHeader();
 installDialog();
 installHistory();
 installComposer();

@@ -1,4 +1,5 @@
-// The banner above the transcript: what an action did, or why it failed.
+// The banner: a toast above the composer saying what an action did, or why it failed. It moves
+// nothing in the transcript; while it shows, the transcript can scroll its last row above it.
 import { ApiError } from "./api.js";
 import { ui } from "./ui.js";
 import { el, button, hasFocus, focusFirst } from "./util.js";
@@ -10,13 +11,20 @@ export function banner(kind, ...kids) {
   ui.banner.className = `banner ${kind}`;
   ui.banner.replaceChildren(...kids);
   ui.banner.hidden = false;
+  room();
   if (had) focusFirst(ui.banner.querySelector("button"), ui.prompt);
+}
+
+/** Room under the transcript's last row for the toast (nothing shown moves). */
+function room() {
+  ui.transcript.style.paddingBottom = ui.banner.hidden ? "" : `${ui.banner.offsetHeight + 16}px`;
 }
 
 export function hideBanner() {
   const had = hasFocus(ui.banner);
   ui.banner.hidden = true;
   ui.banner.replaceChildren();
+  room();
   if (had) ui.prompt.focus();
 }
 

@@ -61,6 +61,64 @@ export function numberedDiff(diff) {
   return pre;
 }
 
+/** What a tool call did to a file, as the headline of its row says it: done, and while running. */
+const VERBS = {
+  create: ["Created", "Creating"],
+  modify: ["Edited", "Editing"],
+  delete: ["Deleted", "Deleting"],
+  move: ["Moved", "Moving"],
+};
+
+/** A shell command's exit code: the item's, else the `[exit code N]` line its output ends with. */
+export function exitCode(item) {
+  if (item.exit_code != null) return item.exit_code;
+  const m = /\[exit code (-?\d+)\]\s*$/.exec(item.output ?? "");
+  return m ? Number(m[1]) : null;
+}
+
+/** A duration in milliseconds: "12 ms", "2.1 s". */
+function duration(ms) {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/**
+ * A tool call's row headline, as the terminal UI says it: "Edited calc/ops.py +3 −0", "Created …",
+ * "Deleted …", "Moved a → b" (each name a chip opening the file's history), "Ran `npm test` ·
+ * exit 1 · 2.1 s"; any other call by its title. The elements, in order.
+ */
+export function toolHeadline(item) {
+  const running = item.status === "running";
+  const changes = (item.changes ?? []).filter((c) => VERBS[c.action]);
+  if (changes.length > 0 && item.status !== "failed") {
+    const out = [];
+    changes.forEach((c, i) => {
+      if (i > 0) out.push(el("span", "sep", " · "));
+      out.push(el("span", "verb", VERBS[c.action][running ? 1 : 0]), " ");
+      if (c.action === "move" && c.from != null) out.push(chip(c.from), " → ");
+      out.push(chip(c.path));
+      const counts = c.binary ? "binary" : c.added || c.removed || c.action !== "delete" ? `+${c.added} −${c.removed}` : "";
+      if (counts) out.push(" ", el("span", "tool-count", counts));
+    });
+    return out;
+  }
+  if (item.tool === "bash" && item.target != null) {
+    const out = [el("span", "verb", running ? "Running" : "Ran"), " ", el("code", "command", item.target)];
+    const code = exitCode(item);
+    const facts = [];
+    if (code != null) facts.push(`exit ${code}`);
+    if (item.duration_ms != null) facts.push(duration(item.duration_ms));
+    if (facts.length) out.push(el("span", "tool-count", ` · ${facts.join(" · ")}`));
+    return out;
+  }
+  return [el("span", "title", item.title)];
+}
+
+function chip(path) {
+  const b = fileLink(path);
+  b.className += " chip";
+  return b;
+}
+
 /** The added and removed lines of all the changes: "+3 −1", or "" when there are none. */
 export function changesCount(changes) {
   if (!changes?.length) return "";

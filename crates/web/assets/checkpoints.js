@@ -5,7 +5,8 @@
 // server decides all of it; nothing here says what is possible.
 import { numberedDiff } from "./changes.js";
 import { fileLink } from "./filelink.js";
-import { el, fmtSize } from "./util.js";
+import { count, el, fmtSize } from "./util.js";
+import { beforeTurn, conflictWords, fileActionWords, gapWords, turnName } from "./words.js";
 
 /**
  * The buttons of a checkpoint entry's `actions`, in their order, with their labels: `run(action,
@@ -171,10 +172,10 @@ export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
       const t = el("table", "plan-files");
       t.append(el("tr", null, el("th", null, "file"), el("th", null, "action"), el("th", null, "size"), el("th", null, "changes")));
       for (const f of plan.files) {
-        const cell = el("td", "file-action", f.action);
+        const cell = el("td", "file-action", fileActionWords(f.action));
         cells.set(f.path, cell);
         const diff = fileDiff(f, loadDiff);
-        const row = el("tr", null, el("td", null, fileLink(f.path)), cell, el("td", null, fmtSize(f.size)), diff.cell);
+        const row = el("tr", null, el("td", null, fileLink(f.path)), cell, el("td", null, f.size == null ? "—" : fmtSize(f.size)), diff.cell);
         row.dataset.path = f.path;
         if (conflicted.has(f.path)) row.className = "conflicted";
         t.append(row);
@@ -186,13 +187,13 @@ export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
   /** The file table's actions: the picked choice's, else the plan's own. */
   const showActions = () => {
     const by = new Map((picked?.files ?? plan.files).map((f) => [f.path, f.action]));
-    for (const [path, cell] of cells) cell.textContent = by.get(path) ?? "";
+    for (const [path, cell] of cells) cell.textContent = fileActionWords(by.get(path) ?? "");
   };
 
   if (plan.conflicts.length > 0) {
     const n = plan.conflicts.length;
     const fs = el("fieldset", "conflicts", el("legend", null, `${n === 1 ? "1 file" : `${n} files`} changed since Retrace wrote ${n === 1 ? "it" : "them"}: choose what to do`));
-    for (const c of plan.conflicts) fs.append(el("div", null, el("code", null, c.path), ` — ${c.reason}`));
+    for (const c of plan.conflicts) fs.append(el("div", null, el("code", null, c.path), ` — ${conflictWords(c)}`));
     for (const c of choices) {
       const [r, l] = radio("on_conflict", c.on_conflict, c.label);
       r.addEventListener("change", () => {
@@ -207,7 +208,7 @@ export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
   if (plan.scope !== "conversation" && plan.gaps.length > 0) {
     const g = el("div", "warn", el("p", null, "These changes were not tracked; their effects stay:"));
     const ul = el("ul");
-    for (const gap of plan.gaps) ul.append(el("li", null, `turn ${gap.turn}: ${gap.tool ?? gap.reason} ${gap.detail ?? gap.path ?? ""}`));
+    for (const gap of plan.gaps) ul.append(el("li", null, `${turnName(gap.turn)}: ${gapWords(gap)}`));
     g.append(ul);
     body.push(g);
   }
@@ -223,7 +224,7 @@ export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
   }
 
   return {
-    title: title ?? `${label} to before turn ${turn}`,
+    title: title ?? `${label} to ${beforeTurn(turn)}`,
     body,
     commit() {
       const choose = choices.length > 0;
@@ -243,8 +244,8 @@ function filesSaid(result) {
   const skipped = result.conflicts.filter((c) => !done.has(c.path)).length;
   const kept = skipped === 1 ? "1 skipped (kept as it is)" : `${skipped} skipped (kept as they are)`;
   const parts = [];
-  if (result.files_written.length > 0) parts.push(`${result.files_written.length} written`);
-  if (result.files_deleted.length > 0) parts.push(`${result.files_deleted.length} deleted`);
+  if (result.files_written.length > 0) parts.push(`${count(result.files_written.length, "file")} written`);
+  if (result.files_deleted.length > 0) parts.push(`${count(result.files_deleted.length, "file")} deleted`);
   if (parts.length === 0) {
     return { changed: false, text: skipped > 0 ? `no file changed — ${kept}` : "no file changed (every file already as it was)" };
   }
@@ -256,14 +257,14 @@ function filesSaid(result) {
 export function rewindSaid(result, scope, turn) {
   const files = filesSaid(result);
   return (result.partial
-    ? `Restored conversation to before turn ${turn}, but no file was restored (they changed since the preview).`
+    ? `Restored conversation to ${beforeTurn(turn)}, but no file was restored (they changed since the preview).`
     : scope === "conversation"
-    ? `Restored conversation to before turn ${turn}.`
+    ? `Restored conversation to ${beforeTurn(turn)}.`
     : !files.changed && scope === "code"
       ? `Nothing was restored: ${files.text}.`
       : !files.changed
-        ? `Restored conversation to before turn ${turn}; ${files.text}.`
-        : `Restored ${scope === "both" ? "code and conversation" : "code"} to before turn ${turn}: ${files.text}.`) +
+        ? `Restored conversation to ${beforeTurn(turn)}; ${files.text}.`
+        : `Restored ${scope === "both" ? "code and conversation" : "code"} to ${beforeTurn(turn)}: ${files.text}.`) +
     (result.error ? ` — ${result.error}` : "");
 }
 

@@ -26,13 +26,11 @@ function showCommit(preview) {
  * its place.
  */
 export function openDialog(preview, opener, turn, confirm) {
-  dialog.opener?.closest(".msg.user")?.classList.remove("menu-open");
   ui.dialogTitle.textContent = preview.title;
   ui.dialogBody.replaceChildren(...preview.body);
   showCommit(preview);
   preview.onChange(() => showCommit(preview));
   Object.assign(dialog, { opener, turn, confirm: () => confirm(preview.commit()), committed: false, busy: false });
-  opener?.closest(".msg.user")?.classList.add("menu-open");
   ui.dialogError.hidden = true;
   ui.dialogError.textContent = "";
   if (!ui.dialog.open) ui.dialog.showModal();
@@ -104,6 +102,5 @@ export function installDialog() {
     Object.assign(dialog, { opener: null, turn: null, confirm: null });
     // a commit moves the focus itself once the transcript is shown again (afterRewind)
     if (!committed) returnFocus(opener, turn);
-    opener?.closest(".msg.user")?.classList.remove("menu-open");
   });
 }

@@ -5,6 +5,7 @@ import { banner, hideBanner, say } from "./banner.js";
 import { setRunning, showPlan } from "./controls.js";
 import { readEntries } from "./entries.js";
 import { compactedText } from "./messages.js";
+import { loadSessions } from "./picker.js";
 import { state } from "./state.js";
 import { ui } from "./ui.js";
 import { el, button, usageText } from "./util.js";
@@ -28,6 +29,7 @@ export async function onEvent(type, ev) {
       if (ev.usage) ui.usage.textContent = usageText(ev.usage);
       if (!ev.ok && ev.error) banner("error", el("span", null, `Turn ${ev.turn} failed: ${ev.error}`), button("Dismiss", hideBanner));
       await readEntries(); // what the turn changed about what each turn offers
+      await loadSessions(state.sid); // its first prompt, turns and last use
       await refreshSide(false);
       break;
     case "notice":

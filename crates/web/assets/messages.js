@@ -4,13 +4,16 @@
 // carries its item's id (`data-item`); every file name shown opens the file's history. Everything
 // from the workspace or the model goes in with `textContent` (via `el`), never as HTML.
 import { attempt } from "./banner.js";
-import { changeBlock, changesCount } from "./changes.js";
+import { changeBlock, toolHeadline } from "./changes.js";
 import { actionButtons } from "./checkpoints.js";
 import { fileLink } from "./filelink.js";
+import { renderMarkdown } from "./markdown.js";
+import { menuControl } from "./menu.js";
 import { gapList } from "./results.js";
 import { state } from "./state.js";
 import { turnResults } from "./turns.js";
-import { el, fmtTokens } from "./util.js";
+import { count, el, fmtTokens } from "./util.js";
+import { beforeTurn, turnName } from "./words.js";
 
 /** Runs an entry's action, `(action, turn, button) => Promise`, set once by app.js. */
 let runAction = async () => {};
@@ -19,16 +22,30 @@ export function setTurnActions(run) {
   runAction = run;
 }
 
+/** Actions that write the workspace's files: marked in the menu (restoring code is the risky part). */
+const WRITES_FILES = new Set(["restore_code", "restore_both"]);
+
 /**
- * Checkpoint entry `entry`'s actions as a group of buttons of class `cls`, in the entry's order
- * with its labels; an unavailable one is disabled and says why.
+ * Checkpoint entry `entry`'s actions as a menu control of class `cls`: one small button that
+ * opens them, in the entry's order with its labels; an unavailable one is disabled and says why,
+ * the ones that write files are marked. An action runs with the menu's button as its opener.
  */
 export function actionMenu(entry, cls) {
-  const menu = el("div", cls);
-  menu.setAttribute("role", "group");
-  menu.setAttribute("aria-label", `Rewind to turn ${entry.turn}`);
-  menu.append(...actionButtons(entry.actions ?? [], (a, b) => attempt(() => runAction(a, entry.turn, b))));
-  return menu;
+  const items = actionButtons(entry.actions ?? [], (a, b) => attempt(() => runAction(a, entry.turn, toggleOf(b))));
+  items.forEach((b, i) => {
+    // a line between the restores (previewed first) and the rest
+    if (i > 0 && entry.actions[i - 1].preview && !entry.actions[i].preview) b.classList.add("divided");
+    if (!WRITES_FILES.has(b.dataset.action)) return;
+    b.classList.add("risky");
+    b.append(el("span", "risk", "changes files"));
+  });
+  const label = `Rewind: actions ${beforeTurn(entry.turn)}`;
+  return menuControl(cls, el("span", "menu-face", "⟲", el("span", "menu-word", " Rewind")), label, items);
+}
+
+/** The menu button of the control an item `b` is in. */
+function toggleOf(b) {
+  return b.closest(".rewind, .cp-actions")?.querySelector(".menu-toggle") ?? b;
 }
 
 /** The rewind menu of turn `turn`'s prompt: its entry's actions (none while it is not read). */
@@ -47,10 +64,9 @@ export function promptResults(turn) {
   return entry ? turnResults(entry, "prompt") : el("div", "results");
 }
 
-// A prompt's rewind actions show on hover and while the prompt has keyboard focus: Tab onto the
-// prompt, Enter (or Tab) into its actions, arrows between those available, Esc back to the prompt.
-// Below them, its turn's results (a summary that opens them); the focus there does not show the
-// actions. Both are built again whenever the entries are read (transcript.js `showMenus`).
+// A prompt: its text, one small rewind control that opens its turn's actions (menu.js), and
+// below, its turn's results (a summary that opens them). The control and the results are built
+// again whenever the entries are read (transcript.js `showMenus`).
 function promptRow(item) {
   const content = item.text;
   const turn = item.turn;
@@ -58,37 +74,19 @@ function promptRow(item) {
   m.append(el("div", "text", content));
   if (turn == null) return m;
   m.dataset.turn = String(turn);
-  m.tabIndex = 0;
-  m.setAttribute("aria-label", `Turn ${turn}: ${content.slice(0, 80)}`);
+  m.setAttribute("aria-label", `Prompt of ${turnName(turn)}: ${content.slice(0, 80)}`);
   m.append(promptMenu(turn), promptResults(turn));
-  m.addEventListener("keydown", (e) => {
-    const buttons = [...m.querySelectorAll(":scope > .rewind button:not(:disabled)")];
-    const i = buttons.indexOf(document.activeElement);
-    if (e.target === m && (e.key === "Enter" || e.key === " ")) {
-      e.preventDefault();
-      buttons[0]?.focus();
-    } else if (i >= 0 && ["ArrowRight", "ArrowDown", "ArrowLeft", "ArrowUp", "Home", "End"].includes(e.key)) {
-      e.preventDefault();
-      const n = buttons.length;
-      const j = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: n - 1 }[e.key];
-      buttons[(j + n) % n].focus();
-    } else if (i >= 0 && e.key === "Escape") {
-      e.preventDefault();
-      m.focus();
-    }
-  });
   return m;
 }
 
 /** A turn's checkpoint: how many files it holds (which ones on opening it), what it missed. */
 function checkpointRow(item) {
   const n = item.files.length;
-  const count = n === 1 ? "1 file" : `${n} files`;
-  const facts = [count];
+  const facts = [count(n, "file")];
   if (item.coverage === "partial") facts.push("partly restorable");
   if (!item.retained) facts.push("no longer kept");
   const d = el("details", "msg checkpoint");
-  d.append(el("summary", null, `Checkpoint of turn ${item.turn}: ${facts.join(" · ")}`));
+  d.append(el("summary", null, `Checkpoint of ${turnName(item.turn)}: ${facts.join(" · ")}`));
   if (n > 0) {
     const ul = el("ul", "cp-files");
     for (const p of item.files) ul.append(el("li", null, fileLink(p)));
@@ -108,20 +106,18 @@ export function reasoningOf(row, make) {
 }
 
 function assistantRow(item) {
-  const m = el("article", "msg assistant", el("div", "text", item.text));
+  const text = el("div", "text md");
+  renderMarkdown(text, item.text);
+  const m = el("article", "msg assistant", text);
   if (item.reasoning) reasoningOf(m, true).textContent = item.reasoning;
   return m;
 }
 
 function toolRow(item) {
   const d = el("details", `msg tool ${item.status}`);
-  const count = changesCount(item.changes);
-  d.append(
-    el("summary", null,
-      el("span", "tool-status", STATUS[item.status] ?? item.status), " ",
-      el("code", null, item.title),
-      count ? el("span", "tool-count", ` ${count}`) : null),
-  );
+  const status = el("span", "tool-status", STATUS[item.status] ?? item.status);
+  status.title = item.status;
+  d.append(el("summary", null, status, " ", el("span", "headline", ...toolHeadline(item))));
   for (const c of item.changes ?? []) d.append(changeBlock(c));
   if (item.gaps?.length) d.append(gapList(item.gaps));
   if (item.output) {

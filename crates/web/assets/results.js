@@ -7,6 +7,7 @@
 import { ACTIONS, numberedDiff } from "./changes.js";
 import { fileLink } from "./filelink.js";
 import { el, fmtSize } from "./util.js";
+import { gapWords } from "./words.js";
 
 const plural = (n, one, many) => (n === 1 ? `1 ${one}` : `${n} ${many}`);
 
@@ -63,7 +64,7 @@ export function commandEnd(c) {
 
 /** A gap (what a checkpoint, a tool call or a turn could not capture) in a few words. */
 export function gapText(g) {
-  return [g.tool, g.reason, g.path ?? g.detail].filter((x) => x != null && x !== "").join(" ");
+  return gapWords(g);
 }
 
 export function gapList(gaps, title = "Not restorable:") {

@@ -14,6 +14,7 @@ import { returnFocus } from "./transcript.js";
 import { ui } from "./ui.js";
 import { el, button } from "./util.js";
 import { renderVersions } from "./versions.js";
+import { beforeTurn } from "./words.js";
 import { reload } from "./view.js";
 
 /** The rewind scope (`POST …/rewind/prepare`) of each restore action. */
@@ -31,14 +32,41 @@ export async function runTurnAction(action, turn, opener) {
   }
   switch (action.action) {
     case "fork":
-      return fork(turn, opener);
+      return confirmThen(action.label, turn, opener, FORK_SAYS, () => fork(turn, opener));
     case "summarize_from":
-      return summarize(turn, "from", opener);
+      return confirmThen(action.label, turn, opener, SUMMARIZE_FROM_SAYS, () => summarize(turn, "from", opener));
     case "summarize_up_to":
-      return summarize(turn, "up_to", opener);
+      return confirmThen(action.label, turn, opener, SUMMARIZE_UP_TO_SAYS, () => summarize(turn, "up_to", opener));
     default:
       throw new Error(`This page cannot run “${action.label}”.`);
   }
+}
+
+const FORK_SAYS =
+  "A new head is made whose conversation ends just before this prompt, and it is selected. " +
+  "The current head stays in Versions; no file changes.";
+const SUMMARIZE_FROM_SAYS =
+  "The model summarizes the conversation from this prompt on; the summary ends a new head, which is selected. " +
+  "The full conversation stays in Versions; no file changes.";
+const SUMMARIZE_UP_TO_SAYS =
+  "The model summarizes the conversation before this prompt; the summary starts a new head, which is selected. " +
+  "The full conversation stays in Versions; no file changes.";
+
+/**
+ * Asks before action `label` on turn `turn` runs (in the dialog: what it does, `says`; Confirm
+ * runs `run()`, Cancel gives the focus back to `opener`).
+ */
+function confirmThen(label, turn, opener, says, run) {
+  const ask = {
+    title: `${label} (${beforeTurn(turn)})?`,
+    body: [el("p", null, says)],
+    commit: () => ({ ready: true, text: label }),
+    onChange() {},
+  };
+  openDialog(ask, opener, turn, async () => {
+    closeCommitted();
+    await run();
+  });
 }
 
 async function rewind(turn, scope, label, opener) {
@@ -106,7 +134,7 @@ async function undo(transaction_id) {
   const result = await call("POST", `${s(state.sid)}/undo`, transaction_id ? { transaction_id } : {});
   await reload();
   // the server says whether the undone rewind can be applied again
-  const kids = [el("span", null, "Undone.")];
+  const kids = [el("span", null, "Undone: the restore was taken back.")];
   if (result.redo_available) kids.push(button("Redo", () => attempt(redo), "redo"));
   kids.push(button("Dismiss", hideBanner));
   banner("info", ...kids);
@@ -116,7 +144,7 @@ async function undo(transaction_id) {
 async function redo() {
   const result = await call("POST", `${s(state.sid)}/redo`, {});
   await reload();
-  const kids = [el("span", null, "Redone.")];
+  const kids = [el("span", null, "Redone: the restore was made again.")];
   if (result.undo_available) kids.push(button("Undo", () => attempt(() => undo(result.transaction_id)), "undo"));
   kids.push(button("Dismiss", hideBanner));
   banner("info", ...kids);
@@ -126,7 +154,7 @@ async function redo() {
 async function fork(turn, opener) {
   await call("POST", `${s(state.sid)}/fork`, { turn });
   await reload();
-  say(`Forked from turn ${turn}.`);
+  say(`Forked: a new head ends ${beforeTurn(turn)}; the previous one is in Versions.`);
   // the fork's transcript ends before this prompt: the focus goes to the composer
   returnFocus(opener, turn);
 }
@@ -135,7 +163,7 @@ async function summarize(turn, direction, opener) {
   banner("info", el("span", null, "Summarizing…"));
   await call("POST", `${s(state.sid)}/summarize`, { turn, direction });
   await reload();
-  say("Summary written to a new head.");
+  say("Summary written: a new head is selected; the full conversation is in Versions.");
   returnFocus(opener, turn);
 }
 

@@ -1,29 +1,11 @@
-// The sessions of the workspace: the picker, opening one (its address, then its view), creating
-// one.
+// The sessions of the workspace: opening one (its address, then its view), creating one; the
+// picker's list is picker.js's.
 import { call } from "./api.js";
 import { hideBanner } from "./banner.js";
+import { loadSessions } from "./picker.js";
 import { state } from "./state.js";
 import { ui } from "./ui.js";
-import { el } from "./util.js";
 import { reload, stopEvents } from "./view.js";
-
-/** Fills the picker with the workspace's sessions (and `selected`, if not among them). */
-export async function loadSessions(selected) {
-  const list = await call("GET", "/api/sessions");
-  ui.select.replaceChildren(
-    ...list.map((e) => {
-      const o = el("option", null, `${e.created_at ?? e.id} · ${e.turns} turns`);
-      o.value = e.id;
-      return o;
-    }),
-  );
-  if (selected && !list.some((e) => e.id === selected)) {
-    const o = el("option", null, selected);
-    o.value = selected;
-    ui.select.prepend(o);
-  }
-  return list;
-}
 
 export async function openSession(id) {
   state.sid = id;
@@ -44,8 +26,9 @@ export async function switchTo(id) {
   await openSession(id);
 }
 
-export async function newSession(focus = true) {
-  const { session_id } = await call("POST", "/api/sessions", {});
+/** Creates a session (with `model`, else the server's) and opens it. */
+export async function newSession(focus = true, model) {
+  const { session_id } = await call("POST", "/api/sessions", model ? { model } : {});
   await switchTo(session_id);
   if (focus) ui.prompt.focus();
 }

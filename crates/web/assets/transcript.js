@@ -3,6 +3,8 @@
 // entries are read. A row that is replaced keeps whether it was open and the keyboard focus inside
 // it; a re-render keeps the focus on the same prompt, action or tool call.
 import { promptMenu, promptResults, reasoningOf, rowOf } from "./messages.js";
+import { renderMarkdown } from "./markdown.js";
+import { state } from "./state.js";
 import { ui } from "./ui.js";
 import { el, focusFirst, hasFocus } from "./util.js";
 
@@ -57,7 +59,7 @@ export function showMenus() {
     const action = hasFocus(old) ? document.activeElement.dataset.action : null;
     const menu = promptMenu(turn);
     old.replaceWith(menu);
-    if (action) focusFirst(actionIn(menu, action), row);
+    if (action) focusFirst(actionIn(menu, action), menu.querySelector(".menu-toggle"), ui.prompt);
     const had = row.querySelector(":scope > .results");
     const results = promptResults(turn);
     if (had?.dataset.summary === results.dataset.summary) continue;
@@ -83,14 +85,43 @@ function focusPath(root) {
 /** The element in `row` (the new copy of a row) that stands where `path` was. */
 function again(row, path) {
   if (!row) return null;
-  if (path.action) return actionIn(row.querySelector(":scope > .rewind"), path.action);
+  if (path.action) {
+    const menu = row.querySelector(":scope > .rewind");
+    const same = actionIn(menu, path.action);
+    return same && !same.closest("[hidden]") ? same : menu?.querySelector(".menu-toggle");
+  }
   if (path.summary) return row.querySelector(":scope > summary");
   if (path.results) return row.querySelector(":scope > .results > .results-toggle") ?? row;
   return row;
 }
 
+/**
+ * What an empty session shows: what Retrace is for (every edit can be taken back, and how), the
+ * model and the workspace (`state.status`).
+ */
+export function transcriptEmpty(lead = "Ask for a change below.") {
+  const st = state.status;
+  const where = [];
+  if (st?.model) where.push(el("span", null, "Model ", el("code", null, st.model)));
+  if (st?.workspace) {
+    const ws = el("span", null, "Workspace ", el("code", null, st.workspace));
+    if (st.branch) ws.append(" on ", el("code", null, st.branch));
+    where.push(ws);
+  }
+  return el(
+    "section",
+    "empty",
+    el("h2", null, "Every edit can be taken back"),
+    el("p", null, `${lead} Retrace keeps a checkpoint of every file the agent changes, turn by turn.`),
+    el("p", null, "To go back, open the ", el("strong", null, "⟲ Rewind"), " menu on any of your prompts: " +
+      "restore the code, the conversation or both to before that turn, or fork from there. " +
+      "Every restore shows what it will do first, and can be undone."),
+    where.length ? el("p", "empty-where", ...where.flatMap((w, i) => (i ? [" · ", w] : [w]))) : null,
+  );
+}
+
 function empty() {
-  return el("p", "empty", "No messages yet. Type a prompt below.");
+  return transcriptEmpty();
 }
 
 /** Shows `items` (a snapshot's) as the whole transcript. */
@@ -135,10 +166,28 @@ export function removeItem(id) {
   if (had) ui.prompt.focus();
 }
 
-/** Appends streamed `text` to item `id`'s row (its reasoning if `reasoning`). */
-export function extendItem(id, text, reasoning) {
-  const row = rows.get(id);
+/** Rows whose markdown is rendered again at the next frame: item id → its whole text. */
+const pending = new Map();
+
+function renderPending() {
+  for (const [id, text] of pending) {
+    const part = rows.get(id)?.querySelector(":scope > .text");
+    if (part) renderMarkdown(part, text);
+  }
+  pending.clear();
+}
+
+/**
+ * Shows streamed `text` on `item`'s row (an assistant's text, whole so far): its reasoning gets
+ * the text appended if `reasoning`, its answer is rendered as markdown again (once a frame).
+ */
+export function extendItem(item, text, reasoning) {
+  const row = rows.get(item.id);
   if (!row) return;
-  const part = reasoning ? reasoningOf(row, true) : row.querySelector(":scope > .text");
-  part?.append(text);
+  if (reasoning) {
+    reasoningOf(row, true).append(text);
+    return;
+  }
+  if (pending.size === 0) requestAnimationFrame(renderPending);
+  pending.set(item.id, item.text);
 }

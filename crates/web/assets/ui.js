@@ -4,6 +4,10 @@ const $ = (id) => document.getElementById(id);
 
 export const ui = {
   select: $("session-select"),
+  model: $("model-select"),
+  workspace: $("workspace"),
+  branch: $("branch"),
+  versionsClose: $("versions-close"),
   newSession: $("new-session"),
   versionsToggle: $("versions-toggle"),
   banner: $("banner"),

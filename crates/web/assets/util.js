@@ -28,12 +28,7 @@ export function hasFocus(e) {
 export function focusFirst(...candidates) {
   for (const c of candidates) {
     if (!c || !c.isConnected) continue;
-    // a prompt's rewind actions are hidden until it has the focus: shown while focusing one
-    const m = c.closest(".msg.user");
-    const show = m && !m.classList.contains("menu-open");
-    if (show) m.classList.add("menu-open");
     c.focus();
-    if (show) m.classList.remove("menu-open");
     if (document.activeElement === c) return true;
   }
   return false;
@@ -53,4 +48,38 @@ export function fmtTokens(n) {
 
 export function usageText(u) {
   return `${u.prompt_tokens} in · ${u.completion_tokens} out · ${u.total_tokens} tokens`;
+}
+
+/** `n` of `what`, with its plural: "1 turn", "0 files", "2 matches" (as the CLI's words). */
+export function count(n, what) {
+  if (n === 1) return `1 ${what}`;
+  const es = ["s", "x", "ch", "sh"].some((e) => what.endsWith(e));
+  return `${n} ${what}${es ? "es" : "s"}`;
+}
+
+/**
+ * How long ago `when` (an RFC 3339 time) was, seen at `now` (ms): "just now", "5 minutes ago",
+ * "3 hours ago", "yesterday", "4 days ago", "3 weeks ago", "5 months ago", "2 years ago" (as the
+ * CLI says it); a time in the future reads "just now", one that cannot be read "".
+ */
+export function ago(when, now = Date.now()) {
+  const t = Date.parse(when);
+  if (Number.isNaN(t)) return "";
+  const s = Math.floor((now - t) / 1000);
+  const [MIN, HOUR, DAY] = [60, 3600, 86400];
+  const unit = (n, what) => `${count(Math.floor(n), what)} ago`;
+  if (s < MIN) return "just now";
+  if (s < HOUR) return unit(s / MIN, "minute");
+  if (s < DAY) return unit(s / HOUR, "hour");
+  if (s < 2 * DAY) return "yesterday";
+  if (s < 14 * DAY) return unit(s / DAY, "day");
+  if (s < 60 * DAY) return unit(s / (7 * DAY), "week");
+  if (s < 365 * DAY) return unit(s / (30 * DAY), "month");
+  return unit(s / (365 * DAY), "year");
+}
+
+/** The last part of a path: the workspace's folder name. */
+export function baseName(path) {
+  const parts = String(path ?? "").split("/").filter(Boolean);
+  return parts.length ? parts[parts.length - 1] : String(path ?? "");
 }

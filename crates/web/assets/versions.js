@@ -1,5 +1,5 @@
-// The Versions panel: the head tree and the checkpoint list (entries.js, with each turn's
-// actions). Opening it moves the focus into it; Esc inside closes it and gives the focus back to
+// The Versions panel (beside the transcript; a drawer over it on a narrow screen): the head tree
+// and the checkpoint list (entries.js, with each turn's actions). Opening it moves the focus into it; Esc inside closes it and gives the focus back to
 // its toggle. Switch and Retire on a head run the actions app.js sets (rewind.js).
 import { call, s } from "./api.js";
 import { attempt } from "./banner.js";
@@ -46,6 +46,7 @@ export async function renderVersions(entries = true) {
 function showVersions(open) {
   const had = hasFocus(ui.versions);
   ui.versions.hidden = !open;
+  document.body.classList.toggle("versions-open", open);
   ui.versionsToggle.setAttribute("aria-expanded", String(open));
   if (open) ui.versions.focus();
   else if (had) ui.versionsToggle.focus();
@@ -59,6 +60,7 @@ export function installVersions() {
       await refreshSide();
     }),
   );
+  ui.versionsClose.addEventListener("click", () => showVersions(false));
   ui.versions.addEventListener("keydown", (e) => {
     if (e.key === "Escape") {
       e.preventDefault();

@@ -10,6 +10,7 @@ import { showApprovals } from "./approvals.js";
 import { banner, errorText, hideBanner, showError } from "./banner.js";
 import { setRunning, showPlan } from "./controls.js";
 import { readEntries } from "./entries.js";
+import { showStatus } from "./header.js";
 import { ItemList } from "./items.js";
 import { onEvent } from "./live.js";
 import { state } from "./state.js";
@@ -73,6 +74,7 @@ async function loadOnce() {
   // what came up to the snapshot is in it, but for what the page only says (a banner, the usage)
   const held = (seq) => seq != null && seq <= after;
   for (const [type, , data] of came.filter(([, seq]) => held(seq))) onEvent(type, data).catch(showError);
+  showStatus(snap.status);
   state.items = new ItemList(snap.items);
   renderItems(state.items.items());
   showApprovals(snap.pending_approvals);
@@ -151,7 +153,7 @@ function apply(type, ev) {
   if (done?.reload) reread();
   else if (done?.item) showItem(state.items.get(done.item));
   else if (done?.removed) removeItem(done.removed);
-  else if (done?.extended) extendItem(done.extended, done.text, done.reasoning);
+  else if (done?.extended) extendItem(state.items.get(done.extended), done.text, done.reasoning);
   onEvent(type, ev).catch(showError);
   scrollDown();
 }

@@ -56,12 +56,16 @@ pub const FILES: &[(&str, Asset)] = &[
     embed!("entries.js", JS),
     embed!("filehistory.js", JS),
     embed!("filelink.js", JS),
+    embed!("header.js", JS),
     embed!("heads.js", JS),
     embed!("history.js", JS),
     embed!("items.js", JS),
     embed!("live.js", JS),
+    embed!("markdown.js", JS),
+    embed!("menu.js", JS),
     embed!("messages.js", JS),
     embed!("rewind.js", JS),
+    embed!("picker.js", JS),
     embed!("results.js", JS),
     embed!("sessions.js", JS),
     embed!("state.js", JS),
@@ -71,6 +75,10 @@ pub const FILES: &[(&str, Asset)] = &[
     embed!("util.js", JS),
     embed!("versions.js", JS),
     embed!("view.js", JS),
+    embed!("words.js", JS),
+    // the vendored libraries markdown.js uses (crates/web/assets/vendor/README.md: versions, origin, licences)
+    embed!("vendor/marked.esm.js", JS),
+    embed!("vendor/purify.es.js", JS),
 ];
 
 /// The file at `path` (relative to `assets/`, no leading `/`), if it is embedded.

@@ -1,7 +1,7 @@
 //! The web UI (SPEC §9.2) end to end: the real `retrace serve` and a real browser.
 //!
 //! - Debian's chromium driven by `playwright-core` (`crates/web/tests/browser/flow.mjs`): two turns
-//!   through the composer, hover rewind with its preview, the files on disk, undo, one rewind by
+//!   through the composer, a prompt's rewind menu with its preview, the files on disk, undo, one rewind by
 //!   keyboard alone with the focus checked after every dialog, restore conversation, versions and a
 //!   head switch, a damaged head list (faked in the answer) shown once and marked, a shell
 //!   command's approval, fork and summarize, plan mode (a write refused unrun, the switch followed
@@ -30,8 +30,17 @@
 //!   from its name (on top of a restore's preview too), a version restored through the preview
 //!   (its diff, its confirmation), the file on disk, then undo and redo.
 //!
+//! - chromium again (`ux.mjs`), at 1280×800 and 390×844: the header's one row (the model as a
+//!   select, switched and back; the workspace and its git branch; sessions by first prompt and
+//!   relative time), the empty state, a model answer in markdown holding `<img onerror>`,
+//!   `<script>` and `javascript:` links (rendered, and nothing runs), tool rows in words with file
+//!   chips, one rewind menu per prompt (the entry's actions, the file-changing ones marked), fork
+//!   and summarize asking first with Confirm primary, a skipped restore's toast saying nothing
+//!   changed without moving the transcript, the Versions drawer; on the phone every button, link,
+//!   select and summary shown measures at least 44 px.
+//!
 //! Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/` (`NN-step.png` from chromium,
-//! `firefox.png`, `auto-compacted.png`, `rows-*.png`, `actions-*.png`, `history-*.png`). Each needs `node`, its browser (`/usr/bin/chromium` or
+//! `firefox.png`, `auto-compacted.png`, `rows-*.png`, `actions-*.png`, `history-*.png`, `ux-*.png`). Each needs `node`, its browser (`/usr/bin/chromium` or
 //! `CHROMIUM`, `/usr/bin/firefox-esr` or `FIREFOX`) and `npm ci` run in the scripts' folder; when
 //! one is missing the test says so and passes, unless `CI` is set, where it fails.
 
@@ -411,4 +420,40 @@ fn the_web_ui_shows_turn_results_and_restores_a_file_version_in_a_real_browser()
     );
     assert_eq!(code, Some(0), "serve did not stop cleanly");
     assert!(shots_dir().join("history-history-after.png").exists());
+}
+
+#[test]
+fn the_web_ui_reads_like_a_days_work_at_desktop_and_phone_sizes_in_a_real_browser() {
+    if !can_run("browser", "CHROMIUM", "/usr/bin/chromium", "playwright-core") {
+        return;
+    }
+    // An answer in markdown holding HTML and javascript: links (rendered, and inert), a shell
+    // command that exits 1; each session of the run (one per viewport) replays it from the start.
+    let answer = "## Done\n\nI **created** `calc/ops.py` with *one* function:\n\n- add\n\
+        - [the docs](https://example.com/docs)\n\n> a quote\n\n```python\ndef add(a, b):\n    return a + b\n```\n\n\
+        | op | fn |\n|---|---|\n| + | add |\n\n<img src=x onerror=\"window.__pwned=1\">\n\n\
+        <script>window.__pwned=2</script>\n\n[click me](javascript:window.__pwned=3) and \
+        <a href=\"javascript:window.__pwned=4\">raw link</a>\n";
+    let serve = Serve::start(json!([
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "calc/ops.py", "content": "def add(a, b):\n    return a + b\n"}}]},
+        {"content": answer},
+        {"tool_calls": [
+            {"name": "edit_file", "arguments": {"path": "calc/ops.py", "old_string": "    return a + b\n", "new_string": "    return a + b\n# tested\n"}},
+            {"name": "bash", "arguments": {"command": "echo testing; exit 1"}}
+        ]},
+        {"content": "edited and tested"}
+    ]));
+    // the workspace is on a git branch (read from .git/HEAD: no git needed)
+    std::fs::create_dir(serve.ws.join(".git")).unwrap();
+    std::fs::write(serve.ws.join(".git/HEAD"), "ref: refs/heads/trial\n").unwrap();
+    clear_shots(|n| n.starts_with("ux-"));
+    let (status, code) = serve.run("ux.mjs");
+    let status = status.expect("the ux flow timed out");
+    assert!(
+        status.success(),
+        "the ux flow failed ({status}); screenshots in {}",
+        shots_dir().display()
+    );
+    assert_eq!(code, Some(0), "serve did not stop cleanly");
+    assert!(shots_dir().join("ux-phone-versions.png").exists());
 }

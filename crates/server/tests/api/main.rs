@@ -6,6 +6,7 @@ mod connections;
 mod errors;
 mod events;
 mod http;
+mod models;
 mod routes;
 mod security;
 mod support;

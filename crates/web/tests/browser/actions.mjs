@@ -70,7 +70,7 @@ try {
   /** The buttons of the menu `menu` (a locator): each one's label, action, state and reason. */
   const buttons = (menu) =>
     menu.evaluate((m) =>
-      [...m.querySelectorAll("button")].map((b) => ({
+      [...m.querySelectorAll(".menu-list button")].map((b) => ({
         label: b.querySelector(".label")?.textContent,
         action: b.dataset.action,
         disabled: b.disabled,
@@ -105,11 +105,12 @@ try {
   }
   const upTo = listed[0].actions.find((a) => a.action === "summarize_up_to");
   if (upTo.available || !upTo.reason) throw new Error(`turn 0's summarize up to here: ${JSON.stringify(upTo)}`);
-  await page.locator('.msg.user[data-turn="0"]').hover();
+  await menuOf(0).locator(".menu-toggle").click();
   const disabled = menuOf(0).locator('button[data-action="summarize_up_to"]');
   if (!(await disabled.isDisabled())) throw new Error("an unavailable action is enabled");
   if (!(await disabled.isVisible()) || !(await disabled.textContent()).includes(upTo.reason)) throw new Error("the reason is not shown");
   await shot("menu");
+  await page.keyboard.press("Escape");
 
   // … and so is each checkpoint's in the Versions panel.
   await page.locator("#versions-toggle").click();
@@ -125,8 +126,8 @@ try {
   const dialog = page.locator("#rewind-dialog");
   const confirm = page.locator("#rewind-confirm");
   const prepared = page.waitForResponse((r) => r.url().endsWith("/rewind/prepare"));
-  await page.locator('.msg.user[data-turn="0"]').hover();
-  await menuOf(0).getByRole("button", { name: "Restore code", exact: true }).click();
+  await page.locator('.msg.user[data-turn="0"]').locator(".rewind .menu-toggle").click();
+  await page.locator('.msg.user[data-turn="0"]').locator('.rewind button[data-action="restore_code"]').click();
   const plan = await (await prepared).json();
   same("the plan's blockers", plan.blockers.map((b) => b.kind), ["conflicts", "confirmation_required"]);
   await dialog.locator(".conflicts", { hasText: "one.txt" }).waitFor();
@@ -141,7 +142,9 @@ try {
   /** The file table's action column, by path. */
   const actions = () =>
     dialog.locator(".plan-files tr[data-path]").evaluateAll((rows) => rows.map((r) => [r.dataset.path, r.querySelector(".file-action").textContent]));
-  const choiceActions = (on) => plan.choices.find((c) => c.on_conflict === on).files.map((f) => [f.path, f.action]);
+  // the page words a file's action ("skip (keep as it is)"); the action itself is the plan's
+  const WORDS = { write: "write", delete: "delete", skip: "skip (keep as it is)", unchanged: "already as it was" };
+  const choiceActions = (on) => plan.choices.find((c) => c.on_conflict === on).files.map((f) => [f.path, WORDS[f.action]]);
   const before = await actions();
   const cell = (rows) => rows.find(([p]) => p === "one.txt")?.[1];
   await dialog.getByLabel("Overwrite them").check();
@@ -167,8 +170,8 @@ try {
   if (fs.readFileSync(file("one.txt"), "utf8") !== "mine\n") throw new Error("the undo did not bring back the hand edit");
 
   // A conversation restore goes through the preview too; it needs no confirmation and sends none.
-  await page.locator('.msg.user[data-turn="2"]').hover();
-  await menuOf(2).getByRole("button", { name: "Restore conversation", exact: true }).click();
+  await page.locator('.msg.user[data-turn="2"]').locator(".rewind .menu-toggle").click();
+  await page.locator('.msg.user[data-turn="2"]').locator('.rewind button[data-action="restore_conversation"]').click();
   await dialog.getByText("The conversation goes back").waitFor();
   if ((await dialog.locator("input").count()) !== 0) throw new Error("a conversation restore asks for a choice");
   const sent = page.waitForRequest((r) => r.url().endsWith("/rewind/commit"));
@@ -181,7 +184,7 @@ try {
   await page.locator("#versions-toggle").click();
   const now = (await entries()).find((e) => e.turn === 2);
   if (now.actions.filter((a) => a.available).map((a) => a.action).join() !== "restore_code") throw new Error(`turn 2 now offers ${JSON.stringify(now.actions)}`);
-  await panelMenuOf(2).locator('button[data-action="restore_both"]:disabled').waitFor();
+  await panelMenuOf(2).locator('button[data-action="restore_both"]:disabled').waitFor({ state: "attached" });
   same("turn 2's actions in the panel, off the head", shown(await buttons(panelMenuOf(2))), expected(now));
   await shot("off-head");
   console.log("actions flow ok");

@@ -1,6 +1,6 @@
 // The web UI's smoke test in Debian's firefox-esr, driven by puppeteer-core over WebDriver BiDi
 // (no browser download): open the page with `?token=`, one turn through the composer (its answer
-// streamed in while the turn runs, and its tool call), hover the prompt and restore code through
+// streamed in while the turn runs, and its tool call), open the prompt's rewind menu and restore code through
 // the preview (the file goes from the disk; the focus comes back to the action), the same preview
 // by keyboard (Shift+Tab wraps inside it) closed with Esc, undo from the banner (the file is back),
 // plan mode on (the indicator shows), a reload (still on, and the same rows as before it), plan
@@ -62,7 +62,7 @@ try {
   // The focus settles on turn 0's Restore code within 5 s (the dialog's close event is async).
   const expectOnAction = async (what) => {
     const start = Date.now();
-    while ((await activeAction()) !== "0 restore_code") {
+    while ((await activeAction()) !== "0 menu") {
       if (Date.now() - start > 5000) throw new Error(`after ${what} the focus is on ${await activeAction()}`);
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -90,15 +90,16 @@ try {
   await page.keyboard.type("write one");
   await page.keyboard.press("Enter");
   await waitText(".msg.assistant", "wrote one");
-  await waitText(".tool", "Write one.txt");
+  await waitText(".tool", "Created one.txt");
   await page.waitForSelector("#send:not([disabled])");
   if (!(await page.evaluate(() => window.streamed))) throw new Error("the answer was not streamed in");
   if (fs.readFileSync(file("one.txt"), "utf8") !== "1\n") throw new Error("the turn did not write one.txt");
   check("the turn");
 
-  // Hover the prompt: its rewind actions show; Restore code opens the preview, Confirm restores.
+  // The prompt's rewind menu: Restore code opens the preview, Confirm restores; the focus goes
+  // back to the menu's button.
   const action = '.msg.user[data-turn="0"] button[data-action="restore_code"]';
-  await page.hover('.msg.user[data-turn="0"]');
+  await page.click('.msg.user[data-turn="0"] .menu-toggle');
   await page.waitForSelector(action, { visible: true });
   await page.click(action);
   await page.waitForFunction(() => document.querySelector("#rewind-dialog").open);
@@ -110,7 +111,14 @@ try {
   await expectOnAction("restoring code");
   check("restoring code");
 
-  // The preview by keyboard: Enter opens it on Confirm, Esc closes it, the focus comes back.
+  // The preview by keyboard: Enter opens the menu on its first action, arrows down to Restore
+  // code, Enter opens the preview on Confirm, Esc closes it, the focus comes back.
+  await page.keyboard.press("Enter");
+  await page.waitForSelector(action, { visible: true });
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("ArrowDown");
+  const chosen = await activeAction();
+  if (chosen !== "0 restore_code") throw new Error(`the arrows went to ${chosen}`);
   await page.keyboard.press("Enter");
   await page.waitForFunction(() => document.querySelector("#rewind-dialog").open);
   const focused = await page.evaluate(() => document.activeElement.id);

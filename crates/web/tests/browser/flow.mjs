@@ -1,4 +1,4 @@
-// The web UI end to end in Debian's chromium: two turns through the composer, hover rewind
+// The web UI end to end in Debian's chromium: two turns through the composer, the rewind menu
 // (restore code, check the disk, undo, check again), restore conversation (the prompt comes back
 // into the composer), the versions view and a head switch, a damaged head list (a head its own
 // parent, two heads each other's: each shown once, marked), then a shell command's approval
@@ -84,12 +84,14 @@ try {
   await prompt.fill("write one");
   await prompt.press("Enter");
   await page.locator(".msg.assistant", { hasText: "wrote one" }).waitFor();
+  // the answer shows while the turn still runs: the next prompt waits for its end
+  await page.locator("#send:not([disabled])").waitFor();
   await prompt.fill("write two");
   await prompt.press("Enter");
   await page.locator(".msg.assistant", { hasText: "wrote two" }).waitFor();
   await page.locator("#send:not([disabled])").waitFor();
   if (!exists("one.txt") || !exists("two.txt")) throw new Error("the turns did not write their files");
-  const call = page.locator(".tool", { hasText: "Write one.txt" }).first();
+  const call = page.locator(".tool", { hasText: "Created one.txt" }).first();
   await call.waitFor();
   // A tool call opens to the change it made: the file, its line counts and its diff (from the
   // server), each line coloured.
@@ -101,8 +103,8 @@ try {
 
   // Hover the first user message: the rewind controls show.
   const first = page.locator(".msg.user").first();
-  await first.hover();
-  await first.getByRole("button", { name: "Restore code", exact: true }).click();
+  await first.locator(".rewind .menu-toggle").click();
+  await first.locator('.rewind button[data-action="restore_code"]').click();
   const dialog = page.locator("#rewind-dialog");
   await dialog.getByText("one.txt").waitFor();
   await dialog.getByText("two.txt").waitFor();
@@ -137,34 +139,40 @@ try {
   await page.locator("#banner", { hasText: "Undone" }).waitFor();
   await waitFor("the files to come back again", () => exists("one.txt") && exists("two.txt"));
 
-  // The same rewind by keyboard alone: Tab onto the first prompt, Enter into its actions, arrows
-  // between them, Enter opens the preview on Confirm; Esc and Cancel give the focus back to the
-  // action; Enter confirms and the focus stays on the (re-rendered) action; Shift+Tab back to the
-  // banner's Undo, Enter; then its Dismiss, Enter: the focus goes to the composer.
+  // The same rewind by keyboard alone: Tab onto the first prompt's rewind button, Enter opens its
+  // menu on its first action, arrows between them, Enter opens the preview on Confirm; Esc and
+  // Cancel give the focus back to the menu's button; Enter confirms and the focus stays on the
+  // (re-rendered) button; Shift+Tab back to the banner's Undo, Enter; then its Dismiss, Enter: the
+  // focus goes to the composer.
   const dialogOpen = () => page.evaluate(() => document.querySelector("#rewind-dialog").open);
   await page.locator("#versions-toggle").focus();
   for (let i = 0; ; i++) {
-    if (i > 30) throw new Error("Tab never reached the first prompt");
+    if (i > 30) throw new Error("Tab never reached the first prompt's rewind button");
     await page.keyboard.press("Tab");
     const a = await active();
-    if (a.tag === "article" && a.turn === "0") break;
+    if (a.action === "menu" && a.turn === "0") break;
   }
-  await page.keyboard.press("Enter");
-  await expectFocus("Enter on a prompt", onAction("restore_both", 0));
-  await page.keyboard.press("ArrowRight");
-  await expectFocus("ArrowRight", onAction("restore_conversation", 0));
-  await page.keyboard.press("ArrowRight");
-  await expectFocus("ArrowRight again", onAction("restore_code", 0));
-  await page.keyboard.press("ArrowLeft");
-  await expectFocus("ArrowLeft", onAction("restore_conversation", 0));
-  await page.keyboard.press("ArrowRight");
-  await expectFocus("ArrowRight to Restore code", onAction("restore_code", 0));
+  /** From the menu's button: opens the menu and goes down to Restore code. */
+  const toRestoreCode = async (what) => {
+    await page.keyboard.press("Enter");
+    await expectFocus(`Enter on the rewind button (${what})`, onAction("restore_both", 0));
+    await page.keyboard.press("ArrowDown");
+    await expectFocus("ArrowDown", onAction("restore_conversation", 0));
+    await page.keyboard.press("ArrowDown");
+    await expectFocus("ArrowDown again", onAction("restore_code", 0));
+  };
+  await toRestoreCode("first");
+  await page.keyboard.press("ArrowUp");
+  await expectFocus("ArrowUp", onAction("restore_conversation", 0));
+  await page.keyboard.press("ArrowDown");
+  await expectFocus("ArrowDown to Restore code", onAction("restore_code", 0));
   await page.keyboard.press("Enter");
   await dialog.getByText("two.txt").waitFor();
   await expectFocus("opening the preview", (a) => a.id === "rewind-confirm");
   await page.keyboard.press("Escape");
   await page.waitForFunction(() => !document.querySelector("#rewind-dialog").open);
-  await expectFocus("Esc in the preview", onAction("restore_code", 0));
+  await expectFocus("Esc in the preview", onAction("menu", 0));
+  await toRestoreCode("again");
   await page.keyboard.press("Enter");
   await dialog.getByText("two.txt").waitFor();
   await page.keyboard.press("Tab");
@@ -187,7 +195,8 @@ try {
   await expectFocus("Shift+Tab from the first control", (a) => a.id === "rewind-cancel");
   await page.keyboard.press("Enter");
   await page.waitForFunction(() => !document.querySelector("#rewind-dialog").open);
-  await expectFocus("Cancel", onAction("restore_code", 0));
+  await expectFocus("Cancel", onAction("menu", 0));
+  await toRestoreCode("to commit");
   await page.keyboard.press("Enter");
   await dialog.getByText("two.txt").waitFor();
   await shot("keyboard-preview");
@@ -195,10 +204,13 @@ try {
   await page.locator("#banner", { hasText: "Restored code" }).waitFor();
   await waitFor("the files to be removed (keyboard)", () => !exists("one.txt") && !exists("two.txt"));
   if (await dialogOpen()) throw new Error("the preview stayed open after Enter");
-  await expectFocus("confirming by keyboard", onAction("restore_code", 0));
-  // back over the two actions before it, the prompt, the banner's Dismiss
-  for (let i = 0; i < 5; i++) await page.keyboard.press("Shift+Tab");
-  await expectFocus("Shift+Tab to the banner", (a) => a.text === "Undo");
+  await expectFocus("confirming by keyboard", onAction("menu", 0));
+  // back to the banner's Undo (the banner comes before the transcript)
+  for (let i = 0; ; i++) {
+    if (i > 6) throw new Error("Shift+Tab never reached the banner's Undo");
+    await page.keyboard.press("Shift+Tab");
+    if ((await active()).text === "Undo") break;
+  }
   await page.keyboard.press("Enter");
   await page.locator("#banner", { hasText: "Undone" }).waitFor();
   await waitFor("the files to come back (keyboard)", () => exists("one.txt") && exists("two.txt"));
@@ -212,15 +224,15 @@ try {
   // A file edited by hand since Retrace wrote it is a conflict: nothing is chosen for it until
   // the user picks; skipped, it keeps the edit while the rest is restored; undo again.
   fs.writeFileSync(file("one.txt"), "mine\n");
-  await first.hover();
-  await first.getByRole("button", { name: "Restore code", exact: true }).click();
+  await first.locator(".rewind .menu-toggle").click();
+  await first.locator('.rewind button[data-action="restore_code"]').click();
   await dialog.locator(".conflicts", { hasText: "one.txt" }).waitFor();
   await page.locator("#rewind-confirm:disabled").waitFor();
   await dialog.getByLabel("Skip them (keep your changes)").check();
   await shot("conflict");
   await page.locator("#rewind-confirm").click();
   // the banner counts the skipped file with the rest
-  await page.locator("#banner", { hasText: "Restored code to before turn 0: 1 deleted, 1 skipped" }).waitFor();
+  await page.locator("#banner", { hasText: "Restored code to before turn 0: 1 file deleted, 1 skipped" }).waitFor();
   await waitFor("two.txt to be removed", () => !exists("two.txt"));
   if (fs.readFileSync(file("one.txt"), "utf8") !== "mine\n") throw new Error("a skipped conflict was written");
   await page.locator("#banner").getByRole("button", { name: "Undo" }).click();
@@ -231,8 +243,8 @@ try {
   // "Restored code to before turn 0", with no Undo).
   const twoText = fs.readFileSync(file("two.txt"), "utf8");
   fs.writeFileSync(file("two.txt"), "mine too\n");
-  await first.hover();
-  await first.getByRole("button", { name: "Restore code", exact: true }).click();
+  await first.locator(".rewind .menu-toggle").click();
+  await first.locator('.rewind button[data-action="restore_code"]').click();
   await dialog.locator(".conflicts", { hasText: "two.txt" }).waitFor();
   await dialog.getByLabel("Skip them (keep your changes)").check();
   await page.locator("#rewind-confirm").click();
@@ -242,10 +254,10 @@ try {
   await page.locator("#banner").getByRole("button", { name: "Dismiss" }).click();
   fs.writeFileSync(file("two.txt"), twoText);
 
-  // Restore the conversation to the second turn (keyboard focus shows the controls too).
+  // Restore the conversation to the second turn.
   const second = page.locator(".msg.user").nth(1);
-  await second.focus();
-  await second.getByRole("button", { name: "Restore conversation", exact: true }).click();
+  await second.locator(".rewind .menu-toggle").click();
+  await second.locator('.rewind button[data-action="restore_conversation"]').click();
   await dialog.getByText("The conversation goes back").waitFor();
   await page.locator("#rewind-confirm").click();
   await page.locator("#banner", { hasText: "Restored conversation" }).waitFor();
@@ -318,9 +330,10 @@ try {
   if (exists("never.txt")) throw new Error("a denied command ran");
 
   // Fork from the first prompt: a new head, selected, with the conversation before it.
-  await page.locator(".msg.user").first().hover();
-  await page.locator(".msg.user").first().getByRole("button", { name: "Fork from here" }).click();
-  await page.locator("#banner", { hasText: "Forked from turn 0" }).waitFor();
+  await page.locator(".msg.user").first().locator(".rewind .menu-toggle").click();
+  await page.locator(".msg.user").first().locator('.rewind button[data-action="fork"]').click();
+  await page.locator("#rewind-confirm").click();
+  await page.locator("#banner", { hasText: "Forked: a new head ends before turn 0" }).waitFor();
   await page.locator(".head.selected", { hasText: "fork" }).waitFor();
   await expectFocus("forking (the prompt is gone)", (a) => a.id === "prompt");
   if ((await page.locator(".msg.user").count()) !== 0) throw new Error("the fork shows prompts from after its turn");
@@ -330,8 +343,9 @@ try {
 
   // Summarize up to the second prompt: the model writes the summary onto a new, selected head.
   const two = page.locator(".msg.user", { hasText: "write two" });
-  await two.hover();
-  await two.getByRole("button", { name: "Summarize up to here" }).click();
+  await two.locator(".rewind .menu-toggle").click();
+  await two.locator('.rewind button[data-action="summarize_up_to"]').click();
+  await page.locator("#rewind-confirm").click();
   await page.locator("#banner", { hasText: "Summary written" }).waitFor();
   await page.getByText("the summary of turns").first().waitFor();
   await shot("summarized");
@@ -422,13 +436,13 @@ try {
     const id = new URL(location.href).searchParams.get("session");
     return id && id !== new URL(u).searchParams.get("session");
   }, sessionUrl);
-  await page.getByText(/No messages yet/).waitFor();
+  await page.getByText(/Every edit can be taken back/).waitFor();
   const fresh = new URL(page.url()).searchParams.get("session");
   if ((await page.locator("#session-select").inputValue()) !== fresh) throw new Error("the new session is not selected");
   if (await plan.isChecked()) throw new Error("plan mode is on in the new session");
   const shared = await context.newPage();
   await shared.goto(page.url());
-  await shared.getByText(/No messages yet/).waitFor();
+  await shared.getByText(/Every edit can be taken back/).waitFor();
   if ((await shared.locator("#session-select").inputValue()) !== fresh) throw new Error("the shared address opened another session");
   await shared.close();
   const seen = errors.length;

@@ -145,8 +145,8 @@ try {
   if (!(await link.evaluate((b) => document.activeElement === b))) throw new Error("the focus did not go back to the file's name");
 
   // (f) From a restore's preview too: the history on top of it, closed back into it.
-  await page.locator('.msg.user[data-turn="1"]').hover();
-  await page.locator('.msg.user[data-turn="1"] > .rewind').getByRole("button", { name: "Restore code", exact: true }).click();
+  await page.locator('.msg.user[data-turn="1"]').locator(".rewind .menu-toggle").click();
+  await page.locator('.msg.user[data-turn="1"]').locator('.rewind button[data-action="restore_code"]').click();
   const preview = page.locator("#rewind-dialog");
   const inPreview = preview.locator(".plan-files .file-link", { hasText: "a.txt" });
   await inPreview.click();

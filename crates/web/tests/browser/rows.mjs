@@ -101,7 +101,7 @@ try {
   await b.goto(address(url));
   await b.locator(".msg.assistant", { hasText: "wrote a.txt" }).waitFor();
   await a.locator(".msg.assistant .reasoning", { hasText: "a file of three lines" }).waitFor();
-  const write = a.locator(".tool.ok", { hasText: "Write a.txt" });
+  const write = a.locator(".tool.ok", { hasText: "Created a.txt" });
   await write.locator("summary").click();
   await write.locator(".change-head", { hasText: "created a.txt (+3 −0)" }).waitFor();
   await a.locator(".msg.checkpoint", { hasText: "Checkpoint of turn 0: 1 file" }).waitFor();
@@ -109,7 +109,7 @@ try {
   // Turn 1, live in both: an edit (a removed and an added line) and a second file.
   await send(a, "edit a, write b", "edited a.txt and wrote b.txt");
   await b.locator(".msg.assistant", { hasText: "edited a.txt and wrote b.txt" }).waitFor();
-  const edit = a.locator(".tool.ok", { hasText: "Edit a.txt" });
+  const edit = a.locator(".tool.ok", { hasText: "Edited a.txt" });
   await edit.locator("summary").click();
   await edit.locator(".tool-diff .del", { hasText: "-2" }).waitFor();
   await edit.locator(".tool-diff .add", { hasText: "+two" }).waitFor();
@@ -135,7 +135,7 @@ try {
   if (!fs.existsSync(file("c.txt"))) throw new Error("the approved command did not run");
   const live = await rows(a);
   await shows("tab B, after the approval", b, live);
-  if (!live.some((r) => r.startsWith("msg tool ok") && r.includes("Run echo c > c.txt"))) throw new Error(`no command row: ${JSON.stringify(live)}`);
+  if (!live.some((r) => r.startsWith("msg tool ok") && r.includes("Ran echo c > c.txt"))) throw new Error(`no command row: ${JSON.stringify(live)}`);
   same("the checkpoints' counts", counts(live).map((c) => c.split(":")[1].trim().split(" ")[0]), ["1", "2", "0"]);
 
   // A reload shows the same rows.
@@ -148,8 +148,8 @@ try {
   // files go back, a restore note is added and nothing else changes (the checkpoints keep their
   // counts); B follows.
   const turn1 = a.locator('.msg.user[data-turn="1"]');
-  await turn1.hover();
-  await turn1.getByRole("button", { name: "Restore code", exact: true }).click();
+  await turn1.locator(".rewind .menu-toggle").click();
+  await turn1.locator('.rewind button[data-action="restore_code"]').click();
   await a.locator("#rewind-dialog").getByText("b.txt").waitFor();
   await a.locator("#rewind-confirm:disabled").waitFor();
   await a.locator("#rewind-dialog .confirm-untracked input").check();

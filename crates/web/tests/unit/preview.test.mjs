@@ -47,7 +47,7 @@ test("a conflict's choices are the plan's, none picked; the table and the commit
   assert.deepEqual(radios.map((r) => r.value), ["refuse", "skip", "overwrite"]);
   assert.ok(radios.every((r) => !r.checked));
   assert.deepEqual(p.commit(), { ready: false, text: "Restore code", on_conflict: "refuse", confirm: false });
-  assert.deepEqual(actions(p), [["a.txt", "skip"], ["b.txt", "delete"]]);
+  assert.deepEqual(actions(p), [["a.txt", "skip (keep as it is)"], ["b.txt", "delete"]]);
   let changes = 0;
   p.onChange(() => changes++);
   pick(radios[2]);
@@ -55,7 +55,7 @@ test("a conflict's choices are the plan's, none picked; the table and the commit
   assert.deepEqual(actions(p), [["a.txt", "delete"], ["b.txt", "delete"]]);
   assert.deepEqual(p.commit(), { ready: true, text: "Restore code — Overwrite them", on_conflict: "overwrite", confirm: false });
   pick(radios[0]);
-  assert.deepEqual(actions(p), [["a.txt", "skip"], ["b.txt", "skip"]]);
+  assert.deepEqual(actions(p), [["a.txt", "skip (keep as it is)"], ["b.txt", "skip (keep as it is)"]]);
   assert.deepEqual(p.commit(), { ready: false, text: "Restore nothing while files conflict", on_conflict: "refuse", confirm: false });
   assert.equal(inputs(p, "checkbox").length, 0);
 });

@@ -1,0 +1,142 @@
+//! The git branch a workspace is on, read from its `.git` without running `git`: the frontends
+//! show it beside the workspace (the web page's header).
+//!
+//! The nearest `.git` at or above the workspace is used, as git finds it: a directory holding
+//! `HEAD`, or a file `gitdir: DIR` (a linked worktree or a submodule; `DIR` relative to the file's
+//! folder unless absolute). `HEAD` reading `ref: refs/heads/NAME` is on branch `NAME` (another
+//! `ref:` is shown without its `refs/`), a commit id is a detached HEAD shown as its first seven
+//! digits. Files are opened without blocking and read only when small; anything unexpected is no
+//! branch, never an error.
+
+use std::path::{Path, PathBuf};
+
+use crate::open::read_regular;
+
+/// The most bytes a `.git` file or a `HEAD` may have to be read.
+const SMALL: u64 = 4096;
+
+/// The branch (or short detached commit) of the repository `workspace` is in; `None` when it is
+/// in none, or its `HEAD` cannot be read.
+pub fn git_branch(workspace: &Path) -> Option<String> {
+    let git = workspace
+        .ancestors()
+        .map(|d| d.join(".git"))
+        .find(|g| g.symlink_metadata().is_ok())?;
+    head_name(&read_small(&git_dir(&git)?.join("HEAD"))?)
+}
+
+/// The git directory `.git` stands for: itself, or the one its `gitdir:` line names.
+fn git_dir(git: &Path) -> Option<PathBuf> {
+    if git.is_dir() {
+        return Some(git.to_path_buf());
+    }
+    let text = read_small(git)?;
+    let dir = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    if dir.is_empty() {
+        return None;
+    }
+    let dir = Path::new(dir);
+    Some(if dir.is_absolute() {
+        dir.to_path_buf()
+    } else {
+        git.parent()?.join(dir)
+    })
+}
+
+/// A small regular file's text.
+fn read_small(path: &Path) -> Option<String> {
+    if path.metadata().ok()?.len() > SMALL {
+        return None;
+    }
+    String::from_utf8(read_regular(path).ok()?).ok()
+}
+
+/// What a `HEAD` file's text names: the branch, another ref, or a detached commit (short).
+pub fn head_name(head: &str) -> Option<String> {
+    let line = head.lines().next()?.trim();
+    if let Some(target) = line.strip_prefix("ref:") {
+        let target = target.trim();
+        let name = target
+            .strip_prefix("refs/heads/")
+            .or_else(|| target.strip_prefix("refs/"))
+            .unwrap_or(target);
+        return (!name.is_empty()).then(|| name.to_string());
+    }
+    let is_id = line.len() >= 7 && line.bytes().all(|b| b.is_ascii_hexdigit());
+    is_id.then(|| line[..7].to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo(head: &str) -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join(".git")).unwrap();
+        std::fs::write(t.path().join(".git/HEAD"), head).unwrap();
+        t
+    }
+
+    #[test]
+    fn a_branch_is_named_from_head() {
+        let t = repo("ref: refs/heads/feature/x\n");
+        assert_eq!(git_branch(t.path()).as_deref(), Some("feature/x"));
+    }
+
+    #[test]
+    fn a_detached_head_is_its_short_commit() {
+        let t = repo("0123456789abcdef0123456789abcdef01234567\n");
+        assert_eq!(git_branch(t.path()).as_deref(), Some("0123456"));
+    }
+
+    #[test]
+    fn a_folder_inside_the_repository_has_its_branch() {
+        let t = repo("ref: refs/heads/main\n");
+        let sub = t.path().join("src/deep");
+        std::fs::create_dir_all(&sub).unwrap();
+        assert_eq!(git_branch(&sub).as_deref(), Some("main"));
+    }
+
+    #[test]
+    fn a_worktree_follows_its_gitdir_file() {
+        let t = tempfile::tempdir().unwrap();
+        let main_git = t.path().join("main/.git/worktrees/wt");
+        std::fs::create_dir_all(&main_git).unwrap();
+        std::fs::write(main_git.join("HEAD"), "ref: refs/heads/web\n").unwrap();
+        let wt = t.path().join("wt");
+        std::fs::create_dir(&wt).unwrap();
+        std::fs::write(wt.join(".git"), "gitdir: ../main/.git/worktrees/wt\n").unwrap();
+        assert_eq!(git_branch(&wt).as_deref(), Some("web"));
+        let abs = format!("gitdir: {}\n", main_git.display());
+        std::fs::write(wt.join(".git"), abs).unwrap();
+        assert_eq!(git_branch(&wt).as_deref(), Some("web"));
+    }
+
+    #[test]
+    fn no_repository_or_an_unreadable_head_is_no_branch() {
+        let t = tempfile::tempdir().unwrap();
+        let ws = t.path().join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        // (the temp dir could itself sit in a repository: only what is below it is looked at)
+        std::fs::write(t.path().join(".git"), "not a gitdir line\n").unwrap();
+        assert_eq!(git_branch(&ws), None);
+        std::fs::remove_file(t.path().join(".git")).unwrap();
+        std::fs::create_dir(t.path().join(".git")).unwrap();
+        assert_eq!(git_branch(&ws), None, "no HEAD");
+        std::fs::write(t.path().join(".git/HEAD"), "garbage\n").unwrap();
+        assert_eq!(git_branch(&ws), None);
+        std::fs::write(t.path().join(".git/HEAD"), "x".repeat(10_000)).unwrap();
+        assert_eq!(git_branch(&ws), None, "too large");
+    }
+
+    #[test]
+    fn head_names_other_refs_without_refs() {
+        assert_eq!(
+            head_name("ref: refs/remotes/origin/main").as_deref(),
+            Some("remotes/origin/main")
+        );
+        assert_eq!(head_name("ref: \n"), None);
+        assert_eq!(head_name(""), None);
+        assert_eq!(head_name("abc"), None);
+    }
+}

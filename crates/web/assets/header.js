@@ -1,0 +1,69 @@
+// The header's row: the model (a select of the models one can choose, `GET /api/models`; a choice
+// switches the open session's model, `POST …/{id}/model`), the workspace and its git branch (the
+// session's status, or the server's workspace before any session).
+import { call, s } from "./api.js";
+import { attempt } from "./banner.js";
+import { state } from "./state.js";
+import { ui } from "./ui.js";
+import { baseName, el } from "./util.js";
+
+/** Starts a session with a model, `(model) => Promise`, set once by app.js (sessions.js). */
+let startWith = async () => {};
+
+export function setStartWith(f) {
+  startWith = f;
+}
+
+/** The models offered (`GET /api/models`), read once. */
+let choices = { default: null, models: [] };
+
+/** Reads the models to offer and the server's workspace (before any session), and shows them. */
+export async function loadHeader() {
+  const [models, ws] = await Promise.all([call("GET", "/api/models"), call("GET", "/api/workspace")]);
+  choices = models;
+  if (!state.status) state.status = { model: models.default, workspace: ws.workspace, branch: ws.branch };
+  showStatus(state.status);
+}
+
+/** Shows a session's status in the header: its model selected, its workspace and branch. */
+export function showStatus(status) {
+  state.status = status;
+  const current = status?.model ?? null;
+  const models = [...choices.models];
+  if (current && !models.includes(current)) models.unshift(current);
+  ui.model.replaceChildren(
+    ...(current ? [] : [option("", "no model")]),
+    ...models.map((m) => option(m, m)),
+  );
+  ui.model.value = current ?? "";
+  ui.model.title = current ? `Model: ${current}` : "No model is set up";
+  const ws = status?.workspace ?? "";
+  ui.workspace.textContent = baseName(ws);
+  ui.workspace.title = ws;
+  ui.branch.textContent = status?.branch ?? "";
+  ui.branch.hidden = !status?.branch;
+  ui.branch.title = status?.branch ? `git branch ${status.branch}` : "";
+}
+
+function option(value, text) {
+  const o = el("option", null, text);
+  o.value = value;
+  return o;
+}
+
+/** Switches the open session to `model` (or starts a session with it); the select follows. */
+async function choose(model) {
+  const before = state.status?.model ?? "";
+  try {
+    if (!state.sid) return await startWith(model);
+    showStatus({ ...state.status, ...(await call("POST", `${s(state.sid)}/model`, { model })) });
+  } catch (e) {
+    ui.model.value = before;
+    throw e;
+  }
+}
+
+/** Listens to the model select (once, at start). */
+export function installHeader() {
+  ui.model.addEventListener("change", () => attempt(() => choose(ui.model.value)));
+}
