@@ -388,6 +388,7 @@ fn actions(
             CheckpointAction {
                 action,
                 label: action.label().to_string(),
+                detail: action.detail().to_string(),
                 available: available.is_ok(),
                 reason: available.err(),
                 preview: action.scope().is_some(),

@@ -217,6 +217,31 @@ impl ActionKind {
         }
     }
 
+    /// What it does, in one line every frontend shows beside the label (how a restore of the
+    /// conversation differs from a fork, which actions change files).
+    pub fn detail(self) -> &'static str {
+        match self {
+            ActionKind::RestoreBoth => {
+                "Files and conversation go back to just before this turn; its prompt comes back to edit."
+            }
+            ActionKind::RestoreConversation => {
+                "The conversation goes back to just before this turn (a new head; the old one is kept) and its prompt comes back to edit; files stay as they are."
+            }
+            ActionKind::RestoreCode => {
+                "Files the agent changed go back to how they were before this turn; the conversation stays."
+            }
+            ActionKind::Fork => {
+                "A new head that ends just before this turn, selected; the prompt is not put back and no file changes."
+            }
+            ActionKind::SummarizeFrom => {
+                "A new head where this turn and every later one become one summary; earlier messages stay."
+            }
+            ActionKind::SummarizeUpTo => {
+                "A new head where everything before this turn becomes one summary; this turn and later stay."
+            }
+        }
+    }
+
     /// The rewind scope of a restore action.
     pub fn scope(self) -> Option<crate::event::RewindScope> {
         use crate::event::RewindScope;
@@ -236,6 +261,9 @@ pub struct CheckpointAction {
     pub action: ActionKind,
     /// Its name, as every frontend shows it.
     pub label: String,
+    /// What it does, in one line (`ActionKind::detail`).
+    #[serde(default)]
+    pub detail: String,
     /// Whether it can be taken now.
     pub available: bool,
     /// Why not, when it cannot.

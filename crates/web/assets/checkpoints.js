@@ -15,6 +15,7 @@ import { beforeTurn, conflictWords, fileActionWords, gapWords, turnName } from "
 export function actionButtons(actions, run) {
   return actions.map((a) => {
     const b = el("button", null, el("span", "label", a.label));
+    if (a.detail) b.append(el("span", "detail", a.detail));
     b.type = "button";
     b.dataset.action = a.action;
     if (a.available) {

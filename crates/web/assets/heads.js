@@ -53,10 +53,11 @@ export function headTree(heads, actions) {
     for (const { head: h, children, loop } of nodes) {
       const li = el("li", `head${h.selected ? " selected" : ""}${h.retired ? " retired" : ""}`);
       li.dataset.head = h.id;
-      const name = h.name ? `${h.name}` : h.id;
+      // The controller's title (its name, or what it is and its turn's prompt); the id last.
+      const name = h.name ?? (h.title || h.id);
       const row = el("div", "head-row",
         el("span", "head-name", name),
-        el("span", "head-meta", ` ${h.kind} · ${h.message_count} messages${h.selected ? " · selected" : ""}${h.retired ? " · retired" : ""}`),
+        el("span", "head-meta", ` ${h.message_count} ${h.message_count === 1 ? "message" : "messages"}${h.id !== name ? ` · ${h.id}` : ""}${h.selected ? " · selected" : ""}${h.retired ? " · retired" : ""}`),
       );
       row.tabIndex = -1; // the focus lands here after a switch to this head
       li.append(row);

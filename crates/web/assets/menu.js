@@ -49,7 +49,7 @@ export function menuControl(cls, face, label, items) {
     const above = toggle.getBoundingClientRect().top - area.top;
     if (r.bottom > area.bottom && above > area.bottom - r.top) box.classList.add("up");
     openMenu = { box, close };
-    (enabled()[0] ?? toggle).focus();
+    (enabled()[0] ?? toggle).focus({ preventScroll: true });
   };
   for (const b of items) {
     b.setAttribute("role", "menuitem");

@@ -6,6 +6,7 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::Rect;
+use ratatui::text::Line;
 use ratatui::Frame;
 use retrace_protocol::{
     ActionKind, CheckpointAction, CheckpointEntry, ForkRequest, PrepareRewind, SummarizeDirection,
@@ -18,6 +19,7 @@ use crate::escape;
 use crate::screens::picker::Picker;
 use crate::screens::{ctrl, Mode};
 use crate::view::boxed::{boxed, row, Scroll};
+use crate::view::wrap::wrap;
 use crate::view::Theme;
 
 /// The key of the action at `index` (`1` for the first), for the first nine.
@@ -176,6 +178,16 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, m: &Menu, t: Theme) {
                 t.dim(),
             ));
         }
+    }
+    // What the highlighted action does, in the controller's words.
+    if let Some(a) = m.actions().get(m.highlighted).filter(|a| !a.detail.is_empty()) {
+        body.push(Line::default());
+        let width = usize::from(area.width.saturating_sub(10)).clamp(20, 96);
+        body.extend(wrap(
+            &vec![(format!("  {}", escape::line(&a.detail)), t.dim())],
+            width,
+            2,
+        ));
     }
     if body.is_empty() {
         body.push(row(

@@ -88,6 +88,7 @@ pub fn entry(turn: u64, prompt: &str, paths: &[&str]) -> CheckpointEntry {
             .map(|action| CheckpointAction {
                 action,
                 label: action.label().to_string(),
+                detail: action.detail().to_string(),
                 available: true,
                 reason: None,
                 preview: action.scope().is_some(),
