@@ -77,7 +77,7 @@ pub fn model_choices(configured: Option<&ModelSpec>) -> Vec<ModelChoice> {
     out.push(ModelChoice {
         value: "demo".to_string(),
         spec: Some(ModelSpec::demo()),
-        note: "built in: no key, no network; try the rewind".to_string(),
+        note: "built in, no key needed: try the rewind".to_string(),
     });
     out.push(ModelChoice {
         value: "script:FILE".to_string(),

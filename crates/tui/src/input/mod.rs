@@ -1,41 +1,78 @@
-//! The input box: multi-line text with a cursor, and the history of what was sent.
+//! The input box: multi-line text with a cursor, the history of what was sent, the readline
+//! keys' word moves and kills (`kill`), and pasted blocks folded ([`Draft`]).
 
-/// The text being typed, with a cursor (a byte offset on a char boundary) and the sent history.
+mod draft;
+mod kill;
+
+use std::borrow::Cow;
+
+pub use draft::{fold_label, Draft, FOLD_LINES};
+
+/// The text being typed, with a cursor (a byte offset on a char boundary of the text as shown:
+/// a folded paste is one character there), the sent history and the last kill.
 #[derive(Debug, Clone, Default)]
 pub struct Input {
-    text: String,
+    draft: Draft,
     cursor: usize,
-    history: Vec<String>,
+    history: Vec<Draft>,
     /// Where Up/Down is in the history: `Some(i)` while a recalled entry is shown unchanged.
     browsing: Option<usize>,
+    /// What the last kill took (Ctrl-Y puts it back).
+    kill: Draft,
+    /// Whether the last edit was a kill: the next one adds to it (as readline does).
+    killing: bool,
+    /// Counts the changes of the text.
+    revision: u64,
 }
 
 impl Input {
-    /// The text.
-    pub fn text(&self) -> &str {
-        &self.text
+    /// The whole text, each folded paste as it was pasted.
+    pub fn text(&self) -> Cow<'_, str> {
+        self.draft.whole()
     }
 
-    /// The cursor, a byte offset into [`Input::text`].
+    /// The text as shown: each folded paste is one marker character ([`Input::fold_label`]).
+    pub fn shown(&self) -> &str {
+        &self.draft.text
+    }
+
+    /// What a folded paste's marker shows ("[pasted 120 lines]"); `None` for any other character.
+    pub fn fold_label(&self, c: char) -> Option<String> {
+        self.draft.label(c)
+    }
+
+    /// The cursor, a byte offset into [`Input::shown`].
     pub fn cursor(&self) -> usize {
         self.cursor
     }
 
-    /// Whether nothing is typed.
-    pub fn is_empty(&self) -> bool {
-        self.text.is_empty()
+    /// A number that changes whenever the text does.
+    pub fn revision(&self) -> u64 {
+        self.revision
     }
 
-    /// The history, oldest first.
-    pub fn history(&self) -> &[String] {
-        &self.history
+    /// Whether nothing is typed.
+    pub fn is_empty(&self) -> bool {
+        self.draft.is_empty()
+    }
+
+    /// The history, oldest first (each entry whole).
+    pub fn history(&self) -> Vec<String> {
+        self.history.iter().map(|d| d.whole().into_owned()).collect()
     }
 
     /// Replaces the text (a refilled prompt), the cursor at its end.
     pub fn set(&mut self, text: &str) {
-        self.text = text.to_string();
-        self.cursor = self.text.len();
+        self.restore(Draft::plain(text));
+    }
+
+    /// Replaces the text with a draft (a queued prompt taken back), the cursor at its end.
+    pub fn restore(&mut self, draft: Draft) {
+        self.draft = draft;
+        self.revision += 1;
+        self.cursor = self.draft.text.len();
         self.browsing = None;
+        self.killing = false;
     }
 
     /// Empties the input.
@@ -43,108 +80,158 @@ impl Input {
         self.set("");
     }
 
+    /// Takes the draft out, folds kept (a prompt queued), leaving the input empty; not remembered
+    /// in the history until it is sent.
+    pub fn take_draft(&mut self) -> Draft {
+        let draft = std::mem::take(&mut self.draft);
+        self.restore(Draft::default());
+        draft
+    }
+
+    /// Remembers a draft in the history (it was sent), unless blank or the same as the last.
+    pub fn remember(&mut self, draft: &Draft) {
+        if !draft.whole().trim().is_empty() && self.history.last() != Some(draft) {
+            self.history.push(draft.clone());
+        }
+    }
+
     /// Takes the text out (to send it), remembering it in the history.
     pub fn take(&mut self) -> String {
-        let text = std::mem::take(&mut self.text);
-        self.cursor = 0;
+        let draft = self.take_draft();
+        self.remember(&draft);
+        draft.whole().into_owned()
+    }
+
+    /// Puts `text` (already the input's own) at the cursor.
+    fn put(&mut self, text: &str) {
+        self.draft.text.insert_str(self.cursor, text);
+        self.revision += 1;
+        self.cursor += text.len();
         self.browsing = None;
-        if !text.trim().is_empty() && self.history.last() != Some(&text) {
-            self.history.push(text.clone());
-        }
-        text
+        self.killing = false;
     }
 
     /// Types a character at the cursor.
     pub fn insert(&mut self, c: char) {
-        self.text.insert(self.cursor, c);
-        self.cursor += c.len_utf8();
-        self.browsing = None;
+        let mut buf = [0u8; 4];
+        self.put(&draft::sanitize(c.encode_utf8(&mut buf)));
     }
 
-    /// Types `text` at the cursor (a paste: one copy of the text after the cursor, however long).
+    /// Types `text` at the cursor as one edit (a paste: line breaks kept, `\r\n` and `\r` made
+    /// `\n`); a block of more than [`FOLD_LINES`] lines is folded.
     pub fn insert_str(&mut self, text: &str) {
         if text.is_empty() {
             return;
         }
-        self.text.insert_str(self.cursor, text);
-        self.cursor += text.len();
-        self.browsing = None;
+        let text = draft::sanitize(text);
+        let text = if text.contains('\r') {
+            Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
+        } else {
+            text
+        };
+        let shown = self.draft.fold(&text);
+        self.put(&shown);
     }
 
-    /// Deletes the character before the cursor.
+    /// Deletes the character (or folded paste) before the cursor.
     pub fn backspace(&mut self) {
-        if let Some(c) = self.text[..self.cursor].chars().next_back() {
+        if let Some(c) = self.draft.text[..self.cursor].chars().next_back() {
             self.cursor -= c.len_utf8();
-            self.text.remove(self.cursor);
+            self.draft.text.remove(self.cursor);
+            self.revision += 1;
             self.browsing = None;
         }
+        self.killing = false;
     }
 
-    /// Deletes the character under the cursor.
+    /// Deletes the character (or folded paste) under the cursor.
     pub fn delete(&mut self) {
-        if self.cursor < self.text.len() {
-            self.text.remove(self.cursor);
+        if self.cursor < self.draft.text.len() {
+            self.draft.text.remove(self.cursor);
+            self.revision += 1;
             self.browsing = None;
         }
+        self.killing = false;
     }
 
     /// Moves the cursor one character left.
     pub fn left(&mut self) {
-        if let Some(c) = self.text[..self.cursor].chars().next_back() {
+        if let Some(c) = self.draft.text[..self.cursor].chars().next_back() {
             self.cursor -= c.len_utf8();
         }
+        self.killing = false;
     }
 
     /// Moves the cursor one character right.
     pub fn right(&mut self) {
-        if let Some(c) = self.text[self.cursor..].chars().next() {
+        if let Some(c) = self.draft.text[self.cursor..].chars().next() {
             self.cursor += c.len_utf8();
         }
+        self.killing = false;
     }
 
-    /// Moves the cursor to the start of its line.
-    pub fn home(&mut self) {
-        self.cursor = self.text[..self.cursor].rfind('\n').map_or(0, |i| i + 1);
+    /// Where the cursor's line starts.
+    fn line_start(&self) -> usize {
+        self.draft.text[..self.cursor].rfind('\n').map_or(0, |i| i + 1)
     }
 
-    /// Moves the cursor to the end of its line.
-    pub fn end(&mut self) {
-        self.cursor = self.text[self.cursor..]
+    /// Where the cursor's line ends (its line break, or the end of the text).
+    fn line_end(&self) -> usize {
+        self.draft.text[self.cursor..]
             .find('\n')
-            .map_or(self.text.len(), |i| self.cursor + i);
+            .map_or(self.draft.text.len(), |i| self.cursor + i)
+    }
+
+    /// Moves the cursor to the start of its line (Home, Ctrl-A).
+    pub fn home(&mut self) {
+        self.cursor = self.line_start();
+        self.killing = false;
+    }
+
+    /// Moves the cursor to the end of its line (End, Ctrl-E).
+    pub fn end(&mut self) {
+        self.cursor = self.line_end();
+        self.killing = false;
     }
 
     /// Moves the cursor to the line above, at the same column (in characters) or its end; false
     /// on the first line.
     pub fn up(&mut self) -> bool {
-        let start = self.text[..self.cursor].rfind('\n').map_or(0, |i| i + 1);
+        self.killing = false;
+        let text = &self.draft.text;
+        let start = self.line_start();
         if start == 0 {
             return false;
         }
-        let column = self.text[start..self.cursor].chars().count();
-        let above = self.text[..start - 1].rfind('\n').map_or(0, |i| i + 1);
-        self.cursor = at_column(&self.text, above, start - 1, column);
+        let column = text[start..self.cursor].chars().count();
+        let above = text[..start - 1].rfind('\n').map_or(0, |i| i + 1);
+        self.cursor = at_column(text, above, start - 1, column);
         true
     }
 
     /// Moves the cursor to the line below, at the same column (in characters) or its end; false
     /// on the last line.
     pub fn down(&mut self) -> bool {
-        let Some(nl) = self.text[self.cursor..].find('\n').map(|i| self.cursor + i) else {
+        self.killing = false;
+        let text = &self.draft.text;
+        let Some(nl) = text[self.cursor..].find('\n').map(|i| self.cursor + i) else {
             return false;
         };
-        let start = self.text[..self.cursor].rfind('\n').map_or(0, |i| i + 1);
-        let column = self.text[start..self.cursor].chars().count();
-        let below_end = self.text[nl + 1..]
-            .find('\n')
-            .map_or(self.text.len(), |i| nl + 1 + i);
-        self.cursor = at_column(&self.text, nl + 1, below_end, column);
+        let start = self.line_start();
+        let column = text[start..self.cursor].chars().count();
+        let below_end = text[nl + 1..].find('\n').map_or(text.len(), |i| nl + 1 + i);
+        self.cursor = at_column(text, nl + 1, below_end, column);
         true
     }
 
     /// Whether Up/Down walk the history now: the input is empty, or shows a recalled entry as it was.
     pub fn browsing_history(&self) -> bool {
-        self.text.is_empty() || self.browsing.is_some()
+        self.draft.is_empty() || self.browsing.is_some()
+    }
+
+    /// Whether the input shows a recalled history entry as it was.
+    pub fn recalled(&self) -> bool {
+        self.browsing.is_some()
     }
 
     /// Recalls the previous (older) history entry; false when there is none.
@@ -176,8 +263,7 @@ impl Input {
 
     fn show_history(&mut self, at: usize) {
         if let Some(entry) = self.history.get(at) {
-            self.text = entry.clone();
-            self.cursor = self.text.len();
+            self.restore(entry.clone());
             self.browsing = Some(at);
         }
     }
