@@ -12,6 +12,7 @@ mod input_keys;
 mod long_flow;
 mod long_sessions;
 mod offered;
+mod popups;
 mod preview_diffs;
 mod queue;
 mod reload_race;
