@@ -19,6 +19,7 @@ pub mod history;
 pub mod ids;
 pub mod item;
 pub mod message;
+pub mod models;
 pub mod request;
 pub mod restore;
 pub mod results;
@@ -42,6 +43,7 @@ pub use item::{
     SessionSnapshot, ToolCallItem, ToolRecord, ToolStatus, ITEM_DIFF_CAP, ITEM_OUTPUT_CAP,
 };
 pub use message::{ChatMessage, Role, ToolCall};
+pub use models::{model_choices, ModelChoice};
 pub use request::{
     ApprovalAnswer, ApprovalDecision, CancelAnswer, CommitRevert, CommitRewind, CompactRequest,
     CreateSession, ForkRequest, ModelChoices, PlanModeRequest, PrepareRevert, PrepareRewind, RedoRequest,

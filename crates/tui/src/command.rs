@@ -23,6 +23,8 @@ pub enum Command {
     Sessions,
     /// `/model <spec>`.
     Model(String),
+    /// `/model` alone: list the models to choose from.
+    Models,
     /// `/compact`: summarize everything before the latest turn into a new head.
     Compact,
     /// `/plan` (toggle), `/plan on`, `/plan off`.
@@ -39,7 +41,9 @@ pub enum Command {
     Unknown(String),
 }
 
-/// The commands with a one-line description, for `/help` and completion.
+/// The commands with a one-line description: what `/help` and the `/` palette list, and Tab
+/// completes. An argument in `<>` is needed (Enter in the palette completes the name first), one
+/// in `[]` may be left out.
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/rewind", "open the rewind picker (also Esc Esc)"),
     ("/undo", "undo the last rewind"),
@@ -53,7 +57,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/switch <id|name>", "select another head"),
     ("/fork [name]", "fork the conversation"),
     ("/sessions", "switch session"),
-    ("/model <spec>", "change the model"),
+    (
+        "/model [spec]",
+        "change the model (alone: list the models to choose from)",
+    ),
     (
         "/compact",
         "summarize the turns before the last one (the full conversation stays a version)",
@@ -66,6 +73,16 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/help", "keys and commands"),
     ("/quit", "leave (the session stays on disk)"),
 ];
+
+/// A command's name in its usage (`/diff [turn]` → `/diff`).
+pub fn name(usage: &str) -> &str {
+    usage.split_whitespace().next().unwrap_or(usage)
+}
+
+/// Whether a command's usage says it needs an argument (`/switch <id|name>`).
+pub fn needs_argument(usage: &str) -> bool {
+    usage.contains('<')
+}
 
 /// Parses `input` as a slash command; `None` when it is a prompt: it does not start with `/`, or
 /// its first word is a path (`/usr/bin/foo crashes…` is a question, not a command).
@@ -102,7 +119,7 @@ pub fn parse(input: &str) -> Option<Command> {
         "sessions" => Command::Sessions,
         "model" => match arg {
             Some(a) => Command::Model(a),
-            None => Command::Usage("/model <spec>"),
+            None => Command::Models,
         },
         "compact" => match arg {
             None => Command::Compact,
@@ -151,5 +168,7 @@ mod tests {
             Some(Command::History("demo/notes.md".into()))
         );
         assert_eq!(parse("/history"), Some(Command::Usage("/history <path>")));
+        assert_eq!(parse("/model"), Some(Command::Models));
+        assert_eq!(parse("/model demo"), Some(Command::Model("demo".into())));
     }
 }

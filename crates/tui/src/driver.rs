@@ -88,6 +88,7 @@ impl Driver {
     ) -> Result<Driver, TuiError> {
         let snapshot = handle.snapshot().await?;
         let mut app = App::new(StatusInfo::from_status(&snapshot.status), opts);
+        app.set_configured_model(model.as_ref());
         let events = handle.subscribe(Some(snapshot.last_event_seq));
         app.on_snapshot(snapshot);
         let (answer_tx, answer_rx) = mpsc::unbounded_channel();
@@ -199,7 +200,8 @@ impl Driver {
                 // number come again (the app applies them to the new items, once each).
                 self.events = self.handle.subscribe(Some(snapshot.last_event_seq));
                 self.app.on_snapshot(snapshot);
-                Vec::new()
+                // A turn that ended unseen (events lost) sends what was queued behind it.
+                self.app.after_job(true)
             }
             Answer::Opened(Ok(opened)) => {
                 self.ctx.generation += 1;

@@ -88,7 +88,15 @@ impl App {
         if self.transcript.apply(&event) == Applied::Reload {
             effects.extend(self.reload());
         }
+        let ended = match &event {
+            Event::TurnFinished { ok, .. } | Event::SummaryFinished { ok, .. } => Some(*ok),
+            _ => None,
+        };
         self.apply_event(event, first);
+        if let (Some(ok), true) = (ended, first) {
+            // A prompt queued while it ran goes now.
+            effects.extend(self.after_job(ok));
+        }
         effects
     }
 

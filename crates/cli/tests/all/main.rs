@@ -32,4 +32,5 @@ mod sessions_cli;
 mod signals_cli;
 mod terminal_cli;
 mod tui_cli;
+mod tui_input_cli;
 mod web_cli;

@@ -2,14 +2,15 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::Frame;
 
 use crate::app::App;
 use crate::command::COMMANDS;
 use crate::effect::Effect;
 use crate::screens::{ctrl, Mode};
-use crate::view::boxed::{boxed, Scroll};
+use crate::view::boxed::{boxed, inner_width, Scroll};
+use crate::view::wrap::wrap;
 use crate::view::Theme;
 
 impl App {
@@ -34,24 +35,19 @@ impl App {
 }
 
 /// Draws the keys and commands, scrolled by `scroll` rows. Returns how far they can scroll
-/// (`None` when nothing was drawn).
+/// (`None` when nothing was drawn). A description too long for the box wraps under itself.
 pub(crate) fn draw(frame: &mut Frame, area: Rect, scroll: usize, t: Theme) -> Option<usize> {
-    let mut body: Vec<Line<'static>> = HELP_KEYS
-        .iter()
-        .map(|(k, d)| {
-            Line::from(vec![
-                Span::styled(format!("  {k:<22}"), t.accent()),
-                Span::raw(*d),
-            ])
-        })
-        .collect();
+    let width = inner_width(area);
+    let entry = |name: &str, about: &str| {
+        let spans = vec![
+            (format!("  {name:<NAME_W$}"), t.accent()),
+            (about.to_string(), t.text()),
+        ];
+        wrap(&spans, width, NAME_W + 2)
+    };
+    let mut body: Vec<Line<'static>> = HELP_KEYS.iter().flat_map(|(k, d)| entry(k, d)).collect();
     body.push(Line::raw(""));
-    body.extend(COMMANDS.iter().map(|(c, d)| {
-        Line::from(vec![
-            Span::styled(format!("  {c:<22}"), t.accent()),
-            Span::raw(*d),
-        ])
-    }));
+    body.extend(COMMANDS.iter().flat_map(|(c, d)| entry(c, d)));
     boxed(
         frame,
         area,
@@ -63,14 +59,30 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, scroll: usize, t: Theme) -> Op
     )
 }
 
+/// The width of the keys' and commands' column.
+const NAME_W: usize = 22;
+
 /// The keys `/help` lists.
-pub const HELP_KEYS: [(&str, &str); 13] = [
-    ("Enter", "send"),
+pub const HELP_KEYS: [(&str, &str); 20] = [
+    (
+        "Enter",
+        "send (while a turn runs: queue it, sent when the turn ends)",
+    ),
     ("Alt+Enter, Ctrl+J", "new line"),
-    ("Up (empty input)", "previous prompt"),
+    ("/", "the commands, each with what it does"),
+    ("Up (empty input)", "previous prompt (or the queued one, to edit)"),
     ("Up Down (lines)", "move between the input's lines"),
     ("Tab", "complete a command"),
-    ("Esc", "clear the input / cancel a running turn"),
+    ("Ctrl-A Ctrl-E", "start / end of the line (also Home End)"),
+    ("Alt-B Alt-F", "a word back / forward"),
+    ("Ctrl-U Ctrl-K", "delete to the start / end of the line"),
+    ("Ctrl-W, Alt-Backspace", "delete the word before the cursor"),
+    ("Alt-D", "delete the word after the cursor"),
+    ("Ctrl-Y", "put back what was deleted last"),
+    (
+        "Esc",
+        "clear the input / remove the queued prompt / cancel a running turn",
+    ),
     ("Esc Esc", "rewind picker"),
     ("Ctrl-C", "cancel a turn / clear; twice to quit"),
     ("Ctrl-D (empty input)", "quit"),

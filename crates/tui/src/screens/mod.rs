@@ -176,14 +176,15 @@ impl App {
         }
     }
 
-    /// Pasted text (bracketed paste): typed into the input as it is, line breaks kept, so a
-    /// pasted newline never sends a half prompt. Pasted under an approval box, it goes to the input too (it never answers the box).
+    /// Pasted text (bracketed paste): typed into the input as one edit, line breaks kept, so a
+    /// pasted newline never sends a half prompt; a block of more than a few lines shows folded
+    /// ("[pasted 120 lines]") and is sent whole. Pasted under an approval box, it goes to the
+    /// input too (it never answers the box).
     pub fn on_paste(&mut self, text: &str) {
         if !matches!(self.screen(), Screen::Chat | Screen::Approval) {
             return;
         }
-        self.input
-            .insert_str(&text.replace("\r\n", "\n").replace('\r', "\n"));
+        self.input.insert_str(text);
     }
 }
 

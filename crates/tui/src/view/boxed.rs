@@ -6,6 +6,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
+use unicode_width::UnicodeWidthChar;
 
 use crate::escape;
 use crate::view::wrap::fit;
@@ -21,6 +22,59 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
         w,
         h,
     )
+}
+
+/// How wide a box drawn in `area` asks to be.
+fn box_width(area: Rect) -> u16 {
+    area.width.saturating_sub(4).min(100)
+}
+
+/// The width inside the borders of a box drawn in `area` (what its rows may fill), as [`boxed`]
+/// lays it out: rows made this wide, or wrapped to it, show whole.
+pub(crate) fn inner_width(area: Rect) -> usize {
+    let w = box_width(area)
+        .min(area.width.saturating_sub(2))
+        .max(1)
+        .min(area.width);
+    usize::from(w.saturating_sub(2))
+}
+
+/// `line` cut to `max` cells, ending in "…" when it was wider.
+pub(crate) fn fit_line(line: Line<'static>, max: usize) -> Line<'static> {
+    if line.width() <= max {
+        return line;
+    }
+    let style = line.style;
+    let alignment = line.alignment;
+    let mut spans = Vec::new();
+    let mut used = 0;
+    for span in line.spans {
+        let w = span.width();
+        if used + w < max {
+            used += w;
+            spans.push(span);
+            continue;
+        }
+        // The last span that shows: cut to leave one cell for the ellipsis.
+        let mut text = String::new();
+        let mut cells = used;
+        for c in span.content.chars() {
+            let cw = UnicodeWidthChar::width(c).unwrap_or(0);
+            if cells + cw + 1 > max {
+                break;
+            }
+            text.push(c);
+            cells += cw;
+        }
+        if max > 0 {
+            text.push('…');
+        }
+        spans.push(Span::styled(text, span.style));
+        break;
+    }
+    let mut out = Line::from(spans).style(style);
+    out.alignment = alignment;
+    out
 }
 
 /// Which part of a long body a box shows.
@@ -56,12 +110,10 @@ pub(crate) fn boxed(
     footer: &str,
     t: Theme,
 ) -> Option<usize> {
-    let rect = centered(
-        area,
-        area.width.saturating_sub(4).min(100),
-        want_height(body.len()),
-    );
-    frame.render_widget(Clear, rect);
+    let rect = centered(area, box_width(area), want_height(body.len()));
+    // The whole rows it stands on are cleared, not only its own cells: nothing of the chat shows
+    // beside it (a transcript line, the input box's corners).
+    frame.render_widget(Clear, Rect::new(area.x, rect.y, area.width, rect.height));
     let inner_w = usize::from(rect.width.saturating_sub(2));
     let block = Block::default()
         .borders(Borders::ALL)
@@ -80,7 +132,13 @@ pub(crate) fn boxed(
             (offset.min(limit), Some(limit))
         }
     };
-    let mut shown: Vec<Line<'static>> = body.into_iter().skip(first).take(list_h).collect();
+    // A row too wide ends in "…": nothing is cut off without a sign.
+    let mut shown: Vec<Line<'static>> = body
+        .into_iter()
+        .skip(first)
+        .take(list_h)
+        .map(|l| fit_line(l, inner_w))
+        .collect();
     while shown.len() < list_h {
         shown.push(Line::raw(""));
     }
@@ -109,5 +167,21 @@ pub(crate) fn row(text: String, selected: bool, t: Theme, style: Style) -> Line<
         Line::from(Span::styled(format!("› {text}"), t.selected()))
     } else {
         Line::from(Span::styled(format!("  {text}"), style))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_too_wide_ends_in_an_ellipsis() {
+        let line =
+            |parts: &[&str]| Line::from(parts.iter().map(|p| Span::raw(p.to_string())).collect::<Vec<_>>());
+        assert_eq!(fit_line(line(&["ab", "cd"]), 4).to_string(), "abcd");
+        assert_eq!(fit_line(line(&["ab", "cde"]), 4).to_string(), "abc…");
+        assert_eq!(fit_line(line(&["abcd", "e"]), 4).to_string(), "abc…");
+        assert_eq!(fit_line(line(&["ab", "漢字"]), 4).to_string(), "ab…");
+        assert_eq!(fit_line(line(&["abcdef"]), 1).to_string(), "…");
     }
 }

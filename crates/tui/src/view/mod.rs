@@ -70,9 +70,10 @@ pub fn draw(frame: &mut Frame, app: &App, state: &mut ViewState) {
     let t = Theme::new(app.no_color());
     let input_rows = chat::input_box::line_count(app).clamp(1, 6) as u16;
     let has_message = app.message().is_some();
-    let [body, message, input, status] = Layout::vertical([
+    let [body, message, queued, input, status] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(u16::from(has_message)),
+        Constraint::Length(chat::queue::rows(app)),
         Constraint::Length(input_rows + 2),
         Constraint::Length(1),
     ])
@@ -82,7 +83,11 @@ pub fn draw(frame: &mut Frame, app: &App, state: &mut ViewState) {
         let text = fit(&escape::line(m), usize::from(message.width));
         frame.render_widget(Paragraph::new(Line::styled(text, t.warn())), message);
     }
+    chat::queue::draw(frame, queued, app, t);
     chat::input_box::draw(frame, input, app, t);
+    // The `/` palette, over the rows above the input box.
+    let above = Rect::new(area.x, area.y, area.width, input.y.saturating_sub(area.y));
+    chat::palette::draw(frame, above, app, t);
     draw_status(frame, status, app, t);
     state.limits.overlay = screens::draw_on_top(frame, area, app, t);
 }

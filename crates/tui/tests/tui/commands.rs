@@ -151,6 +151,9 @@ fn tab_completes_as_far_as_the_commands_agree() {
     let mut app = app();
     let now = Clock::new().at(0);
     type_text(&mut app, "/s", now);
+    // With the palette closed (Esc), Tab completes by itself.
+    app.on_key(key(KeyCode::Esc), now);
+    assert_eq!(app.input().text(), "/s", "Esc closes the palette, the text stays");
     app.on_key(key(KeyCode::Tab), now);
     // `/switch` and `/sessions` share only `/s`: both are listed.
     assert_eq!(app.input().text(), "/s");

@@ -50,7 +50,7 @@ fn random_key(rng: &mut Rng) -> KeyEvent {
     ];
     const CHARS: &[char] = &[
         '1', '2', '3', '4', '5', '6', 'y', 'a', 'n', 'p', 'd', 'f', 'h', 's', 'o', 'j', 'k', 'q', '/', 'é',
-        '漢', '\u{202e}', '\u{1b}',
+        'b', 'e', 'u', 'w', 'm', '漢', '\u{202e}', '\u{1b}',
     ];
     let code = if rng.below(2) == 0 {
         CODES[rng.below(CODES.len() as u64) as usize]
@@ -344,7 +344,12 @@ fn random_keys_events_and_sizes_never_panic() {
                         1 => {
                             app.on_mouse(MouseEventKind::ScrollDown);
                         }
-                        _ => app.on_paste("pasted\r\nline\u{1b}[2J"),
+                        _ => match rng.below(2) {
+                            0 => app.on_paste("pasted\r\nline\u{1b}[2J"),
+                            // A block of many lines: folded.
+                            _ => app
+                                .on_paste(&"many\u{202e}\u{fdd0} lines\n".repeat(3 + rng.below(60) as usize)),
+                        },
                     },
                     1 => {
                         let mut p = match rng.below(3) {

@@ -1,5 +1,5 @@
-//! What Enter and Tab do in the chat: a prompt is sent, a slash command (parsed in
-//! [`crate::command`]) runs, and Tab completes a command's name.
+//! What Enter and Tab do in the chat: a prompt is sent (queued while a turn runs), a slash
+//! command (parsed in [`crate::command`]) runs, and Tab completes a command's name.
 
 use retrace_protocol::{RedoRequest, SwitchRequest, UndoRequest};
 
@@ -39,10 +39,12 @@ impl App {
         vec![Effect::LoadCheckpoints]
     }
 
-    /// Tab: completes a slash command's name: the whole name when one command starts with what
-    /// is typed, else as far as they agree, and the candidates are listed.
+    /// Tab with the palette closed: completes a slash command's name: the whole name when one
+    /// command starts with what is typed, else as far as they agree, and the candidates are
+    /// listed.
     pub(super) fn complete(&mut self) {
-        let typed = self.input.text();
+        let typed = self.input.text().into_owned();
+        let typed = typed.as_str();
         if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
             return;
         }
@@ -80,7 +82,7 @@ impl App {
         if self.input.text().trim().is_empty() {
             return Vec::new();
         }
-        if let Some(cmd) = command::parse(self.input.text()) {
+        if let Some(cmd) = command::parse(&self.input.text()) {
             if let Command::Unknown(name) = &cmd {
                 // Kept in the input: a typo is fixed, not typed again.
                 self.message = Some(format!(
@@ -93,7 +95,7 @@ impl App {
             return self.run_command(cmd);
         }
         if self.status.running {
-            self.message = Some("a turn is running: wait for it, or Esc to cancel it".to_string());
+            self.queue_input();
             return Vec::new();
         }
         self.message = None;
@@ -129,6 +131,11 @@ impl App {
             }
             Command::Quit => self.quit(),
             Command::Fork(name) => self.open_picker(Purpose::Fork(name)),
+            Command::Models => {
+                self.input.set("/model ");
+                self.chat.palette.closed = false;
+                Vec::new()
+            }
             Command::Model(spec) => match retrace_protocol::ModelSpec::parse(&spec) {
                 Ok(spec) => {
                     self.message = Some(format!("switching to {spec}…"));

@@ -3,6 +3,7 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
 use unicode_width::UnicodeWidthStr;
@@ -55,7 +56,7 @@ fn shows_what_escaping_everything_showed() {
         for &cursor in &cursors {
             for width in [1, 2, 3, 7, 40, 118] {
                 for height in [1, 2, 6] {
-                    let (lines, x, y) = input_view(text, cursor, width, height);
+                    let (lines, x, y) = input_view(text, cursor, width, height, &|_| None, Style::default());
                     let (want, wx, wy) = reference(text, cursor, width, height);
                     assert_eq!((x, y), (wx, wy), "{text:?} cursor {cursor} {width}×{height}");
                     assert_eq!(

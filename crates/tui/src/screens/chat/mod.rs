@@ -6,15 +6,21 @@
 mod commands;
 pub(crate) mod detail;
 pub(crate) mod draw;
+mod editing;
 pub(crate) mod input_box;
 pub(crate) mod layout;
+pub(crate) mod palette;
+pub(crate) mod queue;
 
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use retrace_protocol::ModelChoice;
+
 use crate::app::App;
 use crate::effect::Effect;
+use crate::input::Draft;
 use crate::screens::ctrl;
 use crate::screens::picker::Purpose;
 
@@ -26,7 +32,7 @@ pub const DOUBLE_CTRL_C: Duration = Duration::from_millis(2000);
 const WHEEL_ROWS: usize = 3;
 
 /// The chat's own state (the transcript and the input are the app's: every screen shows them).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Chat {
     /// Transcript rows scrolled up from the bottom.
     pub(crate) scroll: usize,
@@ -40,6 +46,28 @@ pub(crate) struct Chat {
     pub(crate) view_generation: u64,
     pub(crate) last_esc: Option<Instant>,
     pub(crate) last_ctrl_c: Option<Instant>,
+    /// The `/` palette's selection and whether Esc closed it.
+    pub(crate) palette: palette::Palette,
+    /// The models `/model` lists.
+    pub(crate) models: Vec<ModelChoice>,
+    /// The prompt to send when the running turn ends.
+    pub(crate) queued: Option<Draft>,
+}
+
+impl Default for Chat {
+    fn default() -> Chat {
+        Chat {
+            scroll: 0,
+            scroll_limit: 0,
+            details: false,
+            view_generation: 0,
+            last_esc: None,
+            last_ctrl_c: None,
+            palette: palette::Palette::default(),
+            models: retrace_protocol::model_choices(None),
+            queued: None,
+        }
+    }
 }
 
 impl Chat {
@@ -74,14 +102,41 @@ impl App {
         if !is_ctrl_c {
             self.chat.last_ctrl_c = None;
         }
+        let before = self.input.revision();
+        let effects = self.chat_key_at(key, now, last_esc, last_ctrl_c);
+        // The palette filters again from its first row whenever the text changes, and opens
+        // again once the input is emptied.
+        if self.input.revision() != before {
+            self.chat.palette.selected = 0;
+        }
+        if self.input.is_empty() {
+            self.chat.palette.closed = false;
+        }
+        effects
+    }
+
+    fn chat_key_at(
+        &mut self,
+        key: KeyEvent,
+        now: Instant,
+        last_esc: Option<Instant>,
+        last_ctrl_c: Option<Instant>,
+    ) -> Vec<Effect> {
+        if let Some(effects) = self.palette_key(&key) {
+            return effects;
+        }
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
         match key.code {
             KeyCode::Esc => {
-                // A draft is cleared first, even while a turn runs: the key that cancels a turn
-                // (and kills its shell) must not also be the one that clears text.
+                // A draft is cleared first, then a queued prompt removed, even while a turn runs:
+                // the key that cancels a turn (and kills its shell) must not also be the one that
+                // clears text.
                 if !self.input.is_empty() {
                     self.input.clear();
+                    return Vec::new();
+                }
+                if self.drop_queued() {
                     return Vec::new();
                 }
                 if self.status.running {
@@ -93,7 +148,7 @@ impl App {
                 self.chat.last_esc = Some(now);
                 Vec::new()
             }
-            _ if is_ctrl_c => {
+            _ if ctrl(&key, 'c') => {
                 if self.status.running {
                     return vec![Effect::Cancel];
                 }
@@ -130,39 +185,12 @@ impl App {
                 Vec::new()
             }
             KeyCode::Enter => self.submit(),
-            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                self.input.insert(c);
-                Vec::new()
-            }
             KeyCode::Tab => {
                 self.complete();
                 Vec::new()
             }
             KeyCode::BackTab => self.set_plan_mode(None),
-            KeyCode::Backspace => {
-                self.input.backspace();
-                Vec::new()
-            }
-            KeyCode::Delete => {
-                self.input.delete();
-                Vec::new()
-            }
-            KeyCode::Left => {
-                self.input.left();
-                Vec::new()
-            }
-            KeyCode::Right => {
-                self.input.right();
-                Vec::new()
-            }
-            KeyCode::Home => {
-                self.input.home();
-                Vec::new()
-            }
-            KeyCode::End => {
-                self.input.end();
-                Vec::new()
-            }
+            KeyCode::Up if self.input.is_empty() && self.unqueue_to_input() => Vec::new(),
             KeyCode::Up if self.input.browsing_history() => {
                 self.input.history_prev();
                 Vec::new()
@@ -185,7 +213,10 @@ impl App {
                 self.chat.scroll_by(page, key.code == KeyCode::PageUp);
                 Vec::new()
             }
-            _ => Vec::new(),
+            _ => {
+                self.edit_key(&key);
+                Vec::new()
+            }
         }
     }
 

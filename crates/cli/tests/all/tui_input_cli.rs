@@ -1,0 +1,252 @@
+//! The terminal UI's input in a real terminal (issue 28), the real binary under `tmux`: readline
+//! keys edit the input line, a bracketed paste of 120 lines shows folded and is sent whole, `/`
+//! opens the command palette (typing filters, Tab completes), `/model` lists the models, and a
+//! prompt typed while a turn runs is queued, sent when the turn ends, or removed with Esc.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::support;
+use crate::tui_cli::{launch, launch_with, model_args, script_args, Tmux};
+
+/// The text in the input box: the row under its top border, without the borders.
+fn input_line(screen: &str) -> String {
+    let rows: Vec<&str> = screen.lines().collect();
+    let top = rows
+        .iter()
+        .rposition(|r| r.starts_with('┌') && (r.contains("Enter") || r.contains("Esc")))
+        .expect("the input box");
+    rows.get(top + 1)
+        .map(|r| {
+            r.trim_start_matches('│')
+                .trim_end()
+                .trim_end_matches('│')
+                .trim_end()
+                .to_string()
+        })
+        .unwrap_or_default()
+}
+
+/// Waits until the input box shows `want`.
+fn wait_input(t: &Tmux, want: &str) {
+    t.wait(&format!("the input line {want:?}"), |s| input_line(s) == want);
+}
+
+/// Pastes `text` as a terminal does with bracketed paste on (`paste-buffer -p`).
+fn paste(t: &Tmux, text: &str) {
+    let ok = t
+        .tmux()
+        .args(["set-buffer", "-b", "p", "--", text])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let ok = t
+        .tmux()
+        .args(["paste-buffer", "-p", "-d", "-b", "p", "-t", &t.name])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+#[test]
+fn readline_keys_edit_the_input_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let Some(t) = launch(
+        tmp.path(),
+        "retrace-keys",
+        (100, 30),
+        &model_args(&ws, "demo"),
+        false,
+    ) else {
+        return;
+    };
+    t.text("hello world foo");
+    wait_input(&t, "hello world foo");
+    t.keys(&["C-a", "C-k"]);
+    wait_input(&t, "");
+    t.keys(&["C-y"]);
+    wait_input(&t, "hello world foo");
+    // Alt-B moves a word back (it used to type "b").
+    t.keys(&["M-b"]);
+    t.text("X");
+    wait_input(&t, "hello world Xfoo");
+    t.keys(&["C-e", "C-w"]);
+    wait_input(&t, "hello world");
+    t.keys(&["C-y", "C-y"]);
+    wait_input(&t, "hello world XfooXfoo");
+    t.keys(&["C-u"]);
+    wait_input(&t, "");
+}
+
+#[test]
+fn a_pasted_block_shows_folded_and_is_sent_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let args = script_args(
+        tmp.path(),
+        &ws,
+        json!({"responses": [{"content": "read them all"}]}),
+    );
+    let Some(t) = launch(tmp.path(), "retrace-paste", (100, 30), &args, false) else {
+        return;
+    };
+    let block: String = (1..=120).map(|i| format!("line {i} of the paste\n")).collect();
+    t.text("look: ");
+    paste(&t, &block);
+    wait_input(&t, "look: [pasted 120 lines]");
+    t.text(" thanks");
+    wait_input(&t, "look: [pasted 120 lines] thanks");
+    // Its line breaks sent nothing: still in the input.
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(input_line(&t.screen()), "look: [pasted 120 lines] thanks");
+    t.keys(&["Enter"]);
+    t.wait("the answer", |s| s.contains("read them all"));
+    // The session's log has the whole prompt.
+    let out = support::isolated_retrace(tmp.path())
+        .args(["transcript", "--continue", "--json", "--workspace"])
+        .arg(&ws)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let want = format!("look: {block} thanks");
+    let mut texts = Vec::new();
+    strings(&v, &mut texts);
+    assert!(texts.contains(&want), "not sent whole: {v}");
+}
+
+fn strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+        Value::Object(o) => o.values().for_each(|x| strings(x, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn slash_lists_the_commands_and_model_lists_the_models() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let Some(t) = launch(
+        tmp.path(),
+        "retrace-palette",
+        (100, 30),
+        &model_args(&ws, "demo"),
+        false,
+    ) else {
+        return;
+    };
+    t.text("/");
+    t.wait("the palette", |s| {
+        s.contains("Commands") && s.contains("/rewind") && s.contains("open the rewind picker")
+    });
+    t.text("he");
+    t.wait("the list filtered", |s| {
+        s.contains("/heads") && s.contains("/help") && !s.contains("/rewind")
+    });
+    t.keys(&["Tab"]);
+    wait_input(&t, "/heads");
+    t.keys(&["C-u"]);
+    wait_input(&t, "");
+    t.wait("the palette closed", |s| !s.contains("Commands"));
+
+    // `/model` alone lists the models to choose; Enter on one uses it.
+    t.text("/model");
+    t.keys(&["Enter"]);
+    t.wait("the models", |s| {
+        s.contains("Models")
+            && s.contains("deepseek:deepseek-chat")
+            && s.contains("script:FILE")
+            && s.contains("demo")
+            && !s.contains("usage: /model")
+    });
+    t.text("demo");
+    t.keys(&["Enter"]);
+    t.wait("the model used", |s| {
+        s.contains("model changed") && !s.contains("Models")
+    });
+}
+
+/// A turn whose shell command takes a while, then answers "first done"; the next turn answers
+/// "second done".
+fn slow_turn(tmp: &std::path::Path, ws: &std::path::Path) -> Vec<String> {
+    script_args(
+        tmp,
+        ws,
+        json!({"responses": [
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 2"}}]},
+            {"content": "first done"},
+            {"content": "second done"}
+        ]}),
+    )
+}
+
+#[test]
+fn a_prompt_typed_while_a_turn_runs_is_sent_after_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let args = slow_turn(tmp.path(), &ws);
+    let Some(t) = launch_with(
+        tmp.path(),
+        "retrace-queue",
+        (100, 30),
+        &args,
+        false,
+        &[("RETRACE_BASH", "allow")],
+    ) else {
+        return;
+    };
+    t.text("run the slow thing");
+    t.keys(&["Enter"]);
+    t.wait("the turn running", |s| s.contains("working"));
+    t.text("then this");
+    t.keys(&["Enter"]);
+    t.wait("the prompt queued", |s| s.contains("queued: then this"));
+    assert!(!t.screen().contains("a turn is running"), "{}", t.screen());
+    t.wait("the queued prompt answered", |s| s.contains("second done"));
+    let screen = t.screen();
+    assert!(screen.contains("first done"), "{screen}");
+    assert!(screen.contains("› then this"), "{screen}");
+    assert!(!screen.contains("queued:"), "{screen}");
+    assert!(!screen.contains("a turn is running"), "{screen}");
+}
+
+#[test]
+fn esc_removes_a_queued_prompt_and_the_turn_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let args = slow_turn(tmp.path(), &ws);
+    let Some(t) = launch_with(
+        tmp.path(),
+        "retrace-unqueue",
+        (100, 30),
+        &args,
+        false,
+        &[("RETRACE_BASH", "allow")],
+    ) else {
+        return;
+    };
+    t.text("run the slow thing");
+    t.keys(&["Enter"]);
+    t.wait("the turn running", |s| s.contains("working"));
+    t.text("never mind");
+    t.keys(&["Enter"]);
+    t.wait("the prompt queued", |s| s.contains("queued: never mind"));
+    t.keys(&["Escape"]);
+    t.wait("the queued prompt removed", |s| {
+        !s.contains("queued: never mind") && s.contains("queued prompt removed")
+    });
+    t.wait("the turn's end", |s| s.contains("first done"));
+    std::thread::sleep(Duration::from_millis(500));
+    let screen = t.screen();
+    assert!(!screen.contains("second done"), "{screen}");
+    assert!(!screen.contains("› never mind"), "{screen}");
+}

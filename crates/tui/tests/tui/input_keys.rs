@@ -1,0 +1,218 @@
+//! The input behaves like a shell's (issue 28): readline keys across lines, a pasted block folded
+//! and sent whole, and the `/` palette with `/model`'s list.
+
+use insta::assert_snapshot;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use retrace_protocol::{ModelSpec, Provider};
+use retrace_tui::{App, Effect, Screen};
+
+use crate::fixtures::*;
+
+fn alt(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT)
+}
+
+fn press(app: &mut App, keys: &[KeyEvent]) -> Vec<Effect> {
+    let now = Clock::new().at(0);
+    keys.iter().flat_map(|k| app.on_key(*k, now)).collect()
+}
+
+/// The input's text with `|` at the cursor.
+fn cursor(app: &App) -> String {
+    let mut s = app.input().shown().to_string();
+    s.insert(app.input().cursor(), '|');
+    s
+}
+
+#[test]
+fn readline_keys_edit_like_a_shell() {
+    let mut app = app();
+    let now = Clock::new().at(0);
+    type_text(&mut app, "hello world foo", now);
+    press(&mut app, &[ctrl('a')]);
+    assert_eq!(cursor(&app), "|hello world foo");
+    press(&mut app, &[ctrl('e')]);
+    assert_eq!(cursor(&app), "hello world foo|");
+    // Alt-B moves a word back and types nothing.
+    press(&mut app, &[alt('b')]);
+    assert_eq!(cursor(&app), "hello world |foo");
+    press(&mut app, &[ctrl('w')]);
+    assert_eq!(cursor(&app), "hello |foo");
+    press(&mut app, &[ctrl('e'), ctrl('y')]);
+    assert_eq!(cursor(&app), "hello fooworld |");
+    press(&mut app, &[ctrl('a'), alt('f'), ctrl('k')]);
+    assert_eq!(cursor(&app), "hello|");
+    press(&mut app, &[ctrl('a'), alt('d')]);
+    assert_eq!(cursor(&app), "|");
+    press(&mut app, &[ctrl('y')]);
+    assert_eq!(
+        cursor(&app),
+        "hello|",
+        "Ctrl-K then Alt-D: the last kill is Alt-D's alone"
+    );
+    press(&mut app, &[ctrl('u')]);
+    assert_eq!(cursor(&app), "|");
+    // Alt-Backspace kills a word back; other Alt keys type nothing.
+    type_text(&mut app, "git commit", now);
+    press(
+        &mut app,
+        &[KeyEvent::new(KeyCode::Backspace, KeyModifiers::ALT), alt('x')],
+    );
+    assert_eq!(cursor(&app), "git |");
+}
+
+#[test]
+fn readline_keys_work_on_the_cursors_line_of_a_multi_line_input() {
+    let mut app = app();
+    let now = Clock::new().at(0);
+    type_text(&mut app, "first line", now);
+    press(&mut app, &[KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)]);
+    type_text(&mut app, "second line", now);
+    press(&mut app, &[ctrl('a')]);
+    assert_eq!(cursor(&app), "first line\n|second line");
+    press(&mut app, &[ctrl('k')]);
+    assert_eq!(cursor(&app), "first line\n|");
+    press(&mut app, &[ctrl('u')]);
+    assert_eq!(
+        cursor(&app),
+        "first line|",
+        "Ctrl-U at a line's start joins it to the one above"
+    );
+    press(&mut app, &[KeyEvent::new(KeyCode::Up, KeyModifiers::NONE)]);
+    assert_eq!(
+        app.input().text(),
+        "first line",
+        "Up with text moves, it recalls nothing"
+    );
+    press(&mut app, &[ctrl('e'), ctrl('u'), ctrl('y'), ctrl('y')]);
+    assert_eq!(cursor(&app), "first linefirst line|");
+}
+
+fn block(n: usize) -> String {
+    (1..=n).map(|i| format!("fn line_{i}() {{}}\n")).collect()
+}
+
+#[test]
+fn a_pasted_block_shows_folded_and_is_sent_whole() {
+    let mut app = app_with_turns();
+    let now = Clock::new().at(0);
+    type_text(&mut app, "review this: ", now);
+    app.on_paste(&block(120).replace('\n', "\r\n"));
+    type_text(&mut app, " thanks", now);
+    assert_snapshot!("folded_paste", render(&app, 80, 24));
+    assert!(rows(&app, 80, 24)
+        .iter()
+        .any(|r| r.contains("review this: [pasted 120 lines] thanks")));
+    // A short paste goes in as it is; nothing was sent by its line breaks.
+    app.on_paste("a\nb");
+    press(&mut app, &[KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE)]);
+    press(&mut app, &[KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE)]);
+    press(&mut app, &[KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE)]);
+    let sent = press(&mut app, &[key(KeyCode::Enter)]);
+    assert_eq!(
+        sent,
+        vec![Effect::Send(format!("review this: {} thanks", block(120)))]
+    );
+    // Up recalls it folded; Backspace on the fold removes the block.
+    press(&mut app, &[key(KeyCode::Up)]);
+    assert!(app.input().shown().chars().count() < 40);
+    for _ in 0.." thanks".len() {
+        press(&mut app, &[key(KeyCode::Left)]);
+    }
+    press(&mut app, &[key(KeyCode::Backspace)]);
+    assert_eq!(app.input().text(), "review this:  thanks");
+}
+
+#[test]
+fn slash_opens_a_palette_that_filters_completes_and_runs() {
+    let mut app = app_with_turns();
+    let now = Clock::new().at(0);
+    type_text(&mut app, "/", now);
+    assert_snapshot!("palette", render(&app, 80, 24));
+    let shown = rows(&app, 80, 24).join("\n");
+    for c in retrace_tui::command::COMMANDS.iter().take(5) {
+        assert!(shown.contains(c.0), "{} missing:\n{shown}", c.0);
+    }
+    type_text(&mut app, "he", now);
+    let shown = rows(&app, 80, 24).join("\n");
+    assert!(shown.contains("/heads") && shown.contains("/help"), "{shown}");
+    assert!(!shown.contains("/rewind"), "{shown}");
+    // Down, Tab: the second one completed.
+    press(&mut app, &[key(KeyCode::Down), key(KeyCode::Tab)]);
+    assert_eq!(app.input().text(), "/help");
+    press(&mut app, &[key(KeyCode::Enter)]);
+    assert_eq!(app.screen(), Screen::Help);
+    press(&mut app, &[key(KeyCode::Esc)]);
+
+    // Enter on a command that needs an argument completes it.
+    type_text(&mut app, "/sw", now);
+    assert!(press(&mut app, &[key(KeyCode::Enter)]).is_empty());
+    assert_eq!(app.input().text(), "/switch ");
+    press(&mut app, &[ctrl('u')]);
+
+    // Enter runs the one selected: `/re` is `/rewind` first.
+    type_text(&mut app, "/re", now);
+    assert_eq!(
+        press(&mut app, &[key(KeyCode::Enter)]),
+        vec![Effect::LoadCheckpoints]
+    );
+
+    // Esc closes it and keeps the text; it opens again once the input is emptied.
+    let mut app = crate::fixtures::app();
+    type_text(&mut app, "/u", now);
+    press(&mut app, &[key(KeyCode::Esc)]);
+    assert_eq!(app.input().text(), "/u");
+    assert!(!rows(&app, 80, 24).join("\n").contains("Commands"));
+    press(&mut app, &[key(KeyCode::Backspace), key(KeyCode::Backspace)]);
+    type_text(&mut app, "/", now);
+    assert!(rows(&app, 80, 24).join("\n").contains("Commands"));
+    // A path is no command: no palette.
+    type_text(&mut app, "etc/hosts", now);
+    assert!(!rows(&app, 80, 24).join("\n").contains("Commands"));
+}
+
+#[test]
+fn model_alone_lists_the_models_to_choose() {
+    let mut app = app_with_turns();
+    let now = Clock::new().at(0);
+    type_text(&mut app, "/model", now);
+    // Enter on `/model` lists the models (no "usage: /model <spec>").
+    assert!(press(&mut app, &[key(KeyCode::Enter)]).is_empty());
+    assert_eq!(app.input().text(), "/model ");
+    assert_snapshot!("model_list", render(&app, 80, 24));
+    let shown = rows(&app, 80, 24).join("\n");
+    for m in [
+        "deepseek:deepseek-chat",
+        "deepseek:deepseek-reasoner",
+        "demo",
+        "script:FILE",
+    ] {
+        assert!(shown.contains(m), "{m}:\n{shown}");
+    }
+    // Typing filters; Enter uses the one selected.
+    type_text(&mut app, "dem", now);
+    assert_eq!(
+        press(&mut app, &[key(KeyCode::Enter)]),
+        vec![Effect::SetModel(ModelSpec::demo())]
+    );
+    assert!(app.input().is_empty());
+    // `script:FILE` is a form: Enter leaves the path to type.
+    type_text(&mut app, "/model scr", now);
+    assert!(press(&mut app, &[key(KeyCode::Enter)]).is_empty());
+    assert_eq!(app.input().text(), "/model script:");
+    type_text(&mut app, "/tmp/s.json", now);
+    assert_eq!(
+        press(&mut app, &[key(KeyCode::Enter)]),
+        vec![Effect::SetModel(ModelSpec::script("/tmp/s.json"))]
+    );
+
+    // The configured model is offered whole (its endpoint kept), first.
+    let mut local = ModelSpec::new(Provider::OpenAi, "llama3");
+    local.base_url = Some("http://127.0.0.1:8080/v1".into());
+    app.set_configured_model(Some(&local));
+    type_text(&mut app, "/model ", now);
+    assert_eq!(
+        press(&mut app, &[key(KeyCode::Enter)]),
+        vec![Effect::SetModel(local)]
+    );
+}
