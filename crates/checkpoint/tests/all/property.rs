@@ -578,16 +578,20 @@ impl Authorship {
             .collect()
     }
 
-    fn put_back(&mut self, saved: &Authors) {
+    /// Puts back what session `who` last left at the saved paths (an undo of `who`'s): what the
+    /// other session left there is its own business, which this undo does not change.
+    fn put_back(&mut self, saved: &Authors, who: Who) {
         for (k, own, peer) in saved {
-            for (map, v) in [(&mut self.own, own), (&mut self.peer, peer)] {
-                match v {
-                    Some(i) => {
-                        map.insert(k.clone(), i.clone());
-                    }
-                    None => {
-                        map.remove(k);
-                    }
+            let (map, v) = match who {
+                Who::Own => (&mut self.own, own),
+                Who::Peer => (&mut self.peer, peer),
+            };
+            match v {
+                Some(i) => {
+                    map.insert(k.clone(), i.clone());
+                }
+                None => {
+                    map.remove(k);
                 }
             }
         }
@@ -2204,7 +2208,7 @@ impl Harness {
         let now = self.disk_nodes();
         let changed = self.check_authors(&ctx, Who::Own, &walked, &now, &BTreeSet::new());
         let authors_before = self.authors.save(&changed);
-        self.authors.put_back(&tx.authors_before);
+        self.authors.put_back(&tx.authors_before, Who::Own);
         let targets = tx
             .targets
             .iter()
@@ -2509,7 +2513,7 @@ impl Harness {
         }
         let now = self.disk_nodes();
         self.check_authors(&ctx, Who::Peer, &walked, &now, &BTreeSet::new());
-        self.authors.put_back(&saved);
+        self.authors.put_back(&saved, Who::Peer);
         self.follow_disk(&walked, &now);
         self.stats.peer_undos += 1;
     }
@@ -3432,4 +3436,45 @@ fn created_directories_go_with_the_restore_and_come_back_with_undo() {
         Op::Undo,
     ]);
     assert!(stats.dirs_removed >= 4 && stats.dirs_back >= 4, "{stats:#?}");
+}
+
+/// Found by the release soak: the other session's restore wrote a file with the bytes already
+/// there (this session's restore had put the same ones back), so no walk saw it change; its
+/// undo then replaced them, as its own write — which they are.
+#[test]
+fn a_peer_restore_that_rewrote_the_same_bytes_owns_them() {
+    use OnConflict::Refuse;
+    let revert = |i| Op::Revert {
+        name: plain(i),
+        on_conflict: Refuse,
+    };
+    let delete = |i| Op::Delete { name: plain(i) };
+    run(&[
+        Op::ExternalEdit { name: 4, content: 2 },
+        write(1, 0),
+        delete(0),
+        write(1, 0),
+        restore(0, Refuse),
+        write(2, 0),
+        delete(0),
+        delete(0),
+        write(0, 0),
+        Op::NewTurn { log_jump: None },
+        revert(1),
+        write(4, 0),
+        revert(0),
+        restore(0, Refuse),
+        Op::PeerWrite { name: 4, content: 3 },
+        Op::PeerRestore {
+            turn: 0,
+            on_conflict: Refuse,
+        },
+        Op::ExternalSpecial {
+            name: 1,
+            kind: Special::Dir,
+        },
+        Op::Undo,
+        restore(1, Refuse),
+        Op::PeerUndo,
+    ]);
 }
