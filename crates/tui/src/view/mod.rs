@@ -6,6 +6,7 @@
 
 pub(crate) mod boxed;
 pub mod diff;
+pub mod markdown;
 mod theme;
 pub(crate) mod wrap;
 

@@ -13,6 +13,7 @@ mod long_sessions;
 mod offered;
 mod preview_diffs;
 mod reload_race;
+mod rendering;
 mod screens;
 mod turn_diff;
 mod whole_flow;

@@ -16,6 +16,7 @@ use crate::escape;
 use crate::screens::chat::detail;
 use crate::screens::chat::layout::ChatLayout;
 use crate::transcript::Entry;
+use crate::view::markdown;
 use crate::view::wrap::{wrap, Spans};
 use crate::view::Theme;
 
@@ -149,15 +150,8 @@ fn entry_lines(entry: &Entry, details: bool, t: Theme) -> Vec<(Spans, usize)> {
             }
         }
         Entry::Checkpoint { turn, checkpoint } => out.push(checkpoint_line(*turn, checkpoint, t)),
-        Entry::Text { text } if text.is_empty() => {}
-        Entry::Text { text } => {
-            // One line break at the end draws nothing: an answer cut into pieces after a line
-            // break draws as the whole would.
-            let text = text.strip_suffix('\n').unwrap_or(text);
-            for l in escape::text(text).split('\n') {
-                out.push((vec![(format!("  {l}"), t.text())], 2));
-            }
-        }
+        // Drawn as markdown by `entry_rows`.
+        Entry::Text { .. } => {}
         Entry::Reasoning { text } if details => {
             for l in escape::text(text.trim()).split('\n') {
                 out.push((vec![(format!("  ▾ {l}"), t.dim())], 4));
@@ -188,6 +182,9 @@ fn entry_lines(entry: &Entry, details: bool, t: Theme) -> Vec<(Spans, usize)> {
 
 /// The rows of one entry at this width: its logical lines, wrapped.
 pub(crate) fn entry_rows(entry: &Entry, details: bool, t: Theme, width: usize) -> Vec<Line<'static>> {
+    if let Entry::Text { text } = entry {
+        return markdown::render(text, t, width, 2);
+    }
     let mut rows = Vec::new();
     for (spans, indent) in entry_lines(entry, details, t) {
         rows.extend(wrap(&spans, width, indent));
