@@ -6,7 +6,7 @@
 //!
 //! What lives here, by module: ids ([`ids`]), conversation messages ([`message`]), sessions, heads
 //! and transcripts ([`session`]), checkpoint listings ([`checkpoint`]), restore plans and results
-//! ([`restore`], [`rewind`]), the event stream ([`event`], [`stream`]), the session's view ([`item`]), token counts and retry notices ([`usage`]), the requests a frontend makes
+//! ([`restore`], [`rewind`]), the event stream ([`event`], [`stream`]), the session's view ([`item`]), token counts and retry notices ([`usage`]), prices ([`price`]), the requests a frontend makes
 //! ([`request`]), what it configures ([`config`]), errors ([`error`]), fsck reports ([`fsck`]) and
 //! the plain words every frontend shares (counts and their plurals, how long ago: [`words`]).
 
@@ -19,6 +19,7 @@ pub mod history;
 pub mod ids;
 pub mod item;
 pub mod message;
+pub mod price;
 pub mod request;
 pub mod restore;
 pub mod results;
@@ -42,6 +43,7 @@ pub use item::{
     SessionSnapshot, ToolCallItem, ToolRecord, ToolStatus, ITEM_DIFF_CAP, ITEM_OUTPUT_CAP,
 };
 pub use message::{ChatMessage, Role, ToolCall};
+pub use price::{Price, Prices};
 pub use request::{
     ApprovalAnswer, ApprovalDecision, CancelAnswer, CommitRevert, CommitRewind, CompactRequest,
     CreateSession, ForkRequest, PlanModeRequest, PrepareRevert, PrepareRewind, RedoRequest, RetireRequest,
