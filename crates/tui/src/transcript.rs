@@ -60,6 +60,11 @@ pub enum Entry {
         /// The text.
         text: String,
     },
+    /// What `/status` found: lines of a label and its value.
+    Info {
+        /// The rows, label then value.
+        rows: Vec<(String, String)>,
+    },
     /// An error this UI was told (a failed turn).
     Error {
         /// The text.

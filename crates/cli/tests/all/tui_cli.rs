@@ -14,19 +14,19 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-struct Tmux {
+pub(crate) struct Tmux {
     socket: PathBuf,
-    name: String,
+    pub(crate) name: String,
 }
 
 impl Tmux {
-    fn tmux(&self) -> Command {
+    pub(crate) fn tmux(&self) -> Command {
         let mut c = Command::new("tmux");
         c.arg("-S").arg(&self.socket);
         c
     }
 
-    fn keys(&self, keys: &[&str]) {
+    pub(crate) fn keys(&self, keys: &[&str]) {
         let ok = self
             .tmux()
             .args(["send-keys", "-t", &self.name])
@@ -36,7 +36,7 @@ impl Tmux {
         assert!(ok.success());
     }
 
-    fn text(&self, text: &str) {
+    pub(crate) fn text(&self, text: &str) {
         let ok = self
             .tmux()
             .args(["send-keys", "-l", "-t", &self.name, text])
@@ -47,14 +47,14 @@ impl Tmux {
 
     /// Esc, then Esc again a moment later, as a person presses them (sent in one go, the two
     /// bytes would reach the program as one escape sequence).
-    fn esc_esc(&self) {
+    pub(crate) fn esc_esc(&self) {
         self.keys(&["Escape"]);
         std::thread::sleep(Duration::from_millis(150));
         self.keys(&["Escape"]);
     }
 
     /// A tmux format (`#{pane_pid}`, `#{alternate_on}`…) of the pane.
-    fn pane(&self, format: &str) -> String {
+    pub(crate) fn pane(&self, format: &str) -> String {
         let out = self
             .tmux()
             .args(["display-message", "-p", "-t", &self.name, format])
@@ -63,7 +63,7 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
-    fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         let out = self
             .tmux()
             .args(["capture-pane", "-p", "-t", &self.name])
@@ -73,7 +73,7 @@ impl Tmux {
     }
 
     /// Waits (up to 20 s) until `done` holds, showing the screen when it never does.
-    fn wait(&self, what: &str, done: impl Fn(&str) -> bool) {
+    pub(crate) fn wait(&self, what: &str, done: impl Fn(&str) -> bool) {
         let start = Instant::now();
         loop {
             let screen = self.screen();
@@ -99,7 +99,7 @@ impl Drop for Tmux {
     }
 }
 
-fn have_tmux() -> bool {
+pub(crate) fn have_tmux() -> bool {
     Command::new("tmux")
         .arg("-V")
         .output()
@@ -109,12 +109,18 @@ fn have_tmux() -> bool {
 /// `retrace ARGS` in a new detached tmux session of `w`×`h` (left on screen after it exits when
 /// `remain`), in the environment every CLI test isolates, once its first screen shows. `None`
 /// when tmux is missing outside CI (`.ci/run` installs it).
-fn launch(tmp: &Path, name: &str, size: (u16, u16), args: &[String], remain: bool) -> Option<Tmux> {
+pub(crate) fn launch(
+    tmp: &Path,
+    name: &str,
+    size: (u16, u16),
+    args: &[String],
+    remain: bool,
+) -> Option<Tmux> {
     launch_with(tmp, name, size, args, remain, &[])
 }
 
 /// [`launch`] with `env` set too.
-fn launch_with(
+pub(crate) fn launch_with(
     tmp: &Path,
     name: &str,
     (w, h): (u16, u16),
@@ -164,14 +170,14 @@ fn launch_with(
 
 /// The UI's arguments for workspace `ws` and a script model answering `script` (written to
 /// `tmp/script.json`).
-fn script_args(tmp: &Path, ws: &Path, script: serde_json::Value) -> Vec<String> {
+pub(crate) fn script_args(tmp: &Path, ws: &Path, script: serde_json::Value) -> Vec<String> {
     let file = tmp.join("script.json");
     std::fs::write(&file, script.to_string()).unwrap();
     model_args(ws, &format!("script:{}", file.display()))
 }
 
 /// `--workspace WS --model MODEL`.
-fn model_args(ws: &Path, model: &str) -> Vec<String> {
+pub(crate) fn model_args(ws: &Path, model: &str) -> Vec<String> {
     vec![
         "--workspace".to_string(),
         ws.display().to_string(),
@@ -207,7 +213,7 @@ fn files(ws: &Path) -> Vec<String> {
 }
 
 /// The screen's rows joined into one line (each row trimmed): text the UI wrapped reads whole.
-fn flat(screen: &str) -> String {
+pub(crate) fn flat(screen: &str) -> String {
     screen
         .lines()
         .map(str::trim)
@@ -233,7 +239,7 @@ fn item_rows(screen: &str) -> Vec<String> {
 }
 
 /// Waits until the session shown in `t` has ended (Ctrl-D was pressed).
-fn wait_gone(t: &Tmux) {
+pub(crate) fn wait_gone(t: &Tmux) {
     let start = Instant::now();
     while t
         .tmux()

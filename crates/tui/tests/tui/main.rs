@@ -4,6 +4,7 @@
 mod approval;
 mod attack;
 mod commands;
+mod first_run;
 mod fixtures;
 mod flow;
 mod fuzz;

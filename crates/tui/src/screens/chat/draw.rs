@@ -6,6 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
+use unicode_width::UnicodeWidthStr;
 
 use retrace_protocol::{
     ChangeAction, CheckpointItem, Coverage, FileChange, GapReason, ToolCallItem, ToolStatus,
@@ -13,8 +14,8 @@ use retrace_protocol::{
 
 use crate::app::App;
 use crate::escape;
-use crate::screens::chat::detail;
 use crate::screens::chat::layout::ChatLayout;
+use crate::screens::chat::{detail, welcome};
 use crate::transcript::Entry;
 use crate::view::markdown;
 use crate::view::wrap::{wrap, Spans};
@@ -173,6 +174,20 @@ fn entry_lines(entry: &Entry, details: bool, t: Theme) -> Vec<(Spans, usize)> {
                 out.push((vec![(format!("{lead}{l}"), t.warn())], 4));
             }
         }
+        Entry::Info { rows } => {
+            out.push((Vec::new(), 0));
+            let label = rows.iter().map(|(l, _)| l.width()).max().unwrap_or(0);
+            for (l, v) in rows {
+                let pad = " ".repeat(label.saturating_sub(l.width()) + 2);
+                out.push((
+                    vec![
+                        (format!("  {}{pad}", escape::line(l)), t.dim()),
+                        (escape::line(v), t.text()),
+                    ],
+                    label + 4,
+                ));
+            }
+        }
         Entry::Error { text } => {
             out.push((vec![(format!("  ✗ {}", escape::line(text)), t.error())], 4));
         }
@@ -246,6 +261,15 @@ fn visible(app: &App, layout: &mut ChatLayout, width: usize, height: usize) -> (
 pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, layout: &mut ChatLayout) -> Option<usize> {
     if area.width == 0 || area.height == 0 {
         return None;
+    }
+    // An empty session shows what Retrace is and how to start (not under another screen, whose
+    // box would sit on the panel's).
+    if app.transcript().entries().is_empty()
+        && !app.status().running
+        && *app.mode() == crate::screens::Mode::Chat
+    {
+        welcome::draw(frame, area, app, Theme::new(app.no_color()));
+        return Some(0);
     }
     let (shown, limit) = visible(app, layout, usize::from(area.width), usize::from(area.height));
     frame.render_widget(Paragraph::new(shown), area);

@@ -8,6 +8,7 @@ pub(crate) mod detail;
 pub(crate) mod draw;
 pub(crate) mod input_box;
 pub(crate) mod layout;
+pub(crate) mod welcome;
 
 use std::time::{Duration, Instant};
 
