@@ -34,7 +34,10 @@ const BULLETS: [&str; 3] = ["•", "◦", "▪"];
 pub fn render(text: &str, t: Theme, width: usize, indent: usize) -> Vec<Line<'static>> {
     let mut r = Renderer::new(t, width.max(1), indent);
     let opts = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
-    for event in Parser::new_ext(text, opts) {
+    for (event, range) in Parser::new_ext(text, opts).into_offset_iter() {
+        if let Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) = &event {
+            r.fence_closed = fence_closed(text.get(range).unwrap_or(""));
+        }
         r.event(event);
     }
     r.flush();
@@ -61,6 +64,20 @@ pub fn render(text: &str, t: Theme, width: usize, indent: usize) -> Vec<Line<'st
     out
 }
 
+/// Whether a fenced block's source (its opening fence to its end) ends with its closing fence.
+fn fence_closed(block: &str) -> bool {
+    let mut lines = block.trim_end().lines();
+    let opening = lines.next().unwrap_or("").trim_start();
+    let Some(c) = opening.chars().next() else {
+        return false;
+    };
+    let n = opening.chars().take_while(|&x| x == c).count();
+    lines.next_back().is_some_and(|last| {
+        let last = last.trim();
+        last.chars().all(|x| x == c) && last.chars().count() >= n
+    })
+}
+
 /// What encloses the text being drawn (outermost first): each puts its mark before every row.
 #[derive(Debug)]
 enum Container {
@@ -77,6 +94,8 @@ enum Container {
 struct Code {
     lang: Option<String>,
     text: String,
+    /// Its closing fence has come (an indented block is always whole).
+    finished: bool,
 }
 
 struct Renderer {
@@ -97,6 +116,8 @@ struct Renderer {
     blank: bool,
     code: Option<Code>,
     table: Option<Table>,
+    /// Whether the fenced block starting now is closed (set from its source before its event).
+    fence_closed: bool,
 }
 
 impl Renderer {
@@ -114,6 +135,7 @@ impl Renderer {
             blank: false,
             code: None,
             table: None,
+            fence_closed: true,
         }
     }
 
@@ -287,6 +309,7 @@ impl Renderer {
             }
             Tag::CodeBlock(kind) => {
                 self.start_block();
+                let finished = matches!(kind, CodeBlockKind::Indented) || self.fence_closed;
                 let lang = match kind {
                     CodeBlockKind::Fenced(info) => info
                         .split(|c: char| c.is_whitespace() || c == ',' || c == '{')
@@ -298,6 +321,7 @@ impl Renderer {
                 self.code = Some(Code {
                     lang,
                     text: String::new(),
+                    finished,
                 });
             }
             Tag::List(start) => {
@@ -449,8 +473,9 @@ impl Renderer {
         let Some(code) = self.code.take() else { return };
         self.containers.push(Container::Code);
         let room = self.room();
-        for line in code::highlight(&code.text, code.lang.as_deref(), self.t) {
-            let rows = wrap(&line, room, 0);
+        let lines = code::highlight(&code.text, code.lang.as_deref(), code.finished, self.t);
+        for line in lines.iter() {
+            let rows = wrap(line, room, 0);
             self.rows(rows);
         }
         self.containers.pop();

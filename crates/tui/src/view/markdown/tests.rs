@@ -162,6 +162,20 @@ fn an_unfinished_fence_streams_as_code() {
         rows(md, 80),
         ["  Plan:", "", "    fn main() {", "        let x = 1;"]
     );
+    // Coloured once the fence closes (colouring every frame of a long block would be slow).
+    let fg = |md: &str| {
+        coloured(md, 80)[2]
+            .spans
+            .iter()
+            .find(|s| s.content == "fn")
+            .map(|s| s.style.fg)
+    };
+    assert_eq!(fg(md), None, "{:?}", coloured(md, 80)[2]);
+    assert!(fg(&format!("{md}\n```")).flatten().is_some());
+    assert!(super::fence_closed("```rust\nx\n```"));
+    assert!(super::fence_closed("~~~~\nx\n~~~~~\n"));
+    assert!(!super::fence_closed("````\nx\n```"));
+    assert!(!super::fence_closed("```"));
     // The fence's own marks never show, finished or not.
     for md in ["```", "```sh\nls", "```sh\nls\n```"] {
         assert!(rows(md, 80).iter().all(|r| !r.contains("```")), "{md:?}");
