@@ -1,4 +1,4 @@
-//! `config.toml` (SPEC §10): `[model]`, `[checkpoints]`, `[permissions]`. Unknown keys are an error
+//! `config.toml` (SPEC §10): `[model]`, `[checkpoints]`, `[permissions]`, `[prices."NAME"]`. Unknown keys are an error
 //! naming the key; environment variables override the file.
 
 use std::path::{Path, PathBuf};
@@ -16,6 +16,9 @@ pub struct Config {
     pub checkpoints: CheckpointsSection,
     #[serde(default)]
     pub permissions: PermissionsSection,
+    /// `[prices."NAME"]`: what a model's tokens cost, by the model's name.
+    #[serde(default)]
+    pub prices: std::collections::BTreeMap<String, retrace_protocol::Price>,
     /// Where the config file is (or would be): off limits to the tools, with its directory.
     #[serde(skip)]
     pub path: Option<PathBuf>,
@@ -213,6 +216,18 @@ pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<Config> {
             );
         }
     }
+    for (name, p) in &cfg.prices {
+        let prices = [
+            Some(p.input_per_mtok),
+            Some(p.output_per_mtok),
+            p.cached_input_per_mtok,
+        ];
+        if prices.into_iter().flatten().any(|v| !v.is_finite() || v < 0.0) {
+            bail!(
+                "the config's `[prices.\"{name}\"]` has a price that is not a number of dollars per million tokens: use numbers of 0 or more"
+            );
+        }
+    }
     if let Some(c) = cfg.model.compact_at {
         if !(0.1..=1.0).contains(&c) {
             bail!(
@@ -268,5 +283,20 @@ mod tests {
         .unwrap();
         assert_eq!(cfg.checkpoints.max_bytes, Some(ByteSize(1 << 30)));
         assert_eq!(cfg.permissions.bash, Some(BashSetting::Allow));
+    }
+
+    #[test]
+    fn prices_by_model_name() {
+        let cfg: Config = toml::from_str(
+            "[prices.\"gpt-4o\"]\ninput_per_mtok = 2.5\noutput_per_mtok = 10\n[prices.local]\ninput_per_mtok = 0\noutput_per_mtok = 0\ncached_input_per_mtok = 0\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.prices["gpt-4o"].output_per_mtok, 10.0);
+        assert_eq!(cfg.prices["gpt-4o"].cached_input_per_mtok, None);
+        assert_eq!(cfg.prices["local"].cached_input_per_mtok, Some(0.0));
+        let err = toml::from_str::<Config>("[prices.x]\ninput_per_mtok = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("output_per_mtok"), "{err}");
     }
 }

@@ -281,6 +281,17 @@ fn parse_usage(usage: &Value) -> Result<Usage, ModelError> {
     let prompt_tokens = field("prompt_tokens");
     let completion_tokens = field("completion_tokens");
     let total = field("total_tokens");
+    // DeepSeek says how much of the prompt came from its cache in `prompt_cache_hit_tokens`,
+    // OpenAI in `prompt_tokens_details.cached_tokens`.
+    let cached = usage
+        .get("prompt_cache_hit_tokens")
+        .or_else(|| {
+            usage
+                .get("prompt_tokens_details")
+                .and_then(|d| d.get("cached_tokens"))
+        })
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
     Ok(Usage {
         prompt_tokens,
         completion_tokens,
@@ -289,6 +300,7 @@ fn parse_usage(usage: &Value) -> Result<Usage, ModelError> {
         } else {
             total
         },
+        cached_tokens: cached.min(prompt_tokens),
     })
 }
 

@@ -129,9 +129,26 @@ fn usage_is_read_from_a_chunk_without_choices() {
         Some(Usage {
             prompt_tokens: 5,
             completion_tokens: 2,
-            total_tokens: 7
+            total_tokens: 7,
+            cached_tokens: 0
         })
     );
+}
+
+#[test]
+fn cached_prompt_tokens_are_read_as_deepseek_and_openai_report_them() {
+    for usage in [
+        json!({"prompt_tokens": 50, "completion_tokens": 2, "prompt_cache_hit_tokens": 40, "prompt_cache_miss_tokens": 10}),
+        json!({"prompt_tokens": 50, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": 40}}),
+    ] {
+        let mut a = StreamAssembler::new();
+        push(&mut a, json!({"choices": [], "usage": usage}));
+        let got = a.into_response().usage.unwrap();
+        assert_eq!(
+            (got.prompt_tokens, got.cached_tokens, got.total_tokens),
+            (50, 40, 52)
+        );
+    }
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //! ```
 //!
 //! Each response may have `content`, `reasoning`, `tool_calls` and `usage` (the tokens a server
-//! would report: `{prompt_tokens, completion_tokens, total_tokens?}`); a call has `name`, `arguments` (an
+//! would report: `{prompt_tokens, completion_tokens, total_tokens?, cached_tokens?}`); a call has `name`, `arguments` (an
 //! object, serialised to JSON text, or a string passed through as is) and optionally `id` (otherwise
 //! `call_<n>`, numbered from 1 across the whole script). Unknown keys are an error, so a typo such as
 //! `tool_call` is caught rather than silently ending the turn. The position is kept for the life of
@@ -41,7 +41,8 @@ struct ScriptResponse {
     reasoning: Option<String>,
     #[serde(default)]
     tool_calls: Vec<ScriptCall>,
-    /// The tokens the "server" reports for the request (`prompt_tokens`, `completion_tokens`;
+    /// The tokens the "server" reports for the request (`prompt_tokens`, `completion_tokens`,
+    /// `cached_tokens`;
     /// `total_tokens` is their sum when left out).
     #[serde(default)]
     usage: Option<ScriptUsage>,
@@ -56,6 +57,9 @@ struct ScriptUsage {
     completion_tokens: u64,
     #[serde(default)]
     total_tokens: Option<u64>,
+    /// Of the prompt tokens, those read from the server's cache.
+    #[serde(default)]
+    cached_tokens: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -135,6 +139,7 @@ impl ScriptModel {
                     total_tokens: u
                         .total_tokens
                         .unwrap_or(u.prompt_tokens.saturating_add(u.completion_tokens)),
+                    cached_tokens: u.cached_tokens.min(u.prompt_tokens),
                 }),
             });
         }

@@ -6,7 +6,7 @@
 //!
 //! What lives here, by module: ids ([`ids`]), conversation messages ([`message`]), sessions, heads
 //! and transcripts ([`session`]), checkpoint listings ([`checkpoint`]), restore plans and results
-//! ([`restore`], [`rewind`]), the event stream ([`event`], [`stream`]), the session's view ([`item`]), token counts and retry notices ([`usage`]), the requests a frontend makes
+//! ([`restore`], [`rewind`]), the event stream ([`event`], [`stream`]), the session's view ([`item`]), token counts and retry notices ([`usage`]), prices ([`price`]), the requests a frontend makes
 //! ([`request`]), what it configures ([`config`]), errors ([`error`]), fsck reports ([`fsck`]) and
 //! the plain words every frontend shares (counts and their plurals, how long ago: [`words`]).
 
@@ -20,6 +20,7 @@ pub mod ids;
 pub mod item;
 pub mod message;
 pub mod models;
+pub mod price;
 pub mod request;
 pub mod restore;
 pub mod results;
@@ -44,6 +45,7 @@ pub use item::{
 };
 pub use message::{ChatMessage, Role, ToolCall};
 pub use models::{model_choices, ModelChoice};
+pub use price::{Price, Prices};
 pub use request::{
     ApprovalAnswer, ApprovalDecision, CancelAnswer, CommitRevert, CommitRewind, CompactRequest,
     CreateSession, ForkRequest, ModelChoices, PlanModeRequest, PrepareRevert, PrepareRewind, RedoRequest,

@@ -14,6 +14,15 @@ pub struct TokenUsage {
     /// Their sum, as the server counted it.
     #[serde(default)]
     pub total_tokens: u64,
+    /// Of the prompt tokens, those the server read from its cache (DeepSeek's
+    /// `prompt_cache_hit_tokens`, OpenAI's `prompt_tokens_details.cached_tokens`), which cost
+    /// less; absent when it said none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl TokenUsage {
@@ -23,6 +32,7 @@ impl TokenUsage {
             prompt_tokens: self.prompt_tokens.saturating_add(other.prompt_tokens),
             completion_tokens: self.completion_tokens.saturating_add(other.completion_tokens),
             total_tokens: self.total_tokens.saturating_add(other.total_tokens),
+            cached_tokens: self.cached_tokens.saturating_add(other.cached_tokens),
         }
     }
 }
@@ -51,6 +61,7 @@ mod tests {
             prompt_tokens: 10,
             completion_tokens: 2,
             total_tokens: 12,
+            cached_tokens: 0,
         };
         let b: TokenUsage = serde_json::from_str(r#"{"prompt_tokens": 5}"#).unwrap();
         assert_eq!(
@@ -59,6 +70,7 @@ mod tests {
                 prompt_tokens: 15,
                 completion_tokens: 2,
                 total_tokens: 12,
+                cached_tokens: 0,
             }
         );
     }

@@ -280,7 +280,8 @@ mod tests {
             Some(TokenUsage {
                 prompt_tokens: 12,
                 completion_tokens: 3,
-                total_tokens: 15
+                total_tokens: 15,
+                cached_tokens: 0
             })
         );
         assert_eq!(serde_json::to_string(&e).unwrap(), line);

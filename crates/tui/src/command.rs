@@ -31,6 +31,8 @@ pub enum Command {
     Plan(Option<bool>),
     /// `/new`: a new session on the workspace.
     New,
+    /// `/status`: the session, its workspace, model, tokens, cost and log.
+    Status,
     /// `/help`.
     Help,
     /// `/quit` (alias `/exit`).
@@ -70,6 +72,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "plan mode: the model only reads and plans (also Shift+Tab)",
     ),
     ("/new", "start a new session (this one stays on disk: /sessions)"),
+    (
+        "/status",
+        "session id, head, workspace, model, tokens and cost, log file",
+    ),
     ("/help", "keys and commands"),
     ("/quit", "leave (the session stays on disk)"),
 ];
@@ -135,6 +141,7 @@ pub fn parse(input: &str) -> Option<Command> {
             None => Command::New,
             Some(_) => Command::Usage("/new"),
         },
+        "status" => Command::Status,
         "help" | "?" => Command::Help,
         "quit" | "exit" | "q" => Command::Quit,
         other => Command::Unknown(other.to_string()),

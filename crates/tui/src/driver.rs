@@ -36,6 +36,7 @@ enum Answer {
     Head(Result<HeadRef, Error>),
     Model(Result<ModelSpec, Error>),
     Sessions(Result<Vec<SessionEntry>, Error>),
+    StatusReport(Result<Vec<SessionEntry>, Error>),
     Opened(Result<Opened, Error>),
     Compacted(Result<HeadRef, Error>),
     PlanMode(Result<bool, Error>),
@@ -275,6 +276,10 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
             app.on_sessions(list);
             Vec::new()
         }
+        Answer::StatusReport(Ok(list)) => {
+            app.on_status_report(&list);
+            Vec::new()
+        }
         Answer::Opened(Ok(_)) => Vec::new(), // taken by the loop
         Answer::Compacted(Ok(r)) => {
             app.on_compact_done(&r);
@@ -317,6 +322,7 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
         | Answer::Head(Err(e))
         | Answer::Model(Err(e))
         | Answer::Sessions(Err(e))
+        | Answer::StatusReport(Err(e))
         | Answer::PlanMode(Err(e))
         | Answer::TurnResults(Err(e))
         | Answer::History(Err(e))
@@ -411,6 +417,11 @@ fn perform(handle: &SessionHandle, ctx: &Context, effect: Effect, tx: &mpsc::Unb
             let svc = ctx.service.clone();
             let workspace = h.workspace().to_path_buf();
             tokio::spawn(async move { tx.send(Answer::Sessions(svc.sessions(Some(&workspace)).await)) });
+        }
+        Effect::LoadStatusReport => {
+            let svc = ctx.service.clone();
+            let workspace = h.workspace().to_path_buf();
+            tokio::spawn(async move { tx.send(Answer::StatusReport(svc.sessions(Some(&workspace)).await)) });
         }
         Effect::OpenSession(id) => {
             let (svc, model) = (ctx.service.clone(), ctx.model.clone());

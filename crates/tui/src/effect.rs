@@ -73,6 +73,9 @@ pub enum Effect {
     SetModel(ModelSpec),
     /// List the workspace's sessions; answer with `App::on_sessions`.
     LoadSessions,
+    /// List the workspace's sessions for `/status` (it shows this one's log file); answer with
+    /// `App::on_status_report`.
+    LoadStatusReport,
     /// Open this session in place of the current one (the model carried over); answer with
     /// `App::on_session_opened`.
     OpenSession(String),

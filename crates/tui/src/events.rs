@@ -22,6 +22,14 @@ impl App {
         self.status.session = s.session_id.to_string();
         self.status.head = s.head_id.to_string();
         self.status.plan_mode = s.plan_mode;
+        if self.status.model.is_some() && self.input.is_empty() {
+            if let Some(prompt) = self.held_prompt.take() {
+                self.input.set(&prompt);
+                self.message = Some(
+                    "a model can answer now: your prompt is back in the input (Enter sends it)".to_string(),
+                );
+            }
+        }
     }
 
     /// A snapshot of the session: its items replace those shown, its status, heads and pending
@@ -128,6 +136,11 @@ impl App {
                 self.approvals.clear();
                 if let (Some(u), true) = (usage, first) {
                     self.status.usage = self.status.usage.plus(u);
+                    let model = self.status.model.as_deref().unwrap_or("");
+                    match self.meter.prices.of(model) {
+                        Some(price) => self.status.cost += price.cost(&u),
+                        None => self.status.unpriced = true,
+                    }
                 }
                 if !ok {
                     let text = error.unwrap_or_else(|| "the turn failed".to_string());
@@ -162,6 +175,7 @@ impl App {
                 ..
             } => {
                 self.status.head = head_id.to_string();
+                self.status.context_tokens = Some(after_tokens);
                 if first {
                     self.on_compacted_event(automatic, before_tokens, after_tokens);
                 }
@@ -176,13 +190,16 @@ impl App {
             Event::SummaryFinished {
                 ok, head_id, error, ..
             } => self.on_summary_finished(ok, head_id.as_ref().map(|h| h.as_str()), error, first),
+            Event::StepFinished { usage: Some(u), .. } => {
+                self.status.context_tokens = Some(u.prompt_tokens.saturating_add(u.completion_tokens));
+            }
             // Shown through the items.
             Event::AssistantDelta { .. }
             | Event::ReasoningDelta { .. }
             | Event::ToolCall { .. }
             | Event::ToolResult { .. }
             | Event::CheckpointCaptured { .. }
-            | Event::StepFinished { .. }
+            | Event::StepFinished { usage: None, .. }
             | Event::ItemStarted { .. }
             | Event::ItemUpdated { .. }
             | Event::ItemCompleted { .. }

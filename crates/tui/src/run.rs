@@ -1,7 +1,8 @@
 //! The runtime: owns the terminal, and moves keys to the session's [`Driver`] (from a reader
 //! thread, crossterm's blocking `poll`/`read`) and frames to the screen: at most one per 16 ms,
 //! and only after something happened (a tick redraws only while the spinner turns, so an idle UI
-//! draws nothing). Nothing here decides what a key means.
+//! draws nothing). Nothing here decides what a key means. When the user quits, the conversation
+//! is printed to the normal screen, so that it stays in the terminal's scrollback.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use tokio::sync::mpsc;
 use crate::app::AppOptions;
 use crate::driver::Driver;
 use crate::error::TuiError;
+use crate::status::{Meter, ModelProblem};
 use crate::terminal::TerminalGuard;
 use crate::view;
 
@@ -33,6 +35,12 @@ pub struct RunOptions {
     pub first_message: Option<String>,
     /// The model given to sessions opened from `/sessions` (`/model` changes it).
     pub model: Option<ModelSpec>,
+    /// Why the model asked for cannot answer (the first screen explains what to do).
+    pub model_problem: Option<ModelProblem>,
+    /// The models' prices and the configured context window (the status line, `/status`).
+    pub meter: Meter,
+    /// Whether the conversation is printed to the normal screen after the user quits.
+    pub scrollback: bool,
 }
 
 impl Default for RunOptions {
@@ -42,6 +50,9 @@ impl Default for RunOptions {
             tick: Duration::from_millis(120),
             first_message: None,
             model: None,
+            model_problem: None,
+            meter: Meter::default(),
+            scrollback: true,
         }
     }
 }
@@ -57,6 +68,8 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
     if let Some(m) = &opts.first_message {
         ui.app_mut().say(m);
     }
+    ui.app_mut().set_meter(opts.meter.clone());
+    ui.app_mut().set_model_problem(opts.model_problem.clone());
 
     let mut guard = TerminalGuard::enter()?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -158,6 +171,11 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
     };
     stop.store(true, Ordering::SeqCst);
     drop(guard);
+    // The user quit (no signal: the terminal is still there): the conversation stays on it.
+    if result.is_ok() && ended_by.is_none() && opts.scrollback {
+        let width = ratatui::crossterm::terminal::size().map_or(80, |(w, _)| usize::from(w));
+        let _ = crate::scrollback::print(ui.app(), width, &mut std::io::stdout().lock());
+    }
     drop(term_rx);
     // Not joined: when the terminal has gone (a hangup), crossterm's read never returns, so the
     // thread is left to end with the process, which the caller ends next.

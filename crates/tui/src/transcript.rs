@@ -60,6 +60,11 @@ pub enum Entry {
         /// The text.
         text: String,
     },
+    /// What `/status` found: lines of a label and its value.
+    Info {
+        /// The rows, label then value.
+        rows: Vec<(String, String)>,
+    },
     /// An error this UI was told (a failed turn).
     Error {
         /// The text.
@@ -114,22 +119,61 @@ fn next_revision() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-/// The pieces of an answer: each ends at the first line break at or after [`STREAM_PIECE`] bytes
-/// (so text appended later never moves an earlier cut), the last one holds the rest.
+/// The pieces of an answer, each drawn as markdown on its own, so each ends where the text can be
+/// cut without changing how it draws: after a blank line at or after [`STREAM_PIECE`] bytes,
+/// once the next block has begun (its first character is not a space: no indented continuation)
+/// and outside a fenced code block; a piece that found no such place by four times that size ends
+/// at the first line break outside a fence. A cut depends only on the text before it and the
+/// character after it, so text appended later never moves an earlier cut. The last piece holds
+/// the rest.
 fn pieces(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = text;
     while !rest.is_empty() {
-        let cut = rest
-            .as_bytes()
-            .get(STREAM_PIECE..)
-            .and_then(|tail| tail.iter().position(|&b| b == b'\n'))
-            .map_or(rest.len(), |at| STREAM_PIECE + at + 1);
+        let cut = cut_of(rest).unwrap_or(rest.len());
         let (piece, after) = rest.split_at(cut);
         out.push(piece);
         rest = after;
     }
     out
+}
+
+/// Where the first piece of `text` ends (see [`pieces`]), if it ends before the text does.
+fn cut_of(text: &str) -> Option<usize> {
+    let mut fence: Option<(u8, usize)> = None; // the open fence's character and length
+    let mut start = 0; // the current line's first byte
+    while let Some(len) = text[start..].find('\n') {
+        let line = &text[start..start + len];
+        let end = start + len + 1;
+        let trimmed = line.trim_start();
+        let marks = |c: u8| trimmed.bytes().take_while(|&b| b == c).count();
+        match fence {
+            None => {
+                for c in [b'`', b'~'] {
+                    if marks(c) >= 3 {
+                        fence = Some((c, marks(c)));
+                    }
+                }
+            }
+            Some((c, n)) => {
+                if marks(c) >= n && trimmed.trim_end().bytes().all(|b| b == c) {
+                    fence = None;
+                }
+            }
+        }
+        let is_blank = line.trim().is_empty();
+        if fence.is_none() && end >= STREAM_PIECE {
+            let next = text.as_bytes().get(end);
+            if is_blank && next.is_some_and(|b| !b.is_ascii_whitespace()) {
+                return Some(end);
+            }
+            if end >= 4 * STREAM_PIECE && next.is_some() {
+                return Some(end);
+            }
+        }
+        start = end;
+    }
+    None
 }
 
 /// The entries of one item (always at least one, so that every item has a place).

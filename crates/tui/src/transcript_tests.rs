@@ -58,18 +58,42 @@ fn shown(t: &Transcript) -> Vec<String> {
 }
 
 #[test]
-fn pieces_are_cut_after_a_line_break_and_never_move() {
-    let line = "x".repeat(100) + "\n";
-    let text: String = line.repeat(200);
+fn pieces_are_cut_after_a_blank_line_and_never_move() {
+    let para = "x".repeat(100) + "\n" + &"y".repeat(100) + "\n\n";
+    let text: String = para.repeat(100);
     let all = pieces(&text);
     assert!(all.len() >= 2);
     assert_eq!(all.concat(), text);
     for p in &all[..all.len() - 1] {
-        assert!(p.len() > STREAM_PIECE && p.ends_with('\n'));
+        assert!(
+            p.len() > STREAM_PIECE && p.ends_with("\n\n"),
+            "{:?}",
+            &p[p.len() - 5..]
+        );
     }
-    let longer = text.clone() + &line.repeat(50);
+    let longer = text.clone() + &para.repeat(50);
     assert_eq!(pieces(&longer)[..all.len() - 1], all[..all.len() - 1]);
     assert!(pieces("").is_empty());
+}
+
+#[test]
+fn pieces_never_cut_a_code_block_nor_an_indented_continuation() {
+    let block = format!("```\n{}```\n", "let x = 1;\n\n".repeat(2000));
+    let text = format!("intro\n\n{block}\nafter\n\n{}", "z\n\n".repeat(5000));
+    let all = pieces(&text);
+    assert_eq!(all.concat(), text);
+    assert!(all[0].ends_with("```\n\n"), "{:?}", &all[0][all[0].len() - 20..]);
+    assert!(all.len() >= 2);
+    // A blank line followed by an indented line (a list item going on) is no place to cut.
+    let item = format!("- {}\n\n  more of the item\n\n", "w ".repeat(50));
+    let list = item.repeat(200);
+    for p in pieces(&list) {
+        assert!(p.starts_with("- "), "{:?}", &p[..10]);
+    }
+    // Without blank lines, a piece ends at a line break past four times the size.
+    let lines = "l\n".repeat(4 * STREAM_PIECE);
+    let all = pieces(&lines);
+    assert!(all.len() >= 2 && all[0].len() >= 4 * STREAM_PIECE && all[0].ends_with('\n'));
 }
 
 #[test]

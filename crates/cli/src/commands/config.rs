@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use retrace_protocol::{BashPolicy, ModelSpec, RetentionLimits};
+use retrace_protocol::{BashPolicy, ModelSpec, Price, Prices, RetentionLimits};
 use serde_json::json;
 
 use super::args::ModelArgs;
@@ -76,6 +76,12 @@ fn show(cfg: &Config, model: &ModelArgs, json: bool) -> CmdResult {
         BashPolicy::Allow => "allow",
         BashPolicy::Ask | BashPolicy::Deny => "deny",
     };
+    let name = retrace_protocol::price::model_name(&spec.to_string()).to_string();
+    let price_configured = cfg.prices.contains_key(&name);
+    let price = Prices {
+        configured: cfg.prices.clone(),
+    }
+    .of(&spec.to_string());
     let window = opts
         .context_window
         .unwrap_or_else(|| retrace_control::default_context_window(&spec));
@@ -95,6 +101,8 @@ fn show(cfg: &Config, model: &ModelArgs, json: bool) -> CmdResult {
                 "base_url": endpoint.as_ref().map(|e| &e.0),
                 "api_key_env": endpoint.as_ref().map(|e| &e.1),
                 "api_key_set": endpoint.as_ref().map(|e| env(&e.1).is_some_and(|k| !k.trim().is_empty())),
+                "price": price,
+                "price_configured": price_configured,
             },
             "permissions": {"bash": configured_bash, "headless_bash": headless_bash, "git": if opts.allow_git { "allow" } else { "deny" }},
             "checkpoints": {"max_turns": max_turns, "max_bytes": max_bytes, "max_file_bytes": max_file_bytes},
@@ -133,6 +141,12 @@ fn show(cfg: &Config, model: &ModelArgs, json: bool) -> CmdResult {
             );
         }
     }
+    if endpoint.is_some() {
+        println!(
+            "price         {}",
+            price_line(price.as_ref(), price_configured, &name)
+        );
+    }
     println!(
         "context       {window} tokens{}; compacted past {:.0}%",
         if opts.context_window.is_some() {
@@ -151,6 +165,32 @@ fn show(cfg: &Config, model: &ModelArgs, json: bool) -> CmdResult {
     );
     println!("(`retrace config --example` prints a config file with every key explained)");
     Ok(ExitCode::SUCCESS)
+}
+
+/// A model's price in words, and where it comes from.
+fn price_line(price: Option<&Price>, configured: bool, name: &str) -> String {
+    let name = shown_path(name);
+    let Some(p) = price else {
+        return format!(
+            "unknown: costs are not shown (`[prices.\"{name}\"]` sets input_per_mtok and output_per_mtok)"
+        );
+    };
+    let cached = p
+        .cached_input_per_mtok
+        .map(|c| format!(", ${c} cached in"))
+        .unwrap_or_default();
+    let from = if configured {
+        format!("[prices.\"{name}\"]")
+    } else {
+        format!(
+            "DeepSeek's published price of {}; `[prices.\"{name}\"]` sets another",
+            retrace_protocol::price::DEFAULT_PRICES_AS_OF
+        )
+    };
+    format!(
+        "${} in{cached}, ${} out a million tokens ({from})",
+        p.input_per_mtok, p.output_per_mtok
+    )
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use retrace_control::Service;
-use retrace_protocol::{BashPolicy, ModelSpec};
-use retrace_tui::{RunOptions, TuiError};
+use retrace_protocol::{BashPolicy, ModelSpec, Prices};
+use retrace_tui::{Meter, ModelProblem, RunOptions, TuiError};
 
 use super::args::{ModelArgs, SessionArgs};
 use crate::common::{load_config, service_options, with_service};
@@ -80,11 +80,17 @@ pub fn run(a: UiArgs) -> CmdResult {
         };
         let mut run = RunOptions {
             model: Some(spec.clone()),
+            meter: meter(&cfg),
             ..RunOptions::default()
         };
         run.first_message = notice;
         if let Err(e) = h.set_model(spec.clone()).await {
-            run.first_message = Some(no_model(&e, &spec));
+            // The first screen explains it: the key to export, `retrace config`, `/model demo`.
+            run.model_problem = Some(ModelProblem {
+                model: spec.to_string(),
+                reason: e.message,
+                key_env: missing_key(&spec),
+            });
         }
         let ended = retrace_tui::run(svc.clone(), h, run).await.map_err(tui_failure)?;
         resume_hint(&ended);
@@ -111,13 +117,26 @@ fn exit_code(ended: &retrace_tui::Ended) -> ExitCode {
     }
 }
 
-/// What the first screen says when the model cannot be used: why, how to set it up, and the
-/// demo model to try meanwhile.
-fn no_model(e: &retrace_protocol::Error, spec: &ModelSpec) -> String {
-    format!(
-        "type /model demo to try the built-in demo model — {spec} cannot answer yet: {} (`retrace config` shows where its key is read)",
-        e.message
-    )
+/// The variable `spec`'s key is read from, when it is not set (what the first screen tells to
+/// export).
+fn missing_key(spec: &ModelSpec) -> Option<String> {
+    let var = spec
+        .api_key_env
+        .clone()
+        .or_else(|| spec.provider.api_key_env().map(str::to_string))
+        .filter(|v| !v.is_empty())?;
+    let set = crate::common::env(&var).is_some_and(|k| !k.trim().is_empty());
+    (!set).then_some(var)
+}
+
+/// The prices and the context window the config gives the UI's status line.
+pub fn meter(cfg: &crate::config::Config) -> Meter {
+    Meter {
+        prices: Prices {
+            configured: cfg.prices.clone(),
+        },
+        context_window: cfg.model.context_window,
+    }
 }
 
 /// `retrace demo` on a terminal: the UI on a scratch workspace with the demo model.

@@ -24,6 +24,7 @@ mod long_cli;
 mod model_cli;
 mod ownership_cli;
 mod redo_cli;
+mod render_cli;
 mod restore_diffs_cli;
 mod resume_model_cli;
 mod rewind_cli;

@@ -47,14 +47,14 @@ impl Tmux {
 
     /// Esc, then Esc again a moment later, as a person presses them (sent in one go, the two
     /// bytes would reach the program as one escape sequence).
-    fn esc_esc(&self) {
+    pub(crate) fn esc_esc(&self) {
         self.keys(&["Escape"]);
         std::thread::sleep(Duration::from_millis(150));
         self.keys(&["Escape"]);
     }
 
     /// A tmux format (`#{pane_pid}`, `#{alternate_on}`…) of the pane.
-    fn pane(&self, format: &str) -> String {
+    pub(crate) fn pane(&self, format: &str) -> String {
         let out = self
             .tmux()
             .args(["display-message", "-p", "-t", &self.name, format])
@@ -99,7 +99,7 @@ impl Drop for Tmux {
     }
 }
 
-fn have_tmux() -> bool {
+pub(crate) fn have_tmux() -> bool {
     Command::new("tmux")
         .arg("-V")
         .output()
@@ -239,7 +239,7 @@ fn item_rows(screen: &str) -> Vec<String> {
 }
 
 /// Waits until the session shown in `t` has ended (Ctrl-D was pressed).
-fn wait_gone(t: &Tmux) {
+pub(crate) fn wait_gone(t: &Tmux) {
     let start = Instant::now();
     while t
         .tmux()

@@ -269,7 +269,8 @@ async fn reasoning_content_is_shown_apart_and_usage_is_read() {
         Some(Usage {
             prompt_tokens: 12,
             completion_tokens: 3,
-            total_tokens: 15
+            total_tokens: 15,
+            cached_tokens: 0
         })
     );
     assert_eq!(deltas[0], Delta::Reasoning("Let me ".into()));

@@ -29,6 +29,7 @@ fn usage(prompt_tokens: u64, completion_tokens: u64) -> Option<Usage> {
         prompt_tokens,
         completion_tokens,
         total_tokens: prompt_tokens + completion_tokens,
+        cached_tokens: 0,
     })
 }
 

@@ -120,6 +120,7 @@ fn usage_and_retry_fields_are_optional() {
             prompt_tokens: 5,
             completion_tokens: 1,
             total_tokens: 6,
+            cached_tokens: 0,
         }),
     };
     assert_eq!(

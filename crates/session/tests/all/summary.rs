@@ -164,6 +164,7 @@ fn the_last_count_is_the_newest_whose_prefix_the_path_still_has() {
                     prompt_tokens: tokens,
                     completion_tokens: 1,
                     total_tokens: tokens + 1,
+                    cached_tokens: 0,
                 }),
                 ..NewMessage::new(Role::Assistant, "answer")
             },

@@ -114,6 +114,7 @@ pub fn status() -> StatusInfo {
         spinner: 0,
         plan_mode: false,
         compacting: false,
+        ..StatusInfo::default()
     }
 }
 

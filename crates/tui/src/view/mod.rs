@@ -6,11 +6,13 @@
 
 pub(crate) mod boxed;
 pub mod diff;
+pub mod markdown;
+pub(crate) mod status_line;
 mod theme;
 pub(crate) mod wrap;
 
-use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
+use ratatui::layout::{Constraint, Layout};
+use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
@@ -86,54 +88,8 @@ pub fn draw(frame: &mut Frame, app: &App, state: &mut ViewState) {
     chat::queue::draw(frame, queued, app, t);
     chat::input_box::draw(frame, input, app, t);
     // The `/` palette, over the rows above the input box.
-    let above = Rect::new(area.x, area.y, area.width, input.y.saturating_sub(area.y));
+    let above = ratatui::layout::Rect::new(area.x, area.y, area.width, input.y.saturating_sub(area.y));
     chat::palette::draw(frame, above, app, t);
-    draw_status(frame, status, app, t);
+    status_line::draw(frame, status, app, t);
     state.limits.overlay = screens::draw_on_top(frame, area, app, t);
-}
-
-fn draw_status(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
-    let s = app.status();
-    let mut parts = Vec::new();
-    if s.running {
-        const FRAMES: [&str; 4] = ["⠋", "⠙", "⠹", "⠸"];
-        parts.push(FRAMES[s.spinner % FRAMES.len()].to_string());
-    }
-    if s.compacting {
-        parts.push("compacting".to_string());
-    }
-    parts.push(escape::line(s.model.as_deref().unwrap_or("no model")));
-    match app.head_name() {
-        Some(name) => parts.push(format!(
-            "head {} ({})",
-            escape::first_line(name, 24),
-            escape::line(&s.head)
-        )),
-        None => parts.push(format!("head {}", escape::line(&s.head))),
-    }
-    if let Some(turn) = s.turn {
-        parts.push(format!("turn {turn}"));
-    }
-    if s.usage.total_tokens > 0 || s.usage.prompt_tokens > 0 {
-        parts.push(format!(
-            "tokens in {} out {}",
-            s.usage.prompt_tokens, s.usage.completion_tokens
-        ));
-    }
-    // The whole id: it is what `retrace --session ID` takes (the first characters of ids made the
-    // same day are the same).
-    parts.push(format!("session {}", escape::line(&s.session)));
-    parts.push(escape::line(&s.workspace));
-    let width = usize::from(area.width);
-    // Plan mode comes first and stands out (reversed, so it shows without colours too).
-    const PLAN: &str = " PLAN ";
-    let mut spans = Vec::new();
-    let mut rest = width;
-    if s.plan_mode && width >= PLAN.len() {
-        spans.push(Span::styled(PLAN, t.plan()));
-        spans.push(Span::raw(" "));
-        rest = width.saturating_sub(PLAN.len() + 1);
-    }
-    spans.push(Span::styled(fit(&parts.join(" · "), rest), t.dim()));
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }

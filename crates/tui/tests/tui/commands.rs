@@ -260,7 +260,7 @@ fn the_status_line_names_a_named_head() {
     });
     assert_eq!(app.head_name(), Some("try-sqlite"));
     let screen = format!("{:?}", render(&app, 100, 12).buffer());
-    assert!(screen.contains("head try-sqlite (h3)"), "{screen}");
+    assert!(screen.contains("head try-sqlite"), "{screen}");
 }
 
 #[test]

@@ -51,6 +51,7 @@ pub(crate) fn texts(app: &App) -> Vec<String> {
             Entry::Note { text } => Some(format!("note: {text}")),
             Entry::Notice { text } => Some(format!("notice: {text}")),
             Entry::Error { text } => Some(format!("error: {text}")),
+            Entry::Info { rows } => Some(format!("info: {} row(s)", rows.len())),
         })
         .collect()
 }
@@ -350,6 +351,7 @@ fn a_snapshot_answered_after_the_turn_ended_is_brought_up_to_date() {
                 prompt_tokens: 90,
                 completion_tokens: 10,
                 total_tokens: 100,
+                cached_tokens: 0,
             }),
         },
     ];

@@ -4,6 +4,7 @@
 mod approval;
 mod attack;
 mod commands;
+mod first_run;
 mod fixtures;
 mod flow;
 mod fuzz;
@@ -16,6 +17,7 @@ mod popups;
 mod preview_diffs;
 mod queue;
 mod reload_race;
+mod rendering;
 mod screens;
 mod turn_diff;
 mod whole_flow;

@@ -21,6 +21,7 @@ fn chatting() -> App {
             prompt_tokens: 1200,
             completion_tokens: 85,
             total_tokens: 1285,
+            cached_tokens: 0,
         }),
     });
     app.feed(Event::TurnStarted {

@@ -94,6 +94,15 @@ impl App {
             self.input.take();
             return self.run_command(cmd);
         }
+        if self.status.model.is_none() {
+            // Kept in the input, and put back there once a model can answer if the input was
+            // cleared meanwhile (to type `/model demo`).
+            self.held_prompt = Some(self.input.text().to_string());
+            self.message = Some(
+                "no model can answer yet: /model demo tries the demo; your prompt stays here".to_string(),
+            );
+            return Vec::new();
+        }
         if self.status.running {
             self.queue_input();
             return Vec::new();
@@ -129,6 +138,7 @@ impl App {
                 self.mode = Mode::Help(0);
                 Vec::new()
             }
+            Command::Status => vec![Effect::LoadStatusReport],
             Command::Quit => self.quit(),
             Command::Fork(name) => self.open_picker(Purpose::Fork(name)),
             Command::Models => {

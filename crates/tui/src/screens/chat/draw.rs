@@ -6,6 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
+use unicode_width::UnicodeWidthStr;
 
 use retrace_protocol::{
     ChangeAction, CheckpointItem, Coverage, FileChange, GapReason, ToolCallItem, ToolStatus,
@@ -13,9 +14,10 @@ use retrace_protocol::{
 
 use crate::app::App;
 use crate::escape;
-use crate::screens::chat::detail;
 use crate::screens::chat::layout::ChatLayout;
+use crate::screens::chat::{detail, welcome};
 use crate::transcript::Entry;
+use crate::view::markdown;
 use crate::view::wrap::{wrap, Spans};
 use crate::view::Theme;
 
@@ -149,15 +151,8 @@ fn entry_lines(entry: &Entry, details: bool, t: Theme) -> Vec<(Spans, usize)> {
             }
         }
         Entry::Checkpoint { turn, checkpoint } => out.push(checkpoint_line(*turn, checkpoint, t)),
-        Entry::Text { text } if text.is_empty() => {}
-        Entry::Text { text } => {
-            // One line break at the end draws nothing: an answer cut into pieces after a line
-            // break draws as the whole would.
-            let text = text.strip_suffix('\n').unwrap_or(text);
-            for l in escape::text(text).split('\n') {
-                out.push((vec![(format!("  {l}"), t.text())], 2));
-            }
-        }
+        // Drawn as markdown by `entry_rows`.
+        Entry::Text { .. } => {}
         Entry::Reasoning { text } if details => {
             for l in escape::text(text.trim()).split('\n') {
                 out.push((vec![(format!("  ▾ {l}"), t.dim())], 4));
@@ -179,6 +174,20 @@ fn entry_lines(entry: &Entry, details: bool, t: Theme) -> Vec<(Spans, usize)> {
                 out.push((vec![(format!("{lead}{l}"), t.warn())], 4));
             }
         }
+        Entry::Info { rows } => {
+            out.push((Vec::new(), 0));
+            let label = rows.iter().map(|(l, _)| l.width()).max().unwrap_or(0);
+            for (l, v) in rows {
+                let pad = " ".repeat(label.saturating_sub(l.width()) + 2);
+                out.push((
+                    vec![
+                        (format!("  {}{pad}", escape::line(l)), t.dim()),
+                        (escape::line(v), t.text()),
+                    ],
+                    label + 4,
+                ));
+            }
+        }
         Entry::Error { text } => {
             out.push((vec![(format!("  ✗ {}", escape::line(text)), t.error())], 4));
         }
@@ -188,6 +197,9 @@ fn entry_lines(entry: &Entry, details: bool, t: Theme) -> Vec<(Spans, usize)> {
 
 /// The rows of one entry at this width: its logical lines, wrapped.
 pub(crate) fn entry_rows(entry: &Entry, details: bool, t: Theme, width: usize) -> Vec<Line<'static>> {
+    if let Entry::Text { text } = entry {
+        return markdown::render(text, t, width, 2);
+    }
     let mut rows = Vec::new();
     for (spans, indent) in entry_lines(entry, details, t) {
         rows.extend(wrap(&spans, width, indent));
@@ -249,6 +261,15 @@ fn visible(app: &App, layout: &mut ChatLayout, width: usize, height: usize) -> (
 pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, layout: &mut ChatLayout) -> Option<usize> {
     if area.width == 0 || area.height == 0 {
         return None;
+    }
+    // An empty session shows what Retrace is and how to start (not under another screen, whose
+    // box would sit on the panel's).
+    if app.transcript().entries().is_empty()
+        && !app.status().running
+        && *app.mode() == crate::screens::Mode::Chat
+    {
+        welcome::draw(frame, area, app, Theme::new(app.no_color()));
+        return Some(0);
     }
     let (shown, limit) = visible(app, layout, usize::from(area.width), usize::from(area.height));
     frame.render_widget(Paragraph::new(shown), area);

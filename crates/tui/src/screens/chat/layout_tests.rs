@@ -542,7 +542,9 @@ fn a_long_streamed_answer_draws_as_the_whole() {
     let words: String = (0..4000)
         .map(|i| {
             if i % 37 == 36 {
-                format!("w{i}\n")
+                format!("w{i}\n\n")
+            } else if i % 11 == 10 {
+                format!("**w{i}**\n")
             } else {
                 format!("w{i} ")
             }

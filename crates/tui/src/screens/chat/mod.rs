@@ -11,6 +11,7 @@ pub(crate) mod input_box;
 pub(crate) mod layout;
 pub(crate) mod palette;
 pub(crate) mod queue;
+pub(crate) mod welcome;
 
 use std::time::{Duration, Instant};
 

@@ -1,0 +1,107 @@
+//! `/status`: what the status line leaves out, as rows in the transcript: the session id (what
+//! `retrace --session` takes), the head, the workspace, the model and where its requests go, how
+//! full the context is, the tokens and their cost with the price used, and the session's log file.
+
+use retrace_protocol::{price, SessionEntry};
+
+use crate::app::App;
+use crate::status::{dollars, tokens};
+use crate::transcript::Entry;
+use crate::view::status_line::model_label;
+
+/// Dollars a million tokens, as short as they are exact: `0.14`, `0.0028`, `2.5`.
+fn per_mtok(d: f64) -> String {
+    let s = format!("{d:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("${s}")
+}
+
+impl App {
+    /// The rows `/status` shows; `sessions` are the workspace's (this one's log file is among
+    /// them).
+    pub(crate) fn status_rows(&self, sessions: &[SessionEntry]) -> Vec<(String, String)> {
+        let s = &self.status;
+        let mut rows = vec![
+            ("session".to_string(), s.session.clone()),
+            ("resume".to_string(), format!("retrace --session {}", s.session)),
+        ];
+        rows.push((
+            "head".to_string(),
+            match self.head_name() {
+                Some(name) => format!("{name} ({})", s.head),
+                None => s.head.clone(),
+            },
+        ));
+        rows.push(("workspace".to_string(), s.workspace.clone()));
+        rows.push(("model".to_string(), model_label(s.model.as_deref())));
+        if let Some(model) = s.model.as_deref() {
+            let backend = match model.split_once(" at ") {
+                Some((_, url)) => url.to_string(),
+                None if model == "demo" => "built in (answers without a network)".to_string(),
+                None if model.starts_with("script:") => "a script (answers without a network)".to_string(),
+                None => "the provider's own endpoint".to_string(),
+            };
+            rows.push(("backend".to_string(), backend));
+            let window = self.meter.window(model);
+            rows.push((
+                "context".to_string(),
+                match s.context_tokens {
+                    Some(used) => format!(
+                        "{} of {} tokens ({}%)",
+                        tokens(used),
+                        tokens(window),
+                        used.saturating_mul(100) / window.max(1)
+                    ),
+                    None => format!("{} tokens; measured at the next model request", tokens(window)),
+                },
+            ));
+        }
+        let u = &s.usage;
+        let cached = if u.cached_tokens > 0 {
+            format!(" ({} from the cache)", tokens(u.cached_tokens))
+        } else {
+            String::new()
+        };
+        rows.push((
+            "tokens".to_string(),
+            format!(
+                "{} in{cached}, {} out, in the turns since retrace opened this session",
+                tokens(u.prompt_tokens),
+                tokens(u.completion_tokens)
+            ),
+        ));
+        let name = price::model_name(s.model.as_deref().unwrap_or("")).to_string();
+        let cost = match self.meter.prices.of(s.model.as_deref().unwrap_or("")) {
+            Some(p) => {
+                let cached = p
+                    .cached_input_per_mtok
+                    .map(|c| format!(", {} cached", per_mtok(c)))
+                    .unwrap_or_default();
+                let total = if s.unpriced {
+                    "unknown (an earlier model has no price)".to_string()
+                } else {
+                    dollars(s.cost)
+                };
+                format!(
+                    "{total} at {name}'s {} in{cached}, {} out a million tokens",
+                    per_mtok(p.input_per_mtok),
+                    per_mtok(p.output_per_mtok)
+                )
+            }
+            None if s.model.is_none() => "nothing yet".to_string(),
+            None => format!("unknown: no price for {name} (the config's [prices.\"{name}\"] sets one)"),
+        };
+        rows.push(("cost".to_string(), cost));
+        if let Some(entry) = sessions.iter().find(|e| e.id.as_ref() == s.session) {
+            rows.push(("log".to_string(), entry.log_path.clone()));
+        }
+        rows
+    }
+
+    /// The answer `/status` waited for: its rows go into the transcript.
+    pub fn on_status_report(&mut self, sessions: &[SessionEntry]) {
+        let rows = self.status_rows(sessions);
+        self.transcript.push_local(Entry::Info { rows });
+        self.chat.scroll = 0;
+    }
+}

@@ -1,0 +1,202 @@
+//! The first screen (the welcome panel, with and without a model that can answer), the status
+//! line at 80 columns and narrower, and `/status` (insta snapshots).
+
+use insta::assert_snapshot;
+use ratatui::crossterm::event::KeyCode;
+use retrace_protocol::{Event, HeadEntry, HeadId, HeadKind, SessionEntry, SessionId, TokenUsage};
+use retrace_tui::{App, Effect, ModelProblem};
+
+use crate::fixtures::*;
+
+fn empty(model: Option<&str>) -> App {
+    let mut app = app();
+    let mut snap = snapshot_of(Vec::new(), "main", 0);
+    snap.status.model = model.map(str::to_string);
+    app.on_snapshot(snap);
+    app
+}
+
+fn no_key() -> App {
+    let mut app = empty(None);
+    app.set_model_problem(Some(ModelProblem {
+        model: "deepseek:deepseek-chat".into(),
+        reason:
+            "DEEPSEEK_API_KEY is not set: export it, or pick another model: openai:NAME, demo or script:FILE"
+                .into(),
+        key_env: Some("DEEPSEEK_API_KEY".into()),
+    }));
+    app
+}
+
+#[test]
+fn welcome_with_a_model() {
+    let app = empty(Some("demo"));
+    let screen = rows(&app, 80, 24).join("\n");
+    assert!(screen.contains("every edit can be taken back: Esc Esc"));
+    assert_snapshot!("welcome", screen);
+}
+
+#[test]
+fn welcome_without_a_key_explains_what_to_do() {
+    let app = no_key();
+    let screen = rows(&app, 80, 24);
+    let all = screen.join("\n");
+    for words in [
+        "DEEPSEEK_API_KEY",
+        "export",
+        "retrace config",
+        "/model demo",
+        "/home/ada/project",
+    ] {
+        assert!(all.contains(words), "{words} missing:\n{all}");
+    }
+    // Wrapped inside the panel, nothing cut.
+    assert!(!all.contains('…'), "{all}");
+    assert_snapshot!("welcome_no_key", all);
+    // At 120 columns too.
+    assert_snapshot!("welcome_no_key_120", rows(&app, 120, 24).join("\n"));
+}
+
+#[test]
+fn a_prompt_typed_before_a_model_is_set_is_kept() {
+    let mut app = no_key();
+    let clock = Clock::new();
+    type_text(&mut app, "add a mul function", clock.at(0));
+    let effects = app.on_key(key(KeyCode::Enter), clock.at(10));
+    assert!(
+        !effects.iter().any(|e| matches!(e, Effect::Send(_))),
+        "{effects:?}"
+    );
+    assert_eq!(app.input().text(), "add a mul function");
+    assert!(
+        app.message().unwrap().contains("/model demo"),
+        "{:?}",
+        app.message()
+    );
+    // The input cleared to type /model demo: once the model is set, the prompt comes back.
+    app.on_key(key(KeyCode::Esc), clock.at(20));
+    assert_eq!(app.input().text(), "");
+    type_text(&mut app, "/model demo", clock.at(30));
+    let effects = app.on_key(key(KeyCode::Enter), clock.at(40));
+    assert!(matches!(effects.as_slice(), [Effect::SetModel(_)]), "{effects:?}");
+    let mut snap = snapshot_of(Vec::new(), "main", 0);
+    snap.status.model = Some("demo".into());
+    app.on_status(&snap.status);
+    assert_eq!(app.input().text(), "add a mul function");
+    let effects = app.on_key(key(KeyCode::Enter), clock.at(50));
+    assert_eq!(effects, vec![Effect::Send("add a mul function".into())]);
+}
+
+/// A session on DeepSeek (through a local endpoint), mid-turn, in plan mode, on a named fork.
+fn busy(width_of_model: &str) -> App {
+    let mut app = app_with_turns();
+    let mut snap = snapshot();
+    snap.status.model = Some(width_of_model.to_string());
+    app.on_status(&snap.status);
+    app.set_head_names(&[HeadEntry {
+        id: HeadId::new("h2"),
+        kind: HeadKind::Fork,
+        name: Some("try sqlite".into()),
+        parent_head: Some(HeadId::main()),
+        fork_from: None,
+        selected: true,
+        retired: false,
+        message_count: 6,
+        turns: 2,
+        last_activity: None,
+        title: String::new(),
+    }]);
+    app.on_head_ref(&retrace_protocol::HeadRef {
+        head_id: HeadId::new("h2"),
+        session_id: SessionId::new("0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41"),
+        title: String::new(),
+    });
+    let usage = TokenUsage {
+        prompt_tokens: 41_234,
+        completion_tokens: 1_502,
+        total_tokens: 42_736,
+        cached_tokens: 30_000,
+    };
+    app.feed(Event::StepFinished {
+        turn: 1,
+        step: 0,
+        finish_reason: None,
+        usage: Some(usage),
+    });
+    app.feed(Event::TurnFinished {
+        turn: 1,
+        ok: true,
+        error: None,
+        usage: Some(usage),
+    });
+    app.feed(Event::PlanMode { on: true });
+    app.feed(Event::TurnStarted {
+        session_id: SessionId::new("0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41"),
+        head_id: HeadId::new("h2"),
+        turn: 2,
+        prompt: "go on".into(),
+    });
+    app
+}
+
+#[test]
+fn the_status_line_fits_80_columns() {
+    let app = busy("deepseek:deepseek-chat at http://127.0.0.1:47124");
+    let last = |w: u16| rows(&app, w, 24).pop().unwrap();
+    let line = last(80);
+    assert!(!line.contains('…'), "{line}");
+    for part in [
+        "PLAN",
+        "deepseek:deepseek-chat",
+        "65% context",
+        "41.2k in 1.5k out",
+        "$0.0021",
+    ] {
+        assert!(line.contains(part), "{part} missing: {line}");
+    }
+    assert!(
+        !line.contains("127.0.0.1") && !line.contains("0196b1c4"),
+        "{line}"
+    );
+    let wide = last(120);
+    assert!(wide.contains("turn 2 · head try sqlite"), "{wide}");
+    // Narrower: the least needed parts go first, never a part cut in the middle.
+    let narrow = last(50);
+    assert!(
+        narrow.contains("deepseek:deepseek-chat") && !narrow.contains('…'),
+        "{narrow}"
+    );
+    assert_snapshot!("status_line", [line, wide, narrow, last(40)].join("\n"));
+}
+
+#[test]
+fn status_lists_what_the_line_leaves_out() {
+    let mut app = busy("deepseek:deepseek-chat at http://127.0.0.1:47124");
+    app.feed(Event::TurnFinished {
+        turn: 2,
+        ok: true,
+        error: None,
+        usage: None,
+    });
+    let clock = Clock::new();
+    type_text(&mut app, "/status", clock.at(0));
+    let effects = app.on_key(key(KeyCode::Enter), clock.at(10));
+    assert_eq!(effects, vec![Effect::LoadStatusReport]);
+    let entry: SessionEntry = serde_json::from_value(serde_json::json!({
+        "id": "0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41", "format": 2, "workspace": "/home/ada/project",
+        "created_at": null, "log_path": "/home/ada/.local/share/retrace/sessions/0196b1c4/log.jsonl",
+        "checkpoint_dir": "/x", "heads": 2, "turns": 2
+    }))
+    .unwrap();
+    app.on_status_report(&[entry]);
+    let screen = rows(&app, 100, 30).join("\n");
+    for part in [
+        "session    0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41",
+        "workspace  /home/ada/project",
+        "backend    http://127.0.0.1:47124",
+        "log        /home/ada/.local/share/retrace/sessions/0196b1c4/log.jsonl",
+    ] {
+        assert!(screen.contains(part), "{part} missing:\n{screen}");
+    }
+    assert_snapshot!("status_command", screen);
+}

@@ -1,0 +1,48 @@
+//! How the transcript draws an answer's markdown, on the whole screen (insta snapshots).
+
+use insta::assert_snapshot;
+use retrace_protocol::Event;
+use retrace_tui::App;
+
+use crate::fixtures::*;
+
+/// An answer as a model writes one: a heading, a list, code, a table, a quote.
+pub const MARKDOWN: &str = "## Plan\n\nHere is **the plan** for `calc/ops.py`:\n\n1. Read the file\n2. Add `mul`\n   - with a *test*\n3. Run the tests\n\n```python\ndef mul(a, b):\n    return a * b\n```\n\n| op | done |\n|---|:-:|\n| add | ✓ |\n| mul | – |\n\n> Every edit can be taken back.\n\nSee [the docs](https://example.com/calc).";
+
+/// The app with one turn whose answer is `text`, streamed in `chunks` bytes at a time.
+fn answered(text: &str, chunks: usize) -> App {
+    let mut app = app();
+    app.on_snapshot(snapshot_of(
+        vec![prompt("m1", 0, "plan the mul change")],
+        "main",
+        1,
+    ));
+    app.feed(Event::ItemStarted {
+        item: answer("m2", 0, ""),
+    });
+    for chunk in text.as_bytes().chunks(chunks) {
+        app.feed(Event::AssistantDelta {
+            item_id: Some("m2".into()),
+            text: String::from_utf8_lossy(chunk).into_owned(),
+        });
+    }
+    app
+}
+
+#[test]
+fn an_answer_in_markdown() {
+    let app = answered(MARKDOWN, 1000);
+    let screen = rows(&app, 80, 34).join("\n");
+    assert!(!screen.contains("**") && !screen.contains("```") && !screen.contains("##"));
+    assert_snapshot!("markdown_answer", screen);
+}
+
+#[test]
+fn streaming_keeps_paragraph_breaks_and_shows_an_unfinished_fence_as_code() {
+    let cut = MARKDOWN.find("    return").unwrap();
+    // Streamed a few bytes at a time (the way deltas come): draws as the same text whole.
+    let app = answered(&MARKDOWN[..cut], 3);
+    let screen = rows(&app, 80, 20).join("\n");
+    assert_eq!(screen, rows(&answered(&MARKDOWN[..cut], 1000), 80, 20).join("\n"));
+    assert_snapshot!("markdown_streaming", screen);
+}
