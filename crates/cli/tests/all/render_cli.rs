@@ -124,7 +124,7 @@ fn without_a_key_the_first_screen_explains_and_a_typed_prompt_is_kept() {
     });
     t.keys(&["Enter"]);
     t.wait("the demo's answer", |s| {
-        s.contains("Demo turn") && !s.contains("working…")
+        s.contains("Demo answer") && !s.contains("working…")
     });
     t.keys(&["C-d"]);
 }
