@@ -61,9 +61,9 @@ pub fn item(i: &Item) -> String {
         ItemBody::Checkpoint(c) => {
             let shown: Vec<String> = c.files.iter().map(|p| shown_path(p)).collect();
             format!(
-                "  ⎌ checkpoint · turn {} · {} file(s) captured{}\n",
+                "  ⎌ checkpoint · turn {} · {} recorded{}\n",
                 i.turn.unwrap_or_default(),
-                c.files.len(),
+                retrace_protocol::words::count(c.files.len(), "file"),
                 if shown.is_empty() {
                     String::new()
                 } else {

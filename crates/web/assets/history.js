@@ -1,11 +1,11 @@
 // A file's history (SPEC §5.8, `GET …/history?path=P`) as the page words and shows it: each
-// version's number, what it is ("turn 3 start", "before a restore", "restored to turn 2", "undo",
+// version's number, what it is ("turn 3 start", "before a restore", "restored to before turn 2", "undo",
 // "now"…), its time, its short hash and size (or "absent"), and a button to restore it, or why it
 // cannot be. The server says which versions there are and which can be restored; the page words
 // the fields. Touches no page when imported (the unit tests load it in node).
 import { el, fmtSize } from "./util.js";
 
-/** What a version is, from its `origin` and `turn`: "turn 3 start", "restored to turn 2", "now". */
+/** What a version is, from its `origin` and `turn`: "turn 3 start", "restored to before turn 2", "now". */
 export function versionWhat(v) {
   const t = v.turn;
   switch (v.origin) {
@@ -16,7 +16,7 @@ export function versionWhat(v) {
     case "before_restore":
       return "before a restore";
     case "restore":
-      return t == null ? "restored" : `restored to turn ${t}`;
+      return t == null ? "restored" : `restored to before turn ${t}`;
     case "revert":
       return "reverted";
     case "undo":

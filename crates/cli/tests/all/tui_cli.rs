@@ -292,7 +292,7 @@ fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
     });
     let live = item_rows(&t.screen());
     let expected = [
-        "✓ checkpoint saved · turn 0 · 4 file(s) captured",
+        "✓ checkpoint saved · turn 0 · 4 files recorded",
         "⏺ Write new.txt +1 −0 ✓ (1 line of output)",
         "created new.txt +1 −0",
         "⏺ Edit b.txt +1 −1 ✓ (2 lines of output)",

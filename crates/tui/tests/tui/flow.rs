@@ -364,7 +364,7 @@ fn a_command_is_allowed_only_once_it_has_been_seen_whole() {
     assert_eq!(app.screen(), Screen::Approval);
     let screen = format!("{:?}", render(&app, 100, 30));
     assert!(
-        screen.contains("more line(s)") && screen.contains("n or Esc deny"),
+        screen.contains("lines more") && screen.contains("n or Esc deny"),
         "{screen}"
     );
     for _ in 0..10 {

@@ -24,7 +24,7 @@ test("what each version is, from its origin and turn", () => {
       v("redo", null),
       v("now", null),
     ].map(versionWhat),
-    ["turn 3 start", "turn 3 end", "before a restore", "restored to turn 2", "restored", "reverted", "undo", "redo", "now"],
+    ["turn 3 start", "turn 3 end", "before a restore", "restored to before turn 2", "restored", "reverted", "undo", "redo", "now"],
   );
 });
 

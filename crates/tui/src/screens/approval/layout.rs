@@ -31,9 +31,15 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, approvals: &Approvals, t: Them
             let p = if a.prefixes.is_empty() { "" } else { " · p prefix" };
             format!("← → choose, Enter · y once · a this command{p} · n or Esc deny{waiting}")
         }
-        (_, Some(hint)) => format!("{hint}: ↓ PgDn, {below} more line(s) · n or Esc deny"),
+        (_, Some(hint)) => format!(
+            "{hint}: ↓ PgDn, {} more · n or Esc deny",
+            retrace_protocol::words::count(below, "line")
+        ),
         (_, None) => {
-            format!("↓ PgDn: {below} more line(s) — y/a once you have seen them all · n or Esc deny{waiting}")
+            format!(
+                "↓ PgDn: {} more — y/a once you have seen them all · n or Esc deny{waiting}",
+                retrace_protocol::words::count(below, "line")
+            )
         }
     };
     boxed(

@@ -74,7 +74,10 @@ fn checkpoint_line(turn: u64, c: &CheckpointItem, t: Theme) -> (Spans, usize) {
     }
     let mut text = format!("  ✓ checkpoint saved · turn {turn}");
     if !c.files.is_empty() {
-        text.push_str(&format!(" · {} file(s) captured", c.files.len()));
+        text.push_str(&format!(
+            " · {} recorded",
+            retrace_protocol::words::count(c.files.len(), "file")
+        ));
     }
     let mut spans = vec![(text, t.dim())];
     if !c.gaps.is_empty() || c.coverage == Coverage::Partial {

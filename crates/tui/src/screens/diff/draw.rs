@@ -47,7 +47,10 @@ pub(super) fn body(d: &TurnDiff, width: usize, t: Theme) -> (Vec<Line<'static>>,
     }
     if lines.len() > PROMPT_LINES {
         body.push(Line::styled(
-            format!("  … {} more line(s)", lines.len() - PROMPT_LINES),
+            format!(
+                "  … {} more",
+                retrace_protocol::words::count(lines.len() - PROMPT_LINES, "line")
+            ),
             t.dim(),
         ));
     }

@@ -114,7 +114,10 @@ fn conversation(body: &mut Vec<Line<'static>>, plan: &RewindPlan, width: usize, 
     }
     if lines.len() > PROMPT_LINES {
         body.push(Line::styled(
-            format!("    … {} more line(s)", lines.len() - PROMPT_LINES),
+            format!(
+                "    … {} more",
+                retrace_protocol::words::count(lines.len() - PROMPT_LINES, "line")
+            ),
             t.dim(),
         ));
     }
