@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use retrace_protocol::{ErrorCode, FileAction, HeadRef, OnConflict, PlanDiff, RewindPlan, RewindResult};
+use retrace_protocol::{
+    words, ErrorCode, FileAction, HeadRef, OnConflict, PlanDiff, RewindPlan, RewindResult,
+};
 
 use crate::common::{print_json, say_new_session};
 use crate::failure::Failure;
@@ -35,7 +37,7 @@ pub fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool, chosen: OnConf
         let conflict = f
             .conflict
             .as_ref()
-            .map(|c| format!("  ({})", c.reason.as_str()))
+            .map(|c| format!("  ({})", words::conflict(c)))
             .unwrap_or_default();
         println!(
             "  {what} {}{}{conflict}",
@@ -46,10 +48,10 @@ pub fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool, chosen: OnConf
     for g in &plan.gaps {
         let detail = g.detail.as_deref().or(g.path.as_deref()).unwrap_or("");
         println!(
-            "  ! turn {} {}: {}",
+            "  ! turn {}: {} — {}",
             g.turn,
-            g.reason.as_str(),
-            shown_path(detail)
+            shown_path(detail),
+            words::gap(&g.reason)
         );
     }
     if !plan.choices.is_empty() {
@@ -105,27 +107,22 @@ pub fn print_result(r: &RewindResult, asked: &str, json: bool) -> Result<(), Fai
     }
     // A conflicted file that was written anyway (`--on-conflict overwrite`) says so where it is
     // listed as written; only the others were left alone.
-    let over = |f: &str| {
-        r.conflicts
-            .iter()
-            .find(|c| c.path == f)
-            .map(|c| c.reason.as_str())
-    };
+    let over = |f: &str| r.conflicts.iter().find(|c| c.path == f).map(words::conflict);
     for f in &r.files_written {
         match over(f) {
-            Some(why) => println!("  restored {}  (over a {why} conflict)", shown_path(f)),
+            Some(why) => println!("  restored {}  (overwritten: {why})", shown_path(f)),
             None => println!("  restored {}", shown_path(f)),
         }
     }
     for f in &r.files_deleted {
         match over(f) {
-            Some(why) => println!("  deleted  {}  (over a {why} conflict)", shown_path(f)),
+            Some(why) => println!("  deleted  {}  (overwritten: {why})", shown_path(f)),
             None => println!("  deleted  {}", shown_path(f)),
         }
     }
     let done = |p: &String| r.files_written.contains(p) || r.files_deleted.contains(p);
     for c in r.conflicts.iter().filter(|c| !done(&c.path)) {
-        println!("  left alone ({}) {}", c.reason.as_str(), shown_path(&c.path));
+        println!("  left alone ({}) {}", words::conflict(c), shown_path(&c.path));
     }
     let nothing_changed = r.files_written.is_empty() && r.files_deleted.is_empty() && r.error.is_none();
     if nothing_changed && r.conflicts.is_empty() && !r.conversation_forked {

@@ -1,5 +1,5 @@
-//! Plain words every frontend uses the same way: counts with their plural, and how long ago
-//! something happened.
+//! Plain words every frontend uses the same way: counts with their plural, how long ago
+//! something happened, and why a file conflicts or a turn has a gap (the wire names stay in JSON).
 
 /// `n` things, singular or plural: "1 turn", "2 turns", "0 files". `what` is the singular; a
 /// word ending in "s", "x", "ch" or "sh" takes "es".
@@ -29,6 +29,45 @@ pub fn ago(seconds: i64) -> String {
         s if s < 365 * DAY => unit(s / (30 * DAY), "month"),
         s => unit(s / (365 * DAY), "year"),
     }
+}
+
+/// Why a file of a plan conflicts, in words ("edited outside Retrace", "deleted by a shell command
+/// or outside Retrace", "already absent"…), the same words on the page.
+pub fn conflict(c: &crate::Conflict) -> String {
+    use crate::ConflictReason as R;
+    let missing = c.current_sha256.is_none();
+    match c.reason {
+        R::ManualEdit => "edited outside Retrace",
+        R::ExternalChange if missing && c.checkpoint_sha256.is_none() => "already absent",
+        R::ExternalChange if missing => "deleted by a shell command or outside Retrace",
+        R::ExternalChange => "changed by a shell command or outside Retrace",
+        R::DeletedAndRecreated => "created again after Retrace removed it",
+        R::ModeChange => "its permissions changed outside Retrace",
+        R::TypeChange => "something else stands there now: a folder, a link or a device",
+        R::Unreadable => "cannot be read: permissions",
+        R::PathUnsafe => "an unsafe path: outside the workspace or through a link",
+        R::MissingPayload => "its saved copy is no longer kept",
+        R::Unverified | R::LegacyUnverified => "Retrace cannot tell that it wrote what is there",
+    }
+    .to_string()
+}
+
+/// Why part of a turn cannot be restored (a gap's reason), in words.
+pub fn gap(reason: &crate::GapReason) -> String {
+    use crate::GapReason as G;
+    match reason {
+        G::BashSideEffect => "a shell command: what it did to files is not tracked",
+        G::Symlink => "reached through a link",
+        G::Hardlink => "a file with several names (hard links)",
+        G::Oversized => "too large to keep",
+        G::Unreadable => "could not be read",
+        G::OutsideWorkspace => "outside the workspace",
+        G::ExternalWriter => "changed by another program while the turn ran",
+        G::LegacyUnverified => "an old record Retrace cannot verify",
+        G::ExpiredPayload => "its saved copy is no longer kept",
+        G::Other(s) => s,
+    }
+    .to_string()
 }
 
 #[cfg(test)]

@@ -30,11 +30,11 @@ export function conflictWords(c) {
     case "mode_change":
       return "its permissions changed outside Retrace";
     case "type_change":
-      return "something else stands there now (a folder, a link or a device)";
+      return "something else stands there now: a folder, a link or a device";
     case "unreadable":
-      return "cannot be read (permissions)";
+      return "cannot be read: permissions";
     case "path_unsafe":
-      return "an unsafe path (outside the workspace or through a link)";
+      return "an unsafe path: outside the workspace or through a link";
     case "missing_payload":
       return "its saved copy is no longer kept";
     case "unverified":

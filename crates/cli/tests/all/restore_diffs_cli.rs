@@ -90,11 +90,11 @@ fn a_reverts_dry_run_prints_its_plan_with_the_diff_and_writes_nothing() {
 
     // Refused: no counts beside a file left alone; with --overwrite, what it does.
     let (text, _) = w.code(&args, 0);
-    assert!(text.contains("SKIP   a.txt  (manual_edit)"), "{text}");
+    assert!(text.contains("SKIP   a.txt  (edited outside Retrace)"), "{text}");
     let (text, _) = w.code(
         &["revert", "--session", &id, "a.txt", "--dry-run", "--overwrite"],
         0,
     );
-    assert!(text.contains("delete a.txt  +0 −1  (manual_edit)"), "{text}");
+    assert!(text.contains("delete a.txt  +0 −1  (edited outside Retrace)"), "{text}");
     assert_eq!(w.read("a.txt").unwrap(), "by hand\n");
 }

@@ -1608,7 +1608,7 @@ fn a_restore_that_skips_every_file_says_no_file_changed() {
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("left alone (manual_edit) a.txt") && text.contains("no file changed"),
+        text.contains("left alone (edited outside Retrace) a.txt") && text.contains("no file changed"),
         "{text}"
     );
     assert_eq!(env.read("a.txt"), b"my own edit\n");

@@ -86,7 +86,11 @@ pub(super) fn body(p: &Preview, width: usize, t: Theme) -> (Vec<Line<'static>>, 
             .or(g.path.as_deref())
             .map(|d| format!(": {}", escape::first_line(d, 60)))
             .unwrap_or_default();
-        let text = format!("⚠ turn {} {}{what} — its effects stay", g.turn, g.reason.as_str());
+        let text = format!(
+            "⚠ turn {}{what} — {}; its effects stay",
+            g.turn,
+            retrace_protocol::words::gap(&g.reason)
+        );
         body.extend(wrap(&vec![(text, t.warn())], width, 4));
     }
     if let Some(hint) = &p.hint {
@@ -147,7 +151,7 @@ fn files(body: &mut Vec<Line<'static>>, p: &Preview, width: usize, t: Theme) -> 
         let reason = f
             .conflict
             .as_ref()
-            .map(|c| format!("  ({})", c.reason.as_str()))
+            .map(|c| format!("  ({})", retrace_protocol::words::conflict(c)))
             .unwrap_or_default();
         let mark = mark(i == p.list.cursor);
         // Wrapped, never clipped: two long paths that differ at the end must both show whole.
@@ -180,7 +184,11 @@ fn files(body: &mut Vec<Line<'static>>, p: &Preview, width: usize, t: Theme) -> 
         for c in &plan.conflicts {
             body.extend(wrap(
                 &vec![(
-                    format!("  ! {}  {}", escape::line(&c.path), c.reason.as_str()),
+                    format!(
+                        "  ! {}  {}",
+                        escape::line(&c.path),
+                        retrace_protocol::words::conflict(c)
+                    ),
                     t.warn(),
                 )],
                 width,
