@@ -17,13 +17,6 @@ use crate::error::ApiError;
 use crate::params::Param;
 use crate::registry::Registry;
 
-/// The hosted models offered besides the server's own and `demo` (each still needs its key).
-const SUGGESTED: &[&str] = &[
-    "deepseek:deepseek-chat",
-    "deepseek:deepseek-reasoner",
-    "openai:gpt-4o",
-];
-
 /// A session's status with the branch its workspace is on.
 #[derive(Debug, Serialize)]
 pub(crate) struct StatusAnswer {
@@ -51,23 +44,23 @@ pub(crate) fn snapshot_with_branch(snap: SessionSnapshot) -> Result<serde_json::
     Ok(v)
 }
 
-/// The models to offer: the server's own first, then the suggested hosted ones, then `demo`.
-pub(crate) fn choices(default: Option<String>) -> ModelChoices {
-    let mut models: Vec<String> = Vec::new();
-    let all = default
-        .iter()
-        .cloned()
-        .chain(SUGGESTED.iter().map(|m| m.to_string()));
-    for m in all.chain(std::iter::once("demo".to_string())) {
-        if !models.contains(&m) {
-            models.push(m);
-        }
+/// The models to offer, as the terminal UI's `/model` list offers them
+/// ([`retrace_protocol::model_choices`]): the server's own first, its provider's known models,
+/// then `demo` (the `script:FILE` form, which needs a path typed, is left out).
+pub(crate) fn choices(default: Option<&retrace_protocol::ModelSpec>) -> ModelChoices {
+    let models = retrace_protocol::model_choices(default)
+        .into_iter()
+        .filter(|c| c.spec.is_some())
+        .map(|c| c.value)
+        .collect();
+    ModelChoices {
+        default: default.map(|m| m.to_string()),
+        models,
     }
-    ModelChoices { default, models }
 }
 
 pub(crate) async fn list_models(State(r): State<Arc<Registry>>) -> Json<ModelChoices> {
-    Json(choices(r.default_model().map(|m| m.to_string())))
+    Json(choices(r.default_model()))
 }
 
 /// The server's workspace (that of new sessions) and its branch.
@@ -94,22 +87,26 @@ pub(crate) async fn set_model(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use retrace_protocol::ModelSpec;
 
     #[test]
-    fn the_default_comes_first_and_demo_last_each_once() {
-        let c = choices(Some("deepseek:deepseek-chat".into()));
+    fn the_default_comes_first_then_its_provider_then_demo_each_once() {
+        let chat = ModelSpec::parse("deepseek:deepseek-chat").unwrap();
+        let c = choices(Some(&chat));
+        assert_eq!(c.default.as_deref(), Some("deepseek:deepseek-chat"));
         assert_eq!(
-            c.models,
-            [
-                "deepseek:deepseek-chat",
-                "deepseek:deepseek-reasoner",
-                "openai:gpt-4o",
-                "demo"
-            ]
+            c.models.first().map(String::as_str),
+            Some("deepseek:deepseek-chat")
         );
-        let c = choices(Some("script:/tmp/s.json".into()));
+        assert_eq!(c.models.last().map(String::as_str), Some("demo"));
+        let mut unique = c.models.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), c.models.len(), "{:?}", c.models);
+        let script = ModelSpec::parse("script:/tmp/s.json").unwrap();
+        let c = choices(Some(&script));
         assert_eq!(c.models.first().map(String::as_str), Some("script:/tmp/s.json"));
         assert_eq!(c.models.last().map(String::as_str), Some("demo"));
-        assert_eq!(choices(None).models.len(), 4);
+        assert!(!choices(None).models.iter().any(|m| m == "script:FILE"));
     }
 }

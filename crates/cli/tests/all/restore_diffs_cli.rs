@@ -95,6 +95,9 @@ fn a_reverts_dry_run_prints_its_plan_with_the_diff_and_writes_nothing() {
         &["revert", "--session", &id, "a.txt", "--dry-run", "--overwrite"],
         0,
     );
-    assert!(text.contains("delete a.txt  +0 −1  (edited outside Retrace)"), "{text}");
+    assert!(
+        text.contains("delete a.txt  +0 −1  (edited outside Retrace)"),
+        "{text}"
+    );
     assert_eq!(w.read("a.txt").unwrap(), "by hand\n");
 }
