@@ -147,6 +147,12 @@ pub fn demo() -> CmdResult {
         let ended = retrace_tui::run(svc.clone(), h, RunOptions::default())
             .await
             .map_err(tui_failure)?;
+        // Nothing to resume: the scratch workspace and its session go with this process.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stdout(),
+            "the demo's scratch workspace and session are deleted now; run `retrace` in a project to keep a session you can resume"
+        );
         Ok(exit_code(&ended))
     })
 }

@@ -865,7 +865,7 @@ fn a_manual_edit_is_a_conflict_refused_skipped_or_overwritten() {
         .lines()
         .find(|l| l.contains("a.txt"))
         .unwrap_or_else(|| panic!("{text}"));
-    assert!(line.contains("manual_edit"), "{text}");
+    assert!(line.contains("edited outside Retrace"), "{text}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was written"));
     assert_eq!(env.everything(), before);
 
