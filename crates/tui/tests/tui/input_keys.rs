@@ -211,8 +211,26 @@ fn model_alone_lists_the_models_to_choose() {
     local.base_url = Some("http://127.0.0.1:8080/v1".into());
     app.set_configured_model(Some(&local));
     type_text(&mut app, "/model ", now);
+    let shown = rows(&app, 80, 24).join("\n");
+    let (llama, demo) = (shown.find("llama3"), shown.find("demo "));
+    assert!(llama.is_some() && llama < demo, "{shown}");
+    type_text(&mut app, "llama", now);
     assert_eq!(
         press(&mut app, &[key(KeyCode::Enter)]),
         vec![Effect::SetModel(local)]
+    );
+}
+
+/// Found by a new user's trial: in `retrace demo`, `/model` Enter Enter picked DeepSeek (the list
+/// started on its first row) and failed for want of a key. It starts on the model in use.
+#[test]
+fn the_model_list_opens_on_the_model_in_use() {
+    let mut app = app_with_turns();
+    let now = Clock::new().at(0);
+    type_text(&mut app, "/model", now);
+    assert!(press(&mut app, &[key(KeyCode::Enter)]).is_empty());
+    assert_eq!(
+        press(&mut app, &[key(KeyCode::Enter)]),
+        vec![Effect::SetModel(ModelSpec::demo())]
     );
 }

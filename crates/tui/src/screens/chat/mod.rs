@@ -108,7 +108,7 @@ impl App {
         // The palette filters again from its first row whenever the text changes, and opens
         // again once the input is emptied.
         if self.input.revision() != before {
-            self.chat.palette.selected = 0;
+            self.chat.palette.selected = self.palette_start();
         }
         if self.input.is_empty() {
             self.chat.palette.closed = false;

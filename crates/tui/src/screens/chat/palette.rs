@@ -135,6 +135,20 @@ impl App {
         self.chat.palette.selected = 0;
     }
 
+    /// The row the palette starts on when its text changed: the model in use when `/model`'s
+    /// whole list opens (so Enter keeps it), else the first.
+    pub(super) fn palette_start(&self) -> usize {
+        if self.input.text() != "/model " {
+            return 0;
+        }
+        let in_use = self.status.model.as_deref();
+        self.chat
+            .models
+            .iter()
+            .position(|m| Some(m.value.as_str()) == in_use)
+            .unwrap_or(0)
+    }
+
     /// Enter on a row: a command that needs an argument is completed; another runs; a model is
     /// used; `script:FILE` is completed for its file to be typed.
     fn choose_row(&mut self, row: Row) -> Vec<Effect> {
