@@ -52,10 +52,10 @@ async function day(viewport, tag) {
     await page.screenshot({ path: path.join(shots, `ux-${tag}-${name}.png`) });
     if (errors.length) throw new Error(`after ${tag} ${name}: ${errors.join("; ")}`);
   };
-  /** Every shown button, link, select and summary smaller than 44 px (on the phone). */
+  /** Every shown button, link, select, summary and checkbox's label smaller than 44 px (on the phone). */
   const small = () =>
     page.evaluate(() =>
-      [...document.querySelectorAll("button, a[href], select, summary")]
+      [...document.querySelectorAll("button, a[href], select, summary, label:has(> input[type=checkbox])")]
         .filter((e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== "hidden")
         .map((e) => ({ e, r: e.getBoundingClientRect() }))
         .filter(({ e, r }) => r.height < 43.5 || (e.tagName === "BUTTON" && r.width < 43.5))
