@@ -104,7 +104,7 @@ fn resume_hint(ended: &retrace_tui::Ended) {
     use std::io::Write;
     let _ = writeln!(
         std::io::stdout(),
-        "resume this session with `retrace --session {}`",
+        "resume it with `retrace --session {}`",
         ended.session_id
     );
 }

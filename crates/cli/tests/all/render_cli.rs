@@ -76,11 +76,11 @@ fn markdown_is_drawn_and_stays_in_the_scrollback_after_quitting() {
     }
     t.keys(&["C-d"]);
     // The UI is gone; its conversation is on the normal screen, above the resume line.
-    let all = wait_history(&t, "the resume line", |a| a.contains("resume this session with"));
+    let all = wait_history(&t, "the resume line", |a| a.contains("resume it with"));
     assert_eq!(t.pane("#{alternate_on}"), "0");
     let prompt = all.find("› plan the mul change").expect(&all);
     let code = all.find("    def mul(a, b):").expect(&all);
-    let resume = all.find("resume this session with `retrace --session ").unwrap();
+    let resume = all.find("resume it with `retrace --session ").unwrap();
     assert!(prompt < code && code < resume, "{all}");
     assert!(!all[prompt..].contains("**"), "{all}");
 }

@@ -704,7 +704,7 @@ fn sessions_switch_in_place_and_the_ui_says_how_to_resume() {
         s.contains(&format!("on session {earlier}")) && s.contains("an earlier session")
     });
     t.keys(&["C-d"]);
-    let hint = format!("resume this session with `retrace --session {earlier}`");
+    let hint = format!("resume it with `retrace --session {earlier}`");
     let start = Instant::now();
     loop {
         // The whole pane, scrolled-off lines included: the hint is printed where the shell was.
