@@ -15,7 +15,11 @@ import { beforeTurn, conflictWords, fileActionWords, gapWords, turnName } from "
 export function actionButtons(actions, run) {
   return actions.map((a) => {
     const b = el("button", null, el("span", "label", a.label));
-    if (a.detail) b.append(el("span", "detail", a.detail));
+    // What it does, in the controller's words: the button's tooltip and its accessible description.
+    if (a.detail) {
+      b.title = a.detail;
+      b.setAttribute("aria-description", a.detail);
+    }
     b.type = "button";
     b.dataset.action = a.action;
     if (a.available) {

@@ -47,9 +47,14 @@ export function menuControl(cls, face, label, items) {
     const r = list.getBoundingClientRect();
     const area = box.closest(".transcript, .versions")?.getBoundingClientRect() ?? { top: 0, bottom: window.innerHeight };
     const above = toggle.getBoundingClientRect().top - area.top;
-    if (r.bottom > area.bottom && above > area.bottom - r.top) box.classList.add("up");
+    if (r.bottom > area.bottom && above > area.bottom - r.top) {
+      box.classList.add("up");
+      // Never up past the top of what scrolls it (under the header, out of reach): down, the
+      // list scrolls into view with its area.
+      if (list.getBoundingClientRect().top < area.top) box.classList.remove("up");
+    }
     openMenu = { box, close };
-    (enabled()[0] ?? toggle).focus({ preventScroll: true });
+    (enabled()[0] ?? toggle).focus();
   };
   for (const b of items) {
     b.setAttribute("role", "menuitem");
