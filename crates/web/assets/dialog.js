@@ -2,7 +2,7 @@
 // commit button says what it will do and is enabled only when the preview says the commit can go
 // ahead as chosen (a conflict choice picked, the confirmation ticked); it opens on that button when
 // it is, else on the first choice, else on Cancel. Enter commits, Esc or Cancel closes it and gives
-// the focus back to the action that opened it, whose menu stays shown meanwhile. A failed commit
+// the focus back to the action that opened it. A failed commit
 // says why inside the dialog.
 import { errorText, showError } from "./banner.js";
 import { returnFocus } from "./transcript.js";
@@ -100,7 +100,12 @@ export function installDialog() {
   ui.dialog.addEventListener("close", () => {
     const { opener, turn, committed } = dialog;
     Object.assign(dialog, { opener: null, turn: null, confirm: null });
-    // a commit moves the focus itself once the transcript is shown again (afterRewind)
-    if (!committed) returnFocus(opener, turn);
+    // A commit moves the focus itself once the transcript is shown again (afterRewind). This
+    // event comes a task after the dialog closed, when the browser may already have given the
+    // focus back (to the opener) and the user gone on from there (opened its menu again): the
+    // focus moves only when it is nowhere (or still in the dialog).
+    const a = document.activeElement;
+    const lost = !a || a === document.body || ui.dialog.contains(a);
+    if (!committed && lost) returnFocus(opener, turn);
   });
 }

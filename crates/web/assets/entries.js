@@ -5,6 +5,7 @@
 // from them again.
 import { call, s } from "./api.js";
 import { checkpointItems } from "./checkpoints.js";
+import { isOpen, openAgain } from "./menu.js";
 import { actionMenu } from "./messages.js";
 import { state } from "./state.js";
 import { showMenus } from "./transcript.js";
@@ -34,11 +35,23 @@ export async function readEntries() {
 function showList(entries) {
   const a = document.activeElement;
   const focused = hasFocus(ui.checkpoints)
-    ? { turn: a.closest("li[data-turn]")?.dataset.turn, action: a.dataset.action, file: a.dataset.file, results: !!a.closest(".results") }
+    ? {
+        turn: a.closest("li[data-turn]")?.dataset.turn,
+        action: a.dataset.action,
+        file: a.dataset.file,
+        results: !!a.closest(".results"),
+        menuOpen: isOpen(a.closest(".cp-actions")),
+      }
     : null;
   ui.checkpoints.replaceChildren(...checkpointItems(entries, (e) => actionMenu(e, "cp-actions"), (e) => turnResults(e, "panel")));
   if (!focused) return;
   const li = [...ui.checkpoints.children].find((x) => x.dataset.turn === focused.turn);
+  const menu = li?.querySelector(".cp-actions");
+  // an open menu stays open, the focus on the same action
+  if (focused.menuOpen && menu) {
+    openAgain(menu, focused.action);
+    if (hasFocus(menu)) return;
+  }
   const buttons = li ? [...li.querySelectorAll("button")] : [];
   const same = focused.results
     ? li?.querySelector(":scope > .results > .results-toggle")

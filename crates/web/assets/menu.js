@@ -7,6 +7,9 @@ import { el } from "./util.js";
 /** The open menu, if any: `{box, close}`. */
 let openMenu = null;
 
+/** Each menu control → its `open(focusAction)`, so a copy built again can open where it was. */
+const opens = new WeakMap();
+
 document.addEventListener("pointerdown", (e) => {
   if (openMenu && !openMenu.box.contains(e.target)) openMenu.close(false);
 });
@@ -37,7 +40,7 @@ export function menuControl(cls, face, label, items) {
     if (openMenu?.box === box) openMenu = null;
     if (focus) toggle.focus();
   };
-  const open = () => {
+  const open = (action) => {
     openMenu?.close(false);
     list.hidden = false;
     toggle.setAttribute("aria-expanded", "true");
@@ -54,8 +57,10 @@ export function menuControl(cls, face, label, items) {
       if (list.getBoundingClientRect().top < area.top) box.classList.remove("up");
     }
     openMenu = { box, close };
-    (enabled()[0] ?? toggle).focus();
+    const can = enabled();
+    (can.find((b) => b.dataset.action === action) ?? can[0] ?? toggle).focus();
   };
+  opens.set(box, open);
   for (const b of items) {
     b.setAttribute("role", "menuitem");
     // closes before the item's own listener (added earlier) runs: capture on the item
@@ -86,4 +91,18 @@ export function menuControl(cls, face, label, items) {
     }
   });
   return box;
+}
+
+/** Whether menu control `box` is open now. */
+export function isOpen(box) {
+  return !!box?.classList.contains("open");
+}
+
+/**
+ * Opens `box` (a menu control built again in place of an open one) with the focus on its item of
+ * `action` where it can be chosen, else on its first: a re-render never closes a menu under the
+ * keyboard.
+ */
+export function openAgain(box, action) {
+  opens.get(box)?.(action);
 }

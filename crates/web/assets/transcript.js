@@ -6,6 +6,7 @@ import { promptMenu, promptResults, reasoningOf, rowOf } from "./messages.js";
 import { renderMarkdown } from "./markdown.js";
 import { state } from "./state.js";
 import { ui } from "./ui.js";
+import { isOpen, openAgain } from "./menu.js";
 import { el, focusFirst, hasFocus } from "./util.js";
 
 /** item id → its row, as the transcript shows it now. */
@@ -57,9 +58,12 @@ export function showMenus() {
     if (!old) continue;
     const turn = Number(row.dataset.turn);
     const action = hasFocus(old) ? document.activeElement.dataset.action : null;
+    const wasOpen = isOpen(old);
     const menu = promptMenu(turn);
     old.replaceWith(menu);
-    if (action) focusFirst(actionIn(menu, action), menu.querySelector(".menu-toggle"), ui.prompt);
+    // an open menu stays open (a re-render under the keyboard never closes it)
+    if (wasOpen) openAgain(menu, action);
+    if (action && !hasFocus(menu)) focusFirst(actionIn(menu, action), menu.querySelector(".menu-toggle"), ui.prompt);
     const had = row.querySelector(":scope > .results");
     const results = promptResults(turn);
     if (had?.dataset.summary === results.dataset.summary) continue;
@@ -77,6 +81,7 @@ function focusPath(root) {
   return {
     item: a.closest("[data-item]")?.dataset.item,
     action: a.dataset.action,
+    menuOpen: isOpen(a.closest(".rewind")),
     summary: a.tagName === "SUMMARY",
     results: !!a.closest(".results"),
   };
@@ -87,6 +92,10 @@ function again(row, path) {
   if (!row) return null;
   if (path.action) {
     const menu = row.querySelector(":scope > .rewind");
+    if (path.menuOpen && menu) {
+      openAgain(menu, path.action);
+      if (hasFocus(menu)) return document.activeElement;
+    }
     const same = actionIn(menu, path.action);
     return same && !same.closest("[hidden]") ? same : menu?.querySelector(".menu-toggle");
   }
