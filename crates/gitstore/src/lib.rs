@@ -18,5 +18,7 @@ mod statcache;
 pub use changes::{changes, FileChange, Side};
 pub use error::{GitStoreError, Result};
 pub use objects::{ObjectId, Objects};
-pub use snapshot::{Entry, Limits, PlainWalk, Skip, SkipReason, Snapshot, SnapshotStats, Snapshotter, Walk};
+pub use snapshot::{
+    Entry, Found, Limits, PlainWalk, Skip, SkipReason, Snapshot, SnapshotStats, Snapshotter, Walk,
+};
 pub use statcache::{Stamp, StatCache, RACY_MARGIN_NS};

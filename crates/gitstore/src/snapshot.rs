@@ -79,6 +79,8 @@ pub struct Snapshot {
     pub files: BTreeMap<RelPath, Entry>,
     /// Every path kept without its bytes.
     pub skipped: BTreeMap<RelPath, Skip>,
+    /// Every directory walked (to tell which directories a command created).
+    pub dirs: std::collections::BTreeSet<RelPath>,
 }
 
 /// What one snapshot cost.
@@ -92,12 +94,22 @@ pub struct SnapshotStats {
     pub bytes_hashed: u64,
 }
 
+/// What a walk found at a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// Anything but a directory: a regular file, a symlink, a special file.
+    File,
+    /// A directory it enters.
+    Dir,
+    /// A directory it does not enter: it holds a git repository of its own.
+    Nested,
+}
+
 /// Where the files of a snapshot come from: the workspace's walk, which applies its ignore rules.
 pub trait Walk {
-    /// Calls `visit` with every path under the workspace root that is not a directory (regular
-    /// files, symlinks, special files) and every directory it does not enter because it holds a
-    /// repository of its own (`nested == true`), each relative to the root.
-    fn walk(&self, visit: &mut dyn FnMut(&Path, bool)) -> io::Result<()>;
+    /// Calls `visit` with every path under the workspace root the walk keeps (relative to the
+    /// root) and what it is.
+    fn walk(&self, visit: &mut dyn FnMut(&Path, Found)) -> io::Result<()>;
 }
 
 /// A walk of everything under a root but `.git` directories, skipping nested repositories: no
@@ -109,8 +121,8 @@ pub struct PlainWalk {
 }
 
 impl Walk for PlainWalk {
-    fn walk(&self, visit: &mut dyn FnMut(&Path, bool)) -> io::Result<()> {
-        fn go(root: &Path, rel: &Path, visit: &mut dyn FnMut(&Path, bool)) -> io::Result<()> {
+    fn walk(&self, visit: &mut dyn FnMut(&Path, Found)) -> io::Result<()> {
+        fn go(root: &Path, rel: &Path, visit: &mut dyn FnMut(&Path, Found)) -> io::Result<()> {
             let mut names: Vec<_> = fs::read_dir(root.join(rel))?.collect::<io::Result<Vec<_>>>()?;
             names.sort_by_key(|e| e.file_name());
             for e in names {
@@ -120,12 +132,13 @@ impl Walk for PlainWalk {
                 let p = rel.join(e.file_name());
                 if e.file_type()?.is_dir() {
                     if root.join(&p).join(".git").exists() {
-                        visit(&p, true);
+                        visit(&p, Found::Nested);
                     } else {
+                        visit(&p, Found::Dir);
                         go(root, &p, visit)?;
                     }
                 } else {
-                    visit(&p, false);
+                    visit(&p, Found::File);
                 }
             }
             Ok(())
@@ -194,15 +207,19 @@ impl Snapshotter {
         let mut stats = SnapshotStats::default();
         let mut failed: Option<crate::GitStoreError> = None;
         let root = self.root.clone();
-        walk.walk(&mut |rel, nested| {
+        walk.walk(&mut |rel, found| {
             if failed.is_some() {
                 return;
             }
-            stats.seen += 1;
             let Ok(path) = RelPath::normalize(&root, rel) else {
                 return;
             };
-            if nested {
+            if found == Found::Dir {
+                snap.dirs.insert(path);
+                return;
+            }
+            stats.seen += 1;
+            if found == Found::Nested {
                 snap.skipped.insert(
                     path,
                     Skip {
