@@ -1,5 +1,5 @@
-//! What changed between two snapshots: each path whose kept bytes, mode or existence differ, or
-//! that was skipped on either side and whose stat moved.
+//! What changed between two snapshots: each path whose kept bytes, mode or existence differ, that
+//! was skipped on either side and whose stat moved, or that became or stopped being a directory.
 
 use retrace_fsutil::RelPath;
 
@@ -14,6 +14,8 @@ pub enum Side {
     File(Entry),
     /// There, without its bytes.
     Skipped(Skip),
+    /// A directory.
+    Dir,
 }
 
 /// One changed path.
@@ -27,19 +29,20 @@ pub struct FileChange {
     pub after: Side,
 }
 
-fn side(s: &Snapshot, p: &RelPath) -> Side {
+pub(crate) fn side(s: &Snapshot, p: &RelPath) -> Side {
     if let Some(e) = s.files.get(p) {
         return Side::File(*e);
     }
     match s.skipped.get(p) {
         Some(k) => Side::Skipped(k.clone()),
+        None if s.dirs.contains(p) => Side::Dir,
         None => Side::Absent,
     }
 }
 
-fn same(a: &Side, b: &Side) -> bool {
+pub(crate) fn same(a: &Side, b: &Side) -> bool {
     match (a, b) {
-        (Side::Absent, Side::Absent) => true,
+        (Side::Absent, Side::Absent) | (Side::Dir, Side::Dir) => true,
         (Side::File(x), Side::File(y)) => x == y,
         // without bytes, the stat says whether it moved (no stat: assume it did not)
         (Side::Skipped(x), Side::Skipped(y)) => x.reason == y.reason && x.stamp == y.stamp,
@@ -55,6 +58,8 @@ pub fn changes(a: &Snapshot, b: &Snapshot) -> Vec<FileChange> {
         .chain(a.skipped.keys())
         .chain(b.files.keys())
         .chain(b.skipped.keys())
+        .chain(a.dirs.iter())
+        .chain(b.dirs.iter())
         .collect();
     paths.sort();
     paths.dedup();

@@ -12,13 +12,16 @@
 mod changes;
 mod error;
 mod objects;
+mod refresh;
 mod snapshot;
 mod statcache;
+mod walk;
+mod watch;
 
 pub use changes::{changes, FileChange, Side};
 pub use error::{GitStoreError, Result};
 pub use objects::{ObjectId, Objects};
-pub use snapshot::{
-    Entry, Found, Limits, PlainWalk, Skip, SkipReason, Snapshot, SnapshotStats, Snapshotter, Walk,
-};
+pub use snapshot::{Entry, Limits, Skip, SkipReason, Snapshot, SnapshotStats, Snapshotter};
 pub use statcache::{Stamp, StatCache, RACY_MARGIN_NS};
+pub use walk::{Found, PlainWalk, Walk};
+pub use watch::Dirty;

@@ -13,6 +13,7 @@ use retrace_fsutil::RelPath;
 use crate::error::{IoContext, Result};
 use crate::objects::{ObjectId, Objects};
 use crate::statcache::{Stamp, StatCache};
+use crate::walk::{Found, Walk};
 
 /// The largest file a snapshot keeps (a larger one is a skip, as the checkpoint store's cap), and
 /// when the stat cache is trusted.
@@ -94,67 +95,20 @@ pub struct SnapshotStats {
     pub bytes_hashed: u64,
 }
 
-/// What a walk found at a path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Found {
-    /// Anything but a directory: a regular file, a symlink, a special file.
-    File,
-    /// A directory it enters.
-    Dir,
-    /// A directory it does not enter: it holds a git repository of its own.
-    Nested,
-}
-
-/// Where the files of a snapshot come from: the workspace's walk, which applies its ignore rules.
-pub trait Walk {
-    /// Calls `visit` with every path under the workspace root the walk keeps (relative to the
-    /// root) and what it is.
-    fn walk(&self, visit: &mut dyn FnMut(&Path, Found)) -> io::Result<()>;
-}
-
-/// A walk of everything under a root but `.git` directories, skipping nested repositories: no
-/// ignore rules (the product passes the workspace's own walk).
-#[derive(Debug, Clone)]
-pub struct PlainWalk {
-    /// The workspace root.
-    pub root: PathBuf,
-}
-
-impl Walk for PlainWalk {
-    fn walk(&self, visit: &mut dyn FnMut(&Path, Found)) -> io::Result<()> {
-        fn go(root: &Path, rel: &Path, visit: &mut dyn FnMut(&Path, Found)) -> io::Result<()> {
-            let mut names: Vec<_> = fs::read_dir(root.join(rel))?.collect::<io::Result<Vec<_>>>()?;
-            names.sort_by_key(|e| e.file_name());
-            for e in names {
-                if e.file_name() == ".git" {
-                    continue;
-                }
-                let p = rel.join(e.file_name());
-                if e.file_type()?.is_dir() {
-                    if root.join(&p).join(".git").exists() {
-                        visit(&p, Found::Nested);
-                    } else {
-                        visit(&p, Found::Dir);
-                        go(root, &p, visit)?;
-                    }
-                } else {
-                    visit(&p, Found::File);
-                }
-            }
-            Ok(())
-        }
-        go(&self.root, Path::new(""), visit)
-    }
-}
-
 /// Takes snapshots of one workspace into one object store, through its stat cache.
 #[derive(Debug)]
 pub struct Snapshotter {
-    root: PathBuf,
-    objects: Objects,
-    cache: StatCache,
+    pub(crate) root: PathBuf,
+    pub(crate) objects: Objects,
+    pub(crate) cache: StatCache,
     cache_path: PathBuf,
     limits: Limits,
+    /// Change notification, when it could be started (else every refresh walks everything).
+    pub(crate) watch: Option<crate::watch::Watch>,
+    /// Where the watch writes its barrier files.
+    pub(crate) watch_dir: PathBuf,
+    /// Why the last refresh walked everything, if it did.
+    pub last_full_walk: Option<String>,
     /// Why the stat cache on disk was dropped at open, if it was.
     pub cache_dropped: Option<String>,
 }
@@ -174,12 +128,22 @@ impl Snapshotter {
         let objects = Objects::open(&dir.join("repo.git"))?;
         let cache_path = dir.join("statcache");
         let (cache, cache_dropped) = StatCache::load(&cache_path);
+        let watch_dir = dir.join("watch");
+        fs::create_dir_all(&watch_dir).at("create", &watch_dir)?;
+        let watch = crate::watch::Watch::start(&watch_dir);
+        let last_full_walk = watch
+            .as_ref()
+            .err()
+            .map(|e| format!("no change notification: {e}"));
         Ok(Snapshotter {
             root: root.to_path_buf(),
             objects,
             cache,
             cache_path,
             limits,
+            watch: watch.ok(),
+            watch_dir,
+            last_full_walk,
             cache_dropped,
         })
     }
@@ -255,7 +219,7 @@ impl Snapshotter {
 
     /// One path: its entry, a skip, or `Err(None)` when it is gone.
     #[allow(clippy::type_complexity)]
-    fn one(
+    pub(crate) fn one(
         &mut self,
         rel: &RelPath,
         stats: &mut SnapshotStats,

@@ -99,6 +99,11 @@ impl StatCache {
         }
     }
 
+    /// Forgets `path` (a file gone).
+    pub fn remove(&mut self, path: &[u8]) {
+        self.dirty |= self.entries.remove(path).is_some();
+    }
+
     /// Forgets every path `keep` says no to (files gone since).
     pub fn retain(&mut self, mut keep: impl FnMut(&[u8]) -> bool) {
         let before = self.entries.len();

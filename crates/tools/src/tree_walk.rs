@@ -1,11 +1,13 @@
 //! The walk of the whole workspace that the git backend's snapshots take: the same ignore rules
 //! and places off limits as `list_dir`, `glob` and `grep` (`walk.rs`), never `.git/`, never
-//! following a symlink, and not entering a directory that holds a repository of its own.
+//! following a symlink, and not entering a directory that holds a repository of its own; and the
+//! same question asked of one path (does the walk keep it?) for a path change notification names.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::error::ToolError;
+use crate::ignore_rules::IgnoreRules;
 use crate::walk::walker_with;
 use crate::workspace::Workspace;
 
@@ -20,26 +22,66 @@ pub enum Found {
     Nested,
 }
 
-/// Calls `visit` with every path of the workspace the walk keeps, relative to its root, and what
-/// it is; an error reading a directory is left out of the walk (as the other walks do).
-pub fn walk_workspace(ws: &Workspace, visit: &mut dyn FnMut(&Path, Found)) -> Result<(), ToolError> {
-    let nested = Arc::new(Mutex::new(Vec::<PathBuf>::new()));
-    let root = ws.root().to_path_buf();
-    for entry in walker_with(ws, &root, None, Some(nested.clone()))?.flatten() {
-        if entry.depth() == 0 {
-            continue;
-        }
-        let Ok(rel) = entry.path().strip_prefix(&root) else {
-            continue;
-        };
-        let dir = entry.file_type().is_some_and(|t| t.is_dir());
-        visit(rel, if dir { Found::Dir } else { Found::File });
-    }
-    let found = nested.lock().map(|n| n.clone()).unwrap_or_default();
-    for p in found {
-        if let Ok(rel) = p.strip_prefix(&root) {
-            visit(rel, Found::Nested);
+/// The walk of one workspace, with the ignore rules it has read so far.
+pub struct TreeWalk<'a> {
+    ws: &'a Workspace,
+    rules: IgnoreRules,
+}
+
+impl<'a> TreeWalk<'a> {
+    /// The walk of `ws`.
+    pub fn new(ws: &'a Workspace) -> TreeWalk<'a> {
+        TreeWalk {
+            ws,
+            rules: IgnoreRules::new(ws.root()),
         }
     }
-    Ok(())
+
+    /// Calls `visit` with every path under `dir` (relative to the root; `""` for all of it) that
+    /// the walk keeps, relative to the root, and what it is; a directory that cannot be read is
+    /// left out (as the other walks do).
+    pub fn walk(&self, dir: &Path, visit: &mut dyn FnMut(&Path, Found)) -> Result<(), ToolError> {
+        let nested = Arc::new(Mutex::new(Vec::<PathBuf>::new()));
+        let root = self.ws.root().to_path_buf();
+        for entry in walker_with(self.ws, &root.join(dir), None, Some(nested.clone()))?.flatten() {
+            if entry.depth() == 0 {
+                continue;
+            }
+            let Ok(rel) = entry.path().strip_prefix(&root) else {
+                continue;
+            };
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            visit(rel, if is_dir { Found::Dir } else { Found::File });
+        }
+        let found = nested.lock().map(|n| n.clone()).unwrap_or_default();
+        for p in found {
+            if let Ok(rel) = p.strip_prefix(&root) {
+                visit(rel, Found::Nested);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the walk keeps `rel` (relative to the root): no part of it is `.git`, no directory
+    /// above it is ignored, off limits or a repository of its own, and it is not ignored itself.
+    pub fn keeps(&self, rel: &Path) -> bool {
+        let root = self.ws.root();
+        let parts: Vec<Component<'_>> = rel.components().collect();
+        let mut at = root.to_path_buf();
+        for (i, c) in parts.iter().enumerate() {
+            if !matches!(c, Component::Normal(_)) || c.as_os_str() == ".git" {
+                return false;
+            }
+            at.push(c);
+            let last = i + 1 == parts.len();
+            let is_dir = !last || std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir());
+            if self.ws.walk_skips(&at) || self.rules.ignored(&at, is_dir) {
+                return false;
+            }
+            if !last && at.join(".git").exists() {
+                return false;
+            }
+        }
+        true
+    }
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use retrace_agent::{ShellChanges, ShellCoverage};
 use retrace_checkpoint::Known;
 use retrace_fsutil::RelPath;
-use retrace_gitstore::{changes, Found, Limits, Side, SkipReason, Snapshot, Snapshotter, Walk};
+use retrace_gitstore::{Found, Limits, Side, SkipReason, Snapshot, Snapshotter, Walk};
 use retrace_protocol::{ChangeAction, FileChange, GapReason};
 use retrace_tools::diff::{file_change, moved, Side as DiffSide, MAX_DIFF_INPUT};
 use retrace_tools::Workspace;
@@ -19,21 +19,29 @@ use super::Core;
 use crate::error::Result;
 
 /// The workspace's own walk (its ignore rules, its places off limits) as the object store takes it.
-struct WorkspaceWalk<'a>(&'a Workspace);
+struct WorkspaceWalk<'a>(retrace_tools::tree_walk::TreeWalk<'a>);
+
+fn found(f: retrace_tools::tree_walk::Found) -> Found {
+    match f {
+        retrace_tools::tree_walk::Found::File => Found::File,
+        retrace_tools::tree_walk::Found::Dir => Found::Dir,
+        retrace_tools::tree_walk::Found::Nested => Found::Nested,
+    }
+}
 
 impl Walk for WorkspaceWalk<'_> {
     fn walk(&self, visit: &mut dyn FnMut(&Path, Found)) -> std::io::Result<()> {
-        retrace_tools::tree_walk::walk_workspace(self.0, &mut |p, f| {
-            visit(
-                p,
-                match f {
-                    retrace_tools::tree_walk::Found::File => Found::File,
-                    retrace_tools::tree_walk::Found::Dir => Found::Dir,
-                    retrace_tools::tree_walk::Found::Nested => Found::Nested,
-                },
-            )
-        })
-        .map_err(std::io::Error::other)
+        self.walk_under(Path::new(""), visit)
+    }
+
+    fn walk_under(&self, dir: &Path, visit: &mut dyn FnMut(&Path, Found)) -> std::io::Result<()> {
+        self.0
+            .walk(dir, &mut |p, f| visit(p, found(f)))
+            .map_err(std::io::Error::other)
+    }
+
+    fn keeps(&self, rel: &Path) -> bool {
+        self.0.keeps(rel)
     }
 }
 
@@ -41,8 +49,8 @@ impl Walk for WorkspaceWalk<'_> {
 pub(crate) struct GitBackend {
     snap: Snapshotter,
     ws: Workspace,
-    /// Taken before the running shell command.
-    before: Option<Snapshot>,
+    /// The workspace as the last look saw it (`None` before the first).
+    current: Option<Snapshot>,
 }
 
 impl GitBackend {
@@ -58,13 +66,15 @@ impl GitBackend {
         Ok(GitBackend {
             snap,
             ws,
-            before: None,
+            current: None,
         })
     }
 
-    fn snapshot(&mut self) -> Result<Snapshot> {
-        let (s, _) = self.snap.snapshot(&WorkspaceWalk(&self.ws))?;
-        Ok(s)
+    /// Brings the snapshot up to date; returns what changed since the last look.
+    fn refresh(&mut self) -> Result<Vec<retrace_gitstore::FileChange>> {
+        let walk = WorkspaceWalk(retrace_tools::tree_walk::TreeWalk::new(&self.ws));
+        let (changed, _) = self.snap.refresh(&mut self.current, &walk)?;
+        Ok(changed)
     }
 }
 
@@ -80,11 +90,16 @@ fn unkept(reason: SkipReason, detail: &str) -> Known {
     }
 }
 
-/// The directories above `path` that `before` did not have (top down).
-fn created_dirs(before: &Snapshot, path: &RelPath) -> Vec<PathBuf> {
+/// The directories above `path` that the command created (top down): those `found` names as
+/// new directories.
+fn created_dirs(found: &[retrace_gitstore::FileChange], path: &RelPath) -> Vec<PathBuf> {
     path.ancestors_top_down()
         .into_iter()
-        .filter(|d| !before.dirs.contains(d))
+        .filter(|d| {
+            found
+                .iter()
+                .any(|c| &c.path == d && c.after == Side::Dir && c.before == Side::Absent)
+        })
         .map(|d| d.as_path().to_path_buf())
         .collect()
 }
@@ -110,7 +125,9 @@ impl Core {
     pub(crate) fn shell_before(&mut self, command: &str) -> Result<ShellCoverage> {
         match self.git.as_mut() {
             Some(git) => {
-                git.before = Some(git.snapshot()?);
+                // What changed since the last look is not the command's (an edit tool's, the
+                // user's): only brought up to date.
+                git.refresh()?;
                 Ok(ShellCoverage::Tracked)
             }
             None => {
@@ -127,11 +144,7 @@ impl Core {
         let Some(git) = self.git.as_mut() else {
             return Ok(ShellChanges::default());
         };
-        let Some(before) = git.before.take() else {
-            return Ok(ShellChanges::default());
-        };
-        let after = git.snapshot()?;
-        let found = changes(&before, &after);
+        let found = git.refresh()?;
         let mut items = Vec::with_capacity(found.len());
         let mut kept = Vec::new();
         let mut shown = Vec::new();
@@ -144,15 +157,24 @@ impl Core {
         }
         let mut moved_from = Vec::new();
         for c in &found {
-            let known = match &c.before {
-                Side::Absent => Known::Absent {
-                    created_dirs: created_dirs(&before, &c.path),
+            let known = match (&c.before, &c.after) {
+                // a directory made or removed: only what is in it is captured
+                (Side::Dir, Side::Dir | Side::Absent) | (Side::Absent, Side::Dir) => continue,
+                (_, Side::Dir) | (Side::Dir, _) => Known::Unkept {
+                    reason: GapReason::Unreadable,
+                    detail: "a file and a directory took each other's place".into(),
                 },
-                Side::File(e) => Known::File {
-                    bytes: git.snap.objects().read_blob(&e.id)?,
-                    mode: e.mode,
+                _ => match &c.before {
+                    Side::Absent => Known::Absent {
+                        created_dirs: created_dirs(&found, &c.path),
+                    },
+                    Side::File(e) => Known::File {
+                        bytes: git.snap.objects().read_blob(&e.id)?,
+                        mode: e.mode,
+                    },
+                    Side::Skipped(k) => unkept(k.reason, &k.detail),
+                    Side::Dir => continue,
                 },
-                Side::Skipped(k) => unkept(k.reason, &k.detail),
             };
             let old_bytes = match &known {
                 Known::File { bytes, .. } => Some(bytes.clone()),
@@ -169,7 +191,7 @@ impl Core {
                     moved_from.push(from.clone());
                     Some(moved(from.to_lossy(), path))
                 }
-                (_, Side::Skipped(_)) | (Side::Skipped(_), _) => None,
+                (_, Side::Skipped(_) | Side::Dir) | (Side::Skipped(_) | Side::Dir, _) => None,
                 (before_side, after_side) => {
                     let new_bytes = match after_side {
                         Side::File(e) if e.size <= MAX_DIFF_INPUT as u64 => {
@@ -201,7 +223,6 @@ impl Core {
         shown.retain(|c: &FileChange| {
             !(c.action == ChangeAction::Delete && moved_from.iter().any(|m| m.to_lossy() == c.path))
         });
-        git.before = None;
         let _ = git.snap.save_cache();
         let report = self.store.capture_before_known(items, Some("bash"))?;
         if !kept.is_empty() {

@@ -1,0 +1,149 @@
+//! Change notification: which paths changed since the last look, so a snapshot re-reads only them.
+//!
+//! One inotify instance (through `notify`) watches, not recursively, each directory a snapshot
+//! walked (ignored directories are never walked, so never watched). Its events arrive in order on
+//! one queue, so a look first touches a barrier file in a watched directory of the store's own and
+//! reads events until the barrier's: everything that happened before the look has been read. A
+//! look answers "everything" (a full walk) when events were lost (the queue overflowed), the
+//! barrier did not come back in time, or watching failed (the watch limit, no inotify): the
+//! caller falls back to a full stat walk, which misses nothing.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use notify::{Config, Event, EventKindMask, RecursiveMode, Watcher};
+
+/// How long a look waits for its barrier before it falls back to a full walk.
+const BARRIER_WAIT: Duration = Duration::from_secs(2);
+
+/// What changed since the last look.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dirty {
+    /// Anything may have: walk everything (and why).
+    All(String),
+    /// These absolute paths (files or directories) changed, or were created or removed.
+    Paths(BTreeSet<PathBuf>),
+}
+
+/// The watcher of one workspace.
+pub struct Watch {
+    watcher: notify::RecommendedWatcher,
+    rx: Receiver<notify::Result<Event>>,
+    barrier_dir: PathBuf,
+    /// The number of the last barrier file written (each look writes a new one, so an event of an
+    /// earlier look's barrier is never taken for this one's).
+    barrier_n: u64,
+    watched: HashSet<PathBuf>,
+    /// Set when a watch could not be added: every look is `All` until the next full walk.
+    broken: Option<String>,
+    /// Events came that were lost or out of order: the next look is `All`.
+    lost: Option<String>,
+    pending: BTreeSet<PathBuf>,
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watch")
+            .field("watched", &self.watched.len())
+            .field("broken", &self.broken)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Watch {
+    /// Starts watching; `barrier_dir` is a directory of the store's own (outside the workspace
+    /// walk) where the barrier file goes.
+    pub fn start(barrier_dir: &Path) -> Result<Watch, String> {
+        let (tx, rx) = channel();
+        let config = Config::default().with_event_kinds(EventKindMask::CORE);
+        let mut watcher = notify::RecommendedWatcher::new(tx, config).map_err(|e| e.to_string())?;
+        watcher
+            .watch(barrier_dir, RecursiveMode::NonRecursive)
+            .map_err(|e| e.to_string())?;
+        Ok(Watch {
+            watcher,
+            rx,
+            barrier_dir: barrier_dir.to_path_buf(),
+            barrier_n: 0,
+            watched: HashSet::new(),
+            broken: None,
+            lost: None,
+            pending: BTreeSet::new(),
+        })
+    }
+
+    /// Watches each directory of `dirs` (absolute) not watched yet. A failure (the watch limit)
+    /// leaves watching broken until the next full walk, and says why once.
+    pub fn add_dirs<'a>(&mut self, dirs: impl IntoIterator<Item = &'a Path>) {
+        if self.broken.is_some() {
+            return;
+        }
+        for d in dirs {
+            if self.watched.contains(d) {
+                continue;
+            }
+            match self.watcher.watch(d, RecursiveMode::NonRecursive) {
+                Ok(()) => {
+                    self.watched.insert(d.to_path_buf());
+                }
+                Err(e) => {
+                    self.broken = Some(format!("cannot watch `{}`: {e}", d.display()));
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Takes the events since the last look as lost (`why`): the next look is `All`.
+    pub fn lose(&mut self, why: &str) {
+        self.lost = Some(why.to_string());
+    }
+
+    /// What changed since the last look.
+    pub fn look(&mut self) -> Dirty {
+        if let Some(why) = &self.broken {
+            return Dirty::All(why.clone());
+        }
+        let old = self.barrier_dir.join(format!("barrier-{}", self.barrier_n));
+        self.barrier_n += 1;
+        let barrier = self.barrier_dir.join(format!("barrier-{}", self.barrier_n));
+        if let Err(e) = std::fs::write(&barrier, b"") {
+            return Dirty::All(format!("cannot write the barrier `{}`: {e}", barrier.display()));
+        }
+        let _ = std::fs::remove_file(old);
+        let deadline = Instant::now() + BARRIER_WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(Ok(ev)) => {
+                    if ev.need_rescan() {
+                        self.lost = Some("change notification lost events (its queue overflowed)".into());
+                        continue;
+                    }
+                    if ev.paths.iter().any(|p| p == &barrier) {
+                        break;
+                    }
+                    let ours = |p: &PathBuf| p.starts_with(&self.barrier_dir);
+                    self.pending.extend(ev.paths.into_iter().filter(|p| !ours(p)));
+                }
+                Ok(Err(e)) => {
+                    self.lost = Some(format!("change notification failed: {e}"));
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    return Dirty::All("change notification did not answer in time".into());
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.broken = Some("change notification stopped".into());
+                    return Dirty::All("change notification stopped".into());
+                }
+            }
+        }
+        if let Some(why) = self.lost.take() {
+            self.pending.clear();
+            return Dirty::All(why);
+        }
+        Dirty::Paths(std::mem::take(&mut self.pending))
+    }
+}
