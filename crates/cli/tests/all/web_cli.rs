@@ -34,7 +34,8 @@
 //!   select, switched and back; the workspace and its git branch; sessions by first prompt and
 //!   relative time), the empty state, a model answer in markdown holding `<img onerror>`,
 //!   `<script>` and `javascript:` links (rendered, and nothing runs), tool rows in words with file
-//!   chips, one rewind menu per prompt (the entry's actions, the file-changing ones marked), fork
+//!   chips, one rewind menu per prompt (the entry's actions, the file-changing ones marked; the last
+//!   prompt's whole in view and reachable, with the composer made taller too), fork
 //!   and summarize asking first with Confirm primary, a skipped restore's toast saying nothing
 //!   changed without moving the transcript, the Versions drawer; on the phone every button, link,
 //!   select and summary shown measures at least 44 px.

@@ -3,7 +3,8 @@
 // first prompt and relative time), the empty state, markdown rendered and sanitised (a model
 // answer holding <img onerror>, <script> and javascript: links runs nothing), tool rows that read
 // like the terminal UI's with file chips, one rewind control per prompt opening a menu with the
-// risky actions marked, fork and summarize asking first with Confirm as the primary button, a
+// risky actions marked (the last prompt's whole in view, no item under the composer, also when the
+// composer is made taller), fork and summarize asking first with Confirm as the primary button, a
 // restore that changed nothing said so in a toast that pushes nothing, the model switched, the
 // Versions panel (a drawer on the phone). On the phone every button, link, select and summary
 // shown is measured: at least 44 px. Any console or page error fails the run.
@@ -61,6 +62,28 @@ async function day(viewport, tag) {
         .filter(({ e, r }) => r.height < 43.5 || (e.tagName === "BUTTON" && r.width < 43.5))
         .map(({ e, r }) => `${e.tagName.toLowerCase()}.${e.className} "${e.textContent.trim().slice(0, 30)}" ${Math.round(r.width)}×${Math.round(r.height)}`),
     );
+  /**
+   * Prompt `p`'s open menu lies whole in the transcript's visible area (on the phone, a sheet: in
+   * the screen), and a click at the middle of each item reaches it: no composer, toast or header
+   * covers it.
+   */
+  const menuInView = async (p, where) => {
+    const bad = await p.locator(".menu-list").evaluate((list, phone) => {
+      const r = list.getBoundingClientRect();
+      const area = phone ? { top: 0, bottom: innerHeight, left: 0, right: innerWidth } : document.querySelector("#transcript").getBoundingClientRect();
+      const out = [];
+      if (r.top < area.top - 0.5 || r.bottom > area.bottom + 0.5 || r.left < area.left - 0.5 || r.right > area.right + 0.5) {
+        out.push(`the list (${Math.round(r.top)}–${Math.round(r.bottom)}) is not within the area (${Math.round(area.top)}–${Math.round(area.bottom)})`);
+      }
+      for (const b of list.querySelectorAll("button")) {
+        const br = b.getBoundingClientRect();
+        const hit = document.elementFromPoint(br.left + br.width / 2, br.top + br.height / 2);
+        if (!b.contains(hit)) out.push(`${b.dataset.action} is under ${hit ? `${hit.tagName.toLowerCase()}#${hit.id}.${hit.className}` : "nothing"}`);
+      }
+      return out;
+    }, phone);
+    if (bad.length) throw new Error(`the menu is not whole in view (${where}): ${bad.join("; ")}`);
+  };
   const touchTargets = async (where) => {
     if (!phone) return;
     const bad = await small();
@@ -178,12 +201,25 @@ async function day(viewport, tag) {
   const shown = await items.evaluateAll((bs) => bs.map((b) => [b.dataset.action, b.querySelector(".label").textContent, b.classList.contains("risky")]));
   const expected = want.map((a) => [a.action, a.label, a.action === "restore_code" || a.action === "restore_both"]);
   if (JSON.stringify(shown) !== JSON.stringify(expected)) throw new Error(`the menu shows ${JSON.stringify(shown)}, not ${JSON.stringify(expected)}`);
+  await menuInView(second, "the last prompt");
   await touchTargets("menu");
   await shot("menu");
   // Esc closes it, the focus back on its button
   await page.keyboard.press("Escape");
   await second.locator(".menu-list").waitFor({ state: "hidden" });
   if (!(await second.locator(".menu-toggle").evaluate((b) => b === document.activeElement))) throw new Error("Esc did not give the focus back to the menu's button");
+  if (!phone) {
+    // The composer made taller (its box dragged to 300 px): the transcript is too short for the
+    // menu below the last prompt and above it, which opens down and shows itself whole.
+    await prompt.evaluate((t) => (t.style.height = "300px"));
+    await page.evaluate(() => (document.querySelector("#transcript").scrollTop = 1e6));
+    await openMenu(second);
+    await menuInView(second, "a taller composer");
+    await shot("menu-tall-composer");
+    await page.keyboard.press("Escape");
+    await second.locator(".menu-list").waitFor({ state: "hidden" });
+    await prompt.evaluate((t) => (t.style.height = ""));
+  }
 
   // Fork asks first; Confirm is the primary button, shown last; Cancel makes nothing.
   const heads = async () => (await api(`/api/sessions/${id}/heads`)).length;
