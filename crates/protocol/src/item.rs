@@ -93,7 +93,9 @@ pub struct ToolCallItem {
     pub call_id: String,
     /// The tool's name (`edit_file`).
     pub tool: String,
-    /// One line saying what the call does ("Edit src/main.rs", "Run cargo test").
+    /// One line saying what the call does ("Edit src/main.rs", "Run cargo test"); once it ran
+    /// (`ok`), what it did ("Edited src/main.rs", "Created a.txt", "Ran cargo test"). Every frontend
+    /// shows it as it is.
     pub title: String,
     /// The path or command it acts on, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

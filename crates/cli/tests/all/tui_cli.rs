@@ -293,11 +293,11 @@ fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
     let live = item_rows(&t.screen());
     let expected = [
         "✓ checkpoint saved · turn 0 · 4 files recorded",
-        "⏺ Write new.txt +1 −0 ✓ (1 line of output)",
+        "⏺ Created new.txt +1 −0 ✓ (1 line of output)",
         "created new.txt +1 −0",
-        "⏺ Edit b.txt +1 −1 ✓ (2 lines of output)",
+        "⏺ Edited b.txt +1 −1 ✓ (2 lines of output)",
         "modified b.txt +1 −1",
-        "⏺ Move old.txt → moved.txt +0 −0 ✓ (1 line of output)",
+        "⏺ Moved old.txt → moved.txt +0 −0 ✓ (1 line of output)",
         "moved old.txt → moved.txt +0 −0",
     ];
     assert_eq!(live[..expected.len()], expected, "{live:#?}\n{}", t.screen());

@@ -1,6 +1,6 @@
 //! What items say, decided once: tool call titles, note wording, output caps.
 
-use retrace_protocol::{FileChange, NoteKind, ITEM_DIFF_CAP, ITEM_OUTPUT_CAP};
+use retrace_protocol::{ChangeAction, FileChange, NoteKind, ToolStatus, ITEM_DIFF_CAP, ITEM_OUTPUT_CAP};
 
 /// What the log's restore notes begin with (they are written for the model).
 const NOTE_PREFIX: &str = "Note from Retrace: ";
@@ -55,6 +55,36 @@ pub(crate) fn capped_arguments(v: serde_json::Value) -> serde_json::Value {
         Value::Array(a) => Value::Array(a.into_iter().map(capped_arguments).collect()),
         Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, capped_arguments(v))).collect()),
         other => other,
+    }
+}
+
+/// A tool call's title, as every frontend shows it: while it runs, and when it did not run
+/// (failed, denied, cancelled), what it does (`title`, from `retrace_tools::describe`: "Write
+/// a.txt", "Run cargo test"); once it ran, what it did, its verb in the past from the change it
+/// made ("Created a.txt", "Edited a.txt" for a file that was there, "Deleted …", "Moved a → b";
+/// "Wrote a.txt" for a file written again as it was) or from its tool ("Ran cargo test"). The
+/// tools that only read keep their title ("Read a.txt", "Search `x` in src").
+pub(crate) fn tool_title(tool: &str, title: &str, status: ToolStatus, changes: &[FileChange]) -> String {
+    if status != ToolStatus::Ok {
+        return title.to_string();
+    }
+    let verb = match (tool, changes.first().map(|c| c.action)) {
+        ("write_file" | "edit_file" | "multi_edit" | "delete_file" | "move_file", Some(a)) => match a {
+            ChangeAction::Create => "Created",
+            ChangeAction::Modify => "Edited",
+            ChangeAction::Delete => "Deleted",
+            ChangeAction::Move => "Moved",
+        },
+        ("write_file", None) => "Wrote",
+        ("edit_file" | "multi_edit", None) => "Edited",
+        ("delete_file", None) => "Deleted",
+        ("move_file", None) => "Moved",
+        ("bash", _) => "Ran",
+        _ => return title.to_string(),
+    };
+    match title.split_once(' ') {
+        Some((_, rest)) => format!("{verb} {rest}"),
+        None => title.to_string(),
     }
 }
 
@@ -114,6 +144,67 @@ mod tests {
         let content = c["content"].as_str().unwrap();
         assert!(content.ends_with(&format!("… ({} bytes in all)", ITEM_OUTPUT_CAP + 5)));
         assert!(content.len() < ITEM_OUTPUT_CAP + 40);
+    }
+
+    #[test]
+    fn a_call_that_ran_is_titled_by_what_it_did() {
+        let change = |action| FileChange {
+            path: "a.txt".into(),
+            action,
+            from: None,
+            diff: String::new(),
+            added: 0,
+            removed: 0,
+            binary: false,
+            diff_truncated: false,
+            diff_lost: false,
+        };
+        let ok = ToolStatus::Ok;
+        let t = |tool, title, status, changes: &[FileChange]| tool_title(tool, title, status, changes);
+        assert_eq!(
+            t("write_file", "Write a.txt", ok, &[change(ChangeAction::Create)]),
+            "Created a.txt"
+        );
+        assert_eq!(
+            t("write_file", "Write a.txt", ok, &[change(ChangeAction::Modify)]),
+            "Edited a.txt"
+        );
+        assert_eq!(t("write_file", "Write a.txt", ok, &[]), "Wrote a.txt");
+        assert_eq!(
+            t(
+                "multi_edit",
+                "Edit a.txt (2 edits)",
+                ok,
+                &[change(ChangeAction::Modify)]
+            ),
+            "Edited a.txt (2 edits)"
+        );
+        assert_eq!(
+            t("delete_file", "Delete a.txt", ok, &[change(ChangeAction::Delete)]),
+            "Deleted a.txt"
+        );
+        assert_eq!(
+            t(
+                "move_file",
+                "Move a.txt → b.txt",
+                ok,
+                &[change(ChangeAction::Move)]
+            ),
+            "Moved a.txt → b.txt"
+        );
+        assert_eq!(t("bash", "Run cargo test", ok, &[]), "Ran cargo test");
+        // what only reads, and what did not run or runs now, keeps its title
+        assert_eq!(t("read_file", "Read a.txt", ok, &[]), "Read a.txt");
+        assert_eq!(
+            t("write_file", "Write a.txt", ToolStatus::Failed, &[]),
+            "Write a.txt"
+        );
+        assert_eq!(
+            t("write_file", "Write a.txt", ToolStatus::Denied, &[]),
+            "Write a.txt"
+        );
+        assert_eq!(t("bash", "Run x", ToolStatus::Running, &[]), "Run x");
+        assert_eq!(t("bash", "bash", ok, &[]), "bash");
     }
 
     #[test]

@@ -84,9 +84,9 @@ fn live_events_a_snapshot_and_the_log_give_the_same_items() {
     assert_eq!(
         titles,
         [
-            "Write a.txt",
-            "Write b.txt",
-            "Move a.txt → c.txt",
+            "Created a.txt",
+            "Edited b.txt",
+            "Moved a.txt → c.txt",
             "Delete missing.txt"
         ]
     );
@@ -385,7 +385,7 @@ fn calls_that_repeat_an_id_are_each_their_own_item() {
     assert_eq!(
         status_of(&after.items),
         [
-            ("Write a.txt".to_string(), ToolStatus::Ok),
+            ("Created a.txt".to_string(), ToolStatus::Ok),
             ("Read missing".to_string(), ToolStatus::Failed)
         ]
     );
@@ -421,7 +421,7 @@ fn mid_turn_a_call_not_started_is_not_shown_and_no_action_is_offered() {
     assert_eq!(
         status_of(&snap.items),
         [
-            ("Write a.txt".to_string(), ToolStatus::Ok),
+            ("Created a.txt".to_string(), ToolStatus::Ok),
             ("Run echo hi".to_string(), ToolStatus::Running)
         ]
     );

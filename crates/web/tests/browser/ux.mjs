@@ -2,12 +2,13 @@
 // the header's one row (the model as a select, the workspace and its git branch, the sessions by
 // first prompt and relative time), the empty state, markdown rendered and sanitised (a model
 // answer holding <img onerror>, <script> and javascript: links runs nothing), tool rows that read
-// like the terminal UI's with file chips, one rewind control per prompt opening a menu with the
-// risky actions marked (the last prompt's whole in view, no item under the composer, also when the
-// composer is made taller), fork and summarize asking first with Confirm as the primary button, a
-// restore that changed nothing said so in a toast that pushes nothing, the model switched, the
-// Versions panel (a drawer on the phone). On the phone every button, link, select and summary
-// shown is measured: at least 44 px. Any console or page error fails the run.
+// like the terminal UI's (their items' titles: a file written again reads "Edited") with file
+// chips, one rewind control per prompt opening a menu with the risky actions marked (the last
+// prompt's whole in view, no item under the composer, also when the composer is made taller),
+// fork and summarize asking first with Confirm as the primary button, a restore that changed
+// nothing said so in a toast that pushes nothing, the model switched, the Versions panel (a
+// drawer on the phone). On the phone every button, link, select and summary shown is measured: at
+// least 44 px. Any console or page error fails the run.
 //
 //   node ux.mjs URL WORKSPACE SCREENSHOT_DIR
 import { chromium } from "playwright-core";
@@ -174,7 +175,17 @@ async function day(viewport, tag) {
   await page.locator(".msg.assistant", { hasText: "edited and tested" }).waitFor();
   await page.locator("#send:not([disabled])").waitFor();
   await page.locator(".msg.tool summary", { hasText: "Edited calc/ops.py +1 −0" }).waitFor();
+  // a file written again that was there reads as edited, as in the terminal UI
+  await page.locator(".msg.tool summary", { hasText: "Edited calc/ops.py +1 −1" }).waitFor();
   await page.locator(".msg.tool summary", { hasText: /Ran echo testing; exit 1 · exit 1/ }).waitFor();
+  // every tool row says its item's title, the words every frontend shows
+  const snapshot = await api(`/api/sessions/${await sid()}?include=items`);
+  const calls = snapshot.items.filter((i) => i.kind === "tool_call");
+  if (calls.length !== 4) throw new Error(`${calls.length} tool calls in the items`);
+  for (const c of calls) {
+    const headline = await page.locator(`.msg.tool[data-item="${c.id}"] .headline`).textContent();
+    if (!headline.startsWith(c.title)) throw new Error(`the row of ${c.id} reads ${JSON.stringify(headline)}, not its title ${JSON.stringify(c.title)}`);
+  }
   await touchTargets("two turns");
   await shot("turns");
 
