@@ -37,8 +37,8 @@
 //!   (a file written again reads "Edited") with file chips, one rewind menu per prompt (the entry's actions, the file-changing ones marked; the last
 //!   prompt's whole in view and reachable, with the composer made taller too), fork
 //!   and summarize asking first with Confirm primary, a skipped restore's toast saying nothing
-//!   changed without moving the transcript, the Versions drawer; on the phone every button, link,
-//!   select and summary shown measures at least 44 px.
+//!   changed without moving the transcript, the Versions drawer; on the phone the model shows whole
+//!   by its short name, and every button, link, select and summary shown measures at least 44 px.
 //!
 //! Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/` (`NN-step.png` from chromium,
 //! `firefox.png`, `auto-compacted.png`, `rows-*.png`, `actions-*.png`, `history-*.png`, `ux-*.png`). Each needs `node`, its browser (`/usr/bin/chromium` or

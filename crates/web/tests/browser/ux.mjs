@@ -7,8 +7,9 @@
 // prompt's whole in view, no item under the composer, also when the composer is made taller),
 // fork and summarize asking first with Confirm as the primary button, a restore that changed
 // nothing said so in a toast that pushes nothing, the model switched, the Versions panel (a
-// drawer on the phone). On the phone every button, link, select and summary shown is measured: at
-// least 44 px. Any console or page error fails the run.
+// drawer on the phone). On the phone the model shows whole by its short name (its title and list
+// naming it in full), and every button, link, select and summary shown is measured: at least 44
+// px. Any console or page error fails the run.
 //
 //   node ux.mjs URL WORKSPACE SCREENSHOT_DIR
 import { chromium } from "playwright-core";
@@ -122,6 +123,31 @@ async function day(viewport, tag) {
   }
   const rowHeight = await header.evaluate((h) => h.getBoundingClientRect().height);
   if (rowHeight > (phone ? 56 : 52)) throw new Error(`the header is ${rowHeight} px high: more than one row`);
+  /**
+   * On the phone the model shows whole by its short name (`want`) on the select's face, the select
+   * over it (a tap opens it), its title and its list naming the model in full.
+   */
+  const modelShown = async (want, full) => {
+    if (!phone) return;
+    await page.locator("#model-face", { hasText: want }).waitFor();
+    const m = await page.evaluate(() => {
+      const face = document.querySelector("#model-face");
+      const select = document.querySelector("#model-select");
+      const r = face.getBoundingClientRect();
+      return {
+        text: face.textContent,
+        whole: face.scrollWidth <= face.clientWidth,
+        width: Math.round(r.width),
+        tapped: document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2) === select,
+        title: select.title,
+        listed: [...select.options].map((o) => o.textContent),
+      };
+    });
+    if (m.text !== want || !m.whole) throw new Error(`the phone's model face shows ${JSON.stringify(m.text)} (whole: ${m.whole}, ${m.width} px), not ${want}`);
+    if (!m.tapped) throw new Error("a tap on the model's face does not reach the select");
+    if (!m.title.includes(full) || !m.listed.includes(full)) throw new Error(`the model's full name is not in its title and list: ${JSON.stringify(m)}`);
+  };
+  await modelShown(path.basename(model.slice("script:".length)), model);
   await touchTargets("empty");
   await shot("empty");
 
@@ -312,8 +338,22 @@ async function day(viewport, tag) {
   // The model switched from the header: the session's status follows; then back.
   await page.locator("#model-select").selectOption("demo");
   await waitFor("the model switch", async () => (await api(`/api/sessions/${id}`)).model === "demo");
+  await modelShown("demo", "demo");
+  const others = await page.locator("#model-select option").allTextContents();
   await page.locator("#model-select").selectOption(model);
   await waitFor("the model switch back", async () => (await api(`/api/sessions/${id}`)).model === model);
+  await modelShown(path.basename(model.slice("script:".length)), model);
+  // every model the list offers would show whole too
+  for (const m of others.filter((m) => m.includes(":"))) {
+    await page.evaluate(([m]) => {
+      const face = document.querySelector("#model-face");
+      face.dataset.was = face.textContent;
+      face.textContent = m.split(":").pop().split("/").pop();
+    }, [m]);
+    const whole = await page.locator("#model-face").evaluate((f) => f.scrollWidth <= f.clientWidth);
+    await page.locator("#model-face").evaluate((f) => (f.textContent = f.dataset.was));
+    if (phone && !whole) throw new Error(`the model ${m} would not show whole on the phone`);
+  }
 
   await context.close();
 }
