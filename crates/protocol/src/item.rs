@@ -275,8 +275,12 @@ pub struct ToolRecord {
     /// The files it changed, with their diffs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<FileChange>,
-    /// What it did that cannot be restored.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// What it did that cannot be restored (stored without their words).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "crate::said::stored_gaps"
+    )]
     pub gaps: Vec<Gap>,
     /// A shell command's exit code, when it exited (absent in older logs: read from the
     /// `[exit code N]` line its output ends with).

@@ -52,6 +52,20 @@ pub fn conflict(c: &crate::Conflict) -> String {
     .to_string()
 }
 
+/// A gap in a line: what it concerns (a shell command's gap its command, any other its path; else
+/// the other one) and why, in words: "rm x — a shell command: what it did to files is not
+/// tracked", "a/b — reached through a link"; why alone when it names neither.
+pub fn gap_line(reason: &crate::GapReason, path: Option<&str>, detail: Option<&str>) -> String {
+    let what = match reason {
+        crate::GapReason::BashSideEffect => detail.or(path),
+        _ => path.or(detail),
+    };
+    match what {
+        Some(w) => format!("{w} — {}", gap(reason)),
+        None => gap(reason),
+    }
+}
+
 /// Why part of a turn cannot be restored (a gap's reason), in words.
 pub fn gap(reason: &crate::GapReason) -> String {
     use crate::GapReason as G;
@@ -81,6 +95,21 @@ mod tests {
         assert_eq!(count(2, "line"), "2 lines");
         assert_eq!(count(3, "patch"), "3 patches");
         assert_eq!(count(2, "class"), "2 classes");
+    }
+
+    #[test]
+    fn a_gap_says_what_it_concerns_and_why() {
+        use crate::GapReason as G;
+        let shell = gap_line(&G::BashSideEffect, Some("x"), Some("rm x"));
+        assert_eq!(
+            shell,
+            "rm x — a shell command: what it did to files is not tracked"
+        );
+        assert_eq!(
+            gap_line(&G::Unreadable, Some("a"), Some("denied")),
+            "a — could not be read"
+        );
+        assert_eq!(gap_line(&G::Oversized, None, None), "too large to keep");
     }
 
     #[test]

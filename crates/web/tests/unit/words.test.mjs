@@ -1,4 +1,4 @@
-// The page's plain words (assets/words.js, util.js): conflict reasons and gaps in words, a
+// The page's plain words (assets/words.js, util.js): a restore's file actions in words, a
 // session's name in the picker with a relative time, counts with their plurals; and a tool call's
 // headline as the terminal UI says it (changes.js `toolHeadline`).
 //
@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import "./dom.mjs";
 
 const { ago, count } = await import("../../assets/util.js");
-const { beforeTurn, conflictWords, fileActionWords, gapWords, sessionLabel } = await import("../../assets/words.js");
+const { beforeTurn, fileActionWords, sessionLabel } = await import("../../assets/words.js");
 const { toolHeadline } = await import("../../assets/changes.js");
 
 const text = (nodes) => nodes.map((n) => (typeof n === "string" ? n : n.textContent)).join("");
@@ -44,15 +44,8 @@ test("a session is named by its first prompt, its last use and its turns", () =>
   assert.ok(long.endsWith("1 turn"), long);
 });
 
-test("conflicts, gaps and file actions are said in words", () => {
+test("a restore's turn and file actions are said in words", () => {
   assert.equal(beforeTurn(2), "before turn 2");
-  assert.equal(conflictWords({ reason: "manual_edit", current_sha256: "ab" }), "edited outside Retrace");
-  assert.equal(conflictWords({ reason: "external_change", current_sha256: "ab" }), "changed by a shell command or outside Retrace");
-  assert.equal(conflictWords({ reason: "external_change", current_sha256: null, checkpoint_sha256: "cd" }), "deleted by a shell command or outside Retrace");
-  assert.equal(conflictWords({ reason: "external_change", current_sha256: null, checkpoint_sha256: null }), "already absent");
-  assert.equal(conflictWords({ reason: "something_new" }), "something_new");
-  assert.equal(gapWords({ reason: "bash_side_effect", tool: "bash", detail: "rm x" }), "rm x — a shell command: what it did to files is not tracked");
-  assert.equal(gapWords({ reason: "symlink", path: "a/b" }), "a/b — reached through a link");
   assert.equal(fileActionWords("skip"), "skip (keep as it is)");
   assert.equal(fileActionWords("unchanged"), "already as it was");
 });
