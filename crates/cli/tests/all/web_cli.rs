@@ -40,7 +40,8 @@
 //!   changed without moving the transcript, the Versions drawer; on the phone the model shows whole
 //!   by its short name, and every button, link, select and summary shown measures at least 44 px.
 //!
-//! Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/` (`NN-step.png` from chromium,
+//! Each script starts through `launch.mjs` (its arguments, the browser, the pages' console and page
+//! errors, screenshots). Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/` (`NN-step.png` from chromium,
 //! `firefox.png`, `auto-compacted.png`, `rows-*.png`, `actions-*.png`, `history-*.png`, `ux-*.png`). Each needs `node`, its browser (`/usr/bin/chromium` or
 //! `CHROMIUM`, `/usr/bin/firefox-esr` or `FIREFOX`) and `npm ci` run in the scripts' folder; when
 //! one is missing the test says so and passes, unless `CI` is set, where it fails.

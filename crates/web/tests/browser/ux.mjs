@@ -12,22 +12,12 @@
 // px. Any console or page error fails the run.
 //
 //   node ux.mjs URL WORKSPACE SCREENSHOT_DIR
-import { chromium } from "playwright-core";
 import fs from "node:fs";
 import path from "node:path";
+import { launch } from "./launch.mjs";
 
-const [url, ws, shots] = process.argv.slice(2);
-if (!url || !ws || !shots) {
-  console.error("usage: node ux.mjs URL WORKSPACE SCREENSHOT_DIR");
-  process.exit(2);
-}
-fs.mkdirSync(shots, { recursive: true });
-
-const errors = [];
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  args: ["--no-sandbox"],
-});
+const run = await launch("ux.mjs");
+const { url, ws, browser, file } = run;
 
 const waitFor = async (what, f) => {
   const start = Date.now();
@@ -44,17 +34,9 @@ let current = null;
 async function day(viewport, tag) {
   const phone = viewport.width < 700;
   const context = await browser.newContext({ viewport });
-  const page = await context.newPage();
+  const page = run.watch(await context.newPage(), tag);
   current = page;
-  page.setDefaultTimeout(15000);
-  page.on("console", (m) => {
-    if (m.type() === "error") errors.push(`${tag} console: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => errors.push(`${tag} page: ${e.message}`));
-  const shot = async (name) => {
-    await page.screenshot({ path: path.join(shots, `ux-${tag}-${name}.png`) });
-    if (errors.length) throw new Error(`after ${tag} ${name}: ${errors.join("; ")}`);
-  };
+  const shot = (name) => run.shot(page, `ux-${tag}-${name}`);
   /** Every shown button, link, select, summary and checkbox's label smaller than 44 px (on the phone). */
   const small = () =>
     page.evaluate(() =>
@@ -285,7 +267,7 @@ async function day(viewport, tag) {
 
   // A file edited by hand, its restore skipped: nothing changed, and the toast says so, pushing
   // nothing. The conflict's reason is in words.
-  const ops = path.join(ws, "calc/ops.py");
+  const ops = file("calc/ops.py");
   const mine = `# mine (${tag})\n`;
   fs.writeFileSync(ops, mine);
   await openMenu(second);
@@ -361,14 +343,14 @@ async function day(viewport, tag) {
 try {
   await day({ width: 1280, height: 800 }, "desktop");
   // the phone's session writes the same file afresh
-  fs.rmSync(path.join(ws, "calc"), { recursive: true, force: true });
+  fs.rmSync(file("calc"), { recursive: true, force: true });
   await day({ width: 390, height: 844 }, "phone");
-  if (errors.length) throw new Error(errors.join("; "));
+  run.check("both sizes");
   console.log("ux: ok");
 } catch (e) {
   console.error(`ux: ${e.stack ?? e}`);
-  await current?.screenshot({ path: path.join(shots, "ux-failed.png") }).catch(() => {});
+  await current?.screenshot({ path: path.join(run.shots, "ux-failed.png") }).catch(() => {});
   process.exitCode = 1;
 } finally {
-  await browser.close();
+  await run.close();
 }
