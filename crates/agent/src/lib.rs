@@ -20,5 +20,6 @@ pub use context::{system_prompt, INSTRUCTION_FILES, MAX_INSTRUCTIONS_BYTES};
 pub use history::well_formed;
 pub use run::{Agent, AgentConfig, TurnEnd, TurnReport};
 pub use seam::{
-    ApprovalRequest, Approver, CaptureSeam, Captured, Compaction, DenyAll, SeamError, ToolResult, TurnSink,
+    ApprovalRequest, Approver, CaptureSeam, Captured, Compaction, DenyAll, SeamError, ShellChanges,
+    ShellCoverage, ToolResult, TurnSink,
 };

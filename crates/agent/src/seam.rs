@@ -49,8 +49,42 @@ pub trait CaptureSeam: Send {
     /// paths. A tool that succeeded left exactly what its preview said it would (each change's
     /// `after`, where known), so those need not be read back.
     fn after(&mut self, tool: &str, preview: &Preview, ok: bool) -> Result<(), SeamError>;
-    /// A shell command is about to run: record the `bash_side_effect` gap.
-    fn shell(&mut self, command: &str) -> Result<(), SeamError>;
+    /// A shell command is about to run: record the `bash_side_effect` gap ([`ShellCoverage::Gap`]),
+    /// or (the git backend) take the snapshot its changes will be found against
+    /// ([`ShellCoverage::Tracked`]).
+    fn shell(&mut self, command: &str) -> Result<ShellCoverage, SeamError>;
+    /// A tracked shell command ran (whatever its exit): capture what it changed. The default has
+    /// nothing to capture.
+    fn shell_done(&mut self, command: &str) -> Result<ShellChanges, SeamError> {
+        let _ = command;
+        Ok(ShellChanges::default())
+    }
+    /// A tracked command's changes could not be captured: record `gap` (a `bash_side_effect`
+    /// gap) instead. The default records nothing.
+    fn shell_gap(&mut self, gap: Gap) -> Result<(), SeamError> {
+        let _ = gap;
+        Ok(())
+    }
+}
+
+/// How a shell command's changes to files are covered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShellCoverage {
+    /// They are not: a `bash_side_effect` gap was recorded.
+    Gap,
+    /// They are found and captured once it ran ([`CaptureSeam::shell_done`]).
+    Tracked,
+}
+
+/// What a tracked shell command changed, captured.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShellChanges {
+    /// Each changed file, with its diff, as an edit tool's changes are shown.
+    pub changes: Vec<FileChange>,
+    /// The paths whose before-image was captured now (first touch in the turn).
+    pub paths: Vec<String>,
+    /// What could not be captured.
+    pub gaps: Vec<Gap>,
 }
 
 /// Where a turn's output goes.

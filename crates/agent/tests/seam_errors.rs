@@ -3,7 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use retrace_agent::{
-    Agent, AgentConfig, CaptureSeam, Captured, DenyAll, SeamError, ToolResult, TurnEnd, TurnSink,
+    Agent, AgentConfig, CaptureSeam, Captured, DenyAll, SeamError, ShellCoverage, ToolResult, TurnEnd,
+    TurnSink,
 };
 use retrace_model::{CancellationToken, ChatMessage, ScriptModel};
 use retrace_protocol::{Event, TokenUsage, ToolStatus};
@@ -22,8 +23,8 @@ impl CaptureSeam for Seam {
     fn after(&mut self, _tool: &str, _preview: &Preview, _ok: bool) -> Result<(), SeamError> {
         Ok(())
     }
-    fn shell(&mut self, _command: &str) -> Result<(), SeamError> {
-        Ok(())
+    fn shell(&mut self, _command: &str) -> Result<ShellCoverage, SeamError> {
+        Ok(ShellCoverage::Gap)
     }
 }
 

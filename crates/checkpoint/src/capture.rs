@@ -14,8 +14,8 @@ use retrace_protocol::{ChangeKind, Gap, GapReason};
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::fsio::mode_bits;
 use crate::layout::{files_rel, payload_name};
-use crate::model::{add_gap, Before, EntryPath, FileEntry, Image, Payload};
-use crate::payload::{Payloads, ToCopy};
+use crate::model::{add_gap, Before, EntryPath, FileEntry, Image, Known, Payload};
+use crate::payload::{Payloads, Src, ToCopy};
 use crate::record::JournalLine;
 use crate::store::CheckpointStore;
 use crate::to_record::{file_to_raw, gap_to_raw};
@@ -98,6 +98,17 @@ impl CheckpointStore {
     /// append (one fsync) publishes the entries with their intents. A call whose paths were all
     /// touched before in the turn costs that one append for its intents, nothing when it has none.
     pub fn capture_before(&mut self, changes: &[Change], tool: Option<&str>) -> Result<CaptureReport> {
+        self.capture(changes, tool, None)
+    }
+
+    /// [`CheckpointStore::capture_before`], each path's before-image read from the disk, or given
+    /// by `known` (path → what it was) for the paths it has.
+    pub(crate) fn capture(
+        &mut self,
+        changes: &[Change],
+        tool: Option<&str>,
+        known: Option<&BTreeMap<RelPath, Known>>,
+    ) -> Result<CaptureReport> {
         let root = self.require_root()?;
         let Some(number) = self.current_turn() else {
             return Err(CheckpointError::NoTurn);
@@ -141,9 +152,11 @@ impl CheckpointStore {
             let mut gaps: Vec<Gap> = Vec::new();
             for rel in &todo {
                 let index = base_index + entries.len();
-                let Some((mut entry, job)) =
-                    this.capture_one(&root, rel, index, &files_dir, tool, &mut gaps)?
-                else {
+                let one = match known.and_then(|k| k.get(rel)) {
+                    Some(k) => this.capture_known(&root, rel, k, index, &files_dir, tool, &mut gaps)?,
+                    None => this.capture_one(&root, rel, index, &files_dir, tool, &mut gaps)?,
+                };
+                let Some((mut entry, job)) = one else {
                     continue;
                 };
                 if let Some(job) = job {
@@ -375,7 +388,7 @@ impl CheckpointStore {
         Ok(Some((
             entry_of(before),
             Some(ToCopy {
-                src: file,
+                src: Src::File(file),
                 len: meta.len(),
                 abs,
                 out,

@@ -77,6 +77,7 @@ mod version_plan;
 // The store and its operations.
 mod after;
 mod capture;
+mod capture_known;
 mod commit;
 mod compensate;
 mod dirs;
@@ -94,10 +95,12 @@ mod turn;
 mod undo;
 
 pub use capture::{CaptureReport, Change};
+pub use capture_known::SNAPSHOT_CAPTURE_SOURCE;
 pub use error::{CheckpointError, Result};
 pub use fsio::{image_of, mode_bits};
 pub use layout::{blob_rel_path, forward_rel_path, pack_rel_path, FORWARD_DIR, STATE_FILE};
 pub use load::{load_sidecar, Loaded};
+pub use model::Known;
 pub use plan::{CommitOptions, PlanKind, RestorePlan};
 pub use plan_diff::{DiffBudget, PLAN_DIFF_INPUT_BUDGET, PLAN_DIFF_TEXT_BUDGET, PLAN_DIFF_TIME_BUDGET};
 pub use read::{BeforeImage, VerifiedReader};

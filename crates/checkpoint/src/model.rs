@@ -9,7 +9,7 @@ pub use crate::encoding::encode_inline;
 
 /// Capture sources this build writes or knows (SPEC §3.1). Any other value is kept verbatim and
 /// counts as a gap ([`UNKNOWN_CAPTURE_SOURCE`]).
-pub const KNOWN_CAPTURE_SOURCES: [&str; 2] = ["previewer", "manual"];
+pub const KNOWN_CAPTURE_SOURCES: [&str; 3] = ["previewer", "manual", "snapshot"];
 
 /// Gap reason derived on read for entries whose `captureSource` this build does not know.
 pub const UNKNOWN_CAPTURE_SOURCE: &str = "unknown_capture_source";
@@ -330,4 +330,30 @@ pub(crate) fn add_gap(gaps: &mut Vec<Gap>, gap: Gap) -> Option<Gap> {
         }
         Some(_) => None,
     }
+}
+
+/// What a path was before a command changed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Known {
+    /// It did not exist. `created_dirs`: its ancestors that did not exist either (top down), which
+    /// a restore removes again when it leaves them empty.
+    Absent {
+        /// Workspace-relative directories.
+        created_dirs: Vec<std::path::PathBuf>,
+    },
+    /// A regular file with these bytes and permission bits.
+    File {
+        /// Its bytes.
+        bytes: Vec<u8>,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// It was there but its bytes were not kept: a gap of this reason (no entry; a restore leaves
+    /// the path alone).
+    Unkept {
+        /// Why.
+        reason: retrace_protocol::GapReason,
+        /// In words.
+        detail: String,
+    },
 }

@@ -17,8 +17,8 @@ use crate::model::{Before, FileEntry, Payload};
 
 /// A payload file created for a before-image whose bytes are still to be copied.
 pub(crate) struct ToCopy {
-    /// The workspace file, open for reading.
-    pub(crate) src: File,
+    /// Where the bytes come from.
+    pub(crate) src: Src,
     /// Its absolute path (for errors).
     pub(crate) abs: PathBuf,
     /// The payload file, created and empty.
@@ -27,6 +27,15 @@ pub(crate) struct ToCopy {
     pub(crate) path: PathBuf,
     /// The workspace file's size when it was opened.
     pub(crate) len: u64,
+}
+
+/// Where a before-image's bytes come from.
+pub(crate) enum Src {
+    /// The workspace file, open for reading.
+    File(File),
+    /// Bytes given by the caller (the git backend's object store, as the file was before a shell
+    /// command changed it).
+    Bytes(Vec<u8>),
 }
 
 /// A payload written but not yet synced.
@@ -66,6 +75,22 @@ impl Payloads {
     /// unless the hashing thread computes it (then [`Payloads::sync`] does). `k`: the entry's
     /// position among the call's entries.
     pub(crate) fn copy(&mut self, fs: &Fs, job: ToCopy, entry: &mut FileEntry, k: usize) -> Result<()> {
+        if let Src::Bytes(bytes) = &job.src {
+            (&job.out)
+                .write_all(bytes)
+                .at("write the before-image to", &job.path)?;
+            fs.start_writeback(&job.out);
+            fill_before(
+                entry,
+                Some(retrace_fsutil::sha256_bytes(bytes)),
+                bytes.len() as u64,
+            );
+            self.pending.push(Pending {
+                file: job.out,
+                path: job.path,
+            });
+            return Ok(());
+        }
         if self.hasher.is_none() && job.len >= PIPELINE_MIN_BYTES {
             self.hasher = Hasher::spawn();
         }
@@ -74,7 +99,10 @@ impl Payloads {
             Some(h) => (None, copy_teed(fs, &job, h, k)?),
             None => {
                 let mut out = &job.out;
-                let c = copy_hashed(&job.src, Some(&mut out)).map_err(|e| copy_error(&job.abs, e))?;
+                let Src::File(src) = &job.src else {
+                    return Err(copy_error(&job.abs, io::Error::other("not a file")));
+                };
+                let c = copy_hashed(src, Some(&mut out)).map_err(|e| copy_error(&job.abs, e))?;
                 fs.start_writeback(&job.out);
                 (Some(c.sha256), c.len)
             }
@@ -192,7 +220,10 @@ fn copy_teed(fs: &Fs, job: &ToCopy, hasher: &mut Hasher, entry: usize) -> Result
     let mut total = 0u64;
     loop {
         let mut buf = hasher.buffer();
-        let n = read_full(&job.src, &mut buf).map_err(|e| copy_error(&job.abs, e))?;
+        let Src::File(src) = &job.src else {
+            return Err(copy_error(&job.abs, io::Error::other("not a file")));
+        };
+        let n = read_full(src, &mut buf).map_err(|e| copy_error(&job.abs, e))?;
         if n == 0 {
             hasher.recycle(buf);
             break;

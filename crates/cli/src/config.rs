@@ -71,6 +71,25 @@ pub struct CheckpointsSection {
     pub max_turns: Option<usize>,
     pub max_bytes: Option<ByteSize>,
     pub max_file_bytes: Option<ByteSize>,
+    /// `snapshot` or `git`: the backend of new sessions.
+    pub backend: Option<BackendSetting>,
+}
+
+/// The checkpoint backend as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendSetting {
+    Snapshot,
+    Git,
+}
+
+impl From<BackendSetting> for retrace_protocol::CheckpointBackend {
+    fn from(b: BackendSetting) -> Self {
+        match b {
+            BackendSetting::Snapshot => retrace_protocol::CheckpointBackend::Snapshot,
+            BackendSetting::Git => retrace_protocol::CheckpointBackend::Git,
+        }
+    }
 }
 
 /// `[permissions]`.

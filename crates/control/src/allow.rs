@@ -51,8 +51,7 @@ pub(crate) fn prefixes(command: &str) -> Vec<String> {
     let plain = |w: &&str| {
         !w.starts_with('-')
             && w.chars()
-                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '+' | '@' | '='))
-            && !w.contains('=')
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '+' | '@'))
     };
     let lead: Vec<&str> = command.split_whitespace().take_while(plain).take(2).collect();
     match lead.is_empty() {

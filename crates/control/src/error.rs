@@ -19,6 +19,9 @@ pub(crate) enum ControlError {
     /// The model could not be set up.
     #[error(transparent)]
     Model(#[from] ModelError),
+    /// The git backend's object store failed.
+    #[error(transparent)]
+    GitStore(#[from] retrace_gitstore::GitStoreError),
     /// Already classified.
     #[error("{0}")]
     Coded(Error),
@@ -46,6 +49,10 @@ impl From<ControlError> for Error {
             ControlError::Checkpoint(c) => checkpoint(c, message),
             ControlError::Session(s) => session(s, message),
             ControlError::Model(_) => Error::new(ErrorCode::Model, message),
+            ControlError::GitStore(g) => match g {
+                retrace_gitstore::GitStoreError::BadObject { .. } => Error::new(ErrorCode::Corrupt, message),
+                _ => Error::new(ErrorCode::Io, message),
+            },
         }
     }
 }

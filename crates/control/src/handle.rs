@@ -79,6 +79,11 @@ impl SessionHandle {
         &self.shared.workspace
     }
 
+    /// The checkpoint backend the session was created with (and keeps).
+    pub fn backend(&self) -> retrace_protocol::CheckpointBackend {
+        self.shared.backend
+    }
+
     /// The session's events: those numbered after `after` first (or `lagged` when they are no
     /// longer held), then the live stream; with `None`, the live stream only.
     pub fn subscribe(&self, after: Option<u64>) -> Subscription {

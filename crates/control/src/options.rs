@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use retrace_protocol::{BashPolicy, ModelSpec, RetentionLimits};
+use retrace_protocol::{BashPolicy, CheckpointBackend, ModelSpec, RetentionLimits};
 
 use crate::bus::EVENT_BUFFER;
 
@@ -26,6 +26,8 @@ pub struct ServiceOptions {
     pub max_steps: usize,
     /// Retention of the checkpoint store.
     pub retention: RetentionLimits,
+    /// The backend of every session this service creates (an opened session keeps its own).
+    pub backend: CheckpointBackend,
     /// Events kept per session for replay, and how far a subscriber may fall behind before it gets
     /// `lagged` (default [`EVENT_BUFFER`]).
     pub event_buffer: usize,
@@ -56,6 +58,7 @@ impl ServiceOptions {
             bash: BashPolicy::Deny,
             max_steps: 50,
             retention: RetentionLimits::default(),
+            backend: CheckpointBackend::Snapshot,
             event_buffer: EVENT_BUFFER,
             env: Arc::new(|k| std::env::var(k).ok()),
             off_limits: Vec::new(),
@@ -75,6 +78,7 @@ impl std::fmt::Debug for ServiceOptions {
             .field("bash", &self.bash)
             .field("max_steps", &self.max_steps)
             .field("retention", &self.retention)
+            .field("backend", &self.backend)
             .field("event_buffer", &self.event_buffer)
             .finish_non_exhaustive()
     }

@@ -34,6 +34,8 @@ pub(crate) struct Running {
 pub(crate) struct Shared {
     pub(crate) bus: Arc<EventBus>,
     pub(crate) workspace: PathBuf,
+    /// The checkpoint backend the session was created with (it keeps it).
+    pub(crate) backend: retrace_protocol::CheckpointBackend,
     session_id: Mutex<SessionId>,
     running: Mutex<Option<Running>>,
     /// Set by a job just before it reports its end (`turn_finished`, a summary's answer), so
@@ -44,10 +46,16 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(bus: Arc<EventBus>, workspace: PathBuf, session_id: SessionId) -> Shared {
+    pub(crate) fn new(
+        bus: Arc<EventBus>,
+        workspace: PathBuf,
+        backend: retrace_protocol::CheckpointBackend,
+        session_id: SessionId,
+    ) -> Shared {
         Shared {
             bus,
             workspace,
+            backend,
             session_id: Mutex::new(session_id),
             running: Mutex::new(None),
             finishing: AtomicBool::new(false),

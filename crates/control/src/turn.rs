@@ -6,7 +6,8 @@
 use std::sync::{Arc, Mutex};
 
 use retrace_agent::{
-    Agent, ApprovalRequest, Approver, CaptureSeam, Captured, Compaction, SeamError, ToolResult, TurnSink,
+    Agent, ApprovalRequest, Approver, CaptureSeam, Captured, Compaction, SeamError, ShellChanges,
+    ShellCoverage, ToolResult, TurnSink,
 };
 use retrace_model::{BoxFuture, CancellationToken};
 use retrace_protocol::{
@@ -33,8 +34,16 @@ impl CaptureSeam for StoreSeam {
         lock(&self.core).capture_after(preview, ok).map_err(refuse)
     }
 
-    fn shell(&mut self, command: &str) -> Result<(), SeamError> {
-        lock(&self.core).record_shell(command).map_err(refuse)
+    fn shell(&mut self, command: &str) -> Result<ShellCoverage, SeamError> {
+        lock(&self.core).shell_before(command).map_err(refuse)
+    }
+
+    fn shell_done(&mut self, command: &str) -> Result<ShellChanges, SeamError> {
+        lock(&self.core).shell_after(command).map_err(refuse)
+    }
+
+    fn shell_gap(&mut self, gap: retrace_protocol::Gap) -> Result<(), SeamError> {
+        lock(&self.core).record_gap(gap).map_err(refuse)
     }
 }
 

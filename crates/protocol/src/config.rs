@@ -186,6 +186,49 @@ pub enum BashPolicy {
     Ask,
 }
 
+/// Where a session keeps what its turns change (`[checkpoints] backend`, `--backend`). A session
+/// keeps the backend it was created with (its log's header records it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointBackend {
+    /// Before-images of what the edit tools write; a shell command is a coverage gap.
+    #[default]
+    Snapshot,
+    /// The snapshot store, plus a private git object store holding the whole workspace around
+    /// every shell command, so what the command changed is captured and restorable too.
+    Git,
+}
+
+impl CheckpointBackend {
+    /// Its name in the config, the flag and the JSON: `snapshot` or `git`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckpointBackend::Snapshot => "snapshot",
+            CheckpointBackend::Git => "git",
+        }
+    }
+
+    /// The backend named `name`, if any.
+    pub fn parse(name: &str) -> Option<CheckpointBackend> {
+        match name {
+            "snapshot" => Some(CheckpointBackend::Snapshot),
+            "git" => Some(CheckpointBackend::Git),
+            _ => None,
+        }
+    }
+
+    /// Whether it is the default (`snapshot`), which a log's header leaves out.
+    pub fn is_default(&self) -> bool {
+        *self == CheckpointBackend::Snapshot
+    }
+}
+
+impl std::fmt::Display for CheckpointBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Retention limits of the checkpoint store (SPEC §3.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RetentionLimits {

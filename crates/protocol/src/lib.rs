@@ -35,7 +35,7 @@ pub mod words;
 pub use checkpoint::{
     ActionKind, ChangeKind, CheckpointAction, CheckpointEntry, CheckpointListing, Coverage, Gap, GapReason,
 };
-pub use config::{BashPolicy, ModelSpec, ModelSpecError, Provider, RetentionLimits};
+pub use config::{BashPolicy, CheckpointBackend, ModelSpec, ModelSpecError, Provider, RetentionLimits};
 pub use error::{Error, ErrorCode, ErrorDetails, Missing};
 pub use event::{Event, RewindScope};
 pub use fsck::{FsckProblem, FsckReport, LogRepair, MovedLogLine, Severity};

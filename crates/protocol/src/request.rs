@@ -215,6 +215,10 @@ pub struct CreateSession {
     /// Its model (`deepseek:NAME`, `openai:NAME`, `script:FILE`, `demo`); `None`: the server's.
     #[serde(default)]
     pub model: Option<String>,
+    /// Its checkpoint backend, which it keeps: `snapshot` or `git`; `None`: the server's
+    /// (`serve --backend`, `[checkpoints] backend`).
+    #[serde(default)]
+    pub backend: Option<crate::CheckpointBackend>,
 }
 
 /// Another model for a session's next turns (`POST /api/sessions/{id}/model`).

@@ -109,7 +109,9 @@ async fn list(State(r): Reg, q: Params) -> Answer<Vec<SessionEntry>> {
 }
 
 async fn create(State(r): Reg, StrictJson(req): StrictJson<CreateSession>) -> Result<Response, ApiError> {
-    let h = r.create(req.workspace.as_deref(), req.model.as_deref()).await?;
+    let h = r
+        .create(req.workspace.as_deref(), req.model.as_deref(), req.backend)
+        .await?;
     let body = SessionCreated {
         session_id: h.session_id(),
     };

@@ -100,6 +100,7 @@ impl Registry {
         &self,
         workspace: Option<&Path>,
         model: Option<&str>,
+        backend: Option<retrace_protocol::CheckpointBackend>,
     ) -> Result<SessionHandle, Error> {
         let model = model.map(|m| (self.resolve)(m)).transpose()?;
         let ws = workspace.unwrap_or(&self.workspace);
@@ -112,9 +113,9 @@ impl Registry {
         let mut open = self.open.lock().await;
         self.not_closing()?;
         let h = match &model {
-            Some(spec) => self.service.create_with_model(ws, Some(spec)).await?,
+            Some(spec) => self.service.create_with(ws, Some(spec), backend).await?,
             None => {
-                let h = self.service.create(ws).await?;
+                let h = self.service.create_with(ws, None, backend).await?;
                 self.give_model(&h).await;
                 h
             }

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{HeadId, MessageId, SessionId};
-pub use retrace_protocol::{HeadKind, Role, TokenUsage, ToolCall, ToolRecord};
+pub use retrace_protocol::{CheckpointBackend, HeadKind, Role, TokenUsage, ToolCall, ToolRecord};
 
 /// The log format this version writes. Format 1 (flat `{role, content}` lines) is read only.
 pub const FORMAT: u32 = 2;
@@ -53,6 +53,10 @@ pub struct Header {
     /// Set when this session was made from another one (a format-1 log being written to).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<ForkedFrom>,
+    /// Where the session keeps what its turns change, chosen when it was created (left out:
+    /// `snapshot`, which every session before this field had).
+    #[serde(default, skip_serializing_if = "CheckpointBackend::is_default")]
+    pub backend: CheckpointBackend,
 }
 
 /// Where a session came from.

@@ -33,6 +33,8 @@ pub struct SessionOptions {
     /// The workspace recorded when a write to a format-1 log (which records none) creates its
     /// format-2 successor. Without it such a write fails with [`SessionError::WorkspaceUnknown`].
     pub legacy_workspace: Option<PathBuf>,
+    /// The backend a session created with these options records in its header.
+    pub backend: retrace_protocol::CheckpointBackend,
 }
 
 impl Default for SessionOptions {
@@ -42,6 +44,7 @@ impl Default for SessionOptions {
             clock: Arc::new(OffsetDateTime::now_utc),
             ids: Arc::new(Uuid::now_v7),
             on_warning: Arc::new(|w| eprintln!("warning: {w}")),
+            backend: retrace_protocol::CheckpointBackend::Snapshot,
             legacy_workspace: None,
         }
     }

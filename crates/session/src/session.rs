@@ -87,6 +87,7 @@ impl SessionOptions {
             created_at: now.clone(),
             format: FORMAT,
             forked_from,
+            backend: self.backend,
         };
         let main = Entry::Fork(ForkEntry {
             head: HeadId::main(),
@@ -308,6 +309,12 @@ impl Session {
     /// The workspace recorded in the header (`None` for a format-1 log).
     pub fn workspace(&self) -> Option<&str> {
         self.header.as_ref().map(|h| h.workspace.as_str())
+    }
+
+    /// The backend the session was created with, as its header records (`snapshot` for an old
+    /// log, which records none).
+    pub fn backend(&self) -> retrace_protocol::CheckpointBackend {
+        self.header.as_ref().map(|h| h.backend).unwrap_or_default()
     }
 
     /// The session this one was made from, as its header records.

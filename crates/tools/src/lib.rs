@@ -59,6 +59,7 @@ pub mod registry;
 mod shell;
 mod text;
 pub mod tool;
+pub mod tree_walk;
 mod walk;
 pub mod workspace;
 pub mod write;

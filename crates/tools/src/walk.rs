@@ -40,6 +40,17 @@ fn blocking_global_file() -> Option<PathBuf> {
 /// Git's global configuration or excludes file not being a regular file is an error before the
 /// walk starts; an ignore file of the workspace that is none is not read.
 pub(crate) fn walker(ws: &Workspace, dir: &Path, max_depth: Option<usize>) -> Result<Walk, ToolError> {
+    walker_with(ws, dir, max_depth, None)
+}
+
+/// [`walker`], which with `nested` does not enter a directory holding a repository of its own
+/// (a `.git` in it) and adds it to `nested` instead.
+pub(crate) fn walker_with(
+    ws: &Workspace,
+    dir: &Path,
+    max_depth: Option<usize>,
+    nested: Option<Arc<std::sync::Mutex<Vec<PathBuf>>>>,
+) -> Result<Walk, ToolError> {
     if let Some(p) = blocking_global_file() {
         return Err(ToolError::IgnoreFileNotRegular {
             path: p.to_string_lossy().into_owned(),
@@ -62,7 +73,18 @@ pub(crate) fn walker(ws: &Workspace, dir: &Path, max_depth: Option<usize>) -> Re
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
             let skipped =
                 e.file_name() == ".git" || skip.walk_skips(e.path()) || rules.ignored(e.path(), is_dir);
-            !skipped
+            if skipped {
+                return false;
+            }
+            match &nested {
+                Some(found) if is_dir && e.depth() > 0 && e.path().join(".git").exists() => {
+                    if let Ok(mut f) = found.lock() {
+                        f.push(e.path().to_path_buf());
+                    }
+                    false
+                }
+                _ => true,
+            }
         })
         .sort_by_file_name(|a, b| a.cmp(b));
     Ok(b.build())

@@ -9,7 +9,7 @@ use retrace_protocol::{ApprovalDecision, Event, ToolStatus};
 use retrace_tools::{BashPolicy, PreparedCall, Preview, RunContext, ToolError, Workspace};
 
 use super::{Agent, AgentConfig};
-use crate::seam::{ApprovalRequest, Approver, CaptureSeam, SeamError, ToolResult, TurnSink};
+use crate::seam::{ApprovalRequest, Approver, CaptureSeam, SeamError, ShellCoverage, ToolResult, TurnSink};
 
 impl Agent {
     /// Runs one tool call: preview, seam, run, seam. Failures are results for the model; only a
@@ -62,6 +62,8 @@ impl Agent {
         };
         let mut policy = self.config.bash_policy;
         let mut gaps = preview.gaps.clone();
+        // The command whose changes the seam tracks (the git backend), if any.
+        let mut tracked: Option<String> = None;
         if let Some(command) = &preview.shell_command {
             match policy {
                 BashPolicy::Deny => {}
@@ -89,21 +91,23 @@ impl Agent {
             }
             if policy == BashPolicy::Allow {
                 match seam.shell(command) {
-                    Ok(()) => {}
+                    Ok(ShellCoverage::Tracked) => tracked = Some(command.clone()),
+                    Ok(ShellCoverage::Gap) => {
+                        let gap = retrace_tools::bash_side_effect_gap(command);
+                        gaps.push(gap.clone());
+                        sink.event(Event::CheckpointCaptured {
+                            turn,
+                            paths: Vec::new(),
+                            gaps: vec![gap],
+                        });
+                    }
                     Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
                     Err(SeamError::Refuse(e)) => {
                         return fail(&format!(
-                            "the command was not run: its coverage gap could not be recorded: {e}"
+                            "the command was not run: what it changes could not be made restorable: {e}"
                         ))
                     }
                 }
-                let gap = retrace_tools::bash_side_effect_gap(command);
-                gaps.push(gap.clone());
-                sink.event(Event::CheckpointCaptured {
-                    turn,
-                    paths: Vec::new(),
-                    gaps: vec![gap],
-                });
             }
         }
         let mutating = !tool.read_only() && !preview.changes.is_empty();
@@ -147,12 +151,55 @@ impl Agent {
             }
         }
         let duration_ms = Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
+        // A tracked command changed what it changed whatever its exit (or its cancellation).
+        let mut shell_changes = Vec::new();
+        if let Some(command) = &tracked {
+            match seam.shell_done(command) {
+                Ok(found) => {
+                    for g in &found.gaps {
+                        if !gaps.contains(g) {
+                            gaps.push(g.clone());
+                        }
+                    }
+                    if !found.paths.is_empty() || !found.gaps.is_empty() {
+                        sink.event(Event::CheckpointCaptured {
+                            turn,
+                            paths: found.paths,
+                            gaps: found.gaps,
+                        });
+                    }
+                    shell_changes = found.changes;
+                }
+                Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
+                Err(SeamError::Refuse(e)) => {
+                    // Not captured: what it changed cannot be taken back, and the turn says so.
+                    let gap = retrace_tools::bash_side_effect_gap(command);
+                    let _ = seam.shell_gap(gap.clone());
+                    gaps.push(gap.clone());
+                    sink.event(Event::CheckpointCaptured {
+                        turn,
+                        paths: Vec::new(),
+                        gaps: vec![gap],
+                    });
+                    sink.event(Event::Notice {
+                        message: format!("could not capture what the command changed: {e}"),
+                        retry: None,
+                    });
+                }
+            }
+        }
         Flow::Done(match result {
             Ok(out) => ToolResult {
                 status: ToolStatus::Ok,
                 content: out.content,
                 // A file written with the bytes it had is no change.
-                changes: preview.files.iter().filter(|c| !c.is_noop()).cloned().collect(),
+                changes: preview
+                    .files
+                    .iter()
+                    .filter(|c| !c.is_noop())
+                    .cloned()
+                    .chain(shell_changes)
+                    .collect(),
                 gaps,
                 exit_code: out.exit_code,
                 duration_ms,
@@ -160,11 +207,13 @@ impl Agent {
             Err(e) if cancel.is_cancelled() => ToolResult {
                 gaps,
                 duration_ms,
+                changes: shell_changes,
                 ..ToolResult::not_ok(ToolStatus::Cancelled, format!("error: {e}"))
             },
             Err(e) => ToolResult {
                 gaps,
                 duration_ms,
+                changes: shell_changes,
                 ..ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}"))
             },
         })

@@ -9,6 +9,7 @@ mod restore_support;
 mod after_failed;
 mod bad_input;
 mod capture;
+mod capture_known;
 mod crash;
 mod history;
 mod hostile;

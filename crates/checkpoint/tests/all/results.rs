@@ -282,3 +282,118 @@ fn fsck_reports_a_damaged_or_missing_end_pack() {
         "{report:?}"
     );
 }
+
+/// Bytes of `len` that are not text, different for each `seed`.
+fn big(len: usize, seed: u8) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
+}
+
+/// A file too large to diff (over 4 MiB) is streamed into the end pack: the turn's results give
+/// its sizes and hashes (binary, no text), its end version restores byte for byte after a hand
+/// edit overwrote it, and fsck finds the pack sound.
+#[test]
+fn a_file_too_large_to_diff_is_streamed_exactly_into_the_end_pack() {
+    let s = Scratch::new().unwrap();
+    let before = big(5 * 1024 * 1024, 1);
+    let after = big(5 * 1024 * 1024 + 3, 2);
+    s.write("big.bin", &before).unwrap();
+    let mut store = open(&s);
+    let n = turn(&mut store, &s, &[("big.bin", Some(&after))]);
+    let files = store.turn_files(n).unwrap();
+    let f = by_path(&files, "big.bin");
+    assert!(f.binary, "{f:?}");
+    assert_eq!(f.diff, "");
+    let sha = |v: &Option<retrace_protocol::FileVersion>| v.as_ref().and_then(|v| v.sha256.clone());
+    assert_eq!(sha(&f.before), Some(sha256_bytes(&before)));
+    assert_eq!(sha(&f.after), Some(sha256_bytes(&after)));
+    assert_eq!(f.after.as_ref().and_then(|v| v.size), Some(after.len() as u64));
+    assert!(store.fsck().ok, "{:?}", store.fsck());
+
+    // overwritten by hand, the turn's end still restores exactly from the pack
+    s.write("big.bin", b"by hand\n").unwrap();
+    drop(store);
+    let mut store = open(&s);
+    assert_eq!(store.turn_files(n).unwrap(), files);
+    let h = store.file_history(std::path::Path::new("big.bin")).unwrap();
+    let end = h
+        .versions
+        .iter()
+        .find(|v| v.origin == retrace_protocol::VersionOrigin::TurnEnd)
+        .unwrap();
+    assert!(end.restorable, "{h:#?}");
+    let plan = store
+        .plan_file_version(std::path::Path::new("big.bin"), end.version)
+        .unwrap();
+    let opts = retrace_checkpoint::CommitOptions {
+        confirm: true,
+        on_conflict: retrace_protocol::OnConflict::Overwrite,
+    };
+    store.commit(&plan, opts).unwrap();
+    assert!(fs::read(s.workspace.join("big.bin")).unwrap() == after);
+    assert!(store.fsck().ok, "{:?}", store.fsck());
+}
+
+/// A file that grows past the diffed size while the turn's end reads it: whichever way it was
+/// read, what the end pack keeps hashes to what the results say, fsck finds it sound, and its end
+/// version restores those very bytes.
+#[test]
+fn a_file_growing_while_the_turn_ends_is_kept_as_read() {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    for round in 0..4u8 {
+        let s = Scratch::new().unwrap();
+        s.write("g.bin", b"start\n").unwrap();
+        let mut store = open(&s);
+        let n = store.begin_turn(BeginTurn::default()).unwrap();
+        store
+            .capture_before(&[Change::new("g.bin", ChangeKind::Modify)], Some("write_file"))
+            .unwrap();
+        let near = big(4 * 1024 * 1024 - 1024, round);
+        s.write("g.bin", &near).unwrap();
+        store.capture_after(&[PathBuf::from("g.bin")]).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let grower = {
+            let path = s.workspace.join("g.bin");
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut f = fs::OpenOptions::new().append(true).open(path).unwrap();
+                let chunk = vec![round; 64 * 1024];
+                let mut grown = 0;
+                while !stop.load(Ordering::Relaxed) && grown < 48 {
+                    f.write_all(&chunk).unwrap();
+                    grown += 1;
+                    std::thread::yield_now();
+                }
+            })
+        };
+        store.finish_turn().unwrap();
+        stop.store(true, Ordering::Relaxed);
+        grower.join().unwrap();
+
+        let files = store.turn_files(n).unwrap();
+        let f = by_path(&files, "g.bin");
+        let kept_sha = f.after.as_ref().and_then(|v| v.sha256.clone()).unwrap();
+        assert!(store.fsck().ok, "round {round}: {:?}", store.fsck());
+        s.write("g.bin", b"by hand\n").unwrap();
+        let h = store.file_history(std::path::Path::new("g.bin")).unwrap();
+        let end = h
+            .versions
+            .iter()
+            .find(|v| v.origin == retrace_protocol::VersionOrigin::TurnEnd)
+            .unwrap();
+        assert_eq!(end.sha256.as_deref(), Some(kept_sha.as_str()));
+        let plan = store
+            .plan_file_version(std::path::Path::new("g.bin"), end.version)
+            .unwrap();
+        let opts = retrace_checkpoint::CommitOptions {
+            confirm: true,
+            on_conflict: retrace_protocol::OnConflict::Overwrite,
+        };
+        store.commit(&plan, opts).unwrap();
+        let got = fs::read(s.workspace.join("g.bin")).unwrap();
+        assert_eq!(sha256_bytes(&got), kept_sha, "round {round}");
+        assert_eq!(f.after.as_ref().and_then(|v| v.size), Some(got.len() as u64));
+    }
+}

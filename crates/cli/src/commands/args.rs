@@ -138,3 +138,25 @@ impl ModelArgs {
         crate::model::model_spec(cfg, self.model.as_deref(), self.base_url.as_deref())
     }
 }
+
+/// `--backend snapshot|git`: where a new session keeps what its turns change.
+#[derive(Debug, clap::Args)]
+pub struct BackendArgs {
+    /// The checkpoint backend of a new session: `snapshot` (the edit tools' changes; a shell
+    /// command is a coverage gap) or `git` (shell commands' changes too, through a private git
+    /// object store). Default: `[checkpoints] backend`, else `snapshot`. A resumed session keeps its
+    /// own.
+    #[arg(long, value_name = "BACKEND", value_parser = ["snapshot", "git"])]
+    pub backend: Option<String>,
+}
+
+impl BackendArgs {
+    /// The backend for new sessions: the flag, else the config, else `snapshot`.
+    pub fn backend(&self, cfg: &Config) -> retrace_protocol::CheckpointBackend {
+        self.backend
+            .as_deref()
+            .and_then(retrace_protocol::CheckpointBackend::parse)
+            .or(cfg.checkpoints.backend.map(|b| b.into()))
+            .unwrap_or_default()
+    }
+}

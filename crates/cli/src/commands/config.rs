@@ -90,6 +90,8 @@ fn show(cfg: &Config, model: &ModelArgs, json: bool) -> CmdResult {
         max_bytes,
         max_file_bytes,
     } = opts.retention;
+    let backend: retrace_protocol::CheckpointBackend =
+        cfg.checkpoints.backend.map(Into::into).unwrap_or_default();
     if json {
         let value = json!({
             "config_file": file,
@@ -105,7 +107,7 @@ fn show(cfg: &Config, model: &ModelArgs, json: bool) -> CmdResult {
                 "price_configured": price_configured,
             },
             "permissions": {"bash": configured_bash, "headless_bash": headless_bash, "git": if opts.allow_git { "allow" } else { "deny" }},
-            "checkpoints": {"max_turns": max_turns, "max_bytes": max_bytes, "max_file_bytes": max_file_bytes},
+            "checkpoints": {"max_turns": max_turns, "max_bytes": max_bytes, "max_file_bytes": max_file_bytes, "backend": backend.as_str()},
             "context": {"context_window": window, "context_window_configured": opts.context_window.is_some(), "compact_at": opts.compact_at},
         });
         print_json(&value)?;
@@ -163,6 +165,7 @@ fn show(cfg: &Config, model: &ModelArgs, json: bool) -> CmdResult {
         human_bytes(max_bytes),
         human_bytes(max_file_bytes)
     );
+    println!("backend       {backend} (new sessions; a session keeps its own)");
     println!("(`retrace config --example` prints a config file with every key explained)");
     Ok(ExitCode::SUCCESS)
 }

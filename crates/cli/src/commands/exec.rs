@@ -33,6 +33,8 @@ pub struct ExecArgs {
     pub session: SessionArgs,
     #[command(flatten)]
     pub model: ModelArgs,
+    #[command(flatten)]
+    pub backend: crate::commands::args::BackendArgs,
     /// Let the agent run shell commands (denied by default when headless).
     #[arg(long)]
     pub allow_bash: bool,
@@ -107,6 +109,7 @@ pub fn run(a: ExecArgs) -> CmdResult {
     let own_model = a.session.resumes() && !a.model.given();
     let mut opts = service_options(&cfg, (!own_model).then(|| spec.clone()), a.allow_bash)?;
     opts.event_buffer = EXEC_EVENT_BUFFER;
+    opts.backend = a.backend.backend(&cfg);
     if let Some(n) = a.max_steps {
         opts.max_steps = n as usize;
     }

@@ -35,6 +35,8 @@ pub struct ServeArgs {
     pub workspace: Option<PathBuf>,
     #[command(flatten)]
     pub model: ModelArgs,
+    #[command(flatten)]
+    pub backend: crate::commands::args::BackendArgs,
 }
 
 fn server_failure(e: retrace_server::ServerError) -> Failure {
@@ -63,6 +65,7 @@ pub fn run(a: ServeArgs) -> CmdResult {
     // Sessions open without a model, which is set next: one that cannot be used (no key) fails
     // the turns with `model`, which the page shows, instead of every request.
     let mut opts = service_options(cfg, None, false)?;
+    opts.backend = a.backend.backend(cfg);
     // A person is at the page: shell commands are asked about unless the config says otherwise.
     opts.bash = match cfg.permissions.bash {
         Some(BashSetting::Allow) => BashPolicy::Allow,

@@ -29,6 +29,8 @@ pub struct UiArgs {
     pub session: SessionArgs,
     #[command(flatten)]
     pub model: ModelArgs,
+    #[command(flatten)]
+    pub backend: crate::commands::args::BackendArgs,
 }
 
 /// Whether both ends of the terminal are one, and it can draw a screen (not `TERM=dumb`).
@@ -61,6 +63,7 @@ pub fn run(a: UiArgs) -> CmdResult {
     // The session opens without a model, which is set next: a model that cannot be used (no key)
     // is said on the UI's first screen, with what to do, instead of keeping the UI closed.
     let mut opts = service_options(&cfg, None, false)?;
+    opts.backend = a.backend.backend(&cfg);
     // Someone is there to ask: shell commands are asked about unless the config says otherwise.
     opts.bash = match cfg.permissions.bash {
         Some(BashSetting::Allow) => BashPolicy::Allow,

@@ -12,6 +12,7 @@ mod credentials_cli;
 mod daily_cli;
 mod diff_cli;
 mod exec_cli;
+mod git_backend_cli;
 mod headless_cli;
 mod hostile_cli;
 mod input_cli;

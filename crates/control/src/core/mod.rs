@@ -27,6 +27,7 @@ use crate::paths::DataRoot;
 use crate::view::{checkpoints_for, heads_of, listing, log_problems, sound, transcript_of};
 
 mod compaction;
+mod git;
 mod heads;
 mod open;
 mod plans;
@@ -58,6 +59,8 @@ pub(crate) struct Core {
     plan_counter: u64,
     /// The running turn's items that the log does not hold yet (the answer being streamed).
     live: Option<LiveTurn>,
+    /// The git backend's object store, when the session was created with it.
+    git: Option<git::GitBackend>,
 }
 
 impl Core {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use retrace_checkpoint::{CheckpointStore, StoreOptions};
-use retrace_protocol::{ErrorCode, ErrorDetails, RetentionLimits, SessionId};
+use retrace_protocol::{CheckpointBackend, ErrorCode, ErrorDetails, RetentionLimits, SessionId};
 use retrace_session::{Session, SessionOptions};
 
 use super::Core;
@@ -111,11 +111,16 @@ impl Core {
     pub(crate) fn create(
         data: &DataRoot,
         workspace: &Path,
+        backend: CheckpointBackend,
         retention: RetentionLimits,
         bus: Arc<EventBus>,
     ) -> Result<Core> {
         let root = new_workspace(data, workspace)?;
-        let session = Session::create(&data.sessions_dir(), &root)?;
+        let sopts = SessionOptions {
+            backend,
+            ..SessionOptions::default()
+        };
+        let session = sopts.create(&data.sessions_dir(), &root)?;
         Core::assemble(data, session, root, retention, bus)
     }
 
@@ -216,6 +221,7 @@ impl Core {
             plans: HashMap::new(),
             plan_counter: 0,
             live: None,
+            git: None,
         })
     }
 

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use retrace_agent::Agent;
 use retrace_model::{open_model, ModelOptions};
-use retrace_protocol::{Error, ErrorCode, ModelSpec, SessionEntry, SessionId};
+use retrace_protocol::{CheckpointBackend, Error, ErrorCode, ModelSpec, SessionEntry, SessionId};
 use tokio::sync::{mpsc, watch};
 
 use crate::actor::Actor;
@@ -141,6 +141,18 @@ impl Service {
         workspace: &Path,
         model: Option<&ModelSpec>,
     ) -> std::result::Result<SessionHandle, Error> {
+        self.create_with(workspace, model, None).await
+    }
+
+    /// A new session on `workspace` with `model` (`None`: the service's) and checkpoint `backend`
+    /// (`None`: the service's), which it keeps. The model is opened first, so one that cannot be
+    /// used creates nothing.
+    pub async fn create_with(
+        &self,
+        workspace: &Path,
+        model: Option<&ModelSpec>,
+        backend: Option<CheckpointBackend>,
+    ) -> std::result::Result<SessionHandle, Error> {
         let spec = model.or(self.inner.opts.model.as_ref()).cloned();
         let _g = self.inner.opening.lock().await;
         let model = match &spec {
@@ -157,8 +169,14 @@ impl Service {
         );
         let bus = Arc::new(EventBus::new(self.inner.opts.event_buffer));
         let b = bus.clone();
+        let (opts, backend) = (
+            self.inner.opts.clone(),
+            backend.unwrap_or(self.inner.opts.backend),
+        );
         let core = blocking("opening the session", move || {
-            Core::create(&data, &ws, retention, b)
+            let mut core = Core::create(&data, &ws, backend, retention, b)?;
+            core.attach_git(agents::workspace_of(core.workspace(), &opts)?)?;
+            Ok(core)
         })
         .await?;
         let agent = match (model, &spec) {
@@ -176,7 +194,9 @@ impl Service {
     /// service's when it has none). That session stays open, listed and resumable.
     pub async fn create_like(&self, handle: &SessionHandle) -> std::result::Result<SessionHandle, Error> {
         let spec = handle.model_spec().await?;
-        self.create_with_model(handle.workspace(), spec.as_ref()).await
+        let backend = handle.backend();
+        self.create_with(handle.workspace(), spec.as_ref(), Some(backend))
+            .await
     }
 
     /// Session `id`, opened for writing (its lease taken), or the handle of this process's open
@@ -222,8 +242,11 @@ impl Service {
         );
         let bus = Arc::new(EventBus::new(self.inner.opts.event_buffer));
         let b = bus.clone();
+        let opts = self.inner.opts.clone();
         let core = blocking("opening the session", move || {
-            Core::open(&data, &sid, ws.as_deref(), retention, b)
+            let mut core = Core::open(&data, &sid, ws.as_deref(), retention, b)?;
+            core.attach_git(agents::workspace_of(core.workspace(), &opts)?)?;
+            Ok(core)
         })
         .await?;
         let spec = self.inner.opts.model.clone();
@@ -306,6 +329,7 @@ impl Service {
         let shared = Arc::new(Shared::new(
             bus,
             core.workspace().to_path_buf(),
+            core.backend(),
             core.session_id().clone(),
         ));
         let (tx, rx) = mpsc::channel(QUEUE);

@@ -73,6 +73,7 @@ pub fn options(fs: Fs, warnings: Arc<Mutex<Vec<String>>>) -> SessionOptions {
         ids: Arc::new(move || Uuid::from_u128(u128::from(ids.fetch_add(1, Ordering::SeqCst)))),
         on_warning: Arc::new(move |w| warnings.lock().unwrap().push(w.to_string())),
         legacy_workspace: None,
+        backend: Default::default(),
     }
 }
 

@@ -1,0 +1,247 @@
+//! The git backend (`--backend git`) through the real binary and the script model: a shell
+//! command's creations, `sed -i` edits, deletions, renames and mode changes are captured as the
+//! call's changes and a code rewind restores them byte for byte with modes; a hand edit after them
+//! is a conflict; the workspace's own `.git` is byte-identical after a whole session; ignored
+//! directories are not walked.
+
+use crate::support;
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+/// Path → (bytes, permission bits) of the regular files under `dir`, `skip` (a first component)
+/// left out.
+fn tree(dir: &Path, skip: &[&str]) -> BTreeMap<String, (Vec<u8>, u32)> {
+    fn go(root: &Path, dir: &Path, skip: &[&str], out: &mut BTreeMap<String, (Vec<u8>, u32)>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if skip
+                .iter()
+                .any(|s| rel == *s || rel.starts_with(&format!("{s}/")))
+            {
+                continue;
+            }
+            let ty = e.file_type().unwrap();
+            if ty.is_dir() {
+                go(root, &p, skip, out);
+            } else if ty.is_file() {
+                let mode = e.metadata().unwrap().permissions().mode() & 0o7777;
+                out.insert(rel, (std::fs::read(&p).unwrap(), mode));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    go(dir, dir, skip, &mut out);
+    out
+}
+
+fn git(ws: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(ws)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+struct World {
+    tmp: tempfile::TempDir,
+    ws: std::path::PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let tmp = tempfile::tempdir().unwrap();
+        for d in ["ws", "home", "xdg", "scripts"] {
+            std::fs::create_dir(tmp.path().join(d)).unwrap();
+        }
+        let ws = std::fs::canonicalize(tmp.path().join("ws")).unwrap();
+        World { tmp, ws }
+    }
+
+    fn put(&self, rel: &str, bytes: &[u8]) {
+        let p = self.ws.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let out = support::isolated_retrace(self.tmp.path())
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let (code, out, err) = self.run(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"))
+    }
+
+    /// One `exec --json --backend git --allow-bash` turn running `commands`; returns every line.
+    fn exec(&self, session: Option<&str>, commands: &[&str]) -> Vec<Value> {
+        let n = std::fs::read_dir(self.tmp.path().join("scripts"))
+            .unwrap()
+            .count();
+        let script = self.tmp.path().join(format!("scripts/s{n}.json"));
+        let calls: Vec<Value> = commands
+            .iter()
+            .map(|c| json!({"name": "bash", "arguments": {"command": c}}))
+            .collect();
+        let responses =
+            json!({"responses": [{"content": "working", "tool_calls": calls}, {"content": "done"}]});
+        std::fs::write(&script, responses.to_string()).unwrap();
+        let model = format!("script:{}", script.display());
+        let ws = self.ws.display().to_string();
+        let mut args = vec![
+            "exec",
+            "--json",
+            "--backend",
+            "git",
+            "--allow-bash",
+            "--model",
+            &model,
+        ];
+        match session {
+            Some(id) => args.extend(["--session", id]),
+            None => args.extend(["--workspace", &ws]),
+        }
+        args.push("run it");
+        let (code, out, err) = self.run(&args);
+        assert_eq!(code, 0, "{err}\n{out}");
+        out.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+}
+
+#[test]
+fn a_shell_commands_changes_rewind_byte_for_byte_and_the_workspaces_git_is_untouched() {
+    let w = World::new();
+    w.put("a.txt", b"one\ntwo\n");
+    w.put("b.txt", b"bee\n");
+    w.put("c.txt", b"doomed\n");
+    w.put("run.sh", b"#!/bin/sh\necho hi\n");
+    w.put(".gitignore", b"ignored/\n");
+    w.put("ignored/big.txt", b"not walked\n");
+    git(&w.ws, &["init", "-q"]);
+    git(&w.ws, &["add", "a.txt", ".gitignore"]);
+    git(&w.ws, &["commit", "-q", "-m", "first"]);
+    git(&w.ws, &["add", "b.txt"]); // staged, not committed; c.txt and run.sh untracked
+    let git_before = tree(&w.ws.join(".git"), &[]);
+    let before = tree(&w.ws, &[".git", "ignored"]);
+
+    let lines = w.exec(
+        None,
+        &["sed -i 's/one/ONE/' a.txt && mkdir -p sub/deep && printf 'new\\n' > sub/deep/new.txt && rm c.txt && mv b.txt b2.txt && chmod 755 run.sh && echo x > ignored/x.txt"],
+    );
+    let result = lines.last().unwrap();
+    assert_eq!(result["ok"], true, "{result}");
+    let id = result["session_id"].as_str().unwrap().to_string();
+    // the call's changes, as an edit tool's are shown
+    let items = w.json(&["transcript", "--session", &id, "--items", "--json"]);
+    let call = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["kind"] == "tool_call")
+        .unwrap()
+        .clone();
+    let mut shown: Vec<(String, String)> = call["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["action"].as_str().unwrap().to_string(),
+                c["path"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    shown.sort();
+    assert_eq!(
+        shown,
+        [
+            ("create".to_string(), "sub/deep/new.txt".to_string()),
+            ("delete".into(), "c.txt".into()),
+            ("modify".into(), "a.txt".into()),
+            ("modify".into(), "run.sh".into()),
+            ("move".into(), "b2.txt".into()),
+        ],
+        "{call}"
+    );
+    let a = call["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["path"] == "a.txt")
+        .unwrap();
+    assert_eq!(a["diff"], "@@ -1,2 +1,2 @@\n-one\n+ONE\n two\n");
+    // the turn is covered: no shell gap
+    let cps = w.json(&["checkpoints", "--session", &id, "--json"]);
+    assert_eq!(cps[0]["coverage"], "complete", "{cps}");
+
+    let r = w.json(&[
+        "rewind",
+        "--session",
+        &id,
+        "--turn",
+        "0",
+        "--scope",
+        "code",
+        "--json",
+    ]);
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(
+        tree(&w.ws, &[".git", "ignored"]),
+        before,
+        "the files as they were, modes too"
+    );
+    assert!(
+        !w.ws.join("sub").exists(),
+        "the directories the command made are gone"
+    );
+    assert!(
+        w.ws.join("ignored/x.txt").exists(),
+        "an ignored file is not covered"
+    );
+    assert_eq!(
+        tree(&w.ws.join(".git"), &[]),
+        git_before,
+        "the workspace's own .git is untouched"
+    );
+}
+
+#[test]
+fn a_hand_edit_after_a_shell_command_is_a_conflict_never_overwritten() {
+    let w = World::new();
+    w.put("a.txt", b"one\n");
+    let lines = w.exec(None, &["echo two > a.txt"]);
+    let id = lines.last().unwrap()["session_id"].as_str().unwrap().to_string();
+    w.put("a.txt", b"by hand\n");
+    let (code, _, err) = w.run(&["rewind", "--session", &id, "--turn", "0", "--scope", "code"]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("a.txt"), "{err}");
+    assert_eq!(std::fs::read(w.ws.join("a.txt")).unwrap(), b"by hand\n");
+}

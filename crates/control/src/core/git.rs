@@ -1,0 +1,222 @@
+//! The git backend of a session (`backend = "git"`): a snapshot of the whole workspace before each
+//! shell command and another after it; what differs is captured into the checkpoint store as if an
+//! edit tool had changed it (before-images from the object store, after-images from the disk), so a
+//! rewind, a revert, the turn's results and a file's history cover it. The object store is a cache
+//! beside the sidecar (`<sidecar>/git/`); the checkpoint store keeps what a restore needs.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use retrace_agent::{ShellChanges, ShellCoverage};
+use retrace_checkpoint::Known;
+use retrace_fsutil::RelPath;
+use retrace_gitstore::{changes, Found, Limits, Side, SkipReason, Snapshot, Snapshotter, Walk};
+use retrace_protocol::{ChangeAction, FileChange, GapReason};
+use retrace_tools::diff::{file_change, moved, Side as DiffSide, MAX_DIFF_INPUT};
+use retrace_tools::Workspace;
+
+use super::Core;
+use crate::error::Result;
+
+/// The workspace's own walk (its ignore rules, its places off limits) as the object store takes it.
+struct WorkspaceWalk<'a>(&'a Workspace);
+
+impl Walk for WorkspaceWalk<'_> {
+    fn walk(&self, visit: &mut dyn FnMut(&Path, Found)) -> std::io::Result<()> {
+        retrace_tools::tree_walk::walk_workspace(self.0, &mut |p, f| {
+            visit(
+                p,
+                match f {
+                    retrace_tools::tree_walk::Found::File => Found::File,
+                    retrace_tools::tree_walk::Found::Dir => Found::Dir,
+                    retrace_tools::tree_walk::Found::Nested => Found::Nested,
+                },
+            )
+        })
+        .map_err(std::io::Error::other)
+    }
+}
+
+/// A session's object store and the snapshot the running shell command will be compared with.
+pub(crate) struct GitBackend {
+    snap: Snapshotter,
+    ws: Workspace,
+    /// Taken before the running shell command.
+    before: Option<Snapshot>,
+}
+
+impl GitBackend {
+    /// Opens (or creates) the object store of the session whose sidecar is `sidecar`; `ws` is the
+    /// tools' view of the workspace (its places off limits, the data root among them, are never
+    /// walked).
+    pub(crate) fn open(sidecar: &Path, ws: Workspace, max_file_bytes: u64) -> Result<GitBackend> {
+        let limits = Limits {
+            max_file_bytes,
+            ..Limits::default()
+        };
+        let snap = Snapshotter::open(&sidecar.join("git"), ws.root(), limits)?;
+        Ok(GitBackend {
+            snap,
+            ws,
+            before: None,
+        })
+    }
+
+    fn snapshot(&mut self) -> Result<Snapshot> {
+        let (s, _) = self.snap.snapshot(&WorkspaceWalk(&self.ws))?;
+        Ok(s)
+    }
+}
+
+fn unkept(reason: SkipReason, detail: &str) -> Known {
+    let reason = match reason {
+        SkipReason::Oversized => GapReason::Oversized,
+        SkipReason::Symlink => GapReason::Symlink,
+        SkipReason::Unreadable | SkipReason::Special | SkipReason::NestedRepository => GapReason::Unreadable,
+    };
+    Known::Unkept {
+        reason,
+        detail: detail.to_string(),
+    }
+}
+
+/// The directories above `path` that `before` did not have (top down).
+fn created_dirs(before: &Snapshot, path: &RelPath) -> Vec<PathBuf> {
+    path.ancestors_top_down()
+        .into_iter()
+        .filter(|d| !before.dirs.contains(d))
+        .map(|d| d.as_path().to_path_buf())
+        .collect()
+}
+
+impl Core {
+    /// Opens the git backend's object store when the session was created with it; `ws` is the
+    /// tools' view of the workspace.
+    pub(crate) fn attach_git(&mut self, ws: Workspace) -> Result<()> {
+        if self.session.backend() == retrace_protocol::CheckpointBackend::Git && self.git.is_none() {
+            let sidecar = self.data.sidecar(self.session.id());
+            self.git = Some(GitBackend::open(&sidecar, ws, self.retention.max_file_bytes)?);
+        }
+        Ok(())
+    }
+
+    /// The backend the session was created with.
+    pub(crate) fn backend(&self) -> retrace_protocol::CheckpointBackend {
+        self.session.backend()
+    }
+
+    /// A shell command is about to run: in the git backend, the snapshot its changes are found
+    /// against; else the `bash_side_effect` gap.
+    pub(crate) fn shell_before(&mut self, command: &str) -> Result<ShellCoverage> {
+        match self.git.as_mut() {
+            Some(git) => {
+                git.before = Some(git.snapshot()?);
+                Ok(ShellCoverage::Tracked)
+            }
+            None => {
+                self.record_shell(command)?;
+                Ok(ShellCoverage::Gap)
+            }
+        }
+    }
+
+    /// A tracked shell command ran: what differs from the snapshot before it is captured (its
+    /// before-images from the object store, its after-images from the disk) and returned as the
+    /// call's changes.
+    pub(crate) fn shell_after(&mut self, _command: &str) -> Result<ShellChanges> {
+        let Some(git) = self.git.as_mut() else {
+            return Ok(ShellChanges::default());
+        };
+        let Some(before) = git.before.take() else {
+            return Ok(ShellChanges::default());
+        };
+        let after = git.snapshot()?;
+        let found = changes(&before, &after);
+        let mut items = Vec::with_capacity(found.len());
+        let mut kept = Vec::new();
+        let mut shown = Vec::new();
+        // a file that went and came back elsewhere with the same bytes: one move
+        let mut gone: HashMap<retrace_gitstore::ObjectId, RelPath> = HashMap::new();
+        for c in &found {
+            if let (Side::File(e), Side::Absent) = (&c.before, &c.after) {
+                gone.insert(e.id, c.path.clone());
+            }
+        }
+        let mut moved_from = Vec::new();
+        for c in &found {
+            let known = match &c.before {
+                Side::Absent => Known::Absent {
+                    created_dirs: created_dirs(&before, &c.path),
+                },
+                Side::File(e) => Known::File {
+                    bytes: git.snap.objects().read_blob(&e.id)?,
+                    mode: e.mode,
+                },
+                Side::Skipped(k) => unkept(k.reason, &k.detail),
+            };
+            let old_bytes = match &known {
+                Known::File { bytes, .. } => Some(bytes.clone()),
+                _ => None,
+            };
+            if !matches!(known, Known::Unkept { .. }) {
+                kept.push(c.path.as_path().to_path_buf());
+            }
+            items.push((c.path.as_path().to_path_buf(), known));
+            let path = c.path.to_lossy();
+            let change = match (&c.before, &c.after) {
+                (Side::Absent, Side::File(e)) if gone.contains_key(&e.id) => {
+                    let from = gone[&e.id].clone();
+                    moved_from.push(from.clone());
+                    Some(moved(from.to_lossy(), path))
+                }
+                (_, Side::Skipped(_)) | (Side::Skipped(_), _) => None,
+                (before_side, after_side) => {
+                    let new_bytes = match after_side {
+                        Side::File(e) if e.size <= MAX_DIFF_INPUT as u64 => {
+                            Some(git.snap.objects().read_blob(&e.id)?)
+                        }
+                        _ => None,
+                    };
+                    let old = match (before_side, &old_bytes) {
+                        (Side::Absent, _) => DiffSide::Absent,
+                        (_, Some(b)) if b.len() <= MAX_DIFF_INPUT => DiffSide::Bytes(b),
+                        _ => DiffSide::TooLarge,
+                    };
+                    let new = match (after_side, &new_bytes) {
+                        (Side::Absent, _) => DiffSide::Absent,
+                        (_, Some(b)) => DiffSide::Bytes(b),
+                        _ => DiffSide::TooLarge,
+                    };
+                    let action = match (before_side, after_side) {
+                        (Side::Absent, _) => ChangeAction::Create,
+                        (_, Side::Absent) => ChangeAction::Delete,
+                        _ => ChangeAction::Modify,
+                    };
+                    Some(file_change(path, action, old, new))
+                }
+            };
+            shown.extend(change);
+        }
+        // the source of a move is shown by its move
+        shown.retain(|c: &FileChange| {
+            !(c.action == ChangeAction::Delete && moved_from.iter().any(|m| m.to_lossy() == c.path))
+        });
+        git.before = None;
+        let _ = git.snap.save_cache();
+        let report = self.store.capture_before_known(items, Some("bash"))?;
+        if !kept.is_empty() {
+            self.store.capture_after(&kept)?;
+        }
+        Ok(ShellChanges {
+            changes: shown,
+            paths: report.captured.iter().map(|p| p.to_lossy()).collect(),
+            gaps: report.gaps,
+        })
+    }
+
+    /// Records `gap` in the running turn.
+    pub(crate) fn record_gap(&mut self, gap: retrace_protocol::Gap) -> Result<()> {
+        self.store.record_gap(gap)?;
+        Ok(())
+    }
+}

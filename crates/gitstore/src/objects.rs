@@ -1,0 +1,113 @@
+//! The bare repository: created once, opened isolated from every git configuration (the user's,
+//! the system's, the environment's), written with blobs and read back checked.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{GitStoreError, Result};
+
+/// A git object id (SHA-1).
+pub type ObjectId = gix::ObjectId;
+
+/// The object store of one session: a bare git repository at `dir`.
+pub struct Objects {
+    repo: gix::Repository,
+    dir: PathBuf,
+}
+
+impl std::fmt::Debug for Objects {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Objects").field("dir", &self.dir).finish()
+    }
+}
+
+fn isolated() -> gix::open::Options {
+    gix::open::Options::isolated()
+}
+
+impl Objects {
+    /// Opens the repository at `dir`, creating it (bare, SHA-1) when absent.
+    pub fn open(dir: &Path) -> Result<Objects> {
+        let git = |op: &'static str| {
+            move |e: &dyn std::fmt::Display| GitStoreError::Git {
+                op,
+                path: dir.to_path_buf(),
+                detail: e.to_string(),
+            }
+        };
+        let repo = if dir.join("objects").is_dir() {
+            gix::open_opts(dir, isolated()).map_err(|e| git("open")(&e))?
+        } else {
+            let created = gix::ThreadSafeRepository::init_opts(
+                dir,
+                gix::create::Kind::Bare,
+                gix::create::Options::default(),
+                isolated(),
+            )
+            .map_err(|e| git("be created")(&e))?;
+            created.to_thread_local()
+        };
+        Ok(Objects {
+            repo,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// The repository's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Writes `bytes` as a blob (nothing when it is there already) and returns its id.
+    pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId> {
+        self.repo
+            .write_blob(bytes)
+            .map(|id| id.detach())
+            .map_err(|e| GitStoreError::Git {
+                op: "write a blob",
+                path: self.dir.clone(),
+                detail: e.to_string(),
+            })
+    }
+
+    /// The id `bytes` have as a blob, without writing them.
+    pub fn blob_id(bytes: &[u8]) -> Result<ObjectId> {
+        gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes).map_err(|e| {
+            GitStoreError::Git {
+                op: "hash a blob",
+                path: PathBuf::new(),
+                detail: e.to_string(),
+            }
+        })
+    }
+
+    /// Whether blob `id` is in the store.
+    pub fn has(&self, id: &ObjectId) -> bool {
+        self.repo.has_object(id)
+    }
+
+    /// The bytes of blob `id`, checked against its id: a missing, damaged or wrong object is an
+    /// error naming it.
+    pub fn read_blob(&self, id: &ObjectId) -> Result<Vec<u8>> {
+        let bad = |problem: String| GitStoreError::BadObject {
+            id: id.to_string(),
+            path: self.dir.clone(),
+            problem,
+        };
+        if !self.repo.has_object(id) {
+            return Err(bad("missing".into()));
+        }
+        let object = self
+            .repo
+            .find_object(*id)
+            .map_err(|e| bad(format!("damaged: {e}")))?;
+        if object.kind != gix::objs::Kind::Blob {
+            return Err(bad(format!("a {}, not a blob", object.kind)));
+        }
+        let data = object.detach().data;
+        let got = Objects::blob_id(&data)?;
+        if got != *id {
+            return Err(bad(format!("damaged: its bytes hash to {got}")));
+        }
+        Ok(data)
+    }
+}

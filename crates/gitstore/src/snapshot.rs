@@ -1,0 +1,334 @@
+//! A snapshot: every file the walk keeps, named by its blob id and mode, and what could not be
+//! kept (too large, unreadable, not a regular file, a symlink, a nested repository) with why.
+//! Files whose stat matches the stat cache are not read again.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use retrace_fsutil::RelPath;
+
+use crate::error::{IoContext, Result};
+use crate::objects::{ObjectId, Objects};
+use crate::statcache::{Stamp, StatCache};
+
+/// The largest file a snapshot keeps (a larger one is a skip, as the checkpoint store's cap), and
+/// when the stat cache is trusted.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Bytes.
+    pub max_file_bytes: u64,
+    /// How long after its mtime and ctime a file must have been hashed for the stat cache to
+    /// trust its hash (see `statcache.rs`): [`crate::RACY_MARGIN_NS`]; tests that control their
+    /// writes may lower it.
+    pub racy_margin_ns: i64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_file_bytes: 32 * 1024 * 1024,
+            racy_margin_ns: crate::RACY_MARGIN_NS,
+        }
+    }
+}
+
+/// A kept file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// Its blob.
+    pub id: ObjectId,
+    /// Its permission bits (`st_mode & 0o7777`).
+    pub mode: u32,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// Why a path is in a snapshot without its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SkipReason {
+    /// Larger than [`Limits::max_file_bytes`].
+    Oversized,
+    /// It could not be opened or read.
+    Unreadable,
+    /// A FIFO, socket or device.
+    Special,
+    /// A symbolic link (never followed).
+    Symlink,
+    /// A directory holding a git repository of its own (not walked).
+    NestedRepository,
+}
+
+/// A path kept without its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skip {
+    /// Why.
+    pub reason: SkipReason,
+    /// In words ("40000000 bytes, over the 33554432 byte cap").
+    pub detail: String,
+    /// What `lstat` said of it, to tell whether it changed between two snapshots.
+    pub stamp: Option<Stamp>,
+}
+
+/// The workspace at one moment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Every kept file.
+    pub files: BTreeMap<RelPath, Entry>,
+    /// Every path kept without its bytes.
+    pub skipped: BTreeMap<RelPath, Skip>,
+    /// Every directory walked (to tell which directories a command created).
+    pub dirs: std::collections::BTreeSet<RelPath>,
+}
+
+/// What one snapshot cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SnapshotStats {
+    /// Paths the walk gave.
+    pub seen: u64,
+    /// Files read and hashed (their stat did not match the cache).
+    pub hashed: u64,
+    /// Bytes read to hash them.
+    pub bytes_hashed: u64,
+}
+
+/// What a walk found at a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// Anything but a directory: a regular file, a symlink, a special file.
+    File,
+    /// A directory it enters.
+    Dir,
+    /// A directory it does not enter: it holds a git repository of its own.
+    Nested,
+}
+
+/// Where the files of a snapshot come from: the workspace's walk, which applies its ignore rules.
+pub trait Walk {
+    /// Calls `visit` with every path under the workspace root the walk keeps (relative to the
+    /// root) and what it is.
+    fn walk(&self, visit: &mut dyn FnMut(&Path, Found)) -> io::Result<()>;
+}
+
+/// A walk of everything under a root but `.git` directories, skipping nested repositories: no
+/// ignore rules (the product passes the workspace's own walk).
+#[derive(Debug, Clone)]
+pub struct PlainWalk {
+    /// The workspace root.
+    pub root: PathBuf,
+}
+
+impl Walk for PlainWalk {
+    fn walk(&self, visit: &mut dyn FnMut(&Path, Found)) -> io::Result<()> {
+        fn go(root: &Path, rel: &Path, visit: &mut dyn FnMut(&Path, Found)) -> io::Result<()> {
+            let mut names: Vec<_> = fs::read_dir(root.join(rel))?.collect::<io::Result<Vec<_>>>()?;
+            names.sort_by_key(|e| e.file_name());
+            for e in names {
+                if e.file_name() == ".git" {
+                    continue;
+                }
+                let p = rel.join(e.file_name());
+                if e.file_type()?.is_dir() {
+                    if root.join(&p).join(".git").exists() {
+                        visit(&p, Found::Nested);
+                    } else {
+                        visit(&p, Found::Dir);
+                        go(root, &p, visit)?;
+                    }
+                } else {
+                    visit(&p, Found::File);
+                }
+            }
+            Ok(())
+        }
+        go(&self.root, Path::new(""), visit)
+    }
+}
+
+/// Takes snapshots of one workspace into one object store, through its stat cache.
+#[derive(Debug)]
+pub struct Snapshotter {
+    root: PathBuf,
+    objects: Objects,
+    cache: StatCache,
+    cache_path: PathBuf,
+    limits: Limits,
+    /// Why the stat cache on disk was dropped at open, if it was.
+    pub cache_dropped: Option<String>,
+}
+
+fn now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+impl Snapshotter {
+    /// Opens the store kept in `dir` (`dir/repo.git`, `dir/statcache`; created when absent) for
+    /// the workspace at `root` (canonical).
+    pub fn open(dir: &Path, root: &Path, limits: Limits) -> Result<Snapshotter> {
+        fs::create_dir_all(dir).at("create", dir)?;
+        let objects = Objects::open(&dir.join("repo.git"))?;
+        let cache_path = dir.join("statcache");
+        let (cache, cache_dropped) = StatCache::load(&cache_path);
+        Ok(Snapshotter {
+            root: root.to_path_buf(),
+            objects,
+            cache,
+            cache_path,
+            limits,
+            cache_dropped,
+        })
+    }
+
+    /// The object store.
+    pub fn objects(&self) -> &Objects {
+        &self.objects
+    }
+
+    /// How many files the stat cache knows.
+    pub fn cached(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// Writes the stat cache when it changed.
+    pub fn save_cache(&mut self) -> Result<()> {
+        self.cache.save(&self.cache_path)
+    }
+
+    /// The workspace now, as `walk` sees it: every file's blob written (those whose stat matches
+    /// the cache are not read), and the stat cache brought up to date (in memory; see
+    /// [`Snapshotter::save_cache`]). A walk error is an error; a file that cannot be read is a skip.
+    pub fn snapshot(&mut self, walk: &dyn Walk) -> Result<(Snapshot, SnapshotStats)> {
+        let mut snap = Snapshot::default();
+        let mut stats = SnapshotStats::default();
+        let mut failed: Option<crate::GitStoreError> = None;
+        let root = self.root.clone();
+        walk.walk(&mut |rel, found| {
+            if failed.is_some() {
+                return;
+            }
+            let Ok(path) = RelPath::normalize(&root, rel) else {
+                return;
+            };
+            if found == Found::Dir {
+                snap.dirs.insert(path);
+                return;
+            }
+            stats.seen += 1;
+            if found == Found::Nested {
+                snap.skipped.insert(
+                    path,
+                    Skip {
+                        reason: SkipReason::NestedRepository,
+                        detail: "a git repository of its own".into(),
+                        stamp: None,
+                    },
+                );
+                return;
+            }
+            match self.one(&path, &mut stats) {
+                Ok(Ok(entry)) => {
+                    snap.files.insert(path, entry);
+                }
+                Ok(Err(Some(skip))) => {
+                    snap.skipped.insert(path, skip);
+                }
+                Ok(Err(None)) => {} // gone since the walk listed it
+                Err(e) => failed = Some(e),
+            }
+        })
+        .at("walk", &self.root)?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        self.cache.retain(|p| {
+            RelPath::from_stored(p)
+                .map(|r| snap.files.contains_key(&r))
+                .unwrap_or(false)
+        });
+        Ok((snap, stats))
+    }
+
+    /// One path: its entry, a skip, or `Err(None)` when it is gone.
+    #[allow(clippy::type_complexity)]
+    fn one(
+        &mut self,
+        rel: &RelPath,
+        stats: &mut SnapshotStats,
+    ) -> Result<std::result::Result<Entry, Option<Skip>>> {
+        let abs = rel.under(&self.root);
+        let skip = |reason, detail: String, stamp| {
+            Ok(Err(Some(Skip {
+                reason,
+                detail,
+                stamp,
+            })))
+        };
+        let lmeta = match fs::symlink_metadata(&abs) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Err(None)),
+            Err(e) => return skip(SkipReason::Unreadable, e.to_string(), None),
+        };
+        let stamp = Stamp::of(&lmeta);
+        let ft = lmeta.file_type();
+        if ft.is_symlink() {
+            return skip(SkipReason::Symlink, "a symbolic link".into(), Some(stamp));
+        }
+        if !ft.is_file() {
+            return skip(SkipReason::Special, "not a regular file".into(), Some(stamp));
+        }
+        if stamp.size > self.limits.max_file_bytes {
+            let detail = format!(
+                "{} bytes, over the {} byte cap",
+                stamp.size, self.limits.max_file_bytes
+            );
+            return skip(SkipReason::Oversized, detail, Some(stamp));
+        }
+        let mode = stamp.mode & 0o7777;
+        if let Some(id) = self
+            .cache
+            .lookup(rel.as_bytes(), &stamp, self.limits.racy_margin_ns)
+        {
+            return Ok(Ok(Entry {
+                id,
+                mode,
+                size: stamp.size,
+            }));
+        }
+        let hashed_at = now_ns();
+        let (file, opened) = match retrace_fsutil::open_regular_nofollow(&abs) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Err(None)),
+            Err(e) => return skip(SkipReason::Unreadable, e.to_string(), Some(stamp)),
+        };
+        let mut bytes = Vec::with_capacity(opened.len() as usize);
+        if let Err(e) = (&file)
+            .take(self.limits.max_file_bytes + 1)
+            .read_to_end(&mut bytes)
+        {
+            return skip(SkipReason::Unreadable, e.to_string(), Some(stamp));
+        }
+        if bytes.len() as u64 > self.limits.max_file_bytes {
+            let detail = format!("over the {} byte cap", self.limits.max_file_bytes);
+            return skip(SkipReason::Oversized, detail, Some(stamp));
+        }
+        stats.hashed += 1;
+        stats.bytes_hashed += bytes.len() as u64;
+        let id = self.objects.write_blob(&bytes)?;
+        let after = file.metadata().ok().map(|m| Stamp::of(&m));
+        let opened = Stamp::of(&opened);
+        // Cached only when nothing moved while it was read (else the next snapshot reads it again).
+        if after == Some(opened) && opened.size == bytes.len() as u64 {
+            self.cache.insert(rel.as_bytes(), opened, id, hashed_at);
+        }
+        Ok(Ok(Entry {
+            id,
+            mode: opened.mode & 0o7777,
+            size: bytes.len() as u64,
+        }))
+    }
+}
