@@ -180,8 +180,8 @@ fn a_conversation_plan_that_cannot_commit_says_why_in_its_preview() {
             .iter()
             .filter(|r| *r == "cannot commit: not on this head")
             .count(),
-        2,
-        "said, and said again as the hint: {shown:#?}"
+        1,
+        "said once, on top, where Enter's hint would be: {shown:#?}"
     );
 }
 

@@ -67,11 +67,17 @@ pub(super) fn body(p: &Preview, width: usize, t: Theme) -> (Vec<Line<'static>>, 
     let plan = &p.plan;
     let mut body: Vec<Line<'static>> = Vec::new();
     let mut rows = Vec::new();
-    if let Some(reason) = p.unavailable() {
-        body.push(Line::styled(
-            format!("cannot commit: {}", escape::line(reason)),
-            t.error(),
-        ));
+    // Why it cannot commit, then why the last key did nothing (when that says more): on top,
+    // where the box scrolls back to.
+    let cannot = p
+        .unavailable()
+        .map(|reason| format!("cannot commit: {}", escape::line(reason)));
+    let hint = p.hint.as_deref().map(escape::line);
+    for line in [cannot.clone(), hint.filter(|h| Some(h) != cannot.as_ref())]
+        .into_iter()
+        .flatten()
+    {
+        body.extend(wrap(&vec![(line, t.error())], width, 2));
     }
     if plan.scope != RewindScope::Code {
         conversation(&mut body, plan, width, t);
@@ -92,9 +98,6 @@ pub(super) fn body(p: &Preview, width: usize, t: Theme) -> (Vec<Line<'static>>, 
             retrace_protocol::words::gap(&g.reason)
         );
         body.extend(wrap(&vec![(text, t.warn())], width, 4));
-    }
-    if let Some(hint) = &p.hint {
-        body.extend(wrap(&vec![(escape::line(hint), t.error())], width, 2));
     }
     (body, rows)
 }
