@@ -406,8 +406,8 @@ fn nothing_is_chosen_on_a_screen_too_small_to_show_it() {
 }
 
 /// Found by a new user's trial: "0 written, 1 deleted" left the skipped file out, and a restore
-/// that skipped every file read like one that did something. The message counts skipped files and
-/// says plainly when no file changed.
+/// that skipped every file read like one that did something. The message counts skipped files,
+/// names each with why it was skipped, and says plainly when no file changed.
 #[test]
 fn a_restore_says_what_it_skipped_and_when_nothing_changed() {
     let clock = Clock::new();
@@ -436,7 +436,10 @@ fn a_restore_says_what_it_skipped_and_when_nothing_changed() {
     app.on_result(&r);
     assert_eq!(
         app.message(),
-        Some("rewound to before turn 0: no file changed — 2 skipped (kept as they are)")
+        Some(
+            "rewound to before turn 0: no file changed — 2 skipped (README.md: edited outside \
+             Retrace; link/\\u{202e}gpj.exe: an unsafe path: outside the workspace or through a link)"
+        )
     );
 
     commit_code(&mut app, 100);
@@ -445,7 +448,10 @@ fn a_restore_says_what_it_skipped_and_when_nothing_changed() {
     app.on_result(&r);
     assert_eq!(
         app.message(),
-        Some("rewound to before turn 0: 1 deleted, 1 skipped (kept as it is) — /undo to take it back")
+        Some(
+            "rewound to before turn 0: 1 deleted, 1 skipped (README.md: edited outside Retrace) \
+             — /undo to take it back"
+        )
     );
 }
 
