@@ -42,10 +42,10 @@ impl App {
         self.on_status(&snap.status);
         self.status.running = snap.status.running.is_some();
         self.status.compacting &= self.status.running;
+        // The conversation's newest turn, as its items say: none after a rewind to before its
+        // first, whatever turn was shown before.
         let newest = snap.items.iter().filter_map(|i| i.turn).max();
-        if let Some(t) = newest.max(snap.status.running.map(|r| r.turn)) {
-            self.status.turn = Some(t);
-        }
+        self.status.turn = newest.max(snap.status.running.map(|r| r.turn));
         self.set_head_names(&snap.heads);
         self.approvals.sync(
             snap.pending_approvals

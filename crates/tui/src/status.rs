@@ -15,7 +15,9 @@ pub struct StatusInfo {
     pub session: String,
     /// The selected head.
     pub head: String,
-    /// The newest turn seen.
+    /// The newest turn of the conversation shown (of its items, or the one running), numbered as
+    /// the checkpoints are; `None` before its first (a new session, or one rewound to before
+    /// its first turn).
     pub turn: Option<u64>,
     /// Tokens counted over the turns of this UI.
     pub usage: TokenUsage,

@@ -212,6 +212,11 @@ fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
         })
         .await;
         assert_eq!(files(&ws), all);
+        // Found by the new-user trial: the status line still said "turn 1" here. The
+        // conversation has no turn now, and the status line names none.
+        assert_eq!(ui.app().status().turn, None);
+        let status_row = |ui: &Driver| crate::fixtures::rows(ui.app(), 80, 24).pop().unwrap();
+        assert!(!status_row(&ui).contains("turn"), "{}", status_row(&ui));
 
         // Esc clears the refilled prompt; Esc Esc Enter then changes nothing.
         let head = ui.app().status().head.clone();
@@ -232,6 +237,7 @@ fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
             u.app().status().head == first_head && idle_after(u, "wrote two")
         })
         .await;
+        assert!(status_row(&ui).contains("turn 1"), "{}", status_row(&ui));
 
         // /fork NAME, turn 1: a named head, selected, named on the status line.
         send(&mut ui, &clock, 9_000, "/fork just one");
