@@ -65,14 +65,38 @@ pub struct ScrollLimits {
 /// under it, never a piece of it showing).
 const OVERLAY_MIN_ROWS: u16 = 8;
 
+/// A message above the input box takes at most this many rows.
+const MESSAGE_ROWS: usize = 3;
+
+/// The message above the input box (what a request did, why a key did nothing), wrapped at
+/// `width`: whole up to [`MESSAGE_ROWS`] rows, the last one ending in "…" past them.
+fn message_rows(app: &App, width: u16) -> Vec<String> {
+    let Some(m) = app.message() else {
+        return Vec::new();
+    };
+    let width = usize::from(width);
+    let spans = vec![(escape::line(m), ratatui::style::Style::default())];
+    let mut rows: Vec<String> = wrap::wrap(&spans, width, 2)
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    if rows.len() > MESSAGE_ROWS {
+        rows.truncate(MESSAGE_ROWS);
+        if let Some(last) = rows.last_mut() {
+            *last = fit(&format!("{last}…"), width);
+        }
+    }
+    rows
+}
+
 /// The frame's parts, top to bottom: the transcript, the message line, the queued prompt, the
 /// input box and the status line.
 fn areas(app: &App, area: Rect) -> [Rect; 5] {
     let input_rows = chat::input_box::line_count(app).clamp(1, 6) as u16;
-    let has_message = app.message().is_some();
+    let message_rows = message_rows(app, area.width).len() as u16;
     Layout::vertical([
         Constraint::Min(1),
-        Constraint::Length(u16::from(has_message)),
+        Constraint::Length(message_rows),
         Constraint::Length(chat::queue::rows(app)),
         Constraint::Length(input_rows + 2),
         Constraint::Length(1),
@@ -112,10 +136,11 @@ pub fn draw(frame: &mut Frame, app: &App, state: &mut ViewState) {
     let t = Theme::new(app.no_color());
     let [body, message, queued, input, status] = areas(app, area);
     state.limits.chat = chat::draw::draw(frame, body, app, &mut state.chat);
-    if let Some(m) = app.message() {
-        let text = fit(&escape::line(m), usize::from(message.width));
-        frame.render_widget(Paragraph::new(Line::styled(text, t.warn())), message);
-    }
+    let said: Vec<Line> = message_rows(app, message.width)
+        .into_iter()
+        .map(|r| Line::styled(r, t.warn()))
+        .collect();
+    frame.render_widget(Paragraph::new(said), message);
     chat::queue::draw(frame, queued, app, t);
     chat::input_box::draw(frame, input, app, t);
     // The `/` palette, over the rows above the input box.

@@ -453,6 +453,35 @@ fn a_restore_says_what_it_skipped_and_when_nothing_changed() {
              — /undo to take it back"
         )
     );
+    // Found by the new-user trial: at 80 columns the line was cut before its "/undo" hint. It
+    // wraps instead, whole, above the input box.
+    let shown = rows(&app, 80, 24);
+    let input = shown.iter().position(|r| r.starts_with("┌ Enter send")).unwrap();
+    assert_eq!(
+        shown[input - 2..input]
+            .iter()
+            .map(|r| r.trim_end())
+            .collect::<Vec<_>>(),
+        [
+            "rewound to before turn 0: 1 deleted, 1 skipped (README.md: edited outside",
+            "  Retrace) — /undo to take it back"
+        ],
+        "{}",
+        shown.join("\n")
+    );
+}
+
+/// A message longer than three rows shows its first three, the last ending in "…".
+#[test]
+fn a_long_message_wraps_to_three_rows_at_most() {
+    let mut app = app();
+    app.say(&"every word of this message is one more word to show ".repeat(6));
+    let shown = rows(&app, 40, 12);
+    let input = shown.iter().position(|r| r.starts_with("┌ Enter")).unwrap();
+    let said: Vec<&str> = shown[input - 3..input].iter().map(|r| r.trim_end()).collect();
+    assert!(said[0].starts_with("every word"), "{said:#?}");
+    assert!(said[1].starts_with("  ") && said[2].ends_with('…'), "{said:#?}");
+    assert!(!shown[input - 4].contains("word"), "{}", shown.join("\n"));
 }
 
 /// A `both` rewind whose files were refused after its head was made (they changed between the
