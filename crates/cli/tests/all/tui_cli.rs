@@ -336,7 +336,7 @@ fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
     assert_eq!(files(&ws), ["b.txt", "old.txt"]);
     let screen = t2.screen();
     assert!(
-        flat(&screen).contains("※ The user restored these files to their state at the start of turn 0:"),
+        flat(&screen).contains("※ The user restored these files to their state before turn 0:"),
         "{screen}"
     );
     assert!(item_rows(&screen).contains(&expected[0].to_string()), "{screen}");
