@@ -579,8 +579,8 @@ fn the_ui_ends_when_its_terminal_goes_away() {
     wait_exit(&pid);
 }
 
-/// With no key for the model, the UI still opens and its first screen says so and what to do;
-/// `/model demo` then answers.
+/// With no key for the model, the UI still opens and its first screen says so and what to do, as
+/// does `/model`'s list; `/model demo` then answers.
 #[test]
 fn without_a_key_the_first_screen_says_what_to_do() {
     let tmp = tempfile::tempdir().unwrap();
@@ -598,6 +598,14 @@ fn without_a_key_the_first_screen_says_what_to_do() {
     t.wait("the first screen", |s| {
         s.contains("/model demo") && s.contains("DEEPSEEK_API_KEY")
     });
+    // `/model` lists the default model with what it lacks, never as "configured".
+    t.text("/model ");
+    t.wait("the models", |s| {
+        s.lines().any(|l| {
+            l.contains("deepseek:deepseek-chat") && l.contains("no API key: export DEEPSEEK_API_KEY")
+        }) && !s.contains("configured")
+    });
+    t.keys(&["C-u"]);
     t.text("/model demo");
     t.keys(&["Enter"]);
     t.wait("the model", |s| s.contains("model changed"));
