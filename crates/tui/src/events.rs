@@ -46,6 +46,15 @@ impl App {
         // first, whatever turn was shown before.
         let newest = snap.items.iter().filter_map(|i| i.turn).max();
         self.status.turn = newest.max(snap.status.running.map(|r| r.turn));
+        // The context the conversation took, as the log last counted it (a resumed session shows
+        // it before its next turn); none for an empty conversation. Without a count (a summary
+        // head, a model that reports none) the one known stays: a compaction's comes with its
+        // event, before the snapshot it asks for.
+        match (snap.context_tokens, newest) {
+            (Some(tokens), _) => self.status.context_tokens = Some(tokens),
+            (None, None) => self.status.context_tokens = None,
+            (None, Some(_)) => {}
+        }
         self.set_head_names(&snap.heads);
         self.approvals.sync(
             snap.pending_approvals
