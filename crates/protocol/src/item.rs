@@ -258,6 +258,13 @@ pub struct SessionSnapshot {
     pub head_id: HeadId,
     /// Approvals waiting for an answer.
     pub pending_approvals: Vec<PendingApproval>,
+    /// How many tokens the selected head's conversation took at its last model request the log
+    /// recorded a count for (that request's prompt and answer, as the server counted them): the
+    /// context a frontend shows on opening, before any `step_finished`. `None` when the log has
+    /// no count for it (an empty conversation, a model that reports none, a summary newer than
+    /// every count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<u64>,
     /// The newest event the snapshot includes.
     pub last_event_seq: u64,
 }

@@ -5,7 +5,16 @@ use retrace_protocol::{ChangeAction, FileChange, NoteKind, ToolStatus, ITEM_DIFF
 /// What the log's restore notes begin with (they are written for the model).
 const NOTE_PREFIX: &str = "Note from Retrace: ";
 
-/// A note's kind and the text every frontend shows, from the text the model was given.
+/// How a restore note named the turn its files went back to before it said "before turn N" (as
+/// every frontend does): logs written then still hold it.
+const OLD_TURN_WORDS: &str = "their state at the start of turn ";
+
+/// How a restore note names that turn now.
+const TURN_WORDS: &str = "their state before turn ";
+
+/// A note's kind and the text every frontend shows, from the text the model was given. A
+/// restore note of an older log ("… at the start of turn 2 …") reads as a new one ("… before
+/// turn 2 …").
 pub(crate) fn note(content: &str) -> (NoteKind, String) {
     let text = content.strip_prefix(NOTE_PREFIX).unwrap_or(content);
     let kind = if content.starts_with(NOTE_PREFIX)
@@ -17,7 +26,10 @@ pub(crate) fn note(content: &str) -> (NoteKind, String) {
     } else {
         NoteKind::Other
     };
-    let mut shown = text.to_string();
+    let mut shown = match kind {
+        NoteKind::Restore => text.replacen(OLD_TURN_WORDS, TURN_WORDS, 1),
+        NoteKind::Compaction | NoteKind::ModelSwitch | NoteKind::Other => text.to_string(),
+    };
     if let Some(first) = shown.get(..1) {
         let upper = first.to_uppercase();
         shown.replace_range(..1, &upper);
@@ -127,12 +139,31 @@ mod tests {
 
     #[test]
     fn restore_notes_are_told_apart_and_lose_the_model_prefix() {
+        let (kind, text) =
+            note("Note from Retrace: the user restored these files to their state before turn 2: a.txt.");
+        assert_eq!(kind, NoteKind::Restore);
+        assert_eq!(
+            text,
+            "The user restored these files to their state before turn 2: a.txt."
+        );
+        assert_eq!(note("something else").0, NoteKind::Other);
+        // Another note saying those words is left as it is.
+        let other = "their state at the start of turn 1";
+        assert_eq!(note(other), (NoteKind::Other, format!("T{}", &other[1..])));
+    }
+
+    #[test]
+    fn an_older_logs_restore_note_reads_as_a_new_one() {
         let (kind, text) = note(
-            "Note from Retrace: the user restored these files to their state at the start of turn 2: a.txt.",
+            "Note from Retrace: the user restored these files to their state at the start of turn 2: a.txt. \
+             Edits made to them since then are no longer on disk.",
         );
         assert_eq!(kind, NoteKind::Restore);
-        assert!(text.starts_with("The user restored these files"));
-        assert_eq!(note("something else").0, NoteKind::Other);
+        assert_eq!(
+            text,
+            "The user restored these files to their state before turn 2: a.txt. \
+             Edits made to them since then are no longer on disk."
+        );
     }
 
     #[test]
