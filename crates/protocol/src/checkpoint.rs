@@ -101,8 +101,9 @@ impl<'de> Deserialize<'de> for GapReason {
     }
 }
 
-/// One coverage gap of a turn: at most one per reason and path.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One coverage gap of a turn: at most one per reason and path. Sent with `says`, the gap in
+/// words (`said.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Gap {
     /// Why this part is not restorable.
     pub reason: GapReason,

@@ -93,7 +93,9 @@ pub struct ToolCallItem {
     pub call_id: String,
     /// The tool's name (`edit_file`).
     pub tool: String,
-    /// One line saying what the call does ("Edit src/main.rs", "Run cargo test").
+    /// One line saying what the call does ("Edit src/main.rs", "Run cargo test"); once it ran
+    /// (`ok`), what it did ("Edited src/main.rs", "Created a.txt", "Ran cargo test"). Every frontend
+    /// shows it as it is.
     pub title: String,
     /// The path or command it acts on, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -256,6 +258,13 @@ pub struct SessionSnapshot {
     pub head_id: HeadId,
     /// Approvals waiting for an answer.
     pub pending_approvals: Vec<PendingApproval>,
+    /// How many tokens the selected head's conversation took at its last model request the log
+    /// recorded a count for (that request's prompt and answer, as the server counted them): the
+    /// context a frontend shows on opening, before any `step_finished`. `None` when the log has
+    /// no count for it (an empty conversation, a model that reports none, a summary newer than
+    /// every count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<u64>,
     /// The newest event the snapshot includes.
     pub last_event_seq: u64,
 }
@@ -273,8 +282,12 @@ pub struct ToolRecord {
     /// The files it changed, with their diffs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<FileChange>,
-    /// What it did that cannot be restored.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// What it did that cannot be restored (stored without their words).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "crate::said::stored_gaps"
+    )]
     pub gaps: Vec<Gap>,
     /// A shell command's exit code, when it exited (absent in older logs: read from the
     /// `[exit code N]` line its output ends with).

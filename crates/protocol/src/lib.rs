@@ -8,7 +8,8 @@
 //! and transcripts ([`session`]), checkpoint listings ([`checkpoint`]), restore plans and results
 //! ([`restore`], [`rewind`]), the event stream ([`event`], [`stream`]), the session's view ([`item`]), token counts and retry notices ([`usage`]), prices ([`price`]), the requests a frontend makes
 //! ([`request`]), what it configures ([`config`]), errors ([`error`]), fsck reports ([`fsck`]) and
-//! the plain words every frontend shares (counts and their plurals, how long ago: [`words`]).
+//! the plain words every frontend shares (counts and their plurals, how long ago: [`words`]; gaps
+//! and conflicts are sent with theirs, `said.rs`).
 
 pub mod checkpoint;
 pub mod config;
@@ -25,6 +26,7 @@ pub mod request;
 pub mod restore;
 pub mod results;
 pub mod rewind;
+mod said;
 pub mod session;
 pub mod stream;
 pub mod usage;

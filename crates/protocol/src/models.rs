@@ -41,13 +41,19 @@ impl Provider {
 /// a script). The configured model comes first,
 /// whole (its endpoint and key variable kept); its provider's other known models follow, unless
 /// it has an endpoint of its own (which may serve none of them); then the demo and the script
-/// model.
-pub fn model_choices(configured: Option<&ModelSpec>) -> Vec<ModelChoice> {
+/// model. `missing_key` is the variable the configured model's key is read from when the
+/// frontend found it unset: its note then says so ("no API key: export DEEPSEEK_API_KEY")
+/// instead of "configured".
+pub fn model_choices(configured: Option<&ModelSpec>, missing_key: Option<&str>) -> Vec<ModelChoice> {
     let mut out = Vec::new();
     if let Some(c) = configured.filter(|c| !matches!(c.provider, Provider::Demo)) {
-        let note = match &c.base_url {
-            Some(url) => format!("configured, at {url}"),
+        let what = match missing_key {
+            Some(var) => format!("no API key: export {var}"),
             None => "configured".to_string(),
+        };
+        let note = match &c.base_url {
+            Some(url) => format!("{what}, at {url}"),
+            None => what,
         };
         out.push(ModelChoice {
             value: c.to_string(),
@@ -97,7 +103,7 @@ mod tests {
 
     #[test]
     fn the_configured_model_then_its_providers_then_demo_and_script() {
-        let nothing = model_choices(None);
+        let nothing = model_choices(None, None);
         assert_eq!(
             values(&nothing),
             [
@@ -111,7 +117,7 @@ mod tests {
         assert_eq!(nothing[3].spec, None);
 
         let reasoner = ModelSpec::new(Provider::DeepSeek, "deepseek-reasoner");
-        let c = model_choices(Some(&reasoner));
+        let c = model_choices(Some(&reasoner), None);
         assert_eq!(
             values(&c),
             [
@@ -124,7 +130,7 @@ mod tests {
         assert_eq!(c[0].note, "configured");
 
         let openai = ModelSpec::new(Provider::OpenAi, "gpt-4o");
-        let c = model_choices(Some(&openai));
+        let c = model_choices(Some(&openai), None);
         assert_eq!(c[0].value, "openai:gpt-4o");
         assert!(values(&c).contains(&"openai:o4-mini"));
         assert!(!values(&c).iter().any(|v| v.starts_with("deepseek")));
@@ -132,13 +138,13 @@ mod tests {
         // A model on an endpoint of its own: only it, whole, then demo and script.
         let mut local = ModelSpec::new(Provider::OpenAi, "llama3");
         local.base_url = Some("http://127.0.0.1:8080/v1".into());
-        let c = model_choices(Some(&local));
+        let c = model_choices(Some(&local), None);
         assert_eq!(values(&c), ["openai:llama3", "demo", "script:FILE"]);
         assert_eq!(c[0].spec.as_ref(), Some(&local));
         assert!(c[0].note.contains("127.0.0.1"));
 
         assert_eq!(
-            values(&model_choices(Some(&ModelSpec::demo()))),
+            values(&model_choices(Some(&ModelSpec::demo()), None)),
             [
                 "deepseek:deepseek-chat",
                 "deepseek:deepseek-reasoner",
@@ -146,8 +152,23 @@ mod tests {
                 "script:FILE"
             ]
         );
-        let script = model_choices(Some(&ModelSpec::script("/tmp/s.json")));
+        let script = model_choices(Some(&ModelSpec::script("/tmp/s.json")), None);
         assert_eq!(script[0].value, "script:/tmp/s.json");
         assert_eq!(script[1].value, "deepseek:deepseek-chat");
+    }
+
+    #[test]
+    fn a_configured_model_without_its_key_says_what_is_missing() {
+        let chat = ModelSpec::new(Provider::DeepSeek, "deepseek-chat");
+        let c = model_choices(Some(&chat), Some("DEEPSEEK_API_KEY"));
+        assert_eq!(c[0].value, "deepseek:deepseek-chat");
+        assert_eq!(c[0].note, "no API key: export DEEPSEEK_API_KEY");
+        let mut local = ModelSpec::new(Provider::OpenAi, "llama3");
+        local.base_url = Some("http://127.0.0.1:8080/v1".into());
+        let c = model_choices(Some(&local), Some("LOCAL_KEY"));
+        assert_eq!(
+            c[0].note,
+            "no API key: export LOCAL_KEY, at http://127.0.0.1:8080/v1"
+        );
     }
 }

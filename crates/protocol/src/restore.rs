@@ -82,8 +82,9 @@ impl ConflictReason {
     }
 }
 
-/// A conflicted file, with the digests that explain it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A conflicted file, with the digests that explain it. Sent with `says`, why in words
+/// (`said.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Conflict {
     /// The workspace path.
     pub path: String,
@@ -176,8 +177,8 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
-/// A gap of a turn the restore spans.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A gap of a turn the restore spans. Sent with `says`, the gap in words (`said.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct PlanGap {
     /// The turn that recorded it.
     pub turn: u64,

@@ -1,5 +1,6 @@
 //! Plain words every frontend uses the same way: counts with their plural, how long ago
-//! something happened, and why a file conflicts or a turn has a gap (the wire names stay in JSON).
+//! something happened, and why a file conflicts, a restore skips it or a turn has a gap (the wire
+//! names stay in JSON).
 
 /// `n` things, singular or plural: "1 turn", "2 turns", "0 files". `what` is the singular; a
 /// word ending in "s", "x", "ch" or "sh" takes "es".
@@ -52,6 +53,31 @@ pub fn conflict(c: &crate::Conflict) -> String {
     .to_string()
 }
 
+/// A gap in a line: what it concerns (a shell command's gap its command, any other its path; else
+/// the other one) and why, in words: "rm x — a shell command: what it did to files is not
+/// tracked", "a/b — reached through a link"; why alone when it names neither.
+pub fn gap_line(reason: &crate::GapReason, path: Option<&str>, detail: Option<&str>) -> String {
+    let what = match reason {
+        crate::GapReason::BashSideEffect => detail.or(path),
+        _ => path.or(detail),
+    };
+    match what {
+        Some(w) => format!("{w} — {}", gap(reason)),
+        None => gap(reason),
+    }
+}
+
+/// Why a restore skips a file (keeps it as it is) under the conflict choice `on_conflict`, in
+/// words: the file's own conflict when it has one; else, under `refuse` (which restores nothing
+/// while any file conflicts), that it is held back.
+pub fn skipped(conflict: Option<&crate::Conflict>, on_conflict: crate::OnConflict) -> String {
+    match (conflict, on_conflict) {
+        (Some(c), _) => self::conflict(c),
+        (None, crate::OnConflict::Refuse) => "held back while files conflict".into(),
+        (None, _) => "kept as it is".into(),
+    }
+}
+
 /// Why part of a turn cannot be restored (a gap's reason), in words.
 pub fn gap(reason: &crate::GapReason) -> String {
     use crate::GapReason as G;
@@ -81,6 +107,43 @@ mod tests {
         assert_eq!(count(2, "line"), "2 lines");
         assert_eq!(count(3, "patch"), "3 patches");
         assert_eq!(count(2, "class"), "2 classes");
+    }
+
+    #[test]
+    fn a_gap_says_what_it_concerns_and_why() {
+        use crate::GapReason as G;
+        let shell = gap_line(&G::BashSideEffect, Some("x"), Some("rm x"));
+        assert_eq!(
+            shell,
+            "rm x — a shell command: what it did to files is not tracked"
+        );
+        assert_eq!(
+            gap_line(&G::Unreadable, Some("a"), Some("denied")),
+            "a — could not be read"
+        );
+        assert_eq!(gap_line(&G::Oversized, None, None), "too large to keep");
+    }
+
+    #[test]
+    fn a_skipped_file_says_why() {
+        use crate::{Conflict, ConflictReason, OnConflict};
+        let edited = Conflict {
+            path: "a.txt".into(),
+            reason: ConflictReason::ManualEdit,
+            checkpoint_sha256: Some("1".into()),
+            last_owned_sha256: None,
+            current_sha256: Some("2".into()),
+            checkpoint_mode: None,
+            current_mode: None,
+        };
+        for choice in [OnConflict::Refuse, OnConflict::Skip, OnConflict::Overwrite] {
+            assert_eq!(skipped(Some(&edited), choice), "edited outside Retrace");
+        }
+        assert_eq!(
+            skipped(None, OnConflict::Refuse),
+            "held back while files conflict"
+        );
+        assert_eq!(skipped(None, OnConflict::Skip), "kept as it is");
     }
 
     #[test]

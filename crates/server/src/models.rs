@@ -48,7 +48,7 @@ pub(crate) fn snapshot_with_branch(snap: SessionSnapshot) -> Result<serde_json::
 /// ([`retrace_protocol::model_choices`]): the server's own first, its provider's known models,
 /// then `demo` (the `script:FILE` form, which needs a path typed, is left out).
 pub(crate) fn choices(default: Option<&retrace_protocol::ModelSpec>) -> ModelChoices {
-    let models = retrace_protocol::model_choices(default)
+    let models = retrace_protocol::model_choices(default, None)
         .into_iter()
         .filter(|c| c.spec.is_some())
         .map(|c| c.value)

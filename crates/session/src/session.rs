@@ -398,6 +398,20 @@ impl Session {
     /// path was rewritten after it was logged (a summary that replaced the messages before it) is
     /// passed over: its count was of a request this path no longer begins with.
     pub fn last_counted(&self, head: &HeadId) -> Result<Option<(usize, u64)>> {
+        Ok(self.last_usage_at(head)?.map(|(k, u)| (k, u.prompt_tokens)))
+    }
+
+    /// What the server counted for that same request ([`Session::last_counted`]), its prompt and
+    /// its answer: how much of the model's context the head's conversation took at its last
+    /// counted request. `None` when no request on the path was counted (or its count is of a
+    /// prefix the path no longer has).
+    pub fn last_usage(&self, head: &HeadId) -> Result<Option<retrace_protocol::TokenUsage>> {
+        Ok(self.last_usage_at(head)?.map(|(_, u)| u))
+    }
+
+    /// The newest counted request whose prefix the head's path still has: the number of
+    /// messages before its answer, and its usage.
+    fn last_usage_at(&self, head: &HeadId) -> Result<Option<(usize, retrace_protocol::TokenUsage)>> {
         let h = self.head_ix(head)?;
         let mut newest_before = None::<usize>;
         let mut found = None;
@@ -405,7 +419,7 @@ impl Session {
             let msg = &self.index.nodes[m].msg;
             let logged_after_its_prefix = newest_before.is_none_or(|n| n < m);
             if let (Role::Assistant, Some(u), true) = (msg.role, msg.usage, logged_after_its_prefix) {
-                found = Some((k, u.prompt_tokens));
+                found = Some((k, u));
             }
             newest_before = Some(newest_before.map_or(m, |n| n.max(m)));
         }

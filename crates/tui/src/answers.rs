@@ -3,7 +3,7 @@
 //! they change in the conversation comes with the session's events (a new snapshot after a
 //! head change, a rewind or an undo), not with the answers.
 
-use retrace_protocol::{Error, HeadEntry, HeadRef, RewindResult, RewindScope, SessionSnapshot};
+use retrace_protocol::{words, Error, HeadEntry, HeadRef, RewindResult, RewindScope, SessionSnapshot};
 
 use crate::app::{App, Awaiting};
 use crate::escape;
@@ -179,11 +179,14 @@ impl App {
     }
 }
 
-/// What a restore did to the files, skipped ones included: `1 written, 2 deleted, 1 skipped
-/// (kept as it is)`, or plainly `no file changed` when none did.
+/// At most this many skipped files are named, each with why, in a restore's line.
+const SKIPS_NAMED: usize = 2;
+
+/// What a restore did to the files, skipped ones included with why: `1 written, 2 deleted, 1
+/// skipped (README.md: edited outside Retrace)`, or plainly `no file changed` when none did.
 fn files_said(r: &RewindResult) -> String {
     let done = |p: &String| r.files_written.contains(p) || r.files_deleted.contains(p);
-    let skipped = r.conflicts.iter().filter(|c| !done(&c.path)).count();
+    let skipped: Vec<_> = r.conflicts.iter().filter(|c| !done(&c.path)).collect();
     let mut parts = Vec::new();
     if !r.files_written.is_empty() {
         parts.push(format!("{} written", r.files_written.len()));
@@ -191,18 +194,22 @@ fn files_said(r: &RewindResult) -> String {
     if !r.files_deleted.is_empty() {
         parts.push(format!("{} deleted", r.files_deleted.len()));
     }
-    let kept = match skipped {
-        0 => String::new(),
-        1 => "1 skipped (kept as it is)".to_string(),
-        n => format!("{n} skipped (kept as they are)"),
-    };
+    let mut why: Vec<String> = skipped
+        .iter()
+        .take(SKIPS_NAMED)
+        .map(|c| format!("{}: {}", escape::short_path(&c.path, 40), words::conflict(c)))
+        .collect();
+    if skipped.len() > SKIPS_NAMED {
+        why.push(format!("{} more", skipped.len() - SKIPS_NAMED));
+    }
+    let kept = format!("{} skipped ({})", skipped.len(), why.join("; "));
     if parts.is_empty() {
-        return match skipped {
+        return match skipped.len() {
             0 => "no file changed (every file already as it was)".to_string(),
             _ => format!("no file changed — {kept}"),
         };
     }
-    if skipped > 0 {
+    if !skipped.is_empty() {
         parts.push(kept);
     }
     parts.join(", ")

@@ -42,9 +42,18 @@ impl App {
         self.on_status(&snap.status);
         self.status.running = snap.status.running.is_some();
         self.status.compacting &= self.status.running;
+        // The conversation's newest turn, as its items say: none after a rewind to before its
+        // first, whatever turn was shown before.
         let newest = snap.items.iter().filter_map(|i| i.turn).max();
-        if let Some(t) = newest.max(snap.status.running.map(|r| r.turn)) {
-            self.status.turn = Some(t);
+        self.status.turn = newest.max(snap.status.running.map(|r| r.turn));
+        // The context the conversation took, as the log last counted it (a resumed session shows
+        // it before its next turn); none for an empty conversation. Without a count (a summary
+        // head, a model that reports none) the one known stays: a compaction's comes with its
+        // event, before the snapshot it asks for.
+        match (snap.context_tokens, newest) {
+            (Some(tokens), _) => self.status.context_tokens = Some(tokens),
+            (None, None) => self.status.context_tokens = None,
+            (None, Some(_)) => {}
         }
         self.set_head_names(&snap.heads);
         self.approvals.sync(

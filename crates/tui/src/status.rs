@@ -15,12 +15,15 @@ pub struct StatusInfo {
     pub session: String,
     /// The selected head.
     pub head: String,
-    /// The newest turn seen.
+    /// The newest turn of the conversation shown (of its items, or the one running), numbered as
+    /// the checkpoints are; `None` before its first (a new session, or one rewound to before
+    /// its first turn).
     pub turn: Option<u64>,
     /// Tokens counted over the turns of this UI.
     pub usage: TokenUsage,
     /// The tokens of the conversation at its last model request (its prompt and its answer: what
-    /// the next request starts from), or after a compaction; `None` until one is known.
+    /// the next request starts from; on opening, as the log counted it), or after a compaction;
+    /// `None` until one is known, and for an empty conversation.
     pub context_tokens: Option<u64>,
     /// What the turns of this UI cost, in US dollars, over those whose model has a price.
     pub cost: f64,

@@ -61,14 +61,6 @@ export function numberedDiff(diff) {
   return pre;
 }
 
-/** What a tool call did to a file, as the headline of its row says it: done, and while running. */
-const VERBS = {
-  create: ["Created", "Creating"],
-  modify: ["Edited", "Editing"],
-  delete: ["Deleted", "Deleting"],
-  move: ["Moved", "Moving"],
-};
-
 /** A shell command's exit code: the item's, else the `[exit code N]` line its output ends with. */
 export function exitCode(item) {
   if (item.exit_code != null) return item.exit_code;
@@ -81,36 +73,69 @@ function duration(ms) {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
+/** Whether `name` stands at `i` in `text` as a word of its own (a space or an end on each side). */
+function standsAt(text, i, name) {
+  const after = text[i + name.length];
+  return (i === 0 || text[i - 1] === " ") && (after === undefined || after === " ");
+}
+
 /**
- * A tool call's row headline, as the terminal UI says it: "Edited calc/ops.py +3 −0", "Created …",
- * "Deleted …", "Moved a → b" (each name a chip opening the file's history), "Ran `npm test` ·
- * exit 1 · 2.1 s"; any other call by its title. The elements, in order.
+ * A title's words after its verb (" a.txt → b.txt") as text and chips: each changed file's name
+ * where the title shows it is a chip that opens the file's history.
+ */
+function titleRest(rest, changes) {
+  const names = changes.flatMap((c) => (c.from != null ? [c.from, c.path] : [c.path]));
+  const out = [];
+  while (rest) {
+    let at = -1;
+    let name = "";
+    for (const n of names) {
+      for (let i = rest.indexOf(n); i >= 0; i = rest.indexOf(n, i + 1)) {
+        if (!standsAt(rest, i, n)) continue;
+        if (at < 0 || i < at || (i === at && n.length > name.length)) [at, name] = [i, n];
+        break;
+      }
+    }
+    if (at < 0) {
+      out.push(rest);
+      break;
+    }
+    if (at > 0) out.push(rest.slice(0, at));
+    out.push(chip(name));
+    rest = rest.slice(at + name.length);
+  }
+  return out;
+}
+
+/**
+ * A tool call's row headline: its title as the controller words it for every frontend (what it
+ * does while it runs, what it did once it ran: "Edited calc/ops.py", "Created …", "Moved a → b",
+ * "Ran npm test"), its verb stressed and each changed file's name a chip opening its history,
+ * then the `+A −R` of its text files (as the terminal UI adds them; none when all are binary) or, for a shell command, its
+ * exit code and how long it ran. A call that changes nothing and runs no command shows its title
+ * alone ("Read a.txt"). The elements, in order.
  */
 export function toolHeadline(item) {
-  const running = item.status === "running";
-  const changes = (item.changes ?? []).filter((c) => VERBS[c.action]);
-  if (changes.length > 0 && item.status !== "failed") {
-    const out = [];
-    changes.forEach((c, i) => {
-      if (i > 0) out.push(el("span", "sep", " · "));
-      out.push(el("span", "verb", VERBS[c.action][running ? 1 : 0]), " ");
-      if (c.action === "move" && c.from != null) out.push(chip(c.from), " → ");
-      out.push(chip(c.path));
-      const counts = c.binary ? "binary" : c.added || c.removed || c.action !== "delete" ? `+${c.added} −${c.removed}` : "";
-      if (counts) out.push(" ", el("span", "tool-count", counts));
-    });
-    return out;
-  }
-  if (item.tool === "bash" && item.target != null) {
-    const out = [el("span", "verb", running ? "Running" : "Ran"), " ", el("code", "command", item.target)];
+  const title = item.title ?? item.tool ?? "";
+  const changes = item.changes ?? [];
+  const command = item.tool === "bash" && item.target != null;
+  if (!changes.length && !command) return [el("span", "title", title)];
+  const space = title.indexOf(" ");
+  const verb = space > 0 ? title.slice(0, space) : title;
+  const rest = space > 0 ? title.slice(space) : "";
+  const out = [el("span", "verb", verb)];
+  if (command && rest === ` ${item.target}`) out.push(" ", el("code", "command", item.target));
+  else out.push(...titleRest(rest, changes));
+  const counts = changesCount(changes.filter((c) => !c.binary));
+  if (counts) out.push(" ", el("span", "tool-count", counts));
+  if (command) {
     const code = exitCode(item);
     const facts = [];
     if (code != null) facts.push(`exit ${code}`);
     if (item.duration_ms != null) facts.push(duration(item.duration_ms));
     if (facts.length) out.push(el("span", "tool-count", ` · ${facts.join(" · ")}`));
-    return out;
   }
-  return [el("span", "title", item.title)];
+  return out;
 }
 
 function chip(path) {

@@ -6,7 +6,7 @@
 import { numberedDiff } from "./changes.js";
 import { fileLink } from "./filelink.js";
 import { count, el, fmtSize } from "./util.js";
-import { beforeTurn, conflictWords, fileActionWords, gapWords, turnName } from "./words.js";
+import { beforeTurn, fileActionWords, turnName } from "./words.js";
 
 /**
  * The buttons of a checkpoint entry's `actions`, in their order, with their labels: `run(action,
@@ -198,7 +198,7 @@ export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
   if (plan.conflicts.length > 0) {
     const n = plan.conflicts.length;
     const fs = el("fieldset", "conflicts", el("legend", null, `${n === 1 ? "1 file" : `${n} files`} changed since Retrace wrote ${n === 1 ? "it" : "them"}: choose what to do`));
-    for (const c of plan.conflicts) fs.append(el("div", null, el("code", null, c.path), ` — ${conflictWords(c)}`));
+    for (const c of plan.conflicts) fs.append(el("div", null, el("code", null, c.path), ` — ${c.says}`));
     for (const c of choices) {
       const [r, l] = radio("on_conflict", c.on_conflict, c.label);
       r.addEventListener("change", () => {
@@ -213,7 +213,7 @@ export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
   if (plan.scope !== "conversation" && plan.gaps.length > 0) {
     const g = el("div", "warn", el("p", null, "These changes were not tracked; their effects stay:"));
     const ul = el("ul");
-    for (const gap of plan.gaps) ul.append(el("li", null, `${turnName(gap.turn)}: ${gapWords(gap)}`));
+    for (const gap of plan.gaps) ul.append(el("li", null, `${turnName(gap.turn)}: ${gap.says}`));
     g.append(ul);
     body.push(g);
   }

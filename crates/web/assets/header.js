@@ -1,6 +1,8 @@
 // The header's row: the model (a select of the models one can choose, `GET /api/models`; a choice
 // switches the open session's model, `POST …/{id}/model`), the workspace and its git branch (the
-// session's status, or the server's workspace before any session).
+// session's status, or the server's workspace before any session). On a phone the closed select
+// shows the model's short name on a face of its own (style.css), whole; its title and its opened
+// list name each model in full.
 import { call, s } from "./api.js";
 import { attempt } from "./banner.js";
 import { state } from "./state.js";
@@ -37,12 +39,31 @@ export function showStatus(status) {
   );
   ui.model.value = current ?? "";
   ui.model.title = current ? `Model: ${current}` : "No model is set up";
+  showFace();
   const ws = status?.workspace ?? "";
   ui.workspace.textContent = baseName(ws);
   ui.workspace.title = ws;
   ui.branch.textContent = status?.branch ?? "";
   ui.branch.hidden = !status?.branch;
   ui.branch.title = status?.branch ? `git branch ${status.branch}` : "";
+}
+
+/**
+ * A model as the phone's header names it, short: without its endpoint (" at URL"), its provider
+ * ("deepseek:deepseek-chat" → "deepseek-chat") or a script's folder ("script:/tmp/s.json" →
+ * "s.json"); "demo" as it is.
+ */
+export function shortModel(spec) {
+  const m = String(spec ?? "").split(" at ")[0];
+  const colon = m.indexOf(":");
+  if (colon < 0) return m;
+  const name = m.slice(colon + 1);
+  return m.startsWith("script:") ? baseName(name) : name;
+}
+
+/** The select's face (on a phone): the model chosen, by its short name. */
+function showFace() {
+  ui.modelFace.textContent = ui.model.value ? shortModel(ui.model.value) : "no model";
 }
 
 function option(value, text) {
@@ -59,11 +80,15 @@ async function choose(model) {
     showStatus({ ...state.status, ...(await call("POST", `${s(state.sid)}/model`, { model })) });
   } catch (e) {
     ui.model.value = before;
+    showFace();
     throw e;
   }
 }
 
 /** Listens to the model select (once, at start). */
 export function installHeader() {
-  ui.model.addEventListener("change", () => attempt(() => choose(ui.model.value)));
+  ui.model.addEventListener("change", () => {
+    showFace();
+    attempt(() => choose(ui.model.value));
+  });
 }

@@ -14,6 +14,36 @@ document.addEventListener("pointerdown", (e) => {
   if (openMenu && !openMenu.box.contains(e.target)) openMenu.close(false);
 });
 
+/** Room kept between an open list and the edge of the area it shows in, in pixels. */
+const MARGIN = 4;
+
+/**
+ * Places the open `list` of menu control `box` whole in the visible part of what scrolls it (the
+ * transcript, the Versions panel): under its `toggle` where it fits, else above it where it fits
+ * (never up past the top: under the header, out of reach), else under it with the area scrolled
+ * until the list shows whole (the last prompt's menu when the composer leaves too little room:
+ * the list would run on under the composer). A list shown as a sheet (fixed, on a phone) is left
+ * where it is.
+ */
+function place(box, toggle, list) {
+  box.classList.remove("up");
+  if (getComputedStyle(list).position === "fixed") return;
+  const scroller = box.closest(".transcript, .versions");
+  const area = scroller?.getBoundingClientRect() ?? { top: 0, bottom: window.innerHeight };
+  const r = list.getBoundingClientRect();
+  if (r.bottom + MARGIN <= area.bottom) return;
+  const t = toggle.getBoundingClientRect();
+  // the list's height and its gap to the toggle, as it shows under it
+  if (r.bottom - t.bottom + MARGIN <= t.top - area.top) {
+    box.classList.add("up");
+    return;
+  }
+  if (!scroller) return;
+  // down, scrolled by what runs past the bottom, but never so far that its top goes out of view
+  const by = Math.min(r.bottom + MARGIN - area.bottom, r.top - MARGIN - area.top);
+  if (by > 0) scroller.scrollTop += by;
+}
+
 /**
  * A menu control of class `cls`: a button showing `face` (its accessible name `label`) that opens
  * `items` (buttons; each closes the menu before its own click listener runs). The control is the
@@ -45,17 +75,7 @@ export function menuControl(cls, face, label, items) {
     list.hidden = false;
     toggle.setAttribute("aria-expanded", "true");
     box.classList.add("open");
-    // upward when it would run past the bottom of what scrolls it and there is more room above
-    box.classList.remove("up");
-    const r = list.getBoundingClientRect();
-    const area = box.closest(".transcript, .versions")?.getBoundingClientRect() ?? { top: 0, bottom: window.innerHeight };
-    const above = toggle.getBoundingClientRect().top - area.top;
-    if (r.bottom > area.bottom && above > area.bottom - r.top) {
-      box.classList.add("up");
-      // Never up past the top of what scrolls it (under the header, out of reach): down, the
-      // list scrolls into view with its area.
-      if (list.getBoundingClientRect().top < area.top) box.classList.remove("up");
-    }
+    place(box, toggle, list);
     openMenu = { box, close };
     const can = enabled();
     (can.find((b) => b.dataset.action === action) ?? can[0] ?? toggle).focus();

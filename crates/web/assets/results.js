@@ -7,7 +7,6 @@
 import { ACTIONS, numberedDiff } from "./changes.js";
 import { fileLink } from "./filelink.js";
 import { el, fmtSize } from "./util.js";
-import { gapWords } from "./words.js";
 
 const plural = (n, one, many) => (n === 1 ? `1 ${one}` : `${n} ${many}`);
 
@@ -62,9 +61,9 @@ export function commandEnd(c) {
   return c.duration_ms != null ? `${how} · ${durationText(c.duration_ms)}` : how;
 }
 
-/** A gap (what a checkpoint, a tool call or a turn could not capture) in a few words. */
+/** A gap (what a checkpoint, a tool call or a turn could not capture) in a few words: its `says`. */
 export function gapText(g) {
-  return gapWords(g);
+  return g.says;
 }
 
 export function gapList(gaps, title = "Not restorable:") {

@@ -5,6 +5,7 @@ const $ = (id) => document.getElementById(id);
 export const ui = {
   select: $("session-select"),
   model: $("model-select"),
+  modelFace: $("model-face"),
   workspace: $("workspace"),
   branch: $("branch"),
   versionsClose: $("versions-close"),

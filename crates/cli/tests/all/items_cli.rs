@@ -43,9 +43,9 @@ fn the_streamed_items_are_the_items_read_back() {
     assert_eq!(
         shown,
         [
-            ("Write a.txt", "ok"),
-            ("Edit b.txt", "ok"),
-            ("Move a.txt → c.txt", "ok"),
+            ("Created a.txt", "ok"),
+            ("Edited b.txt", "ok"),
+            ("Moved a.txt → c.txt", "ok"),
             ("Delete missing.txt", "failed")
         ]
     );

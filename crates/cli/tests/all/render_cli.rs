@@ -3,12 +3,11 @@
 //! a typed prompt kept, the status line whole at 80×24 (tokens, context, the configured price's
 //! cost), `/status`, and the conversation left in the terminal's scrollback after quitting.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::tui_cli::{flat, launch, launch_with, model_args, script_args, Tmux};
+use crate::support::tmux::{flat, launch, launch_with, model_args, scratch, script_args, Tmux};
 
 /// The whole pane, the lines scrolled off the top included.
 fn history(t: &Tmux) -> String {
@@ -39,16 +38,9 @@ fn wait_history(t: &Tmux, what: &str, done: impl Fn(&str) -> bool) -> String {
 /// An answer in markdown, as a model writes one.
 const ANSWER: &str = "Here is **the plan**:\n\n1. Read `calc/ops.py`\n2. Add `mul`\n   - with a test\n\n```python\ndef mul(a, b):\n    return a * b\n```\n\n| op | done |\n|---|---|\n| mul | yes |\n\nDone.";
 
-fn workspace(tmp: &Path) -> std::path::PathBuf {
-    let ws = tmp.join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    ws
-}
-
 #[test]
 fn markdown_is_drawn_and_stays_in_the_scrollback_after_quitting() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = workspace(tmp.path());
+    let (tmp, ws) = scratch();
     let args = script_args(
         tmp.path(),
         &ws,
@@ -87,8 +79,7 @@ fn markdown_is_drawn_and_stays_in_the_scrollback_after_quitting() {
 
 #[test]
 fn without_a_key_the_first_screen_explains_and_a_typed_prompt_is_kept() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = workspace(tmp.path());
+    let (tmp, ws) = scratch();
     let args = vec!["--workspace".to_string(), ws.display().to_string()];
     let Some(t) = launch(tmp.path(), "retrace-welcome", (80, 24), &args, false) else {
         return;
@@ -131,8 +122,7 @@ fn without_a_key_the_first_screen_explains_and_a_typed_prompt_is_kept() {
 
 #[test]
 fn the_status_line_fits_80_columns_and_status_shows_the_rest() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = workspace(tmp.path());
+    let (tmp, ws) = scratch();
     let script = tmp.path().join("s.json");
     std::fs::write(
         &script,

@@ -7,184 +7,15 @@
 //! `/history` its versions, and one of them is restored on disk and undone.
 
 use crate::support;
+use crate::support::tmux::{
+    flat, launch, launch_with, model_args, scratch, script_args, tmux_or_skip, wait_gone,
+};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-
-pub(crate) struct Tmux {
-    pub(crate) socket: PathBuf,
-    pub(crate) name: String,
-}
-
-impl Tmux {
-    pub(crate) fn tmux(&self) -> Command {
-        let mut c = Command::new("tmux");
-        c.arg("-S").arg(&self.socket);
-        c
-    }
-
-    pub(crate) fn keys(&self, keys: &[&str]) {
-        let ok = self
-            .tmux()
-            .args(["send-keys", "-t", &self.name])
-            .args(keys)
-            .status()
-            .unwrap();
-        assert!(ok.success());
-    }
-
-    pub(crate) fn text(&self, text: &str) {
-        let ok = self
-            .tmux()
-            .args(["send-keys", "-l", "-t", &self.name, text])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-    }
-
-    /// Esc, then Esc again a moment later, as a person presses them (sent in one go, the two
-    /// bytes would reach the program as one escape sequence).
-    pub(crate) fn esc_esc(&self) {
-        self.keys(&["Escape"]);
-        std::thread::sleep(Duration::from_millis(150));
-        self.keys(&["Escape"]);
-    }
-
-    /// A tmux format (`#{pane_pid}`, `#{alternate_on}`…) of the pane.
-    pub(crate) fn pane(&self, format: &str) -> String {
-        let out = self
-            .tmux()
-            .args(["display-message", "-p", "-t", &self.name, format])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    pub(crate) fn screen(&self) -> String {
-        let out = self
-            .tmux()
-            .args(["capture-pane", "-p", "-t", &self.name])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Waits (up to 20 s) until `done` holds, showing the screen when it never does.
-    pub(crate) fn wait(&self, what: &str, done: impl Fn(&str) -> bool) {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if done(&screen) {
-                return;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "waited for {what}; the screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self
-            .tmux()
-            .arg("kill-server")
-            .stderr(std::process::Stdio::null())
-            .status();
-    }
-}
-
-pub(crate) fn have_tmux() -> bool {
-    Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-/// `retrace ARGS` in a new detached tmux session of `w`×`h` (left on screen after it exits when
-/// `remain`), in the environment every CLI test isolates, once its first screen shows. `None`
-/// when tmux is missing outside CI (`.ci/run` installs it).
-pub(crate) fn launch(
-    tmp: &Path,
-    name: &str,
-    size: (u16, u16),
-    args: &[String],
-    remain: bool,
-) -> Option<Tmux> {
-    launch_with(tmp, name, size, args, remain, &[])
-}
-
-/// [`launch`] with `env` set too.
-pub(crate) fn launch_with(
-    tmp: &Path,
-    name: &str,
-    (w, h): (u16, u16),
-    args: &[String],
-    remain: bool,
-    env: &[(&str, &str)],
-) -> Option<Tmux> {
-    if !have_tmux() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing: .ci/run installs it"
-        );
-        eprintln!("skipped: tmux is not installed");
-        return None;
-    }
-    let isolated = support::isolated_retrace(tmp);
-    // `env -u NAME …` first: after the first NAME=VALUE, env takes the rest as the command.
-    let (mut unset, mut set) = (String::new(), String::new());
-    for (k, v) in isolated.get_envs() {
-        match v {
-            Some(v) => set.push_str(&format!(" {}='{}'", k.to_string_lossy(), v.to_string_lossy())),
-            None => unset.push_str(&format!(" -u {}", k.to_string_lossy())),
-        }
-    }
-    for (k, v) in env {
-        set.push_str(&format!(" {k}='{v}'"));
-    }
-    let mut line = format!("env{unset}{set}");
-    line.push_str(&format!(" '{}'", env!("CARGO_BIN_EXE_retrace")));
-    for a in args {
-        line.push_str(&format!(" '{a}'"));
-    }
-    let t = Tmux {
-        socket: tmp.join("tmux.sock"),
-        name: name.to_string(),
-    };
-    let (w, h) = (w.to_string(), h.to_string());
-    let mut start = t.tmux();
-    start.args(["new-session", "-d", "-s", name, "-x", &w, "-y", &h, &line]);
-    if remain {
-        start.args([";", "set-option", "-t", name, "remain-on-exit", "on"]);
-    }
-    assert!(start.status().unwrap().success());
-    t.wait("the first screen", |s| s.contains("Esc Esc rewind"));
-    Some(t)
-}
-
-/// The UI's arguments for workspace `ws` and a script model answering `script` (written to
-/// `tmp/script.json`).
-pub(crate) fn script_args(tmp: &Path, ws: &Path, script: serde_json::Value) -> Vec<String> {
-    let file = tmp.join("script.json");
-    std::fs::write(&file, script.to_string()).unwrap();
-    model_args(ws, &format!("script:{}", file.display()))
-}
-
-/// `--workspace WS --model MODEL`.
-pub(crate) fn model_args(ws: &Path, model: &str) -> Vec<String> {
-    vec![
-        "--workspace".to_string(),
-        ws.display().to_string(),
-        "--model".to_string(),
-        model.to_string(),
-    ]
-}
 
 /// Waits (up to 10 s) until process `pid` has exited (gone, or a zombie not yet reaped).
 fn wait_exit(pid: &str) {
@@ -212,16 +43,6 @@ fn files(ws: &Path) -> Vec<String> {
     names
 }
 
-/// The screen's rows joined into one line (each row trimmed): text the UI wrapped reads whole.
-pub(crate) fn flat(screen: &str) -> String {
-    screen
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// The rows that show tool calls, their files and checkpoints, in order.
 fn item_rows(screen: &str) -> Vec<String> {
     screen
@@ -238,35 +59,13 @@ fn item_rows(screen: &str) -> Vec<String> {
         .collect()
 }
 
-/// Waits until the session shown in `t` has ended (Ctrl-D was pressed).
-pub(crate) fn wait_gone(t: &Tmux) {
-    let start = Instant::now();
-    while t
-        .tmux()
-        .args(["has-session", "-t", &t.name])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap()
-        .success()
-    {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "still running:\n{}",
-            t.screen()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// A turn that creates, modifies and moves a file and fails to delete one shows each call's
 /// title, status and files, and its checkpoint's file count, live; the UI started again on the
 /// session (`--continue`) shows the same rows. A code rewind and its undo keep the checkpoint's
 /// count, and each restore note shows in full, at once.
 #[test]
 fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
+    let (tmp, ws) = scratch();
     std::fs::write(ws.join("b.txt"), "one\n").unwrap();
     std::fs::write(ws.join("old.txt"), "moving\n").unwrap();
     let args = script_args(
@@ -293,11 +92,11 @@ fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
     let live = item_rows(&t.screen());
     let expected = [
         "✓ checkpoint saved · turn 0 · 4 files recorded",
-        "⏺ Write new.txt +1 −0 ✓ (1 line of output)",
+        "⏺ Created new.txt +1 −0 ✓ (1 line of output)",
         "created new.txt +1 −0",
-        "⏺ Edit b.txt +1 −1 ✓ (2 lines of output)",
+        "⏺ Edited b.txt +1 −1 ✓ (2 lines of output)",
         "modified b.txt +1 −1",
-        "⏺ Move old.txt → moved.txt +0 −0 ✓ (1 line of output)",
+        "⏺ Moved old.txt → moved.txt +0 −0 ✓ (1 line of output)",
         "moved old.txt → moved.txt +0 −0",
     ];
     assert_eq!(live[..expected.len()], expected, "{live:#?}\n{}", t.screen());
@@ -336,7 +135,7 @@ fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
     assert_eq!(files(&ws), ["b.txt", "old.txt"]);
     let screen = t2.screen();
     assert!(
-        flat(&screen).contains("※ The user restored these files to their state at the start of turn 0:"),
+        flat(&screen).contains("※ The user restored these files to their state before turn 0:"),
         "{screen}"
     );
     assert!(item_rows(&screen).contains(&expected[0].to_string()), "{screen}");
@@ -361,9 +160,7 @@ fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
 
 #[test]
 fn rewind_and_undo_in_a_real_terminal() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
+    let (tmp, ws) = scratch();
     std::fs::write(ws.join("keep.txt"), "kept\n").unwrap();
     let args = script_args(
         tmp.path(),
@@ -480,9 +277,7 @@ fn rewind_and_undo_in_a_real_terminal() {
 /// version back on disk; `/undo` takes the restore back.
 #[test]
 fn diff_history_and_a_version_restored_in_a_real_terminal() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
+    let (tmp, ws) = scratch();
     let Some(t) = launch(
         tmp.path(),
         "retrace-history",
@@ -557,9 +352,7 @@ fn diff_history_and_a_version_restored_in_a_real_terminal() {
 /// must end, restoring nothing it cannot and releasing the session.
 #[test]
 fn the_ui_ends_when_its_terminal_goes_away() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
+    let (tmp, ws) = scratch();
     let Some(t) = launch(
         tmp.path(),
         "retrace-hup",
@@ -579,13 +372,11 @@ fn the_ui_ends_when_its_terminal_goes_away() {
     wait_exit(&pid);
 }
 
-/// With no key for the model, the UI still opens and its first screen says so and what to do;
-/// `/model demo` then answers.
+/// With no key for the model, the UI still opens and its first screen says so and what to do, as
+/// does `/model`'s list; `/model demo` then answers.
 #[test]
 fn without_a_key_the_first_screen_says_what_to_do() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
+    let (tmp, ws) = scratch();
     let Some(t) = launch(
         tmp.path(),
         "retrace-nokey",
@@ -598,6 +389,14 @@ fn without_a_key_the_first_screen_says_what_to_do() {
     t.wait("the first screen", |s| {
         s.contains("/model demo") && s.contains("DEEPSEEK_API_KEY")
     });
+    // `/model` lists the default model with what it lacks, never as "configured".
+    t.text("/model ");
+    t.wait("the models", |s| {
+        s.lines().any(|l| {
+            l.contains("deepseek:deepseek-chat") && l.contains("no API key: export DEEPSEEK_API_KEY")
+        }) && !s.contains("configured")
+    });
+    t.keys(&["C-u"]);
     t.text("/model demo");
     t.keys(&["Enter"]);
     t.wait("the model", |s| s.contains("model changed"));
@@ -617,9 +416,7 @@ fn without_a_key_the_first_screen_says_what_to_do() {
 #[test]
 fn a_sigint_or_sigquit_from_outside_restores_the_terminal() {
     for sig in ["-INT", "-QUIT"] {
-        let tmp = tempfile::tempdir().unwrap();
-        let ws = tmp.path().join("ws");
-        std::fs::create_dir(&ws).unwrap();
+        let (tmp, ws) = scratch();
         let Some(t) = launch(
             tmp.path(),
             "retrace-int",
@@ -656,14 +453,8 @@ fn a_sigint_or_sigquit_from_outside_restores_the_terminal() {
 /// UI says how to resume the session it showed last.
 #[test]
 fn sessions_switch_in_place_and_the_ui_says_how_to_resume() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    if !have_tmux() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing: .ci/run installs it"
-        );
+    let (tmp, ws) = scratch();
+    if !tmux_or_skip() {
         return;
     }
     let out = support::isolated_retrace(tmp.path())
@@ -735,9 +526,7 @@ fn sessions_switch_in_place_and_the_ui_says_how_to_resume() {
 /// kill the shell and exit.
 #[test]
 fn closing_the_terminal_during_a_shell_command_stops_the_turn() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
+    let (tmp, ws) = scratch();
     let args = script_args(
         tmp.path(),
         &ws,
@@ -775,9 +564,7 @@ fn closing_the_terminal_during_a_shell_command_stops_the_turn() {
 /// of the box, or within its guard time, never answer it; they go to the input.
 #[test]
 fn typing_ahead_never_answers_a_shell_approval() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
+    let (tmp, ws) = scratch();
     std::fs::write(ws.join("README.md"), "read me\n").unwrap();
     let args = script_args(
         tmp.path(),
@@ -830,9 +617,7 @@ fn typing_ahead_never_answers_a_shell_approval() {
 /// no model. A resumed session keeps its model unless `--model` is given.
 #[test]
 fn continue_keeps_the_sessions_model() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
+    let (tmp, ws) = scratch();
     let out = support::isolated_retrace(tmp.path())
         .args(["exec", "--workspace"])
         .arg(&ws)
@@ -866,9 +651,7 @@ fn continue_keeps_the_sessions_model() {
 #[test]
 fn a_recorded_base_url_gets_no_key_and_the_first_screen_says_so() {
     use retrace_testkit::mock_openai::{sse, MockServer, Reply};
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
+    let (tmp, ws) = scratch();
     let out = support::isolated_retrace(tmp.path())
         .args(["exec", "--json", "--workspace"])
         .arg(&ws)
@@ -920,9 +703,7 @@ fn a_recorded_base_url_gets_no_key_and_the_first_screen_says_so() {
 #[test]
 fn switching_sessions_sends_no_key_to_a_recorded_base_url() {
     use retrace_testkit::mock_openai::{sse, MockServer, Reply};
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
+    let (tmp, ws) = scratch();
     let exec = |prompt: &str| {
         let out = support::isolated_retrace(tmp.path())
             .args(["exec", "--json", "--workspace"])

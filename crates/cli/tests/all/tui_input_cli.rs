@@ -8,52 +8,13 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::support;
-use crate::tui_cli::{launch, launch_with, model_args, script_args, Tmux};
-
-/// The text in the input box: the row under its top border, without the borders.
-fn input_line(screen: &str) -> String {
-    let rows: Vec<&str> = screen.lines().collect();
-    let top = rows
-        .iter()
-        .rposition(|r| r.starts_with('┌') && (r.contains("Enter") || r.contains("Esc")))
-        .expect("the input box");
-    rows.get(top + 1)
-        .map(|r| {
-            r.trim_start_matches('│')
-                .trim_end()
-                .trim_end_matches('│')
-                .trim_end()
-                .to_string()
-        })
-        .unwrap_or_default()
-}
-
-/// Waits until the input box shows `want`.
-fn wait_input(t: &Tmux, want: &str) {
-    t.wait(&format!("the input line {want:?}"), |s| input_line(s) == want);
-}
-
-/// Pastes `text` as a terminal does with bracketed paste on (`paste-buffer -p`).
-fn paste(t: &Tmux, text: &str) {
-    let ok = t
-        .tmux()
-        .args(["set-buffer", "-b", "p", "--", text])
-        .status()
-        .unwrap();
-    assert!(ok.success());
-    let ok = t
-        .tmux()
-        .args(["paste-buffer", "-p", "-d", "-b", "p", "-t", &t.name])
-        .status()
-        .unwrap();
-    assert!(ok.success());
-}
+use crate::support::tmux::{
+    input_line, launch, launch_with, model_args, paste, scratch, script_args, wait_input,
+};
 
 #[test]
 fn readline_keys_edit_the_input_line() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
+    let (tmp, ws) = scratch();
     let Some(t) = launch(
         tmp.path(),
         "retrace-keys",
@@ -83,9 +44,7 @@ fn readline_keys_edit_the_input_line() {
 
 #[test]
 fn a_pasted_block_shows_folded_and_is_sent_whole() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
+    let (tmp, ws) = scratch();
     let args = script_args(
         tmp.path(),
         &ws,
@@ -130,9 +89,7 @@ fn strings(v: &Value, out: &mut Vec<String>) {
 
 #[test]
 fn slash_lists_the_commands_and_model_lists_the_models() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
+    let (tmp, ws) = scratch();
     let Some(t) = launch(
         tmp.path(),
         "retrace-palette",
@@ -189,9 +146,7 @@ fn slow_turn(tmp: &std::path::Path, ws: &std::path::Path) -> Vec<String> {
 
 #[test]
 fn a_prompt_typed_while_a_turn_runs_is_sent_after_it() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
+    let (tmp, ws) = scratch();
     let args = slow_turn(tmp.path(), &ws);
     let Some(t) = launch_with(
         tmp.path(),
@@ -220,9 +175,7 @@ fn a_prompt_typed_while_a_turn_runs_is_sent_after_it() {
 
 #[test]
 fn esc_removes_a_queued_prompt_and_the_turn_goes_on() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
+    let (tmp, ws) = scratch();
     let args = slow_turn(tmp.path(), &ws);
     let Some(t) = launch_with(
         tmp.path(),

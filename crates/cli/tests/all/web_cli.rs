@@ -33,13 +33,15 @@
 //! - chromium again (`ux.mjs`), at 1280×800 and 390×844: the header's one row (the model as a
 //!   select, switched and back; the workspace and its git branch; sessions by first prompt and
 //!   relative time), the empty state, a model answer in markdown holding `<img onerror>`,
-//!   `<script>` and `javascript:` links (rendered, and nothing runs), tool rows in words with file
-//!   chips, one rewind menu per prompt (the entry's actions, the file-changing ones marked), fork
+//!   `<script>` and `javascript:` links (rendered, and nothing runs), tool rows in the items' words
+//!   (a file written again reads "Edited") with file chips, one rewind menu per prompt (the entry's actions, the file-changing ones marked; the last
+//!   prompt's whole in view and reachable, with the composer made taller too), fork
 //!   and summarize asking first with Confirm primary, a skipped restore's toast saying nothing
-//!   changed without moving the transcript, the Versions drawer; on the phone every button, link,
-//!   select and summary shown measures at least 44 px.
+//!   changed without moving the transcript, the Versions drawer; on the phone the model shows whole
+//!   by its short name, and every button, link, select and summary shown measures at least 44 px.
 //!
-//! Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/` (`NN-step.png` from chromium,
+//! Each script starts through `launch.mjs` (its arguments, the browser, the pages' console and page
+//! errors, screenshots). Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/` (`NN-step.png` from chromium,
 //! `firefox.png`, `auto-compacted.png`, `rows-*.png`, `actions-*.png`, `history-*.png`, `ux-*.png`). Each needs `node`, its browser (`/usr/bin/chromium` or
 //! `CHROMIUM`, `/usr/bin/firefox-esr` or `FIREFOX`) and `npm ci` run in the scripts' folder; when
 //! one is missing the test says so and passes, unless `CI` is set, where it fails.
@@ -439,6 +441,8 @@ fn the_web_ui_reads_like_a_days_work_at_desktop_and_phone_sizes_in_a_real_browse
         {"content": answer},
         {"tool_calls": [
             {"name": "edit_file", "arguments": {"path": "calc/ops.py", "old_string": "    return a + b\n", "new_string": "    return a + b\n# tested\n"}},
+            // written again, a file that is there
+            {"name": "write_file", "arguments": {"path": "calc/ops.py", "content": "def add(a, b):\n    return a + b\n# checked\n"}},
             {"name": "bash", "arguments": {"command": "echo testing; exit 1"}}
         ]},
         {"content": "edited and tested"}

@@ -108,7 +108,8 @@ impl Core {
     }
 
     /// The session at one instant, from its `status` (taken first, with the same lock held): the
-    /// selected head's items with the answer being streamed, the heads, the pending approvals.
+    /// selected head's items with the answer being streamed, the heads, the pending approvals,
+    /// and the context its conversation took at its last counted request.
     pub(crate) fn snapshot(
         &self,
         status: SessionStatus,
@@ -123,12 +124,17 @@ impl Core {
         if let Some(item) = self.live.as_ref().and_then(|l| l.streaming_item()) {
             items.push(item);
         }
+        let context_tokens = self
+            .session
+            .last_usage(&head)?
+            .map(|u| u.prompt_tokens.saturating_add(u.completion_tokens));
         Ok(SessionSnapshot {
             last_event_seq: status.last_event_seq,
             heads: heads_of(&self.session),
             head_id: head,
             items,
             pending_approvals,
+            context_tokens,
             status,
         })
     }

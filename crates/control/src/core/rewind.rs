@@ -109,7 +109,7 @@ impl Core {
                 let mut files: Vec<String> = result.files_written.clone();
                 files.extend(result.files_deleted.iter().cloned());
                 let note = format!(
-                    "Note from Retrace: the user restored these files to their state at the start of turn {turn}: {}. \
+                    "Note from Retrace: the user restored these files to their state before turn {turn}: {}. \
                      Edits made to them since then are no longer on disk.",
                     files.join(", ")
                 );

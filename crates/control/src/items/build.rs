@@ -65,22 +65,24 @@ pub(crate) fn tool_item(p: ToolParts<'_>) -> Item {
         (None, None) => ToolStatus::Cancelled,
     };
     let (output, output_truncated) = wording::capped_output(p.result.unwrap_or(""));
+    let changes: Vec<_> = p
+        .record
+        .map(|r| r.changes.iter().cloned().map(wording::capped_change).collect())
+        .unwrap_or_default();
+    let title = wording::tool_title(&p.call.name, &described.title, status, &changes);
     Item {
         id: tool_item_id(p.message_id, p.index),
         turn: p.turn,
         body: ItemBody::ToolCall(Box::new(ToolCallItem {
             call_id: p.call.id.clone(),
             tool: p.call.name.clone(),
-            title: wording::one_line(&described.title),
+            title: wording::one_line(&title),
             target: described.target,
             arguments: wording::capped_arguments(described.arguments),
             status,
             output,
             output_truncated,
-            changes: p
-                .record
-                .map(|r| r.changes.iter().cloned().map(wording::capped_change).collect())
-                .unwrap_or_default(),
+            changes,
             gaps: p.record.map(|r| r.gaps.clone()).unwrap_or_default(),
         })),
     }

@@ -1,11 +1,20 @@
 //! What items say, decided once: tool call titles, note wording, output caps.
 
-use retrace_protocol::{FileChange, NoteKind, ITEM_DIFF_CAP, ITEM_OUTPUT_CAP};
+use retrace_protocol::{ChangeAction, FileChange, NoteKind, ToolStatus, ITEM_DIFF_CAP, ITEM_OUTPUT_CAP};
 
 /// What the log's restore notes begin with (they are written for the model).
 const NOTE_PREFIX: &str = "Note from Retrace: ";
 
-/// A note's kind and the text every frontend shows, from the text the model was given.
+/// How a restore note named the turn its files went back to before it said "before turn N" (as
+/// every frontend does): logs written then still hold it.
+const OLD_TURN_WORDS: &str = "their state at the start of turn ";
+
+/// How a restore note names that turn now.
+const TURN_WORDS: &str = "their state before turn ";
+
+/// A note's kind and the text every frontend shows, from the text the model was given. A
+/// restore note of an older log ("… at the start of turn 2 …") reads as a new one ("… before
+/// turn 2 …").
 pub(crate) fn note(content: &str) -> (NoteKind, String) {
     let text = content.strip_prefix(NOTE_PREFIX).unwrap_or(content);
     let kind = if content.starts_with(NOTE_PREFIX)
@@ -17,7 +26,10 @@ pub(crate) fn note(content: &str) -> (NoteKind, String) {
     } else {
         NoteKind::Other
     };
-    let mut shown = text.to_string();
+    let mut shown = match kind {
+        NoteKind::Restore => text.replacen(OLD_TURN_WORDS, TURN_WORDS, 1),
+        NoteKind::Compaction | NoteKind::ModelSwitch | NoteKind::Other => text.to_string(),
+    };
     if let Some(first) = shown.get(..1) {
         let upper = first.to_uppercase();
         shown.replace_range(..1, &upper);
@@ -55,6 +67,36 @@ pub(crate) fn capped_arguments(v: serde_json::Value) -> serde_json::Value {
         Value::Array(a) => Value::Array(a.into_iter().map(capped_arguments).collect()),
         Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, capped_arguments(v))).collect()),
         other => other,
+    }
+}
+
+/// A tool call's title, as every frontend shows it: while it runs, and when it did not run
+/// (failed, denied, cancelled), what it does (`title`, from `retrace_tools::describe`: "Write
+/// a.txt", "Run cargo test"); once it ran, what it did, its verb in the past from the change it
+/// made ("Created a.txt", "Edited a.txt" for a file that was there, "Deleted …", "Moved a → b";
+/// "Wrote a.txt" for a file written again as it was) or from its tool ("Ran cargo test"). The
+/// tools that only read keep their title ("Read a.txt", "Search `x` in src").
+pub(crate) fn tool_title(tool: &str, title: &str, status: ToolStatus, changes: &[FileChange]) -> String {
+    if status != ToolStatus::Ok {
+        return title.to_string();
+    }
+    let verb = match (tool, changes.first().map(|c| c.action)) {
+        ("write_file" | "edit_file" | "multi_edit" | "delete_file" | "move_file", Some(a)) => match a {
+            ChangeAction::Create => "Created",
+            ChangeAction::Modify => "Edited",
+            ChangeAction::Delete => "Deleted",
+            ChangeAction::Move => "Moved",
+        },
+        ("write_file", None) => "Wrote",
+        ("edit_file" | "multi_edit", None) => "Edited",
+        ("delete_file", None) => "Deleted",
+        ("move_file", None) => "Moved",
+        ("bash", _) => "Ran",
+        _ => return title.to_string(),
+    };
+    match title.split_once(' ') {
+        Some((_, rest)) => format!("{verb} {rest}"),
+        None => title.to_string(),
     }
 }
 
@@ -97,12 +139,31 @@ mod tests {
 
     #[test]
     fn restore_notes_are_told_apart_and_lose_the_model_prefix() {
+        let (kind, text) =
+            note("Note from Retrace: the user restored these files to their state before turn 2: a.txt.");
+        assert_eq!(kind, NoteKind::Restore);
+        assert_eq!(
+            text,
+            "The user restored these files to their state before turn 2: a.txt."
+        );
+        assert_eq!(note("something else").0, NoteKind::Other);
+        // Another note saying those words is left as it is.
+        let other = "their state at the start of turn 1";
+        assert_eq!(note(other), (NoteKind::Other, format!("T{}", &other[1..])));
+    }
+
+    #[test]
+    fn an_older_logs_restore_note_reads_as_a_new_one() {
         let (kind, text) = note(
-            "Note from Retrace: the user restored these files to their state at the start of turn 2: a.txt.",
+            "Note from Retrace: the user restored these files to their state at the start of turn 2: a.txt. \
+             Edits made to them since then are no longer on disk.",
         );
         assert_eq!(kind, NoteKind::Restore);
-        assert!(text.starts_with("The user restored these files"));
-        assert_eq!(note("something else").0, NoteKind::Other);
+        assert_eq!(
+            text,
+            "The user restored these files to their state before turn 2: a.txt. \
+             Edits made to them since then are no longer on disk."
+        );
     }
 
     #[test]
@@ -114,6 +175,67 @@ mod tests {
         let content = c["content"].as_str().unwrap();
         assert!(content.ends_with(&format!("… ({} bytes in all)", ITEM_OUTPUT_CAP + 5)));
         assert!(content.len() < ITEM_OUTPUT_CAP + 40);
+    }
+
+    #[test]
+    fn a_call_that_ran_is_titled_by_what_it_did() {
+        let change = |action| FileChange {
+            path: "a.txt".into(),
+            action,
+            from: None,
+            diff: String::new(),
+            added: 0,
+            removed: 0,
+            binary: false,
+            diff_truncated: false,
+            diff_lost: false,
+        };
+        let ok = ToolStatus::Ok;
+        let t = |tool, title, status, changes: &[FileChange]| tool_title(tool, title, status, changes);
+        assert_eq!(
+            t("write_file", "Write a.txt", ok, &[change(ChangeAction::Create)]),
+            "Created a.txt"
+        );
+        assert_eq!(
+            t("write_file", "Write a.txt", ok, &[change(ChangeAction::Modify)]),
+            "Edited a.txt"
+        );
+        assert_eq!(t("write_file", "Write a.txt", ok, &[]), "Wrote a.txt");
+        assert_eq!(
+            t(
+                "multi_edit",
+                "Edit a.txt (2 edits)",
+                ok,
+                &[change(ChangeAction::Modify)]
+            ),
+            "Edited a.txt (2 edits)"
+        );
+        assert_eq!(
+            t("delete_file", "Delete a.txt", ok, &[change(ChangeAction::Delete)]),
+            "Deleted a.txt"
+        );
+        assert_eq!(
+            t(
+                "move_file",
+                "Move a.txt → b.txt",
+                ok,
+                &[change(ChangeAction::Move)]
+            ),
+            "Moved a.txt → b.txt"
+        );
+        assert_eq!(t("bash", "Run cargo test", ok, &[]), "Ran cargo test");
+        // what only reads, and what did not run or runs now, keeps its title
+        assert_eq!(t("read_file", "Read a.txt", ok, &[]), "Read a.txt");
+        assert_eq!(
+            t("write_file", "Write a.txt", ToolStatus::Failed, &[]),
+            "Write a.txt"
+        );
+        assert_eq!(
+            t("write_file", "Write a.txt", ToolStatus::Denied, &[]),
+            "Write a.txt"
+        );
+        assert_eq!(t("bash", "Run x", ToolStatus::Running, &[]), "Run x");
+        assert_eq!(t("bash", "bash", ok, &[]), "bash");
     }
 
     #[test]

@@ -84,9 +84,9 @@ fn live_events_a_snapshot_and_the_log_give_the_same_items() {
     assert_eq!(
         titles,
         [
-            "Write a.txt",
-            "Write b.txt",
-            "Move a.txt → c.txt",
+            "Created a.txt",
+            "Edited b.txt",
+            "Moved a.txt → c.txt",
             "Delete missing.txt"
         ]
     );
@@ -158,7 +158,13 @@ fn a_restore_note_is_an_item_live_and_after() {
     match &note.body {
         ItemBody::Note(n) => {
             assert_eq!(n.note, retrace_protocol::NoteKind::Restore);
-            assert!(n.text.starts_with("The user restored these files"), "{}", n.text);
+            // Named "before turn 0", as every frontend names the turn a restore goes back to.
+            assert!(
+                n.text
+                    .starts_with("The user restored these files to their state before turn 0: a.txt."),
+                "{}",
+                n.text
+            );
         }
         other => panic!("not a note: {other:?}"),
     }
@@ -385,7 +391,7 @@ fn calls_that_repeat_an_id_are_each_their_own_item() {
     assert_eq!(
         status_of(&after.items),
         [
-            ("Write a.txt".to_string(), ToolStatus::Ok),
+            ("Created a.txt".to_string(), ToolStatus::Ok),
             ("Read missing".to_string(), ToolStatus::Failed)
         ]
     );
@@ -421,7 +427,7 @@ fn mid_turn_a_call_not_started_is_not_shown_and_no_action_is_offered() {
     assert_eq!(
         status_of(&snap.items),
         [
-            ("Write a.txt".to_string(), ToolStatus::Ok),
+            ("Created a.txt".to_string(), ToolStatus::Ok),
             ("Run echo hi".to_string(), ToolStatus::Running)
         ]
     );

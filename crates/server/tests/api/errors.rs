@@ -267,6 +267,11 @@ async fn untracked_changes_need_confirmation_and_manual_edits_conflict() {
         .await;
     assert_eq!(s, StatusCode::OK, "{plan}");
     assert_eq!(plan["requires_confirmation"], true, "{plan}");
+    // the untracked change comes with its words, as every frontend shows it
+    assert_eq!(
+        plan["gaps"][0]["says"], "echo hi > s.txt — a shell command: what it did to files is not tracked",
+        "{plan}"
+    );
     let commit = format!("/api/sessions/{id}/rewind/commit");
     let got = env.post(&commit, json!({"plan_id": plan["plan_id"]})).await;
     assert_error(&got, 428, "confirmation_required");
@@ -278,6 +283,13 @@ async fn untracked_changes_need_confirmation_and_manual_edits_conflict() {
             json!({"turn": 1, "scope": "code"}),
         )
         .await;
+    let conflict = &plan["conflicts"][0];
+    assert_eq!(conflict["reason"], "manual_edit", "{plan}");
+    assert_eq!(conflict["says"], "edited outside Retrace", "{plan}");
+    assert_eq!(
+        plan["files"][0]["conflict"]["says"], "edited outside Retrace",
+        "{plan}"
+    );
     let got = env
         .post(
             &commit,
@@ -285,6 +297,11 @@ async fn untracked_changes_need_confirmation_and_manual_edits_conflict() {
         )
         .await;
     assert_error(&got, 409, "conflict");
+    assert_eq!(
+        got.1["error"]["details"]["conflicts"][0]["says"], "edited outside Retrace",
+        "{}",
+        got.1
+    );
     assert_eq!(std::fs::read(env.ws.join("a.txt")).unwrap(), b"edited by hand\n");
 }
 

@@ -179,6 +179,9 @@ fn the_last_count_is_the_newest_whose_prefix_the_path_still_has() {
     counted(&mut s, &main, 200);
     // u0 a0 u1 a1: the answer to turn 1 was counted with three messages before it.
     assert_eq!(s.last_counted(&main).unwrap(), Some((3, 200)));
+    // Its whole usage, prompt and answer, is what the conversation took of the context.
+    let usage = s.last_usage(&main).unwrap().unwrap();
+    assert_eq!((usage.prompt_tokens, usage.completion_tokens), (200, 1));
     turn(&mut s, &main, "u2");
     assert_eq!(s.last_counted(&main).unwrap(), Some((3, 200)), "no newer count");
     s.end_turn().unwrap();
@@ -186,6 +189,7 @@ fn the_last_count_is_the_newest_whose_prefix_the_path_still_has() {
     let up_to = s.summarize(spec(&main, 1, SummaryMode::UpTo, "S")).unwrap().head;
     assert_eq!(contents(&s, &up_to), ["S", "u1", "answer", "u2"]);
     assert_eq!(s.last_counted(&up_to).unwrap(), None);
+    assert_eq!(s.last_usage(&up_to).unwrap(), None);
     // A request made on the summary head is counted again.
     turn(&mut s, &up_to, "u3");
     counted(&mut s, &up_to, 50);

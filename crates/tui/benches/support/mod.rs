@@ -189,6 +189,7 @@ pub fn snapshot() -> SessionSnapshot {
         heads: Vec::new(),
         head_id: HeadId::main(),
         pending_approvals: Vec::new(),
+        context_tokens: None,
         last_event_seq: 0,
     }
 }

@@ -47,7 +47,7 @@ impl FileCursor {
     }
 
     /// Scrolls so that the cursor's row shows: `rows` is the row of each file among the box's
-    /// `lines`, drawn in a terminal `height` rows high.
+    /// `lines`, drawn in an area `height` rows high (`view::overlay_height`).
     pub(crate) fn follow(&mut self, rows: &[usize], lines: usize, height: u16) {
         let Some(&row) = rows.get(self.cursor) else {
             return;

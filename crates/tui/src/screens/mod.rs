@@ -188,7 +188,8 @@ impl App {
     }
 }
 
-/// Draws the screen on top of the chat (nothing on the chat itself). Returns how far its box
+/// Draws the screen on top of the chat (nothing on the chat itself) in `area`, the rows the view
+/// gives boxes (`view::overlay_height`: above the input box). Returns how far its box
 /// could scroll, for a box the keys scroll by offset (the preview, `/diff`, the help) when it
 /// was drawn.
 pub(crate) fn draw_on_top(frame: &mut Frame, area: Rect, app: &App, t: Theme) -> Option<usize> {

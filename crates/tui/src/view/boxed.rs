@@ -85,6 +85,9 @@ pub(crate) enum Scroll {
     /// Start at this row (a scrolled list), never past the last screenful; how far it can go is
     /// returned for the keys (which then stop there).
     Offset(usize),
+    /// As [`Scroll::Offset`], for a box whose footer says itself what is below (the bottom
+    /// border then does not).
+    Told(usize),
 }
 
 /// The height a box of `body` rows asks for.
@@ -115,23 +118,30 @@ pub(crate) fn boxed(
     // beside it (a transcript line, the input box's corners).
     frame.render_widget(Clear, Rect::new(area.x, rect.y, area.width, rect.height));
     let inner_w = usize::from(rect.width.saturating_sub(2));
-    let block = Block::default()
+    let mut block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.accent())
         .title(Line::styled(fit(title, inner_w), t.bold()));
+    // The rows inside the borders, less the footer's.
+    let list_h = usize::from(rect.height.saturating_sub(3));
+    let (first, limit) = match scroll {
+        Scroll::Focus(focus) => ((focus + 1).saturating_sub(list_h), None),
+        Scroll::Offset(offset) | Scroll::Told(offset) => {
+            let limit = body.len().saturating_sub(list_h);
+            (offset.min(limit), Some(limit))
+        }
+    };
+    // Rows cut off above or below are counted on the bottom border: nothing hides without a sign.
+    let below = body.len().saturating_sub(first + list_h);
+    let told = matches!(scroll, Scroll::Told(_));
+    if let Some(more) = more_sign(first, if told { 0 } else { below }) {
+        block = block.title_bottom(Line::styled(fit(&more, inner_w), t.dim()).right_aligned());
+    }
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     if inner.height == 0 || inner.width == 0 {
         return None;
     }
-    let list_h = usize::from(inner.height.saturating_sub(1));
-    let (first, limit) = match scroll {
-        Scroll::Focus(focus) => ((focus + 1).saturating_sub(list_h), None),
-        Scroll::Offset(offset) => {
-            let limit = body.len().saturating_sub(list_h);
-            (offset.min(limit), Some(limit))
-        }
-    };
     // A row too wide ends in "…": nothing is cut off without a sign.
     let mut shown: Vec<Line<'static>> = body
         .into_iter()
@@ -145,6 +155,17 @@ pub(crate) fn boxed(
     shown.push(Line::styled(fit(footer, inner_w), t.dim()));
     frame.render_widget(Paragraph::new(shown), inner);
     limit
+}
+
+/// What a box's bottom border says of the rows cut off: `above` rows above the first shown,
+/// `below` below the last; `None` when all show.
+fn more_sign(above: usize, below: usize) -> Option<String> {
+    match (above, below) {
+        (0, 0) => None,
+        (a, 0) => Some(format!(" ↑ {a} more above ")),
+        (0, b) => Some(format!(" ↓ {b} more below ")),
+        (a, b) => Some(format!(" ↑ {a} more above · ↓ {b} more below ")),
+    }
 }
 
 /// A time as the lists show it.
@@ -183,5 +204,16 @@ mod tests {
         assert_eq!(fit_line(line(&["abcd", "e"]), 4).to_string(), "abc…");
         assert_eq!(fit_line(line(&["ab", "漢字"]), 4).to_string(), "ab…");
         assert_eq!(fit_line(line(&["abcdef"]), 1).to_string(), "…");
+    }
+
+    #[test]
+    fn rows_cut_off_are_counted() {
+        assert_eq!(more_sign(0, 0), None);
+        assert_eq!(more_sign(0, 3).as_deref(), Some(" ↓ 3 more below "));
+        assert_eq!(more_sign(2, 0).as_deref(), Some(" ↑ 2 more above "));
+        assert_eq!(
+            more_sign(2, 3).as_deref(),
+            Some(" ↑ 2 more above · ↓ 3 more below ")
+        );
     }
 }

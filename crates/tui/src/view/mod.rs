@@ -11,15 +11,15 @@ pub(crate) mod status_line;
 mod theme;
 pub(crate) mod wrap;
 
-use ratatui::layout::{Constraint, Layout};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Clear, Paragraph};
 use ratatui::Frame;
 
 use crate::app::App;
 use crate::escape;
 use crate::screens::chat::layout::ChatLayout;
-use crate::screens::{self, chat};
+use crate::screens::{self, chat, Screen};
 pub use theme::Theme;
 use wrap::fit;
 
@@ -60,6 +60,70 @@ pub struct ScrollLimits {
     pub overlay: Option<usize>,
 }
 
+/// A box on top of the chat needs at least this many rows above the input box to be drawn
+/// there; on a terminal with fewer it takes every row but the status line (the input box hidden
+/// under it, never a piece of it showing).
+const OVERLAY_MIN_ROWS: u16 = 8;
+
+/// A message above the input box takes at most this many rows.
+const MESSAGE_ROWS: usize = 3;
+
+/// The message above the input box (what a request did, why a key did nothing), wrapped at
+/// `width`: whole up to [`MESSAGE_ROWS`] rows, the last one ending in "…" past them.
+fn message_rows(app: &App, width: u16) -> Vec<String> {
+    let Some(m) = app.message() else {
+        return Vec::new();
+    };
+    let width = usize::from(width);
+    let spans = vec![(escape::line(m), ratatui::style::Style::default())];
+    let mut rows: Vec<String> = wrap::wrap(&spans, width, 2)
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    if rows.len() > MESSAGE_ROWS {
+        rows.truncate(MESSAGE_ROWS);
+        if let Some(last) = rows.last_mut() {
+            *last = fit(&format!("{last}…"), width);
+        }
+    }
+    rows
+}
+
+/// The frame's parts, top to bottom: the transcript, the message line, the queued prompt, the
+/// input box and the status line.
+fn areas(app: &App, area: Rect) -> [Rect; 5] {
+    let input_rows = chat::input_box::line_count(app).clamp(1, 6) as u16;
+    let message_rows = message_rows(app, area.width).len() as u16;
+    Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(message_rows),
+        Constraint::Length(chat::queue::rows(app)),
+        Constraint::Length(input_rows + 2),
+        Constraint::Length(1),
+    ])
+    .areas(area)
+}
+
+/// Where the box on top of the chat (a preview, a menu, an approval…) is drawn in `area`, and
+/// whether it hides the input box: the rows above the input box, so that the box and all it
+/// shows stay clear of it; on a terminal too low for that, every row but the status line.
+fn overlay(app: &App, area: Rect) -> (Rect, bool) {
+    let [_, _, _, input, _] = areas(app, area);
+    let above = Rect::new(area.x, area.y, area.width, input.y.saturating_sub(area.y));
+    if above.height >= OVERLAY_MIN_ROWS {
+        (above, false)
+    } else {
+        let rows = area.height.saturating_sub(1);
+        (Rect::new(area.x, area.y, area.width, rows), true)
+    }
+}
+
+/// How many rows the box on top of the chat may take in a terminal `w`×`h` (as [`draw`] lays it
+/// out), for the keys that keep a row of it in view.
+pub(crate) fn overlay_height(app: &App, (w, h): (u16, u16)) -> u16 {
+    overlay(app, Rect::new(0, 0, w, h)).0.height
+}
+
 /// Draws the whole screen.
 pub fn draw(frame: &mut Frame, app: &App, state: &mut ViewState) {
     state.limits = ScrollLimits::default();
@@ -70,26 +134,25 @@ pub fn draw(frame: &mut Frame, app: &App, state: &mut ViewState) {
         return;
     }
     let t = Theme::new(app.no_color());
-    let input_rows = chat::input_box::line_count(app).clamp(1, 6) as u16;
-    let has_message = app.message().is_some();
-    let [body, message, queued, input, status] = Layout::vertical([
-        Constraint::Min(1),
-        Constraint::Length(u16::from(has_message)),
-        Constraint::Length(chat::queue::rows(app)),
-        Constraint::Length(input_rows + 2),
-        Constraint::Length(1),
-    ])
-    .areas(area);
+    let [body, message, queued, input, status] = areas(app, area);
     state.limits.chat = chat::draw::draw(frame, body, app, &mut state.chat);
-    if let Some(m) = app.message() {
-        let text = fit(&escape::line(m), usize::from(message.width));
-        frame.render_widget(Paragraph::new(Line::styled(text, t.warn())), message);
-    }
+    let said: Vec<Line> = message_rows(app, message.width)
+        .into_iter()
+        .map(|r| Line::styled(r, t.warn()))
+        .collect();
+    frame.render_widget(Paragraph::new(said), message);
     chat::queue::draw(frame, queued, app, t);
     chat::input_box::draw(frame, input, app, t);
     // The `/` palette, over the rows above the input box.
-    let above = ratatui::layout::Rect::new(area.x, area.y, area.width, input.y.saturating_sub(area.y));
+    let above = Rect::new(area.x, area.y, area.width, input.y.saturating_sub(area.y));
     chat::palette::draw(frame, above, app, t);
     status_line::draw(frame, status, app, t);
-    state.limits.overlay = screens::draw_on_top(frame, area, app, t);
+    if app.screen() == Screen::Chat {
+        return;
+    }
+    let (on_top, hides_input) = overlay(app, area);
+    if hides_input {
+        frame.render_widget(Clear, on_top);
+    }
+    state.limits.overlay = screens::draw_on_top(frame, on_top, app, t);
 }

@@ -297,6 +297,7 @@ pub fn snapshot_of(items: Vec<Item>, head: &str, seq: u64) -> SessionSnapshot {
         heads: Vec::new(),
         head_id: HeadId::new(head),
         pending_approvals: Vec::new(),
+        context_tokens: None,
         last_event_seq: seq,
     }
 }

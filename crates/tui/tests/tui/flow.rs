@@ -406,8 +406,8 @@ fn nothing_is_chosen_on_a_screen_too_small_to_show_it() {
 }
 
 /// Found by a new user's trial: "0 written, 1 deleted" left the skipped file out, and a restore
-/// that skipped every file read like one that did something. The message counts skipped files and
-/// says plainly when no file changed.
+/// that skipped every file read like one that did something. The message counts skipped files,
+/// names each with why it was skipped, and says plainly when no file changed.
 #[test]
 fn a_restore_says_what_it_skipped_and_when_nothing_changed() {
     let clock = Clock::new();
@@ -436,7 +436,10 @@ fn a_restore_says_what_it_skipped_and_when_nothing_changed() {
     app.on_result(&r);
     assert_eq!(
         app.message(),
-        Some("rewound to before turn 0: no file changed — 2 skipped (kept as they are)")
+        Some(
+            "rewound to before turn 0: no file changed — 2 skipped (README.md: edited outside \
+             Retrace; link/\\u{202e}gpj.exe: an unsafe path: outside the workspace or through a link)"
+        )
     );
 
     commit_code(&mut app, 100);
@@ -445,8 +448,40 @@ fn a_restore_says_what_it_skipped_and_when_nothing_changed() {
     app.on_result(&r);
     assert_eq!(
         app.message(),
-        Some("rewound to before turn 0: 1 deleted, 1 skipped (kept as it is) — /undo to take it back")
+        Some(
+            "rewound to before turn 0: 1 deleted, 1 skipped (README.md: edited outside Retrace) \
+             — /undo to take it back"
+        )
     );
+    // Found by the new-user trial: at 80 columns the line was cut before its "/undo" hint. It
+    // wraps instead, whole, above the input box.
+    let shown = rows(&app, 80, 24);
+    let input = shown.iter().position(|r| r.starts_with("┌ Enter send")).unwrap();
+    assert_eq!(
+        shown[input - 2..input]
+            .iter()
+            .map(|r| r.trim_end())
+            .collect::<Vec<_>>(),
+        [
+            "rewound to before turn 0: 1 deleted, 1 skipped (README.md: edited outside",
+            "  Retrace) — /undo to take it back"
+        ],
+        "{}",
+        shown.join("\n")
+    );
+}
+
+/// A message longer than three rows shows its first three, the last ending in "…".
+#[test]
+fn a_long_message_wraps_to_three_rows_at_most() {
+    let mut app = app();
+    app.say(&"every word of this message is one more word to show ".repeat(6));
+    let shown = rows(&app, 40, 12);
+    let input = shown.iter().position(|r| r.starts_with("┌ Enter")).unwrap();
+    let said: Vec<&str> = shown[input - 3..input].iter().map(|r| r.trim_end()).collect();
+    assert!(said[0].starts_with("every word"), "{said:#?}");
+    assert!(said[1].starts_with("  ") && said[2].ends_with('…'), "{said:#?}");
+    assert!(!shown[input - 4].contains("word"), "{}", shown.join("\n"));
 }
 
 /// A `both` rewind whose files were refused after its head was made (they changed between the

@@ -4,7 +4,7 @@
 use insta::assert_snapshot;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use retrace_protocol::{ModelSpec, Provider};
-use retrace_tui::{App, Effect, Screen};
+use retrace_tui::{App, Effect, ModelProblem, Screen};
 
 use crate::fixtures::*;
 
@@ -233,4 +233,38 @@ fn the_model_list_opens_on_the_model_in_use() {
         press(&mut app, &[key(KeyCode::Enter)]),
         vec![Effect::SetModel(ModelSpec::demo())]
     );
+}
+
+/// Found by a new user's trial: with no API key set, `/model` called the default model
+/// "configured", as if it could answer. Its row says what is missing instead.
+#[test]
+fn the_model_list_says_a_configured_model_lacks_its_key() {
+    let mut app = app_with_turns();
+    let chat = ModelSpec::new(Provider::DeepSeek, "deepseek-chat");
+    app.set_configured_model(Some(&chat));
+    type_text(&mut app, "/model ", Clock::new().at(0));
+    let row = |app: &retrace_tui::App| {
+        rows(app, 100, 24)
+            .into_iter()
+            .find(|r| r.contains("deepseek:deepseek-chat"))
+            .unwrap()
+    };
+    assert!(row(&app).contains("configured"), "{}", row(&app));
+    app.set_model_problem(Some(ModelProblem {
+        model: chat.to_string(),
+        reason: "DEEPSEEK_API_KEY is not set".into(),
+        key_env: Some("DEEPSEEK_API_KEY".into()),
+    }));
+    assert!(
+        row(&app).contains("no API key: export DEEPSEEK_API_KEY") && !row(&app).contains("configured"),
+        "{}",
+        row(&app)
+    );
+    // A problem with another model says nothing about this one.
+    app.set_model_problem(Some(ModelProblem {
+        model: "openai:gpt-4o".into(),
+        reason: "OPENAI_API_KEY is not set".into(),
+        key_env: Some("OPENAI_API_KEY".into()),
+    }));
+    assert!(row(&app).contains("configured"), "{}", row(&app));
 }

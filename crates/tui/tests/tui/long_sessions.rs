@@ -126,6 +126,30 @@ fn compact_shows_the_summary_head_and_says_how_much_smaller() {
     assert_snapshot!(render(&app, 80, 16));
 }
 
+/// The context on the status line follows the snapshots: what the log counted when there is a
+/// count; after a compaction, whose summary head has none yet, its event's; nothing once the
+/// conversation is empty (a rewind to before its first turn).
+#[test]
+fn snapshots_bring_the_context_and_an_empty_conversation_has_none() {
+    let mut app = app();
+    let mut snap = snapshot();
+    snap.context_tokens = Some(5_100);
+    app.on_snapshot(snap);
+    assert_eq!(app.status().context_tokens, Some(5_100));
+    assert!(rows(&app, 80, 24).last().unwrap().contains("% context"));
+
+    let app = compacted();
+    assert_eq!(app.status().context_tokens, Some(800), "the compaction's, kept");
+
+    let mut app = app_with_turns();
+    let mut snap = snapshot();
+    snap.context_tokens = Some(5_100);
+    app.on_snapshot(snap);
+    app.on_snapshot(snapshot_of(Vec::new(), "h2", 20));
+    assert_eq!(app.status().context_tokens, None);
+    assert!(!rows(&app, 80, 24).last().unwrap().contains("context"));
+}
+
 /// Found by the whole flow: the answer to `/compact` can come before the job's events; the
 /// status line still says how much smaller the context got, not "summary written".
 #[test]

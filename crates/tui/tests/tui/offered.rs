@@ -180,8 +180,8 @@ fn a_conversation_plan_that_cannot_commit_says_why_in_its_preview() {
             .iter()
             .filter(|r| *r == "cannot commit: not on this head")
             .count(),
-        2,
-        "said, and said again as the hint: {shown:#?}"
+        1,
+        "said once, on top, where Enter's hint would be: {shown:#?}"
     );
 }
 
@@ -263,6 +263,55 @@ fn a_picked_choice_changes_the_action_column() {
             in_place: true,
         })]
     );
+}
+
+/// Found by a new user's trial: under "refuse" the files that do not conflict showed `skip` and
+/// nothing more. Every skipped row says why, in the words every frontend uses.
+#[test]
+fn every_skipped_row_says_why_under_every_choice() {
+    let clock = Clock::new();
+    let mut app = app_with_turns();
+    open_menu(&mut app, &two_turns(), 0);
+    app.on_key(key(KeyCode::Char('3')), clock.at(0));
+    app.on_plan(conflicted_plan());
+    let others = "(held back while files conflict)";
+    let unsafe_path = ("gpj.exe", "(an unsafe path: outside the workspace or through");
+    for (k, skipped) in [
+        // Refuse (before a pick): every file, the conflicting ones with their own reason.
+        (
+            None,
+            vec![
+                ("src/lib.rs", others),
+                ("tests/parse.rs", others),
+                ("README.md", "(edited outside Retrace)"),
+                unsafe_path,
+                ("docs/notes.md", others),
+            ],
+        ),
+        // Skip: the conflicting ones.
+        (
+            Some('s'),
+            vec![("README.md", "(edited outside Retrace)"), unsafe_path],
+        ),
+        // Overwrite: the one that cannot be overwritten, for its reason.
+        (Some('o'), vec![unsafe_path]),
+    ] {
+        if let Some(k) = k {
+            app.on_key(key(KeyCode::Char(k)), clock.at(1));
+        }
+        let shown = boxed_rows(&app);
+        let skip_rows: Vec<&String> = shown
+            .iter()
+            .filter(|r| r.trim_start_matches('›').trim_start().starts_with("skip "))
+            .collect();
+        assert_eq!(skip_rows.len(), skipped.len(), "{shown:#?}");
+        for (path, why) in skipped {
+            assert!(
+                skip_rows.iter().any(|r| r.contains(path) && r.contains(why)),
+                "{path} {why}: {shown:#?}"
+            );
+        }
+    }
 }
 
 #[test]

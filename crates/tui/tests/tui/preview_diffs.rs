@@ -171,3 +171,94 @@ fn the_cursor_stays_in_view_in_a_long_list() {
     }
     assert!(rows(&app, 80, 20).join("\n").contains("› write     src/lib.rs"));
 }
+
+#[test]
+fn open_diffs_stay_in_the_box_above_the_input_box_at_80_by_24() {
+    // Three files, each diff open: far more rows than 80×24 shows.
+    let mut p = plan(0, RewindScope::Both);
+    let mut third = p.files[0].clone();
+    third.path = "src/main.rs".into();
+    p.files.push(third);
+    let mut app = previewing(p);
+    app.set_viewport(80, 24);
+    for _ in 0..3 {
+        press(&mut app, KeyCode::Char('d'));
+        press(&mut app, KeyCode::Char('n'));
+    }
+    let shown = rows(&app, 80, 24);
+    // The input box is whole, below the box: its top border, its row, its bottom border.
+    let input = shown
+        .iter()
+        .position(|r| r.starts_with("┌ Enter send"))
+        .unwrap_or_else(|| {
+            panic!(
+                "no input box:
+{}",
+                shown.join(
+                    "
+"
+                )
+            )
+        });
+    assert_eq!(
+        input,
+        20,
+        "{}",
+        shown.join(
+            "
+"
+        )
+    );
+    assert!(shown[21].starts_with('│') && shown[22].starts_with('└'));
+    let bottom = shown
+        .iter()
+        .rposition(|r| r.trim_start().starts_with('└') && r.starts_with("  "))
+        .unwrap_or_else(|| {
+            panic!(
+                "no box:
+{}",
+                shown.join(
+                    "
+"
+                )
+            )
+        });
+    assert!(
+        bottom < input,
+        "{}",
+        shown.join(
+            "
+"
+        )
+    );
+    // What does not fit is counted on the box's border, and the cursor's file shows.
+    assert!(
+        shown[bottom].contains("more above"),
+        "{}",
+        shown.join(
+            "
+"
+        )
+    );
+    assert!(
+        shown.iter().any(|r| r.contains("› write     src/main.rs")),
+        "{}",
+        shown.join(
+            "
+"
+        )
+    );
+    assert_snapshot!(render(&app, 80, 24));
+    // Scrolled to the top, the rest is counted below.
+    for _ in 0..40 {
+        press(&mut app, KeyCode::Up);
+    }
+    let shown = rows(&app, 80, 24);
+    assert!(
+        shown[..20]
+            .iter()
+            .any(|r| r.contains("↓") && r.contains("more below")),
+        "{}",
+        shown.join("\n")
+    );
+}

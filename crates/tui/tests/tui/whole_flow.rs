@@ -212,6 +212,11 @@ fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
         })
         .await;
         assert_eq!(files(&ws), all);
+        // Found by the new-user trial: the status line still said "turn 1" here. The
+        // conversation has no turn now, and the status line names none.
+        assert_eq!(ui.app().status().turn, None);
+        let status_row = |ui: &Driver| crate::fixtures::rows(ui.app(), 80, 24).pop().unwrap();
+        assert!(!status_row(&ui).contains("turn"), "{}", status_row(&ui));
 
         // Esc clears the refilled prompt; Esc Esc Enter then changes nothing.
         let head = ui.app().status().head.clone();
@@ -232,6 +237,7 @@ fn two_turns_rewind_code_undo_then_rewind_the_conversation() {
             u.app().status().head == first_head && idle_after(u, "wrote two")
         })
         .await;
+        assert!(status_row(&ui).contains("turn 1"), "{}", status_row(&ui));
 
         // /fork NAME, turn 1: a named head, selected, named on the status line.
         send(&mut ui, &clock, 9_000, "/fork just one");
@@ -301,6 +307,51 @@ fn a_lagged_stream_ends_on_the_finished_turn() {
         until(&mut ui, "the second turn", |u| idle_after(u, "second answer")).await;
         drop(ui);
         drop(watch);
+        svc.shutdown().await;
+    });
+}
+
+/// Found by the new-user trial: a resumed session showed no context on its status line until
+/// its next turn. The snapshot carries what the log last counted, and the status line shows it at
+/// once.
+#[test]
+fn a_resumed_session_shows_its_context_at_once() {
+    let Scripted { _tmp, ws, rt, opts } = scripted(
+        json!([
+            {"content": "answer one", "usage": {"prompt_tokens": 30000, "completion_tokens": 500}}
+        ]),
+        |_| {},
+    );
+    rt.block_on(async {
+        let svc = Service::new(opts);
+        let handle = svc.create(&ws).await.unwrap();
+        let id = handle.session_id().to_string();
+        let mut ui = Driver::open(svc.clone(), handle, AppOptions { no_color: true }, None)
+            .await
+            .unwrap();
+        let clock = Clock::new();
+        send(&mut ui, &clock, 0, "first");
+        until(&mut ui, "turn 0", |u| idle_after(u, "answer one")).await;
+        assert_eq!(ui.app().status().context_tokens, Some(30_500));
+        let live = crate::fixtures::rows(ui.app(), 80, 24).pop().unwrap();
+        assert!(live.contains("% context"), "{live}");
+        drop(ui);
+        svc.wait_closed().await;
+
+        // Opened again: the same context, before any event.
+        let handle = svc.open(&id, None).await.unwrap();
+        let ui = Driver::open(svc.clone(), handle, AppOptions { no_color: true }, None)
+            .await
+            .unwrap();
+        assert_eq!(ui.app().status().context_tokens, Some(30_500));
+        let resumed = crate::fixtures::rows(ui.app(), 80, 24).pop().unwrap();
+        let percent = |row: &str| {
+            row.split(" · ")
+                .find(|p| p.ends_with("% context"))
+                .map(str::to_string)
+        };
+        assert_eq!(percent(&resumed), percent(&live), "{resumed}");
+        drop(ui);
         svc.shutdown().await;
     });
 }

@@ -2,7 +2,8 @@
 //! text (a tool call's diff comes in its item's `changes`), none reads a tool call's arguments
 //! (its title, target and changes come in its item), and none works out or names what a turn
 //! offers or what a rewind's choices do (a checkpoint entry's `actions`, a plan's `blockers` and
-//! `choices` say so, with their labels). Read from the files under
+//! `choices` say so, with their labels), nor words why a file conflicts or what was not tracked
+//! (each conflict and gap comes with its `says`). Read from the files under
 //! `assets/`, so a module not yet listed in `FILES` is checked too.
 
 use std::path::Path;
@@ -47,6 +48,31 @@ const LABELS: &[&str] = &[
     "restore nothing",
     "skip them",
     "overwrite them",
+];
+
+/// The wire names of why a file conflicts and why part of a turn is not restorable, and the
+/// digests a conflict's wording is worked out from (lower case): each conflict and gap comes
+/// with its words (`says`).
+const REASONS: &[&str] = &[
+    "manual_edit",
+    "external_change",
+    "deleted_and_recreated",
+    "mode_change",
+    "type_change",
+    "unreadable",
+    "path_unsafe",
+    "missing_payload",
+    "unverified",
+    "legacy_unverified",
+    "bash_side_effect",
+    "symlink",
+    "hardlink",
+    "oversized",
+    "outside_workspace",
+    "external_writer",
+    "expired_payload",
+    "current_sha256",
+    "checkpoint_sha256",
 ];
 
 /// The page's modules: `(name, text)`.
@@ -136,6 +162,16 @@ fn no_module_decides_what_a_turn_offers_or_a_choice_does() {
     assert!(
         found.is_empty(),
         "the page shows the labels of the entry's `actions` and of the plan's `choices`, never its own:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn no_module_words_a_conflict_or_a_gap() {
+    let found = uses(REASONS);
+    assert!(
+        found.is_empty(),
+        "the page shows each conflict's and gap's `says`, the controller's words, never its own:\n{}",
         found.join("\n")
     );
 }

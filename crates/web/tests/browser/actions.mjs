@@ -9,37 +9,14 @@
 // through the preview too, and sends no `confirm`. Any console error or page error fails the run.
 //
 //   node actions.mjs URL WORKSPACE SCREENSHOT_DIR
-import { chromium } from "playwright-core";
 import fs from "node:fs";
-import path from "node:path";
+import { launch } from "./launch.mjs";
 
-const [url, ws, shots] = process.argv.slice(2);
-if (!url || !ws || !shots) {
-  console.error("usage: node actions.mjs URL WORKSPACE SCREENSHOT_DIR");
-  process.exit(2);
-}
-fs.mkdirSync(shots, { recursive: true });
-
-const errors = [];
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  args: ["--no-sandbox"],
-});
+const run = await launch("actions.mjs");
+const { url, browser, file } = run;
 try {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
-  page.setDefaultTimeout(15000);
-  page.on("console", (m) => {
-    if (m.type() === "error") errors.push(`console: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => errors.push(`page: ${e.message}`));
-  const check = (what) => {
-    if (errors.length) throw new Error(`after ${what}: ${errors.join("; ")}`);
-  };
-  const shot = async (name) => {
-    await page.screenshot({ path: path.join(shots, `actions-${name}.png`), fullPage: true });
-    check(name);
-  };
-  const file = (p) => path.join(ws, p);
+  const page = run.watch(await browser.newPage({ viewport: { width: 1100, height: 900 } }));
+  const shot = (name) => run.shot(page, `actions-${name}`, { fullPage: true });
   const same = (what, got, want) => {
     if (JSON.stringify(got) !== JSON.stringify(want)) {
       throw new Error(`${what}:\n got: ${JSON.stringify(got)}\nwant: ${JSON.stringify(want)}`);
@@ -189,9 +166,5 @@ try {
   await shot("off-head");
   console.log("actions flow ok");
 } finally {
-  await browser.close();
-}
-if (errors.length) {
-  console.error(errors.join("\n"));
-  process.exit(1);
+  await run.close();
 }

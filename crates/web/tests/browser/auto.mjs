@@ -4,29 +4,12 @@
 // `auto-compacted.png`; any console error or page error fails the run.
 //
 //   node auto.mjs URL WORKSPACE SCREENSHOT_DIR
-import { chromium } from "playwright-core";
-import fs from "node:fs";
-import path from "node:path";
+import { launch } from "./launch.mjs";
 
-const [url, ws, shots] = process.argv.slice(2);
-if (!url || !ws || !shots) {
-  console.error("usage: node auto.mjs URL WORKSPACE SCREENSHOT_DIR");
-  process.exit(2);
-}
-fs.mkdirSync(shots, { recursive: true });
-
-const errors = [];
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  args: ["--no-sandbox"],
-});
+const run = await launch("auto.mjs");
+const { url, browser } = run;
 try {
-  const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
-  page.setDefaultTimeout(15000);
-  page.on("console", (m) => {
-    if (m.type() === "error") errors.push(`console: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => errors.push(`page: ${e.message}`));
+  const page = run.watch(await browser.newPage({ viewport: { width: 1000, height: 700 } }));
 
   await page.goto(url);
   await page.getByText(/No session yet/).waitFor();
@@ -57,13 +40,8 @@ try {
   const box = await prompt.boundingBox();
   if (!box || box.width < 400) throw new Error(`the prompt is ${box?.width} px wide`);
   await page.locator(".msg.note").scrollIntoViewIfNeeded();
-  await page.screenshot({ path: path.join(shots, "auto-compacted.png") });
-  if (errors.length) throw new Error(errors.join("; "));
+  await run.shot(page, "auto-compacted");
   console.log("auto-compaction flow ok");
 } finally {
-  await browser.close();
-}
-if (errors.length) {
-  console.error(errors.join("\n"));
-  process.exit(1);
+  await run.close();
 }

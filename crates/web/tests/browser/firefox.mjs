@@ -8,37 +8,14 @@
 // `firefox.png`; any console error or page error fails the run.
 //
 //   node firefox.mjs URL WORKSPACE SCREENSHOT_DIR
-import puppeteer from "puppeteer-core";
 import fs from "node:fs";
-import path from "node:path";
+import { launch } from "./launch.mjs";
 
-const [url, ws, shots] = process.argv.slice(2);
-if (!url || !ws || !shots) {
-  console.error("usage: node firefox.mjs URL WORKSPACE SCREENSHOT_DIR");
-  process.exit(2);
-}
-fs.mkdirSync(shots, { recursive: true });
-
-const errors = [];
 const started = Date.now();
-const browser = await puppeteer.launch({
-  browser: "firefox",
-  executablePath: process.env.FIREFOX ?? "/usr/bin/firefox-esr",
-  headless: true,
-  defaultViewport: { width: 1000, height: 700 },
-});
+const run = await launch("firefox.mjs", { firefox: true, viewport: { width: 1000, height: 700 } });
+const { url, browser, check, file } = run;
 try {
-  const page = await browser.newPage();
-  page.setDefaultTimeout(15000);
-  page.on("console", (m) => {
-    if (m.type() === "error") errors.push(`console: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => errors.push(`page: ${e.message}`));
-
-  const check = (what) => {
-    if (errors.length) throw new Error(`after ${what}: ${errors.join("; ")}`);
-  };
-  const file = (p) => path.join(ws, p);
+  const page = run.watch(await browser.newPage());
   const waitFor = async (what, f) => {
     const start = Date.now();
     while (!f()) {
@@ -167,16 +144,11 @@ try {
   if (JSON.stringify(reloaded) !== JSON.stringify(seen) || seen.length !== 6) {
     throw new Error(`after the reload the rows are\n${reloaded.join("\n")}\nnot\n${seen.join("\n")}`);
   }
-  await page.screenshot({ path: path.join(shots, "firefox.png") });
-  check("the reload");
+  await run.shot(page, "firefox");
   await page.click("#plan-mode");
   await page.waitForSelector("#plan-indicator", { hidden: true });
   check("plan mode off");
   console.log(`firefox flow ok (${await browser.version()}) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 } finally {
-  await browser.close();
-}
-if (errors.length) {
-  console.error(errors.join("\n"));
-  process.exit(1);
+  await run.close();
 }

@@ -9,39 +9,21 @@
 // or page error fails the run.
 //
 //   node flow.mjs URL WORKSPACE SCREENSHOT_DIR
-import { chromium } from "playwright-core";
 import fs from "node:fs";
-import path from "node:path";
+import { launch } from "./launch.mjs";
 
-const [url, ws, shots] = process.argv.slice(2);
-if (!url || !ws || !shots) {
-  console.error("usage: node flow.mjs URL WORKSPACE SCREENSHOT_DIR");
-  process.exit(2);
-}
-fs.mkdirSync(shots, { recursive: true });
-
-const errors = [];
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  args: ["--no-sandbox"],
-});
+const run = await launch("flow.mjs");
+const { url, shots, browser, errors, file } = run;
 let step = 0;
 try {
   // one context: a second tab shares the page's token cookie
   const context = await browser.newContext({ viewport: { width: 1000, height: 700 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(15000);
-  page.on("console", (m) => {
-    if (m.type() === "error") errors.push(`console: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => errors.push(`page: ${e.message}`));
+  const page = run.watch(await context.newPage());
 
-  const shot = async (name) => {
+  const shot = (name) => {
     step += 1;
-    await page.screenshot({ path: path.join(shots, `${String(step).padStart(2, "0")}-${name}.png`) });
-    if (errors.length) throw new Error(`after ${name}: ${errors.join("; ")}`);
+    return run.shot(page, `${String(step).padStart(2, "0")}-${name}`);
   };
-  const file = (p) => path.join(ws, p);
   const exists = (p) => fs.existsSync(file(p));
   // Where the keyboard focus is: the element's id, class, text, and the rewind action and turn.
   const active = () =>
@@ -361,11 +343,7 @@ try {
   const plan = page.locator("#plan-mode");
   const indicator = page.locator("#plan-indicator");
   if (await plan.isChecked()) throw new Error("plan mode is on in a new session");
-  const tab = await context.newPage();
-  tab.on("console", (m) => {
-    if (m.type() === "error") errors.push(`console (second tab): ${m.text()}`);
-  });
-  tab.on("pageerror", (e) => errors.push(`page (second tab): ${e.message}`));
+  const tab = run.watch(await context.newPage(), "second tab");
   await tab.goto(sessionUrl);
   await tab.locator(".msg.assistant", { hasText: "not run" }).waitFor();
   await plan.focus();
@@ -470,9 +448,5 @@ try {
   await indicator.waitFor({ state: "hidden" });
   console.log(`web flow ok: ${step} screenshots in ${shots}`);
 } finally {
-  await browser.close();
-}
-if (errors.length) {
-  console.error(errors.join("\n"));
-  process.exit(1);
+  await run.close();
 }

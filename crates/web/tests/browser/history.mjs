@@ -9,37 +9,15 @@
 // run.
 //
 //   node history.mjs URL WORKSPACE SCREENSHOT_DIR
-import { chromium } from "playwright-core";
 import fs from "node:fs";
-import path from "node:path";
+import { launch } from "./launch.mjs";
 
-const [url, ws, shots] = process.argv.slice(2);
-if (!url || !ws || !shots) {
-  console.error("usage: node history.mjs URL WORKSPACE SCREENSHOT_DIR");
-  process.exit(2);
-}
-fs.mkdirSync(shots, { recursive: true });
-
-const errors = [];
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  args: ["--no-sandbox"],
-});
+const run = await launch("history.mjs");
+const { url, browser, check, file } = run;
 try {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
-  page.setDefaultTimeout(15000);
-  page.on("console", (m) => {
-    if (m.type() === "error") errors.push(`console: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => errors.push(`page: ${e.message}`));
-  const check = (what) => {
-    if (errors.length) throw new Error(`after ${what}: ${errors.join("; ")}`);
-  };
-  const shot = async (name) => {
-    await page.screenshot({ path: path.join(shots, `history-${name}.png`), fullPage: true });
-    check(name);
-  };
-  const read = (p) => fs.readFileSync(path.join(ws, p), "utf8");
+  const page = run.watch(await browser.newPage({ viewport: { width: 1100, height: 900 } }));
+  const shot = (name) => run.shot(page, `history-${name}`, { fullPage: true });
+  const read = (p) => fs.readFileSync(file(p), "utf8");
   const same = (what, got, want) => {
     if (JSON.stringify(got) !== JSON.stringify(want)) {
       throw new Error(`${what}:\n got: ${JSON.stringify(got)}\nwant: ${JSON.stringify(want)}`);
@@ -217,9 +195,5 @@ try {
   check("the end");
   console.log("history flow ok");
 } finally {
-  await browser.close();
-}
-if (errors.length) {
-  console.error(errors.join("\n"));
-  process.exit(1);
+  await run.close();
 }

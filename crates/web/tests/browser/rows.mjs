@@ -12,49 +12,24 @@
 //
 // It prints `RESTART` and reads the new address from its standard input (web_cli.rs restarts the
 // server on the same port).
-import { chromium } from "playwright-core";
 import fs from "node:fs";
-import path from "node:path";
 import readline from "node:readline";
+import { launch } from "./launch.mjs";
 
-const [url, ws, shots] = process.argv.slice(2);
-if (!url || !ws || !shots) {
-  console.error("usage: node rows.mjs URL WORKSPACE SCREENSHOT_DIR");
-  process.exit(2);
-}
-fs.mkdirSync(shots, { recursive: true });
+const run = await launch("rows.mjs");
+const { url, browser, check, file } = run;
 const input = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 
-const errors = [];
 /** Console lines the browser itself logs for a refused request, allowed while `expected` is set. */
 let expected = null;
 const allowed = [];
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  args: ["--no-sandbox"],
-});
 try {
   const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
-  const open = async (name) => {
-    const page = await context.newPage();
-    page.setDefaultTimeout(15000);
-    page.on("console", (m) => {
-      if (m.type() !== "error") return;
-      if (expected?.test(m.text())) return void allowed.push(`${name}: ${m.text()}`);
-      errors.push(`console (${name}): ${m.text()}`);
-    });
-    page.on("pageerror", (e) => errors.push(`page (${name}): ${e.message}`));
-    return page;
-  };
+  /** A tab named `name`; a console line `expected` takes is kept apart, not an error. */
+  const open = async (name) =>
+    run.watch(await context.newPage(), name, (text) => !!expected?.test(text) && !!allowed.push(`${name}: ${text}`));
   const a = await open("A");
-  const check = (what) => {
-    if (errors.length) throw new Error(`after ${what}: ${errors.join("; ")}`);
-  };
-  const shot = async (page, name) => {
-    await page.screenshot({ path: path.join(shots, `rows-${name}.png`), fullPage: true });
-    check(name);
-  };
-  const file = (p) => path.join(ws, p);
+  const shot = (page, name) => run.shot(page, `rows-${name}`, { fullPage: true });
   /** The transcript's rows: each one's classes and text. */
   const rows = (page) =>
     page.evaluate(() =>
@@ -207,8 +182,7 @@ try {
   check("the new turn");
   console.log(`rows flow ok: ${more.length} rows; the browser logged, as expected:\n  ${allowed.join("\n  ")}`);
 } finally {
-  await browser.close();
+  await run.close();
 }
-if (errors.length) console.error(errors.join("\n"));
 // standard input stays open: exit rather than wait for it
-process.exit(errors.length ? 1 : 0);
+process.exit(process.exitCode ?? 0);

@@ -2,29 +2,22 @@
 // the header's one row (the model as a select, the workspace and its git branch, the sessions by
 // first prompt and relative time), the empty state, markdown rendered and sanitised (a model
 // answer holding <img onerror>, <script> and javascript: links runs nothing), tool rows that read
-// like the terminal UI's with file chips, one rewind control per prompt opening a menu with the
-// risky actions marked, fork and summarize asking first with Confirm as the primary button, a
-// restore that changed nothing said so in a toast that pushes nothing, the model switched, the
-// Versions panel (a drawer on the phone). On the phone every button, link, select and summary
-// shown is measured: at least 44 px. Any console or page error fails the run.
+// like the terminal UI's (their items' titles: a file written again reads "Edited") with file
+// chips, one rewind control per prompt opening a menu with the risky actions marked (the last
+// prompt's whole in view, no item under the composer, also when the composer is made taller),
+// fork and summarize asking first with Confirm as the primary button, a restore that changed
+// nothing said so in a toast that pushes nothing, the model switched, the Versions panel (a
+// drawer on the phone). On the phone the model shows whole by its short name (its title and list
+// naming it in full), and every button, link, select and summary shown is measured: at least 44
+// px. Any console or page error fails the run.
 //
 //   node ux.mjs URL WORKSPACE SCREENSHOT_DIR
-import { chromium } from "playwright-core";
 import fs from "node:fs";
 import path from "node:path";
+import { launch } from "./launch.mjs";
 
-const [url, ws, shots] = process.argv.slice(2);
-if (!url || !ws || !shots) {
-  console.error("usage: node ux.mjs URL WORKSPACE SCREENSHOT_DIR");
-  process.exit(2);
-}
-fs.mkdirSync(shots, { recursive: true });
-
-const errors = [];
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  args: ["--no-sandbox"],
-});
+const run = await launch("ux.mjs");
+const { url, ws, browser, file } = run;
 
 const waitFor = async (what, f) => {
   const start = Date.now();
@@ -41,17 +34,9 @@ let current = null;
 async function day(viewport, tag) {
   const phone = viewport.width < 700;
   const context = await browser.newContext({ viewport });
-  const page = await context.newPage();
+  const page = run.watch(await context.newPage(), tag);
   current = page;
-  page.setDefaultTimeout(15000);
-  page.on("console", (m) => {
-    if (m.type() === "error") errors.push(`${tag} console: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => errors.push(`${tag} page: ${e.message}`));
-  const shot = async (name) => {
-    await page.screenshot({ path: path.join(shots, `ux-${tag}-${name}.png`) });
-    if (errors.length) throw new Error(`after ${tag} ${name}: ${errors.join("; ")}`);
-  };
+  const shot = (name) => run.shot(page, `ux-${tag}-${name}`);
   /** Every shown button, link, select, summary and checkbox's label smaller than 44 px (on the phone). */
   const small = () =>
     page.evaluate(() =>
@@ -61,6 +46,28 @@ async function day(viewport, tag) {
         .filter(({ e, r }) => r.height < 43.5 || (e.tagName === "BUTTON" && r.width < 43.5))
         .map(({ e, r }) => `${e.tagName.toLowerCase()}.${e.className} "${e.textContent.trim().slice(0, 30)}" ${Math.round(r.width)}×${Math.round(r.height)}`),
     );
+  /**
+   * Prompt `p`'s open menu lies whole in the transcript's visible area (on the phone, a sheet: in
+   * the screen), and a click at the middle of each item reaches it: no composer, toast or header
+   * covers it.
+   */
+  const menuInView = async (p, where) => {
+    const bad = await p.locator(".menu-list").evaluate((list, phone) => {
+      const r = list.getBoundingClientRect();
+      const area = phone ? { top: 0, bottom: innerHeight, left: 0, right: innerWidth } : document.querySelector("#transcript").getBoundingClientRect();
+      const out = [];
+      if (r.top < area.top - 0.5 || r.bottom > area.bottom + 0.5 || r.left < area.left - 0.5 || r.right > area.right + 0.5) {
+        out.push(`the list (${Math.round(r.top)}–${Math.round(r.bottom)}) is not within the area (${Math.round(area.top)}–${Math.round(area.bottom)})`);
+      }
+      for (const b of list.querySelectorAll("button")) {
+        const br = b.getBoundingClientRect();
+        const hit = document.elementFromPoint(br.left + br.width / 2, br.top + br.height / 2);
+        if (!b.contains(hit)) out.push(`${b.dataset.action} is under ${hit ? `${hit.tagName.toLowerCase()}#${hit.id}.${hit.className}` : "nothing"}`);
+      }
+      return out;
+    }, phone);
+    if (bad.length) throw new Error(`the menu is not whole in view (${where}): ${bad.join("; ")}`);
+  };
   const touchTargets = async (where) => {
     if (!phone) return;
     const bad = await small();
@@ -98,6 +105,31 @@ async function day(viewport, tag) {
   }
   const rowHeight = await header.evaluate((h) => h.getBoundingClientRect().height);
   if (rowHeight > (phone ? 56 : 52)) throw new Error(`the header is ${rowHeight} px high: more than one row`);
+  /**
+   * On the phone the model shows whole by its short name (`want`) on the select's face, the select
+   * over it (a tap opens it), its title and its list naming the model in full.
+   */
+  const modelShown = async (want, full) => {
+    if (!phone) return;
+    await page.locator("#model-face", { hasText: want }).waitFor();
+    const m = await page.evaluate(() => {
+      const face = document.querySelector("#model-face");
+      const select = document.querySelector("#model-select");
+      const r = face.getBoundingClientRect();
+      return {
+        text: face.textContent,
+        whole: face.scrollWidth <= face.clientWidth,
+        width: Math.round(r.width),
+        tapped: document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2) === select,
+        title: select.title,
+        listed: [...select.options].map((o) => o.textContent),
+      };
+    });
+    if (m.text !== want || !m.whole) throw new Error(`the phone's model face shows ${JSON.stringify(m.text)} (whole: ${m.whole}, ${m.width} px), not ${want}`);
+    if (!m.tapped) throw new Error("a tap on the model's face does not reach the select");
+    if (!m.title.includes(full) || !m.listed.includes(full)) throw new Error(`the model's full name is not in its title and list: ${JSON.stringify(m)}`);
+  };
+  await modelShown(path.basename(model.slice("script:".length)), model);
   await touchTargets("empty");
   await shot("empty");
 
@@ -151,7 +183,17 @@ async function day(viewport, tag) {
   await page.locator(".msg.assistant", { hasText: "edited and tested" }).waitFor();
   await page.locator("#send:not([disabled])").waitFor();
   await page.locator(".msg.tool summary", { hasText: "Edited calc/ops.py +1 −0" }).waitFor();
+  // a file written again that was there reads as edited, as in the terminal UI
+  await page.locator(".msg.tool summary", { hasText: "Edited calc/ops.py +1 −1" }).waitFor();
   await page.locator(".msg.tool summary", { hasText: /Ran echo testing; exit 1 · exit 1/ }).waitFor();
+  // every tool row says its item's title, the words every frontend shows
+  const snapshot = await api(`/api/sessions/${await sid()}?include=items`);
+  const calls = snapshot.items.filter((i) => i.kind === "tool_call");
+  if (calls.length !== 4) throw new Error(`${calls.length} tool calls in the items`);
+  for (const c of calls) {
+    const headline = await page.locator(`.msg.tool[data-item="${c.id}"] .headline`).textContent();
+    if (!headline.startsWith(c.title)) throw new Error(`the row of ${c.id} reads ${JSON.stringify(headline)}, not its title ${JSON.stringify(c.title)}`);
+  }
   await touchTargets("two turns");
   await shot("turns");
 
@@ -178,12 +220,25 @@ async function day(viewport, tag) {
   const shown = await items.evaluateAll((bs) => bs.map((b) => [b.dataset.action, b.querySelector(".label").textContent, b.classList.contains("risky")]));
   const expected = want.map((a) => [a.action, a.label, a.action === "restore_code" || a.action === "restore_both"]);
   if (JSON.stringify(shown) !== JSON.stringify(expected)) throw new Error(`the menu shows ${JSON.stringify(shown)}, not ${JSON.stringify(expected)}`);
+  await menuInView(second, "the last prompt");
   await touchTargets("menu");
   await shot("menu");
   // Esc closes it, the focus back on its button
   await page.keyboard.press("Escape");
   await second.locator(".menu-list").waitFor({ state: "hidden" });
   if (!(await second.locator(".menu-toggle").evaluate((b) => b === document.activeElement))) throw new Error("Esc did not give the focus back to the menu's button");
+  if (!phone) {
+    // The composer made taller (its box dragged to 300 px): the transcript is too short for the
+    // menu below the last prompt and above it, which opens down and shows itself whole.
+    await prompt.evaluate((t) => (t.style.height = "300px"));
+    await page.evaluate(() => (document.querySelector("#transcript").scrollTop = 1e6));
+    await openMenu(second);
+    await menuInView(second, "a taller composer");
+    await shot("menu-tall-composer");
+    await page.keyboard.press("Escape");
+    await second.locator(".menu-list").waitFor({ state: "hidden" });
+    await prompt.evaluate((t) => (t.style.height = ""));
+  }
 
   // Fork asks first; Confirm is the primary button, shown last; Cancel makes nothing.
   const heads = async () => (await api(`/api/sessions/${id}/heads`)).length;
@@ -212,7 +267,7 @@ async function day(viewport, tag) {
 
   // A file edited by hand, its restore skipped: nothing changed, and the toast says so, pushing
   // nothing. The conflict's reason is in words.
-  const ops = path.join(ws, "calc/ops.py");
+  const ops = file("calc/ops.py");
   const mine = `# mine (${tag})\n`;
   fs.writeFileSync(ops, mine);
   await openMenu(second);
@@ -265,8 +320,22 @@ async function day(viewport, tag) {
   // The model switched from the header: the session's status follows; then back.
   await page.locator("#model-select").selectOption("demo");
   await waitFor("the model switch", async () => (await api(`/api/sessions/${id}`)).model === "demo");
+  await modelShown("demo", "demo");
+  const others = await page.locator("#model-select option").allTextContents();
   await page.locator("#model-select").selectOption(model);
   await waitFor("the model switch back", async () => (await api(`/api/sessions/${id}`)).model === model);
+  await modelShown(path.basename(model.slice("script:".length)), model);
+  // every model the list offers would show whole too
+  for (const m of others.filter((m) => m.includes(":"))) {
+    await page.evaluate(([m]) => {
+      const face = document.querySelector("#model-face");
+      face.dataset.was = face.textContent;
+      face.textContent = m.split(":").pop().split("/").pop();
+    }, [m]);
+    const whole = await page.locator("#model-face").evaluate((f) => f.scrollWidth <= f.clientWidth);
+    await page.locator("#model-face").evaluate((f) => (f.textContent = f.dataset.was));
+    if (phone && !whole) throw new Error(`the model ${m} would not show whole on the phone`);
+  }
 
   await context.close();
 }
@@ -274,14 +343,14 @@ async function day(viewport, tag) {
 try {
   await day({ width: 1280, height: 800 }, "desktop");
   // the phone's session writes the same file afresh
-  fs.rmSync(path.join(ws, "calc"), { recursive: true, force: true });
+  fs.rmSync(file("calc"), { recursive: true, force: true });
   await day({ width: 390, height: 844 }, "phone");
-  if (errors.length) throw new Error(errors.join("; "));
+  run.check("both sizes");
   console.log("ux: ok");
 } catch (e) {
   console.error(`ux: ${e.stack ?? e}`);
-  await current?.screenshot({ path: path.join(shots, "ux-failed.png") }).catch(() => {});
+  await current?.screenshot({ path: path.join(run.shots, "ux-failed.png") }).catch(() => {});
   process.exitCode = 1;
 } finally {
-  await browser.close();
+  await run.close();
 }

@@ -19,7 +19,7 @@ const plan = (blockers, conflicted = true) => ({
   blockers,
   gaps: [],
   files: conflicted ? [{ path: "a.txt", action: "skip" }, { path: "b.txt", action: "delete" }] : files("write", "delete"),
-  conflicts: conflicted ? [{ path: "a.txt", reason: "manual_edit" }] : [],
+  conflicts: conflicted ? [{ path: "a.txt", reason: "manual_edit", says: "edited outside Retrace" }] : [],
   choices: conflicted
     ? [
         { on_conflict: "refuse", label: "Restore nothing while files conflict", commits: false, files: files("skip", "skip") },
@@ -48,6 +48,9 @@ test("a conflict's choices are the plan's, none picked; the table and the commit
   assert.ok(radios.every((r) => !r.checked));
   assert.deepEqual(p.commit(), { ready: false, text: "Restore code", on_conflict: "refuse", confirm: false });
   assert.deepEqual(actions(p), [["a.txt", "skip (keep as it is)"], ["b.txt", "delete"]]);
+  // why it conflicts, in the plan's words
+  const fieldset = p.body.find((e) => e.tag === "fieldset");
+  assert.ok(fieldset.textContent.includes("a.txt — edited outside Retrace"), fieldset.textContent);
   let changes = 0;
   p.onChange(() => changes++);
   pick(radios[2]);

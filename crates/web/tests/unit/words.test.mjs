@@ -1,4 +1,4 @@
-// The page's plain words (assets/words.js, util.js): conflict reasons and gaps in words, a
+// The page's plain words (assets/words.js, util.js): a restore's file actions in words, a
 // session's name in the picker with a relative time, counts with their plurals; and a tool call's
 // headline as the terminal UI says it (changes.js `toolHeadline`).
 //
@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import "./dom.mjs";
 
 const { ago, count } = await import("../../assets/util.js");
-const { beforeTurn, conflictWords, fileActionWords, gapWords, sessionLabel } = await import("../../assets/words.js");
+const { beforeTurn, fileActionWords, sessionLabel } = await import("../../assets/words.js");
 const { toolHeadline } = await import("../../assets/changes.js");
 
 const text = (nodes) => nodes.map((n) => (typeof n === "string" ? n : n.textContent)).join("");
@@ -44,34 +44,35 @@ test("a session is named by its first prompt, its last use and its turns", () =>
   assert.ok(long.endsWith("1 turn"), long);
 });
 
-test("conflicts, gaps and file actions are said in words", () => {
+test("a restore's turn and file actions are said in words", () => {
   assert.equal(beforeTurn(2), "before turn 2");
-  assert.equal(conflictWords({ reason: "manual_edit", current_sha256: "ab" }), "edited outside Retrace");
-  assert.equal(conflictWords({ reason: "external_change", current_sha256: "ab" }), "changed by a shell command or outside Retrace");
-  assert.equal(conflictWords({ reason: "external_change", current_sha256: null, checkpoint_sha256: "cd" }), "deleted by a shell command or outside Retrace");
-  assert.equal(conflictWords({ reason: "external_change", current_sha256: null, checkpoint_sha256: null }), "already absent");
-  assert.equal(conflictWords({ reason: "something_new" }), "something_new");
-  assert.equal(gapWords({ reason: "bash_side_effect", tool: "bash", detail: "rm x" }), "rm x — a shell command: what it did to files is not tracked");
-  assert.equal(gapWords({ reason: "symlink", path: "a/b" }), "a/b — reached through a link");
   assert.equal(fileActionWords("skip"), "skip (keep as it is)");
   assert.equal(fileActionWords("unchanged"), "already as it was");
 });
 
-test("a tool call's headline reads like the terminal UI's", () => {
+test("a tool call's headline is its title as the controller words it, with chips and counts", () => {
   const change = (action, path, added, removed, more = {}) => ({ action, path, added, removed, diff: "", ...more });
-  const call = (status, changes, more = {}) => ({ tool: "edit_file", title: "Edit x", status, changes, output: "", ...more });
-  assert.equal(text(toolHeadline(call("ok", [change("modify", "calc/ops.py", 3, 0)]))), "Edited calc/ops.py +3 −0");
-  assert.equal(text(toolHeadline(call("running", [change("modify", "calc/ops.py", 3, 0)]))), "Editing calc/ops.py +3 −0");
-  assert.equal(text(toolHeadline(call("ok", [change("create", "new.txt", 1, 0)]))), "Created new.txt +1 −0");
-  assert.equal(text(toolHeadline(call("ok", [change("delete", "old.txt", 0, 2)]))), "Deleted old.txt +0 −2");
-  assert.equal(text(toolHeadline(call("ok", [change("move", "b.txt", 0, 0, { from: "a.txt" })]))), "Moved a.txt → b.txt +0 −0");
-  assert.equal(text(toolHeadline(call("ok", [change("create", "i.png", 0, 0, { binary: true })]))), "Created i.png binary");
-  // each file's name is a chip that opens its history
-  const chips = toolHeadline(call("ok", [change("modify", "calc/ops.py", 3, 0)])).filter((n) => n.tag === "button");
-  assert.deepEqual(chips.map((c) => [c.dataset.file, c.className]), [["calc/ops.py", "file-link chip"]]);
-  const ran = { tool: "bash", title: "Run npm test", target: "npm test", status: "failed", output: "boom\n[exit code 1]" };
+  const call = (title, status, changes, more = {}) => ({ tool: "edit_file", title, status, changes, output: "", ...more });
+  assert.equal(text(toolHeadline(call("Edited calc/ops.py", "ok", [change("modify", "calc/ops.py", 3, 0)]))), "Edited calc/ops.py +3 −0");
+  assert.equal(text(toolHeadline(call("Edit calc/ops.py", "running", [change("modify", "calc/ops.py", 3, 0)]))), "Edit calc/ops.py +3 −0");
+  assert.equal(text(toolHeadline(call("Created new.txt", "ok", [change("create", "new.txt", 1, 0)]))), "Created new.txt +1 −0");
+  assert.equal(text(toolHeadline(call("Deleted old.txt", "ok", [change("delete", "old.txt", 0, 2)]))), "Deleted old.txt +0 −2");
+  assert.equal(text(toolHeadline(call("Edited a (2 edits)", "ok", [change("modify", "a", 2, 2)]))), "Edited a (2 edits) +2 −2");
+  assert.equal(text(toolHeadline(call("Created i.png", "ok", [change("create", "i.png", 0, 0, { binary: true })]))), "Created i.png");
+  // the title as it came: a rerun write that changed nothing, a call that did not run
+  assert.equal(text(toolHeadline(call("Wrote a.txt", "ok", []))), "Wrote a.txt");
+  assert.equal(text(toolHeadline(call("Write a.txt", "denied", []))), "Write a.txt");
+  // each changed file's name is a chip that opens its history, a move's two names too
+  const chips = (nodes) => nodes.filter((n) => n.tag === "button").map((c) => [c.dataset.file, c.className]);
+  assert.deepEqual(chips(toolHeadline(call("Edited calc/ops.py", "ok", [change("modify", "calc/ops.py", 3, 0)]))), [["calc/ops.py", "file-link chip"]]);
+  const moved = toolHeadline(call("Moved a.txt → b/a.txt", "ok", [change("move", "b/a.txt", 0, 0, { from: "a.txt" })]));
+  assert.equal(text(moved), "Moved a.txt → b/a.txt +0 −0");
+  assert.deepEqual(chips(moved).map(([f]) => f), ["a.txt", "b/a.txt"]);
+  // a name inside another word is no chip
+  assert.deepEqual(chips(toolHeadline(call("Edited e (2 edits)", "ok", [change("modify", "e", 1, 1)]))).map(([f]) => f), ["e"]);
+  const ran = { tool: "bash", title: "Ran npm test", target: "npm test", status: "ok", output: "boom\n[exit code 1]" };
   assert.equal(text(toolHeadline(ran)), "Ran npm test · exit 1");
   assert.equal(text(toolHeadline({ ...ran, exit_code: 2, duration_ms: 2100 })), "Ran npm test · exit 2 · 2.1 s");
-  assert.equal(text(toolHeadline({ ...ran, status: "running", output: "" })), "Running npm test");
+  assert.equal(text(toolHeadline({ ...ran, title: "Run npm test", status: "running", output: "" })), "Run npm test");
   assert.equal(text(toolHeadline({ tool: "read_file", title: "Read a.txt", status: "ok", output: "x" })), "Read a.txt");
 });

@@ -3,6 +3,8 @@
 #[allow(dead_code)] // only the modules that drive sessions with the script model use it
 pub mod world;
 
+pub mod tmux;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 

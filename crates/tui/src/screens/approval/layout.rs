@@ -47,15 +47,15 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, approvals: &Approvals, t: Them
         area,
         " Run this shell command? ",
         body,
-        Scroll::Offset(approvals.scroll), // its keys use approval_layout, not the limit
+        Scroll::Told(approvals.scroll), // its keys use approval_layout, not the limit
         &footer,
         t,
     );
 }
 
-/// The approval box's lines for `a` (with `choice` highlighted) in a frame of `w`×`h`, and how
-/// many of them show at once (the same arithmetic as [`boxed`]), so the keys know whether the
-/// whole command has been seen.
+/// The approval box's lines for `a` (with `choice` highlighted) in an area of `w`×`h` (the
+/// rows `view::overlay_height` gives it), and how many of them show at once (the same arithmetic
+/// as [`boxed`]), so the keys know whether the whole command has been seen.
 pub(crate) fn approval_layout(
     a: &Approval,
     choice: Option<usize>,

@@ -202,7 +202,7 @@ impl App {
         let Some(a) = self.approvals.waiting.first() else {
             return (0, 0);
         };
-        let (w, h) = self.viewport;
+        let (w, h) = (self.viewport.0, crate::view::overlay_height(self, self.viewport));
         let (body, shown) = layout::approval_layout(a, None, w, h, Theme::new(true));
         let max_scroll = body.len().saturating_sub(shown);
         (max_scroll.saturating_sub(self.approvals.scroll), max_scroll)

@@ -112,6 +112,7 @@ fn snapshot(items: Vec<Item>, seq: u64) -> SessionSnapshot {
         heads: Vec::new(),
         head_id: HeadId::main(),
         pending_approvals: Vec::new(),
+        context_tokens: None,
         last_event_seq: seq,
     }
 }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use retrace_protocol::ModelChoice;
+use retrace_protocol::ModelSpec;
 
 use crate::app::App;
 use crate::effect::Effect;
@@ -33,7 +33,7 @@ pub const DOUBLE_CTRL_C: Duration = Duration::from_millis(2000);
 const WHEEL_ROWS: usize = 3;
 
 /// The chat's own state (the transcript and the input are the app's: every screen shows them).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Chat {
     /// Transcript rows scrolled up from the bottom.
     pub(crate) scroll: usize,
@@ -49,26 +49,10 @@ pub(crate) struct Chat {
     pub(crate) last_ctrl_c: Option<Instant>,
     /// The `/` palette's selection and whether Esc closed it.
     pub(crate) palette: palette::Palette,
-    /// The models `/model` lists.
-    pub(crate) models: Vec<ModelChoice>,
+    /// The model configured for this UI (`--model` or the config), which `/model` lists first.
+    pub(crate) configured_model: Option<ModelSpec>,
     /// The prompt to send when the running turn ends.
     pub(crate) queued: Option<Draft>,
-}
-
-impl Default for Chat {
-    fn default() -> Chat {
-        Chat {
-            scroll: 0,
-            scroll_limit: 0,
-            details: false,
-            view_generation: 0,
-            last_esc: None,
-            last_ctrl_c: None,
-            palette: palette::Palette::default(),
-            models: retrace_protocol::model_choices(None),
-            queued: None,
-        }
-    }
 }
 
 impl Chat {

@@ -66,7 +66,19 @@ impl App {
     /// Sets the model configured for this UI (`--model` or the config): `/model` lists it first,
     /// with its provider's models.
     pub fn set_configured_model(&mut self, model: Option<&ModelSpec>) {
-        self.chat.models = retrace_protocol::model_choices(model);
+        self.chat.configured_model = model.cloned();
+    }
+
+    /// The models `/model` lists: the configured one saying what it lacks when the UI was told
+    /// its key is missing ([`App::set_model_problem`]).
+    fn models(&self) -> Vec<ModelChoice> {
+        let configured = self.chat.configured_model.as_ref();
+        let missing_key = self
+            .model_problem
+            .as_ref()
+            .filter(|p| configured.is_some_and(|c| c.to_string() == p.model))
+            .and_then(|p| p.key_env.as_deref());
+        retrace_protocol::model_choices(configured, missing_key)
     }
 
     /// What the palette lists now, if it shows.
@@ -84,11 +96,9 @@ impl App {
             Some(("model", arg)) if !arg.trim_start().contains(char::is_whitespace) => {
                 let arg = arg.trim_start().to_lowercase();
                 let rows = self
-                    .chat
-                    .models
-                    .iter()
+                    .models()
+                    .into_iter()
                     .filter(|m| m.value.to_lowercase().contains(&arg))
-                    .cloned()
                     .map(Row::Model)
                     .collect();
                 Listed { models: true, rows }
@@ -142,8 +152,7 @@ impl App {
             return 0;
         }
         let in_use = self.status.model.as_deref();
-        self.chat
-            .models
+        self.models()
             .iter()
             .position(|m| Some(m.value.as_str()) == in_use)
             .unwrap_or(0)

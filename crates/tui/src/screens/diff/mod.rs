@@ -79,7 +79,7 @@ impl App {
 
     /// Moves the file cursor by one (back: up), keeping its row in view.
     fn move_diff_cursor(&mut self, back: bool) {
-        let (w, h) = self.viewport;
+        let (w, h) = (self.viewport.0, crate::view::overlay_height(self, self.viewport));
         let Mode::Diff(d) = &mut self.mode else {
             return;
         };

@@ -6,7 +6,7 @@
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::Frame;
-use retrace_protocol::{FileAction, PlanDiff, RewindPlan, RewindScope, PLAN_DIFF_CAP};
+use retrace_protocol::{words, FileAction, PlanDiff, RewindPlan, RewindScope, PLAN_DIFF_CAP};
 
 use super::{shortcut, Preview, PROMPT_LINES};
 use crate::escape::{self, human_bytes};
@@ -67,11 +67,17 @@ pub(super) fn body(p: &Preview, width: usize, t: Theme) -> (Vec<Line<'static>>, 
     let plan = &p.plan;
     let mut body: Vec<Line<'static>> = Vec::new();
     let mut rows = Vec::new();
-    if let Some(reason) = p.unavailable() {
-        body.push(Line::styled(
-            format!("cannot commit: {}", escape::line(reason)),
-            t.error(),
-        ));
+    // Why it cannot commit, then why the last key did nothing (when that says more): on top,
+    // where the box scrolls back to.
+    let cannot = p
+        .unavailable()
+        .map(|reason| format!("cannot commit: {}", escape::line(reason)));
+    let hint = p.hint.as_deref().map(escape::line);
+    for line in [cannot.clone(), hint.filter(|h| Some(h) != cannot.as_ref())]
+        .into_iter()
+        .flatten()
+    {
+        body.extend(wrap(&vec![(line, t.error())], width, 2));
     }
     if plan.scope != RewindScope::Code {
         conversation(&mut body, plan, width, t);
@@ -89,12 +95,9 @@ pub(super) fn body(p: &Preview, width: usize, t: Theme) -> (Vec<Line<'static>>, 
         let text = format!(
             "⚠ turn {}{what} — {}; its effects stay",
             g.turn,
-            retrace_protocol::words::gap(&g.reason)
+            words::gap(&g.reason)
         );
         body.extend(wrap(&vec![(text, t.warn())], width, 4));
-    }
-    if let Some(hint) = &p.hint {
-        body.extend(wrap(&vec![(escape::line(hint), t.error())], width, 2));
     }
     (body, rows)
 }
@@ -118,10 +121,7 @@ fn conversation(body: &mut Vec<Line<'static>>, plan: &RewindPlan, width: usize, 
     }
     if lines.len() > PROMPT_LINES {
         body.push(Line::styled(
-            format!(
-                "    … {} more",
-                retrace_protocol::words::count(lines.len() - PROMPT_LINES, "line")
-            ),
+            format!("    … {} more", words::count(lines.len() - PROMPT_LINES, "line")),
             t.dim(),
         ));
     }
@@ -148,11 +148,14 @@ fn files(body: &mut Vec<Line<'static>>, p: &Preview, width: usize, t: Theme) -> 
             FileAction::Unchanged => t.dim(),
             FileAction::Skip => t.warn(),
         };
-        let reason = f
-            .conflict
-            .as_ref()
-            .map(|c| format!("  ({})", retrace_protocol::words::conflict(c)))
-            .unwrap_or_default();
+        // Why: a skipped file always (its conflict, or that others conflict), a conflicting one too.
+        let reason = match (action, &f.conflict) {
+            (FileAction::Skip, c) => Some(words::skipped(c.as_ref(), p.on_conflict())),
+            (_, Some(c)) => Some(words::conflict(c)),
+            (_, None) => None,
+        }
+        .map(|why| format!("  ({why})"))
+        .unwrap_or_default();
         let mark = mark(i == p.list.cursor);
         // Wrapped, never clipped: two long paths that differ at the end must both show whole.
         let counts = match size.is_empty() || counts.is_empty() {
@@ -184,11 +187,7 @@ fn files(body: &mut Vec<Line<'static>>, p: &Preview, width: usize, t: Theme) -> 
         for c in &plan.conflicts {
             body.extend(wrap(
                 &vec![(
-                    format!(
-                        "  ! {}  {}",
-                        escape::line(&c.path),
-                        retrace_protocol::words::conflict(c)
-                    ),
+                    format!("  ! {}  {}", escape::line(&c.path), words::conflict(c)),
                     t.warn(),
                 )],
                 width,

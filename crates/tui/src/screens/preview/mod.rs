@@ -62,7 +62,8 @@ pub struct Preview {
     /// The conflict choice picked among the plan's `choices`; `None` before a pick (the plan's
     /// `refuse` then applies).
     pub picked: Option<OnConflict>,
-    /// A hint after a key that cannot commit (conflicts without a choice, a blocked plan).
+    /// A hint after a key that did nothing (Enter on conflicts without a choice or on a blocked
+    /// plan, a whole diff that could not be had), shown at the top of the box.
     pub hint: Option<String>,
     /// The screen it came from (the action menu, a file's history), to go back to.
     pub back: Option<Box<Mode>>,
@@ -257,11 +258,12 @@ impl App {
             escape::line(path),
             escape::line(&err.message)
         ));
+        p.list.scroll = 0;
     }
 
     /// Moves the preview's file cursor by one (back: up), keeping its row in view.
     fn move_cursor(&mut self, back: bool) {
-        let (w, h) = self.viewport;
+        let (w, h) = (self.viewport.0, crate::view::overlay_height(self, self.viewport));
         let Mode::Preview(p) = &mut self.mode else {
             return;
         };
@@ -341,6 +343,7 @@ impl App {
             KeyCode::Enter | KeyCode::Char('y') => {
                 if let Some(hint) = preview.refusal() {
                     preview.hint = Some(hint);
+                    preview.list.scroll = 0;
                     return Vec::new();
                 }
                 let preview = preview.clone();

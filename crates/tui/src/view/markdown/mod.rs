@@ -7,7 +7,7 @@
 //!
 //! A line break inside a paragraph is kept (an answer's lines are drawn as the model wrote them),
 //! and so is a blank line at the end (a paragraph that has ended while the rest still streams). An
-//! unfinished fence runs to the end of the text, so a code block streams in as code. Every piece
+//! unfinished fence runs to the end of the text, so a code block streams in as code, coloured as it comes. Every piece
 //! of text is escaped ([`escape::text`]); markdown's HTML is shown as the text it is.
 //!
 //! Without colours (`NO_COLOR`) bold, italic, underline and reverse stay, and code spans keep
