@@ -11,6 +11,7 @@
 //! The binary prints one line per scenario and tree size ([`report`]); `BENCHMARKS.md` explains
 //! the figures.
 
+pub mod gitmode;
 pub mod measure;
 pub mod mem;
 pub mod ours;

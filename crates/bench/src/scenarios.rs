@@ -261,6 +261,15 @@ impl<'a> World<'a> {
         }
         let manual = self.rewind_manual_edit(100.min(self.files / 4).max(2))?;
         let whole = self.whole_turn()?;
+        progress(&format!("{} files: the git backend", self.files));
+        let git_turns = (self.cfg.reps * 3).max(10);
+        let gitmode = crate::gitmode::run(
+            &self.tmp_path,
+            self.files,
+            self.cfg.seed,
+            self.cfg.reps,
+            git_turns,
+        )?;
         progress(&format!("{} files: peak memory", self.files));
         let memory = self.memory()?;
         self.verify_all("the end of the run")?;
@@ -271,6 +280,7 @@ impl<'a> World<'a> {
         lines.push(storage);
         lines.push(resume);
         lines.extend(whole);
+        lines.extend(gitmode);
         lines.push(memory);
         Ok(lines)
     }

@@ -31,11 +31,13 @@ fn every_scenario_runs_once_on_a_small_tree_and_both_sides_verify() {
         "rewind_12_manual_edit_50",
         "storage_5_turns_50",
         "resume_5_turns_50",
+        "git_first_snapshot_50",
+        "git_turn_50",
         "peak_memory_1mib_50",
     ] {
         assert!(names.contains(&want), "no line {want} in:\n{stdout}");
     }
-    assert_eq!(names.len(), 10, "one line per scenario:\n{stdout}");
+    assert_eq!(names.len(), 12, "one line per scenario:\n{stdout}");
     for l in &lines {
         let last = l.split_whitespace().last().unwrap();
         assert!(last.starts_with("ratio="), "{l}");
@@ -53,10 +55,17 @@ fn every_scenario_runs_once_on_a_small_tree_and_both_sides_verify() {
     assert_eq!(field("rewind_12_manual_edit_50", "git"), "overwrote_edit");
     assert_eq!(field("rewind_12_manual_edit_50", "ratio"), "n/a");
     // Every timed comparison produced a ratio.
-    for line in ["per_turn_capture_50", "rewind_10_50", "first_checkpoint_bytes_50"] {
+    for line in [
+        "per_turn_capture_50",
+        "rewind_10_50",
+        "first_checkpoint_bytes_50",
+        "git_turn_50",
+    ] {
         let r: f64 = field(line, "ratio").parse().unwrap();
         assert!(r > 0.0, "{line}: ratio {r}");
     }
+    // The git backend's turn read only what the command changed.
+    assert_eq!(field("git_turn_50", "paths_read"), "1");
     // Nothing is left behind.
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
 }
