@@ -245,3 +245,103 @@ fn a_hand_edit_after_a_shell_command_is_a_conflict_never_overwritten() {
     assert!(err.contains("a.txt"), "{err}");
     assert_eq!(std::fs::read(w.ws.join("a.txt")).unwrap(), b"by hand\n");
 }
+
+/// `exec --backend git` killed with SIGKILL at moments spread over its turn (the first full
+/// snapshot of 2,000 files, the shell command writing 300 more, the refresh and capture after it):
+/// each time `fsck` is clean, the next turn of the same session works and captures its own
+/// command, and a rewind of that turn restores exactly what it changed.
+#[test]
+fn sigkill_during_snapshots_leaves_both_stores_consistent() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    use std::time::{Duration, Instant};
+
+    for (round, delay_ms) in [40u64, 400, 1200, 2000, 3000].into_iter().enumerate() {
+        let w = World::new();
+        for i in 0..2000 {
+            w.put(
+                &format!("src/d{}/f{i}.txt", i % 40),
+                format!("file {i}\n").as_bytes(),
+            );
+        }
+        w.put("a.txt", b"one\n");
+        let script = w.tmp.path().join("scripts/kill.json");
+        let command =
+            "mkdir -p gen && for i in $(seq 1 300); do echo $i > gen/f$i; done && sed -i 's/one/ONE/' a.txt";
+        let doc = json!({"responses": [
+            {"content": "working", "tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+            {"content": "done"}
+        ]});
+        std::fs::write(&script, doc.to_string()).unwrap();
+        let model = format!("script:{}", script.display());
+        let ws = w.ws.display().to_string();
+        let mut child = support::isolated_retrace(w.tmp.path())
+            .args([
+                "exec",
+                "--json",
+                "--backend",
+                "git",
+                "--allow-bash",
+                "--model",
+                &model,
+                "--workspace",
+                &ws,
+                "go",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
+        child.wait().unwrap();
+        // the shell command (its own process group) finishes on its own
+        std::thread::sleep(Duration::from_millis(300));
+        let sessions = w.json(&["sessions", "--workspace", &ws, "--json"]);
+        let Some(id) = sessions
+            .as_array()
+            .and_then(|s| s.first())
+            .and_then(|s| s["id"].as_str().or(s["session_id"].as_str()))
+            .map(str::to_string)
+        else {
+            // killed before the session was made: nothing to check
+            continue;
+        };
+        let (code, out, err) = w.run(&["fsck", "--session", &id, "--json"]);
+        assert_eq!(code, 0, "round {round} ({delay_ms} ms): fsck: {out}\n{err}");
+        // the next turn works and captures its own command
+        let had_f1 = std::fs::read(w.ws.join("gen/f1")).ok();
+        let turns_before = w.json(&["checkpoints", "--session", &id, "--json"]);
+        eprintln!(
+            "round {round} ({delay_ms} ms): killed after {} turn(s) recorded, gen/f1 {}",
+            turns_before.as_array().map_or(0, Vec::len),
+            if had_f1.is_some() { "made" } else { "not made" }
+        );
+        let start = Instant::now();
+        let lines = w.exec(Some(&id), &["echo next > next.txt && rm -f gen/f1"]);
+        let r = lines.last().unwrap();
+        assert_eq!(r["ok"], true, "round {round}: {r}");
+        let turn = r["turn"].as_u64().unwrap();
+        assert!(start.elapsed() < Duration::from_secs(30));
+        let (code, out, err) = w.run(&[
+            "rewind",
+            "--session",
+            &id,
+            "--turn",
+            &turn.to_string(),
+            "--scope",
+            "code",
+            "--json",
+        ]);
+        assert_eq!(code, 0, "round {round}: rewind: {out}\n{err}");
+        let after = tree(&w.ws, &[]);
+        assert!(
+            !after.contains_key("next.txt"),
+            "round {round}: the turn's new file went"
+        );
+        // what the command deleted is back, exactly as it was (the killed command may have made it)
+        assert_eq!(after.get("gen/f1").map(|f| f.0.clone()), had_f1, "round {round}");
+        let (code, out, err) = w.run(&["fsck", "--session", &id, "--json"]);
+        assert_eq!(code, 0, "round {round}: fsck after the rewind: {out}\n{err}");
+    }
+}
