@@ -187,6 +187,7 @@ impl SessionReader {
     pub fn fsck(&self) -> FsckReport {
         let mut problems = log_problems(&self.session);
         problems.extend(self.store.fsck().problems);
+        problems.extend(object_store_problems(self.store.dir()));
         FsckReport::from_problems(problems)
     }
 
@@ -282,9 +283,30 @@ pub fn read_sidecar(dir: &Path) -> Result<CheckpointListing, Error> {
     Ok(listing(entries, &store, &dir.to_string_lossy())?)
 }
 
-/// Checks any sidecar directory.
+/// Checks any sidecar directory (and the git backend's object store beside it, if any).
 pub fn fsck_sidecar(dir: &Path) -> Result<FsckReport, Error> {
-    Ok(open_sidecar(dir)?.fsck())
+    let mut problems = open_sidecar(dir)?.fsck().problems;
+    problems.extend(object_store_problems(dir));
+    Ok(FsckReport::from_problems(problems))
+}
+
+/// The problems of the git backend's object store in the sidecar `dir` (`git/`), as fsck reports
+/// them (paths relative to the sidecar).
+fn object_store_problems(dir: &Path) -> Vec<retrace_protocol::FsckProblem> {
+    retrace_gitstore::fsck(&dir.join("git"))
+        .into_iter()
+        .map(|p| retrace_protocol::FsckProblem {
+            path: format!("git/{}", p.path),
+            problem: p.problem,
+            severity: if p.error {
+                retrace_protocol::Severity::Error
+            } else {
+                retrace_protocol::Severity::Warning
+            },
+            turn: None,
+            file: p.file,
+        })
+        .collect()
 }
 
 /// The checkpoint list with visibility and availability for `head` (SPEC §5.1, §7).

@@ -11,6 +11,7 @@
 
 mod changes;
 mod error;
+mod fsck;
 mod objects;
 mod refresh;
 mod snapshot;
@@ -20,6 +21,7 @@ mod watch;
 
 pub use changes::{changes, FileChange, Side};
 pub use error::{GitStoreError, Result};
+pub use fsck::{fsck, StoreProblem};
 pub use objects::{ObjectId, Objects};
 pub use snapshot::{Entry, Limits, Skip, SkipReason, Snapshot, SnapshotStats, Snapshotter};
 pub use statcache::{Stamp, StatCache, RACY_MARGIN_NS};

@@ -111,6 +111,11 @@ impl StatCache {
         self.dirty |= self.entries.len() != before;
     }
 
+    /// Each file it knows, with its blob id.
+    pub fn ids(&self) -> impl Iterator<Item = (&[u8], ObjectId)> {
+        self.entries.iter().map(|(p, c)| (p.as_slice(), c.id))
+    }
+
     /// How many files it knows.
     pub fn len(&self) -> usize {
         self.entries.len()

@@ -168,9 +168,13 @@ impl Core {
                     Side::Absent => Known::Absent {
                         created_dirs: created_dirs(&found, &c.path),
                     },
-                    Side::File(e) => Known::File {
-                        bytes: git.snap.objects().read_blob(&e.id)?,
-                        mode: e.mode,
+                    // a damaged object loses this file's before-image, not the command's others
+                    Side::File(e) => match git.snap.objects().read_blob(&e.id) {
+                        Ok(bytes) => Known::File { bytes, mode: e.mode },
+                        Err(err) => Known::Unkept {
+                            reason: GapReason::Unreadable,
+                            detail: format!("its copy before the command is lost: {err}"),
+                        },
                     },
                     Side::Skipped(k) => unkept(k.reason, &k.detail),
                     Side::Dir => continue,
