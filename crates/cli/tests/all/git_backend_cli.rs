@@ -403,3 +403,46 @@ fn a_damaged_object_is_an_error_naming_it_and_costs_only_its_file() {
     let last = cps.as_array().unwrap().last().unwrap();
     assert_eq!(last["coverage"], "complete", "{last}");
 }
+
+/// An ignored directory of 10,000 files costs nothing: never read, hashed, stored or watched
+/// (the object store holds the few files the walk keeps), in the first snapshot or any turn.
+#[test]
+fn an_ignored_directory_of_ten_thousand_files_costs_nothing() {
+    let w = World::new();
+    w.put(".gitignore", b"node_modules/\n");
+    w.put("a.txt", b"one\n");
+    for i in 0..10_000 {
+        w.put(
+            &format!("node_modules/p{}/f{i}.js", i % 100),
+            format!("// {i}\n").as_bytes(),
+        );
+    }
+    let lines = w.exec(None, &["echo two > a.txt && echo y > node_modules/p1/new.js"]);
+    let id = lines.last().unwrap()["session_id"].as_str().unwrap().to_string();
+    w.exec(Some(&id), &["echo three > a.txt"]);
+    let store = w.tmp.path().join(format!("home/sessions/{id}.ckpt/git"));
+    let mut objects = 0;
+    for d in std::fs::read_dir(store.join("repo.git/objects")).unwrap() {
+        let d = d.unwrap();
+        if d.file_name().len() == 2 {
+            objects += std::fs::read_dir(d.path()).unwrap().count();
+        }
+    }
+    assert!(objects < 10, "only the kept files' blobs: {objects}");
+    let cache = std::fs::metadata(store.join("statcache")).unwrap().len();
+    assert!(
+        cache < 2_000,
+        "the stat cache knows only the kept files: {cache} bytes"
+    );
+    // the ignored file the command made is not the command's change
+    let items = w.json(&["transcript", "--session", &id, "--items", "--json"]);
+    let changed: Vec<String> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["kind"] == "tool_call")
+        .flat_map(|i| i["changes"].as_array().cloned().unwrap_or_default())
+        .map(|c| c["path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(changed, ["a.txt", "a.txt"], "{items}");
+}
