@@ -144,6 +144,9 @@ pub struct SessionStatus {
     /// Whether plan mode is on (read tools only; SPEC §7 `set_plan_mode`).
     #[serde(default)]
     pub plan_mode: bool,
+    /// The checkpoint backend the session was created with (and keeps).
+    #[serde(default)]
+    pub backend: crate::CheckpointBackend,
     /// The sequence number of the newest event published so far (before the first: the number the
     /// stream starts after). Subscribing with it misses nothing that follows.
     pub last_event_seq: u64,

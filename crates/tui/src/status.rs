@@ -38,6 +38,8 @@ pub struct StatusInfo {
     pub plan_mode: bool,
     /// Whether a compaction asked for with `/compact` runs.
     pub compacting: bool,
+    /// The checkpoint backend the session was created with (`/status` says it).
+    pub backend: retrace_protocol::CheckpointBackend,
 }
 
 impl StatusInfo {
@@ -57,6 +59,7 @@ impl StatusInfo {
             spinner: 0,
             plan_mode: s.plan_mode,
             compacting: false,
+            backend: s.backend,
         }
     }
 }

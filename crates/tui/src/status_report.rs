@@ -1,6 +1,7 @@
 //! `/status`: what the status line leaves out, as rows in the transcript: the session id (what
-//! `retrace --session` takes), the head, the workspace, the model and where its requests go, how
-//! full the context is, the tokens and their cost with the price used, and the session's log file.
+//! `retrace --session` takes), the head, the workspace, what its checkpoints cover (its backend),
+//! the model and where its requests go, how full the context is, the tokens and their cost with
+//! the price used, and the session's log file.
 
 use retrace_protocol::{price, SessionEntry};
 
@@ -33,15 +34,27 @@ impl App {
             },
         ));
         rows.push(("workspace".to_string(), s.workspace.clone()));
+        rows.push((
+            "coverage".to_string(),
+            match s.backend {
+                retrace_protocol::CheckpointBackend::Snapshot => {
+                    "snapshot backend: the edit tools' changes; a shell command's cannot be rewound"
+                        .to_string()
+                }
+                retrace_protocol::CheckpointBackend::Git => {
+                    "git backend: the edit tools' and shell commands' changes".to_string()
+                }
+            },
+        ));
         rows.push(("model".to_string(), model_label(s.model.as_deref())));
         if let Some(model) = s.model.as_deref() {
-            let backend = match model.split_once(" at ") {
+            let endpoint = match model.split_once(" at ") {
                 Some((_, url)) => url.to_string(),
                 None if model == "demo" => "built in (answers without a network)".to_string(),
                 None if model.starts_with("script:") => "a script (answers without a network)".to_string(),
                 None => "the provider's own endpoint".to_string(),
             };
-            rows.push(("backend".to_string(), backend));
+            rows.push(("endpoint".to_string(), endpoint));
             let window = self.meter.window(model);
             rows.push((
                 "context".to_string(),

@@ -103,6 +103,7 @@ impl Core {
             running,
             model,
             plan_mode: self.session.plan_mode(),
+            backend: self.session.backend(),
             last_event_seq: self.bus.last_seq(),
         }
     }

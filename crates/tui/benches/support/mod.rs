@@ -183,6 +183,7 @@ pub fn snapshot() -> SessionSnapshot {
             running: None,
             model: Some("demo".into()),
             plan_mode: false,
+            backend: Default::default(),
             last_event_seq: 0,
         },
         items,

@@ -272,6 +272,7 @@ fn a_stale_snapshot_does_not_bring_a_finished_turn_back() {
         }),
         model: Some("demo".into()),
         plan_mode: false,
+        backend: Default::default(),
         last_event_seq: 2,
     };
     // … while the live events finished the turn.

@@ -135,6 +135,7 @@ fn sessions_lists_this_workspace_and_enter_opens_another() {
         running: None,
         model: None,
         plan_mode: false,
+        backend: Default::default(),
         last_event_seq: 0,
     };
     let mut opened = snapshot();

@@ -193,7 +193,8 @@ fn status_lists_what_the_line_leaves_out() {
     for part in [
         "session    0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41",
         "workspace  /home/ada/project",
-        "backend    http://127.0.0.1:47124",
+        "endpoint   http://127.0.0.1:47124",
+        "coverage   snapshot backend: the edit tools' changes; a shell command's cannot be rewound",
         "log        /home/ada/.local/share/retrace/sessions/0196b1c4/log.jsonl",
     ] {
         assert!(screen.contains(part), "{part} missing:\n{screen}");

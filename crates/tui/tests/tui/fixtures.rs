@@ -291,6 +291,7 @@ pub fn snapshot_of(items: Vec<Item>, head: &str, seq: u64) -> SessionSnapshot {
             running: None,
             model: Some("demo".into()),
             plan_mode: false,
+            backend: Default::default(),
             last_event_seq: seq,
         },
         items,

@@ -106,6 +106,7 @@ fn snapshot(items: Vec<Item>, seq: u64) -> SessionSnapshot {
             running: None,
             model: Some("demo".into()),
             plan_mode: false,
+            backend: Default::default(),
             last_event_seq: seq,
         },
         items,
