@@ -26,7 +26,7 @@ pub enum GitStoreError {
         detail: String,
     },
     /// Object `id` is missing or does not hash to its name.
-    #[error("object {id} in {} is {problem}; run `retrace fsck`", path.display())]
+    #[error("object {id} in {} is {problem}", path.display())]
     BadObject {
         /// The object's id.
         id: String,

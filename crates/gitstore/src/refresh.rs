@@ -207,7 +207,7 @@ impl Snapshotter {
         let mut dirs = vec![rel.under(&root)];
         let mut files: Vec<(PathBuf, Found)> = Vec::new();
         if let Some(w) = self.watch.as_mut() {
-            w.add_dirs(dirs.iter().map(PathBuf::as_path));
+            w.rewatch(dirs.iter().map(PathBuf::as_path));
         }
         walk.walk_under(rel.as_path(), &mut |p, f| files.push((p.to_path_buf(), f)))
             .map_err(|e| crate::GitStoreError::Io {
@@ -221,7 +221,7 @@ impl Snapshotter {
             }
         }
         if let Some(w) = self.watch.as_mut() {
-            w.add_dirs(dirs.iter().map(PathBuf::as_path));
+            w.rewatch(dirs.iter().map(PathBuf::as_path));
         }
         for (p, f) in files {
             let Ok(r) = RelPath::from_stored(p.as_os_str().as_encoded_bytes()) else {

@@ -96,6 +96,16 @@ impl Watch {
         }
     }
 
+    /// Watches each directory of `dirs` again, even those watched before: a directory removed and
+    /// made again under the same name is another one, whose old watch went with the old one.
+    pub fn rewatch<'a>(&mut self, dirs: impl IntoIterator<Item = &'a Path>) {
+        let dirs: Vec<&Path> = dirs.into_iter().collect();
+        for d in &dirs {
+            self.watched.remove(*d);
+        }
+        self.add_dirs(dirs);
+    }
+
     /// Takes the events since the last look as lost (`why`): the next look is `All`.
     pub fn lose(&mut self, why: &str) {
         self.lost = Some(why.to_string());

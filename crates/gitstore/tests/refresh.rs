@@ -108,6 +108,17 @@ fn a_refresh_equals_a_full_snapshot_after_every_kind_of_change() {
         ),
         ("nothing", Box::new(|_: &Ws| {})),
         (
+            "a directory of files removed and made again",
+            Box::new(|w: &Ws| {
+                fs::remove_dir_all(w.root.join("moved/n2/n3")).unwrap();
+                fs::create_dir(w.root.join("moved/n2/n3")).unwrap();
+            }),
+        ),
+        (
+            "a file in the directory made again",
+            Box::new(|w: &Ws| w.write("moved/n2/n3/late.txt", b"late\n")),
+        ),
+        (
             "many at once",
             Box::new(|w: &Ws| {
                 for i in 0..50 {
