@@ -182,14 +182,14 @@ impl App {
 /// At most this many skipped files are named, each with why, in a restore's line.
 const SKIPS_NAMED: usize = 2;
 
-/// What a restore did to the files, skipped ones included with why: `1 written, 2 deleted, 1
+/// What a restore did to the files, skipped ones included with why: `1 file written, 2 deleted, 1
 /// skipped (README.md: edited outside Retrace)`, or plainly `no file changed` when none did.
 fn files_said(r: &RewindResult) -> String {
     let done = |p: &String| r.files_written.contains(p) || r.files_deleted.contains(p);
     let skipped: Vec<_> = r.conflicts.iter().filter(|c| !done(&c.path)).collect();
     let mut parts = Vec::new();
     if !r.files_written.is_empty() {
-        parts.push(format!("{} written", r.files_written.len()));
+        parts.push(format!("{} written", words::count(r.files_written.len(), "file")));
     }
     if !r.files_deleted.is_empty() {
         parts.push(format!("{} deleted", r.files_deleted.len()));

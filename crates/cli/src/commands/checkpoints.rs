@@ -116,8 +116,8 @@ fn print_list(listing: &CheckpointListing, json: bool) -> CmdResult {
         }
     }
     println!(
-        "{} checkpoint(s); next turn {}; sidecar size {} ({})",
-        listing.entries.len(),
+        "{}; next turn {}; sidecar size {} ({})",
+        retrace_protocol::words::count(listing.entries.len(), "checkpoint"),
         listing.next_turn,
         human_bytes(listing.total_bytes),
         listing.sidecar

@@ -17,7 +17,7 @@ use crate::config::BashSetting;
 use crate::failure::{CmdResult, Failure};
 use crate::model::model_spec;
 
-/// The HTTP API and the web UI (SPEC §9.3; docs/API.md): open the address printed on the
+/// The HTTP API and the web UI: open the address printed on the
 /// first line. Runs until interrupted (SIGINT or SIGTERM).
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {

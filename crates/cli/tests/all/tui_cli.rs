@@ -225,7 +225,7 @@ fn rewind_and_undo_in_a_real_terminal() {
     assert_eq!(files(&ws), ["keep.txt"]);
     t.text("/undo");
     t.keys(&["Enter"]);
-    t.wait("the redo undone", |s| s.contains("undone: 2 written"));
+    t.wait("the redo undone", |s| s.contains("undone: 2 files written"));
     assert_eq!(files(&ws), ["keep.txt", "one.txt", "two.txt"]);
 
     // Esc Esc, Up (turn 1), Enter, 2 (restore the conversation): its preview says what the

@@ -72,7 +72,7 @@ fn esc_esc_enter_changes_nothing_then_code_and_conversation_rewinds() {
     app.on_result(&result(RewindScope::Code, &["src/lib.rs"], &["tests/parse.rs"]));
     assert_eq!(
         app.message(),
-        Some("rewound to before turn 0: 1 written, 1 deleted — /undo to take it back")
+        Some("rewound to before turn 0: 1 file written, 1 deleted — /undo to take it back")
     );
     assert_eq!(app.input().text(), "", "a code restore leaves the input alone");
 
@@ -86,7 +86,10 @@ fn esc_esc_enter_changes_nothing_then_code_and_conversation_rewinds() {
     undone.undo_available = false;
     undone.redo_available = true;
     app.on_result(&undone);
-    assert_eq!(app.message(), Some("undone: 2 written — /redo to apply it again"));
+    assert_eq!(
+        app.message(),
+        Some("undone: 2 files written — /redo to apply it again")
+    );
 
     // /redo: the undone rewind again, its answer saying that /undo takes it back; refused, the
     // controller's reason is shown and the UI waits for nothing more.
@@ -98,7 +101,7 @@ fn esc_esc_enter_changes_nothing_then_code_and_conversation_rewinds() {
     app.on_result(&result(RewindScope::Code, &["src/lib.rs"], &["tests/parse.rs"]));
     assert_eq!(
         app.message(),
-        Some("redone: 1 written, 1 deleted — /undo to take it back")
+        Some("redone: 1 file written, 1 deleted — /undo to take it back")
     );
     type_text(&mut app, "/redo", clock.at(1860));
     assert_eq!(

@@ -148,7 +148,7 @@ fn history_lists_versions_and_enter_previews_then_commits_a_revert() {
     app.on_result(&result(RewindScope::Code, &["src/lib.rs"], &[]));
     assert_eq!(
         app.message(),
-        Some("restored src/lib.rs to v2: 1 written — /undo to take it back")
+        Some("restored src/lib.rs to v2: 1 file written — /undo to take it back")
     );
 
     // Its undo, then the redo the answer offers.
@@ -160,7 +160,10 @@ fn history_lists_versions_and_enter_previews_then_commits_a_revert() {
     undone.undo_available = false;
     undone.redo_available = true;
     app.on_result(&undone);
-    assert_eq!(app.message(), Some("undone: 1 written — /redo to apply it again"));
+    assert_eq!(
+        app.message(),
+        Some("undone: 1 file written — /redo to apply it again")
+    );
 }
 
 #[test]
@@ -349,7 +352,7 @@ fn a_version_restored_through_the_real_controller_and_walked_both_ways() {
         })
         .await;
         ui.key(key(KeyCode::Enter), clock.at(70));
-        let done = format!("restored notes.md to v{version}: 1 written — /undo to take it back");
+        let done = format!("restored notes.md to v{version}: 1 file written — /undo to take it back");
         until(&mut ui, "the revert", |u| {
             u.app().message() == Some(done.as_str())
         })
