@@ -446,3 +446,58 @@ fn an_ignored_directory_of_ten_thousand_files_costs_nothing() {
         .collect();
     assert_eq!(changed, ["a.txt", "a.txt"], "{items}");
 }
+
+/// A store that cannot be opened (a file in its place) keeps nothing else from working: the
+/// session opens, rewinds and undoes; a shell command is refused unrun, naming the store and what
+/// to do; once it is removed, the next command is captured again.
+#[test]
+fn an_unusable_store_refuses_shell_commands_only_and_says_what_to_do() {
+    let w = World::new();
+    w.put("a.txt", b"one\n");
+    let id = w.exec(None, &["echo two > a.txt"]).last().unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let store = w.tmp.path().join(format!("home/sessions/{id}.ckpt/git"));
+    std::fs::remove_dir_all(&store).unwrap();
+    std::fs::write(&store, b"junk").unwrap();
+    // a command is refused unrun, saying why and what to do
+    let lines = w.exec(Some(&id), &["echo three > a.txt"]);
+    let call = lines
+        .iter()
+        .find(|l| l["type"] == "tool_result")
+        .cloned()
+        .unwrap_or_default();
+    let text = serde_json::to_string(&lines).unwrap();
+    assert!(
+        text.contains("cannot be used") && text.contains("remove it"),
+        "{call}\n{text}"
+    );
+    assert_eq!(
+        std::fs::read(w.ws.join("a.txt")).unwrap(),
+        b"two\n",
+        "the command did not run"
+    );
+    // rewinds and undo work
+    let r = w.json(&[
+        "rewind",
+        "--session",
+        &id,
+        "--turn",
+        "0",
+        "--scope",
+        "code",
+        "--json",
+    ]);
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(std::fs::read(w.ws.join("a.txt")).unwrap(), b"one\n");
+    let u = w.json(&["undo", "--session", &id, "--json"]);
+    assert_eq!(u["ok"], true, "{u}");
+    // removed, the store is made again and the next command captured
+    std::fs::remove_file(&store).unwrap();
+    w.exec(Some(&id), &["echo four > a.txt"]);
+    let cps = w.json(&["checkpoints", "--session", &id, "--json"]);
+    let last = cps.as_array().unwrap().last().unwrap();
+    assert_eq!(last["coverage"], "complete", "{last}");
+    assert_eq!(last["paths"].as_array().map(Vec::len), Some(1), "{last}");
+}

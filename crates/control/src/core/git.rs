@@ -106,13 +106,46 @@ fn created_dirs(found: &[retrace_gitstore::FileChange], path: &RelPath) -> Vec<P
 
 impl Core {
     /// Opens the git backend's object store when the session was created with it; `ws` is the
-    /// tools' view of the workspace.
+    /// tools' view of the workspace. A store that cannot be opened does not keep the session from
+    /// opening (its rewinds and undo need no store): its shell commands are refused, saying why,
+    /// until it can be (`git_store`).
     pub(crate) fn attach_git(&mut self, ws: Workspace) -> Result<()> {
         if self.session.backend() == retrace_protocol::CheckpointBackend::Git && self.git.is_none() {
-            let sidecar = self.data.sidecar(self.session.id());
-            self.git = Some(GitBackend::open(&sidecar, ws, self.retention.max_file_bytes)?);
+            self.git_ws = Some(ws);
+            let _ = self.git_store();
         }
         Ok(())
+    }
+
+    /// The git backend's store, opened (again) when it is not: a store that failed (deleted
+    /// while the session ran, a file in its place) is tried afresh at each command.
+    fn git_store(&mut self) -> Result<&mut GitBackend> {
+        if self.git.is_none() {
+            let Some(ws) = self.git_ws.clone() else {
+                return Err(crate::error::coded(
+                    retrace_protocol::ErrorCode::Internal,
+                    "the session has no git backend",
+                ));
+            };
+            let sidecar = self.data.sidecar(self.session.id());
+            let opened = GitBackend::open(&sidecar, ws, self.retention.max_file_bytes).map_err(|e| {
+                crate::error::coded(
+                    retrace_protocol::ErrorCode::Io,
+                    format!(
+                        "the git backend's object store `{}` cannot be used ({e}); remove it (it is a cache: the next command stores the workspace again)",
+                        sidecar.join("git").display()
+                    ),
+                )
+            })?;
+            self.git = Some(opened);
+        }
+        match self.git.as_mut() {
+            Some(g) => Ok(g),
+            None => Err(crate::error::coded(
+                retrace_protocol::ErrorCode::Internal,
+                "no git store",
+            )),
+        }
     }
 
     /// The backend the session was created with.
@@ -123,28 +156,37 @@ impl Core {
     /// A shell command is about to run: in the git backend, the snapshot its changes are found
     /// against; else the `bash_side_effect` gap.
     pub(crate) fn shell_before(&mut self, command: &str) -> Result<ShellCoverage> {
-        match self.git.as_mut() {
-            Some(git) => {
-                // What changed since the last look is not the command's (an edit tool's, the
-                // user's): only brought up to date.
-                git.refresh()?;
-                Ok(ShellCoverage::Tracked)
-            }
-            None => {
-                self.record_shell(command)?;
-                Ok(ShellCoverage::Gap)
-            }
+        if self.git_ws.is_none() {
+            self.record_shell(command)?;
+            return Ok(ShellCoverage::Gap);
         }
+        // What changed since the last look is not the command's (an edit tool's, the user's):
+        // only brought up to date. A store that fails is opened afresh by the next command.
+        let refreshed = self.git_store()?.refresh();
+        if refreshed.is_err() {
+            self.git = None;
+        }
+        refreshed?;
+        Ok(ShellCoverage::Tracked)
     }
 
     /// A tracked shell command ran: what differs from the snapshot before it is captured (its
     /// before-images from the object store, its after-images from the disk) and returned as the
     /// call's changes.
     pub(crate) fn shell_after(&mut self, _command: &str) -> Result<ShellChanges> {
+        if self.git_ws.is_none() {
+            return Ok(ShellChanges::default());
+        }
+        let found = match self.git_store()?.refresh() {
+            Ok(found) => found,
+            Err(e) => {
+                self.git = None;
+                return Err(e);
+            }
+        };
         let Some(git) = self.git.as_mut() else {
             return Ok(ShellChanges::default());
         };
-        let found = git.refresh()?;
         let mut items = Vec::with_capacity(found.len());
         let mut kept = Vec::new();
         let mut shown = Vec::new();

@@ -59,8 +59,11 @@ pub(crate) struct Core {
     plan_counter: u64,
     /// The running turn's items that the log does not hold yet (the answer being streamed).
     live: Option<LiveTurn>,
-    /// The git backend's object store, when the session was created with it.
+    /// The git backend's object store, when the session was created with it and it opened.
     git: Option<git::GitBackend>,
+    /// The tools' view of the workspace, which the git backend walks (set when the session was
+    /// created with it): a store that could not be opened is opened again from it.
+    git_ws: Option<retrace_tools::Workspace>,
 }
 
 impl Core {

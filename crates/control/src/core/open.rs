@@ -222,6 +222,7 @@ impl Core {
             plan_counter: 0,
             live: None,
             git: None,
+            git_ws: None,
         })
     }
 
