@@ -70,11 +70,22 @@ impl GitBackend {
         })
     }
 
-    /// Brings the snapshot up to date; returns what changed since the last look.
+    /// Brings the snapshot up to date; returns what changed since the last look. The stat cache
+    /// is written after a full walk (what a later process would have to read again) and when the
+    /// session closes, never after each command (it holds every file of the workspace).
     fn refresh(&mut self) -> Result<Vec<retrace_gitstore::FileChange>> {
         let walk = WorkspaceWalk(retrace_tools::tree_walk::TreeWalk::new(&self.ws));
         let (changed, _) = self.snap.refresh(&mut self.current, &walk)?;
+        if self.snap.last_full_walk.is_some() {
+            let _ = self.snap.save_cache();
+        }
         Ok(changed)
+    }
+}
+
+impl Drop for GitBackend {
+    fn drop(&mut self) {
+        let _ = self.snap.save_cache();
     }
 }
 
@@ -269,7 +280,6 @@ impl Core {
         shown.retain(|c: &FileChange| {
             !(c.action == ChangeAction::Delete && moved_from.iter().any(|m| m.to_lossy() == c.path))
         });
-        let _ = git.snap.save_cache();
         let report = self.store.capture_before_known(items, Some("bash"))?;
         if !kept.is_empty() {
             self.store.capture_after(&kept)?;
