@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use retrace_fsutil::RelPath;
-use retrace_protocol::Gap;
+use retrace_protocol::{Gap, GapReason};
 
 use crate::error::{CheckpointError, Result};
 use crate::fsio::image_of;
@@ -127,6 +127,86 @@ impl CheckpointStore {
         let appended = self.append_journal(&lines);
         if appended.is_err() {
             // Not recorded: forget it, so that a retry records it.
+            if let Some(turn) = self.sidecar.turns.get_mut(&number) {
+                turn.gaps = before;
+            }
+        } else if let Some(cur) = self.current.as_mut() {
+            cur.after_dirty.clear();
+        }
+        appended
+    }
+
+    /// Whether the current turn's gaps hold `gap` already (its reason and path; for a shell gap,
+    /// its command line among the gap's lines).
+    pub fn has_gap(&self, gap: &Gap) -> bool {
+        let Some(turn) = self.current_turn().and_then(|n| self.sidecar.turns.get(&n)) else {
+            return false;
+        };
+        turn.gaps.iter().any(|g| {
+            g.reason == gap.reason
+                && g.path == gap.path
+                && match (&g.detail, &gap.detail) {
+                    (Some(d), Some(line)) if gap.reason == GapReason::BashSideEffect => {
+                        d.lines().any(|l| l == line)
+                    }
+                    _ => true,
+                }
+        })
+    }
+
+    /// Takes back `gap` of the current turn, recorded in case the process died before what it
+    /// stands for was captured: a shell gap loses `gap`'s command line (and goes with its last
+    /// one), another gap of its reason and path goes. Journaled, so a kill before this keeps it.
+    pub fn settle_gap(&mut self, gap: &Gap) -> Result<()> {
+        let Some(number) = self.current_turn() else {
+            return Err(CheckpointError::NoTurn);
+        };
+        let Some(turn) = self.sidecar.turns.get_mut(&number) else {
+            return Ok(());
+        };
+        let before = turn.gaps.clone();
+        let Some(i) = turn
+            .gaps
+            .iter()
+            .position(|g| g.reason == gap.reason && g.path == gap.path)
+        else {
+            return Ok(());
+        };
+        let line = match (&turn.gaps[i].detail, &gap.detail) {
+            (Some(d), Some(drop)) if gap.reason == GapReason::BashSideEffect => {
+                let rest: Vec<&str> = d.lines().filter(|l| l != drop).collect();
+                if rest.len() == d.lines().count() {
+                    return Ok(());
+                }
+                if rest.is_empty() {
+                    None
+                } else {
+                    Some(rest.join("\n"))
+                }
+            }
+            _ => None,
+        };
+        let journal = match line {
+            Some(rest) => {
+                turn.gaps[i].detail = Some(rest);
+                JournalLine {
+                    gap: Some(gap_to_raw(&turn.gaps[i])),
+                    ..JournalLine::default()
+                }
+            }
+            None => {
+                let gone = turn.gaps.remove(i);
+                JournalLine {
+                    gap: Some(gap_to_raw(&gone)),
+                    settled: true,
+                    ..JournalLine::default()
+                }
+            }
+        };
+        let mut lines = self.pending_after_lines();
+        lines.push(journal);
+        let appended = self.append_journal(&lines);
+        if appended.is_err() {
             if let Some(turn) = self.sidecar.turns.get_mut(&number) {
                 turn.gaps = before;
             }

@@ -299,7 +299,8 @@ pub fn read_bounded_as(path: &Path, limit: u64) -> Result<Vec<u8>> {
 /// `index` is already in the record is skipped (a crash between the final record and the
 /// journal's removal), one that would leave a hole ends the journal (what follows cannot be placed:
 /// payload names are positions), an after-image replaces the entry's, a gap replaces the one of
-/// the same reason and path (a shell gap grows a line per command) or is added. A last line
+/// the same reason and path (a shell gap grows a line per command) or is added, and a gap line
+/// marked `settled` removes the one of its reason and path. A last line
 /// without its newline is a write cut short, and is ignored. An after-image marked `intended` is
 /// written before the tool runs, in the same append as the entry (or alone, for a file the turn
 /// touched before): what the tool will leave there if it succeeds.
@@ -318,6 +319,12 @@ pub struct JournalLine {
     /// A coverage gap of the turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gap: Option<RawGap>,
+    /// On a gap line: the gap of that reason and path is taken back (removed), not recorded. A
+    /// gap recorded before a shell command runs, in case the process dies during it, is taken
+    /// back once the command's changes are captured. Builds that do not know it read the line
+    /// as the gap itself (a gap too many, never one too few).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub settled: bool,
 }
 
 /// An after-image in a journal line.
@@ -427,11 +434,17 @@ fn apply_lines(raw: &mut RawRecord, bytes: &[u8]) -> Option<(usize, String)> {
                 f.after_mode = if a.existed { a.mode } else { None };
             }
             (None, None, None, Some(g)) => {
-                // The gap as it stands now: it replaces the one of the same reason and path.
+                // The gap as it stands now: it replaces the one of the same reason and path, or
+                // takes it back.
                 let gaps = raw.coverage_gaps.get_or_insert_with(Vec::new);
-                match gaps.iter_mut().find(|x| x.reason == g.reason && x.path == g.path) {
-                    Some(x) => *x = g,
-                    None => gaps.push(g),
+                let at = gaps.iter().position(|x| x.reason == g.reason && x.path == g.path);
+                match (at, l.settled) {
+                    (Some(i), true) => {
+                        gaps.remove(i);
+                    }
+                    (None, true) => {}
+                    (Some(i), false) => gaps[i] = g,
+                    (None, false) => gaps.push(g),
                 }
             }
             _ => {

@@ -22,12 +22,13 @@ pub struct StoreProblem {
     pub file: Option<String>,
 }
 
-const FIX: &str = "delete the store's directory; the next shell command walks and stores the workspace again";
+const FIX: &str = "delete the store's directory (it is a cache); the next shell command walks and stores the workspace again";
 
 /// The problems of the object store in `dir` (`<sidecar>/git`); none when there is no store.
 pub fn fsck(dir: &Path) -> Vec<StoreProblem> {
     let mut out = Vec::new();
-    if !dir.exists() {
+    // never made (or removed): the next shell command makes it; fsck writes nothing
+    if !dir.exists() || !Objects::exists(&dir.join("repo.git")) {
         return out;
     }
     let objects = match Objects::open(&dir.join("repo.git")) {

@@ -25,7 +25,9 @@ fn isolated() -> gix::open::Options {
 }
 
 impl Objects {
-    /// Opens the repository at `dir`, creating it (bare, SHA-1) when absent.
+    /// Opens the repository at `dir`, creating it (bare, SHA-1) when absent: made whole under
+    /// another name, then renamed into place, so a process killed while making it never leaves a
+    /// half-made repository at `dir` (what it leaves under the other name goes at the next make).
     pub fn open(dir: &Path) -> Result<Objects> {
         let git = |op: &'static str| {
             move |e: &dyn std::fmt::Display| GitStoreError::Git {
@@ -34,22 +36,19 @@ impl Objects {
                 detail: e.to_string(),
             }
         };
-        let repo = if dir.join("objects").is_dir() {
-            gix::open_opts(dir, isolated()).map_err(|e| git("open")(&e))?
-        } else {
-            let created = gix::ThreadSafeRepository::init_opts(
-                dir,
-                gix::create::Kind::Bare,
-                gix::create::Options::default(),
-                isolated(),
-            )
-            .map_err(|e| git("be created")(&e))?;
-            created.to_thread_local()
-        };
+        if std::fs::symlink_metadata(dir).is_err() {
+            make(dir).map_err(|e| git("be created")(&e))?;
+        }
+        let repo = gix::open_opts(dir, isolated()).map_err(|e| git("open")(&e))?;
         Ok(Objects {
             repo,
             dir: dir.to_path_buf(),
         })
+    }
+
+    /// Whether a repository was ever made at `dir` (something is there).
+    pub fn exists(dir: &Path) -> bool {
+        std::fs::symlink_metadata(dir).is_ok()
     }
 
     /// The repository's directory.
@@ -109,5 +108,46 @@ impl Objects {
             return Err(bad(format!("damaged: its bytes hash to {got}")));
         }
         Ok(data)
+    }
+}
+
+/// Makes the bare repository `dir`: under `<name>.new` first (one left by a killed process is
+/// removed), then renamed to `dir`.
+fn make(dir: &Path) -> std::result::Result<(), String> {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.with_file_name(format!("{name}.new"));
+    if std::fs::symlink_metadata(&tmp).is_ok() {
+        std::fs::remove_dir_all(&tmp).map_err(|e| format!("cannot remove `{}`: {e}", tmp.display()))?;
+    }
+    gix::ThreadSafeRepository::init_opts(
+        &tmp,
+        gix::create::Kind::Bare,
+        gix::create::Options::default(),
+        isolated(),
+    )
+    .map_err(|e| e.to_string())?;
+    std::fs::rename(&tmp, dir).map_err(|e| format!("cannot rename `{}`: {e}", tmp.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn a_half_made_repository_left_by_a_kill_is_made_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("repo.git");
+        // what a process killed while making it leaves: only under the other name
+        std::fs::create_dir_all(tmp.path().join("repo.git.new/objects")).unwrap();
+        let o = Objects::open(&dir).unwrap();
+        let id = o.write_blob(b"x").unwrap();
+        assert_eq!(o.read_blob(&id).unwrap(), b"x");
+        assert!(!tmp.path().join("repo.git.new").exists());
+        drop(o);
+        assert!(Objects::open(&dir).is_ok(), "opened again");
     }
 }

@@ -3,18 +3,20 @@
 //! changed, not what the tree weighs. It walks everything again (a full stat walk through the stat
 //! cache, which misses nothing) when notification cannot say: events were lost, watching failed,
 //! an ignore file changed (what the walk keeps changed), or a directory the snapshot had was
-//! removed or moved (its watches would name the old place).
+//! removed or moved (its watches would name the old place). A file with several names (hard
+//! links) that changed is read again under each name the stat cache knows for its inode.
 
 use std::collections::BTreeSet;
 use std::fs;
 use std::io;
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
 use retrace_fsutil::RelPath;
 
 use crate::changes::{changes, same, side, FileChange, Side};
 use crate::error::Result;
-use crate::snapshot::{Skip, SkipReason, Snapshot, SnapshotStats, Snapshotter};
+use crate::snapshot::{Skip, Snapshot, SnapshotStats, Snapshotter};
 use crate::walk::{Found, Walk};
 use crate::watch::Dirty;
 
@@ -112,6 +114,23 @@ impl Snapshotter {
                 todo.insert(r);
             }
         }
+        // A file with several names changed under each: notification names only the one written.
+        let linked: BTreeSet<u64> = todo
+            .iter()
+            .filter_map(|r| {
+                let m = fs::symlink_metadata(r.under(&self.root)).ok()?;
+                (m.is_file() && m.nlink() > 1).then(|| m.ino())
+            })
+            .collect();
+        if !linked.is_empty() {
+            let others: Vec<RelPath> = self
+                .cache
+                .inodes()
+                .filter(|(_, ino)| linked.contains(ino))
+                .filter_map(|(p, _)| RelPath::from_stored(p).ok())
+                .collect();
+            todo.extend(others);
+        }
         let mut stats = SnapshotStats::default();
         let mut found = Vec::new();
         // a path under a directory walked anew is read by that walk
@@ -143,12 +162,11 @@ impl Snapshotter {
                 Ok(m) if m.is_dir() => {
                     walked.push(rel.clone());
                     if abs.join(".git").exists() {
-                        let nested = Skip {
-                            reason: SkipReason::NestedRepository,
-                            detail: "a git repository of its own".into(),
-                            stamp: None,
-                        };
-                        s.skipped.insert(rel.clone(), nested);
+                        s.skipped
+                            .extend(Skip::unwalked(Found::Nested).map(|k| (rel.clone(), k)));
+                    } else if fs::read_dir(&abs).is_err() {
+                        s.skipped
+                            .extend(Skip::unwalked(Found::Unreadable).map(|k| (rel.clone(), k)));
                     } else {
                         self.walk_new_dir(s, &rel, walk, &mut stats)?;
                     }
@@ -231,15 +249,8 @@ impl Snapshotter {
                 Found::Dir => {
                     s.dirs.insert(r);
                 }
-                Found::Nested => {
-                    s.skipped.insert(
-                        r,
-                        Skip {
-                            reason: SkipReason::NestedRepository,
-                            detail: "a git repository of its own".into(),
-                            stamp: None,
-                        },
-                    );
+                Found::Nested | Found::Unreadable => {
+                    s.skipped.extend(Skip::unwalked(f).map(|k| (r, k)));
                 }
                 Found::File => {
                     stats.seen += 1;

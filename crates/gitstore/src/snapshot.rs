@@ -73,6 +73,23 @@ pub struct Skip {
     pub stamp: Option<Stamp>,
 }
 
+impl Skip {
+    /// The skip of a directory the walk names without entering it (a repository of its own, one
+    /// that cannot be read); `None` for what it enters or reads.
+    pub(crate) fn unwalked(found: Found) -> Option<Skip> {
+        let (reason, detail) = match found {
+            Found::Nested => (SkipReason::NestedRepository, "a git repository of its own"),
+            Found::Unreadable => (SkipReason::Unreadable, "a directory that cannot be read"),
+            Found::File | Found::Dir => return None,
+        };
+        Some(Skip {
+            reason,
+            detail: detail.into(),
+            stamp: None,
+        })
+    }
+}
+
 /// The workspace at one moment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Snapshot {
@@ -125,9 +142,15 @@ impl Snapshotter {
     /// the workspace at `root` (canonical).
     pub fn open(dir: &Path, root: &Path, limits: Limits) -> Result<Snapshotter> {
         fs::create_dir_all(dir).at("create", dir)?;
+        let made = !Objects::exists(&dir.join("repo.git"));
         let objects = Objects::open(&dir.join("repo.git"))?;
         let cache_path = dir.join("statcache");
-        let (cache, cache_dropped) = StatCache::load(&cache_path);
+        let (mut cache, mut cache_dropped) = StatCache::load(&cache_path);
+        if made && !cache.is_empty() {
+            // its blobs went with the old repository: every file is read again
+            cache = StatCache::default();
+            cache_dropped = Some("names blobs of an object store that is gone".into());
+        }
         let watch_dir = dir.join("watch");
         fs::create_dir_all(&watch_dir).at("create", &watch_dir)?;
         let watch = crate::watch::Watch::start(&watch_dir);
@@ -183,15 +206,8 @@ impl Snapshotter {
                 return;
             }
             stats.seen += 1;
-            if found == Found::Nested {
-                snap.skipped.insert(
-                    path,
-                    Skip {
-                        reason: SkipReason::NestedRepository,
-                        detail: "a git repository of its own".into(),
-                        stamp: None,
-                    },
-                );
+            if let Some(skip) = Skip::unwalked(found) {
+                snap.skipped.insert(path, skip);
                 return;
             }
             match self.one(&path, &mut stats) {

@@ -116,6 +116,11 @@ impl StatCache {
         self.entries.iter().map(|(p, c)| (p.as_slice(), c.id))
     }
 
+    /// Each file it knows, with its inode number.
+    pub fn inodes(&self) -> impl Iterator<Item = (&[u8], u64)> {
+        self.entries.iter().map(|(p, c)| (p.as_slice(), c.stamp.ino))
+    }
+
     /// How many files it knows.
     pub fn len(&self) -> usize {
         self.entries.len()

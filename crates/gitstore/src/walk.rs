@@ -13,6 +13,8 @@ pub enum Found {
     Dir,
     /// A directory it does not enter: it holds a git repository of its own.
     Nested,
+    /// A directory it could not enter: it cannot be read.
+    Unreadable,
 }
 
 /// Where the files of a snapshot come from: the workspace's walk, which applies its ignore rules.

@@ -213,3 +213,57 @@ fn lost_events_fall_back_to_a_full_walk() {
     assert_eq!((found.len(), stats.seen), (1, 1), "{found:?}");
     assert_eq!(s.last_full_walk, None);
 }
+
+/// `rm -rf out && mkdir out` in one command, then files made in the new `out` by the next: each
+/// refresh sees them (the new directory is watched, not the old one's stale watch).
+#[test]
+fn a_directory_removed_and_made_again_at_once_is_watched_again() {
+    for round in 0..20 {
+        let w = ws();
+        w.write("out/stale", b"old\n");
+        w.write("out/important", b"keep\n");
+        w.write("top.txt", b"t\n");
+        let mut s = w.open("live");
+        let mut snap = None;
+        s.refresh(&mut snap, &w.walk()).unwrap();
+        fs::remove_dir_all(w.root.join("out")).unwrap();
+        fs::create_dir(w.root.join("out")).unwrap();
+        let before = w.truth(0);
+        let (found, _) = s.refresh(&mut snap, &w.walk()).unwrap();
+        assert_eq!(snap.as_ref(), Some(&before), "round {round}");
+        assert_eq!(found.len(), 2, "round {round}: {found:?}");
+        w.write("out/x", b"generated\n");
+        w.write("out/important", b"host\n");
+        let (found, _) = s.refresh(&mut snap, &w.walk()).unwrap();
+        let now = w.truth(1);
+        assert_eq!(snap.as_ref(), Some(&now), "round {round}");
+        assert_eq!(found, changes(&before, &now), "round {round}");
+        assert_eq!(found.len(), 2, "round {round}: {found:?}");
+    }
+}
+
+/// A write through one name of a file with two (a hard link): both names changed, though
+/// notification names only the directory of the one written.
+#[test]
+fn a_write_through_a_hard_link_changes_both_names() {
+    let w = ws();
+    w.write("d1/a", b"original\n");
+    fs::create_dir_all(w.root.join("d2")).unwrap();
+    fs::hard_link(w.root.join("d1/a"), w.root.join("d2/b")).unwrap();
+    let mut s = w.open("live");
+    let mut snap = None;
+    s.refresh(&mut snap, &w.walk()).unwrap();
+    let before = w.truth(0);
+    use std::io::Write;
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(w.root.join("d2/b"))
+        .unwrap();
+    f.write_all(b"appended\n").unwrap();
+    drop(f);
+    let (found, _) = s.refresh(&mut snap, &w.walk()).unwrap();
+    let now = w.truth(1);
+    assert_eq!(snap.as_ref(), Some(&now));
+    assert_eq!(found, changes(&before, &now));
+    assert_eq!(found.len(), 2, "{found:?}");
+}

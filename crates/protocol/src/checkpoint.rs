@@ -46,6 +46,10 @@ pub enum GapReason {
     OutsideWorkspace,
     /// Another writer changed the workspace while the turn ran.
     ExternalWriter,
+    /// Outside what was tracked before a shell command (ignored, inside a repository of its own,
+    /// in a directory that could not be read) and in sight after it, or the reverse: its state on
+    /// the other side is not known, so it is left as it is.
+    Untracked,
     /// A v1 record: its content cannot be proven to be what Retrace last wrote.
     LegacyUnverified,
     /// The payload of a legacy record was expired by retention.
@@ -65,6 +69,7 @@ impl GapReason {
             GapReason::Unreadable => "unreadable",
             GapReason::OutsideWorkspace => "outside_workspace",
             GapReason::ExternalWriter => "external_writer",
+            GapReason::Untracked => "untracked",
             GapReason::LegacyUnverified => "legacy_unverified",
             GapReason::ExpiredPayload => "expired_payload",
             GapReason::Other(s) => s,
@@ -81,6 +86,7 @@ impl GapReason {
             "unreadable" => GapReason::Unreadable,
             "outside_workspace" => GapReason::OutsideWorkspace,
             "external_writer" => GapReason::ExternalWriter,
+            "untracked" => GapReason::Untracked,
             "legacy_unverified" => GapReason::LegacyUnverified,
             "expired_payload" | "expired_file_payload" => GapReason::ExpiredPayload,
             other => GapReason::Other(other.to_string()),

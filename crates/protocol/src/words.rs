@@ -89,6 +89,9 @@ pub fn gap(reason: &crate::GapReason) -> String {
         G::Unreadable => "could not be read",
         G::OutsideWorkspace => "outside the workspace",
         G::ExternalWriter => "changed by another program while the turn ran",
+        G::Untracked => {
+            "not tracked before the command (ignored, a repository of its own, or unreadable): left as it is"
+        }
         G::LegacyUnverified => "an old record Retrace cannot verify",
         G::ExpiredPayload => "its saved copy is no longer kept",
         G::Other(s) => s,

@@ -143,3 +143,39 @@ fn classify(line: &[u8]) -> Option<std::result::Result<Header, ()>> {
         None => obj.contains_key("role").then_some(Err(())),
     }
 }
+
+/// The sessions of `workspace` (canonical, as headers record it) other than `except` whose writer
+/// lease is held now, by this process or another: writers that may change the workspace's files
+/// while one of `except`'s commands runs. Only lease files are looked at, and only the logs of held
+/// ones are read; whatever cannot be read is left out.
+pub fn other_writers(dir: &Path, workspace: &Path, except: &SessionId) -> Vec<SessionId> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let want = workspace.to_string_lossy();
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".lease")) else {
+            continue;
+        };
+        let id = SessionId::new(stem);
+        if stem.is_empty() || stem.starts_with('.') || &id == except {
+            continue;
+        }
+        if !matches!(crate::Lease::holder(dir, &id), Ok(Some(_))) {
+            continue;
+        }
+        let log = crate::log::log_path(dir, &id);
+        let same = read_first_line(&log)
+            .ok()
+            .and_then(|l| classify(&l))
+            .and_then(|h| h.ok())
+            .is_some_and(|h| h.workspace == want);
+        if same {
+            out.push(id);
+        }
+    }
+    out.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    out
+}

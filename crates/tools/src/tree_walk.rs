@@ -20,6 +20,17 @@ pub enum Found {
     Dir,
     /// A directory it does not enter: it holds a git repository of its own.
     Nested,
+    /// A directory it could not enter: it cannot be read (its permissions).
+    Unreadable,
+}
+
+/// The path an error of the walk is about, if it names one.
+fn error_path(e: &ignore::Error) -> Option<&Path> {
+    match e {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => error_path(err),
+        _ => None,
+    }
 }
 
 /// The walk of one workspace, with the ignore rules it has read so far.
@@ -39,11 +50,24 @@ impl<'a> TreeWalk<'a> {
 
     /// Calls `visit` with every path under `dir` (relative to the root; `""` for all of it) that
     /// the walk keeps, relative to the root, and what it is; a directory that cannot be read is
-    /// left out (as the other walks do).
+    /// named as such (what is in it is not known).
     pub fn walk(&self, dir: &Path, visit: &mut dyn FnMut(&Path, Found)) -> Result<(), ToolError> {
         let nested = Arc::new(Mutex::new(Vec::<PathBuf>::new()));
         let root = self.ws.root().to_path_buf();
-        for entry in walker_with(self.ws, &root.join(dir), None, Some(nested.clone()))?.flatten() {
+        for entry in walker_with(self.ws, &root.join(dir), None, Some(nested.clone()))? {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    let unreadable_dir = error_path(&e)
+                        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
+                        .and_then(|p| p.strip_prefix(&root).ok())
+                        .filter(|rel| !rel.as_os_str().is_empty());
+                    if let Some(rel) = unreadable_dir {
+                        visit(rel, Found::Unreadable);
+                    }
+                    continue;
+                }
+            };
             if entry.depth() == 0 {
                 continue;
             }

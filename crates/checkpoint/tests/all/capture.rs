@@ -387,6 +387,44 @@ fn gaps_are_recorded_once_per_reason_and_path_and_the_shell_gap_names_every_comm
     assert_eq!(e.coverage, Coverage::Partial);
 }
 
+/// A shell gap recorded before a command and taken back after it: the journal says so, so a turn
+/// read after a kill (never ended) has only the gaps not taken back.
+#[test]
+fn a_gap_taken_back_is_gone_after_a_kill_and_one_not_taken_back_stays() {
+    let s = Scratch::new().unwrap();
+    let mut store = open(&s);
+    let t = begin(&mut store, "p");
+    let bash = |cmd: &str| Gap {
+        reason: GapReason::BashSideEffect,
+        tool: Some("bash".into()),
+        path: None,
+        detail: Some(cmd.into()),
+    };
+    store.record_gap(bash("first")).unwrap();
+    store.record_gap(bash("killed")).unwrap();
+    assert!(store.has_gap(&bash("first")));
+    store.settle_gap(&bash("first")).unwrap();
+    assert!(!store.has_gap(&bash("first")));
+    assert!(store.has_gap(&bash("killed")));
+    // the process dies: the turn never ends, its journal is all there is
+    drop(store);
+    let store = open(&s);
+    let e = &store.list()[0];
+    assert_eq!(e.turn, t);
+    assert_eq!(e.gaps.len(), 1, "{:?}", e.gaps);
+    assert_eq!(e.gaps[0].detail.as_deref(), Some("killed"));
+
+    // a gap whose last line is taken back goes whole, and the turn is complete again
+    let s = Scratch::new().unwrap();
+    let mut store = open(&s);
+    begin(&mut store, "p");
+    store.record_gap(bash("only")).unwrap();
+    store.settle_gap(&bash("only")).unwrap();
+    drop(store);
+    let store = open(&s);
+    assert!(store.list()[0].gaps.is_empty(), "{:?}", store.list()[0].gaps);
+}
+
 #[test]
 fn a_turn_records_its_conversation_anchor() {
     let s = Scratch::new().unwrap();

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 /// Path → (bytes, permission bits) of the regular files under `dir`, `skip` (a first component)
 /// left out.
-fn tree(dir: &Path, skip: &[&str]) -> BTreeMap<String, (Vec<u8>, u32)> {
+pub(crate) fn tree(dir: &Path, skip: &[&str]) -> BTreeMap<String, (Vec<u8>, u32)> {
     fn go(root: &Path, dir: &Path, skip: &[&str], out: &mut BTreeMap<String, (Vec<u8>, u32)>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let e = e.unwrap();
@@ -41,7 +41,7 @@ fn tree(dir: &Path, skip: &[&str]) -> BTreeMap<String, (Vec<u8>, u32)> {
     out
 }
 
-fn git(ws: &Path, args: &[&str]) {
+pub(crate) fn git(ws: &Path, args: &[&str]) {
     let out = Command::new("git")
         .args([
             "-c",
@@ -62,13 +62,13 @@ fn git(ws: &Path, args: &[&str]) {
     );
 }
 
-struct World {
-    tmp: tempfile::TempDir,
-    ws: std::path::PathBuf,
+pub(crate) struct World {
+    pub(crate) tmp: tempfile::TempDir,
+    pub(crate) ws: std::path::PathBuf,
 }
 
 impl World {
-    fn new() -> World {
+    pub(crate) fn new() -> World {
         let tmp = tempfile::tempdir().unwrap();
         for d in ["ws", "home", "xdg", "scripts"] {
             std::fs::create_dir(tmp.path().join(d)).unwrap();
@@ -77,13 +77,13 @@ impl World {
         World { tmp, ws }
     }
 
-    fn put(&self, rel: &str, bytes: &[u8]) {
+    pub(crate) fn put(&self, rel: &str, bytes: &[u8]) {
         let p = self.ws.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, bytes).unwrap();
     }
 
-    fn run(&self, args: &[&str]) -> (i32, String, String) {
+    pub(crate) fn run(&self, args: &[&str]) -> (i32, String, String) {
         let out = support::isolated_retrace(self.tmp.path())
             .args(args)
             .output()
@@ -95,14 +95,14 @@ impl World {
         )
     }
 
-    fn json(&self, args: &[&str]) -> Value {
+    pub(crate) fn json(&self, args: &[&str]) -> Value {
         let (code, out, err) = self.run(args);
         assert_eq!(code, 0, "{args:?}: {err}");
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"))
     }
 
     /// One `exec --json --backend git --allow-bash` turn running `commands`; returns every line.
-    fn exec(&self, session: Option<&str>, commands: &[&str]) -> Vec<Value> {
+    pub(crate) fn exec(&self, session: Option<&str>, commands: &[&str]) -> Vec<Value> {
         let n = std::fs::read_dir(self.tmp.path().join("scripts"))
             .unwrap()
             .count();
@@ -251,7 +251,6 @@ fn a_hand_edit_after_a_shell_command_is_a_conflict_never_overwritten() {
 /// each time `fsck` is clean, the next turn of the same session works and captures its own
 /// command, and a rewind of that turn restores exactly what it changed.
 #[test]
-#[ignore = "fails now and then under load: fsck reports a problem after some kill moment; being investigated (run it with --ignored)"]
 fn sigkill_during_snapshots_leaves_both_stores_consistent() {
     use nix::sys::signal::{kill, Signal};
     use nix::unistd::Pid;

@@ -13,6 +13,7 @@ mod daily_cli;
 mod diff_cli;
 mod exec_cli;
 mod git_backend_cli;
+mod git_sight_cli;
 mod headless_cli;
 mod hostile_cli;
 mod input_cli;

@@ -4,7 +4,7 @@
 //! rewind, a revert, the turn's results and a file's history cover it. The object store is a cache
 //! beside the sidecar (`<sidecar>/git/`); the checkpoint store keeps what a restore needs.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use retrace_agent::{ShellChanges, ShellCoverage};
@@ -15,6 +15,7 @@ use retrace_protocol::{ChangeAction, FileChange, GapReason};
 use retrace_tools::diff::{file_change, moved, Side as DiffSide, MAX_DIFF_INPUT};
 use retrace_tools::Workspace;
 
+use super::git_sight::{dir_made_by_command, made_by_command, opaque_dirs, under_any, Before};
 use super::Core;
 use crate::error::Result;
 
@@ -26,6 +27,7 @@ fn found(f: retrace_tools::tree_walk::Found) -> Found {
         retrace_tools::tree_walk::Found::File => Found::File,
         retrace_tools::tree_walk::Found::Dir => Found::Dir,
         retrace_tools::tree_walk::Found::Nested => Found::Nested,
+        retrace_tools::tree_walk::Found::Unreadable => Found::Unreadable,
     }
 }
 
@@ -51,6 +53,11 @@ pub(crate) struct GitBackend {
     ws: Workspace,
     /// The workspace as the last look saw it (`None` before the first).
     current: Option<Snapshot>,
+    /// What the look before the running command knew.
+    before: Option<Before>,
+    /// The shell gap recorded before the running command, taken back once its changes are
+    /// captured (kept if the process dies first: what it did is then not known).
+    pending: Option<retrace_protocol::Gap>,
 }
 
 impl GitBackend {
@@ -67,6 +74,8 @@ impl GitBackend {
             snap,
             ws,
             current: None,
+            before: None,
+            pending: None,
         })
     }
 
@@ -102,17 +111,80 @@ fn unkept(reason: SkipReason, detail: &str) -> Known {
 }
 
 /// The directories above `path` that the command created (top down): those `found` names as
-/// new directories.
-fn created_dirs(found: &[retrace_gitstore::FileChange], path: &RelPath) -> Vec<PathBuf> {
+/// new directories and that `made` takes as the command's.
+fn created_dirs(
+    found: &[retrace_gitstore::FileChange],
+    path: &RelPath,
+    made: &dyn Fn(&RelPath) -> bool,
+) -> Vec<PathBuf> {
     path.ancestors_top_down()
         .into_iter()
         .filter(|d| {
             found
                 .iter()
                 .any(|c| &c.path == d && c.after == Side::Dir && c.before == Side::Absent)
+                && made(d)
         })
         .map(|d| d.as_path().to_path_buf())
         .collect()
+}
+
+/// A file there before the command that the walk did not see then.
+const CAME_INTO_SIGHT: &str = "there before the command where the walk did not look (ignored, inside a repository of its own, or in a directory that could not be read): left as it is";
+/// A file the walk no longer sees after the command, whose bytes cannot be read.
+const LEFT_SIGHT: &str = "out of the walk's sight after the command (now ignored, inside a repository of its own, or in a directory that cannot be read): what the command did to it is not tracked";
+
+fn untracked(detail: &str) -> Known {
+    Known::Unkept {
+        reason: GapReason::Untracked,
+        detail: detail.to_string(),
+    }
+}
+
+/// A kept file that left the walk's sight during the command but is still there: `None` when it
+/// cannot be read as a regular file, `Some(None)` when it is as it was, else its before-image and
+/// its change (taken like any other: a rewind brings it back, its after-image read from the disk).
+#[allow(clippy::type_complexity)]
+fn out_of_sight(
+    git: &GitBackend,
+    root: &Path,
+    path: &RelPath,
+    was: &retrace_gitstore::Entry,
+) -> Result<Option<Option<(Known, FileChange)>>> {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    let Ok((file, meta)) = retrace_fsutil::open_regular_nofollow(&path.under(root)) else {
+        return Ok(None);
+    };
+    let mut now = Vec::new();
+    if (&file)
+        .take(MAX_DIFF_INPUT as u64 + 1)
+        .read_to_end(&mut now)
+        .is_err()
+        || now.len() > MAX_DIFF_INPUT
+    {
+        return Ok(None);
+    }
+    let Ok(old) = git.snap.objects().read_blob(&was.id) else {
+        return Ok(None);
+    };
+    let mode = meta.permissions().mode() & 0o7777;
+    if old == now && mode == was.mode {
+        return Ok(Some(None));
+    }
+    let change = file_change(
+        path.to_lossy(),
+        ChangeAction::Modify,
+        DiffSide::Bytes(&old),
+        DiffSide::Bytes(&now),
+    );
+    Ok(Some(Some((
+        Known::File {
+            bytes: old,
+            mode: was.mode,
+        },
+        change,
+    ))))
 }
 
 impl Core {
@@ -159,6 +231,14 @@ impl Core {
         }
     }
 
+    /// Other sessions of this workspace whose writer is live now.
+    fn other_writers(&self) -> Vec<retrace_protocol::SessionId> {
+        let Some(ws) = self.git_ws.as_ref() else {
+            return Vec::new();
+        };
+        retrace_session::other_writers(&self.data.sessions_dir(), ws.root(), self.session.id())
+    }
+
     /// The backend the session was created with.
     pub(crate) fn backend(&self) -> retrace_protocol::CheckpointBackend {
         self.session.backend()
@@ -173,11 +253,24 @@ impl Core {
         }
         // What changed since the last look is not the command's (an edit tool's, the user's):
         // only brought up to date. A store that fails is opened afresh by the next command.
-        let refreshed = self.git_store()?.refresh();
+        let writers = self.other_writers();
+        let git = self.git_store()?;
+        let refreshed = git.refresh();
+        git.before = Some(Before {
+            writers,
+            ..Before::now(git.current.as_ref())
+        });
         if refreshed.is_err() {
             self.git = None;
         }
         refreshed?;
+        // Recorded as a gap until its changes are captured: a kill during it leaves the gap.
+        let gap = super::seam::shell_gap(command);
+        let fresh = !self.store.has_gap(&gap);
+        self.store.record_gap(gap.clone())?;
+        if let Some(git) = self.git.as_mut() {
+            git.pending = fresh.then_some(gap);
+        }
         Ok(ShellCoverage::Tracked)
     }
 
@@ -198,6 +291,52 @@ impl Core {
         let Some(git) = self.git.as_mut() else {
             return Ok(ShellChanges::default());
         };
+        let root = git.ws.root().to_path_buf();
+        let before = git.before.take().unwrap_or_else(|| Before::now(None));
+        let opaque_after = git.current.as_ref().map(opaque_dirs).unwrap_or_default();
+        // what only came into the walk's sight, or left it, was not made or removed by the command
+        let mut came: HashSet<&RelPath> = HashSet::new();
+        let mut left: HashSet<&RelPath> = HashSet::new();
+        for c in &found {
+            match (&c.before, &c.after) {
+                (Side::Absent, Side::File(_) | Side::Skipped(_))
+                    if !made_by_command(&before, &root, &c.path) =>
+                {
+                    came.insert(&c.path);
+                }
+                (Side::File(_) | Side::Skipped(_), Side::Absent)
+                    if under_any(&opaque_after, &c.path)
+                        || std::fs::symlink_metadata(c.path.under(&root)).is_ok() =>
+                {
+                    left.insert(&c.path);
+                }
+                _ => {}
+            }
+        }
+        let made_dir = |d: &RelPath| dir_made_by_command(&before, &root, d);
+        // directories that came into sight whole: one gap each, not one per file in them
+        let sighted: Vec<&RelPath> = found
+            .iter()
+            .filter(|c| {
+                c.after == Side::Dir
+                    && match &c.before {
+                        Side::Absent => !made_dir(&c.path),
+                        Side::Skipped(_) => before.opaque.contains(&c.path),
+                        _ => false,
+                    }
+            })
+            .map(|c| &c.path)
+            .collect();
+        let mut sight_gaps: std::collections::BTreeSet<RelPath> = Default::default();
+        for p in &came {
+            let top = p.ancestors_top_down().into_iter().find(|d| sighted.contains(&d));
+            sight_gaps.insert(top.unwrap_or_else(|| (*p).clone()));
+        }
+        for d in &sighted {
+            if before.opaque.contains(d) {
+                sight_gaps.insert((*d).clone());
+            }
+        }
         let mut items = Vec::with_capacity(found.len());
         let mut kept = Vec::new();
         let mut shown = Vec::new();
@@ -205,11 +344,43 @@ impl Core {
         let mut gone: HashMap<retrace_gitstore::ObjectId, RelPath> = HashMap::new();
         for c in &found {
             if let (Side::File(e), Side::Absent) = (&c.before, &c.after) {
-                gone.insert(e.id, c.path.clone());
+                if !left.contains(&c.path) {
+                    gone.insert(e.id, c.path.clone());
+                }
             }
         }
         let mut moved_from = Vec::new();
+        let mut sight_gaps = sight_gaps.into_iter().peekable();
         for c in &found {
+            // in path order, each gap before the paths it stands for
+            while let Some(g) = sight_gaps.next_if(|g| g <= &c.path) {
+                items.push((g.as_path().to_path_buf(), untracked(CAME_INTO_SIGHT)));
+            }
+            if came.contains(&c.path) || sighted.contains(&&c.path) {
+                continue;
+            }
+            if let (Side::Dir, Side::Skipped(k)) = (&c.before, &c.after) {
+                if k.stamp.is_none() {
+                    items.push((c.path.as_path().to_path_buf(), untracked(LEFT_SIGHT)));
+                    continue;
+                }
+            }
+            if left.contains(&c.path) {
+                let still = match &c.before {
+                    Side::File(e) => out_of_sight(git, &root, &c.path, e)?,
+                    _ => None,
+                };
+                match still {
+                    Some(Some((known, change))) => {
+                        kept.push(c.path.as_path().to_path_buf());
+                        items.push((c.path.as_path().to_path_buf(), known));
+                        shown.push(change);
+                    }
+                    Some(None) => {} // still there as it was
+                    None => items.push((c.path.as_path().to_path_buf(), untracked(LEFT_SIGHT))),
+                }
+                continue;
+            }
             let known = match (&c.before, &c.after) {
                 // a directory made or removed: only what is in it is captured
                 (Side::Dir, Side::Dir | Side::Absent) | (Side::Absent, Side::Dir) => continue,
@@ -217,9 +388,18 @@ impl Core {
                     reason: GapReason::Unreadable,
                     detail: "a file and a directory took each other's place".into(),
                 },
+                // a link or a special file the command made: a restore never removes one
+                (Side::Absent, Side::Skipped(k))
+                    if matches!(k.reason, SkipReason::Symlink | SkipReason::Special) =>
+                {
+                    unkept(
+                        k.reason,
+                        &format!("{}, made by the command: a rewind leaves it", k.detail),
+                    )
+                }
                 _ => match &c.before {
                     Side::Absent => Known::Absent {
-                        created_dirs: created_dirs(&found, &c.path),
+                        created_dirs: created_dirs(&found, &c.path, &made_dir),
                     },
                     // a damaged object loses this file's before-image, not the command's others
                     Side::File(e) => match git.snap.objects().read_blob(&e.id) {
@@ -276,13 +456,46 @@ impl Core {
             };
             shown.extend(change);
         }
+        for g in sight_gaps {
+            items.push((g.as_path().to_path_buf(), untracked(CAME_INTO_SIGHT)));
+        }
         // the source of a move is shown by its move
         shown.retain(|c: &FileChange| {
             !(c.action == ChangeAction::Delete && moved_from.iter().any(|m| m.to_lossy() == c.path))
         });
+        // Another session writing in the workspace meanwhile: none of it is taken as the
+        // command's (a rewind would undo the other's work), each path a gap naming the writer.
+        let mut writers = before.writers.clone();
+        writers.extend(retrace_session::other_writers(
+            &self.data.sessions_dir(),
+            &root,
+            self.session.id(),
+        ));
+        writers.sort();
+        writers.dedup();
+        if !writers.is_empty() {
+            let names: Vec<&str> = writers.iter().map(|w| w.as_str()).collect();
+            let detail = format!(
+                "another Retrace session ({}) was working in this workspace while the command ran: this change may be its own, so it is not taken as the command's and a rewind leaves it as it is",
+                names.join(", ")
+            );
+            kept.clear();
+            for (_, known) in items.iter_mut() {
+                if !matches!(known, Known::Unkept { .. }) {
+                    *known = Known::Unkept {
+                        reason: GapReason::ExternalWriter,
+                        detail: detail.clone(),
+                    };
+                }
+            }
+        }
+        let pending = git.pending.take();
         let report = self.store.capture_before_known(items, Some("bash"))?;
         if !kept.is_empty() {
             self.store.capture_after(&kept)?;
+        }
+        if let Some(gap) = pending {
+            self.store.settle_gap(&gap)?;
         }
         Ok(ShellChanges {
             changes: shown,

@@ -28,6 +28,7 @@ use crate::view::{checkpoints_for, heads_of, listing, log_problems, sound, trans
 
 mod compaction;
 mod git;
+mod git_sight;
 mod heads;
 mod open;
 mod plans;

@@ -55,12 +55,7 @@ impl Core {
 
     /// Records a shell command as a gap: what it changed is not captured.
     pub(crate) fn record_shell(&mut self, command: &str) -> Result<()> {
-        self.store.record_gap(Gap {
-            reason: GapReason::BashSideEffect,
-            tool: Some("bash".into()),
-            path: None,
-            detail: Some(command.to_string()),
-        })?;
+        self.store.record_gap(shell_gap(command))?;
         Ok(())
     }
 
@@ -173,5 +168,15 @@ fn change_of(c: &retrace_tools::PlannedChange) -> Change {
             mode: a.mode,
         }),
         None => change,
+    }
+}
+
+/// The gap of a shell command whose changes are not captured.
+pub(crate) fn shell_gap(command: &str) -> Gap {
+    Gap {
+        reason: GapReason::BashSideEffect,
+        tool: Some("bash".into()),
+        path: None,
+        detail: Some(command.to_string()),
     }
 }

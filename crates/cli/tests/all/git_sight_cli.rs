@@ -1,0 +1,298 @@
+//! The git backend never takes for a command's creation what only came into the walk's sight: a
+//! file un-ignored by an edit of `.gitignore`, the files of a nested repository whose `.git` went,
+//! a directory made readable. A rewind leaves them as they are (an `untracked` gap says so), and
+//! restores what the command did make or change. A process killed during a command leaves the
+//! command's shell gap: the turn never claims what it did not capture.
+
+use crate::git_backend_cli::{git, tree, World};
+use crate::support;
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+fn gaps(cps: &Value, turn: usize) -> Vec<(String, String)> {
+    cps[turn]["gaps"]
+        .as_array()
+        .map(|g| {
+            g.iter()
+                .map(|g| {
+                    (
+                        g["reason"].as_str().unwrap_or("").to_string(),
+                        g["path"].as_str().unwrap_or("").to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn files_that_only_came_into_sight_survive_a_rewind() {
+    let w = World::new();
+    w.put(".gitignore", b"secret.env\nbuild/\n");
+    w.put("secret.env", b"API_KEY=precious\n");
+    w.put("build/out.bin", b"artifact\n");
+    w.put("keep.txt", b"keep\n");
+    w.put("vendor/lib/lib.c", b"lib code\n");
+    w.put("vendor/lib/src/deep.c", b"deep\n");
+    git(&w.ws.join("vendor/lib"), &["init", "-q"]);
+    git(&w.ws.join("vendor/lib"), &["add", "-A"]);
+    git(&w.ws.join("vendor/lib"), &["commit", "-q", "-m", "init"]);
+    // older than the command by more than the clock's margin
+    std::thread::sleep(Duration::from_millis(300));
+    let before = tree(&w.ws, &[]);
+
+    let lines = w.exec(
+        None,
+        &[
+            "rm -rf vendor/lib/.git",
+            "rm .gitignore",
+            "echo made > build/new.txt && echo changed > keep.txt",
+        ],
+    );
+    let id = lines.last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let cps = w.json(&["checkpoints", "--session", &id, "--json"]);
+    let g = gaps(&cps, 0);
+    for path in ["secret.env", "build", "vendor/lib"] {
+        assert!(
+            g.contains(&("untracked".to_string(), path.to_string())),
+            "{path} came into sight: {g:?}\n{cps}"
+        );
+    }
+    assert!(
+        !g.iter().any(|(r, _)| r == "bash_side_effect"),
+        "every command's changes were captured: {g:?}"
+    );
+    let files: Vec<&str> = cps[0]["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f.as_str())
+        .collect();
+    assert!(!files.contains(&"secret.env"), "{files:?}");
+
+    let r = w.json(&[
+        "rewind",
+        "--session",
+        &id,
+        "--turn",
+        "0",
+        "--scope",
+        "code",
+        "--json",
+        "--yes",
+    ]);
+    assert_eq!(r["ok"], true, "{r}");
+    let deleted = r["files_deleted"].as_array().cloned().unwrap_or_default();
+    assert!(
+        !deleted.iter().any(|d| d == "secret.env" || d == "build/out.bin"),
+        "{r}"
+    );
+    let after = tree(&w.ws, &[]);
+    assert_eq!(after.get("secret.env"), before.get("secret.env"));
+    assert_eq!(after.get("build/out.bin"), before.get("build/out.bin"));
+    assert_eq!(after.get("vendor/lib/lib.c"), before.get("vendor/lib/lib.c"));
+    assert_eq!(
+        after.get("vendor/lib/src/deep.c"),
+        before.get("vendor/lib/src/deep.c")
+    );
+    assert_eq!(after.get(".gitignore"), before.get(".gitignore"), "restored");
+    assert_eq!(after.get("keep.txt"), before.get("keep.txt"), "restored");
+    assert!(!after.contains_key("build/new.txt"), "the command made it");
+}
+
+#[test]
+fn a_file_that_becomes_ignored_is_not_a_deletion() {
+    let w = World::new();
+    w.put("notes.txt", b"mine\n");
+    w.put("a.txt", b"a\n");
+    std::thread::sleep(Duration::from_millis(300));
+    let lines = w.exec(
+        None,
+        &["echo notes.txt > .gitignore && echo more >> notes.txt && echo A > a.txt"],
+    );
+    let id = lines.last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let r = w.json(&[
+        "rewind",
+        "--session",
+        &id,
+        "--turn",
+        "0",
+        "--scope",
+        "code",
+        "--json",
+        "--yes",
+    ]);
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(std::fs::read(w.ws.join("notes.txt")).unwrap(), b"mine\n");
+    assert_eq!(std::fs::read(w.ws.join("a.txt")).unwrap(), b"a\n");
+    assert!(!w.ws.join(".gitignore").exists());
+}
+
+/// A directory that could not be read (as a user other than root) and is made readable by the
+/// command: its files are not the command's.
+#[test]
+fn a_directory_made_readable_keeps_its_files() {
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::metadata("/proc/self").map_or(true, |m| m.uid() == 0) {
+        eprintln!("root reads every directory: not tried");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    w.put("locked/s", b"secret\n");
+    std::fs::set_permissions(w.ws.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let lines = w.exec(None, &["chmod 755 locked"]);
+    let id = lines.last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let r = w.json(&[
+        "rewind",
+        "--session",
+        &id,
+        "--turn",
+        "0",
+        "--scope",
+        "code",
+        "--json",
+        "--yes",
+    ]);
+    std::fs::set_permissions(w.ws.join("locked"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(std::fs::read(w.ws.join("locked/s")).unwrap(), b"secret\n", "{r}");
+}
+
+/// Killed while its shell command runs: the turn keeps the command's shell gap (what it changed
+/// was never captured), and the next turn is captured as usual.
+#[test]
+fn a_kill_during_a_command_leaves_its_gap() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    use std::time::Instant;
+
+    let w = World::new();
+    w.put("f", b"orig\n");
+    w.put("g", b"keep\n");
+    let script = w.tmp.path().join("scripts/kill.json");
+    let command = "echo killed-write >> f; rm g; echo n > newf; sleep 30";
+    let doc = json!({"responses": [
+        {"content": "working", "tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+        {"content": "done"}
+    ]});
+    std::fs::write(&script, doc.to_string()).unwrap();
+    let model = format!("script:{}", script.display());
+    let ws = w.ws.display().to_string();
+    let mut child = support::isolated_retrace(w.tmp.path())
+        .args([
+            "exec",
+            "--json",
+            "--backend",
+            "git",
+            "--allow-bash",
+            "--model",
+            &model,
+            "--workspace",
+            &ws,
+            "go",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !w.ws.join("newf").exists() {
+        assert!(Instant::now() < deadline, "the command never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
+    child.wait().unwrap();
+    let sessions = w.json(&["sessions", "--workspace", &ws, "--json"]);
+    let id = sessions[0]["id"]
+        .as_str()
+        .or(sessions[0]["session_id"].as_str())
+        .unwrap()
+        .to_string();
+    let cps = w.json(&["checkpoints", "--session", &id, "--json"]);
+    let g = gaps(&cps, 0);
+    assert!(
+        g.iter().any(|(r, _)| r == "bash_side_effect"),
+        "the killed command is a gap: {cps}"
+    );
+    assert_ne!(cps[0]["coverage"], "complete", "{cps}");
+    let lines = w.exec(Some(&id), &["echo t2 >> f"]);
+    assert_eq!(lines.last().unwrap()["ok"], true);
+    let cps = w.json(&["checkpoints", "--session", &id, "--json"]);
+    let last = cps.as_array().unwrap().len() - 1;
+    assert_eq!(cps[last]["coverage"], "complete", "{cps}");
+}
+
+/// Two sessions of one workspace at once: what changed while another session was writing is not
+/// taken as the command's (an `external_writer` gap each), so rewinding one session never undoes
+/// the other's work.
+#[test]
+fn another_sessions_writes_during_a_command_are_never_taken_as_its_own() {
+    let w = World::new();
+    w.put("base", b"base\n");
+    let script = |name: &str, command: &str| {
+        let p = w.tmp.path().join(format!("scripts/{name}.json"));
+        let doc = json!({"responses": [
+            {"content": "working", "tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+            {"content": "done"}
+        ]});
+        std::fs::write(&p, doc.to_string()).unwrap();
+        format!("script:{}", p.display())
+    };
+    let ws = w.ws.display().to_string();
+    let spawn = |model: &str| {
+        support::isolated_retrace(w.tmp.path())
+            .args([
+                "exec",
+                "--json",
+                "--backend",
+                "git",
+                "--allow-bash",
+                "--model",
+                model,
+                "--workspace",
+                &ws,
+                "go",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let b = spawn(&script(
+        "b",
+        "sleep 1; echo 'B important work' > b.txt; echo B >> base; sleep 2",
+    ));
+    std::thread::sleep(Duration::from_millis(300));
+    let a = spawn(&script("a", "sleep 2; echo A > a.txt"));
+    let a_out = a.wait_with_output().unwrap();
+    b.wait_with_output().unwrap();
+    let last: Value = String::from_utf8_lossy(&a_out.stdout)
+        .lines()
+        .last()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .unwrap();
+    let id = last["session_id"].as_str().unwrap().to_string();
+    let cps = w.json(&["checkpoints", "--session", &id, "--json"]);
+    let g = gaps(&cps, 0);
+    assert!(
+        g.contains(&("external_writer".to_string(), "b.txt".to_string())),
+        "{g:?}"
+    );
+    let r = w.json(&[
+        "rewind",
+        "--session",
+        &id,
+        "--turn",
+        "0",
+        "--scope",
+        "code",
+        "--json",
+        "--yes",
+    ]);
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(std::fs::read(w.ws.join("b.txt")).unwrap(), b"B important work\n");
+    assert_eq!(std::fs::read(w.ws.join("base")).unwrap(), b"base\nB\n");
+}
