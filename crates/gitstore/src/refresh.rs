@@ -277,16 +277,15 @@ impl Snapshotter {
         why: String,
     ) -> Result<(Vec<FileChange>, SnapshotStats)> {
         // Watches start afresh: one on a directory that moved would name its old place.
+        // Each directory is watched before its files are read (the root first, the others as the
+        // walk reaches them), so a change made while the walk runs is an event for the next look.
         self.watch = None;
         self.watch = crate::watch::Watch::start(&self.watch_dir).ok();
-        let (new, stats) = self.snapshot(walk)?;
         let root = self.root.clone();
         if let Some(w) = self.watch.as_mut() {
-            let dirs: Vec<PathBuf> = std::iter::once(root.clone())
-                .chain(new.dirs.iter().map(|d| d.under(&root)))
-                .collect();
-            w.add_dirs(dirs.iter().map(PathBuf::as_path));
+            w.add_dirs(std::iter::once(root.as_path()));
         }
+        let (new, stats) = self.snapshot(walk)?;
         let found = snap.as_ref().map(|old| changes(old, &new)).unwrap_or_default();
         *snap = Some(new);
         self.last_full_walk = Some(why);

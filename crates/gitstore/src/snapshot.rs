@@ -202,6 +202,10 @@ impl Snapshotter {
                 return;
             };
             if found == Found::Dir {
+                // watched before its files are read: a change after a file was read is an event
+                if let Some(w) = self.watch.as_mut() {
+                    w.add_dirs(std::iter::once(path.under(&root).as_path()));
+                }
                 snap.dirs.insert(path);
                 return;
             }

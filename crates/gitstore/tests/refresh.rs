@@ -267,3 +267,30 @@ fn a_write_through_a_hard_link_changes_both_names() {
     assert_eq!(found, changes(&before, &now));
     assert_eq!(found.len(), 2, "{found:?}");
 }
+
+/// Files written while the first full walk runs (the agent's edit tools go on while it runs in the
+/// background): the next refresh sees every one of them, because each directory is watched
+/// before its files are read.
+#[test]
+fn writes_during_the_first_walk_are_seen_by_the_next_refresh() {
+    let w = ws();
+    for d in 0..30 {
+        for i in 0..100 {
+            w.write(&format!("d{d}/f{i}"), b"first\n");
+        }
+    }
+    let mut s = w.open("live");
+    let mut snap = None;
+    let root = w.root.clone();
+    let writer = std::thread::spawn(move || {
+        for round in 0..200 {
+            let d = round % 30;
+            let i = (round * 7) % 100;
+            fs::write(root.join(format!("d{d}/f{i}")), format!("second {round}\n")).unwrap();
+        }
+    });
+    s.refresh(&mut snap, &w.walk()).unwrap();
+    writer.join().unwrap();
+    s.refresh(&mut snap, &w.walk()).unwrap();
+    assert_eq!(snap.as_ref(), Some(&w.truth(0)));
+}

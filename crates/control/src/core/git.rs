@@ -194,8 +194,18 @@ impl Core {
     /// until it can be (`git_store`).
     pub(crate) fn attach_git(&mut self, ws: Workspace) -> Result<()> {
         if self.session.backend() == retrace_protocol::CheckpointBackend::Git && self.git.is_none() {
-            self.git_ws = Some(ws);
-            let _ = self.git_store();
+            self.git_ws = Some(ws.clone());
+            // The first look walks the whole workspace: in the background, from now on.
+            let sidecar = self.data.sidecar(self.session.id());
+            let max = self.retention.max_file_bytes;
+            let first = std::thread::Builder::new()
+                .name("retrace-git-first-look".into())
+                .spawn(move || {
+                    let mut git = GitBackend::open(&sidecar, ws, max)?;
+                    git.refresh()?;
+                    Ok(git)
+                });
+            self.git_first = first.ok();
         }
         Ok(())
     }
@@ -203,6 +213,18 @@ impl Core {
     /// The git backend's store, opened (again) when it is not: a store that failed (deleted
     /// while the session ran, a file in its place) is tried afresh at each command.
     fn git_store(&mut self) -> Result<&mut GitBackend> {
+        if let Some(first) = self.git_first.take() {
+            if !first.is_finished() {
+                self.bus.publish(retrace_protocol::Event::Notice {
+                    message: "waiting for the first snapshot of the workspace (the git backend reads every file once)…".into(),
+                    retry: None,
+                });
+            }
+            // a first look that failed leaves the store to be opened afresh below
+            if let Ok(Ok(git)) = first.join() {
+                self.git = Some(git);
+            }
+        }
         if self.git.is_none() {
             let Some(ws) = self.git_ws.clone() else {
                 return Err(crate::error::coded(
@@ -508,5 +530,15 @@ impl Core {
     pub(crate) fn record_gap(&mut self, gap: retrace_protocol::Gap) -> Result<()> {
         self.store.record_gap(gap)?;
         Ok(())
+    }
+}
+
+impl Drop for Core {
+    /// A first look still running finishes before the session closes (it writes into the
+    /// session's sidecar, which may be deleted once the session is closed).
+    fn drop(&mut self) {
+        if let Some(first) = self.git_first.take() {
+            let _ = first.join();
+        }
     }
 }

@@ -65,6 +65,9 @@ pub(crate) struct Core {
     /// The tools' view of the workspace, which the git backend walks (set when the session was
     /// created with it): a store that could not be opened is opened again from it.
     git_ws: Option<retrace_tools::Workspace>,
+    /// The git backend's store while its first look (a full walk) runs in the background, from
+    /// the session's opening: the first shell command waits for it.
+    git_first: Option<std::thread::JoinHandle<Result<git::GitBackend>>>,
 }
 
 impl Core {

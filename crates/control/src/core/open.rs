@@ -223,6 +223,7 @@ impl Core {
             live: None,
             git: None,
             git_ws: None,
+            git_first: None,
         })
     }
 
