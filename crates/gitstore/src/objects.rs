@@ -111,6 +111,37 @@ impl Objects {
     }
 }
 
+impl Objects {
+    /// Removes every loose object whose id is not in `keep` (blobs no snapshot names any more:
+    /// their bytes were copied into the checkpoint store when their change was found); returns
+    /// how many went. What cannot be listed or removed is left.
+    pub fn prune(&self, keep: &std::collections::HashSet<ObjectId>) -> usize {
+        let mut gone = 0;
+        let Ok(fans) = std::fs::read_dir(self.dir.join("objects")) else {
+            return 0;
+        };
+        for fan in fans.flatten() {
+            let prefix = fan.file_name().to_string_lossy().into_owned();
+            if prefix.len() != 2 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
+                continue;
+            }
+            let Ok(objects) = std::fs::read_dir(fan.path()) else {
+                continue;
+            };
+            for o in objects.flatten() {
+                let hex = format!("{prefix}{}", o.file_name().to_string_lossy());
+                let Ok(id) = ObjectId::from_hex(hex.as_bytes()) else {
+                    continue;
+                };
+                if !keep.contains(&id) && std::fs::remove_file(o.path()).is_ok() {
+                    gone += 1;
+                }
+            }
+        }
+        gone
+    }
+}
+
 /// Makes the bare repository `dir`: under `<name>.new` first (one left by a killed process is
 /// removed), then renamed to `dir`.
 fn make(dir: &Path) -> std::result::Result<(), String> {
@@ -149,5 +180,17 @@ mod tests {
         assert!(!tmp.path().join("repo.git.new").exists());
         drop(o);
         assert!(Objects::open(&dir).is_ok(), "opened again");
+    }
+
+    #[test]
+    fn prune_keeps_what_it_is_told_and_removes_the_rest() {
+        let tmp = tempfile::tempdir().unwrap();
+        let o = Objects::open(&tmp.path().join("repo.git")).unwrap();
+        let keep = o.write_blob(b"keep").unwrap();
+        let old = o.write_blob(b"old").unwrap();
+        let gone = o.prune(&[keep].into_iter().collect());
+        assert_eq!(gone, 1);
+        assert_eq!(o.read_blob(&keep).unwrap(), b"keep");
+        assert!(!o.has(&old));
     }
 }

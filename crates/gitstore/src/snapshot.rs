@@ -128,6 +128,8 @@ pub struct Snapshotter {
     pub last_full_walk: Option<String>,
     /// Why the stat cache on disk was dropped at open, if it was.
     pub cache_dropped: Option<String>,
+    /// Files hashed since the last prune.
+    hashed_since_prune: u64,
 }
 
 fn now_ns() -> i64 {
@@ -168,6 +170,7 @@ impl Snapshotter {
             watch_dir,
             last_full_walk,
             cache_dropped,
+            hashed_since_prune: 0,
         })
     }
 
@@ -179,6 +182,25 @@ impl Snapshotter {
     /// How many files the stat cache knows.
     pub fn cached(&self) -> usize {
         self.cache.len()
+    }
+
+    /// Removes the blobs `snap` (the workspace as last seen) does not name: what older snapshots
+    /// alone named was copied into the checkpoint store when its change was found. Returns how
+    /// many went.
+    pub fn prune(&mut self, snap: &Snapshot) -> usize {
+        let keep: std::collections::HashSet<ObjectId> = snap
+            .files
+            .values()
+            .map(|e| e.id)
+            .chain(self.cache.ids().map(|(_, id)| id))
+            .collect();
+        self.hashed_since_prune = 0;
+        self.objects.prune(&keep)
+    }
+
+    /// Files hashed since the last prune (an upper bound on the blobs written since).
+    pub fn hashed_since_prune(&self) -> u64 {
+        self.hashed_since_prune
     }
 
     /// Writes the stat cache when it changed.
@@ -302,6 +324,7 @@ impl Snapshotter {
         }
         stats.hashed += 1;
         stats.bytes_hashed += bytes.len() as u64;
+        self.hashed_since_prune += 1;
         let id = self.objects.write_blob(&bytes)?;
         let after = file.metadata().ok().map(|m| Stamp::of(&m));
         let opened = Stamp::of(&opened);

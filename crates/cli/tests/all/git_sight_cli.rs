@@ -296,3 +296,53 @@ fn another_sessions_writes_during_a_command_are_never_taken_as_its_own() {
     assert_eq!(std::fs::read(w.ws.join("b.txt")).unwrap(), b"B important work\n");
     assert_eq!(std::fs::read(w.ws.join("base")).unwrap(), b"base\nB\n");
 }
+
+/// The object store holds what the workspace holds now, not every version ever seen: older blobs
+/// were copied into the checkpoint store when their change was found, and go when the session
+/// closes. Every turn still rewinds exactly.
+#[test]
+fn the_object_store_keeps_only_the_workspace_as_it_is() {
+    let w = World::new();
+    w.put("a.txt", b"v0\n");
+    w.put("b.txt", b"b\n");
+    let mut id: Option<String> = None;
+    for v in 1..=4 {
+        let lines = w.exec(id.as_deref(), &[&format!("echo v{v} > a.txt")]);
+        id = lines.last().unwrap()["session_id"].as_str().map(str::to_string);
+    }
+    let id = id.unwrap();
+    let objects = w
+        .tmp
+        .path()
+        .join(format!("home/sessions/{id}.ckpt/git/repo.git/objects"));
+    let count = walkdir_count(&objects);
+    assert_eq!(count, 2, "a.txt and b.txt as they are now");
+    for turn in (0..4).rev() {
+        let r = w.json(&[
+            "rewind",
+            "--session",
+            &id,
+            "--turn",
+            &turn.to_string(),
+            "--scope",
+            "code",
+            "--json",
+            "--yes",
+        ]);
+        assert_eq!(r["ok"], true, "{r}");
+        assert_eq!(
+            std::fs::read(w.ws.join("a.txt")).unwrap(),
+            format!("v{turn}\n").as_bytes()
+        );
+    }
+}
+
+fn walkdir_count(dir: &std::path::Path) -> usize {
+    let Ok(fans) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    fans.flatten()
+        .filter(|f| f.file_name().len() == 2)
+        .map(|f| std::fs::read_dir(f.path()).map_or(0, |d| d.count()))
+        .sum()
+}

@@ -90,10 +90,26 @@ impl GitBackend {
         }
         Ok(changed)
     }
+
+    /// Removes the blobs the current snapshot does not name, once as many files were hashed
+    /// since the last prune as the workspace has (plus a thousand): the store stays within about
+    /// twice the workspace. Called after a command's changes were captured (never before: the
+    /// before-images come from those blobs).
+    fn prune_if_grown(&mut self) {
+        let Some(current) = self.current.as_ref() else {
+            return;
+        };
+        if self.snap.hashed_since_prune() > current.files.len() as u64 + 1000 {
+            self.snap.prune(current);
+        }
+    }
 }
 
 impl Drop for GitBackend {
     fn drop(&mut self) {
+        if let Some(current) = self.current.as_ref() {
+            self.snap.prune(current);
+        }
         let _ = self.snap.save_cache();
     }
 }
@@ -518,6 +534,9 @@ impl Core {
         }
         if let Some(gap) = pending {
             self.store.settle_gap(&gap)?;
+        }
+        if let Some(git) = self.git.as_mut() {
+            git.prune_if_grown();
         }
         Ok(ShellChanges {
             changes: shown,
