@@ -145,7 +145,13 @@ impl Lease {
         match retrace_fsutil::open_regular(&path).map(|(f, _)| f) {
             Ok(file) => match file.try_lock_shared() {
                 Ok(()) => {}
-                Err(TryLockError::WouldBlock) => return Ok(read_holder(&path)),
+                // A lock with no holder written may be a writer that let go, whose lock lives on
+                // for a moment in a child forked meanwhile (until it execs): the log's lock says.
+                Err(TryLockError::WouldBlock) => {
+                    if let Some(h) = read_holder(&path) {
+                        return Ok(Some(h));
+                    }
+                }
                 Err(TryLockError::Error(e)) => return Err(e).at("lock", &path),
             },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
