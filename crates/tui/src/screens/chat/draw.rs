@@ -3,7 +3,7 @@
 //! view's state).
 
 use ratatui::layout::Rect;
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
@@ -18,7 +18,7 @@ use crate::screens::chat::layout::ChatLayout;
 use crate::screens::chat::{detail, welcome};
 use crate::transcript::Entry;
 use crate::view::markdown;
-use crate::view::wrap::{wrap, Spans};
+use crate::view::wrap::{wrap, wrap_value, Spans};
 use crate::view::Theme;
 
 /// The spinner's frames (the working row, a running tool call).
@@ -177,20 +177,8 @@ fn entry_lines(entry: &Entry, details: bool, t: Theme) -> Vec<(Spans, usize)> {
                 out.push((vec![(format!("{lead}{l}"), t.warn())], 4));
             }
         }
-        Entry::Info { rows } => {
-            out.push((Vec::new(), 0));
-            let label = rows.iter().map(|(l, _)| l.width()).max().unwrap_or(0);
-            for (l, v) in rows {
-                let pad = " ".repeat(label.saturating_sub(l.width()) + 2);
-                out.push((
-                    vec![
-                        (format!("  {}{pad}", escape::line(l)), t.dim()),
-                        (escape::line(v), t.text()),
-                    ],
-                    label + 4,
-                ));
-            }
-        }
+        // Laid out by `info_rows`, in columns.
+        Entry::Info { .. } => {}
         Entry::Error { text } => {
             out.push((vec![(format!("  ✗ {}", escape::line(text)), t.error())], 4));
         }
@@ -200,14 +188,59 @@ fn entry_lines(entry: &Entry, details: bool, t: Theme) -> Vec<(Spans, usize)> {
 
 /// The rows of one entry at this width: its logical lines, wrapped.
 pub(crate) fn entry_rows(entry: &Entry, details: bool, t: Theme, width: usize) -> Vec<Line<'static>> {
-    if let Entry::Text { text } = entry {
-        return markdown::render(text, t, width, 2);
+    match entry {
+        Entry::Text { text } => return markdown::render(text, t, width, 2),
+        Entry::Info { rows } => return info_rows(rows, t, width),
+        _ => {}
     }
     let mut rows = Vec::new();
     for (spans, indent) in entry_lines(entry, details, t) {
         rows.extend(wrap(&spans, width, indent));
     }
     rows
+}
+
+/// Labelled values (`/status`) in two columns: each value wrapped in its own column, a path
+/// between its names, words between words, so that every piece of it stays readable; on a screen
+/// too narrow for two columns the value goes under its label.
+fn info_rows(rows: &[(String, String)], t: Theme, width: usize) -> Vec<Line<'static>> {
+    let label = rows
+        .iter()
+        .map(|(l, _)| escape::line(l).width())
+        .max()
+        .unwrap_or(0);
+    let lead = label + 4;
+    let column = width.saturating_sub(lead);
+    let mut out = vec![Line::default()];
+    for (l, v) in rows {
+        let name = escape::line(l);
+        let value = vec![(escape::line(v), t.text())];
+        if column < 20 {
+            out.push(Line::styled(format!("  {name}"), t.dim()));
+            for row in wrap_value(&value, width.saturating_sub(4)) {
+                out.push(indented(4, row));
+            }
+            continue;
+        }
+        for (i, row) in wrap_value(&value, column).into_iter().enumerate() {
+            let mut spans = vec![if i == 0 {
+                let pad = " ".repeat(label.saturating_sub(name.width()) + 2);
+                Span::styled(format!("  {name}{pad}"), t.dim())
+            } else {
+                Span::raw(" ".repeat(lead))
+            }];
+            spans.extend(row.spans);
+            out.push(Line::from(spans));
+        }
+    }
+    out
+}
+
+/// `row` with `n` spaces before it.
+fn indented(n: usize, row: Line<'static>) -> Line<'static> {
+    let mut spans = vec![Span::raw(" ".repeat(n))];
+    spans.extend(row.spans);
+    Line::from(spans)
 }
 
 /// The row under the transcript while a turn runs.
