@@ -192,7 +192,11 @@ fn files_said(r: &RewindResult) -> String {
         parts.push(format!("{} written", words::count(r.files_written.len(), "file")));
     }
     if !r.files_deleted.is_empty() {
-        parts.push(format!("{} deleted", r.files_deleted.len()));
+        // The noun once: "1 file written, 2 deleted", "2 files deleted".
+        parts.push(match parts.is_empty() {
+            true => format!("{} deleted", words::count(r.files_deleted.len(), "file")),
+            false => format!("{} deleted", r.files_deleted.len()),
+        });
     }
     let mut why: Vec<String> = skipped
         .iter()

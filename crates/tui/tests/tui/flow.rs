@@ -110,17 +110,18 @@ fn esc_esc_enter_changes_nothing_then_code_and_conversation_rewinds() {
     );
     app.on_error(&retrace_protocol::Error::new(
         retrace_protocol::ErrorCode::Conflict,
-        "redo refused: 1 file(s) changed since the undo (src/lib.rs: manual_edit); nothing was written",
+        "redo refused: 1 file changed since the undo (src/lib.rs: edited outside Retrace); nothing was written",
     ));
     assert!(
         app.message()
-            .is_some_and(|m| m.contains("src/lib.rs: manual_edit")),
+            .is_some_and(|m| m.contains("src/lib.rs: edited outside Retrace")),
         "{:?}",
         app.message()
     );
     app.on_result(&result(RewindScope::Code, &["x"], &[]));
     assert!(
-        app.message().is_some_and(|m| m.contains("manual_edit")),
+        app.message()
+            .is_some_and(|m| m.contains("edited outside Retrace")),
         "an answer nothing waits for changes nothing"
     );
 
@@ -452,8 +453,8 @@ fn a_restore_says_what_it_skipped_and_when_nothing_changed() {
     assert_eq!(
         app.message(),
         Some(
-            "rewound to before turn 0: 1 deleted, 1 skipped (README.md: edited outside Retrace) \
-             — /undo to take it back"
+            "rewound to before turn 0: 1 file deleted, 1 skipped (README.md: edited outside \
+             Retrace) — /undo to take it back"
         )
     );
     // Found by the new-user trial: at 80 columns the line was cut before its "/undo" hint. It
@@ -466,7 +467,7 @@ fn a_restore_says_what_it_skipped_and_when_nothing_changed() {
             .map(|r| r.trim_end())
             .collect::<Vec<_>>(),
         [
-            "rewound to before turn 0: 1 deleted, 1 skipped (README.md: edited outside",
+            "rewound to before turn 0: 1 file deleted, 1 skipped (README.md: edited outside",
             "  Retrace) — /undo to take it back"
         ],
         "{}",

@@ -92,7 +92,10 @@ fn checkpoint_line(turn: u64, c: &CheckpointItem, t: Theme) -> (Spans, usize) {
             parts.push("shell not tracked".to_string());
         }
         if other > 0 {
-            parts.push(format!("{other} change(s) not restorable"));
+            parts.push(format!(
+                "{} not restorable",
+                retrace_protocol::words::count(other, "change")
+            ));
         }
         if parts.is_empty() {
             parts.push("partly restorable".to_string());
@@ -122,7 +125,10 @@ fn tool_lines(call: &ToolCallItem, frame: usize, details: bool, t: Theme, out: &
     match call.status {
         _ if details || call.output.is_empty() => {}
         ToolStatus::Failed | ToolStatus::Denied | ToolStatus::Cancelled => {
-            spans.push((format!(": {}", escape::first_line(&call.output, 100)), t.dim()));
+            let said = retrace_protocol::words::tool_outcome(call.status, &call.output);
+            if !said.is_empty() {
+                spans.push((format!(": {}", escape::first_line(&said, 100)), t.dim()));
+            }
         }
         ToolStatus::Ok | ToolStatus::Running => match lines {
             0 => {}
