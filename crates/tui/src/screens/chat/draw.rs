@@ -188,6 +188,10 @@ fn entry_lines(entry: &Entry, details: bool, t: Theme) -> Vec<(Spans, usize)> {
         Entry::Error { text } => {
             out.push((vec![(format!("  ✗ {}", escape::line(text)), t.error())], 4));
         }
+        Entry::Restore { text } => {
+            out.push((Vec::new(), 0));
+            out.push((vec![(format!("  ⎌ {}", escape::line(text)), t.accent())], 4));
+        }
     }
     out
 }
