@@ -207,6 +207,13 @@ impl App {
             _ => {}
         }
         self.message = Some(format!("error: {}", escape::line(&err.message)));
+        // A prompt waiting for a model (its input emptied to switch the model) is not lost to a
+        // switch that failed: it comes back to be sent once one can answer.
+        if self.input.is_empty() && self.status.model.is_none() {
+            if let Some(prompt) = &self.held_prompt {
+                self.input.set(&prompt.clone());
+            }
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 
 use insta::assert_snapshot;
 use ratatui::crossterm::event::KeyCode;
-use retrace_protocol::{Event, HeadEntry, HeadId, HeadKind, SessionEntry, SessionId, TokenUsage};
+use retrace_protocol::{Event, HeadEntry, HeadId, HeadKind, ModelSpec, SessionEntry, SessionId, TokenUsage};
 use retrace_tui::scrollback::conversation_rows;
 use retrace_tui::{App, Effect, ModelProblem};
 
@@ -323,4 +323,70 @@ fn the_status_line_shortens_a_long_model_before_dropping_the_cost() {
         "{narrow}"
     );
     assert_snapshot!("status_line_trial", [wide, line, narrow].join("\n"));
+}
+
+/// The hint says to type `/model demo`; typed after the waiting prompt, as a person does, it
+/// switches the model, and the prompt that comes back is the one typed, alone.
+#[test]
+fn model_demo_typed_after_a_waiting_prompt_switches_and_the_prompt_comes_back_alone() {
+    let clock = Clock::new();
+    let mut app = no_key();
+    type_text(&mut app, "explain main.py", clock.at(0));
+    assert!(app.on_key(key(KeyCode::Enter), clock.at(10)).is_empty());
+    let hint = app.message().unwrap().to_string();
+    assert!(hint.contains("/model demo"), "{hint}");
+    type_text(&mut app, " /model demo", clock.at(20));
+    assert_eq!(app.input().text(), "explain main.py /model demo");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(30)),
+        vec![Effect::SetModel(ModelSpec::demo())]
+    );
+    assert_eq!(app.input().text(), "");
+    let mut snap = snapshot_of(Vec::new(), "main", 0);
+    snap.status.model = Some("demo".into());
+    app.on_status(&snap.status);
+    assert_eq!(app.input().text(), "explain main.py");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(40)),
+        vec![Effect::Send("explain main.py".into())]
+    );
+
+    // Cleared first (Ctrl-U), then /model demo: the same prompt comes back.
+    let mut app = no_key();
+    type_text(&mut app, "explain main.py", clock.at(0));
+    app.on_key(key(KeyCode::Enter), clock.at(10));
+    app.on_key(ctrl('u'), clock.at(20));
+    type_text(&mut app, "/model demo", clock.at(30));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(40)),
+        vec![Effect::SetModel(ModelSpec::demo())]
+    );
+    app.on_status(&snap.status);
+    assert_eq!(app.input().text(), "explain main.py");
+
+    // A switch that fails gives the prompt back at once.
+    let mut app = no_key();
+    type_text(
+        &mut app,
+        "explain main.py /model deepseek:deepseek-reasoner",
+        clock.at(0),
+    );
+    assert!(matches!(
+        app.on_key(key(KeyCode::Enter), clock.at(10)).as_slice(),
+        [Effect::SetModel(_)]
+    ));
+    app.on_error(&retrace_protocol::Error::new(
+        retrace_protocol::ErrorCode::Usage,
+        "DEEPSEEK_API_KEY is not set",
+    ));
+    assert_eq!(app.input().text(), "explain main.py");
+
+    // A `/model` that is part of a prompt's text is not taken for the command once a model
+    // can answer.
+    let mut app = app_with_turns();
+    type_text(&mut app, "why does /model demo fail", clock.at(0));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(10)),
+        vec![Effect::Send("why does /model demo fail".into())]
+    );
 }
