@@ -4,6 +4,7 @@ use std::io;
 use std::path::PathBuf;
 
 use retrace_fsutil::PathError;
+use retrace_protocol::words::count;
 
 /// Errors of the checkpoint store.
 #[derive(Debug, thiserror::Error)]
@@ -115,7 +116,7 @@ pub enum CheckpointError {
         now: u64,
     },
     /// Conflicts and the choice was `refuse`: nothing was written.
-    #[error("restore refused: {} conflicted file(s) ({}); nothing was written", conflicts.len(), conflict_list(conflicts))]
+    #[error("restore refused: {} ({}); nothing was written", count(conflicts.len(), "conflicted file"), conflict_list(conflicts))]
     Refused {
         /// The conflicts.
         conflicts: Vec<retrace_protocol::Conflict>,
@@ -124,7 +125,7 @@ pub enum CheckpointError {
     #[error("confirmation required: the restore spans turns whose changes are not all tracked (gaps, legacy or expired records)")]
     ConfirmationRequired,
     /// Files changed between the preview and the commit: nothing was written; preview again.
-    #[error("restore refused: {} file(s) changed since the plan was shown ({}); nothing was written", conflicts.len(), conflict_list(conflicts))]
+    #[error("restore refused: {} changed since the plan was shown ({}); nothing was written", count(conflicts.len(), "file"), conflict_list(conflicts))]
     Changed {
         /// The files, each as an `external_change` conflict.
         conflicts: Vec<retrace_protocol::Conflict>,
@@ -149,7 +150,7 @@ pub enum CheckpointError {
         why: String,
     },
     /// Files changed since the rewind; undo would overwrite them.
-    #[error("undo refused: file changed since rewind: {}", paths.join(", "))]
+    #[error("undo refused: {} changed since the rewind: {}", count(paths.len(), "file"), paths.join(", "))]
     UndoRefused {
         /// The files that moved.
         paths: Vec<String>,
@@ -161,7 +162,7 @@ pub enum CheckpointError {
         why: String,
     },
     /// Files changed since the undo (a later turn's edit, a hand edit); redo would overwrite them.
-    #[error("redo refused: {} file(s) changed since the undo ({}); nothing was written", conflicts.len(), conflict_list(conflicts))]
+    #[error("redo refused: {} changed since the undo ({}); nothing was written", count(conflicts.len(), "file"), conflict_list(conflicts))]
     RedoRefused {
         /// The files, each with what stands there now against what the undo left.
         conflicts: Vec<retrace_protocol::Conflict>,
@@ -182,7 +183,7 @@ fn conflict_list(c: &[retrace_protocol::Conflict]) -> String {
     let names: Vec<String> = c
         .iter()
         .take(5)
-        .map(|c| format!("{}: {}", c.path, c.reason.as_str()))
+        .map(|c| format!("{}: {}", c.path, retrace_protocol::words::conflict(c)))
         .collect();
     let more = if c.len() > 5 {
         format!(", and {} more", c.len() - 5)

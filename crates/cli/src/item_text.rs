@@ -21,7 +21,10 @@ pub fn finished(call: &ToolCallItem) -> String {
         ToolStatus::Cancelled => "⊘ cancelled:",
         ToolStatus::Running => "…",
     };
-    let said = first_line(&call.output, 100);
+    let said = match call.status {
+        ToolStatus::Ok | ToolStatus::Running => first_line(&call.output, 100),
+        s => first_line(&retrace_protocol::words::tool_outcome(s, &call.output), 100),
+    };
     let mut out = match said.is_empty() {
         true => format!("  {}\n", mark.trim_end_matches(':')),
         false => format!("  {mark} {}\n", shown_text(&said)),

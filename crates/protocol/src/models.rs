@@ -42,18 +42,25 @@ impl Provider {
 /// whole (its endpoint and key variable kept); its provider's other known models follow, unless
 /// it has an endpoint of its own (which may serve none of them); then the demo and the script
 /// model. `missing_key` is the variable the configured model's key is read from when the
-/// frontend found it unset: its note then says so ("no API key: export DEEPSEEK_API_KEY")
-/// instead of "configured".
+/// frontend found it unset: its note then says so ("DeepSeek, no API key: export
+/// DEEPSEEK_API_KEY") instead of "DeepSeek, configured", and so does every other model of its
+/// provider read with the same variable (else "DeepSeek, needs DEEPSEEK_API_KEY").
 pub fn model_choices(configured: Option<&ModelSpec>, missing_key: Option<&str>) -> Vec<ModelChoice> {
     let mut out = Vec::new();
+    // A hosted model is named by its provider first: "DeepSeek, …".
+    let hosted = |p: Provider| match p {
+        Provider::DeepSeek | Provider::OpenAi => format!("{}, ", p.display_name()),
+        Provider::Script | Provider::Demo => String::new(),
+    };
+    let no_key = |var: &str| format!("no API key: export {var}");
     if let Some(c) = configured.filter(|c| !matches!(c.provider, Provider::Demo)) {
         let what = match missing_key {
-            Some(var) => format!("no API key: export {var}"),
+            Some(var) => no_key(var),
             None => "configured".to_string(),
         };
         let note = match &c.base_url {
             Some(url) => format!("{what}, at {url}"),
-            None => what,
+            None => format!("{}{what}", hosted(c.provider)),
         };
         out.push(ModelChoice {
             value: c.to_string(),
@@ -73,10 +80,15 @@ pub fn model_choices(configured: Option<&ModelSpec>, missing_key: Option<&str>) 
                 continue;
             }
             let key = provider.api_key_env().unwrap_or_default();
+            // The configured model's missing key is this one's too: said in the same words.
+            let what = match missing_key {
+                Some(var) if var == key && configured.is_some_and(|c| c.provider == provider) => no_key(var),
+                _ => format!("needs {key}"),
+            };
             out.push(ModelChoice {
                 value: spec.to_string(),
                 spec: Some(spec),
-                note: format!("{}, needs {key}", provider.display_name()),
+                note: format!("{}{what}", hosted(provider)),
             });
         }
     }
@@ -127,7 +139,8 @@ mod tests {
                 "script:FILE"
             ]
         );
-        assert_eq!(c[0].note, "configured");
+        assert_eq!(c[0].note, "DeepSeek, configured");
+        assert_eq!(c[1].note, "DeepSeek, needs DEEPSEEK_API_KEY");
 
         let openai = ModelSpec::new(Provider::OpenAi, "gpt-4o");
         let c = model_choices(Some(&openai), None);
@@ -162,7 +175,10 @@ mod tests {
         let chat = ModelSpec::new(Provider::DeepSeek, "deepseek-chat");
         let c = model_choices(Some(&chat), Some("DEEPSEEK_API_KEY"));
         assert_eq!(c[0].value, "deepseek:deepseek-chat");
-        assert_eq!(c[0].note, "no API key: export DEEPSEEK_API_KEY");
+        // Found by a new user's trial: the two DeepSeek models were described differently.
+        assert_eq!(c[0].note, "DeepSeek, no API key: export DEEPSEEK_API_KEY");
+        assert_eq!(c[1].value, "deepseek:deepseek-reasoner");
+        assert_eq!(c[1].note, "DeepSeek, no API key: export DEEPSEEK_API_KEY");
         let mut local = ModelSpec::new(Provider::OpenAi, "llama3");
         local.base_url = Some("http://127.0.0.1:8080/v1".into());
         let c = model_choices(Some(&local), Some("LOCAL_KEY"));

@@ -78,6 +78,42 @@ pub fn skipped(conflict: Option<&crate::Conflict>, on_conflict: crate::OnConflic
     }
 }
 
+/// What a tool call that did not run or failed says after its status, for a person: the first
+/// line of what the model was told, without its "error:" and without repeating what the status
+/// and the call's title already say. A shell command the user declined says nothing more
+/// ("⊘ denied" after "Run CMD"); plan mode says so; a call cancelled before it ran says "before
+/// it ran"; an error says what it was. Empty when there is nothing more to say.
+pub fn tool_outcome(status: crate::ToolStatus, output: &str) -> String {
+    use crate::ToolStatus as S;
+    let first = output.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let said = first.strip_prefix("error:").unwrap_or(first).trim();
+    match status {
+        S::Denied if said.starts_with("the user declined") => String::new(),
+        S::Denied if said.starts_with("plan mode is on") => "plan mode is on: nothing was changed".into(),
+        S::Cancelled => said
+            .strip_prefix("cancelled")
+            .map(|rest| rest.trim_start_matches([':', ' ']))
+            .map(|rest| rest.strip_prefix("by the user ").unwrap_or(rest))
+            .unwrap_or(said)
+            .to_string(),
+        _ => said.to_string(),
+    }
+}
+
+/// What a restore does to a file (a plan file's action under the choice that applies), in a word
+/// for a person: "write", "delete", "unchanged", and "keep" for a file it leaves as it is (skipped:
+/// conflicting, or held back while others conflict), so that the row never reads like the name
+/// of a choice that is not picked.
+pub fn file_action(action: crate::FileAction) -> &'static str {
+    use crate::FileAction as A;
+    match action {
+        A::Write => "write",
+        A::Delete => "delete",
+        A::Unchanged => "unchanged",
+        A::Skip => "keep",
+    }
+}
+
 /// Why part of a turn cannot be restored (a gap's reason), in words.
 pub fn gap(reason: &crate::GapReason) -> String {
     use crate::GapReason as G;
@@ -110,6 +146,31 @@ mod tests {
         assert_eq!(count(2, "line"), "2 lines");
         assert_eq!(count(3, "patch"), "3 patches");
         assert_eq!(count(2, "class"), "2 classes");
+    }
+
+    #[test]
+    fn a_tool_call_that_did_not_run_says_why_once() {
+        use crate::ToolStatus as S;
+        let declined = "error: the user declined to run this command: python3 main.py --verbose";
+        assert_eq!(tool_outcome(S::Denied, declined), "");
+        assert_eq!(
+            tool_outcome(
+                S::Denied,
+                "error: plan mode is on, so `edit_file` was not run and nothing changed; only the read tools work now"
+            ),
+            "plan mode is on: nothing was changed"
+        );
+        assert_eq!(
+            tool_outcome(S::Cancelled, "error: cancelled by the user before it ran"),
+            "before it ran"
+        );
+        assert_eq!(tool_outcome(S::Cancelled, "error: cancelled"), "");
+        assert_eq!(
+            tool_outcome(S::Failed, "error: no such file `a.txt`\nmore"),
+            "no such file `a.txt`"
+        );
+        assert_eq!(tool_outcome(S::Failed, "\nboom"), "boom");
+        assert_eq!(tool_outcome(S::Ok, ""), "");
     }
 
     #[test]

@@ -255,9 +255,10 @@ impl Tool for MultiEdit {
         loaded.write(ws, &text)?;
         Ok(ToolOutput {
             content: format!(
-                "Applied {} edit(s) to `{}` ({replaced} replacement(s)).",
-                edits.len(),
-                loaded.r.rel
+                "Applied {} to `{}` ({}).",
+                retrace_protocol::words::count(edits.len(), "edit"),
+                loaded.r.rel,
+                retrace_protocol::words::count(replaced, "replacement")
             ),
             changed: vec![loaded.r.rel],
             exit_code: None,

@@ -3,6 +3,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use retrace_protocol::words::count;
 use retrace_protocol::{ChangeAction, ChangeKind};
 
 use crate::args::ToolArgs;
@@ -104,10 +105,10 @@ impl Tool for WriteFile {
         let verb = if change.seen.exists { "Wrote" } else { "Created" };
         Ok(ToolOutput {
             content: format!(
-                "{verb} `{}` ({} lines, {} bytes).",
+                "{verb} `{}` ({}, {}).",
                 r.rel,
-                line_count(content),
-                content.len()
+                count(line_count(content), "line"),
+                count(content.len(), "byte")
             ),
             changed: vec![r.rel],
             exit_code: None,

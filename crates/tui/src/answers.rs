@@ -8,6 +8,7 @@ use retrace_protocol::{words, Error, HeadEntry, HeadRef, RewindResult, RewindSco
 use crate::app::{App, Awaiting};
 use crate::escape;
 use crate::screens::Mode;
+use crate::transcript::Entry;
 
 impl App {
     /// The result of a commit (a rewind's or a single-file revert's), an undo or a redo.
@@ -22,14 +23,17 @@ impl App {
                 if result.ok && result.partial {
                     // The conversation was restored; the files were refused after it (they
                     // changed between the preview and the commit).
+                    let why = escape::line(
+                        result
+                            .error
+                            .as_deref()
+                            .unwrap_or("the files changed since the preview"),
+                    );
                     self.message = Some(format!(
-                        "rewound the conversation to before turn {turn}, but no file was restored: {}{undo}",
-                        escape::line(
-                            result
-                                .error
-                                .as_deref()
-                                .unwrap_or("the files changed since the preview")
-                        )
+                        "rewound the conversation to before turn {turn}, but no file was restored: {why}{undo}"
+                    ));
+                    self.restored(format!(
+                        "restored the conversation to before turn {turn}; no file was restored: {why}"
                     ));
                     self.input.set(&result.prompt);
                 } else if result.ok {
@@ -44,6 +48,18 @@ impl App {
                         RewindScope::Both => files_said(result),
                     };
                     self.message = Some(format!("rewound to before turn {turn}: {what}{undo}"));
+                    self.restored(match scope {
+                        RewindScope::Conversation => {
+                            format!("restored the conversation to before turn {turn} (no file touched)")
+                        }
+                        RewindScope::Code => {
+                            format!("restored code to before turn {turn}: {}", files_said(result))
+                        }
+                        RewindScope::Both => format!(
+                            "restored code and conversation to before turn {turn}: {}",
+                            files_said(result)
+                        ),
+                    });
                     if matches!(scope, RewindScope::Conversation | RewindScope::Both) {
                         self.input.set(&result.prompt);
                     }
@@ -59,6 +75,9 @@ impl App {
                     .version
                     .map_or_else(|| "its state before the session".to_string(), |v| format!("v{v}"));
                 let path = escape::line(&revert.path);
+                if result.ok {
+                    self.restored(format!("restored {path} to {to}: {}", files_said(result)));
+                }
                 self.message = Some(if result.ok {
                     format!("restored {path} to {to}: {}{undo}", files_said(result))
                 } else {
@@ -74,6 +93,9 @@ impl App {
                 } else {
                     ""
                 };
+                if result.ok {
+                    self.restored(changed("undid the last restore", result));
+                }
                 self.message = Some(if !result.ok {
                     format!(
                         "undo failed: {}",
@@ -86,6 +108,9 @@ impl App {
                 });
             }
             Some(Awaiting::Redo) => {
+                if result.ok {
+                    self.restored(changed("redid the restore", result));
+                }
                 self.message = Some(if !result.ok {
                     format!(
                         "redo failed: {}",
@@ -101,6 +126,12 @@ impl App {
         }
         self.status.head = result.head_id.to_string();
         self.status.session = result.session_id.to_string();
+    }
+
+    /// Puts what a restore, an undo or a redo did in the transcript, to stay there.
+    fn restored(&mut self, text: String) {
+        self.transcript.push_local(Entry::Restore { text });
+        self.chat.scroll = 0;
     }
 
     /// The session's heads, for their names (the status line shows the selected head's).
@@ -176,6 +207,23 @@ impl App {
             _ => {}
         }
         self.message = Some(format!("error: {}", escape::line(&err.message)));
+        // A prompt waiting for a model (its input emptied to switch the model) is not lost to a
+        // switch that failed: it comes back to be sent once one can answer.
+        if self.input.is_empty() && self.status.model.is_none() {
+            if let Some(prompt) = &self.held_prompt {
+                self.input.set(&prompt.clone());
+            }
+        }
+    }
+}
+
+/// `what` was done, and what it did to the files when it changed any (`undid the last restore: 1
+/// file written`).
+fn changed(what: &str, r: &RewindResult) -> String {
+    if r.files_written.is_empty() && r.files_deleted.is_empty() && r.conflicts.is_empty() {
+        what.to_string()
+    } else {
+        format!("{what}: {}", files_said(r))
     }
 }
 
@@ -192,7 +240,11 @@ fn files_said(r: &RewindResult) -> String {
         parts.push(format!("{} written", words::count(r.files_written.len(), "file")));
     }
     if !r.files_deleted.is_empty() {
-        parts.push(format!("{} deleted", r.files_deleted.len()));
+        // The noun once: "1 file written, 2 deleted", "2 files deleted".
+        parts.push(match parts.is_empty() {
+            true => format!("{} deleted", words::count(r.files_deleted.len(), "file")),
+            false => format!("{} deleted", r.files_deleted.len()),
+        });
     }
     let mut why: Vec<String> = skipped
         .iter()

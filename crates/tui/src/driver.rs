@@ -76,6 +76,8 @@ pub struct Driver {
     ctx: Context,
     answer_tx: mpsc::UnboundedSender<(u64, Answer)>,
     answer_rx: mpsc::UnboundedReceiver<(u64, Answer)>,
+    /// Every session shown, in the order first shown (`/sessions` and `/new` add to it).
+    shown: Vec<String>,
 }
 
 impl Driver {
@@ -93,8 +95,10 @@ impl Driver {
         let events = handle.subscribe(Some(snapshot.last_event_seq));
         app.on_snapshot(snapshot);
         let (answer_tx, answer_rx) = mpsc::unbounded_channel();
+        let shown = vec![handle.session_id().to_string()];
         Ok(Driver {
             app,
+            shown,
             handle,
             events,
             ctx: Context {
@@ -120,6 +124,11 @@ impl Driver {
     /// The session shown now (`/sessions` changes it).
     pub fn session_id(&self) -> String {
         self.handle.session_id().to_string()
+    }
+
+    /// Every session this UI has shown, the first first (the one shown now among them).
+    pub fn sessions_shown(&self) -> &[String] {
+        &self.shown
     }
 
     /// A key pressed at `now`; its requests are started.
@@ -208,6 +217,10 @@ impl Driver {
                 self.ctx.generation += 1;
                 self.events = opened.handle.subscribe(Some(opened.snapshot.last_event_seq));
                 self.handle = opened.handle;
+                let id = self.handle.session_id().to_string();
+                if !self.shown.contains(&id) {
+                    self.shown.push(id);
+                }
                 self.app.on_session_opened(opened.snapshot);
                 if let Some(e) = opened.model_error {
                     self.app

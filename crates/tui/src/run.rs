@@ -186,6 +186,7 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
     }
     result.map(|()| Ended {
         session_id: ui.session_id(),
+        shown: ui.sessions_shown().to_vec(),
         signal: ended_by,
     })
 }
@@ -195,6 +196,9 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
 pub struct Ended {
     /// The session shown last (`/sessions` may have changed it): what `--session` resumes.
     pub session_id: String,
+    /// Every session the UI showed (the last one among them), the first first: those left with
+    /// nothing in them are not worth keeping (the caller discards them).
+    pub shown: Vec<String>,
     /// The signal that ended the UI (SIGHUP 1, SIGINT 2, SIGQUIT 3, SIGTERM 15), if one did.
     pub signal: Option<u8>,
 }

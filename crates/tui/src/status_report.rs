@@ -60,12 +60,15 @@ impl App {
                 "context".to_string(),
                 match s.context_tokens {
                     Some(used) => format!(
-                        "{} of {} tokens ({}%)",
+                        "{} of the model's {}-token window ({}%)",
                         tokens(used),
                         tokens(window),
                         used.saturating_mul(100) / window.max(1)
                     ),
-                    None => format!("{} tokens; measured at the next model request", tokens(window)),
+                    None => format!(
+                        "a window of {} tokens; how much of it the conversation takes is measured at the next model request",
+                        tokens(window)
+                    ),
                 },
             ));
         }

@@ -60,6 +60,13 @@ pub enum Entry {
         /// The text.
         text: String,
     },
+    /// What a restore, an undo or a redo did ("restored code to before turn 1: 1 file written"):
+    /// it stays in the transcript (and the scrollback printed on quitting), at the end of the
+    /// conversation shown after it, whichever head that is.
+    Restore {
+        /// The text.
+        text: String,
+    },
     /// What `/status` found: lines of a label and its value.
     Info {
         /// The rows, label then value.
@@ -230,10 +237,19 @@ impl Transcript {
     }
 
     /// Shows a snapshot's items in place of the items shown. The UI's own lines stay after the
-    /// items they followed, when those are still shown; the others go.
+    /// items they followed, when those are still shown; the others go, except what a restore
+    /// did ([`Entry::Restore`]): a restore changes the items shown (another head, fewer turns),
+    /// and its line then follows the last of them.
     pub fn reset(&mut self, items: Vec<Item>) {
         self.list = ItemList::new(items);
         let ids: std::collections::HashSet<&str> = self.list.items().iter().map(|i| i.id.as_str()).collect();
+        let last = self.list.items().last().map(|i| i.id.clone());
+        for l in &mut self.locals {
+            let gone = l.anchor.as_deref().is_some_and(|a| !ids.contains(a));
+            if gone && matches!(l.entry, Entry::Restore { .. }) {
+                l.anchor = last.clone();
+            }
+        }
         self.locals
             .retain(|l| l.anchor.as_deref().is_none_or(|a| ids.contains(a)));
         self.shown.clear();

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use retrace_control::ServiceOptions;
+use retrace_protocol::words::count;
 use retrace_protocol::{FsckReport, LogRepair, Severity};
 
 use super::args::SessionArgs;
@@ -62,9 +63,9 @@ fn fsck_session(id: &str, json: bool, repair: bool) -> CmdResult {
     }
     match &repaired.moved_to {
         None if repaired.placeholders > 0 => println!(
-            "repaired {}: no line was moved; a placeholder note stands for each of {} message(s) that later lines name but no line holds, so what follows them stays",
+            "repaired {}: no line was moved; a placeholder note stands for each of {} that later lines name but no line holds, so what follows them stays",
             shown_path(&repaired.log_path),
-            repaired.placeholders
+            count(repaired.placeholders as usize, "message")
         ),
         None => println!(
             "the log {} reads as a whole: nothing to repair",
@@ -72,19 +73,19 @@ fn fsck_session(id: &str, json: bool, repair: bool) -> CmdResult {
         ),
         Some(to) => {
             println!(
-                "repaired {}: moved {} line(s) to {} ({} line(s) kept)",
+                "repaired {}: moved {} to {} ({} kept)",
                 shown_path(&repaired.log_path),
-                repaired.moved.len(),
+                count(repaired.moved.len(), "line"),
                 shown_path(to),
-                repaired.lines_kept
+                count(repaired.lines_kept as usize, "line")
             );
             for m in &repaired.moved {
                 println!("  line {}: {}", m.line, shown_path(&m.reason));
             }
             if repaired.placeholders > 0 {
                 println!(
-                    "  a placeholder note stands for each of {} message(s) that could not be read, so what follows them stays",
-                    repaired.placeholders
+                    "  a placeholder note stands for each of {} that could not be read, so what follows them stays",
+                    count(repaired.placeholders as usize, "message")
                 );
             }
         }
@@ -132,9 +133,10 @@ fn print_fsck(report: FsckReport, json: bool) -> CmdResult {
             .filter(|p| p.severity == Severity::Error)
             .count();
         if report.ok {
-            println!("ok: no problem fails ({} note(s))", report.problems.len());
+            println!("ok: no problem fails ({})", count(report.problems.len(), "note"));
         } else {
-            println!("FAILED: {failing} problem(s) fail");
+            let fail = if failing == 1 { "fails" } else { "fail" };
+            println!("FAILED: {} {fail}", count(failing, "problem"));
         }
     }
     Ok(exit_of(&report))

@@ -202,8 +202,8 @@ fn prune(older_than: &str, all: bool, workspace: Option<&Path>, dry_run: bool, j
     let bytes: u64 = report.removed.iter().map(|r| r.bytes).sum();
     let summary = if dry_run { "would be deleted" } else { "deleted" };
     println!(
-        "{} session(s) {summary}, {}; {} held",
-        report.removed.len(),
+        "{} {summary}, {}; {} held",
+        retrace_protocol::words::count(report.removed.len(), "session"),
         human_bytes(bytes),
         report.held.len()
     );

@@ -96,7 +96,19 @@ pub fn run(a: UiArgs) -> CmdResult {
             });
         }
         let ended = retrace_tui::run(svc.clone(), h, run).await.map_err(tui_failure)?;
-        resume_hint(&ended);
+        // A session left with nothing in it (opened, and quit without a prompt) is not kept:
+        // it would only be listed as "(no prompt yet)". One with anything in it always stays.
+        svc.wait_closed().await;
+        let mut kept = true;
+        for id in &ended.shown {
+            let discarded = svc.discard_if_empty(id).await.unwrap_or(false);
+            if discarded && *id == ended.session_id {
+                kept = false;
+            }
+        }
+        if kept {
+            resume_hint(&ended);
+        }
         Ok(exit_code(&ended))
     })
 }

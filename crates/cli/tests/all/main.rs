@@ -36,4 +36,5 @@ mod signals_cli;
 mod terminal_cli;
 mod tui_cli;
 mod tui_input_cli;
+mod tui_trial_cli;
 mod web_cli;

@@ -213,7 +213,7 @@ fn prune_removes_old_sessions_of_the_workspace_oldest_first() {
     let out = env.run("ws", &["sessions", "prune", "--older-than", "30d"]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("2 session(s) deleted"), "{text}");
+    assert!(text.contains("2 sessions deleted"), "{text}");
     assert_eq!(env.ids("ws"), [fresh.as_str()]);
     assert!(env.files_of(&old).is_empty() && env.files_of(&older).is_empty());
     // Another workspace's sessions stay unless --all.

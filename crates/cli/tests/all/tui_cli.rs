@@ -102,7 +102,7 @@ fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
     assert_eq!(live[..expected.len()], expected, "{live:#?}\n{}", t.screen());
     assert_eq!(live.len(), expected.len() + 1, "{live:#?}");
     assert!(
-        live[expected.len()].starts_with("⏺ Delete missing.txt ✗ failed: error:"),
+        live[expected.len()].starts_with("⏺ Delete missing.txt ✗ failed: file not found"),
         "{live:#?}"
     );
     t.keys(&["C-d"]);
@@ -221,7 +221,7 @@ fn rewind_and_undo_in_a_real_terminal() {
     t.wait("the undo's answer", |s| s.contains("/redo to apply it again"));
     t.text("/redo");
     t.keys(&["Enter"]);
-    t.wait("the redo", |s| s.contains("redone: 2 deleted"));
+    t.wait("the redo", |s| s.contains("redone: 2 files deleted"));
     assert_eq!(files(&ws), ["keep.txt"]);
     t.text("/undo");
     t.keys(&["Enter"]);

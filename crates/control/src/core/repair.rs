@@ -119,8 +119,8 @@ impl Core {
         }
         self.bus.publish(Event::Notice {
             message: format!(
-                "the previous turn on this head was stopped with {} tool call(s) unanswered; each now says it was interrupted",
-                missing.len()
+                "the previous turn on this head was stopped with {} unanswered; each now says it was interrupted",
+                retrace_protocol::words::count(missing.len(), "tool call")
             ),
             retry: None,
         });

@@ -4,12 +4,14 @@
 //! (`<id>.damaged-<n>`) and the lease file, in that order: the log goes first, so a crash part-way leaves no listed session
 //! with half a sidecar, and deleting the same id again finishes the job. `prune` deletes the
 //! sessions whose log was last written longer ago than a given age, skipping held ones.
+//! `discard_if_empty` deletes a session in which nothing was made (a frontend opened it and left
+//! without a prompt), so that it is neither listed nor resumed.
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use retrace_protocol::{Error, ErrorCode, Missing, PruneReport, RemovedSession, SessionId};
-use retrace_session::{diffs_path, lease_path, Lease, SessionListing};
+use retrace_session::{diffs_path, lease_path, Lease, Session, SessionListing};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
@@ -103,6 +105,36 @@ impl Service {
         Ok(report)
     }
 
+    /// Deletes session `id` when it holds nothing anyone made ([`holds_nothing`]), as [`delete_session`]
+    /// does; answers whether it did. A session open here or held by another process, one that
+    /// cannot be read, or one with anything in it is left as it is (`false`).
+    ///
+    /// [`delete_session`]: Service::delete_session
+    pub async fn discard_if_empty(&self, id: &str) -> std::result::Result<bool, Error> {
+        let sid = session_id(id)?;
+        let _g = self.inner.opening.lock().await;
+        if self.refuse_open(&sid).is_err() {
+            return Ok(false);
+        }
+        let data = self.inner.data.clone();
+        Ok(blocking("discarding an empty session", move || {
+            let dir = data.sessions_dir();
+            // Under its lease, so that no process writes it between the look and the removal.
+            let Ok(held) = Lease::acquire(&dir, &sid) else {
+                return Ok(false);
+            };
+            match Session::open_reader(&dir, &sid) {
+                Ok(s) if holds_nothing(&s) => {
+                    let workspace = s.workspace().map(str::to_string);
+                    remove(&data, &sid, workspace, held)?;
+                    Ok(true)
+                }
+                _ => Ok(false),
+            }
+        })
+        .await?)
+    }
+
     /// `busy` when this process has session `id` open (or closing).
     pub(super) fn refuse_open(&self, id: &SessionId) -> Result<()> {
         match self.find(id) {
@@ -149,10 +181,23 @@ fn described(data: &DataRoot, id: &SessionId, workspace: Option<String>) -> Remo
     }
 }
 
+/// Whether session `s` holds nothing anyone made: a session of the current format, made from no
+/// other, with no turn, no head but its first and no message or note on it. What a frontend sets
+/// before the first prompt (the model, plan mode) does not count: there is no conversation for
+/// it to matter to.
+pub(crate) fn holds_nothing(s: &Session) -> bool {
+    s.format() == retrace_session::FORMAT
+        && s.forked_from().is_none()
+        && s.migrated_from().is_none()
+        && s.turns().is_empty()
+        && s.heads().len() == 1
+        && s.project(s.selected()).is_ok_and(|m| m.is_empty())
+}
+
 /// Deletes session `id` of `data` under its lease.
 fn delete(data: &DataRoot, id: &SessionId, workspace: Option<String>) -> Result<RemovedSession> {
     let dir = data.sessions_dir();
-    let (log, sidecar, lease) = (data.log(id), data.sidecar(id), lease_path(&dir, id));
+    let (log, sidecar) = (data.log(id), data.sidecar(id));
     let exists = |p: &Path| std::fs::symlink_metadata(p).is_ok();
     if !exists(&log) && !exists(&sidecar) {
         return Err(Error::not_found(
@@ -165,6 +210,13 @@ fn delete(data: &DataRoot, id: &SessionId, workspace: Option<String>) -> Result<
         .into());
     }
     let held = Lease::acquire(&dir, id)?;
+    remove(data, id, workspace, held)
+}
+
+/// Removes session `id` of `data`, whose lease is `held`.
+fn remove(data: &DataRoot, id: &SessionId, workspace: Option<String>, held: Lease) -> Result<RemovedSession> {
+    let dir = data.sessions_dir();
+    let (log, sidecar, lease) = (data.log(id), data.sidecar(id), lease_path(&dir, id));
     let removed = described(data, id, workspace);
     let gone = |r: std::io::Result<()>, p: &Path| match r {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(coded(

@@ -5,6 +5,7 @@
 mod support;
 
 mod compaction;
+mod discard;
 mod items;
 mod plan_diffs;
 mod redo;

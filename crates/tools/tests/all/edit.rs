@@ -186,7 +186,7 @@ fn multi_edit_applies_in_order() {
         .unwrap();
     assert_eq!(s.text("m.txt"), "A B g4mm4\n");
     assert!(
-        out.content.starts_with("Applied 3 edit(s) to `m.txt`"),
+        out.content.starts_with("Applied 3 edits to `m.txt`"),
         "{}",
         out.content
     );

@@ -19,6 +19,17 @@ struct Cell {
 
 /// Wraps `spans` into rows at most `width` cells wide; continuation rows start with `indent` spaces.
 pub fn wrap(spans: &Spans, width: usize, indent: usize) -> Vec<Line<'static>> {
+    wrap_breaking(spans, width, indent, false)
+}
+
+/// Wraps a value such as a path or a command into rows at most `width` cells wide: a row may also
+/// end after a `/`, so that a long path breaks between its names rather than inside one.
+pub fn wrap_value(spans: &Spans, width: usize) -> Vec<Line<'static>> {
+    wrap_breaking(spans, width, 0, true)
+}
+
+/// [`wrap`], a row also ending after a `/` when `slash`.
+fn wrap_breaking(spans: &Spans, width: usize, indent: usize, slash: bool) -> Vec<Line<'static>> {
     let width = width.max(1);
     // Most lines fit: one row, the spans as they are (only characters wider than a row, which
     // cannot show, would need the slow path).
@@ -62,7 +73,8 @@ pub fn wrap(spans: &Spans, width: usize, indent: usize) -> Vec<Line<'static>> {
     let mut start = 0; // the current row's first cell
     let mut used = 0; // cells used on the current row, its indent included
     let mut lead = 0; // the current row's indent
-    let mut space: Option<usize> = None; // the last space on the current row (a place to break)
+                      // Where the current row may end last (before a space, or after a `/` when `slash`).
+    let mut space: Option<usize> = None;
     let mut i = 0;
     while i < cells.len() {
         let cell = cells[i];
@@ -94,6 +106,8 @@ pub fn wrap(spans: &Spans, width: usize, indent: usize) -> Vec<Line<'static>> {
         }
         if cell.c == ' ' {
             space = Some(i);
+        } else if slash && cell.c == '/' {
+            space = Some(i + 1);
         }
         used += usize::from(cell.width);
         i += 1;
@@ -197,6 +211,24 @@ mod tests {
             rows[1].spans[0].style,
             Style::default().add_modifier(ratatui::style::Modifier::BOLD)
         );
+    }
+
+    #[test]
+    fn a_value_breaks_after_a_slash() {
+        let rows = |s: &str, width| -> Vec<String> {
+            wrap_value(&vec![(s.to_string(), Style::default())], width)
+                .iter()
+                .map(|l| l.to_string())
+                .collect()
+        };
+        assert_eq!(
+            rows("/work/home/sessions/01a24e3b.jsonl", 24),
+            ["/work/home/sessions/", "01a24e3b.jsonl"]
+        );
+        // A space is still a place to break; a name longer than the row is cut at the cell.
+        assert_eq!(rows("a b/cd", 3), ["a", "b/", "cd"]);
+        assert_eq!(rows("abcdefgh", 4), ["abcd", "efgh"]);
+        assert_eq!(rows("abc/", 3), ["abc", "/"]);
     }
 
     #[test]

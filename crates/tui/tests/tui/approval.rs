@@ -3,6 +3,7 @@
 //! with its `n`). No key pressed before the box was drawn, or within the guard time after it (or
 //! after the last key it held back), answers it; what was typed goes to the input.
 
+use insta::assert_snapshot;
 use ratatui::crossterm::event::KeyCode;
 use retrace_protocol::{ApprovalDecision, Event, HeadId, SessionId};
 use retrace_tui::{App, Effect, Screen, APPROVAL_GUARD};
@@ -197,5 +198,80 @@ fn a_prefix_the_approval_offers_is_allowed_for_the_session_with_p() {
             call_id: "c1".into(),
             prefix: "npm test".into(),
         }]
+    );
+}
+
+/// An approval of `command` offering `prefix` for the session.
+fn asking_with_prefix(command: &str, prefix: &str) -> App {
+    let mut app = app();
+    app.feed(Event::TurnStarted {
+        session_id: SessionId::new("s"),
+        head_id: HeadId::main(),
+        turn: 0,
+        prompt: "run main".into(),
+    });
+    app.feed(Event::ApprovalRequested {
+        note: Some("Retrace cannot take back what a shell command changes.".into()),
+        prefixes: vec![prefix.into()],
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        command: command.into(),
+    });
+    app
+}
+
+/// The rows of the approval box that hold its buttons, without the box's borders.
+fn button_rows(app: &App, w: u16, h: u16) -> Vec<String> {
+    rows(app, w, h)
+        .iter()
+        .filter_map(|r| {
+            let inner = r.trim().trim_start_matches('│').trim_end_matches('│').trim_end();
+            (inner.contains("[ ") || inner.contains(" ]")).then(|| inner.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn an_approval_button_is_never_split_across_rows() {
+    for (command, prefix) in [
+        ("python3 main.py --verbose", "python3 main.py"),
+        (
+            "cargo test --workspace --all-features -- --nocapture",
+            "cargo test --workspace --all-features",
+        ),
+    ] {
+        let app = asking_with_prefix(command, prefix);
+        for (w, h) in [(120, 40), (100, 30), (80, 24), (60, 24), (40, 40)] {
+            let buttons = button_rows(&app, w, h);
+            assert!(!buttons.is_empty(), "no buttons at {w}x{h}");
+            for row in &buttons {
+                // Whole buttons only: each row starts one and ends one.
+                assert!(
+                    row.starts_with("[ ") && row.ends_with(" ]"),
+                    "a button split at {w}x{h}: {buttons:#?}"
+                );
+                assert_eq!(row.matches("[ ").count(), row.matches(" ]").count(), "{row}");
+            }
+            let all = buttons.join("  ");
+            for label in ["Allow once", "for the session", "Deny"] {
+                assert!(all.contains(label), "{label} at {w}x{h}: {buttons:#?}");
+            }
+        }
+    }
+    // At 40 columns the long prefix is shortened inside its label, which still says what it is.
+    let app = asking_with_prefix(
+        "cargo test --workspace --all-features -- --nocapture",
+        "cargo test --workspace --all-features",
+    );
+    let narrow = button_rows(&app, 40, 40).join("\n");
+    assert!(narrow.contains("…` for the session ]"), "{narrow}");
+    assert_snapshot!(
+        "approval_buttons_80",
+        button_rows(
+            &asking_with_prefix("python3 main.py --verbose", "python3 main.py"),
+            80,
+            24
+        )
+        .join("\n")
     );
 }

@@ -3,7 +3,8 @@
 
 use insta::assert_snapshot;
 use ratatui::crossterm::event::KeyCode;
-use retrace_protocol::{Event, HeadEntry, HeadId, HeadKind, SessionEntry, SessionId, TokenUsage};
+use retrace_protocol::{Event, HeadEntry, HeadId, HeadKind, ModelSpec, SessionEntry, SessionId, TokenUsage};
+use retrace_tui::scrollback::conversation_rows;
 use retrace_tui::{App, Effect, ModelProblem};
 
 use crate::fixtures::*;
@@ -144,7 +145,8 @@ fn the_status_line_fits_80_columns() {
     let app = busy("deepseek:deepseek-chat at http://127.0.0.1:47124");
     let last = |w: u16| rows(&app, w, 24).pop().unwrap();
     let line = last(80);
-    assert!(!line.contains('…'), "{line}");
+    // What does not fit is left out from the end, and says so: the turn and the head.
+    assert!(line.trim_end().ends_with("· …"), "{line}");
     for part in [
         "PLAN",
         "deepseek:deepseek-chat",
@@ -160,10 +162,11 @@ fn the_status_line_fits_80_columns() {
     );
     let wide = last(120);
     assert!(wide.contains("turn 2 · head try sqlite"), "{wide}");
-    // Narrower: the least needed parts go first, never a part cut in the middle.
+    // Narrower: the least needed parts go first, never a part cut in the middle; the model's
+    // name is shortened before the cost goes.
     let narrow = last(50);
     assert!(
-        narrow.contains("deepseek:deepseek-chat") && !narrow.contains('…'),
+        narrow.contains("65% context") && narrow.trim_end().ends_with("· …"),
         "{narrow}"
     );
     assert_snapshot!("status_line", [line, wide, narrow, last(40)].join("\n"));
@@ -200,4 +203,190 @@ fn status_lists_what_the_line_leaves_out() {
         assert!(screen.contains(part), "{part} missing:\n{screen}");
     }
     assert_snapshot!("status_command", screen);
+}
+
+/// `/status` at 80 columns with the trial's log path: the value wraps under its column, between
+/// the path's names, never inside one; the scrollback printed on quitting has the same rows.
+#[test]
+fn status_wraps_a_long_path_between_its_names() {
+    let mut app = app_with_turns();
+    let clock = Clock::new();
+    type_text(&mut app, "/status", clock.at(0));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(10)),
+        vec![Effect::LoadStatusReport]
+    );
+    let id = "01a24e3b-e369-739d-9782-9433e7203709";
+    let mut snap = snapshot();
+    snap.status.session_id = SessionId::new(id);
+    app.on_status(&snap.status);
+    let log = format!("/work/trial-home/sessions/{id}.jsonl");
+    let entry: SessionEntry = serde_json::from_value(serde_json::json!({
+        "id": id, "format": 2, "workspace": "/work/trial-ws", "created_at": null,
+        "log_path": log, "checkpoint_dir": "/x", "heads": 1, "turns": 2
+    }))
+    .unwrap();
+    app.on_status_report(&[entry]);
+    let screen = rows(&app, 80, 40);
+    let at = screen
+        .iter()
+        .position(|r| r.trim_start().starts_with("log "))
+        .unwrap();
+    let (first, second) = (screen[at].trim_end(), screen[at + 1].trim_end());
+    assert!(first.ends_with("/work/trial-home/sessions/"), "{first}");
+    assert!(second.trim_start() == format!("{id}.jsonl"), "{second}");
+    // Under the value column.
+    let column = first.find("/work").unwrap();
+    assert_eq!(second.find(id), Some(column), "{first}\n{second}");
+    for r in &screen {
+        let w = unicode_width::UnicodeWidthStr::width(r.as_str());
+        assert!(w <= 80, "{r}");
+    }
+    assert_snapshot!("status_at_80", screen.join("\n"));
+    // The scrollback: the same rows, at the terminal's width.
+    let printed: Vec<String> = conversation_rows(&app, 80)
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    let at = printed
+        .iter()
+        .position(|r| r.trim_start().starts_with("log "))
+        .unwrap();
+    assert!(printed[at].trim_end().ends_with("/sessions/"), "{printed:#?}");
+    assert_eq!(printed[at + 1].trim(), format!("{id}.jsonl"));
+    // The context row says the figure is the window's size.
+    let all = screen.join("\n");
+    assert!(all.contains("context    a window of 65.5k tokens"), "{all}");
+}
+
+/// The trial's status line at 80 columns: a script's long path as the model, plan mode, tokens,
+/// a cost and the turn. The model's name is shortened; nothing else goes.
+#[test]
+fn the_status_line_shortens_a_long_model_before_dropping_the_cost() {
+    let mut app = app_with_turns();
+    let model = "script:/work/trial-out/scripts/p.json";
+    let mut snap = snapshot();
+    snap.status.model = Some(model.into());
+    app.on_status(&snap.status);
+    app.set_meter(retrace_tui::Meter {
+        prices: retrace_protocol::Prices {
+            configured: [(
+                model.to_string(),
+                retrace_protocol::Price {
+                    input_per_mtok: 0.3,
+                    output_per_mtok: 0.6,
+                    cached_input_per_mtok: None,
+                },
+            )]
+            .into_iter()
+            .collect(),
+        },
+        context_window: None,
+    });
+    let usage = TokenUsage {
+        prompt_tokens: 30_000,
+        completion_tokens: 2_000,
+        total_tokens: 32_000,
+        cached_tokens: 0,
+    };
+    app.feed(Event::StepFinished {
+        turn: 1,
+        step: 0,
+        finish_reason: None,
+        usage: Some(usage),
+    });
+    app.feed(Event::TurnFinished {
+        turn: 1,
+        ok: true,
+        error: None,
+        usage: Some(usage),
+    });
+    app.feed(Event::PlanMode { on: true });
+    let wide = rows(&app, 120, 24).pop().unwrap();
+    assert!(wide.contains(model) && wide.contains("turn 1"), "{wide}");
+    let line = rows(&app, 80, 24).pop().unwrap();
+    for part in [
+        "PLAN",
+        "script:…",
+        "p.json",
+        "context",
+        "30.0k in 2.0k out",
+        "$0.0102",
+        "turn 1",
+    ] {
+        assert!(line.contains(part), "{part} missing: {line}");
+    }
+    // Narrower still: what goes leaves a "…".
+    let narrow = rows(&app, 66, 24).pop().unwrap();
+    assert!(
+        narrow.contains("$0.0102") && narrow.trim_end().ends_with("· …"),
+        "{narrow}"
+    );
+    assert_snapshot!("status_line_trial", [wide, line, narrow].join("\n"));
+}
+
+/// The hint says to type `/model demo`; typed after the waiting prompt, as a person does, it
+/// switches the model, and the prompt that comes back is the one typed, alone.
+#[test]
+fn model_demo_typed_after_a_waiting_prompt_switches_and_the_prompt_comes_back_alone() {
+    let clock = Clock::new();
+    let mut app = no_key();
+    type_text(&mut app, "explain main.py", clock.at(0));
+    assert!(app.on_key(key(KeyCode::Enter), clock.at(10)).is_empty());
+    let hint = app.message().unwrap().to_string();
+    assert!(hint.contains("/model demo"), "{hint}");
+    type_text(&mut app, " /model demo", clock.at(20));
+    assert_eq!(app.input().text(), "explain main.py /model demo");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(30)),
+        vec![Effect::SetModel(ModelSpec::demo())]
+    );
+    assert_eq!(app.input().text(), "");
+    let mut snap = snapshot_of(Vec::new(), "main", 0);
+    snap.status.model = Some("demo".into());
+    app.on_status(&snap.status);
+    assert_eq!(app.input().text(), "explain main.py");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(40)),
+        vec![Effect::Send("explain main.py".into())]
+    );
+
+    // Cleared first (Ctrl-U), then /model demo: the same prompt comes back.
+    let mut app = no_key();
+    type_text(&mut app, "explain main.py", clock.at(0));
+    app.on_key(key(KeyCode::Enter), clock.at(10));
+    app.on_key(ctrl('u'), clock.at(20));
+    type_text(&mut app, "/model demo", clock.at(30));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(40)),
+        vec![Effect::SetModel(ModelSpec::demo())]
+    );
+    app.on_status(&snap.status);
+    assert_eq!(app.input().text(), "explain main.py");
+
+    // A switch that fails gives the prompt back at once.
+    let mut app = no_key();
+    type_text(
+        &mut app,
+        "explain main.py /model deepseek:deepseek-reasoner",
+        clock.at(0),
+    );
+    assert!(matches!(
+        app.on_key(key(KeyCode::Enter), clock.at(10)).as_slice(),
+        [Effect::SetModel(_)]
+    ));
+    app.on_error(&retrace_protocol::Error::new(
+        retrace_protocol::ErrorCode::Usage,
+        "DEEPSEEK_API_KEY is not set",
+    ));
+    assert_eq!(app.input().text(), "explain main.py");
+
+    // A `/model` that is part of a prompt's text is not taken for the command once a model
+    // can answer.
+    let mut app = app_with_turns();
+    type_text(&mut app, "why does /model demo fail", clock.at(0));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(10)),
+        vec![Effect::Send("why does /model demo fail".into())]
+    );
 }

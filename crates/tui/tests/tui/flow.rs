@@ -5,6 +5,7 @@ use retrace_protocol::{
     ActionKind, ApprovalDecision, CommitRewind, Event, HeadId, OnConflict, PrepareRewind, RedoRequest,
     RewindScope, SessionId, UndoRequest,
 };
+use retrace_tui::scrollback::conversation_rows;
 use retrace_tui::{Effect, Mode, Screen};
 
 use crate::fixtures::*;
@@ -110,17 +111,18 @@ fn esc_esc_enter_changes_nothing_then_code_and_conversation_rewinds() {
     );
     app.on_error(&retrace_protocol::Error::new(
         retrace_protocol::ErrorCode::Conflict,
-        "redo refused: 1 file(s) changed since the undo (src/lib.rs: manual_edit); nothing was written",
+        "redo refused: 1 file changed since the undo (src/lib.rs: edited outside Retrace); nothing was written",
     ));
     assert!(
         app.message()
-            .is_some_and(|m| m.contains("src/lib.rs: manual_edit")),
+            .is_some_and(|m| m.contains("src/lib.rs: edited outside Retrace")),
         "{:?}",
         app.message()
     );
     app.on_result(&result(RewindScope::Code, &["x"], &[]));
     assert!(
-        app.message().is_some_and(|m| m.contains("manual_edit")),
+        app.message()
+            .is_some_and(|m| m.contains("edited outside Retrace")),
         "an answer nothing waits for changes nothing"
     );
 
@@ -452,8 +454,8 @@ fn a_restore_says_what_it_skipped_and_when_nothing_changed() {
     assert_eq!(
         app.message(),
         Some(
-            "rewound to before turn 0: 1 deleted, 1 skipped (README.md: edited outside Retrace) \
-             — /undo to take it back"
+            "rewound to before turn 0: 1 file deleted, 1 skipped (README.md: edited outside \
+             Retrace) — /undo to take it back"
         )
     );
     // Found by the new-user trial: at 80 columns the line was cut before its "/undo" hint. It
@@ -466,7 +468,7 @@ fn a_restore_says_what_it_skipped_and_when_nothing_changed() {
             .map(|r| r.trim_end())
             .collect::<Vec<_>>(),
         [
-            "rewound to before turn 0: 1 deleted, 1 skipped (README.md: edited outside",
+            "rewound to before turn 0: 1 file deleted, 1 skipped (README.md: edited outside",
             "  Retrace) — /undo to take it back"
         ],
         "{}",
@@ -513,4 +515,98 @@ fn a_both_rewind_whose_files_were_refused_says_so() {
         Some("rewound the conversation to before turn 0, but no file was restored: files changed since the preview: src/lib.rs — /undo to take it back")
     );
     assert_eq!(app.input().text(), "write a tokenizer in src/lib.rs");
+}
+
+/// A restore, its undo and its redo each leave a line in the transcript that stays there: after
+/// the snapshot of the head the restore made (which no longer holds the turn the line followed),
+/// after the next prompt, and in the scrollback printed on quitting.
+#[test]
+fn restores_undos_and_redos_stay_in_the_transcript() {
+    let clock = Clock::new();
+    let mut app = app_with_turns();
+    open_menu(&mut app, &two_turns(), 1);
+    // `1`: code and conversation.
+    app.on_key(key(KeyCode::Char('1')), clock.at(0));
+    app.on_plan(plan(1, RewindScope::Both));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(10)),
+        vec![Effect::Commit(CommitRewind {
+            plan_id: "plan-1".into(),
+            confirm: false,
+            on_conflict: OnConflict::Refuse,
+            in_place: true,
+        })]
+    );
+    let mut r = result(RewindScope::Both, &["src/lib.rs"], &[]);
+    r.head_id = HeadId::new("h2");
+    app.on_result(&r);
+    // The prompt came back into the input; cleared to type the commands.
+    app.on_key(ctrl('u'), clock.at(15));
+    let line = "⎌ restored code and conversation to before turn 1: 1 file written";
+    // The new head's snapshot: turn 0 only.
+    let turn0: Vec<_> = items()
+        .into_iter()
+        .filter(|i| i.turn.is_none_or(|t| t == 0))
+        .collect();
+    let mut snap = snapshot_of(turn0.clone(), "h2", 20);
+    snap.status.model = Some("demo".into());
+    app.on_snapshot(snap);
+    let screen = rows(&app, 100, 30).join("\n");
+    assert!(screen.contains(line), "{screen}");
+    // It stays when the message above the input is gone.
+    app.say("something else");
+    assert!(rows(&app, 100, 30).join("\n").contains(line));
+
+    // /undo, then /redo: each its line, after the first.
+    type_text(&mut app, "/undo", clock.at(20));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(30)),
+        vec![Effect::Undo(UndoRequest::default())]
+    );
+    let mut undone = result(RewindScope::Both, &["src/lib.rs"], &[]);
+    undone.head_id = HeadId::main();
+    undone.redo_available = true;
+    app.on_result(&undone);
+    let mut snap = snapshot_of(items(), "main", 30);
+    snap.status.model = Some("demo".into());
+    app.on_snapshot(snap);
+    type_text(&mut app, "/redo", clock.at(40));
+    app.on_key(key(KeyCode::Enter), clock.at(50));
+    app.on_result(&result(RewindScope::Both, &["src/lib.rs"], &[]));
+    let mut snap = snapshot_of(turn0, "h2", 40);
+    snap.status.model = Some("demo".into());
+    app.on_snapshot(snap);
+
+    let printed: Vec<String> = conversation_rows(&app, 100)
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    let find = |what: &str| {
+        printed
+            .iter()
+            .position(|r| r.contains(what))
+            .unwrap_or_else(|| panic!("{what}: {printed:#?}"))
+    };
+    let (restored, undid, redid) = (
+        find(line),
+        find("⎌ undid the last restore: 1 file written"),
+        find("⎌ redid the restore: 1 file written"),
+    );
+    assert!(restored < undid && undid < redid, "{printed:#?}");
+    // The next prompt comes after them.
+    app.feed(Event::TurnStarted {
+        session_id: SessionId::new("0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41"),
+        head_id: HeadId::new("h2"),
+        turn: 1,
+        prompt: "try again".into(),
+    });
+    assert_eq!(app.screen(), Screen::Chat);
+    let printed: Vec<String> = conversation_rows(&app, 100)
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    assert!(
+        printed.iter().any(|r| r.contains("⎌ redid the restore")),
+        "{printed:#?}"
+    );
 }

@@ -268,3 +268,44 @@ fn the_model_list_says_a_configured_model_lacks_its_key() {
     }));
     assert!(row(&app).contains("configured"), "{}", row(&app));
 }
+
+fn no_key_for_the_default() -> App {
+    let mut app = app();
+    let mut snap = snapshot_of(Vec::new(), "main", 0);
+    snap.status.model = None;
+    app.on_snapshot(snap);
+    app.set_model_problem(Some(ModelProblem {
+        model: "deepseek:deepseek-chat".into(),
+        reason: "DEEPSEEK_API_KEY is not set".into(),
+        key_env: Some("DEEPSEEK_API_KEY".into()),
+    }));
+    app
+}
+
+/// The two DeepSeek models are described in the same words, whether the key is missing or not.
+#[test]
+fn the_deepseek_models_are_described_alike() {
+    let mut app = no_key_for_the_default();
+    let chat = ModelSpec::new(Provider::DeepSeek, "deepseek-chat");
+    app.set_configured_model(Some(&chat));
+    type_text(&mut app, "/model ", Clock::new().at(0));
+    let screen = rows(&app, 100, 24);
+    let row = |name: &str| {
+        screen
+            .iter()
+            .rfind(|r| r.contains(&format!("deepseek:{name} ")))
+            .unwrap()
+            .split(name)
+            .nth(1)
+            .unwrap()
+            .trim()
+            .trim_end_matches('│')
+            .trim()
+            .to_string()
+    };
+    assert_eq!(
+        row("deepseek-chat"),
+        "DeepSeek, no API key: export DEEPSEEK_API_KEY"
+    );
+    assert_eq!(row("deepseek-reasoner"), row("deepseek-chat"));
+}

@@ -52,6 +52,7 @@ pub(crate) fn texts(app: &App) -> Vec<String> {
             Entry::Notice { text } => Some(format!("notice: {text}")),
             Entry::Error { text } => Some(format!("error: {text}")),
             Entry::Info { rows } => Some(format!("info: {} row(s)", rows.len())),
+            Entry::Restore { text } => Some(format!("restore: {text}")),
         })
         .collect()
 }

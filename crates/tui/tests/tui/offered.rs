@@ -222,7 +222,7 @@ fn a_picked_choice_changes_the_action_column() {
     };
 
     // Before a pick: refuse, which restores nothing while files conflict.
-    assert_eq!(column(&app), ["skip", "skip", "skip", "skip"]);
+    assert_eq!(column(&app), ["keep", "keep", "keep", "keep"]);
     assert_eq!(picked(&app), "(•)    Restore nothing while files conflict");
     let shown = boxed_rows(&app);
     assert!(
@@ -240,7 +240,7 @@ fn a_picked_choice_changes_the_action_column() {
 
     // `s`: skip.
     assert!(app.on_key(key(KeyCode::Char('s')), clock.at(2)).is_empty());
-    assert_eq!(column(&app), ["write", "delete", "skip", "unchanged"]);
+    assert_eq!(column(&app), ["write", "delete", "keep", "unchanged"]);
     assert_eq!(picked(&app), "(•) s  Skip them (keep your changes)");
     // `o`: overwrite, as the plan says it.
     app.on_key(key(KeyCode::Char('o')), clock.at(3));
@@ -248,7 +248,7 @@ fn a_picked_choice_changes_the_action_column() {
     assert_eq!(picked(&app), "(•) o  Overwrite them");
     // Tab goes round: refuse again; Shift+Tab back to overwrite, then skip.
     app.on_key(key(KeyCode::Tab), clock.at(4));
-    assert_eq!(column(&app), ["skip", "skip", "skip", "skip"]);
+    assert_eq!(column(&app), ["keep", "keep", "keep", "keep"]);
     app.on_key(key(KeyCode::BackTab), clock.at(5));
     app.on_key(key(KeyCode::BackTab), clock.at(6));
     assert_eq!(picked(&app), "(•) s  Skip them (keep your changes)");
@@ -302,7 +302,7 @@ fn every_skipped_row_says_why_under_every_choice() {
         let shown = boxed_rows(&app);
         let skip_rows: Vec<&String> = shown
             .iter()
-            .filter(|r| r.trim_start_matches('›').trim_start().starts_with("skip "))
+            .filter(|r| r.trim_start_matches('›').trim_start().starts_with("keep "))
             .collect();
         assert_eq!(skip_rows.len(), skipped.len(), "{shown:#?}");
         for (path, why) in skipped {
@@ -358,4 +358,37 @@ fn fork_refuses_a_turn_whose_entry_does_not_offer_it_with_its_reason() {
     assert!(app.on_key(key(KeyCode::Enter), clock.at(5)).is_empty());
     assert_eq!(app.message(), Some("cannot fork here: not on this head"));
     assert_eq!(app.screen(), Screen::Picker);
+}
+
+/// Under "Restore nothing while files conflict" (before any pick) no file reads "skip", the name
+/// of a choice that is not picked: each says what that choice does to it, "keep".
+#[test]
+fn the_preview_says_what_the_picked_choice_does() {
+    let clock = Clock::new();
+    let mut app = app_with_turns();
+    open_menu(&mut app, &two_turns(), 0);
+    app.on_key(key(KeyCode::Char('3')), clock.at(0));
+    app.on_plan(conflicted_plan());
+    let screen = rows(&app, 120, 40).join("\n");
+    assert!(
+        screen.contains("(•)    Restore nothing while files conflict"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("› skip") && !screen.contains("  skip  "),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("keep      README.md    (edited outside Retrace)"),
+        "{screen}"
+    );
+    // Skip picked: the conflicting file is kept, the others are written.
+    app.on_key(key(KeyCode::Char('s')), clock.at(1));
+    let screen = rows(&app, 120, 40).join("\n");
+    assert!(screen.contains("keep      README.md"), "{screen}");
+    assert!(screen.contains("write     src/lib.rs"), "{screen}");
+    // Overwrite: it is written.
+    app.on_key(key(KeyCode::Char('o')), clock.at(2));
+    let screen = rows(&app, 120, 40).join("\n");
+    assert!(screen.contains("write     README.md"), "{screen}");
 }

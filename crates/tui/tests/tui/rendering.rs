@@ -1,7 +1,7 @@
 //! How the transcript draws an answer's markdown, on the whole screen (insta snapshots).
 
 use insta::assert_snapshot;
-use retrace_protocol::Event;
+use retrace_protocol::{Event, ToolStatus};
 use retrace_tui::App;
 
 use crate::fixtures::*;
@@ -45,4 +45,56 @@ fn streaming_keeps_paragraph_breaks_and_shows_an_unfinished_fence_as_code() {
     let screen = rows(&app, 80, 20).join("\n");
     assert_eq!(screen, rows(&answered(&MARKDOWN[..cut], 1000), 80, 20).join("\n"));
     assert_snapshot!("markdown_streaming", screen);
+}
+
+#[test]
+fn a_denied_command_says_so_plainly() {
+    let mut app = app();
+    let mut snap = snapshot_of(
+        vec![
+            prompt("p0", 0, "run main"),
+            checkpoint(0, &[]),
+            tool(
+                "t0",
+                0,
+                "bash",
+                "Run python3 main.py --verbose",
+                ToolStatus::Denied,
+                "error: the user declined to run this command: python3 main.py --verbose",
+            ),
+            tool(
+                "t1",
+                0,
+                "delete_file",
+                "Delete gone.txt",
+                ToolStatus::Failed,
+                "error: file not found: `gone.txt`",
+            ),
+            tool(
+                "t2",
+                0,
+                "bash",
+                "Run sleep 9",
+                ToolStatus::Cancelled,
+                "error: cancelled by the user before it ran",
+            ),
+        ],
+        "main",
+        1,
+    );
+    snap.status.model = Some("demo".into());
+    app.on_snapshot(snap);
+    let screen = rows(&app, 80, 24).join("\n");
+    assert!(
+        screen.contains("⏺ Run python3 main.py --verbose ⊘ denied\n")
+            || screen.contains("⏺ Run python3 main.py --verbose ⊘ denied "),
+        "{screen}"
+    );
+    assert!(!screen.contains("error:"), "{screen}");
+    assert!(!screen.contains("declined"), "{screen}");
+    assert!(
+        screen.contains("✗ failed: file not found: `gone.txt`"),
+        "{screen}"
+    );
+    assert!(screen.contains("⊘ cancelled: before it ran"), "{screen}");
 }

@@ -2,13 +2,14 @@
 //! three choices; and how much of it shows at a size, which the keys need too.
 
 use ratatui::layout::Rect;
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::Frame;
+use unicode_width::UnicodeWidthStr;
 
-use super::{Approval, Approvals};
+use super::{Approval, Approvals, Choice};
 use crate::escape;
 use crate::view::boxed::{boxed, Scroll};
-use crate::view::wrap::wrap;
+use crate::view::wrap::{fit, wrap};
 use crate::view::Theme;
 
 /// Draws the approval modal of the oldest waiting shell command.
@@ -92,16 +93,58 @@ pub(crate) fn approval_layout(
         None => "\"For the session\" allows this exact command again, no other.".to_string(),
     };
     body.extend(wrap(&vec![(session, t.text())], width, 0));
-    let mut spans = Vec::new();
-    for (i, c) in a.choices().iter().enumerate() {
-        let style = if choice == Some(i) { t.selected() } else { t.text() };
-        spans.push((format!("[ {} ]", c.label), style));
-        spans.push(("  ".to_string(), t.text()));
-    }
-    spans.pop();
-    body.extend(wrap(&spans, width, 0));
+    body.extend(button_rows(&a.choices(), choice, width, t));
     let want_h = (body.len() as u16).saturating_add(3).max(6);
     let box_h = want_h.min(h.saturating_sub(2)).max(1).min(h);
     let shown = usize::from(box_h.saturating_sub(2)).saturating_sub(1);
     (body, shown)
+}
+
+/// The gap between two buttons on a row.
+const GAP: &str = "  ";
+
+/// The choices as buttons `[ label ]`, as many whole buttons on a row as fit in `width` cells,
+/// the highlighted one (`choice`) marked: a button is never split across rows, and one wider than
+/// a row has its label shortened with "…" (a prefix's command, so that what it allows still says
+/// "for the session").
+fn button_rows(choices: &[Choice], choice: Option<usize>, width: usize, t: Theme) -> Vec<Line<'static>> {
+    let mut rows: Vec<Line<'static>> = Vec::new();
+    let mut row: Vec<Span<'static>> = Vec::new();
+    let mut used = 0;
+    for (i, c) in choices.iter().enumerate() {
+        let button = format!("[ {} ]", button_label(c, width.saturating_sub(4)));
+        let w = button.width();
+        if !row.is_empty() && used + GAP.len() + w > width {
+            rows.push(Line::from(std::mem::take(&mut row)));
+            used = 0;
+        }
+        if !row.is_empty() {
+            row.push(Span::styled(GAP, t.text()));
+            used += GAP.len();
+        }
+        let style = if choice == Some(i) { t.selected() } else { t.text() };
+        row.push(Span::styled(button, style));
+        used += w;
+    }
+    if !row.is_empty() {
+        rows.push(Line::from(row));
+    }
+    rows
+}
+
+/// A button's label in at most `max` cells: whole when it fits; a prefix's command shortened
+/// with "…" (the rest of the label kept) when that is enough; else cut at its end with "…".
+fn button_label(c: &Choice, max: usize) -> String {
+    if c.label.width() <= max {
+        return c.label.clone();
+    }
+    if let Some(prefix) = &c.prefix {
+        // The command and the " …" after it are cut together: the label still ends in "…".
+        let words = format!("{} …", escape::line(prefix));
+        let rest = super::prefix_label("").width();
+        if let Some(room) = max.checked_sub(rest).filter(|r| *r >= 4) {
+            return super::prefix_label(&fit(&words, room));
+        }
+    }
+    fit(&c.label, max)
 }

@@ -71,7 +71,7 @@ impl Approval {
             out.push(Choice {
                 decision: ApprovalDecision::Session,
                 prefix: Some(p.clone()),
-                label: format!("Allow `{} …` for the session", crate::escape::line(p)),
+                label: prefix_label(&format!("{} …", crate::escape::line(p))),
                 key: 'p',
             });
         }
@@ -83,6 +83,12 @@ impl Approval {
         });
         out
     }
+}
+
+/// The label of the choice that allows every simple command starting with a prefix: `words` is
+/// the prefix, escaped, and " …".
+pub(crate) fn prefix_label(words: &str) -> String {
+    format!("Allow `{words}` for the session")
 }
 
 /// The approvals waiting and the state of the box that shows the first one.

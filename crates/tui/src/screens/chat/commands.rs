@@ -10,6 +10,20 @@ use crate::escape;
 use crate::screens::picker::Purpose;
 use crate::screens::Mode;
 
+/// A prompt with a `/model` command typed after it (`explain main.py /model demo`): the prompt
+/// (its trailing spaces dropped) and the command. Only `/model` after a space, with a model or
+/// nothing after it, counts: it is what the no-model hint says to type.
+fn trailing_model_command(text: &str) -> Option<(&str, Command)> {
+    let at = text
+        .rmatch_indices("/model")
+        .map(|(i, _)| i)
+        .find(|&i| text[..i].ends_with(char::is_whitespace) && !text[..i].trim().is_empty())?;
+    match command::parse(&text[at..])? {
+        cmd @ (Command::Model(_) | Command::Models) => Some((text[..at].trim_end(), cmd)),
+        _ => None,
+    }
+}
+
 impl App {
     /// Whether a request whose answer the UI waits for is in flight: another one must wait, or
     /// its answer would be taken for the first one's.
@@ -95,11 +109,25 @@ impl App {
             return self.run_command(cmd);
         }
         if self.status.model.is_none() {
+            let text = self.input.text().into_owned();
+            if let Some((prompt, cmd)) = trailing_model_command(&text) {
+                // `explain main.py /model demo`: what the hint said to type, typed after the
+                // waiting prompt. The command runs; the prompt before it waits, and comes back
+                // alone into the input once a model can answer.
+                self.held_prompt = Some(prompt.to_string());
+                self.input.take();
+                let effects = self.run_command(cmd);
+                if self.input.is_empty() && effects.is_empty() {
+                    // The command failed at once: the text stays to be fixed.
+                    self.input.set(&text);
+                }
+                return effects;
+            }
             // Kept in the input, and put back there once a model can answer if the input was
             // cleared meanwhile (to type `/model demo`).
-            self.held_prompt = Some(self.input.text().to_string());
+            self.held_prompt = Some(text);
             self.message = Some(
-                "no model can answer yet: /model demo tries the demo; your prompt stays here".to_string(),
+                "no model can answer yet: add /model demo to the line and press Enter to try the demo; your prompt then comes back alone".to_string(),
             );
             return Vec::new();
         }

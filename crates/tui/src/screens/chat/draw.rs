@@ -3,7 +3,7 @@
 //! view's state).
 
 use ratatui::layout::Rect;
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
@@ -18,7 +18,7 @@ use crate::screens::chat::layout::ChatLayout;
 use crate::screens::chat::{detail, welcome};
 use crate::transcript::Entry;
 use crate::view::markdown;
-use crate::view::wrap::{wrap, Spans};
+use crate::view::wrap::{wrap, wrap_value, Spans};
 use crate::view::Theme;
 
 /// The spinner's frames (the working row, a running tool call).
@@ -92,7 +92,10 @@ fn checkpoint_line(turn: u64, c: &CheckpointItem, t: Theme) -> (Spans, usize) {
             parts.push("shell not tracked".to_string());
         }
         if other > 0 {
-            parts.push(format!("{other} change(s) not restorable"));
+            parts.push(format!(
+                "{} not restorable",
+                retrace_protocol::words::count(other, "change")
+            ));
         }
         if parts.is_empty() {
             parts.push("partly restorable".to_string());
@@ -122,7 +125,10 @@ fn tool_lines(call: &ToolCallItem, frame: usize, details: bool, t: Theme, out: &
     match call.status {
         _ if details || call.output.is_empty() => {}
         ToolStatus::Failed | ToolStatus::Denied | ToolStatus::Cancelled => {
-            spans.push((format!(": {}", escape::first_line(&call.output, 100)), t.dim()));
+            let said = retrace_protocol::words::tool_outcome(call.status, &call.output);
+            if !said.is_empty() {
+                spans.push((format!(": {}", escape::first_line(&said, 100)), t.dim()));
+            }
         }
         ToolStatus::Ok | ToolStatus::Running => match lines {
             0 => {}
@@ -177,22 +183,14 @@ fn entry_lines(entry: &Entry, details: bool, t: Theme) -> Vec<(Spans, usize)> {
                 out.push((vec![(format!("{lead}{l}"), t.warn())], 4));
             }
         }
-        Entry::Info { rows } => {
-            out.push((Vec::new(), 0));
-            let label = rows.iter().map(|(l, _)| l.width()).max().unwrap_or(0);
-            for (l, v) in rows {
-                let pad = " ".repeat(label.saturating_sub(l.width()) + 2);
-                out.push((
-                    vec![
-                        (format!("  {}{pad}", escape::line(l)), t.dim()),
-                        (escape::line(v), t.text()),
-                    ],
-                    label + 4,
-                ));
-            }
-        }
+        // Laid out by `info_rows`, in columns.
+        Entry::Info { .. } => {}
         Entry::Error { text } => {
             out.push((vec![(format!("  ✗ {}", escape::line(text)), t.error())], 4));
+        }
+        Entry::Restore { text } => {
+            out.push((Vec::new(), 0));
+            out.push((vec![(format!("  ⎌ {}", escape::line(text)), t.accent())], 4));
         }
     }
     out
@@ -200,14 +198,59 @@ fn entry_lines(entry: &Entry, details: bool, t: Theme) -> Vec<(Spans, usize)> {
 
 /// The rows of one entry at this width: its logical lines, wrapped.
 pub(crate) fn entry_rows(entry: &Entry, details: bool, t: Theme, width: usize) -> Vec<Line<'static>> {
-    if let Entry::Text { text } = entry {
-        return markdown::render(text, t, width, 2);
+    match entry {
+        Entry::Text { text } => return markdown::render(text, t, width, 2),
+        Entry::Info { rows } => return info_rows(rows, t, width),
+        _ => {}
     }
     let mut rows = Vec::new();
     for (spans, indent) in entry_lines(entry, details, t) {
         rows.extend(wrap(&spans, width, indent));
     }
     rows
+}
+
+/// Labelled values (`/status`) in two columns: each value wrapped in its own column, a path
+/// between its names, words between words, so that every piece of it stays readable; on a screen
+/// too narrow for two columns the value goes under its label.
+fn info_rows(rows: &[(String, String)], t: Theme, width: usize) -> Vec<Line<'static>> {
+    let label = rows
+        .iter()
+        .map(|(l, _)| escape::line(l).width())
+        .max()
+        .unwrap_or(0);
+    let lead = label + 4;
+    let column = width.saturating_sub(lead);
+    let mut out = vec![Line::default()];
+    for (l, v) in rows {
+        let name = escape::line(l);
+        let value = vec![(escape::line(v), t.text())];
+        if column < 20 {
+            out.push(Line::styled(format!("  {name}"), t.dim()));
+            for row in wrap_value(&value, width.saturating_sub(4)) {
+                out.push(indented(4, row));
+            }
+            continue;
+        }
+        for (i, row) in wrap_value(&value, column).into_iter().enumerate() {
+            let mut spans = vec![if i == 0 {
+                let pad = " ".repeat(label.saturating_sub(name.width()) + 2);
+                Span::styled(format!("  {name}{pad}"), t.dim())
+            } else {
+                Span::raw(" ".repeat(lead))
+            }];
+            spans.extend(row.spans);
+            out.push(Line::from(spans));
+        }
+    }
+    out
+}
+
+/// `row` with `n` spaces before it.
+fn indented(n: usize, row: Line<'static>) -> Line<'static> {
+    let mut spans = vec![Span::raw(" ".repeat(n))];
+    spans.extend(row.spans);
+    Line::from(spans)
 }
 
 /// The row under the transcript while a turn runs.

@@ -88,7 +88,8 @@ fn lines(app: &App, t: Theme) -> Vec<(Spans, usize)> {
             ("To try Retrace without a key now, type ".to_string(), t.text()),
             ("/model demo".to_string(), t.accent()),
             (
-                ". A prompt typed before then waits in the input.".to_string(),
+                " and press Enter. A prompt typed first waits: add /model demo after it, and the prompt comes back alone in the input."
+                    .to_string(),
                 t.text(),
             ),
         ],

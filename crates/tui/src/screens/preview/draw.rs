@@ -164,7 +164,7 @@ fn files(body: &mut Vec<Line<'static>>, p: &Preview, width: usize, t: Theme) -> 
         };
         body.extend(wrap(
             &vec![
-                (format!("{mark} {:<10}", action.as_str()), style),
+                (format!("{mark} {:<10}", words::file_action(action)), style),
                 (format!("{}  {size}", escape::line(&f.path)), t.text()),
                 (counts, t.dim()),
                 (reason, t.text()),
