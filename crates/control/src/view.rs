@@ -131,11 +131,11 @@ fn open_for_reading(data: &DataRoot, id: &SessionId, tolerant: bool) -> Result<(
 
 /// A session opened for reading, with its checkpoint store: no lease, nothing written.
 pub struct SessionReader {
-    session: Session,
+    pub(crate) session: Session,
     store: CheckpointStore,
     sidecar: String,
     /// Where the session's log and lease are.
-    sessions_dir: std::path::PathBuf,
+    pub(crate) sessions_dir: std::path::PathBuf,
 }
 
 impl std::fmt::Debug for SessionReader {
