@@ -1,7 +1,9 @@
 // A small button that opens a menu (a prompt's rewind actions, a checkpoint's in the Versions
 // panel): closed, it is one control; open, its items are a list under it. Arrows, Home and End
 // move between the items that can be chosen, Esc closes it and gives the focus back to the button,
-// Tab or a click elsewhere closes it; choosing an item closes it first.
+// Tab or a click elsewhere closes it; choosing an item closes it first. Items that say what they
+// do (`data-explain`) have it shown at the foot of the list for the one highlighted: under the
+// pointer, else the focused one (as the terminal UI shows the highlighted item's explanation).
 import { el } from "./util.js";
 
 /** The open menu, if any: `{box, close}`. */
@@ -61,6 +63,13 @@ export function menuControl(cls, face, label, items) {
   list.setAttribute("role", "menu");
   list.setAttribute("aria-label", label);
   list.hidden = true;
+  // what the highlighted item does (each item's accessible description says it already)
+  const explain = items.some((b) => b.dataset.explain) ? el("div", "menu-explain") : null;
+  explain?.setAttribute("aria-hidden", "true");
+  const show = (b) => {
+    if (explain) explain.textContent = b?.dataset.explain ?? "";
+  };
+  const itemAt = (t) => items.find((b) => b.contains(t));
   const box = el("div", cls, toggle, list);
   const enabled = () => items.filter((b) => !b.disabled);
   const close = (focus) => {
@@ -78,7 +87,9 @@ export function menuControl(cls, face, label, items) {
     place(box, toggle, list);
     openMenu = { box, close };
     const can = enabled();
-    (can.find((b) => b.dataset.action === action) ?? can[0] ?? toggle).focus();
+    const first = can.find((b) => b.dataset.action === action) ?? can[0];
+    show(first ?? items[0]);
+    (first ?? toggle).focus();
   };
   opens.set(box, open);
   for (const b of items) {
@@ -86,6 +97,15 @@ export function menuControl(cls, face, label, items) {
     // closes before the item's own listener (added earlier) runs: capture on the item
     b.addEventListener("click", () => close(true), { capture: true });
     list.append(b);
+  }
+  if (explain) {
+    list.append(explain);
+    list.addEventListener("focusin", (e) => show(itemAt(e.target)));
+    list.addEventListener("pointerover", (e) => {
+      const b = itemAt(e.target);
+      if (b) show(b);
+    });
+    list.addEventListener("pointerleave", () => show(itemAt(document.activeElement)));
   }
   toggle.addEventListener("click", () => (list.hidden ? open() : close(true)));
   toggle.addEventListener("keydown", (e) => {
