@@ -24,8 +24,9 @@ const MARGIN = 4;
  * transcript, the Versions panel): under its `toggle` where it fits, else above it where it fits
  * (never up past the top: under the header, out of reach), else under it with the area scrolled
  * until the list shows whole (the last prompt's menu when the composer leaves too little room:
- * the list would run on under the composer). A list shown as a sheet (fixed, on a phone) is left
- * where it is.
+ * the list would run on under the composer), with room made at the area's end when it cannot
+ * scroll that far (a spacer, gone when the menu closes). A list shown as a sheet (fixed, on a
+ * phone) is left where it is.
  */
 function place(box, toggle, list) {
   box.classList.remove("up");
@@ -43,7 +44,19 @@ function place(box, toggle, list) {
   if (!scroller) return;
   // down, scrolled by what runs past the bottom, but never so far that its top goes out of view
   const by = Math.min(r.bottom + MARGIN - area.bottom, r.top - MARGIN - area.top);
-  if (by > 0) scroller.scrollTop += by;
+  if (by <= 0) return;
+  const left = scroller.scrollHeight - scroller.clientHeight - scroller.scrollTop;
+  if (left < by + MARGIN) {
+    // the list starts above the area's end: room as tall as the list is always enough
+    const spacer = scroller.querySelector(":scope > .menu-room") ?? scroller.appendChild(el("div", "menu-room"));
+    spacer.style.height = `${Math.ceil(r.height) + MARGIN}px`;
+  }
+  scroller.scrollTop += by;
+}
+
+/** Takes away the room a menu made at the end of what scrolls it. */
+function unplace(box) {
+  box.closest(".transcript, .versions")?.querySelector(":scope > .menu-room")?.remove();
 }
 
 /**
@@ -69,10 +82,22 @@ export function menuControl(cls, face, label, items) {
   const show = (b) => {
     if (explain) explain.textContent = b?.dataset.explain ?? "";
   };
+  // as tall as the longest explanation, so the list keeps its size whichever item is highlighted
+  const fitExplain = () => {
+    if (!explain) return;
+    explain.style.minHeight = "";
+    let most = 0;
+    for (const b of items) {
+      show(b);
+      most = Math.max(most, explain.getBoundingClientRect().height);
+    }
+    explain.style.minHeight = `${Math.ceil(most)}px`;
+  };
   const itemAt = (t) => items.find((b) => b.contains(t));
   const box = el("div", cls, toggle, list);
   const enabled = () => items.filter((b) => !b.disabled);
   const close = (focus) => {
+    unplace(box);
     list.hidden = true;
     toggle.setAttribute("aria-expanded", "false");
     box.classList.remove("open");
@@ -84,11 +109,12 @@ export function menuControl(cls, face, label, items) {
     list.hidden = false;
     toggle.setAttribute("aria-expanded", "true");
     box.classList.add("open");
-    place(box, toggle, list);
-    openMenu = { box, close };
     const can = enabled();
     const first = can.find((b) => b.dataset.action === action) ?? can[0];
+    fitExplain();
     show(first ?? items[0]);
+    place(box, toggle, list);
+    openMenu = { box, close };
     (first ?? toggle).focus();
   };
   opens.set(box, open);
