@@ -36,3 +36,4 @@ mod terminal_cli;
 mod tui_cli;
 mod tui_input_cli;
 mod web_cli;
+mod web_held_cli;
