@@ -50,6 +50,7 @@ fn real_main() -> Result<()> {
         probe_files: 100,
     };
     let mut whole_turn = true;
+    let mut only_git = false;
     let mut explicit_retrace = None;
     let mut it = args.iter();
     let value = |it: &mut std::slice::Iter<'_, String>, flag: &str| -> Result<String> {
@@ -84,6 +85,7 @@ fn real_main() -> Result<()> {
             "--keep" => cfg.keep = true,
             "--retrace" => explicit_retrace = Some(PathBuf::from(value(&mut it, a)?)),
             "--no-whole-turn" => whole_turn = false,
+            "--only-git" => only_git = true,
             "-h" | "--help" => {
                 println!("{}", include_str!("usage.txt"));
                 return Ok(());
@@ -101,6 +103,9 @@ fn real_main() -> Result<()> {
         None => None,
     };
     describe_machine(&cfg.base_dir);
+    if only_git {
+        return only_git_backend(&cfg);
+    }
     scenarios::run(&cfg, &mut |line| {
         println!("{line}");
         let _ = std::io::stdout().flush();
@@ -225,4 +230,24 @@ fn describe_machine(dir: &Path) {
             }
         );
     }
+}
+
+/// `--only-git`: the git backend's lines alone, for each size, and this process's peak memory
+/// after them (the git backend's snapshot, stat cache and watches, and the run's own manifests).
+fn only_git_backend(cfg: &Config) -> Result<()> {
+    for &files in &cfg.sizes {
+        let tmp = tempfile::Builder::new()
+            .prefix("retrace-bench-git-")
+            .tempdir_in(&cfg.base_dir)
+            .context("make a temp directory")?;
+        let turns = (cfg.reps * 3).max(10);
+        for line in retrace_bench::gitmode::run(tmp.path(), files, cfg.seed, cfg.reps, turns)? {
+            println!("{line}");
+        }
+        let peak = retrace_bench::mem::high_water_kib().unwrap_or(0);
+        let sfx = retrace_bench::report::suffix(files);
+        println!("git_process_peak_rss{sfx} kib={peak}");
+        let _ = std::io::stdout().flush();
+    }
+    Ok(())
 }

@@ -175,7 +175,7 @@ pub fn child(args: &[String]) -> Result<()> {
 }
 
 /// This process's peak resident set (`VmHWM` of `/proc/self/status`), in KiB.
-fn high_water_kib() -> Result<u64> {
+pub fn high_water_kib() -> Result<u64> {
     let status = std::fs::read_to_string("/proc/self/status")?;
     status
         .lines()

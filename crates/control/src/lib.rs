@@ -35,6 +35,7 @@ mod bus;
 mod core;
 mod error;
 mod handle;
+mod held;
 mod items;
 mod options;
 mod paths;

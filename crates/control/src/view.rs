@@ -131,11 +131,11 @@ fn open_for_reading(data: &DataRoot, id: &SessionId, tolerant: bool) -> Result<(
 
 /// A session opened for reading, with its checkpoint store: no lease, nothing written.
 pub struct SessionReader {
-    session: Session,
+    pub(crate) session: Session,
     store: CheckpointStore,
     sidecar: String,
     /// Where the session's log and lease are.
-    sessions_dir: std::path::PathBuf,
+    pub(crate) sessions_dir: std::path::PathBuf,
 }
 
 impl std::fmt::Debug for SessionReader {
@@ -419,12 +419,24 @@ fn actions(
         .collect()
 }
 
+/// The heads as every frontend lists them, each with its title. Titles tell heads apart: a head
+/// whose title (without a name of the user's) an earlier head already has gets its number among
+/// them ("rewind before “fix it” (2)": a redo that made the undone rewind's head again, a second
+/// rewind to the same turn).
 pub(crate) fn heads_of(session: &Session) -> Vec<HeadEntry> {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     session
         .heads()
         .into_iter()
         .map(|h| {
-            let title = head_title(session, &h);
+            let mut title = head_title(session, &h);
+            if h.name.is_none() {
+                let n = seen.entry(title.clone()).or_insert(0);
+                *n += 1;
+                if *n > 1 {
+                    title = format!("{title} ({n})");
+                }
+            }
             HeadEntry {
                 id: h.id,
                 kind: h.kind,

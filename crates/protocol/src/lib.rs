@@ -62,7 +62,7 @@ pub use results::{FileVersion, TurnCommand, TurnFile, TurnResults, RESULTS_DIFF_
 pub use rewind::{ChoiceFile, PlanBlocker, PlanChoice, RewindPlan, RewindResult};
 pub use session::{
     HeadEntry, HeadKind, HeadRef, JobKind, PruneReport, RemovedSession, RunningJob, SessionEntry,
-    SessionStatus, TranscriptEntry,
+    SessionHolder, SessionStatus, TranscriptEntry,
 };
 pub use stream::{Delivery, Numbered};
 pub use usage::{RetryNotice, TokenUsage};

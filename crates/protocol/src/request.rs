@@ -245,6 +245,10 @@ pub struct WorkspaceInfo {
     /// The git branch (or short detached commit) of the repository it is in, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// The session a page opens when its address names none: the newest of the workspace that no
+    /// other process holds (absent when there is none: the page starts one with its first prompt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionId>,
 }
 
 /// The session a `POST /api/sessions` made.

@@ -53,6 +53,22 @@ pub struct RewindPlan {
     pub choices: Vec<PlanChoice>,
 }
 
+impl RewindPlan {
+    /// The conflict choice a preview shows picked when it opens: the safe one, keeping the
+    /// conflicted files as they are (`skip`) when a commit with it goes ahead, else `refuse`
+    /// (which restores nothing while files conflict); `None` when nothing conflicts. Every
+    /// frontend starts from it; the user may pick another.
+    pub fn preselected(&self) -> Option<OnConflict> {
+        let keep = self
+            .choices
+            .iter()
+            .find(|c| c.on_conflict == OnConflict::Skip && c.commits);
+        keep.or_else(|| self.choices.iter().find(|c| c.on_conflict == OnConflict::Refuse))
+            .or(self.choices.first())
+            .map(|c| c.on_conflict)
+    }
+}
+
 /// One way to commit a plan whose files conflict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanChoice {
@@ -127,4 +143,58 @@ pub struct RewindResult {
     /// What went wrong, when `ok` is false or `partial` is true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(choices: &[(OnConflict, bool)]) -> RewindPlan {
+        let choices = choices
+            .iter()
+            .map(|&(on_conflict, commits)| PlanChoice {
+                on_conflict,
+                label: String::new(),
+                commits,
+                files: Vec::new(),
+            })
+            .collect();
+        RewindPlan {
+            plan_id: "p".into(),
+            title: String::new(),
+            turn: 0,
+            scope: RewindScope::Code,
+            prompt: String::new(),
+            can_files: true,
+            can_conversation: true,
+            disabled_reason: None,
+            requires_confirmation: false,
+            coverage: Coverage::Complete,
+            gaps: Vec::new(),
+            files: Vec::new(),
+            conflicts: Vec::new(),
+            expires_at: String::new(),
+            blockers: Vec::new(),
+            choices,
+        }
+    }
+
+    #[test]
+    fn a_preview_opens_on_keeping_the_conflicted_files() {
+        use OnConflict::{Overwrite, Refuse, Skip};
+        assert_eq!(plan(&[]).preselected(), None);
+        assert_eq!(
+            plan(&[(Refuse, false), (Skip, true), (Overwrite, true)]).preselected(),
+            Some(Skip)
+        );
+        // keeping them commits nothing here (or is not offered, as for a revert): restore nothing
+        assert_eq!(
+            plan(&[(Refuse, false), (Skip, false), (Overwrite, true)]).preselected(),
+            Some(Refuse)
+        );
+        assert_eq!(
+            plan(&[(Refuse, false), (Overwrite, true)]).preselected(),
+            Some(Refuse)
+        );
+    }
 }

@@ -34,6 +34,35 @@ pub struct SessionEntry {
     pub last_used_at: Option<String>,
 }
 
+/// Another process that holds a session's writer lease (another `retrace serve`, a terminal UI):
+/// this process can read the session, not change it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionHolder {
+    /// Its process id (0 when it cannot be told).
+    pub pid: u32,
+    /// The host it runs on.
+    pub host: String,
+    /// When it took the lease (RFC 3339), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// What every frontend says about it, in words ([`crate::words::held_elsewhere`]).
+    #[serde(default)]
+    pub says: String,
+}
+
+impl SessionHolder {
+    /// The holder `pid` on `host` (`same_host`: this one) since `since`, with its words.
+    pub fn new(pid: u32, host: String, same_host: bool, since: Option<String>) -> SessionHolder {
+        let says = crate::words::held_elsewhere(pid, (!same_host).then_some(host.as_str()), since.as_deref());
+        SessionHolder {
+            pid,
+            host,
+            since,
+            says,
+        }
+    }
+}
+
 /// One message of a head (`retrace transcript`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TranscriptEntry {

@@ -114,6 +114,40 @@ pub fn file_action(action: crate::FileAction) -> &'static str {
     }
 }
 
+/// A session another process holds, in words: "This session is open in another Retrace (pid 12,
+/// since 2026-12-07 02:06 UTC). Close it there, or start a new session here." `other_host` when
+/// that process runs elsewhere, `since` as it took the lease (RFC 3339; shown to the minute, in
+/// UTC, when it reads as one).
+pub fn held_elsewhere(pid: u32, other_host: Option<&str>, since: Option<&str>) -> String {
+    let mut who = Vec::new();
+    match (pid, other_host) {
+        (0, Some(h)) => who.push(format!("on host {h}")),
+        (0, None) => {}
+        (p, Some(h)) => who.push(format!("pid {p} on host {h}")),
+        (p, None) => who.push(format!("pid {p}")),
+    }
+    if let Some(t) = since {
+        who.push(format!("since {}", minute_utc(t)));
+    }
+    let who = match who.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", who.join(", ")),
+    };
+    format!("This session is open in another Retrace{who}. Close it there, or start a new session here.")
+}
+
+/// An RFC 3339 time in UTC to the minute ("2026-12-07T02:06:08.5Z" → "2026-12-07 02:06 UTC");
+/// anything else as it is.
+fn minute_utc(t: &str) -> String {
+    let utc = t.ends_with('Z') || t.ends_with("+00:00");
+    match (t.get(..10), t.get(10..11), t.get(11..16)) {
+        (Some(day), Some("T"), Some(hm)) if utc && hm.as_bytes().get(2) == Some(&b':') => {
+            format!("{day} {hm} UTC")
+        }
+        _ => t.to_string(),
+    }
+}
+
 /// Why part of a turn cannot be restored (a gap's reason), in words.
 pub fn gap(reason: &crate::GapReason) -> String {
     use crate::GapReason as G;
@@ -138,6 +172,27 @@ pub fn gap(reason: &crate::GapReason) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_held_elsewhere_names_its_process_and_since_when() {
+        assert_eq!(
+            held_elsewhere(27751, None, Some("2026-12-07T02:06:08.123456789Z")),
+            "This session is open in another Retrace (pid 27751, since 2026-12-07 02:06 UTC). \
+             Close it there, or start a new session here."
+        );
+        assert_eq!(
+            held_elsewhere(5, Some("box"), None),
+            "This session is open in another Retrace (pid 5 on host box). Close it there, or start a new session here."
+        );
+        assert_eq!(
+            held_elsewhere(0, None, Some("2026-12-07T02:06:08+01:00")),
+            "This session is open in another Retrace (since 2026-12-07T02:06:08+01:00). Close it there, or start a new session here."
+        );
+        assert_eq!(
+            held_elsewhere(0, None, None),
+            "This session is open in another Retrace. Close it there, or start a new session here."
+        );
+    }
 
     #[test]
     fn counts_take_their_plural() {

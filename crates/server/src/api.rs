@@ -14,16 +14,16 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use retrace_protocol::{
     ApprovalAnswer, CancelAnswer, CheckpointListing, CommitRevert, CommitRewind, CompactRequest,
-    CreateSession, ErrorCode, FileHistory, ForkRequest, HeadEntry, HeadRef, PlanFileDiff, PlanModeRequest,
-    PrepareRevert, PrepareRewind, RedoRequest, RetireRequest, RewindPlan, RewindResult, SendPrompt,
-    SessionCreated, SessionEntry, SummarizeDirection, SummarizeRequest, SwitchRequest, TranscriptEntry,
-    TurnResults, UndoRequest,
+    CreateSession, ErrorCode, FileHistory, ForkRequest, HeadEntry, HeadRef, OnConflict, PlanFileDiff,
+    PlanModeRequest, PrepareRevert, PrepareRewind, RedoRequest, RetireRequest, RewindPlan, RewindResult,
+    SendPrompt, SessionCreated, SessionHolder, SummarizeDirection, SummarizeRequest, SwitchRequest,
+    TranscriptEntry, TurnResults, UndoRequest,
 };
 
 use crate::body::{Empty, StrictJson};
 use crate::error::ApiError;
 use crate::events::events;
-use crate::models::{snapshot_with_branch, with_branch, StatusAnswer};
+use crate::models::{held_with_branch, snapshot_with_branch, with_branch, ListedSession, StatusAnswer};
 use crate::params::Param;
 use crate::registry::Registry;
 
@@ -99,13 +99,13 @@ pub(crate) fn params(q: Params, known: &[&str]) -> Result<HashMap<String, String
     Ok(m)
 }
 
-async fn list(State(r): Reg, q: Params) -> Answer<Vec<SessionEntry>> {
+async fn list(State(r): Reg, q: Params) -> Answer<Vec<ListedSession>> {
     let q = params(q, &["workspace"])?;
     let ws = match q.get("workspace") {
         Some(w) if !w.is_empty() => PathBuf::from(w),
         _ => r.workspace().to_path_buf(),
     };
-    Ok(Json(r.service().sessions(Some(&ws)).await?))
+    Ok(Json(crate::models::listed(&r, &ws).await?))
 }
 
 async fn create(State(r): Reg, StrictJson(req): StrictJson<CreateSession>) -> Result<Response, ApiError> {
@@ -119,30 +119,70 @@ async fn create(State(r): Reg, StrictJson(req): StrictJson<CreateSession>) -> Re
 }
 
 /// The session's status (with its workspace's `branch`); with `?include=items`, its snapshot
-/// (status, items, heads, pending approvals, `last_event_seq`), taken at one instant.
+/// (status, items, heads, pending approvals, `last_event_seq`), taken at one instant. A session
+/// another process holds is read from its log instead, its status saying who holds it
+/// (`held_by`): the page shows it and changes nothing.
 async fn status(State(r): Reg, Param(id): Param<String>, q: Params) -> Result<Response, ApiError> {
     let include = params(q, &["include"])?.remove("include").unwrap_or_default();
-    let handle = r.get(&id).await?;
-    match include.as_str() {
-        "" => Ok(Json(with_branch(handle.status().await?)).into_response()),
-        "items" => Ok(Json(snapshot_with_branch(handle.snapshot().await?)?).into_response()),
-        other => Err(ApiError::usage(format!(
-            "`include={other}` is not known; the only value is `items` (the session's snapshot)"
-        ))),
+    let items = match include.as_str() {
+        "" => false,
+        "items" => true,
+        other => {
+            return Err(ApiError::usage(format!(
+                "`include={other}` is not known; the only value is `items` (the session's snapshot)"
+            )))
+        }
+    };
+    let held = match r.get(&id).await {
+        Ok(handle) if items => {
+            return Ok(Json(snapshot_with_branch(handle.snapshot().await?, None)?).into_response())
+        }
+        Ok(handle) => return Ok(Json(with_branch(handle.status().await?)).into_response()),
+        Err(e) => e,
+    };
+    // Read without the lease; a holder that let go meanwhile is still named (the page reads the
+    // session again and then opens it).
+    let (status, snapshot, held_by) = r
+        .read_held(&id, held, move |rd| {
+            let snapshot = items.then(|| rd.snapshot()).transpose()?;
+            let held_by = rd
+                .held_by()
+                .unwrap_or_else(|| SessionHolder::new(0, String::new(), true, None));
+            Ok((rd.status(), snapshot, held_by))
+        })
+        .await?;
+    match snapshot {
+        Some(snap) => Ok(Json(snapshot_with_branch(snap, Some(held_by))?).into_response()),
+        None => Ok(Json(held_with_branch(status, Some(held_by))).into_response()),
     }
 }
 
+// The routes that only read answer for a session another process holds too, from its log read
+// without the lease (`Registry::read_held`): its checkpoints offer no action then, each saying why.
+
 async fn transcript(State(r): Reg, Param(id): Param<String>, q: Params) -> Answer<Vec<TranscriptEntry>> {
     let head = params(q, &["head"])?.remove("head").filter(|h| !h.is_empty());
-    Ok(Json(r.get(&id).await?.transcript(head).await?))
+    Ok(Json(match r.get(&id).await {
+        Ok(h) => h.transcript(head).await?,
+        Err(e) => {
+            r.read_held(&id, e, move |rd| rd.transcript(head.as_deref()))
+                .await?
+        }
+    }))
 }
 
 async fn checkpoints(State(r): Reg, Param(id): Param<String>) -> Answer<CheckpointListing> {
-    Ok(Json(r.get(&id).await?.checkpoints().await?))
+    Ok(Json(match r.get(&id).await {
+        Ok(h) => h.checkpoints().await?,
+        Err(e) => r.read_held(&id, e, |rd| rd.checkpoints()).await?,
+    }))
 }
 
 async fn turn_results(State(r): Reg, Param((id, turn)): Param<(String, u64)>) -> Answer<TurnResults> {
-    Ok(Json(r.get(&id).await?.turn_results(turn).await?))
+    Ok(Json(match r.get(&id).await {
+        Ok(h) => h.turn_results(turn).await?,
+        Err(e) => r.read_held(&id, e, move |rd| rd.turn_results(turn)).await?,
+    }))
 }
 
 async fn file_history(State(r): Reg, Param(id): Param<String>, q: Params) -> Answer<FileHistory> {
@@ -150,11 +190,20 @@ async fn file_history(State(r): Reg, Param(id): Param<String>, q: Params) -> Ans
         .remove("path")
         .filter(|p| !p.is_empty())
         .ok_or_else(|| ApiError::usage("`path` is required: the file, relative to the workspace"))?;
-    Ok(Json(r.get(&id).await?.file_history(path.into()).await?))
+    Ok(Json(match r.get(&id).await {
+        Ok(h) => h.file_history(path.into()).await?,
+        Err(e) => {
+            r.read_held(&id, e, move |rd| rd.file_history(std::path::Path::new(&path)))
+                .await?
+        }
+    }))
 }
 
 async fn heads(State(r): Reg, Param(id): Param<String>) -> Answer<Vec<HeadEntry>> {
-    Ok(Json(r.get(&id).await?.heads().await?))
+    Ok(Json(match r.get(&id).await {
+        Ok(h) => h.heads().await?,
+        Err(e) => r.read_held(&id, e, |rd| rd.heads()).await?,
+    }))
 }
 
 async fn send(
@@ -184,12 +233,32 @@ async fn approve(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// A prepared plan as the page gets it: the plan, and the conflict choice its preview opens on
+/// (`RewindPlan::preselected`: keep the conflicted files when that commits; absent when nothing
+/// conflicts).
+#[derive(Debug, serde::Serialize)]
+struct PlanAnswer {
+    #[serde(flatten)]
+    plan: RewindPlan,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preselected: Option<OnConflict>,
+}
+
+impl From<RewindPlan> for PlanAnswer {
+    fn from(plan: RewindPlan) -> PlanAnswer {
+        PlanAnswer {
+            preselected: plan.preselected(),
+            plan,
+        }
+    }
+}
+
 async fn prepare_rewind(
     State(r): Reg,
     Param(id): Param<String>,
     StrictJson(req): StrictJson<PrepareRewind>,
-) -> Answer<RewindPlan> {
-    Ok(Json(r.get(&id).await?.prepare_rewind(req).await?))
+) -> Answer<PlanAnswer> {
+    Ok(Json(r.get(&id).await?.prepare_rewind(req).await?.into()))
 }
 
 async fn commit_rewind(
@@ -305,8 +374,8 @@ async fn prepare_revert(
     State(r): Reg,
     Param(id): Param<String>,
     StrictJson(req): StrictJson<PrepareRevert>,
-) -> Answer<RewindPlan> {
-    Ok(Json(r.get(&id).await?.prepare_revert(req).await?))
+) -> Answer<PlanAnswer> {
+    Ok(Json(r.get(&id).await?.prepare_revert(req).await?.into()))
 }
 
 async fn commit_revert(

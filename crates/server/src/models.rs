@@ -1,6 +1,8 @@
 //! What the page shows around a session besides its items: the models one can choose
-//! (`GET /api/models`), the workspace of new sessions (`GET /api/workspace`), a session's model switched (`POST …/{id}/model`), and a session's status
-//! with the git branch of its workspace (`branch`, read from its `.git`, no `git` binary).
+//! (`GET /api/models`), the workspace of new sessions and the session to open first (`GET
+//! /api/workspace`), a session's model switched (`POST …/{id}/model`), a session's status with the
+//! git branch of its workspace (`branch`, read from its `.git`, no `git` binary), and, for a
+//! session another process holds, who holds it (`held_by`, in the status and the listing).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -8,7 +10,8 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::Json;
 use retrace_protocol::{
-    Error, ErrorCode, ModelChoices, SessionSnapshot, SessionStatus, SetModelRequest, WorkspaceInfo,
+    Error, ErrorCode, ModelChoices, SessionEntry, SessionHolder, SessionSnapshot, SessionStatus,
+    SetModelRequest, WorkspaceInfo,
 };
 use serde::Serialize;
 
@@ -17,7 +20,8 @@ use crate::error::ApiError;
 use crate::params::Param;
 use crate::registry::Registry;
 
-/// A session's status with the branch its workspace is on.
+/// A session's status with the branch its workspace is on, and who holds it when another
+/// process does.
 #[derive(Debug, Serialize)]
 pub(crate) struct StatusAnswer {
     #[serde(flatten)]
@@ -25,23 +29,77 @@ pub(crate) struct StatusAnswer {
     /// The git branch (or short detached commit) of the workspace; absent outside a repository.
     #[serde(skip_serializing_if = "Option::is_none")]
     branch: Option<String>,
+    /// The other process that holds the session (this server only reads it); absent when this
+    /// server has it open.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    held_by: Option<SessionHolder>,
 }
 
-/// `status` with its workspace's branch.
+/// `status` with its workspace's branch (a session this server has open).
 pub(crate) fn with_branch(status: SessionStatus) -> StatusAnswer {
-    let branch = retrace_control::git_branch(Path::new(&status.workspace));
-    StatusAnswer { status, branch }
+    held_with_branch(status, None)
 }
 
-/// A snapshot whose `status` carries its workspace's branch, as [`with_branch`].
-pub(crate) fn snapshot_with_branch(snap: SessionSnapshot) -> Result<serde_json::Value, ApiError> {
+/// `status` with its workspace's branch and `held_by`.
+pub(crate) fn held_with_branch(status: SessionStatus, held_by: Option<SessionHolder>) -> StatusAnswer {
+    let branch = retrace_control::git_branch(Path::new(&status.workspace));
+    StatusAnswer {
+        status,
+        branch,
+        held_by,
+    }
+}
+
+/// A snapshot whose `status` carries its workspace's branch, as [`with_branch`], and `held_by`
+/// when another process holds the session.
+pub(crate) fn snapshot_with_branch(
+    snap: SessionSnapshot,
+    held_by: Option<SessionHolder>,
+) -> Result<serde_json::Value, ApiError> {
+    let internal = |e: serde_json::Error| ApiError::from(Error::new(ErrorCode::Internal, e.to_string()));
     let branch = retrace_control::git_branch(Path::new(&snap.status.workspace));
-    let mut v = serde_json::to_value(snap)
-        .map_err(|e| ApiError::from(Error::new(ErrorCode::Internal, e.to_string())))?;
-    if let (Some(b), Some(status)) = (branch, v.get_mut("status").and_then(|s| s.as_object_mut())) {
-        status.insert("branch".into(), b.into());
+    let mut v = serde_json::to_value(snap).map_err(internal)?;
+    if let Some(status) = v.get_mut("status").and_then(|s| s.as_object_mut()) {
+        if let Some(b) = branch {
+            status.insert("branch".into(), b.into());
+        }
+        if let Some(h) = held_by {
+            status.insert("held_by".into(), serde_json::to_value(h).map_err(internal)?);
+        }
     }
     Ok(v)
+}
+
+/// A session of the listing (`GET /api/sessions`), with who holds it when another process does.
+#[derive(Debug, Serialize)]
+pub(crate) struct ListedSession {
+    #[serde(flatten)]
+    entry: SessionEntry,
+    /// The other process that holds the session, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    held_by: Option<SessionHolder>,
+}
+
+/// The sessions of `ws`, each with who holds it when another process does.
+pub(crate) async fn listed(r: &Registry, ws: &Path) -> Result<Vec<ListedSession>, ApiError> {
+    let service = r.service().clone();
+    let list = service.sessions(Some(ws)).await?;
+    let listed = tokio::task::spawn_blocking(move || {
+        list.into_iter()
+            .map(|entry| ListedSession {
+                held_by: service.held_by(&entry.id),
+                entry,
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|e| {
+        ApiError::from(Error::new(
+            ErrorCode::Internal,
+            format!("listing the sessions failed: {e}"),
+        ))
+    })?;
+    Ok(listed)
 }
 
 /// The models to offer, as the terminal UI's `/model` list offers them
@@ -63,13 +121,15 @@ pub(crate) async fn list_models(State(r): State<Arc<Registry>>) -> Json<ModelCho
     Json(choices(r.default_model()))
 }
 
-/// The server's workspace (that of new sessions) and its branch.
-pub(crate) async fn workspace(State(r): State<Arc<Registry>>) -> Json<WorkspaceInfo> {
+/// The server's workspace (that of new sessions), its branch, and the session a page opens when
+/// its address names none (the newest that no other process holds).
+pub(crate) async fn workspace(State(r): State<Arc<Registry>>) -> Result<Json<WorkspaceInfo>, ApiError> {
     let ws = r.workspace();
-    Json(WorkspaceInfo {
+    Ok(Json(WorkspaceInfo {
         workspace: ws.display().to_string(),
         branch: retrace_control::git_branch(ws),
-    })
+        session: r.service().newest_free(ws).await?,
+    }))
 }
 
 /// Switches session `id` to the model asked for (resolved as `--model` is, set up now: one that

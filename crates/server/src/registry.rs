@@ -1,14 +1,15 @@
 //! The sessions the server keeps open: one [`SessionHandle`] per session, opened on demand by id
-//! through the [`Service`] (its writer lease taken; a session another process writes is `busy`),
-//! and kept until the server stops, so a turn started by one request goes on after it answered
-//! and every tab on the session shares one actor and one event stream.
+//! through the [`Service`] (its writer lease taken; a session another process writes is `busy`,
+//! and read without the lease instead where a request only reads), and kept until the server
+//! stops, so a turn started by one request goes on after it answered and every tab on the session
+//! shares one actor and one event stream.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use retrace_control::{Service, SessionHandle};
+use retrace_control::{Service, SessionHandle, SessionReader};
 use retrace_protocol::{Error, ErrorCode, ModelSpec};
 use tokio::sync::Mutex;
 
@@ -85,6 +86,28 @@ impl Registry {
             open.insert(now, h.clone());
         }
         Ok(h)
+    }
+
+    /// What a request that only reads gets when opening session `id` failed with `failed`: when
+    /// another process holds the session (`busy`), `f` of it opened for reading only (no lease),
+    /// on a blocking thread; when its log cannot be read that way, or the opening failed for
+    /// another reason, `failed` itself.
+    pub async fn read_held<T: Send + 'static>(
+        &self,
+        id: &str,
+        failed: Error,
+        f: impl FnOnce(&SessionReader) -> Result<T, Error> + Send + 'static,
+    ) -> Result<T, Error> {
+        if failed.code != ErrorCode::Busy {
+            return Err(failed);
+        }
+        let (service, id) = (self.service.clone(), id.to_string());
+        tokio::task::spawn_blocking(move || match service.reader(&id) {
+            Ok(reader) => f(&reader),
+            Err(_) => Err(failed),
+        })
+        .await
+        .map_err(|e| Error::new(ErrorCode::Internal, format!("reading the session failed: {e}")))?
     }
 
     /// Makes the server's model win over the one a session's log records (it was asked for).

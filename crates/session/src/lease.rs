@@ -52,6 +52,18 @@ impl std::fmt::Display for Holder {
     }
 }
 
+impl Holder {
+    /// Whether this process holds the lease (its pid, on this host).
+    pub fn is_this_process(&self) -> bool {
+        self.pid == std::process::id() && self.host == host_name()
+    }
+
+    /// Whether it runs on this host.
+    pub fn is_this_host(&self) -> bool {
+        self.host == host_name()
+    }
+}
+
 /// A held writer lease; dropping it releases the lock.
 #[derive(Debug)]
 pub struct Lease {
@@ -309,6 +321,7 @@ mod tests {
         let first = Lease::acquire(dir.path(), &id).unwrap();
         let holder = Lease::holder(dir.path(), &id).unwrap().unwrap();
         assert_eq!(holder.pid, std::process::id());
+        assert!(holder.is_this_process() && holder.is_this_host());
         let err = Lease::acquire(dir.path(), &id).unwrap_err();
         let text = err.to_string();
         assert!(text.contains(&format!("pid {}", std::process::id())), "{text}");

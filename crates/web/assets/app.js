@@ -17,13 +17,17 @@ import { newSession, openSession } from "./sessions.js";
 import { transcriptEmpty } from "./transcript.js";
 import { ui } from "./ui.js";
 import { installVersions, setHeadActions } from "./versions.js";
+import { setStartNew } from "./view.js";
 
+// The session opened first: the one the address names, else the one the server says (the newest
+// that no other Retrace holds), else none until the first prompt starts one.
 async function start() {
   setCompactButton();
   const wanted = new URL(location.href).searchParams.get("session");
-  const [list] = await Promise.all([loadSessions(wanted), loadHeader()]);
-  const id = wanted ?? list[0]?.id;
+  const [list, ws] = await Promise.all([loadSessions(wanted), loadHeader()]);
+  const id = wanted ?? ws.session;
   if (id) await openSession(id);
+  else if (list.length > 0) ui.rows.replaceChildren(transcriptEmpty("This workspace's sessions are open in another Retrace: type a prompt below to start a new one here."));
   else ui.rows.replaceChildren(transcriptEmpty("No session yet: type a prompt below to start one."));
 }
 
@@ -31,6 +35,7 @@ setTurnActions(runTurnAction);
 setHeadActions(HEAD_ACTIONS);
 setFileHistory((path, opener) => attempt(() => openHistory(path, opener)));
 setStartWith((model) => newSession(false, model));
+setStartNew(() => newSession());
 installHeader();
 installDialog();
 installHistory();

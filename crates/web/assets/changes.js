@@ -107,22 +107,30 @@ function titleRest(rest, changes) {
   return out;
 }
 
+/** The tools that write a file: one that ran and changed nothing wrote it as it was. */
+const WRITERS = new Set(["write_file", "edit_file", "multi_edit"]);
+
 /**
  * A tool call's row headline: its title as the controller words it for every frontend (what it
  * does while it runs, what it did once it ran: "Edited calc/ops.py", "Created …", "Moved a → b",
  * "Ran npm test"), its verb stressed and each changed file's name a chip opening its history,
- * then the `+A −R` of its text files (as the terminal UI adds them; none when all are binary) or, for a shell command, its
- * exit code and how long it ran. A call that changes nothing and runs no command shows its title
- * alone ("Read a.txt"). The elements, in order.
+ * then the `+A −R` of its text files (as the terminal UI adds them; none when all are binary, nor
+ * for a move that changed no line) or, for a shell command, its exit code and how long it ran. A
+ * write that ran and changed nothing ("Wrote a.txt") has its file's chip too, and says
+ * "unchanged". A call that changes nothing and runs no command shows its title alone ("Read
+ * a.txt"). The elements, in order.
  */
 export function toolHeadline(item) {
   const title = item.title ?? item.tool ?? "";
   const changes = item.changes ?? [];
   const command = item.tool === "bash" && item.target != null;
+  const unchanged = !changes.length && item.status === "ok" && WRITERS.has(item.tool) && item.target != null;
+  if (unchanged) {
+    const [verb, rest] = splitVerb(title);
+    return [el("span", "verb", verb), ...titleRest(rest, [{ path: item.target }]), " ", el("span", "tool-count", "unchanged")];
+  }
   if (!changes.length && !command) return [el("span", "title", title)];
-  const space = title.indexOf(" ");
-  const verb = space > 0 ? title.slice(0, space) : title;
-  const rest = space > 0 ? title.slice(space) : "";
+  const [verb, rest] = splitVerb(title);
   const out = [el("span", "verb", verb)];
   if (command && rest === ` ${item.target}`) out.push(" ", el("code", "command", item.target));
   else out.push(...titleRest(rest, changes));
@@ -138,15 +146,30 @@ export function toolHeadline(item) {
   return out;
 }
 
+/** A title's verb ("Edited") and the rest after it (" a.txt"). */
+function splitVerb(title) {
+  const space = title.indexOf(" ");
+  return space > 0 ? [title.slice(0, space), title.slice(space)] : [title, ""];
+}
+
 function chip(path) {
   const b = fileLink(path);
   b.className += " chip";
   return b;
 }
 
-/** The added and removed lines of all the changes: "+3 −1", or "" when there are none. */
+/** Whether a change is a move that changed no line: its counts say nothing (not "+0 −0"). */
+export function bareMove(c) {
+  return c.action === "move" && !c.added && !c.removed;
+}
+
+/**
+ * The added and removed lines of all the changes: "+3 −1", or "" when there are none (or only
+ * moves that changed no line).
+ */
 export function changesCount(changes) {
-  if (!changes?.length) return "";
+  changes = (changes ?? []).filter((c) => !bareMove(c));
+  if (!changes.length) return "";
   const added = changes.reduce((n, c) => n + (c.added ?? 0), 0);
   const removed = changes.reduce((n, c) => n + (c.removed ?? 0), 0);
   return `+${added} −${removed}`;
@@ -159,7 +182,8 @@ export function changesCount(changes) {
 export function changeBlock(c) {
   const head = el("div", "change-head", `${ACTIONS[c.action] ?? c.action} `);
   if (c.action === "move" && c.from != null) head.append(fileLink(c.from), " → ");
-  head.append(fileLink(c.path), ` ${c.binary ? "(binary)" : `(+${c.added} −${c.removed})`}`);
+  head.append(fileLink(c.path));
+  if (!bareMove(c)) head.append(` ${c.binary ? "(binary)" : `(+${c.added} −${c.removed})`}`);
   const d = el("div", "change", head);
   const lines = diffLines(c.diff);
   if (lines.length) {

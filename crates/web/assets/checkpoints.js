@@ -10,15 +10,22 @@ import { beforeTurn, fileActionWords, turnName } from "./words.js";
 
 /**
  * The buttons of a checkpoint entry's `actions`, in their order, with their labels: `run(action,
- * button)` on a click. An unavailable one is disabled and says why (its title and its text).
+ * button)` on a click. What each does (its `detail`) is its tooltip, its accessible description
+ * and its `data-explain`, which a menu shows under its items for the one highlighted (menu.js),
+ * and a line of its own under its label on a phone (style.css). An unavailable one is disabled
+ * and says why (its title and its text).
  */
 export function actionButtons(actions, run) {
   return actions.map((a) => {
     const b = el("button", null, el("span", "label", a.label));
-    // What it does, in the controller's words: the button's tooltip and its accessible description.
+    // What it does, in the controller's words.
     if (a.detail) {
       b.title = a.detail;
       b.setAttribute("aria-description", a.detail);
+      b.dataset.explain = a.detail;
+      const line = el("span", "detail", a.detail);
+      line.setAttribute("aria-hidden", "true");
+      b.append(line);
     }
     b.type = "button";
     b.dataset.action = a.action;
@@ -112,11 +119,15 @@ function fillDiff(td, f, loadDiff, back) {
 
 /**
  * File `f`'s changes cell (its counts; a button that shows or hides its diff when it has one to
- * show) and the row under it that holds the diff, hidden (null when there is none).
+ * show) and the row under it that holds the diff, hidden (null when there is none); `show(on)`
+ * shows the counts, or nothing (and the diff hidden) for a file the chosen action leaves as it is.
  */
 function fileDiff(f, loadDiff) {
   const counts = planCounts(f);
-  if (!counts || f.binary) return { cell: el("td", "file-diff", counts), row: null };
+  if (!counts || f.binary) {
+    const cell = el("td", "file-diff", counts);
+    return { cell, row: null, show: (on) => cell.replaceChildren(on ? counts : "") };
+  }
   const td = el("td");
   td.colSpan = 4;
   const row = el("tr", "plan-diff", td);
@@ -133,12 +144,26 @@ function fileDiff(f, loadDiff) {
     row.hidden = !row.hidden;
     toggle.setAttribute("aria-expanded", String(!row.hidden));
   });
-  return { cell: el("td", "file-diff", toggle), row };
+  const cell = el("td", "file-diff", toggle);
+  let shown = true;
+  const show = (on) => {
+    if (on === shown) return;
+    shown = on;
+    if (on) return cell.replaceChildren(toggle);
+    cell.replaceChildren();
+    row.hidden = true;
+    toggle.setAttribute("aria-expanded", "false");
+  };
+  return { cell, row, show };
 }
 
+/** What a file's action does to it: a write or a delete changes it; skip and unchanged do not. */
+const CHANGES = new Set(["write", "delete"]);
+
 /**
- * A rewind's preview from its plan (`POST …/rewind/prepare`), asked for by the action `label`
- * (its entry's) on turn `turn`: the dialog's `title` and `body` elements, and
+ * A rewind's preview from its plan (`POST …/rewind/prepare`, with the choice it opens on,
+ * `preselected`), asked for by the action `label` (its entry's) on turn `turn`: the dialog's
+ * `title` and `body` elements, and
  *
  * - `commit()`: what the commit button does as the user has chosen so far: its `text`, whether it
  *   is `ready` (nothing blocks it, a choice that commits is picked when files conflict, the
@@ -146,15 +171,18 @@ function fileDiff(f, loadDiff) {
  *   `confirm`: true only when the plan needs it and the user ticked it);
  * - `onChange(f)`: calls `f` whenever the user changes a choice.
  *
- * The conflict choices are the plan's `choices`, by their labels, none picked at first; the file
- * table's action column shows what the picked one does to each file. Each file's counts open its
- * diff (what committing it does to the file; for a conflicted one, what overwriting does); a cut
- * one offers the whole diff, which `loadDiff(path)` (when given) fetches. Each file's name opens
- * its history. `title` replaces the dialog's title (a version's restore says what it restores).
+ * The conflict choices are the plan's `choices`, by their labels, the `preselected` one picked at
+ * first (keeping the conflicted files, when that commits); the file table's action column shows
+ * what the picked one does to each file, and its changes column the counts of the files it
+ * changes only: a kept file shows none, an overwritten one what overwriting does. Each file's
+ * counts open its diff (what committing it does to the file); a cut one offers the whole diff,
+ * which `loadDiff(path)` (when given) fetches. Each file's name opens its history. `title`
+ * replaces the dialog's title (a version's restore says what it restores).
  */
 export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
   const listeners = [];
-  let picked = null;
+  const choices = plan.choices ?? [];
+  let picked = choices.find((c) => c.on_conflict === plan.preselected) ?? null;
   let confirmed = false;
   const changed = () => {
     showActions();
@@ -163,12 +191,11 @@ export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
   const blockers = plan.blockers ?? [];
   const unavailable = blockers.filter((b) => b.kind === "unavailable");
   const needsConfirm = blockers.some((b) => b.kind === "confirmation_required");
-  const choices = plan.choices ?? [];
 
   const body = [];
   for (const b of unavailable) body.push(el("p", "warn", `Not available: ${b.reason}`));
   if (plan.scope !== "code") body.push(el("p", null, "The conversation goes back to before this prompt: ", el("q", null, plan.prompt)));
-  /** path → the action cell of its row in the file table. */
+  /** path → the action cell of its row in the file table, and its changes' `show(on)`. */
   const cells = new Map();
   const conflicted = new Set(plan.conflicts.map((c) => c.path));
   if (plan.scope !== "conversation") {
@@ -178,8 +205,8 @@ export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
       t.append(el("tr", null, el("th", null, "file"), el("th", null, "action"), el("th", null, "size"), el("th", null, "changes")));
       for (const f of plan.files) {
         const cell = el("td", "file-action", fileActionWords(f.action));
-        cells.set(f.path, cell);
         const diff = fileDiff(f, loadDiff);
+        cells.set(f.path, { cell, show: diff.show });
         const row = el("tr", null, el("td", null, fileLink(f.path)), cell, el("td", null, f.size == null ? "—" : fmtSize(f.size)), diff.cell);
         row.dataset.path = f.path;
         if (conflicted.has(f.path)) row.className = "conflicted";
@@ -189,10 +216,14 @@ export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
       body.push(t);
     }
   }
-  /** The file table's actions: the picked choice's, else the plan's own. */
+  /** The file table's actions and changes: the picked choice's, else the plan's own. */
   const showActions = () => {
     const by = new Map((picked?.files ?? plan.files).map((f) => [f.path, f.action]));
-    for (const [path, cell] of cells) cell.textContent = fileActionWords(by.get(path) ?? "");
+    for (const [path, { cell, show }] of cells) {
+      const action = by.get(path) ?? "";
+      cell.textContent = fileActionWords(action);
+      show(CHANGES.has(action));
+    }
   };
 
   if (plan.conflicts.length > 0) {
@@ -201,6 +232,7 @@ export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
     for (const c of plan.conflicts) fs.append(el("div", null, el("code", null, c.path), ` — ${c.says}`));
     for (const c of choices) {
       const [r, l] = radio("on_conflict", c.on_conflict, c.label);
+      r.checked = c === picked;
       r.addEventListener("change", () => {
         if (!r.checked) return;
         picked = c;
@@ -228,6 +260,7 @@ export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
     body.push(el("label", "confirm-untracked", box, " I understand: what was not tracked stays as it is"));
   }
 
+  showActions();
   return {
     title: title ?? `${label} to ${beforeTurn(turn)}`,
     body,
@@ -271,6 +304,25 @@ export function rewindSaid(result, scope, turn) {
         ? `Restored conversation to ${beforeTurn(turn)}; ${files.text}.`
         : `Restored ${scope === "both" ? "code and conversation" : "code"} to ${beforeTurn(turn)}: ${files.text}.`) +
     (result.error ? ` — ${result.error}` : "");
+}
+
+/**
+ * The sentence reporting an undo (`verb` "Undone") or a redo ("Redone") of a restore of scope
+ * `scope` (its `POST …/undo` or `…/redo` result): what it did to the conversation and the files —
+ * "Undone: 1 file written back.", "Redone: the conversation restored again; 2 files written."
+ */
+export function walkSaid(result, verb, scope) {
+  const back = verb === "Undone";
+  const parts = [];
+  if (scope && scope !== "code") parts.push(back ? "the conversation is back as it was" : "the conversation restored again");
+  const files = [];
+  const written = result.files_written.length;
+  const deleted = result.files_deleted.length;
+  if (written > 0) files.push(`${count(written, "file")} written${back ? " back" : ""}`);
+  if (deleted > 0) files.push(`${count(deleted, "file")} deleted`);
+  if (files.length > 0) parts.push(files.join(", "));
+  if (parts.length === 0) parts.push(back ? "the restore was taken back" : "the restore was made again");
+  return `${verb}: ${parts.join("; ")}.`;
 }
 
 /**

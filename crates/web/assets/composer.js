@@ -11,7 +11,7 @@ import { reload } from "./view.js";
 
 async function send() {
   const prompt = ui.prompt.value;
-  if (!prompt.trim() || state.running) return;
+  if (!prompt.trim() || state.running || state.held) return;
   if (!state.sid) await newSession();
   // running before the request: the turn's events can come before its answer
   setRunning(true);
@@ -26,6 +26,7 @@ async function send() {
 
 async function setPlan(on) {
   try {
+    if (state.held) throw new Error("This session is open in another Retrace: plan mode cannot be changed here.");
     if (!state.sid) await newSession(false);
     const status = await call("POST", `${s(state.sid)}/plan`, { on });
     showPlan(!!status.plan_mode);
@@ -36,7 +37,7 @@ async function setPlan(on) {
 }
 
 async function compact() {
-  if (!state.sid || state.compacting || state.running) return;
+  if (!state.sid || state.compacting || state.running || state.held) return;
   state.compacting = true;
   setCompactButton();
   // the `compacted` event says what it did (live.js), in place of this

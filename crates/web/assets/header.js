@@ -19,12 +19,16 @@ export function setStartWith(f) {
 /** The models offered (`GET /api/models`), read once. */
 let choices = { default: null, models: [] };
 
-/** Reads the models to offer and the server's workspace (before any session), and shows them. */
+/**
+ * Reads the models to offer and the server's workspace (before any session), and shows them; the
+ * workspace's answer (`GET /api/workspace`: with the session to open first, if any).
+ */
 export async function loadHeader() {
   const [models, ws] = await Promise.all([call("GET", "/api/models"), call("GET", "/api/workspace")]);
   choices = models;
   if (!state.status) state.status = { model: models.default, workspace: ws.workspace, branch: ws.branch };
   showStatus(state.status);
+  return ws;
 }
 
 /** Shows a session's status in the header: its model selected, its workspace and branch. */
@@ -76,6 +80,7 @@ function option(value, text) {
 async function choose(model) {
   const before = state.status?.model ?? "";
   try {
+    if (state.held) throw new Error("This session is open in another Retrace: its model cannot be changed here.");
     if (!state.sid) return await startWith(model);
     showStatus({ ...state.status, ...(await call("POST", `${s(state.sid)}/model`, { model })) });
   } catch (e) {

@@ -45,7 +45,8 @@ export function headForest(heads) {
 
 /**
  * The tree's list: each head's name and facts, Switch and Retire for the heads not selected
- * (`actions.switchHead(id)`, `actions.retireHead(id)`), its children below it.
+ * (`actions.switchHead(id)`, `actions.retireHead(id)`; none when `actions` is null), its children
+ * below it.
  */
 export function headTree(heads, actions) {
   const list = (nodes) => {
@@ -67,7 +68,7 @@ export function headTree(heads, actions) {
         w.setAttribute("role", "note");
         li.append(w);
       }
-      if (!h.selected) {
+      if (!h.selected && actions) {
         const buttons = el("div", "head-actions");
         buttons.append(button("Switch", () => actions.switchHead(h.id)));
         if (!h.retired) buttons.append(button("Retire", () => actions.retireHead(h.id), "danger"));

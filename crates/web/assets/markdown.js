@@ -1,12 +1,14 @@
 // The model's answers as markdown, the constructs the terminal UI shows too: bold, italic, code
 // spans, headings, lists, block quotes, links, fenced code, tables (GitHub's flavour, by the
-// vendored `marked`). Nothing the model writes runs: raw HTML in its text is shown as text,
+// vendored `marked`), the fenced code in syntax colours when its fence names a language
+// (syntax.js). Nothing the model writes runs: raw HTML in its text is shown as text,
 // images as their words (the page loads nothing from elsewhere), and what marked makes is
 // sanitised by the vendored DOMPurify with an allow-list of tags and attributes before it enters
 // the page (links only to http, https and mailto, opening in a new tab). This is the only module
 // that turns text into elements other than through `textContent`.
 import { Marked } from "./vendor/marked.esm.js";
 import DOMPurify from "./vendor/purify.es.js";
+import { highlighted } from "./syntax.js";
 
 /** Text as HTML shows it, every markup character escaped. */
 function escapeHtml(text) {
@@ -24,6 +26,12 @@ marked.use({
     image(token) {
       return escapeHtml(token.text || token.href || "");
     },
+    // fenced code in a language syntax.js knows, in colour (sanitised below like the rest); any
+    // other code as marked renders it
+    code(token) {
+      const html = highlighted(token.text.replace(/\n$/, ""), token.lang);
+      return html == null ? false : `<pre><code class="hljs">${html}\n</code></pre>\n`;
+    },
   },
 });
 
@@ -31,6 +39,8 @@ const ALLOWED_TAGS = [
   "p", "br", "hr", "strong", "em", "del", "code", "pre", "blockquote",
   "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "a",
   "table", "thead", "tbody", "tr", "th", "td",
+  // the parts of highlighted code (`class="hljs-…"`)
+  "span",
 ];
 const ALLOWED_ATTR = ["href", "title", "align", "start", "class"];
 const PURIFY = {

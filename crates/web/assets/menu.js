@@ -1,7 +1,9 @@
 // A small button that opens a menu (a prompt's rewind actions, a checkpoint's in the Versions
 // panel): closed, it is one control; open, its items are a list under it. Arrows, Home and End
 // move between the items that can be chosen, Esc closes it and gives the focus back to the button,
-// Tab or a click elsewhere closes it; choosing an item closes it first.
+// Tab or a click elsewhere closes it; choosing an item closes it first. Items that say what they
+// do (`data-explain`) have it shown at the foot of the list for the one highlighted: under the
+// pointer, else the focused one (as the terminal UI shows the highlighted item's explanation).
 import { el } from "./util.js";
 
 /** The open menu, if any: `{box, close}`. */
@@ -22,8 +24,9 @@ const MARGIN = 4;
  * transcript, the Versions panel): under its `toggle` where it fits, else above it where it fits
  * (never up past the top: under the header, out of reach), else under it with the area scrolled
  * until the list shows whole (the last prompt's menu when the composer leaves too little room:
- * the list would run on under the composer). A list shown as a sheet (fixed, on a phone) is left
- * where it is.
+ * the list would run on under the composer), with room made at the area's end when it cannot
+ * scroll that far (a spacer, gone when the menu closes). A list shown as a sheet (fixed, on a
+ * phone) is left where it is.
  */
 function place(box, toggle, list) {
   box.classList.remove("up");
@@ -41,7 +44,19 @@ function place(box, toggle, list) {
   if (!scroller) return;
   // down, scrolled by what runs past the bottom, but never so far that its top goes out of view
   const by = Math.min(r.bottom + MARGIN - area.bottom, r.top - MARGIN - area.top);
-  if (by > 0) scroller.scrollTop += by;
+  if (by <= 0) return;
+  const left = scroller.scrollHeight - scroller.clientHeight - scroller.scrollTop;
+  if (left < by + MARGIN) {
+    // the list starts above the area's end: room as tall as the list is always enough
+    const spacer = scroller.querySelector(":scope > .menu-room") ?? scroller.appendChild(el("div", "menu-room"));
+    spacer.style.height = `${Math.ceil(r.height) + MARGIN}px`;
+  }
+  scroller.scrollTop += by;
+}
+
+/** Takes away the room a menu made at the end of what scrolls it. */
+function unplace(box) {
+  box.closest(".transcript, .versions")?.querySelector(":scope > .menu-room")?.remove();
 }
 
 /**
@@ -61,9 +76,28 @@ export function menuControl(cls, face, label, items) {
   list.setAttribute("role", "menu");
   list.setAttribute("aria-label", label);
   list.hidden = true;
+  // what the highlighted item does (each item's accessible description says it already)
+  const explain = items.some((b) => b.dataset.explain) ? el("div", "menu-explain") : null;
+  explain?.setAttribute("aria-hidden", "true");
+  const show = (b) => {
+    if (explain) explain.textContent = b?.dataset.explain ?? "";
+  };
+  // as tall as the longest explanation, so the list keeps its size whichever item is highlighted
+  const fitExplain = () => {
+    if (!explain) return;
+    explain.style.minHeight = "";
+    let most = 0;
+    for (const b of items) {
+      show(b);
+      most = Math.max(most, explain.getBoundingClientRect().height);
+    }
+    explain.style.minHeight = `${Math.ceil(most)}px`;
+  };
+  const itemAt = (t) => items.find((b) => b.contains(t));
   const box = el("div", cls, toggle, list);
   const enabled = () => items.filter((b) => !b.disabled);
   const close = (focus) => {
+    unplace(box);
     list.hidden = true;
     toggle.setAttribute("aria-expanded", "false");
     box.classList.remove("open");
@@ -75,10 +109,13 @@ export function menuControl(cls, face, label, items) {
     list.hidden = false;
     toggle.setAttribute("aria-expanded", "true");
     box.classList.add("open");
+    const can = enabled();
+    const first = can.find((b) => b.dataset.action === action) ?? can[0];
+    fitExplain();
+    show(first ?? items[0]);
     place(box, toggle, list);
     openMenu = { box, close };
-    const can = enabled();
-    (can.find((b) => b.dataset.action === action) ?? can[0] ?? toggle).focus();
+    (first ?? toggle).focus();
   };
   opens.set(box, open);
   for (const b of items) {
@@ -86,6 +123,15 @@ export function menuControl(cls, face, label, items) {
     // closes before the item's own listener (added earlier) runs: capture on the item
     b.addEventListener("click", () => close(true), { capture: true });
     list.append(b);
+  }
+  if (explain) {
+    list.append(explain);
+    list.addEventListener("focusin", (e) => show(itemAt(e.target)));
+    list.addEventListener("pointerover", (e) => {
+      const b = itemAt(e.target);
+      if (b) show(b);
+    });
+    list.addEventListener("pointerleave", () => show(itemAt(document.activeElement)));
   }
   toggle.addEventListener("click", () => (list.hidden ? open() : close(true)));
   toggle.addEventListener("keydown", (e) => {

@@ -126,8 +126,20 @@ function toolRow(item) {
   return d;
 }
 
+/** The mark before a note of each kind: a restore (of files, its undo or redo) reads "↺ Restored …". */
+const NOTE_MARKS = { restore: "↺" };
+
+/** A note, in the controller's words for the user (a restore's, not the note the model was given). */
 function noteRow(item) {
-  const n = el("div", `msg note ${item.note}`, el("div", "text", item.text));
+  const text = el("div", "text");
+  const mark = NOTE_MARKS[item.note];
+  if (mark) {
+    const m = el("span", "note-mark", `${mark} `);
+    m.setAttribute("aria-hidden", "true");
+    text.append(m);
+  }
+  text.append(item.text);
+  const n = el("div", `msg note ${item.note}`, text);
   n.setAttribute("role", "note");
   return n;
 }

@@ -4,7 +4,7 @@
 // shell commands with their exit codes and durations, what was not captured. The server diffs
 // and counts; the page only adds up a turn's per-file counts and words what the fields say.
 // Touches no page when imported (the unit tests load it in node).
-import { ACTIONS, numberedDiff } from "./changes.js";
+import { ACTIONS, bareMove, numberedDiff } from "./changes.js";
 import { fileLink } from "./filelink.js";
 import { el, fmtSize } from "./util.js";
 
@@ -42,11 +42,12 @@ const sideSize = (v) => (v?.size == null ? "absent" : fmtSize(v.size));
 
 /**
  * What a file's change shows besides its name: "+3 −1", "binary, 3 B → absent", or why it cannot
- * be shown ("no diff: …").
+ * be shown ("no diff: …"); "" for a move that changed no line.
  */
 export function fileDetail(f) {
   if (f.unknown) return `no diff: ${f.unknown}`;
   if (f.binary) return `binary, ${sideSize(f.before)} → ${sideSize(f.after)}`;
+  if (bareMove(f)) return "";
   return `+${f.added} −${f.removed}`;
 }
 
@@ -99,7 +100,8 @@ function fileItem(f) {
   if (f.action === "move" && f.from != null) li.append(fileLink(f.from), " → ");
   li.append(fileLink(f.path), " ");
   if (!f.diff) {
-    li.append(el("span", "result-detail", `(${fileDetail(f)})`));
+    const detail = fileDetail(f);
+    if (detail) li.append(el("span", "result-detail", `(${detail})`));
     return li;
   }
   const diff = el("div", "result-diff");

@@ -6,7 +6,7 @@
 // the user's choice, reports the result and reads the session again.
 import { call, s } from "./api.js";
 import { attempt, banner, hideBanner, say } from "./banner.js";
-import { revertSaid, rewindPreview, rewindSaid } from "./checkpoints.js";
+import { revertSaid, rewindPreview, rewindSaid, walkSaid } from "./checkpoints.js";
 import { closeCommitted, openDialog } from "./dialog.js";
 import { switchTo } from "./sessions.js";
 import { state } from "./state.js";
@@ -102,15 +102,36 @@ export async function restoreVersion(path, version, what, label, opener, prepare
     });
     closeCommitted();
     await reload();
-    const undoButton = restored(result, revertSaid(result, path, named));
+    const undoButton = restored(result, revertSaid(result, path, named), "code");
     returnFocus(opener, null, undoButton);
   });
 }
 
-/** Says what a committed restore did (`text`), offering its undo: the Undo button, if any. */
-function restored(result, text) {
+/**
+ * What the composer held before a conversation restore put its prompt there, and that prompt: an
+ * undo of the restore puts the draft back while the composer still holds the prompt.
+ */
+let draft = null;
+
+/** Puts turn's `prompt` into the composer (a conversation restored), keeping what it held. */
+function promptBack(prompt) {
+  if (ui.prompt.value !== prompt) draft = { was: ui.prompt.value, prompt };
+  ui.prompt.value = prompt;
+}
+
+/** After an undo of a conversation restore: the composer as it was before it, unless edited since. */
+function draftBack() {
+  if (draft && ui.prompt.value === draft.prompt) ui.prompt.value = draft.was;
+  draft = null;
+}
+
+/**
+ * Says what a committed restore of scope `scope` did (`text`), offering its undo (when the result
+ * says one takes it back: never for a restore that changed nothing): the Undo button, if any.
+ */
+function restored(result, text, scope) {
   const kids = [el("span", null, text)];
-  const undoButton = result.undo_available ? button("Undo", () => attempt(() => undo(result.transaction_id)), "undo") : null;
+  const undoButton = result.undo_available ? button("Undo", () => attempt(() => undo(result.transaction_id, scope)), "undo") : null;
   if (undoButton) kids.push(undoButton);
   kids.push(button("Dismiss", hideBanner));
   banner(result.ok && !result.partial ? "info" : "error", ...kids);
@@ -120,32 +141,37 @@ function restored(result, text) {
 async function afterRewind(result, scope, turn, opener) {
   if (result.session_id !== state.sid) await switchTo(result.session_id);
   else await reload();
-  const undoButton = restored(result, rewindSaid(result, scope, turn));
+  const undoButton = restored(result, rewindSaid(result, scope, turn), scope);
   if (scope !== "code") {
     // the prompt comes back into the composer, and the focus with it
-    ui.prompt.value = result.prompt;
+    promptBack(result.prompt);
     ui.prompt.focus();
   } else {
     returnFocus(opener, turn, undoButton);
   }
 }
 
-async function undo(transaction_id) {
+/** Undoes the restore of scope `scope` (transaction `transaction_id`) and says what it did. */
+async function undo(transaction_id, scope) {
   const result = await call("POST", `${s(state.sid)}/undo`, transaction_id ? { transaction_id } : {});
   await reload();
+  // the prompt a conversation restore put into the composer goes again
+  if (scope !== "code") draftBack();
   // the server says whether the undone rewind can be applied again
-  const kids = [el("span", null, "Undone: the restore was taken back.")];
-  if (result.redo_available) kids.push(button("Redo", () => attempt(redo), "redo"));
+  const kids = [el("span", null, walkSaid(result, "Undone", scope))];
+  if (result.redo_available) kids.push(button("Redo", () => attempt(() => redo(scope)), "redo"));
   kids.push(button("Dismiss", hideBanner));
   banner("info", ...kids);
   return result;
 }
 
-async function redo() {
+/** Redoes the undone restore of scope `scope` and says what it did. */
+async function redo(scope) {
   const result = await call("POST", `${s(state.sid)}/redo`, {});
   await reload();
-  const kids = [el("span", null, "Redone: the restore was made again.")];
-  if (result.undo_available) kids.push(button("Undo", () => attempt(() => undo(result.transaction_id)), "undo"));
+  if (scope !== "code" && result.prompt) promptBack(result.prompt);
+  const kids = [el("span", null, walkSaid(result, "Redone", scope))];
+  if (result.undo_available) kids.push(button("Undo", () => attempt(() => undo(result.transaction_id, scope)), "undo"));
   kids.push(button("Dismiss", hideBanner));
   banner("info", ...kids);
   return result;

@@ -9,6 +9,7 @@ export const state = {
   entries: new Map(), // turn → its checkpoint entry (`GET …/checkpoints`): what each turn offers
   events: null, // the event stream (an EventSource), after the snapshot's `last_event_seq`
   running: false,
+  held: null, // the other Retrace that holds the open session (its status's `held_by`): it is shown read-only
   compacting: false, // this page asked for a compaction that has not answered yet
   plan: false,
 };

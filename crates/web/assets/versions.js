@@ -36,7 +36,8 @@ export async function renderVersions(entries = true) {
   if (id !== state.sid) return;
   // the focused head (a Switch or Retire button), to focus it again in the new tree
   const focusedHead = hasFocus(ui.heads) ? document.activeElement.closest(".head")?.dataset.head : null;
-  ui.heads.replaceChildren(headTree(heads, headActions));
+  // a session another Retrace holds is only shown: no head is switched or retired from here
+  ui.heads.replaceChildren(headTree(heads, state.held ? null : headActions));
   if (focusedHead != null) {
     const li = [...ui.heads.querySelectorAll(".head")].find((h) => h.dataset.head === focusedHead);
     focusFirst(li?.querySelector(":scope > .head-actions button"), li?.querySelector(":scope > .head-row"), ui.versions);

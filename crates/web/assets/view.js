@@ -5,18 +5,35 @@
 // compaction, `lagged`, a stream that broke off and came back, as when the server restarts), the
 // session is read again whole. The stream stays open meanwhile: what it brings during the read
 // waits, and is applied once the snapshot is shown, as far as the snapshot does not hold it.
+// A session another Retrace holds (its status's `held_by`, decided by the server) is shown
+// read-only from its log: no event stream (nothing here changes it), a panel saying so with a New
+// session button, and the session read again every few seconds, so that it opens here once the
+// other one lets it go.
 import { ApiError, call, s, subscribe } from "./api.js";
 import { showApprovals } from "./approvals.js";
-import { banner, errorText, hideBanner, showError } from "./banner.js";
-import { setRunning, showPlan } from "./controls.js";
+import { attempt, banner, errorText, hideBanner, say, showError } from "./banner.js";
+import { setHeld, setRunning, showPlan } from "./controls.js";
 import { readEntries } from "./entries.js";
 import { showStatus } from "./header.js";
 import { ItemList } from "./items.js";
 import { onEvent } from "./live.js";
 import { state } from "./state.js";
 import { extendItem, removeItem, renderItems, scrollDown, showItem } from "./transcript.js";
-import { el } from "./util.js";
+import { button, el } from "./util.js";
 import { refreshSide } from "./versions.js";
+
+/** Starts a new session and opens it, `() => Promise`, set once by app.js (sessions.js). */
+let startNew = async () => {};
+
+export function setStartNew(f) {
+  startNew = f;
+}
+
+/** How often a session another Retrace holds is read again, in ms. */
+const HELD_RECHECK_MS = 3000;
+let heldTimer = null;
+/** The session last shown as held, if any: once it is not, the page says it can go on with it. */
+let heldId = null;
 
 /** The snapshot being read, if any, and whether another was asked for meanwhile. */
 let loading = null;
@@ -64,12 +81,19 @@ async function loadOnce() {
   } catch (e) {
     // what the stream brought meanwhile is lost with the snapshot: the next read starts afresh
     if (id === state.sid) stopEvents();
+    // held by another Retrace, and its log cannot be read here either: said plainly
+    if (id === state.sid && e instanceof ApiError && e.code === "busy") {
+      renderItems([]);
+      return showHeld(id, { says: `This session is open in another Retrace, and cannot be read here: ${e.message}` });
+    }
     throw e;
   } finally {
     came = waiting;
     waiting = null;
   }
   if (id !== state.sid) return;
+  const holder = snap.status.held_by ?? null;
+  const wasHeld = heldId === id;
   const after = snap.last_event_seq;
   // what came up to the snapshot is in it, but for what the page only says (a banner, the usage)
   const held = (seq) => seq != null && seq <= after;
@@ -80,12 +104,35 @@ async function loadOnce() {
   showApprovals(snap.pending_approvals);
   setRunning(!!snap.status.running);
   showPlan(!!snap.status.plan_mode);
+  if (holder) {
+    showHeld(id, holder);
+    await refreshSide(false);
+    return;
+  }
+  setHeld(null);
+  heldId = null;
+  if (wasHeld) say("This session is no longer open in another Retrace: you can go on with it here.");
   if (state.events) {
     for (const [type, seq, data] of came.filter(([, seq]) => !held(seq))) apply(type, data);
   } else {
     connect(id, after);
   }
   await refreshSide(false);
+}
+
+/**
+ * Shows session `id` as held by another Retrace (`holder`: its `says`): nothing here changes it,
+ * no event stream follows it, and it is read again in a while.
+ */
+function showHeld(id, holder) {
+  stopEvents();
+  setHeld(holder);
+  heldId = id;
+  banner("held", el("span", null, holder.says), button("New session", () => attempt(startNew), "primary"));
+  clearTimeout(heldTimer);
+  heldTimer = setTimeout(() => {
+    if (state.sid === id && state.held) reread();
+  }, HELD_RECHECK_MS);
 }
 
 /** Whether the page said it cannot read the session (and takes that back once it can). */

@@ -24,12 +24,14 @@ const PROMPT_CHARS = 48;
 
 /**
  * A session as the picker names it: its first prompt (cut, on one line), how long ago it was last
- * used, its turns — "fix the parser · 5 minutes ago · 3 turns"; "New session" before any prompt.
+ * used, its turns — "fix the parser · 5 minutes ago · 3 turns"; "New session" before any prompt;
+ * "· open in another Retrace" when another process holds it (its `held_by`).
  */
 export function sessionLabel(e, now = Date.now()) {
   const first = (e.first_prompt ?? "").replace(/\s+/g, " ").trim();
   const name = !first ? "New session" : first.length > PROMPT_CHARS ? `${first.slice(0, PROMPT_CHARS - 1)}…` : first;
   const when = ago(e.last_used_at ?? e.created_at, now);
-  return [name, when, count(e.turns ?? 0, "turn")].filter(Boolean).join(" · ");
+  const held = e.held_by ? "open in another Retrace" : null;
+  return [name, when, count(e.turns ?? 0, "turn"), held].filter(Boolean).join(" · ");
 }
 

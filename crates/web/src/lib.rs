@@ -69,6 +69,7 @@ pub const FILES: &[(&str, Asset)] = &[
     embed!("results.js", JS),
     embed!("sessions.js", JS),
     embed!("state.js", JS),
+    embed!("syntax.js", JS),
     embed!("transcript.js", JS),
     embed!("turns.js", JS),
     embed!("ui.js", JS),
@@ -76,9 +77,28 @@ pub const FILES: &[(&str, Asset)] = &[
     embed!("versions.js", JS),
     embed!("view.js", JS),
     embed!("words.js", JS),
-    // the vendored libraries markdown.js uses (crates/web/assets/vendor/README.md: versions, origin, licences)
+    // the vendored libraries markdown.js and syntax.js use (crates/web/assets/vendor/README.md: versions, origin, licences)
     embed!("vendor/marked.esm.js", JS),
     embed!("vendor/purify.es.js", JS),
+    // highlight.js and the languages syntax.js colours (the same README)
+    embed!("vendor/highlight/core.js", JS),
+    embed!("vendor/highlight/bash.min.js", JS),
+    embed!("vendor/highlight/c.min.js", JS),
+    embed!("vendor/highlight/cpp.min.js", JS),
+    embed!("vendor/highlight/css.min.js", JS),
+    embed!("vendor/highlight/diff.min.js", JS),
+    embed!("vendor/highlight/go.min.js", JS),
+    embed!("vendor/highlight/ini.min.js", JS),
+    embed!("vendor/highlight/java.min.js", JS),
+    embed!("vendor/highlight/javascript.min.js", JS),
+    embed!("vendor/highlight/json.min.js", JS),
+    embed!("vendor/highlight/markdown.min.js", JS),
+    embed!("vendor/highlight/python.min.js", JS),
+    embed!("vendor/highlight/rust.min.js", JS),
+    embed!("vendor/highlight/sql.min.js", JS),
+    embed!("vendor/highlight/typescript.min.js", JS),
+    embed!("vendor/highlight/xml.min.js", JS),
+    embed!("vendor/highlight/yaml.min.js", JS),
 ];
 
 /// The file at `path` (relative to `assets/`, no leading `/`), if it is embedded.

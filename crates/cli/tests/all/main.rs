@@ -38,3 +38,4 @@ mod tui_cli;
 mod tui_input_cli;
 mod tui_trial_cli;
 mod web_cli;
+mod web_held_cli;

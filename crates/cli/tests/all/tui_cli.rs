@@ -129,13 +129,11 @@ fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
     t2.keys(&["3"]);
     t2.wait("the preview", |s| s.contains("Restore code to before turn 0"));
     t2.keys(&["Enter"]);
-    t2.wait("the restore note", |s| {
-        flat(s).contains("Edits made to them since then are no longer on disk.")
-    });
+    t2.wait("the restore note", |s| flat(s).contains("※ Restored "));
     assert_eq!(files(&ws), ["b.txt", "old.txt"]);
     let screen = t2.screen();
     assert!(
-        flat(&screen).contains("※ The user restored these files to their state before turn 0:"),
+        flat(&screen).contains("※ Restored ") && flat(&screen).contains(" to before turn 0"),
         "{screen}"
     );
     assert!(item_rows(&screen).contains(&expected[0].to_string()), "{screen}");
@@ -143,15 +141,13 @@ fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
     // Its undo: the files are as the turn left them, a second note says so, the count stays.
     t2.text("/undo");
     t2.keys(&["Enter"]);
-    t2.wait("the undo's note", |s| {
-        flat(s).contains("※ The user undid that restore; these files are back as they were before it:")
-    });
+    t2.wait("the undo's note", |s| flat(s).contains("※ Undid the restore of "));
     assert_eq!(files(&ws), ["b.txt", "moved.txt", "new.txt"]);
     let screen = t2.screen();
     assert!(item_rows(&screen).contains(&expected[0].to_string()), "{screen}");
     assert!(
-        flat(&screen).contains("Edits made to them since then are no longer on disk."),
-        "the first note stays whole:\n{screen}"
+        flat(&screen).contains("※ Restored ") && flat(&screen).contains(" to before turn 0"),
+        "the first note stays:\n{screen}"
     );
     t2.keys(&["C-d"]);
     wait_gone(&t2);

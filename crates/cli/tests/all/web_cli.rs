@@ -57,13 +57,13 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
-const TOKEN: &str = "web-test-token-0123456789";
+pub(crate) const TOKEN: &str = "web-test-token-0123456789";
 
-fn browser_dir() -> PathBuf {
+pub(crate) fn browser_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../web/tests/browser")
 }
 
-fn shots_dir() -> PathBuf {
+pub(crate) fn shots_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("web-screenshots")
 }
 
@@ -93,7 +93,7 @@ fn missing(env: &str, default: &str, package: &str) -> Option<String> {
 }
 
 /// Whether the test can run: if not, it says why and passes, except in CI, where it fails.
-fn can_run(what: &str, env: &str, default: &str, package: &str) -> bool {
+pub(crate) fn can_run(what: &str, env: &str, default: &str, package: &str) -> bool {
     let Some(why) = missing(env, default, package) else {
         return true;
     };
@@ -106,7 +106,7 @@ fn can_run(what: &str, env: &str, default: &str, package: &str) -> bool {
 }
 
 /// `retrace serve` on a fresh workspace with a script model answering `responses`.
-struct Serve {
+pub(crate) struct Serve {
     tmp: tempfile::TempDir,
     ws: PathBuf,
     child: Child,
@@ -118,7 +118,7 @@ struct Serve {
 
 /// Starts `retrace serve` on `port` (0: a free one) with the data under `tmp`, the workspace `ws`
 /// and the script model `script`: the process, and the address it printed.
-fn spawn_serve(tmp: &Path, ws: &Path, script: &Path, port: u16) -> (Child, String) {
+pub(crate) fn spawn_serve(tmp: &Path, ws: &Path, script: &Path, port: u16) -> (Child, String) {
     let mut c = support::isolated_retrace(tmp);
     c.args(["serve", "--port", &port.to_string(), "--workspace"])
         .arg(ws)
@@ -141,18 +141,18 @@ fn spawn_serve(tmp: &Path, ws: &Path, script: &Path, port: u16) -> (Child, Strin
 }
 
 /// Writes a script model's file answering `responses`.
-fn write_script(path: &Path, responses: &Value) {
+pub(crate) fn write_script(path: &Path, responses: &Value) {
     std::fs::write(path, json!({ "responses": responses }).to_string()).unwrap();
 }
 
 /// Stops a server as a user would (SIGTERM); its exit code.
-fn stop(child: &mut Child) -> Option<i32> {
+pub(crate) fn stop(child: &mut Child) -> Option<i32> {
     kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
     child.wait().unwrap().code()
 }
 
 impl Serve {
-    fn start(responses: Value) -> Serve {
+    pub(crate) fn start(responses: Value) -> Serve {
         Serve::start_with_config(responses, None)
     }
 
@@ -199,7 +199,7 @@ impl Serve {
     /// most), then stops the server; the script's status (None: timed out), and serve's exit code.
     /// A line `RESTART` from the script restarts the server ([`Serve::restart`]); the script gets
     /// the new address on its standard input. Its other lines are passed on.
-    fn run(mut self, script: &str) -> (Option<ExitStatus>, Option<i32>) {
+    pub(crate) fn run(mut self, script: &str) -> (Option<ExitStatus>, Option<i32>) {
         let mut node = Command::new("node")
             .current_dir(browser_dir())
             .arg(script)
@@ -251,7 +251,7 @@ impl Serve {
 }
 
 /// Removes earlier screenshots whose names `pred` picks (the two tests share the folder).
-fn clear_shots(pred: impl Fn(&str) -> bool) {
+pub(crate) fn clear_shots(pred: impl Fn(&str) -> bool) {
     let Ok(dir) = std::fs::read_dir(shots_dir()) else {
         return;
     };

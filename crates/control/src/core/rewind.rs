@@ -120,12 +120,12 @@ impl Core {
             let m = self.store.record_rewind(turn, record.to_stored())?;
             result.transaction_id = Some(m.id);
         }
-        // Whether `undo` would do something now: this transaction, or (nothing written) the rewind
-        // before it, which stays the one undo takes back.
+        // Whether `undo` would take this restore back now. One that changed nothing (every file
+        // already as it was, or every conflicted one skipped) recorded no transaction and offers
+        // no undo: the undo target is still the restore before it, whose own result offered it.
         result.undo_available = match (&result.transaction_id, self.store.undo_target()) {
             (Some(id), Some(u)) => &u.id == id,
-            (None, Some(_)) => true,
-            (_, None) => false,
+            _ => false,
         };
         // A rewind that wrote something ends redo; one that wrote nothing leaves it as it was.
         result.redo_available = self.redo_available();

@@ -5,36 +5,68 @@ use retrace_protocol::{ChangeAction, FileChange, NoteKind, ToolStatus, ITEM_DIFF
 /// What the log's restore notes begin with (they are written for the model).
 const NOTE_PREFIX: &str = "Note from Retrace: ";
 
-/// How a restore note named the turn its files went back to before it said "before turn N" (as
-/// every frontend does): logs written then still hold it.
-const OLD_TURN_WORDS: &str = "their state at the start of turn ";
-
-/// How a restore note names that turn now.
-const TURN_WORDS: &str = "their state before turn ";
+/// What a restore note says, after "the user ", for each kind of restore (they are written for
+/// the model), and how a restore note of an older log named the turn ("at the start of turn N").
+const RESTORED: &str = "restored these files to their state before turn ";
+const OLD_RESTORED: &str = "restored these files to their state at the start of turn ";
+const UNDID: &str = "undid that restore; these files are back as they were before it: ";
+const REDID: &str = "redid that restore; these files are again as it left them: ";
+/// What a restore note adds after its files.
+const NO_LONGER: &str = ". Edits made to them since then are no longer on disk.";
 
 /// A note's kind and the text every frontend shows, from the text the model was given. A
-/// restore note of an older log ("… at the start of turn 2 …") reads as a new one ("… before
-/// turn 2 …").
+/// restore note is worded for the user: "Restored a.txt, b.txt to before turn 2", "Undid the
+/// restore of a.txt", "Redid the restore of a.txt" (an older log's "… at the start of turn 2 …"
+/// reads the same).
 pub(crate) fn note(content: &str) -> (NoteKind, String) {
     let text = content.strip_prefix(NOTE_PREFIX).unwrap_or(content);
-    let kind = if content.starts_with(NOTE_PREFIX)
+    let restore = content.starts_with(NOTE_PREFIX)
         && (text.starts_with("the user restored")
             || text.starts_with("the user undid")
-            || text.starts_with("the user redid"))
+            || text.starts_with("the user redid"));
+    if restore {
+        let said = text.strip_prefix("the user ").unwrap_or(text);
+        return (
+            NoteKind::Restore,
+            restore_words(said).unwrap_or_else(|| upper_first(text)),
+        );
+    }
+    (NoteKind::Other, upper_first(text))
+}
+
+/// A restore note's words after "the user " as the user reads them; `None` when it is not worded
+/// as Retrace words them.
+fn restore_words(said: &str) -> Option<String> {
+    let files = |rest: &str| {
+        let rest = rest.strip_suffix(NO_LONGER).unwrap_or(rest);
+        let rest = rest.strip_suffix('.').unwrap_or(rest);
+        (!rest.is_empty()).then(|| rest.to_string())
+    };
+    if let Some(rest) = said
+        .strip_prefix(RESTORED)
+        .or_else(|| said.strip_prefix(OLD_RESTORED))
     {
-        NoteKind::Restore
-    } else {
-        NoteKind::Other
-    };
-    let mut shown = match kind {
-        NoteKind::Restore => text.replacen(OLD_TURN_WORDS, TURN_WORDS, 1),
-        NoteKind::Compaction | NoteKind::ModelSwitch | NoteKind::Other => text.to_string(),
-    };
+        let (turn, rest) = rest.split_once(": ")?;
+        turn.parse::<u64>().ok()?;
+        return Some(format!("Restored {} to before turn {turn}", files(rest)?));
+    }
+    if let Some(rest) = said.strip_prefix(UNDID) {
+        return Some(format!("Undid the restore of {}", files(rest)?));
+    }
+    if let Some(rest) = said.strip_prefix(REDID) {
+        return Some(format!("Redid the restore of {}", files(rest)?));
+    }
+    None
+}
+
+/// `text` with its first letter in upper case.
+fn upper_first(text: &str) -> String {
+    let mut shown = text.to_string();
     if let Some(first) = shown.get(..1) {
         let upper = first.to_uppercase();
         shown.replace_range(..1, &upper);
     }
-    (kind, shown)
+    shown
 }
 
 /// A tool's output cut to [`ITEM_OUTPUT_CAP`] bytes at a character boundary, and whether it was.
@@ -138,18 +170,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn restore_notes_are_told_apart_and_lose_the_model_prefix() {
-        let (kind, text) =
-            note("Note from Retrace: the user restored these files to their state before turn 2: a.txt.");
+    fn restore_notes_are_told_apart_and_read_as_the_users_own() {
+        let (kind, text) = note(
+            "Note from Retrace: the user restored these files to their state before turn 2: a.txt, b/c.md. \
+             Edits made to them since then are no longer on disk.",
+        );
         assert_eq!(kind, NoteKind::Restore);
+        assert_eq!(text, "Restored a.txt, b/c.md to before turn 2");
         assert_eq!(
-            text,
-            "The user restored these files to their state before turn 2: a.txt."
+            note("Note from Retrace: the user restored these files to their state before turn 0: a.txt."),
+            (NoteKind::Restore, "Restored a.txt to before turn 0".to_string())
+        );
+        assert_eq!(
+            note("Note from Retrace: the user undid that restore; these files are back as they were before it: a.txt."),
+            (NoteKind::Restore, "Undid the restore of a.txt".to_string())
+        );
+        assert_eq!(
+            note("Note from Retrace: the user redid that restore; these files are again as it left them: a.txt."),
+            (NoteKind::Restore, "Redid the restore of a.txt".to_string())
         );
         assert_eq!(note("something else").0, NoteKind::Other);
         // Another note saying those words is left as it is.
         let other = "their state at the start of turn 1";
         assert_eq!(note(other), (NoteKind::Other, format!("T{}", &other[1..])));
+        // A restore note worded otherwise (edited by hand) is shown as it is, without the prefix.
+        assert_eq!(
+            note("Note from Retrace: the user restored something"),
+            (NoteKind::Restore, "The user restored something".to_string())
+        );
     }
 
     #[test]
@@ -159,11 +207,7 @@ mod tests {
              Edits made to them since then are no longer on disk.",
         );
         assert_eq!(kind, NoteKind::Restore);
-        assert_eq!(
-            text,
-            "The user restored these files to their state before turn 2: a.txt. \
-             Edits made to them since then are no longer on disk."
-        );
+        assert_eq!(text, "Restored a.txt to before turn 2");
     }
 
     #[test]

@@ -109,6 +109,31 @@ impl Service {
         .await?)
     }
 
+    /// The other process that holds session `id` (another `retrace serve`, a terminal UI), if
+    /// any: this process can read it ([`Service::reader`]), not change it. Never this process (a
+    /// session it has open is not even looked at: its lease is not touched).
+    pub fn held_by(&self, id: &SessionId) -> Option<retrace_protocol::SessionHolder> {
+        if matches!(self.find(id), Found::Open(_) | Found::Closing(_)) {
+            return None;
+        }
+        crate::held::held_elsewhere(&self.inner.data.sessions_dir(), id)
+    }
+
+    /// The session a frontend opens when none is named: the newest of `workspace` that no other
+    /// process holds; `None` when there is none (a new one is started then).
+    pub async fn newest_free(&self, workspace: &Path) -> std::result::Result<Option<SessionId>, Error> {
+        let (service, workspace) = (self.clone(), workspace.to_path_buf());
+        Ok(blocking("listing the sessions", move || {
+            Ok(sessions(&service.inner.data, Some(&workspace))?
+                .into_iter()
+                // old flat logs record no workspace: never taken for this one's
+                .filter(|e| e.workspace.is_some())
+                .map(|e| e.id)
+                .find(|id| service.held_by(id).is_none()))
+        })
+        .await?)
+    }
+
     /// The logs of the data root `sessions` cannot list (unreadable, empty, not a session log), each
     /// as its path and the problem: a frontend warns about them, since a log that is never listed
     /// is never pruned either (`delete_session` removes one by its id).

@@ -158,13 +158,9 @@ fn a_restore_note_is_an_item_live_and_after() {
     match &note.body {
         ItemBody::Note(n) => {
             assert_eq!(n.note, retrace_protocol::NoteKind::Restore);
-            // Named "before turn 0", as every frontend names the turn a restore goes back to.
-            assert!(
-                n.text
-                    .starts_with("The user restored these files to their state before turn 0: a.txt."),
-                "{}",
-                n.text
-            );
+            // Named "before turn 0", as every frontend names the turn a restore goes back to, in
+            // the user's words (the log's note is written for the model).
+            assert_eq!(n.text, "Restored a.txt to before turn 0");
         }
         other => panic!("not a note: {other:?}"),
     }

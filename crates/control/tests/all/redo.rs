@@ -79,6 +79,11 @@ fn undo_redo_undo_of_a_both_rewind_walks_files_and_heads_across_a_restart() {
     );
     let again = w.heads(&h).into_iter().find(|x| x.id == d.head_id).unwrap();
     assert_eq!(again.kind, HeadKind::Rewind);
+    // The retired head and the one made again are told apart by their titles, as every frontend
+    // names them.
+    let first = w.heads(&h).into_iter().find(|x| x.id == head).unwrap();
+    assert_eq!(first.title, "rewind before “one”");
+    assert_eq!(again.title, "rewind before “one” (2)");
     assert_eq!(
         again.parent_head.as_ref().map(|p| p.as_str()),
         Some("main"),

@@ -432,6 +432,55 @@ fn code_rewind_plan_and_note() {
     assert_eq!(r.turn, 2);
 }
 
+/// A code restore that changes nothing offers no undo of its own, whether every file was already
+/// as it was or its one conflicted file was kept; the restore before it stays the one undo takes
+/// back. A conflicted plan opens on keeping the file when that commits.
+#[test]
+fn a_restore_that_changes_nothing_offers_no_undo() {
+    let w = World::new();
+    let h = w.open();
+    w.turn(&h, "zero", vec![write("a.txt", "a0\n")]);
+    w.turn(&h, "one", vec![write("a.txt", "a1\n")]);
+    let plan = prepare(&w, &h, 1, RewindScope::Code);
+    let first = commit(&w, &h, &plan.plan_id, OnConflict::Refuse, true).unwrap();
+    assert!(
+        first.transaction_id.is_some() && first.undo_available,
+        "{first:?}"
+    );
+
+    // Again: every file already as it was.
+    let plan = prepare(&w, &h, 1, RewindScope::Code);
+    assert!(
+        plan.files.iter().all(|f| f.action == FileAction::Unchanged),
+        "{plan:?}"
+    );
+    assert_eq!(plan.preselected(), None);
+    let again = commit(&w, &h, &plan.plan_id, OnConflict::Refuse, true).unwrap();
+    assert!(
+        again.files_written.is_empty() && again.transaction_id.is_none(),
+        "{again:?}"
+    );
+    assert!(!again.undo_available, "{again:?}");
+
+    // Edited by hand and kept: nothing changes either.
+    w.put("a.txt", b"mine\n");
+    let plan = prepare(&w, &h, 1, RewindScope::Code);
+    assert_eq!(plan.preselected(), Some(OnConflict::Skip), "{plan:?}");
+    let kept = commit(&w, &h, &plan.plan_id, OnConflict::Skip, true).unwrap();
+    assert!(
+        kept.files_written.is_empty() && kept.transaction_id.is_none(),
+        "{kept:?}"
+    );
+    assert!(!kept.undo_available, "{kept:?}");
+    assert_eq!(w.read("a.txt").unwrap(), b"mine\n");
+
+    // The first restore is still the one undo takes back.
+    w.put("a.txt", b"a0\n");
+    let u = undo(&w, &h, None).unwrap();
+    assert_eq!(u.files_written, ["a.txt"]);
+    assert_eq!(w.read("a.txt").unwrap(), b"a1\n");
+}
+
 #[test]
 fn summaries_with_the_demo_model() {
     let w = World::new();

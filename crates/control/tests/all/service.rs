@@ -387,6 +387,38 @@ fn one_actor_per_session_and_the_lease_goes_with_the_last_handle() {
     w.run(other.shutdown());
 }
 
+/// What a frontend shows of a session another process holds is read without the lease: the reader's
+/// snapshot is the handle's, but for what only the open session knows. This process's own sessions
+/// are never "held elsewhere", and the newest of them is the one to open first. (A real second
+/// process holding one: `crates/cli/tests/all/web_held_cli.rs`.)
+#[test]
+fn a_reader_snapshot_shows_what_the_handle_shows_and_own_sessions_are_not_held_elsewhere() {
+    let w = World::new();
+    let older = w.open();
+    w.turn(&older, "older", vec![write("o.txt", "o\n")]);
+    std::thread::sleep(Duration::from_millis(1100));
+    let h = w.open();
+    w.turn(&h, "zero", vec![write("a.txt", "a\n")]);
+    let id = h.session_id();
+    let mine = w.run(h.snapshot()).unwrap();
+    let reader = w.svc.reader(id.as_str()).unwrap();
+    let read = reader.snapshot().unwrap();
+    assert_eq!(read.items, mine.items);
+    assert_eq!(read.heads, mine.heads);
+    assert_eq!(read.head_id, mine.head_id);
+    assert_eq!(read.context_tokens, mine.context_tokens);
+    assert_eq!((read.last_event_seq, read.status.running), (0, None));
+    assert_eq!(read.status.workspace, mine.status.workspace);
+    assert_eq!(read.status.plan_mode, mine.status.plan_mode);
+    // held by this very process: not elsewhere
+    assert_eq!(reader.held_by(), None);
+    assert_eq!(w.svc.held_by(&id), None);
+    // another service of this process sees the same
+    assert_eq!(Service::new(w.options()).held_by(&id), None);
+    let ws = std::path::PathBuf::from(&mine.status.workspace);
+    assert_eq!(w.run(w.svc.newest_free(&ws)).unwrap(), Some(id));
+}
+
 #[test]
 fn unknown_turns_heads_and_sessions_are_not_found_everywhere() {
     let w = World::new();

@@ -206,14 +206,40 @@ async fn not_found_refused_stale_plan_and_model() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_another_writer_holds_is_busy() {
+async fn a_session_another_writer_holds_is_read_but_not_changed() {
     let env = Env::new(vec![]);
     let other = retrace_control::Service::new(retrace_control::ServiceOptions::new(&env.home));
     let held = other.create(&env.ws).await.unwrap();
-    let got = env.get(&format!("/api/sessions/{}", held.session_id())).await;
-    assert_error(&got, 409, "busy");
+    let id = held.session_id();
+    // Read from its log, saying it is held (here by this very process, whose pid is not named).
+    let (s, st) = env.get(&format!("/api/sessions/{id}")).await;
+    assert_eq!(s, StatusCode::OK, "{st}");
+    assert_eq!(
+        st["held_by"]["says"],
+        "This session is open in another Retrace. Close it there, or start a new session here.",
+        "{st}"
+    );
+    let (s, snap) = env.get(&format!("/api/sessions/{id}?include=items")).await;
+    assert_eq!(s, StatusCode::OK, "{snap}");
+    assert!(snap["status"]["held_by"].is_object(), "{snap}");
+    for path in ["checkpoints", "heads", "transcript"] {
+        let (s, v) = env.get(&format!("/api/sessions/{id}/{path}")).await;
+        assert_eq!(s, StatusCode::OK, "{path}: {v}");
+    }
+    // Changed or followed: busy.
+    assert_error(
+        &env.post(&format!("/api/sessions/{id}/messages"), json!({"prompt": "mine"}))
+            .await,
+        409,
+        "busy",
+    );
+    assert_error(&env.get(&format!("/api/sessions/{id}/events")).await, 409, "busy");
     drop(held);
     other.shutdown().await;
+    // Let go: opened here.
+    let (s, st) = env.get(&format!("/api/sessions/{id}")).await;
+    assert_eq!(s, StatusCode::OK, "{st}");
+    assert!(st.get("held_by").is_none(), "{st}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

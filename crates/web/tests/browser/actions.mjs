@@ -2,9 +2,9 @@
 // written files, then a shell command, approved). Each prompt's rewind menu and each checkpoint
 // of the Versions panel show their entry's `actions` (`GET …/checkpoints`): the same labels in
 // the same order, an unavailable one disabled with its reason shown (its title and its text).
-// A code restore over a file edited by hand offers the plan's conflict choices with none picked
-// and the commit button disabled until one is; the file table's action column follows the pick
-// (the chosen choice's `files`), and the commit sends `confirm` only once the user ticked the
+// A code restore over a file edited by hand offers the plan's conflict choices with the one it
+// opens on (`preselected`: keeping the file) picked; the file table's action column follows the
+// pick (the chosen choice's `files`), and the commit sends `confirm` only once the user ticked the
 // confirmation the plan asks for (its shell command's effects stay). A conversation restore goes
 // through the preview too, and sends no `confirm`. Any console error or page error fails the run.
 //
@@ -114,8 +114,10 @@ try {
     await radios.evaluateAll((rs) => rs.map((r) => [r.value, r.closest("label").textContent.trim()])),
     plan.choices.map((c) => [c.on_conflict, c.label]),
   );
-  if ((await dialog.locator("input[type=radio]:checked").count()) !== 0) throw new Error("a conflict choice is pre-checked");
-  if (!(await confirm.isDisabled())) throw new Error("the commit button is enabled with no choice picked");
+  same("the choice picked at first", await dialog.locator("input[type=radio]:checked").evaluateAll((rs) => rs.map((r) => r.value)), [plan.preselected]);
+  if (plan.preselected !== "skip") throw new Error(`the plan opens on ${plan.preselected}, not on keeping the file`);
+  // the confirmation is still to tick
+  if (!(await confirm.isDisabled())) throw new Error("the commit button is enabled before the confirmation is ticked");
   /** The file table's action column, by path. */
   const actions = () =>
     dialog.locator(".plan-files tr[data-path]").evaluateAll((rows) => rows.map((r) => [r.dataset.path, r.querySelector(".file-action").textContent]));

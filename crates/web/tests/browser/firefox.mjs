@@ -123,7 +123,7 @@ try {
   await waitText("#banner", "Undone");
   await waitFor("one.txt to come back", () => fs.existsSync(file("one.txt")));
   if (fs.readFileSync(file("one.txt"), "utf8") !== "1\n") throw new Error("one.txt is not back as it was");
-  await waitText(".msg.note", "The user undid that restore");
+  await waitText(".msg.note", "Undid the restore of one.txt");
   const seen = await rows();
   check("undo");
 

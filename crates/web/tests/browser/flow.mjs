@@ -203,14 +203,15 @@ try {
   await page.locator("#banner").waitFor({ state: "hidden" });
   await expectFocus("Dismiss", (a) => a.id === "prompt");
 
-  // A file edited by hand since Retrace wrote it is a conflict: nothing is chosen for it until
-  // the user picks; skipped, it keeps the edit while the rest is restored; undo again.
+  // A file edited by hand since Retrace wrote it is a conflict: the preview opens on keeping it
+  // (the plan's `preselected`), ready to commit; skipped, it keeps the edit while the rest is
+  // restored; undo again.
   fs.writeFileSync(file("one.txt"), "mine\n");
   await first.locator(".rewind .menu-toggle").click();
   await first.locator('.rewind button[data-action="restore_code"]').click();
   await dialog.locator(".conflicts", { hasText: "one.txt" }).waitFor();
-  await page.locator("#rewind-confirm:disabled").waitFor();
-  await dialog.getByLabel("Skip them (keep your changes)").check();
+  await page.locator("#rewind-confirm:not(:disabled)", { hasText: "Skip them" }).waitFor();
+  if (!(await dialog.getByLabel("Skip them (keep your changes)").isChecked())) throw new Error("keeping the conflicted file is not picked at first");
   await shot("conflict");
   await page.locator("#rewind-confirm").click();
   // the banner counts the skipped file with the rest

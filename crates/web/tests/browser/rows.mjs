@@ -131,7 +131,7 @@ try {
   await a.locator("#rewind-confirm").click();
   await a.locator("#banner", { hasText: "Restored code" }).waitFor();
   if (fs.existsSync(file("b.txt")) || fs.readFileSync(file("a.txt"), "utf8") !== "1\n2\n3\n") throw new Error("the files were not restored");
-  await a.locator(".msg.note.restore", { hasText: "The user restored these files" }).waitFor();
+  await a.locator(".msg.note.restore", { hasText: "Restored a.txt, b.txt to before turn 1" }).waitFor();
   const rewound = await rows(a);
   same("the rows before the rewind's note", rewound.slice(0, live.length), live);
   if (rewound.length !== live.length + 1 || !rewound.at(-1).startsWith("msg note restore")) {
@@ -144,7 +144,7 @@ try {
   await a.locator("#banner").getByRole("button", { name: "Undo" }).click();
   await a.locator("#banner", { hasText: "Undone" }).waitFor();
   if (!fs.existsSync(file("b.txt"))) throw new Error("the undo did not bring b.txt back");
-  await a.locator(".msg.note.restore", { hasText: "The user undid that restore" }).waitFor();
+  await a.locator(".msg.note.restore", { hasText: "Undid the restore of" }).waitFor();
   const undone = await rows(a);
   same("the rows before the undo's note", undone.slice(0, rewound.length), rewound);
   if (undone.length !== rewound.length + 1) throw new Error(`after the undo the rows end ${JSON.stringify(undone.slice(rewound.length))}`);

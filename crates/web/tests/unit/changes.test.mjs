@@ -38,10 +38,14 @@ test("an empty diff has no lines, and a last line without a break is kept", () =
 test("a change in a sentence, and the counts of several", () => {
   // each file's name a button opening its history
   assert.deepEqual(head({ path: "one.txt", action: "create", added: 1, removed: 0 }), ["created one.txt (+1 −0)", ["one.txt"]]);
-  assert.deepEqual(head({ path: "b", from: "a", action: "move", added: 0, removed: 0 }), ["moved a → b (+0 −0)", ["a", "b"]]);
+  // a move that changed no line says no counts
+  assert.deepEqual(head({ path: "b", from: "a", action: "move", added: 0, removed: 0 }), ["moved a → b", ["a", "b"]]);
+  assert.deepEqual(head({ path: "b", from: "a", action: "move", added: 1, removed: 0 }), ["moved a → b (+1 −0)", ["a", "b"]]);
   assert.deepEqual(head({ path: "img.png", action: "modify", added: 0, removed: 0, binary: true }), ["modified img.png (binary)", ["img.png"]]);
   assert.equal(changesCount([{ added: 2, removed: 1 }, { added: 1, removed: 0 }]), "+3 −1");
   assert.equal(changesCount([]), "");
+  assert.equal(changesCount([{ action: "move", added: 0, removed: 0 }]), "");
+  assert.equal(changesCount([{ action: "move", added: 0, removed: 0 }, { action: "modify", added: 1, removed: 0 }]), "+1 −0");
 });
 
 test("a diff's lines are numbered in the old and the new file from each hunk's header", () => {

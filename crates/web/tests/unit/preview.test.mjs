@@ -1,6 +1,6 @@
 // A rewind's preview (assets/checkpoints.js `rewindPreview`) in node, on the few elements of dom.mjs
-// (no browser): the plan's conflict choices offered by their labels with none picked, the file
-// table following the pick, what the commit button does and sends as the user chooses, and each
+// (no browser): the plan's conflict choices offered by their labels, the one the plan opens on
+// picked (keeping the conflicted files), the file table's actions and changes following the pick, what the commit button does and sends as the user chooses, and each
 // file's diff opened from its counts (a cut one loading the whole diff).
 //
 //   node --test tests/unit/
@@ -12,13 +12,19 @@ import "./dom.mjs";
 const { planCounts, rewindPreview } = await import("../../assets/checkpoints.js");
 
 const files = (a, b) => [{ path: "a.txt", action: a }, { path: "b.txt", action: b }];
-const plan = (blockers, conflicted = true) => ({
+const plan = (blockers, conflicted = true, preselected) => ({
   plan_id: "p",
+  preselected,
   scope: "code",
   prompt: "one",
   blockers,
   gaps: [],
-  files: conflicted ? [{ path: "a.txt", action: "skip" }, { path: "b.txt", action: "delete" }] : files("write", "delete"),
+  files: conflicted
+    ? [
+        { path: "a.txt", action: "skip", diff: "@@ -1 +0,0 @@\n-mine\n", added: 0, removed: 1 },
+        { path: "b.txt", action: "delete", diff: "@@ -1 +0,0 @@\n-b\n", added: 0, removed: 1 },
+      ]
+    : files("write", "delete"),
   conflicts: conflicted ? [{ path: "a.txt", reason: "manual_edit", says: "edited outside Retrace" }] : [],
   choices: conflicted
     ? [
@@ -39,8 +45,27 @@ const actions = (p) =>
     .flatMap((e) => [e, ...e.all()])
     .filter((e) => e.tag === "tr" && e.dataset.path)
     .map((r) => [r.dataset.path, r.children[1].textContent]);
+/** The file table's changes column, by path. */
+const changesOf = (p) =>
+  p.body
+    .flatMap((e) => [e, ...e.all()])
+    .filter((e) => e.tag === "tr" && e.dataset.path)
+    .map((r) => [r.dataset.path, r.children[3].textContent]);
 
-test("a conflict's choices are the plan's, none picked; the table and the commit follow the pick", () => {
+test("a conflict's choices are the plan's, the one it opens on picked; the table and the commit follow the pick", () => {
+  // opened on keeping the conflicted file: its action is skip and it shows no changes
+  const kept = rewindPreview(plan([{ kind: "conflicts", count: 1 }], true, "skip"), "Restore code", 0);
+  assert.deepEqual(inputs(kept, "radio").map((r) => r.checked), [false, true, false]);
+  assert.deepEqual(kept.commit(), { ready: true, text: "Restore code — Skip them (keep your changes)", on_conflict: "skip", confirm: false });
+  assert.deepEqual(actions(kept), [["a.txt", "skip (keep as it is)"], ["b.txt", "delete"]]);
+  assert.deepEqual(changesOf(kept), [["a.txt", ""], ["b.txt", "+0 −1"]]);
+  // overwriting shows what it does to the file
+  pick(inputs(kept, "radio")[2]);
+  assert.deepEqual(changesOf(kept), [["a.txt", "+0 −1"], ["b.txt", "+0 −1"]]);
+  pick(inputs(kept, "radio")[1]);
+  assert.deepEqual(changesOf(kept), [["a.txt", ""], ["b.txt", "+0 −1"]]);
+
+  // a plan that names none opens with none picked
   const p = rewindPreview(plan([{ kind: "conflicts", count: 1 }]), "Restore code", 0);
   assert.equal(p.title, "Restore code to before turn 0");
   const radios = inputs(p, "radio");
@@ -59,6 +84,7 @@ test("a conflict's choices are the plan's, none picked; the table and the commit
   assert.deepEqual(p.commit(), { ready: true, text: "Restore code — Overwrite them", on_conflict: "overwrite", confirm: false });
   pick(radios[0]);
   assert.deepEqual(actions(p), [["a.txt", "skip (keep as it is)"], ["b.txt", "skip (keep as it is)"]]);
+  assert.deepEqual(changesOf(p), [["a.txt", ""], ["b.txt", ""]]);
   assert.deepEqual(p.commit(), { ready: false, text: "Restore nothing while files conflict", on_conflict: "refuse", confirm: false });
   assert.equal(inputs(p, "checkbox").length, 0);
 });

@@ -33,6 +33,8 @@ test("the summary says files, lines and commands, from the entry and from the re
 
 test("each file's detail: its counts, a binary one's sizes, why one has no diff", () => {
   assert.equal(fileDetail({ path: "a.txt", action: "modify", added: 3, removed: 1 }), "+3 −1");
+  // a move that changed no line says no counts
+  assert.equal(fileDetail({ path: "b.txt", from: "a.txt", action: "move", added: 0, removed: 0 }), "");
   assert.equal(
     fileDetail({ path: "i.png", action: "modify", added: 0, removed: 0, binary: true, before: { sha256: "x", size: 3 }, after: { sha256: "y", size: 2048 } }),
     "binary, 3 B → 2.0 KiB",

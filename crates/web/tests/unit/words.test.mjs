@@ -1,6 +1,7 @@
 // The page's plain words (assets/words.js, util.js): a restore's file actions in words, a
-// session's name in the picker with a relative time, counts with their plurals; and a tool call's
-// headline as the terminal UI says it (changes.js `toolHeadline`).
+// session's name in the picker with a relative time, counts with their plurals, what an undo or a
+// redo did (checkpoints.js `walkSaid`); and a tool call's headline as the terminal UI says it
+// (changes.js `toolHeadline`).
 //
 //   node --test tests/unit/
 import { test } from "node:test";
@@ -11,6 +12,7 @@ import "./dom.mjs";
 const { ago, count } = await import("../../assets/util.js");
 const { beforeTurn, fileActionWords, sessionLabel } = await import("../../assets/words.js");
 const { toolHeadline } = await import("../../assets/changes.js");
+const { walkSaid } = await import("../../assets/checkpoints.js");
 
 const text = (nodes) => nodes.map((n) => (typeof n === "string" ? n : n.textContent)).join("");
 
@@ -42,6 +44,18 @@ test("a session is named by its first prompt, its last use and its turns", () =>
   const long = sessionLabel({ ...e, first_prompt: "a".repeat(100), turns: 1 }, now);
   assert.ok(long.startsWith(`${"a".repeat(47)}… · `), long);
   assert.ok(long.endsWith("1 turn"), long);
+  // one another Retrace holds says so
+  assert.equal(sessionLabel({ ...e, held_by: { pid: 7, says: "…" } }, now), "fix the parser · 5 minutes ago · 3 turns · open in another Retrace");
+});
+
+test("an undo and a redo say what they did, with counts", () => {
+  const result = (written, deleted) => ({ files_written: written, files_deleted: deleted });
+  assert.equal(walkSaid(result(["a"], []), "Undone", "code"), "Undone: 1 file written back.");
+  assert.equal(walkSaid(result(["a", "b"], ["c"]), "Redone", "code"), "Redone: 2 files written, 1 file deleted.");
+  assert.equal(walkSaid(result([], []), "Undone", "conversation"), "Undone: the conversation is back as it was.");
+  assert.equal(walkSaid(result(["a"], []), "Undone", "both"), "Undone: the conversation is back as it was; 1 file written back.");
+  assert.equal(walkSaid(result([], []), "Redone", "both"), "Redone: the conversation restored again.");
+  assert.equal(walkSaid(result([], []), "Undone", "code"), "Undone: the restore was taken back.");
 });
 
 test("a restore's turn and file actions are said in words", () => {
@@ -59,15 +73,20 @@ test("a tool call's headline is its title as the controller words it, with chips
   assert.equal(text(toolHeadline(call("Deleted old.txt", "ok", [change("delete", "old.txt", 0, 2)]))), "Deleted old.txt +0 −2");
   assert.equal(text(toolHeadline(call("Edited a (2 edits)", "ok", [change("modify", "a", 2, 2)]))), "Edited a (2 edits) +2 −2");
   assert.equal(text(toolHeadline(call("Created i.png", "ok", [change("create", "i.png", 0, 0, { binary: true })]))), "Created i.png");
-  // the title as it came: a rerun write that changed nothing, a call that did not run
+  // a rerun write that changed nothing: its file as a chip, and "unchanged"; a call that did not
+  // run (or names no file) shows its title as it came
+  const unchanged = toolHeadline(call("Wrote a.txt", "ok", [], { tool: "write_file", target: "a.txt" }));
+  assert.equal(text(unchanged), "Wrote a.txt unchanged");
   assert.equal(text(toolHeadline(call("Wrote a.txt", "ok", []))), "Wrote a.txt");
   assert.equal(text(toolHeadline(call("Write a.txt", "denied", []))), "Write a.txt");
   // each changed file's name is a chip that opens its history, a move's two names too
   const chips = (nodes) => nodes.filter((n) => n.tag === "button").map((c) => [c.dataset.file, c.className]);
   assert.deepEqual(chips(toolHeadline(call("Edited calc/ops.py", "ok", [change("modify", "calc/ops.py", 3, 0)]))), [["calc/ops.py", "file-link chip"]]);
   const moved = toolHeadline(call("Moved a.txt → b/a.txt", "ok", [change("move", "b/a.txt", 0, 0, { from: "a.txt" })]));
-  assert.equal(text(moved), "Moved a.txt → b/a.txt +0 −0");
+  // a move that changed no line says no counts
+  assert.equal(text(moved), "Moved a.txt → b/a.txt");
   assert.deepEqual(chips(moved).map(([f]) => f), ["a.txt", "b/a.txt"]);
+  assert.deepEqual(chips(unchanged), [["a.txt", "file-link chip"]]);
   // a name inside another word is no chip
   assert.deepEqual(chips(toolHeadline(call("Edited e (2 edits)", "ok", [change("modify", "e", 1, 1)]))).map(([f]) => f), ["e"]);
   const ran = { tool: "bash", title: "Ran npm test", target: "npm test", status: "ok", output: "boom\n[exit code 1]" };
