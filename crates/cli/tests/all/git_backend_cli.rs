@@ -101,6 +101,56 @@ impl World {
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"))
     }
 
+    /// The model spec of a script whose turn runs `command` as one `bash` call, then answers.
+    pub(crate) fn script(&self, name: &str, command: &str) -> String {
+        let p = self.tmp.path().join(format!("scripts/{name}.json"));
+        let doc = json!({"responses": [
+            {"content": "working", "tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+            {"content": "done"}
+        ]});
+        std::fs::write(&p, doc.to_string()).unwrap();
+        format!("script:{}", p.display())
+    }
+
+    /// `exec --json --backend git --allow-bash --model MODEL` of a new session of the workspace,
+    /// started and not waited for (its stdout as `stdout` says).
+    pub(crate) fn spawn_exec(&self, model: &str, stdout: std::process::Stdio) -> std::process::Child {
+        let ws = self.ws.display().to_string();
+        support::isolated_retrace(self.tmp.path())
+            .args([
+                "exec",
+                "--json",
+                "--backend",
+                "git",
+                "--allow-bash",
+                "--model",
+                model,
+                "--workspace",
+                &ws,
+                "go",
+            ])
+            .stdout(stdout)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    /// `rewind --turn TURN --scope code --json --yes` of session `id`: its JSON.
+    pub(crate) fn rewind_code(&self, id: &str, turn: u64) -> Value {
+        let turn = turn.to_string();
+        self.json(&[
+            "rewind",
+            "--session",
+            id,
+            "--turn",
+            &turn,
+            "--scope",
+            "code",
+            "--json",
+            "--yes",
+        ])
+    }
+
     /// One `exec --json --backend git --allow-bash` turn running `commands`; returns every line.
     pub(crate) fn exec(&self, session: Option<&str>, commands: &[&str]) -> Vec<Value> {
         let n = std::fs::read_dir(self.tmp.path().join("scripts"))
@@ -500,4 +550,9 @@ fn an_unusable_store_refuses_shell_commands_only_and_says_what_to_do() {
     let last = cps.as_array().unwrap().last().unwrap();
     assert_eq!(last["coverage"], "complete", "{last}");
     assert_eq!(last["paths"].as_array().map(Vec::len), Some(1), "{last}");
+}
+
+/// The session id the last line of an `exec --json` names.
+pub(crate) fn session_of(lines: &[Value]) -> String {
+    lines.last().unwrap()["session_id"].as_str().unwrap().to_string()
 }

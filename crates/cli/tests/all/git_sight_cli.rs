@@ -4,12 +4,12 @@
 //! restores what the command did make or change. A process killed during a command leaves the
 //! command's shell gap: the turn never claims what it did not capture.
 
-use crate::git_backend_cli::{git, tree, World};
+use crate::git_backend_cli::{git, session_of, tree, World};
 use crate::support;
 
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 fn gaps(cps: &Value, turn: usize) -> Vec<(String, String)> {
     cps[turn]["gaps"]
@@ -51,7 +51,7 @@ fn files_that_only_came_into_sight_survive_a_rewind() {
             "echo made > build/new.txt && echo changed > keep.txt",
         ],
     );
-    let id = lines.last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let id = session_of(&lines);
     let cps = w.json(&["checkpoints", "--session", &id, "--json"]);
     let g = gaps(&cps, 0);
     for path in ["secret.env", "build", "vendor/lib"] {
@@ -72,17 +72,7 @@ fn files_that_only_came_into_sight_survive_a_rewind() {
         .collect();
     assert!(!files.contains(&"secret.env"), "{files:?}");
 
-    let r = w.json(&[
-        "rewind",
-        "--session",
-        &id,
-        "--turn",
-        "0",
-        "--scope",
-        "code",
-        "--json",
-        "--yes",
-    ]);
+    let r = w.rewind_code(&id, 0);
     assert_eq!(r["ok"], true, "{r}");
     let deleted = r["files_deleted"].as_array().cloned().unwrap_or_default();
     assert!(
@@ -112,18 +102,8 @@ fn a_file_that_becomes_ignored_is_not_a_deletion() {
         None,
         &["echo notes.txt > .gitignore && echo more >> notes.txt && echo A > a.txt"],
     );
-    let id = lines.last().unwrap()["session_id"].as_str().unwrap().to_string();
-    let r = w.json(&[
-        "rewind",
-        "--session",
-        &id,
-        "--turn",
-        "0",
-        "--scope",
-        "code",
-        "--json",
-        "--yes",
-    ]);
+    let id = session_of(&lines);
+    let r = w.rewind_code(&id, 0);
     assert_eq!(r["ok"], true, "{r}");
     assert_eq!(std::fs::read(w.ws.join("notes.txt")).unwrap(), b"mine\n");
     assert_eq!(std::fs::read(w.ws.join("a.txt")).unwrap(), b"a\n");
@@ -145,18 +125,8 @@ fn a_directory_made_readable_keeps_its_files() {
     std::fs::set_permissions(w.ws.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let lines = w.exec(None, &["chmod 755 locked"]);
-    let id = lines.last().unwrap()["session_id"].as_str().unwrap().to_string();
-    let r = w.json(&[
-        "rewind",
-        "--session",
-        &id,
-        "--turn",
-        "0",
-        "--scope",
-        "code",
-        "--json",
-        "--yes",
-    ]);
+    let id = session_of(&lines);
+    let r = w.rewind_code(&id, 0);
     std::fs::set_permissions(w.ws.join("locked"), std::fs::Permissions::from_mode(0o755)).unwrap();
     assert_eq!(std::fs::read(w.ws.join("locked/s")).unwrap(), b"secret\n", "{r}");
 }
@@ -172,32 +142,9 @@ fn a_kill_during_a_command_leaves_its_gap() {
     let w = World::new();
     w.put("f", b"orig\n");
     w.put("g", b"keep\n");
-    let script = w.tmp.path().join("scripts/kill.json");
-    let command = "echo killed-write >> f; rm g; echo n > newf; sleep 30";
-    let doc = json!({"responses": [
-        {"content": "working", "tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
-        {"content": "done"}
-    ]});
-    std::fs::write(&script, doc.to_string()).unwrap();
-    let model = format!("script:{}", script.display());
+    let model = w.script("kill", "echo killed-write >> f; rm g; echo n > newf; sleep 30");
     let ws = w.ws.display().to_string();
-    let mut child = support::isolated_retrace(w.tmp.path())
-        .args([
-            "exec",
-            "--json",
-            "--backend",
-            "git",
-            "--allow-bash",
-            "--model",
-            &model,
-            "--workspace",
-            &ws,
-            "go",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = w.spawn_exec(&model, std::process::Stdio::null());
     let deadline = Instant::now() + Duration::from_secs(60);
     while !w.ws.join("newf").exists() {
         assert!(Instant::now() < deadline, "the command never ran");
@@ -232,35 +179,8 @@ fn a_kill_during_a_command_leaves_its_gap() {
 fn another_sessions_writes_during_a_command_are_never_taken_as_its_own() {
     let w = World::new();
     w.put("base", b"base\n");
-    let script = |name: &str, command: &str| {
-        let p = w.tmp.path().join(format!("scripts/{name}.json"));
-        let doc = json!({"responses": [
-            {"content": "working", "tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
-            {"content": "done"}
-        ]});
-        std::fs::write(&p, doc.to_string()).unwrap();
-        format!("script:{}", p.display())
-    };
-    let ws = w.ws.display().to_string();
-    let spawn = |model: &str| {
-        support::isolated_retrace(w.tmp.path())
-            .args([
-                "exec",
-                "--json",
-                "--backend",
-                "git",
-                "--allow-bash",
-                "--model",
-                model,
-                "--workspace",
-                &ws,
-                "go",
-            ])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap()
-    };
+    let script = |name: &str, command: &str| w.script(name, command);
+    let spawn = |model: &str| w.spawn_exec(model, std::process::Stdio::piped());
     let b = spawn(&script(
         "b",
         "sleep 1; echo 'B important work' > b.txt; echo B >> base; sleep 2",
@@ -281,17 +201,7 @@ fn another_sessions_writes_during_a_command_are_never_taken_as_its_own() {
         g.contains(&("external_writer".to_string(), "b.txt".to_string())),
         "{g:?}"
     );
-    let r = w.json(&[
-        "rewind",
-        "--session",
-        &id,
-        "--turn",
-        "0",
-        "--scope",
-        "code",
-        "--json",
-        "--yes",
-    ]);
+    let r = w.rewind_code(&id, 0);
     assert_eq!(r["ok"], true, "{r}");
     assert_eq!(std::fs::read(w.ws.join("b.txt")).unwrap(), b"B important work\n");
     assert_eq!(std::fs::read(w.ws.join("base")).unwrap(), b"base\nB\n");
@@ -362,7 +272,7 @@ fn sigkill_during_a_git_backend_restore_leaves_both_stores_consistent() {
         }
         let before = tree(&w.ws, &[]);
         let lines = w.exec(None, &["for f in d*/f*.txt; do echo changed >> $f; done"]);
-        let id = lines.last().unwrap()["session_id"].as_str().unwrap().to_string();
+        let id = session_of(&lines);
         let mut child = support::isolated_retrace(w.tmp.path())
             .args([
                 "rewind",
