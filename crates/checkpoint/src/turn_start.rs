@@ -38,6 +38,23 @@ fn skipped(path: &str, reason: ForkSkipReason, says: String) -> ForkSkipped {
 }
 
 impl CheckpointStore {
+    /// Whether the workspace at turn `n`'s start is known: the turn has a record and is offered
+    /// for a code restore (its record readable, its history not pruned). Reads nothing else.
+    pub fn check_turn_start(&self, n: u64) -> Result<()> {
+        let t = self
+            .sidecar
+            .turns
+            .get(&n)
+            .ok_or(CheckpointError::UnknownTurn(n))?;
+        match self.sidecar.code_restore_offered(t) {
+            (true, _) => Ok(()),
+            (false, why) => Err(CheckpointError::NotOffered {
+                turn: n,
+                why: why.unwrap_or_default(),
+            }),
+        }
+    }
+
     /// Writes into `dest` (a copy of the workspace) every path the turns from `n` on changed, as
     /// it was when turn `n` started: its bytes and mode, or no file where there was none. A path
     /// `excluded` answers for (one the copy left out on purpose, as an ignored file) is not

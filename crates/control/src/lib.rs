@@ -44,6 +44,7 @@ mod service;
 mod shared;
 mod turn;
 mod view;
+mod workspace_copy;
 
 pub use bus::{Subscription, EVENT_BUFFER};
 pub use core::PLAN_TTL;
