@@ -600,3 +600,98 @@ fn the_terminal_ui_forks_into_a_new_workspace_and_opens_the_new_session_there() 
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// The page's fork into a new workspace, in Debian's chromium (`crates/web/tests/browser/
+/// forkspace.mjs`, started as the web UI's tests start theirs, `web_cli.rs`): the action asks
+/// for the directory and the new session opens in a new tab. Without node, chromium or
+/// `playwright-core` (`npm ci` in that folder) it says so and passes, except in CI.
+#[test]
+fn the_page_forks_into_a_new_workspace_and_opens_it_in_a_new_tab() {
+    use std::io::BufRead;
+    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../web/tests/browser");
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let missing = if !node {
+        Some("node is not installed".to_string())
+    } else if !Path::new(&chromium).exists() {
+        Some(format!("{chromium} is missing"))
+    } else if !browser_dir.join("node_modules/playwright-core").is_dir() {
+        Some(format!(
+            "playwright-core is not installed (npm ci in {})",
+            browser_dir.display()
+        ))
+    } else {
+        None
+    };
+    if let Some(why) = missing {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the browser test cannot run in CI: {why}"
+        );
+        eprintln!("skipping the browser test: {why}");
+        return;
+    }
+    let w = World::new();
+    let model = w.script(json!([
+        {"tool_calls": [write("one.txt", "1\n")]},
+        {"content": "wrote one"},
+        {"tool_calls": [write("one.txt", "2\n"), write("two.txt", "2\n")]},
+        {"content": "changed one"}
+    ]));
+    let mut serve = w
+        .command()
+        .args(["serve", "--port", "0", "--workspace"])
+        .arg(&w.ws)
+        .args(["--model", &model])
+        .env("RETRACE_TOKEN", "fork-worktree-test-token-0123456789")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(serve.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("retrace: listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+        .to_string();
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("web-screenshots");
+    let mut script = Command::new("node")
+        .current_dir(&browser_dir)
+        .arg("forkspace.mjs")
+        .arg(&url)
+        .arg(&w.ws)
+        .arg(&shots)
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = script.try_wait().unwrap() {
+            break Some(s);
+        }
+        if start.elapsed() > std::time::Duration::from_secs(180) {
+            let _ = script.kill();
+            let _ = script.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(serve.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let code = serve.wait().unwrap().code();
+    let status = status.expect("the browser script timed out");
+    assert!(
+        status.success(),
+        "the browser script failed ({status}); screenshots in {}",
+        shots.display()
+    );
+    assert_eq!(code, Some(0), "serve did not stop cleanly");
+}
