@@ -89,9 +89,8 @@ fn print_forked(made: &WorkspaceFork, json: bool) -> Result<(), Failure> {
         made.turn
     );
     println!(
-        "{} put back as they were when turn {} started",
-        retrace_protocol::words::count(made.files_restored, "file"),
-        made.turn
+        "files put back as they stood when turn {} started: {}",
+        made.turn, made.files_restored
     );
     for s in &made.skipped {
         let path = s.path.as_deref().map(shown_path).unwrap_or_else(|| "-".into());

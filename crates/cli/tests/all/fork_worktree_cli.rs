@@ -695,3 +695,34 @@ fn the_page_forks_into_a_new_workspace_and_opens_it_in_a_new_tab() {
     );
     assert_eq!(code, Some(0), "serve did not stop cleanly");
 }
+
+#[test]
+fn the_human_form_names_the_new_workspace_escaped() {
+    let w = World::new();
+    let id = w.exec(None, "zero", turn_of(vec![write("a.txt", "a0\n")]));
+    w.exec(Some(&id), "one", turn_of(vec![write("a.txt", "a1\n")]));
+    let dir = w.tmp.path().join("odd\u{1b}[31mname");
+    let (stdout, _) = w.code(
+        &[
+            "fork",
+            "--session",
+            &id,
+            "--turn",
+            "1",
+            "--worktree",
+            dir.to_str().unwrap(),
+        ],
+        0,
+    );
+    assert!(!stdout.contains('\u{1b}'), "{stdout:?}");
+    assert!(
+        stdout.contains("files put back as they stood when turn 1 started: 1"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("a copy of the workspace"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("forked from {id} at turn 1")),
+        "{stdout}"
+    );
+    assert_eq!(std::fs::read(dir.join("a.txt")).unwrap(), b"a0\n");
+}
