@@ -11,8 +11,8 @@ pub struct WorkspaceForkRequest {
     /// The new session's conversation ends just before this turn, and its files are the
     /// workspace's as they stood when the turn started.
     pub turn: u64,
-    /// The new workspace's directory: absent or empty. A relative path is taken from the
-    /// frontend's current directory (the CLI's) or the source workspace (the HTTP API's).
+    /// The new workspace's directory: absent or empty. A relative path is taken from the source
+    /// workspace (the CLI makes its argument absolute from the current directory first).
     pub worktree: String,
     /// A name for the new session's head.
     #[serde(default)]
