@@ -33,7 +33,8 @@
 //!    the turn capturing now, holds), with its operations each in a module of its own: a turn's
 //!    life (`turn`), capture (`capture`, `payload`, `after`), the end of a turn (`end`),
 //!    committing a plan (`commit`, `transaction`, `prepare`, `pack`, `compensate`, `dirs`), undo
-//!    and rewinds (`undo`), redo (`redo`), recovery (`recovery`, `intents`) and `retention`.
+//!    and rewinds (`undo`), redo (`redo`), the workspace at a turn's start written elsewhere
+//!    (`turn_start`), recovery (`recovery`, `intents`) and `retention`.
 //!
 //! A question that only reads is answered by the sidecar (the store hands it on); an operation
 //! that writes is a method of the store.
@@ -92,6 +93,7 @@ mod retention;
 mod store;
 mod transaction;
 mod turn;
+mod turn_start;
 mod undo;
 
 pub use capture::{CaptureReport, Change};
@@ -107,3 +109,4 @@ pub use read::{BeforeImage, VerifiedReader};
 pub use state::{Owned, StoreState};
 pub use store::{CheckpointStore, Clock, Limits, StoreOptions};
 pub use turn::BeginTurn;
+pub use turn_start::TurnStartCopy;

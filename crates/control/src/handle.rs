@@ -269,6 +269,22 @@ impl SessionHandle {
         .await
     }
 
+    /// The files and the new session of a fork into a new workspace (`Service::fork_into_workspace`
+    /// opens it): made on the actor, so that nothing in the session moves meanwhile.
+    pub(crate) async fn fork_into_workspace(
+        &self,
+        turn: u64,
+        dir: std::path::PathBuf,
+        name: Option<String>,
+        ws: retrace_tools::Workspace,
+    ) -> Result<(retrace_session::Session, retrace_protocol::WorkspaceFork), Error> {
+        self.call(move |a| {
+            a.idle()?;
+            a.core().fork_into_workspace(turn, &dir, name, &ws)
+        })
+        .await
+    }
+
     /// Summarizes from or up to a turn into a new selected head (the model writes it).
     pub async fn summarize(&self, req: SummarizeRequest) -> Result<HeadRef, Error> {
         self.call_with(move |a, reply| a.start_summary(req, reply)).await

@@ -45,6 +45,7 @@ mod service;
 mod shared;
 mod turn;
 mod view;
+mod workspace_copy;
 
 pub use bus::{Subscription, EVENT_BUFFER};
 pub use core::PLAN_TTL;

@@ -406,6 +406,8 @@ fn actions(
                 ActionKind::RestoreCode => code.clone(),
                 ActionKind::SummarizeFrom => summarize(SummaryMode::From),
                 ActionKind::SummarizeUpTo => summarize(SummaryMode::UpTo),
+                // The files of the turn's start are the code restore's, the conversation a fork's.
+                ActionKind::ForkWorkspace => code.clone().and(conversation.clone()),
             };
             CheckpointAction {
                 action,
@@ -510,17 +512,30 @@ pub(crate) fn transcript_of(session: &Session, head: Option<&str>) -> Result<Vec
 /// record no workspace, so they could be any workspace's: they are listed for every workspace,
 /// after its sessions (SPEC §6).
 pub(crate) fn listed(data: &DataRoot, workspace: Option<&Path>) -> Result<Vec<SessionListing>> {
+    let all = list_sessions(&data.sessions_dir(), None)?.sessions;
+    Ok(of_workspace(all, workspace))
+}
+
+/// The sessions of `all` (oldest first) that [`listed`] keeps for `workspace`, newest first.
+fn of_workspace(all: Vec<SessionListing>, workspace: Option<&Path>) -> Vec<SessionListing> {
     let here = workspace.map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.to_path_buf()));
-    let list = list_sessions(&data.sessions_dir(), None)?;
-    Ok(list
-        .sessions
-        .into_iter()
+    all.into_iter()
         .rev()
         .filter(|s| match (&here, &s.workspace) {
             (Some(here), Some(w)) => here.starts_with(w),
             _ => true,
         })
-        .collect())
+        .collect()
+}
+
+/// Where a listed session came from, as listings show it.
+fn origin(f: &retrace_session::ForkedFrom) -> retrace_protocol::SessionOrigin {
+    retrace_protocol::SessionOrigin {
+        session_id: f.session_id.clone(),
+        turn: f.turn,
+        directory: f.directory.clone(),
+        git_worktree: f.git_worktree,
+    }
 }
 
 /// The first non-blank line of a prompt, cut to 200 characters (with "…" when cut).
@@ -541,8 +556,16 @@ fn first_line(text: &str) -> String {
 /// counts, first prompt and last use.
 pub(crate) fn sessions(data: &DataRoot, workspace: Option<&Path>) -> Result<Vec<SessionEntry>> {
     let dir = data.sessions_dir();
+    let all = list_sessions(&dir, None)?.sessions;
+    // Each session's forks into new workspaces (whatever workspace they are in), oldest first.
+    let mut forks: BTreeMap<SessionId, Vec<SessionId>> = BTreeMap::new();
+    for s in &all {
+        if let Some(f) = s.forked_from.as_ref().filter(|f| f.directory.is_some()) {
+            forks.entry(f.session_id.clone()).or_default().push(s.id.clone());
+        }
+    }
     let (mut current, mut old) = (Vec::new(), Vec::new());
-    for s in listed(data, workspace)? {
+    for s in of_workspace(all, workspace) {
         // Only an old flat log needs its sidecar to count its turns.
         let opened = match s.format {
             1 => open_for_reading(data, &s.id, false).map(|(open, _)| open),
@@ -578,6 +601,8 @@ pub(crate) fn sessions(data: &DataRoot, workspace: Option<&Path>) -> Result<Vec<
             turns,
             first_prompt,
             last_used_at,
+            forked_from: s.forked_from.as_ref().map(origin),
+            forks: forks.remove(&s.id).unwrap_or_default(),
         };
         match entry.workspace {
             Some(_) => current.push(entry),

@@ -7,6 +7,8 @@
 //!   raw bytes kept for non-UTF-8 names.
 //! - [`nofollow`]: creating, listing and removing directories in a workspace without following a
 //!   symlink.
+//! - [`place`]: putting a file, a symlink or a directory's mode into a tree without following a
+//!   symlink (a copy of a workspace).
 //! - [`open`]: opening for reading without blocking (FIFOs), the type taken from what was opened.
 //! - [`git`]: the git branch a workspace is on, read from its `.git` (no `git` binary).
 //! - [`hash`]: streaming SHA-256 and copy-while-hashing, so no file is ever read whole into memory.
@@ -20,6 +22,7 @@ pub mod hash;
 pub mod names;
 pub mod nofollow;
 pub mod open;
+pub mod place;
 pub mod pool;
 pub mod relpath;
 
@@ -31,4 +34,5 @@ pub use nofollow::{
     create_dirs_nofollow, list_dir_nofollow, remove_empty_dir_nofollow, remove_file_nofollow, DirAt, Removal,
 };
 pub use open::{kind_of, open_read, open_regular, open_regular_nofollow, read_regular, read_regular_string};
+pub use place::{place_dir, place_file, place_symlink};
 pub use relpath::{PathError, RelPath};

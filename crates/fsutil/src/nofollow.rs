@@ -74,7 +74,7 @@ pub fn create_dirs_nofollow(root: &Path, rel: &Path, mode: u32) -> io::Result<Ve
 }
 
 /// The components of `rel`, each a plain name.
-fn names(rel: &Path) -> io::Result<Vec<&OsStr>> {
+pub(crate) fn names(rel: &Path) -> io::Result<Vec<&OsStr>> {
     rel.components()
         .map(|c| match c {
             Component::Normal(name) => Ok(name),
@@ -87,7 +87,7 @@ fn names(rel: &Path) -> io::Result<Vec<&OsStr>> {
 }
 
 /// Opens the directory `rel` under `root` one component at a time, never through a symlink.
-fn open_dir_nofollow(root: &Path, rel: &[&OsStr]) -> io::Result<OwnedFd> {
+pub(crate) fn open_dir_nofollow(root: &Path, rel: &[&OsStr]) -> io::Result<OwnedFd> {
     let mut cur = open(root, flags(), Mode::empty()).map_err(|e| io_err(e, root))?;
     let mut at = root.to_path_buf();
     for name in rel {
@@ -119,6 +119,11 @@ impl DirAt {
     /// Its path when it was opened.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The directory as opened.
+    pub(crate) fn fd(&self) -> &OwnedFd {
+        &self.fd
     }
 
     /// Creates the file `name` in it for writing, failing if any name (a symlink too) is there.

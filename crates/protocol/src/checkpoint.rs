@@ -177,7 +177,8 @@ pub struct CheckpointEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub removed: Option<u64>,
     /// What the user can do from this turn, in the order every frontend offers them (restore
-    /// code and conversation, conversation, code, fork, summarize from, summarize up to), each
+    /// code and conversation, conversation, code, fork, summarize from, summarize up to, fork into
+    /// a new workspace), each
     /// with whether it is available and why not. Empty for a bare sidecar listing.
     #[serde(default)]
     pub actions: Vec<CheckpointAction>,
@@ -199,17 +200,21 @@ pub enum ActionKind {
     SummarizeFrom,
     /// Summarize the conversation before this turn into a new head.
     SummarizeUpTo,
+    /// A new session in a new workspace: the conversation up to just before the turn, the files
+    /// as they stood when it started; this session and its files untouched.
+    ForkWorkspace,
 }
 
 impl ActionKind {
-    /// Every action, in the order frontends offer them (the terminal UI's keys `1`–`6`).
-    pub const ALL: [ActionKind; 6] = [
+    /// Every action, in the order frontends offer them (the terminal UI's keys `1`–`7`).
+    pub const ALL: [ActionKind; 7] = [
         ActionKind::RestoreBoth,
         ActionKind::RestoreConversation,
         ActionKind::RestoreCode,
         ActionKind::Fork,
         ActionKind::SummarizeFrom,
         ActionKind::SummarizeUpTo,
+        ActionKind::ForkWorkspace,
     ];
 
     /// The name every frontend shows.
@@ -221,6 +226,7 @@ impl ActionKind {
             ActionKind::Fork => "Fork from here",
             ActionKind::SummarizeFrom => "Summarize from here",
             ActionKind::SummarizeUpTo => "Summarize up to here",
+            ActionKind::ForkWorkspace => "Fork into a new workspace",
         }
     }
 
@@ -245,6 +251,9 @@ impl ActionKind {
             }
             ActionKind::SummarizeUpTo => {
                 "A new head where everything before this turn becomes one summary; this turn and later stay."
+            }
+            ActionKind::ForkWorkspace => {
+                "A new session in a new directory: the conversation up to just before this turn, the files as they were when it started; this session and its files stay as they are."
             }
         }
     }

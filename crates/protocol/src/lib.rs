@@ -5,7 +5,7 @@
 //! camelCase records live in `retrace-checkpoint`, which maps them to these types.
 //!
 //! What lives here, by module: ids ([`ids`]), conversation messages ([`message`]), sessions, heads
-//! and transcripts ([`session`]), checkpoint listings ([`checkpoint`]), restore plans and results
+//! and transcripts ([`session`]), forks into new workspaces ([`fork`]), checkpoint listings ([`checkpoint`]), restore plans and results
 //! ([`restore`], [`rewind`]), the event stream ([`event`], [`stream`]), the session's view ([`item`]), token counts and retry notices ([`usage`]), prices ([`price`]), the requests a frontend makes
 //! ([`request`]), what it configures ([`config`]), errors ([`error`]), fsck reports ([`fsck`]) and
 //! the plain words every frontend shares (counts and their plurals, how long ago: [`words`]; gaps
@@ -15,6 +15,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod error;
 pub mod event;
+pub mod fork;
 pub mod fsck;
 pub mod history;
 pub mod ids;
@@ -38,6 +39,7 @@ pub use checkpoint::{
 pub use config::{BashPolicy, CheckpointBackend, ModelSpec, ModelSpecError, Provider, RetentionLimits};
 pub use error::{Error, ErrorCode, ErrorDetails, Missing};
 pub use event::{Event, RewindScope};
+pub use fork::{ForkSkipReason, ForkSkipped, SessionOrigin, WorkspaceFork, WorkspaceForkRequest};
 pub use fsck::{FsckProblem, FsckReport, LogRepair, MovedLogLine, Severity};
 pub use history::{FileHistory, HistoryVersion, VersionOrigin};
 pub use ids::{HeadId, MessageId, SessionId, MAIN_HEAD};

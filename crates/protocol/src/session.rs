@@ -32,6 +32,14 @@ pub struct SessionEntry {
     /// When its log was last written (RFC 3339, UTC): its last use.
     #[serde(default)]
     pub last_used_at: Option<String>,
+    /// Where it came from, when it was made from another session (a fork into a new workspace,
+    /// an old flat log's first write).
+    #[serde(default)]
+    pub forked_from: Option<crate::fork::SessionOrigin>,
+    /// The sessions forked from it into new workspaces (their `forked_from` names it), oldest
+    /// first.
+    #[serde(default)]
+    pub forks: Vec<SessionId>,
 }
 
 /// Another process that holds a session's writer lease (another `retrace serve`, a terminal UI):
@@ -215,6 +223,13 @@ pub struct RemovedSession {
     pub bytes: u64,
     /// When its log was last written (RFC 3339), when known.
     pub last_used: Option<String>,
+    /// The directory a fork into a new workspace made for it (a `git worktree` or a copy), when
+    /// it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
+    /// Whether that directory was removed too (asked for: never by default).
+    #[serde(default)]
+    pub worktree_removed: bool,
 }
 
 /// What `sessions prune` removed, and what it left because a process writes it.

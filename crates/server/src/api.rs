@@ -17,7 +17,7 @@ use retrace_protocol::{
     CreateSession, ErrorCode, FileHistory, ForkRequest, HeadEntry, HeadRef, OnConflict, PlanFileDiff,
     PlanModeRequest, PrepareRevert, PrepareRewind, RedoRequest, RetireRequest, RewindPlan, RewindResult,
     SendPrompt, SessionCreated, SessionHolder, SummarizeDirection, SummarizeRequest, SwitchRequest,
-    TranscriptEntry, TurnResults, UndoRequest,
+    TranscriptEntry, TurnResults, UndoRequest, WorkspaceForkRequest,
 };
 
 use crate::body::{Empty, StrictJson};
@@ -299,12 +299,44 @@ async fn redo(
     Ok(Json(r.get(&id).await?.redo(req).await?))
 }
 
+/// `POST …/fork`'s body: `ForkRequest`, or with `worktree` a fork into a new workspace
+/// (`WorkspaceForkRequest`; `select` does not apply to it).
+#[derive(Debug, serde::Deserialize)]
+struct ForkBody {
+    turn: u64,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    select: Option<bool>,
+    #[serde(default)]
+    worktree: Option<String>,
+}
+
 async fn fork(
     State(r): Reg,
     Param(id): Param<String>,
-    StrictJson(req): StrictJson<ForkRequest>,
-) -> Answer<HeadRef> {
-    Ok(Json(r.get(&id).await?.fork(req).await?))
+    StrictJson(body): StrictJson<ForkBody>,
+) -> Result<Response, ApiError> {
+    let Some(worktree) = body.worktree else {
+        let req = ForkRequest {
+            turn: body.turn,
+            name: body.name,
+            select: body.select.unwrap_or(true),
+        };
+        return Ok(Json(r.get(&id).await?.fork(req).await?).into_response());
+    };
+    if body.select.is_some() {
+        return Err(ApiError::usage(
+            "`select` does not apply to a fork into a new workspace (its session is a new one)",
+        ));
+    }
+    let req = WorkspaceForkRequest {
+        turn: body.turn,
+        worktree,
+        name: body.name,
+    };
+    let made = r.fork_into_workspace(&id, req).await?;
+    Ok((StatusCode::CREATED, Json(made)).into_response())
 }
 
 /// `POST …/summarize`'s body: `SummarizeRequest` without its `model`, which is refused over HTTP

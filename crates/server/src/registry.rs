@@ -147,6 +147,21 @@ impl Registry {
         Ok(h)
     }
 
+    /// Forks session `id` into a new workspace (`Service::fork_into_workspace`); the new session
+    /// is kept open like any other, for the page that opens it next.
+    pub async fn fork_into_workspace(
+        &self,
+        id: &str,
+        req: retrace_protocol::WorkspaceForkRequest,
+    ) -> Result<retrace_protocol::WorkspaceFork, Error> {
+        let source = self.get(id).await?;
+        let (made, answer) = self.service.fork_into_workspace(&source, req).await?;
+        let mut open = self.open.lock().await;
+        self.not_closing()?;
+        open.insert(made.session_id().to_string(), made);
+        Ok(answer)
+    }
+
     /// Gives a session the server's model when it was asked for (`serve --model`), else its own
     /// (the one its log records), else the server's, if it has one (a model that cannot be used
     /// now fails the turns, with `model`, instead of the opening).

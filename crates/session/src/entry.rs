@@ -50,7 +50,8 @@ pub struct Header {
     pub created_at: String,
     /// Always [`FORMAT`] (2).
     pub format: u32,
-    /// Set when this session was made from another one (a format-1 log being written to).
+    /// Set when this session was made from another one (a format-1 log being written to, a fork
+    /// into a new workspace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<ForkedFrom>,
     /// Where the session keeps what its turns change, chosen when it was created (left out:
@@ -64,10 +65,25 @@ pub struct Header {
 pub struct ForkedFrom {
     /// The source session's id.
     pub session_id: SessionId,
-    /// The source log's format (1).
+    /// The source log's format (1 for an old flat log being written to; 2 for a fork into a new
+    /// workspace).
     pub format: u32,
     /// How many of the source's messages were copied (the first `messages` of its path).
     pub messages: usize,
+    /// A fork into a new workspace: the turn it was made at (the copied path ends just before
+    /// it; the files are the source workspace's as they stood when it started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u64>,
+    /// A fork into a new workspace: the source head whose path was copied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<HeadId>,
+    /// A fork into a new workspace: the directory made for it (canonical; the workspace itself,
+    /// or the worktree the workspace is inside).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directory: Option<String>,
+    /// Whether `directory` is a `git worktree` of the source's repository (else a copy).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub git_worktree: bool,
 }
 
 /// A `message` line.

@@ -28,11 +28,16 @@
 //! ([`Session::anchor_format1_turns`]). They are never written: a write creates a new format-2
 //! session (header `forked_from`) and the open [`Session`] becomes it.
 //!
+//! **Forks into a new workspace.** [`Session::copy_into_new`] makes a new session whose `main` is a
+//! copy of a head's path up to a turn (header `forked_from` with the turn, the head and the
+//! directory made for it); the source is only read.
+//!
 //! **What it trades away.** Opening reads and replays the whole log (a 7 MB, 10,000-message log in
 //! about 20 ms; see the benchmarks), and the whole conversation is kept in memory. Nothing is
 //! ever compacted: retired heads and abandoned branches cost their bytes forever. Messages inside a
 //! turn are not fsynced one by one, so a power loss mid-turn can lose that turn's tail (SPEC §1.5).
 
+mod copy;
 mod diffs;
 pub mod entry;
 mod error;
@@ -52,6 +57,7 @@ mod summary;
 mod view;
 mod write;
 
+pub use copy::SessionCopy;
 pub use diffs::{diffs_path, StoredDiffs};
 pub use entry::{
     Entry, ForkEntry, ForkedFrom, HeadEvent, HeadKind, Header, MessageEntry, ModelEntry, NoteEntry,

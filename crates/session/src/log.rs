@@ -56,7 +56,7 @@ pub(crate) enum Loaded {
     /// A format-2 log; `damage` is its first line that cannot be read, when it was loaded with
     /// `tolerate` (the index then holds the entries before that line).
     V2 {
-        header: Header,
+        header: Box<Header>,
         index: Index,
         damage: Option<LogDamage>,
     },
@@ -140,7 +140,7 @@ pub(crate) fn load(path: &Path, raw: &RawLog, fallback_at: &str, tolerate: bool)
                 index.apply(main).map_err(|d| corrupt(path, 2, d))?;
             }
             Ok(Loaded::V2 {
-                header,
+                header: Box::new(header),
                 index,
                 damage,
             })

@@ -44,10 +44,32 @@ impl Session {
             .ok_or_else(|| SessionError::NonUtf8Workspace(ws.clone()))?
             .to_string();
         let main = self.head_ix(&HeadId::main())?;
+        let entries = self.copied_path(main, keep)?;
+        let forked = ForkedFrom {
+            session_id: self.id.clone(),
+            format: 1,
+            messages: keep,
+            turn: None,
+            head: None,
+            directory: None,
+            git_worktree: false,
+        };
+        let next = self
+            .opts
+            .create_session(&self.dir, ws, Some(forked), entries, name)?;
+        let old = std::mem::replace(self, next);
+        self.migrated_from = Some(old.id.clone());
+        Ok(old.id)
+    }
+
+    /// The first `keep` messages of head `h`'s path as the entries of a new session's `main`:
+    /// new ids, the same roles, contents and tool calls, and a `turn` line with the old number
+    /// for each user message that opened a turn.
+    pub(crate) fn copied_path(&self, h: usize, keep: usize) -> Result<Vec<Entry>> {
         let at = self.opts.now()?;
         let mut entries = Vec::with_capacity(keep * 2);
         let mut parent: Option<MessageId> = None;
-        for m in self.index.path(main).take(keep) {
+        for m in self.index.path(h).take(keep) {
             let msg = &self.index.nodes[m].msg;
             let id = self.new_message_id();
             entries.push(Entry::Message(MessageEntry {
@@ -72,16 +94,6 @@ impl Session {
                 }));
             }
         }
-        let forked = ForkedFrom {
-            session_id: self.id.clone(),
-            format: 1,
-            messages: keep,
-        };
-        let next = self
-            .opts
-            .create_session(&self.dir, ws, Some(forked), entries, name)?;
-        let old = std::mem::replace(self, next);
-        self.migrated_from = Some(old.id.clone());
-        Ok(old.id)
+        Ok(entries)
     }
 }

@@ -217,7 +217,7 @@ impl SessionOptions {
                     true => Some(Appender::open(&path, raw.complete as u64)?),
                     false => None,
                 };
-                (Some(header), index, log)
+                (Some(*header), index, log)
             }
             Loaded::V1 { index } => {
                 if let Some(tail) = raw.torn() {

@@ -175,6 +175,22 @@ impl App {
         ));
     }
 
+    /// After [`App::on_session_opened`], when the session is a fork into a new workspace: where it
+    /// is and what it left.
+    pub fn on_workspace_fork(&mut self, made: &retrace_protocol::WorkspaceFork) {
+        let skipped = match made.skipped.len() {
+            0 => String::new(),
+            n => format!(", {} skipped", retrace_protocol::words::count(n, "path")),
+        };
+        self.message = Some(format!(
+            "forked turn {} into {}: {} put back{skipped}; session {} stays as it was",
+            made.turn,
+            escape::line(&made.workspace),
+            retrace_protocol::words::count(made.files_restored, "file"),
+            escape::line(made.source_session_id.as_str()),
+        ));
+    }
+
     /// A fork, summary or switch was done: the head is selected (its event brings its items).
     pub fn on_head_ref(&mut self, r: &HeadRef) {
         self.status.head = r.head_id.to_string();

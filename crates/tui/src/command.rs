@@ -19,6 +19,14 @@ pub enum Command {
     Switch(String),
     /// `/fork [name]`.
     Fork(Option<String>),
+    /// `/fork [--turn N] --worktree DIR`: fork into a new workspace (without a turn, the picker
+    /// asks for it).
+    ForkWorkspace {
+        /// The turn, when given.
+        turn: Option<u64>,
+        /// The new workspace's directory, as typed.
+        dir: String,
+    },
     /// `/sessions`.
     Sessions,
     /// `/model <spec>`.
@@ -57,7 +65,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/heads", "list the heads (alias /branch)"),
     ("/switch <id|name>", "select another head"),
-    ("/fork [name]", "fork the conversation"),
+    (
+        "/fork [name]",
+        "fork the conversation (--worktree DIR: a new workspace)",
+    ),
     ("/sessions", "switch session"),
     (
         "/model [spec]",
@@ -121,7 +132,10 @@ pub fn parse(input: &str) -> Option<Command> {
             Some(a) => Command::Switch(a),
             None => Command::Usage("/switch <id|name>"),
         },
-        "fork" => Command::Fork(arg),
+        "fork" => match arg {
+            Some(a) if a.starts_with("--") => fork_workspace(&a),
+            other => Command::Fork(other),
+        },
         "sessions" => Command::Sessions,
         "model" => match arg {
             Some(a) => Command::Model(a),
@@ -148,6 +162,31 @@ pub fn parse(input: &str) -> Option<Command> {
     })
 }
 
+/// `/fork [--turn N] --worktree DIR`'s arguments (`DIR` is the rest of the line, spaces kept).
+fn fork_workspace(args: &str) -> Command {
+    const USAGE: &str = "/fork [--turn N] --worktree DIR";
+    let mut rest = args.trim();
+    let mut turn = None;
+    if let Some(after) = rest.strip_prefix("--turn") {
+        let after = after.trim_start();
+        let (n, more) = after.split_once(char::is_whitespace).unwrap_or((after, ""));
+        match n.parse::<u64>() {
+            Ok(n) => turn = Some(n),
+            Err(_) => return Command::Usage(USAGE),
+        }
+        rest = more.trim_start();
+    }
+    match rest.strip_prefix("--worktree") {
+        Some(dir) if dir.starts_with(char::is_whitespace) && !dir.trim().is_empty() => {
+            Command::ForkWorkspace {
+                turn,
+                dir: dir.trim().to_string(),
+            }
+        }
+        _ => Command::Usage(USAGE),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,6 +206,28 @@ mod tests {
         assert_eq!(parse("/usr/bin/foo crashes"), None);
         assert_eq!(parse("/etc/hosts"), None);
         assert_eq!(parse("/fork a  b"), Some(Command::Fork(Some("a  b".into()))));
+        assert_eq!(
+            parse("/fork --worktree ../try b"),
+            Some(Command::ForkWorkspace {
+                turn: None,
+                dir: "../try b".into()
+            })
+        );
+        assert_eq!(
+            parse("/fork --turn 3 --worktree /tmp/x"),
+            Some(Command::ForkWorkspace {
+                turn: Some(3),
+                dir: "/tmp/x".into()
+            })
+        );
+        assert_eq!(
+            parse("/fork --worktree"),
+            Some(Command::Usage("/fork [--turn N] --worktree DIR"))
+        );
+        assert_eq!(
+            parse("/fork --turn x --worktree d"),
+            Some(Command::Usage("/fork [--turn N] --worktree DIR"))
+        );
         assert_eq!(parse("/diff"), Some(Command::Diff(None)));
         assert_eq!(parse("/diff 3"), Some(Command::Diff(Some(3))));
         assert_eq!(parse("/diff three"), Some(Command::Usage("/diff [turn]")));

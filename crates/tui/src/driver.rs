@@ -52,6 +52,8 @@ struct Opened {
     snapshot: SessionSnapshot,
     /// Why the model could not be set on it, if it could not.
     model_error: Option<Error>,
+    /// What a fork into a new workspace made, when that is how it was opened.
+    forked: Option<Box<retrace_protocol::WorkspaceFork>>,
 }
 
 /// What requests need besides the handle: the service (to list and open sessions), the model
@@ -222,6 +224,9 @@ impl Driver {
                     self.shown.push(id);
                 }
                 self.app.on_session_opened(opened.snapshot);
+                if let Some(made) = &opened.forked {
+                    self.app.on_workspace_fork(made);
+                }
                 if let Some(e) = opened.model_error {
                     self.app
                         .say(&format!("the model cannot answer in this session: {}", e.message));
@@ -450,6 +455,18 @@ fn perform(handle: &SessionHandle, ctx: &Context, effect: Effect, tx: &mpsc::Unb
                 tx.send(Answer::Opened(opened.await));
             });
         }
+        Effect::ForkWorkspace(req) => {
+            let svc = ctx.service.clone();
+            tokio::spawn(async move {
+                let opened = async {
+                    let (made, forked) = svc.fork_into_workspace(&h, req).await?;
+                    let mut o = opened(made, None).await?;
+                    o.forked = Some(Box::new(forked));
+                    Ok(o)
+                };
+                tx.send(Answer::Opened(opened.await));
+            });
+        }
         Effect::Compact => {
             tokio::spawn(async move {
                 let req = retrace_protocol::CompactRequest { model: None };
@@ -520,5 +537,6 @@ async fn opened(handle: SessionHandle, model_error: Option<Error>) -> Result<Ope
         handle,
         snapshot,
         model_error,
+        forked: None,
     })
 }

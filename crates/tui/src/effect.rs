@@ -3,7 +3,7 @@
 
 use retrace_protocol::{
     ApprovalDecision, CommitRevert, CommitRewind, ForkRequest, ModelSpec, PrepareRevert, PrepareRewind,
-    RedoRequest, SummarizeRequest, SwitchRequest, UndoRequest,
+    RedoRequest, SummarizeRequest, SwitchRequest, UndoRequest, WorkspaceForkRequest,
 };
 
 /// A request for the runtime. Answers come back through `App::on_*`.
@@ -64,6 +64,10 @@ pub enum Effect {
     Redo(RedoRequest),
     /// Fork from a turn; answer with `App::on_head_ref`.
     Fork(ForkRequest),
+    /// Fork from a turn into a new workspace (`Service::fork_into_workspace`) and open the new
+    /// session in place of this one; answer with `App::on_session_opened`, then
+    /// `App::on_workspace_fork`.
+    ForkWorkspace(WorkspaceForkRequest),
     /// Summarize from or up to a turn; answer with `App::on_head_ref`.
     Summarize(SummarizeRequest),
     /// Select a head; answer with `App::on_head_ref`.

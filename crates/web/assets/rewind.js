@@ -8,6 +8,7 @@ import { call, s } from "./api.js";
 import { attempt, banner, hideBanner, say } from "./banner.js";
 import { revertSaid, rewindPreview, rewindSaid, walkSaid } from "./checkpoints.js";
 import { closeCommitted, openDialog } from "./dialog.js";
+import { forkIntoWorkspace } from "./forkspace.js";
 import { switchTo } from "./sessions.js";
 import { state } from "./state.js";
 import { returnFocus } from "./transcript.js";
@@ -37,6 +38,8 @@ export async function runTurnAction(action, turn, opener) {
       return confirmThen(action.label, turn, opener, SUMMARIZE_FROM_SAYS, () => summarize(turn, "from", opener));
     case "summarize_up_to":
       return confirmThen(action.label, turn, opener, SUMMARIZE_UP_TO_SAYS, () => summarize(turn, "up_to", opener));
+    case "fork_workspace":
+      return forkIntoWorkspace(action.label, turn, opener);
     default:
       throw new Error(`This page cannot run “${action.label}”.`);
   }

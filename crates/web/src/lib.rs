@@ -56,6 +56,7 @@ pub const FILES: &[(&str, Asset)] = &[
     embed!("entries.js", JS),
     embed!("filehistory.js", JS),
     embed!("filelink.js", JS),
+    embed!("forkspace.js", JS),
     embed!("header.js", JS),
     embed!("heads.js", JS),
     embed!("history.js", JS),

@@ -34,3 +34,4 @@ mod restore_read_only;
 mod restore_replan;
 mod results;
 mod rewind_record;
+mod turn_start;

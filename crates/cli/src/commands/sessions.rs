@@ -1,7 +1,7 @@
 //! `retrace sessions`: list the sessions of the workspace (read-only, no lease needed); `delete ID`
 //! and `prune --older-than AGE` remove sessions (log, lease, whole sidecar; SPEC §2). A session a
 //! process writes is refused (delete, exit 1 naming the holder) or left alone (prune, listed as
-//! held).
+//! held). A session forked into a new workspace keeps that directory unless asked to remove it.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,10 +31,15 @@ pub struct SessionsArgs {
 #[derive(Debug, clap::Subcommand)]
 pub enum SessionsAction {
     /// Delete a session: its log, its lease and its whole checkpoint sidecar (refused while a
-    /// process writes it).
+    /// process writes it). A session forked into a new workspace keeps that directory unless
+    /// --remove-worktree is given (or, on a terminal, the question is answered yes).
     Delete {
         /// The session: its id or any unambiguous prefix of it.
         id: String,
+        /// Also remove the directory a fork into a new workspace made for the session (`git
+        /// worktree remove --force`, or the copy), with everything in it.
+        #[arg(long)]
+        remove_worktree: bool,
     },
     /// Delete the sessions of the workspace (or, with --all, of every workspace) whose log was
     /// last written longer ago than AGE; sessions a process writes are kept.
@@ -55,7 +60,9 @@ pub enum SessionsAction {
 pub fn run(a: SessionsArgs) -> CmdResult {
     match a.action {
         None => list(a.workspace.as_deref(), a.json),
-        Some(SessionsAction::Delete { id }) => delete(&session_to_delete(&id)?, a.json),
+        Some(SessionsAction::Delete { id, remove_worktree }) => {
+            delete(&session_to_delete(&id)?, remove_worktree, a.json)
+        }
         Some(SessionsAction::Prune {
             older_than,
             all,
@@ -101,12 +108,21 @@ fn list(workspace: Option<&Path>, json: bool) -> CmdResult {
             0 | 1 => String::new(),
             n => format!(", {}", words::count(n, "head")),
         };
+        let origin = match (&s.forked_from, s.forks.len()) {
+            (Some(f), _) if f.turn.is_some() => format!(
+                ", fork of {} at turn {}",
+                f.session_id,
+                f.turn.unwrap_or_default()
+            ),
+            (_, 0) => String::new(),
+            (_, n) => format!(", forked into {}", words::count(n, "new workspace")),
+        };
         let prompt = match &s.first_prompt {
             Some(p) => format!("  \"{}\"", first_line(p, 60)),
             None => "  (no prompt yet)".into(),
         };
         println!(
-            "{}  {used}  {}{heads}{prompt}",
+            "{}  {used}  {}{heads}{origin}{prompt}",
             s.id,
             words::count(s.turns, "turn"),
         );
@@ -159,17 +175,61 @@ fn line(verb: &str, r: &RemovedSession) {
     );
 }
 
-/// `sessions delete ID`.
-fn delete(id: &str, json: bool) -> CmdResult {
+/// `sessions delete ID [--remove-worktree]`.
+fn delete(id: &str, remove_worktree: bool, json: bool) -> CmdResult {
+    let remove = remove_worktree || (!json && asked_to_remove(id)?);
     let removed = with_service(service_options()?, async |svc: &Service| {
-        Ok(svc.delete_session(id).await?)
+        Ok(svc.delete_session_with(id, remove).await?)
     })?;
     if json {
         print_json(&removed)?;
     } else {
         line("deleted", &removed);
     }
+    match (&removed.worktree, removed.worktree_removed) {
+        (Some(dir), true) => {
+            if !json {
+                println!("removed its workspace {}", shown_path(dir));
+            }
+        }
+        (Some(dir), false) => eprintln!(
+            "retrace: its workspace {} stays; remove it with `git worktree remove --force {}` (a git worktree) or delete the directory, or delete the session with --remove-worktree",
+            shown_path(dir),
+            shown_path(dir)
+        ),
+        (None, _) => {}
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// On a terminal, when the session was forked into a new workspace: whether the user wants that
+/// directory removed too (asked, never assumed). Elsewhere: no.
+fn asked_to_remove(id: &str) -> Result<bool, Failure> {
+    use std::io::{BufRead, IsTerminal, Write};
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Ok(false);
+    }
+    let service = reading()?;
+    let sessions = crate::common::runtime()?.block_on(service.sessions(None))?;
+    let Some(dir) = sessions
+        .into_iter()
+        .find(|s| s.id.as_str() == id)
+        .and_then(|s| s.forked_from)
+        .and_then(|f| f.directory)
+    else {
+        return Ok(false);
+    };
+    eprint!(
+        "session {id} was forked into {}; remove that directory too, with everything in it? [y/N] ",
+        shown_path(&dir)
+    );
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Failure::usage(format!("cannot read the answer: {e}")))?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
 
 /// `sessions prune --older-than AGE [--all] [--dry-run]`.

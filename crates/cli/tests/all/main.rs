@@ -12,6 +12,7 @@ mod credentials_cli;
 mod daily_cli;
 mod diff_cli;
 mod exec_cli;
+mod fork_worktree_cli;
 mod git_backend_cli;
 mod git_sight_cli;
 mod headless_cli;

@@ -18,7 +18,7 @@ fn mode(d: SummarizeDirection) -> SummaryMode {
 }
 
 /// "Not on this head" in the words the checkpoint list uses for the same condition.
-fn not_on_head(e: SessionError) -> ControlError {
+pub(super) fn not_on_head(e: SessionError) -> ControlError {
     match e {
         SessionError::TurnNotVisible { .. } | SessionError::NotOnHead { .. } => {
             ControlError::Coded(retrace_protocol::Error::new(

@@ -5,7 +5,8 @@
 //!
 //! Its fields are its own. The log and the store change only in the modules below — opening
 //! ([`open`]), a turn's start and end ([`turn`]), what a running turn writes ([`seam`]), rewind and
-//! its plans ([`plans`], [`rewind`]), redo ([`redo`]), heads and summaries ([`heads`]), compaction and plan mode
+//! its plans ([`plans`], [`rewind`]), redo ([`redo`]), heads and summaries ([`heads`]), a fork into a
+//! new workspace ([`fork_workspace`]), compaction and plan mode
 //! ([`compaction`]), repairing unanswered calls ([`repair`]) — and every other module reaches the
 //! core through its methods.
 
@@ -27,6 +28,7 @@ use crate::paths::DataRoot;
 use crate::view::{checkpoints_for, heads_of, listing, log_problems, sound, transcript_of};
 
 mod compaction;
+mod fork_workspace;
 mod git;
 mod git_sight;
 mod heads;

@@ -197,6 +197,18 @@ impl Core {
         Core::assemble(data, session, root, retention, bus)
     }
 
+    /// The core of `session`, a new session made here (a fork into a new workspace) and opened
+    /// as a writer, on its workspace `root`.
+    pub(crate) fn adopt(
+        data: &DataRoot,
+        session: Session,
+        root: PathBuf,
+        retention: RetentionLimits,
+        bus: Arc<EventBus>,
+    ) -> Result<Core> {
+        Core::assemble(data, session, root, retention, bus)
+    }
+
     fn assemble(
         data: &DataRoot,
         session: Session,

@@ -5,7 +5,8 @@
 //! with half a sidecar, and deleting the same id again finishes the job. `prune` deletes the
 //! sessions whose log was last written longer ago than a given age, skipping held ones.
 //! `discard_if_empty` deletes a session in which nothing was made (a frontend opened it and left
-//! without a prompt), so that it is neither listed nor resumed.
+//! without a prompt), so that it is neither listed nor resumed. The directory a fork into a new
+//! workspace made for a session is removed with it only when asked (`delete_session_with`).
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -34,8 +35,21 @@ pub struct PruneRequest {
 
 impl Service {
     /// Deletes session `id`: its log, lease and whole sidecar. Refused (`busy`) while any process,
-    /// this one included, has it open for writing.
+    /// this one included, has it open for writing. The directory a fork into a new workspace made
+    /// for it stays (see [`Service::delete_session_with`]).
     pub async fn delete_session(&self, id: &str) -> std::result::Result<RemovedSession, Error> {
+        self.delete_session_with(id, false).await
+    }
+
+    /// [`Service::delete_session`], which with `remove_worktree` also removes the directory a
+    /// fork into a new workspace made for the session (a `git worktree`, removed with `git
+    /// worktree remove --force`, or a copy), with everything in it, before the session's files:
+    /// when that fails, nothing is deleted.
+    pub async fn delete_session_with(
+        &self,
+        id: &str,
+        remove_worktree: bool,
+    ) -> std::result::Result<RemovedSession, Error> {
         let mut sid = session_id(id)?;
         // UUID text is case-insensitive: `01A2…` names the session `01a2…`.
         let lower = session_id(&id.to_ascii_lowercase())?;
@@ -47,11 +61,13 @@ impl Service {
         let _g = self.inner.opening.lock().await;
         self.refuse_open(&sid)?;
         let data = self.inner.data.clone();
-        let workspace = listed(&data, None)?
-            .into_iter()
-            .find(|s| s.id == sid)
-            .and_then(|s| s.workspace);
-        Ok(blocking("deleting the session", move || delete(&data, &sid, workspace)).await?)
+        let found = listed(&data, None)?.into_iter().find(|s| s.id == sid);
+        let worktree = found.as_ref().and_then(made_dir);
+        let workspace = found.and_then(|s| s.workspace);
+        Ok(blocking("deleting the session", move || {
+            delete(&data, &sid, workspace, worktree, remove_worktree)
+        })
+        .await?)
     }
 
     /// Deletes the sessions not written for `req.older_than` (of `req.workspace`, or all), oldest
@@ -87,14 +103,19 @@ impl Service {
                 report.held.push(s.id.clone());
                 continue;
             }
+            let worktree = made_dir(&s);
             if req.dry_run {
-                report.removed.push(described(&data, &s.id, s.workspace));
+                report
+                    .removed
+                    .push(described(&data, &s.id, s.workspace, worktree));
                 continue;
             }
             let (d, id) = (data.clone(), s.id.clone());
-            match blocking("deleting the session", move || delete(&d, &s.id, s.workspace))
-                .await
-                .map_err(Error::from)
+            match blocking("deleting the session", move || {
+                delete(&d, &s.id, s.workspace, worktree, false)
+            })
+            .await
+            .map_err(Error::from)
             {
                 Ok(r) => report.removed.push(r),
                 // Taken by a writer since the check above.
@@ -126,7 +147,7 @@ impl Service {
             match Session::open_reader(&dir, &sid) {
                 Ok(s) if holds_nothing(&s) => {
                     let workspace = s.workspace().map(str::to_string);
-                    remove(&data, &sid, workspace, held)?;
+                    remove(&data, &sid, workspace, None, held)?;
                     Ok(true)
                 }
                 _ => Ok(false),
@@ -169,9 +190,23 @@ fn bytes_under(p: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-fn described(data: &DataRoot, id: &SessionId, workspace: Option<String>) -> RemovedSession {
+/// The directory a fork into a new workspace made for the session `s`, and whether it is a `git
+/// worktree`.
+fn made_dir(s: &SessionListing) -> Option<(String, bool)> {
+    let f = s.forked_from.as_ref()?;
+    Some((f.directory.clone()?, f.git_worktree))
+}
+
+fn described(
+    data: &DataRoot,
+    id: &SessionId,
+    workspace: Option<String>,
+    worktree: Option<(String, bool)>,
+) -> RemovedSession {
     let (log, sidecar) = (data.log(id), data.sidecar(id));
     RemovedSession {
+        worktree: worktree.map(|(d, _)| d),
+        worktree_removed: false,
         id: id.clone(),
         workspace,
         log_path: log.display().to_string(),
@@ -194,8 +229,15 @@ pub(crate) fn holds_nothing(s: &Session) -> bool {
         && s.project(s.selected()).is_ok_and(|m| m.is_empty())
 }
 
-/// Deletes session `id` of `data` under its lease.
-fn delete(data: &DataRoot, id: &SessionId, workspace: Option<String>) -> Result<RemovedSession> {
+/// Deletes session `id` of `data` under its lease; with `remove_worktree`, the directory a fork
+/// made for it (`worktree`) first.
+fn delete(
+    data: &DataRoot,
+    id: &SessionId,
+    workspace: Option<String>,
+    worktree: Option<(String, bool)>,
+    remove_worktree: bool,
+) -> Result<RemovedSession> {
     let dir = data.sessions_dir();
     let (log, sidecar) = (data.log(id), data.sidecar(id));
     let exists = |p: &Path| std::fs::symlink_metadata(p).is_ok();
@@ -210,14 +252,58 @@ fn delete(data: &DataRoot, id: &SessionId, workspace: Option<String>) -> Result<
         .into());
     }
     let held = Lease::acquire(&dir, id)?;
-    remove(data, id, workspace, held)
+    let removed_dir = match worktree.as_ref().filter(|_| remove_worktree) {
+        Some((d, git)) => remove_made_dir(Path::new(d), *git)?,
+        None => false,
+    };
+    let mut removed = remove(data, id, workspace, worktree, held)?;
+    removed.worktree_removed = removed_dir;
+    Ok(removed)
+}
+
+/// Removes the directory a fork into a new workspace made (`git worktree remove --force` for a
+/// worktree, else the directory and everything in it; a symlink in its place is refused).
+/// `false` when it is gone already.
+fn remove_made_dir(dir: &Path, git_worktree: bool) -> Result<bool> {
+    match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => {
+            return Err(coded(
+                ErrorCode::Io,
+                format!("cannot read `{}`: {e}", dir.display()),
+            ))
+        }
+        Ok(m) if !m.is_dir() => {
+            return Err(coded(
+                ErrorCode::Refused,
+                format!(
+                    "`{}` is not the directory the fork made (a symlink or a file stands there); nothing was deleted",
+                    dir.display()
+                ),
+            ))
+        }
+        Ok(_) => {}
+    }
+    if git_worktree {
+        crate::workspace_copy::remove_worktree(dir)?;
+    } else {
+        std::fs::remove_dir_all(dir)
+            .map_err(|e| coded(ErrorCode::Io, format!("cannot remove `{}`: {e}", dir.display())))?;
+    }
+    Ok(true)
 }
 
 /// Removes session `id` of `data`, whose lease is `held`.
-fn remove(data: &DataRoot, id: &SessionId, workspace: Option<String>, held: Lease) -> Result<RemovedSession> {
+fn remove(
+    data: &DataRoot,
+    id: &SessionId,
+    workspace: Option<String>,
+    worktree: Option<(String, bool)>,
+    held: Lease,
+) -> Result<RemovedSession> {
     let dir = data.sessions_dir();
     let (log, sidecar, lease) = (data.log(id), data.sidecar(id), lease_path(&dir, id));
-    let removed = described(data, id, workspace);
+    let removed = described(data, id, workspace, worktree);
     let gone = |r: std::io::Result<()>, p: &Path| match r {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(coded(
             ErrorCode::Io,

@@ -8,7 +8,8 @@
 //! [`Service::create_like`], called by a frontend that holds both.
 //!
 //! Beside opening: how a session's agent is set up ([`agents`]), naming a session by a prefix of
-//! its id ([`resolve`]), deleting and pruning sessions ([`delete`]), repairing a log
+//! its id ([`resolve`]), deleting and pruning sessions ([`delete`]), opening
+//! what a fork into a new workspace made ([`fork_workspace`]), repairing a log
 //! ([`log_repair`]).
 
 use std::path::Path;
@@ -31,6 +32,7 @@ use crate::view::{session_id, sessions, SessionReader};
 
 mod agents;
 mod delete;
+mod fork_workspace;
 mod log_repair;
 mod resolve;
 

@@ -186,11 +186,12 @@ fn every_checkpoint_carries_its_actions_in_one_order_with_reasons() {
             "Restore code",
             "Fork from here",
             "Summarize from here",
-            "Summarize up to here"
+            "Summarize up to here",
+            "Fork into a new workspace"
         ]
     );
     let previewed: Vec<bool> = first.actions.iter().map(|a| a.preview).collect();
-    assert_eq!(previewed, [true, true, true, false, false, false]);
+    assert_eq!(previewed, [true, true, true, false, false, false, false]);
     // Turn 0 has nothing before it to summarize; everything else is offered.
     let unavailable: Vec<ActionKind> = first
         .actions

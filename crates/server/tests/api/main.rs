@@ -5,6 +5,7 @@
 mod connections;
 mod errors;
 mod events;
+mod fork_workspace;
 mod http;
 mod models;
 mod routes;

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+mod copy;
 mod format1;
 mod heads;
 mod lease;

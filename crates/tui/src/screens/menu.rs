@@ -1,8 +1,9 @@
-//! The action menu of a turn chosen in the picker (SPEC §5.1, keys `1`–`6` by position): the
+//! The action menu of a turn chosen in the picker (SPEC §5.1, keys `1`–`7` by position): the
 //! actions the listing's entry offers (`CheckpointEntry::actions`), with its labels, in its order,
 //! each available or not with its reason. The menu decides nothing: an unavailable action says the
 //! entry's reason and is refused; a restore prepares a plan that the preview shows before anything
-//! is committed; a fork or a summary is asked for at once.
+//! is committed; a fork or a summary is asked for at once; a fork into a new workspace puts
+//! `/fork --turn N --worktree ` into the input, for the directory to be typed.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::Rect;
@@ -156,6 +157,12 @@ impl App {
             })],
             ActionKind::SummarizeFrom => summarize(SummarizeDirection::From),
             ActionKind::SummarizeUpTo => summarize(SummarizeDirection::UpTo),
+            ActionKind::ForkWorkspace => {
+                self.input.set(&format!("/fork --turn {turn} --worktree "));
+                self.message =
+                    Some("type the new workspace's directory (new or empty), then Enter".to_string());
+                Vec::new()
+            }
             ActionKind::RestoreBoth | ActionKind::RestoreConversation | ActionKind::RestoreCode => Vec::new(),
         }
     }

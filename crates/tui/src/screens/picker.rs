@@ -1,7 +1,8 @@
 //! The rewind picker: the turns visible on this head, oldest first, each with its time, prompt,
 //! `+A −R` (when the listing counts them) and files, then "(current)". Esc Esc or
 //! `/rewind` opens it for a rewind (a turn opens the action menu), `/fork [name]` for a fork (a
-//! turn forks a new head that ends just before it).
+//! turn forks a new head that ends just before it), `/fork --worktree DIR` for a fork into a new
+//! workspace.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::Rect;
@@ -34,6 +35,8 @@ pub enum Purpose {
     Rewind,
     /// `/fork [name]`: a turn forks a new head that ends just before it, with this name.
     Fork(Option<String>),
+    /// `/fork --worktree DIR`: a turn forks into a new workspace in this directory.
+    ForkWorkspace(String),
 }
 
 impl Picker {
@@ -111,12 +114,46 @@ impl App {
                     self.mode = Mode::Chat;
                     return vec![Effect::Fork(req)];
                 }
+                (Some(entry), Purpose::ForkWorkspace(dir)) => {
+                    let fork = entry
+                        .actions
+                        .iter()
+                        .find(|a| a.action == ActionKind::ForkWorkspace);
+                    if !fork.is_some_and(|a| a.available) {
+                        let why = fork.map_or_else(|| "not offered".to_string(), unavailable_reason);
+                        self.message = Some(format!("cannot fork into a new workspace here: {why}"));
+                        return Vec::new();
+                    }
+                    let (turn, dir) = (entry.turn, dir.clone());
+                    self.mode = Mode::Chat;
+                    return self.fork_workspace(turn, dir);
+                }
                 (None, _) => self.mode = Mode::Chat,
             },
             _ if ctrl(&key, 'c') => self.mode = Mode::Chat,
             _ => {}
         }
         Vec::new()
+    }
+}
+
+impl App {
+    /// `/fork --worktree DIR` at `turn`: asked for when the turn's entry offers it (the picker's
+    /// listing, or the one loaded now), else refused with the entry's reason.
+    pub(crate) fn fork_workspace(&mut self, turn: u64, dir: String) -> Vec<Effect> {
+        if self.status.running {
+            self.message = Some("cannot fork while a turn is running".to_string());
+            return Vec::new();
+        }
+        if self.waiting() {
+            return Vec::new();
+        }
+        self.message = Some(format!("forking turn {turn} into {}…", escape::line(&dir)));
+        vec![Effect::ForkWorkspace(retrace_protocol::WorkspaceForkRequest {
+            turn,
+            worktree: dir,
+            name: None,
+        })]
     }
 }
 
@@ -173,6 +210,10 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, p: &Picker, t: Theme) {
         Purpose::Fork(Some(name)) => format!(
             " Fork \"{}\": the new head ends before which turn? ",
             escape::first_line(name, 30)
+        ),
+        Purpose::ForkWorkspace(dir) => format!(
+            " Fork into {}: the files as they were when which turn started? ",
+            escape::first_line(dir, 30)
         ),
     };
     boxed(

@@ -1,10 +1,12 @@
 //! The commands and lists beside the rewind flow: `/heads` (a tree, Enter switches), `/fork
-//! [name]`, `/sessions`, Tab completion, the mouse wheel, and moving inside a multi-line input.
+//! [name]`, `/fork --worktree DIR` (and the menu's fork into a new workspace), `/sessions`, Tab
+//! completion, the mouse wheel, and moving inside a multi-line input.
 
 use insta::assert_snapshot;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEventKind};
 use retrace_protocol::{
-    ForkRequest, HeadEntry, HeadId, HeadKind, SessionEntry, SessionId, SessionStatus, SwitchRequest,
+    ActionKind, ForkRequest, HeadEntry, HeadId, HeadKind, SessionEntry, SessionId, SessionStatus,
+    SwitchRequest, WorkspaceForkRequest,
 };
 use retrace_tui::view::ViewState;
 use retrace_tui::{App, Effect, Screen};
@@ -51,6 +53,8 @@ fn session(id: &str, turns: usize) -> SessionEntry {
         turns,
         first_prompt: None,
         last_used_at: None,
+        forked_from: None,
+        forks: Vec::new(),
     }
 }
 
@@ -106,6 +110,59 @@ fn fork_with_a_name_asks_for_the_turn() {
             turn: 1,
             name: Some("try sqlite".into()),
             select: true,
+        })]
+    );
+}
+
+#[test]
+fn fork_into_a_new_workspace_asks_for_the_turn_or_takes_it_from_the_menu() {
+    let mut app = app();
+    assert_eq!(
+        command(&mut app, "/fork --worktree ../try b"),
+        vec![Effect::LoadCheckpoints]
+    );
+    app.on_checkpoints(&two_turns());
+    assert_eq!(app.screen(), Screen::Picker);
+    let now = Clock::new().at(0);
+    app.on_key(key(KeyCode::Up), now);
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), now),
+        vec![Effect::ForkWorkspace(WorkspaceForkRequest {
+            turn: 1,
+            worktree: "../try b".into(),
+            name: None,
+        })]
+    );
+    assert_eq!(app.screen(), Screen::Chat);
+
+    // Not offered at a turn (the entry says why): refused, nothing asked.
+    let mut app = self::app();
+    let mut listing = two_turns();
+    for a in &mut listing.entries[1].actions {
+        if a.action == ActionKind::ForkWorkspace {
+            a.available = false;
+            a.reason = Some("history after this turn was pruned".into());
+        }
+    }
+    command(&mut app, "/fork --worktree /tmp/x");
+    app.on_checkpoints(&listing);
+    app.on_key(key(KeyCode::Up), now);
+    assert!(app.on_key(key(KeyCode::Enter), now).is_empty());
+    assert!(app.message().unwrap().contains("pruned"), "{:?}", app.message());
+
+    // From the action menu (key 7): the command with its turn, for the directory to be typed.
+    let mut app = self::app();
+    open_menu(&mut app, &two_turns(), 0);
+    assert!(app.on_key(key(KeyCode::Char('7')), now).is_empty());
+    assert_eq!(app.screen(), Screen::Chat);
+    assert_eq!(app.input().text(), "/fork --turn 0 --worktree ");
+    type_text(&mut app, "/tmp/try", now);
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), now),
+        vec![Effect::ForkWorkspace(WorkspaceForkRequest {
+            turn: 0,
+            worktree: "/tmp/try".into(),
+            name: None,
         })]
     );
 }

@@ -236,6 +236,8 @@ fn session_entry(id: &str) -> SessionEntry {
         turns: 1,
         first_prompt: None,
         last_used_at: None,
+        forked_from: None,
+        forks: Vec::new(),
     }
 }
 

@@ -85,6 +85,8 @@ fn session(id: &str, prompt: &str) -> SessionEntry {
         turns: 3,
         first_prompt: Some(prompt.into()),
         last_used_at: None,
+        forked_from: None,
+        forks: Vec::new(),
     }
 }
 

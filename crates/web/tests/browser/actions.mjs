@@ -77,6 +77,7 @@ try {
       "Fork from here",
       "Summarize from here",
       "Summarize up to here",
+      "Fork into a new workspace",
     ]);
     same(`turn ${e.turn}'s menu`, shown(await buttons(menuOf(e.turn))), expected(e));
   }

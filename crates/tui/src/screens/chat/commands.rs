@@ -43,7 +43,7 @@ impl App {
             self.message = Some(
                 match purpose {
                     Purpose::Rewind => "cannot rewind while a turn is running",
-                    Purpose::Fork(_) => "cannot fork while a turn is running",
+                    Purpose::Fork(_) | Purpose::ForkWorkspace(_) => "cannot fork while a turn is running",
                 }
                 .to_string(),
             );
@@ -169,6 +169,11 @@ impl App {
             Command::Status => vec![Effect::LoadStatusReport],
             Command::Quit => self.quit(),
             Command::Fork(name) => self.open_picker(Purpose::Fork(name)),
+            Command::ForkWorkspace { turn: None, dir } => self.open_picker(Purpose::ForkWorkspace(dir)),
+            Command::ForkWorkspace {
+                turn: Some(turn),
+                dir,
+            } => self.fork_workspace(turn, dir),
             Command::Models => {
                 self.input.set("/model ");
                 self.chat.palette.closed = false;

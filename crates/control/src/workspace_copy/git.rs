@@ -1,0 +1,259 @@
+//! A fork's new workspace when the source is inside a git repository: a `git worktree` of it,
+//! detached at its `HEAD`, so the user's branches and history work there (the `git` binary is
+//! run for it: `worktree add`, and the read-only `rev-parse`, `diff` and `ls-files`, without
+//! optional locks, so the source's index is not refreshed or written). The source workspace's
+//! uncommitted changes (staged and unstaged) and untracked files are then carried over as files,
+//! so that the new workspace's files are the source's; ignored files are not.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use retrace_protocol::{ErrorCode, ForkSkipReason, ForkSkipped};
+use retrace_tools::tree_walk::TreeWalk;
+use retrace_tools::Workspace;
+
+use super::entry::{copy_entry, remove_entry, skip, Copied};
+use crate::error::{coded, Result};
+
+/// The environment variables that would point `git` at another repository than the one the
+/// workspace is in.
+const REPO_VARS: [&str; 8] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+];
+
+/// `git -C dir ARGS` run to its end, its output kept; hooks never run, and nothing takes an
+/// optional lock (no index refresh is written).
+pub(super) fn git(dir: &Path, args: &[&OsStr]) -> std::io::Result<Output> {
+    let mut c = Command::new("git");
+    c.arg("-C")
+        .arg(dir)
+        .args(["--no-optional-locks", "-c", "core.hooksPath=/dev/null"])
+        .args(args)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::null());
+    for v in REPO_VARS {
+        c.env_remove(v);
+    }
+    c.output()
+}
+
+fn os<'a>(args: &[&'a str]) -> Vec<&'a OsStr> {
+    args.iter().map(|a| OsStr::new(*a)).collect()
+}
+
+/// `git` failed: its first line of stderr.
+fn failed(what: &str, dir: &Path, out: &Output) -> crate::error::ControlError {
+    let says = String::from_utf8_lossy(&out.stderr);
+    let line = says
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("no message");
+    coded(
+        ErrorCode::Io,
+        format!("`git {what}` failed in `{}`: {line}", dir.display()),
+    )
+}
+
+/// The paths of a `-z` listing.
+fn listed(out: &Output) -> Vec<PathBuf> {
+    out.stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| PathBuf::from(OsStr::from_bytes(p)))
+        .collect()
+}
+
+/// The repository a workspace is in, with a commit at `HEAD`.
+#[derive(Debug, Clone)]
+pub(crate) struct Repo {
+    /// The top of its working tree (canonical).
+    pub(crate) top: PathBuf,
+    /// Where the workspace is under it (empty at the top).
+    pub(crate) prefix: PathBuf,
+}
+
+/// Whether a `.git` stands at `dir` or above it.
+fn in_repository(dir: &Path) -> bool {
+    dir.ancestors().any(|d| d.join(".git").exists())
+}
+
+/// The repository the workspace `root` is in, when it is in one whose `HEAD` is a commit; `None`
+/// otherwise (a repository without a commit yet is copied like any directory).
+pub(crate) fn repo_of(root: &Path) -> Result<Option<Repo>> {
+    let out = match git(root, &os(&["rev-parse", "--show-toplevel", "--show-prefix"])) {
+        Ok(out) => out,
+        Err(e) if in_repository(root) => {
+            return Err(coded(
+                ErrorCode::Io,
+                format!(
+                    "`{}` is in a git repository, and a fork into a new workspace makes a `git worktree` of it, but `git` could not be run: {e}",
+                    root.display()
+                ),
+            ))
+        }
+        Err(_) => return Ok(None),
+    };
+    if !out.status.success() {
+        return Ok(None);
+    }
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut lines = text.lines();
+    let (Some(top), prefix) = (lines.next(), lines.next().unwrap_or("")) else {
+        return Ok(None);
+    };
+    let head = git(root, &os(&["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]))
+        .map_err(|e| coded(ErrorCode::Io, format!("cannot run `git`: {e}")))?;
+    if !head.status.success() {
+        return Ok(None);
+    }
+    let top = std::fs::canonicalize(top).unwrap_or_else(|_| PathBuf::from(top));
+    Ok(Some(Repo {
+        top,
+        prefix: PathBuf::from(prefix.trim_end_matches('/')),
+    }))
+}
+
+/// What a worktree fork carried over and left out.
+pub(super) struct Carried {
+    /// Paths not copied, and why.
+    pub(super) skipped: Vec<ForkSkipped>,
+    /// The ignored paths of the source workspace (relative to it), each with whether it is a
+    /// directory: nothing at or under them is copied or written.
+    pub(super) ignored: Vec<(PathBuf, bool)>,
+}
+
+/// `git worktree add --detach DIR HEAD` of the repository `root` is in.
+pub(super) fn add_worktree(root: &Path, dir: &Path) -> Result<()> {
+    let mut args = os(&["worktree", "add", "--quiet", "--detach"]);
+    args.push(dir.as_os_str());
+    args.push(OsStr::new("HEAD"));
+    let out = git(root, &args).map_err(|e| coded(ErrorCode::Io, format!("cannot run `git`: {e}")))?;
+    if !out.status.success() {
+        return Err(failed("worktree add", root, &out));
+    }
+    Ok(())
+}
+
+/// Removes the worktree at `dir` (made by [`add_worktree`]), with whatever is in it.
+pub(crate) fn remove_worktree(dir: &Path) -> Result<()> {
+    let mut args = os(&["worktree", "remove", "--force"]);
+    args.push(dir.as_os_str());
+    let out = git(dir, &args).map_err(|e| coded(ErrorCode::Io, format!("cannot run `git`: {e}")))?;
+    if !out.status.success() {
+        return Err(failed("worktree remove", dir, &out));
+    }
+    Ok(())
+}
+
+/// Carries the source workspace's changes since `HEAD` (staged and unstaged) and its untracked
+/// files over from `ws` to `to` (the same place in the new worktree), as files; lists what is
+/// ignored. Paths are the workspace's (`git` lists them relative to it, and only under it).
+pub(super) fn carry_over(ws: &Workspace, to: &Path) -> Result<Carried> {
+    let from = ws.root();
+    let run = |what: &str, args: &[&str]| -> Result<Vec<PathBuf>> {
+        let out = git(from, &os(args)).map_err(|e| coded(ErrorCode::Io, format!("cannot run `git`: {e}")))?;
+        if !out.status.success() {
+            return Err(failed(what, from, &out));
+        }
+        Ok(listed(&out))
+    };
+    let changed = run(
+        "diff",
+        &[
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            "--ignore-submodules=none",
+            "--relative",
+            "--name-only",
+            "-z",
+            "HEAD",
+            "--",
+        ],
+    )?;
+    let untracked = run("ls-files", &["ls-files", "-z", "--others", "--exclude-standard"])?;
+    let ignored = run(
+        "ls-files",
+        &[
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+        ],
+    )?;
+    let walk = TreeWalk::new(ws);
+    let mut skipped = Vec::new();
+    let (mut removals, mut copies) = (Vec::new(), Vec::new());
+    for p in changed {
+        match std::fs::symlink_metadata(from.join(&p)) {
+            Ok(m) if m.is_dir() && from.join(&p).join(".git").exists() => skipped.push(skip(
+                format!("{}/", p.to_string_lossy()),
+                ForkSkipReason::Repository,
+                "a repository of its own (a submodule): not copied",
+            )),
+            // A file that became a directory: what is in it is untracked, copied below.
+            Ok(m) if m.is_dir() => removals.push(p),
+            Ok(_) => copies.push(p),
+            Err(_) => removals.push(p),
+        }
+    }
+    for p in untracked {
+        let shown = p.to_string_lossy().into_owned();
+        if p.as_os_str().as_bytes().ends_with(b"/") {
+            skipped.push(skip(
+                shown,
+                ForkSkipReason::Repository,
+                "a repository of its own: not copied",
+            ));
+        } else if !walk.keeps(&p) {
+            skipped.push(skip(
+                shown,
+                ForkSkipReason::Ignored,
+                "ignored by the workspace's ignore rules, or off limits: not copied",
+            ));
+        } else {
+            copies.push(p);
+        }
+    }
+    for p in &removals {
+        remove_entry(to, p)?;
+    }
+    for p in &copies {
+        if let Copied::Skipped(s) = copy_entry(from, to, p)? {
+            skipped.push(s);
+        }
+    }
+    let ignored: Vec<(PathBuf, bool)> = ignored
+        .into_iter()
+        .map(|p| {
+            let dir = p.as_os_str().as_bytes().ends_with(b"/");
+            (p, dir)
+        })
+        .collect();
+    for (p, dir) in &ignored {
+        let mut shown = p.to_string_lossy().into_owned();
+        if *dir && !shown.ends_with('/') {
+            shown.push('/');
+        }
+        skipped.push(skip(
+            shown,
+            ForkSkipReason::Ignored,
+            "ignored by the repository's ignore rules: not copied",
+        ));
+    }
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Carried { skipped, ignored })
+}
