@@ -93,7 +93,7 @@ try {
     const items = p.locator(".menu-list button");
     await items.first().waitFor();
     const states = await items.evaluateAll((bs) => bs.map((b) => [b.dataset.action, b.disabled, b.querySelector(".why")?.textContent ?? ""]));
-    if (states.length !== 6 || states.some(([, disabled, why]) => !disabled || !why.includes("in use by process"))) {
+    if (states.length !== 7 || states.some(([, disabled, why]) => !disabled || !why.includes("in use by process"))) {
       throw new Error(`${tag}: the rewind menu offers ${JSON.stringify(states)}`);
     }
     await run.shot(page, `held-${tag}`);
