@@ -73,6 +73,9 @@ pub struct Lease {
     log: Option<File>,
 }
 
+/// How often a held lease is tried again (10 ms apart) before it is reported held.
+const LOCK_TRIES: u32 = 25;
+
 /// How often a log replaced between opening and locking is opened again before giving up.
 const LOCK_LOG_TRIES: usize = 8;
 
@@ -108,16 +111,25 @@ impl Lease {
             ))
             .at("open the lease", &path);
         }
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                return Err(SessionError::Held {
-                    id: id.clone(),
-                    holder: describe_holder(&path),
-                    path,
-                })
+        // A lock held for a moment longer than its writer (by a child forked meanwhile, until it
+        // execs) is waited out: a few tries over about a quarter of a second.
+        let mut tries = 0;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) if tries < LOCK_TRIES => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(SessionError::Held {
+                        id: id.clone(),
+                        holder: describe_holder(&path),
+                        path,
+                    })
+                }
+                Err(TryLockError::Error(e)) => return Err(e).at("lock", &path),
             }
-            Err(TryLockError::Error(e)) => return Err(e).at("lock", &path),
         }
         let log = crate::log::log_path(dir, id);
         let log = match lock_log(id, &path, &log)? {

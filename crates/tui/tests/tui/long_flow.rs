@@ -67,6 +67,9 @@ fn compact_plan_mode_and_a_new_session() {
                 && !u.app().status().compacting
                 && u.app().status().head != original
                 && summarized(u)
+                && u.app()
+                    .message()
+                    .is_some_and(|m| m.starts_with("compacted: about "))
         })
         .await;
         ui.settle(Duration::from_millis(100)).await;
