@@ -13,6 +13,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
+use crate::git_backend_cli::git;
 use crate::support::world::{turn_of, write, World};
 
 /// What stands at a path: a file's bytes and mode, or a symlink's text.
@@ -67,28 +68,6 @@ fn bytes_under(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     go(dir, dir, &mut out);
     out
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn put(w: &World, rel: &str, bytes: &[u8]) {

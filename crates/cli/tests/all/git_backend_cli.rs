@@ -41,7 +41,8 @@ pub(crate) fn tree(dir: &Path, skip: &[&str]) -> BTreeMap<String, (Vec<u8>, u32)
     out
 }
 
-pub(crate) fn git(ws: &Path, args: &[&str]) {
+/// Runs `git ARGS` in `ws` (asserting success); its standard output.
+pub(crate) fn git(ws: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args([
             "-c",
@@ -60,6 +61,7 @@ pub(crate) fn git(ws: &Path, args: &[&str]) {
         "git {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 pub(crate) struct World {
