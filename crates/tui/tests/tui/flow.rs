@@ -233,7 +233,7 @@ fn menu_shows_disabled_actions_and_refuses_them() {
 }
 
 #[test]
-fn preview_with_conflicts_needs_skip_or_overwrite_and_esc_goes_back() {
+fn preview_with_conflicts_opens_on_keeping_them_and_esc_goes_back() {
     let clock = Clock::new();
     let mut app = app();
     app.on_key(key(KeyCode::Esc), clock.at(0));
@@ -244,11 +244,6 @@ fn preview_with_conflicts_needs_skip_or_overwrite_and_esc_goes_back() {
     app.on_key(key(KeyCode::Enter), clock.at(40));
     app.on_key(key(KeyCode::Char('3')), clock.at(50));
     app.on_plan(conflicted_plan());
-    assert!(
-        app.on_key(key(KeyCode::Enter), clock.at(60)).is_empty(),
-        "conflicts need a choice"
-    );
-    assert!(app.on_key(key(KeyCode::Char('y')), clock.at(70)).is_empty());
     assert_eq!(app.screen(), Screen::Preview);
     app.on_key(key(KeyCode::Esc), clock.at(80));
     assert_eq!(app.screen(), Screen::Menu, "Esc goes back to the menu");
@@ -265,6 +260,33 @@ fn preview_with_conflicts_needs_skip_or_overwrite_and_esc_goes_back() {
             plan_id: "plan-0".into(),
             confirm: true,
             on_conflict: OnConflict::Overwrite,
+            in_place: true,
+        })]
+    );
+}
+
+#[test]
+fn preview_with_conflicts_commits_keeping_them_on_enter() {
+    // The preview opens on the choice the controller preselects, as the page does: the
+    // conflicted files are kept and the rest restored.
+    let clock = Clock::new();
+    let mut app = app();
+    app.on_key(key(KeyCode::Esc), clock.at(0));
+    app.on_key(key(KeyCode::Esc), clock.at(10));
+    app.on_checkpoints(&two_turns());
+    app.on_key(key(KeyCode::Up), clock.at(20));
+    app.on_key(key(KeyCode::Up), clock.at(30));
+    app.on_key(key(KeyCode::Enter), clock.at(40));
+    app.on_key(key(KeyCode::Char('3')), clock.at(50));
+    let plan = conflicted_plan();
+    assert_eq!(plan.preselected(), Some(OnConflict::Skip));
+    app.on_plan(plan);
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(60)),
+        vec![Effect::Commit(CommitRewind {
+            plan_id: "plan-0".into(),
+            confirm: true,
+            on_conflict: OnConflict::Skip,
             in_place: true,
         })]
     );

@@ -221,7 +221,15 @@ fn a_picked_choice_changes_the_action_column() {
         ["src/lib.rs", "tests/parse.rs", "README.md", "docs/notes.md"].map(|f| action_of(app, f))
     };
 
-    // Before a pick: refuse, which restores nothing while files conflict.
+    // Before a pick: the controller's preselected choice, skip (keep the conflicted files).
+    assert_eq!(column(&app), ["write", "delete", "keep", "unchanged"]);
+    assert_eq!(picked(&app), "(•) s  Skip them (keep your changes)");
+    // Tab goes round: overwrite, as the plan says it, then refuse, which restores nothing while
+    // files conflict and so cannot be committed.
+    app.on_key(key(KeyCode::Tab), clock.at(1));
+    assert_eq!(column(&app), ["write", "delete", "write", "delete"]);
+    assert_eq!(picked(&app), "(•) o  Overwrite them");
+    app.on_key(key(KeyCode::Tab), clock.at(2));
     assert_eq!(column(&app), ["keep", "keep", "keep", "keep"]);
     assert_eq!(picked(&app), "(•)    Restore nothing while files conflict");
     let shown = boxed_rows(&app);
@@ -230,7 +238,7 @@ fn a_picked_choice_changes_the_action_column() {
         "{shown:#?}"
     );
     assert!(shown.contains(&"( ) o  Overwrite them".to_string()), "{shown:#?}");
-    assert!(app.on_key(key(KeyCode::Enter), clock.at(1)).is_empty());
+    assert!(app.on_key(key(KeyCode::Enter), clock.at(3)).is_empty());
     assert!(
         boxed_rows(&app)
             .contains(&"Restore nothing while files conflict: pick s or o (or Tab), then Enter".to_string()),
@@ -238,18 +246,11 @@ fn a_picked_choice_changes_the_action_column() {
         boxed_rows(&app)
     );
 
-    // `s`: skip.
-    assert!(app.on_key(key(KeyCode::Char('s')), clock.at(2)).is_empty());
+    // `s`: skip; `o`: overwrite; Shift+Tab back to skip.
+    assert!(app.on_key(key(KeyCode::Char('s')), clock.at(4)).is_empty());
     assert_eq!(column(&app), ["write", "delete", "keep", "unchanged"]);
-    assert_eq!(picked(&app), "(•) s  Skip them (keep your changes)");
-    // `o`: overwrite, as the plan says it.
-    app.on_key(key(KeyCode::Char('o')), clock.at(3));
-    assert_eq!(column(&app), ["write", "delete", "write", "delete"]);
+    app.on_key(key(KeyCode::Char('o')), clock.at(5));
     assert_eq!(picked(&app), "(•) o  Overwrite them");
-    // Tab goes round: refuse again; Shift+Tab back to overwrite, then skip.
-    app.on_key(key(KeyCode::Tab), clock.at(4));
-    assert_eq!(column(&app), ["keep", "keep", "keep", "keep"]);
-    app.on_key(key(KeyCode::BackTab), clock.at(5));
     app.on_key(key(KeyCode::BackTab), clock.at(6));
     assert_eq!(picked(&app), "(•) s  Skip them (keep your changes)");
 
@@ -277,9 +278,13 @@ fn every_skipped_row_says_why_under_every_choice() {
     let others = "(held back while files conflict)";
     let unsafe_path = ("gpj.exe", "(an unsafe path: outside the workspace or through");
     for (k, skipped) in [
-        // Refuse (before a pick): every file, the conflicting ones with their own reason.
+        // Skip (preselected): the conflicting ones.
+        (None, vec![("README.md", "(edited outside Retrace)"), unsafe_path]),
+        // Overwrite: the one that cannot be overwritten, for its reason.
+        (Some(KeyCode::Char('o')), vec![unsafe_path]),
+        // Refuse (Tab from overwrite): every file, the conflicting ones with their own reason.
         (
-            None,
+            Some(KeyCode::Tab),
             vec![
                 ("src/lib.rs", others),
                 ("tests/parse.rs", others),
@@ -288,16 +293,9 @@ fn every_skipped_row_says_why_under_every_choice() {
                 ("docs/notes.md", others),
             ],
         ),
-        // Skip: the conflicting ones.
-        (
-            Some('s'),
-            vec![("README.md", "(edited outside Retrace)"), unsafe_path],
-        ),
-        // Overwrite: the one that cannot be overwritten, for its reason.
-        (Some('o'), vec![unsafe_path]),
     ] {
         if let Some(k) = k {
-            app.on_key(key(KeyCode::Char(k)), clock.at(1));
+            app.on_key(key(k), clock.at(1));
         }
         let shown = boxed_rows(&app);
         let skip_rows: Vec<&String> = shown
@@ -360,8 +358,8 @@ fn fork_refuses_a_turn_whose_entry_does_not_offer_it_with_its_reason() {
     assert_eq!(app.screen(), Screen::Picker);
 }
 
-/// Under "Restore nothing while files conflict" (before any pick) no file reads "skip", the name
-/// of a choice that is not picked: each says what that choice does to it, "keep".
+/// Under "Restore nothing while files conflict" no file reads "skip", the name of a choice that
+/// is not picked: each says what that choice does to it, "keep".
 #[test]
 fn the_preview_says_what_the_picked_choice_does() {
     let clock = Clock::new();
@@ -369,6 +367,16 @@ fn the_preview_says_what_the_picked_choice_does() {
     open_menu(&mut app, &two_turns(), 0);
     app.on_key(key(KeyCode::Char('3')), clock.at(0));
     app.on_plan(conflicted_plan());
+    // Skip, preselected: the conflicting file is kept, the others are written.
+    let screen = rows(&app, 120, 40).join("\n");
+    assert!(screen.contains("keep      README.md"), "{screen}");
+    assert!(screen.contains("write     src/lib.rs"), "{screen}");
+    // Overwrite: it is written.
+    app.on_key(key(KeyCode::Char('o')), clock.at(1));
+    let screen = rows(&app, 120, 40).join("\n");
+    assert!(screen.contains("write     README.md"), "{screen}");
+    // Refuse (Tab from overwrite): every file is kept.
+    app.on_key(key(KeyCode::Tab), clock.at(2));
     let screen = rows(&app, 120, 40).join("\n");
     assert!(
         screen.contains("(•)    Restore nothing while files conflict"),
@@ -382,13 +390,4 @@ fn the_preview_says_what_the_picked_choice_does() {
         screen.contains("keep      README.md    (edited outside Retrace)"),
         "{screen}"
     );
-    // Skip picked: the conflicting file is kept, the others are written.
-    app.on_key(key(KeyCode::Char('s')), clock.at(1));
-    let screen = rows(&app, 120, 40).join("\n");
-    assert!(screen.contains("keep      README.md"), "{screen}");
-    assert!(screen.contains("write     src/lib.rs"), "{screen}");
-    // Overwrite: it is written.
-    app.on_key(key(KeyCode::Char('o')), clock.at(2));
-    let screen = rows(&app, 120, 40).join("\n");
-    assert!(screen.contains("write     README.md"), "{screen}");
 }

@@ -145,6 +145,9 @@ fn preview_with_conflicts_and_a_shell_gap() {
     app.on_key(key(KeyCode::Enter), clock.at(400));
     app.on_key(key(KeyCode::Char('3')), clock.at(500));
     app.on_plan(conflicted_plan());
+    // Skip is preselected; Tab goes to overwrite, then to refuse, which cannot commit.
+    app.on_key(key(KeyCode::Tab), clock.at(550));
+    app.on_key(key(KeyCode::Tab), clock.at(560));
     app.on_key(key(KeyCode::Enter), clock.at(600)); // shows the hint: conflicts need a choice
     assert_snapshot!(render(&app, 80, 24));
 }

@@ -59,8 +59,8 @@ pub struct Preview {
     pub revert: Option<Revert>,
     /// The file under the cursor, the open diffs and the scroll.
     pub list: FileCursor,
-    /// The conflict choice picked among the plan's `choices`; `None` before a pick (the plan's
-    /// `refuse` then applies).
+    /// The conflict choice picked among the plan's `choices`: the plan's preselected one until
+    /// the user picks another; `None` when nothing conflicts (`refuse` then applies).
     pub picked: Option<OnConflict>,
     /// A hint after a key that did nothing (Enter on conflicts without a choice or on a blocked
     /// plan, a whole diff that could not be had), shown at the top of the box.
@@ -83,9 +83,11 @@ pub fn shortcut(choice: OnConflict) -> Option<char> {
 }
 
 impl Preview {
-    /// A preview of `plan`, nothing picked, coming from `back`; for a single-file revert when
-    /// `revert` says what it restores (then its file's diff open).
+    /// A preview of `plan` opened on the choice the controller preselects (keep the conflicted
+    /// files when that commits, as every frontend does), coming from `back`; for a single-file
+    /// revert when `revert` says what it restores (then its file's diff open).
     pub fn new(plan: RewindPlan, revert: Option<Revert>, back: Option<Box<Mode>>) -> Preview {
+        let picked = plan.preselected();
         let mut list = FileCursor::default();
         if revert.is_some() {
             // A revert is one file: its diff is what the preview is for.
@@ -95,7 +97,7 @@ impl Preview {
             plan,
             revert,
             list,
-            picked: None,
+            picked,
             hint: None,
             back,
             whole: BTreeMap::new(),
