@@ -44,6 +44,8 @@ pub fn change(c: &FileChange) -> String {
     };
     if c.binary {
         format!("{what} {path} (binary)")
+    } else if c.is_bare_move() {
+        format!("{what} {path}")
     } else {
         format!("{what} {path} (+{} −{})", c.added, c.removed)
     }

@@ -186,6 +186,17 @@ impl FileChange {
             && self.removed == 0
             && !self.binary
     }
+
+    /// A move that changed no line: its counts would say nothing, so no frontend shows them
+    /// (not "+0 −0").
+    pub fn is_bare_move(&self) -> bool {
+        bare_move(self.action, self.added, self.removed, self.binary)
+    }
+}
+
+/// Whether a change of `action` with these counts is a move that changed no line of text.
+pub fn bare_move(action: ChangeAction, added: u64, removed: u64, binary: bool) -> bool {
+    action == ChangeAction::Move && added == 0 && removed == 0 && !binary
 }
 
 /// A turn's checkpoint as the view shows it (its turn is the item's `turn`).

@@ -68,6 +68,13 @@ pub struct TurnFile {
     pub unknown: Option<String>,
 }
 
+impl TurnFile {
+    /// A move that changed no line and whose change is known: its counts would say nothing.
+    pub fn is_bare_move(&self) -> bool {
+        self.unknown.is_none() && crate::item::bare_move(self.action, self.added, self.removed, self.binary)
+    }
+}
+
 /// One state of a file: its hash, size and mode.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileVersion {

@@ -43,12 +43,13 @@ export function actionButtons(actions, run) {
 
 /**
  * The Versions panel's checkpoint list (`GET …/checkpoints`'s entries) as `<li>`s, each with the
- * turn's `+A −R` when the entry has them, its files (each name opening its history), its results
+ * turn's `+A −R` when the entry has them and they are not both 0, its files (each name opening its history), its results
  * (`resultsOf(entry)`: an element, or null) and its actions (`actionsOf(entry)`: likewise).
  */
 export function checkpointItems(entries, actionsOf, resultsOf = () => null) {
   return entries.map((c) => {
-    const counts = c.added == null ? null : el("span", "cp-counts", ` +${c.added} −${c.removed ?? 0}`);
+    const said = c.added != null && (c.added || c.removed);
+    const counts = said ? el("span", "cp-counts", ` +${c.added} −${c.removed ?? 0}`) : null;
     const li = el("li", null, el("div", null, el("strong", null, `Turn ${c.turn}`), counts, ` ${c.prompt}`));
     li.dataset.turn = String(c.turn);
     if (c.paths.length) {

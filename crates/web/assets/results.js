@@ -12,12 +12,14 @@ const plural = (n, one, many) => (n === 1 ? `1 ${one}` : `${n} ${many}`);
 
 /**
  * A turn's results in a line: `files` changed (a count), `added` and `removed` lines when known
- * (null: not recorded), `commands` when known — "2 files +5 −1 · 1 command", "no file changes".
+ * (null: not recorded; none shown when both are 0: a turn that only moved files or wrote them
+ * unchanged), `commands` when known — "2 files +5 −1 · 1 command", "no file changes".
  */
 export function resultsSummary({ files, added, removed, commands }) {
   const parts = [];
   if (!files) parts.push("no file changes");
-  else parts.push(added == null ? plural(files, "file", "files") : `${plural(files, "file", "files")} +${added} −${removed ?? 0}`);
+  else if (added == null || (!added && !removed)) parts.push(plural(files, "file", "files"));
+  else parts.push(`${plural(files, "file", "files")} +${added} −${removed ?? 0}`);
   if (commands) parts.push(plural(commands, "command", "commands"));
   return parts.join(" · ");
 }

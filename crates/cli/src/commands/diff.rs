@@ -148,6 +148,9 @@ fn file_line(f: &TurnFile) -> String {
         };
         return format!("{head} (binary, {} → {})", size(&f.before), size(&f.after));
     }
+    if f.is_bare_move() {
+        return head;
+    }
     format!("{head} (+{} −{})", f.added, f.removed)
 }
 

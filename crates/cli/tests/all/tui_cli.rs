@@ -96,8 +96,8 @@ fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
         "created new.txt +1 −0",
         "⏺ Edited b.txt +1 −1 ✓ (2 lines of output)",
         "modified b.txt +1 −1",
-        "⏺ Moved old.txt → moved.txt +0 −0 ✓ (1 line of output)",
-        "moved old.txt → moved.txt +0 −0",
+        "⏺ Moved old.txt → moved.txt ✓ (1 line of output)",
+        "moved old.txt → moved.txt",
     ];
     assert_eq!(live[..expected.len()], expected, "{live:#?}\n{}", t.screen());
     assert_eq!(live.len(), expected.len() + 1, "{live:#?}");

@@ -184,8 +184,10 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, p: &Picker, t: Theme) {
             }
         };
         let gap = if has_shell_gap(e) { "⚠ shell " } else { "" };
-        // The turn's +/− over the text files it changed, when the listing has them.
+        // The turn's +/− over the text files it changed, when the listing has them and they
+        // say something (a turn that only moved files or wrote them unchanged has none).
         let counts = match (e.added, e.removed) {
+            (Some(0), Some(0)) => String::new(),
             (Some(a), Some(r)) => format!("  +{a} −{r}"),
             _ => String::new(),
         };

@@ -92,7 +92,7 @@ fn picker_with_a_shell_gap() {
 }
 
 /// Each turn shows the `+A −R` the listing counts for it; a turn recorded before the counts were
-/// kept shows none.
+/// kept shows none, nor does a turn that changed no line (it only moved files).
 #[test]
 fn picker_with_counts() {
     let clock = Clock::new();
@@ -104,6 +104,9 @@ fn picker_with_counts() {
         .push(entry(2, "rename \u{1b}[2Jtokens", &["src/lib.rs"]));
     l.entries[2].added = Some(1);
     l.entries[2].removed = Some(1);
+    l.entries.push(entry(3, "move the notes", &["a.md", "b.md"]));
+    l.entries[3].added = Some(0);
+    l.entries[3].removed = Some(0);
     app.on_key(key(KeyCode::Esc), clock.at(0));
     app.on_key(key(KeyCode::Esc), clock.at(100));
     app.on_checkpoints(&l);

@@ -17,6 +17,8 @@ test("the summary says files, lines and commands, from the entry and from the re
   assert.equal(resultsSummary({ files: 0, added: null, removed: null }), "no file changes");
   // a turn recorded before the counts were, or still running: no counts to show
   assert.equal(resultsSummary({ files: 3, added: null, removed: null }), "3 files");
+  // A turn that only moved files or wrote them unchanged: its counts would say nothing.
+  assert.equal(resultsSummary({ files: 3, added: 0, removed: 0, commands: 1 }), "3 files · 1 command");
 
   assert.deepEqual(entryCounts({ turn: 0, file_count: 2, paths: ["a", "b"], added: 4, removed: 1 }), { files: 2, added: 4, removed: 1 });
   assert.deepEqual(entryCounts({ turn: 0, file_count: 1, paths: ["a"] }), { files: 1, added: null, removed: null });

@@ -36,7 +36,8 @@ fn shown_title(call: &ToolCallItem) -> String {
     escape::short(&call.title, 140)
 }
 
-/// One changed file: `created a.txt +1 −0`, `moved a.txt → b.txt +0 −0`, `modified c.bin (binary)`.
+/// One changed file: `created a.txt +1 −0`, `moved a.txt → b.txt` (a move that changed no line
+/// has no counts), `modified c.bin (binary)`.
 fn change_line(c: &FileChange) -> String {
     let what = c.action.past_tense();
     let path = match (&c.from, c.action) {
@@ -49,15 +50,20 @@ fn change_line(c: &FileChange) -> String {
     };
     if c.binary {
         format!("{what} {path} (binary)")
+    } else if c.is_bare_move() {
+        format!("{what} {path}")
     } else {
         format!("{what} {path} +{} −{}", c.added, c.removed)
     }
 }
 
 /// What a call's changes add and remove over their text files, `+A −R`, for its title row;
-/// `None` when it changed no text file.
+/// `None` when it changed no text file (or only moved files, changing no line).
 fn counts(changes: &[FileChange]) -> Option<String> {
-    let text: Vec<&FileChange> = changes.iter().filter(|c| !c.binary).collect();
+    let text: Vec<&FileChange> = changes
+        .iter()
+        .filter(|c| !c.binary && !c.is_bare_move())
+        .collect();
     if text.is_empty() {
         return None;
     }

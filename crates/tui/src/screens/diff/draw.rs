@@ -136,6 +136,9 @@ fn what(f: &TurnFile, t: Theme) -> (String, ratatui::style::Style) {
             t.dim(),
         );
     }
+    if f.is_bare_move() {
+        return (String::new(), t.dim());
+    }
     (format!(" +{} −{}", f.added, f.removed), t.dim())
 }
 
