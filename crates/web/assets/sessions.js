@@ -26,9 +26,15 @@ export async function switchTo(id) {
   await openSession(id);
 }
 
-/** Creates a session (with `model`, else the server's) and opens it. */
-export async function newSession(focus = true, model) {
-  const { session_id } = await call("POST", "/api/sessions", model ? { model } : {});
+/**
+ * Creates a session (with `model`, else the server's; with checkpoint backend `backend`, else the
+ * server's) and opens it.
+ */
+export async function newSession(focus = true, model, backend) {
+  const body = {};
+  if (model) body.model = model;
+  if (backend) body.backend = backend;
+  const { session_id } = await call("POST", "/api/sessions", body);
   await switchTo(session_id);
   if (focus) ui.prompt.focus();
 }

@@ -104,9 +104,46 @@ function again(row, path) {
   return row;
 }
 
+/** Starts a new session with checkpoint backend `backend` and opens it; set once by app.js. */
+let startWithBackend = async () => {};
+
+export function setStartWithBackend(f) {
+  startWithBackend = f;
+}
+
+/** What each checkpoint backend covers, and the other one a new session can use instead. */
+const BACKENDS = {
+  snapshot: {
+    says: "Checkpoints: snapshots of the files Retrace's own tools change. What shell commands change is not kept, and a restore says so.",
+    other: "git",
+    offer: "New session with git-backed checkpoints",
+    explain: "Also keeps what shell commands change (experimental)",
+  },
+  git: {
+    says: "Checkpoints: git-backed (experimental). What shell commands change can be restored too.",
+    other: "snapshot",
+    offer: "New session with snapshot checkpoints",
+    explain: "Keeps only what Retrace's own tools change",
+  },
+};
+
+/** The line of an empty session's state that says what its checkpoints cover, with a button to
+ * start a new session with the other backend instead (a session keeps the backend it was made
+ * with). Null while the session's status is not read. */
+function backendLine(st) {
+  const b = BACKENDS[st?.backend];
+  if (!b || st.held_by) return null;
+  const start = el("button", "link-button", b.offer);
+  start.type = "button";
+  start.dataset.action = "new-session-backend";
+  start.title = b.explain;
+  start.addEventListener("click", () => startWithBackend(b.other));
+  return el("p", "empty-backend", b.says, " ", start);
+}
+
 /**
  * What an empty session shows: what Retrace is for (every edit can be taken back, and how), the
- * model and the workspace (`state.status`).
+ * model and the workspace (`state.status`), and what its checkpoints cover.
  */
 export function transcriptEmpty(lead = "Ask for a change below.") {
   const st = state.status;
@@ -126,6 +163,7 @@ export function transcriptEmpty(lead = "Ask for a change below.") {
       "restore the code, the conversation or both to before that turn, or fork from there. " +
       "Every restore shows what it will do first, and can be undone."),
     where.length ? el("p", "empty-where", ...where.flatMap((w, i) => (i ? [" · ", w] : [w]))) : null,
+    backendLine(st),
   );
 }
 

@@ -409,7 +409,7 @@ try {
   await shot("compacted");
 
   // New session: empty, plan mode off, its address (`?session=`) opens it in another tab; Compact
-  // there is refused, and the refusal is shown.
+  // there is refused, and the refusal is shown; its empty state starts a git-backed one.
   await page.locator("#new-session").click();
   await page.waitForFunction((u) => {
     const id = new URL(location.href).searchParams.get("session");
@@ -433,6 +433,21 @@ try {
   if (logged.length !== 1 || !/409 \(Conflict\)/.test(logged[0])) errors.push(...logged);
   await shot("compact-refused");
   await refusal.getByRole("button", { name: "Dismiss" }).click();
+
+  // The empty session says what its checkpoints cover, and starts one with the other backend.
+  await page.locator(".empty-backend", { hasText: "Checkpoints: snapshots" }).waitFor();
+  await page.getByRole("button", { name: "New session with git-backed checkpoints" }).click();
+  await page.waitForFunction((f) => {
+    const id = new URL(location.href).searchParams.get("session");
+    return id && id !== f;
+  }, fresh);
+  await page.locator(".empty-backend", { hasText: "Checkpoints: git-backed (experimental)" }).waitFor();
+  const gitStatus = await page.evaluate(async () => {
+    const id = new URL(location.href).searchParams.get("session");
+    return (await fetch(`/api/sessions/${encodeURIComponent(id)}`)).json();
+  });
+  if (gitStatus.backend !== "git") throw new Error(`the new session's backend is ${gitStatus.backend}`);
+  await page.getByRole("button", { name: "New session with snapshot checkpoints" }).waitFor();
 
   // Back to the compacted session for the narrow view, with plan mode on.
   await page.goto(sessionUrl);
