@@ -236,13 +236,7 @@ fn menu_shows_disabled_actions_and_refuses_them() {
 fn preview_with_conflicts_opens_on_keeping_them_and_esc_goes_back() {
     let clock = Clock::new();
     let mut app = app();
-    app.on_key(key(KeyCode::Esc), clock.at(0));
-    app.on_key(key(KeyCode::Esc), clock.at(10));
-    app.on_checkpoints(&two_turns());
-    app.on_key(key(KeyCode::Up), clock.at(20));
-    app.on_key(key(KeyCode::Up), clock.at(30));
-    app.on_key(key(KeyCode::Enter), clock.at(40));
-    app.on_key(key(KeyCode::Char('3')), clock.at(50));
+    restore_code_of_turn_0(&mut app, &clock);
     app.on_plan(conflicted_plan());
     assert_eq!(app.screen(), Screen::Preview);
     app.on_key(key(KeyCode::Esc), clock.at(80));
@@ -271,13 +265,7 @@ fn preview_with_conflicts_commits_keeping_them_on_enter() {
     // conflicted files are kept and the rest restored.
     let clock = Clock::new();
     let mut app = app();
-    app.on_key(key(KeyCode::Esc), clock.at(0));
-    app.on_key(key(KeyCode::Esc), clock.at(10));
-    app.on_checkpoints(&two_turns());
-    app.on_key(key(KeyCode::Up), clock.at(20));
-    app.on_key(key(KeyCode::Up), clock.at(30));
-    app.on_key(key(KeyCode::Enter), clock.at(40));
-    app.on_key(key(KeyCode::Char('3')), clock.at(50));
+    restore_code_of_turn_0(&mut app, &clock);
     let plan = conflicted_plan();
     assert_eq!(plan.preselected(), Some(OnConflict::Skip));
     app.on_plan(plan);
@@ -290,6 +278,17 @@ fn preview_with_conflicts_commits_keeping_them_on_enter() {
             in_place: true,
         })]
     );
+}
+
+/// Esc Esc, turn 0 picked, "restore code" (3) chosen: the app waits for the plan.
+fn restore_code_of_turn_0(app: &mut retrace_tui::App, clock: &Clock) {
+    app.on_key(key(KeyCode::Esc), clock.at(0));
+    app.on_key(key(KeyCode::Esc), clock.at(10));
+    app.on_checkpoints(&two_turns());
+    app.on_key(key(KeyCode::Up), clock.at(20));
+    app.on_key(key(KeyCode::Up), clock.at(30));
+    app.on_key(key(KeyCode::Enter), clock.at(40));
+    app.on_key(key(KeyCode::Char('3')), clock.at(50));
 }
 
 #[test]
