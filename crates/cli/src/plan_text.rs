@@ -28,19 +28,18 @@ pub fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool, chosen: OnConf
             .and_then(|c| c.files.get(i))
             .filter(|c| c.path == f.path)
             .map_or(f.action, |c| c.action);
-        let what = match action {
-            FileAction::Write => "write ",
-            FileAction::Delete => "delete",
-            FileAction::Unchanged => "same  ",
-            FileAction::Skip => "SKIP  ",
+        // In the words every frontend uses; a file kept as it is says why.
+        let what = words::file_action(action);
+        let why = match action {
+            FileAction::Skip => format!("  ({})", words::skipped(f.conflict.as_ref(), chosen)),
+            _ => f
+                .conflict
+                .as_ref()
+                .map(|c| format!("  ({})", words::conflict(c)))
+                .unwrap_or_default(),
         };
-        let conflict = f
-            .conflict
-            .as_ref()
-            .map(|c| format!("  ({})", words::conflict(c)))
-            .unwrap_or_default();
         println!(
-            "  {what} {}{}{conflict}",
+            "  {what:<9} {}{}{why}",
             shown_path(&f.path),
             counts(action, &f.diff)
         );
@@ -99,10 +98,23 @@ fn on_conflict_name(c: OnConflict) -> &'static str {
 /// Prints a result; `asked` is the session the command named (an old flat log keeps the
 /// transaction of a restore, so its undo is asked of it).
 pub fn print_result(r: &RewindResult, asked: &str, json: bool) -> Result<(), Failure> {
+    print_result_with(r, asked, json, None)
+}
+
+/// Prints a result as [`print_result`] does; `conversation`, when set, says what became of the
+/// conversation (an undo or a redo that selected another head), in place of a rewind's line.
+pub fn print_result_with(
+    r: &RewindResult,
+    asked: &str,
+    json: bool,
+    conversation: Option<&str>,
+) -> Result<(), Failure> {
     if json {
         return print_json(r);
     }
-    if r.conversation_forked {
+    if let Some(said) = conversation {
+        println!("{said}");
+    } else if r.conversation_forked {
         println!("conversation rewound: now on head {}", r.head_id);
     }
     // A conflicted file that was written anyway (`--on-conflict overwrite`) says so where it is
@@ -125,7 +137,7 @@ pub fn print_result(r: &RewindResult, asked: &str, json: bool) -> Result<(), Fai
         println!("  left alone ({}) {}", words::conflict(c), shown_path(&c.path));
     }
     let nothing_changed = r.files_written.is_empty() && r.files_deleted.is_empty() && r.error.is_none();
-    if nothing_changed && r.conflicts.is_empty() && !r.conversation_forked {
+    if nothing_changed && r.conflicts.is_empty() && !r.conversation_forked && conversation.is_none() {
         println!("  nothing to restore: every file is already as it was");
     } else if nothing_changed && !r.conflicts.is_empty() {
         // Every file there was to restore was skipped: say so, not just list them.

@@ -464,7 +464,7 @@ fn head_title(session: &Session, h: &HeadInfo) -> String {
     }
     let what = match h.kind {
         HeadKind::Main => return "main".into(),
-        HeadKind::Fork => "fork of",
+        HeadKind::Fork => "fork before",
         HeadKind::Rewind => "rewind before",
         HeadKind::Summary => "summary at",
     };

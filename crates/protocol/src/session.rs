@@ -145,7 +145,7 @@ pub struct HeadEntry {
     /// Its latest activity (RFC 3339).
     pub last_activity: Option<String>,
     /// What every frontend calls it: its name when it has one, else what it is and the prompt of
-    /// the turn it was made at (`fork of “fix the parser”`, `rewind before “fix the parser”`,
+    /// the turn it was made at (`fork before “fix the parser”`, `rewind before “fix the parser”`,
     /// `summary at “fix the parser”`), else `main` or its kind.
     #[serde(default)]
     pub title: String,

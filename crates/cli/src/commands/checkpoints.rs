@@ -104,19 +104,16 @@ fn print_list(listing: &CheckpointListing, json: bool) -> CmdResult {
             (Some(false), _) => println!("{:>5}  (not on this head: code restore only)", ""),
             _ => {}
         }
+        // What the checkpoint cannot restore, in the words of a restore's preview.
         for g in &e.gaps {
-            let mut line = format!("{:>5}  gap: {}", "", g.reason.as_str());
-            if let Some(p) = &g.path {
-                line.push_str(&format!(" {}", shown_path(p)));
-            }
-            if let Some(d) = &g.detail {
-                line.push_str(&format!(" ({})", first_line(d, 60)));
-            }
-            println!("{line}");
+            let path = g.path.as_deref().map(shown_path);
+            let detail = g.detail.as_deref().map(|d| first_line(d, 60));
+            let said = retrace_protocol::words::gap_line(&g.reason, path.as_deref(), detail.as_deref());
+            println!("{:>5}  ! {said}", "");
         }
     }
     println!(
-        "{}; next turn {}; sidecar size {} ({})",
+        "{}; next turn {}; stored: {} in {}",
         retrace_protocol::words::count(listing.entries.len(), "checkpoint"),
         listing.next_turn,
         human_bytes(listing.total_bytes),

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 use super::args::SessionArgs;
 use crate::common::{print_json, reader};
 use crate::failure::CmdResult;
-use crate::output::shown_path;
+use retrace_protocol::words;
+
+use crate::output::shown_text;
 
 /// List the heads of a session.
 #[derive(Debug, clap::Args)]
@@ -17,7 +19,7 @@ pub struct HeadsArgs {
     pub json: bool,
 }
 
-/// Lists the heads, the selected one marked `*`.
+/// Lists the heads, the selected one marked `*`, each by its title (as every frontend names it).
 pub fn run(a: HeadsArgs) -> CmdResult {
     let heads = reader(&a.session.pick_to_read()?.id)?.heads()?;
     if a.json {
@@ -27,22 +29,18 @@ pub fn run(a: HeadsArgs) -> CmdResult {
     for h in &heads {
         let mark = if h.selected { "*" } else { " " };
         let retired = if h.retired { " (retired)" } else { "" };
-        let name = h
-            .name
-            .as_deref()
-            .map(|n| format!(" \"{}\"", shown_path(n)))
-            .unwrap_or_default();
-        let parent = h
-            .parent_head
-            .as_ref()
-            .map(|p| format!(" from {p}"))
-            .unwrap_or_default();
+        // The title every frontend shows (its name, else what it is and its turn's prompt).
+        let title = if h.title.is_empty() {
+            h.kind.as_str()
+        } else {
+            &h.title
+        };
         println!(
-            "{mark} {} {}{name}{parent} — {} messages, {} turns{retired}",
+            "{mark} {}  {} — {}, {}{retired}",
             h.id,
-            h.kind.as_str(),
-            h.message_count,
-            h.turns
+            shown_text(title),
+            words::count(h.message_count, "message"),
+            words::count(h.turns, "turn"),
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -9,7 +9,7 @@ use retrace_protocol::{CommitRewind, OnConflict, PrepareRewind, RewindScope};
 use super::args::SessionArgs;
 use crate::common::{load_config, say_new_session, service_options, with_service};
 use crate::failure::CmdResult;
-use crate::plan_text::{print_plan, print_result, refused, Hints};
+use crate::plan_text::{print_plan, print_result_with, refused, Hints};
 
 /// Rewind code, conversation or both to just before a turn (prepare, then commit in place).
 #[derive(Debug, clap::Args)]
@@ -103,7 +103,16 @@ pub fn run(a: RewindArgs) -> CmdResult {
                 };
                 refused(&plan, e, a.json, a.yes, &hints)
             })?;
-        print_result(&result, &s.id, a.json)?;
+        // A rewind of the conversation names the head it made as every frontend does.
+        let conversation = if result.conversation_forked && !a.json {
+            Some(format!(
+                "conversation rewound: now on {}",
+                super::undo::head_named(&h, &result.head_id).await?
+            ))
+        } else {
+            None
+        };
+        print_result_with(&result, &s.id, a.json, conversation.as_deref())?;
         say_new_session(&s.id, &result.session_id, h.workspace(), a.json);
         // A `both` rewind whose files were refused after its conversation half was made (files
         // changed between the preview and the commit): the result says ok and partial, the

@@ -2,12 +2,14 @@
 
 use std::process::ExitCode;
 
-use retrace_protocol::{RedoRequest, UndoRequest};
+use retrace_control::SessionHandle;
+use retrace_protocol::{HeadId, RedoRequest, UndoRequest};
 
 use super::args::SessionArgs;
 use crate::common::{load_config, say_new_session, service_options, with_service};
 use crate::failure::CmdResult;
-use crate::plan_text::print_result;
+use crate::output::shown_text;
+use crate::plan_text::print_result_with;
 
 /// Undo the last rewind.
 #[derive(Debug, clap::Args)]
@@ -39,6 +41,7 @@ pub(super) fn walk(session: SessionArgs, transaction: Option<String>, json: bool
     let cfg = load_config()?;
     with_service(service_options(&cfg, None, false)?, async |svc| {
         let h = svc.open(&s.id, s.workspace.as_deref()).await?;
+        let before = h.status().await?.head_id;
         let result = match walk {
             Walk::Undo => {
                 h.undo(UndoRequest {
@@ -53,8 +56,36 @@ pub(super) fn walk(session: SessionArgs, transaction: Option<String>, json: bool
                 .await?
             }
         };
-        print_result(&result, &s.id, json)?;
+        // An undo or a redo of a restore of the conversation selects another head: say which.
+        let conversation = if result.head_id != before && !json {
+            let state = match walk {
+                Walk::Undo => "back as it was",
+                Walk::Redo => "restored again",
+            };
+            Some(format!(
+                "conversation {state}: now on {}",
+                head_named(&h, &result.head_id).await?
+            ))
+        } else {
+            None
+        };
+        print_result_with(&result, &s.id, json, conversation.as_deref())?;
         say_new_session(&s.id, &result.session_id, h.workspace(), json);
         Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Head `id` as the user knows it: its title (what every frontend calls it) and its id.
+pub(super) async fn head_named(h: &SessionHandle, id: &HeadId) -> Result<String, retrace_protocol::Error> {
+    let heads = h.heads().await?;
+    let title = heads
+        .iter()
+        .find(|x| &x.id == id)
+        .map(|x| x.title.as_str())
+        .unwrap_or_default();
+    Ok(if title.is_empty() || title == id.as_str() {
+        id.to_string()
+    } else {
+        format!("{} ({id})", shown_text(title))
     })
 }

@@ -81,8 +81,11 @@ fn the_human_listing_is_a_table_with_the_total_size() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.lines().next().unwrap().contains("TURN"), "{text}");
     assert!(text.contains("update logo and notes"), "{text}");
-    assert!(text.contains("gap: bash_side_effect"), "{text}");
-    assert!(text.contains("sidecar size"), "{text}");
+    assert!(
+        text.contains("— a shell command: what it did to files is not tracked"),
+        "{text}"
+    );
+    assert!(text.contains("stored: "), "{text}");
     assert!(text.contains("next turn 7"), "{text}");
 }
 

@@ -67,9 +67,9 @@ fn a_rewinds_dry_run_carries_each_files_diff_and_counts() {
     assert_eq!((&bin["binary"], &bin["diff"]), (&true.into(), &"".into()));
 
     let (text, _) = w.code(&args, 0);
-    assert!(text.contains("write  a.txt  +1 −2"), "{text}");
-    assert!(text.contains("delete b.txt  +0 −1"), "{text}");
-    assert!(text.contains("write  bin.dat  binary"), "{text}");
+    assert!(text.contains("write     a.txt  +1 −2"), "{text}");
+    assert!(text.contains("delete    b.txt  +0 −1"), "{text}");
+    assert!(text.contains("write     bin.dat  binary"), "{text}");
     assert_eq!(w.read("a.txt").unwrap(), "one\n2\nthree\nfour\n");
     assert_eq!(w.read("b.txt").unwrap(), "new\n");
 }
@@ -90,13 +90,16 @@ fn a_reverts_dry_run_prints_its_plan_with_the_diff_and_writes_nothing() {
 
     // Refused: no counts beside a file left alone; with --overwrite, what it does.
     let (text, _) = w.code(&args, 0);
-    assert!(text.contains("SKIP   a.txt  (edited outside Retrace)"), "{text}");
+    assert!(
+        text.contains("keep      a.txt  (edited outside Retrace)"),
+        "{text}"
+    );
     let (text, _) = w.code(
         &["revert", "--session", &id, "a.txt", "--dry-run", "--overwrite"],
         0,
     );
     assert!(
-        text.contains("delete a.txt  +0 −1  (edited outside Retrace)"),
+        text.contains("delete    a.txt  +0 −1  (edited outside Retrace)"),
         "{text}"
     );
     assert_eq!(w.read("a.txt").unwrap(), "by hand\n");

@@ -515,6 +515,47 @@ fn three_turns(env: &Env) -> String {
     id
 }
 
+/// Found by a new user's trial: the human output named the new head by its id only, and the
+/// undo of a conversation rewind said "nothing to restore"; `heads` said "1 turns" and named the
+/// heads otherwise than every other frontend.
+#[test]
+fn a_conversation_rewind_its_undo_and_redo_say_which_head_the_conversation_is_on() {
+    let env = Env::new();
+    let id = three_turns(&env);
+    let text = |args: &[&str]| {
+        let out = env.run(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let r = text(&[
+        "rewind",
+        "--session",
+        &id,
+        "--turn",
+        "1",
+        "--scope",
+        "conversation",
+    ]);
+    assert!(
+        r.contains("conversation rewound: now on rewind before “second prompt” (h-"),
+        "{r}"
+    );
+    let u = text(&["undo", "--session", &id]);
+    assert!(u.contains("conversation back as it was: now on main"), "{u}");
+    assert!(!u.contains("nothing to restore"), "{u}");
+    let d = text(&["redo", "--session", &id]);
+    assert!(
+        d.contains("conversation restored again: now on rewind before “second prompt” (2) (h-"),
+        "{d}"
+    );
+    let h = text(&["heads", "--session", &id]);
+    assert!(h.contains("  main  main — 11 messages, 3 turns"), "{h}");
+    assert!(
+        h.contains("rewind before “second prompt” (2) — 2 messages, 1 turn\n"),
+        "{h}"
+    );
+}
+
 #[test]
 fn conversation_rewind_forks_a_selected_head_and_keeps_the_old_one() {
     let env = Env::new();
@@ -1119,7 +1160,7 @@ fn a_dry_run_prints_the_plan_and_writes_nothing() {
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("delete a.txt") && text.contains("second prompt"),
+        text.contains("delete    a.txt") && text.contains("second prompt"),
         "{text}"
     );
     assert_eq!(env.everything(), before);

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 const ESC_TITLE: &str = "\u{1b}]0;pwned\u{7}";
 const ESC_CLEAR: &str = "\u{1b}[2J";
-const FAKE_NAME: &str = "evil\n  same   x";
+const FAKE_NAME: &str = "evil\n  unchanged x";
 
 fn run(tmp: &std::path::Path, args: &[&str]) -> Output {
     support::isolated_retrace(tmp)
@@ -29,7 +29,7 @@ fn assert_clean(what: &str, out: &Output) {
             "{what} {stream} carries a control character: {text:?}"
         );
         assert!(
-            !text.lines().any(|l| l.starts_with("  same   x")),
+            !text.lines().any(|l| l.starts_with("  unchanged x")),
             "{what} {stream} printed a faked line: {text}"
         );
     }
@@ -121,7 +121,7 @@ fn human_output_escapes_control_characters_everywhere() {
         ],
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("evil\\n  same   x"), "{text}");
+    assert!(text.contains("evil\\n  unchanged x"), "{text}");
     // An error naming a hostile argument is escaped too.
     let out = run(
         tmp.path(),
