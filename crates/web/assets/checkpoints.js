@@ -203,12 +203,12 @@ export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
     if (plan.files.length === 0) body.push(el("p", null, "No file changes to restore."));
     else {
       const t = el("table", "plan-files");
-      t.append(el("tr", null, el("th", null, "file"), el("th", null, "action"), el("th", null, "size"), el("th", null, "changes")));
+      t.append(el("tr", null, el("th", null, "file"), el("th", null, "action"), el("th", "num", "size"), el("th", null, "changes")));
       for (const f of plan.files) {
         const cell = el("td", "file-action", fileActionWords(f.action));
         const diff = fileDiff(f, loadDiff);
         cells.set(f.path, { cell, show: diff.show });
-        const row = el("tr", null, el("td", null, fileLink(f.path)), cell, el("td", null, f.size == null ? "—" : fmtSize(f.size)), diff.cell);
+        const row = el("tr", null, el("td", null, fileLink(f.path)), cell, el("td", "num", f.size == null ? "—" : fmtSize(f.size)), diff.cell);
         row.dataset.path = f.path;
         if (conflicted.has(f.path)) row.className = "conflicted";
         t.append(row);

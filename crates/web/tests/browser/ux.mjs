@@ -37,10 +37,10 @@ async function day(viewport, tag) {
   const page = run.watch(await context.newPage(), tag);
   current = page;
   const shot = (name) => run.shot(page, `ux-${tag}-${name}`);
-  /** Every shown button, link, select, summary and checkbox's label smaller than 44 px (on the phone). */
+  /** Every shown button, link, select, summary and checkbox's or radio's label smaller than 44 px (on the phone). */
   const small = () =>
     page.evaluate(() =>
-      [...document.querySelectorAll("button, a[href], select, summary, label:has(> input[type=checkbox])")]
+      [...document.querySelectorAll("button, a[href], select, summary, label:has(> input[type=checkbox]), label:has(> input[type=radio])")]
         .filter((e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== "hidden")
         .map((e) => ({ e, r: e.getBoundingClientRect() }))
         .filter(({ e, r }) => r.height < 43.5 || (e.tagName === "BUTTON" && r.width < 43.5))
@@ -278,6 +278,22 @@ async function day(viewport, tag) {
   const untracked = dialog.locator(".confirm-untracked input");
   if (await untracked.count()) await untracked.check();
   await touchTargets("preview");
+  // Nothing in the preview is cut or broken inside a word: Cancel whole, each header on one line.
+  const cramped = await dialog.evaluate((d) => {
+    const out = [];
+    for (const b of d.querySelectorAll(".dialog-actions button")) {
+      if (b.getClientRects().length && b.scrollWidth > b.clientWidth + 1) out.push(`${b.textContent.trim()} is cut`);
+    }
+    // a text on one line has one box per text node
+    const lines = (e) => {
+      const r = document.createRange();
+      r.selectNodeContents(e);
+      return new Set([...r.getClientRects()].map((b) => Math.round(b.top))).size;
+    };
+    for (const th of d.querySelectorAll(".plan-files th")) if (lines(th) > 1) out.push(`the ${th.textContent} header breaks`);
+    return out;
+  });
+  if (cramped.length) throw new Error(`the preview is cramped (${tag}): ${cramped.join("; ")}`);
   await shot("preview");
   const firstRow = page.locator("#rows > *").first();
   const y0 = (await firstRow.boundingBox()).y;
