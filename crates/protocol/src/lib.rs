@@ -52,9 +52,9 @@ pub use models::{model_choices, ModelChoice};
 pub use price::{Price, Prices};
 pub use request::{
     ApprovalAnswer, ApprovalDecision, CancelAnswer, CommitRevert, CommitRewind, CompactRequest,
-    CreateSession, ForkRequest, ModelChoices, PlanModeRequest, PrepareRevert, PrepareRewind, RedoRequest,
-    RetireRequest, SendPrompt, SessionCreated, SetModelRequest, SummarizeDirection, SummarizeRequest,
-    SwitchRequest, TurnAccepted, TurnOutcome, UndoRequest, WorkspaceInfo,
+    CreateSession, ForkRequest, ModelChoices, ModelOffer, PlanModeRequest, PrepareRevert, PrepareRewind,
+    RedoRequest, RetireRequest, SendPrompt, SessionCreated, SetModelRequest, SummarizeDirection,
+    SummarizeRequest, SwitchRequest, TurnAccepted, TurnOutcome, UndoRequest, WorkspaceInfo,
 };
 pub use restore::{
     CodeOutcome, CodePlan, Conflict, ConflictReason, FileAction, OnConflict, PlanDiff, PlanFile,

@@ -235,6 +235,23 @@ pub struct ModelChoices {
     pub default: Option<String>,
     /// The models to offer, each as `--model` takes it: the default first, `demo` last.
     pub models: Vec<String>,
+    /// The same models, each with whether it can answer here: a hosted one whose API key
+    /// variable is unset in the server's environment cannot (`ready: false`), and `note` says
+    /// what to do ("no API key: export DEEPSEEK_API_KEY").
+    #[serde(default)]
+    pub offered: Vec<ModelOffer>,
+}
+
+/// One model a frontend offers (`ModelChoices::offered`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelOffer {
+    /// The model, as `--model` takes it.
+    pub model: String,
+    /// Whether it can answer here (its API key, if it needs one, is set).
+    pub ready: bool,
+    /// What it lacks, in words, when it is not ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The workspace new sessions get (`GET /api/workspace`): what a page shows before any session.

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::Json;
 use retrace_protocol::{
-    Error, ErrorCode, ModelChoices, SessionEntry, SessionHolder, SessionSnapshot, SessionStatus,
+    Error, ErrorCode, ModelChoices, ModelOffer, SessionEntry, SessionHolder, SessionSnapshot, SessionStatus,
     SetModelRequest, WorkspaceInfo,
 };
 use serde::Serialize;
@@ -106,14 +106,41 @@ pub(crate) async fn listed(r: &Registry, ws: &Path) -> Result<Vec<ListedSession>
 /// ([`retrace_protocol::model_choices`]): the server's own first, its provider's known models,
 /// then `demo` (the `script:FILE` form, which needs a path typed, is left out).
 pub(crate) fn choices(default: Option<&retrace_protocol::ModelSpec>) -> ModelChoices {
-    let models = retrace_protocol::model_choices(default, None)
+    choices_with(default, |var| {
+        std::env::var_os(var).is_some_and(|v| !v.is_empty())
+    })
+}
+
+/// [`choices`], with `is_set` telling whether an environment variable holds a key.
+pub(crate) fn choices_with(
+    default: Option<&retrace_protocol::ModelSpec>,
+    is_set: impl Fn(&str) -> bool,
+) -> ModelChoices {
+    // The variable a model's key is read from when it is unset; none for a model that needs no
+    // key (the demo, a script, an endpoint configured without one).
+    let missing = |spec: &retrace_protocol::ModelSpec| {
+        let var = match &spec.api_key_env {
+            Some(v) if v.is_empty() => None,
+            Some(v) => Some(v.clone()),
+            None => spec.provider.api_key_env().map(str::to_string),
+        };
+        var.filter(|v| !is_set(v))
+    };
+    let offered: Vec<ModelOffer> = retrace_protocol::model_choices(default, None)
         .into_iter()
-        .filter(|c| c.spec.is_some())
-        .map(|c| c.value)
+        .filter_map(|c| {
+            let lacks = missing(c.spec.as_ref()?);
+            Some(ModelOffer {
+                model: c.value,
+                ready: lacks.is_none(),
+                note: lacks.map(|v| format!("no API key: export {v}")),
+            })
+        })
         .collect();
     ModelChoices {
         default: default.map(|m| m.to_string()),
-        models,
+        models: offered.iter().map(|o| o.model.clone()).collect(),
+        offered,
     }
 }
 
@@ -168,5 +195,32 @@ mod tests {
         assert_eq!(c.models.first().map(String::as_str), Some("script:/tmp/s.json"));
         assert_eq!(c.models.last().map(String::as_str), Some("demo"));
         assert!(!choices(None).models.iter().any(|m| m == "script:FILE"));
+    }
+
+    /// Found by a new user's trial: the page offered hosted models with no key set, and choosing
+    /// one failed (a 502); each model now says whether it can answer, and what it lacks.
+    #[test]
+    fn a_model_whose_key_is_unset_is_offered_as_not_ready_with_what_to_export() {
+        let chat = ModelSpec::parse("deepseek:deepseek-chat").unwrap();
+        let c = choices_with(Some(&chat), |_| false);
+        let of = |m: &str| c.offered.iter().find(|o| o.model == m).unwrap();
+        assert!(!of("deepseek:deepseek-chat").ready);
+        assert_eq!(
+            of("deepseek:deepseek-reasoner").note.as_deref(),
+            Some("no API key: export DEEPSEEK_API_KEY")
+        );
+        assert!(of("demo").ready && of("demo").note.is_none());
+        let c = choices_with(Some(&chat), |v| v == "DEEPSEEK_API_KEY");
+        assert!(c.offered.iter().all(|o| o.ready), "{:?}", c.offered);
+        // An endpoint configured without a key needs none.
+        let mut own = ModelSpec::parse("openai:mock").unwrap();
+        own.base_url = Some("http://127.0.0.1:1".into());
+        own.api_key_env = Some(String::new());
+        let c = choices_with(Some(&own), |_| false);
+        assert!(c.offered[0].ready, "{:?}", c.offered);
+        assert_eq!(
+            c.models,
+            c.offered.iter().map(|o| o.model.clone()).collect::<Vec<_>>()
+        );
     }
 }

@@ -17,7 +17,7 @@ export function setStartWith(f) {
 }
 
 /** The models offered (`GET /api/models`), read once. */
-let choices = { default: null, models: [] };
+let choices = { default: null, models: [], offered: [] };
 
 /**
  * Reads the models to offer and the server's workspace (before any session), and shows them; the
@@ -35,13 +35,25 @@ export async function loadHeader() {
 export function showStatus(status) {
   state.status = status;
   const current = status?.model ?? null;
+  // the session's model names its endpoint ("openai:m at URL"): the one listed without it is it
+  const bare = current?.split(" at ")[0] ?? null;
   const models = [...choices.models];
-  if (current && !models.includes(current)) models.unshift(current);
+  if (bare && !models.includes(bare)) models.unshift(bare);
+  // a model that cannot answer here (no API key) is shown so, and cannot be picked
+  const offer = new Map((choices.offered ?? []).map((o) => [o.model, o]));
   ui.model.replaceChildren(
     ...(current ? [] : [option("", "no model")]),
-    ...models.map((m) => option(m, m)),
+    ...models.map((m) => {
+      const o = option(m, m === bare ? current : m);
+      const lacks = offer.get(m);
+      if (lacks && !lacks.ready) {
+        o.textContent += ` (${lacks.note ?? "cannot answer here"})`;
+        if (m !== bare) o.disabled = true;
+      }
+      return o;
+    }),
   );
-  ui.model.value = current ?? "";
+  ui.model.value = bare ?? "";
   ui.model.title = current ? `Model: ${current}` : "No model is set up";
   showFace();
   const ws = status?.workspace ?? "";
@@ -84,7 +96,7 @@ async function choose(model) {
     if (!state.sid) return await startWith(model);
     showStatus({ ...state.status, ...(await call("POST", `${s(state.sid)}/model`, { model })) });
   } catch (e) {
-    ui.model.value = before;
+    ui.model.value = before.split(" at ")[0];
     showFace();
     throw e;
   }

@@ -17,6 +17,8 @@ export async function onEvent(type, ev) {
     case "turn_started":
       setRunning(true);
       await readEntries(); // the new turn's actions
+      // a session's first turn names it in the picker (its first prompt), not "New session"
+      if (ev.turn === 0) await loadSessions(state.sid);
       break;
     case "approval_requested":
       showRequested(ev);

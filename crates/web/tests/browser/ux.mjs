@@ -337,7 +337,12 @@ async function day(viewport, tag) {
   await page.locator("#model-select").selectOption("demo");
   await waitFor("the model switch", async () => (await api(`/api/sessions/${id}`)).model === "demo");
   await modelShown("demo", "demo");
-  const others = await page.locator("#model-select option").allTextContents();
+  const others = await page.locator("#model-select option").evaluateAll((os) => os.map((o) => o.value));
+  // A hosted model without its key set cannot be picked, and says what to export (no 502).
+  const hosted = await page.locator('#model-select option[value="deepseek:deepseek-chat"]').evaluate((o) => ({ disabled: o.disabled, text: o.textContent }));
+  if (!hosted.disabled || !hosted.text.includes("no API key: export DEEPSEEK_API_KEY")) {
+    throw new Error(`a model without its key is offered as ${JSON.stringify(hosted)}`);
+  }
   await page.locator("#model-select").selectOption(model);
   await waitFor("the model switch back", async () => (await api(`/api/sessions/${id}`)).model === model);
   await modelShown(path.basename(model.slice("script:".length)), model);
