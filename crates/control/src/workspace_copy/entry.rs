@@ -40,6 +40,14 @@ fn io(op: &str, path: &Path, e: std::io::Error) -> crate::error::ControlError {
 pub(super) fn copy_entry(from: &Path, to: &Path, rel: &Path) -> Result<Copied> {
     let src = from.join(rel);
     let shown = rel.to_string_lossy().into_owned();
+    if rel == Path::new(super::MARKER) {
+        return Ok(Copied::Skipped(skip(
+            shown,
+            ForkSkipReason::Ignored,
+            "the marker of a fork into a new workspace that has not finished: not copied",
+        )));
+    }
+    super::check_stopping()?;
     let meta = match std::fs::symlink_metadata(&src) {
         Ok(m) => m,
         Err(e) => {

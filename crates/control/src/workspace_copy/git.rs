@@ -30,13 +30,20 @@ const REPO_VARS: [&str; 8] = [
     "GIT_PREFIX",
 ];
 
-/// `git -C dir ARGS` run to its end, its output kept; hooks never run, and nothing takes an
-/// optional lock (no index refresh is written).
+/// `git -C dir ARGS` run to its end, its output kept; hooks never run, no file system monitor
+/// the repository names is started, and nothing takes an optional lock (no index refresh is
+/// written). The repository's filters (an LFS smudge filter) run, as in any checkout.
 pub(super) fn git(dir: &Path, args: &[&OsStr]) -> std::io::Result<Output> {
     let mut c = Command::new("git");
     c.arg("-C")
         .arg(dir)
-        .args(["--no-optional-locks", "-c", "core.hooksPath=/dev/null"])
+        .args([
+            "--no-optional-locks",
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.fsmonitor=false",
+        ])
         .args(args)
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_TERMINAL_PROMPT", "0")
@@ -80,6 +87,10 @@ pub(crate) struct Repo {
     pub(crate) top: PathBuf,
     /// Where the workspace is under it (empty at the top).
     pub(crate) prefix: PathBuf,
+    /// The repository's own directory (`.git` of its main working tree; canonical).
+    pub(crate) common_dir: PathBuf,
+    /// The main working tree, when the workspace is in a linked worktree of it (canonical).
+    pub(crate) main_tree: Option<PathBuf>,
 }
 
 /// Whether a `.git` stands at `dir` or above it.
@@ -87,10 +98,44 @@ fn in_repository(dir: &Path) -> bool {
     dir.ancestors().any(|d| d.join(".git").exists())
 }
 
+/// `git` refused the repository `root` is in.
+fn unopenable(root: &Path, out: &Output) -> crate::error::ControlError {
+    let says = String::from_utf8_lossy(&out.stderr);
+    let said: Vec<&str> = says
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("git config"))
+        .collect();
+    let fix = if says.contains("dubious ownership") {
+        format!(
+            "; if you trust it, allow it with `git config --global --add safe.directory {}` and fork again",
+            root.display()
+        )
+    } else {
+        String::new()
+    };
+    coded(
+        ErrorCode::Io,
+        format!(
+            "`{}` is in a git repository, and a fork into a new workspace makes a `git worktree` of it, but git refuses to open it: {}{fix}",
+            root.display(),
+            said.first().copied().unwrap_or("no message")
+        ),
+    )
+}
+
 /// The repository the workspace `root` is in, when it is in one whose `HEAD` is a commit; `None`
-/// otherwise (a repository without a commit yet is copied like any directory).
+/// otherwise (a repository without a commit yet is copied like any directory). A `.git` that
+/// `git` refuses to open (one owned by another user, say) is an error, never a silent copy.
 pub(crate) fn repo_of(root: &Path) -> Result<Option<Repo>> {
-    let out = match git(root, &os(&["rev-parse", "--show-toplevel", "--show-prefix"])) {
+    let args = [
+        "rev-parse",
+        "--path-format=absolute",
+        "--show-toplevel",
+        "--show-prefix",
+        "--git-common-dir",
+    ];
+    let out = match git(root, &os(&args)) {
         Ok(out) => out,
         Err(e) if in_repository(root) => {
             return Err(coded(
@@ -104,11 +149,14 @@ pub(crate) fn repo_of(root: &Path) -> Result<Option<Repo>> {
         Err(_) => return Ok(None),
     };
     if !out.status.success() {
+        if in_repository(root) {
+            return Err(unopenable(root, &out));
+        }
         return Ok(None);
     }
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let mut lines = text.lines();
-    let (Some(top), prefix) = (lines.next(), lines.next().unwrap_or("")) else {
+    let (Some(top), prefix, Some(common)) = (lines.next(), lines.next().unwrap_or(""), lines.next()) else {
         return Ok(None);
     };
     let head = git(root, &os(&["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]))
@@ -116,10 +164,20 @@ pub(crate) fn repo_of(root: &Path) -> Result<Option<Repo>> {
     if !head.status.success() {
         return Ok(None);
     }
-    let top = std::fs::canonicalize(top).unwrap_or_else(|_| PathBuf::from(top));
+    let canonical = |p: &str| std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p));
+    let top = canonical(top);
+    let common_dir = canonical(common);
+    let main_tree = common_dir
+        .file_name()
+        .filter(|n| *n == ".git")
+        .and(common_dir.parent())
+        .filter(|m| *m != top)
+        .map(Path::to_path_buf);
     Ok(Some(Repo {
         top,
         prefix: PathBuf::from(prefix.trim_end_matches('/')),
+        common_dir,
+        main_tree,
     }))
 }
 
@@ -132,9 +190,10 @@ pub(super) struct Carried {
     pub(super) ignored: Vec<(PathBuf, bool)>,
 }
 
-/// `git worktree add --detach DIR HEAD` of the repository `root` is in.
+/// `git worktree add --detach DIR HEAD` of the repository `root` is in, into the empty
+/// directory `dir`, without its checkout (`--no-checkout`): [`check_out`] does that.
 pub(super) fn add_worktree(root: &Path, dir: &Path) -> Result<()> {
-    let mut args = os(&["worktree", "add", "--quiet", "--detach"]);
+    let mut args = os(&["worktree", "add", "--quiet", "--no-checkout", "--detach"]);
     args.push(dir.as_os_str());
     args.push(OsStr::new("HEAD"));
     let out = git(root, &args).map_err(|e| coded(ErrorCode::Io, format!("cannot run `git`: {e}")))?;
@@ -144,15 +203,33 @@ pub(super) fn add_worktree(root: &Path, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Removes the worktree at `dir` (made by [`add_worktree`]), with whatever is in it.
-pub(crate) fn remove_worktree(dir: &Path) -> Result<()> {
-    let mut args = os(&["worktree", "remove", "--force"]);
-    args.push(dir.as_os_str());
+/// Checks out the new worktree `dir`'s `HEAD` (as `git worktree add` does it: `reset --hard`,
+/// submodules left alone).
+pub(super) fn check_out(dir: &Path) -> Result<()> {
+    let args = os(&["reset", "--hard", "--quiet", "--no-recurse-submodules"]);
     let out = git(dir, &args).map_err(|e| coded(ErrorCode::Io, format!("cannot run `git`: {e}")))?;
     if !out.status.success() {
-        return Err(failed("worktree remove", dir, &out));
+        return Err(failed("reset --hard", dir, &out));
     }
     Ok(())
+}
+
+/// Removes the worktree at `dir`, with whatever is in it: `git worktree remove --force` run in
+/// `repo` (a directory of the repository it is a worktree of, never `dir` itself), then `git
+/// worktree prune` there should the directory be gone already.
+pub(crate) fn remove_worktree(repo: &Path, dir: &Path) -> Result<()> {
+    let mut args = os(&["worktree", "remove", "--force"]);
+    args.push(dir.as_os_str());
+    let out = git(repo, &args).map_err(|e| coded(ErrorCode::Io, format!("cannot run `git`: {e}")))?;
+    if !out.status.success() {
+        return Err(failed("worktree remove", repo, &out));
+    }
+    Ok(())
+}
+
+/// `git worktree prune` in `repo`: forgets worktrees whose directory is gone.
+pub(super) fn prune_worktrees(repo: &Path) {
+    let _ = git(repo, &os(&["worktree", "prune"]));
 }
 
 /// Carries the source workspace's changes since `HEAD` (staged and unstaged) and its untracked
