@@ -4,7 +4,9 @@
 //! earliest change since the turn started, whose image it gets back, its payload checked); they
 //! are written into `dest`, never into the workspace. Nothing in `dest` is a conflict (it is a
 //! copy made just now, and nothing of the user's is overwritten); neither the workspace nor the
-//! sidecar changes. A path whose state then is not known stays as the copy has it, listed.
+//! sidecar changes. A path whose state then is not known stays as the copy has it, listed. What
+//! stands in a path's way in the copy (a file where its directory was, a directory where the
+//! file was) is removed, never through a symlink.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -34,6 +36,25 @@ fn skipped(path: &str, reason: ForkSkipReason, says: String) -> ForkSkipped {
         reason,
         turn: None,
         says,
+    }
+}
+
+/// Frees `rel` in `dest` (a copy made just now) for its state at a turn's start: a file (or
+/// anything but a directory) standing where one of its directories was is removed, and so is
+/// anything but a file at `rel` itself (a directory with what is in it, a special file). Never
+/// through a symlink: the caller found none at or above `rel`.
+fn make_room(dest: &Path, rel: &RelPath) -> std::io::Result<()> {
+    for anc in rel.ancestors_top_down() {
+        match std::fs::symlink_metadata(anc.under(dest)) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return remove_file_nofollow(dest, anc.as_path()).map(drop),
+            Err(_) => return Ok(()),
+        }
+    }
+    match std::fs::symlink_metadata(rel.under(dest)) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(rel.under(dest)),
+        Ok(m) if !m.is_file() => remove_file_nofollow(dest, rel.as_path()).map(drop),
+        _ => Ok(()),
     }
 }
 
@@ -147,24 +168,21 @@ impl CheckpointStore {
             return Ok(Ok(false));
         }
         let abs = rel.under(dest);
-        match standing(dest, rel) {
-            Standing::Plain => {}
+        let cleared = match standing(dest, rel) {
+            Standing::Plain => false,
             Standing::Unsafe => {
                 return blocked("a symlink stands at it or above it; nothing is written through it".into())
             }
-            Standing::FileAbove => {
-                return blocked("a file stands where its directory was; left as it is now".into())
+            // `dest` was made just now: what stands in the way is a copy, never the user's.
+            Standing::FileAbove | Standing::Special(_) => {
+                make_room(dest, rel).at("make room for", &abs)?;
+                true
             }
-            Standing::Special("a directory")
-                if f.target.image.existed && remove_empty_dir_nofollow(dest, rel.as_path()).is_ok() => {}
-            Standing::Special(kind) => {
-                return blocked(format!("{kind} stands where the file was; left as it is now"))
-            }
-        }
+        };
         if !f.target.image.existed {
             let there = std::fs::symlink_metadata(&abs).is_ok();
             remove_file_nofollow(dest, rel.as_path()).at("remove", &abs)?;
-            return Ok(Ok(there));
+            return Ok(Ok(there || cleared));
         }
         let mut src = self.sidecar.open_image(&f.target)?;
         let mode = f.target.image.mode.unwrap_or(0o644);
