@@ -28,6 +28,10 @@ pub struct TurnStartCopy {
     pub restored: Vec<String>,
     /// The paths left as the copy has them, and why.
     pub skipped: Vec<ForkSkipped>,
+    /// The paths whose state at the turn's start stands in the copy now because this wrote it:
+    /// `restored`, and those that did not exist then and are not there (whatever the copy
+    /// left out of them does not matter any more).
+    pub settled: Vec<String>,
 }
 
 fn skipped(path: &str, reason: ForkSkipReason, says: String) -> ForkSkipped {
@@ -118,7 +122,11 @@ impl CheckpointStore {
             plan.files.iter().partition(|f| !f.target.image.existed);
         for f in removals.into_iter().chain(writes) {
             match self.put_back_elsewhere(n, dest, f, excluded)? {
-                Ok(true) => out.restored.push(f.shown.clone()),
+                Ok(true) => {
+                    out.restored.push(f.shown.clone());
+                    out.settled.push(f.shown.clone());
+                }
+                Ok(false) if !f.target.image.existed => out.settled.push(f.shown.clone()),
                 Ok(false) => {}
                 Err(s) => out.skipped.push(s),
             }

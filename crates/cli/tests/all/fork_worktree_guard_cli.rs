@@ -373,3 +373,48 @@ fn a_fork_reads_a_source_another_process_holds_and_writes_nothing_of_it() {
         "the source's log, sidecar and git store are as they were"
     );
 }
+
+fn skipped_paths(out: &str) -> Vec<(String, String)> {
+    let j: serde_json::Value = serde_json::from_str(out).unwrap();
+    j["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().unwrap_or("-").to_string(),
+                s["reason"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_path_whose_turn_start_was_written_is_not_listed_as_left_out_and_special_files_are() {
+    for git_repo in [false, true] {
+        let w = World::new();
+        let id = if git_repo {
+            repo_with_a_turn(&w)
+        } else {
+            w.put("a.txt", b"a0\n");
+            w.exec(None, "zero", turn_of(vec![write("a.txt", "a turn 0\n")]))
+        };
+        // A FIFO where the file was, and one of its own.
+        std::fs::remove_file(w.ws.join("a.txt")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(w.ws.join("a.txt"))
+            .arg(w.ws.join("pipe"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let dir = w.tmp.path().join("fk");
+        let (out, _) = fork(&w, &id, &dir, 0);
+        assert_eq!(std::fs::read(dir.join("a.txt")).unwrap(), b"a0\n");
+        let skipped = skipped_paths(&out);
+        assert_eq!(
+            skipped,
+            [("pipe".to_string(), "special".to_string())],
+            "git: {git_repo}"
+        );
+    }
+}

@@ -117,7 +117,13 @@ impl ForkSource<'_> {
             }
         };
         made.finish();
-        let mut skipped = made.skipped;
+        // What the copy left out but the turn's start wrote (or wants absent) is not left out.
+        let settled: std::collections::BTreeSet<&str> = done.settled.iter().map(String::as_str).collect();
+        let mut skipped: Vec<_> = made
+            .skipped
+            .into_iter()
+            .filter(|s| !s.path.as_deref().is_some_and(|p| settled.contains(p)))
+            .collect();
         skipped.extend(done.skipped);
         let answer = WorkspaceFork {
             session_id: session.id().clone(),

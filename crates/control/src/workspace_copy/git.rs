@@ -3,7 +3,8 @@
 //! run for it: `worktree add`, and the read-only `rev-parse`, `diff` and `ls-files`, without
 //! optional locks, so the source's index is not refreshed or written). The source workspace's
 //! uncommitted changes (staged and unstaged) and untracked files are then carried over as files,
-//! so that the new workspace's files are the source's; ignored files are not.
+//! so that the new workspace's files are the source's; ignored files are not, and special files
+//! (which git never lists) are found by the workspace's walk and listed as left out.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -11,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use retrace_protocol::{ErrorCode, ForkSkipReason, ForkSkipped};
-use retrace_tools::tree_walk::TreeWalk;
+use retrace_tools::tree_walk::{Found, TreeWalk};
 use retrace_tools::Workspace;
 
 use super::entry::{copy_entry, remove_entry, skip, Copied};
@@ -331,6 +332,33 @@ pub(super) fn carry_over(ws: &Workspace, to: &Path) -> Result<Carried> {
             "ignored by the repository's ignore rules: not copied",
         ));
     }
+    skipped.extend(specials(&walk, from, &skipped));
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Carried { skipped, ignored })
+}
+
+/// The special files (FIFOs, sockets, devices) the walk of the workspace `from` keeps and `git`
+/// does not list (it never tracks one), except those `listed` already: each is left out.
+fn specials(walk: &TreeWalk<'_>, from: &Path, listed: &[ForkSkipped]) -> Vec<ForkSkipped> {
+    let listed: std::collections::BTreeSet<&str> = listed.iter().filter_map(|s| s.path.as_deref()).collect();
+    let mut out = Vec::new();
+    let _ = walk.walk(Path::new(""), &mut |rel, found| {
+        if found != Found::File {
+            return;
+        }
+        let Ok(m) = std::fs::symlink_metadata(from.join(rel)) else {
+            return;
+        };
+        let t = m.file_type();
+        let shown = rel.to_string_lossy();
+        if t.is_file() || t.is_symlink() || t.is_dir() || listed.contains(shown.as_ref()) {
+            return;
+        }
+        out.push(skip(
+            shown.into_owned(),
+            ForkSkipReason::Special,
+            format!("{}: not copied", retrace_fsutil::kind_of(&m)),
+        ));
+    });
+    out
 }
