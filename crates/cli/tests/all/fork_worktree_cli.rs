@@ -552,6 +552,10 @@ fn the_terminal_ui_forks_into_a_new_workspace_and_opens_the_new_session_there() 
     t.wait("the new session", |s| {
         crate::support::tmux::flat(s).contains("forked turn 1 into")
     });
+    // Turn 0, copied from the source, has no checkpoint here: nothing says it was lost.
+    t.wait("the copied prompt", |s| s.contains("zero"));
+    let screen = t.screen();
+    assert!(!screen.contains("no longer kept"), "{screen}");
     let dir = std::fs::canonicalize(&dir).unwrap();
     assert_eq!(std::fs::read(dir.join("a.txt")).unwrap(), b"a turn 0\n");
     assert_eq!(std::fs::read(w.ws.join("a.txt")).unwrap(), b"a turn 1\n");
