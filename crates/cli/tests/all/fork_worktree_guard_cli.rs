@@ -108,6 +108,14 @@ fn a_worktree_put_at_the_forks_path_since_is_never_removed() {
     w.code(&["sessions", "delete", &new, "--remove-worktree"], 3);
     assert!(dir.join("precious.txt").is_file());
     assert_eq!(git(&other, &["worktree", "list"]).lines().count(), 2);
+
+    // A fork's worktree removed by hand: the session goes, and the source forgets the worktree.
+    let again = w.tmp.path().join("again");
+    let new = new_session(&w, &id, &again);
+    std::fs::remove_dir_all(&again).unwrap();
+    let removed = w.json(&["sessions", "delete", &new, "--remove-worktree"]);
+    assert_eq!(removed["worktree_removed"], false);
+    assert_eq!(git(&w.ws, &["worktree", "list"]).lines().count(), 1);
 }
 
 #[test]

@@ -73,7 +73,19 @@ fn refused(dir: &Path, why: &str) -> ControlError {
 /// when it is not provably the directory the fork made, or a file system is mounted inside it.
 pub(crate) fn remove_made_dir(dir: &Path, git_worktree: bool, made: Option<&MadeDir>) -> Result<bool> {
     let meta = match std::fs::symlink_metadata(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // Removed by hand: the source repository forgets the worktree it registered.
+            let common = made
+                .and_then(|m| m.git_admin.as_deref())
+                .map(Path::new)
+                .and_then(Path::parent)
+                .and_then(Path::parent)
+                .filter(|c| git_worktree && c.is_dir());
+            if let Some(common) = common {
+                git::prune_worktrees(common);
+            }
+            return Ok(false);
+        }
         Err(e) => {
             return Err(coded(
                 ErrorCode::Io,
