@@ -15,9 +15,26 @@ use crate::error::Result;
 pub(crate) struct Claim {
     /// The directory (canonical).
     pub(crate) path: PathBuf,
-    /// The outermost directory this fork made (the directory itself, or one above it): removed
-    /// if the fork fails. `None` when the directory existed (empty): emptied again.
-    pub(crate) made_from: Option<PathBuf>,
+    /// Whether this fork made it (else it existed, empty, and is emptied again if the fork fails).
+    made: bool,
+    /// The outermost directory above it this fork made: those left empty are removed again if
+    /// the fork fails (another fork may have put its own directory beside this one).
+    above: Option<PathBuf>,
+}
+
+/// Removes the empty directories from `from` up to `top` (both included), stopping at the first
+/// that is not empty.
+fn remove_empty_up_to(from: Option<&Path>, top: Option<&Path>) {
+    let Some(top) = top else {
+        return;
+    };
+    let mut dir = from;
+    while let Some(d) = dir {
+        if !d.starts_with(top) || std::fs::remove_dir(d).is_err() || d == top {
+            break;
+        }
+        dir = d.parent();
+    }
 }
 
 /// Makes the missing directories of `path` above it, one at a time; returns the outermost one
@@ -38,9 +55,7 @@ fn make_parents(path: &Path) -> Result<Option<PathBuf>> {
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => {
-                if let Some(f) = &first {
-                    let _ = std::fs::remove_dir_all(f);
-                }
+                remove_empty_up_to(dir.parent(), first.as_deref());
                 return Err(bad_dir(path, format!("cannot create `{}`: {e}", dir.display())));
             }
         }
@@ -105,11 +120,7 @@ pub(super) fn mark(path: &Path, alone: bool) -> Result<()> {
 /// ("not empty"); nothing of its is then touched.
 pub(super) fn claim(path: &Path, then: impl FnOnce(&Path) -> Result<()>) -> Result<Claim> {
     let above = make_parents(path)?;
-    let undo_above = |above: &Option<PathBuf>| {
-        if let Some(a) = above {
-            let _ = std::fs::remove_dir_all(a);
-        }
-    };
+    let undo_above = |above: &Option<PathBuf>| remove_empty_up_to(path.parent(), above.as_deref());
     // A lock the file system does not offer leaves the claim to `mkdir` and the marker alone.
     let parent = path.parent().and_then(|p| std::fs::File::open(p).ok());
     if let Some(p) = &parent {
@@ -130,14 +141,14 @@ pub(super) fn claim(path: &Path, then: impl FnOnce(&Path) -> Result<()>) -> Resu
             return Err(bad_dir(path, format!("cannot create `{}`: {e}", path.display())));
         }
     };
-    let made_from = above.or_else(|| made_here.then(|| path.to_path_buf()));
     let claim = Claim {
         path: path.to_path_buf(),
-        made_from,
+        made: made_here,
+        above,
     };
     if let Err(e) = then(path) {
         // What stands in a directory that existed is not this fork's: left as it is.
-        if claim.made_from.is_some() {
+        if claim.made {
             claim.release();
         }
         return Err(e);
@@ -150,23 +161,61 @@ impl Claim {
     /// Removes what the fork made: the directories it made, or, in a directory that existed,
     /// everything in it (the directory stays, empty).
     pub(crate) fn release(&self) {
-        match &self.made_from {
-            Some(top) => {
-                let _ = std::fs::remove_dir_all(top);
-            }
-            None if std::fs::symlink_metadata(&self.path).is_err() => {
-                // Removed with the worktree: it existed, so it stays.
-                let _ = std::fs::create_dir(&self.path);
-            }
-            None => {
-                for e in std::fs::read_dir(&self.path).into_iter().flatten().flatten() {
-                    let p = e.path();
-                    let _ = match e.file_type() {
-                        Ok(t) if t.is_dir() => std::fs::remove_dir_all(&p),
-                        _ => std::fs::remove_file(&p),
-                    };
-                }
+        if self.made {
+            let _ = std::fs::remove_dir_all(&self.path);
+            remove_empty_up_to(self.path.parent(), self.above.as_deref());
+        } else if std::fs::symlink_metadata(&self.path).is_err() {
+            // Removed with the worktree: it existed, so it stays.
+            let _ = std::fs::create_dir(&self.path);
+        } else {
+            for e in std::fs::read_dir(&self.path).into_iter().flatten().flatten() {
+                let p = e.path();
+                let _ = match e.file_type() {
+                    Ok(t) if t.is_dir() => std::fs::remove_dir_all(&p),
+                    _ => std::fs::remove_file(&p),
+                };
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(e: crate::error::ControlError) -> retrace_protocol::ErrorCode {
+        retrace_protocol::Error::from(e).code
+    }
+
+    #[test]
+    fn a_directory_is_claimed_once_and_a_failed_claim_leaves_what_others_made() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("new/parent/dir");
+        let first = claim(&dir, |d| mark(d, true)).unwrap();
+        let second = claim(&dir, |d| mark(d, true)).unwrap_err();
+        assert_eq!(code(second), retrace_protocol::ErrorCode::Usage);
+        // A second fork beside it, in the parent the first one made, then the first fails.
+        let beside = tmp.path().join("new/parent/beside");
+        let other = claim(&beside, |d| mark(d, true)).unwrap();
+        first.release();
+        assert!(!dir.exists());
+        assert!(beside.join(MARKER).is_file(), "the other fork's directory stays");
+        other.release();
+        assert!(!beside.exists());
+        // Alone, the parents a failed claim made go with it.
+        let lone = tmp.path().join("a/b/c");
+        claim(&lone, |d| mark(d, true)).unwrap().release();
+        assert!(
+            !tmp.path().join("a").exists(),
+            "the parents it made go when left empty"
+        );
+        // An existing empty directory stays, emptied; one holding anything is not claimed.
+        let empty = tmp.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        claim(&empty, |d| mark(d, true)).unwrap().release();
+        assert!(empty.is_dir() && std::fs::read_dir(&empty).unwrap().next().is_none());
+        std::fs::write(empty.join("x"), b"").unwrap();
+        assert!(claim(&empty, |d| mark(d, true)).is_err());
+        assert!(empty.join("x").is_file());
     }
 }
