@@ -5,7 +5,8 @@
 //! never share it; a copy keeps no set-user-ID bit; the repository's file system monitor is not
 //! started; a DIR that names nothing usable is a usage error naming `--worktree`; a repository
 //! git refuses to open is an error, never a silent copy; the leftover of an interrupted fork is
-//! recognised; a fork stopped by a signal removes what it made.
+//! recognised; a fork stopped by a signal removes what it made; a file system mounted inside a
+//! fork's directory stops its removal before anything is removed.
 
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
@@ -424,5 +425,43 @@ fn a_path_whose_turn_start_was_written_is_not_listed_as_left_out_and_special_fil
             [("pipe".to_string(), "special".to_string())],
             "git: {git_repo}"
         );
+    }
+}
+
+#[test]
+fn removing_a_fork_never_reaches_into_a_file_system_mounted_inside_it() {
+    for git_repo in [false, true] {
+        let w = World::new();
+        let id = if git_repo {
+            repo_with_a_turn(&w)
+        } else {
+            w.exec(None, "zero", turn_of(vec![write("a.txt", "a turn 0\n")]))
+        };
+        let dir = w.tmp.path().join("fk");
+        let new = new_session(&w, &id, &dir);
+        let elsewhere = w.tmp.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("b.txt"), b"precious\n").unwrap();
+        std::fs::create_dir(dir.join("mnt")).unwrap();
+        let mounted = std::process::Command::new("mount")
+            .arg("--bind")
+            .arg(&elsewhere)
+            .arg(dir.join("mnt"))
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            eprintln!("skipped: cannot bind-mount here (not root)");
+            return;
+        }
+        // Unmounted before anything is asserted, so that a failure leaves no mount behind.
+        let out = w.run(&["sessions", "delete", &new, "--remove-worktree"]);
+        let umounted = std::process::Command::new("umount").arg(dir.join("mnt")).status();
+        assert!(umounted.unwrap().success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{stderr}");
+        assert!(stderr.contains("mounted inside it"), "{stderr}");
+        assert_eq!(std::fs::read(elsewhere.join("b.txt")).unwrap(), b"precious\n");
+        assert!(dir.join("mnt").is_dir(), "nothing was removed");
     }
 }
