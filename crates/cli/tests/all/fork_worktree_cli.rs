@@ -343,7 +343,10 @@ fn a_fork_into_a_git_worktree_holds_the_files_of_the_turns_start_and_the_source_
     let removed: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(removed["worktree"], dir.to_str().unwrap());
     assert_eq!(removed["worktree_removed"], false);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("git worktree remove"));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("git worktree remove"), "{said}");
+    // The session is gone: deleting it again with --remove-worktree is no way out.
+    assert!(!said.contains("--remove-worktree"), "{said}");
     assert!(dir.join("a.txt").is_file(), "the worktree stays");
 }
 

@@ -465,3 +465,14 @@ fn removing_a_fork_never_reaches_into_a_file_system_mounted_inside_it() {
         assert!(dir.join("mnt").is_dir(), "nothing was removed");
     }
 }
+
+#[test]
+fn removing_the_worktree_of_a_session_that_has_none_says_so_and_keeps_its_workspace() {
+    let w = World::new();
+    let id = w.exec(None, "zero", turn_of(vec![write("a.txt", "a turn 0\n")]));
+    let out = w.run(&["sessions", "delete", &id, "--remove-worktree"]);
+    assert_eq!(out.status.code(), Some(0));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("not forked into a new workspace"), "{said}");
+    assert!(w.ws.join("a.txt").is_file());
+}
