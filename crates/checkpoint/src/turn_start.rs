@@ -6,7 +6,7 @@
 //! copy made just now, and nothing of the user's is overwritten); neither the workspace nor the
 //! sidecar changes. A path whose state then is not known stays as the copy has it, listed. What
 //! stands in a path's way in the copy (a file where its directory was, a directory where the
-//! file was) is removed, never through a symlink.
+//! file was, a symlink the file was made since) is removed, never followed.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -60,6 +60,15 @@ fn make_room(dest: &Path, rel: &RelPath) -> std::io::Result<()> {
         Ok(m) if !m.is_file() => remove_file_nofollow(dest, rel.as_path()).map(drop),
         _ => Ok(()),
     }
+}
+
+/// Whether a symlink stands at `rel` under `root` itself, reached through real directories: the
+/// path was made a link since (its record is not one through a link).
+fn link_at(root: &Path, rel: &RelPath) -> bool {
+    rel.ancestors_top_down()
+        .iter()
+        .all(|a| std::fs::symlink_metadata(a.under(root)).is_ok_and(|m| m.is_dir()))
+        && std::fs::symlink_metadata(rel.under(root)).is_ok_and(|m| m.file_type().is_symlink())
 }
 
 impl CheckpointStore {
@@ -120,8 +129,25 @@ impl CheckpointStore {
         // into that directory.
         let (removals, writes): (Vec<&PlannedFile>, Vec<&PlannedFile>) =
             plan.files.iter().partition(|f| !f.target.image.existed);
+        // Paths recorded through a link (a turn's symlink or hard link gap): never written.
+        let recorded_unsafe: BTreeSet<&str> = plan
+            .plan
+            .gaps
+            .iter()
+            .filter(|g| matches!(g.reason, GapReason::Symlink | GapReason::Hardlink))
+            .filter_map(|g| g.path.as_deref())
+            .collect();
         for f in removals.into_iter().chain(writes) {
-            match self.put_back_elsewhere(n, dest, f, excluded)? {
+            let linked_since = f.rel.as_ref().is_some_and(|rel| {
+                !recorded_unsafe.contains(f.shown.as_str())
+                    && !rel.as_path().components().any(|c| c.as_os_str() == ".git")
+                    && self
+                        .sidecar
+                        .root
+                        .as_deref()
+                        .is_some_and(|root| link_at(root, rel))
+            });
+            match self.put_back_elsewhere(n, dest, f, linked_since, excluded)? {
                 Ok(true) => {
                     out.restored.push(f.shown.clone());
                     out.settled.push(f.shown.clone());
@@ -148,6 +174,7 @@ impl CheckpointStore {
         n: u64,
         dest: &Path,
         f: &PlannedFile,
+        linked_since: bool,
         excluded: &dyn Fn(&RelPath) -> Option<ForkSkipped>,
     ) -> Result<std::result::Result<bool, ForkSkipped>> {
         let blocked = |says: String| Ok(Err(skipped(&f.shown, ForkSkipReason::Blocked, says)));
@@ -157,7 +184,7 @@ impl CheckpointStore {
         if let Some(c) = f
             .conflict
             .as_ref()
-            .filter(|c| c.reason == ConflictReason::PathUnsafe)
+            .filter(|c| c.reason == ConflictReason::PathUnsafe && !linked_since)
         {
             return blocked(words::conflict(c));
         }
@@ -178,6 +205,12 @@ impl CheckpointStore {
         let abs = rel.under(dest);
         let cleared = match standing(dest, rel) {
             Standing::Plain => false,
+            // A symlink at the path itself (the user's file made a link since, copied as a
+            // link): replaced, never followed.
+            Standing::Unsafe if link_at(dest, rel) => {
+                remove_file_nofollow(dest, rel.as_path()).at("remove", &abs)?;
+                true
+            }
             Standing::Unsafe => {
                 return blocked("a symlink stands at it or above it; nothing is written through it".into())
             }
