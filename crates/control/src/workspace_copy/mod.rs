@@ -181,12 +181,16 @@ pub(crate) fn check_new_dir(
             ),
         ));
     }
-    if std::fs::symlink_metadata(&path).is_ok()
-        && std::fs::read_dir(&path)
-            .map(|mut d| d.next().is_some())
-            .unwrap_or(true)
-    {
-        return Err(claim::not_empty(&path));
+    if std::fs::symlink_metadata(&path).is_ok() {
+        let mut names = std::fs::read_dir(&path).map_err(|e| {
+            bad_dir(
+                &path,
+                format!("the directory `{}` cannot be read: {e}", path.display()),
+            )
+        })?;
+        if names.next().is_some() {
+            return Err(claim::not_empty(&path));
+        }
     }
     Ok(NewDir { path })
 }
