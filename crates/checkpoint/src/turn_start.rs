@@ -4,7 +4,9 @@
 //! earliest change since the turn started, whose image it gets back, its payload checked); they
 //! are written into `dest`, never into the workspace. Nothing in `dest` is a conflict (it is a
 //! copy made just now, and nothing of the user's is overwritten); neither the workspace nor the
-//! sidecar changes. A path whose state then is not known stays as the copy has it, listed.
+//! sidecar changes. A path whose state then is not known stays as the copy has it, listed. What
+//! stands in a path's way in the copy (a file where its directory was, a directory where the
+//! file was, a symlink the file was made since) is removed, never followed.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -26,6 +28,10 @@ pub struct TurnStartCopy {
     pub restored: Vec<String>,
     /// The paths left as the copy has them, and why.
     pub skipped: Vec<ForkSkipped>,
+    /// The paths whose state at the turn's start stands in the copy now because this wrote it:
+    /// `restored`, and those that did not exist then and are not there (whatever the copy
+    /// left out of them does not matter any more).
+    pub settled: Vec<String>,
 }
 
 fn skipped(path: &str, reason: ForkSkipReason, says: String) -> ForkSkipped {
@@ -35,6 +41,34 @@ fn skipped(path: &str, reason: ForkSkipReason, says: String) -> ForkSkipped {
         turn: None,
         says,
     }
+}
+
+/// Frees `rel` in `dest` (a copy made just now) for its state at a turn's start: a file (or
+/// anything but a directory) standing where one of its directories was is removed, and so is
+/// anything but a file at `rel` itself (a directory with what is in it, a special file). Never
+/// through a symlink: the caller found none at or above `rel`.
+fn make_room(dest: &Path, rel: &RelPath) -> std::io::Result<()> {
+    for anc in rel.ancestors_top_down() {
+        match std::fs::symlink_metadata(anc.under(dest)) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return remove_file_nofollow(dest, anc.as_path()).map(drop),
+            Err(_) => return Ok(()),
+        }
+    }
+    match std::fs::symlink_metadata(rel.under(dest)) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(rel.under(dest)),
+        Ok(m) if !m.is_file() => remove_file_nofollow(dest, rel.as_path()).map(drop),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a symlink stands at `rel` under `root` itself, reached through real directories: the
+/// path was made a link since (its record is not one through a link).
+fn link_at(root: &Path, rel: &RelPath) -> bool {
+    rel.ancestors_top_down()
+        .iter()
+        .all(|a| std::fs::symlink_metadata(a.under(root)).is_ok_and(|m| m.is_dir()))
+        && std::fs::symlink_metadata(rel.under(root)).is_ok_and(|m| m.file_type().is_symlink())
 }
 
 impl CheckpointStore {
@@ -95,9 +129,30 @@ impl CheckpointStore {
         // into that directory.
         let (removals, writes): (Vec<&PlannedFile>, Vec<&PlannedFile>) =
             plan.files.iter().partition(|f| !f.target.image.existed);
+        // Paths recorded through a link (a turn's symlink or hard link gap): never written.
+        let recorded_unsafe: BTreeSet<&str> = plan
+            .plan
+            .gaps
+            .iter()
+            .filter(|g| matches!(g.reason, GapReason::Symlink | GapReason::Hardlink))
+            .filter_map(|g| g.path.as_deref())
+            .collect();
         for f in removals.into_iter().chain(writes) {
-            match self.put_back_elsewhere(n, dest, f, excluded)? {
-                Ok(true) => out.restored.push(f.shown.clone()),
+            let linked_since = f.rel.as_ref().is_some_and(|rel| {
+                !recorded_unsafe.contains(f.shown.as_str())
+                    && !rel.as_path().components().any(|c| c.as_os_str() == ".git")
+                    && self
+                        .sidecar
+                        .root
+                        .as_deref()
+                        .is_some_and(|root| link_at(root, rel))
+            });
+            match self.put_back_elsewhere(n, dest, f, linked_since, excluded)? {
+                Ok(true) => {
+                    out.restored.push(f.shown.clone());
+                    out.settled.push(f.shown.clone());
+                }
+                Ok(false) if !f.target.image.existed => out.settled.push(f.shown.clone()),
                 Ok(false) => {}
                 Err(s) => out.skipped.push(s),
             }
@@ -119,6 +174,7 @@ impl CheckpointStore {
         n: u64,
         dest: &Path,
         f: &PlannedFile,
+        linked_since: bool,
         excluded: &dyn Fn(&RelPath) -> Option<ForkSkipped>,
     ) -> Result<std::result::Result<bool, ForkSkipped>> {
         let blocked = |says: String| Ok(Err(skipped(&f.shown, ForkSkipReason::Blocked, says)));
@@ -128,7 +184,7 @@ impl CheckpointStore {
         if let Some(c) = f
             .conflict
             .as_ref()
-            .filter(|c| c.reason == ConflictReason::PathUnsafe)
+            .filter(|c| c.reason == ConflictReason::PathUnsafe && !linked_since)
         {
             return blocked(words::conflict(c));
         }
@@ -147,24 +203,27 @@ impl CheckpointStore {
             return Ok(Ok(false));
         }
         let abs = rel.under(dest);
-        match standing(dest, rel) {
-            Standing::Plain => {}
+        let cleared = match standing(dest, rel) {
+            Standing::Plain => false,
+            // A symlink at the path itself (the user's file made a link since, copied as a
+            // link): replaced, never followed.
+            Standing::Unsafe if link_at(dest, rel) => {
+                remove_file_nofollow(dest, rel.as_path()).at("remove", &abs)?;
+                true
+            }
             Standing::Unsafe => {
                 return blocked("a symlink stands at it or above it; nothing is written through it".into())
             }
-            Standing::FileAbove => {
-                return blocked("a file stands where its directory was; left as it is now".into())
+            // `dest` was made just now: what stands in the way is a copy, never the user's.
+            Standing::FileAbove | Standing::Special(_) => {
+                make_room(dest, rel).at("make room for", &abs)?;
+                true
             }
-            Standing::Special("a directory")
-                if f.target.image.existed && remove_empty_dir_nofollow(dest, rel.as_path()).is_ok() => {}
-            Standing::Special(kind) => {
-                return blocked(format!("{kind} stands where the file was; left as it is now"))
-            }
-        }
+        };
         if !f.target.image.existed {
             let there = std::fs::symlink_metadata(&abs).is_ok();
             remove_file_nofollow(dest, rel.as_path()).at("remove", &abs)?;
-            return Ok(Ok(there));
+            return Ok(Ok(there || cleared));
         }
         let mut src = self.sidecar.open_image(&f.target)?;
         let mode = f.target.image.mode.unwrap_or(0o644);

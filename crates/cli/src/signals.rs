@@ -1,5 +1,6 @@
 //! What a command does on a signal: a running turn or summary is cancelled cleanly at the first
-//! one (a second quits at once), and `serve` stops at SIGINT or SIGTERM.
+//! one (a second quits at once), a fork into a new workspace stops and removes what it made, and
+//! `serve` stops at SIGINT or SIGTERM.
 
 use retrace_control::SessionHandle;
 
@@ -35,6 +36,28 @@ pub async fn cancel_on_signals(h: SessionHandle, what: &'static str) {
     say("retrace: quitting now; the conversation is repaired at the next turn");
     retrace_control::kill_running_shells();
     std::process::exit(130);
+}
+
+/// Makes a fork into a new workspace stop on Ctrl-C, SIGTERM or SIGHUP and remove what it made,
+/// as for an error (handlers installed now; the returned future runs them).
+pub fn stop_fork_on_signals() -> Result<impl std::future::Future<Output = ()> + Send + 'static, Failure> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut term = signal(SignalKind::terminate())?;
+    let mut hup = signal(SignalKind::hangup())?;
+    Ok(async move {
+        loop {
+            let name = tokio::select! {
+                _ = int.recv() => "Ctrl-C",
+                _ = term.recv() => "SIGTERM",
+                _ = hup.recv() => "SIGHUP",
+            };
+            say(&format!(
+                "\nretrace: stopping the fork ({name}); what it made is being removed"
+            ));
+            retrace_control::stop_workspace_forks();
+        }
+    })
 }
 
 /// A future that completes at the first SIGINT or SIGTERM (handlers installed now).

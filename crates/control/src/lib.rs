@@ -66,3 +66,4 @@ pub use retrace_tools::kill_running_shells;
 pub use service::PruneRequest;
 pub use service::Service;
 pub use view::{fsck_sidecar, read_sidecar, SessionReader};
+pub use workspace_copy::stop_workspace_forks;

@@ -117,7 +117,11 @@ pub(crate) fn log_problems(session: &Session) -> Vec<FsckProblem> {
 
 /// Session `id` and its checkpoint store, for reading; with `tolerant`, a log with a bad line
 /// opens too ([`Session::damage`]).
-fn open_for_reading(data: &DataRoot, id: &SessionId, tolerant: bool) -> Result<(Session, CheckpointStore)> {
+pub(crate) fn open_for_reading(
+    data: &DataRoot,
+    id: &SessionId,
+    tolerant: bool,
+) -> Result<(Session, CheckpointStore)> {
     let dir = data.sessions_dir();
     let opts = SessionOptions::default();
     let mut session = match tolerant {

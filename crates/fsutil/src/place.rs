@@ -2,6 +2,8 @@
 //! symlink: what a copy of a workspace is made with (a fork into a new workspace). Each name is
 //! made in its directory as reached one component at a time (`DirAt`), a file through a temp
 //! name renamed over the old one; a symlink's text is written as it is and never followed.
+//! A placed file or directory never keeps set-user-ID or set-group-ID ([`KEPT_MODE`]): the copy
+//! belongs to whoever makes it, not to the original's owner (as `cp` without `-p` does it).
 
 use std::io::{self, Read};
 use std::path::Path;
@@ -12,6 +14,10 @@ use nix::unistd::symlinkat;
 use crate::hash::{copy_hashed, HashedCopy};
 use crate::names::sibling_name;
 use crate::nofollow::{create_dirs_nofollow, names, open_dir_nofollow, DirAt};
+
+/// The permission bits a placed file or directory keeps: read, write and execute for each
+/// class, and the sticky bit; never set-user-ID or set-group-ID.
+pub const KEPT_MODE: u32 = 0o1777;
 
 /// The directory and the name of `rel`, its missing directories made (mode 0777, less the umask),
 /// never through a symlink.
@@ -26,7 +32,7 @@ fn parent_of(root: &Path, rel: &Path) -> io::Result<(DirAt, std::ffi::OsString)>
 }
 
 /// Writes the file `rel` under `root` with the bytes of `src` and the permission bits `mode`
-/// (set exactly, whatever the umask), replacing a file or a symlink standing there: the bytes go
+/// (set exactly, whatever the umask, less set-user-ID and set-group-ID), replacing a file or a symlink standing there: the bytes go
 /// to a temp file beside it, renamed over it. Returns what was copied (its SHA-256 and size).
 pub fn place_file(root: &Path, rel: &Path, src: &mut dyn Read, mode: u32) -> io::Result<HashedCopy> {
     let (dir, name) = parent_of(root, rel)?;
@@ -34,7 +40,7 @@ pub fn place_file(root: &Path, rel: &Path, src: &mut dyn Read, mode: u32) -> io:
     dir.remove_file(&tmp)?;
     let mut out = dir.create_new(&tmp, 0o600)?;
     let copied = copy_hashed(src, Some(&mut out)).and_then(|c| {
-        fchmod(&out, Mode::from_bits_truncate(mode & 0o7777)).map_err(io::Error::from)?;
+        fchmod(&out, Mode::from_bits_truncate(mode & KEPT_MODE)).map_err(io::Error::from)?;
         Ok(c)
     });
     drop(out);
@@ -63,11 +69,11 @@ pub fn place_symlink(root: &Path, rel: &Path, target: &Path) -> io::Result<()> {
 }
 
 /// Makes the directory `rel` under `root` (and what is missing above it), never through a
-/// symlink, and gives it the permission bits `mode` exactly.
+/// symlink, and gives it the permission bits `mode` exactly (less set-user-ID and set-group-ID).
 pub fn place_dir(root: &Path, rel: &Path, mode: u32) -> io::Result<()> {
     create_dirs_nofollow(root, rel, 0o700)?;
     let fd = open_dir_nofollow(root, &names(rel)?)?;
-    fchmod(&fd, Mode::from_bits_truncate(mode & 0o7777)).map_err(|e| {
+    fchmod(&fd, Mode::from_bits_truncate(mode & KEPT_MODE)).map_err(|e| {
         io::Error::new(
             io::Error::from(e).kind(),
             format!("`{}`: {}", root.join(rel).display(), e.desc()),
@@ -108,5 +114,16 @@ mod tests {
         assert_eq!(mode & 0o7777, 0o750);
         let left: Vec<_> = std::fs::read_dir(r.join("a/b")).unwrap().flatten().collect();
         assert_eq!(left.len(), 1, "no temp file left");
+    }
+
+    #[test]
+    fn set_user_and_group_ids_are_never_kept_and_the_sticky_bit_is() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        place_file(r, Path::new("evil"), &mut &b"x"[..], 0o6755).unwrap();
+        let mode = |p: &str| std::fs::metadata(r.join(p)).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode("evil"), 0o755);
+        place_dir(r, Path::new("shared"), 0o3777).unwrap();
+        assert_eq!(mode("shared"), 0o1777);
     }
 }

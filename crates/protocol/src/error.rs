@@ -147,6 +147,12 @@ pub enum ErrorDetails {
         /// The old log.
         log_path: String,
     },
+    /// `usage`: the directory named for a fork into a new workspace cannot be used (it is not
+    /// empty, inside the workspace, cannot be made, …).
+    Worktree {
+        /// The directory, as resolved.
+        path: String,
+    },
     /// `corrupt`: a line of the session's log cannot be read, so the conversation takes no change
     /// (and cannot be shown) until the log is repaired; restoring files still works.
     DamagedLog {

@@ -308,8 +308,15 @@ struct ForkBody {
     name: Option<String>,
     #[serde(default)]
     select: Option<bool>,
-    #[serde(default)]
-    worktree: Option<String>,
+    /// Absent: a fork of the conversation; `null` is refused (a body built from an unset value
+    /// must not fork the conversation instead).
+    #[serde(default, deserialize_with = "present")]
+    worktree: Option<Option<String>>,
+}
+
+/// A key that is present: `Some(value)`, `Some(None)` for `null`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    <Option<String> as serde::Deserialize>::deserialize(d).map(Some)
 }
 
 async fn fork(
@@ -317,7 +324,16 @@ async fn fork(
     Param(id): Param<String>,
     StrictJson(body): StrictJson<ForkBody>,
 ) -> Result<Response, ApiError> {
-    let Some(worktree) = body.worktree else {
+    let worktree = match body.worktree {
+        Some(Some(w)) => Some(w),
+        Some(None) => {
+            return Err(ApiError::usage(
+                "worktree: null names no directory; name one for a fork into a new workspace, or leave `worktree` out to fork the conversation",
+            ))
+        }
+        None => None,
+    };
+    let Some(worktree) = worktree else {
         let req = ForkRequest {
             turn: body.turn,
             name: body.name,
@@ -335,7 +351,12 @@ async fn fork(
         worktree,
         name: body.name,
     };
-    let made = r.fork_into_workspace(&id, req).await?;
+    let made = r.fork_into_workspace(&id, req).await.map_err(|mut e| {
+        if matches!(e.details, Some(retrace_protocol::ErrorDetails::Worktree { .. })) {
+            e.message = format!("worktree: {}", e.message);
+        }
+        e
+    })?;
     Ok((StatusCode::CREATED, Json(made)).into_response())
 }
 

@@ -1,7 +1,7 @@
 //! A new session holding part of another's conversation: a fork into a new workspace (SPEC §5.1).
 //!
 //! The new session's header records `forked_from: {session_id, format, messages, turn, head,
-//! directory, git_worktree}`; its `main` holds copies of the head's path up to the fork point
+//! directory, git_worktree, made}`; its `main` holds copies of the head's path up to the fork point
 //! (new ids, the same roles, contents and tool calls, and a `turn` line with the old number for
 //! each user message that opened a turn), as a format-1 log's successor does (`migrate.rs`). The
 //! source is only read: its log is not written and its lease is not needed.
@@ -9,7 +9,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::entry::ForkedFrom;
+use crate::entry::{ForkedFrom, MadeDir};
 use crate::error::{IoContext, Result, SessionError};
 use crate::ids::{HeadId, MessageId};
 use crate::options::SessionOptions;
@@ -26,6 +26,8 @@ pub struct SessionCopy {
     pub directory: String,
     /// Whether `directory` is a `git worktree` of the source's repository.
     pub git_worktree: bool,
+    /// What identifies `directory` as the one the fork made.
+    pub made: Option<MadeDir>,
     /// A name for the new session's `main`.
     pub name: Option<String>,
 }
@@ -84,6 +86,7 @@ impl Session {
             head: Some(head.clone()),
             directory: Some(copy.directory),
             git_worktree: copy.git_worktree,
+            made: copy.made,
         };
         opts.create_session(dir, ws, Some(forked), entries, copy.name)
     }

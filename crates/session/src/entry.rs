@@ -84,6 +84,28 @@ pub struct ForkedFrom {
     /// Whether `directory` is a `git worktree` of the source's repository (else a copy).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub git_worktree: bool,
+    /// A fork into a new workspace: what identifies `directory` as the one the fork made, so
+    /// that removing it never removes another directory that stands at that path since. Absent
+    /// in sessions made before it was recorded (their directory is then never removed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub made: Option<MadeDir>,
+}
+
+/// What identifies the directory a fork into a new workspace made, recorded when it was made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MadeDir {
+    /// Its device number (`st_dev`).
+    pub dev: u64,
+    /// Its inode number (`st_ino`).
+    pub ino: u64,
+    /// When it was created, in nanoseconds since the Unix epoch, when the file system says
+    /// (an inode number can be reused once the directory is gone; a creation time then differs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub born: Option<u64>,
+    /// For a `git worktree`: its administrative directory in the source repository
+    /// (`<repository>/.git/worktrees/<name>`, canonical), which the worktree's `.git` file names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_admin: Option<String>,
 }
 
 /// A `message` line.

@@ -60,7 +60,7 @@ mod write;
 pub use copy::SessionCopy;
 pub use diffs::{diffs_path, StoredDiffs};
 pub use entry::{
-    Entry, ForkEntry, ForkedFrom, HeadEvent, HeadKind, Header, MessageEntry, ModelEntry, NoteEntry,
+    Entry, ForkEntry, ForkedFrom, HeadEvent, HeadKind, Header, MadeDir, MessageEntry, ModelEntry, NoteEntry,
     PathRange, PlanModeEntry, Role, SummaryEntry, SummaryMode, ToolCall, TurnEntry, FORMAT,
 };
 pub use error::{Result, SessionError};

@@ -53,6 +53,7 @@ impl Session {
             head: None,
             directory: None,
             git_worktree: false,
+            made: None,
         };
         let next = self
             .opts

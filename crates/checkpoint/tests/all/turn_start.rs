@@ -185,3 +185,54 @@ fn nothing_is_written_through_a_symlink_in_the_copy() {
         "nothing written outside"
     );
 }
+
+#[test]
+fn what_stands_in_a_paths_way_in_the_copy_gives_way_to_its_state_at_the_turns_start() {
+    let s = Scratch::new().unwrap();
+    s.write("p/q.txt", b"q0").unwrap();
+    let mut store = open(&s);
+    let t0 = begin(&mut store, "zero");
+    edit(&mut store, &s, "p/q.txt", None);
+    edit(&mut store, &s, "n.txt", Some(b"new"));
+    store.end_turn();
+    // Since: a file where the directory was, a directory where the made file was.
+    fs::remove_dir_all(s.workspace.join("p")).unwrap();
+    s.write("p", b"p as a file").unwrap();
+    fs::remove_file(s.workspace.join("n.txt")).unwrap();
+    s.write("n.txt/inner", b"inner").unwrap();
+    let dest = s.tmp.path().join("copy");
+    copy_dir(&s.workspace, &dest).unwrap();
+    let done = store.write_turn_start(t0, &dest, &none).unwrap();
+    assert!(done.skipped.is_empty(), "{:?}", done.skipped);
+    assert_eq!(fs::read(dest.join("p/q.txt")).unwrap(), b"q0");
+    assert!(!dest.join("n.txt").exists());
+    let mut restored = done.restored.clone();
+    restored.sort();
+    assert_eq!(restored, ["n.txt", "p/q.txt"]);
+}
+
+#[test]
+fn a_file_made_a_symlink_since_gets_its_bytes_back_in_the_copy_and_nothing_outside_is_written() {
+    let s = Scratch::new().unwrap();
+    s.write("f.txt", b"f0").unwrap();
+    let mut store = open(&s);
+    let t0 = begin(&mut store, "zero");
+    edit(&mut store, &s, "f.txt", Some(b"f1"));
+    store.end_turn();
+    let outside = s.tmp.path().join("outside.txt");
+    fs::write(&outside, b"outside").unwrap();
+    fs::remove_file(s.workspace.join("f.txt")).unwrap();
+    std::os::unix::fs::symlink(&outside, s.workspace.join("f.txt")).unwrap();
+    let dest = s.tmp.path().join("copy");
+    fs::create_dir_all(&dest).unwrap();
+    std::os::unix::fs::symlink(&outside, dest.join("f.txt")).unwrap();
+    let done = store.write_turn_start(t0, &dest, &none).unwrap();
+    assert!(done.skipped.is_empty(), "{:?}", done.skipped);
+    assert!(fs::symlink_metadata(dest.join("f.txt")).unwrap().is_file());
+    assert_eq!(fs::read(dest.join("f.txt")).unwrap(), b"f0");
+    assert_eq!(
+        fs::read(&outside).unwrap(),
+        b"outside",
+        "nothing written through the link"
+    );
+}

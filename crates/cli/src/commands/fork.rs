@@ -42,17 +42,19 @@ pub fn run(a: ForkArgs) -> CmdResult {
     let s = a.session.pick()?;
     let cfg = load_config()?;
     if let Some(dir) = &a.worktree {
-        let dir = std::path::absolute(dir)
-            .map_err(|e| Failure::usage(format!("--worktree `{}`: {e}", dir.display())))?;
         let req = WorkspaceForkRequest {
             turn: a.turn,
-            worktree: dir.to_string_lossy().into_owned(),
+            worktree: worktree_arg(dir)?,
             name: a.name.clone(),
         };
         let made = with_service(service_options(&cfg, None, false)?, async |svc| {
-            let h = svc.open(&s.id, s.workspace.as_deref()).await?;
-            let (_new, made) = svc.fork_into_workspace(&h, req).await?;
-            Ok(made)
+            let stop = tokio::spawn(crate::signals::stop_fork_on_signals()?);
+            let made = svc
+                .fork_into_workspace_reading(&s.id, s.workspace.as_deref(), req)
+                .await
+                .map_err(named);
+            stop.abort();
+            Ok(made?)
         })?;
         print_forked(&made, a.json)?;
         return Ok(ExitCode::SUCCESS);
@@ -69,6 +71,36 @@ pub fn run(a: ForkArgs) -> CmdResult {
         print_head(&s.id, &head, h.workspace(), a.json)?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// `--worktree DIR` as the absolute path the controller takes: UTF-8 (a session's workspace must
+/// be), not empty.
+fn worktree_arg(dir: &std::path::Path) -> Result<String, Failure> {
+    if dir.as_os_str().is_empty() {
+        return Err(Failure::usage(
+            "--worktree: the value is empty; name a new or empty directory",
+        ));
+    }
+    let Some(text) = dir.to_str() else {
+        return Err(Failure::usage(format!(
+            "--worktree `{}`: not valid UTF-8, which a session's workspace must be",
+            shown_path(&dir.to_string_lossy())
+        )));
+    };
+    if text.contains('\0') {
+        return Err(Failure::usage("--worktree: the value holds a NUL byte"));
+    }
+    let abs = std::path::absolute(dir)
+        .map_err(|e| Failure::usage(format!("--worktree `{}`: {e}", shown_path(text))))?;
+    Ok(abs.to_string_lossy().into_owned())
+}
+
+/// An error about the directory named: said as `--worktree`'s.
+fn named(mut e: retrace_protocol::Error) -> retrace_protocol::Error {
+    if matches!(e.details, Some(retrace_protocol::ErrorDetails::Worktree { .. })) {
+        e.message = format!("--worktree: {}", e.message);
+    }
+    e
 }
 
 /// What a fork into a new workspace made: the new session, where, and what it left.

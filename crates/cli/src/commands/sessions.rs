@@ -179,7 +179,15 @@ fn line(verb: &str, r: &RemovedSession) {
 fn delete(id: &str, remove_worktree: bool, json: bool) -> CmdResult {
     let remove = remove_worktree || (!json && asked_to_remove(id)?);
     let removed = with_service(service_options()?, async |svc: &Service| {
-        Ok(svc.delete_session_with(id, remove).await?)
+        svc.delete_session_with(id, remove)
+            .await
+            .map_err(|e| match e.code {
+                ErrorCode::Refused => Failure::hinted(
+                    e,
+                    &format!(" (to delete the session and keep the directory: retrace sessions delete {id})"),
+                ),
+                _ => e.into(),
+            })
     })?;
     if json {
         print_json(&removed)?;
@@ -192,10 +200,18 @@ fn delete(id: &str, remove_worktree: bool, json: bool) -> CmdResult {
                 println!("removed its workspace {}", shown_path(dir));
             }
         }
+        (Some(dir), false) if remove_worktree => eprintln!(
+            "retrace: its workspace {} was gone already",
+            shown_path(dir)
+        ),
         (Some(dir), false) => eprintln!(
-            "retrace: its workspace {} stays; remove it with `git worktree remove --force {}` (a git worktree) or delete the directory, or delete the session with --remove-worktree",
+            "retrace: its workspace {} stays; remove it with `git worktree remove --force {}` (a git worktree) or delete the directory",
             shown_path(dir),
             shown_path(dir)
+        ),
+        (None, _) if remove_worktree => eprintln!(
+            "retrace: session {} was not forked into a new workspace: there was no directory of its own to remove (its workspace stays)",
+            removed.id
         ),
         (None, _) => {}
     }

@@ -343,7 +343,10 @@ fn a_fork_into_a_git_worktree_holds_the_files_of_the_turns_start_and_the_source_
     let removed: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(removed["worktree"], dir.to_str().unwrap());
     assert_eq!(removed["worktree_removed"], false);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("git worktree remove"));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("git worktree remove"), "{said}");
+    // The session is gone: deleting it again with --remove-worktree is no way out.
+    assert!(!said.contains("--remove-worktree"), "{said}");
     assert!(dir.join("a.txt").is_file(), "the worktree stays");
 }
 
@@ -552,6 +555,10 @@ fn the_terminal_ui_forks_into_a_new_workspace_and_opens_the_new_session_there() 
     t.wait("the new session", |s| {
         crate::support::tmux::flat(s).contains("forked turn 1 into")
     });
+    // Turn 0, copied from the source, has no checkpoint here: nothing says it was lost.
+    t.wait("the copied prompt", |s| s.contains("zero"));
+    let screen = t.screen();
+    assert!(!screen.contains("no longer kept"), "{screen}");
     let dir = std::fs::canonicalize(&dir).unwrap();
     assert_eq!(std::fs::read(dir.join("a.txt")).unwrap(), b"a turn 0\n");
     assert_eq!(std::fs::read(w.ws.join("a.txt")).unwrap(), b"a turn 1\n");

@@ -13,6 +13,7 @@ mod daily_cli;
 mod diff_cli;
 mod exec_cli;
 mod fork_worktree_cli;
+mod fork_worktree_guard_cli;
 mod git_backend_cli;
 mod git_sight_cli;
 mod headless_cli;

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use retrace_checkpoint::CheckpointError;
+use retrace_checkpoint::{CheckpointError, CheckpointStore};
 use retrace_protocol::{ErrorCode, HeadId, WorkspaceFork};
 use retrace_session::{Session, SessionCopy, SessionOptions};
 use retrace_tools::tree_walk::TreeWalk;
@@ -14,7 +14,8 @@ use retrace_tools::Workspace;
 
 use super::Core;
 use crate::error::{coded, ControlError, Result};
-use crate::workspace_copy::{check_new_dir, make, repo_of, undo};
+use crate::paths::DataRoot;
+use crate::workspace_copy::{check_new_dir, check_stopping, make, repo_of};
 
 impl Core {
     /// Forks at `turn` into the new directory `dir` (absolute; absent or empty): makes the new
@@ -27,8 +28,36 @@ impl Core {
         name: Option<String>,
         ws: &Workspace,
     ) -> Result<(Session, WorkspaceFork)> {
-        crate::view::sound(&self.session)?;
-        let (head, boundary) = match self.conversation_source(turn) {
+        let source = ForkSource {
+            session: &self.session,
+            store: &self.store,
+            data: &self.data,
+            workspace: &self.workspace,
+        };
+        source.fork_into_workspace(turn, dir, name, ws)
+    }
+}
+
+/// What a fork into a new workspace reads: the source session, its checkpoint store (opened
+/// read-only, or the writer's), the data root and the source workspace (canonical).
+pub(crate) struct ForkSource<'a> {
+    pub(crate) session: &'a Session,
+    pub(crate) store: &'a CheckpointStore,
+    pub(crate) data: &'a DataRoot,
+    pub(crate) workspace: &'a Path,
+}
+
+impl ForkSource<'_> {
+    /// [`Core::fork_into_workspace`], from what it reads only: nothing of the source is written.
+    pub(crate) fn fork_into_workspace(
+        &self,
+        turn: u64,
+        dir: &Path,
+        name: Option<String>,
+        ws: &Workspace,
+    ) -> Result<(Session, WorkspaceFork)> {
+        crate::view::sound(self.session)?;
+        let (head, boundary) = match super::compaction::conversation_source(self.session, turn) {
             Some(found) => found,
             None => {
                 let head = self.session.selected().clone();
@@ -48,18 +77,17 @@ impl Core {
             ),
             other => ControlError::from(other),
         })?;
-        let repo = repo_of(&self.workspace)?;
-        let outer = repo
-            .as_ref()
-            .map_or(self.workspace.as_path(), |r| r.top.as_path());
-        let new = check_new_dir(dir, outer, self.data.root())?;
+        let repo = repo_of(self.workspace)?;
+        let new = check_new_dir(dir, self.workspace, repo.as_ref(), self.data.root())?;
         let made = make(ws, repo.as_ref(), &new)?;
         let finished = (|| -> Result<(Session, retrace_checkpoint::TurnStartCopy)> {
             let walk = TreeWalk::new(ws);
-            let source = self.workspace.clone();
+            let source = self.workspace.to_path_buf();
+            check_stopping()?;
             let done = self
                 .store
                 .write_turn_start(turn, &made.workspace, &|rel| made.excluded(&walk, &source, rel))?;
+            check_stopping()?;
             let opts = SessionOptions {
                 backend: self.session.backend(),
                 ..SessionOptions::default()
@@ -69,6 +97,7 @@ impl Core {
                 turn,
                 directory: made.dir.to_string_lossy().into_owned(),
                 git_worktree: made.git_worktree,
+                made: Some(made.identity.clone()),
                 name,
             };
             let session = self.session.copy_into_new(
@@ -83,11 +112,18 @@ impl Core {
         let (session, done) = match finished {
             Ok(f) => f,
             Err(e) => {
-                undo(&new, made.git_worktree);
+                made.undo();
                 return Err(e);
             }
         };
-        let mut skipped = made.skipped;
+        made.finish();
+        // What the copy left out but the turn's start wrote (or wants absent) is not left out.
+        let settled: std::collections::BTreeSet<&str> = done.settled.iter().map(String::as_str).collect();
+        let mut skipped: Vec<_> = made
+            .skipped
+            .into_iter()
+            .filter(|s| !s.path.as_deref().is_some_and(|p| settled.contains(p)))
+            .collect();
         skipped.extend(done.skipped);
         let answer = WorkspaceFork {
             session_id: session.id().clone(),

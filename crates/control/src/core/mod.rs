@@ -42,6 +42,7 @@ mod turn;
 mod walk;
 
 pub(crate) use compaction::conversation_source;
+pub(crate) use fork_workspace::ForkSource;
 pub(crate) use open::{canonical_workspace, new_workspace};
 pub(crate) use plans::PlanFor;
 pub use plans::PLAN_TTL;

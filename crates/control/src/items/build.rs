@@ -182,6 +182,12 @@ pub(crate) fn items_of(
     let by_turn: BTreeMap<u64, &CheckpointEntry> = checkpoints.iter().map(|e| (e.turn, e)).collect();
     let path = session.project(head)?;
     let diffs = session.stored_diffs();
+    // A session forked into a new workspace at turn T holds the turns before T as copies: their
+    // checkpoints stay in the source session, so none is shown here.
+    let copied_before = session
+        .forked_from()
+        .filter(|f| f.directory.is_some())
+        .and_then(|f| f.turn);
     let mut items = Vec::with_capacity(path.len() + 8);
     let mut turn = None;
     for (i, m) in path.iter().enumerate() {
@@ -205,7 +211,14 @@ pub(crate) fn items_of(
             continue;
         }
         let results = answers(&path[i + 1..]);
-        push_message(&mut items, m, turn, running, &results, (&by_turn, &diffs));
+        push_message(
+            &mut items,
+            m,
+            turn,
+            running,
+            &results,
+            (&by_turn, &diffs, copied_before),
+        );
     }
     Ok(items)
 }
@@ -232,7 +245,7 @@ fn push_message(
     turn: Option<u64>,
     running: Option<&Running>,
     results: &HashMap<&str, Vec<&Message>>,
-    (by_turn, diffs): (&BTreeMap<u64, &CheckpointEntry>, &StoredDiffs),
+    (by_turn, diffs, copied_before): (&BTreeMap<u64, &CheckpointEntry>, &StoredDiffs, Option<u64>),
 ) {
     let id = m.id.as_str().to_string();
     match (m.kind, m.role) {
@@ -254,7 +267,10 @@ fn push_message(
                 },
             });
             if let Some(t) = m.turn {
-                items.push(checkpoint_item(t, by_turn.get(&t).copied()));
+                let entry = by_turn.get(&t).copied();
+                if entry.is_some() || copied_before.is_none_or(|f| t >= f) {
+                    items.push(checkpoint_item(t, entry));
+                }
             }
         }
         (MessageKind::Message, Role::Assistant) => {

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use retrace_protocol::{Error, ErrorCode, Missing, PruneReport, RemovedSession, SessionId};
-use retrace_session::{diffs_path, lease_path, Lease, Session, SessionListing};
+use retrace_session::{diffs_path, lease_path, Lease, MadeDir, Session, SessionListing};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
@@ -20,6 +20,7 @@ use super::{blocking, Found, Service};
 use crate::error::{coded, Result};
 use crate::paths::DataRoot;
 use crate::view::{listed, session_id};
+use crate::workspace_copy::remove_made_dir;
 
 /// Which sessions `prune` considers.
 #[derive(Debug, Clone)]
@@ -43,8 +44,10 @@ impl Service {
 
     /// [`Service::delete_session`], which with `remove_worktree` also removes the directory a
     /// fork into a new workspace made for the session (a `git worktree`, removed with `git
-    /// worktree remove --force`, or a copy), with everything in it, before the session's files:
-    /// when that fails, nothing is deleted.
+    /// worktree remove --force` run in the source repository, or a copy), with everything in
+    /// it, before the session's files: when that fails, nothing is deleted. Refused (`refused`)
+    /// unless it is provably the directory the fork made, and when another file system is
+    /// mounted inside it.
     pub async fn delete_session_with(
         &self,
         id: &str,
@@ -190,22 +193,33 @@ fn bytes_under(p: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-/// The directory a fork into a new workspace made for the session `s`, and whether it is a `git
-/// worktree`.
-fn made_dir(s: &SessionListing) -> Option<(String, bool)> {
+/// The directory a fork into a new workspace made for the session `s`: where, whether it is a
+/// `git worktree`, and what identifies it.
+#[derive(Debug, Clone)]
+struct Worktree {
+    dir: String,
+    git: bool,
+    made: Option<MadeDir>,
+}
+
+fn made_dir(s: &SessionListing) -> Option<Worktree> {
     let f = s.forked_from.as_ref()?;
-    Some((f.directory.clone()?, f.git_worktree))
+    Some(Worktree {
+        dir: f.directory.clone()?,
+        git: f.git_worktree,
+        made: f.made.clone(),
+    })
 }
 
 fn described(
     data: &DataRoot,
     id: &SessionId,
     workspace: Option<String>,
-    worktree: Option<(String, bool)>,
+    worktree: Option<Worktree>,
 ) -> RemovedSession {
     let (log, sidecar) = (data.log(id), data.sidecar(id));
     RemovedSession {
-        worktree: worktree.map(|(d, _)| d),
+        worktree: worktree.map(|w| w.dir),
         worktree_removed: false,
         id: id.clone(),
         workspace,
@@ -235,7 +249,7 @@ fn delete(
     data: &DataRoot,
     id: &SessionId,
     workspace: Option<String>,
-    worktree: Option<(String, bool)>,
+    worktree: Option<Worktree>,
     remove_worktree: bool,
 ) -> Result<RemovedSession> {
     let dir = data.sessions_dir();
@@ -253,7 +267,7 @@ fn delete(
     }
     let held = Lease::acquire(&dir, id)?;
     let removed_dir = match worktree.as_ref().filter(|_| remove_worktree) {
-        Some((d, git)) => remove_made_dir(Path::new(d), *git)?,
+        Some(w) => remove_made_dir(Path::new(&w.dir), w.git, w.made.as_ref())?,
         None => false,
     };
     let mut removed = remove(data, id, workspace, worktree, held)?;
@@ -261,44 +275,12 @@ fn delete(
     Ok(removed)
 }
 
-/// Removes the directory a fork into a new workspace made (`git worktree remove --force` for a
-/// worktree, else the directory and everything in it; a symlink in its place is refused).
-/// `false` when it is gone already.
-fn remove_made_dir(dir: &Path, git_worktree: bool) -> Result<bool> {
-    match std::fs::symlink_metadata(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => {
-            return Err(coded(
-                ErrorCode::Io,
-                format!("cannot read `{}`: {e}", dir.display()),
-            ))
-        }
-        Ok(m) if !m.is_dir() => {
-            return Err(coded(
-                ErrorCode::Refused,
-                format!(
-                    "`{}` is not the directory the fork made (a symlink or a file stands there); nothing was deleted",
-                    dir.display()
-                ),
-            ))
-        }
-        Ok(_) => {}
-    }
-    if git_worktree {
-        crate::workspace_copy::remove_worktree(dir)?;
-    } else {
-        std::fs::remove_dir_all(dir)
-            .map_err(|e| coded(ErrorCode::Io, format!("cannot remove `{}`: {e}", dir.display())))?;
-    }
-    Ok(true)
-}
-
 /// Removes session `id` of `data`, whose lease is `held`.
 fn remove(
     data: &DataRoot,
     id: &SessionId,
     workspace: Option<String>,
-    worktree: Option<(String, bool)>,
+    worktree: Option<Worktree>,
     held: Lease,
 ) -> Result<RemovedSession> {
     let dir = data.sessions_dir();

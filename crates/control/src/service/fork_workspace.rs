@@ -2,20 +2,102 @@
 //! model and backend, as a new actor of this service. The files and the session are made on the
 //! source's actor (`Core::fork_into_workspace`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use retrace_agent::Agent;
 use retrace_model::{open_model, ModelOptions};
-use retrace_protocol::{Error, WorkspaceFork, WorkspaceForkRequest};
+use retrace_protocol::{Error, ErrorCode, ErrorDetails, WorkspaceFork, WorkspaceForkRequest};
 
 use super::{agents, blocking, Service};
 use crate::bus::EventBus;
-use crate::core::Core;
+use crate::core::{canonical_workspace, Core, ForkSource};
+use crate::error::coded;
 use crate::error::ControlError;
 use crate::handle::SessionHandle;
+use crate::view::{open_for_reading, session_id};
+
+/// `usage` for a directory that names nothing: empty, or with a NUL byte.
+fn check_given(given: &str) -> std::result::Result<(), Error> {
+    let why = if given.is_empty() {
+        "is empty"
+    } else if given.contains('\0') {
+        "holds a NUL byte"
+    } else {
+        return Ok(());
+    };
+    Err(Error::new(
+        ErrorCode::Usage,
+        format!("the directory named for the new workspace {why}; name a new or empty directory"),
+    )
+    .with_details(ErrorDetails::Worktree {
+        path: given.to_string(),
+    }))
+}
 
 impl Service {
+    /// Forks session `id` (of `workspace`, when given) at `req.turn` into a new workspace as
+    /// [`Service::fork_into_workspace`] does, reading the source only: its log and checkpoint
+    /// store are read without its writer lease, so another process may hold it (a terminal UI,
+    /// `serve`), even mid-turn — the files are then taken as they are at that moment, with the
+    /// changes recorded so far from the turn on taken back. Nothing of the source is written.
+    /// The new session is made and closed; returns what was made. An old flat log (format 1),
+    /// which records no workspace, is opened as a writer instead.
+    pub async fn fork_into_workspace_reading(
+        &self,
+        id: &str,
+        workspace: Option<&Path>,
+        req: WorkspaceForkRequest,
+    ) -> std::result::Result<WorkspaceFork, Error> {
+        check_given(&req.worktree)?;
+        let sid = self.as_stored(session_id(id)?);
+        let given = workspace.map(canonical_workspace).transpose()?;
+        let (data, opts, r) = (self.inner.data.clone(), self.inner.opts.clone(), req.clone());
+        let answer = blocking("forking into a new workspace", move || {
+            let (session, store) = open_for_reading(&data, &sid, false)?;
+            let Some(root) = session.workspace().map(PathBuf::from) else {
+                return Ok(None);
+            };
+            if let Some(w) = given.filter(|w| *w != root) {
+                return Err(coded(
+                    ErrorCode::Usage,
+                    format!(
+                        "session {sid} belongs to the workspace `{}`, not `{}`",
+                        root.display(),
+                        w.display()
+                    ),
+                ));
+            }
+            if std::fs::canonicalize(&root).ok().as_ref() != Some(&root) {
+                return Err(coded(
+                    ErrorCode::Usage,
+                    format!(
+                        "the workspace `{}` of session {sid} does not exist any more (or a symlink stands in its place)",
+                        root.display()
+                    ),
+                ));
+            }
+            let ws = agents::workspace_of(&root, &opts)?;
+            let source = ForkSource {
+                session: &session,
+                store: &store,
+                data: &data,
+                workspace: &root,
+            };
+            let dir = root.join(Path::new(&r.worktree));
+            let (_new, answer) = source.fork_into_workspace(r.turn, &dir, r.name, &ws)?;
+            Ok(Some(answer))
+        })
+        .await?;
+        match answer {
+            Some(a) => Ok(a),
+            None => {
+                let h = self.open(id, workspace).await?;
+                Ok(self.fork_into_workspace(&h, req).await?.1)
+            }
+        }
+    }
+
     /// Forks the session `source` holds at `req.turn` into a new workspace: a new session whose
     /// conversation ends just before the turn and whose workspace is the new directory
     /// `req.worktree` (absent or empty; a relative path is taken from the source workspace),
@@ -27,6 +109,7 @@ impl Service {
         source: &SessionHandle,
         req: WorkspaceForkRequest,
     ) -> std::result::Result<(SessionHandle, WorkspaceFork), Error> {
+        check_given(&req.worktree)?;
         let spec = source
             .model_spec()
             .await?

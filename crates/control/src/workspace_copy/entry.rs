@@ -30,8 +30,16 @@ pub(super) fn skip(path: String, reason: ForkSkipReason, says: impl Into<String>
     }
 }
 
+/// `cannot OP `PATH`: WHY`, the path said once (an error of the no-follow helpers names it
+/// already).
 fn io(op: &str, path: &Path, e: std::io::Error) -> crate::error::ControlError {
-    coded(ErrorCode::Io, format!("cannot {op} `{}`: {e}", path.display()))
+    let shown = format!("`{}`", path.display());
+    let says = e.to_string();
+    let message = match says.strip_prefix(&shown) {
+        Some(rest) => format!("cannot {op} {shown}{rest}"),
+        None => format!("cannot {op} {shown}: {says}"),
+    };
+    coded(ErrorCode::Io, message)
 }
 
 /// Copies `rel` from the tree `from` to the tree `to`, as it stands now (`lstat`: a symlink is
@@ -40,6 +48,14 @@ fn io(op: &str, path: &Path, e: std::io::Error) -> crate::error::ControlError {
 pub(super) fn copy_entry(from: &Path, to: &Path, rel: &Path) -> Result<Copied> {
     let src = from.join(rel);
     let shown = rel.to_string_lossy().into_owned();
+    if rel == Path::new(super::MARKER) {
+        return Ok(Copied::Skipped(skip(
+            shown,
+            ForkSkipReason::Ignored,
+            "the marker of a fork into a new workspace that has not finished: not copied",
+        )));
+    }
+    super::check_stopping()?;
     let meta = match std::fs::symlink_metadata(&src) {
         Ok(m) => m,
         Err(e) => {
@@ -107,4 +123,20 @@ pub(super) fn remove_entry(to: &Path, rel: &Path) -> Result<()> {
         dir = d.parent();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_path_is_said_once() {
+        let p = Path::new("/d/x");
+        let named = std::io::Error::other("`/d/x`: No space left on device");
+        let e = retrace_protocol::Error::from(io("write", p, named));
+        assert_eq!(e.message, "cannot write `/d/x`: No space left on device");
+        let bare = std::io::Error::other("No space left on device");
+        let e = retrace_protocol::Error::from(io("write", p, bare));
+        assert_eq!(e.message, "cannot write `/d/x`: No space left on device");
+    }
 }

@@ -3,7 +3,8 @@
 //! run for it: `worktree add`, and the read-only `rev-parse`, `diff` and `ls-files`, without
 //! optional locks, so the source's index is not refreshed or written). The source workspace's
 //! uncommitted changes (staged and unstaged) and untracked files are then carried over as files,
-//! so that the new workspace's files are the source's; ignored files are not.
+//! so that the new workspace's files are the source's; ignored files are not, and special files
+//! (which git never lists) are found by the workspace's walk and listed as left out.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -11,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use retrace_protocol::{ErrorCode, ForkSkipReason, ForkSkipped};
-use retrace_tools::tree_walk::TreeWalk;
+use retrace_tools::tree_walk::{Found, TreeWalk};
 use retrace_tools::Workspace;
 
 use super::entry::{copy_entry, remove_entry, skip, Copied};
@@ -30,13 +31,20 @@ const REPO_VARS: [&str; 8] = [
     "GIT_PREFIX",
 ];
 
-/// `git -C dir ARGS` run to its end, its output kept; hooks never run, and nothing takes an
-/// optional lock (no index refresh is written).
+/// `git -C dir ARGS` run to its end, its output kept; hooks never run, no file system monitor
+/// the repository names is started, and nothing takes an optional lock (no index refresh is
+/// written). The repository's filters (an LFS smudge filter) run, as in any checkout.
 pub(super) fn git(dir: &Path, args: &[&OsStr]) -> std::io::Result<Output> {
     let mut c = Command::new("git");
     c.arg("-C")
         .arg(dir)
-        .args(["--no-optional-locks", "-c", "core.hooksPath=/dev/null"])
+        .args([
+            "--no-optional-locks",
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.fsmonitor=false",
+        ])
         .args(args)
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_TERMINAL_PROMPT", "0")
@@ -80,6 +88,10 @@ pub(crate) struct Repo {
     pub(crate) top: PathBuf,
     /// Where the workspace is under it (empty at the top).
     pub(crate) prefix: PathBuf,
+    /// The repository's own directory (`.git` of its main working tree; canonical).
+    pub(crate) common_dir: PathBuf,
+    /// The main working tree, when the workspace is in a linked worktree of it (canonical).
+    pub(crate) main_tree: Option<PathBuf>,
 }
 
 /// Whether a `.git` stands at `dir` or above it.
@@ -87,10 +99,44 @@ fn in_repository(dir: &Path) -> bool {
     dir.ancestors().any(|d| d.join(".git").exists())
 }
 
+/// `git` refused the repository `root` is in.
+fn unopenable(root: &Path, out: &Output) -> crate::error::ControlError {
+    let says = String::from_utf8_lossy(&out.stderr);
+    let said: Vec<&str> = says
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("git config"))
+        .collect();
+    let fix = if says.contains("dubious ownership") {
+        format!(
+            "; if you trust it, allow it with `git config --global --add safe.directory {}` and fork again",
+            root.display()
+        )
+    } else {
+        String::new()
+    };
+    coded(
+        ErrorCode::Io,
+        format!(
+            "`{}` is in a git repository, and a fork into a new workspace makes a `git worktree` of it, but git refuses to open it: {}{fix}",
+            root.display(),
+            said.first().copied().unwrap_or("no message")
+        ),
+    )
+}
+
 /// The repository the workspace `root` is in, when it is in one whose `HEAD` is a commit; `None`
-/// otherwise (a repository without a commit yet is copied like any directory).
+/// otherwise (a repository without a commit yet is copied like any directory). A `.git` that
+/// `git` refuses to open (one owned by another user, say) is an error, never a silent copy.
 pub(crate) fn repo_of(root: &Path) -> Result<Option<Repo>> {
-    let out = match git(root, &os(&["rev-parse", "--show-toplevel", "--show-prefix"])) {
+    let args = [
+        "rev-parse",
+        "--path-format=absolute",
+        "--show-toplevel",
+        "--show-prefix",
+        "--git-common-dir",
+    ];
+    let out = match git(root, &os(&args)) {
         Ok(out) => out,
         Err(e) if in_repository(root) => {
             return Err(coded(
@@ -104,11 +150,14 @@ pub(crate) fn repo_of(root: &Path) -> Result<Option<Repo>> {
         Err(_) => return Ok(None),
     };
     if !out.status.success() {
+        if in_repository(root) {
+            return Err(unopenable(root, &out));
+        }
         return Ok(None);
     }
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let mut lines = text.lines();
-    let (Some(top), prefix) = (lines.next(), lines.next().unwrap_or("")) else {
+    let (Some(top), prefix, Some(common)) = (lines.next(), lines.next().unwrap_or(""), lines.next()) else {
         return Ok(None);
     };
     let head = git(root, &os(&["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]))
@@ -116,10 +165,20 @@ pub(crate) fn repo_of(root: &Path) -> Result<Option<Repo>> {
     if !head.status.success() {
         return Ok(None);
     }
-    let top = std::fs::canonicalize(top).unwrap_or_else(|_| PathBuf::from(top));
+    let canonical = |p: &str| std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p));
+    let top = canonical(top);
+    let common_dir = canonical(common);
+    let main_tree = common_dir
+        .file_name()
+        .filter(|n| *n == ".git")
+        .and(common_dir.parent())
+        .filter(|m| *m != top)
+        .map(Path::to_path_buf);
     Ok(Some(Repo {
         top,
         prefix: PathBuf::from(prefix.trim_end_matches('/')),
+        common_dir,
+        main_tree,
     }))
 }
 
@@ -132,9 +191,10 @@ pub(super) struct Carried {
     pub(super) ignored: Vec<(PathBuf, bool)>,
 }
 
-/// `git worktree add --detach DIR HEAD` of the repository `root` is in.
+/// `git worktree add --detach DIR HEAD` of the repository `root` is in, into the empty
+/// directory `dir`, without its checkout (`--no-checkout`): [`check_out`] does that.
 pub(super) fn add_worktree(root: &Path, dir: &Path) -> Result<()> {
-    let mut args = os(&["worktree", "add", "--quiet", "--detach"]);
+    let mut args = os(&["worktree", "add", "--quiet", "--no-checkout", "--detach"]);
     args.push(dir.as_os_str());
     args.push(OsStr::new("HEAD"));
     let out = git(root, &args).map_err(|e| coded(ErrorCode::Io, format!("cannot run `git`: {e}")))?;
@@ -144,15 +204,33 @@ pub(super) fn add_worktree(root: &Path, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Removes the worktree at `dir` (made by [`add_worktree`]), with whatever is in it.
-pub(crate) fn remove_worktree(dir: &Path) -> Result<()> {
-    let mut args = os(&["worktree", "remove", "--force"]);
-    args.push(dir.as_os_str());
+/// Checks out the new worktree `dir`'s `HEAD` (as `git worktree add` does it: `reset --hard`,
+/// submodules left alone).
+pub(super) fn check_out(dir: &Path) -> Result<()> {
+    let args = os(&["reset", "--hard", "--quiet", "--no-recurse-submodules"]);
     let out = git(dir, &args).map_err(|e| coded(ErrorCode::Io, format!("cannot run `git`: {e}")))?;
     if !out.status.success() {
-        return Err(failed("worktree remove", dir, &out));
+        return Err(failed("reset --hard", dir, &out));
     }
     Ok(())
+}
+
+/// Removes the worktree at `dir`, with whatever is in it: `git worktree remove --force` run in
+/// `repo` (a directory of the repository it is a worktree of, never `dir` itself), then `git
+/// worktree prune` there should the directory be gone already.
+pub(crate) fn remove_worktree(repo: &Path, dir: &Path) -> Result<()> {
+    let mut args = os(&["worktree", "remove", "--force"]);
+    args.push(dir.as_os_str());
+    let out = git(repo, &args).map_err(|e| coded(ErrorCode::Io, format!("cannot run `git`: {e}")))?;
+    if !out.status.success() {
+        return Err(failed("worktree remove", repo, &out));
+    }
+    Ok(())
+}
+
+/// `git worktree prune` in `repo`: forgets worktrees whose directory is gone.
+pub(super) fn prune_worktrees(repo: &Path) {
+    let _ = git(repo, &os(&["worktree", "prune"]));
 }
 
 /// Carries the source workspace's changes since `HEAD` (staged and unstaged) and its untracked
@@ -254,6 +332,33 @@ pub(super) fn carry_over(ws: &Workspace, to: &Path) -> Result<Carried> {
             "ignored by the repository's ignore rules: not copied",
         ));
     }
+    skipped.extend(specials(&walk, from, &skipped));
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Carried { skipped, ignored })
+}
+
+/// The special files (FIFOs, sockets, devices) the walk of the workspace `from` keeps and `git`
+/// does not list (it never tracks one), except those `listed` already: each is left out.
+fn specials(walk: &TreeWalk<'_>, from: &Path, listed: &[ForkSkipped]) -> Vec<ForkSkipped> {
+    let listed: std::collections::BTreeSet<&str> = listed.iter().filter_map(|s| s.path.as_deref()).collect();
+    let mut out = Vec::new();
+    let _ = walk.walk(Path::new(""), &mut |rel, found| {
+        if found != Found::File {
+            return;
+        }
+        let Ok(m) = std::fs::symlink_metadata(from.join(rel)) else {
+            return;
+        };
+        let t = m.file_type();
+        let shown = rel.to_string_lossy();
+        if t.is_file() || t.is_symlink() || t.is_dir() || listed.contains(shown.as_ref()) {
+            return;
+        }
+        out.push(skip(
+            shown.into_owned(),
+            ForkSkipReason::Special,
+            format!("{}: not copied", retrace_fsutil::kind_of(&m)),
+        ));
+    });
+    out
 }

@@ -8,38 +8,70 @@
 //! registers the new worktree in the repository (`.git/worktrees/`), as it always does.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use retrace_fsutil::RelPath;
-use retrace_protocol::{ErrorCode, ForkSkipReason, ForkSkipped};
+use retrace_protocol::{Error, ErrorCode, ErrorDetails, ForkSkipReason, ForkSkipped};
+use retrace_session::MadeDir;
 use retrace_tools::tree_walk::TreeWalk;
 use retrace_tools::Workspace;
 
-use crate::error::{coded, Result};
+use crate::error::{coded, ControlError, Result};
 
+mod claim;
 mod entry;
 mod git;
 mod plain;
+mod remove;
 
-pub(crate) use git::{remove_worktree, repo_of};
+pub(crate) use git::{repo_of, Repo};
+pub(crate) use remove::remove_made_dir;
+
+/// The name of the marker a fork keeps in its new directory until the fork is whole: a directory
+/// holding it is what an interrupted fork left. Never copied, never left in a finished fork.
+pub(crate) const MARKER: &str = ".retrace-fork-incomplete";
+
+/// Set when the process is being stopped (an interrupt, a termination): a fork in progress stops
+/// at its next step and removes what it made, as for any error.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+
+/// Makes every fork into a new workspace of this process stop at its next step and remove what
+/// it made (a frontend calls it when it is interrupted or told to terminate).
+pub fn stop_workspace_forks() {
+    STOPPING.store(true, Ordering::SeqCst);
+}
+
+/// `cancelled` when the process is being stopped.
+pub(crate) fn check_stopping() -> Result<()> {
+    if STOPPING.load(Ordering::SeqCst) {
+        return Err(coded(
+            ErrorCode::Cancelled,
+            "the fork into a new workspace was interrupted; what it made was removed",
+        ));
+    }
+    Ok(())
+}
+
+/// A `usage` error about the directory named for a new workspace (its details name it, so that
+/// a frontend can say which of its arguments that is).
+pub(crate) fn bad_dir(path: &Path, message: String) -> ControlError {
+    ControlError::Coded(
+        Error::new(ErrorCode::Usage, message).with_details(ErrorDetails::Worktree {
+            path: path.to_string_lossy().into_owned(),
+        }),
+    )
+}
 
 /// The directory a fork makes its new workspace in, as checked.
 #[derive(Debug, Clone)]
 pub(crate) struct NewDir {
     /// Its canonical path.
     pub(crate) path: PathBuf,
-    /// The outermost directory of it that did not exist (itself, or one above it): removed if
-    /// the fork fails. `None` when it existed (empty): emptied again.
-    made_from: Option<PathBuf>,
-}
-
-fn usage(message: String) -> crate::error::ControlError {
-    coded(ErrorCode::Usage, message)
 }
 
 /// `given` (absolute) as a canonical path: its nearest existing ancestor resolved (`..` and
-/// symlinks in it followed), the names below it as given; and the outermost part of it that does
-/// not exist.
-fn resolved(given: &Path) -> Result<(PathBuf, Option<PathBuf>)> {
+/// symlinks in it followed), the names below it as given.
+fn resolved(given: &Path) -> Result<PathBuf> {
     let mut existing = given.to_path_buf();
     let mut rest: Vec<std::ffi::OsString> = Vec::new();
     while std::fs::symlink_metadata(&existing).is_err() {
@@ -49,65 +81,118 @@ fn resolved(given: &Path) -> Result<(PathBuf, Option<PathBuf>)> {
         rest.push(name);
         existing.pop();
     }
-    let base = std::fs::canonicalize(&existing)
-        .map_err(|e| usage(format!("the directory `{}` cannot be used: {e}", given.display())))?;
-    let made_from = rest.last().map(|n| base.join(n));
-    let mut path = base;
+    let mut path = std::fs::canonicalize(&existing).map_err(|e| {
+        bad_dir(
+            given,
+            format!("the directory `{}` cannot be used: {e}", given.display()),
+        )
+    })?;
     for n in rest.iter().rev() {
         path.push(n);
     }
-    Ok((path, made_from))
+    Ok(path)
 }
 
 /// Checks `given` (absolute) as the directory of a new workspace forked from the workspace
-/// `source` (inside the tree `outer`: the repository's top, or `source` itself): absent, or an
-/// empty directory (not a symlink); outside `outer` and `data_root`. Makes nothing.
-pub(crate) fn check_new_dir(given: &Path, outer: &Path, data_root: &Path) -> Result<NewDir> {
+/// `source` (in `repo`, when it is in one): absent, or an empty directory (not a symlink); not
+/// the workspace, outside it and the repository it is in (its working trees and its `.git`),
+/// outside `data_root`. Makes nothing.
+pub(crate) fn check_new_dir(
+    given: &Path,
+    source: &Path,
+    repo: Option<&Repo>,
+    data_root: &Path,
+) -> Result<NewDir> {
+    if given.to_str().is_none() {
+        return Err(bad_dir(
+            given,
+            format!(
+                "`{}` is not valid UTF-8, which a session's workspace must be",
+                given.display()
+            ),
+        ));
+    }
     if let Ok(m) = std::fs::symlink_metadata(given) {
         if m.file_type().is_symlink() {
-            return Err(usage(format!(
-                "`{}` is a symlink; name a new or empty directory for the new workspace",
-                given.display()
-            )));
+            return Err(bad_dir(
+                given,
+                format!(
+                    "`{}` is a symlink; name a new or empty directory for the new workspace",
+                    given.display()
+                ),
+            ));
         }
         if !m.is_dir() {
-            return Err(usage(format!(
-                "`{}` exists and is not a directory; name a new or empty directory for the new workspace",
-                given.display()
-            )));
-        }
-        let mut names = std::fs::read_dir(given)
-            .map_err(|e| usage(format!("the directory `{}` cannot be read: {e}", given.display())))?;
-        if names.next().is_some() {
-            return Err(usage(format!(
-                "`{}` is not empty; a fork into a new workspace needs a new or empty directory",
-                given.display()
-            )));
+            return Err(bad_dir(
+                given,
+                format!(
+                    "`{}` exists and is not a directory; name a new or empty directory for the new workspace",
+                    given.display()
+                ),
+            ));
         }
     }
-    let (path, made_from) = resolved(given)?;
-    if path.starts_with(outer) || outer.starts_with(&path) {
-        return Err(usage(format!(
-            "`{}` is inside `{}` (or holds it), which the fork copies; name a directory outside it",
-            path.display(),
-            outer.display()
-        )));
+    let path = resolved(given)?;
+    let source = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
+    if path == source {
+        return Err(bad_dir(
+            &path,
+            format!(
+                "`{}` is the session's own workspace; name a new or empty directory outside it",
+                path.display()
+            ),
+        ));
+    }
+    let mut outers = vec![source.as_path()];
+    if let Some(r) = repo {
+        outers.push(&r.top);
+        outers.push(&r.common_dir);
+        outers.extend(r.main_tree.as_deref());
+    }
+    for outer in outers {
+        if path.starts_with(outer) || outer.starts_with(&path) {
+            return Err(bad_dir(
+                &path,
+                format!(
+                    "`{}` is inside `{}` (or holds it), which the fork copies from; name a directory outside it",
+                    path.display(),
+                    outer.display()
+                ),
+            ));
+        }
     }
     let data = std::fs::canonicalize(data_root).unwrap_or_else(|_| data_root.to_path_buf());
     if path.starts_with(&data) {
-        return Err(usage(format!(
-            "`{}` is inside Retrace's data directory `{}`, which cannot be a workspace",
-            path.display(),
-            data.display()
-        )));
+        return Err(bad_dir(
+            &path,
+            format!(
+                "`{}` is inside Retrace's data directory `{}`, which cannot be a workspace",
+                path.display(),
+                data.display()
+            ),
+        ));
     }
     if path.components().any(|c| c.as_os_str() == ".git") {
-        return Err(usage(format!(
-            "`{}` is inside a `.git` directory, which cannot be a workspace",
-            path.display()
-        )));
+        return Err(bad_dir(
+            &path,
+            format!(
+                "`{}` is inside a `.git` directory, which cannot be a workspace",
+                path.display()
+            ),
+        ));
     }
-    Ok(NewDir { path, made_from })
+    if std::fs::symlink_metadata(&path).is_ok() {
+        let mut names = std::fs::read_dir(&path).map_err(|e| {
+            bad_dir(
+                &path,
+                format!("the directory `{}` cannot be read: {e}", path.display()),
+            )
+        })?;
+        if names.next().is_some() {
+            return Err(claim::not_empty(&path));
+        }
+    }
+    Ok(NewDir { path })
 }
 
 /// The new workspace, made.
@@ -118,29 +203,48 @@ pub(crate) struct Made {
     pub(crate) workspace: PathBuf,
     /// Whether `dir` is a `git worktree` of the source's repository.
     pub(crate) git_worktree: bool,
+    /// What identifies `dir` as the directory this fork made.
+    pub(crate) identity: MadeDir,
     /// What was not copied, and why.
     pub(crate) skipped: Vec<ForkSkipped>,
     /// The source's ignored paths (`git` mode), each with whether it is a directory.
     ignored: Vec<(PathBuf, bool)>,
+    /// The directory claimed, and what of it was made.
+    claim: claim::Claim,
+    /// The source workspace (in the repository the worktree belongs to, for `git` mode).
+    source: PathBuf,
 }
 
 /// Makes the new workspace in `new` from the workspace `ws` (in `repo`, when it is in one with a
-/// commit): its files are the source's as they are now. Whatever fails, what was made is
-/// removed again.
-pub(crate) fn make(ws: &Workspace, repo: Option<&git::Repo>, new: &NewDir) -> Result<Made> {
-    let made = match repo {
-        Some(repo) => make_worktree(ws, repo, new),
-        None => make_copy(ws, new),
+/// commit): its files are the source's as they are now; `new` holds the marker until
+/// [`Made::finish`]. Whatever fails, what was made is removed again.
+pub(crate) fn make(ws: &Workspace, repo: Option<&Repo>, new: &NewDir) -> Result<Made> {
+    let source = ws.root();
+    let claimed = match repo {
+        Some(_) => claim::claim(&new.path, |dir| git::add_worktree(source, dir))?,
+        None => claim::claim(&new.path, |dir| claim::mark(dir, true))?,
     };
-    if made.is_err() {
-        undo(new, repo.is_some());
+    let made = (|| match repo {
+        Some(repo) => {
+            claim::mark(&claimed.path, false)?;
+            check_stopping()?;
+            git::check_out(&claimed.path)?;
+            check_stopping()?;
+            make_worktree(ws, repo, &claimed)
+        }
+        None => make_copy(ws, &claimed),
+    })();
+    match made {
+        Ok(m) => Ok(m),
+        Err(e) => {
+            undo(&claimed, repo.is_some().then_some(source));
+            Err(e)
+        }
     }
-    made
 }
 
-fn make_worktree(ws: &Workspace, repo: &git::Repo, new: &NewDir) -> Result<Made> {
-    git::add_worktree(ws.root(), &new.path)?;
-    let workspace = new.path.join(&repo.prefix);
+fn make_worktree(ws: &Workspace, repo: &Repo, claimed: &claim::Claim) -> Result<Made> {
+    let workspace = claimed.path.join(&repo.prefix);
     if !workspace.is_dir() {
         std::fs::create_dir_all(&workspace).map_err(|e| {
             coded(
@@ -151,54 +255,57 @@ fn make_worktree(ws: &Workspace, repo: &git::Repo, new: &NewDir) -> Result<Made>
     }
     let carried = git::carry_over(ws, &workspace)?;
     Ok(Made {
-        dir: new.path.clone(),
+        dir: claimed.path.clone(),
         workspace,
         git_worktree: true,
+        identity: remove::identify(&claimed.path, true)?,
         skipped: carried.skipped,
         ignored: carried.ignored,
+        claim: claimed.clone(),
+        source: ws.root().to_path_buf(),
     })
 }
 
-fn make_copy(ws: &Workspace, new: &NewDir) -> Result<Made> {
-    std::fs::create_dir_all(&new.path).map_err(|e| {
-        coded(
-            ErrorCode::Io,
-            format!("cannot create `{}`: {e}", new.path.display()),
-        )
-    })?;
-    let skipped = plain::copy_workspace(ws, &new.path)?;
+fn make_copy(ws: &Workspace, claimed: &claim::Claim) -> Result<Made> {
+    let skipped = plain::copy_workspace(ws, &claimed.path)?;
     Ok(Made {
-        dir: new.path.clone(),
-        workspace: new.path.clone(),
+        dir: claimed.path.clone(),
+        workspace: claimed.path.clone(),
         git_worktree: false,
+        identity: remove::identify(&claimed.path, false)?,
         skipped,
         ignored: Vec::new(),
+        claim: claimed.clone(),
+        source: ws.root().to_path_buf(),
     })
 }
 
-/// Removes what a fork made in `new` (after it failed): the worktree or the copy, and the
-/// directories it made above; a directory that existed (empty) stays, empty.
-pub(crate) fn undo(new: &NewDir, git_worktree: bool) {
-    if git_worktree && new.path.exists() {
-        let _ = git::remove_worktree(&new.path);
+/// Removes what a fork made in `claimed` (after it failed): the worktree (`git worktree remove`
+/// run in `repo_dir`, a directory of the source repository) or the copy, and the directories it
+/// made above; a directory that existed (empty) stays, empty.
+fn undo(claimed: &claim::Claim, repo_dir: Option<&Path>) {
+    if let Some(repo_dir) = repo_dir {
+        if claimed.path.exists() {
+            let _ = git::remove_worktree(repo_dir, &claimed.path);
+        }
     }
-    match &new.made_from {
-        Some(top) => {
-            let _ = std::fs::remove_dir_all(top);
-        }
-        None => {
-            for e in std::fs::read_dir(&new.path).into_iter().flatten().flatten() {
-                let p = e.path();
-                let _ = match e.file_type() {
-                    Ok(t) if t.is_dir() => std::fs::remove_dir_all(&p),
-                    _ => std::fs::remove_file(&p),
-                };
-            }
-        }
+    claimed.release();
+    if let Some(repo_dir) = repo_dir {
+        git::prune_worktrees(repo_dir);
     }
 }
 
 impl Made {
+    /// Removes what this fork made (after it failed).
+    pub(crate) fn undo(&self) {
+        undo(&self.claim, self.git_worktree.then_some(self.source.as_path()));
+    }
+
+    /// The fork is whole (its session made): its marker goes, last.
+    pub(crate) fn finish(&self) {
+        let _ = std::fs::remove_file(self.dir.join(MARKER));
+    }
+
     /// Whether the turn's start is not written at `rel` (of the source workspace): it is ignored
     /// (`git`'s listing, for what exists; the walk's rules for anything else), and the copy left
     /// it out.

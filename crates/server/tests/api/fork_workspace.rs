@@ -53,3 +53,32 @@ async fn a_fork_into_a_new_workspace_answers_the_new_session_open_in_its_directo
     assert_error(&selected, 400, "usage");
     assert!(!env.tmp.path().join("other").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worktree_that_names_no_directory_is_a_usage_error_naming_it_and_changes_nothing() {
+    let env = Env::new([writes("a.txt", "one\n"), writes("a.txt", "two\n")].concat());
+    let id = env.create().await;
+    env.turn(&id, "first").await;
+    let second = env.turn(&id, "second").await;
+    let (_, before) = env.get(&format!("/api/sessions/{id}")).await;
+    for (body, says) in [
+        (json!({"turn": second, "worktree": null}), "worktree: null"),
+        (json!({"turn": second, "worktree": ""}), "is empty"),
+        (json!({"turn": second, "worktree": "../h\u{0}nul"}), "NUL"),
+        (json!({"turn": second, "worktree": "."}), "own workspace"),
+        (
+            json!({"turn": second, "worktree": format!("../{}", "z".repeat(300))}),
+            "worktree: ",
+        ),
+    ] {
+        let answer = env.post(&format!("/api/sessions/{id}/fork"), body.clone()).await;
+        assert_error(&answer, 400, "usage");
+        let message = answer.1["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{body}: {message}");
+        assert!(message.starts_with("worktree"), "{body}: {message}");
+    }
+    // The source's selected head did not change (no conversation fork was made instead).
+    let (_, after) = env.get(&format!("/api/sessions/{id}")).await;
+    assert_eq!(after["head_id"], before["head_id"], "{after}");
+    assert_eq!(before["head_id"], "main");
+}

@@ -22,6 +22,12 @@ fn the_new_session_holds_the_path_before_the_turn_and_names_its_source() {
         turn: t1.turn,
         directory: other_ws.to_string_lossy().into_owned(),
         git_worktree: true,
+        made: Some(retrace_session::MadeDir {
+            dev: 1,
+            ino: 2,
+            born: None,
+            git_admin: Some("/r/.git/worktrees/b".into()),
+        }),
         name: Some("try-b".into()),
     };
     let new = s
@@ -64,6 +70,7 @@ fn a_bad_name_makes_nothing() {
         turn: t0.turn,
         directory: env.workspace.to_string_lossy().into_owned(),
         git_worktree: false,
+        made: None,
         name: Some("  ".into()),
     };
     let e = s

@@ -128,6 +128,14 @@ impl App {
                     self.mode = Mode::Chat;
                     return self.fork_workspace(turn, dir);
                 }
+                // The files as they are now are the workspace itself: there is no turn's start
+                // to fork at, so the picker stays and says so.
+                (None, Purpose::ForkWorkspace(_)) => {
+                    self.message = Some(
+                        "choose a turn: a fork into a new workspace takes the files as they stood when it started"
+                            .into(),
+                    );
+                }
                 (None, _) => self.mode = Mode::Chat,
             },
             _ if ctrl(&key, 'c') => self.mode = Mode::Chat,

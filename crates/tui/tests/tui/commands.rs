@@ -124,6 +124,14 @@ fn fork_into_a_new_workspace_asks_for_the_turn_or_takes_it_from_the_menu() {
     app.on_checkpoints(&two_turns());
     assert_eq!(app.screen(), Screen::Picker);
     let now = Clock::new().at(0);
+    // Enter on "(current)": nothing to fork at; the picker stays and says to choose a turn.
+    assert!(app.on_key(key(KeyCode::Enter), now).is_empty());
+    assert_eq!(app.screen(), Screen::Picker);
+    assert!(
+        app.message().unwrap().contains("choose a turn"),
+        "{:?}",
+        app.message()
+    );
     app.on_key(key(KeyCode::Up), now);
     assert_eq!(
         app.on_key(key(KeyCode::Enter), now),
