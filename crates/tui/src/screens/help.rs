@@ -71,7 +71,10 @@ pub const HELP_KEYS: [(&str, &str); 21] = [
     ("Alt+Enter, Ctrl+J", "new line"),
     ("/", "the commands, each with what it does"),
     ("Up (empty input)", "previous prompt (or the queued one, to edit)"),
-    ("Up Down (lines)", "move between the input's lines"),
+    (
+        "Up Down (lines)",
+        "move between the input's rows (a long line wraps)",
+    ),
     ("Tab", "complete a command"),
     ("Ctrl-A Ctrl-E", "start / end of the line (also Home End)"),
     ("Alt-B Alt-F", "a word back / forward"),
