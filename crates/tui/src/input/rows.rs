@@ -1,127 +1,111 @@
 //! The input's lines soft-wrapped into the rows of the input box: each character as it shows
-//! (escaped, a fold as its label) and the cells it takes (a wide character two), rows cut at the
-//! cell so that what is typed shows whole, and where the cursor stands among them. The view draws
-//! these rows and Up/Down move between them, so both agree on every row and column.
+//! (escaped, a fold as its label) and the cells it takes (a wide character two), rows broken
+//! after a space so that words stay whole (a word longer than a row is cut at the cell), and
+//! where the cursor stands among them. The view draws these rows and Up/Down move between them,
+//! so both agree on every row and column. A row is a range of the text's bytes: laying out a
+//! long line allocates nothing per character, and only the rows that show are drawn.
 
-use unicode_width::UnicodeWidthStr;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::escape;
 
 /// What a fold's marker shows, `None` for any other character.
 pub(crate) type Labels<'a> = &'a dyn Fn(char) -> Option<String>;
 
-/// One character of the text as it shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Unit {
-    /// Its byte offset in the text.
-    pub(crate) at: usize,
-    /// What shows for it: the character escaped, or a fold's label.
-    pub(crate) shown: String,
-    /// The cells it takes.
-    pub(crate) width: usize,
-    /// Whether it is a fold.
-    pub(crate) fold: bool,
-}
-
-/// One row of the input box: the units on it, and the bytes of the text they stand for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One row of the input box: the bytes of the text it shows, `start..end` (`end` is where the
+/// next row starts, or the line's end; an empty row stands at the line's end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Row {
-    pub(crate) units: Vec<Unit>,
-    /// The byte offset of its first unit (the line's end for an empty row).
     pub(crate) start: usize,
-    /// The byte offset after its last unit.
     pub(crate) end: usize,
 }
 
-impl Row {
-    /// The cell where the cursor at byte `cursor` (on this row) stands.
-    pub(crate) fn column_of(&self, cursor: usize) -> usize {
-        self.units
-            .iter()
-            .take_while(|u| u.at < cursor)
-            .map(|u| u.width)
-            .sum()
+/// The cells `c` takes as it shows: a fold's label, an escaped character, or the character.
+fn cells(c: char, labels: Labels) -> usize {
+    if c.is_ascii_graphic() || c == ' ' {
+        return 1;
     }
-
-    /// The byte offset at cell `column`: before the unit that column falls in, or the row's end
-    /// when `last` (the line's last row), else before its last unit (the row's end is the next
-    /// row's start).
-    pub(crate) fn offset_at(&self, column: usize, last: bool) -> usize {
-        let mut x = 0;
-        for u in &self.units {
-            if x + u.width > column {
-                return u.at;
-            }
-            x += u.width;
-        }
-        match (last, self.units.last()) {
-            (false, Some(u)) => u.at,
-            _ => self.end,
-        }
+    if let Some(label) = labels(c) {
+        return UnicodeWidthStr::width(label.as_str());
     }
+    if c.is_control() || escape::invisible(c) {
+        let mut buf = [0u8; 4];
+        return UnicodeWidthStr::width(escape::text(c.encode_utf8(&mut buf)).as_str());
+    }
+    c.width().unwrap_or(0)
 }
 
-/// The units of the line `text[start..end]` (no line break in it).
-fn units(text: &str, start: usize, end: usize, labels: Labels) -> Vec<Unit> {
-    let line = &text[start..end];
-    let mut out = Vec::with_capacity(line.len());
+/// What `row` of `text` shows: runs of escaped text (`false`) and folds' labels (`true`).
+pub(crate) fn row_pieces(text: &str, row: Row, labels: Labels) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut plain = String::new();
     let mut buf = [0u8; 4];
-    for (i, c) in line.char_indices() {
-        let (shown, fold) = match labels(c) {
-            Some(label) => (label, true),
-            None => (escape::text(c.encode_utf8(&mut buf)), false),
-        };
-        let width = UnicodeWidthStr::width(shown.as_str());
-        out.push(Unit {
-            at: start + i,
-            shown,
-            width,
-            fold,
-        });
+    for c in text[row.start..row.end].chars() {
+        match labels(c) {
+            Some(label) => {
+                if !plain.is_empty() {
+                    out.push((std::mem::take(&mut plain), false));
+                }
+                out.push((label, true));
+            }
+            None => plain.push_str(&escape::text(c.encode_utf8(&mut buf))),
+        }
+    }
+    if !plain.is_empty() {
+        out.push((plain, false));
     }
     out
 }
 
-/// The rows of the line `text[start..end]` at `width` cells (at least 1): a unit goes on the row
-/// while it fits; else the row ends after its last space, the word after it going on to the next
-/// row with the unit (a word longer than a row is cut at the cell, a unit wider than a row has
-/// one of its own). A line
-/// whose last row is full ends with an empty row, where the cursor at its end stands. Always at
-/// least one row.
-pub(crate) fn line_rows(text: &str, start: usize, end: usize, width: usize, labels: Labels) -> Vec<Row> {
+/// The rows of the line `text[start..end]` at `width` cells (at least 1), at most `limit` of
+/// them: a character goes on the row while it fits; else the row ends after its last space, the
+/// word after it going on to the next row (a word longer than a row is cut at the cell, a
+/// character wider than a row has one of its own). A line whose last row is full ends with an
+/// empty row, where the cursor at its end stands. Always at least one row.
+fn line_rows(text: &str, start: usize, end: usize, width: usize, labels: Labels, limit: usize) -> Vec<Row> {
     let width = width.max(1);
     let mut rows = Vec::new();
-    let mut row: Vec<Unit> = Vec::new();
+    let mut row_start = start;
     let mut used = 0;
-    for u in units(text, start, end, labels) {
-        while used + u.width > width && !row.is_empty() {
-            // After the row's last space, so that words stay whole; a word longer than a row is
-            // cut at the cell.
-            let carried = match row.iter().rposition(|x| x.shown == " ") {
-                Some(i) if i + 1 < row.len() => row.split_off(i + 1),
-                _ => Vec::new(),
+    // Where the row could end after its last space, and the cells up to there.
+    let mut after_space: Option<(usize, usize)> = None;
+    for (i, c) in text[start..end].char_indices() {
+        let at = start + i;
+        let w = cells(c, labels);
+        while used + w > width && row_start < at {
+            let cut = match after_space {
+                Some((cut, before)) if cut < at => {
+                    used -= before;
+                    cut
+                }
+                _ => {
+                    used = 0;
+                    at
+                }
             };
-            rows.push(make_row(std::mem::replace(&mut row, carried), end));
-            used = row.iter().map(|x| x.width).sum();
+            rows.push(Row {
+                start: row_start,
+                end: cut,
+            });
+            row_start = cut;
+            after_space = None;
+            if rows.len() >= limit {
+                return rows;
+            }
         }
-        used += u.width;
-        row.push(u);
+        used += w;
+        if c == ' ' {
+            after_space = Some((at + 1, used));
+        }
     }
-    let full = used >= width;
-    rows.push(make_row(row, end));
-    if full {
-        rows.push(make_row(Vec::new(), end));
+    rows.push(Row {
+        start: row_start,
+        end,
+    });
+    if used >= width && rows.len() < limit {
+        rows.push(Row { start: end, end });
     }
     rows
-}
-
-fn make_row(units: Vec<Unit>, line_end: usize) -> Row {
-    let start = units.first().map_or(line_end, |u| u.at);
-    Row {
-        units,
-        start,
-        end: line_end,
-    }
 }
 
 /// Where the line holding byte `at` starts and ends (its line break, or the text's end).
@@ -131,22 +115,45 @@ pub(crate) fn line_around(text: &str, at: usize) -> (usize, usize) {
     (start, end)
 }
 
-/// The rows of the line `text[start..end]`, each row's `end` set to where the next begins.
+/// The rows of the line `text[start..end]` at `width` cells.
 pub(crate) fn rows_of(text: &str, start: usize, end: usize, width: usize, labels: Labels) -> Vec<Row> {
-    let mut rows = line_rows(text, start, end, width, labels);
-    for i in 1..rows.len() {
-        let next = rows[i].start;
-        rows[i - 1].end = next;
+    line_rows(text, start, end, width, labels, usize::MAX)
+}
+
+/// The cell where the cursor at byte `cursor` stands on `row`.
+fn column_of(text: &str, row: Row, cursor: usize, labels: Labels) -> usize {
+    text[row.start..cursor.clamp(row.start, row.end)]
+        .chars()
+        .map(|c| cells(c, labels))
+        .sum()
+}
+
+/// The byte offset at cell `column` of `row`: before the character that column falls in, or the
+/// row's end when `last` (the line's last row), else before its last character (the row's end
+/// is the next row's start).
+fn offset_at(text: &str, row: Row, column: usize, last: bool, labels: Labels) -> usize {
+    let mut x = 0;
+    let mut before_last = None;
+    for (i, c) in text[row.start..row.end].char_indices() {
+        let w = cells(c, labels);
+        if x + w > column {
+            return row.start + i;
+        }
+        x += w;
+        before_last = Some(row.start + i);
     }
-    rows
+    match (last, before_last) {
+        (false, Some(at)) => at,
+        _ => row.end,
+    }
 }
 
 /// Which of `rows` (a line's) the cursor at byte `cursor` stands on, and its cell there.
-pub(crate) fn cursor_in(rows: &[Row], cursor: usize) -> (usize, usize) {
+pub(crate) fn cursor_in(text: &str, rows: &[Row], cursor: usize, labels: Labels) -> (usize, usize) {
     let last = rows.len().saturating_sub(1);
-    for (i, r) in rows.iter().enumerate() {
+    for (i, &r) in rows.iter().enumerate() {
         if cursor < r.end || i == last {
-            return (i, r.column_of(cursor));
+            return (i, column_of(text, r, cursor, labels));
         }
     }
     (0, 0)
@@ -159,7 +166,7 @@ pub(crate) fn count_rows(text: &str, width: usize, max: usize, labels: Labels) -
     let mut start = 0;
     loop {
         let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
-        n += line_rows(text, start, end, width, labels).len();
+        n += line_rows(text, start, end, width, labels, max.saturating_sub(n).max(1)).len();
         if n >= max || end == text.len() {
             return n.min(max);
         }
@@ -172,26 +179,27 @@ pub(crate) fn count_rows(text: &str, width: usize, max: usize, labels: Labels) -
 pub(crate) fn vertical(text: &str, cursor: usize, width: usize, up: bool, labels: Labels) -> Option<usize> {
     let (start, end) = line_around(text, cursor);
     let rows = rows_of(text, start, end, width, labels);
-    let (r, x) = cursor_in(&rows, cursor);
+    let (r, x) = cursor_in(text, &rows, cursor, labels);
     let last = rows.len() - 1;
     if up && r > 0 {
-        return Some(rows[r - 1].offset_at(x, false));
+        return Some(offset_at(text, rows[r - 1], x, false, labels));
     }
     if !up && r < last {
-        return Some(rows[r + 1].offset_at(x, r + 1 == last));
+        return Some(offset_at(text, rows[r + 1], x, r + 1 == last, labels));
     }
     if up {
         let above_end = start.checked_sub(1)?;
         let (s, e) = line_around(text, above_end);
         let rows = rows_of(text, s, e, width, labels);
-        rows.last().map(|row| row.offset_at(x, true))
+        rows.last().map(|&row| offset_at(text, row, x, true, labels))
     } else {
         if end == text.len() {
             return None;
         }
         let (s, e) = line_around(text, end + 1);
         let rows = rows_of(text, s, e, width, labels);
-        rows.first().map(|row| row.offset_at(x, rows.len() == 1))
+        rows.first()
+            .map(|&row| offset_at(text, row, x, rows.len() == 1, labels))
     }
 }
 
@@ -203,37 +211,40 @@ mod tests {
         None
     }
 
-    fn shown(rows: &[Row]) -> Vec<String> {
+    fn shown(text: &str, rows: &[Row]) -> Vec<String> {
         rows.iter()
-            .map(|r| r.units.iter().map(|u| u.shown.as_str()).collect())
+            .map(|&r| row_pieces(text, r, &none).into_iter().map(|(p, _)| p).collect())
             .collect()
     }
 
     #[test]
     fn a_line_wraps_at_the_cell_and_wide_characters_move_whole() {
         let text = "abcdefgh";
-        assert_eq!(shown(&rows_of(text, 0, 8, 3, &none)), ["abc", "def", "gh"]);
+        assert_eq!(shown(text, &rows_of(text, 0, 8, 3, &none)), ["abc", "def", "gh"]);
         // A full last row leaves a row for the cursor at the end.
-        assert_eq!(shown(&rows_of("abcdef", 0, 6, 3, &none)), ["abc", "def", ""]);
+        assert_eq!(
+            shown("abcdef", &rows_of("abcdef", 0, 6, 3, &none)),
+            ["abc", "def", ""]
+        );
         // 3 cells: a wide character does not fit after one, and goes to the next row.
         let cjk = "a漢字b";
         let rows = rows_of(cjk, 0, cjk.len(), 3, &none);
-        assert_eq!(shown(&rows), ["a漢", "字b", ""]);
-        assert_eq!(cursor_in(&rows, cjk.find('字').unwrap()), (1, 0));
-        assert_eq!(cursor_in(&rows, cjk.find('b').unwrap()), (1, 2));
-        assert_eq!(cursor_in(&rows, cjk.len()), (2, 0));
+        assert_eq!(shown(cjk, &rows), ["a漢", "字b", ""]);
+        assert_eq!(cursor_in(cjk, &rows, cjk.find('字').unwrap(), &none), (1, 0));
+        assert_eq!(cursor_in(cjk, &rows, cjk.find('b').unwrap(), &none), (1, 2));
+        assert_eq!(cursor_in(cjk, &rows, cjk.len(), &none), (2, 0));
         let rows = rows_of("漢字漢", 0, 9, 3, &none);
-        assert_eq!(shown(&rows), ["漢", "字", "漢"]);
-        assert_eq!(cursor_in(&rows, 9), (2, 2));
+        assert_eq!(shown("漢字漢", &rows), ["漢", "字", "漢"]);
+        assert_eq!(cursor_in("漢字漢", &rows, 9, &none), (2, 2));
     }
 
     #[test]
     fn words_stay_whole() {
         let text = "ab cd efgh ijklmn";
         let rows = rows_of(text, 0, text.len(), 6, &none);
-        assert_eq!(shown(&rows), ["ab cd ", "efgh ", "ijklmn", ""]);
-        assert_eq!(cursor_in(&rows, text.find('e').unwrap()), (1, 0));
-        assert_eq!(cursor_in(&rows, text.find('d').unwrap()), (0, 4));
+        assert_eq!(shown(text, &rows), ["ab cd ", "efgh ", "ijklmn", ""]);
+        assert_eq!(cursor_in(text, &rows, text.find('e').unwrap(), &none), (1, 0));
+        assert_eq!(cursor_in(text, &rows, text.find('d').unwrap(), &none), (0, 4));
     }
 
     #[test]

@@ -27,23 +27,15 @@ pub(crate) fn row_count(app: &App, width: u16) -> usize {
     rows::count_rows(app.input().shown(), inner, MAX_ROWS, &labels).max(1)
 }
 
-/// A row as drawn: its units' text, each fold in `fold`'s style.
-fn input_row(row: &Row, fold: Style) -> Line<'static> {
-    let mut spans: Vec<Span<'static>> = Vec::new();
-    let mut plain = String::new();
-    for u in &row.units {
-        if u.fold {
-            if !plain.is_empty() {
-                spans.push(Span::raw(std::mem::take(&mut plain)));
-            }
-            spans.push(Span::styled(u.shown.clone(), fold));
-        } else {
-            plain.push_str(&u.shown);
-        }
-    }
-    if !plain.is_empty() {
-        spans.push(Span::raw(plain));
-    }
+/// Row `row` of `text` as drawn: its text escaped, each fold as its label in `fold`'s style.
+fn input_row(text: &str, row: Row, labels: Labels, fold: Style) -> Line<'static> {
+    let spans: Vec<Span<'static>> = rows::row_pieces(text, row, labels)
+        .into_iter()
+        .map(|(piece, is_fold)| match is_fold {
+            true => Span::styled(piece, fold),
+            false => Span::raw(piece),
+        })
+        .collect();
     Line::from(spans)
 }
 
@@ -107,9 +99,9 @@ fn input_view(
     };
     let (start, end) = rows::line_around(text, cursor);
     let here = rows::rows_of(text, start, end, width, labels);
-    let (r, x) = rows::cursor_in(&here, cursor);
+    let (r, x) = rows::cursor_in(text, &here, cursor, labels);
     // The rows before the cursor's, nearest first, as many as could show above it.
-    let mut above: Vec<Row> = here[..r].iter().rev().cloned().collect();
+    let mut above: Vec<Row> = here[..r].iter().rev().copied().collect();
     let mut line_start = start;
     while above.len() < height - 1 && line_start > 0 {
         let (s, e) = rows::line_around(text, line_start - 1);
@@ -120,7 +112,7 @@ fn input_view(
     above.reverse();
     let y = above.len();
     let mut shown: Vec<Row> = above;
-    shown.extend(here[r..].iter().cloned());
+    shown.extend(here[r..].iter().copied());
     // From the text's first row: the rows after the cursor's fill the box.
     let mut line_end = end;
     while shown.len() < height && line_end < text.len() {
@@ -129,7 +121,10 @@ fn input_view(
         line_end = e;
     }
     shown.truncate(height);
-    let lines = shown.iter().map(|row| input_row(row, fold)).collect();
+    let lines = shown
+        .iter()
+        .map(|&row| input_row(text, row, labels, fold))
+        .collect();
     (lines, x.min(width.saturating_sub(1)), y)
 }
 

@@ -22,7 +22,7 @@ fn reference(text: &str, cursor: usize, width: usize, height: usize) -> (Vec<Lin
         let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
         let line = rows::rows_of(text, start, end, width, &none);
         if (start..=end).contains(&cursor) && at.is_none() {
-            let (r, x) = rows::cursor_in(&line, cursor);
+            let (r, x) = rows::cursor_in(text, &line, cursor, &none);
             at = Some((all.len() + r, x));
         }
         all.extend(line);
@@ -37,7 +37,7 @@ fn reference(text: &str, cursor: usize, width: usize, height: usize) -> (Vec<Lin
         .iter()
         .skip(first)
         .take(height)
-        .map(|r| input_row(r, Style::default()))
+        .map(|&r| input_row(text, r, &none, Style::default()))
         .collect();
     (shown, x.min(width - 1), g - first)
 }
