@@ -67,6 +67,46 @@ impl RewindPlan {
             .or(self.choices.first())
             .map(|c| c.on_conflict)
     }
+
+    /// What a commit with `on_conflict` does to each file of the plan, in its order: as that
+    /// choice says when files conflict, else as the plan's files say.
+    pub fn file_actions(&self, on_conflict: OnConflict) -> Vec<FileAction> {
+        let choice = self.choices.iter().find(|c| c.on_conflict == on_conflict);
+        self.files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                choice
+                    .and_then(|c| {
+                        c.files
+                            .get(i)
+                            .filter(|cf| cf.path == f.path)
+                            .or_else(|| c.files.iter().find(|cf| cf.path == f.path))
+                    })
+                    .map_or(f.action, |cf| cf.action)
+            })
+            .collect()
+    }
+
+    /// Whether a commit with `on_conflict` would change nothing at all: the plan restores files
+    /// only (scope `code`, or one file's version), the choice commits, and it would write and
+    /// delete none, every file
+    /// being already as it was (or kept as it is). Every frontend says so as soon as it shows the
+    /// plan ([`crate::words::unchanged_files`]), and its commit then commits nothing: it
+    /// closes the preview.
+    pub fn changes_nothing(&self, on_conflict: OnConflict) -> bool {
+        let commits = self
+            .choices
+            .iter()
+            .find(|c| c.on_conflict == on_conflict)
+            .is_none_or(|c| c.commits);
+        self.scope == RewindScope::Code
+            && commits
+            && self
+                .file_actions(on_conflict)
+                .iter()
+                .all(|a| matches!(a, FileAction::Unchanged | FileAction::Skip))
+    }
 }
 
 /// One way to commit a plan whose files conflict.
@@ -177,6 +217,60 @@ mod tests {
             blockers: Vec::new(),
             choices,
         }
+    }
+
+    #[test]
+    fn a_code_plan_that_writes_nothing_changes_nothing() {
+        use crate::restore::{PlanDiff, PlanFile};
+        let file = |path: &str, action| PlanFile {
+            path: path.into(),
+            action,
+            size: None,
+            conflict: None,
+            on_overwrite: None,
+            diff: PlanDiff::default(),
+        };
+        let mut p = plan(&[]);
+        p.files = vec![file("a", FileAction::Unchanged), file("b", FileAction::Unchanged)];
+        assert!(p.changes_nothing(OnConflict::Refuse));
+        // The conversation still goes back.
+        p.scope = RewindScope::Both;
+        assert!(!p.changes_nothing(OnConflict::Refuse));
+        p.scope = RewindScope::Code;
+        // A conflicted file kept under skip, written under overwrite.
+        p.files.push(file("c", FileAction::Skip));
+        let choice = |on_conflict, action| PlanChoice {
+            on_conflict,
+            label: String::new(),
+            commits: true,
+            files: vec![
+                ChoiceFile {
+                    path: "a".into(),
+                    action: FileAction::Unchanged,
+                },
+                ChoiceFile {
+                    path: "b".into(),
+                    action: FileAction::Unchanged,
+                },
+                ChoiceFile {
+                    path: "c".into(),
+                    action,
+                },
+            ],
+        };
+        p.choices = vec![
+            choice(OnConflict::Skip, FileAction::Skip),
+            choice(OnConflict::Overwrite, FileAction::Write),
+        ];
+        assert!(p.changes_nothing(OnConflict::Skip));
+        assert!(!p.changes_nothing(OnConflict::Overwrite));
+        // A choice that commits nothing is refused, not "nothing would change".
+        p.choices[0].commits = false;
+        assert!(!p.changes_nothing(OnConflict::Skip));
+        p.choices[0].commits = true;
+        p.files[0].action = FileAction::Write;
+        p.choices[0].files[0].action = FileAction::Write;
+        assert!(!p.changes_nothing(OnConflict::Skip));
     }
 
     #[test]

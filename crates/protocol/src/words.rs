@@ -67,6 +67,28 @@ pub fn gap_line(reason: &crate::GapReason, path: Option<&str>, detail: Option<&s
     }
 }
 
+/// The sentence reporting a committed restore of files only (a code rewind, one file's version),
+/// as every frontend says it: what was restored (`done`: "code to before turn 1", "src/a.rs to
+/// v2") and what it did to the files (`files`: "1 file written, 1 deleted"); when it wrote and
+/// deleted no file (`changed` false), that nothing was restored, and why (`files`: "no file
+/// changed (every file already as it was)").
+pub fn files_restored(done: &str, changed: bool, files: &str) -> String {
+    match changed {
+        true => format!("Restored {done}: {files}"),
+        false => format!("Nothing was restored: {files}"),
+    }
+}
+
+/// Why committing a plan would change nothing ([`crate::RewindPlan::changes_nothing`]), as a
+/// preview says at once ("Nothing would change: …") and the restore's report after ("Nothing was
+/// restored: …"); `kept`: some files are kept as they are (conflicts skipped).
+pub fn unchanged_files(kept: bool) -> &'static str {
+    match kept {
+        true => "every file is already as it was or kept as it is",
+        false => "every file is already as it was",
+    }
+}
+
 /// Why a restore skips a file (keeps it as it is) under the conflict choice `on_conflict`, in
 /// words: the file's own conflict when it has one; else, under `refuse` (which restores nothing
 /// while any file conflicts), that it is held back.
@@ -172,6 +194,23 @@ pub fn gap(reason: &crate::GapReason) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_restore_that_changed_no_file_restored_nothing() {
+        assert_eq!(
+            files_restored("code to before turn 1", true, "1 file written"),
+            "Restored code to before turn 1: 1 file written"
+        );
+        // The page's banner says it so ("Nothing was restored: …").
+        assert_eq!(
+            files_restored(
+                "code to before turn 1",
+                false,
+                "no file changed (every file already as it was)"
+            ),
+            "Nothing was restored: no file changed (every file already as it was)"
+        );
+    }
 
     #[test]
     fn a_session_held_elsewhere_names_its_process_and_since_when() {

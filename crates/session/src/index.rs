@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use crate::entry::HeadKind;
+use crate::entry::{HeadKind, SummaryMode};
 use crate::ids::{HeadId, MessageId};
 use crate::view::{Boundary, HeadInfo, Message, TurnInfo};
 
@@ -55,6 +55,8 @@ pub(crate) struct HeadNode {
     pub(crate) retired: bool,
     /// A summary head made by a compaction.
     pub(crate) compaction: bool,
+    /// For a summary head: which side of its turn the summary replaced.
+    pub(crate) summary: Option<SummaryMode>,
     /// Messages appended to this head, in order.
     pub(crate) own: Vec<usize>,
     /// The path, as ranges of own messages of this and other heads.

@@ -78,6 +78,13 @@ impl Session {
         Ok(SummaryPlan { path, replaces, kept })
     }
 
+    /// Which side of its turn the summary that made head `head` replaced: `None` for a head that
+    /// is no summary's (or unknown).
+    pub fn summary_mode(&self, head: &HeadId) -> Option<SummaryMode> {
+        let h = self.index.head_ix(head.as_str())?;
+        self.index.heads[h].summary
+    }
+
     /// The messages a summary of `head` at `turn` would replace, for the model to summarize.
     pub fn summary_source(&self, head: &HeadId, turn: u64, mode: SummaryMode) -> Result<Vec<&Message>> {
         let plan = self.plan_summary(head, turn, mode)?;

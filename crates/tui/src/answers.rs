@@ -6,13 +6,25 @@
 use retrace_protocol::{words, Error, HeadEntry, HeadRef, RewindResult, RewindScope, SessionSnapshot};
 
 use crate::app::{App, Awaiting};
+use crate::effect::Effect;
 use crate::escape;
 use crate::screens::Mode;
-use crate::transcript::Entry;
 
 impl App {
-    /// The result of a commit (a rewind's or a single-file revert's), an undo or a redo.
-    pub fn on_result(&mut self, result: &RewindResult) {
+    /// The result of a commit (a rewind's or a single-file revert's), an undo or a redo. What it
+    /// did goes into the transcript after the items it left, which a new snapshot brings (asked
+    /// for here: the one its event asked for may have been taken before it was done).
+    pub fn on_result(&mut self, result: &RewindResult) -> Vec<Effect> {
+        let lines = self.transcript.entries().len();
+        self.answer_result(result);
+        if self.transcript.entries().len() == lines {
+            return Vec::new();
+        }
+        self.reloading = true;
+        vec![Effect::LoadSnapshot]
+    }
+
+    fn answer_result(&mut self, result: &RewindResult) {
         let undo = if result.undo_available {
             " — /undo to take it back"
         } else {
@@ -32,9 +44,12 @@ impl App {
                     self.message = Some(format!(
                         "rewound the conversation to before turn {turn}, but no file was restored: {why}{undo}"
                     ));
-                    self.restored(format!(
-                        "restored the conversation to before turn {turn}; no file was restored: {why}"
-                    ));
+                    self.restored(
+                        format!(
+                            "restored the conversation to before turn {turn}; no file was restored: {why}"
+                        ),
+                        result.head_id.as_str(),
+                    );
                     self.input.set(&result.prompt);
                 } else if result.ok {
                     let what = match scope {
@@ -47,19 +62,30 @@ impl App {
                         }
                         RewindScope::Both => files_said(result),
                     };
-                    self.message = Some(format!("rewound to before turn {turn}: {what}{undo}"));
-                    self.restored(match scope {
-                        RewindScope::Conversation => {
-                            format!("restored the conversation to before turn {turn} (no file touched)")
-                        }
-                        RewindScope::Code => {
-                            format!("restored code to before turn {turn}: {}", files_said(result))
-                        }
-                        RewindScope::Both => format!(
-                            "restored code and conversation to before turn {turn}: {}",
-                            files_said(result)
+                    self.message = Some(match scope {
+                        RewindScope::Code if !files_changed(result) => format!(
+                            "{}{undo}",
+                            lowered(&words::files_restored("", false, &files_said(result)))
                         ),
+                        _ => format!("rewound to before turn {turn}: {what}{undo}"),
                     });
+                    self.restored(
+                        match scope {
+                            RewindScope::Conversation => {
+                                format!("restored the conversation to before turn {turn} (no file touched)")
+                            }
+                            RewindScope::Code => lowered(&words::files_restored(
+                                &format!("code to before turn {turn}"),
+                                files_changed(result),
+                                &files_said(result),
+                            )),
+                            RewindScope::Both => format!(
+                                "restored code and conversation to before turn {turn}: {}",
+                                files_said(result)
+                            ),
+                        },
+                        result.head_id.as_str(),
+                    );
                     if matches!(scope, RewindScope::Conversation | RewindScope::Both) {
                         self.input.set(&result.prompt);
                     }
@@ -75,11 +101,16 @@ impl App {
                     .version
                     .map_or_else(|| "its state before the session".to_string(), |v| format!("v{v}"));
                 let path = escape::line(&revert.path);
+                let said = lowered(&words::files_restored(
+                    &format!("{path} to {to}"),
+                    files_changed(result),
+                    &files_said(result),
+                ));
                 if result.ok {
-                    self.restored(format!("restored {path} to {to}: {}", files_said(result)));
+                    self.restored(said.clone(), result.head_id.as_str());
                 }
                 self.message = Some(if result.ok {
-                    format!("restored {path} to {to}: {}{undo}", files_said(result))
+                    format!("{said}{undo}")
                 } else {
                     format!(
                         "restoring {path} to {to} failed: {}",
@@ -94,7 +125,7 @@ impl App {
                     ""
                 };
                 if result.ok {
-                    self.restored(changed("undid the last restore", result));
+                    self.restored(changed("undid the last restore", result), result.head_id.as_str());
                 }
                 self.message = Some(if !result.ok {
                     format!(
@@ -109,7 +140,7 @@ impl App {
             }
             Some(Awaiting::Redo) => {
                 if result.ok {
-                    self.restored(changed("redid the restore", result));
+                    self.restored(changed("redid the restore", result), result.head_id.as_str());
                 }
                 self.message = Some(if !result.ok {
                     format!(
@@ -128,9 +159,10 @@ impl App {
         self.status.session = result.session_id.to_string();
     }
 
-    /// Puts what a restore, an undo or a redo did in the transcript, to stay there.
-    fn restored(&mut self, text: String) {
-        self.transcript.push_local(Entry::Restore { text });
+    /// Puts what a restore, an undo or a redo did in the transcript, to stay there: after the
+    /// items it left, on the head it left selected.
+    fn restored(&mut self, text: String, head: &str) {
+        self.transcript.push_restore(text, head);
         self.chat.scroll = 0;
     }
 
@@ -230,6 +262,20 @@ impl App {
                 self.input.set(&prompt.clone());
             }
         }
+    }
+}
+
+/// Whether a restore wrote or deleted a file.
+fn files_changed(r: &RewindResult) -> bool {
+    !r.files_written.is_empty() || !r.files_deleted.is_empty()
+}
+
+/// A sentence as a line of this UI starts: its first letter small ("nothing was restored: …").
+fn lowered(sentence: &str) -> String {
+    let mut chars = sentence.chars();
+    match chars.next() {
+        Some(c) => c.to_lowercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 

@@ -77,6 +77,9 @@ pub struct App {
     /// that drew one (scrolling stops there).
     pub(crate) overlay_limit: usize,
     pub(crate) message: Option<String>,
+    /// A message about what the input holds, and the input's revision it was said of: it goes
+    /// once the input changes ([`App::drop_stale_hint`]).
+    pub(crate) input_hint: Option<(u64, String)>,
     /// The names users gave heads, by head id (for the status line).
     pub(crate) head_names: HashMap<String, String>,
     pub(crate) no_color: bool,
@@ -113,6 +116,7 @@ impl App {
             viewport: (80, 24),
             overlay_limit: 0,
             message: None,
+            input_hint: None,
             head_names: HashMap::new(),
             no_color: opts.no_color,
             quit: false,
@@ -173,6 +177,24 @@ impl App {
     /// The status message (the outcome of the last action), if any.
     pub fn message(&self) -> Option<&str> {
         self.message.as_deref()
+    }
+
+    /// Says `text` of what the input holds now: the message goes when the input changes.
+    pub(crate) fn hint_about_input(&mut self, text: String) {
+        self.input_hint = Some((self.input.revision(), text.clone()));
+        self.message = Some(text);
+    }
+
+    /// Drops a message about the input once the input changed (it would speak of other text).
+    pub(crate) fn drop_stale_hint(&mut self) {
+        if let Some((revision, text)) = &self.input_hint {
+            if *revision != self.input.revision() {
+                if self.message.as_ref() == Some(text) {
+                    self.message = None;
+                }
+                self.input_hint = None;
+            }
+        }
     }
 
     /// The terminal's size, before each draw.

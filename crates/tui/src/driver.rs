@@ -282,10 +282,7 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
             Vec::new()
         }
         Answer::Plan(Ok(p)) => app.on_plan(p),
-        Answer::Rewind(Ok(r)) => {
-            app.on_result(&r);
-            Vec::new()
-        }
+        Answer::Rewind(Ok(r)) => app.on_result(&r),
         Answer::Head(Ok(r)) => {
             app.on_head_ref(&r);
             Vec::new()

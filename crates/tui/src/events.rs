@@ -25,7 +25,7 @@ impl App {
         if self.status.model.is_some() && self.input.is_empty() {
             if let Some(prompt) = self.held_prompt.take() {
                 self.input.set(&prompt);
-                self.message = Some(
+                self.hint_about_input(
                     "a model can answer now: your prompt is back in the input (Enter sends it)".to_string(),
                 );
             }
@@ -68,7 +68,8 @@ impl App {
                 })
                 .collect(),
         );
-        self.transcript.reset(snap.items);
+        self.transcript
+            .reset_on(snap.items, Some(snap.status.head_id.as_str()));
         self.chat.scroll = 0;
     }
 

@@ -22,10 +22,17 @@ impl App {
     /// them).
     pub(crate) fn status_rows(&self, sessions: &[SessionEntry]) -> Vec<(String, String)> {
         let s = &self.status;
-        let mut rows = vec![
-            ("session".to_string(), s.session.clone()),
-            ("resume".to_string(), format!("retrace --session {}", s.session)),
-        ];
+        let mut rows = vec![("session".to_string(), s.session.clone())];
+        // A session with nothing in it is not kept on quitting: nothing to resume.
+        let listed = sessions.iter().find(|e| e.id.as_ref() == s.session);
+        let empty = listed.is_some_and(|e| e.turns == 0 && e.heads <= 1 && e.forked_from.is_none());
+        rows.push(match empty {
+            true => (
+                "resume".to_string(),
+                "nothing yet: a session left without a prompt is not kept".to_string(),
+            ),
+            false => ("resume".to_string(), format!("retrace --session {}", s.session)),
+        });
         rows.push((
             "head".to_string(),
             match self.head_name() {
@@ -105,10 +112,17 @@ impl App {
                 )
             }
             None if s.model.is_none() => "nothing yet".to_string(),
+            // The offline models answer here, for nothing.
+            None if s.model.as_deref() == Some("demo") => {
+                "nothing: the demo model answers without a network".to_string()
+            }
+            None if s.model.as_deref().is_some_and(|m| m.starts_with("script:")) => {
+                "nothing: a script answers without a network".to_string()
+            }
             None => format!("unknown: no price for {name} (the config's [prices.\"{name}\"] sets one)"),
         };
         rows.push(("cost".to_string(), cost));
-        if let Some(entry) = sessions.iter().find(|e| e.id.as_ref() == s.session) {
+        if let Some(entry) = listed {
             rows.push(("log".to_string(), entry.log_path.clone()));
         }
         rows

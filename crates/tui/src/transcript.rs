@@ -6,7 +6,10 @@
 //! each; an answer is its reasoning, then its text in pieces (a long answer is cut after a line
 //! break once a piece passes [`STREAM_PIECE`] bytes, so that a frame wraps again only the piece
 //! that grows while it streams). The UI's own lines are placed after the item that was last when
-//! they came, and kept while that item is.
+//! they came, and kept while that item is. What a restore, an undo or a redo did
+//! ([`Entry::Restore`]) is placed once the items it left are shown: after the last of them, on
+//! the head it left selected, and shown whenever that head is (the note the session keeps of a
+//! code restore, which says the same, then gives it its place: the note is not shown twice).
 //!
 //! Each entry carries a revision: a number taken from one process-wide counter whenever the entry
 //! is added or changed. The view keeps every entry's wrapped rows keyed by it, so a revision must
@@ -16,7 +19,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use retrace_control::{Applied, ItemList};
-use retrace_protocol::{CheckpointItem, Event, Item, ItemBody, ToolCallItem, ToolStatus};
+use retrace_protocol::{CheckpointItem, Event, Item, ItemBody, NoteKind, ToolCallItem, ToolStatus};
 
 /// One thing drawn in the chat.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,13 +109,29 @@ pub struct Shown {
 struct Local {
     number: u64,
     anchor: Option<String>,
+    /// The head it belongs to (a restore's line): shown only on it, kept while another is.
+    /// `None`: any head, the line going with its anchor.
+    head: Option<String>,
+    /// A restore's line waiting for the snapshot of its head: shown last until then.
+    waiting: bool,
     entry: Entry,
+}
+
+impl Local {
+    /// Whether it shows with the items of `head` (ids `ids`) in its place after its anchor.
+    fn placed(&self, head: Option<&str>, ids: &std::collections::HashSet<&str>) -> bool {
+        !self.waiting
+            && (self.head.is_none() || self.head.as_deref() == head)
+            && self.anchor.as_deref().is_none_or(|a| ids.contains(a))
+    }
 }
 
 /// The transcript: the session's items and the UI's lines, as entries oldest first.
 #[derive(Debug, Clone, Default)]
 pub struct Transcript {
     list: ItemList,
+    /// The head whose items are shown, when known.
+    head: Option<String>,
     locals: Vec<Local>,
     next_local: u64,
     shown: Vec<Shown>,
@@ -183,7 +202,16 @@ fn cut_of(text: &str) -> Option<usize> {
     None
 }
 
-/// The entries of one item (always at least one, so that every item has a place).
+/// Whether `item` is the note a code restore (or its undo or redo) left for the model, and one of
+/// the lines after it (`after`) says what that restore did: the note is then not shown, the line
+/// says it.
+fn restore_said_after<'a>(item: &Item, mut after: impl Iterator<Item = &'a Entry>) -> bool {
+    matches!(&item.body, ItemBody::Note(n) if n.note == NoteKind::Restore)
+        && after.any(|e| matches!(e, Entry::Restore { .. }))
+}
+
+/// The entries of one item (always at least one, so that every item has a place, unless a line
+/// after it says it: [`restore_said_after`]).
 fn entries_of(item: &Item, frame: usize) -> Vec<Entry> {
     match &item.body {
         ItemBody::UserPrompt { text } => vec![Entry::Prompt { text: text.clone() }],
@@ -236,22 +264,26 @@ impl Transcript {
         &self.shown
     }
 
-    /// Shows a snapshot's items in place of the items shown. The UI's own lines stay after the
-    /// items they followed, when those are still shown; the others go, except what a restore
-    /// did ([`Entry::Restore`]): a restore changes the items shown (another head, fewer turns),
-    /// and its line then follows the last of them.
-    pub fn reset(&mut self, items: Vec<Item>) {
+    /// Shows a snapshot's items in place of the items shown (the head's, when `head` is given;
+    /// else the head shown stays). The UI's own lines stay after the items they followed, when
+    /// those are still shown; the others go, except what a restore did ([`Entry::Restore`]),
+    /// kept for its head: a line waiting for its head's items is placed after the last of them.
+    pub fn reset_on(&mut self, items: Vec<Item>, head: Option<&str>) {
         self.list = ItemList::new(items);
+        if let Some(head) = head {
+            self.head = Some(head.to_string());
+        }
         let ids: std::collections::HashSet<&str> = self.list.items().iter().map(|i| i.id.as_str()).collect();
         let last = self.list.items().last().map(|i| i.id.clone());
+        let shown_head = self.head.as_deref();
         for l in &mut self.locals {
-            let gone = l.anchor.as_deref().is_some_and(|a| !ids.contains(a));
-            if gone && matches!(l.entry, Entry::Restore { .. }) {
+            if l.waiting && l.head.as_deref() == shown_head && shown_head.is_some() {
                 l.anchor = last.clone();
+                l.waiting = false;
             }
         }
         self.locals
-            .retain(|l| l.anchor.as_deref().is_none_or(|a| ids.contains(a)));
+            .retain(|l| l.head.is_some() || l.anchor.as_deref().is_none_or(|a| ids.contains(a)));
         self.shown.clear();
         let frame = self.frame;
         let push = |shown: &mut Vec<Shown>, source: Source, entry: Entry| {
@@ -261,26 +293,42 @@ impl Transcript {
                 source,
             });
         };
-        for l in self.locals.iter().filter(|l| l.anchor.is_none()) {
+        let placed: Vec<&Local> = self
+            .locals
+            .iter()
+            .filter(|l| l.placed(shown_head, &ids))
+            .collect();
+        for l in placed.iter().filter(|l| l.anchor.is_none()) {
             push(&mut self.shown, Source::Local(l.number), l.entry.clone());
         }
         for item in self.list.items() {
-            for entry in entries_of(item, frame) {
-                push(&mut self.shown, Source::Item(item.id.clone()), entry);
-            }
-            for l in self
-                .locals
+            let after: Vec<&&Local> = placed
                 .iter()
                 .filter(|l| l.anchor.as_deref() == Some(&item.id))
-            {
+                .collect();
+            if !restore_said_after(item, after.iter().map(|l| &l.entry)) {
+                for entry in entries_of(item, frame) {
+                    push(&mut self.shown, Source::Item(item.id.clone()), entry);
+                }
+            }
+            for l in after {
                 push(&mut self.shown, Source::Local(l.number), l.entry.clone());
             }
         }
+        for l in self.locals.iter().filter(|l| l.waiting) {
+            push(&mut self.shown, Source::Local(l.number), l.entry.clone());
+        }
+    }
+
+    /// [`Transcript::reset_on`] the head shown.
+    pub fn reset(&mut self, items: Vec<Item>) {
+        self.reset_on(items, None);
     }
 
     /// Forgets everything (another session is shown).
     pub fn clear(&mut self) {
         self.locals.clear();
+        self.head = None;
         self.reset(Vec::new());
     }
 
@@ -303,6 +351,28 @@ impl Transcript {
         self.locals.push(Local {
             number,
             anchor: self.list.items().last().map(|i| i.id.clone()),
+            head: None,
+            waiting: false,
+            entry: entry.clone(),
+        });
+        self.shown.push(Shown {
+            entry,
+            revision: next_revision(),
+            source: Source::Local(number),
+        });
+    }
+
+    /// Adds what a restore, an undo or a redo did, which left head `head` selected: shown last
+    /// until the next snapshot of that head, then after the last of its items, on that head.
+    pub fn push_restore(&mut self, text: String, head: &str) {
+        let number = self.next_local;
+        self.next_local += 1;
+        let entry = Entry::Restore { text };
+        self.locals.push(Local {
+            number,
+            anchor: None,
+            head: Some(head.to_string()),
+            waiting: true,
             entry: entry.clone(),
         });
         self.shown.push(Shown {
@@ -343,7 +413,16 @@ impl Transcript {
     /// when it did not change. A new item goes at the end, as in the list.
     fn refresh(&mut self, id: &str) {
         let Some(item) = self.list.get(id) else { return };
-        let fresh = entries_of(item, self.frame);
+        let ids = std::collections::HashSet::from([id]);
+        let after = self
+            .locals
+            .iter()
+            .filter(|l| l.anchor.as_deref() == Some(id) && l.placed(self.head.as_deref(), &ids))
+            .map(|l| &l.entry);
+        let fresh = match restore_said_after(item, after) {
+            true => Vec::new(),
+            false => entries_of(item, self.frame),
+        };
         let (start, end) = self.span_of(id).unwrap_or((self.shown.len(), self.shown.len()));
         let old: Vec<Shown> = self.shown.drain(start..end).collect();
         let made: Vec<Shown> = fresh

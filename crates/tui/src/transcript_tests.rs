@@ -52,6 +52,8 @@ fn shown(t: &Transcript) -> Vec<String> {
             Entry::Reasoning { text } => format!("reasoning {text}"),
             Entry::Tool { call, .. } => format!("tool {}", call.status.as_str()),
             Entry::Notice { text } => format!("notice {text}"),
+            Entry::Restore { text } => format!("⎌ {text}"),
+            Entry::Note { text } => format!("note {text}"),
             other => format!("{other:?}"),
         })
         .collect()
@@ -170,4 +172,93 @@ fn the_spinner_moves_only_running_calls() {
         item: tool("next", ToolStatus::Running),
     });
     assert!(matches!(t.entries()[3].entry, Entry::Tool { frame: 3, .. }));
+}
+
+fn restore_note(id: &str) -> Item {
+    Item {
+        id: id.into(),
+        turn: None,
+        body: ItemBody::Note(retrace_protocol::NoteItem {
+            note: retrace_protocol::NoteKind::Restore,
+            text: "Restored a.txt to before turn 1".into(),
+        }),
+    }
+}
+
+/// A restore's line waits for the items it left, then follows the last of them, on its head
+/// only: the lines of every head never pile up at the end of another's.
+#[test]
+fn a_restores_line_follows_the_items_it_left_on_its_head() {
+    let turn0 = || vec![prompt("p0"), text("a0", "zero")];
+    let both = || vec![prompt("p0"), text("a0", "zero"), prompt("p1"), text("a1", "one")];
+    let mut t = Transcript::default();
+    t.reset_on(both(), Some("main"));
+    // A restore of the conversation to before turn 1 made head h2: said before its snapshot…
+    t.push_restore("restored to before turn 1".into(), "h2");
+    assert_eq!(
+        shown(&t),
+        [
+            "prompt p0",
+            "text zero",
+            "prompt p1",
+            "text one",
+            "⎌ restored to before turn 1"
+        ]
+    );
+    // … placed after the last item of h2's.
+    t.reset_on(turn0(), Some("h2"));
+    assert_eq!(
+        shown(&t),
+        ["prompt p0", "text zero", "⎌ restored to before turn 1"]
+    );
+    // Undone, back on main: its line after the turn that came back; the restore's is h2's.
+    t.push_restore("undid".into(), "main");
+    t.reset_on(both(), Some("main"));
+    assert_eq!(
+        shown(&t),
+        ["prompt p0", "text zero", "prompt p1", "text one", "⎌ undid"]
+    );
+    // A later turn comes after it.
+    t.apply(&Event::ItemStarted { item: prompt("p2") });
+    assert_eq!(shown(&t).last().map(String::as_str), Some("prompt p2"));
+    // h2 again: its own line, and none of main's.
+    t.reset_on(turn0(), Some("h2"));
+    assert_eq!(
+        shown(&t),
+        ["prompt p0", "text zero", "⎌ restored to before turn 1"]
+    );
+    // A snapshot of another head than the line's leaves it waiting, last.
+    t.push_restore("redid".into(), "h3");
+    t.reset_on(turn0(), Some("h2"));
+    assert_eq!(
+        shown(&t),
+        ["prompt p0", "text zero", "⎌ restored to before turn 1", "⎌ redid"]
+    );
+}
+
+/// A code restore's note for the model says what its line says: the line takes its place.
+#[test]
+fn a_restore_is_said_once() {
+    let mut t = Transcript::default();
+    t.reset_on(vec![prompt("p0"), text("a0", "zero")], Some("main"));
+    t.push_restore("restored code to before turn 0: 1 file written".into(), "main");
+    t.reset_on(
+        vec![prompt("p0"), text("a0", "zero"), restore_note("n1")],
+        Some("main"),
+    );
+    assert_eq!(
+        shown(&t),
+        [
+            "prompt p0",
+            "text zero",
+            "⎌ restored code to before turn 0: 1 file written"
+        ]
+    );
+    // Without a line of this UI's (a session opened again), the note says it.
+    let mut fresh = Transcript::default();
+    fresh.reset_on(vec![prompt("p0"), restore_note("n1")], Some("main"));
+    assert_eq!(
+        shown(&fresh),
+        ["prompt p0", "note Restored a.txt to before turn 1"]
+    );
 }

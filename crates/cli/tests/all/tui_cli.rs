@@ -62,7 +62,7 @@ fn item_rows(screen: &str) -> Vec<String> {
 /// A turn that creates, modifies and moves a file and fails to delete one shows each call's
 /// title, status and files, and its checkpoint's file count, live; the UI started again on the
 /// session (`--continue`) shows the same rows. A code rewind and its undo keep the checkpoint's
-/// count, and each restore note shows in full, at once.
+/// count, and each is said once, at once: its ⎌ line in place of the note the session keeps.
 #[test]
 fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
     let (tmp, ws) = scratch();
@@ -92,11 +92,11 @@ fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
     let live = item_rows(&t.screen());
     let expected = [
         "✓ checkpoint saved · turn 0 · 4 files recorded",
-        "⏺ Created new.txt +1 −0 ✓ (1 line of output)",
+        "⏺ Created new.txt +1 −0 ✓",
         "created new.txt +1 −0",
-        "⏺ Edited b.txt +1 −1 ✓ (2 lines of output)",
+        "⏺ Edited b.txt +1 −1 ✓",
         "modified b.txt +1 −1",
-        "⏺ Moved old.txt → moved.txt ✓ (1 line of output)",
+        "⏺ Moved old.txt → moved.txt ✓",
         "moved old.txt → moved.txt",
     ];
     assert_eq!(live[..expected.len()], expected, "{live:#?}\n{}", t.screen());
@@ -120,8 +120,8 @@ fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
     t2.wait("the turn's rows", |s| s.contains("all four done"));
     assert_eq!(item_rows(&t2.screen()), live, "{}", t2.screen());
 
-    // A code rewind to before turn 0: the files are back, the note says which in full, and the
-    // checkpoint still counts the files it holds.
+    // A code rewind to before turn 0: the files are back, said once (the ⎌ line, not also the
+    // note kept for the model), and the checkpoint still counts the files it holds.
     t2.esc_esc();
     t2.wait("the picker", |s| s.contains("(current)"));
     t2.keys(&["Up", "Enter"]);
@@ -129,26 +129,27 @@ fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
     t2.keys(&["3"]);
     t2.wait("the preview", |s| s.contains("Restore code to before turn 0"));
     t2.keys(&["Enter"]);
-    t2.wait("the restore note", |s| flat(s).contains("※ Restored "));
+    let restored = "⎌ restored code to before turn 0: ";
+    t2.wait("the restore's line", |s| flat(s).contains(restored));
     assert_eq!(files(&ws), ["b.txt", "old.txt"]);
     let screen = t2.screen();
-    assert!(
-        flat(&screen).contains("※ Restored ") && flat(&screen).contains(" to before turn 0"),
-        "{screen}"
-    );
+    assert!(!flat(&screen).contains("※ Restored "), "said twice:\n{screen}");
     assert!(item_rows(&screen).contains(&expected[0].to_string()), "{screen}");
 
-    // Its undo: the files are as the turn left them, a second note says so, the count stays.
+    // Its undo: the files are as the turn left them, a second line says so, the count stays.
     t2.text("/undo");
     t2.keys(&["Enter"]);
-    t2.wait("the undo's note", |s| flat(s).contains("※ Undid the restore of "));
+    t2.wait("the undo's line", |s| {
+        flat(s).contains("⎌ undid the last restore")
+    });
     assert_eq!(files(&ws), ["b.txt", "moved.txt", "new.txt"]);
     let screen = t2.screen();
     assert!(item_rows(&screen).contains(&expected[0].to_string()), "{screen}");
     assert!(
-        flat(&screen).contains("※ Restored ") && flat(&screen).contains(" to before turn 0"),
-        "the first note stays:\n{screen}"
+        flat(&screen).contains(restored),
+        "the first line stays:\n{screen}"
     );
+    assert!(!flat(&screen).contains("※ Undid"), "said twice:\n{screen}");
     t2.keys(&["C-d"]);
     wait_gone(&t2);
     drop(t);

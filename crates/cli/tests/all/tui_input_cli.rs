@@ -1,7 +1,8 @@
 //! The terminal UI's input in a real terminal (issue 28), the real binary under `tmux`: readline
 //! keys edit the input line, a bracketed paste of 120 lines shows folded and is sent whole, `/`
-//! opens the command palette (typing filters, Tab completes), `/model` lists the models, and a
-//! prompt typed while a turn runs is queued, sent when the turn ends, or removed with Esc.
+//! opens the command palette (typing filters, Tab completes), `/model` lists the models, a
+//! prompt typed while a turn runs is queued, sent when the turn ends, or removed with Esc, and a
+//! prompt longer than the box wraps in it, the cursor after its last character.
 
 use std::time::Duration;
 
@@ -202,4 +203,50 @@ fn esc_removes_a_queued_prompt_and_the_turn_goes_on() {
     let screen = t.screen();
     assert!(!screen.contains("second done"), "{screen}");
     assert!(!screen.contains("› never mind"), "{screen}");
+}
+
+/// The cursor's cell in the pane: column, row.
+fn cursor(t: &crate::support::tmux::Tmux) -> (usize, usize) {
+    let n = |f: &str| t.pane(f).parse::<usize>().unwrap();
+    (n("#{cursor_x}"), n("#{cursor_y}"))
+}
+
+/// A prompt longer than the input box wraps in it (a new user's third trial: it scrolled
+/// sideways, its start out of sight), the cursor right after its last character; wide
+/// characters take two cells, and one that does not fit starts the next row.
+#[test]
+fn a_long_prompt_wraps_in_the_input_box() {
+    let (tmp, ws) = scratch();
+    let Some(t) = launch(
+        tmp.path(),
+        "retrace-wrap",
+        (80, 24),
+        &model_args(&ws, "demo"),
+        false,
+    ) else {
+        return;
+    };
+    let words: Vec<String> = (0..=20).map(|i| format!("word{i:02}")).collect();
+    t.text(&words.join(" "));
+    t.wait("the wrapped prompt", |s| {
+        s.contains("│word00 word01") && s.contains("word20")
+    });
+    let screen = t.screen();
+    let rows: Vec<&str> = screen.lines().collect();
+    let y = rows.iter().position(|r| r.contains("word20")).unwrap();
+    let x = rows[y][..rows[y].find("word20").unwrap()].chars().count() + "word20".len();
+    assert_eq!(cursor(&t), (x, y), "{screen}");
+    // Wide characters: 45 of them take 90 cells, 39 on a row of the 78 inside the box; the
+    // cursor after the last, at cell 2 × 6 of the third row.
+    t.keys(&["C-u"]);
+    wait_input(&t, "");
+    t.text(&"漢".repeat(45));
+    t.wait("the wide prompt", |s| {
+        s.contains(&"漢".repeat(6)) && !s.contains(&"漢".repeat(40))
+    });
+    let screen = t.screen();
+    let rows: Vec<&str> = screen.lines().collect();
+    let last = rows.iter().rposition(|r| r.contains('漢')).unwrap();
+    assert_eq!(rows[last].matches('漢').count(), 6, "{screen}");
+    assert_eq!(cursor(&t), (1 + 12, last), "{screen}");
 }

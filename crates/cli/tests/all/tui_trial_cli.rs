@@ -4,7 +4,7 @@
 //! wraps the log's path between its names, on the screen and in the scrollback; a restore and
 //! its undo stay in the transcript and the scrollback; approval buttons are never split, and a
 //! denied command says so plainly; the status line shortens a long model's name before it drops
-//! the cost.
+//! the cost; (a third trial) an undo's line ends the chat, after the turns it brought back.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -355,4 +355,52 @@ fn the_status_line_shortens_a_long_model_name_before_the_cost() {
         assert!(status.contains(part), "{part} missing: {status:?}");
     }
     t.keys(&["C-d"]);
+}
+
+/// A new user's third trial: after restoring code and conversation to before turn 1, `/undo`'s
+/// line landed where the restore had (mid-conversation, out of sight at 80×24, and before the
+/// turn it brought back in the scrollback). It ends the chat now, after that turn, on the screen
+/// and in the scrollback.
+#[test]
+fn an_undo_line_follows_the_turns_it_brought_back() {
+    let (tmp, ws) = scratch();
+    let Some(t) = launch(
+        tmp.path(),
+        "retrace-undo-order",
+        (80, 24),
+        &model_args(&ws, "demo"),
+        true,
+    ) else {
+        return;
+    };
+    for (prompt, answer) in [("hello", "Demo answer 1"), ("again", "Demo answer 2")] {
+        t.text(prompt);
+        t.keys(&["Enter"]);
+        t.wait(answer, |s| s.contains(answer) && !s.contains("working…"));
+    }
+    t.esc_esc();
+    t.wait("the picker", |s| s.contains("(current)"));
+    t.keys(&["Up", "Enter"]);
+    t.wait("the menu", |s| s.contains("Turn 1"));
+    t.keys(&["1"]);
+    t.wait("the preview", |s| {
+        s.contains("Restore code and conversation to before turn 1")
+    });
+    t.keys(&["Enter"]);
+    t.wait("the restore's line", |s| {
+        s.contains("⎌ restored code and conversation to before turn 1")
+    });
+    // The prompt came back into the input: cleared to type the command.
+    t.keys(&["C-u"]);
+    t.text("/undo");
+    t.keys(&["Enter"]);
+    let undone = "⎌ undid the last restore";
+    t.wait(
+        "the undo's line after the turn it brought back",
+        |s| matches!((s.find("Demo answer 2"), s.find(undone)), (Some(a), Some(u)) if a < u),
+    );
+    t.keys(&["C-d"]);
+    let all = wait_dead(&t);
+    let (answer, undid) = (all.rfind("Demo answer 2"), all.rfind(undone));
+    assert!(matches!((answer, undid), (Some(a), Some(u)) if a < u), "{all}");
 }

@@ -198,14 +198,20 @@ pub(crate) fn items_of(
             turn = Some(t);
         }
         if m.kind == MessageKind::Summary {
-            // A summary that opens the path stands for what came before it (summarize up to a
-            // turn, a compaction); one after kept messages, for the turns that stood there.
+            // A summary of what came before its turn (summarize up to a turn, a compaction)
+            // stands for the earlier conversation; one from its turn on, for the turns that stood
+            // there (from turn 0 too, where it opens the path). A log that does not say which is
+            // read by where it stands.
+            let earlier = match session.summary_mode(&m.head) {
+                Some(mode) => mode == retrace_session::SummaryMode::UpTo,
+                None => i == 0,
+            };
             items.push(Item {
                 id: m.id.as_str().to_string(),
                 turn: None,
                 body: ItemBody::Note(NoteItem {
                     note: NoteKind::Compaction,
-                    text: wording::summary(&m.content, i == 0),
+                    text: wording::summary(&m.content, earlier),
                 }),
             });
             continue;

@@ -155,11 +155,11 @@ pub(crate) fn capped_change(mut c: FileChange) -> FileChange {
     c
 }
 
-/// A summary head's first message, shown as a compaction note.
-/// A summary as the transcript shows it: of the conversation before it when it opens the path
-/// (`opens`), else of the turns it replaced (summarize from a turn).
-pub(crate) fn summary(content: &str, opens: bool) -> String {
-    match opens {
+/// A summary as the transcript shows it: of the conversation before its turn (`earlier`:
+/// summarize up to a turn, a compaction), else of the turns from its turn on (summarize from a
+/// turn).
+pub(crate) fn summary(content: &str, earlier: bool) -> String {
+    match earlier {
         true => format!("Earlier conversation summarized:\n{content}"),
         false => format!("The turns from here on, summarized:\n{content}"),
     }

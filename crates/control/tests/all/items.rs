@@ -492,3 +492,37 @@ fn a_model_note_follows_the_head_not_the_log() {
         .collect();
     assert!(notes.is_empty(), "{notes:?}");
 }
+
+/// A summary says what it stands for by the side of its turn it replaced: from turn 0 on (where
+/// it opens the conversation) the turns from there, up to a turn the earlier conversation.
+#[test]
+fn a_summary_is_labelled_by_the_side_it_replaced() {
+    use retrace_protocol::{SummarizeDirection, SummarizeRequest};
+    for (turn, direction, label) in [
+        (0, SummarizeDirection::From, "The turns from here on, summarized:"),
+        (1, SummarizeDirection::From, "The turns from here on, summarized:"),
+        (1, SummarizeDirection::UpTo, "Earlier conversation summarized:"),
+    ] {
+        let w = World::new();
+        let h = w.open();
+        w.turn(&h, "zero", vec![write("a.txt", "a\n")]);
+        w.turn(&h, "one", vec![write("b.txt", "b\n")]);
+        let model = w.script(json!([{"content": "the summary"}]));
+        w.run(h.summarize(SummarizeRequest {
+            turn,
+            direction,
+            model: Some(model),
+        }))
+        .unwrap();
+        let snap = w.run(h.snapshot()).unwrap();
+        let notes: Vec<String> = snap
+            .items
+            .iter()
+            .filter_map(|i| match &i.body {
+                ItemBody::Note(n) => Some(n.text.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(notes, [format!("{label}\nthe summary")], "{turn} {direction:?}");
+    }
+}

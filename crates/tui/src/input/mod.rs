@@ -3,6 +3,7 @@
 
 mod draft;
 mod kill;
+pub(crate) mod rows;
 
 use std::borrow::Cow;
 
@@ -222,6 +223,32 @@ impl Input {
         let below_end = text[nl + 1..].find('\n').map_or(text.len(), |i| nl + 1 + i);
         self.cursor = at_column(text, nl + 1, below_end, column);
         true
+    }
+
+    /// Moves the cursor to the row above as the input box wraps the text at `width` cells (the
+    /// line above's last row from a line's first), at the same cell or the nearest before it;
+    /// false on the first row.
+    pub fn up_row(&mut self, width: usize) -> bool {
+        self.vertical(width, true)
+    }
+
+    /// Moves the cursor to the row below as the input box wraps the text at `width` cells; false
+    /// on the last row.
+    pub fn down_row(&mut self, width: usize) -> bool {
+        self.vertical(width, false)
+    }
+
+    fn vertical(&mut self, width: usize, up: bool) -> bool {
+        self.killing = false;
+        let draft = &self.draft;
+        let labels = |c: char| draft.label(c);
+        match rows::vertical(&draft.text, self.cursor, width, up, &labels) {
+            Some(at) => {
+                self.cursor = at;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Whether Up/Down walk the history now: the input is empty, or shows a recalled entry as it was.

@@ -63,7 +63,7 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, scroll: usize, t: Theme) -> Op
 const NAME_W: usize = 22;
 
 /// The keys `/help` lists.
-pub const HELP_KEYS: [(&str, &str); 20] = [
+pub const HELP_KEYS: [(&str, &str); 21] = [
     (
         "Enter",
         "send (while a turn runs: queue it, sent when the turn ends)",
@@ -71,12 +71,16 @@ pub const HELP_KEYS: [(&str, &str); 20] = [
     ("Alt+Enter, Ctrl+J", "new line"),
     ("/", "the commands, each with what it does"),
     ("Up (empty input)", "previous prompt (or the queued one, to edit)"),
-    ("Up Down (lines)", "move between the input's lines"),
+    (
+        "Up Down (lines)",
+        "move between the input's rows (a long line wraps)",
+    ),
     ("Tab", "complete a command"),
     ("Ctrl-A Ctrl-E", "start / end of the line (also Home End)"),
     ("Alt-B Alt-F", "a word back / forward"),
     ("Ctrl-U Ctrl-K", "delete to the start / end of the line"),
-    ("Ctrl-W, Alt-Backspace", "delete the word before the cursor"),
+    ("Ctrl-W", "delete back to the whitespace before the cursor"),
+    ("Alt-Backspace", "delete a word back (letters, digits, _)"),
     ("Alt-D", "delete the word after the cursor"),
     ("Ctrl-Y", "put back what was deleted last"),
     (

@@ -114,11 +114,13 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
-        match self.screen() {
+        let effects = match self.screen() {
             Screen::Chat => self.chat_key(key, now),
             Screen::Approval => self.approval_key(key, now),
             _ => self.overlay_key(key),
-        }
+        };
+        self.drop_stale_hint();
+        effects
     }
 
     /// A key on a screen above the chat (none of them depends on when it came).
@@ -185,6 +187,7 @@ impl App {
             return;
         }
         self.input.insert_str(text);
+        self.drop_stale_hint();
     }
 }
 

@@ -191,7 +191,8 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, p: &Picker, t: Theme) {
                 )
             }
         };
-        let gap = if has_shell_gap(e) { "⚠ shell " } else { "" };
+        // After the prompt, its own piece: it is no word of the prompt's.
+        let gap = if has_shell_gap(e) { "  · ⚠ shell" } else { "" };
         // The turn's +/− over the text files it changed, when the listing has them and they
         // say something (a turn that only moved files or wrote them unchanged has none).
         let counts = match (e.added, e.removed) {
@@ -200,7 +201,7 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, p: &Picker, t: Theme) {
             _ => String::new(),
         };
         let text = format!(
-            "turn {:<3} {}  {gap}{}{counts}  ({files})",
+            "turn {:<3} {}  {}{counts}{gap}  ({files})",
             e.turn,
             clock(&e.time),
             escape::first_line(&e.prompt, 36)

@@ -159,7 +159,7 @@ pub(crate) fn boxed(
 
 /// What a box's bottom border says of the rows cut off: `above` rows above the first shown,
 /// `below` below the last; `None` when all show.
-fn more_sign(above: usize, below: usize) -> Option<String> {
+pub(crate) fn more_sign(above: usize, below: usize) -> Option<String> {
     match (above, below) {
         (0, 0) => None,
         (a, 0) => Some(format!(" ↑ {a} more above ")),

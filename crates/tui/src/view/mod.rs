@@ -92,7 +92,7 @@ fn message_rows(app: &App, width: u16) -> Vec<String> {
 /// The frame's parts, top to bottom: the transcript, the message line, the queued prompt, the
 /// input box and the status line.
 fn areas(app: &App, area: Rect) -> [Rect; 5] {
-    let input_rows = chat::input_box::line_count(app).clamp(1, 6) as u16;
+    let input_rows = chat::input_box::row_count(app, area.width) as u16;
     let message_rows = message_rows(app, area.width).len() as u16;
     Layout::vertical([
         Constraint::Min(1),

@@ -188,7 +188,8 @@ fn a_prefix_the_approval_offers_is_allowed_for_the_session_with_p() {
         command: "npm test -- --watch".into(),
     });
     app.on_drawn(clock.at(0));
-    let screen = format!("{:?}", render(&app, 80, 24));
+    // A short code span is kept whole: its spaces do not break (they show as spaces).
+    let screen = format!("{:?}", render(&app, 80, 24)).replace('\u{a0}', " ");
     for said in ["cannot take back", "starting with `npm test`", "p prefix"] {
         assert!(screen.contains(said), "{said:?} is not said:\n{screen}");
     }
@@ -274,4 +275,29 @@ fn an_approval_button_is_never_split_across_rows() {
         )
         .join("\n")
     );
+}
+
+/// The sentence about the prefix wraps around its code span, not inside it: at 120 columns the
+/// box is 100 wide and "`python3 app.py`" would have broken after "`python3".
+#[test]
+fn the_prefix_sentence_keeps_its_code_span_whole() {
+    let clock = Clock::new();
+    let mut app = app();
+    app.feed(Event::ApprovalRequested {
+        note: Some(NOTE.into()),
+        prefixes: vec!["python3 app.py".into()],
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        command: "python3 app.py --verbose".into(),
+    });
+    app.on_drawn(clock.at(0));
+    let shown: Vec<String> = rows(&app, 120, 40)
+        .into_iter()
+        .map(|r| r.replace('\u{a0}', " "))
+        .collect();
+    let at = shown
+        .iter()
+        .find(|r| r.contains("`python3"))
+        .unwrap_or_else(|| panic!("{shown:#?}"));
+    assert!(at.contains("`python3 app.py`"), "{shown:#?}");
 }

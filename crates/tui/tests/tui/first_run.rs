@@ -390,3 +390,34 @@ fn model_demo_typed_after_a_waiting_prompt_switches_and_the_prompt_comes_back_al
         vec![Effect::Send("why does /model demo fail".into())]
     );
 }
+
+/// `/status` on a session with no prompt offers no resume (the session is not kept on quitting),
+/// and the demo model costs nothing.
+#[test]
+fn status_of_an_empty_demo_session() {
+    let mut app = app();
+    let mut snap = snapshot_of(Vec::new(), "main", 0);
+    snap.status.model = Some("demo".into());
+    app.on_snapshot(snap);
+    let clock = Clock::new();
+    type_text(&mut app, "/status", clock.at(0));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), clock.at(10)),
+        vec![Effect::LoadStatusReport]
+    );
+    let entry: SessionEntry = serde_json::from_value(serde_json::json!({
+        "id": "0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41", "format": 2, "workspace": "/home/ada/project",
+        "created_at": null, "log_path": "/x/log.jsonl", "checkpoint_dir": "/x", "heads": 1, "turns": 0
+    }))
+    .unwrap();
+    app.on_status_report(&[entry]);
+    let screen = rows(&app, 120, 30).join("\n");
+    assert!(!screen.contains("retrace --session"), "{screen}");
+    for part in [
+        "nothing yet: a session left without a prompt is not kept",
+        "nothing: the demo model answers without a network",
+    ] {
+        assert!(screen.contains(part), "{part} missing:\n{screen}");
+    }
+    assert!(!screen.contains("no price"), "{screen}");
+}

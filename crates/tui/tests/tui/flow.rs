@@ -463,7 +463,7 @@ fn a_restore_says_what_it_skipped_and_when_nothing_changed() {
     assert_eq!(
         app.message(),
         Some(
-            "rewound to before turn 0: no file changed — 2 skipped (README.md: edited outside \
+            "nothing was restored: no file changed — 2 skipped (README.md: edited outside \
              Retrace; link/\\u{202e}gpj.exe: an unsafe path: outside the workspace or through a link)"
         )
     );
@@ -539,8 +539,10 @@ fn a_both_rewind_whose_files_were_refused_says_so() {
 }
 
 /// A restore, its undo and its redo each leave a line in the transcript that stays there: after
-/// the snapshot of the head the restore made (which no longer holds the turn the line followed),
-/// after the next prompt, and in the scrollback printed on quitting.
+/// the last item of the conversation it left, on the head it left selected (the restore's and
+/// the redo's on the head the restore made, the undo's at the end of the conversation it brought
+/// back), after the next prompt, and in the scrollback printed on quitting, in the order things
+/// happened.
 #[test]
 fn restores_undos_and_redos_stay_in_the_transcript() {
     let clock = Clock::new();
@@ -587,10 +589,26 @@ fn restores_undos_and_redos_stay_in_the_transcript() {
     let mut undone = result(RewindScope::Both, &["src/lib.rs"], &[]);
     undone.head_id = HeadId::main();
     undone.redo_available = true;
-    app.on_result(&undone);
+    // The line waits for the conversation the undo brings back (a new snapshot is asked for).
+    assert_eq!(app.on_result(&undone), vec![Effect::LoadSnapshot]);
     let mut snap = snapshot_of(items(), "main", 30);
     snap.status.model = Some("demo".into());
     app.on_snapshot(snap);
+    // On main: the undo's line ends the chat, after the turn it brought back; the restore's
+    // line, on the other head, is not among main's.
+    let printed: Vec<String> = conversation_rows(&app, 100)
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    let undid = printed
+        .iter()
+        .position(|r| r.contains("⎌ undid the last restore: 1 file written"))
+        .unwrap_or_else(|| panic!("{printed:#?}"));
+    assert!(
+        printed[undid + 1..].iter().all(|r| r.trim().is_empty()),
+        "{printed:#?}"
+    );
+    assert!(!printed.iter().any(|r| r.contains(line)), "{printed:#?}");
     type_text(&mut app, "/redo", clock.at(40));
     app.on_key(key(KeyCode::Enter), clock.at(50));
     app.on_result(&result(RewindScope::Both, &["src/lib.rs"], &[]));
@@ -608,12 +626,10 @@ fn restores_undos_and_redos_stay_in_the_transcript() {
             .position(|r| r.contains(what))
             .unwrap_or_else(|| panic!("{what}: {printed:#?}"))
     };
-    let (restored, undid, redid) = (
-        find(line),
-        find("⎌ undid the last restore: 1 file written"),
-        find("⎌ redid the restore: 1 file written"),
-    );
-    assert!(restored < undid && undid < redid, "{printed:#?}");
+    // Back on the restore's head: its line, then the redo's, after turn 0; the undo's is main's.
+    let (restored, redid) = (find(line), find("⎌ redid the restore: 1 file written"));
+    assert!(restored < redid, "{printed:#?}");
+    assert!(!printed.iter().any(|r| r.contains("⎌ undid")), "{printed:#?}");
     // The next prompt comes after them.
     app.feed(Event::TurnStarted {
         session_id: SessionId::new("0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41"),

@@ -309,3 +309,85 @@ fn the_deepseek_models_are_described_alike() {
     );
     assert_eq!(row("deepseek-reasoner"), row("deepseek-chat"));
 }
+
+/// The palette shows as many commands as fit above the input and counts those cut off, as the
+/// other boxes do: at 80×24 and 120×40 every one shows (8 did before, with no sign of the rest);
+/// on a lower terminal those below are counted.
+#[test]
+fn the_palette_shows_what_fits_and_counts_the_rest() {
+    let mut app = app();
+    press(&mut app, &[key(KeyCode::Char('/'))]);
+    for (w, h) in [(80, 24), (120, 40)] {
+        let all = rows(&app, w, h).join("\n");
+        assert!(!all.contains("more below"), "{all}");
+        for name in ["/rewind", "/status", "/help", "/quit"] {
+            assert!(all.contains(name), "{name} missing at {w}×{h}:\n{all}");
+        }
+    }
+    let low = rows(&app, 80, 16).join("\n");
+    assert!(low.contains("more below"), "{low}");
+    // On the last row: those above are counted.
+    press(&mut app, &[key(KeyCode::Up)]);
+    let low = rows(&app, 80, 16).join("\n");
+    assert!(low.contains("more above"), "{low}");
+}
+
+/// A message about what the input holds goes once the input changes: it would speak of other
+/// text.
+#[test]
+fn a_hint_about_the_input_goes_when_the_input_changes() {
+    let mut app = no_key_for_the_default();
+    let now = Clock::new().at(0);
+    type_text(&mut app, "explain main.py", now);
+    app.on_key(key(KeyCode::Enter), now);
+    // `/model demo` was typed in its place (the prompt held), and a model can answer now: the
+    // prompt comes back, said above the input.
+    press(&mut app, &[ctrl('u')]);
+    let mut snap = snapshot_of(Vec::new(), "main", 0);
+    snap.status.model = Some("demo".into());
+    app.on_status(&snap.status);
+    assert_eq!(app.input().text(), "explain main.py");
+    assert!(app.message().is_some_and(|m| m.contains("your prompt is back")));
+    // Cleared and something else typed: the message is gone.
+    press(&mut app, &[ctrl('u'), key(KeyCode::Char('x'))]);
+    assert_eq!(app.input().text(), "x");
+    assert_eq!(app.message(), None);
+}
+
+/// A long line wraps in the input box: Up and Down move between its rows (the readline keys still
+/// act on the whole line), and Up on the first row of an empty input still recalls the history.
+#[test]
+fn up_and_down_move_between_the_rows_of_a_wrapped_line() {
+    let mut app = app();
+    app.set_viewport(40, 24); // the box is 38 cells wide inside its borders
+    let now = Clock::new().at(0);
+    type_text(&mut app, "sent before", now);
+    press(&mut app, &[key(KeyCode::Enter)]);
+    let text: String = (0..=10).map(|i| format!("word{i:02} ")).collect();
+    type_text(&mut app, text.trim_end(), now);
+    let shown = rows(&app, 40, 24).join("\n");
+    assert!(shown.contains("word00 word01"), "the start shows:\n{shown}");
+    assert!(shown.contains("word10"), "{shown}");
+    // Rows of whole words: "word00 … word04 " (0..35), "word05 … word09 " (35..70), "word10".
+    // From the end (cell 6 of the last row), Up goes up a row at the same cell.
+    let end = app.input().cursor();
+    assert_eq!(end, 76);
+    press(&mut app, &[key(KeyCode::Up)]);
+    assert_eq!(app.input().cursor(), 41);
+    press(&mut app, &[key(KeyCode::Up)]);
+    assert_eq!(app.input().cursor(), 6);
+    // On the first row: no history for a typed line.
+    press(&mut app, &[key(KeyCode::Up)]);
+    assert_eq!(app.input().cursor(), 6);
+    assert!(app.input().text().starts_with("word00"));
+    press(&mut app, &[key(KeyCode::Down), key(KeyCode::Down)]);
+    assert_eq!(app.input().cursor(), end);
+    // Ctrl-A goes to the start of the whole line, Ctrl-E to its end.
+    press(&mut app, &[ctrl('a')]);
+    assert_eq!(app.input().cursor(), 0);
+    press(&mut app, &[ctrl('e')]);
+    assert_eq!(app.input().cursor(), end);
+    // Emptied, Up recalls what was sent.
+    press(&mut app, &[ctrl('u'), key(KeyCode::Up)]);
+    assert_eq!(app.input().text(), "sent before");
+}

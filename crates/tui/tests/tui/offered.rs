@@ -391,3 +391,59 @@ fn the_preview_says_what_the_picked_choice_does() {
         "{screen}"
     );
 }
+
+/// A code restore whose every file is already as it was says at once that nothing would change
+/// and what Enter does then (closes the preview, committing nothing); with a conflicted file
+/// kept, the same until overwriting it is picked.
+#[test]
+fn a_preview_with_nothing_to_change_says_so_at_once() {
+    let clock = Clock::new();
+    let mut app = app_with_turns();
+    open_menu(&mut app, &two_turns(), 0);
+    app.on_key(key(KeyCode::Char('3')), clock.at(0));
+    let mut p = plan(0, RewindScope::Code);
+    for f in &mut p.files {
+        f.action = FileAction::Unchanged;
+    }
+    app.on_plan(p);
+    let shown = rows(&app, 80, 24).join("\n");
+    assert!(
+        shown.contains("Nothing would change: every file is already as it was"),
+        "{shown}"
+    );
+    assert!(shown.contains("Enter close"), "{shown}");
+    assert_eq!(app.on_key(key(KeyCode::Enter), clock.at(1)), vec![]);
+    assert_eq!(app.screen(), Screen::Chat);
+    assert_eq!(
+        app.message(),
+        Some("nothing was restored: every file is already as it was")
+    );
+
+    // Conflicts: keeping them (the preselected choice) changes nothing here; overwriting does.
+    open_menu(&mut app, &two_turns(), 0);
+    app.on_key(key(KeyCode::Char('3')), clock.at(2));
+    let mut p = conflicted_plan();
+    for c in &mut p.choices {
+        for f in &mut c.files {
+            if c.on_conflict != OnConflict::Overwrite {
+                f.action = match f.action {
+                    FileAction::Write | FileAction::Delete => FileAction::Unchanged,
+                    other => other,
+                };
+            }
+        }
+    }
+    app.on_plan(p);
+    let shown = rows(&app, 80, 40).join("\n");
+    assert!(
+        shown.contains("Nothing would change: every file is already as it was or kept as it is"),
+        "{shown}"
+    );
+    app.on_key(key(KeyCode::Char('o')), clock.at(3));
+    let shown = rows(&app, 80, 40).join("\n");
+    assert!(!shown.contains("Nothing would change"), "{shown}");
+    assert!(matches!(
+        app.on_key(key(KeyCode::Enter), clock.at(4)).as_slice(),
+        [Effect::Commit(_)]
+    ));
+}

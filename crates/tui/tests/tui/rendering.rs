@@ -98,3 +98,46 @@ fn a_denied_command_says_so_plainly() {
     );
     assert!(screen.contains("⊘ cancelled: before it ran"), "{screen}");
 }
+
+/// An edit's row shows its changes, not a count of what it told the model ("(8 lines of
+/// output)" read as if editing printed something); a command's output is still counted.
+#[test]
+fn an_edit_counts_no_output() {
+    let mut app = app();
+    let edit = with_changes(
+        tool(
+            "e",
+            0,
+            "edit_file",
+            "Edited calc/ops.py",
+            ToolStatus::Ok,
+            "a\nb\nc\nd\ne\nf\ng\nh",
+        ),
+        vec![change(
+            retrace_protocol::ChangeAction::Modify,
+            "calc/ops.py",
+            "@@ -1 +1,2 @@\n a\n+b\n",
+        )],
+    );
+    let moved = with_changes(
+        tool(
+            "m",
+            0,
+            "move_file",
+            "Moved main.py → app.py",
+            ToolStatus::Ok,
+            "moved",
+        ),
+        vec![change(retrace_protocol::ChangeAction::Move, "app.py", "")],
+    );
+    let run = tool("r", 0, "bash", "Ran ls", ToolStatus::Ok, "one\ntwo");
+    app.on_snapshot(snapshot_of(
+        vec![prompt("p", 0, "go"), edit, moved, run],
+        "main",
+        1,
+    ));
+    let screen = rows(&app, 80, 24).join("\n");
+    assert!(screen.contains("Edited calc/ops.py +1 −0 ✓"), "{screen}");
+    assert!(screen.contains("(2 lines of output)"), "{screen}");
+    assert_eq!(screen.matches("of output").count(), 1, "{screen}");
+}

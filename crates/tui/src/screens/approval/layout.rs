@@ -87,8 +87,8 @@ pub(crate) fn approval_layout(
     }
     let session = match a.prefixes.first() {
         Some(p) => format!(
-            "\"For the session\": the exact command again, or (p) any simple command starting with `{}` (never one that chains, pipes or redirects).",
-            escape::line(p)
+            "\"For the session\": the exact command again, or (p) any simple command starting with {} (never one that chains, pipes or redirects).",
+            whole_code(&escape::line(p), width)
         ),
         None => "\"For the session\" allows this exact command again, no other.".to_string(),
     };
@@ -98,6 +98,18 @@ pub(crate) fn approval_layout(
     let box_h = want_h.min(h.saturating_sub(2)).max(1).min(h);
     let shown = usize::from(box_h.saturating_sub(2)).saturating_sub(1);
     (body, shown)
+}
+
+/// `words` as a code span (`` `npm test` ``) that rows break around, not inside, when it fits on
+/// one row of `width` cells: its spaces are no-break spaces (they show as spaces). A longer one
+/// keeps its spaces, to break where it must.
+fn whole_code(words: &str, width: usize) -> String {
+    let span = format!("`{words}`");
+    if UnicodeWidthStr::width(span.as_str()) <= width {
+        span.replace(' ', "\u{a0}")
+    } else {
+        span
+    }
 }
 
 /// The gap between two buttons on a row.

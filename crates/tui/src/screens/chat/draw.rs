@@ -129,7 +129,10 @@ fn tool_lines(call: &ToolCallItem, frame: usize, details: bool, t: Theme, out: &
     spans.extend([(" ".to_string(), t.text()), (mark, style)]);
     let lines = call.output.lines().count();
     match call.status {
+        // An edit's changes are its rows below: what it told the model is no output of its own
+        // (the page shows none either).
         _ if details || call.output.is_empty() => {}
+        ToolStatus::Ok | ToolStatus::Running if !call.changes.is_empty() => {}
         ToolStatus::Failed | ToolStatus::Denied | ToolStatus::Cancelled => {
             let said = retrace_protocol::words::tool_outcome(call.status, &call.output);
             if !said.is_empty() {
@@ -265,10 +268,16 @@ fn spinner_row(app: &App, t: Theme) -> Option<Line<'static>> {
         return None;
     }
     let frame = SPINNER[app.status().spinner % SPINNER.len()];
-    Some(Line::styled(
-        format!("  {frame} working… (Esc to cancel)"),
-        t.dim(),
-    ))
+    // What Esc does now: the chat's Esc clears a draft first, then removes a queued prompt, and
+    // only then cancels the turn.
+    let esc = if !app.input().is_empty() {
+        "Esc clears the input"
+    } else if app.queued().is_some() {
+        "Esc removes the queued prompt"
+    } else {
+        "Esc to cancel"
+    };
+    Some(Line::styled(format!("  {frame} working… ({esc})"), t.dim()))
 }
 
 /// Every row of the transcript at this width, laid out from nothing (what the kept layout must

@@ -1,74 +1,41 @@
-//! The input box under the chat: the keys it takes in its title, the text scrolled so that the
-//! cursor shows, and the cursor itself while the chat takes the keys.
+//! The input box under the chat: the keys it takes in its title, the text soft-wrapped into its
+//! width (`input::rows`: the readline keys still act on the logical line, Up/Down move between
+//! these rows), the box growing up to [`MAX_ROWS`] rows and then scrolled so that the cursor's
+//! row shows, and the cursor itself while the chat takes the keys.
 
 use ratatui::layout::{Position, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
-use unicode_width::UnicodeWidthStr;
 
 use crate::app::App;
-use crate::escape;
+use crate::input::rows::{self, Labels, Row};
 use crate::screens::Screen;
 use crate::view::wrap::fit;
 use crate::view::Theme;
 
-/// The input's lines. Escaping keeps every line break and adds none, so the escaped text has the
-/// lines of the raw one, each escaped on its own: only the lines that show are escaped (a
-/// megabyte typed costs a count of its line breaks per frame, not a copy; a paste of many lines
-/// is one fold, one character of the text shown).
-pub(crate) fn line_count(app: &App) -> usize {
-    app.input().shown().bytes().filter(|&b| b == b'\n').count() + 1
+/// The most rows the input box grows to; a longer text scrolls in it.
+pub(crate) const MAX_ROWS: usize = 6;
+
+/// The rows the input box takes in a terminal `width` cells wide (its borders left out): its text
+/// wrapped, at least 1 and at most [`MAX_ROWS`]. Only the rows up to that many are laid out (a
+/// megabyte typed costs no more than what shows; a paste of many lines is one fold).
+pub(crate) fn row_count(app: &App, width: u16) -> usize {
+    let labels = |c: char| app.input().fold_label(c);
+    let inner = usize::from(width.saturating_sub(2)).max(1);
+    rows::count_rows(app.input().shown(), inner, MAX_ROWS, &labels).max(1)
 }
 
-/// What a fold's marker shows, `None` for any other character.
-type Labels<'a> = &'a dyn Fn(char) -> Option<String>;
-
-/// The pieces of `line` as shown: its text escaped, each fold as its label (`true`).
-fn pieces(line: &str, labels: Labels) -> Vec<(String, bool)> {
-    let mut out = Vec::new();
-    let mut plain = String::new();
-    for c in line.chars() {
-        match labels(c) {
-            Some(label) => {
-                if !plain.is_empty() {
-                    out.push((escape::text(&std::mem::take(&mut plain)), false));
-                }
-                out.push((label, true));
-            }
-            None => plain.push(c),
-        }
-    }
-    if !plain.is_empty() || out.is_empty() {
-        out.push((escape::text(&plain), false));
-    }
-    out
-}
-
-/// `line` as shown, without its first `skip` characters (the paragraph clips what is too wide);
-/// folds in `fold`'s style.
-fn input_row(line: &str, skip: usize, labels: Labels, fold: Style) -> Line<'static> {
-    let mut skip = skip;
-    let mut spans = Vec::new();
-    for (mut text, is_fold) in pieces(line, labels) {
-        let n = text.chars().count();
-        if skip >= n {
-            skip -= n;
-            continue;
-        }
-        if skip > 0 {
-            if let Some((at, _)) = text.char_indices().nth(skip) {
-                text = text.split_off(at);
-            }
-            skip = 0;
-        }
-        spans.push(if is_fold {
-            Span::styled(text, fold)
-        } else {
-            Span::raw(text)
-        });
-    }
+/// Row `row` of `text` as drawn: its text escaped, each fold as its label in `fold`'s style.
+fn input_row(text: &str, row: Row, labels: Labels, fold: Style) -> Line<'static> {
+    let spans: Vec<Span<'static>> = rows::row_pieces(text, row, labels)
+        .into_iter()
+        .map(|(piece, is_fold)| match is_fold {
+            true => Span::styled(piece, fold),
+            false => Span::raw(piece),
+        })
+        .collect();
     Line::from(spans)
 }
 
@@ -112,8 +79,9 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
 }
 
 /// What the input box shows in `width`×`height` cells (both at least 1): the rows of `text`
-/// (each fold's marker shown as its label, in `fold`'s style), scrolled so that the cursor (a
-/// byte offset) shows, and the cursor's cell.
+/// wrapped at `width` (each fold's marker shown as its label, in `fold`'s style), from its first
+/// row while the cursor's row is among the first `height`, else ending at the cursor's row; and
+/// the cursor's cell. Only the lines around the cursor are laid out.
 fn input_view(
     text: &str,
     cursor: usize,
@@ -122,25 +90,42 @@ fn input_view(
     labels: Labels,
     fold: Style,
 ) -> (Vec<Line<'static>>, usize, usize) {
-    // The cursor's line and column, in the text as shown.
-    let before = text.get(..cursor).unwrap_or(text);
-    let cursor_line = before.bytes().filter(|&b| b == b'\n').count();
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let cursor_col: usize = pieces(&before[line_start..], labels)
+    let width = width.max(1);
+    let height = height.max(1);
+    let cursor = if text.is_char_boundary(cursor.min(text.len())) {
+        cursor.min(text.len())
+    } else {
+        text.len()
+    };
+    let (start, end) = rows::line_around(text, cursor);
+    let here = rows::rows_of(text, start, end, width, labels);
+    let (r, x) = rows::cursor_in(text, &here, cursor, labels);
+    // The rows before the cursor's, nearest first, as many as could show above it.
+    let mut above: Vec<Row> = here[..r].iter().rev().copied().collect();
+    let mut line_start = start;
+    while above.len() < height - 1 && line_start > 0 {
+        let (s, e) = rows::line_around(text, line_start - 1);
+        above.extend(rows::rows_of(text, s, e, width, labels).into_iter().rev());
+        line_start = s;
+    }
+    above.truncate(height - 1);
+    above.reverse();
+    let y = above.len();
+    let mut shown: Vec<Row> = above;
+    shown.extend(here[r..].iter().copied());
+    // From the text's first row: the rows after the cursor's fill the box.
+    let mut line_end = end;
+    while shown.len() < height && line_end < text.len() {
+        let (s, e) = rows::line_around(text, line_end + 1);
+        shown.extend(rows::rows_of(text, s, e, width, labels));
+        line_end = e;
+    }
+    shown.truncate(height);
+    let lines = shown
         .iter()
-        .map(|(p, _)| UnicodeWidthStr::width(p.as_str()))
-        .sum();
-    let first = (cursor_line + 1).saturating_sub(height);
-    let col_skip = (cursor_col + 1).saturating_sub(width);
-    let shown = text
-        .split('\n')
-        .skip(first)
-        .take(height)
-        .map(|l| input_row(l, col_skip, labels, fold))
+        .map(|&row| input_row(text, row, labels, fold))
         .collect();
-    let x = (cursor_col - col_skip).min(width.saturating_sub(1));
-    let y = (cursor_line - first).min(height.saturating_sub(1));
-    (shown, x, y)
+    (lines, x.min(width.saturating_sub(1)), y)
 }
 
 #[cfg(test)]

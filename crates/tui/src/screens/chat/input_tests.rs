@@ -1,33 +1,45 @@
-//! The input box escapes only the lines that show: it must show what escaping the whole text
-//! showed (the algorithm before, kept here as the reference).
+//! The input box wraps its text into its width and lays out only the lines around the cursor: it
+//! must show what laying out the whole text shows (the reference here), the window on it from its
+//! first row while the cursor's row is among the first ones, else ending at the cursor's row.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
-use unicode_width::UnicodeWidthStr;
 
-use super::input_view;
+use super::{input_row, input_view};
 use crate::escape;
+use crate::input::rows;
 
-/// The input box as it was drawn before: the whole text escaped and split at every frame.
+/// The whole text laid out, then the window taken on it.
 fn reference(text: &str, cursor: usize, width: usize, height: usize) -> (Vec<Line<'static>>, usize, usize) {
-    let lines: Vec<String> = escape::text(text).split('\n').map(str::to_string).collect();
-    let before = escape::text(&text[..cursor]);
-    let cursor_line = before.matches('\n').count();
-    let cursor_col = before.rsplit('\n').next().map_or(0, UnicodeWidthStr::width);
-    let first = (cursor_line + 1).saturating_sub(height);
-    let col_skip = (cursor_col + 1).saturating_sub(width);
-    let shown = lines
+    let none = |_: char| None;
+    let mut all = Vec::new();
+    let mut at = None;
+    let mut start = 0;
+    loop {
+        let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        let line = rows::rows_of(text, start, end, width, &none);
+        if (start..=end).contains(&cursor) && at.is_none() {
+            let (r, x) = rows::cursor_in(text, &line, cursor, &none);
+            at = Some((all.len() + r, x));
+        }
+        all.extend(line);
+        if end == text.len() {
+            break;
+        }
+        start = end + 1;
+    }
+    let (g, x) = at.unwrap();
+    let first = (g + 1).saturating_sub(height);
+    let shown = all
         .iter()
         .skip(first)
         .take(height)
-        .map(|l| Line::raw(l.chars().skip(col_skip).collect::<String>()))
+        .map(|&r| input_row(text, r, &none, Style::default()))
         .collect();
-    let x = (cursor_col - col_skip).min(width.saturating_sub(1));
-    let y = (cursor_line - first).min(height.saturating_sub(1));
-    (shown, x, y)
+    (shown, x.min(width - 1), g - first)
 }
 
 fn paint(lines: Vec<Line<'static>>, width: usize, height: usize) -> Buffer {
@@ -37,8 +49,20 @@ fn paint(lines: Vec<Line<'static>>, width: usize, height: usize) -> Buffer {
     buf
 }
 
+/// The rows of a painted buffer, as text.
+fn painted(buf: &Buffer) -> Vec<String> {
+    let area = buf.area;
+    (0..area.height)
+        .map(|y| {
+            (0..area.width)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect::<String>()
+        })
+        .collect()
+}
+
 #[test]
-fn shows_what_escaping_everything_showed() {
+fn shows_what_laying_out_everything_shows() {
     let long = "abcdefghij".repeat(30);
     let texts = [
         String::new(),
@@ -68,4 +92,43 @@ fn shows_what_escaping_everything_showed() {
             }
         }
     }
+}
+
+/// Text that fits shows as escaping it shows it, line for line.
+#[test]
+fn text_that_fits_shows_escaped() {
+    let text = "pasted \u{1b}[2J and \u{202e}rtl\n\tx 漢字";
+    let (lines, _, _) = input_view(text, 0, 60, 6, &|_| None, Style::default());
+    let want: Vec<String> = escape::text(text).split('\n').map(str::to_string).collect();
+    let got: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    assert_eq!(got, want);
+}
+
+/// A prompt longer than the box wraps: its start stays in sight (it used to scroll sideways).
+#[test]
+fn a_long_prompt_wraps_and_its_start_shows() {
+    let text: String = (0..=20).map(|i| format!("word{i:02} ")).collect::<String>();
+    let text = text.trim_end();
+    let (lines, x, y) = input_view(text, text.len(), 40, 6, &|_| None, Style::default());
+    let rows = painted(&paint(lines, 40, 6));
+    assert!(rows[0].starts_with("word00 word01"), "{rows:#?}");
+    assert!(rows.iter().any(|r| r.contains("word20")), "{rows:#?}");
+    // The cursor after "word20", on the last row of text.
+    let last = rows.iter().rposition(|r| !r.trim().is_empty()).unwrap();
+    assert_eq!((x, y), (rows[last].trim_end().chars().count(), last));
+}
+
+/// Wide characters take two cells: the cursor stands on the cell after them, and one that does
+/// not fit at a row's end starts the next row.
+#[test]
+fn the_cursor_counts_wide_characters_as_two_cells() {
+    let text = "漢字漢字漢";
+    // 5 cells: two wide characters a row, the fifth cell left empty.
+    let (lines, x, y) = input_view(text, text.len(), 5, 6, &|_| None, Style::default());
+    let rows: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    assert_eq!(rows, ["漢字", "漢字", "漢"]);
+    assert_eq!((x, y), (2, 2));
+    let before_third = text.char_indices().nth(2).unwrap().0;
+    let (_, x, y) = input_view(text, before_third, 5, 6, &|_| None, Style::default());
+    assert_eq!((x, y), (0, 1));
 }

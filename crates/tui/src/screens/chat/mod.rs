@@ -184,12 +184,13 @@ impl App {
                 self.input.history_next();
                 Vec::new()
             }
+            // Between the rows the input box shows (a long line wraps), as the box is wide.
             KeyCode::Up => {
-                self.input.up();
+                self.input.up_row(self.input_width());
                 Vec::new()
             }
             KeyCode::Down => {
-                self.input.down();
+                self.input.down_row(self.input_width());
                 Vec::new()
             }
             KeyCode::PageUp | KeyCode::PageDown => {
@@ -203,6 +204,11 @@ impl App {
                 Vec::new()
             }
         }
+    }
+
+    /// The input box's width inside its borders, as the view lays it out.
+    pub(crate) fn input_width(&self) -> usize {
+        usize::from(self.viewport.0.saturating_sub(2)).max(1)
     }
 
     fn quit(&mut self) -> Vec<Effect> {

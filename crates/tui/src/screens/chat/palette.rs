@@ -17,12 +17,9 @@ use crate::command::{self, COMMANDS};
 use crate::effect::Effect;
 use crate::escape;
 use crate::screens::Screen;
-use crate::view::boxed::row;
+use crate::view::boxed::{more_sign, row};
 use crate::view::wrap::fit;
 use crate::view::Theme;
-
-/// The most rows the palette shows at once (it scrolls to keep the selected one in view).
-const MAX_ROWS: usize = 8;
 
 /// The palette's own state (what it lists follows from the input).
 #[derive(Debug, Clone, Default)]
@@ -188,13 +185,15 @@ impl App {
     }
 }
 
-/// Draws the palette at the bottom of `area` (the rows above the input box), over what is there.
+/// Draws the palette at the bottom of `area` (the rows above the input box), over what is there:
+/// as many rows as fit, scrolled to keep the selected one in view, those cut off counted on its
+/// bottom border.
 pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
     let Some(listed) = app.palette() else {
         return;
     };
     let n = listed.rows.len();
-    let height = (n.min(MAX_ROWS) + 3).min(usize::from(area.height));
+    let height = (n + 3).min(usize::from(area.height));
     if height < 3 || area.width < 10 {
         return;
     }
@@ -211,15 +210,18 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
         (" Commands ", "↑↓ move · Tab complete · Enter run · Esc close")
     };
     let inner_w = usize::from(rect.width.saturating_sub(2));
-    let block = Block::default()
+    let list_h = height.saturating_sub(3);
+    let selected = app.chat.palette.selected.min(n - 1);
+    let first = (selected + 1).saturating_sub(list_h);
+    let mut block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.accent())
         .title(Line::styled(title, t.bold()));
+    if let Some(more) = more_sign(first, n.saturating_sub(first + list_h)) {
+        block = block.title_bottom(Line::styled(fit(&more, inner_w), t.dim()).right_aligned());
+    }
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
-    let list_h = usize::from(inner.height.saturating_sub(1));
-    let selected = app.chat.palette.selected.min(n - 1);
-    let first = (selected + 1).saturating_sub(list_h);
     let name_w = listed
         .rows
         .iter()

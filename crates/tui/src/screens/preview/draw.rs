@@ -27,17 +27,29 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, p: &Preview, t: Theme) -> Opti
         .map(|k| format!("{k}/"))
         .collect();
     // A revert's one file needs no cursor, and its history is where it came from; a rewind's
-    // footer drops the scroll keys to make room for the file keys.
+    // footer drops the scroll keys to make room for the file keys. When nothing would change,
+    // Enter closes.
+    let enter = if p.changes_nothing() {
+        "Enter close"
+    } else {
+        "Enter commit"
+    };
     let footer = match (plan.files.is_empty(), p.revert.is_some(), plan.choices.is_empty()) {
         (true, _, true) => "Enter/y confirm · ↑↓ scroll · Esc back".to_string(),
-        (true, _, false) => format!("{keys}Tab choose · Enter/y commit · ↑↓ scroll · Esc back"),
+        (true, _, false) => format!("{keys}Tab choose · {enter} · ↑↓ scroll · Esc back"),
+        (false, true, true) if p.changes_nothing() => {
+            "d diff · Enter close · ↑↓ scroll · Esc back".to_string()
+        }
         (false, true, true) => "d diff · Enter/y confirm · ↑↓ scroll · Esc back".to_string(),
-        (false, true, false) => format!("d diff · {keys}Tab choose · Enter/y commit · ↑↓ scroll · Esc back"),
+        (false, true, false) => format!("d diff · {keys}Tab choose · {enter} · ↑↓ scroll · Esc back"),
+        (false, false, true) if p.changes_nothing() => {
+            "n/p file · d diff · h history · Enter close · ↑↓ scroll · Esc back".to_string()
+        }
         (false, false, true) => {
             "n/p file · d diff · h history · Enter/y confirm · ↑↓ scroll · Esc back".to_string()
         }
         (false, false, false) => {
-            format!("n/p file · d diff · h history · {keys}Tab choose · Enter commit · Esc back")
+            format!("n/p file · d diff · h history · {keys}Tab choose · {enter} · Esc back")
         }
     };
     let title = match (&p.revert, plan.scope) {
@@ -78,6 +90,14 @@ pub(super) fn body(p: &Preview, width: usize, t: Theme) -> (Vec<Line<'static>>, 
         .flatten()
     {
         body.extend(wrap(&vec![(line, t.error())], width, 2));
+    }
+    // A plan that would change nothing says so before anything else, and what Enter does then.
+    if p.changes_nothing() {
+        let said = format!(
+            "Nothing would change: {} — Enter closes this preview, restoring nothing",
+            p.unchanged_files()
+        );
+        body.extend(wrap(&vec![(said, t.bold())], width, 2));
     }
     if plan.scope != RewindScope::Code {
         conversation(&mut body, plan, width, t);

@@ -21,8 +21,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use retrace_protocol::{
-    CommitRevert, Error, FileAction, OnConflict, PlanBlocker, PlanChoice, PlanDiff, PlanFile, PlanFileDiff,
-    RewindPlan,
+    words, CommitRevert, Error, FileAction, OnConflict, PlanBlocker, PlanChoice, PlanDiff, PlanFile,
+    PlanFileDiff, RewindPlan,
 };
 
 use crate::app::{App, Awaiting};
@@ -172,6 +172,20 @@ impl Preview {
             .filter(|c| c.path == file.path)
             .or_else(|| choice.files.iter().find(|c| c.path == file.path))
             .map_or(file.action, |c| c.action)
+    }
+
+    /// Whether committing with the applying choice would change nothing (a code restore whose
+    /// every file is already as it was, or kept): the preview says so at once, and Enter closes
+    /// it, committing nothing (the plan decides it: [`RewindPlan::changes_nothing`]).
+    pub fn changes_nothing(&self) -> bool {
+        self.unavailable().is_none() && self.plan.changes_nothing(self.on_conflict())
+    }
+
+    /// Why nothing would change, when [`Preview::changes_nothing`]: every file already as it
+    /// was, or kept.
+    pub fn unchanged_files(&self) -> &'static str {
+        let actions = self.plan.file_actions(self.on_conflict());
+        words::unchanged_files(actions.contains(&FileAction::Skip))
     }
 
     /// Picks the plan's choice `on_conflict`, when it offers it.
@@ -343,6 +357,11 @@ impl App {
             KeyCode::Tab => preview.cycle(false),
             KeyCode::BackTab => preview.cycle(true),
             KeyCode::Enter | KeyCode::Char('y') => {
+                if preview.changes_nothing() {
+                    self.message = Some(format!("nothing was restored: {}", preview.unchanged_files()));
+                    self.mode = Mode::Chat;
+                    return Vec::new();
+                }
                 if let Some(hint) = preview.refusal() {
                     preview.hint = Some(hint);
                     preview.list.scroll = 0;
