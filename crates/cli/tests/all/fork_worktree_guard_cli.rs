@@ -126,23 +126,27 @@ fn two_forks_into_one_directory_never_share_it() {
     for i in 0..300 {
         w.put(&format!("d/f{i}.txt"), b"x\n");
     }
-    let id = w.exec(None, "zero", turn_of(vec![write("a.txt", "a turn 0\n")]));
-    let dir = w.tmp.path().join("race");
-    let args = [
-        "fork",
-        "--session",
-        &id,
-        "--turn",
-        "0",
-        "--worktree",
-        dir.to_str().unwrap(),
-        "--json",
+    // Two sessions (a fork holds its source's lease: two forks of one session take turns).
+    let ids = [
+        w.exec(None, "zero", turn_of(vec![write("a.txt", "a turn 0\n")])),
+        w.exec(None, "zero again", turn_of(vec![write("b.txt", "b turn 0\n")])),
     ];
+    let dir = w.tmp.path().join("race");
     // Run them at once.
-    let mut spawned: Vec<_> = (0..2)
-        .map(|_| {
+    let mut spawned: Vec<_> = ids
+        .iter()
+        .map(|id| {
             w.command()
-                .args(args)
+                .args([
+                    "fork",
+                    "--session",
+                    id,
+                    "--turn",
+                    "0",
+                    "--worktree",
+                    dir.to_str().unwrap(),
+                    "--json",
+                ])
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
@@ -336,7 +340,7 @@ fn files_under(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
 }
 
 #[test]
-fn a_fork_reads_a_source_another_process_holds_and_writes_nothing_of_it() {
+fn a_fork_waits_for_no_writer_and_writes_nothing_of_the_source() {
     let w = World::new();
     w.put("a.txt", b"a\n");
     let model = w.script(turn_of(vec![write("a.txt", "a turn 0\n")]));
@@ -359,21 +363,43 @@ fn a_fork_reads_a_source_another_process_holds_and_writes_nothing_of_it() {
     let id = result["session_id"].as_str().unwrap().to_string();
     w.exec(Some(&id), "one", turn_of(vec![write("a.txt", "a1\n")]));
     let home = w.tmp.path().join("home");
-    let before = files_under(&home);
-    // Another process holds the session's writer lease (as a terminal UI or `serve` would).
+    // The lease file says who last held it: not part of what a fork must leave as it was.
+    let kept = |m: std::collections::BTreeMap<String, Vec<u8>>| -> std::collections::BTreeMap<_, _> {
+        m.into_iter().filter(|(k, _)| !k.ends_with(".lease")).collect()
+    };
+    let before = kept(files_under(&home));
+    // Another process holds the session's writer lease (as a terminal UI or `serve` would): it
+    // may run a turn while the files are copied, so the fork is refused, saying where to fork.
     let lease = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open(w.sessions_dir().join(format!("{id}.lease")))
         .unwrap();
     lease.lock().unwrap();
-    let model = w.script(turn_of(vec![write("a.txt", "no\n")]));
-    let (_, held) = w.code(&["exec", "--json", "--session", &id, "--model", &model, "two"], 1);
-    assert!(held.contains("held"), "{held}");
     let dir = w.tmp.path().join("fk");
+    let dir_arg = dir.display().to_string();
+    let (_, busy) = w.code(
+        &[
+            "fork",
+            "--session",
+            &id,
+            "--turn",
+            "1",
+            "--worktree",
+            &dir_arg,
+            "--json",
+        ],
+        1,
+    );
+    assert!(
+        busy.contains("open in another Retrace") && busy.contains("/fork --worktree"),
+        "{busy}"
+    );
+    assert!(!dir.exists(), "a refused fork made its directory");
+    lease.unlock().unwrap();
     new_session(&w, &id, &dir);
     assert_eq!(std::fs::read(dir.join("a.txt")).unwrap(), b"a\n");
-    let after: std::collections::BTreeMap<_, _> = files_under(&home)
+    let after: std::collections::BTreeMap<_, _> = kept(files_under(&home))
         .into_iter()
         .filter(|(k, _)| before.contains_key(k) || k.contains(&id))
         .collect();

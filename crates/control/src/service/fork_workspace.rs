@@ -8,6 +8,7 @@ use std::sync::Arc;
 use retrace_agent::Agent;
 use retrace_model::{open_model, ModelOptions};
 use retrace_protocol::{Error, ErrorCode, ErrorDetails, WorkspaceFork, WorkspaceForkRequest};
+use retrace_session::{Lease, SessionError};
 
 use super::{agents, blocking, Service};
 use crate::bus::EventBus;
@@ -54,6 +55,21 @@ impl Service {
         let given = workspace.map(canonical_workspace).transpose()?;
         let (data, opts, r) = (self.inner.data.clone(), self.inner.opts.clone(), req.clone());
         let answer = blocking("forking into a new workspace", move || {
+            // The source's writer lease, held while its files are read: a turn another process ran
+            // meanwhile would leave a copy matching no turn's start. Nothing of the source is
+            // written under it (the store and the log are opened for reading).
+            let _lease = match Lease::acquire(&data.sessions_dir(), &sid) {
+                Ok(l) => l,
+                Err(SessionError::Held { holder, .. }) => {
+                    return Err(coded(
+                        ErrorCode::Busy,
+                        format!(
+                            "session {sid} is open in another Retrace ({holder}), which may change its files while they are copied; fork it from there (`/fork --worktree DIR` in its terminal UI, or \"Fork into a new workspace\" on its page), or close it and try again"
+                        ),
+                    ))
+                }
+                Err(e) => return Err(e.into()),
+            };
             let (session, store) = open_for_reading(&data, &sid, false)?;
             let Some(root) = session.workspace().map(PathBuf::from) else {
                 return Ok(None);
