@@ -25,6 +25,7 @@ pub mod open;
 pub mod place;
 pub mod pool;
 pub mod relpath;
+pub mod remove_tree;
 
 pub use durable::{FaultInjector, Fs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE};
 pub use git::git_branch;
@@ -36,3 +37,4 @@ pub use nofollow::{
 pub use open::{kind_of, open_read, open_regular, open_regular_nofollow, read_regular, read_regular_string};
 pub use place::{place_dir, place_file, place_symlink};
 pub use relpath::{PathError, RelPath};
+pub use remove_tree::remove_tree_one_mount;

@@ -142,15 +142,15 @@ pub(crate) fn remove_made_dir(dir: &Path, git_worktree: bool, made: Option<&Made
             ),
         ));
     }
-    match admin {
-        Some(admin) => {
-            // `<repository>/.git/worktrees/<name>`: git run from the repository's `.git`, never
-            // from the worktree (which would be whatever repository `dir` belongs to now).
-            let common = admin.parent().and_then(Path::parent).unwrap_or(&admin);
-            git::remove_worktree(common, dir)?;
-        }
-        None => std::fs::remove_dir_all(dir)
-            .map_err(|e| coded(ErrorCode::Io, format!("cannot remove `{}`: {e}", dir.display())))?,
+    // Removed by Retrace itself, never leaving the file system `dir` is on (a mount made inside
+    // it meanwhile stops the removal before anything in it is touched) nor following a link.
+    retrace_fsutil::remove_tree_one_mount(dir)
+        .map_err(|e| coded(ErrorCode::Io, format!("cannot remove `{}`: {e}", dir.display())))?;
+    if let Some(admin) = admin {
+        // `<repository>/.git/worktrees/<name>`: git run from the repository's `.git`, never from
+        // the worktree, forgets the worktree whose directory is gone.
+        let common = admin.parent().and_then(Path::parent).unwrap_or(&admin);
+        git::prune_worktrees(common);
     }
     Ok(true)
 }
