@@ -25,6 +25,9 @@ pub enum McpError {
     /// It did not start (its handshake failed, it exited).
     #[error("the MCP server `{server}` did not start: {why}")]
     Start { server: String, why: String },
+    /// It did not start earlier in the session (`why`, reported then) and is not tried again.
+    #[error("{why}; it is not started again in this session")]
+    Unavailable { server: String, why: String },
     /// It did not start in time.
     #[error("the MCP server `{server}` did not start within {ms} ms (`startup_timeout_ms`){stderr}")]
     StartTimeout { server: String, ms: u64, stderr: String },

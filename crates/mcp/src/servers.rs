@@ -233,8 +233,16 @@ impl McpServers {
                 *state = State::Stopped;
             }
         }
-        if !matches!(state, State::Ready(_)) {
-            self.start(slot, state).await?;
+        match state {
+            // Reported when it failed; not tried again in this session.
+            State::Failed(why) => {
+                return Err(McpError::Unavailable {
+                    server: slot.name.clone(),
+                    why: why.clone(),
+                })
+            }
+            State::Idle | State::Stopped => self.start(slot, state).await?,
+            State::Ready(_) => {}
         }
         match state {
             State::Ready(conn) => Ok(conn),
@@ -281,6 +289,9 @@ impl McpServers {
         let mut out = Vec::new();
         for slot in self.slots.iter().filter(|s| s.config.is_enabled()) {
             let mut state = slot.state.lock().await;
+            if matches!(*state, State::Failed(_)) {
+                continue;
+            }
             let conn = match self.ready(slot, &mut state).await {
                 Ok(c) if c.resources => c,
                 Ok(_) => continue,

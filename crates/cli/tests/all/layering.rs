@@ -9,11 +9,7 @@ use serde_json::Value;
 fn layer(name: &str) -> Option<u8> {
     Some(match name {
         "retrace-protocol" | "retrace-fsutil" | "retrace-diff" => 0,
-        "retrace-checkpoint"
-        | "retrace-gitstore"
-        | "retrace-session"
-        | "retrace-tools"
-        | "retrace-model"
+        "retrace-checkpoint" | "retrace-gitstore" | "retrace-session" | "retrace-tools" | "retrace-model"
         | "retrace-mcp" => 1,
         "retrace-agent" => 2,
         // The web UI's files are a leaf (no dependencies) below the server that serves them.

@@ -11,15 +11,17 @@ use crate::support::{args, everything, rt, servers};
 
 /// The everything server listening on `port`.
 fn start_http(port: u16) -> Killed {
-    let child = Killed(Command::new("node")
-        .arg(everything())
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap());
+    let child = Killed(
+        Command::new("node")
+            .arg(everything())
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     for _ in 0..250 {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
             return child;
