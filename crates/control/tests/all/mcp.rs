@@ -114,3 +114,30 @@ fn approvals_are_asked_allowed_for_the_session_and_denied() {
     );
     assert!(results[3].1, "{:?}", results[3]);
 }
+
+#[test]
+fn a_session_lists_its_servers_and_gets_a_prompt() {
+    let w = World::with(None, |o| {
+        o.mcp_servers = BTreeMap::from([("everything".to_string(), everything())]);
+    });
+    let h = w.open();
+    let model = w.script(json!([{"content": "done"}]));
+    w.run(async {
+        h.set_model(model).await.unwrap();
+        let list = h.mcp_status().await.unwrap();
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].status, retrace_protocol::McpStatus::Ready);
+        assert!(list[0].tools.iter().any(|t| t.name == "echo" && t.read_only));
+        assert!(list[0].prompts.iter().any(|p| p.name == "simple-prompt"));
+        let text = h
+            .mcp_prompt("everything", "simple-prompt", serde_json::Map::new())
+            .await
+            .unwrap();
+        assert!(!text.is_empty());
+        let e = h
+            .mcp_prompt("nobody", "x", serde_json::Map::new())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, retrace_protocol::ErrorCode::NotFound, "{e:?}");
+    });
+}
