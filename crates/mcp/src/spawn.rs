@@ -29,6 +29,8 @@ pub(crate) struct ServerProcess {
     child: Option<Child>,
     group: Option<i32>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
+    /// Set once its stderr reached its end (everything it printed there is kept).
+    stderr_done: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl ServerProcess {
@@ -46,8 +48,10 @@ impl ServerProcess {
             r.push(g);
         }
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let stderr_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
         if let Some(mut err) = child.stderr.take() {
             let tail = stderr.clone();
+            let done = stderr_done.clone();
             let _ = std::thread::Builder::new()
                 .name("mcp-stderr".into())
                 .spawn(move || {
@@ -62,6 +66,7 @@ impl ServerProcess {
                             t.drain(..over);
                         }
                     }
+                    done.store(true, std::sync::atomic::Ordering::SeqCst);
                 });
         }
         let (stdout, stdin) = match (child.stdout.take(), child.stdin.take()) {
@@ -72,6 +77,7 @@ impl ServerProcess {
             child: Some(child),
             group,
             stderr,
+            stderr_done,
         };
         Ok((process, stdout, stdin))
     }
@@ -94,6 +100,13 @@ impl ServerProcess {
     /// The last lines it printed on stderr, on one line each, for an error message; empty when
     /// it printed nothing.
     pub(crate) fn stderr_tail(&self) -> String {
+        // A server that exited may still have its last words in the pipe: a moment for them.
+        for _ in 0..40 {
+            if self.stderr_done.load(std::sync::atomic::Ordering::SeqCst) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         let bytes: Vec<u8> = match self.stderr.lock() {
             Ok(t) => t.iter().copied().collect(),
             Err(_) => return String::new(),

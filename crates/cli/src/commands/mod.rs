@@ -111,12 +111,16 @@ impl Command {
         }
     }
 
-    /// Whether the command talks over sockets (to a model server, to browsers), where SIGPIPE
-    /// must stay ignored (`main`).
+    /// Whether the command talks over sockets or pipes (to a model server, to browsers, to MCP
+    /// servers, which may exit while it writes), where SIGPIPE must stay ignored (`main`).
     pub fn talks_over_sockets(&self) -> bool {
         matches!(
             self,
-            Command::Exec(_) | Command::Serve(_) | Command::Summarize(_) | Command::Compact(_)
+            Command::Exec(_)
+                | Command::Serve(_)
+                | Command::Summarize(_)
+                | Command::Compact(_)
+                | Command::Mcp(_)
         )
     }
 }
