@@ -108,3 +108,29 @@ fn the_palette_lists_the_servers_prompts_and_enter_puts_one_in_the_input() {
         }]
     );
 }
+
+#[test]
+fn an_mcp_call_is_approved_as_a_tool_for_the_session() {
+    use retrace_protocol::{Event, HeadId, SessionId};
+    let mut app = app();
+    app.feed(Event::TurnStarted {
+        session_id: SessionId::new("s"),
+        head_id: HeadId::main(),
+        turn: 0,
+        prompt: "write".into(),
+    });
+    app.feed(Event::ApprovalRequested {
+        note: Some("Retrace cannot take back what an MCP tool does outside the workspace".into()),
+        prefixes: Vec::new(),
+        call_id: "c1".into(),
+        tool: "mcp__fs__write_file".into(),
+        command: "mcp__fs__write_file {\"path\":\"a\"}".into(),
+    });
+    let screen = render(&app, 100, 24).to_string();
+    assert!(screen.contains("Run this MCP tool call?"), "{screen}");
+    assert!(
+        screen.contains("mcp__fs__write_file {\"path\":\"a\"}"),
+        "{screen}"
+    );
+    assert!(screen.contains("a this tool"), "{screen}");
+}
