@@ -85,6 +85,8 @@ pub struct Agent {
     pub(crate) counted: Option<Counted>,
     /// The session's MCP servers, when any is configured (SPEC §8.1).
     mcp: Option<std::sync::Arc<retrace_mcp::McpServers>>,
+    /// Whether the MCP tools' names were checked (and those that cannot be offered said).
+    mcp_names_checked: std::sync::atomic::AtomicBool,
     /// What the log says the server last counted, for the next turn: the messages before the
     /// answer, and the request's tokens ([`Agent::set_logged_count`]).
     logged_count: Option<(usize, u64)>,
@@ -115,6 +117,7 @@ impl Agent {
             counted: None,
             logged_count: None,
             mcp: None,
+            mcp_names_checked: std::sync::atomic::AtomicBool::new(false),
         }
     }
 

@@ -46,11 +46,27 @@ impl Agent {
         let Some(mcp) = &self.mcp else {
             return;
         };
-        for e in mcp.start_all().await {
+        let errors = mcp.start_all().await;
+        let fresh = !errors.is_empty()
+            || !self
+                .mcp_names_checked
+                .swap(true, std::sync::atomic::Ordering::SeqCst);
+        for e in errors {
             sink.event(Event::Notice {
                 message: format!("{e}; its tools are not offered in this session"),
                 retry: None,
             });
+        }
+        if fresh {
+            for t in mcp.tools().iter().filter(|t| !offerable(&t.qualified)) {
+                sink.event(Event::Notice {
+                    message: format!(
+                        "the MCP server `{}` has a tool whose name cannot be offered to the model (`{}`: a tool's name is at most 64 letters, digits, `_` and `-`); it is left out",
+                        t.server, t.qualified
+                    ),
+                    retry: None,
+                });
+            }
         }
     }
 
@@ -64,6 +80,7 @@ impl Agent {
             .tools()
             .into_iter()
             .filter(|t| !plan || t.read_only)
+            .filter(|t| offerable(&t.qualified))
             .map(|t| ToolSpec {
                 name: t.qualified,
                 description: format!("(MCP server `{}`) {}", t.server, t.description),
@@ -280,6 +297,14 @@ impl Agent {
     }
 }
 
+/// Whether a model API takes `name` as a tool's name (at most 64 of `A-Za-z0-9_-`).
+fn offerable(name: &str) -> bool {
+    name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
 /// The arguments as a JSON object (empty text is no arguments).
 fn parse_object(text: &str) -> Result<Map<String, Value>, String> {
     if text.trim().is_empty() {
@@ -297,5 +322,25 @@ fn one_line(name: &str, args: &Map<String, Value>) -> String {
     match args.is_empty() {
         true => name.to_string(),
         false => format!("{name} {}", Value::Object(args.clone())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_a_model_api_takes() {
+        assert!(offerable("mcp__everything__get-sum"));
+        assert!(!offerable("mcp__fs__read.file"));
+        assert!(!offerable(&format!("mcp__s__{}", "x".repeat(60))));
+    }
+
+    #[test]
+    fn arguments_are_an_object() {
+        assert_eq!(parse_object(" "), Ok(Map::new()));
+        assert!(parse_object("[1]").unwrap_err().contains("not a JSON object"));
+        assert!(parse_object("{").unwrap_err().contains("not valid JSON"));
+        assert_eq!(one_line("t", &Map::new()), "t");
     }
 }
