@@ -18,6 +18,8 @@ mod seam;
 pub use budget::{history_tokens, message_tokens, ContextBudget, PLAN_MODE_INSTRUCTION};
 pub use context::{system_prompt, INSTRUCTION_FILES, MAX_INSTRUCTIONS_BYTES};
 pub use history::well_formed;
+pub use retrace_mcp::{kill_running_servers, McpError, McpServers, TOOL_PREFIX as MCP_TOOL_PREFIX};
+pub use run::mcp::{mcp_side_effect_gap, LIST_RESOURCES, READ_RESOURCE};
 pub use run::{Agent, AgentConfig, TurnEnd, TurnReport};
 pub use seam::{
     ApprovalRequest, Approver, CaptureSeam, Captured, Compaction, DenyAll, SeamError, ShellChanges,

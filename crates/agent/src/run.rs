@@ -14,6 +14,7 @@ use crate::seam::{Approver, CaptureSeam, SeamError, ToolResult, TurnSink};
 use call::{unique_call_ids, Flow};
 
 mod call;
+pub mod mcp;
 
 /// How a turn runs.
 #[derive(Debug, Clone)]
@@ -33,6 +34,9 @@ pub struct AgentConfig {
     pub budget: ContextBudget,
     /// Plan mode: only the read tools are offered, and any other call is refused unrun.
     pub plan_mode: bool,
+    /// Whether the approver can ask anyone; `false` (a headless run): an MCP call its permission
+    /// says to ask about is refused, saying why.
+    pub can_ask: bool,
 }
 
 impl Default for AgentConfig {
@@ -45,6 +49,7 @@ impl Default for AgentConfig {
             system_prompt: None,
             budget: ContextBudget::default(),
             plan_mode: false,
+            can_ask: true,
         }
     }
 }
@@ -78,6 +83,10 @@ pub struct Agent {
     config: AgentConfig,
     /// The last request a server counted, for the size of the next one.
     pub(crate) counted: Option<Counted>,
+    /// The session's MCP servers, when any is configured (SPEC §8.1).
+    mcp: Option<std::sync::Arc<retrace_mcp::McpServers>>,
+    /// Whether the MCP tools' names were checked (and those that cannot be offered said).
+    mcp_names_checked: std::sync::atomic::AtomicBool,
     /// What the log says the server last counted, for the next turn: the messages before the
     /// answer, and the request's tokens ([`Agent::set_logged_count`]).
     logged_count: Option<(usize, u64)>,
@@ -107,6 +116,8 @@ impl Agent {
             config,
             counted: None,
             logged_count: None,
+            mcp: None,
+            mcp_names_checked: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -170,6 +181,7 @@ impl Agent {
                 description: s.description,
                 parameters: s.parameters,
             })
+            .chain(self.mcp_specs())
             .collect()
     }
 
@@ -224,6 +236,7 @@ impl Agent {
             }
         }
         let system = self.system();
+        self.start_mcp(sink).await;
         let tools = self.tool_specs();
         let fixed = fixed_tokens(&system, &tools);
         // Each at most once a turn: compaction for the budget, and compaction then a retry after

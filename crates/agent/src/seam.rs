@@ -59,8 +59,17 @@ pub trait CaptureSeam: Send {
         let _ = command;
         Ok(ShellChanges::default())
     }
+    /// A call whose effects are not known is about to run (an MCP tool the server does not mark
+    /// read-only): record `gap` ([`ShellCoverage::Gap`]), or (the git backend) take the snapshot
+    /// its changes will be found against ([`ShellCoverage::Tracked`], then
+    /// [`CaptureSeam::shell_done`]). The default records the gap through
+    /// [`CaptureSeam::shell_gap`].
+    fn side_effect(&mut self, gap: Gap) -> Result<ShellCoverage, SeamError> {
+        self.shell_gap(gap)?;
+        Ok(ShellCoverage::Gap)
+    }
     /// A tracked command's changes could not be captured: record `gap` (a `bash_side_effect`
-    /// gap) instead. The default records nothing.
+    /// or `mcp_side_effect` gap) instead. The default records nothing.
     fn shell_gap(&mut self, gap: Gap) -> Result<(), SeamError> {
         let _ = gap;
         Ok(())
@@ -146,6 +155,14 @@ impl ToolResult {
             gaps: Vec::new(),
             exit_code: None,
             duration_ms: None,
+        }
+    }
+
+    /// A call that succeeded, with the text the model gets.
+    pub fn success(content: impl Into<String>) -> ToolResult {
+        ToolResult {
+            content: content.into(),
+            ..ToolResult::not_ok(ToolStatus::Ok, "")
         }
     }
 

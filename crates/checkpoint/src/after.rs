@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use retrace_fsutil::RelPath;
-use retrace_protocol::{Gap, GapReason};
+use retrace_protocol::Gap;
 
 use crate::error::{CheckpointError, Result};
 use crate::fsio::image_of;
@@ -146,9 +146,7 @@ impl CheckpointStore {
             g.reason == gap.reason
                 && g.path == gap.path
                 && match (&g.detail, &gap.detail) {
-                    (Some(d), Some(line)) if gap.reason == GapReason::BashSideEffect => {
-                        d.lines().any(|l| l == line)
-                    }
+                    (Some(d), Some(line)) if gap.reason.is_side_effect() => d.lines().any(|l| l == line),
                     _ => true,
                 }
         })
@@ -173,7 +171,7 @@ impl CheckpointStore {
             return Ok(());
         };
         let line = match (&turn.gaps[i].detail, &gap.detail) {
-            (Some(d), Some(drop)) if gap.reason == GapReason::BashSideEffect => {
+            (Some(d), Some(drop)) if gap.reason.is_side_effect() => {
                 let rest: Vec<&str> = d.lines().filter(|l| l != drop).collect();
                 if rest.len() == d.lines().count() {
                     return Ok(());

@@ -2,7 +2,7 @@
 //! stored record into it, `to_record.rs` gives the stored form of a v3 turn).
 
 use retrace_fsutil::RelPath;
-use retrace_protocol::{Coverage, Gap, GapReason};
+use retrace_protocol::{Coverage, Gap};
 use time::OffsetDateTime;
 
 pub use crate::encoding::encode_inline;
@@ -316,7 +316,7 @@ pub(crate) fn add_gap(gaps: &mut Vec<Gap>, gap: Gap) -> Option<Gap> {
             gaps.push(gap.clone());
             Some(gap)
         }
-        Some(g) if gap.reason == GapReason::BashSideEffect => {
+        Some(g) if gap.reason.is_side_effect() => {
             let new = gap.detail?;
             match &mut g.detail {
                 Some(d) if d.lines().any(|l| l == new) => return None,

@@ -197,7 +197,7 @@ impl Sidecar {
                 t.entry_index(&rel).is_some()
                     || t.gaps.iter().any(|g| match g.path.as_deref() {
                         Some(p) => p == shown,
-                        None => g.reason == GapReason::BashSideEffect,
+                        None => g.reason.is_side_effect(),
                     })
             })
             .collect();

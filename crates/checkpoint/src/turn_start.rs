@@ -111,7 +111,7 @@ impl CheckpointStore {
                 continue;
             }
             let path = match g.reason {
-                GapReason::BashSideEffect => None,
+                GapReason::BashSideEffect | GapReason::McpSideEffect => None,
                 _ => g.path.clone(),
             };
             out.skipped.push(ForkSkipped {

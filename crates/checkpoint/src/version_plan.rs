@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use retrace_fsutil::RelPath;
-use retrace_protocol::GapReason;
 
 use crate::error::{CheckpointError, Result};
 use crate::forward::ForwardAt;
@@ -83,7 +82,7 @@ impl Sidecar {
                 t.entry_index(&rel).is_some()
                     || t.gaps.iter().any(|g| match g.path.as_deref() {
                         Some(p) => p == shown,
-                        None => g.reason == GapReason::BashSideEffect,
+                        None => g.reason.is_side_effect(),
                     })
             })
             .collect();

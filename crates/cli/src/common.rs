@@ -101,6 +101,10 @@ pub fn service_options(
         BashPolicy::Deny
     };
     opts.allow_git = cfg.permissions.git == Some(crate::config::GitSetting::Allow);
+    opts.mcp_servers = cfg.mcp_servers.clone();
+    opts.mcp = cfg.permissions.mcp.unwrap_or_default();
+    // Nobody is there to ask: an MCP call that would be asked about is refused, saying why.
+    opts.can_ask = false;
     opts.hidden_env = key_variables(cfg);
     opts.context_window = cfg.model.context_window;
     if let Some(c) = cfg.model.compact_at {

@@ -1,4 +1,5 @@
-//! `config.toml` (SPEC §10): `[model]`, `[checkpoints]`, `[permissions]`, `[prices."NAME"]`. Unknown keys are an error
+//! `config.toml` (SPEC §10): `[model]`, `[checkpoints]`, `[permissions]`, `[prices."NAME"]`,
+//! `[mcp_servers.NAME]` (SPEC §8.1). Unknown keys are an error
 //! naming the key; environment variables override the file.
 
 use std::path::{Path, PathBuf};
@@ -19,6 +20,9 @@ pub struct Config {
     /// `[prices."NAME"]`: what a model's tokens cost, by the model's name.
     #[serde(default)]
     pub prices: std::collections::BTreeMap<String, retrace_protocol::Price>,
+    /// `[mcp_servers.NAME]`: the MCP servers of every session, by name.
+    #[serde(default)]
+    pub mcp_servers: std::collections::BTreeMap<String, retrace_protocol::McpServerConfig>,
     /// Where the config file is (or would be): off limits to the tools, with its directory.
     #[serde(skip)]
     pub path: Option<PathBuf>,
@@ -100,6 +104,9 @@ pub struct PermissionsSection {
     pub bash: Option<BashSetting>,
     /// `allow` lets the tools read and write inside `.git/`; `deny` (the default) refuses it.
     pub git: Option<GitSetting>,
+    /// `ask` (the default), `allow` or `deny`: MCP tool calls, unless a server's config says
+    /// otherwise.
+    pub mcp: Option<retrace_protocol::McpPermission>,
 }
 
 /// Whether the tools may touch `.git/`.
@@ -254,6 +261,21 @@ pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<Config> {
             );
         }
     }
+    for (name, server) in &cfg.mcp_servers {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            || name.contains("__")
+        {
+            bail!(
+                "the config's `[mcp_servers.{name}]`: a server's name is made of letters, digits, `-` and `_` (no `__`), as its tools are offered as `mcp__NAME__TOOL`"
+            );
+        }
+        if let Some(why) = server.problem() {
+            bail!("the config's `[mcp_servers.{name}]` is not valid: {why}");
+        }
+    }
     cfg.path = found.map(|(p, _)| p);
     // Kept apart from the file's `[model]`: an endpoint and a key variable are used together only
     // when they come from the same place (`crate::model::model_spec`).
@@ -302,6 +324,29 @@ mod tests {
         .unwrap();
         assert_eq!(cfg.checkpoints.max_bytes, Some(ByteSize(1 << 30)));
         assert_eq!(cfg.permissions.bash, Some(BashSetting::Allow));
+    }
+
+    #[test]
+    fn mcp_servers_in_the_shape_codex_users_know() {
+        let cfg: Config = toml::from_str(
+            "[permissions]\nmcp = \"allow\"\n[mcp_servers.fs]\ncommand = \"npx\"\nargs = [\"-y\", \"x\"]\nenv = { A = \"1\" }\ncwd = \"sub\"\nstartup_timeout_ms = 500\npermission = \"ask\"\ntool_permissions = { write_file = \"deny\" }\n[mcp_servers.web]\nurl = \"http://localhost:1/mcp\"\nbearer_token_env = \"T\"\nenabled = false\ntool_timeout_ms = 9\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.permissions.mcp, Some(retrace_protocol::McpPermission::Allow));
+        let fs = &cfg.mcp_servers["fs"];
+        assert_eq!(fs.args, ["-y", "x"]);
+        assert_eq!(
+            fs.permission_of("write_file", retrace_protocol::McpPermission::Allow),
+            retrace_protocol::McpPermission::Deny
+        );
+        assert!(!cfg.mcp_servers["web"].is_enabled());
+        let err = toml::from_str::<Config>(
+            "[mcp_servers.x]
+comand = \"y\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("comand"), "{err}");
     }
 
     #[test]

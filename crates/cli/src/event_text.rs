@@ -168,12 +168,12 @@ impl Printer {
             Event::Error { message } => {
                 let _ = writeln!(err, "retrace: error: {}", shown_path(message));
             }
-            Event::ApprovalRequested { command, .. } => {
-                let _ = writeln!(
-                    err,
-                    "retrace: shell command needs approval: {}",
-                    shown_path(command)
-                );
+            Event::ApprovalRequested { tool, command, .. } => {
+                let what = match tool.as_str() {
+                    "bash" => "shell command",
+                    _ => "tool call",
+                };
+                let _ = writeln!(err, "retrace: {what} needs approval: {}", shown_path(command));
             }
             Event::Compacted {
                 head_id,

@@ -35,6 +35,7 @@ pub async fn cancel_on_signals(h: SessionHandle, what: &'static str) {
     }
     say("retrace: quitting now; the conversation is repaired at the next turn");
     retrace_control::kill_running_shells();
+    retrace_control::kill_running_mcp_servers();
     std::process::exit(130);
 }
 

@@ -304,6 +304,40 @@ impl SessionHandle {
         self.call(move |a| a.core().set_plan_mode(on)).await
     }
 
+    /// The session's MCP servers (SPEC §8.1), each started if it was not yet: status, tools and
+    /// prompts, as `retrace mcp list` shows them; empty when none is configured.
+    pub async fn mcp_status(&self) -> Result<Vec<retrace_protocol::McpServerStatus>, Error> {
+        let mcp = self.call(|a| Ok(a.mcp())).await?;
+        Ok(match mcp {
+            Some(m) => m.status().await,
+            None => Vec::new(),
+        })
+    }
+
+    /// The text of the prompt `name` of the MCP server `server` with `args` (its messages, one
+    /// after the other): what the terminal UI's `/SERVER:PROMPT` puts in the input.
+    pub async fn mcp_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        args: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<String, Error> {
+        let mcp = self.call(|a| Ok(a.mcp())).await?;
+        let Some(mcp) = mcp else {
+            return Err(Error::new(
+                retrace_protocol::ErrorCode::NotFound,
+                "no MCP server is configured (`[mcp_servers.NAME]` in the config)",
+            ));
+        };
+        mcp.get_prompt(server, name, args).await.map_err(|e| {
+            let code = match e {
+                retrace_agent::McpError::NoServer(_) => retrace_protocol::ErrorCode::NotFound,
+                _ => retrace_protocol::ErrorCode::Refused,
+            };
+            Error::new(code, e.to_string())
+        })
+    }
+
     /// The spec of the model the session runs with (a new session like it gets it too); `None`
     /// when it has none.
     pub(crate) async fn model_spec(&self) -> Result<Option<ModelSpec>, Error> {

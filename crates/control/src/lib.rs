@@ -55,6 +55,8 @@ pub use items::{Applied, ItemList};
 pub use options::{EnvLookup, ServiceOptions};
 pub use paths::DataRoot;
 pub use recorded_model::{reopen_recorded_model, ReopenedModel};
+/// Kills the process group of every MCP server running now: for a process about to exit at once.
+pub use retrace_agent::kill_running_servers as kill_running_mcp_servers;
 /// The git branch (or short detached commit) of the repository a workspace is in, read from its
 /// `.git` without running `git`: what the frontends show beside the workspace.
 pub use retrace_fsutil::git_branch;

@@ -4,7 +4,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use retrace_protocol::{BashPolicy, CheckpointBackend, ModelSpec, RetentionLimits};
+use std::collections::BTreeMap;
+
+use retrace_protocol::{
+    BashPolicy, CheckpointBackend, McpPermission, McpServerConfig, ModelSpec, RetentionLimits,
+};
 
 use crate::bus::EVENT_BUFFER;
 
@@ -47,6 +51,14 @@ pub struct ServiceOptions {
     /// The share of the window a request may reach before the conversation is compacted first
     /// (`[model] compact_at`, default 0.8).
     pub compact_at: f64,
+    /// The MCP servers of every session (`[mcp_servers.NAME]`, SPEC §8.1), by name.
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// `[permissions] mcp`: whether an MCP tool call runs, is asked about or is refused, unless its
+    /// server's config says otherwise.
+    pub mcp: McpPermission,
+    /// Whether anyone can answer an approval (a frontend that asks). `false` (a headless run):
+    /// an MCP call that would be asked about is refused, saying why.
+    pub can_ask: bool,
 }
 
 impl ServiceOptions {
@@ -66,6 +78,9 @@ impl ServiceOptions {
             hidden_env: Vec::new(),
             context_window: None,
             compact_at: retrace_model::DEFAULT_COMPACT_AT,
+            mcp_servers: BTreeMap::new(),
+            mcp: McpPermission::Ask,
+            can_ask: true,
         }
     }
 }

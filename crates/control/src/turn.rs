@@ -38,6 +38,10 @@ impl CaptureSeam for StoreSeam {
         lock(&self.core).shell_before(command).map_err(refuse)
     }
 
+    fn side_effect(&mut self, gap: retrace_protocol::Gap) -> Result<ShellCoverage, SeamError> {
+        lock(&self.core).side_effect_before(gap).map_err(refuse)
+    }
+
     fn shell_done(&mut self, command: &str) -> Result<ShellChanges, SeamError> {
         lock(&self.core).shell_after(command).map_err(refuse)
     }
@@ -125,7 +129,13 @@ impl Approver for SharedApprover {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, ApprovalDecision> {
         Box::pin(async move {
-            if self.shared.is_allowed(&req.command) {
+            // An MCP tool allowed for the session is allowed whatever its arguments.
+            let mcp = req.tool.starts_with(retrace_agent::MCP_TOOL_PREFIX);
+            let key = match mcp {
+                true => format!("{}\n", req.tool),
+                false => req.command.clone(),
+            };
+            if self.shared.is_allowed(&key) {
                 return ApprovalDecision::Session;
             }
             let note = approval_note(&req.tool);
@@ -154,7 +164,10 @@ impl Approver for SharedApprover {
             let decision = answer.decision;
             self.shared.drop_approval(&req.call_id);
             if decision == ApprovalDecision::Session {
-                self.shared.allow(&req.command, answer.prefix.as_deref());
+                match mcp {
+                    true => self.shared.allow(&key, None),
+                    false => self.shared.allow(&req.command, answer.prefix.as_deref()),
+                }
             }
             self.shared.bus.publish(Event::ApprovalResolved {
                 call_id: req.call_id,
@@ -167,6 +180,9 @@ impl Approver for SharedApprover {
 
 /// What running a call of `tool` means for taking changes back, said where it is approved.
 fn approval_note(tool: &str) -> Option<String> {
+    if tool.starts_with(retrace_agent::MCP_TOOL_PREFIX) {
+        return Some("Retrace cannot take back what an MCP tool does outside the workspace; in the snapshot backend its changes to files are not checkpointed either, and a restore will list this call as a gap. Answering `session` allows this tool, whatever its arguments, for the session.".to_string());
+    }
     (tool == "bash").then(|| {
         "Retrace cannot take back what a shell command changes: its changes to files are not checkpointed, and a restore will list this command as a gap.".to_string()
     })

@@ -34,6 +34,9 @@ impl Coverage {
 pub enum GapReason {
     /// A shell command ran; its effects are not tracked. `detail` holds the command line.
     BashSideEffect,
+    /// An MCP tool that the server does not mark read-only ran; its effects are not tracked.
+    /// `tool` is `mcp__SERVER__TOOL`, `detail` holds `SERVER/TOOL` (one line per tool).
+    McpSideEffect,
     /// The path was reached through a symlink inside the workspace.
     Symlink,
     /// The file has several hard links; restoring one name would not restore the others.
@@ -63,6 +66,7 @@ impl GapReason {
     pub fn as_str(&self) -> &str {
         match self {
             GapReason::BashSideEffect => "bash_side_effect",
+            GapReason::McpSideEffect => "mcp_side_effect",
             GapReason::Symlink => "symlink",
             GapReason::Hardlink => "hardlink",
             GapReason::Oversized => "oversized",
@@ -76,10 +80,17 @@ impl GapReason {
         }
     }
 
+    /// A call whose effects are not tracked (a shell command, an MCP tool): a gap without a
+    /// path, whose `detail` collects one line per call, that may have changed any file.
+    pub fn is_side_effect(&self) -> bool {
+        matches!(self, GapReason::BashSideEffect | GapReason::McpSideEffect)
+    }
+
     /// Parses a stored reason, mapping names older versions wrote (`expired_file_payload`).
     pub fn parse(s: &str) -> GapReason {
         match s {
             "bash_side_effect" => GapReason::BashSideEffect,
+            "mcp_side_effect" => GapReason::McpSideEffect,
             "symlink" => GapReason::Symlink,
             "hardlink" => GapReason::Hardlink,
             "oversized" => GapReason::Oversized,

@@ -20,6 +20,7 @@ pub mod fsck;
 pub mod history;
 pub mod ids;
 pub mod item;
+pub mod mcp;
 pub mod message;
 pub mod models;
 pub mod price;
@@ -46,6 +47,10 @@ pub use ids::{HeadId, MessageId, SessionId, MAIN_HEAD};
 pub use item::{
     ChangeAction, CheckpointItem, FileChange, Item, ItemBody, NoteItem, NoteKind, PendingApproval,
     SessionSnapshot, ToolCallItem, ToolRecord, ToolStatus, ITEM_DIFF_CAP, ITEM_OUTPUT_CAP,
+};
+pub use mcp::{
+    McpPermission, McpPromptInfo, McpServerConfig, McpServerStatus, McpStatus, McpToolInfo,
+    DEFAULT_MCP_STARTUP_TIMEOUT_MS, DEFAULT_MCP_TOOL_TIMEOUT_MS,
 };
 pub use message::{ChatMessage, Role, ToolCall};
 pub use models::{model_choices, ModelChoice};

@@ -58,7 +58,7 @@ pub fn conflict(c: &crate::Conflict) -> String {
 /// tracked", "a/b — reached through a link"; why alone when it names neither.
 pub fn gap_line(reason: &crate::GapReason, path: Option<&str>, detail: Option<&str>) -> String {
     let what = match reason {
-        crate::GapReason::BashSideEffect => detail.or(path),
+        r if r.is_side_effect() => detail.or(path),
         _ => path.or(detail),
     };
     match what {
@@ -175,6 +175,7 @@ pub fn gap(reason: &crate::GapReason) -> String {
     use crate::GapReason as G;
     match reason {
         G::BashSideEffect => "a shell command: what it did to files is not tracked",
+        G::McpSideEffect => "an MCP tool call: what it did is not tracked",
         G::Symlink => "reached through a link",
         G::Hardlink => "a file with several names (hard links)",
         G::Oversized => "too large to keep",

@@ -39,6 +39,7 @@ pub fn routes(registry: Arc<Registry>) -> Router {
         .route("/turns/{turn}/results", get(turn_results))
         .route("/history", get(file_history))
         .route("/heads", get(heads))
+        .route("/mcp", get(mcp_servers))
         .route("/events", get(events))
         .route("/messages", post(send))
         .route("/cancel", post(cancel))
@@ -203,6 +204,18 @@ async fn heads(State(r): Reg, Param(id): Param<String>) -> Answer<Vec<HeadEntry>
     Ok(Json(match r.get(&id).await {
         Ok(h) => h.heads().await?,
         Err(e) => r.read_held(&id, e, |rd| rd.heads()).await?,
+    }))
+}
+
+/// The session's MCP servers (started if they were not): status, tools, prompts. A session
+/// another process holds has none here (its servers are that process's).
+async fn mcp_servers(
+    State(r): Reg,
+    Param(id): Param<String>,
+) -> Answer<Vec<retrace_protocol::McpServerStatus>> {
+    Ok(Json(match r.get(&id).await {
+        Ok(h) => h.mcp_status().await?,
+        Err(e) => r.read_held(&id, e, |_| Ok(Vec::new())).await?,
     }))
 }
 

@@ -41,6 +41,18 @@ pub enum Command {
     New,
     /// `/status`: the session, its workspace, model, tokens, cost and log.
     Status,
+    /// `/mcp`: the MCP servers, their status, tools and prompts.
+    Mcp,
+    /// `/SERVER:PROMPT [args]`: an MCP server's prompt, put in the input. `args` are
+    /// `name=value` words.
+    McpPrompt {
+        /// The server.
+        server: String,
+        /// The prompt.
+        prompt: String,
+        /// The arguments, by name.
+        args: Vec<(String, String)>,
+    },
     /// `/help`.
     Help,
     /// `/quit` (alias `/exit`).
@@ -86,6 +98,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "/status",
         "session id, head, workspace, model, tokens and cost, log file",
+    ),
+    (
+        "/mcp",
+        "the MCP servers: status, tools (read-only marked), prompts (/SERVER:PROMPT)",
     ),
     ("/help", "keys and commands"),
     ("/quit", "leave (the session stays on disk)"),
@@ -156,10 +172,35 @@ pub fn parse(input: &str) -> Option<Command> {
             Some(_) => Command::Usage("/new"),
         },
         "status" => Command::Status,
+        "mcp" => Command::Mcp,
+        n if n.contains(':') => mcp_prompt(n, arg.as_deref().unwrap_or_default()),
         "help" | "?" => Command::Help,
         "quit" | "exit" | "q" => Command::Quit,
         other => Command::Unknown(other.to_string()),
     })
+}
+
+/// `/SERVER:PROMPT name=value …`.
+fn mcp_prompt(name: &str, args: &str) -> Command {
+    const USAGE: &str = "/SERVER:PROMPT [name=value …]";
+    let Some((server, prompt)) = name
+        .split_once(':')
+        .filter(|(s, p)| !s.is_empty() && !p.is_empty())
+    else {
+        return Command::Usage(USAGE);
+    };
+    let mut pairs = Vec::new();
+    for word in args.split_whitespace() {
+        match word.split_once('=') {
+            Some((k, v)) if !k.is_empty() => pairs.push((k.to_string(), v.to_string())),
+            _ => return Command::Usage(USAGE),
+        }
+    }
+    Command::McpPrompt {
+        server: server.to_string(),
+        prompt: prompt.to_string(),
+        args: pairs,
+    }
 }
 
 /// `/fork [--turn N] --worktree DIR`'s arguments (`DIR` is the rest of the line, spaces kept).
@@ -196,6 +237,19 @@ mod tests {
         assert_eq!(parse("hello"), None);
         assert_eq!(parse("/branch"), Some(Command::Heads));
         assert_eq!(parse("/redo"), Some(Command::Redo));
+        assert_eq!(parse("/mcp"), Some(Command::Mcp));
+        assert_eq!(
+            parse("/everything:args-prompt city=Paris state=x"),
+            Some(Command::McpPrompt {
+                server: "everything".into(),
+                prompt: "args-prompt".into(),
+                args: vec![("city".into(), "Paris".into()), ("state".into(), "x".into())],
+            })
+        );
+        assert_eq!(
+            parse("/x:y nope"),
+            Some(Command::Usage("/SERVER:PROMPT [name=value …]"))
+        );
         assert_eq!(
             parse(" /switch  my head "),
             Some(Command::Switch("my head".into()))

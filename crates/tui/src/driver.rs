@@ -44,6 +44,9 @@ enum Answer {
     PlanDiff(String, String, Result<PlanFileDiff, Error>),
     TurnResults(Result<TurnResults, Error>),
     History(Result<FileHistory, Error>),
+    /// The MCP servers, and whether `/mcp` asked (else the palette did).
+    Mcp(bool, Result<Vec<retrace_protocol::McpServerStatus>, Error>),
+    McpPrompt(Result<String, Error>),
 }
 
 /// A session opened from `/sessions` or `/new`, ready to take the current one's place.
@@ -324,6 +327,16 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
             app.on_file_history(h);
             Vec::new()
         }
+        Answer::Mcp(show, Ok(list)) => {
+            app.on_mcp(&list, show);
+            Vec::new()
+        }
+        // The palette asked quietly: it lists no prompt.
+        Answer::Mcp(false, Err(_)) => Vec::new(),
+        Answer::McpPrompt(Ok(text)) => {
+            app.on_mcp_prompt(&text);
+            Vec::new()
+        }
         Answer::Model(Ok(_)) => {
             app.say("model changed; it answers from the next turn");
             vec![Effect::LoadStatus]
@@ -341,6 +354,8 @@ fn on_answer(app: &mut App, answer: Answer) -> Vec<crate::effect::Effect> {
         | Answer::PlanMode(Err(e))
         | Answer::TurnResults(Err(e))
         | Answer::History(Err(e))
+        | Answer::Mcp(true, Err(e))
+        | Answer::McpPrompt(Err(e))
         | Answer::Opened(Err(e)) => {
             app.on_error(&e);
             Vec::new()
@@ -432,6 +447,18 @@ fn perform(handle: &SessionHandle, ctx: &Context, effect: Effect, tx: &mpsc::Unb
             let svc = ctx.service.clone();
             let workspace = h.workspace().to_path_buf();
             tokio::spawn(async move { tx.send(Answer::Sessions(svc.sessions(Some(&workspace)).await)) });
+        }
+        Effect::LoadMcp { show } => {
+            tokio::spawn(async move { tx.send(Answer::Mcp(show, h.mcp_status().await)) });
+        }
+        Effect::McpPrompt { server, prompt, args } => {
+            let args = args
+                .into_iter()
+                .map(|(k, v)| (k, serde_json::Value::String(v)))
+                .collect();
+            tokio::spawn(
+                async move { tx.send(Answer::McpPrompt(h.mcp_prompt(&server, &prompt, args).await)) },
+            );
         }
         Effect::LoadStatusReport => {
             let svc = ctx.service.clone();

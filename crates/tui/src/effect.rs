@@ -80,6 +80,21 @@ pub enum Effect {
     /// List the workspace's sessions for `/status` (it shows this one's log file); answer with
     /// `App::on_status_report`.
     LoadStatusReport,
+    /// The session's MCP servers (starting them), for `/mcp` (`show`) or the palette's prompts;
+    /// answer with `App::on_mcp`.
+    LoadMcp {
+        /// `/mcp` asked: the list goes into the transcript.
+        show: bool,
+    },
+    /// An MCP server's prompt with its arguments; answer with `App::on_mcp_prompt`.
+    McpPrompt {
+        /// The server.
+        server: String,
+        /// The prompt.
+        prompt: String,
+        /// The arguments, by name.
+        args: Vec<(String, String)>,
+    },
     /// Open this session in place of the current one (the model carried over); answer with
     /// `App::on_session_opened`.
     OpenSession(String),

@@ -39,6 +39,7 @@ pub mod error;
 pub mod escape;
 mod events;
 pub mod input;
+mod mcp;
 mod plan_mode;
 pub mod run;
 pub mod screens;

@@ -1,4 +1,4 @@
-// Shell commands waiting for the user's approval (`bash = "ask"`): asked below the transcript,
+// Shell commands and MCP tool calls waiting for the user's approval (`bash = "ask"`, `mcp = "ask"`): asked below the transcript,
 // answered from any page showing the session. The snapshot lists those pending; the events add
 // and resolve them.
 import { call, s } from "./api.js";
@@ -23,16 +23,23 @@ function approvalBlock(p) {
   a.append(el("div", null, `Run ${p.tool}: `, el("code", null, p.command)));
   if (p.note) a.append(el("div", "approval-note", `⚠ ${p.note}`));
   const prefixes = p.prefixes ?? [];
+  // An MCP tool (SPEC §8.1) is allowed for the session whole, whatever its arguments.
+  const tool = String(p.tool).startsWith("mcp__");
   a.append(
     el(
       "div",
       "approval-scope",
-      prefixes.length > 0
-        ? `"For the session": this exact command again, or any simple command starting with "${prefixes[0]}" (never one that chains, pipes or redirects).`
-        : `"For the session" allows this exact command again, no other.`,
+      tool
+        ? `"For the session" allows every call of ${p.tool}, with any input.`
+        : prefixes.length > 0
+          ? `"For the session": this exact command again, or any simple command starting with "${prefixes[0]}" (never one that chains, pipes or redirects).`
+          : `"For the session" allows this exact command again, no other.`,
     ),
   );
-  a.append(button("Allow once", () => answer("once")), button("Allow this command for the session", () => answer("session")));
+  a.append(
+    button("Allow once", () => answer("once")),
+    button(tool ? "Allow this tool for the session" : "Allow this command for the session", () => answer("session")),
+  );
   for (const prefix of prefixes.slice(0, 1)) {
     const b = button("", () => answer("session", prefix));
     b.append("Allow ", el("code", null, `${prefix} …`), " for the session");

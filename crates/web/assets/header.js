@@ -65,6 +65,39 @@ export function showStatus(status) {
 }
 
 /**
+ * Shows the session's MCP servers (`GET …/{id}/mcp`, SPEC §8.1) in the header: how many are
+ * ready, and in its title each server's status (or why it failed), its tools (the read-only ones
+ * marked) and prompts; hidden when none is configured.
+ */
+export function showMcp(servers) {
+  const list = Array.isArray(servers) ? servers : [];
+  ui.mcp.hidden = list.length === 0;
+  if (!list.length) return;
+  const ready = list.filter((x) => x.status === "ready").length;
+  const failed = list.some((x) => x.status === "failed");
+  ui.mcp.textContent = `MCP ${ready}/${list.length}`;
+  ui.mcp.classList.toggle("failed", failed);
+  ui.mcp.title = list
+    .map((x) => {
+      const head = `${x.server}: ${x.status}${x.error ? ` — ${x.error}` : ""}`;
+      const tools = (x.tools ?? []).map((t) => `  mcp__${x.server}__${t.name}${t.read_only ? " (read-only)" : ""}`);
+      const prompts = (x.prompts ?? []).map((p) => `  prompt ${p.name}`);
+      return [head, ...tools, ...prompts].join("\n");
+    })
+    .join("\n");
+}
+
+/** Reads the open session's MCP servers and shows them (a failure leaves the header as it is). */
+export async function loadMcp(id) {
+  try {
+    const servers = await call("GET", `${s(id)}/mcp`);
+    if (id === state.sid) showMcp(servers);
+  } catch {
+    // The header shows nothing of them: a tool call says what is wrong.
+  }
+}
+
+/**
  * A model as the phone's header names it, short: without its endpoint (" at URL"), its provider
  * ("deepseek:deepseek-chat" → "deepseek-chat") or a script's folder ("script:/tmp/s.json" →
  * "s.json"); "demo" as it is.

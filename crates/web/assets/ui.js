@@ -8,6 +8,7 @@ export const ui = {
   modelFace: $("model-face"),
   workspace: $("workspace"),
   branch: $("branch"),
+  mcp: $("mcp"),
   versionsClose: $("versions-close"),
   newSession: $("new-session"),
   versionsToggle: $("versions-toggle"),

@@ -14,7 +14,7 @@ import { showApprovals } from "./approvals.js";
 import { attempt, banner, errorText, hideBanner, say, showError } from "./banner.js";
 import { setHeld, setRunning, showPlan } from "./controls.js";
 import { readEntries } from "./entries.js";
-import { showStatus } from "./header.js";
+import { loadMcp, showStatus } from "./header.js";
 import { ItemList } from "./items.js";
 import { onEvent } from "./live.js";
 import { state } from "./state.js";
@@ -99,6 +99,7 @@ async function loadOnce() {
   const held = (seq) => seq != null && seq <= after;
   for (const [type, , data] of came.filter(([, seq]) => held(seq))) onEvent(type, data).catch(showError);
   showStatus(snap.status);
+  if (!holder) loadMcp(id);
   state.items = new ItemList(snap.items);
   renderItems(state.items.items());
   showApprovals(snap.pending_approvals);

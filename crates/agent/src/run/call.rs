@@ -29,6 +29,9 @@ impl Agent {
         let refuse = |status: ToolStatus, e: &dyn std::fmt::Display| {
             Flow::Done(ToolResult::not_ok(status, format!("error: {e}")))
         };
+        if self.is_mcp_call(&call.name) {
+            return self.execute_mcp(turn, call, seam, sink, approver, cancel).await;
+        }
         let Some(tool) = self.registry.get(&call.name) else {
             let offered: Vec<String> = self.tool_specs().into_iter().map(|s| s.name).collect();
             return fail(&format!(

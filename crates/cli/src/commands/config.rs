@@ -3,7 +3,9 @@
 
 use std::process::ExitCode;
 
-use retrace_protocol::{BashPolicy, ModelSpec, Price, Prices, RetentionLimits};
+use retrace_protocol::{
+    BashPolicy, McpPermission, McpServerConfig, ModelSpec, Price, Prices, RetentionLimits,
+};
 use serde_json::json;
 
 use super::args::ModelArgs;
@@ -106,7 +108,8 @@ fn show(cfg: &Config, model: &ModelArgs, json: bool) -> CmdResult {
                 "price": price,
                 "price_configured": price_configured,
             },
-            "permissions": {"bash": configured_bash, "headless_bash": headless_bash, "git": if opts.allow_git { "allow" } else { "deny" }},
+            "permissions": {"bash": configured_bash, "headless_bash": headless_bash, "git": if opts.allow_git { "allow" } else { "deny" }, "mcp": mcp_word(opts.mcp)},
+            "mcp_servers": cfg.mcp_servers.iter().map(|(name, c)| mcp_json(name, c)).collect::<Vec<_>>(),
             "checkpoints": {"max_turns": max_turns, "max_bytes": max_bytes, "max_file_bytes": max_file_bytes, "backend": backend.as_str()},
             "context": {"context_window": window, "context_window_configured": opts.context_window.is_some(), "compact_at": opts.compact_at},
         });
@@ -161,6 +164,13 @@ fn show(cfg: &Config, model: &ModelArgs, json: bool) -> CmdResult {
     println!("bash          {configured_bash} (headless exec: {headless_bash} unless --allow-bash)");
     println!("git           {}", if opts.allow_git { "allow" } else { "deny" });
     println!(
+        "mcp           {} (headless exec: what would be asked is refused)",
+        mcp_word(opts.mcp)
+    );
+    for (name, c) in &cfg.mcp_servers {
+        println!("  {}", mcp_line(name, c));
+    }
+    println!(
         "checkpoints   {max_turns} turns, {} in all, files up to {}",
         human_bytes(max_bytes),
         human_bytes(max_file_bytes)
@@ -168,6 +178,71 @@ fn show(cfg: &Config, model: &ModelArgs, json: bool) -> CmdResult {
     println!("backend       {backend} (new sessions; a session keeps its own)");
     println!("(`retrace config --example` prints a config file with every key explained)");
     Ok(ExitCode::SUCCESS)
+}
+
+/// A permission's word.
+fn mcp_word(p: McpPermission) -> &'static str {
+    match p {
+        McpPermission::Ask => "ask",
+        McpPermission::Allow => "allow",
+        McpPermission::Deny => "deny",
+    }
+}
+
+/// An MCP server's config as `--json` shows it: never a variable's value (only the names of
+/// `env` and of the token's variable).
+fn mcp_json(name: &str, c: &McpServerConfig) -> serde_json::Value {
+    json!({
+        "name": name,
+        "transport": if c.url.is_some() { "streamable_http" } else { "stdio" },
+        "command": c.command,
+        "args": c.args,
+        "cwd": c.cwd,
+        "env": c.env.keys().collect::<Vec<_>>(),
+        "url": c.url,
+        "bearer_token_env": c.bearer_token_env,
+        "enabled": c.is_enabled(),
+        "startup_timeout_ms": c.startup_timeout_ms.unwrap_or(retrace_protocol::DEFAULT_MCP_STARTUP_TIMEOUT_MS),
+        "tool_timeout_ms": c.tool_timeout_ms.unwrap_or(retrace_protocol::DEFAULT_MCP_TOOL_TIMEOUT_MS),
+        "permission": c.permission.map(mcp_word),
+        "tool_permissions": c.tool_permissions.iter().map(|(t, p)| (t.clone(), mcp_word(*p))).collect::<std::collections::BTreeMap<_, _>>(),
+    })
+}
+
+/// An MCP server's config on one line: what runs (or where it is), never a variable's value.
+fn mcp_line(name: &str, c: &McpServerConfig) -> String {
+    let what = match (&c.command, &c.url) {
+        (Some(cmd), _) => {
+            let mut w = std::iter::once(cmd.as_str())
+                .chain(c.args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" ");
+            if !c.env.is_empty() {
+                let names: Vec<&str> = c.env.keys().map(String::as_str).collect();
+                w.push_str(&format!(" (env: {})", names.join(", ")));
+            }
+            if let Some(d) = &c.cwd {
+                w.push_str(&format!(" in {}", d.display()));
+            }
+            w
+        }
+        (None, Some(url)) => match &c.bearer_token_env {
+            Some(var) => format!("{url} (token: ${var})"),
+            None => url.clone(),
+        },
+        (None, None) => String::new(),
+    };
+    let mut line = format!("{}: {}", shown_path(name), shown_path(&what));
+    if !c.is_enabled() {
+        line.push_str(" — disabled");
+    }
+    if let Some(p) = c.permission {
+        line.push_str(&format!(" — {}", mcp_word(p)));
+    }
+    for (t, p) in &c.tool_permissions {
+        line.push_str(&format!(", {} {}", shown_path(t), mcp_word(*p)));
+    }
+    line
 }
 
 /// A model's price in words, and where it comes from.

@@ -14,6 +14,7 @@ pub mod fork;
 pub mod fsck;
 pub mod heads;
 pub mod history;
+pub mod mcp;
 pub mod redo;
 pub mod revert;
 pub mod rewind;
@@ -49,6 +50,7 @@ pub enum Command {
     Switch(switch::SwitchArgs),
     Serve(serve::ServeArgs),
     Config(config::ConfigArgs),
+    Mcp(mcp::McpArgs),
     Demo(demo::DemoArgs),
 }
 
@@ -74,6 +76,7 @@ impl Command {
             Command::Switch(a) => switch::run(a),
             Command::Serve(a) => serve::run(a),
             Command::Config(a) => config::run(a),
+            Command::Mcp(a) => mcp::run(a),
             Command::Demo(a) => demo::run(a),
         }
     }
@@ -99,6 +102,7 @@ impl Command {
             Command::Heads(a) => a.json,
             Command::Switch(a) => a.json,
             Command::Config(a) => a.json,
+            Command::Mcp(a) => a.json(),
         };
         if json {
             JsonOut::Document
@@ -107,12 +111,16 @@ impl Command {
         }
     }
 
-    /// Whether the command talks over sockets (to a model server, to browsers), where SIGPIPE
-    /// must stay ignored (`main`).
+    /// Whether the command talks over sockets or pipes (to a model server, to browsers, to MCP
+    /// servers, which may exit while it writes), where SIGPIPE must stay ignored (`main`).
     pub fn talks_over_sockets(&self) -> bool {
         matches!(
             self,
-            Command::Exec(_) | Command::Serve(_) | Command::Summarize(_) | Command::Compact(_)
+            Command::Exec(_)
+                | Command::Serve(_)
+                | Command::Summarize(_)
+                | Command::Compact(_)
+                | Command::Mcp(_)
         )
     }
 }

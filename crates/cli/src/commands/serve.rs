@@ -72,6 +72,7 @@ pub fn run(a: ServeArgs) -> CmdResult {
         Some(BashSetting::Deny) => BashPolicy::Deny,
         Some(BashSetting::Ask) | None => BashPolicy::Ask,
     };
+    opts.can_ask = true;
     let resolver_cfg = cfg.clone();
     let resolve: retrace_server::ModelResolver = Arc::new(move |m: &str| {
         model_spec(&resolver_cfg, Some(m), None)

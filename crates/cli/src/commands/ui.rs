@@ -70,6 +70,7 @@ pub fn run(a: UiArgs) -> CmdResult {
         Some(BashSetting::Deny) => BashPolicy::Deny,
         Some(BashSetting::Ask) | None => BashPolicy::Ask,
     };
+    opts.can_ask = true;
     // A resumed session keeps its own model unless one is given.
     let own_model = a.session.resumes() && !a.model.given();
     with_service(opts, async |svc: &Service| {

@@ -9,9 +9,8 @@ use serde_json::Value;
 fn layer(name: &str) -> Option<u8> {
     Some(match name {
         "retrace-protocol" | "retrace-fsutil" | "retrace-diff" => 0,
-        "retrace-checkpoint" | "retrace-gitstore" | "retrace-session" | "retrace-tools" | "retrace-model" => {
-            1
-        }
+        "retrace-checkpoint" | "retrace-gitstore" | "retrace-session" | "retrace-tools" | "retrace-model"
+        | "retrace-mcp" => 1,
         "retrace-agent" => 2,
         // The web UI's files are a leaf (no dependencies) below the server that serves them.
         "retrace-control" | "retrace-web" => 3,

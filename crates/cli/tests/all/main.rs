@@ -25,6 +25,7 @@ mod layering;
 mod legacy_cli;
 mod log_damage_cli;
 mod long_cli;
+mod mcp_cli;
 mod model_cli;
 mod ownership_cli;
 mod redo_cli;

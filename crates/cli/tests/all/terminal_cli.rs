@@ -197,3 +197,37 @@ fn single_line_values_cannot_start_a_line_or_reorder_text() {
         }
     }
 }
+
+/// What an MCP server says (its stderr quoted in an error, the names and descriptions of its
+/// tools) is printed escaped by `retrace mcp list` and `retrace config`.
+#[test]
+fn mcp_list_escapes_what_a_server_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("ws")).unwrap();
+    let dir = tmp.path().join("xdg/retrace");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = format!(
+        "printf '{}evil\\n  same   x\\n' >&2; exit 1",
+        "\\033[2J\\033]0;pwned\\007"
+    );
+    std::fs::write(
+        dir.join("config.toml"),
+        format!(
+            "[mcp_servers.liar]\ncommand = \"sh\"\nargs = [\"-c\", {}]\n",
+            toml_string(&script)
+        ),
+    )
+    .unwrap();
+    let out = run(tmp.path(), &["mcp", "list"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("liar  failed"), "{text}");
+    assert!(text.contains("evil"), "the stderr is quoted: {text}");
+    assert_clean("mcp list", &out);
+    assert_clean("config", &run(tmp.path(), &["config"]));
+}
+
+/// `s` as a TOML basic string.
+fn toml_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap()
+}

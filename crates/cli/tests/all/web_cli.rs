@@ -40,9 +40,13 @@
 //!   changed without moving the transcript, the Versions drawer; on the phone the model shows whole
 //!   by its short name, and every button, link, select and summary shown measures at least 44 px.
 //!
+//! - chromium again (`mcp.mjs`): an MCP tool call asked about, allowed for the session (its second
+//!   call not asked), its result, and the header's MCP servers (the reference everything server,
+//!   installed by `npm ci` in `crates/mcp/tests/servers`).
+//!
 //! Each script starts through `launch.mjs` (its arguments, the browser, the pages' console and page
 //! errors, screenshots). Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/` (`NN-step.png` from chromium,
-//! `firefox.png`, `auto-compacted.png`, `rows-*.png`, `actions-*.png`, `history-*.png`, `ux-*.png`). Each needs `node`, its browser (`/usr/bin/chromium` or
+//! `firefox.png`, `auto-compacted.png`, `mcp.png`, `rows-*.png`, `actions-*.png`, `history-*.png`, `ux-*.png`). Each needs `node`, its browser (`/usr/bin/chromium` or
 //! `CHROMIUM`, `/usr/bin/firefox-esr` or `FIREFOX`) and `npm ci` run in the scripts' folder; when
 //! one is missing the test says so and passes, unless `CI` is set, where it fails.
 
@@ -460,4 +464,39 @@ fn the_web_ui_reads_like_a_days_work_at_desktop_and_phone_sizes_in_a_real_browse
     );
     assert_eq!(code, Some(0), "serve did not stop cleanly");
     assert!(shots_dir().join("ux-phone-versions.png").exists());
+}
+
+#[test]
+fn the_web_ui_asks_for_an_mcp_call_and_shows_the_servers_in_a_real_browser() {
+    if !can_run("browser", "CHROMIUM", "/usr/bin/chromium", "playwright-core") {
+        return;
+    }
+    let everything = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mcp/tests/servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        everything.exists(),
+        "the MCP test servers are not installed: run `npm ci` in crates/mcp/tests/servers (.ci/run does)"
+    );
+    let echo =
+        |id: &str, m: &str| json!({"id": id, "name": "mcp__everything__echo", "arguments": {"message": m}});
+    let serve = Serve::start_with_config(
+        json!([
+            {"content": "", "tool_calls": [echo("e1", "one"), echo("e2", "two")]},
+            {"content": "echoed"}
+        ]),
+        Some(&format!(
+            "[permissions]\nmcp = \"ask\"\n[mcp_servers.everything]\ncommand = \"node\"\nargs = [{}, \"stdio\"]\n",
+            serde_json::to_string(&everything.display().to_string()).unwrap()
+        )),
+    );
+    clear_shots(|n| n == "mcp.png");
+    let (status, code) = serve.run("mcp.mjs");
+    let status = status.expect("the MCP flow timed out");
+    assert!(
+        status.success(),
+        "the MCP flow failed ({status}); screenshot in {}",
+        shots_dir().display()
+    );
+    assert_eq!(code, Some(0), "serve did not stop cleanly");
+    assert!(shots_dir().join("mcp.png").exists());
 }

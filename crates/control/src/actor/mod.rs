@@ -45,6 +45,8 @@ pub(crate) struct Actor {
     core: Arc<Mutex<Core>>,
     shared: Arc<Shared>,
     agent: Option<Agent>,
+    /// The session's MCP servers (one set for the session, whichever model its agent has).
+    mcp: Option<Arc<retrace_agent::McpServers>>,
     model: Option<String>,
     /// The spec of the model in use (a new session like this one gets it too).
     spec: Option<ModelSpec>,
@@ -76,6 +78,7 @@ impl Actor {
             shared,
             model: agent.as_ref().map(Agent::model_name),
             spec: agent.as_ref().and(spec),
+            mcp: agent.as_ref().and_then(|a| a.mcp().cloned()),
             agent,
             factory,
             job: None,
@@ -215,11 +218,21 @@ impl Actor {
     /// Replaces the session's model (the next turn uses it).
     pub(crate) fn set_model(&mut self, spec: &ModelSpec) -> Result<()> {
         self.idle()?;
-        let agent = (self.factory)(spec)?;
+        let mut agent = (self.factory)(spec)?;
+        // The servers the session started stay: the new agent uses them.
+        match &self.mcp {
+            Some(mcp) => agent = agent.with_mcp(mcp.clone()),
+            None => self.mcp = agent.mcp().cloned(),
+        }
         self.model = Some(agent.model_name());
         self.spec = Some(spec.clone());
         self.agent = Some(agent);
         Ok(())
+    }
+
+    /// The session's MCP servers, if any is configured.
+    pub(crate) fn mcp(&self) -> Option<Arc<retrace_agent::McpServers>> {
+        self.mcp.clone()
     }
 
     /// What the session is doing.

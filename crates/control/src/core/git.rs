@@ -285,8 +285,15 @@ impl Core {
     /// A shell command is about to run: in the git backend, the snapshot its changes are found
     /// against; else the `bash_side_effect` gap.
     pub(crate) fn shell_before(&mut self, command: &str) -> Result<ShellCoverage> {
+        self.side_effect_before(super::seam::shell_gap(command))
+    }
+
+    /// A call whose effects are not known is about to run (a shell command, an MCP tool): in the
+    /// git backend, the snapshot its changes are found against (`gap` recorded until they are
+    /// captured); else `gap`.
+    pub(crate) fn side_effect_before(&mut self, gap: retrace_protocol::Gap) -> Result<ShellCoverage> {
         if self.git_ws.is_none() {
-            self.record_shell(command)?;
+            self.store.record_gap(gap)?;
             return Ok(ShellCoverage::Gap);
         }
         // What changed since the last look is not the command's (an edit tool's, the user's):
@@ -303,7 +310,6 @@ impl Core {
         }
         refreshed?;
         // Recorded as a gap until its changes are captured: a kill during it leaves the gap.
-        let gap = super::seam::shell_gap(command);
         let fresh = !self.store.has_gap(&gap);
         self.store.record_gap(gap.clone())?;
         if let Some(git) = self.git.as_mut() {

@@ -53,12 +53,6 @@ impl Core {
         Ok(())
     }
 
-    /// Records a shell command as a gap: what it changed is not captured.
-    pub(crate) fn record_shell(&mut self, command: &str) -> Result<()> {
-        self.store.record_gap(shell_gap(command))?;
-        Ok(())
-    }
-
     /// Appends a message of the turn to the log on `head`.
     pub(crate) fn append(&mut self, head: &HeadId, m: NewMessage) -> Result<()> {
         self.session.append(head, m)?;

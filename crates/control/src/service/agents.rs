@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use retrace_agent::{Agent, AgentConfig};
-use retrace_model::{open_model, ModelOptions};
+use retrace_agent::{Agent, AgentConfig, McpServers};
+use retrace_model::{open_model, ChatModel, ModelOptions};
 use retrace_protocol::{ErrorCode, ModelSpec, Provider};
 use retrace_tools::Workspace;
 
@@ -23,8 +23,38 @@ pub(super) fn factory(opts: &ServiceOptions, root: &Path) -> AgentFactory {
             // The key of a model set after opening (a resumed session's own) is hidden too.
             ws = ws.with_hidden_env(var);
         }
-        Ok(Agent::new(ws, model, agent_config(&opts, spec)))
+        Ok(agent(&opts, ws, model, spec))
     })
+}
+
+/// The agent of a session on `ws` with `model` (which `spec` names): the service's settings, and
+/// the MCP servers of the config (none started yet).
+pub(super) fn agent(
+    opts: &ServiceOptions,
+    ws: Workspace,
+    model: Box<dyn ChatModel>,
+    spec: &ModelSpec,
+) -> Agent {
+    let hidden = ws.hidden_env().to_vec();
+    let root = ws.root().to_path_buf();
+    let agent = Agent::new(ws, model, agent_config(opts, spec));
+    match opts.mcp_servers.is_empty() {
+        true => agent,
+        false => agent.with_mcp(Arc::new(mcp_servers(opts, &root, hidden))),
+    }
+}
+
+/// The MCP servers of a session on `root` (none started): their processes never see the
+/// variables `hidden` names (the API keys).
+pub(super) fn mcp_servers(opts: &ServiceOptions, root: &Path, hidden: Vec<String>) -> McpServers {
+    let env = opts.env.clone();
+    McpServers::new(
+        opts.mcp_servers.clone(),
+        root.to_path_buf(),
+        hidden,
+        Arc::new(move |k: &str| env(k)),
+        opts.mcp,
+    )
 }
 
 /// The tools' view of a session's workspace: the data root and the places `opts` names are off
@@ -56,6 +86,7 @@ pub(super) fn workspace_of(root: &Path, opts: &ServiceOptions) -> Result<Workspa
 pub(super) fn agent_config(opts: &ServiceOptions, spec: &ModelSpec) -> AgentConfig {
     AgentConfig {
         bash_policy: opts.bash,
+        can_ask: opts.can_ask,
         max_steps: opts.max_steps,
         budget: retrace_agent::ContextBudget {
             window: opts

@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use retrace_agent::Agent;
 use retrace_model::{open_model, ModelOptions};
 use retrace_protocol::{Error, ErrorCode, ErrorDetails, WorkspaceFork, WorkspaceForkRequest};
 use retrace_session::{Lease, SessionError};
@@ -156,10 +155,11 @@ impl Service {
         })
         .await?;
         let agent = match (model, &spec) {
-            (Some(m), Some(spec)) => Some(Agent::new(
+            (Some(m), Some(spec)) => Some(agents::agent(
+                &self.inner.opts,
                 agents::workspace_of(core.workspace(), &self.inner.opts)?,
                 m,
-                agents::agent_config(&self.inner.opts, spec),
+                spec,
             )),
             _ => None,
         };

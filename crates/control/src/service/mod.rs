@@ -100,6 +100,17 @@ impl Service {
         self.inner.data.root()
     }
 
+    /// The configured MCP servers of a session on `workspace`, each started now (and stopped
+    /// again before this returns) to list its tools: what `retrace mcp list` shows.
+    pub async fn mcp_status(
+        &self,
+        workspace: &Path,
+    ) -> std::result::Result<Vec<retrace_protocol::McpServerStatus>, Error> {
+        let ws = agents::workspace_of(workspace, &self.inner.opts)?;
+        let servers = agents::mcp_servers(&self.inner.opts, ws.root(), ws.hidden_env().to_vec());
+        Ok(servers.status().await)
+    }
+
     /// The sessions of `workspace` (found from the workspace or any directory under it; all
     /// sessions when `None`), newest first, then every old flat log (format 1, workspace unknown).
     /// Needs no lease; the directory is read on a blocking thread.
@@ -207,10 +218,11 @@ impl Service {
         })
         .await?;
         let agent = match (model, &spec) {
-            (Some(m), Some(spec)) => Some(Agent::new(
+            (Some(m), Some(spec)) => Some(agents::agent(
+                &self.inner.opts,
                 agents::workspace_of(core.workspace(), &self.inner.opts)?,
                 m,
-                agents::agent_config(&self.inner.opts, spec),
+                spec,
             )),
             _ => None,
         };

@@ -7,6 +7,7 @@ mod support;
 mod compaction;
 mod discard;
 mod items;
+mod mcp;
 mod plan_diffs;
 mod redo;
 mod rewind;

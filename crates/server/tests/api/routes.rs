@@ -51,6 +51,9 @@ async fn every_endpoint_answers_with_its_protocol_type() {
     let (s, h) = env.get(&format!("/api/sessions/{id}/heads")).await;
     assert_eq!(s, StatusCode::OK);
     assert_eq!(h[0]["id"], "main", "{h}");
+    let (s, m) = env.get(&format!("/api/sessions/{id}/mcp")).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(m, json!([]), "no MCP server is configured");
     let (s, r) = env.get(&format!("/api/sessions/{id}/turns/0/results")).await;
     assert_eq!(s, StatusCode::OK);
     assert_eq!(r["files"][0]["path"], "a.txt", "{r}");

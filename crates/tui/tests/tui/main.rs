@@ -12,6 +12,7 @@ mod history;
 mod input_keys;
 mod long_flow;
 mod long_sessions;
+mod mcp;
 mod offered;
 mod popups;
 mod preview_diffs;

@@ -30,7 +30,12 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, approvals: &Approvals, t: Them
         (0, Some(hint)) => format!("{hint}{waiting}"),
         (0, None) => {
             let p = if a.prefixes.is_empty() { "" } else { " · p prefix" };
-            format!("← → choose, Enter · y once · a this command{p} · n or Esc deny{waiting}")
+            let this = if a.tool.starts_with("mcp__") {
+                "this tool"
+            } else {
+                "this command"
+            };
+            format!("← → choose, Enter · y once · a {this}{p} · n or Esc deny{waiting}")
         }
         (_, Some(hint)) => format!(
             "{hint}: ↓ PgDn, {} more · n or Esc deny",
@@ -43,10 +48,15 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, approvals: &Approvals, t: Them
             )
         }
     };
+    let title = if a.tool.starts_with("mcp__") {
+        " Run this MCP tool call? "
+    } else {
+        " Run this shell command? "
+    };
     boxed(
         frame,
         area,
-        " Run this shell command? ",
+        title,
         body,
         Scroll::Told(approvals.scroll), // its keys use approval_layout, not the limit
         &footer,

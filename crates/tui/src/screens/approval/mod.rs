@@ -63,7 +63,11 @@ impl Approval {
             Choice {
                 decision: ApprovalDecision::Session,
                 prefix: None,
-                label: "Allow this exact command for the session".into(),
+                label: if self.tool.starts_with("mcp__") {
+                    "Allow this tool for the session (any input)".into()
+                } else {
+                    "Allow this exact command for the session".into()
+                },
                 key: 'a',
             },
         ];

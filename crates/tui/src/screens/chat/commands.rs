@@ -167,6 +167,18 @@ impl App {
                 Vec::new()
             }
             Command::Status => vec![Effect::LoadStatusReport],
+            Command::Mcp => {
+                self.message = Some("asking the MCP servers…".to_string());
+                vec![Effect::LoadMcp { show: true }]
+            }
+            Command::McpPrompt { server, prompt, args } => {
+                self.message = Some(format!(
+                    "getting the prompt {}:{}…",
+                    escape::line(&server),
+                    escape::line(&prompt)
+                ));
+                vec![Effect::McpPrompt { server, prompt, args }]
+            }
             Command::Quit => self.quit(),
             Command::Fork(name) => self.open_picker(Purpose::Fork(name)),
             Command::ForkWorkspace { turn: None, dir } => self.open_picker(Purpose::ForkWorkspace(dir)),

@@ -88,14 +88,14 @@ fn checkpoint_line(turn: u64, c: &CheckpointItem, t: Theme) -> (Spans, usize) {
     let mut spans = vec![(text, t.dim())];
     if !c.gaps.is_empty() || c.coverage == Coverage::Partial {
         let shell = c.gaps.iter().any(|g| g.reason == GapReason::BashSideEffect);
-        let other = c
-            .gaps
-            .iter()
-            .filter(|g| g.reason != GapReason::BashSideEffect)
-            .count();
+        let mcp = c.gaps.iter().any(|g| g.reason == GapReason::McpSideEffect);
+        let other = c.gaps.iter().filter(|g| !g.reason.is_side_effect()).count();
         let mut parts = Vec::new();
         if shell {
             parts.push("shell not tracked".to_string());
+        }
+        if mcp {
+            parts.push("MCP calls not tracked".to_string());
         }
         if other > 0 {
             parts.push(format!(

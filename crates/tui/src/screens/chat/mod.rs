@@ -53,6 +53,10 @@ pub(crate) struct Chat {
     pub(crate) configured_model: Option<ModelSpec>,
     /// The prompt to send when the running turn ends.
     pub(crate) queued: Option<Draft>,
+    /// The MCP servers' prompts the palette lists (`/SERVER:PROMPT` and what it is for).
+    pub(crate) mcp_prompts: Vec<(String, String)>,
+    /// Whether they were asked for (at the palette's first showing).
+    pub(crate) mcp_asked: bool,
 }
 
 impl Chat {
@@ -88,7 +92,12 @@ impl App {
             self.chat.last_ctrl_c = None;
         }
         let before = self.input.revision();
-        let effects = self.chat_key_at(key, now, last_esc, last_ctrl_c);
+        let mut effects = self.chat_key_at(key, now, last_esc, last_ctrl_c);
+        // The palette's first showing asks for the MCP servers' prompts (starting the servers).
+        if !self.chat.mcp_asked && self.input.shown().starts_with('/') {
+            self.chat.mcp_asked = true;
+            effects.push(Effect::LoadMcp { show: false });
+        }
         // The palette filters again from its first row whenever the text changes, and opens
         // again once the input is emptied.
         if self.input.revision() != before {

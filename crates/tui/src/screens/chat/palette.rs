@@ -37,6 +37,8 @@ pub(crate) enum Row {
     Command(&'static str, &'static str),
     /// A model to choose.
     Model(ModelChoice),
+    /// An MCP server's prompt: `/SERVER:PROMPT` and what it is for.
+    Prompt(String, String),
 }
 
 /// What the palette lists now.
@@ -86,10 +88,17 @@ impl App {
         let typed = self.input.shown().strip_prefix('/')?;
         let listed = match typed.split_once(char::is_whitespace) {
             None if typed.contains(['/', '.']) => return None, // a path, not a command
-            None => Listed {
-                models: false,
-                rows: commands(typed),
-            },
+            None => {
+                let mut rows = commands(typed);
+                rows.extend(
+                    self.chat
+                        .mcp_prompts
+                        .iter()
+                        .filter(|(name, _)| name[1..].contains(typed))
+                        .map(|(name, about)| Row::Prompt(name.clone(), about.clone())),
+                );
+                Listed { models: false, rows }
+            }
             Some(("model", arg)) if !arg.trim_start().contains(char::is_whitespace) => {
                 let arg = arg.trim_start().to_lowercase();
                 let rows = self
@@ -138,6 +147,7 @@ impl App {
                 Some(_) => self.input.set(&format!("/model {}", m.value)),
                 None => self.input.set("/model script:"),
             },
+            Row::Prompt(name, _) => self.input.set(&format!("{name} ")),
         }
         self.chat.palette.selected = 0;
     }
@@ -165,6 +175,10 @@ impl App {
             }
             Row::Command(usage, _) => {
                 self.input.set(command::name(usage));
+                self.submit()
+            }
+            Row::Prompt(name, _) => {
+                self.input.set(&name);
                 self.submit()
             }
             Row::Model(ModelChoice { spec: Some(spec), .. }) => {
@@ -228,6 +242,7 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
         .map(|r| match r {
             Row::Command(u, _) => u.chars().count(),
             Row::Model(m) => m.value.chars().count(),
+            Row::Prompt(n, _) => n.chars().count(),
         })
         .max()
         .unwrap_or(0)
@@ -241,6 +256,7 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
         .map(|(i, r)| {
             let (name, about) = match r {
                 Row::Command(u, d) => (u.to_string(), d.to_string()),
+                Row::Prompt(n, d) => (escape::line(n), escape::first_line(d, 200)),
                 Row::Model(m) => {
                     let current = app.status().model.as_deref() == Some(m.value.as_str());
                     let note = if current {

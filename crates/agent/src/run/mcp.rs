@@ -1,0 +1,346 @@
+//! The MCP tools of a turn (SPEC §8.1): offered as `mcp__SERVER__TOOL` beside the resource tools,
+//! and one call of them: plan mode, the permission and its approval, the capture seam around a
+//! call the server does not mark read-only (a gap, or the git backend's snapshots), the result.
+
+use std::sync::Arc;
+
+use retrace_mcp::{McpServers, McpTool, TOOL_PREFIX};
+use retrace_model::{CancellationToken, ToolCall, ToolSpec};
+use retrace_protocol::{ApprovalDecision, Event, Gap, GapReason, McpPermission, ToolStatus};
+use serde_json::{json, Map, Value};
+
+use super::call::Flow;
+use super::Agent;
+use crate::seam::{ApprovalRequest, Approver, CaptureSeam, SeamError, ShellCoverage, ToolResult, TurnSink};
+
+/// The tool that lists the servers' resources.
+pub const LIST_RESOURCES: &str = "list_mcp_resources";
+/// The tool that reads one resource.
+pub const READ_RESOURCE: &str = "read_mcp_resource";
+
+/// The `mcp_side_effect` gap of a call of `tool`: what it did is not tracked.
+pub fn mcp_side_effect_gap(tool: &McpTool) -> Gap {
+    Gap {
+        reason: GapReason::McpSideEffect,
+        tool: Some(tool.qualified.clone()),
+        path: None,
+        detail: Some(format!("{}/{}", tool.server, tool.tool)),
+    }
+}
+
+impl Agent {
+    /// Gives the agent the MCP servers of its session (none are started yet).
+    pub fn with_mcp(mut self, servers: Arc<McpServers>) -> Agent {
+        self.mcp = (!servers.is_empty()).then_some(servers);
+        self
+    }
+
+    /// The MCP servers of the session, if any are configured.
+    pub fn mcp(&self) -> Option<&Arc<McpServers>> {
+        self.mcp.as_ref()
+    }
+
+    /// Starts the servers not started yet (the first turn that needs them), telling the sink
+    /// about each that did not start (once: it is not tried again).
+    pub(super) async fn start_mcp(&self, sink: &mut dyn TurnSink) {
+        let Some(mcp) = &self.mcp else {
+            return;
+        };
+        let errors = mcp.start_all().await;
+        let fresh = !errors.is_empty()
+            || !self
+                .mcp_names_checked
+                .swap(true, std::sync::atomic::Ordering::SeqCst);
+        for e in errors {
+            sink.event(Event::Notice {
+                message: format!("{e}; its tools are not offered in this session"),
+                retry: None,
+            });
+        }
+        if fresh {
+            for t in mcp.tools().iter().filter(|t| !offerable(&t.qualified)) {
+                sink.event(Event::Notice {
+                    message: format!(
+                        "the MCP server `{}` has a tool whose name cannot be offered to the model (`{}`: a tool's name is at most 64 letters, digits, `_` and `-`); it is left out",
+                        t.server, t.qualified
+                    ),
+                    retry: None,
+                });
+            }
+        }
+    }
+
+    /// The MCP tools offered now (in plan mode only the read-only ones), and the resource tools.
+    pub(super) fn mcp_specs(&self) -> Vec<ToolSpec> {
+        let Some(mcp) = &self.mcp else {
+            return Vec::new();
+        };
+        let plan = self.config.plan_mode;
+        let mut specs: Vec<ToolSpec> = mcp
+            .tools()
+            .into_iter()
+            .filter(|t| !plan || t.read_only)
+            .filter(|t| offerable(&t.qualified))
+            .map(|t| ToolSpec {
+                name: t.qualified,
+                description: format!("(MCP server `{}`) {}", t.server, t.description),
+                parameters: t.schema,
+            })
+            .collect();
+        specs.push(ToolSpec {
+            name: LIST_RESOURCES.to_string(),
+            description: "List the resources of the MCP servers: one line each, `SERVER: URI (name)`."
+                .to_string(),
+            parameters: json!({"type": "object", "properties": {}}),
+        });
+        specs.push(ToolSpec {
+            name: READ_RESOURCE.to_string(),
+            description: "Read one resource of an MCP server, by the server's name and the resource's URI (from list_mcp_resources).".to_string(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "server": {"type": "string", "description": "the MCP server's name"},
+                    "uri": {"type": "string", "description": "the resource's URI"}
+                },
+                "required": ["server", "uri"]
+            }),
+        });
+        specs
+    }
+
+    /// Whether `name` is an MCP tool or a resource tool of this agent.
+    pub(super) fn is_mcp_call(&self, name: &str) -> bool {
+        self.mcp.is_some()
+            && (name.starts_with(TOOL_PREFIX) || name == LIST_RESOURCES || name == READ_RESOURCE)
+    }
+
+    /// Runs one call of an MCP tool or a resource tool.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn execute_mcp(
+        &self,
+        turn: u64,
+        call: &ToolCall,
+        seam: &mut dyn CaptureSeam,
+        sink: &mut dyn TurnSink,
+        approver: &dyn Approver,
+        cancel: &CancellationToken,
+    ) -> Flow {
+        let fail = |status: ToolStatus, e: &dyn std::fmt::Display| {
+            Flow::Done(ToolResult::not_ok(status, format!("error: {e}")))
+        };
+        let Some(mcp) = self.mcp.clone() else {
+            return fail(ToolStatus::Failed, &"no MCP server is configured");
+        };
+        let args = match parse_object(&call.arguments) {
+            Ok(a) => a,
+            Err(e) => return fail(ToolStatus::Failed, &format!("the arguments of {} {e}", call.name)),
+        };
+        let cap = self.config.output_cap;
+        let started = std::time::Instant::now();
+        let ran = |r: ToolResult| {
+            Flow::Done(ToolResult {
+                duration_ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+                ..r
+            })
+        };
+        if call.name == LIST_RESOURCES {
+            let text = tokio::select! {
+                t = mcp.list_resources(cap) => t,
+                _ = cancel.cancelled() => return fail(ToolStatus::Cancelled, &"cancelled by the user"),
+            };
+            return ran(ToolResult::success(text));
+        }
+        if call.name == READ_RESOURCE {
+            let field = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
+            let (Some(server), Some(uri)) = (field("server"), field("uri")) else {
+                return fail(
+                    ToolStatus::Failed,
+                    &format!("{READ_RESOURCE} needs `server` and `uri`, both strings"),
+                );
+            };
+            let read = tokio::select! {
+                r = mcp.read_resource(&server, &uri, cap) => r,
+                _ = cancel.cancelled() => return fail(ToolStatus::Cancelled, &"cancelled by the user"),
+            };
+            return match read {
+                Ok(text) => ran(ToolResult::success(text)),
+                Err(e) => ran(ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}"))),
+            };
+        }
+        let Some(tool) = mcp.tool(&call.name) else {
+            let offered: Vec<String> = self.tool_specs().into_iter().map(|s| s.name).collect();
+            return fail(
+                ToolStatus::Failed,
+                &format!(
+                    "there is no tool `{}`; the tools are: {}",
+                    call.name,
+                    offered.join(", ")
+                ),
+            );
+        };
+        if self.config.plan_mode && !tool.read_only {
+            return fail(ToolStatus::Denied, &format!(
+                "plan mode is on, so `{}` was not run and nothing changed; only the read tools work now (an MCP server's tools that it marks read-only among them). Propose the change in your plan instead",
+                call.name
+            ));
+        }
+        match mcp.permission(&tool.server, &tool.tool) {
+            McpPermission::Allow => {}
+            McpPermission::Deny => {
+                return fail(ToolStatus::Denied, &format!(
+                    "`{}` is not allowed (`[permissions] mcp`, or the server's `permission` or `tool_permissions`, says deny); it was not run",
+                    call.name
+                ))
+            }
+            McpPermission::Ask if !self.config.can_ask => {
+                return fail(ToolStatus::Denied, &format!(
+                    "`{}` needs approval (`[permissions] mcp = \"ask\"`), and nobody can answer in a headless run; it was not run (the config's `[permissions] mcp = \"allow\"`, or the server's `permission`, lets it run)",
+                    call.name
+                ))
+            }
+            McpPermission::Ask => {
+                let request = ApprovalRequest {
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    command: one_line(&call.name, &args),
+                };
+                let decision = approver.approve(request, cancel).await;
+                if cancel.is_cancelled() {
+                    return fail(ToolStatus::Cancelled, &"cancelled by the user before it ran");
+                }
+                if decision == ApprovalDecision::Deny {
+                    return fail(ToolStatus::Denied, &format!(
+                        "the user declined the call of `{}`; it was not run. Ask what they want instead",
+                        call.name
+                    ));
+                }
+            }
+        }
+        // What it may change is not known: a gap, or (the git backend) snapshots around it.
+        let mut gaps = Vec::new();
+        let mut tracked = false;
+        let gap = mcp_side_effect_gap(&tool);
+        if !tool.read_only {
+            match seam.side_effect(gap.clone()) {
+                Ok(ShellCoverage::Tracked) => tracked = true,
+                Ok(ShellCoverage::Gap) => {
+                    gaps.push(gap.clone());
+                    sink.event(Event::CheckpointCaptured {
+                        turn,
+                        paths: Vec::new(),
+                        gaps: vec![gap.clone()],
+                    });
+                }
+                Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
+                Err(SeamError::Refuse(e)) => {
+                    return fail(
+                        ToolStatus::Failed,
+                        &format!(
+                            "`{}` was not run: what it changes could not be made restorable: {e}",
+                            call.name
+                        ),
+                    )
+                }
+            }
+        }
+        let result = tokio::select! {
+            r = mcp.call(&tool.server, &tool.tool, args, cap) => Some(r),
+            _ = cancel.cancelled() => None,
+        };
+        let mut changes = Vec::new();
+        if tracked {
+            match seam.shell_done(&one_line(&call.name, &Map::new())) {
+                Ok(found) => {
+                    for g in &found.gaps {
+                        if !gaps.contains(g) {
+                            gaps.push(g.clone());
+                        }
+                    }
+                    if !found.paths.is_empty() || !found.gaps.is_empty() {
+                        sink.event(Event::CheckpointCaptured {
+                            turn,
+                            paths: found.paths,
+                            gaps: found.gaps,
+                        });
+                    }
+                    changes = found.changes;
+                }
+                Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
+                Err(SeamError::Refuse(e)) => {
+                    let _ = seam.shell_gap(gap.clone());
+                    gaps.push(gap.clone());
+                    sink.event(Event::CheckpointCaptured {
+                        turn,
+                        paths: Vec::new(),
+                        gaps: vec![gap],
+                    });
+                    sink.event(Event::Notice {
+                        message: format!("could not capture what {} changed: {e}", call.name),
+                        retry: None,
+                    });
+                }
+            }
+        }
+        let base = match result {
+            None => ToolResult::not_ok(ToolStatus::Cancelled, "error: cancelled by the user while it ran"),
+            Some(Ok(out)) if out.is_error => {
+                ToolResult::not_ok(ToolStatus::Failed, format!("error: {}", out.text))
+            }
+            Some(Ok(out)) => ToolResult::success(out.text),
+            Some(Err(e)) => ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}")),
+        };
+        ran(ToolResult {
+            gaps,
+            changes,
+            ..base
+        })
+    }
+}
+
+/// Whether a model API takes `name` as a tool's name (at most 64 of `A-Za-z0-9_-`).
+fn offerable(name: &str) -> bool {
+    name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// The arguments as a JSON object (empty text is no arguments).
+fn parse_object(text: &str) -> Result<Map<String, Value>, String> {
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err("are not a JSON object".to_string()),
+        Err(e) => Err(format!("are not valid JSON: {e}")),
+    }
+}
+
+/// A call on one line, as an approval shows it: the tool and its arguments.
+fn one_line(name: &str, args: &Map<String, Value>) -> String {
+    match args.is_empty() {
+        true => name.to_string(),
+        false => format!("{name} {}", Value::Object(args.clone())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_a_model_api_takes() {
+        assert!(offerable("mcp__everything__get-sum"));
+        assert!(!offerable("mcp__fs__read.file"));
+        assert!(!offerable(&format!("mcp__s__{}", "x".repeat(60))));
+    }
+
+    #[test]
+    fn arguments_are_an_object() {
+        assert_eq!(parse_object(" "), Ok(Map::new()));
+        assert!(parse_object("[1]").unwrap_err().contains("not a JSON object"));
+        assert!(parse_object("{").unwrap_err().contains("not valid JSON"));
+        assert_eq!(one_line("t", &Map::new()), "t");
+    }
+}

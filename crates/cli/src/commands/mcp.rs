@@ -1,0 +1,94 @@
+//! `retrace mcp list [--json]`: the configured MCP servers (SPEC §8.1), each started to list its
+//! tools and stopped again: its status, why it failed, its tools (read-only or not) and prompts.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use retrace_protocol::{McpServerStatus, McpStatus};
+
+use crate::common::{load_config, print_json, runtime, service_options, workspace_arg};
+use crate::failure::CmdResult;
+use crate::output::{first_line, shown_path};
+
+/// The MCP servers of the config (`[mcp_servers.NAME]`).
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    pub action: McpAction,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum McpAction {
+    /// Start each configured server (then stop it) and list its status and tools.
+    List {
+        /// The workspace the servers run in (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// Print JSON: `[{server, status, error?, tools: [{name, description, read_only}], prompts?}]`.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+impl McpArgs {
+    /// Whether it prints JSON.
+    pub fn json(&self) -> bool {
+        match &self.action {
+            McpAction::List { json, .. } => *json,
+        }
+    }
+}
+
+/// `retrace mcp list`.
+pub fn run(a: McpArgs) -> CmdResult {
+    let McpAction::List { workspace, json } = a.action;
+    let cfg = load_config()?;
+    let workspace = workspace_arg(workspace.as_deref())?;
+    let opts = service_options(&cfg, None, false)?;
+    let rt = runtime()?;
+    let service = retrace_control::Service::new(opts);
+    let list = rt.block_on(service.mcp_status(&workspace))?;
+    drop(service);
+    if json {
+        print_json(&list)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if list.is_empty() {
+        println!(
+            "no MCP server is configured (`[mcp_servers.NAME]` in the config; `retrace config --example`)"
+        );
+    }
+    for s in &list {
+        print_server(s);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One server in words.
+fn print_server(s: &McpServerStatus) {
+    let tools = match s.status {
+        McpStatus::Ready => format!(", {} tools", s.tools.len()),
+        _ => String::new(),
+    };
+    println!("{}  {}{tools}", shown_path(&s.server), s.status.as_str());
+    if let Some(e) = &s.error {
+        println!("  {}", shown_path(e));
+    }
+    for t in &s.tools {
+        let ro = if t.read_only { " (read-only)" } else { "" };
+        println!(
+            "  mcp__{}__{}{ro}  {}",
+            shown_path(&s.server),
+            shown_path(&t.name),
+            first_line(&t.description, 100)
+        );
+    }
+    for p in &s.prompts {
+        println!(
+            "  prompt /{}:{}  {}",
+            shown_path(&s.server),
+            shown_path(&p.name),
+            first_line(&p.description, 100)
+        );
+    }
+}

@@ -1,0 +1,289 @@
+//! One connection to one server: started (a stdio server's process, or a streamable HTTP
+//! session), initialized, its tools and prompts listed; requests with a timeout; whether it is
+//! still alive.
+
+use std::path::Path;
+use std::time::Duration;
+
+use retrace_protocol::McpServerConfig;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientInfo, Implementation, Prompt, Tool};
+use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::ServiceExt;
+
+use crate::error::{McpError, Result};
+use crate::spawn::{command_for, ServerProcess};
+use crate::EnvLookup;
+
+/// A live connection.
+pub(crate) struct Conn {
+    service: RunningService<RoleClient, ClientInfo>,
+    /// The process of a stdio server (killed, with its group, when the connection is dropped).
+    process: Option<ServerProcess>,
+    /// Its tools, as listed when it started.
+    pub(crate) tools: Vec<Tool>,
+    /// Its prompts (none when it offers none).
+    pub(crate) prompts: Vec<Prompt>,
+    /// Whether it offers resources.
+    pub(crate) resources: bool,
+}
+
+/// Where and how a server is started.
+pub(crate) struct Launch<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) config: &'a McpServerConfig,
+    /// The workspace root (a stdio server's default directory).
+    pub(crate) root: &'a Path,
+    /// Variables the server's process must not see (API keys).
+    pub(crate) hidden_env: &'a [String],
+    pub(crate) env: &'a EnvLookup,
+}
+
+/// Who Retrace says it is.
+fn client_info() -> ClientInfo {
+    ClientInfo {
+        client_info: Implementation {
+            name: "retrace".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            ..Implementation::default()
+        },
+        ..ClientInfo::default()
+    }
+}
+
+impl Conn {
+    /// Starts the server and lists what it offers, within its startup timeout.
+    pub(crate) async fn start(l: &Launch<'_>, timeout: Duration) -> Result<Conn> {
+        let server = l.name.to_string();
+        if let Some(why) = l.config.problem() {
+            return Err(McpError::Config { server, why });
+        }
+        let mut process = None;
+        let started = tokio::time::timeout(timeout, Conn::connect(l, &mut process)).await;
+        match started {
+            Ok(r) => r,
+            Err(_) => {
+                let stderr = process
+                    .as_ref()
+                    .map(ServerProcess::stderr_tail)
+                    .filter(|t| !t.is_empty())
+                    .map(|t| format!("; it said on stderr: {t}"))
+                    .unwrap_or_default();
+                Err(McpError::StartTimeout {
+                    server,
+                    ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                    stderr,
+                })
+            }
+        }
+    }
+
+    async fn connect(l: &Launch<'_>, slot: &mut Option<ServerProcess>) -> Result<Conn> {
+        let server = l.name.to_string();
+        let start_error = |why: String, p: &mut Option<ServerProcess>| {
+            let mut why = why;
+            if let Some(p) = p.as_mut() {
+                if let Some(end) = p.exited() {
+                    why.push_str(&format!(" (the server {end})"));
+                }
+                let tail = p.stderr_tail();
+                if !tail.is_empty() {
+                    why.push_str(&format!("; it said on stderr: {tail}"));
+                }
+            }
+            McpError::Start {
+                server: server.clone(),
+                why,
+            }
+        };
+        let service = match (&l.config.command, &l.config.url) {
+            (Some(program), _) => {
+                let cwd = match &l.config.cwd {
+                    Some(c) => l.root.join(c),
+                    None => l.root.to_path_buf(),
+                };
+                let mut cmd = command_for(program, &l.config.args, &cwd);
+                for name in l.hidden_env {
+                    cmd.env_remove(name);
+                }
+                cmd.envs(&l.config.env);
+                let (process, stdout, stdin) =
+                    ServerProcess::start(cmd).map_err(|source| McpError::Spawn {
+                        server: server.clone(),
+                        command: program.clone(),
+                        source,
+                    })?;
+                *slot = Some(process);
+                let io = (
+                    tokio::process::ChildStdout::from_std(stdout),
+                    tokio::process::ChildStdin::from_std(stdin),
+                );
+                let (out, inp) = match io {
+                    (Ok(o), Ok(i)) => (o, i),
+                    (Err(e), _) | (_, Err(e)) => return Err(start_error(e.to_string(), slot)),
+                };
+                client_info()
+                    .serve((out, inp))
+                    .await
+                    .map_err(|e| start_error(init_failure(&e), slot))?
+            }
+            (None, Some(url)) => {
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                if let Some(var) = &l.config.bearer_token_env {
+                    let token = (l.env)(var)
+                        .filter(|t| !t.is_empty())
+                        .ok_or_else(|| McpError::Config {
+                            server: server.clone(),
+                            why: format!("the variable `{var}` (`bearer_token_env`) is not set"),
+                        })?;
+                    config = config.auth_header(token);
+                }
+                let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+                client_info()
+                    .serve(transport)
+                    .await
+                    .map_err(|e| start_error(init_failure(&e), slot))?
+            }
+            (None, None) => {
+                return Err(McpError::Config {
+                    server,
+                    why: "give `command` or `url`".into(),
+                })
+            }
+        };
+        let caps = service
+            .peer_info()
+            .map(|i| i.capabilities.clone())
+            .unwrap_or_default();
+        let tools = match caps.tools {
+            Some(_) => service
+                .list_all_tools()
+                .await
+                .map_err(|e| start_error(format!("listing its tools failed: {e}"), slot))?,
+            None => Vec::new(),
+        };
+        let prompts = match caps.prompts {
+            // A server whose prompts cannot be listed still offers its tools.
+            Some(_) => service.list_all_prompts().await.unwrap_or_default(),
+            None => Vec::new(),
+        };
+        Ok(Conn {
+            service,
+            process: slot.take(),
+            tools,
+            prompts,
+            resources: caps.resources.is_some(),
+        })
+    }
+
+    /// Why it is no longer usable, if it is not: its process ended or the connection closed.
+    pub(crate) fn gone(&mut self) -> Option<String> {
+        if let Some(end) = self.process.as_mut().and_then(ServerProcess::exited) {
+            return Some(end);
+        }
+        self.service
+            .is_closed()
+            .then(|| "the connection closed".to_string())
+    }
+
+    /// The process id of a stdio server.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.process.as_ref().and_then(ServerProcess::pid)
+    }
+
+    /// The peer, for requests.
+    pub(crate) fn peer(&self) -> &rmcp::Peer<RoleClient> {
+        self.service.peer()
+    }
+
+    /// Calls `tool` with `args` (a JSON object).
+    pub(crate) async fn call(
+        &mut self,
+        server: &str,
+        tool: &str,
+        args: serde_json::Map<String, serde_json::Value>,
+        timeout: Duration,
+    ) -> Result<CallToolResult> {
+        let params = CallToolRequestParams {
+            meta: None,
+            name: tool.to_string().into(),
+            arguments: Some(args),
+            task: None,
+        };
+        let answer = tokio::time::timeout(timeout, self.service.peer().call_tool(params)).await;
+        match answer {
+            Err(_) => Err(McpError::CallTimeout {
+                server: server.to_string(),
+                tool: tool.to_string(),
+                ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            }),
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => Err(self.request_error(server, e).await),
+        }
+    }
+
+    /// What a failed request means: the server refused it, or it is gone.
+    pub(crate) async fn request_error(&mut self, server: &str, e: ServiceError) -> McpError {
+        match e {
+            ServiceError::McpError(data) => McpError::Refused {
+                server: server.to_string(),
+                message: data.message.to_string(),
+            },
+            other => {
+                // A closed pipe is seen before the exit: give the process a moment to be reaped.
+                let mut why = None;
+                for _ in 0..20 {
+                    why = self.gone();
+                    if why.as_deref().is_some_and(|w| w != "the connection closed") {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                let why = why.unwrap_or_else(|| match other {
+                    ServiceError::TransportSend(_) => "the connection failed".to_string(),
+                    ServiceError::TransportClosed => "the connection closed".to_string(),
+                    other => innermost(&other),
+                });
+                let tail = self
+                    .process
+                    .as_ref()
+                    .map(ServerProcess::stderr_tail)
+                    .unwrap_or_default();
+                McpError::Died {
+                    server: server.to_string(),
+                    why: match tail.is_empty() {
+                        true => format!(" ({why})"),
+                        false => format!(" ({why}; it said on stderr: {tail})"),
+                    },
+                }
+            }
+        }
+    }
+}
+
+/// Why the `initialize` handshake failed, in words.
+fn init_failure(e: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError as E;
+    match e {
+        E::ConnectionClosed(_) => {
+            "it closed the connection (or sent something that is not JSON-RPC) instead of answering `initialize`".to_string()
+        }
+        E::ExpectedInitResponse(_) | E::ExpectedInitResult(_) | E::ConflictInitResponseId(..) => {
+            "it answered `initialize` with something else".to_string()
+        }
+        E::JsonRpcError(data) => format!("it refused `initialize`: {}", data.message),
+        E::TransportError { error, .. } => format!("the connection failed: {}", innermost(error)),
+        E::Cancelled => "it was cancelled".to_string(),
+    }
+}
+
+/// The innermost cause of `e` (what the system or the network said), without the transport
+/// types that wrap it.
+pub(crate) fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}

@@ -1,0 +1,39 @@
+//! Retrace's MCP client (SPEC §8.1), on the official Rust SDK (`rmcp`).
+//!
+//! # Design
+//!
+//! A session's [`McpServers`] holds the `[mcp_servers.NAME]` of the config. Nothing starts until
+//! the session first needs its tools ([`McpServers::start_all`], at the first turn); then each
+//! enabled server is started at once, within its `startup_timeout_ms`:
+//!
+//! - **stdio** servers run as a process of their own, leading a process group of their own, with
+//!   the workspace root as their directory unless `cwd` says otherwise, Retrace's environment less
+//!   the API keys plus `env`. Stopping one kills its group; where `setpriv` is installed they get
+//!   a parent-death signal, so none outlives a Retrace killed outright ([`mod@spawn`]).
+//! - **streamable HTTP** servers are a session over `url`, with the bearer token of
+//!   `bearer_token_env`.
+//!
+//! A server that does not start is reported once and its tools are left out. One that stops (its
+//! process died, the connection broke) fails the call it was in with an error saying so, and is
+//! started again at its next call. A call that runs past `tool_timeout_ms` fails.
+//!
+//! Results are text for the model ([`McpOutput`]): text as it is, structured content as JSON,
+//! images and audio as a note, `isError` kept; capped like every tool's output.
+//!
+//! What a call may do, and how it is checkpointed, is decided above this crate (the agent): the
+//! crate only says what the server marks read-only ([`McpTool::read_only`]) and what the config
+//! allows ([`McpServers::permission`]).
+
+mod conn;
+pub mod error;
+pub mod result;
+mod servers;
+pub mod spawn;
+
+pub use error::{McpError, Result};
+pub use result::McpOutput;
+pub use servers::{qualified_name, McpServers, McpTool, TOOL_PREFIX};
+pub use spawn::kill_running_servers;
+
+/// Looks up an environment variable (a bearer token).
+pub type EnvLookup = std::sync::Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;

@@ -1,0 +1,431 @@
+//! The servers of one session: each started when the session first needs it, its tools offered
+//! as `mcp__SERVER__TOOL`; a server that stopped is started again at its next call, one that did
+//! not start is reported once and left out.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use retrace_protocol::{
+    McpPermission, McpPromptInfo, McpServerConfig, McpServerStatus, McpStatus, McpToolInfo,
+    DEFAULT_MCP_STARTUP_TIMEOUT_MS, DEFAULT_MCP_TOOL_TIMEOUT_MS,
+};
+use rmcp::model::{GetPromptRequestParams, PromptMessageContent, ReadResourceRequestParams, Tool};
+use tokio::sync::Mutex;
+
+use crate::conn::{Conn, Launch};
+use crate::error::{McpError, Result};
+use crate::result::{cap_text, content_text, output_of, resource_text, McpOutput};
+use crate::EnvLookup;
+
+/// The prefix of the names MCP tools are offered by.
+pub const TOOL_PREFIX: &str = "mcp__";
+
+/// One tool as the model is offered it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpTool {
+    /// The server's name in the config.
+    pub server: String,
+    /// The server's name of the tool.
+    pub tool: String,
+    /// `mcp__SERVER__TOOL`.
+    pub qualified: String,
+    /// What it does.
+    pub description: String,
+    /// The JSON schema of its arguments.
+    pub schema: serde_json::Value,
+    /// The server marks it read-only (`readOnlyHint`).
+    pub read_only: bool,
+}
+
+/// The name a tool is offered by.
+pub fn qualified_name(server: &str, tool: &str) -> String {
+    format!("{TOOL_PREFIX}{server}__{tool}")
+}
+
+/// Where one server stands.
+enum State {
+    /// Not started yet.
+    Idle,
+    /// Running.
+    Ready(Box<Conn>),
+    /// It stopped; started again at the next call. Its tools are still offered.
+    Stopped,
+    /// It did not start; why.
+    Failed(String),
+}
+
+/// One configured server.
+struct Slot {
+    name: String,
+    config: McpServerConfig,
+    state: Mutex<State>,
+    /// What it offered when it last started (kept while it is stopped).
+    offered: std::sync::Mutex<(Vec<Tool>, Vec<McpPromptInfo>)>,
+}
+
+/// The MCP servers of a session. Dropping it stops every server it started (their process groups
+/// are killed).
+pub struct McpServers {
+    slots: Vec<Slot>,
+    root: PathBuf,
+    hidden_env: Vec<String>,
+    env: EnvLookup,
+    /// `[permissions] mcp`.
+    permission: McpPermission,
+}
+
+impl std::fmt::Debug for McpServers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.slots.iter().map(|s| s.name.as_str()).collect();
+        f.debug_struct("McpServers").field("servers", &names).finish()
+    }
+}
+
+impl McpServers {
+    /// The servers of `configs` (by name), for a session on the workspace `root`; none is started
+    /// yet. `hidden_env` names variables no server process sees; `env` is where
+    /// `bearer_token_env` is looked up; `permission` is `[permissions] mcp`.
+    pub fn new(
+        configs: BTreeMap<String, McpServerConfig>,
+        root: PathBuf,
+        hidden_env: Vec<String>,
+        env: EnvLookup,
+        permission: McpPermission,
+    ) -> McpServers {
+        let slots = configs
+            .into_iter()
+            .map(|(name, config)| Slot {
+                name,
+                config,
+                state: Mutex::new(State::Idle),
+                offered: std::sync::Mutex::new((Vec::new(), Vec::new())),
+            })
+            .collect();
+        McpServers {
+            slots,
+            root,
+            hidden_env,
+            env,
+            permission,
+        }
+    }
+
+    /// Whether no server is configured.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    fn slot(&self, server: &str) -> Result<&Slot> {
+        self.slots
+            .iter()
+            .find(|s| s.name == server)
+            .ok_or_else(|| McpError::NoServer(server.to_string()))
+    }
+
+    fn launch<'a>(&'a self, slot: &'a Slot) -> Launch<'a> {
+        Launch {
+            name: &slot.name,
+            config: &slot.config,
+            root: &self.root,
+            hidden_env: &self.hidden_env,
+            env: &self.env,
+        }
+    }
+
+    /// Starts `slot` now; its state says how it went.
+    async fn start(&self, slot: &Slot, state: &mut State) -> Result<()> {
+        let timeout = Duration::from_millis(
+            slot.config
+                .startup_timeout_ms
+                .unwrap_or(DEFAULT_MCP_STARTUP_TIMEOUT_MS),
+        );
+        match Conn::start(&self.launch(slot), timeout).await {
+            Ok(conn) => {
+                if let Ok(mut o) = slot.offered.lock() {
+                    *o = (
+                        conn.tools.clone(),
+                        conn.prompts
+                            .iter()
+                            .map(|p| McpPromptInfo {
+                                name: p.name.clone(),
+                                description: p.description.clone().unwrap_or_default(),
+                            })
+                            .collect(),
+                    );
+                }
+                *state = State::Ready(Box::new(conn));
+                Ok(())
+            }
+            Err(e) => {
+                *state = State::Failed(e.to_string());
+                Err(e)
+            }
+        }
+    }
+
+    /// Starts every enabled server that was never started (all at once). Returns the errors of
+    /// those that did not start now: each is reported once, and its tools are left out.
+    pub async fn start_all(&self) -> Vec<McpError> {
+        let starts = self
+            .slots
+            .iter()
+            .filter(|s| s.config.is_enabled())
+            .map(|slot| async move {
+                let mut state = slot.state.lock().await;
+                match *state {
+                    State::Idle => self.start(slot, &mut state).await.err(),
+                    _ => None,
+                }
+            });
+        futures_util::future::join_all(starts)
+            .await
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// The tools of the servers that started, as offered to the model.
+    pub fn tools(&self) -> Vec<McpTool> {
+        let mut out = Vec::new();
+        for slot in &self.slots {
+            let Ok(offered) = slot.offered.lock() else {
+                continue;
+            };
+            for t in &offered.0 {
+                out.push(McpTool {
+                    server: slot.name.clone(),
+                    tool: t.name.to_string(),
+                    qualified: qualified_name(&slot.name, &t.name),
+                    description: t.description.as_deref().unwrap_or_default().to_string(),
+                    schema: serde_json::Value::Object((*t.input_schema).clone()),
+                    read_only: t
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.read_only_hint)
+                        .unwrap_or(false),
+                });
+            }
+        }
+        out
+    }
+
+    /// The tool offered as `qualified`.
+    pub fn tool(&self, qualified: &str) -> Option<McpTool> {
+        self.tools().into_iter().find(|t| t.qualified == qualified)
+    }
+
+    /// Whether a call of `tool` on `server` runs, is asked about or is refused.
+    pub fn permission(&self, server: &str, tool: &str) -> McpPermission {
+        match self.slot(server) {
+            Ok(s) => s.config.permission_of(tool, self.permission),
+            Err(_) => McpPermission::Deny,
+        }
+    }
+
+    /// A running connection to `slot`: started again when it stopped.
+    async fn ready<'s>(&self, slot: &'s Slot, state: &'s mut State) -> Result<&'s mut Conn> {
+        if !slot.config.is_enabled() {
+            return Err(McpError::Disabled(slot.name.clone()));
+        }
+        if let State::Ready(conn) = state {
+            if conn.gone().is_some() {
+                *state = State::Stopped;
+            }
+        }
+        match state {
+            // Reported when it failed; not tried again in this session.
+            State::Failed(why) => {
+                return Err(McpError::Unavailable {
+                    server: slot.name.clone(),
+                    why: why.clone(),
+                })
+            }
+            State::Idle | State::Stopped => self.start(slot, state).await?,
+            State::Ready(_) => {}
+        }
+        match state {
+            State::Ready(conn) => Ok(conn),
+            _ => Err(McpError::Start {
+                server: slot.name.clone(),
+                why: "it is not running".into(),
+            }),
+        }
+    }
+
+    /// Calls `tool` of `server` with `args` (a JSON object), starting the server first if it
+    /// stopped; the result is capped at `cap` bytes. A server that stops during the call is
+    /// marked stopped (started again at the next call).
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        args: serde_json::Map<String, serde_json::Value>,
+        cap: usize,
+    ) -> Result<McpOutput> {
+        let slot = self.slot(server)?;
+        let mut state = slot.state.lock().await;
+        let conn = self.ready(slot, &mut state).await?;
+        if !conn.tools.iter().any(|t| t.name == tool) {
+            return Err(McpError::NoTool {
+                server: server.to_string(),
+                tool: tool.to_string(),
+            });
+        }
+        let timeout =
+            Duration::from_millis(slot.config.tool_timeout_ms.unwrap_or(DEFAULT_MCP_TOOL_TIMEOUT_MS));
+        match conn.call(server, tool, args, timeout).await {
+            Ok(r) => Ok(output_of(&r, cap)),
+            Err(e @ McpError::Died { .. }) => {
+                *state = State::Stopped;
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The resources of every running server that offers some, as a listing for the model.
+    pub async fn list_resources(&self, cap: usize) -> String {
+        let mut out = Vec::new();
+        for slot in self.slots.iter().filter(|s| s.config.is_enabled()) {
+            let mut state = slot.state.lock().await;
+            if matches!(*state, State::Failed(_)) {
+                continue;
+            }
+            let conn = match self.ready(slot, &mut state).await {
+                Ok(c) if c.resources => c,
+                Ok(_) => continue,
+                Err(e) => {
+                    out.push(format!("{}: {e}", slot.name));
+                    continue;
+                }
+            };
+            match conn.peer().list_all_resources().await {
+                Ok(list) => {
+                    for r in list {
+                        let mut line = format!("{}: {} ({})", slot.name, r.uri, r.name);
+                        if let Some(m) = &r.mime_type {
+                            line.push_str(&format!(", {m}"));
+                        }
+                        if let Some(d) = &r.description {
+                            line.push_str(&format!(": {}", d.lines().next().unwrap_or_default()));
+                        }
+                        out.push(line);
+                    }
+                }
+                Err(e) => {
+                    let e = conn.request_error(&slot.name, e).await;
+                    out.push(format!("{}: {e}", slot.name));
+                }
+            }
+        }
+        if out.is_empty() {
+            return "no MCP server offers resources".to_string();
+        }
+        cap_text(out.join("\n"), cap)
+    }
+
+    /// Reads the resource `uri` of `server`, as text for the model.
+    pub async fn read_resource(&self, server: &str, uri: &str, cap: usize) -> Result<String> {
+        let slot = self.slot(server)?;
+        let mut state = slot.state.lock().await;
+        let conn = self.ready(slot, &mut state).await?;
+        let params = ReadResourceRequestParams {
+            meta: None,
+            uri: uri.to_string(),
+        };
+        match conn.peer().read_resource(params).await {
+            Ok(r) => {
+                let text: Vec<String> = r.contents.iter().map(resource_text).collect();
+                Ok(cap_text(text.join("\n"), cap))
+            }
+            Err(e) => Err(conn.request_error(server, e).await),
+        }
+    }
+
+    /// The text of `server`'s prompt `name` with `args`: its messages, each after its role.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        args: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<String> {
+        let slot = self.slot(server)?;
+        let mut state = slot.state.lock().await;
+        let conn = self.ready(slot, &mut state).await?;
+        let params = GetPromptRequestParams {
+            meta: None,
+            name: name.to_string(),
+            arguments: Some(args),
+        };
+        match conn.peer().get_prompt(params).await {
+            Ok(r) => Ok(r
+                .messages
+                .iter()
+                .map(|m| match &m.content {
+                    PromptMessageContent::Text { text } => text.clone(),
+                    PromptMessageContent::Image { image } => {
+                        content_text(&rmcp::model::RawContent::Image(image.raw.clone()))
+                    }
+                    PromptMessageContent::Resource { resource } => resource_text(&resource.resource),
+                    PromptMessageContent::ResourceLink { link } => {
+                        content_text(&rmcp::model::RawContent::ResourceLink(link.raw.clone()))
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n\n")),
+            Err(e) => Err(conn.request_error(server, e).await),
+        }
+    }
+
+    /// Every server as `retrace mcp list` shows it, after starting those never started.
+    pub async fn status(&self) -> Vec<McpServerStatus> {
+        self.start_all().await;
+        let mut out = Vec::new();
+        for slot in &self.slots {
+            let state = slot.state.lock().await;
+            let (status, error) = match (&*state, slot.config.is_enabled()) {
+                (_, false) => (McpStatus::Disabled, None),
+                (State::Idle, true) => (McpStatus::NotStarted, None),
+                (State::Ready(_) | State::Stopped, true) => (McpStatus::Ready, None),
+                (State::Failed(why), true) => (McpStatus::Failed, Some(why.clone())),
+            };
+            let (tools, prompts) = match (status, slot.offered.lock()) {
+                (McpStatus::Ready, Ok(o)) => (
+                    o.0.iter()
+                        .map(|t| McpToolInfo {
+                            name: t.name.to_string(),
+                            description: t.description.as_deref().unwrap_or_default().to_string(),
+                            read_only: t
+                                .annotations
+                                .as_ref()
+                                .and_then(|a| a.read_only_hint)
+                                .unwrap_or(false),
+                        })
+                        .collect(),
+                    o.1.clone(),
+                ),
+                _ => (Vec::new(), Vec::new()),
+            };
+            out.push(McpServerStatus {
+                server: slot.name.clone(),
+                status,
+                error,
+                tools,
+                prompts,
+            });
+        }
+        out
+    }
+
+    /// The process id of `server`'s process while it runs (a stdio server), for tests and
+    /// diagnostics.
+    pub async fn pid(&self, server: &str) -> Option<u32> {
+        let slot = self.slot(server).ok()?;
+        let state = slot.state.lock().await;
+        match &*state {
+            State::Ready(c) => c.pid(),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! Starting a stdio server: its own process group (a stop kills everything it started), its
+//! stderr kept (its last lines explain a failure), and, where `setpriv` is installed, a parent-death
+//! signal, so that a server never outlives a Retrace that was killed outright (SIGKILL). Servers
+//! are forked from one thread that lives as long as the process, since the parent-death signal
+//! fires when the thread that forked the child ends.
+//!
+//! What it trades away: a process that leaves the group (`setsid`) survives a stop, and without
+//! `setpriv` a server outlives a SIGKILL of Retrace unless it exits when its stdin closes (most do).
+
+use std::collections::VecDeque;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+
+/// How much of a server's stderr is kept, in bytes.
+const STDERR_TAIL: usize = 4096;
+
+/// Where `setpriv` (util-linux) is looked for.
+const SETPRIV: [&str; 2] = ["/usr/bin/setpriv", "/bin/setpriv"];
+
+/// A running stdio server: its process (leader of its group) and what it printed on stderr.
+pub(crate) struct ServerProcess {
+    child: Option<Child>,
+    group: Option<i32>,
+    stderr: Arc<Mutex<VecDeque<u8>>>,
+    /// Set once its stderr reached its end (everything it printed there is kept).
+    stderr_done: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl ServerProcess {
+    /// Starts `command` (already given its program, arguments, directory and environment) with
+    /// piped stdin and stdout; returns the process and its pipes.
+    pub(crate) fn start(mut command: Command) -> std::io::Result<(ServerProcess, ChildStdout, ChildStdin)> {
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let mut child = spawn_on_keeper(command)?;
+        let group = i32::try_from(child.id()).ok();
+        if let (Some(g), Ok(mut r)) = (group, RUNNING.lock()) {
+            r.push(g);
+        }
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let stderr_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        if let Some(mut err) = child.stderr.take() {
+            let tail = stderr.clone();
+            let done = stderr_done.clone();
+            let _ = std::thread::Builder::new()
+                .name("mcp-stderr".into())
+                .spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n) = err.read(&mut buf) {
+                        if n == 0 {
+                            break;
+                        }
+                        if let Ok(mut t) = tail.lock() {
+                            t.extend(&buf[..n]);
+                            let over = t.len().saturating_sub(STDERR_TAIL);
+                            t.drain(..over);
+                        }
+                    }
+                    done.store(true, std::sync::atomic::Ordering::SeqCst);
+                });
+        }
+        let (stdout, stdin) = match (child.stdout.take(), child.stdin.take()) {
+            (Some(o), Some(i)) => (o, i),
+            _ => return Err(std::io::Error::other("the server's pipes were not opened")),
+        };
+        let process = ServerProcess {
+            child: Some(child),
+            group,
+            stderr,
+            stderr_done,
+        };
+        Ok((process, stdout, stdin))
+    }
+
+    /// How it ended, when it did ("exited with status 1", "killed by signal 9").
+    pub(crate) fn exited(&mut self) -> Option<String> {
+        let status = self.child.as_mut()?.try_wait().ok()??;
+        Some(
+            match (
+                status.code(),
+                std::os::unix::process::ExitStatusExt::signal(&status),
+            ) {
+                (Some(c), _) => format!("exited with status {c}"),
+                (None, Some(s)) => format!("killed by signal {s}"),
+                (None, None) => "exited".to_string(),
+            },
+        )
+    }
+
+    /// The last lines it printed on stderr, on one line each, for an error message; empty when
+    /// it printed nothing.
+    pub(crate) fn stderr_tail(&self) -> String {
+        // A server that exited may still have its last words in the pipe: a moment for them.
+        for _ in 0..40 {
+            if self.stderr_done.load(std::sync::atomic::Ordering::SeqCst) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let bytes: Vec<u8> = match self.stderr.lock() {
+            Ok(t) => t.iter().copied().collect(),
+            Err(_) => return String::new(),
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        let last = &lines[lines.len().saturating_sub(3)..];
+        last.join(" | ").chars().take(600).collect()
+    }
+
+    /// The process id of the group's leader.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        if let Some(g) = self.group {
+            let _ = killpg(Pid::from_raw(g), Signal::SIGKILL);
+            if let Ok(mut r) = RUNNING.lock() {
+                r.retain(|x| *x != g);
+            }
+        }
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            // Reaped off the caller's thread: the kill is immediate, the wait need not be.
+            if child.try_wait().ok().flatten().is_none() {
+                let _ = std::thread::Builder::new()
+                    .name("mcp-reap".into())
+                    .spawn(move || child.wait());
+            }
+        }
+    }
+}
+
+/// The command line that starts `program` with `args`: through `setpriv --pdeathsig KILL` when it
+/// is installed.
+pub(crate) fn command_for(program: &str, args: &[String], cwd: &Path) -> Command {
+    let mut c = match SETPRIV.into_iter().find(|p| Path::new(p).exists()) {
+        Some(setpriv) => {
+            let mut c = Command::new(setpriv);
+            c.args(["--pdeathsig", "KILL", "--", program]);
+            c
+        }
+        None => Command::new(program),
+    };
+    c.args(args).current_dir(cwd);
+    c
+}
+
+/// Process groups of the servers running now, so that a process about to exit at once can kill
+/// them ([`kill_running_servers`]).
+static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Kills the process group of every MCP server running now (SIGKILL): for a process about to exit
+/// without stopping its sessions.
+pub fn kill_running_servers() {
+    if let Ok(r) = RUNNING.lock() {
+        for g in r.iter() {
+            let _ = killpg(Pid::from_raw(*g), Signal::SIGKILL);
+        }
+    }
+}
+
+/// A command to spawn and where its child goes.
+type Job = (Command, mpsc::SyncSender<std::io::Result<Child>>);
+
+/// The thread every server is forked from (it lives as long as the process).
+static KEEPER: OnceLock<Option<Mutex<mpsc::Sender<Job>>>> = OnceLock::new();
+
+/// Spawns `command` on the keeper thread (directly when that thread cannot be had).
+fn spawn_on_keeper(mut command: Command) -> std::io::Result<Child> {
+    let keeper = KEEPER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("mcp-spawner".into())
+            .spawn(move || {
+                for (mut c, back) in rx {
+                    let _ = back.send(c.spawn());
+                }
+            })
+            .ok()
+            .map(|_| Mutex::new(tx))
+    });
+    let Some(tx) = keeper else {
+        return command.spawn();
+    };
+    let (back, answer) = mpsc::sync_channel(1);
+    let sent = match tx.lock() {
+        Ok(tx) => tx.send((command, back)).map_err(|e| e.0 .0),
+        Err(_) => return Err(std::io::Error::other("the spawner thread failed")),
+    };
+    if let Err(mut c) = sent {
+        return c.spawn();
+    }
+    answer
+        .recv()
+        .unwrap_or_else(|_| Err(std::io::Error::other("the spawner thread ended")))
+}

@@ -1,0 +1,83 @@
+//! Servers that never answer, print garbage or exit: a clear error within the startup timeout,
+//! reported once, their tools left out; never a hang or a panic.
+
+use std::time::{Duration, Instant};
+
+use retrace_protocol::McpServerConfig;
+
+use crate::support::{rt, servers};
+
+fn sh(script: &str, timeout_ms: u64) -> McpServerConfig {
+    McpServerConfig {
+        command: Some("sh".into()),
+        args: vec!["-c".into(), script.into()],
+        startup_timeout_ms: Some(timeout_ms),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_server_that_never_answers_is_reported_once_and_left_out() {
+    let ws = tempfile::tempdir().unwrap();
+    rt().block_on(async {
+        let s = servers(
+            ws.path(),
+            vec![("mute", sh("echo waiting >&2; exec sleep 60", 500))],
+        );
+        let started = Instant::now();
+        let errors = s.start_all().await;
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(errors.len(), 1);
+        let text = errors[0].to_string();
+        assert!(
+            text.contains("the MCP server `mute` did not start within 500 ms"),
+            "{text}"
+        );
+        assert!(text.contains("waiting"), "its stderr is quoted: {text}");
+        assert!(s.tools().is_empty());
+        assert!(s.start_all().await.is_empty(), "reported once");
+        let status = s.status().await;
+        assert_eq!(status[0].status, retrace_protocol::McpStatus::Failed);
+    });
+}
+
+#[test]
+fn garbage_and_an_early_exit_are_clear_errors() {
+    let ws = tempfile::tempdir().unwrap();
+    rt().block_on(async {
+        let s = servers(
+            ws.path(),
+            vec![
+                (
+                    "garbage",
+                    sh(
+                        "echo 'this is not JSON-RPC'; echo '{\"jsonrpc\": 7}'; exec sleep 60",
+                        1000,
+                    ),
+                ),
+                ("quits", sh("echo 'no config here' >&2; exit 3", 5000)),
+                (
+                    "missing",
+                    McpServerConfig {
+                        command: Some("/nonexistent/retrace-mcp-server".into()),
+                        ..Default::default()
+                    },
+                ),
+            ],
+        );
+        let started = Instant::now();
+        let errors: Vec<String> = s.start_all().await.iter().map(|e| e.to_string()).collect();
+        assert!(started.elapsed() < Duration::from_secs(8));
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        eprintln!("{errors:#?}");
+        assert!(errors.iter().any(|e| e.contains("`garbage`")), "{errors:?}");
+        let quits = errors.iter().find(|e| e.contains("`quits`")).unwrap();
+        assert!(quits.contains("no config here"), "{quits}");
+        let missing = errors.iter().find(|e| e.contains("`missing`")).unwrap();
+        assert!(
+            missing.contains("did not start") || missing.contains("cannot start"),
+            "{missing}"
+        );
+        assert!(s.tools().is_empty());
+    });
+}

@@ -1,0 +1,202 @@
+//! MCP servers (SPEC §8.1): how one is configured (`[mcp_servers.NAME]` in `config.toml`), and
+//! what `retrace mcp list` and the frontends show of each.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The startup timeout of a server whose config gives none, in milliseconds.
+pub const DEFAULT_MCP_STARTUP_TIMEOUT_MS: u64 = 10_000;
+/// The timeout of one tool call when the server's config gives none, in milliseconds.
+pub const DEFAULT_MCP_TOOL_TIMEOUT_MS: u64 = 60_000;
+
+/// One `[mcp_servers.NAME]` table: a stdio server (`command`, `args`, `env`, `cwd`) or a
+/// streamable HTTP one (`url`, `bearer_token_env`), and how its calls are allowed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    /// The program of a stdio server (found on `PATH` when it has no slash).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Variables set for it, besides Retrace's own environment (less the API keys).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Where it runs (default: the workspace root; a relative path is under it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
+    /// The endpoint of a streamable HTTP server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The variable holding the bearer token sent to `url`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_token_env: Option<String>,
+    /// `false`: the server is never started and its tools are not offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// How long it may take to start and list its tools (default 10 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_timeout_ms: Option<u64>,
+    /// How long one tool call may take (default 60 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_timeout_ms: Option<u64>,
+    /// Overrides `[permissions] mcp` for this server's tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission: Option<McpPermission>,
+    /// Overrides the server's permission for single tools, by the server's name of the tool.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tool_permissions: BTreeMap<String, McpPermission>,
+}
+
+impl McpServerConfig {
+    /// Whether it is started at all.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled.unwrap_or(true)
+    }
+
+    /// What is wrong with it: neither or both of `command` and `url`, or keys of the other kind.
+    pub fn problem(&self) -> Option<String> {
+        match (&self.command, &self.url) {
+            (None, None) => {
+                Some("give `command` (a stdio server) or `url` (a streamable HTTP server)".into())
+            }
+            (Some(_), Some(_)) => Some("give `command` or `url`, not both".into()),
+            (Some(_), None) if self.bearer_token_env.is_some() => {
+                Some("`bearer_token_env` is for a `url` server".into())
+            }
+            (None, Some(_)) if !self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some() => {
+                Some("`args`, `env` and `cwd` are for a `command` server".into())
+            }
+            (None, Some(u)) if !(u.starts_with("http://") || u.starts_with("https://")) => {
+                Some(format!("`url` must start with http:// or https:// (it is `{u}`)"))
+            }
+            _ => None,
+        }
+    }
+
+    /// The permission of a call of `tool` (the server's name of it) under the default `all`.
+    pub fn permission_of(&self, tool: &str, all: McpPermission) -> McpPermission {
+        self.tool_permissions
+            .get(tool)
+            .copied()
+            .or(self.permission)
+            .unwrap_or(all)
+    }
+}
+
+/// Whether an MCP tool call runs: `[permissions] mcp`, a server's `permission`, a tool's entry in
+/// `tool_permissions`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpPermission {
+    /// Each call waits for an answer to its `approval_requested` event (the default).
+    #[default]
+    Ask,
+    /// Every call runs.
+    Allow,
+    /// No call runs.
+    Deny,
+}
+
+/// A server as `retrace mcp list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpServerStatus {
+    /// Its name in the config (`[mcp_servers.NAME]`).
+    pub server: String,
+    /// `ready`, `failed`, `disabled` or `not_started`.
+    pub status: McpStatus,
+    /// Why it failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Its tools, as the server names them (offered to the model as `mcp__SERVER__TOOL`).
+    pub tools: Vec<McpToolInfo>,
+    /// Its prompts, as the server names them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<McpPromptInfo>,
+}
+
+/// A server's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpStatus {
+    /// Started; its tools are offered.
+    Ready,
+    /// It did not start (or stopped and could not be started again).
+    Failed,
+    /// `enabled = false`.
+    Disabled,
+    /// Not started yet (servers start when a session first needs them).
+    NotStarted,
+}
+
+impl McpStatus {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpStatus::Ready => "ready",
+            McpStatus::Failed => "failed",
+            McpStatus::Disabled => "disabled",
+            McpStatus::NotStarted => "not_started",
+        }
+    }
+}
+
+/// One tool of a server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpToolInfo {
+    /// The server's name of it.
+    pub name: String,
+    /// What it does, as the server says.
+    #[serde(default)]
+    pub description: String,
+    /// The server marks it read-only (`readOnlyHint`): offered in plan mode, and no gap.
+    pub read_only: bool,
+}
+
+/// One prompt of a server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpPromptInfo {
+    /// The server's name of it (`/SERVER:PROMPT` in the terminal UI).
+    pub name: String,
+    /// What it is for.
+    #[serde(default)]
+    pub description: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permissions_override_from_tool_to_server_to_all() {
+        let mut c = McpServerConfig {
+            command: Some("x".into()),
+            ..Default::default()
+        };
+        assert_eq!(c.permission_of("t", McpPermission::Ask), McpPermission::Ask);
+        c.permission = Some(McpPermission::Allow);
+        assert_eq!(c.permission_of("t", McpPermission::Deny), McpPermission::Allow);
+        c.tool_permissions.insert("t".into(), McpPermission::Deny);
+        assert_eq!(c.permission_of("t", McpPermission::Allow), McpPermission::Deny);
+        assert_eq!(c.permission_of("u", McpPermission::Ask), McpPermission::Allow);
+    }
+
+    #[test]
+    fn problems() {
+        assert!(McpServerConfig::default().problem().is_some());
+        let http = McpServerConfig {
+            url: Some("ftp://x".into()),
+            ..Default::default()
+        };
+        assert!(http.problem().is_some_and(|p| p.contains("http")));
+        let both = McpServerConfig {
+            url: Some("http://x".into()),
+            command: Some("x".into()),
+            ..Default::default()
+        };
+        assert!(both.problem().is_some());
+    }
+}
