@@ -74,6 +74,25 @@ fn another_directory_standing_where_the_copy_was_is_never_removed() {
     assert!(dir.is_dir() && w.log(&new).exists());
 }
 
+/// Found by the second attack: a log header edited to name another directory as the one the fork
+/// made (the source's workspace here) had that directory removed.
+#[test]
+fn a_header_naming_a_directory_other_than_the_sessions_workspace_removes_nothing() {
+    let w = World::new();
+    let id = w.exec(None, "zero", turn_of(vec![write("a.txt", "a turn 0\n")]));
+    let dir = w.tmp.path().join("fk");
+    let new = new_session(&w, &id, &dir);
+    let log = std::fs::read_to_string(w.log(&new)).unwrap();
+    let (header, rest) = log.split_once('\n').unwrap();
+    let mut h: serde_json::Value = serde_json::from_str(header).unwrap();
+    h["forked_from"]["directory"] = w.ws.display().to_string().into();
+    std::fs::write(w.log(&new), format!("{h}\n{rest}")).unwrap();
+    let (_, stderr) = w.code(&["sessions", "delete", &new, "--remove-worktree"], 3);
+    assert!(stderr.contains("which is not its workspace"), "{stderr}");
+    assert!(w.ws.join("a.txt").exists() && dir.is_dir());
+    assert!(w.log(&new).exists(), "nothing was deleted");
+}
+
 #[test]
 fn a_worktree_put_at_the_forks_path_since_is_never_removed() {
     let w = World::new();

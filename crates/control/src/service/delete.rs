@@ -267,6 +267,18 @@ fn delete(
     }
     let held = Lease::acquire(&dir, id)?;
     let removed_dir = match worktree.as_ref().filter(|_| remove_worktree) {
+        // The directory a fork made is the new session's own workspace: a header naming another
+        // (edited by hand) is never taken at its word.
+        Some(w) if workspace.as_deref() != Some(w.dir.as_str()) => {
+            return Err(coded(
+                ErrorCode::Refused,
+                format!(
+                    "session {id} records `{}` as the directory its fork made, which is not its workspace `{}`; nothing was removed: delete the session without --remove-worktree and remove the directory by hand if it is yours",
+                    w.dir,
+                    workspace.as_deref().unwrap_or("(none)")
+                ),
+            ));
+        }
         Some(w) => remove_made_dir(Path::new(&w.dir), w.git, w.made.as_ref())?,
         None => false,
     };
