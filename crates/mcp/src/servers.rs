@@ -218,7 +218,12 @@ impl McpServers {
     /// Whether a call of `tool` on `server` runs, is asked about or is refused.
     pub fn permission(&self, server: &str, tool: &str) -> McpPermission {
         match self.slot(server) {
-            Ok(s) => s.config.permission_of(tool, self.permission),
+            // A `tool_permissions` key may be the tool's full name too, as every frontend shows
+            // it (`mcp__SERVER__TOOL`).
+            Ok(s) => match s.config.tool_permissions.get(&format!("mcp__{server}__{tool}")) {
+                Some(p) => *p,
+                None => s.config.permission_of(tool, self.permission),
+            },
             Err(_) => McpPermission::Deny,
         }
     }
@@ -427,5 +432,35 @@ impl McpServers {
             State::Ready(c) => c.pid(),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by an attack: `tool_permissions` keyed by the full name every frontend shows was
+    /// ignored, and the tool ran.
+    #[test]
+    fn a_tool_permission_is_found_by_the_tools_name_or_its_full_name() {
+        let config = McpServerConfig {
+            command: Some("x".into()),
+            tool_permissions: BTreeMap::from([
+                ("mcp__evil__writer".to_string(), McpPermission::Deny),
+                ("reader".to_string(), McpPermission::Allow),
+            ]),
+            ..Default::default()
+        };
+        let servers = McpServers::new(
+            BTreeMap::from([("evil".to_string(), config)]),
+            PathBuf::from("/"),
+            Vec::new(),
+            std::sync::Arc::new(|_| None),
+            McpPermission::Ask,
+        );
+        assert_eq!(servers.permission("evil", "writer"), McpPermission::Deny);
+        assert_eq!(servers.permission("evil", "reader"), McpPermission::Allow);
+        assert_eq!(servers.permission("evil", "other"), McpPermission::Ask);
+        assert_eq!(servers.permission("nobody", "writer"), McpPermission::Deny);
     }
 }
