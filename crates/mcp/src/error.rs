@@ -6,6 +6,9 @@ pub enum McpError {
     /// No server of that name is configured.
     #[error("there is no MCP server `{0}`")]
     NoServer(String),
+
+    #[error("the MCP server `{0}` is denied (`permission = \"deny\"`, or `[permissions] mcp`): nothing of it is read")]
+    Denied(String),
     /// The server has no such tool.
     #[error("the MCP server `{server}` has no tool `{tool}`")]
     NoTool { server: String, tool: String },

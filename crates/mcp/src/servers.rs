@@ -228,6 +228,12 @@ impl McpServers {
         }
     }
 
+    /// Whether the server of `slot` is denied as a whole (its `permission`, else `[permissions]
+    /// mcp`): its resources are then neither listed nor read.
+    fn denied(&self, slot: &Slot) -> bool {
+        slot.config.permission.unwrap_or(self.permission) == McpPermission::Deny
+    }
+
     /// A running connection to `slot`: started again when it stopped.
     async fn ready<'s>(&self, slot: &'s Slot, state: &'s mut State) -> Result<&'s mut Conn> {
         if !slot.config.is_enabled() {
@@ -292,7 +298,12 @@ impl McpServers {
     /// The resources of every running server that offers some, as a listing for the model.
     pub async fn list_resources(&self, cap: usize) -> String {
         let mut out = Vec::new();
-        for slot in self.slots.iter().filter(|s| s.config.is_enabled()) {
+        // A denied server is not asked for anything, its resources included.
+        for slot in self
+            .slots
+            .iter()
+            .filter(|s| s.config.is_enabled() && !self.denied(s))
+        {
             let mut state = slot.state.lock().await;
             if matches!(*state, State::Failed(_)) {
                 continue;
@@ -333,6 +344,9 @@ impl McpServers {
     /// Reads the resource `uri` of `server`, as text for the model.
     pub async fn read_resource(&self, server: &str, uri: &str, cap: usize) -> Result<String> {
         let slot = self.slot(server)?;
+        if self.denied(slot) {
+            return Err(McpError::Denied(server.to_string()));
+        }
         let mut state = slot.state.lock().await;
         let conn = self.ready(slot, &mut state).await?;
         let params = ReadResourceRequestParams {
@@ -462,5 +476,26 @@ mod tests {
         assert_eq!(servers.permission("evil", "reader"), McpPermission::Allow);
         assert_eq!(servers.permission("evil", "other"), McpPermission::Ask);
         assert_eq!(servers.permission("nobody", "writer"), McpPermission::Deny);
+    }
+
+    /// Found by an attack: the resources of a denied server were listed and read.
+    #[tokio::test]
+    async fn a_denied_servers_resources_are_neither_listed_nor_read() {
+        let config = McpServerConfig {
+            // Never started: a denied server is not asked for anything.
+            command: Some("/nonexistent/never-run".into()),
+            permission: Some(McpPermission::Deny),
+            ..Default::default()
+        };
+        let servers = McpServers::new(
+            BTreeMap::from([("evil".to_string(), config)]),
+            PathBuf::from("/"),
+            Vec::new(),
+            std::sync::Arc::new(|_| None),
+            McpPermission::Allow,
+        );
+        assert!(!servers.list_resources(1000).await.contains("evil"));
+        let e = servers.read_resource("evil", "evil://r", 1000).await.unwrap_err();
+        assert!(e.to_string().contains("denied"), "{e}");
     }
 }
