@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use retrace_model::{CancellationToken, ToolCall};
-use retrace_protocol::{ApprovalDecision, Event, ToolStatus};
+use retrace_protocol::{ApprovalDecision, Event, FileChange, Gap, ToolStatus};
 use retrace_tools::{BashPolicy, PreparedCall, Preview, RunContext, ToolError, Workspace};
 
 use super::{Agent, AgentConfig};
@@ -157,38 +157,10 @@ impl Agent {
         // A tracked command changed what it changed whatever its exit (or its cancellation).
         let mut shell_changes = Vec::new();
         if let Some(command) = &tracked {
-            match seam.shell_done(command) {
-                Ok(found) => {
-                    for g in &found.gaps {
-                        if !gaps.contains(g) {
-                            gaps.push(g.clone());
-                        }
-                    }
-                    if !found.paths.is_empty() || !found.gaps.is_empty() {
-                        sink.event(Event::CheckpointCaptured {
-                            turn,
-                            paths: found.paths,
-                            gaps: found.gaps,
-                        });
-                    }
-                    shell_changes = found.changes;
-                }
-                Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
-                Err(SeamError::Refuse(e)) => {
-                    // Not captured: what it changed cannot be taken back, and the turn says so.
-                    let gap = retrace_tools::bash_side_effect_gap(command);
-                    let _ = seam.shell_gap(gap.clone());
-                    gaps.push(gap.clone());
-                    sink.event(Event::CheckpointCaptured {
-                        turn,
-                        paths: Vec::new(),
-                        gaps: vec![gap],
-                    });
-                    sink.event(Event::Notice {
-                        message: format!("could not capture what the command changed: {e}"),
-                        retry: None,
-                    });
-                }
+            let gap = retrace_tools::bash_side_effect_gap(command);
+            match settle_tracked(seam, sink, turn, command, gap, "the command", &mut gaps) {
+                Ok(changes) => shell_changes = changes,
+                Err(e) => return Flow::Fatal(e),
             }
         }
         Flow::Done(match result {
@@ -235,6 +207,53 @@ pub(super) fn unique_call_ids(mut calls: Vec<ToolCall>, turn: u64, step: usize) 
         }
     }
     calls
+}
+
+/// What a call the backend tracks (a shell command; an MCP call in the git backend) changed,
+/// captured after it ran, whatever its end: its changes, each gap found added to `gaps` and
+/// announced. A refused capture records `gap` instead (what the call changed cannot be taken
+/// back) and the turn says so, naming the call as `what`. `Err`: the turn ends.
+pub(super) fn settle_tracked(
+    seam: &mut dyn CaptureSeam,
+    sink: &mut dyn TurnSink,
+    turn: u64,
+    command: &str,
+    gap: Gap,
+    what: &str,
+    gaps: &mut Vec<Gap>,
+) -> Result<Vec<FileChange>, String> {
+    match seam.shell_done(command) {
+        Ok(found) => {
+            for g in &found.gaps {
+                if !gaps.contains(g) {
+                    gaps.push(g.clone());
+                }
+            }
+            if !found.paths.is_empty() || !found.gaps.is_empty() {
+                sink.event(Event::CheckpointCaptured {
+                    turn,
+                    paths: found.paths,
+                    gaps: found.gaps,
+                });
+            }
+            Ok(found.changes)
+        }
+        Err(SeamError::Fatal(e)) => Err(e),
+        Err(SeamError::Refuse(e)) => {
+            let _ = seam.shell_gap(gap.clone());
+            gaps.push(gap.clone());
+            sink.event(Event::CheckpointCaptured {
+                turn,
+                paths: Vec::new(),
+                gaps: vec![gap],
+            });
+            sink.event(Event::Notice {
+                message: format!("could not capture what {what} changed: {e}"),
+                retry: None,
+            });
+            Ok(Vec::new())
+        }
+    }
 }
 
 /// How a call's handling ended: with a result for the model, or with the turn's end.

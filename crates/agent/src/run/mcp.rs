@@ -9,7 +9,7 @@ use retrace_model::{CancellationToken, ToolCall, ToolSpec};
 use retrace_protocol::{ApprovalDecision, Event, Gap, GapReason, McpPermission, ToolStatus};
 use serde_json::{json, Map, Value};
 
-use super::call::Flow;
+use super::call::{settle_tracked, Flow};
 use super::Agent;
 use crate::seam::{ApprovalRequest, Approver, CaptureSeam, SeamError, ShellCoverage, ToolResult, TurnSink};
 
@@ -249,36 +249,10 @@ impl Agent {
         };
         let mut changes = Vec::new();
         if tracked {
-            match seam.shell_done(&one_line(&call.name, &Map::new())) {
-                Ok(found) => {
-                    for g in &found.gaps {
-                        if !gaps.contains(g) {
-                            gaps.push(g.clone());
-                        }
-                    }
-                    if !found.paths.is_empty() || !found.gaps.is_empty() {
-                        sink.event(Event::CheckpointCaptured {
-                            turn,
-                            paths: found.paths,
-                            gaps: found.gaps,
-                        });
-                    }
-                    changes = found.changes;
-                }
-                Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
-                Err(SeamError::Refuse(e)) => {
-                    let _ = seam.shell_gap(gap.clone());
-                    gaps.push(gap.clone());
-                    sink.event(Event::CheckpointCaptured {
-                        turn,
-                        paths: Vec::new(),
-                        gaps: vec![gap],
-                    });
-                    sink.event(Event::Notice {
-                        message: format!("could not capture what {} changed: {e}", call.name),
-                        retry: None,
-                    });
-                }
+            let command = one_line(&call.name, &Map::new());
+            match settle_tracked(seam, sink, turn, &command, gap, &call.name, &mut gaps) {
+                Ok(found) => changes = found,
+                Err(e) => return Flow::Fatal(e),
             }
         }
         let base = match result {
