@@ -42,6 +42,7 @@ mod paths;
 mod recorded_model;
 mod results;
 mod service;
+mod session_list;
 mod shared;
 mod turn;
 mod view;

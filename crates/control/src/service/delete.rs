@@ -19,7 +19,8 @@ use time::OffsetDateTime;
 use super::{blocking, Found, Service};
 use crate::error::{coded, Result};
 use crate::paths::DataRoot;
-use crate::view::{listed, session_id};
+use crate::session_list::listed;
+use crate::view::session_id;
 use crate::workspace_copy::remove_made_dir;
 
 /// Which sessions `prune` considers.

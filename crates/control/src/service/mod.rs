@@ -27,8 +27,9 @@ use crate::error::{coded, ControlError, Result};
 use crate::handle::SessionHandle;
 use crate::options::ServiceOptions;
 use crate::paths::DataRoot;
+use crate::session_list::sessions;
 use crate::shared::{lock, Shared};
-use crate::view::{session_id, sessions, SessionReader};
+use crate::view::{session_id, SessionReader};
 
 mod agents;
 mod delete;

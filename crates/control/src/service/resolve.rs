@@ -7,7 +7,8 @@ use retrace_protocol::{Error, ErrorCode, Missing, SessionId};
 
 use super::Service;
 use crate::paths::DataRoot;
-use crate::view::{session_id, sessions};
+use crate::session_list::sessions;
+use crate::view::session_id;
 
 /// At most this many candidates are named in an ambiguous prefix's error.
 const SHOWN_CANDIDATES: usize = 10;
