@@ -340,9 +340,12 @@ async fn fork(
     let worktree = match body.worktree {
         Some(Some(w)) => Some(w),
         Some(None) => {
-            return Err(ApiError::usage(
+            return Err(retrace_protocol::Error::new(
+                ErrorCode::Usage,
                 "worktree: null names no directory; name one for a fork into a new workspace, or leave `worktree` out to fork the conversation",
-            ))
+            )
+            .with_details(retrace_protocol::ErrorDetails::Worktree { path: String::new() })
+            .into())
         }
         None => None,
     };

@@ -176,8 +176,16 @@ fn two_forks_into_one_directory_never_share_it() {
     let won = outs.iter().filter(|o| o.status.success()).count();
     assert!(won <= 1, "both forks took the directory");
     for o in outs.iter().filter(|o| !o.status.success()) {
-        assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
-        assert!(String::from_utf8_lossy(&o.stderr).contains("--worktree"));
+        // While the other fork runs it is `busy` ("… is making it now"); once it is whole, the
+        // directory is "not empty". Never told to remove what a running fork is making.
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        match o.status.code() {
+            Some(1) => assert!(stderr.contains("is making"), "{stderr}"),
+            Some(2) => assert!(stderr.contains("not empty"), "{stderr}"),
+            other => panic!("{other:?}: {stderr}"),
+        }
+        assert!(!stderr.contains("interrupted"), "{stderr}");
+        assert!(stderr.contains("--worktree"), "{stderr}");
     }
 }
 
@@ -286,18 +294,53 @@ fn a_repository_git_refuses_is_an_error_and_a_main_tree_of_a_linked_worktree_is_
 fn the_leftover_of_an_interrupted_fork_is_named_and_a_stopped_fork_removes_what_it_made() {
     let w = World::new();
     let id = repo_with_a_turn(&w);
-    let dir = w.tmp.path().join("left");
-    std::fs::create_dir(&dir).unwrap();
-    std::fs::write(dir.join(".retrace-fork-incomplete"), b"").unwrap();
-    std::fs::write(dir.join("half.txt"), b"").unwrap();
-    let (_, stderr) = fork(&w, &id, &dir, 2);
-    assert!(stderr.contains("interrupted fork"), "{stderr}");
-
-    // SIGTERM part way: what was made goes, the worktree is not registered.
     std::fs::create_dir(w.ws.join("u")).unwrap();
     for i in 0..2000 {
         w.put(&format!("u/f{i}.txt"), b"untracked\n");
     }
+    // A file of the workspace named like the marker earlier builds kept is copied as any other.
+    w.put(".retrace-fork-incomplete", b"mine\n");
+    let whole = w.tmp.path().join("whole");
+    fork(&w, &id, &whole, 0);
+    assert_eq!(
+        std::fs::read(whole.join(".retrace-fork-incomplete")).unwrap(),
+        b"mine\n"
+    );
+
+    // SIGKILL part way: what it made stays, and a fork into it names it as an interrupted
+    // fork's leftover (not merely "not empty", and not a fork still running).
+    let left = w.tmp.path().join("left");
+    let child = w
+        .command()
+        .args([
+            "fork",
+            "--session",
+            &id,
+            "--turn",
+            "0",
+            "--worktree",
+            left.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !left.exists() && start.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let killed = !child.wait_with_output().unwrap().status.success();
+    if killed && std::fs::read_dir(&left).is_ok_and(|mut d| d.next().is_some()) {
+        let (_, stderr) = fork(&w, &id, &left, 2);
+        assert!(stderr.contains("interrupted fork"), "{stderr}");
+    }
+
+    // SIGTERM part way: what was made goes, the worktree is not registered.
     let dir = w.tmp.path().join("stopped");
     let child = w
         .command()
@@ -326,8 +369,7 @@ fn the_leftover_of_an_interrupted_fork_is_named_and_a_stopped_fork_removes_what_
     .unwrap();
     let out = child.wait_with_output().unwrap();
     if out.status.success() {
-        // Finished before the signal came: whole, and no marker left.
-        assert!(!dir.join(".retrace-fork-incomplete").exists());
+        // Finished before the signal came: whole.
         assert!(dir.join("u/f1999.txt").is_file());
     } else {
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -336,7 +378,7 @@ fn the_leftover_of_an_interrupted_fork_is_named_and_a_stopped_fork_removes_what_
             "{stderr}"
         );
         assert!(!dir.exists(), "what the fork made was left");
-        assert_eq!(git(&w.ws, &["worktree", "list"]).lines().count(), 1);
+        assert!(!git(&w.ws, &["worktree", "list"]).contains("stopped"));
     }
 }
 
@@ -520,4 +562,39 @@ fn removing_the_worktree_of_a_session_that_has_none_says_so_and_keeps_its_worksp
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("not forked into a new workspace"), "{said}");
     assert!(w.ws.join("a.txt").is_file());
+}
+
+#[test]
+fn a_worktree_fork_keeps_the_modes_of_untracked_directories() {
+    let w = World::new();
+    let id = repo_with_a_turn(&w);
+    std::fs::create_dir(w.ws.join("private")).unwrap();
+    std::fs::create_dir(w.ws.join("shared")).unwrap();
+    w.put("private/key", b"k\n");
+    w.put("shared/open.txt", b"o\n");
+    std::fs::set_permissions(w.ws.join("private"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(w.ws.join("shared"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let dir = w.tmp.path().join("modes");
+    fork(&w, &id, &dir, 0);
+    let mode = |p: &str| std::fs::metadata(dir.join(p)).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode("private"), 0o700, "a private directory stays private");
+    assert_eq!(mode("shared"), 0o777);
+    assert_eq!(std::fs::read(dir.join("private/key")).unwrap(), b"k\n");
+}
+
+#[test]
+fn a_locked_worktree_is_not_removed_and_says_how_to_unlock_it() {
+    let w = World::new();
+    let id = repo_with_a_turn(&w);
+    let dir = w.tmp.path().join("locked");
+    let new = new_session(&w, &id, &dir);
+    git(&w.ws, &["worktree", "lock", dir.to_str().unwrap()]);
+    let (_, stderr) = w.code(&["sessions", "delete", &new, "--remove-worktree"], 3);
+    assert!(stderr.contains("locked git worktree"), "{stderr}");
+    assert!(stderr.contains("git worktree unlock"), "{stderr}");
+    assert!(dir.join("a.txt").is_file(), "nothing was deleted");
+    git(&w.ws, &["worktree", "unlock", dir.to_str().unwrap()]);
+    w.code(&["sessions", "delete", &new, "--remove-worktree"], 0);
+    assert!(!dir.exists());
+    assert!(!git(&w.ws, &["worktree", "list"]).contains("locked"));
 }

@@ -72,7 +72,7 @@ impl ForkSource<'_> {
             CheckpointError::UnknownTurn(_) => coded(
                 ErrorCode::Refused,
                 format!(
-                    "the files as they stood when turn {turn} started are not known: it has no checkpoint (a turn copied from another session)"
+                    "the files as they stood when turn {turn} started are not known: the session has no checkpoint of that turn (a turn copied from another session has none, or its checkpoint files are missing)"
                 ),
             ),
             other => ControlError::from(other),
@@ -88,6 +88,7 @@ impl ForkSource<'_> {
                 .store
                 .write_turn_start(turn, &made.workspace, &|rel| made.excluded(&walk, &source, rel))?;
             check_stopping()?;
+            made.check_still_there()?;
             let opts = SessionOptions {
                 backend: self.session.backend(),
                 ..SessionOptions::default()

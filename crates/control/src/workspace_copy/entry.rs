@@ -36,7 +36,9 @@ fn io(op: &str, path: &Path, e: std::io::Error) -> crate::error::ControlError {
     let shown = format!("`{}`", path.display());
     let says = e.to_string();
     let message = match says.strip_prefix(&shown) {
-        Some(rest) => format!("cannot {op} {shown}{rest}"),
+        Some(rest) if rest.starts_with(':') => format!("cannot {op} {shown}{rest}"),
+        // "`PATH` is a symlink; …": the path is the one this error is about.
+        Some(rest) => format!("cannot {op} {shown}: it{rest}"),
         None => format!("cannot {op} {shown}: {says}"),
     };
     coded(ErrorCode::Io, message)
@@ -48,13 +50,6 @@ fn io(op: &str, path: &Path, e: std::io::Error) -> crate::error::ControlError {
 pub(super) fn copy_entry(from: &Path, to: &Path, rel: &Path) -> Result<Copied> {
     let src = from.join(rel);
     let shown = rel.to_string_lossy().into_owned();
-    if rel == Path::new(super::MARKER) {
-        return Ok(Copied::Skipped(skip(
-            shown,
-            ForkSkipReason::Ignored,
-            "the marker of a fork into a new workspace that has not finished: not copied",
-        )));
-    }
     super::check_stopping()?;
     let meta = match std::fs::symlink_metadata(&src) {
         Ok(m) => m,
@@ -138,5 +133,11 @@ mod tests {
         let bare = std::io::Error::other("No space left on device");
         let e = retrace_protocol::Error::from(io("write", p, bare));
         assert_eq!(e.message, "cannot write `/d/x`: No space left on device");
+        let link = std::io::Error::other("`/d/x` is a symlink; it is not followed");
+        let e = retrace_protocol::Error::from(io("create", p, link));
+        assert_eq!(
+            e.message,
+            "cannot create `/d/x`: it is a symlink; it is not followed"
+        );
     }
 }

@@ -15,7 +15,7 @@ use retrace_protocol::{ErrorCode, ForkSkipReason, ForkSkipped};
 use retrace_tools::tree_walk::{Found, TreeWalk};
 use retrace_tools::Workspace;
 
-use super::entry::{copy_entry, remove_entry, skip, Copied};
+use super::entry::{copy_entry, remove_entry, set_dir_modes, skip, Copied};
 use crate::error::{coded, Result};
 
 /// The environment variables that would point `git` at another repository than the one the
@@ -61,6 +61,20 @@ fn os<'a>(args: &[&'a str]) -> Vec<&'a OsStr> {
 
 /// `git` failed: its first line of stderr.
 fn failed(what: &str, dir: &Path, out: &Output) -> crate::error::ControlError {
+    use std::os::unix::process::ExitStatusExt;
+    // Ctrl-C reaches git too: that is the fork being interrupted, not git failing.
+    if let Err(stopped) = super::check_stopping() {
+        return stopped;
+    }
+    if let Some(signal) = out.status.signal() {
+        return coded(
+            ErrorCode::Cancelled,
+            format!(
+                "`git {what}` in `{}` was stopped by signal {signal}; what the fork made was removed",
+                dir.display()
+            ),
+        );
+    }
     let says = String::from_utf8_lossy(&out.stderr);
     let line = says
         .lines()
@@ -314,6 +328,9 @@ pub(super) fn carry_over(ws: &Workspace, to: &Path) -> Result<Carried> {
             skipped.push(s);
         }
     }
+    // Git keeps no directory's mode: the directories above what was carried over get the
+    // source's (a private directory stays private).
+    set_dir_modes(to, source_dir_modes(from, &copies))?;
     let ignored: Vec<(PathBuf, bool)> = ignored
         .into_iter()
         .map(|p| {
@@ -361,4 +378,24 @@ fn specials(walk: &TreeWalk<'_>, from: &Path, listed: &[ForkSkipped]) -> Vec<For
         ));
     });
     out
+}
+
+/// The modes of the source's directories above `paths` (relative to `from`), each once; a name
+/// that is not a directory there (a symlink above is never followed) is left out.
+fn source_dir_modes(from: &Path, paths: &[PathBuf]) -> Vec<(PathBuf, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut seen = std::collections::BTreeSet::new();
+    for p in paths {
+        for a in p.ancestors().skip(1).filter(|a| !a.as_os_str().is_empty()) {
+            if !seen.insert(a.to_path_buf()) {
+                break;
+            }
+        }
+    }
+    seen.into_iter()
+        .filter_map(|d| {
+            let m = std::fs::symlink_metadata(from.join(&d)).ok()?;
+            m.is_dir().then(|| (d, m.permissions().mode() & 0o7777))
+        })
+        .collect()
 }

@@ -27,10 +27,6 @@ mod remove;
 pub(crate) use git::{repo_of, Repo};
 pub(crate) use remove::remove_made_dir;
 
-/// The name of the marker a fork keeps in its new directory until the fork is whole: a directory
-/// holding it is what an interrupted fork left. Never copied, never left in a finished fork.
-pub(crate) const MARKER: &str = ".retrace-fork-incomplete";
-
 /// Set when the process is being stopped (an interrupt, a termination): a fork in progress stops
 /// at its next step and removes what it made, as for any error.
 static STOPPING: AtomicBool = AtomicBool::new(false);
@@ -67,6 +63,8 @@ pub(crate) fn bad_dir(path: &Path, message: String) -> ControlError {
 pub(crate) struct NewDir {
     /// Its canonical path.
     pub(crate) path: PathBuf,
+    /// Where the fork keeps its record of it until the fork is whole (`claim::record_path`).
+    record: PathBuf,
 }
 
 /// `given` (absolute) as a canonical path: its nearest existing ancestor resolved (`..` and
@@ -189,10 +187,11 @@ pub(crate) fn check_new_dir(
             )
         })?;
         if names.next().is_some() {
-            return Err(claim::not_empty(&path));
+            return Err(claim::not_empty(&path, &claim::record_path(&data, &path)));
         }
     }
-    Ok(NewDir { path })
+    let record = claim::record_path(&data, &path);
+    Ok(NewDir { path, record })
 }
 
 /// The new workspace, made.
@@ -216,17 +215,16 @@ pub(crate) struct Made {
 }
 
 /// Makes the new workspace in `new` from the workspace `ws` (in `repo`, when it is in one with a
-/// commit): its files are the source's as they are now; `new` holds the marker until
+/// commit): its files are the source's as they are now; the fork's record of `new` is held until
 /// [`Made::finish`]. Whatever fails, what was made is removed again.
 pub(crate) fn make(ws: &Workspace, repo: Option<&Repo>, new: &NewDir) -> Result<Made> {
     let source = ws.root();
     let claimed = match repo {
-        Some(_) => claim::claim(&new.path, |dir| git::add_worktree(source, dir))?,
-        None => claim::claim(&new.path, |dir| claim::mark(dir, true))?,
+        Some(_) => claim::claim(&new.path, &new.record, |dir| git::add_worktree(source, dir))?,
+        None => claim::claim(&new.path, &new.record, |dir| claim::still_empty(dir, &new.record))?,
     };
     let made = (|| match repo {
         Some(repo) => {
-            claim::mark(&claimed.path, false)?;
             check_stopping()?;
             git::check_out(&claimed.path)?;
             check_stopping()?;
@@ -301,9 +299,27 @@ impl Made {
         undo(&self.claim, self.git_worktree.then_some(self.source.as_path()));
     }
 
-    /// The fork is whole (its session made): its marker goes, last.
+    /// Checks that the directory is still the one this fork made (not removed or replaced while
+    /// it was being filled), before the new session is written.
+    pub(crate) fn check_still_there(&self) -> Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let same = std::fs::symlink_metadata(&self.dir)
+            .is_ok_and(|m| m.dev() == self.identity.dev && m.ino() == self.identity.ino);
+        if !same {
+            return Err(coded(
+                ErrorCode::Io,
+                format!(
+                    "`{}` was removed or replaced while the fork was being made; no session was made",
+                    self.dir.display()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The fork is whole (its session made): its record goes, last.
     pub(crate) fn finish(&self) {
-        let _ = std::fs::remove_file(self.dir.join(MARKER));
+        self.claim.finish();
     }
 
     /// Whether the turn's start is not written at `rel` (of the source workspace): it is ignored

@@ -129,6 +129,16 @@ pub(crate) fn remove_made_dir(dir: &Path, git_worktree: bool, made: Option<&Made
                 ),
             ));
         }
+        if recorded.join("locked").exists() {
+            return Err(coded(
+                ErrorCode::Refused,
+                format!(
+                    "`{}` is a locked git worktree (`git worktree lock`); nothing was deleted. Unlock it (`git worktree unlock {}`) and delete again, or delete the session and keep the directory",
+                    dir.display(),
+                    dir.display()
+                ),
+            ));
+        }
         Some(recorded)
     } else {
         None

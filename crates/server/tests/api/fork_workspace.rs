@@ -76,6 +76,11 @@ async fn a_worktree_that_names_no_directory_is_a_usage_error_naming_it_and_chang
         let message = answer.1["error"]["message"].as_str().unwrap();
         assert!(message.contains(says), "{body}: {message}");
         assert!(message.starts_with("worktree"), "{body}: {message}");
+        assert_eq!(
+            answer.1["error"]["details"]["kind"], "worktree",
+            "{body}: {}",
+            answer.1
+        );
     }
     // The source's selected head did not change (no conversation fork was made instead).
     let (_, after) = env.get(&format!("/api/sessions/{id}")).await;
