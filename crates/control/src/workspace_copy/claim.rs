@@ -78,7 +78,7 @@ fn left_by_interrupted_fork(record: &Path, dir: &Path) -> bool {
 /// holds it.
 fn take_record(record: &Path, dir: &Path) -> Result<Record> {
     use std::io::Write as _;
-    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let io = |e: std::io::Error| {
         coded(
             ErrorCode::Io,
@@ -89,9 +89,15 @@ fn take_record(record: &Path, dir: &Path) -> Result<Record> {
         )
     };
     if let Some(parent) = record.parent() {
-        std::fs::create_dir_all(parent).map_err(io)?;
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)
+            .map_err(io)?;
     }
     let mut f = std::fs::OpenOptions::new()
+        .mode(0o600)
         .read(true)
         .write(true)
         .create(true)
