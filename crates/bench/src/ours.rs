@@ -28,6 +28,8 @@ pub struct Ours {
     /// Counts the store's durable steps (never injects a fault): how many fsyncs a turn costs.
     steps: Arc<FaultInjector>,
     turns: u64,
+    /// How long the last rewind planned, and how long it committed.
+    pub last_phases: (std::time::Duration, std::time::Duration),
 }
 
 /// How a rewind ended.
@@ -66,6 +68,7 @@ impl Ours {
             dir: dir.to_path_buf(),
             steps,
             turns: 0,
+            last_phases: Default::default(),
         })
     }
 
@@ -125,7 +128,9 @@ impl Ours {
     /// Restores the workspace to its state when turn `n` started: plan, then a durable commit that
     /// refuses on conflicts (or skips them, with `skip`).
     pub fn rewind(&mut self, n: u64, skip: bool) -> Result<Rewind> {
+        let start = std::time::Instant::now();
         let plan = self.store.plan_restore(n).context("plan_restore")?;
+        let planned = start.elapsed();
         let opts = CommitOptions {
             confirm: false,
             on_conflict: if skip {
@@ -134,7 +139,9 @@ impl Ours {
                 OnConflict::Refuse
             },
         };
-        match self.store.commit(&plan, opts) {
+        let committed = self.store.commit(&plan, opts);
+        self.last_phases = (planned, start.elapsed() - planned);
+        match committed {
             Ok(outcome) => Ok(Rewind::Done(outcome)),
             Err(CheckpointError::Refused { conflicts }) => Ok(Rewind::Refused(conflicts)),
             Err(e) => Err(e).context("commit the restore"),

@@ -93,6 +93,8 @@ impl World<'_> {
         let mut failed: [Option<String>; 3] = Default::default();
         let mut fsyncs = Vec::new();
         let mut creates = Vec::new();
+        let mut renames = Vec::new();
+        let (mut plans, mut commits) = (Vec::new(), Vec::new());
         for rep in 0..reps {
             let groups = self.rewind_edits(n, &format!("r{n}-{rep}"));
             let base = self.man.clone();
@@ -106,6 +108,9 @@ impl World<'_> {
                     let count = |p: &str| steps.iter().filter(|l| l.starts_with(p)).count();
                     fsyncs.push(count("sync") as u64);
                     creates.push(count("create") as u64);
+                    renames.push(count("rename") as u64);
+                    plans.push(ours.last_phases.0);
+                    commits.push(ours.last_phases.1);
                     times[OURS].push(d);
                     match r {
                         Rewind::Done(o) if o.files_written.len() + o.files_deleted.len() == n => {}
@@ -180,6 +185,9 @@ impl World<'_> {
             .field("ours_nofsync", ms(median(&nofsync)))
             .field("ours_fsyncs", mid(fsyncs).to_string())
             .field("ours_creates", mid(creates).to_string())
+            .field("ours_renames", mid(renames).to_string())
+            .field("ours_plan", ms(median(&plans)))
+            .field("ours_commit", ms(median(&commits)))
             .field("verified", "manifest");
         if failed[OURS].is_none() && failed[GIT].is_none() {
             line = line.ratio(t[GIT].as_secs_f64(), t[OURS].as_secs_f64());
