@@ -13,6 +13,7 @@ mod changes;
 mod error;
 mod fsck;
 mod objects;
+mod pack;
 mod refresh;
 mod snapshot;
 mod statcache;

@@ -130,6 +130,21 @@ pub struct Snapshotter {
     pub cache_dropped: Option<String>,
     /// Files hashed since the last prune.
     hashed_since_prune: u64,
+    /// During a full walk: the pack its blobs go into past the first [`LOOSE_FIRST`], with the
+    /// stat cache entries of those blobs, made only once the pack is named.
+    packing: Option<Packing>,
+}
+
+/// A full walk writes this many new blobs as loose objects, the rest into one pack: a walk that
+/// finds a few changed files writes a few files, a first walk of a large tree two.
+const LOOSE_FIRST: usize = 32;
+
+/// The pack of a full walk, and what goes into the stat cache once it is named.
+#[derive(Debug)]
+struct Packing {
+    loose: usize,
+    pack: Option<crate::pack::PackWriter>,
+    cache: Vec<(Vec<u8>, Stamp, ObjectId, i64)>,
 }
 
 fn now_ns() -> i64 {
@@ -146,6 +161,7 @@ impl Snapshotter {
         fs::create_dir_all(dir).at("create", dir)?;
         let made = !Objects::exists(&dir.join("repo.git"));
         let objects = Objects::open(&dir.join("repo.git"))?;
+        crate::pack::remove_leftovers(&objects.dir().join("objects/pack"));
         let cache_path = dir.join("statcache");
         let (mut cache, mut cache_dropped) = StatCache::load(&cache_path);
         if made && !cache.is_empty() {
@@ -171,6 +187,7 @@ impl Snapshotter {
             last_full_walk,
             cache_dropped,
             hashed_since_prune: 0,
+            packing: None,
         })
     }
 
@@ -212,6 +229,31 @@ impl Snapshotter {
     /// the cache are not read), and the stat cache brought up to date (in memory; see
     /// [`Snapshotter::save_cache`]). A walk error is an error; a file that cannot be read is a skip.
     pub fn snapshot(&mut self, walk: &dyn Walk) -> Result<(Snapshot, SnapshotStats)> {
+        self.packing = Some(Packing {
+            loose: 0,
+            pack: None,
+            cache: Vec::new(),
+        });
+        let walked = self.walk_all(walk);
+        // Named only when the walk went through: an error leaves no pack, nor cache entries
+        // naming what it held.
+        let packing = self.packing.take();
+        let walked = walked?;
+        if let Some(Packing {
+            pack: Some(pack),
+            cache,
+            ..
+        }) = packing
+        {
+            pack.finish()?;
+            for (path, stamp, id, at) in cache {
+                self.cache.insert(&path, stamp, id, at);
+            }
+        }
+        Ok(walked)
+    }
+
+    fn walk_all(&mut self, walk: &dyn Walk) -> Result<(Snapshot, SnapshotStats)> {
         let mut snap = Snapshot::default();
         let mut stats = SnapshotStats::default();
         let mut failed: Option<crate::GitStoreError> = None;
@@ -325,17 +367,43 @@ impl Snapshotter {
         stats.hashed += 1;
         stats.bytes_hashed += bytes.len() as u64;
         self.hashed_since_prune += 1;
-        let id = self.objects.write_blob(&bytes)?;
+        let (id, packed) = self.store_blob(&bytes)?;
         let after = file.metadata().ok().map(|m| Stamp::of(&m));
         let opened = Stamp::of(&opened);
         // Cached only when nothing moved while it was read (else the next snapshot reads it again).
         if after == Some(opened) && opened.size == bytes.len() as u64 {
-            self.cache.insert(rel.as_bytes(), opened, id, hashed_at);
+            match self.packing.as_mut().filter(|_| packed) {
+                Some(p) => p.cache.push((rel.as_bytes().to_vec(), opened, id, hashed_at)),
+                None => self.cache.insert(rel.as_bytes(), opened, id, hashed_at),
+            }
         }
         Ok(Ok(Entry {
             id,
             mode: opened.mode & 0o7777,
             size: bytes.len() as u64,
         }))
+    }
+
+    /// Writes `bytes` as a blob: loose, or into a full walk's pack once it wrote
+    /// [`LOOSE_FIRST`] loose ones. Says whether it went into the pack (not there until named).
+    fn store_blob(&mut self, bytes: &[u8]) -> Result<(ObjectId, bool)> {
+        let Some(p) = self.packing.as_mut().filter(|p| p.loose >= LOOSE_FIRST) else {
+            if let Some(p) = self.packing.as_mut() {
+                p.loose += 1;
+            }
+            return Ok((self.objects.write_blob(bytes)?, false));
+        };
+        let id = Objects::blob_id(bytes)?;
+        if self.objects.has(&id) {
+            return Ok((id, false));
+        }
+        let pack = match p.pack.as_mut() {
+            Some(pack) => pack,
+            None => p
+                .pack
+                .insert(crate::pack::PackWriter::new(&self.objects.dir().join("objects"))?),
+        };
+        pack.add(id, bytes)?;
+        Ok((id, true))
     }
 }

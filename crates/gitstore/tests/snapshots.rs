@@ -252,3 +252,47 @@ fn the_store_touches_nothing_in_the_workspace() {
     assert_eq!(names, ["a.txt"]);
     assert!(w.store.join("repo.git/HEAD").is_file());
 }
+
+#[test]
+fn a_walk_that_hashes_many_files_writes_one_pack_and_every_blob_reads_back() {
+    let w = ws();
+    for i in 0..200 {
+        w.write(
+            &format!("d{}/f{i}.txt", i % 7),
+            format!("file {i}\n").repeat(i % 5 + 1).as_bytes(),
+        );
+    }
+    w.write("same1.txt", b"same\n");
+    w.write("same2.txt", b"same\n");
+    let mut s = w.open(0);
+    let (snap, stats) = s.snapshot(&w.walk()).unwrap();
+    assert_eq!(snap.files.len(), 202);
+    assert_eq!(stats.hashed, 202);
+    let objects = w.store.join("repo.git/objects");
+    let packs: Vec<String> = fs::read_dir(objects.join("pack"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(packs.len(), 2, "one pack and its index: {packs:?}");
+    let loose = fs::read_dir(&objects)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().len() == 2)
+        .map(|e| fs::read_dir(e.path()).unwrap().count())
+        .sum::<usize>();
+    assert!(loose <= 32, "{loose} loose objects");
+    for (path, entry) in &snap.files {
+        let bytes = s.objects().read_blob(&entry.id).unwrap();
+        assert_eq!(bytes, fs::read(path.under(&w.root)).unwrap());
+    }
+    // The stat cache names the packed blobs too: nothing is read again, after a reopen as well.
+    s.save_cache().unwrap();
+    let (_, again) = s.snapshot(&w.walk()).unwrap();
+    assert_eq!(again.hashed, 0);
+    drop(s);
+    let mut s = w.open(0);
+    let (snap2, again) = s.snapshot(&w.walk()).unwrap();
+    assert_eq!(again.hashed, 0);
+    assert_eq!(snap2.files, snap.files);
+    assert!(retrace_gitstore::fsck(&w.store).is_empty());
+}
