@@ -15,6 +15,7 @@ use call::{unique_call_ids, Flow};
 
 mod call;
 pub mod mcp;
+mod mcp_resources;
 
 /// How a turn runs.
 #[derive(Debug, Clone)]

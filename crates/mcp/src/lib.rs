@@ -26,11 +26,13 @@
 
 mod conn;
 pub mod error;
+mod permission;
 pub mod result;
 mod servers;
 pub mod spawn;
 
 pub use error::{McpError, Result};
+pub use permission::{permission_word, Decision};
 pub use result::McpOutput;
 pub use servers::{qualified_name, McpServers, McpTool, TOOL_PREFIX};
 pub use spawn::kill_running_servers;

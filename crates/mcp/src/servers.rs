@@ -215,23 +215,34 @@ impl McpServers {
         self.tools().into_iter().find(|t| t.qualified == qualified)
     }
 
-    /// Whether a call of `tool` on `server` runs, is asked about or is refused.
-    pub fn permission(&self, server: &str, tool: &str) -> McpPermission {
-        match self.slot(server) {
-            // A `tool_permissions` key may be the tool's full name too, as every frontend shows
-            // it (`mcp__SERVER__TOOL`).
-            Ok(s) => match s.config.tool_permissions.get(&format!("mcp__{server}__{tool}")) {
-                Some(p) => *p,
-                None => s.config.permission_of(tool, self.permission),
-            },
-            Err(_) => McpPermission::Deny,
-        }
+    /// The config of `server`, if it is configured.
+    pub(crate) fn config_of(&self, server: &str) -> Option<&McpServerConfig> {
+        self.slot(server).ok().map(|s| &s.config)
+    }
+
+    /// `[permissions] mcp`.
+    pub(crate) fn default_permission(&self) -> McpPermission {
+        self.permission
+    }
+
+    /// Whether `server` is configured.
+    pub fn has_server(&self, server: &str) -> bool {
+        self.slot(server).is_ok()
+    }
+
+    /// The enabled servers, by name: those whose resources may be listed.
+    pub fn enabled(&self) -> Vec<String> {
+        self.slots
+            .iter()
+            .filter(|s| s.config.is_enabled())
+            .map(|s| s.name.clone())
+            .collect()
     }
 
     /// Whether the server of `slot` is denied as a whole (its `permission`, else `[permissions]
     /// mcp`): its resources are then neither listed nor read.
     fn denied(&self, slot: &Slot) -> bool {
-        slot.config.permission.unwrap_or(self.permission) == McpPermission::Deny
+        self.decide_server(&slot.name).permission == McpPermission::Deny
     }
 
     /// A running connection to `slot`: started again when it stopped.
@@ -295,14 +306,15 @@ impl McpServers {
         }
     }
 
-    /// The resources of every running server that offers some, as a listing for the model.
-    pub async fn list_resources(&self, cap: usize) -> String {
+    /// The resources of the servers named in `servers` that offer some (started when needed), as
+    /// a listing for the model. The caller has cleared each (its permission, an approval); a
+    /// denied server is still not asked for anything.
+    pub async fn list_resources(&self, servers: &[String], cap: usize) -> String {
         let mut out = Vec::new();
-        // A denied server is not asked for anything, its resources included.
         for slot in self
             .slots
             .iter()
-            .filter(|s| s.config.is_enabled() && !self.denied(s))
+            .filter(|s| s.config.is_enabled() && !self.denied(s) && servers.contains(&s.name))
         {
             let mut state = slot.state.lock().await;
             if matches!(*state, State::Failed(_)) {
@@ -453,31 +465,6 @@ impl McpServers {
 mod tests {
     use super::*;
 
-    /// Found by an attack: `tool_permissions` keyed by the full name every frontend shows was
-    /// ignored, and the tool ran.
-    #[test]
-    fn a_tool_permission_is_found_by_the_tools_name_or_its_full_name() {
-        let config = McpServerConfig {
-            command: Some("x".into()),
-            tool_permissions: BTreeMap::from([
-                ("mcp__evil__writer".to_string(), McpPermission::Deny),
-                ("reader".to_string(), McpPermission::Allow),
-            ]),
-            ..Default::default()
-        };
-        let servers = McpServers::new(
-            BTreeMap::from([("evil".to_string(), config)]),
-            PathBuf::from("/"),
-            Vec::new(),
-            std::sync::Arc::new(|_| None),
-            McpPermission::Ask,
-        );
-        assert_eq!(servers.permission("evil", "writer"), McpPermission::Deny);
-        assert_eq!(servers.permission("evil", "reader"), McpPermission::Allow);
-        assert_eq!(servers.permission("evil", "other"), McpPermission::Ask);
-        assert_eq!(servers.permission("nobody", "writer"), McpPermission::Deny);
-    }
-
     /// Found by an attack: the resources of a denied server were listed and read.
     #[tokio::test]
     async fn a_denied_servers_resources_are_neither_listed_nor_read() {
@@ -494,7 +481,10 @@ mod tests {
             std::sync::Arc::new(|_| None),
             McpPermission::Allow,
         );
-        assert!(!servers.list_resources(1000).await.contains("evil"));
+        assert!(!servers
+            .list_resources(&servers.enabled(), 1000)
+            .await
+            .contains("evil"));
         let e = servers.read_resource("evil", "evil://r", 1000).await.unwrap_err();
         assert!(e.to_string().contains("denied"), "{e}");
     }

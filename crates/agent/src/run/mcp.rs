@@ -143,28 +143,13 @@ impl Agent {
                 ..r
             })
         };
-        if call.name == LIST_RESOURCES {
-            let text = tokio::select! {
-                t = mcp.list_resources(cap) => t,
-                _ = cancel.cancelled() => return fail(ToolStatus::Cancelled, &"cancelled by the user"),
-            };
-            return ran(ToolResult::success(text));
-        }
-        if call.name == READ_RESOURCE {
-            let field = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
-            let (Some(server), Some(uri)) = (field("server"), field("uri")) else {
-                return fail(
-                    ToolStatus::Failed,
-                    &format!("{READ_RESOURCE} needs `server` and `uri`, both strings"),
-                );
-            };
-            let read = tokio::select! {
-                r = mcp.read_resource(&server, &uri, cap) => r,
-                _ = cancel.cancelled() => return fail(ToolStatus::Cancelled, &"cancelled by the user"),
-            };
-            return match read {
+        if call.name == LIST_RESOURCES || call.name == READ_RESOURCE {
+            return match self.resource_call(&mcp, call, &args, approver, cancel).await {
                 Ok(text) => ran(ToolResult::success(text)),
-                Err(e) => ran(ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}"))),
+                Err((ToolStatus::Failed, e)) => {
+                    ran(ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}")))
+                }
+                Err((status, e)) => fail(status, &e),
             };
         }
         let Some(tool) = mcp.tool(&call.name) else {
@@ -184,18 +169,19 @@ impl Agent {
                 call.name
             ));
         }
-        match mcp.permission(&tool.server, &tool.tool) {
+        let decision = mcp.decide(&tool.server, &tool.tool);
+        match decision.permission {
             McpPermission::Allow => {}
             McpPermission::Deny => {
                 return fail(ToolStatus::Denied, &format!(
-                    "`{}` is not allowed (`[permissions] mcp`, or the server's `permission` or `tool_permissions`, says deny); it was not run",
-                    call.name
+                    "`{}` is not allowed ({}); it was not run",
+                    call.name, decision.setting
                 ))
             }
             McpPermission::Ask if !self.config.can_ask => {
                 return fail(ToolStatus::Denied, &format!(
-                    "`{}` needs approval (`[permissions] mcp = \"ask\"`), and nobody can answer in a headless run; it was not run (the config's `[permissions] mcp = \"allow\"`, or the server's `permission`, lets it run)",
-                    call.name
+                    "`{}` needs approval ({}), and nobody can answer in a headless run; it was not run (`tool_permissions = {{ \"{}\" = \"allow\" }}`, or `permission = \"allow\"`, in `[mcp_servers.{}]` lets it run)",
+                    call.name, decision.setting, tool.tool, tool.server
                 ))
             }
             McpPermission::Ask => {

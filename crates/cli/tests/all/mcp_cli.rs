@@ -142,13 +142,36 @@ fn permissions_deny_refuse_and_headless_ask_is_refused_saying_why() {
                 "mcp__fs__write_file",
                 json!({"path": w.ws.join("x.txt"), "content": "x"}),
             ),
+            call(
+                "read_mcp_resource",
+                json!({"server": "everything", "uri": "demo://resource/static/document/architecture.md"}),
+            ),
+            call("list_mcp_resources", json!({})),
         ],
     );
     let r = results(&lines);
+    // The refusal names the setting that asks, and what would let the call run.
     assert!(
-        !r[0].1 && r[0].2.contains("needs approval") && r[0].2.contains("headless"),
+        !r[0].1
+            && r[0]
+                .2
+                .contains("needs approval (`[permissions] mcp`, `ask` unless")
+            && r[0].2.contains("headless")
+            && r[0].2.contains("`[mcp_servers.everything]` lets it run"),
         "{:?}",
         r[0]
+    );
+    // Found by an attack: a server's resources were read with no approval where its tools
+    // needed one.
+    assert!(
+        !r[3].1 && r[3].2.contains("needs approval") && !r[3].2.contains("[resource"),
+        "{:?}",
+        r[3]
+    );
+    assert!(
+        r[4].1 && !r[4].2.contains("demo://") && r[4].2.contains("not listed"),
+        "{:?}",
+        r[4]
     );
     assert!(
         r[1].1 && r[1].2.contains(&w.ws.display().to_string()),

@@ -168,7 +168,7 @@ fn resources_and_prompts_are_listed_and_read() {
     let ws = tempfile::tempdir().unwrap();
     rt().block_on(async {
         let s = servers(ws.path(), vec![("everything", node(&everything(), &["stdio"]))]);
-        let listing = s.list_resources(100_000).await;
+        let listing = s.list_resources(&s.enabled(), 100_000).await;
         assert!(listing.contains("everything: "), "{listing}");
         let uri = listing
             .lines()
