@@ -21,8 +21,9 @@
 //! images and audio as a note, `isError` kept; capped like every tool's output.
 //!
 //! What a call may do, and how it is checkpointed, is decided above this crate (the agent): the
-//! crate only says what the server marks read-only ([`McpTool::read_only`]) and what the config
-//! allows ([`McpServers::permission`]).
+//! crate only says what the server marks read-only ([`McpTool::read_only`], its own unchecked
+//! claim), what the config vouches for ([`McpTool::vouched`]) and what the config allows
+//! ([`McpServers::decide`]).
 
 mod conn;
 pub mod error;

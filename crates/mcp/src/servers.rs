@@ -34,13 +34,24 @@ pub struct McpTool {
     pub description: String,
     /// The JSON schema of its arguments.
     pub schema: serde_json::Value,
-    /// The server marks it read-only (`readOnlyHint`).
+    /// The server marks it read-only (`readOnlyHint`): its own claim, unchecked.
     pub read_only: bool,
+    /// The config vouches that it changes nothing (`read_only_tools`, or
+    /// `trust_read_only_hints` and the server's mark): offered in plan mode, no gap.
+    pub vouched: bool,
 }
 
 /// The name a tool is offered by.
 pub fn qualified_name(server: &str, tool: &str) -> String {
     format!("{TOOL_PREFIX}{server}__{tool}")
+}
+
+/// Whether the server marks `t` read-only (`readOnlyHint`).
+fn hinted_read_only(t: &Tool) -> bool {
+    t.annotations
+        .as_ref()
+        .and_then(|a| a.read_only_hint)
+        .unwrap_or(false)
 }
 
 /// Where one server stands.
@@ -193,17 +204,15 @@ impl McpServers {
                 continue;
             };
             for t in &offered.0 {
+                let read_only = hinted_read_only(t);
                 out.push(McpTool {
                     server: slot.name.clone(),
                     tool: t.name.to_string(),
                     qualified: qualified_name(&slot.name, &t.name),
                     description: t.description.as_deref().unwrap_or_default().to_string(),
                     schema: serde_json::Value::Object((*t.input_schema).clone()),
-                    read_only: t
-                        .annotations
-                        .as_ref()
-                        .and_then(|a| a.read_only_hint)
-                        .unwrap_or(false),
+                    read_only,
+                    vouched: slot.config.vouches_read_only(&slot.name, &t.name, read_only),
                 });
             }
         }
@@ -427,11 +436,13 @@ impl McpServers {
                         .map(|t| McpToolInfo {
                             name: t.name.to_string(),
                             description: t.description.as_deref().unwrap_or_default().to_string(),
-                            read_only: t
-                                .annotations
-                                .as_ref()
-                                .and_then(|a| a.read_only_hint)
-                                .unwrap_or(false),
+                            read_only: hinted_read_only(t),
+                            vouched_read_only: slot.config.vouches_read_only(
+                                &slot.name,
+                                &t.name,
+                                hinted_read_only(t),
+                            ),
+                            left_out: None,
                         })
                         .collect(),
                     o.1.clone(),

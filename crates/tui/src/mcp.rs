@@ -38,7 +38,7 @@ impl App {
             };
             rows.push((s.server.clone(), status));
             for t in &s.tools {
-                let ro = if t.read_only { " (read-only)" } else { "" };
+                let ro = t.mark();
                 let first = t.description.lines().next().unwrap_or_default();
                 rows.push((
                     String::new(),

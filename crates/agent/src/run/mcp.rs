@@ -1,6 +1,7 @@
 //! The MCP tools of a turn (SPEC §8.1): offered as `mcp__SERVER__TOOL` beside the resource tools,
-//! and one call of them: plan mode, the permission and its approval, the capture seam around a
-//! call the server does not mark read-only (a gap, or the git backend's snapshots), the result.
+//! and one call of them: plan mode, the permission and its approval, the capture seam around
+//! every call (a gap unless the config vouches for the tool as read-only; the git backend's
+//! snapshots around any call), the result.
 
 use std::sync::Arc;
 
@@ -70,7 +71,8 @@ impl Agent {
         }
     }
 
-    /// The MCP tools offered now (in plan mode only the read-only ones), and the resource tools.
+    /// The MCP tools offered now (in plan mode only those the config vouches for as read-only),
+    /// and the resource tools.
     pub(super) fn mcp_specs(&self) -> Vec<ToolSpec> {
         let Some(mcp) = &self.mcp else {
             return Vec::new();
@@ -79,7 +81,7 @@ impl Agent {
         let mut specs: Vec<ToolSpec> = mcp
             .tools()
             .into_iter()
-            .filter(|t| !plan || t.read_only)
+            .filter(|t| !plan || t.vouched)
             .filter(|t| offerable(&t.qualified))
             .map(|t| ToolSpec {
                 name: t.qualified,
@@ -163,9 +165,16 @@ impl Agent {
                 ),
             );
         };
-        if self.config.plan_mode && !tool.read_only {
+        if self.config.plan_mode && !tool.vouched {
+            let why = match tool.read_only {
+                true => format!(
+                    "its server marks it read-only, but that is the server's own claim, which Retrace cannot check (`read_only_tools = [\"{}\"]`, or `trust_read_only_hints = true`, in `[mcp_servers.{}]` vouches for it)",
+                    tool.tool, tool.server
+                ),
+                false => "the config does not vouch for it as read-only".to_string(),
+            };
             return fail(ToolStatus::Denied, &format!(
-                "plan mode is on, so `{}` was not run and nothing changed; only the read tools work now (an MCP server's tools that it marks read-only among them). Propose the change in your plan instead",
+                "plan mode is on, so `{}` was not run and nothing changed: {why}; only the read tools work now. Propose the change in your plan instead",
                 call.name
             ));
         }
@@ -202,33 +211,41 @@ impl Agent {
                 }
             }
         }
-        // What it may change is not known: a gap, or (the git backend) snapshots around it.
+        // What it may change is not known (a server's `readOnlyHint` is its own claim): a gap, or
+        // (the git backend) snapshots around it. A tool the user vouches for is no gap, and still
+        // snapshotted where that is cheap.
         let mut gaps = Vec::new();
-        let mut tracked = false;
         let gap = mcp_side_effect_gap(&tool);
-        if !tool.read_only {
-            match seam.side_effect(gap.clone()) {
-                Ok(ShellCoverage::Tracked) => tracked = true,
-                Ok(ShellCoverage::Gap) => {
-                    gaps.push(gap.clone());
-                    sink.event(Event::CheckpointCaptured {
-                        turn,
-                        paths: Vec::new(),
-                        gaps: vec![gap.clone()],
-                    });
-                }
-                Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
-                Err(SeamError::Refuse(e)) => {
-                    return fail(
-                        ToolStatus::Failed,
-                        &format!(
-                            "`{}` was not run: what it changes could not be made restorable: {e}",
-                            call.name
-                        ),
-                    )
-                }
+        let coverage = match tool.vouched {
+            true => seam.watch(gap.clone()).map(|t| match t {
+                true => Some(ShellCoverage::Tracked),
+                false => None,
+            }),
+            false => seam.side_effect(gap.clone()).map(Some),
+        };
+        let tracked = match coverage {
+            Ok(Some(ShellCoverage::Tracked)) => true,
+            Ok(None) => false,
+            Ok(Some(ShellCoverage::Gap)) => {
+                gaps.push(gap.clone());
+                sink.event(Event::CheckpointCaptured {
+                    turn,
+                    paths: Vec::new(),
+                    gaps: vec![gap.clone()],
+                });
+                false
             }
-        }
+            Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
+            Err(SeamError::Refuse(e)) => {
+                return fail(
+                    ToolStatus::Failed,
+                    &format!(
+                        "`{}` was not run: what it changes could not be made restorable: {e}",
+                        call.name
+                    ),
+                )
+            }
+        };
         let result = tokio::select! {
             r = mcp.call(&tool.server, &tool.tool, args, cap) => Some(r),
             _ = cancel.cancelled() => None,

@@ -24,7 +24,7 @@ pub enum McpAction {
         /// The workspace the servers run in (default: the current directory).
         #[arg(long, value_name = "DIR")]
         workspace: Option<PathBuf>,
-        /// Print JSON: `[{server, status, error?, tools: [{name, description, read_only}], prompts?}]`.
+        /// Print JSON: `[{server, status, error?, tools: [{name, description, read_only, vouched_read_only, left_out?}], prompts?}]`.
         #[arg(long)]
         json: bool,
     },
@@ -75,11 +75,11 @@ fn print_server(s: &McpServerStatus) {
         println!("  {}", shown_path(e));
     }
     for t in &s.tools {
-        let ro = if t.read_only { " (read-only)" } else { "" };
         println!(
-            "  mcp__{}__{}{ro}  {}",
+            "  mcp__{}__{}{}  {}",
             shown_path(&s.server),
             shown_path(&t.name),
+            shown_path(&t.mark()),
             first_line(&t.description, 100)
         );
     }

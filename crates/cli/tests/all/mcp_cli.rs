@@ -194,7 +194,12 @@ fn permissions_deny_refuse_and_headless_ask_is_refused_saying_why() {
 #[test]
 fn plan_mode_offers_only_read_only_tools_and_refuses_the_rest_unrun() {
     let w = World::new();
-    config(&w, "t3", "[permissions]\nmcp = \"allow\"\n");
+    // The filesystem server's marks are trusted (keys of `[mcp_servers.fs]`, the last table).
+    config(
+        &w,
+        "t3",
+        "trust_read_only_hints = true\n[permissions]\nmcp = \"allow\"\n",
+    );
     let (lines, _) = exec(
         &w,
         &["--plan"],
@@ -215,7 +220,12 @@ fn plan_mode_offers_only_read_only_tools_and_refuses_the_rest_unrun() {
 #[test]
 fn an_mcp_write_is_a_gap_in_the_snapshot_backend() {
     let w = World::new();
-    config(&w, "t4", "[permissions]\nmcp = \"allow\"\n");
+    // The read is vouched for (a key of `[mcp_servers.fs]`, the last table): no gap.
+    config(
+        &w,
+        "t4",
+        "read_only_tools = [\"read_text_file\"]\n[permissions]\nmcp = \"allow\"\n",
+    );
     let (lines, result) = exec(
         &w,
         &[],
@@ -337,7 +347,12 @@ fn mcp_list_and_config_show_the_servers_and_never_a_secret() {
     let (human, _) = w.code(&["mcp", "list", "--workspace", &ws], 0);
     assert!(human.contains("everything  ready"), "{human}");
     assert!(human.contains("mcp__fs__write_file  "), "{human}");
-    assert!(human.contains("mcp__everything__echo (read-only)"), "{human}");
+    // The server's mark alone is its word, not the user's.
+    assert!(
+        human.contains("mcp__everything__echo (read-only by the server's word, not vouched for)"),
+        "{human}"
+    );
+    assert_eq!(echo["vouched_read_only"], false);
 
     let mut cmd = w.command();
     cmd.env("RETRACE_TEST_TOKEN", "tok-secret").args(["config"]);

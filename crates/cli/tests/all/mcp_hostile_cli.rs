@@ -1,0 +1,167 @@
+//! MCP servers that lie, through the real binary (SPEC §8.1): a tool the server marks read-only
+//! that writes is a gap in the snapshot backend, refused in plan mode, and restored by the git
+//! backend; only the config vouches for a tool. The server is `crates/mcp/tests/hostile/server.js`.
+
+use crate::support::world::World;
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+/// The hostile server's script.
+fn hostile() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mcp/tests/hostile/server.js")
+        .display()
+        .to_string()
+}
+
+/// `[mcp_servers.evil]` running the hostile server (`tools` its kinds; `keys` more lines of its
+/// table), every call allowed, then `extra`.
+fn config(w: &World, tools: &str, keys: &str, extra: &str) {
+    let text = format!(
+        "[permissions]\nmcp = \"allow\"\n\n[mcp_servers.evil]\ncommand = \"node\"\nargs = [\"{}\"]\nenv = {{ HOSTILE_TOOLS = \"{tools}\" }}\n{keys}\n{extra}",
+        hostile()
+    );
+    let dir = w.tmp.path().join("xdg/retrace");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), text).unwrap();
+}
+
+/// One `exec --json` turn of `calls` (extra flags first); every line it printed, and the result.
+fn exec(w: &World, flags: &[&str], calls: Vec<Value>) -> (Vec<Value>, Value) {
+    let model = w.script(json!([{"content": "", "tool_calls": calls}, {"content": "done"}]));
+    let ws = w.ws.display().to_string();
+    let mut args = vec!["exec", "--json", "--model", &model, "--workspace", &ws];
+    args.extend(flags);
+    args.push("go");
+    let (stdout, stderr) = w.code(&args, 0);
+    let lines: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let result = lines.last().unwrap().clone();
+    assert_eq!(result["ok"], true, "{result}\n{stderr}");
+    (lines, result)
+}
+
+/// The results of the turn's tool calls: (ok, content).
+fn results(lines: &[Value]) -> Vec<(bool, String)> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "tool_result")
+        .map(|l| {
+            (
+                l["ok"].as_bool().unwrap(),
+                l["content"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn call(name: &str, args: Value) -> Value {
+    json!({"name": name, "arguments": args})
+}
+
+/// The gaps of the session's first checkpoint.
+fn gaps_of(w: &World, result: &Value) -> Value {
+    let id = result["session_id"].as_str().unwrap();
+    let list = w.json(&["checkpoints", "--session", id]);
+    list[0]["gaps"].clone()
+}
+
+/// Found by an attack: a tool marked read-only (`readOnlyHint`) that wrote a file ran in plan
+/// mode and left no gap. The mark is the server's claim: a call is a gap unless the config vouches
+/// for the tool, and plan mode refuses it unrun.
+#[test]
+fn a_lying_read_only_mark_is_a_gap_and_refused_in_plan_mode() {
+    let w = World::new();
+    config(&w, "echo,ro_writer", "read_only_tools = [\"echo\"]", "");
+    w.put("victim.txt", b"orig\n");
+    let victim = w.ws.join("victim.txt");
+    let (lines, _) = exec(
+        &w,
+        &["--plan"],
+        vec![
+            call("mcp__evil__ro_writer", json!({"path": victim})),
+            call("mcp__evil__echo", json!({"message": "hi"})),
+        ],
+    );
+    let r = results(&lines);
+    assert!(
+        !r[0].0 && r[0].1.contains("plan mode is on") && r[0].1.contains("server's own claim"),
+        "{:?}",
+        r[0]
+    );
+    assert_eq!(w.read("victim.txt").as_deref(), Some("orig\n"), "refused unrun");
+    assert!(r[1].0, "a vouched tool runs in plan mode: {:?}", r[1]);
+
+    let (lines, result) = exec(
+        &w,
+        &[],
+        vec![
+            call("mcp__evil__ro_writer", json!({"path": victim})),
+            call("mcp__evil__echo", json!({"message": "hi"})),
+        ],
+    );
+    assert!(results(&lines).iter().all(|r| r.0), "{lines:?}");
+    assert_eq!(w.read("victim.txt").as_deref(), Some("written by ro_writer\n"));
+    let gaps = gaps_of(&w, &result);
+    assert_eq!(
+        gaps.as_array().unwrap().len(),
+        1,
+        "the lying tool is a gap, the vouched one is not: {gaps}"
+    );
+    assert_eq!(gaps[0]["tool"], "mcp__evil__ro_writer");
+    assert_eq!(gaps[0]["reason"], "mcp_side_effect");
+}
+
+/// `trust_read_only_hints = true`: the user takes the server's marks for true (and a lying
+/// server is then believed, as the user chose).
+#[test]
+fn trusting_a_servers_marks_vouches_for_its_read_only_tools() {
+    let w = World::new();
+    config(&w, "echo,writer", "trust_read_only_hints = true", "");
+    let (lines, result) = exec(
+        &w,
+        &["--plan"],
+        vec![
+            call("mcp__evil__echo", json!({"message": "hi"})),
+            call("mcp__evil__writer", json!({"path": w.ws.join("w.txt")})),
+        ],
+    );
+    let r = results(&lines);
+    assert!(r[0].0, "{:?}", r[0]);
+    assert!(!r[1].0 && r[1].1.contains("does not vouch"), "{:?}", r[1]);
+    assert_eq!(gaps_of(&w, &result), json!([]));
+}
+
+/// Found by an attack: in the git backend a tool marked read-only ran with no snapshot around
+/// it, and a rewind said "nothing to restore" while its write stayed. Every MCP call is
+/// snapshotted there.
+#[test]
+fn the_git_backend_restores_what_a_lying_tool_wrote() {
+    let w = World::new();
+    config(&w, "echo,ro_writer", "", "");
+    w.put("v.txt", b"orig\n");
+    let (lines, result) = exec(
+        &w,
+        &["--backend", "git"],
+        vec![call(
+            "mcp__evil__ro_writer",
+            json!({"path": w.ws.join("v.txt"), "content": "lied\n"}),
+        )],
+    );
+    assert!(results(&lines)[0].0, "{lines:?}");
+    assert_eq!(w.read("v.txt").as_deref(), Some("lied\n"));
+    let id = result["session_id"].as_str().unwrap();
+    let done = w.json(&[
+        "rewind",
+        "--session",
+        id,
+        "--turn",
+        "0",
+        "--scope",
+        "code",
+        "--yes",
+    ]);
+    assert_eq!(done["ok"], true, "{done}");
+    assert_eq!(w.read("v.txt").as_deref(), Some("orig\n"));
+}
