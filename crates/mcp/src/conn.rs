@@ -6,15 +6,38 @@ use std::path::Path;
 use std::time::Duration;
 
 use retrace_protocol::McpServerConfig;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientInfo, Implementation, Prompt, Tool};
-use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientInfo, ClientNotification, ClientRequest,
+    CustomNotification, Implementation, Prompt, ServerResult, Tool,
+};
+use rmcp::service::{PeerRequestOptions, RequestHandle, RoleClient, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
 
-use crate::error::{McpError, Result};
+use crate::error::{CallEnd, McpError, Result};
 use crate::spawn::{command_for, ServerProcess};
 use crate::EnvLookup;
+
+/// How long a server told to cancel a call has to answer it before it is stopped.
+pub(crate) const CANCEL_GRACE: Duration = Duration::from_secs(1);
+
+/// Why a call was given up before its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GaveUp {
+    /// Past its `tool_timeout_ms`.
+    Timeout,
+    /// Cancelled by the user.
+    Cancelled,
+}
+
+/// How a call ended.
+pub(crate) enum Called {
+    /// With the server's answer (or an error saying why there is none).
+    Answered(Result<CallToolResult>),
+    /// Given up: the server was told to cancel it; `settled` when it answered it then.
+    GaveUp { why: GaveUp, settled: bool },
+}
 
 /// A live connection.
 pub(crate) struct Conn {
@@ -197,30 +220,83 @@ impl Conn {
         self.service.peer()
     }
 
-    /// Calls `tool` with `args` (a JSON object).
+    /// Calls `tool` with `args` (a JSON object), giving up past `timeout` or when `cancelled`
+    /// completes: the server is then told to cancel the call (`notifications/cancelled`), and
+    /// given [`CANCEL_GRACE`] to answer it.
     pub(crate) async fn call(
         &mut self,
         server: &str,
         tool: &str,
         args: serde_json::Map<String, serde_json::Value>,
         timeout: Duration,
-    ) -> Result<CallToolResult> {
-        let params = CallToolRequestParams {
-            meta: None,
-            name: tool.to_string().into(),
-            arguments: Some(args),
-            task: None,
+        cancelled: impl std::future::Future<Output = ()>,
+    ) -> Called {
+        let request = ClientRequest::CallToolRequest(CallToolRequest {
+            method: Default::default(),
+            params: CallToolRequestParams {
+                meta: None,
+                name: tool.to_string().into(),
+                arguments: Some(args),
+                task: None,
+            },
+            extensions: Default::default(),
+        });
+        let handle = match self
+            .service
+            .peer()
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(h) => h,
+            Err(e) => return Called::Answered(Err(self.request_error(server, e).await)),
         };
-        let answer = tokio::time::timeout(timeout, self.service.peer().call_tool(params)).await;
-        match answer {
-            Err(_) => Err(McpError::CallTimeout {
-                server: server.to_string(),
-                tool: tool.to_string(),
-                ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-            }),
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) => Err(self.request_error(server, e).await),
-        }
+        let RequestHandle { mut rx, id, .. } = handle;
+        let why = tokio::select! {
+            answer = &mut rx => {
+                let answer = answer.unwrap_or(Err(ServiceError::TransportClosed));
+                return Called::Answered(match answer {
+                    Ok(ServerResult::CallToolResult(r)) => Ok(r),
+                    Ok(_) => Err(McpError::Refused {
+                        server: server.to_string(),
+                        message: "it answered the call with something that is not a tool's result".to_string(),
+                    }),
+                    Err(e) => Err(self.request_error(server, e).await),
+                });
+            }
+            _ = tokio::time::sleep(timeout) => GaveUp::Timeout,
+            _ = cancelled => GaveUp::Cancelled,
+        };
+        let reason = match why {
+            GaveUp::Timeout => "the call ran past the client's timeout",
+            GaveUp::Cancelled => "the user cancelled the call",
+        };
+        // Sent as the plain notification it is on the wire: the SDK's own cancellation forgets
+        // the request, and an answer that still comes (the server settled) would go unseen.
+        let params = serde_json::json!({"requestId": id, "reason": reason});
+        let told = self
+            .service
+            .peer()
+            .send_notification(ClientNotification::CustomNotification(CustomNotification::new(
+                "notifications/cancelled",
+                Some(params),
+            )))
+            .await;
+        let settled = told.is_ok() && matches!(tokio::time::timeout(CANCEL_GRACE, &mut rx).await, Ok(Ok(_)));
+        Called::GaveUp { why, settled }
+    }
+
+    /// Stops the server: a stdio server's processes are killed, and waited for (a short while),
+    /// so nothing it started writes any more; a streamable HTTP session is closed.
+    pub(crate) async fn stop(mut self) -> CallEnd {
+        let end = match self.process.as_mut() {
+            Some(p) => {
+                p.kill_and_wait().await;
+                CallEnd::Stopped
+            }
+            None => CallEnd::LeftRunning,
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(1), self.service.cancel()).await;
+        end
     }
 
     /// What a failed request means: the server refused it, or it is gone.

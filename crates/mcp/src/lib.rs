@@ -15,7 +15,9 @@
 //!
 //! A server that does not start is reported once and its tools are left out. One that stops (its
 //! process died, the connection broke) fails the call it was in with an error saying so, and is
-//! started again at its next call. A call that runs past `tool_timeout_ms` fails.
+//! started again at its next call. A call that runs past `tool_timeout_ms`, or is cancelled,
+//! fails: the server is told to cancel it, and a stdio server that does not answer within a
+//! second is stopped (its processes killed and waited for) and started again at its next call.
 //!
 //! Results are text for the model ([`McpOutput`]): text as it is, structured content as JSON,
 //! images and audio as a note, `isError` kept; capped like every tool's output.
@@ -32,7 +34,7 @@ pub mod result;
 mod servers;
 pub mod spawn;
 
-pub use error::{McpError, Result};
+pub use error::{CallEnd, McpError, Result};
 pub use permission::{permission_word, Decision};
 pub use result::McpOutput;
 pub use servers::{qualified_name, McpServers, McpTool, TOOL_PREFIX};

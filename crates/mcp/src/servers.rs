@@ -13,8 +13,8 @@ use retrace_protocol::{
 use rmcp::model::{GetPromptRequestParams, PromptMessageContent, ReadResourceRequestParams, Tool};
 use tokio::sync::Mutex;
 
-use crate::conn::{Conn, Launch};
-use crate::error::{McpError, Result};
+use crate::conn::{Called, Conn, GaveUp, Launch};
+use crate::error::{CallEnd, McpError, Result};
 use crate::result::{cap_text, content_text, output_of, resource_text, McpOutput};
 use crate::EnvLookup;
 
@@ -294,6 +294,23 @@ impl McpServers {
         args: serde_json::Map<String, serde_json::Value>,
         cap: usize,
     ) -> Result<McpOutput> {
+        self.call_until(server, tool, args, cap, std::future::pending())
+            .await
+    }
+
+    /// [`McpServers::call`], given up when `cancelled` completes as when it runs past
+    /// `tool_timeout_ms`: the server is told to cancel the call, and one that does not answer it
+    /// within a second is stopped (a stdio server's processes killed and waited for; it is
+    /// started again at its next call), so that nothing of the call runs once this returns,
+    /// except on a server over HTTP, which cannot be stopped ([`McpError::left_running`]).
+    pub async fn call_until(
+        &self,
+        server: &str,
+        tool: &str,
+        args: serde_json::Map<String, serde_json::Value>,
+        cap: usize,
+        cancelled: impl std::future::Future<Output = ()>,
+    ) -> Result<McpOutput> {
         let slot = self.slot(server)?;
         let mut state = slot.state.lock().await;
         let conn = self.ready(slot, &mut state).await?;
@@ -303,15 +320,36 @@ impl McpServers {
                 tool: tool.to_string(),
             });
         }
-        let timeout =
-            Duration::from_millis(slot.config.tool_timeout_ms.unwrap_or(DEFAULT_MCP_TOOL_TIMEOUT_MS));
-        match conn.call(server, tool, args, timeout).await {
-            Ok(r) => Ok(output_of(&r, cap)),
-            Err(e @ McpError::Died { .. }) => {
+        let ms = slot.config.tool_timeout_ms.unwrap_or(DEFAULT_MCP_TOOL_TIMEOUT_MS);
+        match conn
+            .call(server, tool, args, Duration::from_millis(ms), cancelled)
+            .await
+        {
+            Called::Answered(Ok(r)) => Ok(output_of(&r, cap)),
+            Called::Answered(Err(e @ McpError::Died { .. })) => {
                 *state = State::Stopped;
                 Err(e)
             }
-            Err(e) => Err(e),
+            Called::Answered(Err(e)) => Err(e),
+            Called::GaveUp { why, settled } => {
+                let end = match settled {
+                    true => CallEnd::Settled,
+                    false => match std::mem::replace(&mut *state, State::Stopped) {
+                        State::Ready(conn) => conn.stop().await,
+                        _ => CallEnd::Stopped,
+                    },
+                };
+                let (server, tool) = (server.to_string(), tool.to_string());
+                Err(match why {
+                    GaveUp::Timeout => McpError::CallTimeout {
+                        server,
+                        tool,
+                        ms,
+                        end,
+                    },
+                    GaveUp::Cancelled => McpError::Cancelled { server, tool, end },
+                })
+            }
         }
     }
 

@@ -117,6 +117,24 @@ impl ServerProcess {
         last.join(" | ").chars().take(600).collect()
     }
 
+    /// Kills its process group and waits (up to two seconds) for its leader to end, so that
+    /// nothing it was doing writes any more once this returns.
+    pub(crate) async fn kill_and_wait(&mut self) {
+        if let Some(g) = self.group {
+            let _ = killpg(Pid::from_raw(g), Signal::SIGKILL);
+        }
+        let Some(child) = self.child.as_mut() else {
+            return;
+        };
+        let _ = child.kill();
+        for _ in 0..200 {
+            if !matches!(child.try_wait(), Ok(None)) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
     /// The process id of the group's leader.
     pub(crate) fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use retrace_mcp::{McpServers, McpTool, TOOL_PREFIX};
+use retrace_mcp::{McpError, McpServers, McpTool, TOOL_PREFIX};
 use retrace_model::{CancellationToken, ToolCall, ToolSpec};
 use retrace_protocol::{ApprovalDecision, Event, Gap, GapReason, McpPermission, ToolStatus};
 use serde_json::{json, Map, Value};
@@ -246,25 +246,39 @@ impl Agent {
                 )
             }
         };
-        let result = tokio::select! {
-            r = mcp.call(&tool.server, &tool.tool, args, cap) => Some(r),
-            _ = cancel.cancelled() => None,
-        };
+        // Given up (cancelled, past its timeout), the call is cancelled at the server, which is
+        // stopped unless it answers: its changes are settled only once nothing of it runs.
+        let result = mcp
+            .call_until(&tool.server, &tool.tool, args, cap, cancel.cancelled())
+            .await;
         let mut changes = Vec::new();
         if tracked {
             let command = one_line(&call.name, &Map::new());
-            match settle_tracked(seam, sink, turn, &command, gap, &call.name, &mut gaps) {
+            match settle_tracked(seam, sink, turn, &command, gap.clone(), &call.name, &mut gaps) {
                 Ok(found) => changes = found,
                 Err(e) => return Flow::Fatal(e),
             }
         }
-        let base = match result {
-            None => ToolResult::not_ok(ToolStatus::Cancelled, "error: cancelled by the user while it ran"),
-            Some(Ok(out)) if out.is_error => {
-                ToolResult::not_ok(ToolStatus::Failed, format!("error: {}", out.text))
+        // A server over HTTP cannot be stopped: what it may still do is a gap.
+        if matches!(&result, Err(e) if e.left_running()) && !gaps.contains(&gap) {
+            if let Err(SeamError::Fatal(e)) = seam.shell_gap(gap.clone()) {
+                return Flow::Fatal(e);
             }
-            Some(Ok(out)) => ToolResult::success(out.text),
-            Some(Err(e)) => ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}")),
+            gaps.push(gap.clone());
+            sink.event(Event::CheckpointCaptured {
+                turn,
+                paths: Vec::new(),
+                gaps: vec![gap],
+            });
+        }
+        let base = match result {
+            Err(McpError::Cancelled { server, end, .. }) => ToolResult::not_ok(
+                ToolStatus::Cancelled,
+                format!("error: cancelled by the user while it ran; the MCP server `{server}`: {end}"),
+            ),
+            Ok(out) if out.is_error => ToolResult::not_ok(ToolStatus::Failed, format!("error: {}", out.text)),
+            Ok(out) => ToolResult::success(out.text),
+            Err(e) => ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}")),
         };
         ran(ToolResult {
             gaps,

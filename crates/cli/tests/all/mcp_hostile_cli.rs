@@ -165,3 +165,36 @@ fn the_git_backend_restores_what_a_lying_tool_wrote() {
     assert_eq!(done["ok"], true, "{done}");
     assert_eq!(w.read("v.txt").as_deref(), Some("orig\n"));
 }
+
+/// Found by an attack: in the git backend a call past its timeout failed, the server wrote
+/// afterwards, and the checkpoint and a rewind knew nothing of it. The server is now told to
+/// cancel, stopped when it does not answer, and the call's changes settled after that: no write
+/// comes late.
+#[test]
+fn a_timed_out_call_leaves_no_late_write() {
+    let w = World::new();
+    config(&w, "echo,slow", "tool_timeout_ms = 300", "");
+    let late = w.ws.join("w.txt");
+    let (lines, result) = exec(
+        &w,
+        &["--backend", "git"],
+        vec![
+            call("mcp__evil__slow", json!({"ms": 1500, "path": late})),
+            call("mcp__evil__echo", json!({"message": "after"})),
+        ],
+    );
+    let r = results(&lines);
+    assert!(
+        !r[0].0 && r[0].1.contains("within 300 ms") && r[0].1.contains("it was stopped"),
+        "{:?}",
+        r[0]
+    );
+    assert!(
+        r[1].0 && r[1].1.contains("echo: after"),
+        "started again: {:?}",
+        r[1]
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1800));
+    assert!(!late.exists(), "a write after the call failed");
+    assert_eq!(gaps_of(&w, &result), json!([]));
+}

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod broken;
+mod hostile;
 mod http;
 mod stdio;
 mod support;

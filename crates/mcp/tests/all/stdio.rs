@@ -91,7 +91,7 @@ fn tools_calls_results_and_errors() {
 }
 
 #[test]
-fn a_call_past_its_timeout_fails_and_the_server_goes_on() {
+fn a_call_past_its_timeout_fails_and_the_next_call_is_answered() {
     let ws = tempfile::tempdir().unwrap();
     rt().block_on(async {
         let mut c = node(&everything(), &["stdio"]);

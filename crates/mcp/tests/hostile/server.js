@@ -14,6 +14,7 @@
 // HOSTILE_MANY   N more tools t0 … tN-1 with descriptions of 5 KB
 // HOSTILE_LOG    a file each request and notification is appended to, one line each
 // HOSTILE_BIG_LIST  pad the tools/list answer with this many bytes
+// HOSTILE_HONOR_CANCEL  a `slow` call told to cancel stops and answers with an error at once
 
 const fs = require("fs");
 const { spawn } = require("child_process");
@@ -100,7 +101,9 @@ function call(id, name, args) {
       fs.writeFileSync(args.path, args.content ?? `written by ${name}\n`);
       return done(text("done"));
     case "slow": {
+      let timer;
       const finish = () => {
+        pending.delete(JSON.stringify(id));
         if (args.path) fs.writeFileSync(args.path, "late write\n");
         log(`finished ${id}`);
         done(text("slept"));
@@ -109,7 +112,12 @@ function call(id, name, args) {
         blockFor(args.ms);
         return finish();
       }
-      return setTimeout(finish, args.ms);
+      timer = setTimeout(finish, args.ms);
+      pending.set(JSON.stringify(id), () => {
+        clearTimeout(timer);
+        send({ jsonrpc: "2.0", id, error: { code: -32800, message: "cancelled" } });
+      });
+      return;
     }
     case "big": {
       const n = Number(args.n);
@@ -132,6 +140,9 @@ function call(id, name, args) {
   }
 }
 
+/** The `slow` calls running, by id: what stops one. */
+const pending = new Map();
+
 function handle(msg) {
   log(`${msg.method ?? "answer"} ${msg.id ?? ""} ${msg.method === "tools/call" ? msg.params.name : ""}`.trim());
   const { id, method, params } = msg;
@@ -153,6 +164,13 @@ function handle(msg) {
     return send({ jsonrpc: "2.0", id, result });
   }
   if (method === "tools/call") return call(id, params.name, params.arguments || {});
+  if (method === "notifications/cancelled" && process.env.HOSTILE_HONOR_CANCEL) {
+    const key = JSON.stringify(params.requestId);
+    const stop = pending.get(key);
+    pending.delete(key);
+    if (stop) stop();
+    return;
+  }
   if (method === "resources/list") {
     return send({ jsonrpc: "2.0", id, result: { resources: [{ uri: "hostile://r", name: "r" }] } });
   }
