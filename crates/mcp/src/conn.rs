@@ -16,6 +16,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
 
 use crate::error::{CallEnd, McpError, Result};
+use crate::listing::{list_tools, Skipped};
 use crate::spawn::{command_for, ServerProcess};
 use crate::EnvLookup;
 
@@ -46,6 +47,8 @@ pub(crate) struct Conn {
     process: Option<ServerProcess>,
     /// Its tools, as listed when it started.
     pub(crate) tools: Vec<Tool>,
+    /// The tools it listed that could not be read, with why.
+    pub(crate) skipped: Vec<Skipped>,
     /// Its prompts (none when it offers none).
     pub(crate) prompts: Vec<Prompt>,
     /// Whether it offers resources.
@@ -179,12 +182,11 @@ impl Conn {
             .peer_info()
             .map(|i| i.capabilities.clone())
             .unwrap_or_default();
-        let tools = match caps.tools {
-            Some(_) => service
-                .list_all_tools()
+        let (tools, skipped) = match caps.tools {
+            Some(_) => list_tools(service.peer())
                 .await
                 .map_err(|e| start_error(format!("listing its tools failed: {e}"), slot))?,
-            None => Vec::new(),
+            None => (Vec::new(), Vec::new()),
         };
         let prompts = match caps.prompts {
             // A server whose prompts cannot be listed still offers its tools.
@@ -195,6 +197,7 @@ impl Conn {
             service,
             process: slot.take(),
             tools,
+            skipped,
             prompts,
             resources: caps.resources.is_some(),
         })

@@ -12,6 +12,13 @@ pub enum McpError {
     /// The server has no such tool.
     #[error("the MCP server `{server}` has no tool `{tool}`")]
     NoTool { server: String, tool: String },
+    /// The tool is left out (not offered to the model), and cannot be called.
+    #[error("the tool `{tool}` of the MCP server `{server}` is left out ({why}); it cannot be called")]
+    LeftOut {
+        server: String,
+        tool: String,
+        why: String,
+    },
     /// `enabled = false`.
     #[error("the MCP server `{0}` is disabled (`enabled = false` in its config)")]
     Disabled(String),

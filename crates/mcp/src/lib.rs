@@ -27,17 +27,22 @@
 //! claim), what the config vouches for ([`McpTool::vouched`]) and what the config allows
 //! ([`McpServers::decide`]).
 
+mod catalog;
 mod conn;
 pub mod error;
+mod listing;
 mod permission;
 pub mod result;
 mod servers;
 pub mod spawn;
 
+pub use catalog::{
+    qualified_name, LeftOut, McpTool, MAX_TOOLS_PER_SERVER, MAX_TOOL_BYTES_PER_SERVER, TOOL_PREFIX,
+};
 pub use error::{CallEnd, McpError, Result};
 pub use permission::{permission_word, Decision};
 pub use result::McpOutput;
-pub use servers::{qualified_name, McpServers, McpTool, TOOL_PREFIX};
+pub use servers::McpServers;
 pub use spawn::kill_running_servers;
 
 /// Looks up an environment variable (a bearer token).

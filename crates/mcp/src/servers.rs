@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use retrace_protocol::{
@@ -13,46 +14,12 @@ use retrace_protocol::{
 use rmcp::model::{GetPromptRequestParams, PromptMessageContent, ReadResourceRequestParams, Tool};
 use tokio::sync::Mutex;
 
+use crate::catalog::{hinted_read_only, Catalog, LeftOut, Listing, McpTool};
 use crate::conn::{Called, Conn, GaveUp, Launch};
 use crate::error::{CallEnd, McpError, Result};
+use crate::listing::Skipped;
 use crate::result::{cap_text, content_text, output_of, resource_text, McpOutput};
 use crate::EnvLookup;
-
-/// The prefix of the names MCP tools are offered by.
-pub const TOOL_PREFIX: &str = "mcp__";
-
-/// One tool as the model is offered it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct McpTool {
-    /// The server's name in the config.
-    pub server: String,
-    /// The server's name of the tool.
-    pub tool: String,
-    /// `mcp__SERVER__TOOL`.
-    pub qualified: String,
-    /// What it does.
-    pub description: String,
-    /// The JSON schema of its arguments.
-    pub schema: serde_json::Value,
-    /// The server marks it read-only (`readOnlyHint`): its own claim, unchecked.
-    pub read_only: bool,
-    /// The config vouches that it changes nothing (`read_only_tools`, or
-    /// `trust_read_only_hints` and the server's mark): offered in plan mode, no gap.
-    pub vouched: bool,
-}
-
-/// The name a tool is offered by.
-pub fn qualified_name(server: &str, tool: &str) -> String {
-    format!("{TOOL_PREFIX}{server}__{tool}")
-}
-
-/// Whether the server marks `t` read-only (`readOnlyHint`).
-fn hinted_read_only(t: &Tool) -> bool {
-    t.annotations
-        .as_ref()
-        .and_then(|a| a.read_only_hint)
-        .unwrap_or(false)
-}
 
 /// Where one server stands.
 enum State {
@@ -66,13 +33,21 @@ enum State {
     Failed(String),
 }
 
+/// What a server offered when it last started.
+#[derive(Default)]
+struct Offered {
+    tools: Vec<Tool>,
+    skipped: Vec<Skipped>,
+    prompts: Vec<McpPromptInfo>,
+}
+
 /// One configured server.
 struct Slot {
     name: String,
     config: McpServerConfig,
     state: Mutex<State>,
     /// What it offered when it last started (kept while it is stopped).
-    offered: std::sync::Mutex<(Vec<Tool>, Vec<McpPromptInfo>)>,
+    offered: std::sync::Mutex<Offered>,
 }
 
 /// The MCP servers of a session. Dropping it stops every server it started (their process groups
@@ -84,6 +59,8 @@ pub struct McpServers {
     env: EnvLookup,
     /// `[permissions] mcp`.
     permission: McpPermission,
+    /// What is offered, made when first needed after a server started.
+    catalog: std::sync::Mutex<Option<Arc<Catalog>>>,
 }
 
 impl std::fmt::Debug for McpServers {
@@ -110,7 +87,7 @@ impl McpServers {
                 name,
                 config,
                 state: Mutex::new(State::Idle),
-                offered: std::sync::Mutex::new((Vec::new(), Vec::new())),
+                offered: std::sync::Mutex::new(Offered::default()),
             })
             .collect();
         McpServers {
@@ -119,6 +96,7 @@ impl McpServers {
             hidden_env,
             env,
             permission,
+            catalog: std::sync::Mutex::new(None),
         }
     }
 
@@ -154,16 +132,21 @@ impl McpServers {
         match Conn::start(&self.launch(slot), timeout).await {
             Ok(conn) => {
                 if let Ok(mut o) = slot.offered.lock() {
-                    *o = (
-                        conn.tools.clone(),
-                        conn.prompts
+                    *o = Offered {
+                        tools: conn.tools.clone(),
+                        skipped: conn.skipped.clone(),
+                        prompts: conn
+                            .prompts
                             .iter()
                             .map(|p| McpPromptInfo {
                                 name: p.name.clone(),
                                 description: p.description.clone().unwrap_or_default(),
                             })
                             .collect(),
-                    );
+                    };
+                }
+                if let Ok(mut c) = self.catalog.lock() {
+                    *c = None;
                 }
                 *state = State::Ready(Box::new(conn));
                 Ok(())
@@ -196,32 +179,57 @@ impl McpServers {
             .collect()
     }
 
-    /// The tools of the servers that started, as offered to the model.
-    pub fn tools(&self) -> Vec<McpTool> {
-        let mut out = Vec::new();
-        for slot in &self.slots {
-            let Ok(offered) = slot.offered.lock() else {
-                continue;
-            };
-            for t in &offered.0 {
-                let read_only = hinted_read_only(t);
-                out.push(McpTool {
-                    server: slot.name.clone(),
-                    tool: t.name.to_string(),
-                    qualified: qualified_name(&slot.name, &t.name),
-                    description: t.description.as_deref().unwrap_or_default().to_string(),
-                    schema: serde_json::Value::Object((*t.input_schema).clone()),
-                    read_only,
-                    vouched: slot.config.vouches_read_only(&slot.name, &t.name, read_only),
-                });
-            }
+    /// The catalog of what the servers that started offer (made again after a server started).
+    fn catalog(&self) -> Arc<Catalog> {
+        let Ok(mut cached) = self.catalog.lock() else {
+            return Arc::default();
+        };
+        if let Some(c) = cached.as_ref() {
+            return c.clone();
         }
-        out
+        let offered: Vec<_> = self.slots.iter().map(|s| s.offered.lock()).collect();
+        let listings: Vec<Listing<'_>> = self
+            .slots
+            .iter()
+            .zip(&offered)
+            .filter_map(|(slot, o)| {
+                let o = o.as_ref().ok()?;
+                Some(Listing {
+                    server: &slot.name,
+                    config: &slot.config,
+                    tools: &o.tools,
+                    skipped: &o.skipped,
+                })
+            })
+            .collect();
+        let catalog = Arc::new(Catalog::of(&listings));
+        *cached = Some(catalog.clone());
+        catalog
     }
 
-    /// The tool offered as `qualified`.
+    /// The tools of the servers that started, as offered to the model (those left out are not:
+    /// [`McpServers::left_out`]).
+    pub fn tools(&self) -> Vec<McpTool> {
+        self.catalog().offered.clone()
+    }
+
+    /// The tool offered as `qualified` (never one left out).
     pub fn tool(&self, qualified: &str) -> Option<McpTool> {
-        self.tools().into_iter().find(|t| t.qualified == qualified)
+        self.catalog()
+            .offered
+            .iter()
+            .find(|t| t.qualified == qualified)
+            .cloned()
+    }
+
+    /// The tools the servers listed that are not offered, with why.
+    pub fn left_out(&self) -> Vec<LeftOut> {
+        self.catalog().left_out.clone()
+    }
+
+    /// What is left out, in words: one line per server that has tools left out.
+    pub fn left_out_notices(&self) -> Vec<String> {
+        self.catalog().notices()
     }
 
     /// The config of `server`, if it is configured.
@@ -318,6 +326,25 @@ impl McpServers {
             return Err(McpError::NoTool {
                 server: server.to_string(),
                 tool: tool.to_string(),
+            });
+        }
+        // A tool left out is not offered, and cannot be called either.
+        let catalog = self.catalog();
+        if !catalog
+            .offered
+            .iter()
+            .any(|t| t.server == server && t.tool == tool)
+        {
+            let why = catalog
+                .left_out
+                .iter()
+                .find(|l| l.server == server && l.tool == tool)
+                .map(|l| l.why.clone())
+                .unwrap_or_else(|| "it is not offered".to_string());
+            return Err(McpError::LeftOut {
+                server: server.to_string(),
+                tool: tool.to_string(),
+                why,
             });
         }
         let ms = slot.config.tool_timeout_ms.unwrap_or(DEFAULT_MCP_TOOL_TIMEOUT_MS);
@@ -459,6 +486,8 @@ impl McpServers {
     /// Every server as `retrace mcp list` shows it, after starting those never started.
     pub async fn status(&self) -> Vec<McpServerStatus> {
         self.start_all().await;
+        // Before any server's listing is locked: the catalog locks each of them.
+        let catalog = self.catalog();
         let mut out = Vec::new();
         for slot in &self.slots {
             let state = slot.state.lock().await;
@@ -469,22 +498,34 @@ impl McpServers {
                 (State::Failed(why), true) => (McpStatus::Failed, Some(why.clone())),
             };
             let (tools, prompts) = match (status, slot.offered.lock()) {
-                (McpStatus::Ready, Ok(o)) => (
-                    o.0.iter()
-                        .map(|t| McpToolInfo {
-                            name: t.name.to_string(),
-                            description: t.description.as_deref().unwrap_or_default().to_string(),
-                            read_only: hinted_read_only(t),
-                            vouched_read_only: slot.config.vouches_read_only(
-                                &slot.name,
-                                &t.name,
-                                hinted_read_only(t),
-                            ),
-                            left_out: None,
-                        })
-                        .collect(),
-                    o.1.clone(),
-                ),
+                (McpStatus::Ready, Ok(o)) => {
+                    let why = |tool: &str| {
+                        catalog
+                            .left_out
+                            .iter()
+                            .find(|l| l.server == slot.name && l.tool == tool)
+                            .map(|l| l.why.clone())
+                    };
+                    let listed = o.tools.iter().map(|t| McpToolInfo {
+                        name: t.name.to_string(),
+                        description: t.description.as_deref().unwrap_or_default().to_string(),
+                        read_only: hinted_read_only(t),
+                        vouched_read_only: slot.config.vouches_read_only(
+                            &slot.name,
+                            &t.name,
+                            hinted_read_only(t),
+                        ),
+                        left_out: why(&t.name),
+                    });
+                    let unread = o.skipped.iter().map(|s| McpToolInfo {
+                        name: s.name.clone(),
+                        description: String::new(),
+                        read_only: false,
+                        vouched_read_only: false,
+                        left_out: Some(s.why.clone()),
+                    });
+                    (listed.chain(unread).collect(), o.prompts.clone())
+                }
                 _ => (Vec::new(), Vec::new()),
             };
             out.push(McpServerStatus {

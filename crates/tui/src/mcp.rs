@@ -32,7 +32,13 @@ impl App {
         }
         for s in servers {
             let status = match (s.status, &s.error) {
-                (McpStatus::Ready, _) => format!("ready · {} tools", s.tools.len()),
+                (McpStatus::Ready, _) => {
+                    let tools = retrace_protocol::words::count(s.tools.len(), "tool");
+                    match s.tools.iter().filter(|t| t.left_out.is_some()).count() {
+                        0 => format!("ready · {tools}"),
+                        n => format!("ready · {tools} ({n} left out)"),
+                    }
+                }
                 (_, Some(e)) => format!("{} · {e}", s.status.as_str()),
                 (other, None) => other.as_str().to_string(),
             };

@@ -59,14 +59,8 @@ impl Agent {
             });
         }
         if fresh {
-            for t in mcp.tools().iter().filter(|t| !offerable(&t.qualified)) {
-                sink.event(Event::Notice {
-                    message: format!(
-                        "the MCP server `{}` has a tool whose name cannot be offered to the model (`{}`: a tool's name is at most 64 letters, digits, `_` and `-`); it is left out",
-                        t.server, t.qualified
-                    ),
-                    retry: None,
-                });
+            for message in mcp.left_out_notices() {
+                sink.event(Event::Notice { message, retry: None });
             }
         }
     }
@@ -82,7 +76,6 @@ impl Agent {
             .tools()
             .into_iter()
             .filter(|t| !plan || t.vouched)
-            .filter(|t| offerable(&t.qualified))
             .map(|t| ToolSpec {
                 name: t.qualified,
                 description: format!("(MCP server `{}`) {}", t.server, t.description),
@@ -288,14 +281,6 @@ impl Agent {
     }
 }
 
-/// Whether a model API takes `name` as a tool's name (at most 64 of `A-Za-z0-9_-`).
-fn offerable(name: &str) -> bool {
-    name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
 /// The arguments as a JSON object (empty text is no arguments).
 fn parse_object(text: &str) -> Result<Map<String, Value>, String> {
     if text.trim().is_empty() {
@@ -319,13 +304,6 @@ fn one_line(name: &str, args: &Map<String, Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_a_model_api_takes() {
-        assert!(offerable("mcp__everything__get-sum"));
-        assert!(!offerable("mcp__fs__read.file"));
-        assert!(!offerable(&format!("mcp__s__{}", "x".repeat(60))));
-    }
 
     #[test]
     fn arguments_are_an_object() {

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use retrace_protocol::words::count;
 use retrace_protocol::{McpServerStatus, McpStatus};
 
 use crate::common::{load_config, print_json, runtime, service_options, workspace_arg};
@@ -66,8 +67,10 @@ pub fn run(a: McpArgs) -> CmdResult {
 
 /// One server in words.
 fn print_server(s: &McpServerStatus) {
-    let tools = match s.status {
-        McpStatus::Ready => format!(", {} tools", s.tools.len()),
+    let left_out = s.tools.iter().filter(|t| t.left_out.is_some()).count();
+    let tools = match (s.status, left_out) {
+        (McpStatus::Ready, 0) => format!(", {}", count(s.tools.len(), "tool")),
+        (McpStatus::Ready, n) => format!(", {} ({n} left out)", count(s.tools.len(), "tool")),
         _ => String::new(),
     };
     println!("{}  {}{tools}", shown_path(&s.server), s.status.as_str());

@@ -198,3 +198,66 @@ fn a_timed_out_call_leaves_no_late_write() {
     assert!(!late.exists(), "a write after the call failed");
     assert_eq!(gaps_of(&w, &result), json!([]));
 }
+
+/// Found by an attack: tools announced as left out (a name too long, not ASCII) could still be
+/// called, and two servers' tools meeting at an underscore shared a name: a call went to the first
+/// server, past the other's `deny`. A tool not offered is no tool: refused unrun.
+#[test]
+fn a_tool_left_out_cannot_be_called() {
+    let w = World::new();
+    let log = w.tmp.path().join("a.log");
+    let text = format!(
+        "[permissions]\nmcp = \"allow\"\n\n[mcp_servers.a]\ncommand = \"node\"\nargs = [\"{0}\"]\nenv = {{ HOSTILE_TOOLS = \"echo,long,accent,_b\", HOSTILE_LOG = \"{1}\" }}\n\n[mcp_servers.a_]\ncommand = \"node\"\nargs = [\"{0}\"]\nenv = {{ HOSTILE_TOOLS = \"b\" }}\ntool_permissions = {{ b = \"deny\" }}\n",
+        hostile(),
+        log.display()
+    );
+    let dir = w.tmp.path().join("xdg/retrace");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), text).unwrap();
+    let long = format!("mcp__a__{}", "l".repeat(70));
+    let (lines, _) = exec(
+        &w,
+        &[],
+        vec![
+            call(&long, json!({})),
+            call("mcp__a__écho", json!({})),
+            call("mcp__a___b", json!({})),
+            call("mcp__a__echo", json!({"message": "hi"})),
+        ],
+    );
+    let r = results(&lines);
+    for (i, name) in [long.as_str(), "mcp__a__écho", "mcp__a___b"].iter().enumerate() {
+        assert!(
+            !r[i].0 && r[i].1.contains(&format!("there is no tool `{name}`")),
+            "{:?}",
+            r[i]
+        );
+    }
+    assert!(r[3].0, "{:?}", r[3]);
+    let said = std::fs::read_to_string(&log).unwrap();
+    let calls: Vec<&str> = said.lines().filter(|l| l.starts_with("tools/call")).collect();
+    assert!(
+        calls.len() == 1 && calls[0].ends_with(" echo"),
+        "only echo reached the server: {said}"
+    );
+    let notices: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "notice")
+        .filter_map(|l| l["message"].as_str())
+        .collect();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("`a`") && n.contains("left out") && n.contains("`_b`")),
+        "{notices:?}"
+    );
+    // `retrace mcp list` marks them.
+    let ws = w.ws.display().to_string();
+    let (human, _) = w.code(&["mcp", "list", "--workspace", &ws], 0);
+    assert!(
+        human.contains("mcp__a___b (left out: 2 tools would be offered as `mcp__a___b`"),
+        "{human}"
+    );
+    assert!(human.contains("mcp__a__écho (left out: its name"), "{human}");
+    assert!(human.contains("a  ready, 4 tools (3 left out)"), "{human}");
+}

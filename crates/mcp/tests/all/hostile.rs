@@ -138,3 +138,57 @@ fn a_server_that_settles_a_cancelled_call_goes_on() {
         assert_eq!(s.pid("evil").await.unwrap(), pid, "not restarted");
     });
 }
+
+/// Found by an attack: one tool whose input schema was not an object stopped its whole server
+/// ("listing its tools failed: Unexpected response type"); a tool listed twice, and two servers'
+/// tools meeting at an underscore, were offered under one name (and a call went to the first).
+/// Now each such tool is left out, saying why, the others offered, and a left-out tool cannot be
+/// called.
+#[test]
+fn bad_and_colliding_tools_are_left_out_and_the_rest_offered() {
+    let ws = tempfile::tempdir().unwrap();
+    rt().block_on(async {
+        let s = servers(
+            ws.path(),
+            vec![
+                ("a", hostile("echo,bad_schema,odd_schema,twice,_b", &[])),
+                ("a_", hostile("b", &[])),
+            ],
+        );
+        assert!(s.start_all().await.is_empty(), "both servers start");
+        let offered: Vec<String> = s.tools().into_iter().map(|t| t.qualified).collect();
+        assert_eq!(offered, ["mcp__a__echo"]);
+        let out: Vec<(String, String)> = s
+            .left_out()
+            .into_iter()
+            .map(|l| (format!("{}/{}", l.server, l.tool), l.why))
+            .collect();
+        let why = |name: &str| {
+            out.iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, w)| w.clone())
+                .unwrap_or_else(|| panic!("{name} is not left out: {out:?}"))
+        };
+        assert_eq!(why("a/bad_schema"), "its input schema is not a JSON object");
+        assert!(why("a/odd_schema").contains("`type` is \"strng\""));
+        assert!(why("a/twice").contains("2 tools would be offered as `mcp__a__twice`"));
+        assert!(why("a/_b").contains("`_b` of `a`, `b` of `a_`"));
+        assert!(why("a_/b").contains("none of them is"));
+        let e = s.call("a_", "b", args(json!({})), 1000).await.unwrap_err();
+        assert!(matches!(e, McpError::LeftOut { .. }), "{e}");
+        assert!(e.to_string().contains("it cannot be called"), "{e}");
+        assert!(s.tool("mcp__a___b").is_none(), "never routed to either");
+        let notices = s.left_out_notices();
+        assert_eq!(notices.len(), 2, "{notices:?}");
+        let status = s.status().await;
+        let bad = status[0].tools.iter().find(|t| t.name == "bad_schema").unwrap();
+        assert_eq!(
+            bad.left_out.as_deref(),
+            Some("its input schema is not a JSON object")
+        );
+        assert!(status[0]
+            .tools
+            .iter()
+            .any(|t| t.name == "echo" && t.left_out.is_none()));
+    });
+}

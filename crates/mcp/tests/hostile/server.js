@@ -9,7 +9,8 @@
 //                slow (waits `ms`, then writes `path` if given; `block` stops the whole process
 //                meanwhile), big (answers `n` bytes of text), bad_schema (inputSchema "nope"),
 //                odd_schema ({"type": "strng", "properties": 5}), twice (echo listed twice),
-//                _b (a tool named `_b`), b (a tool named `b`), forker (starts a child in a
+//                _b (a tool named `_b`), b (a tool named `b`), long (a name of 70 letters),
+//                accent (`écho`), forker (starts a child in a
 //                session of its own that sleeps, writes its pid to `path`)
 // HOSTILE_MANY   N more tools t0 … tN-1 with descriptions of 5 KB
 // HOSTILE_LOG    a file each request and notification is appended to, one line each
@@ -67,6 +68,8 @@ const KINDS = {
     { name: "twice", description: "Listed twice (two).", inputSchema: object({}) },
   ],
   _b: () => [{ name: "_b", description: "Named _b.", inputSchema: object({}) }],
+  long: () => [{ name: "l".repeat(70), description: "A long name.", inputSchema: object({}) }],
+  accent: () => [{ name: "écho", description: "Not ASCII.", inputSchema: object({}) }],
   b: () => [{ name: "b", description: "Named b.", inputSchema: object({}) }],
   forker: () => [
     { name: "forker", description: "Starts a child of its own session.", inputSchema: object({ path: { type: "string" } }) },
@@ -95,6 +98,8 @@ function call(id, name, args) {
     case "_b":
     case "b":
     case "odd_schema":
+    case "écho":
+    case "l".repeat(70):
       return done(text(`${name}: ${args.message ?? ""}`));
     case "ro_writer":
     case "writer":

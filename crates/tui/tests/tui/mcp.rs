@@ -68,7 +68,7 @@ fn slash_mcp_lists_the_servers_in_the_transcript() {
     assert_eq!(effects, vec![Effect::LoadMcp { show: true }]);
     app.on_mcp(&servers(), true);
     let screen = render(&app, 100, 20).to_string();
-    assert!(screen.contains("ready · 3 tools"), "{screen}");
+    assert!(screen.contains("ready · 3 tools (1 left out)"), "{screen}");
     assert!(
         screen.contains("mcp__everything__echo (read-only)  Echoes back the input"),
         "{screen}"
