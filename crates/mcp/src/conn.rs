@@ -3,6 +3,7 @@
 //! still alive.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use retrace_protocol::McpServerConfig;
@@ -15,7 +16,9 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
 
+use crate::cap::{CappedLines, Tripwire, MAX_MESSAGE_BYTES};
 use crate::error::{CallEnd, McpError, Result};
+use crate::http::CappedClient;
 use crate::listing::{list_tools, Skipped};
 use crate::spawn::{command_for, ServerProcess};
 use crate::EnvLookup;
@@ -53,6 +56,8 @@ pub(crate) struct Conn {
     pub(crate) prompts: Vec<Prompt>,
     /// Whether it offers resources.
     pub(crate) resources: bool,
+    /// Tripped once it sent a message past the cap.
+    wire: Arc<Tripwire>,
 }
 
 /// Where and how a server is started.
@@ -107,8 +112,15 @@ impl Conn {
 
     async fn connect(l: &Launch<'_>, slot: &mut Option<ServerProcess>) -> Result<Conn> {
         let server = l.name.to_string();
+        let wire = Arc::new(Tripwire::default());
         let start_error = |why: String, p: &mut Option<ServerProcess>| {
-            let mut why = why;
+            let mut why = match wire.is_tripped() {
+                true => format!(
+                    "it sent a message of more than {} MiB, the most Retrace takes from a server",
+                    MAX_MESSAGE_BYTES >> 20
+                ),
+                false => why,
+            };
             if let Some(p) = p.as_mut() {
                 if let Some(end) = p.exited() {
                     why.push_str(&format!(" (the server {end})"));
@@ -146,7 +158,7 @@ impl Conn {
                     tokio::process::ChildStdin::from_std(stdin),
                 );
                 let (out, inp) = match io {
-                    (Ok(o), Ok(i)) => (o, i),
+                    (Ok(o), Ok(i)) => (CappedLines::new(o, MAX_MESSAGE_BYTES, wire.clone()), i),
                     (Err(e), _) | (_, Err(e)) => return Err(start_error(e.to_string(), slot)),
                 };
                 client_info()
@@ -165,7 +177,8 @@ impl Conn {
                         })?;
                     config = config.auth_header(token);
                 }
-                let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+                let client = CappedClient::new(reqwest::Client::new(), MAX_MESSAGE_BYTES, wire.clone());
+                let transport = StreamableHttpClientTransport::with_client(client, config);
                 client_info()
                     .serve(transport)
                     .await
@@ -200,11 +213,15 @@ impl Conn {
             skipped,
             prompts,
             resources: caps.resources.is_some(),
+            wire,
         })
     }
 
     /// Why it is no longer usable, if it is not: its process ended or the connection closed.
     pub(crate) fn gone(&mut self) -> Option<String> {
+        if self.wire.is_tripped() {
+            return Some("it sent a message past the size Retrace takes".to_string());
+        }
         if let Some(end) = self.process.as_mut().and_then(ServerProcess::exited) {
             return Some(end);
         }
@@ -266,6 +283,12 @@ impl Conn {
                     Err(e) => Err(self.request_error(server, e).await),
                 });
             }
+            _ = self.wire.tripped() => {
+                return Called::Answered(Err(McpError::TooLarge {
+                    server: server.to_string(),
+                    cap: MAX_MESSAGE_BYTES,
+                }));
+            }
             _ = tokio::time::sleep(timeout) => GaveUp::Timeout,
             _ = cancelled => GaveUp::Cancelled,
         };
@@ -304,6 +327,12 @@ impl Conn {
 
     /// What a failed request means: the server refused it, or it is gone.
     pub(crate) async fn request_error(&mut self, server: &str, e: ServiceError) -> McpError {
+        if self.wire.is_tripped() {
+            return McpError::TooLarge {
+                server: server.to_string(),
+                cap: MAX_MESSAGE_BYTES,
+            };
+        }
         match e {
             ServiceError::McpError(data) => McpError::Refused {
                 server: server.to_string(),
@@ -364,5 +393,10 @@ pub(crate) fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
     while let Some(next) = cur.source() {
         cur = next;
     }
-    cur.to_string()
+    let said = cur.to_string();
+    // The HTTP client's own words ("the server answered HTTP 500 …") need no prefix.
+    match said.strip_prefix("unexpected server response: ") {
+        Some(rest) => rest.to_string(),
+        None => said,
+    }
 }

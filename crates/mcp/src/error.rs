@@ -61,6 +61,10 @@ pub enum McpError {
     /// It stopped (or the connection broke) during a request.
     #[error("the MCP server `{server}` stopped during the call{why}; it is started again at the next call")]
     Died { server: String, why: String },
+    /// It sent a message past [`crate::MAX_MESSAGE_BYTES`]: the request failed, and the
+    /// connection with it.
+    #[error("the MCP server `{server}` sent a message of more than {} MiB, the most Retrace takes from a server; the request failed, and the server is started again at its next call", .cap >> 20)]
+    TooLarge { server: String, cap: usize },
     /// It answered the request with an error.
     #[error("the MCP server `{server}` refused the request: {message}")]
     Refused { server: String, message: String },

@@ -19,6 +19,9 @@
 //! fails: the server is told to cancel it, and a stdio server that does not answer within a
 //! second is stopped (its processes killed and waited for) and started again at its next call.
 //!
+//! A message from a server is at most [`MAX_MESSAGE_BYTES`] (a stdio line, an HTTP body or event
+//! line); past it the request fails and the server is started again.
+//!
 //! Results are text for the model ([`McpOutput`]): text as it is, structured content as JSON,
 //! images and audio as a note, `isError` kept; capped like every tool's output.
 //!
@@ -27,15 +30,18 @@
 //! claim), what the config vouches for ([`McpTool::vouched`]) and what the config allows
 //! ([`McpServers::decide`]).
 
+mod cap;
 mod catalog;
 mod conn;
 pub mod error;
+mod http;
 mod listing;
 mod permission;
 pub mod result;
 mod servers;
 pub mod spawn;
 
+pub use cap::MAX_MESSAGE_BYTES;
 pub use catalog::{
     qualified_name, LeftOut, McpTool, MAX_TOOLS_PER_SERVER, MAX_TOOL_BYTES_PER_SERVER, TOOL_PREFIX,
 };

@@ -353,7 +353,7 @@ impl McpServers {
             .await
         {
             Called::Answered(Ok(r)) => Ok(output_of(&r, cap)),
-            Called::Answered(Err(e @ McpError::Died { .. })) => {
+            Called::Answered(Err(e @ (McpError::Died { .. } | McpError::TooLarge { .. }))) => {
                 *state = State::Stopped;
                 Err(e)
             }

@@ -6,5 +6,6 @@
 mod broken;
 mod hostile;
 mod http;
+mod size;
 mod stdio;
 mod support;
