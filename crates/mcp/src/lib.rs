@@ -8,8 +8,9 @@
 //!
 //! - **stdio** servers run as a process of their own, leading a process group of their own, with
 //!   the workspace root as their directory unless `cwd` says otherwise, Retrace's environment less
-//!   the API keys plus `env`. Stopping one kills its group; where `setpriv` is installed they get
-//!   a parent-death signal, so none outlives a Retrace killed outright ([`mod@spawn`]).
+//!   the API keys plus `env`. Stopping one kills its group and its descendants that left it;
+//!   where `setpriv` is installed the server's own process gets a parent-death signal against a
+//!   Retrace killed outright (what that does not cover: [`mod@spawn`]).
 //! - **streamable HTTP** servers are a session over `url`, with the bearer token of
 //!   `bearer_token_env`.
 //!

@@ -43,11 +43,16 @@ impl Agent {
 
     /// Starts the servers not started yet (the first turn that needs them), telling the sink
     /// about each that did not start (once: it is not tried again).
-    pub(super) async fn start_mcp(&self, sink: &mut dyn TurnSink) {
+    /// A cancel meanwhile stops the servers being started (they start again at the next turn):
+    /// `false`.
+    pub(super) async fn start_mcp(&self, sink: &mut dyn TurnSink, cancel: &CancellationToken) -> bool {
         let Some(mcp) = &self.mcp else {
-            return;
+            return true;
         };
-        let errors = mcp.start_all().await;
+        let errors = tokio::select! {
+            e = mcp.start_all() => e,
+            _ = cancel.cancelled() => return false,
+        };
         let fresh = !errors.is_empty()
             || !self
                 .mcp_names_checked
@@ -63,6 +68,7 @@ impl Agent {
                 sink.event(Event::Notice { message, retry: None });
             }
         }
+        true
     }
 
     /// The MCP tools offered now (in plan mode only those the config vouches for as read-only),

@@ -9,7 +9,7 @@ use retrace_protocol::{McpServerStatus, McpStatus};
 
 use crate::common::{load_config, print_json, runtime, service_options, workspace_arg};
 use crate::failure::CmdResult;
-use crate::output::{first_line, shown_path};
+use crate::output::{first_line, say, shown_path};
 
 /// The MCP servers of the config (`[mcp_servers.NAME]`).
 #[derive(Debug, clap::Args)]
@@ -48,7 +48,24 @@ pub fn run(a: McpArgs) -> CmdResult {
     let opts = service_options(&cfg, None, false)?;
     let rt = runtime()?;
     let service = retrace_control::Service::new(opts);
-    let list = rt.block_on(service.mcp_status(&workspace))?;
+    // A signal while servers start stops them (their process groups killed) and quits.
+    let stopped = rt.block_on(async {
+        let quit = crate::signals::quit_signals()?;
+        Ok::<_, crate::failure::Failure>(tokio::select! {
+            list = service.mcp_status(&workspace) => Ok(list?),
+            name = quit => Err(name),
+        })
+    })?;
+    let list = match stopped {
+        Ok(list) => list,
+        Err(name) => {
+            retrace_control::kill_running_mcp_servers();
+            say(&format!(
+                "\nretrace: stopped ({name}); the servers being started were stopped"
+            ));
+            return Ok(ExitCode::from(130));
+        }
+    };
     drop(service);
     if json {
         print_json(&list)?;

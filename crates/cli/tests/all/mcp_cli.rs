@@ -394,7 +394,7 @@ fn a_bad_server_config_is_a_usage_error_naming_it() {
 }
 
 /// The process ids whose command line holds `marker`.
-fn with_marker(marker: &str) -> Vec<u32> {
+pub(crate) fn with_marker(marker: &str) -> Vec<u32> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {

@@ -261,3 +261,89 @@ fn a_tool_left_out_cannot_be_called() {
     assert!(human.contains("mcp__a__écho (left out: its name"), "{human}");
     assert!(human.contains("a  ready, 4 tools (3 left out)"), "{human}");
 }
+
+/// `[mcp_servers.mute]`: a wrapper (`sh -c`) whose server never answers `initialize`, within a
+/// startup timeout of a minute; `marker` names its processes.
+fn mute_config(w: &World, marker: &str) {
+    let text = format!(
+        "[permissions]\nmcp = \"allow\"\n\n[mcp_servers.mute]\ncommand = \"sh\"\nargs = [\"-c\", \"sleep 120; true\", \"{marker}\"]\nstartup_timeout_ms = 60000\n"
+    );
+    let dir = w.tmp.path().join("xdg/retrace");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), text).unwrap();
+}
+
+/// Runs `args`, sends SIGTERM once the server's process runs, and checks that Retrace quits
+/// within a few seconds (not at the startup timeout) and leaves no process of the server.
+fn sigterm_while_starting(w: &World, marker: &str, args: &[&str]) -> std::process::ExitStatus {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    use std::time::{Duration, Instant};
+    let mut child = w
+        .command()
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while crate::mcp_cli::with_marker(marker).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the server never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    let signalled = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if signalled.elapsed() > Duration::from_secs(8) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("retrace waited for the startup timeout after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let gone = Instant::now();
+    while !crate::mcp_cli::with_marker(marker).is_empty() {
+        assert!(
+            gone.elapsed() < Duration::from_secs(5),
+            "the server outlived retrace: {:?}",
+            crate::mcp_cli::with_marker(marker)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    status
+}
+
+/// Found by an attack: SIGTERM while the servers started was said ("cancelling the turn") but
+/// Retrace quit only at the startup timeout, a minute later.
+#[test]
+fn a_sigterm_while_servers_start_cancels_the_turn_at_once() {
+    let w = World::new();
+    let marker = format!("retrace-start-term-{}", w.tmp.path().display());
+    mute_config(&w, &marker);
+    let model = w.script(json!([{"content": "done"}]));
+    let ws = w.ws.display().to_string();
+    sigterm_while_starting(
+        &w,
+        &marker,
+        &["exec", "--json", "--model", &model, "--workspace", &ws, "hi"],
+    );
+}
+
+/// Found by an attack: `retrace mcp list` killed with SIGTERM while a wrapped server started
+/// left the server running.
+#[test]
+fn a_sigterm_stops_mcp_list_and_its_servers() {
+    let w = World::new();
+    let marker = format!("retrace-list-term-{}", w.tmp.path().display());
+    mute_config(&w, &marker);
+    let ws = w.ws.display().to_string();
+    let status = sigterm_while_starting(&w, &marker, &["mcp", "list", "--workspace", &ws]);
+    assert_eq!(status.code(), Some(130));
+}

@@ -192,3 +192,29 @@ fn bad_and_colliding_tools_are_left_out_and_the_rest_offered() {
             .any(|t| t.name == "echo" && t.left_out.is_none()));
     });
 }
+
+/// Found by an attack: a child the server started in a session of its own (`setsid`) outlived
+/// every stop. A stop kills the server's descendants that left its group too.
+#[test]
+fn a_child_that_left_the_servers_group_is_stopped_with_it() {
+    let ws = tempfile::tempdir().unwrap();
+    let pid_file = ws.path().join("child.pid");
+    rt().block_on(async {
+        let s = servers(ws.path(), vec![("evil", hostile("forker", &[]))]);
+        s.start_all().await;
+        s.call("evil", "forker", args(json!({"path": pid_file})), 1000)
+            .await
+            .unwrap();
+        let child: u32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(alive(child));
+        drop(s);
+        assert!(
+            crate::support::gone_soon(child),
+            "the setsid child outlived its server"
+        );
+    });
+}
