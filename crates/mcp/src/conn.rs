@@ -20,7 +20,7 @@ use crate::cap::{CappedLines, Tripwire, MAX_MESSAGE_BYTES};
 use crate::error::{CallEnd, McpError, Result};
 use crate::http::CappedClient;
 use crate::listing::{list_tools, Skipped};
-use crate::spawn::{command_for, ServerProcess};
+use crate::spawn::{command_for, program_problem, ServerProcess};
 use crate::EnvLookup;
 
 /// How long a server told to cancel a call has to answer it before it is stopped.
@@ -141,6 +141,19 @@ impl Conn {
                     Some(c) => l.root.join(c),
                     None => l.root.to_path_buf(),
                 };
+                let path = match l.config.env.get("PATH") {
+                    Some(p) => Some(std::ffi::OsString::from(p)),
+                    None => std::env::var_os("PATH"),
+                };
+                if !cwd.is_dir() {
+                    return Err(McpError::Start {
+                        server,
+                        why: format!("its directory `{}` (`cwd`) does not exist", cwd.display()),
+                    });
+                }
+                if let Some(why) = program_problem(program, &cwd, path.as_deref()) {
+                    return Err(McpError::Start { server, why });
+                }
                 let mut cmd = command_for(program, &l.config.args, &cwd);
                 for name in l.hidden_env {
                     cmd.env_remove(name);

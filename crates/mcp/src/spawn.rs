@@ -168,6 +168,29 @@ impl Drop for ServerProcess {
     }
 }
 
+/// Why `program` cannot be run from `cwd` with `path` as `PATH`, if it cannot: checked before it
+/// is started, so that the error names it (and not the wrapper that would have run it).
+pub(crate) fn program_problem(program: &str, cwd: &Path, path: Option<&std::ffi::OsStr>) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable =
+        |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if program.contains('/') {
+        let at = cwd.join(program);
+        return match std::fs::metadata(&at) {
+            Err(_) => Some(format!("the command `{program}` does not exist")),
+            Ok(m) if m.is_dir() => Some(format!("the command `{program}` is a directory")),
+            Ok(_) if !runnable(&at) => Some(format!("the command `{program}` is not executable")),
+            Ok(_) => None,
+        };
+    }
+    let found = path
+        .map(std::env::split_paths)
+        .into_iter()
+        .flatten()
+        .any(|dir| runnable(&cwd.join(dir).join(program)));
+    (!found).then(|| format!("the command `{program}` was not found on PATH"))
+}
+
 /// The command line that starts `program` with `args`: through `setpriv --pdeathsig KILL` when it
 /// is installed.
 pub(crate) fn command_for(program: &str, args: &[String], cwd: &Path) -> Command {

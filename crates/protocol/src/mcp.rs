@@ -66,8 +66,18 @@ impl McpServerConfig {
         self.enabled.unwrap_or(true)
     }
 
-    /// What is wrong with it: neither or both of `command` and `url`, or keys of the other kind.
+    /// What is wrong with it: neither or both of `command` and `url`, an empty `command`, a
+    /// timeout of 0, or keys of the other kind.
     pub fn problem(&self) -> Option<String> {
+        if self.command.as_deref().is_some_and(|c| c.trim().is_empty()) {
+            return Some("`command` is empty: give the server's program".into());
+        }
+        if self.startup_timeout_ms == Some(0) {
+            return Some("`startup_timeout_ms` is 0: no server starts in no time (default 10000)".into());
+        }
+        if self.tool_timeout_ms == Some(0) {
+            return Some("`tool_timeout_ms` is 0: no call ends in no time (default 60000)".into());
+        }
         match (&self.command, &self.url) {
             (None, None) => {
                 Some("give `command` (a stdio server) or `url` (a streamable HTTP server)".into())
@@ -255,5 +265,18 @@ mod tests {
             ..Default::default()
         };
         assert!(both.problem().is_some());
+        let empty = McpServerConfig {
+            command: Some(" ".into()),
+            ..Default::default()
+        };
+        assert!(empty.problem().is_some_and(|p| p.contains("`command` is empty")));
+        let zero = McpServerConfig {
+            command: Some("x".into()),
+            startup_timeout_ms: Some(0),
+            ..Default::default()
+        };
+        assert!(zero
+            .problem()
+            .is_some_and(|p| p.contains("`startup_timeout_ms` is 0")));
     }
 }

@@ -391,6 +391,24 @@ fn a_bad_server_config_is_a_usage_error_naming_it() {
         err.contains("`[mcp_servers.both]`") && err.contains("not both"),
         "{err}"
     );
+    // Found by an attack: an empty command and a startup timeout of 0 were accepted (every
+    // server then failed), and such errors did not name the config file.
+    let file = w.tmp.path().join("xdg/retrace/config.toml");
+    for (table, said) in [
+        ("[mcp_servers.empty]\ncommand = \"\"\n", "`command` is empty"),
+        (
+            "[mcp_servers.zero]\ncommand = \"x\"\nstartup_timeout_ms = 0\n",
+            "`startup_timeout_ms` is 0",
+        ),
+    ] {
+        std::fs::write(&file, table).unwrap();
+        let (_, err) = w.code(&["config"], 2);
+        assert!(err.contains(said), "{err}");
+        assert!(
+            err.contains(&format!("the config file `{}`", file.display())),
+            "{err}"
+        );
+    }
 }
 
 /// The process ids whose command line holds `marker`.
