@@ -38,9 +38,11 @@ pub mod error;
 mod http;
 mod listing;
 mod permission;
+mod resources;
 pub mod result;
 mod servers;
 pub mod spawn;
+mod status;
 
 pub use cap::MAX_MESSAGE_BYTES;
 pub use catalog::{

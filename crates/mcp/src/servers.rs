@@ -8,21 +8,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use retrace_protocol::{
-    McpPermission, McpPromptInfo, McpServerConfig, McpServerStatus, McpStatus, McpToolInfo,
-    DEFAULT_MCP_STARTUP_TIMEOUT_MS, DEFAULT_MCP_TOOL_TIMEOUT_MS,
+    McpPermission, McpPromptInfo, McpServerConfig, DEFAULT_MCP_STARTUP_TIMEOUT_MS,
+    DEFAULT_MCP_TOOL_TIMEOUT_MS,
 };
-use rmcp::model::{GetPromptRequestParams, PromptMessageContent, ReadResourceRequestParams, Tool};
+use rmcp::model::Tool;
 use tokio::sync::Mutex;
 
-use crate::catalog::{hinted_read_only, Catalog, LeftOut, Listing, McpTool};
+use crate::catalog::{Catalog, LeftOut, Listing, McpTool};
 use crate::conn::{Called, Conn, GaveUp, Launch};
 use crate::error::{CallEnd, McpError, Result};
 use crate::listing::Skipped;
-use crate::result::{cap_text, content_text, output_of, resource_text, McpOutput};
+use crate::result::{output_of, McpOutput};
 use crate::EnvLookup;
 
 /// Where one server stands.
-enum State {
+pub(crate) enum State {
     /// Not started yet.
     Idle,
     /// Running.
@@ -35,25 +35,25 @@ enum State {
 
 /// What a server offered when it last started.
 #[derive(Default)]
-struct Offered {
-    tools: Vec<Tool>,
-    skipped: Vec<Skipped>,
-    prompts: Vec<McpPromptInfo>,
+pub(crate) struct Offered {
+    pub(crate) tools: Vec<Tool>,
+    pub(crate) skipped: Vec<Skipped>,
+    pub(crate) prompts: Vec<McpPromptInfo>,
 }
 
 /// One configured server.
-struct Slot {
-    name: String,
-    config: McpServerConfig,
-    state: Mutex<State>,
+pub(crate) struct Slot {
+    pub(crate) name: String,
+    pub(crate) config: McpServerConfig,
+    pub(crate) state: Mutex<State>,
     /// What it offered when it last started (kept while it is stopped).
-    offered: std::sync::Mutex<Offered>,
+    pub(crate) offered: std::sync::Mutex<Offered>,
 }
 
 /// The MCP servers of a session. Dropping it stops every server it started (their process groups
 /// are killed).
 pub struct McpServers {
-    slots: Vec<Slot>,
+    pub(crate) slots: Vec<Slot>,
     root: PathBuf,
     hidden_env: Vec<String>,
     env: EnvLookup,
@@ -105,7 +105,7 @@ impl McpServers {
         self.slots.is_empty()
     }
 
-    fn slot(&self, server: &str) -> Result<&Slot> {
+    pub(crate) fn slot(&self, server: &str) -> Result<&Slot> {
         self.slots
             .iter()
             .find(|s| s.name == server)
@@ -180,7 +180,7 @@ impl McpServers {
     }
 
     /// The catalog of what the servers that started offer (made again after a server started).
-    fn catalog(&self) -> Arc<Catalog> {
+    pub(crate) fn catalog(&self) -> Arc<Catalog> {
         let Ok(mut cached) = self.catalog.lock() else {
             return Arc::default();
         };
@@ -258,12 +258,12 @@ impl McpServers {
 
     /// Whether the server of `slot` is denied as a whole (its `permission`, else `[permissions]
     /// mcp`): its resources are then neither listed nor read.
-    fn denied(&self, slot: &Slot) -> bool {
+    pub(crate) fn denied(&self, slot: &Slot) -> bool {
         self.decide_server(&slot.name).permission == McpPermission::Deny
     }
 
     /// A running connection to `slot`: started again when it stopped.
-    async fn ready<'s>(&self, slot: &'s Slot, state: &'s mut State) -> Result<&'s mut Conn> {
+    pub(crate) async fn ready<'s>(&self, slot: &'s Slot, state: &'s mut State) -> Result<&'s mut Conn> {
         if !slot.config.is_enabled() {
             return Err(McpError::Disabled(slot.name.clone()));
         }
@@ -380,165 +380,6 @@ impl McpServers {
         }
     }
 
-    /// The resources of the servers named in `servers` that offer some (started when needed), as
-    /// a listing for the model. The caller has cleared each (its permission, an approval); a
-    /// denied server is still not asked for anything.
-    pub async fn list_resources(&self, servers: &[String], cap: usize) -> String {
-        let mut out = Vec::new();
-        for slot in self
-            .slots
-            .iter()
-            .filter(|s| s.config.is_enabled() && !self.denied(s) && servers.contains(&s.name))
-        {
-            let mut state = slot.state.lock().await;
-            if matches!(*state, State::Failed(_)) {
-                continue;
-            }
-            let conn = match self.ready(slot, &mut state).await {
-                Ok(c) if c.resources => c,
-                Ok(_) => continue,
-                Err(e) => {
-                    out.push(format!("{}: {e}", slot.name));
-                    continue;
-                }
-            };
-            match conn.peer().list_all_resources().await {
-                Ok(list) => {
-                    for r in list {
-                        let mut line = format!("{}: {} ({})", slot.name, r.uri, r.name);
-                        if let Some(m) = &r.mime_type {
-                            line.push_str(&format!(", {m}"));
-                        }
-                        if let Some(d) = &r.description {
-                            line.push_str(&format!(": {}", d.lines().next().unwrap_or_default()));
-                        }
-                        out.push(line);
-                    }
-                }
-                Err(e) => {
-                    let e = conn.request_error(&slot.name, e).await;
-                    out.push(format!("{}: {e}", slot.name));
-                }
-            }
-        }
-        if out.is_empty() {
-            return "no MCP server offers resources".to_string();
-        }
-        cap_text(out.join("\n"), cap)
-    }
-
-    /// Reads the resource `uri` of `server`, as text for the model.
-    pub async fn read_resource(&self, server: &str, uri: &str, cap: usize) -> Result<String> {
-        let slot = self.slot(server)?;
-        if self.denied(slot) {
-            return Err(McpError::Denied(server.to_string()));
-        }
-        let mut state = slot.state.lock().await;
-        let conn = self.ready(slot, &mut state).await?;
-        let params = ReadResourceRequestParams {
-            meta: None,
-            uri: uri.to_string(),
-        };
-        match conn.peer().read_resource(params).await {
-            Ok(r) => {
-                let text: Vec<String> = r.contents.iter().map(resource_text).collect();
-                Ok(cap_text(text.join("\n"), cap))
-            }
-            Err(e) => Err(conn.request_error(server, e).await),
-        }
-    }
-
-    /// The text of `server`'s prompt `name` with `args`: its messages, each after its role.
-    pub async fn get_prompt(
-        &self,
-        server: &str,
-        name: &str,
-        args: serde_json::Map<String, serde_json::Value>,
-    ) -> Result<String> {
-        let slot = self.slot(server)?;
-        let mut state = slot.state.lock().await;
-        let conn = self.ready(slot, &mut state).await?;
-        let params = GetPromptRequestParams {
-            meta: None,
-            name: name.to_string(),
-            arguments: Some(args),
-        };
-        match conn.peer().get_prompt(params).await {
-            Ok(r) => Ok(r
-                .messages
-                .iter()
-                .map(|m| match &m.content {
-                    PromptMessageContent::Text { text } => text.clone(),
-                    PromptMessageContent::Image { image } => {
-                        content_text(&rmcp::model::RawContent::Image(image.raw.clone()))
-                    }
-                    PromptMessageContent::Resource { resource } => resource_text(&resource.resource),
-                    PromptMessageContent::ResourceLink { link } => {
-                        content_text(&rmcp::model::RawContent::ResourceLink(link.raw.clone()))
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("\n\n")),
-            Err(e) => Err(conn.request_error(server, e).await),
-        }
-    }
-
-    /// Every server as `retrace mcp list` shows it, after starting those never started.
-    pub async fn status(&self) -> Vec<McpServerStatus> {
-        self.start_all().await;
-        // Before any server's listing is locked: the catalog locks each of them.
-        let catalog = self.catalog();
-        let mut out = Vec::new();
-        for slot in &self.slots {
-            let state = slot.state.lock().await;
-            let (status, error) = match (&*state, slot.config.is_enabled()) {
-                (_, false) => (McpStatus::Disabled, None),
-                (State::Idle, true) => (McpStatus::NotStarted, None),
-                (State::Ready(_) | State::Stopped, true) => (McpStatus::Ready, None),
-                (State::Failed(why), true) => (McpStatus::Failed, Some(why.clone())),
-            };
-            let (tools, prompts) = match (status, slot.offered.lock()) {
-                (McpStatus::Ready, Ok(o)) => {
-                    let why = |tool: &str| {
-                        catalog
-                            .left_out
-                            .iter()
-                            .find(|l| l.server == slot.name && l.tool == tool)
-                            .map(|l| l.why.clone())
-                    };
-                    let listed = o.tools.iter().map(|t| McpToolInfo {
-                        name: t.name.to_string(),
-                        description: t.description.as_deref().unwrap_or_default().to_string(),
-                        read_only: hinted_read_only(t),
-                        vouched_read_only: slot.config.vouches_read_only(
-                            &slot.name,
-                            &t.name,
-                            hinted_read_only(t),
-                        ),
-                        left_out: why(&t.name),
-                    });
-                    let unread = o.skipped.iter().map(|s| McpToolInfo {
-                        name: s.name.clone(),
-                        description: String::new(),
-                        read_only: false,
-                        vouched_read_only: false,
-                        left_out: Some(s.why.clone()),
-                    });
-                    (listed.chain(unread).collect(), o.prompts.clone())
-                }
-                _ => (Vec::new(), Vec::new()),
-            };
-            out.push(McpServerStatus {
-                server: slot.name.clone(),
-                status,
-                error,
-                tools,
-                prompts,
-            });
-        }
-        out
-    }
-
     /// The process id of `server`'s process while it runs (a stdio server), for tests and
     /// diagnostics.
     pub async fn pid(&self, server: &str) -> Option<u32> {
@@ -548,34 +389,5 @@ impl McpServers {
             State::Ready(c) => c.pid(),
             _ => None,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Found by an attack: the resources of a denied server were listed and read.
-    #[tokio::test]
-    async fn a_denied_servers_resources_are_neither_listed_nor_read() {
-        let config = McpServerConfig {
-            // Never started: a denied server is not asked for anything.
-            command: Some("/nonexistent/never-run".into()),
-            permission: Some(McpPermission::Deny),
-            ..Default::default()
-        };
-        let servers = McpServers::new(
-            BTreeMap::from([("evil".to_string(), config)]),
-            PathBuf::from("/"),
-            Vec::new(),
-            std::sync::Arc::new(|_| None),
-            McpPermission::Allow,
-        );
-        assert!(!servers
-            .list_resources(&servers.enabled(), 1000)
-            .await
-            .contains("evil"));
-        let e = servers.read_resource("evil", "evil://r", 1000).await.unwrap_err();
-        assert!(e.to_string().contains("denied"), "{e}");
     }
 }
