@@ -15,6 +15,7 @@ use call::{unique_call_ids, Flow};
 
 mod call;
 pub mod mcp;
+mod mcp_resources;
 
 /// How a turn runs.
 #[derive(Debug, Clone)]
@@ -236,7 +237,9 @@ impl Agent {
             }
         }
         let system = self.system();
-        self.start_mcp(sink).await;
+        if !self.start_mcp(sink, cancel).await {
+            return TurnEnd::Cancelled;
+        }
         let tools = self.tool_specs();
         let fixed = fixed_tokens(&system, &tools);
         // Each at most once a turn: compaction for the budget, and compaction then a retry after

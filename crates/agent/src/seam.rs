@@ -59,14 +59,22 @@ pub trait CaptureSeam: Send {
         let _ = command;
         Ok(ShellChanges::default())
     }
-    /// A call whose effects are not known is about to run (an MCP tool the server does not mark
-    /// read-only): record `gap` ([`ShellCoverage::Gap`]), or (the git backend) take the snapshot
+    /// A call whose effects are not known is about to run (an MCP tool the user does not vouch
+    /// for as read-only): record `gap` ([`ShellCoverage::Gap`]), or (the git backend) take the snapshot
     /// its changes will be found against ([`ShellCoverage::Tracked`], then
     /// [`CaptureSeam::shell_done`]). The default records the gap through
     /// [`CaptureSeam::shell_gap`].
     fn side_effect(&mut self, gap: Gap) -> Result<ShellCoverage, SeamError> {
         self.shell_gap(gap)?;
         Ok(ShellCoverage::Gap)
+    }
+    /// A call the user vouches changes nothing is about to run (an MCP tool in the config's
+    /// `read_only_tools`): no gap is recorded, but a backend that can snapshot the workspace
+    /// around it cheaply (the git backend) does, so that a wrong claim is still restorable.
+    /// `true`: tracked ([`CaptureSeam::shell_done`] follows); the default tracks nothing.
+    fn watch(&mut self, gap: Gap) -> Result<bool, SeamError> {
+        let _ = gap;
+        Ok(false)
     }
     /// A tracked command's changes could not be captured: record `gap` (a `bash_side_effect`
     /// or `mcp_side_effect` gap) instead. The default records nothing.

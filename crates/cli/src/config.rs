@@ -261,6 +261,11 @@ pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<Config> {
             );
         }
     }
+    // Named with the file they are in, as a parse error is.
+    let file = found
+        .as_ref()
+        .map(|(p, _)| format!("the config file `{}`", p.display()))
+        .unwrap_or_else(|| "the config".to_string());
     for (name, server) in &cfg.mcp_servers {
         if name.is_empty()
             || !name
@@ -269,11 +274,11 @@ pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<Config> {
             || name.contains("__")
         {
             bail!(
-                "the config's `[mcp_servers.{name}]`: a server's name is made of letters, digits, `-` and `_` (no `__`), as its tools are offered as `mcp__NAME__TOOL`"
+                "{file}: `[mcp_servers.{name}]`: a server's name is made of letters, digits, `-` and `_` (no `__`), as its tools are offered as `mcp__NAME__TOOL`"
             );
         }
         if let Some(why) = server.problem() {
-            bail!("the config's `[mcp_servers.{name}]` is not valid: {why}");
+            bail!("{file}: `[mcp_servers.{name}]` is not valid: {why}");
         }
     }
     cfg.path = found.map(|(p, _)| p);

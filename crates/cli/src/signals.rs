@@ -25,7 +25,7 @@ pub async fn cancel_on_signals(h: SessionHandle, what: &'static str) {
         _ = hup.recv() => "SIGHUP",
     };
     say(&format!(
-        "\nretrace: cancelling {what} ({name}); a second Ctrl-C quits at once"
+        "\nretrace: cancelling {what} ({name}); a second signal (Ctrl-C) quits at once"
     ));
     h.cancel();
     tokio::select! {
@@ -57,6 +57,22 @@ pub fn stop_fork_on_signals() -> Result<impl std::future::Future<Output = ()> + 
                 "\nretrace: stopping the fork ({name}); what it made is being removed"
             ));
             retrace_control::stop_workspace_forks();
+        }
+    })
+}
+
+/// A future that completes at the first SIGINT, SIGTERM or SIGHUP with the signal's name
+/// (handlers installed now).
+pub fn quit_signals() -> Result<impl std::future::Future<Output = &'static str> + Send + 'static, Failure> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut term = signal(SignalKind::terminate())?;
+    let mut hup = signal(SignalKind::hangup())?;
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => "Ctrl-C",
+            _ = term.recv() => "SIGTERM",
+            _ = hup.recv() => "SIGHUP",
         }
     })
 }

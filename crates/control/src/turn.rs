@@ -42,6 +42,10 @@ impl CaptureSeam for StoreSeam {
         lock(&self.core).side_effect_before(gap).map_err(refuse)
     }
 
+    fn watch(&mut self, gap: retrace_protocol::Gap) -> Result<bool, SeamError> {
+        lock(&self.core).watch_before(gap).map_err(refuse)
+    }
+
     fn shell_done(&mut self, command: &str) -> Result<ShellChanges, SeamError> {
         lock(&self.core).shell_after(command).map_err(refuse)
     }
@@ -178,10 +182,14 @@ impl Approver for SharedApprover {
     }
 }
 
-/// What running a call of `tool` means for taking changes back, said where it is approved.
+/// What running a call of `tool` means for taking changes back, said where it is approved
+/// (what answering `session` allows is said by each frontend beside its buttons).
 fn approval_note(tool: &str) -> Option<String> {
     if tool.starts_with(retrace_agent::MCP_TOOL_PREFIX) {
-        return Some("Retrace cannot take back what an MCP tool does outside the workspace; in the snapshot backend its changes to files are not checkpointed either, and a restore will list this call as a gap. Answering `session` allows this tool, whatever its arguments, for the session.".to_string());
+        return Some("Retrace cannot take back what an MCP tool does outside the workspace. In the workspace, the git backend snapshots the files around the call; the snapshot backend does not checkpoint them, and a restore lists the call as a gap unless the config vouches for the tool as read-only (`read_only_tools`).".to_string());
+    }
+    if tool == retrace_agent::LIST_RESOURCES || tool == retrace_agent::READ_RESOURCE {
+        return Some("Resources are asked for by a request to the MCP server, which may do anything on it; Retrace cannot take back what the server does.".to_string());
     }
     (tool == "bash").then(|| {
         "Retrace cannot take back what a shell command changes: its changes to files are not checkpointed, and a restore will list this command as a gap.".to_string()

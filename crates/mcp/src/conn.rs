@@ -3,18 +3,45 @@
 //! still alive.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use retrace_protocol::McpServerConfig;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientInfo, Implementation, Prompt, Tool};
-use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientInfo, ClientNotification, ClientRequest,
+    CustomNotification, Implementation, Prompt, ServerResult, Tool,
+};
+use rmcp::service::{PeerRequestOptions, RequestHandle, RoleClient, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
 
-use crate::error::{McpError, Result};
-use crate::spawn::{command_for, ServerProcess};
+use crate::cap::{CappedLines, Tripwire, MAX_MESSAGE_BYTES};
+use crate::error::{CallEnd, McpError, Result};
+use crate::http::CappedClient;
+use crate::listing::{list_tools, Skipped};
+use crate::spawn::{command_for, program_problem, ServerProcess};
 use crate::EnvLookup;
+
+/// How long a server told to cancel a call has to answer it before it is stopped.
+pub(crate) const CANCEL_GRACE: Duration = Duration::from_secs(1);
+
+/// Why a call was given up before its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GaveUp {
+    /// Past its `tool_timeout_ms`.
+    Timeout,
+    /// Cancelled by the user.
+    Cancelled,
+}
+
+/// How a call ended.
+pub(crate) enum Called {
+    /// With the server's answer (or an error saying why there is none).
+    Answered(Result<CallToolResult>),
+    /// Given up: the server was told to cancel it; `settled` when it answered it then.
+    GaveUp { why: GaveUp, settled: bool },
+}
 
 /// A live connection.
 pub(crate) struct Conn {
@@ -23,10 +50,14 @@ pub(crate) struct Conn {
     process: Option<ServerProcess>,
     /// Its tools, as listed when it started.
     pub(crate) tools: Vec<Tool>,
+    /// The tools it listed that could not be read, with why.
+    pub(crate) skipped: Vec<Skipped>,
     /// Its prompts (none when it offers none).
     pub(crate) prompts: Vec<Prompt>,
     /// Whether it offers resources.
     pub(crate) resources: bool,
+    /// Tripped once it sent a message past the cap.
+    wire: Arc<Tripwire>,
 }
 
 /// Where and how a server is started.
@@ -81,8 +112,15 @@ impl Conn {
 
     async fn connect(l: &Launch<'_>, slot: &mut Option<ServerProcess>) -> Result<Conn> {
         let server = l.name.to_string();
+        let wire = Arc::new(Tripwire::default());
         let start_error = |why: String, p: &mut Option<ServerProcess>| {
-            let mut why = why;
+            let mut why = match wire.is_tripped() {
+                true => format!(
+                    "it sent a message of more than {} MiB, the most Retrace takes from a server",
+                    MAX_MESSAGE_BYTES >> 20
+                ),
+                false => why,
+            };
             if let Some(p) = p.as_mut() {
                 if let Some(end) = p.exited() {
                     why.push_str(&format!(" (the server {end})"));
@@ -103,6 +141,19 @@ impl Conn {
                     Some(c) => l.root.join(c),
                     None => l.root.to_path_buf(),
                 };
+                let path = match l.config.env.get("PATH") {
+                    Some(p) => Some(std::ffi::OsString::from(p)),
+                    None => std::env::var_os("PATH"),
+                };
+                if !cwd.is_dir() {
+                    return Err(McpError::Start {
+                        server,
+                        why: format!("its directory `{}` (`cwd`) does not exist", cwd.display()),
+                    });
+                }
+                if let Some(why) = program_problem(program, &cwd, path.as_deref()) {
+                    return Err(McpError::Start { server, why });
+                }
                 let mut cmd = command_for(program, &l.config.args, &cwd);
                 for name in l.hidden_env {
                     cmd.env_remove(name);
@@ -120,7 +171,7 @@ impl Conn {
                     tokio::process::ChildStdin::from_std(stdin),
                 );
                 let (out, inp) = match io {
-                    (Ok(o), Ok(i)) => (o, i),
+                    (Ok(o), Ok(i)) => (CappedLines::new(o, MAX_MESSAGE_BYTES, wire.clone()), i),
                     (Err(e), _) | (_, Err(e)) => return Err(start_error(e.to_string(), slot)),
                 };
                 client_info()
@@ -139,7 +190,8 @@ impl Conn {
                         })?;
                     config = config.auth_header(token);
                 }
-                let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+                let client = CappedClient::new(reqwest::Client::new(), MAX_MESSAGE_BYTES, wire.clone());
+                let transport = StreamableHttpClientTransport::with_client(client, config);
                 client_info()
                     .serve(transport)
                     .await
@@ -156,12 +208,11 @@ impl Conn {
             .peer_info()
             .map(|i| i.capabilities.clone())
             .unwrap_or_default();
-        let tools = match caps.tools {
-            Some(_) => service
-                .list_all_tools()
+        let (tools, skipped) = match caps.tools {
+            Some(_) => list_tools(service.peer())
                 .await
                 .map_err(|e| start_error(format!("listing its tools failed: {e}"), slot))?,
-            None => Vec::new(),
+            None => (Vec::new(), Vec::new()),
         };
         let prompts = match caps.prompts {
             // A server whose prompts cannot be listed still offers its tools.
@@ -172,13 +223,18 @@ impl Conn {
             service,
             process: slot.take(),
             tools,
+            skipped,
             prompts,
             resources: caps.resources.is_some(),
+            wire,
         })
     }
 
     /// Why it is no longer usable, if it is not: its process ended or the connection closed.
     pub(crate) fn gone(&mut self) -> Option<String> {
+        if self.wire.is_tripped() {
+            return Some("it sent a message past the size Retrace takes".to_string());
+        }
         if let Some(end) = self.process.as_mut().and_then(ServerProcess::exited) {
             return Some(end);
         }
@@ -197,34 +253,99 @@ impl Conn {
         self.service.peer()
     }
 
-    /// Calls `tool` with `args` (a JSON object).
+    /// Calls `tool` with `args` (a JSON object), giving up past `timeout` or when `cancelled`
+    /// completes: the server is then told to cancel the call (`notifications/cancelled`), and
+    /// given [`CANCEL_GRACE`] to answer it.
     pub(crate) async fn call(
         &mut self,
         server: &str,
         tool: &str,
         args: serde_json::Map<String, serde_json::Value>,
         timeout: Duration,
-    ) -> Result<CallToolResult> {
-        let params = CallToolRequestParams {
-            meta: None,
-            name: tool.to_string().into(),
-            arguments: Some(args),
-            task: None,
+        cancelled: impl std::future::Future<Output = ()>,
+    ) -> Called {
+        let request = ClientRequest::CallToolRequest(CallToolRequest {
+            method: Default::default(),
+            params: CallToolRequestParams {
+                meta: None,
+                name: tool.to_string().into(),
+                arguments: Some(args),
+                task: None,
+            },
+            extensions: Default::default(),
+        });
+        let handle = match self
+            .service
+            .peer()
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(h) => h,
+            Err(e) => return Called::Answered(Err(self.request_error(server, e).await)),
         };
-        let answer = tokio::time::timeout(timeout, self.service.peer().call_tool(params)).await;
-        match answer {
-            Err(_) => Err(McpError::CallTimeout {
-                server: server.to_string(),
-                tool: tool.to_string(),
-                ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-            }),
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) => Err(self.request_error(server, e).await),
-        }
+        let RequestHandle { mut rx, id, .. } = handle;
+        let why = tokio::select! {
+            answer = &mut rx => {
+                let answer = answer.unwrap_or(Err(ServiceError::TransportClosed));
+                return Called::Answered(match answer {
+                    Ok(ServerResult::CallToolResult(r)) => Ok(r),
+                    Ok(_) => Err(McpError::Refused {
+                        server: server.to_string(),
+                        message: "it answered the call with something that is not a tool's result".to_string(),
+                    }),
+                    Err(e) => Err(self.request_error(server, e).await),
+                });
+            }
+            _ = self.wire.tripped() => {
+                return Called::Answered(Err(McpError::TooLarge {
+                    server: server.to_string(),
+                    cap: MAX_MESSAGE_BYTES,
+                }));
+            }
+            _ = tokio::time::sleep(timeout) => GaveUp::Timeout,
+            _ = cancelled => GaveUp::Cancelled,
+        };
+        let reason = match why {
+            GaveUp::Timeout => "the call ran past the client's timeout",
+            GaveUp::Cancelled => "the user cancelled the call",
+        };
+        // Sent as the plain notification it is on the wire: the SDK's own cancellation forgets
+        // the request, and an answer that still comes (the server settled) would go unseen.
+        let params = serde_json::json!({"requestId": id, "reason": reason});
+        let told = self
+            .service
+            .peer()
+            .send_notification(ClientNotification::CustomNotification(CustomNotification::new(
+                "notifications/cancelled",
+                Some(params),
+            )))
+            .await;
+        let settled = told.is_ok() && matches!(tokio::time::timeout(CANCEL_GRACE, &mut rx).await, Ok(Ok(_)));
+        Called::GaveUp { why, settled }
+    }
+
+    /// Stops the server: a stdio server's processes are killed, and waited for (a short while),
+    /// so nothing it started writes any more; a streamable HTTP session is closed.
+    pub(crate) async fn stop(mut self) -> CallEnd {
+        let end = match self.process.as_mut() {
+            Some(p) => {
+                p.kill_and_wait().await;
+                CallEnd::Stopped
+            }
+            None => CallEnd::LeftRunning,
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(1), self.service.cancel()).await;
+        end
     }
 
     /// What a failed request means: the server refused it, or it is gone.
     pub(crate) async fn request_error(&mut self, server: &str, e: ServiceError) -> McpError {
+        if self.wire.is_tripped() {
+            return McpError::TooLarge {
+                server: server.to_string(),
+                cap: MAX_MESSAGE_BYTES,
+            };
+        }
         match e {
             ServiceError::McpError(data) => McpError::Refused {
                 server: server.to_string(),
@@ -285,5 +406,10 @@ pub(crate) fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
     while let Some(next) = cur.source() {
         cur = next;
     }
-    cur.to_string()
+    let said = cur.to_string();
+    // The HTTP client's own words ("the server answered HTTP 500 …") need no prefix.
+    match said.strip_prefix("unexpected server response: ") {
+        Some(rest) => rest.to_string(),
+        None => said,
+    }
 }

@@ -12,6 +12,13 @@ pub enum McpError {
     /// The server has no such tool.
     #[error("the MCP server `{server}` has no tool `{tool}`")]
     NoTool { server: String, tool: String },
+    /// The tool is left out (not offered to the model), and cannot be called.
+    #[error("the tool `{tool}` of the MCP server `{server}` is left out ({why}); it cannot be called")]
+    LeftOut {
+        server: String,
+        tool: String,
+        why: String,
+    },
     /// `enabled = false`.
     #[error("the MCP server `{0}` is disabled (`enabled = false` in its config)")]
     Disabled(String),
@@ -34,17 +41,74 @@ pub enum McpError {
     /// It did not start in time.
     #[error("the MCP server `{server}` did not start within {ms} ms (`startup_timeout_ms`){stderr}")]
     StartTimeout { server: String, ms: u64, stderr: String },
-    /// A call did not end in time.
+    /// A call did not end in time: the server was told to cancel it, and how that ended.
     #[error(
-        "the MCP server `{server}` did not answer the call of `{tool}` within {ms} ms (`tool_timeout_ms`)"
+        "the MCP server `{server}` did not answer the call of `{tool}` within {ms} ms (`tool_timeout_ms`); {end}"
     )]
-    CallTimeout { server: String, tool: String, ms: u64 },
+    CallTimeout {
+        server: String,
+        tool: String,
+        ms: u64,
+        end: CallEnd,
+    },
+    /// A call was cancelled while it ran: the server was told to cancel it, and how that ended.
+    #[error("the call of `{tool}` on the MCP server `{server}` was cancelled; {end}")]
+    Cancelled {
+        server: String,
+        tool: String,
+        end: CallEnd,
+    },
     /// It stopped (or the connection broke) during a request.
     #[error("the MCP server `{server}` stopped during the call{why}; it is started again at the next call")]
     Died { server: String, why: String },
+    /// It sent a message past [`crate::MAX_MESSAGE_BYTES`]: the request failed, and the
+    /// connection with it.
+    #[error("the MCP server `{server}` sent a message of more than {} MiB, the most Retrace takes from a server; the request failed, and the server is started again at its next call", .cap >> 20)]
+    TooLarge { server: String, cap: usize },
     /// It answered the request with an error.
     #[error("the MCP server `{server}` refused the request: {message}")]
     Refused { server: String, message: String },
+}
+
+/// How a call given up (past its timeout, cancelled) ended once the server was told to cancel
+/// it (`notifications/cancelled`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallEnd {
+    /// It answered the call soon after: nothing of it runs any more.
+    Settled,
+    /// It did not answer: its processes were killed (started again at its next call), so nothing
+    /// of the call runs any more.
+    Stopped,
+    /// It did not answer, and it is a server over HTTP, which cannot be stopped: the session was
+    /// closed (a new one at its next call), but the server may still be running the call.
+    LeftRunning,
+}
+
+impl std::fmt::Display for CallEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CallEnd::Settled => "it was told to cancel the call, and answered",
+            CallEnd::Stopped => "it was told to cancel the call and did not answer, so it was stopped (its processes killed); it is started again at its next call",
+            CallEnd::LeftRunning => "it was told to cancel the call and did not answer; its session was closed (a new one is opened at its next call), but a server over HTTP cannot be stopped and may still be running the call: what it does is not tracked",
+        })
+    }
+}
+
+impl McpError {
+    /// Whether the server may still be running what was asked of it (a call given up on a
+    /// server over HTTP that did not answer once told to cancel it).
+    pub fn left_running(&self) -> bool {
+        matches!(
+            self,
+            McpError::CallTimeout {
+                end: CallEnd::LeftRunning,
+                ..
+            } | McpError::Cancelled {
+                end: CallEnd::LeftRunning,
+                ..
+            }
+        )
+    }
 }
 
 /// The crate's result.

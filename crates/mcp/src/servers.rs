@@ -4,47 +4,25 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use retrace_protocol::{
-    McpPermission, McpPromptInfo, McpServerConfig, McpServerStatus, McpStatus, McpToolInfo,
-    DEFAULT_MCP_STARTUP_TIMEOUT_MS, DEFAULT_MCP_TOOL_TIMEOUT_MS,
+    McpPermission, McpPromptInfo, McpServerConfig, DEFAULT_MCP_STARTUP_TIMEOUT_MS,
+    DEFAULT_MCP_TOOL_TIMEOUT_MS,
 };
-use rmcp::model::{GetPromptRequestParams, PromptMessageContent, ReadResourceRequestParams, Tool};
+use rmcp::model::Tool;
 use tokio::sync::Mutex;
 
-use crate::conn::{Conn, Launch};
-use crate::error::{McpError, Result};
-use crate::result::{cap_text, content_text, output_of, resource_text, McpOutput};
+use crate::catalog::{Catalog, LeftOut, Listing, McpTool};
+use crate::conn::{Called, Conn, GaveUp, Launch};
+use crate::error::{CallEnd, McpError, Result};
+use crate::listing::Skipped;
+use crate::result::{output_of, McpOutput};
 use crate::EnvLookup;
 
-/// The prefix of the names MCP tools are offered by.
-pub const TOOL_PREFIX: &str = "mcp__";
-
-/// One tool as the model is offered it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct McpTool {
-    /// The server's name in the config.
-    pub server: String,
-    /// The server's name of the tool.
-    pub tool: String,
-    /// `mcp__SERVER__TOOL`.
-    pub qualified: String,
-    /// What it does.
-    pub description: String,
-    /// The JSON schema of its arguments.
-    pub schema: serde_json::Value,
-    /// The server marks it read-only (`readOnlyHint`).
-    pub read_only: bool,
-}
-
-/// The name a tool is offered by.
-pub fn qualified_name(server: &str, tool: &str) -> String {
-    format!("{TOOL_PREFIX}{server}__{tool}")
-}
-
 /// Where one server stands.
-enum State {
+pub(crate) enum State {
     /// Not started yet.
     Idle,
     /// Running.
@@ -55,24 +33,34 @@ enum State {
     Failed(String),
 }
 
+/// What a server offered when it last started.
+#[derive(Default)]
+pub(crate) struct Offered {
+    pub(crate) tools: Vec<Tool>,
+    pub(crate) skipped: Vec<Skipped>,
+    pub(crate) prompts: Vec<McpPromptInfo>,
+}
+
 /// One configured server.
-struct Slot {
-    name: String,
-    config: McpServerConfig,
-    state: Mutex<State>,
+pub(crate) struct Slot {
+    pub(crate) name: String,
+    pub(crate) config: McpServerConfig,
+    pub(crate) state: Mutex<State>,
     /// What it offered when it last started (kept while it is stopped).
-    offered: std::sync::Mutex<(Vec<Tool>, Vec<McpPromptInfo>)>,
+    pub(crate) offered: std::sync::Mutex<Offered>,
 }
 
 /// The MCP servers of a session. Dropping it stops every server it started (their process groups
 /// are killed).
 pub struct McpServers {
-    slots: Vec<Slot>,
+    pub(crate) slots: Vec<Slot>,
     root: PathBuf,
     hidden_env: Vec<String>,
     env: EnvLookup,
     /// `[permissions] mcp`.
     permission: McpPermission,
+    /// What is offered, made when first needed after a server started.
+    catalog: std::sync::Mutex<Option<Arc<Catalog>>>,
 }
 
 impl std::fmt::Debug for McpServers {
@@ -99,7 +87,7 @@ impl McpServers {
                 name,
                 config,
                 state: Mutex::new(State::Idle),
-                offered: std::sync::Mutex::new((Vec::new(), Vec::new())),
+                offered: std::sync::Mutex::new(Offered::default()),
             })
             .collect();
         McpServers {
@@ -108,6 +96,7 @@ impl McpServers {
             hidden_env,
             env,
             permission,
+            catalog: std::sync::Mutex::new(None),
         }
     }
 
@@ -116,7 +105,7 @@ impl McpServers {
         self.slots.is_empty()
     }
 
-    fn slot(&self, server: &str) -> Result<&Slot> {
+    pub(crate) fn slot(&self, server: &str) -> Result<&Slot> {
         self.slots
             .iter()
             .find(|s| s.name == server)
@@ -143,16 +132,21 @@ impl McpServers {
         match Conn::start(&self.launch(slot), timeout).await {
             Ok(conn) => {
                 if let Ok(mut o) = slot.offered.lock() {
-                    *o = (
-                        conn.tools.clone(),
-                        conn.prompts
+                    *o = Offered {
+                        tools: conn.tools.clone(),
+                        skipped: conn.skipped.clone(),
+                        prompts: conn
+                            .prompts
                             .iter()
                             .map(|p| McpPromptInfo {
                                 name: p.name.clone(),
                                 description: p.description.clone().unwrap_or_default(),
                             })
                             .collect(),
-                    );
+                    };
+                }
+                if let Ok(mut c) = self.catalog.lock() {
+                    *c = None;
                 }
                 *state = State::Ready(Box::new(conn));
                 Ok(())
@@ -185,57 +179,91 @@ impl McpServers {
             .collect()
     }
 
-    /// The tools of the servers that started, as offered to the model.
+    /// The catalog of what the servers that started offer (made again after a server started).
+    pub(crate) fn catalog(&self) -> Arc<Catalog> {
+        let Ok(mut cached) = self.catalog.lock() else {
+            return Arc::default();
+        };
+        if let Some(c) = cached.as_ref() {
+            return c.clone();
+        }
+        let offered: Vec<_> = self.slots.iter().map(|s| s.offered.lock()).collect();
+        let listings: Vec<Listing<'_>> = self
+            .slots
+            .iter()
+            .zip(&offered)
+            .filter_map(|(slot, o)| {
+                let o = o.as_ref().ok()?;
+                Some(Listing {
+                    server: &slot.name,
+                    config: &slot.config,
+                    tools: &o.tools,
+                    skipped: &o.skipped,
+                })
+            })
+            .collect();
+        let catalog = Arc::new(Catalog::of(&listings));
+        *cached = Some(catalog.clone());
+        catalog
+    }
+
+    /// The tools of the servers that started, as offered to the model (those left out are not:
+    /// [`McpServers::left_out`]).
     pub fn tools(&self) -> Vec<McpTool> {
-        let mut out = Vec::new();
-        for slot in &self.slots {
-            let Ok(offered) = slot.offered.lock() else {
-                continue;
-            };
-            for t in &offered.0 {
-                out.push(McpTool {
-                    server: slot.name.clone(),
-                    tool: t.name.to_string(),
-                    qualified: qualified_name(&slot.name, &t.name),
-                    description: t.description.as_deref().unwrap_or_default().to_string(),
-                    schema: serde_json::Value::Object((*t.input_schema).clone()),
-                    read_only: t
-                        .annotations
-                        .as_ref()
-                        .and_then(|a| a.read_only_hint)
-                        .unwrap_or(false),
-                });
-            }
-        }
-        out
+        self.catalog().offered.clone()
     }
 
-    /// The tool offered as `qualified`.
+    /// The tool offered as `qualified` (never one left out).
     pub fn tool(&self, qualified: &str) -> Option<McpTool> {
-        self.tools().into_iter().find(|t| t.qualified == qualified)
+        self.catalog()
+            .offered
+            .iter()
+            .find(|t| t.qualified == qualified)
+            .cloned()
     }
 
-    /// Whether a call of `tool` on `server` runs, is asked about or is refused.
-    pub fn permission(&self, server: &str, tool: &str) -> McpPermission {
-        match self.slot(server) {
-            // A `tool_permissions` key may be the tool's full name too, as every frontend shows
-            // it (`mcp__SERVER__TOOL`).
-            Ok(s) => match s.config.tool_permissions.get(&format!("mcp__{server}__{tool}")) {
-                Some(p) => *p,
-                None => s.config.permission_of(tool, self.permission),
-            },
-            Err(_) => McpPermission::Deny,
-        }
+    /// The tools the servers listed that are not offered, with why.
+    pub fn left_out(&self) -> Vec<LeftOut> {
+        self.catalog().left_out.clone()
+    }
+
+    /// What is left out, in words: one line per server that has tools left out.
+    pub fn left_out_notices(&self) -> Vec<String> {
+        self.catalog().notices()
+    }
+
+    /// The config of `server`, if it is configured.
+    pub(crate) fn config_of(&self, server: &str) -> Option<&McpServerConfig> {
+        self.slot(server).ok().map(|s| &s.config)
+    }
+
+    /// `[permissions] mcp`.
+    pub(crate) fn default_permission(&self) -> McpPermission {
+        self.permission
+    }
+
+    /// Whether `server` is configured.
+    pub fn has_server(&self, server: &str) -> bool {
+        self.slot(server).is_ok()
+    }
+
+    /// The enabled servers, by name: those whose resources may be listed.
+    pub fn enabled(&self) -> Vec<String> {
+        self.slots
+            .iter()
+            .filter(|s| s.config.is_enabled())
+            .map(|s| s.name.clone())
+            .collect()
     }
 
     /// Whether the server of `slot` is denied as a whole (its `permission`, else `[permissions]
     /// mcp`): its resources are then neither listed nor read.
-    fn denied(&self, slot: &Slot) -> bool {
-        slot.config.permission.unwrap_or(self.permission) == McpPermission::Deny
+    pub(crate) fn denied(&self, slot: &Slot) -> bool {
+        self.decide_server(&slot.name).permission == McpPermission::Deny
     }
 
     /// A running connection to `slot`: started again when it stopped.
-    async fn ready<'s>(&self, slot: &'s Slot, state: &'s mut State) -> Result<&'s mut Conn> {
+    pub(crate) async fn ready<'s>(&self, slot: &'s Slot, state: &'s mut State) -> Result<&'s mut Conn> {
         if !slot.config.is_enabled() {
             return Err(McpError::Disabled(slot.name.clone()));
         }
@@ -274,6 +302,23 @@ impl McpServers {
         args: serde_json::Map<String, serde_json::Value>,
         cap: usize,
     ) -> Result<McpOutput> {
+        self.call_until(server, tool, args, cap, std::future::pending())
+            .await
+    }
+
+    /// [`McpServers::call`], given up when `cancelled` completes as when it runs past
+    /// `tool_timeout_ms`: the server is told to cancel the call, and one that does not answer it
+    /// within a second is stopped (a stdio server's processes killed and waited for; it is
+    /// started again at its next call), so that nothing of the call runs once this returns,
+    /// except on a server over HTTP, which cannot be stopped ([`McpError::left_running`]).
+    pub async fn call_until(
+        &self,
+        server: &str,
+        tool: &str,
+        args: serde_json::Map<String, serde_json::Value>,
+        cap: usize,
+        cancelled: impl std::future::Future<Output = ()>,
+    ) -> Result<McpOutput> {
         let slot = self.slot(server)?;
         let mut state = slot.state.lock().await;
         let conn = self.ready(slot, &mut state).await?;
@@ -283,158 +328,56 @@ impl McpServers {
                 tool: tool.to_string(),
             });
         }
-        let timeout =
-            Duration::from_millis(slot.config.tool_timeout_ms.unwrap_or(DEFAULT_MCP_TOOL_TIMEOUT_MS));
-        match conn.call(server, tool, args, timeout).await {
-            Ok(r) => Ok(output_of(&r, cap)),
-            Err(e @ McpError::Died { .. }) => {
+        // A tool left out is not offered, and cannot be called either.
+        let catalog = self.catalog();
+        if !catalog
+            .offered
+            .iter()
+            .any(|t| t.server == server && t.tool == tool)
+        {
+            let why = catalog
+                .left_out
+                .iter()
+                .find(|l| l.server == server && l.tool == tool)
+                .map(|l| l.why.clone())
+                .unwrap_or_else(|| "it is not offered".to_string());
+            return Err(McpError::LeftOut {
+                server: server.to_string(),
+                tool: tool.to_string(),
+                why,
+            });
+        }
+        let ms = slot.config.tool_timeout_ms.unwrap_or(DEFAULT_MCP_TOOL_TIMEOUT_MS);
+        match conn
+            .call(server, tool, args, Duration::from_millis(ms), cancelled)
+            .await
+        {
+            Called::Answered(Ok(r)) => Ok(output_of(&r, cap)),
+            Called::Answered(Err(e @ (McpError::Died { .. } | McpError::TooLarge { .. }))) => {
                 *state = State::Stopped;
                 Err(e)
             }
-            Err(e) => Err(e),
-        }
-    }
-
-    /// The resources of every running server that offers some, as a listing for the model.
-    pub async fn list_resources(&self, cap: usize) -> String {
-        let mut out = Vec::new();
-        // A denied server is not asked for anything, its resources included.
-        for slot in self
-            .slots
-            .iter()
-            .filter(|s| s.config.is_enabled() && !self.denied(s))
-        {
-            let mut state = slot.state.lock().await;
-            if matches!(*state, State::Failed(_)) {
-                continue;
-            }
-            let conn = match self.ready(slot, &mut state).await {
-                Ok(c) if c.resources => c,
-                Ok(_) => continue,
-                Err(e) => {
-                    out.push(format!("{}: {e}", slot.name));
-                    continue;
-                }
-            };
-            match conn.peer().list_all_resources().await {
-                Ok(list) => {
-                    for r in list {
-                        let mut line = format!("{}: {} ({})", slot.name, r.uri, r.name);
-                        if let Some(m) = &r.mime_type {
-                            line.push_str(&format!(", {m}"));
-                        }
-                        if let Some(d) = &r.description {
-                            line.push_str(&format!(": {}", d.lines().next().unwrap_or_default()));
-                        }
-                        out.push(line);
-                    }
-                }
-                Err(e) => {
-                    let e = conn.request_error(&slot.name, e).await;
-                    out.push(format!("{}: {e}", slot.name));
-                }
-            }
-        }
-        if out.is_empty() {
-            return "no MCP server offers resources".to_string();
-        }
-        cap_text(out.join("\n"), cap)
-    }
-
-    /// Reads the resource `uri` of `server`, as text for the model.
-    pub async fn read_resource(&self, server: &str, uri: &str, cap: usize) -> Result<String> {
-        let slot = self.slot(server)?;
-        if self.denied(slot) {
-            return Err(McpError::Denied(server.to_string()));
-        }
-        let mut state = slot.state.lock().await;
-        let conn = self.ready(slot, &mut state).await?;
-        let params = ReadResourceRequestParams {
-            meta: None,
-            uri: uri.to_string(),
-        };
-        match conn.peer().read_resource(params).await {
-            Ok(r) => {
-                let text: Vec<String> = r.contents.iter().map(resource_text).collect();
-                Ok(cap_text(text.join("\n"), cap))
-            }
-            Err(e) => Err(conn.request_error(server, e).await),
-        }
-    }
-
-    /// The text of `server`'s prompt `name` with `args`: its messages, each after its role.
-    pub async fn get_prompt(
-        &self,
-        server: &str,
-        name: &str,
-        args: serde_json::Map<String, serde_json::Value>,
-    ) -> Result<String> {
-        let slot = self.slot(server)?;
-        let mut state = slot.state.lock().await;
-        let conn = self.ready(slot, &mut state).await?;
-        let params = GetPromptRequestParams {
-            meta: None,
-            name: name.to_string(),
-            arguments: Some(args),
-        };
-        match conn.peer().get_prompt(params).await {
-            Ok(r) => Ok(r
-                .messages
-                .iter()
-                .map(|m| match &m.content {
-                    PromptMessageContent::Text { text } => text.clone(),
-                    PromptMessageContent::Image { image } => {
-                        content_text(&rmcp::model::RawContent::Image(image.raw.clone()))
-                    }
-                    PromptMessageContent::Resource { resource } => resource_text(&resource.resource),
-                    PromptMessageContent::ResourceLink { link } => {
-                        content_text(&rmcp::model::RawContent::ResourceLink(link.raw.clone()))
-                    }
+            Called::Answered(Err(e)) => Err(e),
+            Called::GaveUp { why, settled } => {
+                let end = match settled {
+                    true => CallEnd::Settled,
+                    false => match std::mem::replace(&mut *state, State::Stopped) {
+                        State::Ready(conn) => conn.stop().await,
+                        _ => CallEnd::Stopped,
+                    },
+                };
+                let (server, tool) = (server.to_string(), tool.to_string());
+                Err(match why {
+                    GaveUp::Timeout => McpError::CallTimeout {
+                        server,
+                        tool,
+                        ms,
+                        end,
+                    },
+                    GaveUp::Cancelled => McpError::Cancelled { server, tool, end },
                 })
-                .collect::<Vec<_>>()
-                .join("\n\n")),
-            Err(e) => Err(conn.request_error(server, e).await),
+            }
         }
-    }
-
-    /// Every server as `retrace mcp list` shows it, after starting those never started.
-    pub async fn status(&self) -> Vec<McpServerStatus> {
-        self.start_all().await;
-        let mut out = Vec::new();
-        for slot in &self.slots {
-            let state = slot.state.lock().await;
-            let (status, error) = match (&*state, slot.config.is_enabled()) {
-                (_, false) => (McpStatus::Disabled, None),
-                (State::Idle, true) => (McpStatus::NotStarted, None),
-                (State::Ready(_) | State::Stopped, true) => (McpStatus::Ready, None),
-                (State::Failed(why), true) => (McpStatus::Failed, Some(why.clone())),
-            };
-            let (tools, prompts) = match (status, slot.offered.lock()) {
-                (McpStatus::Ready, Ok(o)) => (
-                    o.0.iter()
-                        .map(|t| McpToolInfo {
-                            name: t.name.to_string(),
-                            description: t.description.as_deref().unwrap_or_default().to_string(),
-                            read_only: t
-                                .annotations
-                                .as_ref()
-                                .and_then(|a| a.read_only_hint)
-                                .unwrap_or(false),
-                        })
-                        .collect(),
-                    o.1.clone(),
-                ),
-                _ => (Vec::new(), Vec::new()),
-            };
-            out.push(McpServerStatus {
-                server: slot.name.clone(),
-                status,
-                error,
-                tools,
-                prompts,
-            });
-        }
-        out
     }
 
     /// The process id of `server`'s process while it runs (a stdio server), for tests and
@@ -446,56 +389,5 @@ impl McpServers {
             State::Ready(c) => c.pid(),
             _ => None,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Found by an attack: `tool_permissions` keyed by the full name every frontend shows was
-    /// ignored, and the tool ran.
-    #[test]
-    fn a_tool_permission_is_found_by_the_tools_name_or_its_full_name() {
-        let config = McpServerConfig {
-            command: Some("x".into()),
-            tool_permissions: BTreeMap::from([
-                ("mcp__evil__writer".to_string(), McpPermission::Deny),
-                ("reader".to_string(), McpPermission::Allow),
-            ]),
-            ..Default::default()
-        };
-        let servers = McpServers::new(
-            BTreeMap::from([("evil".to_string(), config)]),
-            PathBuf::from("/"),
-            Vec::new(),
-            std::sync::Arc::new(|_| None),
-            McpPermission::Ask,
-        );
-        assert_eq!(servers.permission("evil", "writer"), McpPermission::Deny);
-        assert_eq!(servers.permission("evil", "reader"), McpPermission::Allow);
-        assert_eq!(servers.permission("evil", "other"), McpPermission::Ask);
-        assert_eq!(servers.permission("nobody", "writer"), McpPermission::Deny);
-    }
-
-    /// Found by an attack: the resources of a denied server were listed and read.
-    #[tokio::test]
-    async fn a_denied_servers_resources_are_neither_listed_nor_read() {
-        let config = McpServerConfig {
-            // Never started: a denied server is not asked for anything.
-            command: Some("/nonexistent/never-run".into()),
-            permission: Some(McpPermission::Deny),
-            ..Default::default()
-        };
-        let servers = McpServers::new(
-            BTreeMap::from([("evil".to_string(), config)]),
-            PathBuf::from("/"),
-            Vec::new(),
-            std::sync::Arc::new(|_| None),
-            McpPermission::Allow,
-        );
-        assert!(!servers.list_resources(1000).await.contains("evil"));
-        let e = servers.read_resource("evil", "evil://r", 1000).await.unwrap_err();
-        assert!(e.to_string().contains("denied"), "{e}");
     }
 }

@@ -4,8 +4,15 @@
 //! are forked from one thread that lives as long as the process, since the parent-death signal
 //! fires when the thread that forked the child ends.
 //!
-//! What it trades away: a process that leaves the group (`setsid`) survives a stop, and without
-//! `setpriv` a server outlives a SIGKILL of Retrace unless it exits when its stdin closes (most do).
+//! A stop kills the group and, found through `/proc` just before, every descendant of the server
+//! that left it (`setsid`) while its parent still ran.
+//!
+//! What it trades away: a process that left the group and whose parent had already exited (a
+//! daemon's double fork) is no descendant any more and survives a stop; the parent-death signal
+//! reaches the server's own process only, so after a SIGKILL of Retrace a server started through a
+//! wrapper (`sh -c`, `npx`) outlives it unless it exits when its stdin closes (most do); without
+//! `setpriv` the same holds of every server. Only a cgroup (or a subreaper that reaps and kills
+//! what it adopts) would hold them all; Retrace uses neither.
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -117,6 +124,24 @@ impl ServerProcess {
         last.join(" | ").chars().take(600).collect()
     }
 
+    /// Kills its process group and waits (up to two seconds) for its leader to end, so that
+    /// nothing it was doing writes any more once this returns.
+    pub(crate) async fn kill_and_wait(&mut self) {
+        if let Some(g) = self.group {
+            kill_tree(g);
+        }
+        let Some(child) = self.child.as_mut() else {
+            return;
+        };
+        let _ = child.kill();
+        for _ in 0..200 {
+            if !matches!(child.try_wait(), Ok(None)) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
     /// The process id of the group's leader.
     pub(crate) fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)
@@ -126,7 +151,7 @@ impl ServerProcess {
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         if let Some(g) = self.group {
-            let _ = killpg(Pid::from_raw(g), Signal::SIGKILL);
+            kill_tree(g);
             if let Ok(mut r) = RUNNING.lock() {
                 r.retain(|x| *x != g);
             }
@@ -141,6 +166,29 @@ impl Drop for ServerProcess {
             }
         }
     }
+}
+
+/// Why `program` cannot be run from `cwd` with `path` as `PATH`, if it cannot: checked before it
+/// is started, so that the error names it (and not the wrapper that would have run it).
+pub(crate) fn program_problem(program: &str, cwd: &Path, path: Option<&std::ffi::OsStr>) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable =
+        |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if program.contains('/') {
+        let at = cwd.join(program);
+        return match std::fs::metadata(&at) {
+            Err(_) => Some(format!("the command `{program}` does not exist")),
+            Ok(m) if m.is_dir() => Some(format!("the command `{program}` is a directory")),
+            Ok(_) if !runnable(&at) => Some(format!("the command `{program}` is not executable")),
+            Ok(_) => None,
+        };
+    }
+    let found = path
+        .map(std::env::split_paths)
+        .into_iter()
+        .flatten()
+        .any(|dir| runnable(&cwd.join(dir).join(program)));
+    (!found).then(|| format!("the command `{program}` was not found on PATH"))
 }
 
 /// The command line that starts `program` with `args`: through `setpriv --pdeathsig KILL` when it
@@ -167,9 +215,56 @@ static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 pub fn kill_running_servers() {
     if let Ok(r) = RUNNING.lock() {
         for g in r.iter() {
-            let _ = killpg(Pid::from_raw(*g), Signal::SIGKILL);
+            kill_tree(*g);
         }
     }
+}
+
+/// Kills (SIGKILL) the process group `leader` leads and every descendant of `leader`, those that
+/// left the group included (found before anything is killed: once a parent dies, its children are
+/// no longer known as its descendants).
+fn kill_tree(leader: i32) {
+    let descendants = descendants(leader);
+    let _ = killpg(Pid::from_raw(leader), Signal::SIGKILL);
+    for pid in descendants {
+        let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+}
+
+/// The descendants of `root`, from the parent of each process in `/proc` (none where it cannot be
+/// read).
+fn descendants(root: i32) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut parent_of: Vec<(i32, i32)> = Vec::new();
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        if let Some(ppid) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| parent_in_stat(&stat))
+        {
+            parent_of.push((pid, ppid));
+        }
+    }
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let p = found[i];
+        found.extend(parent_of.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// The parent's pid in a `/proc/PID/stat` line (the field after the state, which follows the
+/// command's name in parentheses, itself possibly holding spaces and parentheses).
+fn parent_in_stat(stat: &str) -> Option<i32> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// A command to spawn and where its child goes.
@@ -206,4 +301,18 @@ fn spawn_on_keeper(mut command: Command) -> std::io::Result<Child> {
     answer
         .recv()
         .unwrap_or_else(|_| Err(std::io::Error::other("the spawner thread ended")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parent_is_read_past_a_name_with_spaces_and_parentheses() {
+        assert_eq!(parent_in_stat("42 (a) b) S 7 42 42 0"), Some(7));
+        assert_eq!(parent_in_stat("garbage"), None);
+        let me = std::process::id() as i32;
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+        assert!(parent_in_stat(&stat).is_some_and(|p| p != me));
+    }
 }

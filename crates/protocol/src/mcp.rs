@@ -49,6 +49,15 @@ pub struct McpServerConfig {
     /// Overrides the server's permission for single tools, by the server's name of the tool.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tool_permissions: BTreeMap<String, McpPermission>,
+    /// Tools the user vouches change nothing (the server's name of each, or its full name
+    /// `mcp__SERVER__TOOL`): offered in plan mode, and their calls are no gap in the snapshot
+    /// backend. A server's own `readOnlyHint` is never enough (SPEC §8.1).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_only_tools: Vec<String>,
+    /// `true`: the user trusts this server's `readOnlyHint` marks, as if each tool it marks
+    /// read-only were in `read_only_tools`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust_read_only_hints: Option<bool>,
 }
 
 impl McpServerConfig {
@@ -57,8 +66,18 @@ impl McpServerConfig {
         self.enabled.unwrap_or(true)
     }
 
-    /// What is wrong with it: neither or both of `command` and `url`, or keys of the other kind.
+    /// What is wrong with it: neither or both of `command` and `url`, an empty `command`, a
+    /// timeout of 0, or keys of the other kind.
     pub fn problem(&self) -> Option<String> {
+        if self.command.as_deref().is_some_and(|c| c.trim().is_empty()) {
+            return Some("`command` is empty: give the server's program".into());
+        }
+        if self.startup_timeout_ms == Some(0) {
+            return Some("`startup_timeout_ms` is 0: no server starts in no time (default 10000)".into());
+        }
+        if self.tool_timeout_ms == Some(0) {
+            return Some("`tool_timeout_ms` is 0: no call ends in no time (default 60000)".into());
+        }
         match (&self.command, &self.url) {
             (None, None) => {
                 Some("give `command` (a stdio server) or `url` (a streamable HTTP server)".into())
@@ -75,6 +94,15 @@ impl McpServerConfig {
             }
             _ => None,
         }
+    }
+
+    /// Whether the user vouches that `tool` (the server's name of it) of the server `server`
+    /// changes nothing: it is in `read_only_tools` (by either name), or the server marks it
+    /// read-only (`hinted`) and `trust_read_only_hints` is on.
+    pub fn vouches_read_only(&self, server: &str, tool: &str, hinted: bool) -> bool {
+        let full = format!("mcp__{server}__{tool}");
+        self.read_only_tools.iter().any(|t| t == tool || *t == full)
+            || (hinted && self.trust_read_only_hints == Some(true))
     }
 
     /// The permission of a call of `tool` (the server's name of it) under the default `all`.
@@ -152,8 +180,29 @@ pub struct McpToolInfo {
     /// What it does, as the server says.
     #[serde(default)]
     pub description: String,
-    /// The server marks it read-only (`readOnlyHint`): offered in plan mode, and no gap.
+    /// The server marks it read-only (`readOnlyHint`): its own claim, unchecked.
     pub read_only: bool,
+    /// The config vouches that it changes nothing (`read_only_tools`, or
+    /// `trust_read_only_hints` and the server's mark): offered in plan mode, its calls no gap.
+    #[serde(default)]
+    pub vouched_read_only: bool,
+    /// Why it is not offered to the model, when it is not (its name, its schema, a name another
+    /// tool has, the server's limit on tools).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<String>,
+}
+
+impl McpToolInfo {
+    /// What every frontend says after the tool's name: whether it is left out and why, or
+    /// read-only and on whose word (empty for a tool that is neither).
+    pub fn mark(&self) -> String {
+        match (&self.left_out, self.vouched_read_only, self.read_only) {
+            (Some(why), _, _) => format!(" (left out: {why})"),
+            (None, true, _) => " (read-only)".to_string(),
+            (None, false, true) => " (read-only by the server's word, not vouched for)".to_string(),
+            (None, false, false) => String::new(),
+        }
+    }
 }
 
 /// One prompt of a server.
@@ -185,6 +234,24 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_is_read_only_when_the_user_vouches_for_it() {
+        let mut c = McpServerConfig {
+            command: Some("x".into()),
+            read_only_tools: vec!["search".into(), "mcp__s__fetch".into()],
+            ..Default::default()
+        };
+        assert!(c.vouches_read_only("s", "search", false));
+        assert!(c.vouches_read_only("s", "fetch", false));
+        assert!(
+            !c.vouches_read_only("s", "list", true),
+            "the server's claim alone"
+        );
+        c.trust_read_only_hints = Some(true);
+        assert!(c.vouches_read_only("s", "list", true));
+        assert!(!c.vouches_read_only("s", "write", false));
+    }
+
+    #[test]
     fn problems() {
         assert!(McpServerConfig::default().problem().is_some());
         let http = McpServerConfig {
@@ -198,5 +265,18 @@ mod tests {
             ..Default::default()
         };
         assert!(both.problem().is_some());
+        let empty = McpServerConfig {
+            command: Some(" ".into()),
+            ..Default::default()
+        };
+        assert!(empty.problem().is_some_and(|p| p.contains("`command` is empty")));
+        let zero = McpServerConfig {
+            command: Some("x".into()),
+            startup_timeout_ms: Some(0),
+            ..Default::default()
+        };
+        assert!(zero
+            .problem()
+            .is_some_and(|p| p.contains("`startup_timeout_ms` is 0")));
     }
 }

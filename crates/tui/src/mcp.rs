@@ -32,13 +32,19 @@ impl App {
         }
         for s in servers {
             let status = match (s.status, &s.error) {
-                (McpStatus::Ready, _) => format!("ready · {} tools", s.tools.len()),
+                (McpStatus::Ready, _) => {
+                    let tools = retrace_protocol::words::count(s.tools.len(), "tool");
+                    match s.tools.iter().filter(|t| t.left_out.is_some()).count() {
+                        0 => format!("ready · {tools}"),
+                        n => format!("ready · {tools} ({n} left out)"),
+                    }
+                }
                 (_, Some(e)) => format!("{} · {e}", s.status.as_str()),
                 (other, None) => other.as_str().to_string(),
             };
             rows.push((s.server.clone(), status));
             for t in &s.tools {
-                let ro = if t.read_only { " (read-only)" } else { "" };
+                let ro = t.mark();
                 let first = t.description.lines().next().unwrap_or_default();
                 rows.push((
                     String::new(),

@@ -5,7 +5,7 @@ import { call, s } from "./api.js";
 import { attempt } from "./banner.js";
 import { state } from "./state.js";
 import { ui } from "./ui.js";
-import { el, button, hasFocus } from "./util.js";
+import { el, button, hasFocus, visible } from "./util.js";
 
 /**
  * The question for a pending approval (`{call_id, tool, command, note?, prefixes?}`): the command,
@@ -20,29 +20,39 @@ function approvalBlock(p) {
       const body = prefix == null ? { decision } : { decision, prefix };
       await call("POST", `${s(state.sid)}/approvals/${encodeURIComponent(p.call_id)}`, body);
     });
-  a.append(el("div", null, `Run ${p.tool}: `, el("code", null, p.command)));
+  // What came from the model or a server is shown escaped: a bidi override must not reorder the
+  // line the user approves.
+  const name = visible(p.tool);
+  a.append(el("div", null, `Run ${name}: `, el("code", null, visible(p.command))));
   if (p.note) a.append(el("div", "approval-note", `⚠ ${p.note}`));
   const prefixes = p.prefixes ?? [];
-  // An MCP tool (SPEC §8.1) is allowed for the session whole, whatever its arguments.
+  // An MCP tool (SPEC §8.1) is allowed for the session whole, whatever its arguments; a request
+  // for an MCP server's resources only as it is.
   const tool = String(p.tool).startsWith("mcp__");
+  const resources = p.tool === "read_mcp_resource" || p.tool === "list_mcp_resources";
   a.append(
     el(
       "div",
       "approval-scope",
       tool
-        ? `"For the session" allows every call of ${p.tool}, with any input.`
-        : prefixes.length > 0
-          ? `"For the session": this exact command again, or any simple command starting with "${prefixes[0]}" (never one that chains, pipes or redirects).`
-          : `"For the session" allows this exact command again, no other.`,
+        ? `"For the session" allows every call of ${name}, with any input, while this session is open; no other tool.`
+        : resources
+          ? `"For the session" allows this exact request again, no other.`
+          : prefixes.length > 0
+            ? `"For the session": this exact command again, or any simple command starting with "${visible(prefixes[0])}" (never one that chains, pipes or redirects).`
+            : `"For the session" allows this exact command again, no other.`,
     ),
   );
   a.append(
     button("Allow once", () => answer("once")),
-    button(tool ? "Allow this tool for the session" : "Allow this command for the session", () => answer("session")),
+    button(
+      tool ? "Allow this tool for the session" : resources ? "Allow this request for the session" : "Allow this command for the session",
+      () => answer("session"),
+    ),
   );
   for (const prefix of prefixes.slice(0, 1)) {
     const b = button("", () => answer("session", prefix));
-    b.append("Allow ", el("code", null, `${prefix} …`), " for the session");
+    b.append("Allow ", el("code", null, `${visible(prefix)} …`), " for the session");
     a.append(b);
   }
   a.append(button("Deny", () => answer("deny"), "danger"));

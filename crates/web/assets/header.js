@@ -64,10 +64,18 @@ export function showStatus(status) {
   ui.branch.title = status?.branch ? `git branch ${status.branch}` : "";
 }
 
+/** What follows a tool's name, as every frontend says it (`McpToolInfo::mark`). */
+function toolMark(t) {
+  if (t.left_out) return ` (left out: ${t.left_out})`;
+  if (t.vouched_read_only) return " (read-only)";
+  if (t.read_only) return " (read-only by the server's word, not vouched for)";
+  return "";
+}
+
 /**
  * Shows the session's MCP servers (`GET …/{id}/mcp`, SPEC §8.1) in the header: how many are
- * ready, and in its title each server's status (or why it failed), its tools (the read-only ones
- * marked) and prompts; hidden when none is configured.
+ * ready, and in its title each server's status (or why it failed), its tools (those left out and the
+ * read-only ones marked) and prompts; hidden when none is configured.
  */
 export function showMcp(servers) {
   const list = Array.isArray(servers) ? servers : [];
@@ -80,7 +88,7 @@ export function showMcp(servers) {
   ui.mcp.title = list
     .map((x) => {
       const head = `${x.server}: ${x.status}${x.error ? ` — ${x.error}` : ""}`;
-      const tools = (x.tools ?? []).map((t) => `  mcp__${x.server}__${t.name}${t.read_only ? " (read-only)" : ""}`);
+      const tools = (x.tools ?? []).map((t) => `  mcp__${x.server}__${t.name}${toolMark(t)}`);
       const prompts = (x.prompts ?? []).map((p) => `  prompt ${p.name}`);
       return [head, ...tools, ...prompts].join("\n");
     })

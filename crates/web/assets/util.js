@@ -83,3 +83,26 @@ export function baseName(path) {
   const parts = String(path ?? "").split("/").filter(Boolean);
   return parts.length ? parts[parts.length - 1] : String(path ?? "");
 }
+
+/** Invisible characters that reorder or hide text (the terminal UI's `escape::invisible`). */
+const INVISIBLE =
+  /[\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb]/u;
+
+/**
+ * A single-line value from the model or a server (a command, a tool's name) as the terminal UI
+ * shows it: every control character and every invisible format character (a bidi override that
+ * would reorder the rest of the line, a zero-width space) written as `\u{202e}`, `\n`, `\t`.
+ */
+export function visible(s) {
+  let out = "";
+  for (const ch of String(s)) {
+    const cp = ch.codePointAt(0);
+    if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (ch === "\t") out += "\\t";
+    else if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || INVISIBLE.test(ch) || (cp >= 0xe0000 && cp <= 0xe007f))
+      out += `\\u{${cp.toString(16)}}`;
+    else out += ch;
+  }
+  return out;
+}

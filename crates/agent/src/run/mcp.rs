@@ -1,10 +1,11 @@
 //! The MCP tools of a turn (SPEC §8.1): offered as `mcp__SERVER__TOOL` beside the resource tools,
-//! and one call of them: plan mode, the permission and its approval, the capture seam around a
-//! call the server does not mark read-only (a gap, or the git backend's snapshots), the result.
+//! and one call of them: plan mode, the permission and its approval, the capture seam around
+//! every call (a gap unless the config vouches for the tool as read-only; the git backend's
+//! snapshots around any call), the result.
 
 use std::sync::Arc;
 
-use retrace_mcp::{McpServers, McpTool, TOOL_PREFIX};
+use retrace_mcp::{McpError, McpServers, McpTool, TOOL_PREFIX};
 use retrace_model::{CancellationToken, ToolCall, ToolSpec};
 use retrace_protocol::{ApprovalDecision, Event, Gap, GapReason, McpPermission, ToolStatus};
 use serde_json::{json, Map, Value};
@@ -42,11 +43,16 @@ impl Agent {
 
     /// Starts the servers not started yet (the first turn that needs them), telling the sink
     /// about each that did not start (once: it is not tried again).
-    pub(super) async fn start_mcp(&self, sink: &mut dyn TurnSink) {
+    /// A cancel meanwhile stops the servers being started (they start again at the next turn):
+    /// `false`.
+    pub(super) async fn start_mcp(&self, sink: &mut dyn TurnSink, cancel: &CancellationToken) -> bool {
         let Some(mcp) = &self.mcp else {
-            return;
+            return true;
         };
-        let errors = mcp.start_all().await;
+        let errors = tokio::select! {
+            e = mcp.start_all() => e,
+            _ = cancel.cancelled() => return false,
+        };
         let fresh = !errors.is_empty()
             || !self
                 .mcp_names_checked
@@ -58,19 +64,15 @@ impl Agent {
             });
         }
         if fresh {
-            for t in mcp.tools().iter().filter(|t| !offerable(&t.qualified)) {
-                sink.event(Event::Notice {
-                    message: format!(
-                        "the MCP server `{}` has a tool whose name cannot be offered to the model (`{}`: a tool's name is at most 64 letters, digits, `_` and `-`); it is left out",
-                        t.server, t.qualified
-                    ),
-                    retry: None,
-                });
+            for message in mcp.left_out_notices() {
+                sink.event(Event::Notice { message, retry: None });
             }
         }
+        true
     }
 
-    /// The MCP tools offered now (in plan mode only the read-only ones), and the resource tools.
+    /// The MCP tools offered now (in plan mode only those the config vouches for as read-only),
+    /// and the resource tools.
     pub(super) fn mcp_specs(&self) -> Vec<ToolSpec> {
         let Some(mcp) = &self.mcp else {
             return Vec::new();
@@ -79,8 +81,7 @@ impl Agent {
         let mut specs: Vec<ToolSpec> = mcp
             .tools()
             .into_iter()
-            .filter(|t| !plan || t.read_only)
-            .filter(|t| offerable(&t.qualified))
+            .filter(|t| !plan || t.vouched)
             .map(|t| ToolSpec {
                 name: t.qualified,
                 description: format!("(MCP server `{}`) {}", t.server, t.description),
@@ -143,28 +144,13 @@ impl Agent {
                 ..r
             })
         };
-        if call.name == LIST_RESOURCES {
-            let text = tokio::select! {
-                t = mcp.list_resources(cap) => t,
-                _ = cancel.cancelled() => return fail(ToolStatus::Cancelled, &"cancelled by the user"),
-            };
-            return ran(ToolResult::success(text));
-        }
-        if call.name == READ_RESOURCE {
-            let field = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
-            let (Some(server), Some(uri)) = (field("server"), field("uri")) else {
-                return fail(
-                    ToolStatus::Failed,
-                    &format!("{READ_RESOURCE} needs `server` and `uri`, both strings"),
-                );
-            };
-            let read = tokio::select! {
-                r = mcp.read_resource(&server, &uri, cap) => r,
-                _ = cancel.cancelled() => return fail(ToolStatus::Cancelled, &"cancelled by the user"),
-            };
-            return match read {
+        if call.name == LIST_RESOURCES || call.name == READ_RESOURCE {
+            return match self.resource_call(&mcp, call, &args, approver, cancel).await {
                 Ok(text) => ran(ToolResult::success(text)),
-                Err(e) => ran(ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}"))),
+                Err((ToolStatus::Failed, e)) => {
+                    ran(ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}")))
+                }
+                Err((status, e)) => fail(status, &e),
             };
         }
         let Some(tool) = mcp.tool(&call.name) else {
@@ -178,24 +164,32 @@ impl Agent {
                 ),
             );
         };
-        if self.config.plan_mode && !tool.read_only {
+        if self.config.plan_mode && !tool.vouched {
+            let why = match tool.read_only {
+                true => format!(
+                    "its server marks it read-only, but that is the server's own claim, which Retrace cannot check (`read_only_tools = [\"{}\"]`, or `trust_read_only_hints = true`, in `[mcp_servers.{}]` vouches for it)",
+                    tool.tool, tool.server
+                ),
+                false => "the config does not vouch for it as read-only".to_string(),
+            };
             return fail(ToolStatus::Denied, &format!(
-                "plan mode is on, so `{}` was not run and nothing changed; only the read tools work now (an MCP server's tools that it marks read-only among them). Propose the change in your plan instead",
+                "plan mode is on, so `{}` was not run and nothing changed: {why}; only the read tools work now. Propose the change in your plan instead",
                 call.name
             ));
         }
-        match mcp.permission(&tool.server, &tool.tool) {
+        let decision = mcp.decide(&tool.server, &tool.tool);
+        match decision.permission {
             McpPermission::Allow => {}
             McpPermission::Deny => {
                 return fail(ToolStatus::Denied, &format!(
-                    "`{}` is not allowed (`[permissions] mcp`, or the server's `permission` or `tool_permissions`, says deny); it was not run",
-                    call.name
+                    "`{}` is not allowed ({}); it was not run",
+                    call.name, decision.setting
                 ))
             }
             McpPermission::Ask if !self.config.can_ask => {
                 return fail(ToolStatus::Denied, &format!(
-                    "`{}` needs approval (`[permissions] mcp = \"ask\"`), and nobody can answer in a headless run; it was not run (the config's `[permissions] mcp = \"allow\"`, or the server's `permission`, lets it run)",
-                    call.name
+                    "`{}` needs approval ({}), and nobody can answer in a headless run; it was not run (`tool_permissions = {{ \"{}\" = \"allow\" }}`, or `permission = \"allow\"`, in `[mcp_servers.{}]` lets it run)",
+                    call.name, decision.setting, tool.tool, tool.server
                 ))
             }
             McpPermission::Ask => {
@@ -216,52 +210,74 @@ impl Agent {
                 }
             }
         }
-        // What it may change is not known: a gap, or (the git backend) snapshots around it.
+        // What it may change is not known (a server's `readOnlyHint` is its own claim): a gap, or
+        // (the git backend) snapshots around it. A tool the user vouches for is no gap, and still
+        // snapshotted where that is cheap.
         let mut gaps = Vec::new();
-        let mut tracked = false;
         let gap = mcp_side_effect_gap(&tool);
-        if !tool.read_only {
-            match seam.side_effect(gap.clone()) {
-                Ok(ShellCoverage::Tracked) => tracked = true,
-                Ok(ShellCoverage::Gap) => {
-                    gaps.push(gap.clone());
-                    sink.event(Event::CheckpointCaptured {
-                        turn,
-                        paths: Vec::new(),
-                        gaps: vec![gap.clone()],
-                    });
-                }
-                Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
-                Err(SeamError::Refuse(e)) => {
-                    return fail(
-                        ToolStatus::Failed,
-                        &format!(
-                            "`{}` was not run: what it changes could not be made restorable: {e}",
-                            call.name
-                        ),
-                    )
-                }
-            }
-        }
-        let result = tokio::select! {
-            r = mcp.call(&tool.server, &tool.tool, args, cap) => Some(r),
-            _ = cancel.cancelled() => None,
+        let coverage = match tool.vouched {
+            true => seam.watch(gap.clone()).map(|t| match t {
+                true => Some(ShellCoverage::Tracked),
+                false => None,
+            }),
+            false => seam.side_effect(gap.clone()).map(Some),
         };
+        let tracked = match coverage {
+            Ok(Some(ShellCoverage::Tracked)) => true,
+            Ok(None) => false,
+            Ok(Some(ShellCoverage::Gap)) => {
+                gaps.push(gap.clone());
+                sink.event(Event::CheckpointCaptured {
+                    turn,
+                    paths: Vec::new(),
+                    gaps: vec![gap.clone()],
+                });
+                false
+            }
+            Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
+            Err(SeamError::Refuse(e)) => {
+                return fail(
+                    ToolStatus::Failed,
+                    &format!(
+                        "`{}` was not run: what it changes could not be made restorable: {e}",
+                        call.name
+                    ),
+                )
+            }
+        };
+        // Given up (cancelled, past its timeout), the call is cancelled at the server, which is
+        // stopped unless it answers: its changes are settled only once nothing of it runs.
+        let result = mcp
+            .call_until(&tool.server, &tool.tool, args, cap, cancel.cancelled())
+            .await;
         let mut changes = Vec::new();
         if tracked {
             let command = one_line(&call.name, &Map::new());
-            match settle_tracked(seam, sink, turn, &command, gap, &call.name, &mut gaps) {
+            match settle_tracked(seam, sink, turn, &command, gap.clone(), &call.name, &mut gaps) {
                 Ok(found) => changes = found,
                 Err(e) => return Flow::Fatal(e),
             }
         }
-        let base = match result {
-            None => ToolResult::not_ok(ToolStatus::Cancelled, "error: cancelled by the user while it ran"),
-            Some(Ok(out)) if out.is_error => {
-                ToolResult::not_ok(ToolStatus::Failed, format!("error: {}", out.text))
+        // A server over HTTP cannot be stopped: what it may still do is a gap.
+        if matches!(&result, Err(e) if e.left_running()) && !gaps.contains(&gap) {
+            if let Err(SeamError::Fatal(e)) = seam.shell_gap(gap.clone()) {
+                return Flow::Fatal(e);
             }
-            Some(Ok(out)) => ToolResult::success(out.text),
-            Some(Err(e)) => ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}")),
+            gaps.push(gap.clone());
+            sink.event(Event::CheckpointCaptured {
+                turn,
+                paths: Vec::new(),
+                gaps: vec![gap],
+            });
+        }
+        let base = match result {
+            Err(McpError::Cancelled { server, end, .. }) => ToolResult::not_ok(
+                ToolStatus::Cancelled,
+                format!("error: cancelled by the user while it ran; the MCP server `{server}`: {end}"),
+            ),
+            Ok(out) if out.is_error => ToolResult::not_ok(ToolStatus::Failed, format!("error: {}", out.text)),
+            Ok(out) => ToolResult::success(out.text),
+            Err(e) => ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}")),
         };
         ran(ToolResult {
             gaps,
@@ -269,14 +285,6 @@ impl Agent {
             ..base
         })
     }
-}
-
-/// Whether a model API takes `name` as a tool's name (at most 64 of `A-Za-z0-9_-`).
-fn offerable(name: &str) -> bool {
-    name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 /// The arguments as a JSON object (empty text is no arguments).
@@ -302,13 +310,6 @@ fn one_line(name: &str, args: &Map<String, Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_a_model_api_takes() {
-        assert!(offerable("mcp__everything__get-sum"));
-        assert!(!offerable("mcp__fs__read.file"));
-        assert!(!offerable(&format!("mcp__s__{}", "x".repeat(60))));
-    }
 
     #[test]
     fn arguments_are_an_object() {

@@ -232,6 +232,8 @@ fn mcp_json(name: &str, c: &McpServerConfig) -> serde_json::Value {
         "tool_timeout_ms": c.tool_timeout_ms.unwrap_or(retrace_protocol::DEFAULT_MCP_TOOL_TIMEOUT_MS),
         "permission": c.permission.map(mcp_word),
         "tool_permissions": c.tool_permissions.iter().map(|(t, p)| (t.clone(), mcp_word(*p))).collect::<std::collections::BTreeMap<_, _>>(),
+        "read_only_tools": c.read_only_tools,
+        "trust_read_only_hints": c.trust_read_only_hints == Some(true),
     })
 }
 
@@ -267,6 +269,13 @@ fn mcp_line(name: &str, c: &McpServerConfig) -> String {
     }
     for (t, p) in &c.tool_permissions {
         line.push_str(&format!(", {} {}", shown_path(t), mcp_word(*p)));
+    }
+    if !c.read_only_tools.is_empty() {
+        let names: Vec<String> = c.read_only_tools.iter().map(|t| shown_path(t)).collect();
+        line.push_str(&format!(" — read-only: {}", names.join(", ")));
+    }
+    if c.trust_read_only_hints == Some(true) {
+        line.push_str(" — its read-only marks trusted");
     }
     line
 }

@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use retrace_protocol::words::count;
 use retrace_protocol::{McpServerStatus, McpStatus};
 
 use crate::common::{load_config, print_json, runtime, service_options, workspace_arg};
 use crate::failure::CmdResult;
-use crate::output::{first_line, shown_path};
+use crate::output::{first_line, say, shown_path};
 
 /// The MCP servers of the config (`[mcp_servers.NAME]`).
 #[derive(Debug, clap::Args)]
@@ -24,7 +25,7 @@ pub enum McpAction {
         /// The workspace the servers run in (default: the current directory).
         #[arg(long, value_name = "DIR")]
         workspace: Option<PathBuf>,
-        /// Print JSON: `[{server, status, error?, tools: [{name, description, read_only}], prompts?}]`.
+        /// Print JSON: `[{server, status, error?, tools: [{name, description, read_only, vouched_read_only, left_out?}], prompts?}]`.
         #[arg(long)]
         json: bool,
     },
@@ -47,7 +48,24 @@ pub fn run(a: McpArgs) -> CmdResult {
     let opts = service_options(&cfg, None, false)?;
     let rt = runtime()?;
     let service = retrace_control::Service::new(opts);
-    let list = rt.block_on(service.mcp_status(&workspace))?;
+    // A signal while servers start stops them (their process groups killed) and quits.
+    let stopped = rt.block_on(async {
+        let quit = crate::signals::quit_signals()?;
+        Ok::<_, crate::failure::Failure>(tokio::select! {
+            list = service.mcp_status(&workspace) => Ok(list?),
+            name = quit => Err(name),
+        })
+    })?;
+    let list = match stopped {
+        Ok(list) => list,
+        Err(name) => {
+            retrace_control::kill_running_mcp_servers();
+            say(&format!(
+                "\nretrace: stopped ({name}); the servers being started were stopped"
+            ));
+            return Ok(ExitCode::from(130));
+        }
+    };
     drop(service);
     if json {
         print_json(&list)?;
@@ -66,8 +84,10 @@ pub fn run(a: McpArgs) -> CmdResult {
 
 /// One server in words.
 fn print_server(s: &McpServerStatus) {
-    let tools = match s.status {
-        McpStatus::Ready => format!(", {} tools", s.tools.len()),
+    let left_out = s.tools.iter().filter(|t| t.left_out.is_some()).count();
+    let tools = match (s.status, left_out) {
+        (McpStatus::Ready, 0) => format!(", {}", count(s.tools.len(), "tool")),
+        (McpStatus::Ready, n) => format!(", {} ({n} left out)", count(s.tools.len(), "tool")),
         _ => String::new(),
     };
     println!("{}  {}{tools}", shown_path(&s.server), s.status.as_str());
@@ -75,11 +95,11 @@ fn print_server(s: &McpServerStatus) {
         println!("  {}", shown_path(e));
     }
     for t in &s.tools {
-        let ro = if t.read_only { " (read-only)" } else { "" };
         println!(
-            "  mcp__{}__{}{ro}  {}",
+            "  mcp__{}__{}{}  {}",
             shown_path(&s.server),
             shown_path(&t.name),
+            shown_path(&t.mark()),
             first_line(&t.description, 100)
         );
     }

@@ -26,6 +26,7 @@ mod legacy_cli;
 mod log_damage_cli;
 mod long_cli;
 mod mcp_cli;
+mod mcp_hostile_cli;
 mod model_cli;
 mod ownership_cli;
 mod redo_cli;

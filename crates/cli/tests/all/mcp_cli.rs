@@ -142,13 +142,36 @@ fn permissions_deny_refuse_and_headless_ask_is_refused_saying_why() {
                 "mcp__fs__write_file",
                 json!({"path": w.ws.join("x.txt"), "content": "x"}),
             ),
+            call(
+                "read_mcp_resource",
+                json!({"server": "everything", "uri": "demo://resource/static/document/architecture.md"}),
+            ),
+            call("list_mcp_resources", json!({})),
         ],
     );
     let r = results(&lines);
+    // The refusal names the setting that asks, and what would let the call run.
     assert!(
-        !r[0].1 && r[0].2.contains("needs approval") && r[0].2.contains("headless"),
+        !r[0].1
+            && r[0]
+                .2
+                .contains("needs approval (`[permissions] mcp`, `ask` unless")
+            && r[0].2.contains("headless")
+            && r[0].2.contains("`[mcp_servers.everything]` lets it run"),
         "{:?}",
         r[0]
+    );
+    // Found by an attack: a server's resources were read with no approval where its tools
+    // needed one.
+    assert!(
+        !r[3].1 && r[3].2.contains("needs approval") && !r[3].2.contains("[resource"),
+        "{:?}",
+        r[3]
+    );
+    assert!(
+        r[4].1 && !r[4].2.contains("demo://") && r[4].2.contains("not listed"),
+        "{:?}",
+        r[4]
     );
     assert!(
         r[1].1 && r[1].2.contains(&w.ws.display().to_string()),
@@ -171,7 +194,12 @@ fn permissions_deny_refuse_and_headless_ask_is_refused_saying_why() {
 #[test]
 fn plan_mode_offers_only_read_only_tools_and_refuses_the_rest_unrun() {
     let w = World::new();
-    config(&w, "t3", "[permissions]\nmcp = \"allow\"\n");
+    // The filesystem server's marks are trusted (keys of `[mcp_servers.fs]`, the last table).
+    config(
+        &w,
+        "t3",
+        "trust_read_only_hints = true\n[permissions]\nmcp = \"allow\"\n",
+    );
     let (lines, _) = exec(
         &w,
         &["--plan"],
@@ -192,7 +220,12 @@ fn plan_mode_offers_only_read_only_tools_and_refuses_the_rest_unrun() {
 #[test]
 fn an_mcp_write_is_a_gap_in_the_snapshot_backend() {
     let w = World::new();
-    config(&w, "t4", "[permissions]\nmcp = \"allow\"\n");
+    // The read is vouched for (a key of `[mcp_servers.fs]`, the last table): no gap.
+    config(
+        &w,
+        "t4",
+        "read_only_tools = [\"read_text_file\"]\n[permissions]\nmcp = \"allow\"\n",
+    );
     let (lines, result) = exec(
         &w,
         &[],
@@ -314,7 +347,12 @@ fn mcp_list_and_config_show_the_servers_and_never_a_secret() {
     let (human, _) = w.code(&["mcp", "list", "--workspace", &ws], 0);
     assert!(human.contains("everything  ready"), "{human}");
     assert!(human.contains("mcp__fs__write_file  "), "{human}");
-    assert!(human.contains("mcp__everything__echo (read-only)"), "{human}");
+    // The server's mark alone is its word, not the user's.
+    assert!(
+        human.contains("mcp__everything__echo (read-only by the server's word, not vouched for)"),
+        "{human}"
+    );
+    assert_eq!(echo["vouched_read_only"], false);
 
     let mut cmd = w.command();
     cmd.env("RETRACE_TEST_TOKEN", "tok-secret").args(["config"]);
@@ -353,10 +391,28 @@ fn a_bad_server_config_is_a_usage_error_naming_it() {
         err.contains("`[mcp_servers.both]`") && err.contains("not both"),
         "{err}"
     );
+    // Found by an attack: an empty command and a startup timeout of 0 were accepted (every
+    // server then failed), and such errors did not name the config file.
+    let file = w.tmp.path().join("xdg/retrace/config.toml");
+    for (table, said) in [
+        ("[mcp_servers.empty]\ncommand = \"\"\n", "`command` is empty"),
+        (
+            "[mcp_servers.zero]\ncommand = \"x\"\nstartup_timeout_ms = 0\n",
+            "`startup_timeout_ms` is 0",
+        ),
+    ] {
+        std::fs::write(&file, table).unwrap();
+        let (_, err) = w.code(&["config"], 2);
+        assert!(err.contains(said), "{err}");
+        assert!(
+            err.contains(&format!("the config file `{}`", file.display())),
+            "{err}"
+        );
+    }
 }
 
 /// The process ids whose command line holds `marker`.
-fn with_marker(marker: &str) -> Vec<u32> {
+pub(crate) fn with_marker(marker: &str) -> Vec<u32> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {

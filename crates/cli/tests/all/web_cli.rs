@@ -485,7 +485,7 @@ fn the_web_ui_asks_for_an_mcp_call_and_shows_the_servers_in_a_real_browser() {
             {"content": "echoed"}
         ]),
         Some(&format!(
-            "[permissions]\nmcp = \"ask\"\n[mcp_servers.everything]\ncommand = \"node\"\nargs = [{}, \"stdio\"]\n",
+            "[permissions]\nmcp = \"ask\"\n[mcp_servers.everything]\ncommand = \"node\"\nargs = [{}, \"stdio\"]\nread_only_tools = [\"echo\"]\n",
             serde_json::to_string(&everything.display().to_string()).unwrap()
         )),
     );

@@ -318,6 +318,16 @@ impl Core {
         Ok(ShellCoverage::Tracked)
     }
 
+    /// A call the user vouches changes nothing is about to run: in the git backend, the snapshot
+    /// its changes are found against (`gap` recorded until they are captured, as for any call);
+    /// else nothing. Whether it is tracked.
+    pub(crate) fn watch_before(&mut self, gap: retrace_protocol::Gap) -> Result<bool> {
+        if self.git_ws.is_none() {
+            return Ok(false);
+        }
+        self.side_effect_before(gap).map(|c| c == ShellCoverage::Tracked)
+    }
+
     /// A tracked shell command ran: what differs from the snapshot before it is captured (its
     /// before-images from the object store, its after-images from the disk) and returned as the
     /// call's changes.

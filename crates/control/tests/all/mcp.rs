@@ -141,3 +141,98 @@ fn a_session_lists_its_servers_and_gets_a_prompt() {
         assert_eq!(e.code, retrace_protocol::ErrorCode::NotFound, "{e:?}");
     });
 }
+
+/// Found by an attack: a server under `ask` had its resources listed and read without a
+/// question. Now a request for them is asked about like a call of its tools; a declined one asks
+/// the server nothing.
+#[test]
+fn resources_of_a_server_under_ask_are_asked_about() {
+    let w = World::with(None, |o| {
+        o.mcp_servers = BTreeMap::from([("everything".to_string(), everything())]);
+        o.mcp = McpPermission::Ask;
+    });
+    let h = w.open();
+    let uri = "demo://resource/static/document/architecture.md";
+    let model = w.script(json!([
+        {"content": "", "tool_calls": [
+            call("r1", "read_mcp_resource", json!({"server": "everything", "uri": uri})),
+            call("r2", "read_mcp_resource", json!({"server": "everything", "uri": uri})),
+            call("l1", "list_mcp_resources", json!({}))
+        ]},
+        {"content": "done"}
+    ]));
+    let events = w.run(async {
+        h.set_model(model).await.unwrap();
+        let mut sub = h.subscribe(None);
+        let other = h.clone();
+        let mut theirs = other.subscribe(None);
+        let answerer = tokio::spawn(async move {
+            let mut asked = Vec::new();
+            for decision in [
+                ApprovalDecision::Deny,
+                ApprovalDecision::Once,
+                ApprovalDecision::Deny,
+            ] {
+                let n = until(&mut theirs, |e| matches!(e, Event::ApprovalRequested { .. })).await;
+                let Event::ApprovalRequested {
+                    call_id,
+                    tool,
+                    command,
+                    note,
+                    ..
+                } = n.event
+                else {
+                    unreachable!()
+                };
+                assert!(note.unwrap().contains("MCP server"));
+                asked.push((tool, command));
+                other.approve(&call_id, decision).unwrap();
+            }
+            asked
+        });
+        let turn = h.send("go").await.unwrap().turn;
+        let (outcome, events) = until_finished(&mut sub, turn).await;
+        let asked = answerer.await.unwrap();
+        assert!(outcome.ok, "{outcome:?}");
+        assert_eq!(
+            asked,
+            [
+                (
+                    "read_mcp_resource".to_string(),
+                    format!("read_mcp_resource everything {uri}")
+                ),
+                (
+                    "read_mcp_resource".to_string(),
+                    format!("read_mcp_resource everything {uri}")
+                ),
+                (
+                    "list_mcp_resources".to_string(),
+                    "list_mcp_resources of `everything`".to_string()
+                ),
+            ]
+        );
+        events
+    });
+    let results: Vec<(String, bool, String)> = events
+        .iter()
+        .filter_map(|n| match &n.event {
+            Event::ToolResult { id, ok, content, .. } => Some((id.clone(), *ok, content.clone())),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !results[0].1 && results[0].2.contains("declined") && !results[0].2.contains("[resource"),
+        "{:?}",
+        results[0]
+    );
+    assert!(
+        results[1].1 && results[1].2.starts_with(&format!("[resource {uri}")),
+        "{:?}",
+        results[1]
+    );
+    assert!(
+        results[2].1 && !results[2].2.contains(uri) && results[2].2.contains("not listed: `everything`"),
+        "{:?}",
+        results[2]
+    );
+}

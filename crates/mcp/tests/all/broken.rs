@@ -63,21 +63,37 @@ fn garbage_and_an_early_exit_are_clear_errors() {
                         ..Default::default()
                     },
                 ),
+                (
+                    "unknown",
+                    McpServerConfig {
+                        command: Some("retrace-no-such-mcp-server".into()),
+                        ..Default::default()
+                    },
+                ),
             ],
         );
         let started = Instant::now();
         let errors: Vec<String> = s.start_all().await.iter().map(|e| e.to_string()).collect();
         assert!(started.elapsed() < Duration::from_secs(8));
-        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert_eq!(errors.len(), 4, "{errors:?}");
         eprintln!("{errors:#?}");
         assert!(errors.iter().any(|e| e.contains("`garbage`")), "{errors:?}");
         let quits = errors.iter().find(|e| e.contains("`quits`")).unwrap();
         assert!(quits.contains("no config here"), "{quits}");
+        // Found by an attack: a missing program was blamed on the protocol and on `setpriv`.
         let missing = errors.iter().find(|e| e.contains("`missing`")).unwrap();
         assert!(
-            missing.contains("did not start") || missing.contains("cannot start"),
+            missing.contains("the command `/nonexistent/retrace-mcp-server` does not exist"),
             "{missing}"
         );
+        let unknown = errors.iter().find(|e| e.contains("`unknown`")).unwrap();
+        assert!(
+            unknown.contains("the command `retrace-no-such-mcp-server` was not found on PATH"),
+            "{unknown}"
+        );
+        for e in [missing, unknown] {
+            assert!(!e.contains("setpriv") && !e.contains("JSON-RPC"), "{e}");
+        }
         assert!(s.tools().is_empty());
     });
 }

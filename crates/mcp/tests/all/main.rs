@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod broken;
+mod hostile;
 mod http;
+mod size;
 mod stdio;
 mod support;

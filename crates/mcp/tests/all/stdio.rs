@@ -91,7 +91,7 @@ fn tools_calls_results_and_errors() {
 }
 
 #[test]
-fn a_call_past_its_timeout_fails_and_the_server_goes_on() {
+fn a_call_past_its_timeout_fails_and_the_next_call_is_answered() {
     let ws = tempfile::tempdir().unwrap();
     rt().block_on(async {
         let mut c = node(&everything(), &["stdio"]);
@@ -168,7 +168,7 @@ fn resources_and_prompts_are_listed_and_read() {
     let ws = tempfile::tempdir().unwrap();
     rt().block_on(async {
         let s = servers(ws.path(), vec![("everything", node(&everything(), &["stdio"]))]);
-        let listing = s.list_resources(100_000).await;
+        let listing = s.list_resources(&s.enabled(), 100_000).await;
         assert!(listing.contains("everything: "), "{listing}");
         let uri = listing
             .lines()

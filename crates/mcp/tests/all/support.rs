@@ -84,3 +84,18 @@ pub fn rt() -> tokio::runtime::Runtime {
         .build()
         .unwrap()
 }
+
+/// The hostile server (`tests/hostile/server.js`) listing the tools of `kinds`, with more of its
+/// variables in `env` (its header says which).
+pub fn hostile(kinds: &str, env: &[(&str, &str)]) -> McpServerConfig {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/server.js");
+    let mut vars: BTreeMap<String, String> =
+        env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    vars.insert("HOSTILE_TOOLS".into(), kinds.into());
+    McpServerConfig {
+        command: Some("node".into()),
+        args: vec![script.display().to_string()],
+        env: vars,
+        ..Default::default()
+    }
+}

@@ -301,3 +301,48 @@ fn the_prefix_sentence_keeps_its_code_span_whole() {
         .unwrap_or_else(|| panic!("{shown:#?}"));
     assert!(at.contains("`python3 app.py`"), "{shown:#?}");
 }
+
+/// An approval of `command` by `tool` (an MCP tool, a resource request).
+fn asking_tool(tool: &str, command: &str) -> App {
+    let mut app = app();
+    app.feed(Event::TurnStarted {
+        session_id: SessionId::new("s"),
+        head_id: HeadId::main(),
+        turn: 0,
+        prompt: "look".into(),
+    });
+    app.feed(Event::ApprovalRequested {
+        note: None,
+        prefixes: Vec::new(),
+        call_id: "c1".into(),
+        tool: tool.into(),
+        command: command.into(),
+    });
+    app
+}
+
+/// Found by an attack: an MCP tool's box said both that `session` allows the tool whatever its
+/// arguments and that it "allows this exact command again, no other" (the shell's words).
+#[test]
+fn an_mcp_approval_says_what_for_the_session_allows() {
+    let app = asking_tool("mcp__evil__writer", "mcp__evil__writer {\"path\":\"a\"}");
+    let screen = rows(&app, 100, 30).join("\n");
+    assert!(screen.contains("Run this MCP tool call?"), "{screen}");
+    assert!(
+        screen.contains("allows every call of `mcp__evil__writer`, with any input"),
+        "{screen}"
+    );
+    assert!(!screen.contains("exact command"), "{screen}");
+    assert!(
+        screen.contains("Allow this tool for the session (any input)"),
+        "{screen}"
+    );
+    let app = asking_tool("read_mcp_resource", "read_mcp_resource evil evil://r");
+    let screen = rows(&app, 100, 30).join("\n");
+    assert!(
+        screen.contains("Ask this MCP server for its resources?"),
+        "{screen}"
+    );
+    assert!(screen.contains("allows this exact request again"), "{screen}");
+    assert!(!screen.contains("shell command"), "{screen}");
+}

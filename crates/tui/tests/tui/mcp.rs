@@ -20,11 +20,22 @@ fn servers() -> Vec<McpServerStatus> {
                     name: "echo".into(),
                     description: "Echoes back the input".into(),
                     read_only: true,
+                    vouched_read_only: true,
+                    left_out: None,
                 },
                 McpToolInfo {
                     name: "toggle\u{1b}[2J".into(),
                     description: "changes things".into(),
+                    read_only: true,
+                    vouched_read_only: false,
+                    left_out: None,
+                },
+                McpToolInfo {
+                    name: "x".repeat(70),
+                    description: "a long name".into(),
                     read_only: false,
+                    vouched_read_only: false,
+                    left_out: Some("its name is longer than 64".into()),
                 },
             ],
             prompts: vec![McpPromptInfo {
@@ -57,14 +68,19 @@ fn slash_mcp_lists_the_servers_in_the_transcript() {
     assert_eq!(effects, vec![Effect::LoadMcp { show: true }]);
     app.on_mcp(&servers(), true);
     let screen = render(&app, 100, 20).to_string();
-    assert!(screen.contains("ready · 2 tools"), "{screen}");
+    assert!(screen.contains("ready · 3 tools (1 left out)"), "{screen}");
     assert!(
         screen.contains("mcp__everything__echo (read-only)  Echoes back the input"),
         "{screen}"
     );
     assert!(
-        screen.contains("mcp__everything__toggle\\u{1b}[2J  changes things"),
-        "escaped: {screen}"
+        screen
+            .contains("mcp__everything__toggle\\u{1b}[2J (read-only by the server's word, not vouched for)"),
+        "escaped, and the server's mark said for what it is: {screen}"
+    );
+    assert!(
+        screen.contains("(left out: its name is longer than 64)"),
+        "{screen}"
     );
     assert!(screen.contains("/everything:simple-prompt"), "{screen}");
     assert!(

@@ -95,3 +95,12 @@ test("a tool call's headline is its title as the controller words it, with chips
   assert.equal(text(toolHeadline({ ...ran, title: "Run npm test", status: "running", output: "" })), "Run npm test");
   assert.equal(text(toolHeadline({ tool: "read_file", title: "Read a.txt", status: "ok", output: "x" })), "Read a.txt");
 });
+
+// Found by an attack: a U+202E in an MCP call's arguments reordered the line of the approval.
+test("a value from the model or a server is shown with its invisible characters escaped", async () => {
+  const { visible } = await import("../../assets/util.js");
+  assert.equal(visible("b__c: \u202eRTL"), "b__c: \\u{202e}RTL");
+  assert.equal(visible("a\u001b[2Jb\nc\td"), "a\\u{1b}[2Jb\\nc\\td");
+  assert.equal(visible("zero\u200bwidth \u2066iso\u2069 tag\u{e0041}"), "zero\\u{200b}width \\u{2066}iso\\u{2069} tag\\u{e0041}");
+  assert.equal(visible("écho 日本 🙂"), "écho 日本 🙂");
+});

@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
-use super::{Approval, Approvals, Choice};
+use super::{Approval, Approvals, Asks, Choice};
 use crate::escape;
 use crate::view::boxed::{boxed, Scroll};
 use crate::view::wrap::{fit, wrap};
@@ -30,10 +30,10 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, approvals: &Approvals, t: Them
         (0, Some(hint)) => format!("{hint}{waiting}"),
         (0, None) => {
             let p = if a.prefixes.is_empty() { "" } else { " · p prefix" };
-            let this = if a.tool.starts_with("mcp__") {
-                "this tool"
-            } else {
-                "this command"
+            let this = match a.asks() {
+                Asks::McpTool => "this tool",
+                Asks::McpResources => "this request",
+                Asks::Shell => "this command",
             };
             format!("← → choose, Enter · y once · a {this}{p} · n or Esc deny{waiting}")
         }
@@ -48,10 +48,10 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, approvals: &Approvals, t: Them
             )
         }
     };
-    let title = if a.tool.starts_with("mcp__") {
-        " Run this MCP tool call? "
-    } else {
-        " Run this shell command? "
+    let title = match a.asks() {
+        Asks::McpTool => " Run this MCP tool call? ",
+        Asks::McpResources => " Ask this MCP server for its resources? ",
+        Asks::Shell => " Run this shell command? ",
     };
     boxed(
         frame,
@@ -95,12 +95,21 @@ pub(crate) fn approval_layout(
             2,
         ));
     }
-    let session = match a.prefixes.first() {
-        Some(p) => format!(
+    let session = match (a.asks(), a.prefixes.first()) {
+        (Asks::McpTool, _) => format!(
+            "\"For the session\" allows every call of {}, with any input, while this session is open; no other tool.",
+            whole_code(&escape::line(&a.tool), width)
+        ),
+        (Asks::McpResources, _) => {
+            "\"For the session\" allows this exact request again, no other.".to_string()
+        }
+        (Asks::Shell, Some(p)) => format!(
             "\"For the session\": the exact command again, or (p) any simple command starting with {} (never one that chains, pipes or redirects).",
             whole_code(&escape::line(p), width)
         ),
-        None => "\"For the session\" allows this exact command again, no other.".to_string(),
+        (Asks::Shell, None) => {
+            "\"For the session\" allows this exact command again, no other.".to_string()
+        }
     };
     body.extend(wrap(&vec![(session, t.text())], width, 0));
     body.extend(button_rows(&a.choices(), choice, width, t));

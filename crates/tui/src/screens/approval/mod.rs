@@ -49,7 +49,27 @@ pub struct Choice {
     pub key: char,
 }
 
+/// What an approval asks about: it words the box.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Asks {
+    /// A shell command (allowed for the session: the exact command, or a prefix).
+    Shell,
+    /// A call of an MCP tool (allowed for the session: every call of the tool).
+    McpTool,
+    /// A request for an MCP server's resources (allowed for the session: the same request).
+    McpResources,
+}
+
 impl Approval {
+    /// What it asks about.
+    pub(crate) fn asks(&self) -> Asks {
+        match self.tool.as_str() {
+            t if t.starts_with("mcp__") => Asks::McpTool,
+            "list_mcp_resources" | "read_mcp_resource" => Asks::McpResources,
+            _ => Asks::Shell,
+        }
+    }
+
     /// The box's choices in their order on the screen (←/→ move between them): once, this
     /// command for the session, each offered prefix for the session, deny.
     pub fn choices(&self) -> Vec<Choice> {
@@ -63,10 +83,10 @@ impl Approval {
             Choice {
                 decision: ApprovalDecision::Session,
                 prefix: None,
-                label: if self.tool.starts_with("mcp__") {
-                    "Allow this tool for the session (any input)".into()
-                } else {
-                    "Allow this exact command for the session".into()
+                label: match self.asks() {
+                    Asks::McpTool => "Allow this tool for the session (any input)".into(),
+                    Asks::McpResources => "Allow this exact request for the session".into(),
+                    Asks::Shell => "Allow this exact command for the session".into(),
                 },
                 key: 'a',
             },
