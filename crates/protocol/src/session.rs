@@ -146,7 +146,8 @@ pub struct HeadEntry {
     pub last_activity: Option<String>,
     /// What every frontend calls it: its name when it has one, else what it is and the prompt of
     /// the turn it was made at (`fork before “fix the parser”`, `rewind before “fix the parser”`,
-    /// `summary at “fix the parser”`), else `main` or its kind.
+    /// `summary from “fix the parser”` or `summary up to “fix the parser”`, by the side of the turn
+    /// the summary replaced), else `main` or its kind.
     #[serde(default)]
     pub title: String,
 }
