@@ -39,6 +39,7 @@ impl SessionReader {
             head_id: self.session.selected().clone(),
             running: None,
             model: self.session.model().map(|m| m.spec.clone()),
+            model_spec: self.session.model().map(|m| m.spec.clone()),
             plan_mode: self.session.plan_mode(),
             backend: self.session.backend(),
             last_event_seq: 0,

@@ -34,9 +34,10 @@ export async function loadHeader() {
 /** Shows a session's status in the header: its model selected, its workspace and branch. */
 export function showStatus(status) {
   state.status = status;
+  // the model's label (with its endpoint: "openai:m at URL") and the same model as the list
+  // names it ("openai:m"): the status carries both
   const current = status?.model ?? null;
-  // the session's model names its endpoint ("openai:m at URL"): the one listed without it is it
-  const bare = current?.split(" at ")[0] ?? null;
+  const bare = current ? status?.model_spec ?? current : null;
   const models = [...choices.models];
   if (bare && !models.includes(bare)) models.unshift(bare);
   // a model that cannot answer here (no API key) is shown so, and cannot be picked
@@ -98,12 +99,12 @@ export async function loadMcp(id) {
 }
 
 /**
- * A model as the phone's header names it, short: without its endpoint (" at URL"), its provider
- * ("deepseek:deepseek-chat" → "deepseek-chat") or a script's folder ("script:/tmp/s.json" →
- * "s.json"); "demo" as it is.
+ * A model (as the offered list names it) as the phone's header names it, short: without its
+ * provider ("deepseek:deepseek-chat" → "deepseek-chat") or a script's folder ("script:/tmp/s.json"
+ * → "s.json"); "demo" as it is.
  */
 export function shortModel(spec) {
-  const m = String(spec ?? "").split(" at ")[0];
+  const m = String(spec ?? "");
   const colon = m.indexOf(":");
   if (colon < 0) return m;
   const name = m.slice(colon + 1);
@@ -123,13 +124,13 @@ function option(value, text) {
 
 /** Switches the open session to `model` (or starts a session with it); the select follows. */
 async function choose(model) {
-  const before = state.status?.model ?? "";
+  const before = state.status?.model ? state.status.model_spec ?? state.status.model : "";
   try {
     if (state.held) throw new Error("This session is open in another Retrace: its model cannot be changed here.");
     if (!state.sid) return await startWith(model);
     showStatus({ ...state.status, ...(await call("POST", `${s(state.sid)}/model`, { model })) });
   } catch (e) {
-    ui.model.value = before.split(" at ")[0];
+    ui.model.value = before;
     showFace();
     throw e;
   }

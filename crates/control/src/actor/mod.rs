@@ -241,7 +241,11 @@ impl Actor {
     }
 
     fn status_of(&self, core: &Core) -> SessionStatus {
-        core.status(self.shared.running().map(|r| r.job), self.model.clone())
+        core.status(
+            self.shared.running().map(|r| r.job),
+            self.model.clone(),
+            self.spec.as_ref(),
+        )
     }
 
     /// The session at one instant: its status, the selected head's items (with the answer being

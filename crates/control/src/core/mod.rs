@@ -104,13 +104,20 @@ impl Core {
         })
     }
 
-    /// What the session is doing, given the job running now and the model in use.
-    pub(crate) fn status(&self, running: Option<RunningJob>, model: Option<String>) -> SessionStatus {
+    /// What the session is doing, given the job running now and the model in use (its label and
+    /// its spec).
+    pub(crate) fn status(
+        &self,
+        running: Option<RunningJob>,
+        model: Option<String>,
+        spec: Option<&ModelSpec>,
+    ) -> SessionStatus {
         SessionStatus {
             session_id: self.session.id().clone(),
             workspace: self.workspace.to_string_lossy().into_owned(),
             head_id: self.session.selected().clone(),
             running,
+            model_spec: model.as_ref().and(spec).map(ModelSpec::to_string),
             model,
             plan_mode: self.session.plan_mode(),
             backend: self.session.backend(),

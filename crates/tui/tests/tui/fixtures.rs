@@ -290,6 +290,7 @@ pub fn snapshot_of(items: Vec<Item>, head: &str, seq: u64) -> SessionSnapshot {
             head_id: HeadId::new(head),
             running: None,
             model: Some("demo".into()),
+            model_spec: Some("demo".into()),
             plan_mode: false,
             backend: Default::default(),
             last_event_seq: seq,
