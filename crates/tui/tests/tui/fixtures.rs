@@ -365,6 +365,7 @@ pub fn plan(turn: u64, scope: RewindScope) -> RewindPlan {
         expires_at: "2026-05-01T11:00:00Z".into(),
         blockers: Vec::new(),
         choices: Vec::new(),
+        unchanged: None,
     }
 }
 
@@ -451,18 +452,21 @@ pub fn choices_of(plan: &RewindPlan) -> Vec<PlanChoice> {
             label: "Restore nothing while files conflict".into(),
             commits: !blocked,
             files: files(&|f| if blocked { FileAction::Skip } else { f.action }),
+            unchanged: None,
         },
         PlanChoice {
             on_conflict: OnConflict::Skip,
             label: "Skip them (keep your changes)".into(),
             commits: true,
             files: files(&|f| f.action),
+            unchanged: None,
         },
         PlanChoice {
             on_conflict: OnConflict::Overwrite,
             label: "Overwrite them".into(),
             commits: true,
             files: files(&|f| f.on_overwrite.unwrap_or(f.action)),
+            unchanged: None,
         },
     ]
 }
