@@ -139,6 +139,8 @@ pub struct SessionReader {
     sidecar: String,
     /// Where the session's log and lease are.
     pub(crate) sessions_dir: std::path::PathBuf,
+    /// What its tally needs besides the log (the service's prices, its recorded model).
+    pub(crate) tally: crate::tally::Tally,
 }
 
 impl std::fmt::Debug for SessionReader {
@@ -159,6 +161,7 @@ impl SessionReader {
             store,
             sidecar,
             sessions_dir: data.sessions_dir(),
+            tally: crate::tally::Tally::default(),
         })
     }
 

@@ -1,6 +1,8 @@
 // The header's row: the model (a select of the models one can choose, `GET /api/models`; a choice
 // switches the open session's model, `POST …/{id}/model`), the workspace and its git branch (the
-// session's status, or the server's workspace before any session). On a phone the closed select
+// session's status, or the server's workspace before any session); and the status line under the
+// prompt, as the terminal UI's: the model · context · tokens · cost, the session's tally in the
+// controller's words (its snapshot's `usage`, then each `usage` event's). On a phone the closed select
 // shows the model's short name on a face of its own (style.css), whole; its title and its opened
 // list name each model in full.
 import { call, s } from "./api.js";
@@ -63,6 +65,28 @@ export function showStatus(status) {
   ui.branch.textContent = status?.branch ?? "";
   ui.branch.hidden = !status?.branch;
   ui.branch.title = status?.branch ? `git branch ${status.branch}` : "";
+  showLine();
+}
+
+/**
+ * Shows the session's tally (`usage`, a snapshot's or a `usage` event's; null: none yet) on the
+ * status line.
+ */
+export function showUsage(usage) {
+  state.usage = usage ?? null;
+  showLine();
+}
+
+/**
+ * The status line: the model by its short name (its title names it in full), then the tally's
+ * words ("21% context", "1.2k in 300 out", "$0.0018").
+ */
+function showLine() {
+  const status = state.status;
+  const model = status?.model ? shortModel(status.model_spec ?? status.model) : null;
+  const said = state.usage?.says ?? [];
+  ui.usage.textContent = model || said.length ? [model ?? "no model", ...said].join(" · ") : "";
+  ui.usage.title = status?.model ? `Model: ${status.model}` : "";
 }
 
 /**

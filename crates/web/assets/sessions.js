@@ -2,6 +2,7 @@
 // picker's list is picker.js's.
 import { call } from "./api.js";
 import { hideBanner } from "./banner.js";
+import { showUsage } from "./header.js";
 import { loadSessions } from "./picker.js";
 import { state } from "./state.js";
 import { ui } from "./ui.js";
@@ -11,7 +12,8 @@ export async function openSession(id) {
   state.sid = id;
   state.entries = new Map();
   stopEvents();
-  ui.usage.textContent = "";
+  showUsage(null);
+  ui.activity.textContent = "";
   hideBanner();
   ui.select.value = id;
   const url = new URL(location.href);

@@ -23,6 +23,7 @@ export const ui = {
   send: $("send"),
   cancel: $("cancel"),
   usage: $("usage"),
+  activity: $("activity"),
   composer: $("composer"),
   planMode: $("plan-mode"),
   planIndicator: $("plan-indicator"),

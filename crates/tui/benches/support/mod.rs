@@ -192,6 +192,7 @@ pub fn snapshot() -> SessionSnapshot {
         head_id: HeadId::main(),
         pending_approvals: Vec::new(),
         context_tokens: None,
+        usage: Default::default(),
         last_event_seq: 0,
     }
 }

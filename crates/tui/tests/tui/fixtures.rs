@@ -10,8 +10,8 @@ use retrace_protocol::{
     ActionKind, ChangeAction, CheckpointAction, CheckpointEntry, CheckpointItem, CheckpointListing,
     ChoiceFile, Conflict, ConflictReason, Coverage, Event, FileAction, FileChange, Gap, GapReason, HeadId,
     Item, ItemBody, NoteItem, NoteKind, OnConflict, PlanBlocker, PlanChoice, PlanDiff, PlanFile, PlanGap,
-    RewindPlan, RewindResult, RewindScope, SessionId, SessionSnapshot, SessionStatus, ToolCallItem,
-    ToolStatus,
+    RewindPlan, RewindResult, RewindScope, SessionId, SessionSnapshot, SessionStatus, SessionUsage,
+    TokenUsage, ToolCallItem, ToolStatus,
 };
 use retrace_tui::view::{self, ViewState};
 use retrace_tui::{App, AppOptions, Effect, StatusInfo};
@@ -300,8 +300,21 @@ pub fn snapshot_of(items: Vec<Item>, head: &str, seq: u64) -> SessionSnapshot {
         head_id: HeadId::new(head),
         pending_approvals: Vec::new(),
         context_tokens: None,
+        usage: demo_tally(TokenUsage::default(), None),
         last_event_seq: seq,
     }
+}
+
+/// The controller's tally of a session on the demo model (it costs nothing; its window is
+/// 65.5k tokens) that spent `spent`, its conversation taking `context` tokens.
+pub fn demo_tally(spent: TokenUsage, context: Option<u64>) -> SessionUsage {
+    SessionUsage::new(
+        spent,
+        Some(0.0),
+        Some(retrace_protocol::price::FREE),
+        context,
+        Some(65_536),
+    )
 }
 
 /// The two-turn snapshot ([`items`]) on `main`.

@@ -115,6 +115,7 @@ fn snapshot(items: Vec<Item>, seq: u64) -> SessionSnapshot {
         head_id: HeadId::main(),
         pending_approvals: Vec::new(),
         context_tokens: None,
+        usage: Default::default(),
         last_event_seq: seq,
     }
 }

@@ -1,0 +1,46 @@
+//! The web UI after a new user's third trial, through the real `retrace serve` and Debian's
+//! chromium driven by playwright-core (as `web_cli` starts it):
+//!
+//! - `status.mjs`: the status line under the prompt reads as the terminal UI's — the model, the
+//!   context, the session's tokens and their cost at the configured price — in the controller's
+//!   words, the same after a reload.
+//!
+//! Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/` (`status-*.png`).
+
+use crate::web_cli::{can_run, clear_shots, shots_dir, Serve};
+
+use serde_json::json;
+
+/// Runs `script` against `serve`; fails with where the screenshots are.
+fn run(serve: Serve, script: &str, shot: &str) {
+    let (status, code) = serve.run(script);
+    let status = status.unwrap_or_else(|| panic!("{script} timed out"));
+    assert!(
+        status.success(),
+        "{script} failed ({status}); screenshots in {}",
+        shots_dir().display()
+    );
+    assert_eq!(code, Some(0), "serve did not stop cleanly");
+    assert!(shots_dir().join(format!("{shot}.png")).exists());
+}
+
+#[test]
+fn the_page_shows_the_sessions_tally_like_the_terminal_ui() {
+    if !can_run("browser", "CHROMIUM", "/usr/bin/chromium", "playwright-core") {
+        return;
+    }
+    let serve = Serve::start_with_config_for(
+        json!([
+            {"content": "one", "usage": {"prompt_tokens": 1200, "completion_tokens": 300}},
+            {"content": "two", "usage": {"prompt_tokens": 2400, "completion_tokens": 300}}
+        ]),
+        |script| {
+            Some(format!(
+                "[prices.{:?}]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\n",
+                format!("script:{}", script.display())
+            ))
+        },
+    );
+    clear_shots(|n| n.starts_with("status-"));
+    run(serve, "status.mjs", "status-line");
+}
