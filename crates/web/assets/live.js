@@ -7,6 +7,7 @@ import { setRunning, showPlan } from "./controls.js";
 import { readEntries } from "./entries.js";
 import { compactedText } from "./messages.js";
 import { loadSessions } from "./picker.js";
+import { afterJob } from "./queue.js";
 import { state } from "./state.js";
 import { ui } from "./ui.js";
 import { showUsage } from "./header.js";
@@ -29,14 +30,17 @@ export async function onEvent(type, ev) {
     case "approval_resolved":
       showResolved(ev);
       break;
-    case "turn_finished":
+    case "turn_finished": {
       setRunning(false);
       ui.activity.textContent = "";
       if (!ev.ok && ev.error) banner("error", el("span", null, `Turn ${ev.turn} failed: ${ev.error}`), button("Dismiss", hideBanner));
+      const queued = afterJob(!!ev.ok); // a prompt queued meanwhile goes now (or back, when it failed)
       await readEntries(); // what the turn changed about what each turn offers
       await loadSessions(state.sid); // its first prompt, turns and last use
       await refreshSide(false);
+      await queued;
       break;
+    }
     case "notice":
       ui.activity.textContent = ev.message;
       break;
@@ -53,6 +57,7 @@ export async function onEvent(type, ev) {
     case "summary_finished":
       setRunning(false);
       ui.activity.textContent = ev.ok ? (state.compacting ? "compacted" : "summary written") : `summary failed: ${ev.error ?? ""}`;
+      await afterJob(!!ev.ok);
       break;
     case "compacted":
       say(compactedText(ev));

@@ -4,6 +4,7 @@ import { call } from "./api.js";
 import { hideBanner } from "./banner.js";
 import { showUsage } from "./header.js";
 import { loadSessions } from "./picker.js";
+import { clearQueue } from "./queue.js";
 import { state } from "./state.js";
 import { ui } from "./ui.js";
 import { reload, stopEvents } from "./view.js";
@@ -13,6 +14,7 @@ export async function openSession(id) {
   state.entries = new Map();
   stopEvents();
   showUsage(null);
+  clearQueue();
   ui.activity.textContent = "";
   hideBanner();
   ui.select.value = id;

@@ -21,6 +21,8 @@ export const ui = {
   checkpoints: $("checkpoints"),
   prompt: $("prompt"),
   send: $("send"),
+  queue: $("queue"),
+  queued: $("queued"),
   cancel: $("cancel"),
   usage: $("usage"),
   activity: $("activity"),

@@ -4,8 +4,11 @@
 //! - `status.mjs`: the status line under the prompt reads as the terminal UI's — the model, the
 //!   context, the session's tokens and their cost at the configured price — in the controller's
 //!   words, the same after a reload.
+//! - `queue.mjs`: Enter while a turn runs queues the prompt (shown under the transcript; Esc and
+//!   Remove drop it, Edit and ↑ take it back), sent when the turn ends, given back when the turn is
+//!   cancelled; its buttons are touch targets on a phone.
 //!
-//! Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/` (`status-*.png`).
+//! Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/` (`status-*.png`, `queue-*.png`).
 
 use crate::web_cli::{can_run, clear_shots, shots_dir, Serve};
 
@@ -43,4 +46,20 @@ fn the_page_shows_the_sessions_tally_like_the_terminal_ui() {
     );
     clear_shots(|n| n.starts_with("status-"));
     run(serve, "status.mjs", "status-line");
+}
+
+#[test]
+fn the_page_queues_a_prompt_while_a_turn_runs() {
+    if !can_run("browser", "CHROMIUM", "/usr/bin/chromium", "playwright-core") {
+        return;
+    }
+    let serve = Serve::start(json!([
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo checked"}}]},
+        {"content": "not run"},
+        {"content": "the queued answer"},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo again"}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo last"}}]}
+    ]));
+    clear_shots(|n| n.starts_with("queue-"));
+    run(serve, "queue.mjs", "queue-phone");
 }
