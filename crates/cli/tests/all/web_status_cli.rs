@@ -7,8 +7,12 @@
 //! - `queue.mjs`: Enter while a turn runs queues the prompt (shown under the transcript; Esc and
 //!   Remove drop it, Edit and ↑ take it back), sent when the turn ends, given back when the turn is
 //!   cancelled; its buttons are touch targets on a phone.
+//! - `naming.mjs`: the picker names a new session by its first prompt while that turn still runs.
+//! - `endpoint.mjs`: a model with an endpoint of its own is matched to the offered list by its
+//!   status's `model_spec`, never by cutting its label.
 //!
-//! Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/` (`status-*.png`, `queue-*.png`).
+//! Screenshots go to `CARGO_TARGET_TMPDIR/web-screenshots/` (`status-*.png`, `queue-*.png`,
+//! `naming-*.png`, `endpoint-*.png`).
 
 use crate::web_cli::{can_run, clear_shots, shots_dir, Serve};
 
@@ -62,4 +66,27 @@ fn the_page_queues_a_prompt_while_a_turn_runs() {
     ]));
     clear_shots(|n| n.starts_with("queue-"));
     run(serve, "queue.mjs", "queue-phone");
+}
+
+#[test]
+fn the_picker_names_a_new_session_by_its_prompt_mid_turn() {
+    if !can_run("browser", "CHROMIUM", "/usr/bin/chromium", "playwright-core") {
+        return;
+    }
+    let serve = Serve::start(json!([
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo named"}}]},
+        {"content": "not run"}
+    ]));
+    clear_shots(|n| n.starts_with("naming-"));
+    run(serve, "naming.mjs", "naming-mid-turn");
+}
+
+#[test]
+fn the_model_select_matches_an_endpoint_model_by_its_spec() {
+    if !can_run("browser", "CHROMIUM", "/usr/bin/chromium", "playwright-core") {
+        return;
+    }
+    let serve = Serve::start(json!([{"content": "hi"}]));
+    clear_shots(|n| n.starts_with("endpoint-"));
+    run(serve, "endpoint.mjs", "endpoint-model");
 }
