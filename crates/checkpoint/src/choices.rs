@@ -55,18 +55,21 @@ impl RestorePlan {
                     true => f.action,
                     false => FileAction::Skip,
                 }),
+                unchanged: None,
             },
             PlanChoice {
                 on_conflict: OnConflict::Skip,
                 label: "Skip them (keep your changes)".into(),
                 commits: commits(OnConflict::Skip),
                 files: files(&|f| f.action),
+                unchanged: None,
             },
             PlanChoice {
                 on_conflict: OnConflict::Overwrite,
                 label: "Overwrite them".into(),
                 commits: commits(OnConflict::Overwrite),
                 files: files(&|f| f.on_overwrite.unwrap_or(f.action)),
+                unchanged: None,
             },
         ]
         .into()

@@ -107,6 +107,9 @@ pub fn service_options(
     opts.can_ask = false;
     opts.hidden_env = key_variables(cfg);
     opts.context_window = cfg.model.context_window;
+    opts.prices = retrace_protocol::Prices {
+        configured: cfg.prices.clone(),
+    };
     if let Some(c) = cfg.model.compact_at {
         opts.compact_at = c;
     }

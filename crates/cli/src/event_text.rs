@@ -196,6 +196,8 @@ impl Printer {
                 let _ = writeln!(err, "retrace: plan mode is {}", if *on { "on" } else { "off" });
             }
             Event::SummaryStarted { .. } | Event::SummaryFinished { .. } => {}
+            // The session's tally: a status line's, which a headless run has not.
+            Event::Usage { .. } => {}
             Event::ApprovalResolved { .. }
             | Event::Rewound { .. }
             | Event::Undone { .. }

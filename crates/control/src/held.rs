@@ -30,6 +30,15 @@ impl SessionReader {
         held_elsewhere(&self.sessions_dir, self.session.id())
     }
 
+    /// The model the log records (that of its latest turn), when its record parses.
+    pub(crate) fn recorded_model(&self) -> Option<retrace_protocol::ModelSpec> {
+        self.session.model().and_then(|m| {
+            let mut spec = retrace_protocol::ModelSpec::parse(&m.spec).ok()?;
+            spec.base_url = m.base_url.clone();
+            Some(spec)
+        })
+    }
+
     /// The session's status as its log records it: its workspace, selected head, recorded model
     /// and plan mode; nothing runs here and no event is numbered (`last_event_seq` 0).
     pub fn status(&self) -> SessionStatus {
@@ -39,6 +48,7 @@ impl SessionReader {
             head_id: self.session.selected().clone(),
             running: None,
             model: self.session.model().map(|m| m.spec.clone()),
+            model_spec: self.session.model().map(|m| m.spec.clone()),
             plan_mode: self.session.plan_mode(),
             backend: self.session.backend(),
             last_event_seq: 0,
@@ -62,6 +72,7 @@ impl SessionReader {
             status: self.status(),
             items,
             heads: heads_of(&self.session),
+            usage: self.tally.usage(&self.session, &head)?,
             head_id: head,
             pending_approvals: Vec::new(),
             context_tokens,

@@ -44,6 +44,7 @@ mod results;
 mod service;
 mod session_list;
 mod shared;
+mod tally;
 mod turn;
 mod view;
 mod workspace_copy;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::collections::BTreeMap;
 
 use retrace_protocol::{
-    BashPolicy, CheckpointBackend, McpPermission, McpServerConfig, ModelSpec, RetentionLimits,
+    BashPolicy, CheckpointBackend, McpPermission, McpServerConfig, ModelSpec, Prices, RetentionLimits,
 };
 
 use crate::bus::EVENT_BUFFER;
@@ -48,6 +48,9 @@ pub struct ServiceOptions {
     /// The model's context window in tokens (`[model] context_window`); `None`: the known
     /// window of the model in use ([`retrace_model::default_context_window`]).
     pub context_window: Option<u64>,
+    /// What models cost (`[prices."NAME"]`, then the prices Retrace knows): the sessions'
+    /// tallies say what their requests cost with it.
+    pub prices: Prices,
     /// The share of the window a request may reach before the conversation is compacted first
     /// (`[model] compact_at`, default 0.8).
     pub compact_at: f64,
@@ -77,6 +80,7 @@ impl ServiceOptions {
             allow_git: false,
             hidden_env: Vec::new(),
             context_window: None,
+            prices: Prices::default(),
             compact_at: retrace_model::DEFAULT_COMPACT_AT,
             mcp_servers: BTreeMap::new(),
             mcp: McpPermission::Ask,

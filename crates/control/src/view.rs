@@ -139,6 +139,8 @@ pub struct SessionReader {
     sidecar: String,
     /// Where the session's log and lease are.
     pub(crate) sessions_dir: std::path::PathBuf,
+    /// What its tally needs besides the log (the service's prices, its recorded model).
+    pub(crate) tally: crate::tally::Tally,
 }
 
 impl std::fmt::Debug for SessionReader {
@@ -159,6 +161,7 @@ impl SessionReader {
             store,
             sidecar,
             sessions_dir: data.sessions_dir(),
+            tally: crate::tally::Tally::default(),
         })
     }
 
@@ -460,26 +463,38 @@ pub(crate) fn heads_of(session: &Session) -> Vec<HeadEntry> {
 }
 
 /// What a head is called (see `HeadEntry::title`): the prompt of the turn it was made at is the
-/// first turn of its parent after the message it forked from.
+/// first turn of its parent after the message it forked from; a summary is named by the side of
+/// that turn it replaced (as the actions that make it are: "Summarize from here", "Summarize up
+/// to here"), and a summary up to a turn, which opens its path, by the turn that follows it.
 fn head_title(session: &Session, h: &HeadInfo) -> String {
     if let Some(name) = &h.name {
         return name.clone();
     }
+    let up_to = h.kind == HeadKind::Summary && session.summary_mode(&h.id) == Some(SummaryMode::UpTo);
     let what = match h.kind {
         HeadKind::Main => return "main".into(),
         HeadKind::Fork => "fork before",
         HeadKind::Rewind => "rewind before",
-        HeadKind::Summary => "summary at",
+        HeadKind::Summary if up_to => "summary up to",
+        HeadKind::Summary => "summary from",
     };
-    let prompt = h.parent_head.as_ref().and_then(|parent| {
-        let turns = session.turns_on(parent).ok()?;
-        let at = turns
-            .iter()
-            .find(|t| t.boundary.as_ref().is_some_and(|b| b.before == h.fork_from))?;
-        session
-            .message(&at.info.message_id)
-            .map(|m| first_line(&m.content))
-    });
+    let prompt = match up_to {
+        // The summary opens the path; the turn it was made at comes right after it.
+        true => session.project(&h.id).ok().and_then(|path| {
+            path.get(1)
+                .filter(|m| m.turn.is_some())
+                .map(|m| first_line(&m.content))
+        }),
+        false => h.parent_head.as_ref().and_then(|parent| {
+            let turns = session.turns_on(parent).ok()?;
+            let at = turns
+                .iter()
+                .find(|t| t.boundary.as_ref().is_some_and(|b| b.before == h.fork_from))?;
+            session
+                .message(&at.info.message_id)
+                .map(|m| first_line(&m.content))
+        }),
+    };
     match prompt {
         Some(p) => {
             let cut: String = p.chars().take(48).collect();

@@ -249,4 +249,10 @@ pub enum Event {
         /// Whether it is on now.
         on: bool,
     },
+    /// The session's tally changed (a model request was counted, the conversation compacted,
+    /// the model switched): what every frontend's status shows now.
+    Usage {
+        /// The tally, as a snapshot's `usage`.
+        usage: crate::tally::SessionUsage,
+    },
 }

@@ -276,6 +276,10 @@ pub struct SessionSnapshot {
     /// every count).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_tokens: Option<u64>,
+    /// What the session's requests took and cost and how full the model's context is, as every
+    /// frontend's status shows it (the `usage` events after it bring it up to date).
+    #[serde(default)]
+    pub usage: crate::tally::SessionUsage,
     /// The newest event the snapshot includes.
     pub last_event_seq: u64,
 }

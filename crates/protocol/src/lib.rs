@@ -31,6 +31,7 @@ pub mod rewind;
 mod said;
 pub mod session;
 pub mod stream;
+pub mod tally;
 pub mod usage;
 pub mod words;
 
@@ -72,4 +73,5 @@ pub use session::{
     SessionHolder, SessionStatus, TranscriptEntry,
 };
 pub use stream::{Delivery, Numbered};
+pub use tally::SessionUsage;
 pub use usage::{RetryNotice, TokenUsage};

@@ -45,11 +45,24 @@ const DEEPSEEK_V4_FLASH: Price = Price {
     cached_input_per_mtok: Some(0.0028),
 };
 
+/// What a model that answers without a network costs: nothing.
+pub const FREE: Price = Price {
+    input_per_mtok: 0.0,
+    output_per_mtok: 0.0,
+    cached_input_per_mtok: None,
+};
+
+/// Whether the model named `name` answers here, without a network: the demo, a script.
+pub fn offline(name: &str) -> bool {
+    name == "demo" || name.starts_with("script:")
+}
+
 /// The price Retrace knows for a model named `name` (`deepseek-chat`, not `deepseek:deepseek-chat`)
-/// when the config gives none.
+/// when the config gives none: DeepSeek's published ones, and nothing for the demo and a script.
 pub fn default_price(name: &str) -> Option<Price> {
     match name {
         "deepseek-chat" | "deepseek-reasoner" | "deepseek-v4-flash" => Some(DEEPSEEK_V4_FLASH),
+        n if offline(n) => Some(FREE),
         _ => None,
     }
 }
@@ -113,7 +126,9 @@ mod tests {
             Some(DEEPSEEK_V4_FLASH)
         );
         assert_eq!(p.of("openai:gpt-4o"), None);
-        assert_eq!(p.of("demo"), None);
+        // what answers without a network costs nothing, unless the config says otherwise
+        assert_eq!(p.of("demo"), Some(FREE));
+        assert_eq!(p.of("script:/tmp/s.json"), Some(FREE));
         let mine = Price {
             input_per_mtok: 2.5,
             output_per_mtok: 10.0,
@@ -123,6 +138,8 @@ mod tests {
         p.configured.insert("deepseek-chat".into(), mine);
         assert_eq!(p.of("openai:gpt-4o"), Some(mine));
         assert_eq!(p.of("deepseek:deepseek-chat"), Some(mine));
+        p.configured.insert("script:/tmp/s.json".into(), mine);
+        assert_eq!(p.of("script:/tmp/s.json"), Some(mine));
         assert_eq!(model_name("script:/tmp/a:b.json"), "script:/tmp/a:b.json");
     }
 }

@@ -102,8 +102,9 @@ pub struct Conflict {
     pub current_mode: Option<u32>,
 }
 
-/// One file of a plan.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One file of a plan. Sent with `says`, its action in a word for a person
+/// ([`crate::words::file_action`], `said.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct PlanFile {
     /// The workspace path.
     pub path: String,

@@ -51,6 +51,12 @@ pub struct RewindPlan {
     /// names, and show the chosen one's file actions.
     #[serde(default)]
     pub choices: Vec<PlanChoice>,
+    /// Set when nothing conflicts and committing would change nothing at all
+    /// ([`RewindPlan::changes_nothing`]): why, in words ([`crate::words::unchanged_files`]:
+    /// "every file is already as it was"). Frontends say so at once and offer no commit; when
+    /// files conflict, each choice says it of itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unchanged: Option<String>,
 }
 
 impl RewindPlan {
@@ -109,6 +115,31 @@ impl RewindPlan {
     }
 }
 
+impl RewindPlan {
+    /// Says, on the plan and on each of its choices, whether committing it would change nothing
+    /// ([`RewindPlan::changes_nothing`]) and why (`unchanged`), as the controller sends every
+    /// plan: never while an asked-for half is unavailable (then it cannot commit at all).
+    pub fn say_unchanged(&mut self) {
+        let unavailable = self
+            .blockers
+            .iter()
+            .any(|b| matches!(b, PlanBlocker::Unavailable { .. }));
+        let said = |p: &RewindPlan, on: OnConflict| {
+            (!unavailable && p.changes_nothing(on)).then(|| {
+                crate::words::unchanged_files(p.file_actions(on).contains(&FileAction::Skip)).to_string()
+            })
+        };
+        self.unchanged = match self.choices.is_empty() {
+            true => said(self, OnConflict::Refuse),
+            false => None,
+        };
+        let said: Vec<Option<String>> = self.choices.iter().map(|c| said(self, c.on_conflict)).collect();
+        for (c, s) in self.choices.iter_mut().zip(said) {
+            c.unchanged = s;
+        }
+    }
+}
+
 /// One way to commit a plan whose files conflict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanChoice {
@@ -121,10 +152,15 @@ pub struct PlanChoice {
     pub commits: bool,
     /// What it does to each file of the plan, in the plan's order.
     pub files: Vec<ChoiceFile>,
+    /// Set when a commit with it would change nothing at all ([`RewindPlan::changes_nothing`]):
+    /// why, in words ("every file is already as it was or kept as it is").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unchanged: Option<String>,
 }
 
-/// What one choice does to one file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What one choice does to one file. Sent with `says`, the action in a word for a person
+/// ([`crate::words::file_action`], `said.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct ChoiceFile {
     /// The path.
     pub path: String,
@@ -197,6 +233,7 @@ mod tests {
                 label: String::new(),
                 commits,
                 files: Vec::new(),
+                unchanged: None,
             })
             .collect();
         RewindPlan {
@@ -216,6 +253,7 @@ mod tests {
             expires_at: String::new(),
             blockers: Vec::new(),
             choices,
+            unchanged: None,
         }
     }
 
@@ -233,6 +271,8 @@ mod tests {
         let mut p = plan(&[]);
         p.files = vec![file("a", FileAction::Unchanged), file("b", FileAction::Unchanged)];
         assert!(p.changes_nothing(OnConflict::Refuse));
+        p.say_unchanged();
+        assert_eq!(p.unchanged.as_deref(), Some("every file is already as it was"));
         // The conversation still goes back.
         p.scope = RewindScope::Both;
         assert!(!p.changes_nothing(OnConflict::Refuse));
@@ -257,6 +297,7 @@ mod tests {
                     action,
                 },
             ],
+            unchanged: None,
         };
         p.choices = vec![
             choice(OnConflict::Skip, FileAction::Skip),
@@ -264,6 +305,21 @@ mod tests {
         ];
         assert!(p.changes_nothing(OnConflict::Skip));
         assert!(!p.changes_nothing(OnConflict::Overwrite));
+        // … as the plan sent says, each choice of itself
+        p.say_unchanged();
+        let said: Vec<Option<&str>> = p.choices.iter().map(|c| c.unchanged.as_deref()).collect();
+        assert_eq!(
+            said,
+            [Some("every file is already as it was or kept as it is"), None]
+        );
+        assert_eq!(p.unchanged, None);
+        // not while a half is unavailable: that plan cannot commit at all
+        p.blockers.push(PlanBlocker::Unavailable {
+            reason: "not on this head".into(),
+        });
+        p.say_unchanged();
+        assert!(p.choices.iter().all(|c| c.unchanged.is_none()));
+        p.blockers.clear();
         // A choice that commits nothing is refused, not "nothing would change".
         p.choices[0].commits = false;
         assert!(!p.changes_nothing(OnConflict::Skip));

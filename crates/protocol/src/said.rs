@@ -1,11 +1,12 @@
-//! What a frontend is sent in words beside the wire names: a gap and a conflict serialize with
-//! `says`, made by [`crate::words`] when sent, so that no frontend words a reason itself. Sent only:
+//! What a frontend is sent in words beside the wire names: a gap, a conflict and a plan's file
+//! (what a restore does to it) serialize with `says`, made by [`crate::words`] when sent, so that
+//! no frontend words a reason or an action itself. Sent only:
 //! reading ignores `says`, and the session log stores a tool call's gaps without it
 //! ([`stored_gaps`]).
 
 use serde::{Serialize, Serializer};
 
-use crate::{words, Conflict, Gap, GapReason, PlanGap};
+use crate::{words, ChoiceFile, Conflict, FileAction, Gap, GapReason, PlanDiff, PlanFile, PlanGap};
 
 /// A gap as sent: its fields, then `says`.
 #[derive(Serialize)]
@@ -98,6 +99,56 @@ impl Serialize for Conflict {
     }
 }
 
+/// A plan's file as sent: its fields, `says` after its action.
+#[derive(Serialize)]
+struct PlanFileSent<'a> {
+    path: &'a str,
+    action: FileAction,
+    says: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conflict: Option<&'a Conflict>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    on_overwrite: Option<FileAction>,
+    #[serde(flatten)]
+    diff: &'a PlanDiff,
+}
+
+impl Serialize for PlanFile {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        PlanFileSent {
+            path: &self.path,
+            action: self.action,
+            says: words::file_action(self.action),
+            size: self.size,
+            conflict: self.conflict.as_ref(),
+            on_overwrite: self.on_overwrite,
+            diff: &self.diff,
+        }
+        .serialize(s)
+    }
+}
+
+/// What a choice does to a file, as sent: its fields, then `says`.
+#[derive(Serialize)]
+struct ChoiceFileSent<'a> {
+    path: &'a str,
+    action: FileAction,
+    says: &'static str,
+}
+
+impl Serialize for ChoiceFile {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        ChoiceFileSent {
+            path: &self.path,
+            action: self.action,
+            says: words::file_action(self.action),
+        }
+        .serialize(s)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +219,46 @@ mod tests {
         assert_eq!(v["says"], "already absent");
         assert_eq!(v["current_sha256"], serde_json::Value::Null);
         assert_eq!(serde_json::from_value::<Conflict>(v).unwrap(), c);
+    }
+
+    /// The words of a plan's file actions are the terminal UI's and the CLI's, sent so that no
+    /// frontend words them itself ("keep" for a skipped file, "unchanged" for one already as it
+    /// was); reading ignores them.
+    #[test]
+    fn a_plan_file_and_a_choice_file_are_sent_with_their_words() {
+        let f = PlanFile {
+            path: "a.txt".into(),
+            action: FileAction::Skip,
+            size: None,
+            conflict: None,
+            on_overwrite: Some(FileAction::Write),
+            diff: PlanDiff {
+                text: "@@ -1 +1 @@\n-a\n+b\n".into(),
+                added: 1,
+                removed: 1,
+                ..PlanDiff::default()
+            },
+        };
+        let v = serde_json::to_value(&f).unwrap();
+        assert_eq!(
+            (&v["action"], &v["says"], &v["on_overwrite"], &v["added"]),
+            (&json!("skip"), &json!("keep"), &json!("write"), &json!(1)),
+            "{v}"
+        );
+        assert_eq!(serde_json::from_value::<PlanFile>(v).unwrap(), f);
+        for (action, says) in [
+            (FileAction::Write, "write"),
+            (FileAction::Delete, "delete"),
+            (FileAction::Unchanged, "unchanged"),
+            (FileAction::Skip, "keep"),
+        ] {
+            let c = ChoiceFile {
+                path: "b.txt".into(),
+                action,
+            };
+            let v = serde_json::to_value(&c).unwrap();
+            assert_eq!(v["says"], says, "{v}");
+            assert_eq!(serde_json::from_value::<ChoiceFile>(v).unwrap(), c);
+        }
     }
 }

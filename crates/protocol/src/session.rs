@@ -146,7 +146,8 @@ pub struct HeadEntry {
     pub last_activity: Option<String>,
     /// What every frontend calls it: its name when it has one, else what it is and the prompt of
     /// the turn it was made at (`fork before “fix the parser”`, `rewind before “fix the parser”`,
-    /// `summary at “fix the parser”`), else `main` or its kind.
+    /// `summary from “fix the parser”` or `summary up to “fix the parser”`, by the side of the turn
+    /// the summary replaced), else `main` or its kind.
     #[serde(default)]
     pub title: String,
 }
@@ -176,8 +177,13 @@ pub struct SessionStatus {
     pub head_id: HeadId,
     /// What runs now (a turn, or a summary being written), if anything.
     pub running: Option<RunningJob>,
-    /// The model in use (`deepseek:deepseek-chat`, `demo`, …), if one is set up.
+    /// The model in use as every frontend labels it (`deepseek:deepseek-chat`, `demo`,
+    /// `openai:gpt-4o at http://127.0.0.1:8080` with an endpoint of its own), if one is set up.
     pub model: Option<String>,
+    /// The same model as `--model` and a model switch take it and the offered models list it
+    /// (`openai:gpt-4o`, `demo`): without its endpoint. Absent when no model is set up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_spec: Option<String>,
     /// Whether plan mode is on (read tools only; SPEC §7 `set_plan_mode`).
     #[serde(default)]
     pub plan_mode: bool,

@@ -91,8 +91,22 @@ pub(crate) struct Index {
     /// The model each turn ran with (the last `model` line before its `turn` line), when the log
     /// records one.
     pub(crate) turn_models: std::collections::BTreeMap<u64, crate::entry::ModelEntry>,
+    /// Every assistant message whose request the server counted, in log order: its node, the
+    /// model the log recorded last before it (the model of its turn) and the count.
+    pub(crate) counted: Vec<Counted>,
     /// Entries applied (the header not counted).
     pub(crate) entries: u64,
+}
+
+/// A model request the server counted (an assistant message's `usage`).
+#[derive(Debug)]
+pub(crate) struct Counted {
+    /// The message's node.
+    pub(crate) node: usize,
+    /// The spec of the model the log recorded last before it, if any.
+    pub(crate) model: Option<String>,
+    /// What the server counted.
+    pub(crate) usage: retrace_protocol::TokenUsage,
 }
 
 type Check<T> = std::result::Result<T, String>;

@@ -20,7 +20,7 @@ use crate::screens::chat::Chat;
 use crate::screens::picker::Purpose;
 use crate::screens::preview::Revert;
 use crate::screens::Mode;
-use crate::status::{Meter, ModelProblem, StatusInfo};
+use crate::status::{ModelProblem, StatusInfo};
 use crate::transcript::Transcript;
 use crate::view::ScrollLimits;
 
@@ -94,8 +94,6 @@ pub struct App {
     pub(crate) seen_seq: u64,
     /// A new snapshot was asked for and has not come.
     pub(crate) reloading: bool,
-    /// The models' context windows and prices (for the status line and `/status`).
-    pub(crate) meter: Meter,
     /// Why the model asked for cannot answer, until one can (the welcome panel explains it).
     pub(crate) model_problem: Option<ModelProblem>,
     /// A prompt Enter could not send because no model could answer: put back into an empty
@@ -124,20 +122,9 @@ impl App {
             shown_seq: 0,
             seen_seq: 0,
             reloading: false,
-            meter: Meter::default(),
             model_problem: None,
             held_prompt: None,
         }
-    }
-
-    /// What the UI is told about models: their prices and the configured context window.
-    pub fn set_meter(&mut self, meter: Meter) {
-        self.meter = meter;
-    }
-
-    /// The models' prices and context window.
-    pub fn meter(&self) -> &Meter {
-        &self.meter
     }
 
     /// The model asked for cannot answer, and why: the welcome panel says it and what to do,

@@ -46,15 +46,8 @@ impl App {
         // first, whatever turn was shown before.
         let newest = snap.items.iter().filter_map(|i| i.turn).max();
         self.status.turn = newest.max(snap.status.running.map(|r| r.turn));
-        // The context the conversation took, as the log last counted it (a resumed session shows
-        // it before its next turn); none for an empty conversation. Without a count (a summary
-        // head, a model that reports none) the one known stays: a compaction's comes with its
-        // event, before the snapshot it asks for.
-        match (snap.context_tokens, newest) {
-            (Some(tokens), _) => self.status.context_tokens = Some(tokens),
-            (None, None) => self.status.context_tokens = None,
-            (None, Some(_)) => {}
-        }
+        // The session's tally as the controller counts it (the `usage` events after it move it).
+        self.status.usage = snap.usage;
         self.set_head_names(&snap.heads);
         self.approvals.sync(
             snap.pending_approvals
@@ -141,17 +134,9 @@ impl App {
                 self.status.running = true;
                 self.chat.scroll = 0;
             }
-            Event::TurnFinished { ok, error, usage, .. } => {
+            Event::TurnFinished { ok, error, .. } => {
                 self.status.running = false;
                 self.approvals.clear();
-                if let (Some(u), true) = (usage, first) {
-                    self.status.usage = self.status.usage.plus(u);
-                    let model = self.status.model.as_deref().unwrap_or("");
-                    match self.meter.prices.of(model) {
-                        Some(price) => self.status.cost += price.cost(&u),
-                        None => self.status.unpriced = true,
-                    }
-                }
                 if !ok {
                     let text = error.unwrap_or_else(|| "the turn failed".to_string());
                     self.say_in_chat(first, Entry::Error { text });
@@ -185,7 +170,6 @@ impl App {
                 ..
             } => {
                 self.status.head = head_id.to_string();
-                self.status.context_tokens = Some(after_tokens);
                 if first {
                     self.on_compacted_event(automatic, before_tokens, after_tokens);
                 }
@@ -200,16 +184,14 @@ impl App {
             Event::SummaryFinished {
                 ok, head_id, error, ..
             } => self.on_summary_finished(ok, head_id.as_ref().map(|h| h.as_str()), error, first),
-            Event::StepFinished { usage: Some(u), .. } => {
-                self.status.context_tokens = Some(u.prompt_tokens.saturating_add(u.completion_tokens));
-            }
-            // Shown through the items.
+            Event::Usage { usage } => self.status.usage = usage,
+            // Shown through the items (a request's count, through the tally's `usage` event).
             Event::AssistantDelta { .. }
             | Event::ReasoningDelta { .. }
             | Event::ToolCall { .. }
             | Event::ToolResult { .. }
             | Event::CheckpointCaptured { .. }
-            | Event::StepFinished { usage: None, .. }
+            | Event::StepFinished { .. }
             | Event::ItemStarted { .. }
             | Event::ItemUpdated { .. }
             | Event::ItemCompleted { .. }

@@ -57,4 +57,4 @@ pub use error::TuiError;
 pub use run::{run, Ended, RunOptions};
 pub use screens::approval::{Approval, APPROVAL_GUARD};
 pub use screens::{Mode, Screen};
-pub use status::{Meter, ModelProblem, StatusInfo};
+pub use status::{ModelProblem, StatusInfo};

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use crate::app::AppOptions;
 use crate::driver::Driver;
 use crate::error::TuiError;
-use crate::status::{Meter, ModelProblem};
+use crate::status::ModelProblem;
 use crate::terminal::TerminalGuard;
 use crate::view;
 
@@ -37,8 +37,6 @@ pub struct RunOptions {
     pub model: Option<ModelSpec>,
     /// Why the model asked for cannot answer (the first screen explains what to do).
     pub model_problem: Option<ModelProblem>,
-    /// The models' prices and the configured context window (the status line, `/status`).
-    pub meter: Meter,
     /// Whether the conversation is printed to the normal screen after the user quits.
     pub scrollback: bool,
 }
@@ -51,7 +49,6 @@ impl Default for RunOptions {
             first_message: None,
             model: None,
             model_problem: None,
-            meter: Meter::default(),
             scrollback: true,
         }
     }
@@ -68,7 +65,6 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
     if let Some(m) = &opts.first_message {
         ui.app_mut().say(m);
     }
-    ui.app_mut().set_meter(opts.meter.clone());
     ui.app_mut().set_model_problem(opts.model_problem.clone());
 
     let mut guard = TerminalGuard::enter()?;

@@ -62,17 +62,17 @@ impl App {
                 None => "the provider's own endpoint".to_string(),
             };
             rows.push(("endpoint".to_string(), endpoint));
-            let window = self.meter.window(model);
+            let u = &s.usage;
+            let window = u.context_window.unwrap_or_default();
             rows.push((
                 "context".to_string(),
-                match s.context_tokens {
-                    Some(used) => format!(
-                        "{} of the model's {}-token window ({}%)",
+                match (u.context_tokens, u.context_percent) {
+                    (Some(used), Some(percent)) => format!(
+                        "{} of the model's {}-token window ({percent}%)",
                         tokens(used),
                         tokens(window),
-                        used.saturating_mul(100) / window.max(1)
                     ),
-                    None => format!(
+                    _ => format!(
                         "a window of {} tokens; how much of it the conversation takes is measured at the next model request",
                         tokens(window)
                     ),
@@ -88,36 +88,36 @@ impl App {
         rows.push((
             "tokens".to_string(),
             format!(
-                "{} in{cached}, {} out, in the turns since retrace opened this session",
-                tokens(u.prompt_tokens),
-                tokens(u.completion_tokens)
+                "{} in{cached}, {} out, in this session's turns",
+                tokens(u.input_tokens),
+                tokens(u.output_tokens)
             ),
         ));
-        let name = price::model_name(s.model.as_deref().unwrap_or("")).to_string();
-        let cost = match self.meter.prices.of(s.model.as_deref().unwrap_or("")) {
+        let model = s.model.as_deref().unwrap_or("");
+        let name = price::model_name(model).to_string();
+        let cost = match u.price {
+            None if s.model.is_none() => "nothing yet".to_string(),
+            // The offline models answer here, for nothing (unless the config prices them).
+            Some(p) if p == price::FREE && model == "demo" => {
+                "nothing: the demo model answers without a network".to_string()
+            }
+            Some(p) if p == price::FREE && price::offline(&name) => {
+                "nothing: a script answers without a network".to_string()
+            }
             Some(p) => {
                 let cached = p
                     .cached_input_per_mtok
                     .map(|c| format!(", {} cached", per_mtok(c)))
                     .unwrap_or_default();
-                let total = if s.unpriced {
-                    "unknown (an earlier model has no price)".to_string()
-                } else {
-                    dollars(s.cost)
+                let total = match u.cost_usd {
+                    Some(d) => dollars(d),
+                    None => "unknown (an earlier model has no price)".to_string(),
                 };
                 format!(
                     "{total} at {name}'s {} in{cached}, {} out a million tokens",
                     per_mtok(p.input_per_mtok),
                     per_mtok(p.output_per_mtok)
                 )
-            }
-            None if s.model.is_none() => "nothing yet".to_string(),
-            // The offline models answer here, for nothing.
-            None if s.model.as_deref() == Some("demo") => {
-                "nothing: the demo model answers without a network".to_string()
-            }
-            None if s.model.as_deref().is_some_and(|m| m.starts_with("script:")) => {
-                "nothing: a script answers without a network".to_string()
             }
             None => format!("unknown: no price for {name} (the config's [prices.\"{name}\"] sets one)"),
         };

@@ -34,7 +34,7 @@ export const EVENT_TYPES = [
   "item_completed", "item_removed", "tool_call", "tool_result", "checkpoint_captured",
   "step_finished", "turn_finished", "rewound", "undone", "redone", "head_changed", "notice", "error",
   "approval_requested", "approval_resolved", "summary_started", "summary_finished", "compacted",
-  "plan_mode", "lagged",
+  "plan_mode", "usage", "lagged",
 ];
 
 /**

@@ -6,7 +6,7 @@
 import { numberedDiff } from "./changes.js";
 import { fileLink } from "./filelink.js";
 import { count, el, fmtSize } from "./util.js";
-import { beforeTurn, fileActionWords, turnName } from "./words.js";
+import { beforeTurn, turnName } from "./words.js";
 
 /**
  * The buttons of a checkpoint entry's `actions`, in their order, with their labels: `run(action,
@@ -169,7 +169,9 @@ const CHANGES = new Set(["write", "delete"]);
  * - `commit()`: what the commit button does as the user has chosen so far: its `text`, whether it
  *   is `ready` (nothing blocks it, a choice that commits is picked when files conflict, the
  *   confirmation is ticked when the plan needs one) and the commit's fields (`on_conflict`,
- *   `confirm`: true only when the plan needs it and the user ticked it);
+ *   `confirm`: true only when the plan needs it and the user ticked it); `close` when committing
+ *   as chosen would change nothing (the plan's or the picked choice's `unchanged`, said on top):
+ *   the button then reads "Close" and only closes the preview;
  * - `onChange(f)`: calls `f` whenever the user changes a choice.
  *
  * The conflict choices are the plan's `choices`, by their labels, the `preselected` one picked at
@@ -195,6 +197,13 @@ export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
 
   const body = [];
   for (const b of unavailable) body.push(el("p", "warn", `Not available: ${b.reason}`));
+  // a commit that would change nothing (the plan's, or the picked choice's, `unchanged`: why, in
+  // the server's words) is said at once, and the preview only closes
+  const nothing = el("p", "unchanged");
+  nothing.hidden = true;
+  body.push(nothing);
+  /** Why committing as chosen would change nothing, when it would: the picked choice's, else the plan's. */
+  const unchanged = () => (choices.length ? picked?.unchanged : plan.unchanged) ?? null;
   if (plan.scope !== "code") body.push(el("p", null, "The conversation goes back to before this prompt: ", el("q", null, plan.prompt)));
   /** path → the action cell of its row in the file table, and its changes' `show(on)`. */
   const cells = new Map();
@@ -205,7 +214,7 @@ export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
       const t = el("table", "plan-files");
       t.append(el("tr", null, el("th", null, "file"), el("th", null, "action"), el("th", "num", "size"), el("th", null, "changes")));
       for (const f of plan.files) {
-        const cell = el("td", "file-action", fileActionWords(f.action));
+        const cell = el("td", "file-action", f.says ?? f.action);
         const diff = fileDiff(f, loadDiff);
         cells.set(f.path, { cell, show: diff.show });
         const row = el("tr", null, el("td", null, fileLink(f.path)), cell, el("td", "num", f.size == null ? "—" : fmtSize(f.size)), diff.cell);
@@ -217,14 +226,17 @@ export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
       body.push(t);
     }
   }
-  /** The file table's actions and changes: the picked choice's, else the plan's own. */
+  /** The file table's actions (in the server's words) and changes: the picked choice's, else the plan's own. */
   const showActions = () => {
-    const by = new Map((picked?.files ?? plan.files).map((f) => [f.path, f.action]));
+    const by = new Map((picked?.files ?? plan.files).map((f) => [f.path, f]));
     for (const [path, { cell, show }] of cells) {
-      const action = by.get(path) ?? "";
-      cell.textContent = fileActionWords(action);
-      show(CHANGES.has(action));
+      const f = by.get(path);
+      cell.textContent = f ? f.says ?? f.action : "";
+      show(CHANGES.has(f?.action));
     }
+    const why = unchanged();
+    nothing.hidden = !why;
+    nothing.textContent = why ? `Nothing would change: ${why}. Closing this preview restores nothing.` : "";
   };
 
   if (plan.conflicts.length > 0) {
@@ -266,10 +278,11 @@ export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
     title: title ?? `${label} to ${beforeTurn(turn)}`,
     body,
     commit() {
+      if (unchanged()) return { ready: true, text: "Close", close: true, on_conflict: picked?.on_conflict ?? "refuse", confirm: false };
       const choose = choices.length > 0;
       const ready = unavailable.length === 0 && (!choose || !!picked?.commits) && (!needsConfirm || confirmed);
       const text = !choose || !picked ? label : picked.commits ? `${label} — ${picked.label}` : picked.label;
-      return { ready, text, on_conflict: picked?.on_conflict ?? "refuse", confirm: needsConfirm && confirmed };
+      return { ready, text, close: false, on_conflict: picked?.on_conflict ?? "refuse", confirm: needsConfirm && confirmed };
     },
     onChange(f) {
       listeners.push(f);

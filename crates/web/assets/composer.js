@@ -1,8 +1,9 @@
-// The composer: send a prompt, cancel the running turn, plan mode, compact; and the session
-// picker's controls beside it.
+// The composer: send a prompt (queue it while a turn runs: queue.js), cancel the running turn,
+// plan mode, compact; and the session picker's controls beside it.
 import { call, s } from "./api.js";
 import { attempt, banner } from "./banner.js";
-import { setCompactButton, showPlan, setRunning } from "./controls.js";
+import { setCompactButton, showPlan } from "./controls.js";
+import { dropQueued, editQueued, queue, queuedPrompt, sendNow } from "./queue.js";
 import { newSession, openSession, switchTo } from "./sessions.js";
 import { state } from "./state.js";
 import { ui } from "./ui.js";
@@ -11,16 +12,15 @@ import { reload } from "./view.js";
 
 async function send() {
   const prompt = ui.prompt.value;
-  if (!prompt.trim() || state.running || state.held) return;
-  if (!state.sid) await newSession();
-  // running before the request: the turn's events can come before its answer
-  setRunning(true);
-  try {
-    await call("POST", `${s(state.sid)}/messages`, { prompt });
-  } catch (e) {
-    setRunning(false);
-    throw e;
+  if (!prompt.trim() || state.held) return;
+  if (state.running && state.sid) {
+    // sent when the turn ends
+    queue(prompt);
+    ui.prompt.value = "";
+    return;
   }
+  if (!state.sid) await newSession();
+  await sendNow(prompt);
   ui.prompt.value = "";
 }
 
@@ -58,9 +58,16 @@ export function installComposer() {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
       attempt(send);
+    } else if (e.key === "Escape" && queuedPrompt() != null) {
+      e.preventDefault();
+      dropQueued();
+    } else if (e.key === "ArrowUp" && !ui.prompt.value && queuedPrompt() != null) {
+      e.preventDefault();
+      editQueued();
     }
   });
   ui.send.addEventListener("click", () => attempt(send));
+  ui.queue.addEventListener("click", () => attempt(send));
   ui.cancel.addEventListener("click", () => attempt(() => call("POST", `${s(state.sid)}/cancel`, {})));
   ui.newSession.addEventListener("click", () => attempt(newSession));
   ui.select.addEventListener("change", () => attempt(() => openSession(ui.select.value)));

@@ -6,10 +6,16 @@ import { ui } from "./ui.js";
 const PROMPT_HINT = ui.prompt.placeholder;
 const PLAN_HINT = "Ask for a plan… (plan mode: nothing is changed)";
 
+/**
+ * Shows a turn or a summary running (`on`) or not: while it runs, Send gives way to Queue (a
+ * prompt is then queued, queue.js) and Cancel shows.
+ */
 export function setRunning(on) {
   state.running = on;
   ui.cancel.hidden = !on;
   ui.send.disabled = on || !!state.held;
+  ui.send.hidden = on && !state.held;
+  ui.queue.hidden = !on || !!state.held;
   document.body.classList.toggle("running", on);
   setCompactButton();
 }

@@ -2,7 +2,8 @@
 // commit button says what it will do and is enabled only when the preview says the commit can go
 // ahead as chosen (a conflict choice picked, the confirmation ticked); it opens on that button when
 // it is, else on the first choice, else on Cancel. Enter commits, Esc or Cancel closes it and gives
-// the focus back to the action that opened it. A failed commit
+// the focus back to the action that opened it; a preview that would change nothing offers only
+// Close. A failed commit
 // says why inside the dialog.
 import { errorText, showError } from "./banner.js";
 import { returnFocus } from "./transcript.js";
@@ -11,11 +12,17 @@ import { focusFirst } from "./util.js";
 
 const dialog = { opener: null, turn: null, confirm: null, committed: false, busy: false };
 
-/** Shows on the commit button what `preview` would commit now, enabled when it can. */
+/**
+ * Shows on the commit button what `preview` would commit now, enabled when it can; when it would
+ * change nothing, the button only closes the preview ("Close") and Cancel, which would do the
+ * same, is not shown.
+ */
 function showCommit(preview) {
-  const { ready, text } = preview.commit();
+  const { ready, text, close } = preview.commit();
   ui.dialogConfirm.textContent = text;
   ui.dialogConfirm.disabled = !ready;
+  ui.dialogConfirm.dataset.close = close ? "true" : "";
+  ui.dialogCancel.hidden = !!close;
 }
 
 /**
@@ -80,6 +87,7 @@ export function installDialog() {
   ui.dialogForm.addEventListener("submit", (e) => {
     if (e.submitter === ui.dialogCancel) return; // method="dialog": closes it
     e.preventDefault();
+    if (ui.dialogConfirm.dataset.close) return ui.dialog.close(); // nothing would change: nothing to commit
     if (ui.dialogConfirm.disabled || dialog.busy || !dialog.confirm) return;
     dialog.busy = true;
     dialog.confirm().catch((err) => {

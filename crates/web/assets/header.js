@@ -1,6 +1,8 @@
 // The header's row: the model (a select of the models one can choose, `GET /api/models`; a choice
 // switches the open session's model, `POST …/{id}/model`), the workspace and its git branch (the
-// session's status, or the server's workspace before any session). On a phone the closed select
+// session's status, or the server's workspace before any session); and the status line under the
+// prompt, as the terminal UI's: the model · context · tokens · cost, the session's tally in the
+// controller's words (its snapshot's `usage`, then each `usage` event's). On a phone the closed select
 // shows the model's short name on a face of its own (style.css), whole; its title and its opened
 // list name each model in full.
 import { call, s } from "./api.js";
@@ -34,9 +36,10 @@ export async function loadHeader() {
 /** Shows a session's status in the header: its model selected, its workspace and branch. */
 export function showStatus(status) {
   state.status = status;
+  // the model's label (with its endpoint: "openai:m at URL") and the same model as the list
+  // names it ("openai:m"): the status carries both
   const current = status?.model ?? null;
-  // the session's model names its endpoint ("openai:m at URL"): the one listed without it is it
-  const bare = current?.split(" at ")[0] ?? null;
+  const bare = current ? status?.model_spec ?? current : null;
   const models = [...choices.models];
   if (bare && !models.includes(bare)) models.unshift(bare);
   // a model that cannot answer here (no API key) is shown so, and cannot be picked
@@ -62,6 +65,28 @@ export function showStatus(status) {
   ui.branch.textContent = status?.branch ?? "";
   ui.branch.hidden = !status?.branch;
   ui.branch.title = status?.branch ? `git branch ${status.branch}` : "";
+  showLine();
+}
+
+/**
+ * Shows the session's tally (`usage`, a snapshot's or a `usage` event's; null: none yet) on the
+ * status line.
+ */
+export function showUsage(usage) {
+  state.usage = usage ?? null;
+  showLine();
+}
+
+/**
+ * The status line: the model by its short name (its title names it in full), then the tally's
+ * words ("21% context", "1.2k in 300 out", "$0.0018").
+ */
+function showLine() {
+  const status = state.status;
+  const model = status?.model ? shortModel(status.model_spec ?? status.model) : null;
+  const said = state.usage?.says ?? [];
+  ui.usage.textContent = model || said.length ? [model ?? "no model", ...said].join(" · ") : "";
+  ui.usage.title = status?.model ? `Model: ${status.model}` : "";
 }
 
 /** What follows a tool's name, as every frontend says it (`McpToolInfo::mark`). */
@@ -106,12 +131,12 @@ export async function loadMcp(id) {
 }
 
 /**
- * A model as the phone's header names it, short: without its endpoint (" at URL"), its provider
- * ("deepseek:deepseek-chat" → "deepseek-chat") or a script's folder ("script:/tmp/s.json" →
- * "s.json"); "demo" as it is.
+ * A model (as the offered list names it) as the phone's header names it, short: without its
+ * provider ("deepseek:deepseek-chat" → "deepseek-chat") or a script's folder ("script:/tmp/s.json"
+ * → "s.json"); "demo" as it is.
  */
 export function shortModel(spec) {
-  const m = String(spec ?? "").split(" at ")[0];
+  const m = String(spec ?? "");
   const colon = m.indexOf(":");
   if (colon < 0) return m;
   const name = m.slice(colon + 1);
@@ -131,13 +156,13 @@ function option(value, text) {
 
 /** Switches the open session to `model` (or starts a session with it); the select follows. */
 async function choose(model) {
-  const before = state.status?.model ?? "";
+  const before = state.status?.model ? state.status.model_spec ?? state.status.model : "";
   try {
     if (state.held) throw new Error("This session is open in another Retrace: its model cannot be changed here.");
     if (!state.sid) return await startWith(model);
     showStatus({ ...state.status, ...(await call("POST", `${s(state.sid)}/model`, { model })) });
   } catch (e) {
-    ui.model.value = before.split(" at ")[0];
+    ui.model.value = before;
     showFace();
     throw e;
   }

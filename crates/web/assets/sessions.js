@@ -2,7 +2,9 @@
 // picker's list is picker.js's.
 import { call } from "./api.js";
 import { hideBanner } from "./banner.js";
+import { showUsage } from "./header.js";
 import { loadSessions } from "./picker.js";
+import { clearQueue } from "./queue.js";
 import { state } from "./state.js";
 import { ui } from "./ui.js";
 import { reload, stopEvents } from "./view.js";
@@ -11,7 +13,9 @@ export async function openSession(id) {
   state.sid = id;
   state.entries = new Map();
   stopEvents();
-  ui.usage.textContent = "";
+  showUsage(null);
+  clearQueue();
+  ui.activity.textContent = "";
   hideBanner();
   ui.select.value = id;
   const url = new URL(location.href);

@@ -5,6 +5,7 @@ import { ItemList } from "./items.js";
 export const state = {
   sid: null,
   status: null, // the open session's status (its model, workspace and branch), from its snapshot
+  usage: null, // the open session's tally (its snapshot's, then its `usage` events'): tokens, cost, context
   items: new ItemList(), // the session's items: the last snapshot's, changed by the events since
   entries: new Map(), // turn → its checkpoint entry (`GET …/checkpoints`): what each turn offers
   events: null, // the event stream (an EventSource), after the snapshot's `last_event_seq`

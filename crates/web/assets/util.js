@@ -46,10 +46,6 @@ export function fmtTokens(n) {
   return n >= 10000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
 }
 
-export function usageText(u) {
-  return `${u.prompt_tokens} in · ${u.completion_tokens} out · ${u.total_tokens} tokens`;
-}
-
 /** `n` of `what`, with its plural: "1 turn", "0 files", "2 matches" (as the CLI's words). */
 export function count(n, what) {
   if (n === 1) return `1 ${what}`;

@@ -14,7 +14,7 @@ import { showApprovals } from "./approvals.js";
 import { attempt, banner, errorText, hideBanner, say, showError } from "./banner.js";
 import { setHeld, setRunning, showPlan } from "./controls.js";
 import { readEntries } from "./entries.js";
-import { loadMcp, showStatus } from "./header.js";
+import { loadMcp, showStatus, showUsage } from "./header.js";
 import { ItemList } from "./items.js";
 import { onEvent } from "./live.js";
 import { state } from "./state.js";
@@ -95,10 +95,11 @@ async function loadOnce() {
   const holder = snap.status.held_by ?? null;
   const wasHeld = heldId === id;
   const after = snap.last_event_seq;
-  // what came up to the snapshot is in it, but for what the page only says (a banner, the usage)
+  // what came up to the snapshot is in it, but for what the page only says (a banner, a notice)
   const held = (seq) => seq != null && seq <= after;
   for (const [type, , data] of came.filter(([, seq]) => held(seq))) onEvent(type, data).catch(showError);
   showStatus(snap.status);
+  showUsage(snap.usage);
   if (!holder) loadMcp(id);
   state.items = new ItemList(snap.items);
   renderItems(state.items.items());

@@ -1,7 +1,7 @@
-// The page's plain words: a turn a restore lands before, what a restore does to a file, a session
-// as the picker names it. Why a file conflicts and what was not tracked come in words in the
-// answers (each conflict's and gap's `says`, the controller's words for every frontend); the
-// answers decide all of it. Touches no page when imported (unit tests).
+// The page's plain words: a turn a restore lands before, a session as the picker names it. Why a
+// file conflicts, what was not tracked and what a restore does to a file come in words in the
+// answers (each conflict's, gap's and plan file's `says`, the controller's words for every
+// frontend); the answers decide all of it. Touches no page when imported (unit tests).
 import { ago, count } from "./util.js";
 
 /** Turn `n` as the page names it ("turn 3"). */
@@ -12,11 +12,6 @@ export function turnName(n) {
 /** Where a restore of turn `n` lands: "before turn 3". */
 export function beforeTurn(n) {
   return `before ${turnName(n)}`;
-}
-
-/** What a restore does to a file (a plan file's `action`), in words. */
-export function fileActionWords(action) {
-  return { write: "write", delete: "delete", skip: "skip (keep as it is)", unchanged: "already as it was" }[action] ?? action;
 }
 
 /** The most characters of a first prompt a session's name shows. */

@@ -67,6 +67,7 @@ pub const FILES: &[(&str, Asset)] = &[
     embed!("messages.js", JS),
     embed!("rewind.js", JS),
     embed!("picker.js", JS),
+    embed!("queue.js", JS),
     embed!("results.js", JS),
     embed!("sessions.js", JS),
     embed!("state.js", JS),

@@ -282,12 +282,16 @@ fn mcp_line(name: &str, c: &McpServerConfig) -> String {
 
 /// A model's price in words, and where it comes from.
 fn price_line(price: Option<&Price>, configured: bool, name: &str) -> String {
+    let offline = retrace_protocol::price::offline(name);
     let name = shown_path(name);
     let Some(p) = price else {
         return format!(
             "unknown: costs are not shown (`[prices.\"{name}\"]` sets input_per_mtok and output_per_mtok)"
         );
     };
+    if !configured && offline {
+        return format!("nothing: it answers without a network (`[prices.\"{name}\"]` sets a price)");
+    }
     let cached = p
         .cached_input_per_mtok
         .map(|c| format!(", ${c} cached in"))
@@ -321,6 +325,32 @@ mod tests {
         assert_eq!(shown_url("http://127.0.0.1:9/mcp"), "http://127.0.0.1:9/mcp");
         assert_eq!(shown_url("http://host"), "http://host");
         assert_eq!(shown_url("http://host#frag"), "http://host?…");
+    }
+
+    /// The demo and a script cost nothing unless the config prices them; DeepSeek's price is
+    /// the published one; another model's is unknown.
+    #[test]
+    fn a_price_says_where_it_comes_from() {
+        let prices = Prices::default();
+        let line = |name: &str| price_line(prices.of(name).as_ref(), false, name);
+        assert!(
+            line("demo").starts_with("nothing: it answers without a network"),
+            "{}",
+            line("demo")
+        );
+        assert!(
+            line("script:/a.json").starts_with("nothing:"),
+            "{}",
+            line("script:/a.json")
+        );
+        assert!(line("deepseek-chat").contains("DeepSeek's published price"));
+        assert!(line("gpt-4o").starts_with("unknown"));
+        let mine = Price {
+            input_per_mtok: 1.0,
+            output_per_mtok: 2.0,
+            cached_input_per_mtok: None,
+        };
+        assert!(price_line(Some(&mine), true, "script:/a.json").starts_with("$1 in, $2 out"));
     }
 
     #[test]

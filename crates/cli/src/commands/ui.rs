@@ -5,8 +5,8 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use retrace_control::Service;
-use retrace_protocol::{BashPolicy, ModelSpec, Prices};
-use retrace_tui::{Meter, ModelProblem, RunOptions, TuiError};
+use retrace_protocol::{BashPolicy, ModelSpec};
+use retrace_tui::{ModelProblem, RunOptions, TuiError};
 
 use super::args::{ModelArgs, SessionArgs};
 use crate::common::{load_config, service_options, with_service};
@@ -84,7 +84,6 @@ pub fn run(a: UiArgs) -> CmdResult {
         };
         let mut run = RunOptions {
             model: Some(spec.clone()),
-            meter: meter(&cfg),
             ..RunOptions::default()
         };
         run.first_message = notice;
@@ -143,16 +142,6 @@ fn missing_key(spec: &ModelSpec) -> Option<String> {
         .filter(|v| !v.is_empty())?;
     let set = crate::common::env(&var).is_some_and(|k| !k.trim().is_empty());
     (!set).then_some(var)
-}
-
-/// The prices and the context window the config gives the UI's status line.
-pub fn meter(cfg: &crate::config::Config) -> Meter {
-    Meter {
-        prices: Prices {
-            configured: cfg.prices.clone(),
-        },
-        context_window: cfg.model.context_window,
-    }
 }
 
 /// `retrace demo` on a terminal: the UI on a scratch workspace with the demo model.

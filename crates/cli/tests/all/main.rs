@@ -43,3 +43,4 @@ mod tui_input_cli;
 mod tui_trial_cli;
 mod web_cli;
 mod web_held_cli;
+mod web_status_cli;

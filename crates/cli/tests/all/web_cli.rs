@@ -161,15 +161,23 @@ impl Serve {
     }
 
     /// As [`Serve::start`], with `config` as its config file.
-    fn start_with_config(responses: Value, config: Option<&str>) -> Serve {
+    pub(crate) fn start_with_config(responses: Value, config: Option<&str>) -> Serve {
+        Serve::start_with_config_for(responses, |_| config.map(str::to_string))
+    }
+
+    /// As [`Serve::start`], with the config file `config` writes for the script model's file.
+    pub(crate) fn start_with_config_for(
+        responses: Value,
+        config: impl FnOnce(&Path) -> Option<String>,
+    ) -> Serve {
         let tmp = tempfile::tempdir().unwrap();
-        if let Some(text) = config {
+        let script = tmp.path().join("script.json");
+        if let Some(text) = config(&script) {
             std::fs::create_dir_all(tmp.path().join("xdg/retrace")).unwrap();
             std::fs::write(tmp.path().join("xdg/retrace/config.toml"), text).unwrap();
         }
         let ws = tmp.path().join("ws");
         std::fs::create_dir(&ws).unwrap();
-        let script = tmp.path().join("script.json");
         write_script(&script, &responses);
         let (child, url) = spawn_serve(tmp.path(), &ws, &script, 0);
         Serve {

@@ -73,11 +73,14 @@ impl Actor {
         spec: Option<ModelSpec>,
         factory: AgentFactory,
     ) -> Actor {
+        let mut core = core;
+        let spec = agent.as_ref().and(spec);
+        core.use_model(spec.clone(), false);
         Actor {
             core: Arc::new(Mutex::new(core)),
             shared,
             model: agent.as_ref().map(Agent::model_name),
-            spec: agent.as_ref().and(spec),
+            spec,
             mcp: agent.as_ref().and_then(|a| a.mcp().cloned()),
             agent,
             factory,
@@ -147,6 +150,7 @@ impl Actor {
                 // stays usable.
                 self.model = None;
                 self.spec = None;
+                self.core().use_model(None, true);
                 if let Some(RunningJob {
                     kind: JobKind::Turn,
                     turn,
@@ -227,6 +231,8 @@ impl Actor {
         self.model = Some(agent.model_name());
         self.spec = Some(spec.clone());
         self.agent = Some(agent);
+        // Its price and window: the tally says them.
+        self.core().use_model(Some(spec.clone()), true);
         Ok(())
     }
 
@@ -241,7 +247,11 @@ impl Actor {
     }
 
     fn status_of(&self, core: &Core) -> SessionStatus {
-        core.status(self.shared.running().map(|r| r.job), self.model.clone())
+        core.status(
+            self.shared.running().map(|r| r.job),
+            self.model.clone(),
+            self.spec.as_ref(),
+        )
     }
 
     /// The session at one instant: its status, the selected head's items (with the answer being

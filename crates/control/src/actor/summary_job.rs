@@ -96,15 +96,20 @@ impl Actor {
             .await
             .map_err(Into::into);
             if let (Some(before), Ok(made)) = (compaction, &out) {
-                let after = lock(&core).history(&made.head_id).map(|h| history_tokens(&h));
+                let mut core = lock(&core);
+                let after = core
+                    .history(&made.head_id)
+                    .map(|h| history_tokens(&h))
+                    .unwrap_or(0);
                 shared.bus.publish(Event::Compacted {
                     head_id: made.head_id.clone(),
                     from_head,
                     turn,
                     automatic: false,
                     before_tokens: before,
-                    after_tokens: after.unwrap_or(0),
+                    after_tokens: after,
                 });
+                core.compacted(made.head_id.clone(), after);
             }
             sync_session_id(&core, &shared);
             shared.mark_finishing();

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use retrace_checkpoint::CheckpointStore;
 use retrace_protocol::{
     CheckpointListing, Event, HeadEntry, HeadId, Item, ItemBody, ModelSpec, PendingApproval, RetentionLimits,
-    RunningJob, SessionId, SessionSnapshot, SessionStatus, TranscriptEntry,
+    RunningJob, SessionId, SessionSnapshot, SessionStatus, SessionUsage, TranscriptEntry,
 };
 use retrace_session::Session;
 
@@ -25,6 +25,7 @@ use crate::bus::EventBus;
 use crate::error::Result;
 use crate::items::LiveTurn;
 use crate::paths::DataRoot;
+use crate::tally::Tally;
 use crate::view::{checkpoints_for, heads_of, listing, log_problems, sound, transcript_of};
 
 mod compaction;
@@ -71,6 +72,8 @@ pub(crate) struct Core {
     /// The git backend's store while its first look (a full walk) runs in the background, from
     /// the session's opening: the first shell command waits for it.
     git_first: Option<std::thread::JoinHandle<Result<git::GitBackend>>>,
+    /// What the session's tally needs besides the log (prices, the model in use).
+    tally: Tally,
 }
 
 impl Core {
@@ -104,13 +107,20 @@ impl Core {
         })
     }
 
-    /// What the session is doing, given the job running now and the model in use.
-    pub(crate) fn status(&self, running: Option<RunningJob>, model: Option<String>) -> SessionStatus {
+    /// What the session is doing, given the job running now and the model in use (its label and
+    /// its spec).
+    pub(crate) fn status(
+        &self,
+        running: Option<RunningJob>,
+        model: Option<String>,
+        spec: Option<&ModelSpec>,
+    ) -> SessionStatus {
         SessionStatus {
             session_id: self.session.id().clone(),
             workspace: self.workspace.to_string_lossy().into_owned(),
             head_id: self.session.selected().clone(),
             running,
+            model_spec: model.as_ref().and(spec).map(ModelSpec::to_string),
             model,
             plan_mode: self.session.plan_mode(),
             backend: self.session.backend(),
@@ -142,12 +152,47 @@ impl Core {
         Ok(SessionSnapshot {
             last_event_seq: status.last_event_seq,
             heads: heads_of(&self.session),
+            usage: self.tally.usage(&self.session, &head)?,
             head_id: head,
             items,
             pending_approvals,
             context_tokens,
             status,
         })
+    }
+
+    /// What the session's tally needs besides the log, given once when it opens.
+    pub(crate) fn set_tally(&mut self, tally: Tally) {
+        self.tally = tally;
+    }
+
+    /// The model in use from now (`None`: none): its price and window count in the tally,
+    /// which the frontends are told when `tell`.
+    pub(crate) fn use_model(&mut self, model: Option<ModelSpec>, tell: bool) {
+        self.tally.use_model(model);
+        if tell {
+            self.publish_usage();
+        }
+    }
+
+    /// The session's tally, its selected head's context (what every frontend's status shows).
+    pub(crate) fn usage(&self) -> Result<SessionUsage> {
+        self.tally.usage(&self.session, self.session.selected())
+    }
+
+    /// Tells the frontends the session's tally (after a counted request, a compaction, a model
+    /// switch); when the log cannot say, the next snapshot will.
+    pub(crate) fn publish_usage(&self) {
+        if let Ok(usage) = self.usage() {
+            self.bus.publish(Event::Usage { usage });
+        }
+    }
+
+    /// A compaction made `head`, estimating its conversation at `tokens`: its context until a
+    /// request on it is counted. The frontends are told.
+    pub(crate) fn compacted(&mut self, head: HeadId, tokens: u64) {
+        self.tally.compacted(head, tokens);
+        self.publish_usage();
     }
 
     /// Records the model the next turn runs with in the log (written only when it changed; an old

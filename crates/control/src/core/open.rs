@@ -236,6 +236,7 @@ impl Core {
             git: None,
             git_ws: None,
             git_first: None,
+            tally: crate::tally::Tally::default(),
         })
     }
 

@@ -179,12 +179,15 @@ impl Core {
                 .unwrap_or_default(),
             blockers,
             choices: d.code.as_ref().map(|c| c.choices()).unwrap_or_default(),
+            unchanged: None,
         };
         if d.plan_for == PlanFor::Revert {
             // A revert is one file: skipping it is restoring nothing, which is cancelling, and
             // its commit says only refuse or overwrite. Every frontend offers what is left.
             plan.choices.retain(|c| c.on_conflict != OnConflict::Skip);
         }
+        // What would change nothing says so, for every frontend.
+        plan.say_unchanged();
         if self.plans.len() >= MAX_PLANS {
             let oldest = self
                 .plans

@@ -80,6 +80,21 @@ impl Core {
                     item: stored_checkpoint(&self.store, turn),
                 });
             }
+            Event::StepFinished { usage: Some(_), .. } => {
+                // The request's count is in the log (its answer was written first): the tally
+                // moves.
+                bus.publish(event);
+                self.publish_usage();
+            }
+            Event::Compacted {
+                ref head_id,
+                after_tokens,
+                ..
+            } => {
+                let head = head_id.clone();
+                bus.publish(event);
+                self.compacted(head, after_tokens);
+            }
             other => bus.publish(other),
         }
     }

@@ -164,7 +164,12 @@ impl Service {
     /// Session `id` opened for reading only: no lease, nothing written, works while another
     /// process writes it.
     pub fn reader(&self, id: &str) -> std::result::Result<SessionReader, Error> {
-        Ok(SessionReader::open(&self.inner.data, id)?)
+        let mut reader = SessionReader::open(&self.inner.data, id)?;
+        // Its tally at this service's prices, with the model its log records.
+        let mut tally = crate::tally::Tally::of(&self.inner.opts);
+        tally.use_model(reader.recorded_model());
+        reader.tally = tally;
+        Ok(reader)
     }
 
     /// A new session on `workspace`. Its model (the service's) is opened first, so a missing key
@@ -366,6 +371,8 @@ impl Service {
         agent: Option<Agent>,
         spec: Option<ModelSpec>,
     ) -> SessionHandle {
+        let mut core = core;
+        core.set_tally(crate::tally::Tally::of(&self.inner.opts));
         let shared = Arc::new(Shared::new(
             bus,
             core.workspace().to_path_buf(),

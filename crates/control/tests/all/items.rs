@@ -494,14 +494,30 @@ fn a_model_note_follows_the_head_not_the_log() {
 }
 
 /// A summary says what it stands for by the side of its turn it replaced: from turn 0 on (where
-/// it opens the conversation) the turns from there, up to a turn the earlier conversation.
+/// it opens the conversation) the turns from there, up to a turn the earlier conversation; and
+/// its head is titled so, by the prompt of the turn it was made at, for every frontend.
 #[test]
 fn a_summary_is_labelled_by_the_side_it_replaced() {
     use retrace_protocol::{SummarizeDirection, SummarizeRequest};
-    for (turn, direction, label) in [
-        (0, SummarizeDirection::From, "The turns from here on, summarized:"),
-        (1, SummarizeDirection::From, "The turns from here on, summarized:"),
-        (1, SummarizeDirection::UpTo, "Earlier conversation summarized:"),
+    for (turn, direction, label, title) in [
+        (
+            0,
+            SummarizeDirection::From,
+            "The turns from here on, summarized:",
+            "summary from “zero”",
+        ),
+        (
+            1,
+            SummarizeDirection::From,
+            "The turns from here on, summarized:",
+            "summary from “one”",
+        ),
+        (
+            1,
+            SummarizeDirection::UpTo,
+            "Earlier conversation summarized:",
+            "summary up to “one”",
+        ),
     ] {
         let w = World::new();
         let h = w.open();
@@ -524,5 +540,7 @@ fn a_summary_is_labelled_by_the_side_it_replaced() {
             })
             .collect();
         assert_eq!(notes, [format!("{label}\nthe summary")], "{turn} {direction:?}");
+        let selected = snap.heads.iter().find(|x| x.selected).unwrap();
+        assert_eq!(selected.title, title, "{turn} {direction:?}");
     }
 }

@@ -13,3 +13,4 @@ mod redo;
 mod rewind;
 mod rewind_model;
 mod service;
+mod tally;

@@ -434,7 +434,8 @@ fn code_rewind_plan_and_note() {
 
 /// A code restore that changes nothing offers no undo of its own, whether every file was already
 /// as it was or its one conflicted file was kept; the restore before it stays the one undo takes
-/// back. A conflicted plan opens on keeping the file when that commits.
+/// back. A conflicted plan opens on keeping the file when that commits. Each plan says, for
+/// every frontend, when committing it (or one of its choices) would change nothing, and why.
 #[test]
 fn a_restore_that_changes_nothing_offers_no_undo() {
     let w = World::new();
@@ -442,6 +443,7 @@ fn a_restore_that_changes_nothing_offers_no_undo() {
     w.turn(&h, "zero", vec![write("a.txt", "a0\n")]);
     w.turn(&h, "one", vec![write("a.txt", "a1\n")]);
     let plan = prepare(&w, &h, 1, RewindScope::Code);
+    assert_eq!(plan.unchanged, None, "{plan:?}");
     let first = commit(&w, &h, &plan.plan_id, OnConflict::Refuse, true).unwrap();
     assert!(
         first.transaction_id.is_some() && first.undo_available,
@@ -455,6 +457,10 @@ fn a_restore_that_changes_nothing_offers_no_undo() {
         "{plan:?}"
     );
     assert_eq!(plan.preselected(), None);
+    assert_eq!(plan.unchanged.as_deref(), Some("every file is already as it was"));
+    // … the conversation would still go back
+    let both = prepare(&w, &h, 1, RewindScope::Both);
+    assert_eq!(both.unchanged, None, "{both:?}");
     let again = commit(&w, &h, &plan.plan_id, OnConflict::Refuse, true).unwrap();
     assert!(
         again.files_written.is_empty() && again.transaction_id.is_none(),
@@ -466,6 +472,23 @@ fn a_restore_that_changes_nothing_offers_no_undo() {
     w.put("a.txt", b"mine\n");
     let plan = prepare(&w, &h, 1, RewindScope::Code);
     assert_eq!(plan.preselected(), Some(OnConflict::Skip), "{plan:?}");
+    let said: Vec<(OnConflict, Option<&str>)> = plan
+        .choices
+        .iter()
+        .map(|c| (c.on_conflict, c.unchanged.as_deref()))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            (OnConflict::Refuse, None),
+            (
+                OnConflict::Skip,
+                Some("every file is already as it was or kept as it is")
+            ),
+            (OnConflict::Overwrite, None),
+        ]
+    );
+    assert_eq!(plan.unchanged, None);
     let kept = commit(&w, &h, &plan.plan_id, OnConflict::Skip, true).unwrap();
     assert!(
         kept.files_written.is_empty() && kept.transaction_id.is_none(),

@@ -154,7 +154,7 @@ fn a_plan_file_carries_its_diff_flat_and_older_json_still_reads() {
     let v = serde_json::to_value(&f).unwrap();
     assert_eq!(
         v,
-        json!({"path": "a.txt", "action": "write", "size": 3,
+        json!({"path": "a.txt", "action": "write", "says": "write", "size": 3,
                "diff": "@@ -1 +1 @@\n-a\n+b\n", "added": 1, "removed": 1, "binary": false})
     );
     assert_eq!(serde_json::from_value::<PlanFile>(v).unwrap(), f);

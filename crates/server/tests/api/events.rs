@@ -234,3 +234,43 @@ async fn a_snapshot_and_the_events_after_it_give_the_next_snapshot() {
     assert_eq!(status, 400, "{bad}");
     live.stop().await;
 }
+
+/// The session's tally goes out as a `usage` event after each counted request, and in the
+/// snapshot: the figures and the words every status line shows (a script costs nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tally_is_an_event_and_in_the_snapshot() {
+    let live = Live::start(vec![
+        json!({"content": "counted", "usage": {"prompt_tokens": 1200, "completion_tokens": 300}}),
+    ])
+    .await;
+    let id = live.create().await;
+    let mut s = subscribe(&live, &id, None).await;
+    send(&live, &id, "one").await;
+    let frames = s.until_turn_finished().await;
+    check_framing(&frames);
+    let usage = frames
+        .iter()
+        .find(|f| f.event.as_deref() == Some("usage"))
+        .map(|f| serde_json::from_str::<Value>(&f.data).unwrap()["usage"].clone())
+        .unwrap_or_else(|| panic!("no usage event: {frames:?}"));
+    assert_eq!(
+        (
+            &usage["input_tokens"],
+            &usage["output_tokens"],
+            &usage["cost_usd"]
+        ),
+        (&json!(1200), &json!(300), &json!(0.0)),
+        "{usage}"
+    );
+    assert_eq!(usage["context_tokens"], 1500, "{usage}");
+    let says = usage["says"].as_array().unwrap();
+    assert_eq!(says.len(), 3, "{usage}");
+    assert!(says[0].as_str().unwrap().ends_with("% context"), "{usage}");
+    assert_eq!(
+        (&says[1], &says[2]),
+        (&json!("1.2k in 300 out"), &json!("$0.0000"))
+    );
+    let (_, snap) = Live::json(live.get(&format!("/api/sessions/{id}?include=items"))).await;
+    assert_eq!(snap["usage"], usage, "{snap}");
+    live.stop().await;
+}

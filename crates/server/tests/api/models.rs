@@ -71,3 +71,30 @@ async fn the_status_and_the_snapshot_say_the_workspaces_branch() {
         .await;
     assert_eq!(st["branch"], "feature", "{st}");
 }
+
+/// A model with an endpoint of its own is labelled with it ("openai:m at URL"); the status names
+/// it beside as the offered models list it, so the page matches the two without reading labels.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_names_the_model_as_the_offered_list_does() {
+    let mut spec = retrace_protocol::ModelSpec::new(retrace_protocol::Provider::OpenAi, "local-model");
+    spec.base_url = Some("http://127.0.0.1:9/v1".into());
+    spec.api_key_env = Some(String::new());
+    let env = Env::with_model(spec);
+    let (_, m) = env.get("/api/models").await;
+    assert_eq!(m["default"], "openai:local-model", "{m}");
+    let id = env.create().await;
+    let (_, st) = env.get(&format!("/api/sessions/{id}")).await;
+    assert_eq!(st["model"], "openai:local-model at http://127.0.0.1:9/v1", "{st}");
+    assert_eq!(st["model_spec"], "openai:local-model", "{st}");
+    assert!(m["models"].as_array().unwrap().contains(&st["model_spec"]), "{m}");
+    let (_, snap) = env.get(&format!("/api/sessions/{id}?include=items")).await;
+    assert_eq!(snap["status"]["model_spec"], "openai:local-model", "{snap}");
+    let (_, st) = env
+        .post(&format!("/api/sessions/{id}/model"), json!({"model": "demo"}))
+        .await;
+    assert_eq!(
+        (&st["model"], &st["model_spec"]),
+        (&json!("demo"), &json!("demo")),
+        "{st}"
+    );
+}

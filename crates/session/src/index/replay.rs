@@ -13,7 +13,17 @@ impl Index {
     pub(crate) fn apply(&mut self, entry: Entry) -> Check<()> {
         match entry {
             Entry::Session(_) => return Err("a second `session` header".to_string()),
-            Entry::Message(e) => self.apply_message(e)?,
+            Entry::Message(e) => {
+                let usage = e.usage.filter(|_| e.role == Role::Assistant);
+                self.apply_message(e)?;
+                if let Some(usage) = usage {
+                    self.counted.push(super::Counted {
+                        node: self.nodes.len() - 1,
+                        model: self.model.as_ref().map(|m| m.spec.clone()),
+                        usage,
+                    });
+                }
+            }
             Entry::Note(e) => self.apply_note(e)?,
             Entry::Turn(e) => {
                 let turn = e.turn;

@@ -182,6 +182,7 @@ pub fn snapshot() -> SessionSnapshot {
             head_id: HeadId::main(),
             running: None,
             model: Some("demo".into()),
+            model_spec: Some("demo".into()),
             plan_mode: false,
             backend: Default::default(),
             last_event_seq: 0,
@@ -191,6 +192,7 @@ pub fn snapshot() -> SessionSnapshot {
         head_id: HeadId::main(),
         pending_approvals: Vec::new(),
         context_tokens: None,
+        usage: Default::default(),
         last_event_seq: 0,
     }
 }

@@ -1,6 +1,7 @@
 //! The status line, one row under the input box: `PLAN` when plan mode is on, then what runs, the
-//! model, how much of its context window the conversation takes, the tokens of this UI's turns
-//! and what they cost (when the model's price is known), the turn, and the head when it is not
+//! model, how much of its context window the conversation takes, the tokens of the session's
+//! turns and what they cost (when the model's price is known: the controller's tally, in its
+//! words), the turn, and the head when it is not
 //! the main one. What does not fit is shortened or left out, never silently: a long model's name
 //! is cut in its middle first, then the head and the turn are left out, then the cost, the tokens
 //! and the context; a line that left something out ends in "…". The session id, the workspace and the log are in `/status`.
@@ -13,7 +14,6 @@ use unicode_width::UnicodeWidthStr;
 
 use crate::app::App;
 use crate::escape;
-use crate::status::{dollars, tokens};
 use crate::view::wrap::fit;
 use crate::view::Theme;
 
@@ -49,22 +49,8 @@ fn parts(app: &App) -> Parts {
     if s.compacting {
         now.push("compacting".to_string());
     }
-    let mut kept = Vec::new();
-    if let (Some(used), Some(model)) = (s.context_tokens, s.model.as_deref()) {
-        let window = app.meter().window(model).max(1);
-        let percent = (used.saturating_mul(100) / window).min(999);
-        kept.push(format!("{percent}% context"));
-    }
-    if s.usage.prompt_tokens > 0 || s.usage.completion_tokens > 0 {
-        kept.push(format!(
-            "{} in {} out",
-            tokens(s.usage.prompt_tokens),
-            tokens(s.usage.completion_tokens)
-        ));
-        if !s.unpriced {
-            kept.push(dollars(s.cost));
-        }
-    }
+    // The session's tally in the controller's words: context, tokens, cost (each when known).
+    let kept = s.usage.says.clone();
     let mut extra = Vec::new();
     if let Some(turn) = s.turn {
         extra.push(format!("turn {turn}"));

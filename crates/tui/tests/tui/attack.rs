@@ -271,6 +271,7 @@ fn a_stale_snapshot_does_not_bring_a_finished_turn_back() {
             turn: 0,
         }),
         model: Some("demo".into()),
+        model_spec: Some("demo".into()),
         plan_mode: false,
         backend: Default::default(),
         last_event_seq: 2,

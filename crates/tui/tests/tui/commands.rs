@@ -199,6 +199,7 @@ fn sessions_lists_this_workspace_and_enter_opens_another() {
         head_id: HeadId::main(),
         running: None,
         model: None,
+        model_spec: None,
         plan_mode: false,
         backend: Default::default(),
         last_event_seq: 0,

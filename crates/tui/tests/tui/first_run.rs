@@ -3,7 +3,9 @@
 
 use insta::assert_snapshot;
 use ratatui::crossterm::event::KeyCode;
-use retrace_protocol::{Event, HeadEntry, HeadId, HeadKind, ModelSpec, SessionEntry, SessionId, TokenUsage};
+use retrace_protocol::{
+    Event, HeadEntry, HeadId, HeadKind, ModelSpec, SessionEntry, SessionId, SessionUsage, TokenUsage,
+};
 use retrace_tui::scrollback::conversation_rows;
 use retrace_tui::{App, Effect, ModelProblem};
 
@@ -123,6 +125,17 @@ fn busy(width_of_model: &str) -> App {
         step: 0,
         finish_reason: None,
         usage: Some(usage),
+    });
+    // The controller's tally after it: DeepSeek's price, its 65.5k-token window.
+    let price = retrace_protocol::Prices::default().of("deepseek:deepseek-chat");
+    app.feed(Event::Usage {
+        usage: SessionUsage::new(
+            usage,
+            price.map(|p| p.cost(&usage)),
+            price,
+            Some(usage.total_tokens),
+            Some(65_536),
+        ),
     });
     app.feed(Event::TurnFinished {
         turn: 1,
@@ -268,21 +281,11 @@ fn the_status_line_shortens_a_long_model_before_dropping_the_cost() {
     let mut snap = snapshot();
     snap.status.model = Some(model.into());
     app.on_status(&snap.status);
-    app.set_meter(retrace_tui::Meter {
-        prices: retrace_protocol::Prices {
-            configured: [(
-                model.to_string(),
-                retrace_protocol::Price {
-                    input_per_mtok: 0.3,
-                    output_per_mtok: 0.6,
-                    cached_input_per_mtok: None,
-                },
-            )]
-            .into_iter()
-            .collect(),
-        },
-        context_window: None,
-    });
+    let price = retrace_protocol::Price {
+        input_per_mtok: 0.3,
+        output_per_mtok: 0.6,
+        cached_input_per_mtok: None,
+    };
     let usage = TokenUsage {
         prompt_tokens: 30_000,
         completion_tokens: 2_000,
@@ -294,6 +297,16 @@ fn the_status_line_shortens_a_long_model_before_dropping_the_cost() {
         step: 0,
         finish_reason: None,
         usage: Some(usage),
+    });
+    // The controller's tally at the configured price.
+    app.feed(Event::Usage {
+        usage: SessionUsage::new(
+            usage,
+            Some(price.cost(&usage)),
+            Some(price),
+            Some(usage.total_tokens),
+            Some(65_536),
+        ),
     });
     app.feed(Event::TurnFinished {
         turn: 1,
@@ -398,6 +411,14 @@ fn status_of_an_empty_demo_session() {
     let mut app = app();
     let mut snap = snapshot_of(Vec::new(), "main", 0);
     snap.status.model = Some("demo".into());
+    // The controller's tally: the demo model's price is nothing.
+    snap.usage = SessionUsage::new(
+        TokenUsage::default(),
+        Some(0.0),
+        Some(retrace_protocol::price::FREE),
+        None,
+        Some(65_536),
+    );
     app.on_snapshot(snap);
     let clock = Clock::new();
     type_text(&mut app, "/status", clock.at(0));

@@ -10,8 +10,8 @@ use retrace_protocol::{
     ActionKind, ChangeAction, CheckpointAction, CheckpointEntry, CheckpointItem, CheckpointListing,
     ChoiceFile, Conflict, ConflictReason, Coverage, Event, FileAction, FileChange, Gap, GapReason, HeadId,
     Item, ItemBody, NoteItem, NoteKind, OnConflict, PlanBlocker, PlanChoice, PlanDiff, PlanFile, PlanGap,
-    RewindPlan, RewindResult, RewindScope, SessionId, SessionSnapshot, SessionStatus, ToolCallItem,
-    ToolStatus,
+    RewindPlan, RewindResult, RewindScope, SessionId, SessionSnapshot, SessionStatus, SessionUsage,
+    TokenUsage, ToolCallItem, ToolStatus,
 };
 use retrace_tui::view::{self, ViewState};
 use retrace_tui::{App, AppOptions, Effect, StatusInfo};
@@ -290,6 +290,7 @@ pub fn snapshot_of(items: Vec<Item>, head: &str, seq: u64) -> SessionSnapshot {
             head_id: HeadId::new(head),
             running: None,
             model: Some("demo".into()),
+            model_spec: Some("demo".into()),
             plan_mode: false,
             backend: Default::default(),
             last_event_seq: seq,
@@ -299,8 +300,21 @@ pub fn snapshot_of(items: Vec<Item>, head: &str, seq: u64) -> SessionSnapshot {
         head_id: HeadId::new(head),
         pending_approvals: Vec::new(),
         context_tokens: None,
+        usage: demo_tally(TokenUsage::default(), None),
         last_event_seq: seq,
     }
+}
+
+/// The controller's tally of a session on the demo model (it costs nothing; its window is
+/// 65.5k tokens) that spent `spent`, its conversation taking `context` tokens.
+pub fn demo_tally(spent: TokenUsage, context: Option<u64>) -> SessionUsage {
+    SessionUsage::new(
+        spent,
+        Some(0.0),
+        Some(retrace_protocol::price::FREE),
+        context,
+        Some(65_536),
+    )
 }
 
 /// The two-turn snapshot ([`items`]) on `main`.
@@ -364,6 +378,7 @@ pub fn plan(turn: u64, scope: RewindScope) -> RewindPlan {
         expires_at: "2026-05-01T11:00:00Z".into(),
         blockers: Vec::new(),
         choices: Vec::new(),
+        unchanged: None,
     }
 }
 
@@ -450,18 +465,21 @@ pub fn choices_of(plan: &RewindPlan) -> Vec<PlanChoice> {
             label: "Restore nothing while files conflict".into(),
             commits: !blocked,
             files: files(&|f| if blocked { FileAction::Skip } else { f.action }),
+            unchanged: None,
         },
         PlanChoice {
             on_conflict: OnConflict::Skip,
             label: "Skip them (keep your changes)".into(),
             commits: true,
             files: files(&|f| f.action),
+            unchanged: None,
         },
         PlanChoice {
             on_conflict: OnConflict::Overwrite,
             label: "Overwrite them".into(),
             commits: true,
             files: files(&|f| f.on_overwrite.unwrap_or(f.action)),
+            unchanged: None,
         },
     ]
 }

@@ -6,7 +6,7 @@
 use insta::assert_snapshot;
 use retrace_protocol::{
     Event, HeadId, HeadRef, Item, ItemBody, JobKind, NoteItem, NoteKind, RunningJob, SessionId,
-    SessionSnapshot, SummarizeDirection, TokenUsage, ToolStatus,
+    SessionSnapshot, SessionUsage, SummarizeDirection, TokenUsage, ToolStatus,
 };
 use retrace_tui::transcript::Entry;
 use retrace_tui::{App, Effect};
@@ -31,7 +31,10 @@ fn summary(id: &str, text: &str) -> Item {
 fn summary_snapshot(seq: u64) -> SessionSnapshot {
     let mut items = vec![summary("m9", "a tokenizer in src/lib.rs.")];
     items.extend(crate::fixtures::items().into_iter().skip(4));
-    snapshot_of(items, "h4", seq)
+    let mut snap = snapshot_of(items, "h4", seq);
+    // the controller's tally: the compaction's estimate of the new head
+    snap.usage = demo_tally(TokenUsage::default(), Some(800));
+    snap
 }
 
 /// What the chat draws, entry by entry.
@@ -90,6 +93,10 @@ fn compacted() -> App {
             after_tokens: 800,
         })
         .is_empty());
+    // the controller's tally after it: the compaction's estimate is the new head's context
+    app.feed(Event::Usage {
+        usage: demo_tally(TokenUsage::default(), Some(800)),
+    });
     assert!(app
         .feed(Event::SummaryFinished {
             turn: 1,
@@ -127,27 +134,46 @@ fn compact_shows_the_summary_head_and_says_how_much_smaller() {
     assert_snapshot!(render(&app, 80, 16));
 }
 
-/// The context on the status line follows the snapshots: what the log counted when there is a
-/// count; after a compaction, whose summary head has none yet, its event's; nothing once the
-/// conversation is empty (a rewind to before its first turn).
+/// The status line's context, tokens and cost are the controller's tally: a snapshot's, then
+/// each `usage` event's, in its words; nothing once the conversation is empty (a rewind to before
+/// its first turn, whose snapshot says none).
 #[test]
-fn snapshots_bring_the_context_and_an_empty_conversation_has_none() {
+fn the_status_line_shows_the_controllers_tally() {
     let mut app = app();
     let mut snap = snapshot();
-    snap.context_tokens = Some(5_100);
+    let spent = TokenUsage {
+        prompt_tokens: 5_000,
+        completion_tokens: 100,
+        total_tokens: 5_100,
+        cached_tokens: 0,
+    };
+    snap.usage = SessionUsage::new(spent, Some(0.0007), None, Some(5_100), Some(65_536));
     app.on_snapshot(snap);
-    assert_eq!(app.status().context_tokens, Some(5_100));
-    assert!(rows(&app, 80, 24).last().unwrap().contains("% context"));
-
-    let app = compacted();
-    assert_eq!(app.status().context_tokens, Some(800), "the compaction's, kept");
+    assert_eq!(app.status().usage.context_tokens, Some(5_100));
+    let line = rows(&app, 80, 24).pop().unwrap();
+    for part in ["7% context", "5.0k in 100 out", "$0.0007"] {
+        assert!(line.contains(part), "{part} missing: {line}");
+    }
+    // a request counted: the event's tally replaces the snapshot's (nothing is added up here)
+    let more = TokenUsage {
+        prompt_tokens: 12_000,
+        completion_tokens: 300,
+        total_tokens: 12_300,
+        cached_tokens: 0,
+    };
+    app.feed(Event::Usage {
+        usage: SessionUsage::new(more, None, None, Some(7_200), Some(65_536)),
+    });
+    let line = rows(&app, 80, 24).pop().unwrap();
+    assert!(line.contains("10% context · 12.0k in 300 out"), "{line}");
+    assert!(!line.contains('$'), "no price known, no cost: {line}");
 
     let mut app = app_with_turns();
     let mut snap = snapshot();
-    snap.context_tokens = Some(5_100);
+    snap.usage = SessionUsage::new(spent, None, None, Some(5_100), Some(65_536));
     app.on_snapshot(snap);
     app.on_snapshot(snapshot_of(Vec::new(), "h2", 20));
-    assert_eq!(app.status().context_tokens, None);
+    assert_eq!(app.status().usage.context_tokens, None);
     assert!(!rows(&app, 80, 24).last().unwrap().contains("context"));
 }
 
@@ -368,6 +394,20 @@ fn a_snapshot_answered_after_the_turn_ended_is_brought_up_to_date() {
         Event::ItemCompleted {
             item: answer("m21", 2, "Half and whole."),
         },
+        Event::Usage {
+            usage: SessionUsage::new(
+                TokenUsage {
+                    prompt_tokens: 90,
+                    completion_tokens: 10,
+                    total_tokens: 100,
+                    cached_tokens: 0,
+                },
+                None,
+                None,
+                None,
+                None,
+            ),
+        },
         Event::TurnFinished {
             turn: 2,
             ok: true,
@@ -384,7 +424,7 @@ fn a_snapshot_answered_after_the_turn_ended_is_brought_up_to_date() {
         app.feed(e);
     }
     assert!(!app.status().running);
-    assert_eq!(app.status().usage.total_tokens, 100);
+    assert_eq!(app.status().usage.input_tokens, 90);
 
     // The snapshot, taken while the turn ran, comes now: it is the truth as of its number…
     let mut snap = snapshot_of(
@@ -403,7 +443,7 @@ fn a_snapshot_answered_after_the_turn_ended_is_brought_up_to_date() {
     app.on_snapshot(snap);
     assert!(app.status().running);
     // … and the events after it, delivered again, bring it to now: the whole answer once, the
-    // turn over, its tokens counted once.
+    // turn over, its tally as the controller said it.
     for (k, e) in after.into_iter().enumerate() {
         app.on_event(taken + 1 + k as u64, e);
     }
@@ -416,7 +456,7 @@ fn a_snapshot_answered_after_the_turn_ended_is_brought_up_to_date() {
         ]
     );
     assert!(!app.status().running);
-    assert_eq!(app.status().usage.total_tokens, 100);
+    assert_eq!(app.status().usage.input_tokens, 90);
     // Events already shown are dropped.
     assert!(app
         .on_event(

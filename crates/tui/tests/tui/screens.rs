@@ -3,8 +3,8 @@
 use insta::assert_snapshot;
 use ratatui::crossterm::event::KeyCode;
 use retrace_protocol::{
-    ActionKind, ChangeAction, Event, HeadEntry, HeadId, HeadKind, RewindScope, SessionId, TokenUsage,
-    ToolStatus,
+    ActionKind, ChangeAction, Event, HeadEntry, HeadId, HeadKind, RewindScope, SessionId, SessionUsage,
+    TokenUsage, ToolStatus,
 };
 use retrace_tui::App;
 
@@ -13,16 +13,24 @@ use crate::fixtures::*;
 /// The app after two turns and a third one running (streaming, a tool call waiting).
 fn chatting() -> App {
     let mut app = app_with_turns();
+    let spent = TokenUsage {
+        prompt_tokens: 1200,
+        completion_tokens: 85,
+        total_tokens: 1285,
+        cached_tokens: 0,
+    };
+    // the tally as the controller says it (a demo model reporting tokens, without the context)
+    app.feed(Event::Usage {
+        usage: SessionUsage {
+            says: vec!["1.2k in 85 out".into()],
+            ..demo_tally(spent, None)
+        },
+    });
     app.feed(Event::TurnFinished {
         turn: 1,
         ok: true,
         error: None,
-        usage: Some(TokenUsage {
-            prompt_tokens: 1200,
-            completion_tokens: 85,
-            total_tokens: 1285,
-            cached_tokens: 0,
-        }),
+        usage: Some(spent),
     });
     app.feed(Event::TurnStarted {
         session_id: SessionId::new("0196b1c4-3f2e-7a10-8c55-0e6f3c2b9d41"),

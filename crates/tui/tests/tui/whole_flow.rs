@@ -313,7 +313,7 @@ fn a_lagged_stream_ends_on_the_finished_turn() {
 
 /// Found by the new-user trial: a resumed session showed no context on its status line until
 /// its next turn. The snapshot carries what the log last counted, and the status line shows it at
-/// once.
+/// once, with the session's tokens and cost (the controller's tally).
 #[test]
 fn a_resumed_session_shows_its_context_at_once() {
     let Scripted { _tmp, ws, rt, opts } = scripted(
@@ -332,7 +332,7 @@ fn a_resumed_session_shows_its_context_at_once() {
         let clock = Clock::new();
         send(&mut ui, &clock, 0, "first");
         until(&mut ui, "turn 0", |u| idle_after(u, "answer one")).await;
-        assert_eq!(ui.app().status().context_tokens, Some(30_500));
+        assert_eq!(ui.app().status().usage.context_tokens, Some(30_500));
         let live = crate::fixtures::rows(ui.app(), 80, 24).pop().unwrap();
         assert!(live.contains("% context"), "{live}");
         drop(ui);
@@ -343,7 +343,7 @@ fn a_resumed_session_shows_its_context_at_once() {
         let ui = Driver::open(svc.clone(), handle, AppOptions { no_color: true }, None)
             .await
             .unwrap();
-        assert_eq!(ui.app().status().context_tokens, Some(30_500));
+        assert_eq!(ui.app().status().usage.context_tokens, Some(30_500));
         let resumed = crate::fixtures::rows(ui.app(), 80, 24).pop().unwrap();
         let percent = |row: &str| {
             row.split(" · ")
@@ -351,6 +351,11 @@ fn a_resumed_session_shows_its_context_at_once() {
                 .map(str::to_string)
         };
         assert_eq!(percent(&resumed), percent(&live), "{resumed}");
+        // … and the session's tokens and cost, which the controller counts from the log: a
+        // script costs nothing
+        for row in [&live, &resumed] {
+            assert!(row.contains("30.0k in 500 out · $0.0000"), "{row}");
+        }
         drop(ui);
         svc.shutdown().await;
     });

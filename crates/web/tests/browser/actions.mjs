@@ -122,9 +122,13 @@ try {
   /** The file table's action column, by path. */
   const actions = () =>
     dialog.locator(".plan-files tr[data-path]").evaluateAll((rows) => rows.map((r) => [r.dataset.path, r.querySelector(".file-action").textContent]));
-  // the page words a file's action ("skip (keep as it is)"); the action itself is the plan's
-  const WORDS = { write: "write", delete: "delete", skip: "skip (keep as it is)", unchanged: "already as it was" };
-  const choiceActions = (on) => plan.choices.find((c) => c.on_conflict === on).files.map((f) => [f.path, WORDS[f.action]]);
+  // each file's action in the server's words (its `says`: "keep", "unchanged"), the terminal UI's
+  const WORDS = { write: "write", delete: "delete", skip: "keep", unchanged: "unchanged" };
+  const choiceActions = (on) =>
+    plan.choices.find((c) => c.on_conflict === on).files.map((f) => {
+      if (f.says !== WORDS[f.action]) throw new Error(`${f.path}'s action ${f.action} is said ${JSON.stringify(f.says)}`);
+      return [f.path, f.says];
+    });
   const before = await actions();
   const cell = (rows) => rows.find(([p]) => p === "one.txt")?.[1];
   await dialog.getByLabel("Overwrite them").check();

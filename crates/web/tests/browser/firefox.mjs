@@ -2,7 +2,7 @@
 // (no browser download): open the page with `?token=`, one turn through the composer (its answer
 // streamed in while the turn runs, and its tool call), open the prompt's rewind menu and restore code through
 // the preview (the file goes from the disk; the focus comes back to the action), the same preview
-// by keyboard (Shift+Tab wraps inside it) closed with Esc, undo from the banner (the file is back),
+// by keyboard (nothing would change: it says so; Shift+Tab wraps inside it) closed with Esc, undo from the banner (the file is back),
 // plan mode on (the indicator shows), a reload (still on, and the same rows as before it), plan
 // mode off. One screenshot,
 // `firefox.png`; any console error or page error fails the run.
@@ -100,8 +100,11 @@ try {
   await page.waitForFunction(() => document.querySelector("#rewind-dialog").open);
   const focused = await page.evaluate(() => document.activeElement.id);
   if (focused !== "rewind-confirm") throw new Error(`the preview opened with the focus on ${focused}`);
-  // Shift+Tab goes back over the preview's controls before Confirm (a file's name, which opens
-  // its history), and from the first wraps to Cancel.
+  // The file is already as it was: the preview says so, and its one button closes it.
+  await waitText("#rewind-dialog .unchanged", "Nothing would change");
+  if ((await page.evaluate(() => document.activeElement.textContent)) !== "Close") throw new Error("a preview that changes nothing offers more than Close");
+  // Shift+Tab goes back over the preview's controls before Close (a file's name, which opens
+  // its history), and from the first wraps to Close (no Cancel beside it).
   const before = await page.evaluate(() => {
     const d = document.querySelector("#rewind-dialog");
     const stops = [...d.querySelectorAll("button, input")].filter((x) => !x.disabled && x.getClientRects().length > 0);
@@ -113,7 +116,7 @@ try {
     await page.keyboard.up("Shift");
   }
   const wrapped = await page.evaluate(() => document.activeElement.id);
-  if (wrapped !== "rewind-cancel") throw new Error(`Shift+Tab from Confirm went to ${JSON.stringify(wrapped)}`);
+  if (wrapped !== "rewind-confirm") throw new Error(`Shift+Tab from Close went to ${JSON.stringify(wrapped)}`);
   await page.keyboard.press("Escape");
   await page.waitForFunction(() => !document.querySelector("#rewind-dialog").open);
   await expectOnAction("Esc");

@@ -222,19 +222,25 @@ try {
   await page.locator("#banner", { hasText: "Undone" }).waitFor();
   await waitFor("two.txt to come back", () => exists("two.txt"));
 
-  // Both files edited by hand and skipped: nothing changed, and the banner says so (it said
-  // "Restored code to before turn 0", with no Undo).
+  // Both files edited by hand and skipped: nothing would change, and the preview says so at once
+  // and only closes (it committed nothing, then said "Nothing was restored").
   const twoText = fs.readFileSync(file("two.txt"), "utf8");
   fs.writeFileSync(file("two.txt"), "mine too\n");
   await first.locator(".rewind .menu-toggle").click();
   await first.locator('.rewind button[data-action="restore_code"]').click();
   await dialog.locator(".conflicts", { hasText: "two.txt" }).waitFor();
   await dialog.getByLabel("Skip them (keep your changes)").check();
-  await page.locator("#rewind-confirm").click();
-  await page.locator("#banner", { hasText: "Nothing was restored: no file changed — 2 skipped" }).waitFor();
-  if ((await page.locator("#banner").textContent()).includes("Restored")) throw new Error("a restore that changed nothing says Restored");
+  await dialog.locator(".unchanged", { hasText: "Nothing would change: every file is already as it was or kept as it is." }).waitFor();
+  let committed = false;
+  const watchCommit = (r) => {
+    if (r.url().endsWith("/rewind/commit")) committed = true;
+  };
+  page.on("request", watchCommit);
+  await page.locator("#rewind-confirm", { hasText: "Close" }).click();
+  await page.waitForFunction(() => !document.querySelector("#rewind-dialog").open);
+  page.off("request", watchCommit);
+  if (committed) throw new Error("a preview that changes nothing committed");
   if (fs.readFileSync(file("two.txt"), "utf8") !== "mine too\n") throw new Error("a skipped conflict was written");
-  await page.locator("#banner").getByRole("button", { name: "Dismiss" }).click();
   fs.writeFileSync(file("two.txt"), twoText);
 
   // Restore the conversation to the second turn.

@@ -7,10 +7,11 @@
 // - the rewind menu shows what the highlighted item does under the list (hovered, else focused),
 //   and on the phone a line under each item;
 // - a code restore leaves a restore row in the user's words ("↺ Restored … to before turn 2"),
-//   not the note the model was given; a restore that changed nothing (every file already as it
-//   was, or its one conflicted file kept) offers no Undo;
-// - a conflicted file's preview opens on keeping it (Restore enabled), shows no changes for it
-//   until overwriting is picked, then what overwriting does;
+//   not the note the model was given; a preview that would change nothing (every file already
+//   as it was, or its one conflicted file kept) says so at once and only closes, committing
+//   nothing; file actions in the terminal UI's words ("unchanged", "keep");
+// - a conflicted file's preview opens on keeping it, shows no changes for it until overwriting
+//   is picked, then what overwriting does;
 // - a conversation restore puts its prompt into the composer, its Undo says what it did in counts
 //   and puts back what the composer held; after Undo then Redo the heads' names tell them apart.
 //
@@ -113,18 +114,24 @@ try {
   same("the restore row", await note.textContent(), "↺ Restored demo/notes.md to before turn 2");
   await shot("restore-row");
 
-  // (9) again: every file is already as it was; nothing was restored, and no Undo is offered
+  // (9) again: every file is already as it was. The preview says so at once, in the terminal
+  // UI's words ("unchanged"), and offers only Close: nothing is committed.
+  let commits = 0;
+  page.on("request", (r) => {
+    if (r.url().endsWith("/rewind/commit")) commits++;
+  });
   await choose(2, "restore_code");
-  await dialog.locator(".plan-files .file-action", { hasText: "already as it was" }).waitFor();
-  const nothing = await commit();
-  if (nothing.undo_available) throw new Error(`a restore that changed nothing says undo_available: ${JSON.stringify(nothing)}`);
-  await banner.filter({ hasText: "Nothing was restored: no file changed (every file already as it was)." }).waitFor();
-  if ((await banner.getByRole("button", { name: "Undo" }).count()) !== 0) throw new Error("a restore that changed nothing offers Undo");
-  await shot("nothing-restored");
-  await banner.getByRole("button", { name: "Dismiss" }).click();
+  await dialog.locator(".plan-files .file-action", { hasText: "unchanged" }).waitFor();
+  await dialog.locator(".unchanged", { hasText: "Nothing would change: every file is already as it was." }).waitFor();
+  same("the only button of a preview that changes nothing", await confirm.textContent(), "Close");
+  if (await page.locator("#rewind-cancel").isVisible()) throw new Error("a preview that changes nothing offers Cancel beside Close");
+  await shot("nothing-to-restore");
+  await page.keyboard.press("Enter");
+  await dialog.waitFor({ state: "hidden" });
+  same("commits sent for a preview that changes nothing", commits, 0);
 
-  // (10) the notes edited by hand: the preview opens on keeping them, ready to restore (nothing),
-  // with no changes shown for them until overwriting is picked
+  // (10) the notes edited by hand: the preview opens on keeping them, which changes nothing (it
+  // says so, and only closes), with no changes shown for them until overwriting is picked
   fs.writeFileSync(file("demo/notes.md"), "mine\n");
   const prepared = page.waitForResponse((r) => r.url().endsWith("/rewind/prepare"));
   await choose(2, "restore_code");
@@ -133,26 +140,27 @@ try {
   await dialog.locator(".conflicts", { hasText: "demo/notes.md" }).waitFor();
   const keep = dialog.getByLabel("Skip them (keep your changes)");
   if (!(await keep.isChecked())) throw new Error("keeping the file is not picked at first");
-  await page.locator("#rewind-confirm:not(:disabled)", { hasText: "Skip them" }).waitFor();
+  await dialog.locator(".unchanged", { hasText: "Nothing would change: every file is already as it was or kept as it is." }).waitFor();
+  await page.locator("#rewind-confirm:not(:disabled)", { hasText: "Close" }).waitFor();
   const row = dialog.locator('.plan-files tr[data-path="demo/notes.md"]');
   const shown = async () => [await row.locator(".file-action").textContent(), (await row.locator(".file-diff").textContent()).trim()];
-  same("the kept file's row", await shown(), ["skip (keep as it is)", ""]);
+  same("the kept file's row", await shown(), ["keep", ""]);
   await shot("conflict-kept");
   await dialog.getByLabel("Overwrite them").check();
   const [action, counts] = await shown();
   if (action !== "write" || !/^\+\d+ −\d+$/.test(counts)) throw new Error(`the overwritten file's row reads ${JSON.stringify([action, counts])}`);
+  await page.locator("#rewind-confirm:not(:disabled)", { hasText: "Overwrite them" }).waitFor();
+  if (await dialog.locator(".unchanged").isVisible()) throw new Error("overwriting still says nothing would change");
   await row.locator(".diff-toggle").click();
   await dialog.locator('tr.plan-diff[data-diff-of="demo/notes.md"] .tool-diff').waitFor();
   await shot("conflict-overwrite");
   await keep.check();
-  same("the kept file's row again", await shown(), ["skip (keep as it is)", ""]);
+  same("the kept file's row again", await shown(), ["keep", ""]);
   if (await dialog.locator('tr.plan-diff[data-diff-of="demo/notes.md"]').isVisible()) throw new Error("the kept file's diff still shows");
-  const skipped = await commit();
-  if (skipped.undo_available) throw new Error(`a restore that kept its only file says undo_available: ${JSON.stringify(skipped)}`);
-  await banner.filter({ hasText: "Nothing was restored: no file changed — 1 skipped (kept as it is)." }).waitFor();
-  if ((await banner.getByRole("button", { name: "Undo" }).count()) !== 0) throw new Error("a restore that kept its only file offers Undo");
+  await confirm.click();
+  await dialog.waitFor({ state: "hidden" });
+  same("commits sent for keeping the only file", commits, 0);
   if (fs.readFileSync(file("demo/notes.md"), "utf8") !== "mine\n") throw new Error("the kept file was written");
-  await banner.getByRole("button", { name: "Dismiss" }).click();
   // back as Retrace left it: no conflict any more
   fs.writeFileSync(file("demo/notes.md"), NOTES);
 

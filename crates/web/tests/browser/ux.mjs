@@ -5,8 +5,8 @@
 // like the terminal UI's (their items' titles: a file written again reads "Edited") with file
 // chips, one rewind control per prompt opening a menu with the risky actions marked (the last
 // prompt's whole in view, no item under the composer, also when the composer is made taller),
-// fork and summarize asking first with Confirm as the primary button, a restore that changed
-// nothing said so in a toast that pushes nothing, the model switched, the Versions panel (a
+// fork and summarize asking first with Confirm as the primary button, a preview that would change
+// nothing saying so, a restore's toast that pushes nothing, the model switched, the Versions panel (a
 // drawer on the phone). On the phone the model shows whole by its short name (its title and list
 // naming it in full), and every button, link, select and summary shown is measured: at least 44
 // px. Any console or page error fails the run.
@@ -265,8 +265,8 @@ async function day(viewport, tag) {
   await page.waitForFunction(() => !document.querySelector("#rewind-dialog").open);
   if ((await heads()) !== before) throw new Error("a cancelled summary made a head");
 
-  // A file edited by hand, its restore skipped: nothing changed, and the toast says so, pushing
-  // nothing. The conflict's reason is in words.
+  // A file edited by hand: keeping it would change nothing, which the preview says; overwritten,
+  // the restore's toast pushes nothing. The conflict's reason is in words.
   const ops = file("calc/ops.py");
   const mine = `# mine (${tag})\n`;
   fs.writeFileSync(ops, mine);
@@ -295,21 +295,32 @@ async function day(viewport, tag) {
   });
   if (cramped.length) throw new Error(`the preview is cramped (${tag}): ${cramped.join("; ")}`);
   await shot("preview");
-  const firstRow = page.locator("#rows > *").first();
-  const y0 = (await firstRow.boundingBox()).y;
-  await confirm.click();
-  const banner = page.locator("#banner", { hasText: "no file changed — 1 skipped (kept as it is)" });
+  // keeping the only file changes nothing: the preview says so and only closes
+  await dialog.locator(".unchanged", { hasText: "Nothing would change" }).waitFor();
+  if ((await confirm.textContent()) !== "Close") throw new Error(`keeping the only file offers ${await confirm.textContent()}`);
+  // overwriting it is a restore: its toast pushes nothing
+  await dialog.getByLabel("Overwrite them").check();
+  if (await untracked.count()) await untracked.check();
+  // (the restore adds its row to the transcript: the transcript's own box is what must not move)
+  const area = page.locator("#transcript");
+  const box0 = await area.boundingBox();
+  await page.locator("#rewind-confirm:not(:disabled)", { hasText: "Overwrite them" }).click();
+  const banner = page.locator("#banner", { hasText: "Restored code to before turn 1: 1 file written" });
   await banner.waitFor();
-  if ((await banner.textContent()).includes("Restored code")) throw new Error("a restore that changed nothing says Restored");
-  if (fs.readFileSync(ops, "utf8") !== mine) throw new Error("a skipped file was written");
-  const y1 = (await firstRow.boundingBox()).y;
-  if (Math.abs(y1 - y0) > 1) throw new Error(`the banner pushed the transcript by ${y1 - y0} px`);
+  if (fs.readFileSync(ops, "utf8") === mine) throw new Error("an overwritten file was not written");
+  const box1 = await area.boundingBox();
+  if (Math.abs(box1.y - box0.y) > 1 || Math.abs(box1.height - box0.height) > 1) {
+    throw new Error(`the banner moved the transcript: ${JSON.stringify({ box0, box1 })}`);
+  }
   const [bBox, composer] = [await page.locator("#banner").boundingBox(), await page.locator("#composer").boundingBox()];
   if (bBox.y + bBox.height > composer.y || composer.y - (bBox.y + bBox.height) > 40) {
     throw new Error(`the toast is not just above the composer: ${JSON.stringify({ bBox, composer })}`);
   }
   await touchTargets("toast");
   await shot("toast");
+  await page.locator("#banner").getByRole("button", { name: "Undo" }).click();
+  await page.locator("#banner", { hasText: "Undone" }).waitFor();
+  if (fs.readFileSync(ops, "utf8") !== mine) throw new Error("the undo did not give the hand edit back");
   await page.locator("#banner").getByRole("button", { name: "Dismiss" }).click();
 
   // The sessions are named by first prompt and relative time, never by a timestamp.

@@ -11,7 +11,9 @@ import "./dom.mjs";
 
 const { planCounts, rewindPreview } = await import("../../assets/checkpoints.js");
 
-const files = (a, b) => [{ path: "a.txt", action: a }, { path: "b.txt", action: b }];
+/** A file action in the server's words (retrace_protocol::words::file_action), as plans send them. */
+const SAYS = { write: "write", delete: "delete", unchanged: "unchanged", skip: "keep" };
+const files = (a, b) => [{ path: "a.txt", action: a, says: SAYS[a] }, { path: "b.txt", action: b, says: SAYS[b] }];
 const plan = (blockers, conflicted = true, preselected) => ({
   plan_id: "p",
   preselected,
@@ -21,8 +23,8 @@ const plan = (blockers, conflicted = true, preselected) => ({
   gaps: [],
   files: conflicted
     ? [
-        { path: "a.txt", action: "skip", diff: "@@ -1 +0,0 @@\n-mine\n", added: 0, removed: 1 },
-        { path: "b.txt", action: "delete", diff: "@@ -1 +0,0 @@\n-b\n", added: 0, removed: 1 },
+        { path: "a.txt", action: "skip", says: "keep", diff: "@@ -1 +0,0 @@\n-mine\n", added: 0, removed: 1 },
+        { path: "b.txt", action: "delete", says: "delete", diff: "@@ -1 +0,0 @@\n-b\n", added: 0, removed: 1 },
       ]
     : files("write", "delete"),
   conflicts: conflicted ? [{ path: "a.txt", reason: "manual_edit", says: "edited outside Retrace" }] : [],
@@ -56,8 +58,8 @@ test("a conflict's choices are the plan's, the one it opens on picked; the table
   // opened on keeping the conflicted file: its action is skip and it shows no changes
   const kept = rewindPreview(plan([{ kind: "conflicts", count: 1 }], true, "skip"), "Restore code", 0);
   assert.deepEqual(inputs(kept, "radio").map((r) => r.checked), [false, true, false]);
-  assert.deepEqual(kept.commit(), { ready: true, text: "Restore code — Skip them (keep your changes)", on_conflict: "skip", confirm: false });
-  assert.deepEqual(actions(kept), [["a.txt", "skip (keep as it is)"], ["b.txt", "delete"]]);
+  assert.deepEqual(kept.commit(), { ready: true, text: "Restore code — Skip them (keep your changes)", close: false, on_conflict: "skip", confirm: false });
+  assert.deepEqual(actions(kept), [["a.txt", "keep"], ["b.txt", "delete"]]);
   assert.deepEqual(changesOf(kept), [["a.txt", ""], ["b.txt", "+0 −1"]]);
   // overwriting shows what it does to the file
   pick(inputs(kept, "radio")[2]);
@@ -71,8 +73,8 @@ test("a conflict's choices are the plan's, the one it opens on picked; the table
   const radios = inputs(p, "radio");
   assert.deepEqual(radios.map((r) => r.value), ["refuse", "skip", "overwrite"]);
   assert.ok(radios.every((r) => !r.checked));
-  assert.deepEqual(p.commit(), { ready: false, text: "Restore code", on_conflict: "refuse", confirm: false });
-  assert.deepEqual(actions(p), [["a.txt", "skip (keep as it is)"], ["b.txt", "delete"]]);
+  assert.deepEqual(p.commit(), { ready: false, text: "Restore code", close: false, on_conflict: "refuse", confirm: false });
+  assert.deepEqual(actions(p), [["a.txt", "keep"], ["b.txt", "delete"]]);
   // why it conflicts, in the plan's words
   const fieldset = p.body.find((e) => e.tag === "fieldset");
   assert.ok(fieldset.textContent.includes("a.txt — edited outside Retrace"), fieldset.textContent);
@@ -81,21 +83,21 @@ test("a conflict's choices are the plan's, the one it opens on picked; the table
   pick(radios[2]);
   assert.equal(changes, 1);
   assert.deepEqual(actions(p), [["a.txt", "delete"], ["b.txt", "delete"]]);
-  assert.deepEqual(p.commit(), { ready: true, text: "Restore code — Overwrite them", on_conflict: "overwrite", confirm: false });
+  assert.deepEqual(p.commit(), { ready: true, text: "Restore code — Overwrite them", close: false, on_conflict: "overwrite", confirm: false });
   pick(radios[0]);
-  assert.deepEqual(actions(p), [["a.txt", "skip (keep as it is)"], ["b.txt", "skip (keep as it is)"]]);
+  assert.deepEqual(actions(p), [["a.txt", "keep"], ["b.txt", "keep"]]);
   assert.deepEqual(changesOf(p), [["a.txt", ""], ["b.txt", ""]]);
-  assert.deepEqual(p.commit(), { ready: false, text: "Restore nothing while files conflict", on_conflict: "refuse", confirm: false });
+  assert.deepEqual(p.commit(), { ready: false, text: "Restore nothing while files conflict", close: false, on_conflict: "refuse", confirm: false });
   assert.equal(inputs(p, "checkbox").length, 0);
 });
 
 test("confirm is sent only when the plan asks for it and the user ticked it", () => {
   const p = rewindPreview(plan([{ kind: "confirmation_required" }], false), "Restore code", 2);
   assert.equal(inputs(p, "radio").length, 0);
-  assert.deepEqual(p.commit(), { ready: false, text: "Restore code", on_conflict: "refuse", confirm: false });
+  assert.deepEqual(p.commit(), { ready: false, text: "Restore code", close: false, on_conflict: "refuse", confirm: false });
   const [box] = inputs(p, "checkbox");
   pick(box);
-  assert.deepEqual(p.commit(), { ready: true, text: "Restore code", on_conflict: "refuse", confirm: true });
+  assert.deepEqual(p.commit(), { ready: true, text: "Restore code", close: false, on_conflict: "refuse", confirm: true });
   box.checked = false;
   for (const f of box.listeners.change) f();
   assert.equal(p.commit().ready, false);
@@ -104,7 +106,7 @@ test("confirm is sent only when the plan asks for it and the user ticked it", ()
 test("an unavailable half blocks the commit whatever is chosen", () => {
   const p = rewindPreview(plan([{ kind: "unavailable", reason: "not on this head" }], false), "Restore code and conversation", 1);
   assert.ok(p.body.some((e) => e.textContent === "Not available: not on this head"));
-  assert.deepEqual(p.commit(), { ready: false, text: "Restore code and conversation", on_conflict: "refuse", confirm: false });
+  assert.deepEqual(p.commit(), { ready: false, text: "Restore code and conversation", close: false, on_conflict: "refuse", confirm: false });
 });
 
 test("each file's counts open its numbered diff; a cut one loads the whole diff", async () => {
@@ -168,4 +170,27 @@ test("a plan file's counts say what its diff changes", () => {
   assert.equal(planCounts({ diff: "" }), "");
   // a plan of an earlier build has no diff at all
   assert.equal(planCounts({ path: "a", action: "write" }), "");
+});
+
+test("a preview that would change nothing says so and only closes; a choice that changes something commits", () => {
+  // every file already as it was: the plan says why, in the server's words
+  const same = { ...plan([], false), files: files("unchanged", "unchanged"), unchanged: "every file is already as it was" };
+  const p = rewindPreview(same, "Restore code", 1);
+  const said = p.body.find((e) => e.className === "unchanged");
+  assert.ok(!said.hidden);
+  assert.equal(said.textContent, "Nothing would change: every file is already as it was. Closing this preview restores nothing.");
+  assert.deepEqual(p.commit(), { ready: true, text: "Close", close: true, on_conflict: "refuse", confirm: false });
+  assert.deepEqual(actions(p), [["a.txt", "unchanged"], ["b.txt", "unchanged"]]);
+
+  // a conflicted file kept (the choice it opens on) changes nothing; overwriting it does
+  const c = plan([{ kind: "conflicts", count: 1 }], true, "skip");
+  c.choices[1] = { ...c.choices[1], files: files("skip", "unchanged"), unchanged: "every file is already as it was or kept as it is" };
+  const k = rewindPreview(c, "Restore code", 1);
+  const kept = k.body.find((e) => e.className === "unchanged");
+  assert.equal(kept.textContent, "Nothing would change: every file is already as it was or kept as it is. Closing this preview restores nothing.");
+  assert.equal(k.commit().close, true);
+  assert.deepEqual(actions(k), [["a.txt", "keep"], ["b.txt", "unchanged"]]);
+  pick(inputs(k, "radio")[2]);
+  assert.ok(kept.hidden);
+  assert.deepEqual(k.commit(), { ready: true, text: "Restore code — Overwrite them", close: false, on_conflict: "overwrite", confirm: false });
 });

@@ -1,4 +1,4 @@
-// The page's plain words (assets/words.js, util.js): a restore's file actions in words, a
+// The page's plain words (assets/words.js, util.js): the turn a restore lands before, a
 // session's name in the picker with a relative time, counts with their plurals, what an undo or a
 // redo did (checkpoints.js `walkSaid`); and a tool call's headline as the terminal UI says it
 // (changes.js `toolHeadline`).
@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import "./dom.mjs";
 
 const { ago, count } = await import("../../assets/util.js");
-const { beforeTurn, fileActionWords, sessionLabel } = await import("../../assets/words.js");
+const { beforeTurn, sessionLabel } = await import("../../assets/words.js");
 const { toolHeadline } = await import("../../assets/changes.js");
 const { walkSaid } = await import("../../assets/checkpoints.js");
 
@@ -58,10 +58,8 @@ test("an undo and a redo say what they did, with counts", () => {
   assert.equal(walkSaid(result([], []), "Undone", "code"), "Undone: the restore was taken back.");
 });
 
-test("a restore's turn and file actions are said in words", () => {
+test("a restore's turn is said in words", () => {
   assert.equal(beforeTurn(2), "before turn 2");
-  assert.equal(fileActionWords("skip"), "skip (keep as it is)");
-  assert.equal(fileActionWords("unchanged"), "already as it was");
 });
 
 test("a tool call's headline is its title as the controller words it, with chips and counts", () => {

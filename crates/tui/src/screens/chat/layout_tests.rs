@@ -105,6 +105,7 @@ fn snapshot(items: Vec<Item>, seq: u64) -> SessionSnapshot {
             head_id: HeadId::main(),
             running: None,
             model: Some("demo".into()),
+            model_spec: Some("demo".into()),
             plan_mode: false,
             backend: Default::default(),
             last_event_seq: seq,
@@ -114,6 +115,7 @@ fn snapshot(items: Vec<Item>, seq: u64) -> SessionSnapshot {
         head_id: HeadId::main(),
         pending_approvals: Vec::new(),
         context_tokens: None,
+        usage: Default::default(),
         last_event_seq: seq,
     }
 }
