@@ -187,7 +187,7 @@ impl App {
     /// Another session was opened in place of this one ([`crate::Effect::OpenSession`]):
     /// everything shown is that session's now, from its snapshot.
     pub fn on_session_opened(&mut self, snap: SessionSnapshot) {
-        let model = self.status.model.clone();
+        let model = (self.status.model.clone(), self.status.model_spec.clone());
         let session = snap.status.session_id.clone();
         self.status = crate::status::StatusInfo::from_status(&snap.status);
         self.approvals.clear();
@@ -199,7 +199,7 @@ impl App {
         self.seen_seq = 0;
         self.on_snapshot(snap);
         if self.status.model.is_none() {
-            self.status.model = model;
+            (self.status.model, self.status.model_spec) = model;
         }
         self.message = Some(format!(
             "on session {} (the other stays on disk: /sessions to go back)",

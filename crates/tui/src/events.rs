@@ -18,6 +18,7 @@ impl App {
     /// after the turn it saw running has finished.
     pub fn on_status(&mut self, s: &SessionStatus) {
         self.status.model = s.model.clone();
+        self.status.model_spec = s.model_spec.clone();
         self.status.workspace = s.workspace.clone();
         self.status.session = s.session_id.to_string();
         self.status.head = s.head_id.to_string();

@@ -9,8 +9,11 @@ pub use retrace_protocol::tally::{dollars, tokens};
 /// What the status line shows.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StatusInfo {
-    /// The model (`deepseek:deepseek-chat`, `demo`), if one is set up.
+    /// The model as labelled (`deepseek:deepseek-chat`, `demo`, `openai:gpt-4o at URL` with an
+    /// endpoint of its own), if one is set up.
     pub model: Option<String>,
+    /// The same model as `--model` takes it (no endpoint), when the controller said it.
+    pub model_spec: Option<String>,
     /// The workspace root.
     pub workspace: String,
     /// The session id.
@@ -37,10 +40,24 @@ pub struct StatusInfo {
 }
 
 impl StatusInfo {
+    /// The model as the status line names it: without its endpoint (`/status` shows that).
+    pub fn model_name(&self) -> Option<&str> {
+        self.model_spec.as_deref().or(self.model.as_deref())
+    }
+
+    /// The endpoint of a model that has one of its own (what its label says after the model).
+    pub fn model_endpoint(&self) -> Option<&str> {
+        let label = self.model.as_deref()?;
+        label
+            .strip_prefix(self.model_spec.as_deref()?)?
+            .strip_prefix(" at ")
+    }
+
     /// The status of a freshly opened session.
     pub fn from_status(s: &SessionStatus) -> StatusInfo {
         StatusInfo {
             model: s.model.clone(),
+            model_spec: s.model_spec.clone(),
             workspace: s.workspace.clone(),
             session: s.session_id.to_string(),
             head: s.head_id.to_string(),

@@ -53,10 +53,10 @@ impl App {
                 }
             },
         ));
-        rows.push(("model".to_string(), model_label(s.model.as_deref())));
-        if let Some(model) = s.model.as_deref() {
-            let endpoint = match model.split_once(" at ") {
-                Some((_, url)) => url.to_string(),
+        rows.push(("model".to_string(), model_label(s.model_name())));
+        if let Some(model) = s.model_name() {
+            let endpoint = match s.model_endpoint() {
+                Some(url) => url.to_string(),
                 None if model == "demo" => "built in (answers without a network)".to_string(),
                 None if model.starts_with("script:") => "a script (answers without a network)".to_string(),
                 None => "the provider's own endpoint".to_string(),
@@ -93,7 +93,7 @@ impl App {
                 tokens(u.output_tokens)
             ),
         ));
-        let model = s.model.as_deref().unwrap_or("");
+        let model = s.model_name().unwrap_or("");
         let name = price::model_name(model).to_string();
         let cost = match u.price {
             None if s.model.is_none() => "nothing yet".to_string(),

@@ -25,7 +25,7 @@ const PLAN: &str = " PLAN ";
 /// The model as the status line names it: without the endpoint (`/status` shows it).
 pub(crate) fn model_label(model: Option<&str>) -> String {
     match model {
-        Some(m) => escape::line(m.split(" at ").next().unwrap_or(m)),
+        Some(m) => escape::line(m),
         None => "no model".to_string(),
     }
 }
@@ -64,7 +64,7 @@ fn parts(app: &App) -> Parts {
     }
     Parts {
         now,
-        model: model_label(s.model.as_deref()),
+        model: model_label(s.model_name()),
         kept,
         extra,
     }

@@ -15,6 +15,7 @@ fn empty(model: Option<&str>) -> App {
     let mut app = app();
     let mut snap = snapshot_of(Vec::new(), "main", 0);
     snap.status.model = model.map(str::to_string);
+    snap.status.model_spec = snap.status.model.clone();
     app.on_snapshot(snap);
     app
 }
@@ -84,6 +85,7 @@ fn a_prompt_typed_before_a_model_is_set_is_kept() {
     assert!(matches!(effects.as_slice(), [Effect::SetModel(_)]), "{effects:?}");
     let mut snap = snapshot_of(Vec::new(), "main", 0);
     snap.status.model = Some("demo".into());
+    snap.status.model_spec = snap.status.model.clone();
     app.on_status(&snap.status);
     assert_eq!(app.input().text(), "add a mul function");
     let effects = app.on_key(key(KeyCode::Enter), clock.at(50));
@@ -95,6 +97,8 @@ fn busy(width_of_model: &str) -> App {
     let mut app = app_with_turns();
     let mut snap = snapshot();
     snap.status.model = Some(width_of_model.to_string());
+    // As the controller says it: the model without the endpoint the label names.
+    snap.status.model_spec = width_of_model.split(" at ").next().map(str::to_string);
     app.on_status(&snap.status);
     app.set_head_names(&[HeadEntry {
         id: HeadId::new("h2"),
@@ -280,6 +284,7 @@ fn the_status_line_shortens_a_long_model_before_dropping_the_cost() {
     let model = "script:/work/trial-out/scripts/p.json";
     let mut snap = snapshot();
     snap.status.model = Some(model.into());
+    snap.status.model_spec = snap.status.model.clone();
     app.on_status(&snap.status);
     let price = retrace_protocol::Price {
         input_per_mtok: 0.3,
@@ -357,6 +362,7 @@ fn model_demo_typed_after_a_waiting_prompt_switches_and_the_prompt_comes_back_al
     assert_eq!(app.input().text(), "");
     let mut snap = snapshot_of(Vec::new(), "main", 0);
     snap.status.model = Some("demo".into());
+    snap.status.model_spec = snap.status.model.clone();
     app.on_status(&snap.status);
     assert_eq!(app.input().text(), "explain main.py");
     assert_eq!(
@@ -411,6 +417,7 @@ fn status_of_an_empty_demo_session() {
     let mut app = app();
     let mut snap = snapshot_of(Vec::new(), "main", 0);
     snap.status.model = Some("demo".into());
+    snap.status.model_spec = snap.status.model.clone();
     // The controller's tally: the demo model's price is nothing.
     snap.usage = SessionUsage::new(
         TokenUsage::default(),
@@ -441,4 +448,20 @@ fn status_of_an_empty_demo_session() {
         assert!(screen.contains(part), "{part} missing:\n{screen}");
     }
     assert!(!screen.contains("no price"), "{screen}");
+}
+
+/// A model on an endpoint of its own: the status line names the model as `--model` takes it (the
+/// controller's `model_spec`), `/status` the endpoint; no frontend cuts the label apart.
+#[test]
+fn a_model_on_its_own_endpoint_is_named_by_its_spec() {
+    let mut app = app_with_turns();
+    let mut snap = snapshot();
+    snap.status.model = Some("openai:gpt-4o at http://127.0.0.1:8080".into());
+    snap.status.model_spec = Some("openai:gpt-4o".into());
+    app.on_status(&snap.status);
+    assert_eq!(app.status().model_name(), Some("openai:gpt-4o"));
+    assert_eq!(app.status().model_endpoint(), Some("http://127.0.0.1:8080"));
+    let screen = rows(&app, 120, 30).join("\n");
+    assert!(screen.contains("openai:gpt-4o"), "{screen}");
+    assert!(!screen.contains("127.0.0.1"), "{screen}");
 }

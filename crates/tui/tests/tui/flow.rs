@@ -573,6 +573,7 @@ fn restores_undos_and_redos_stay_in_the_transcript() {
         .collect();
     let mut snap = snapshot_of(turn0.clone(), "h2", 20);
     snap.status.model = Some("demo".into());
+    snap.status.model_spec = snap.status.model.clone();
     app.on_snapshot(snap);
     let screen = rows(&app, 100, 30).join("\n");
     assert!(screen.contains(line), "{screen}");
@@ -593,6 +594,7 @@ fn restores_undos_and_redos_stay_in_the_transcript() {
     assert_eq!(app.on_result(&undone), vec![Effect::LoadSnapshot]);
     let mut snap = snapshot_of(items(), "main", 30);
     snap.status.model = Some("demo".into());
+    snap.status.model_spec = snap.status.model.clone();
     app.on_snapshot(snap);
     // On main: the undo's line ends the chat, after the turn it brought back; the restore's
     // line, on the other head, is not among main's.
@@ -614,6 +616,7 @@ fn restores_undos_and_redos_stay_in_the_transcript() {
     app.on_result(&result(RewindScope::Both, &["src/lib.rs"], &[]));
     let mut snap = snapshot_of(turn0, "h2", 40);
     snap.status.model = Some("demo".into());
+    snap.status.model_spec = snap.status.model.clone();
     app.on_snapshot(snap);
 
     let printed: Vec<String> = conversation_rows(&app, 100)

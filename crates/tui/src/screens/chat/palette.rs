@@ -158,7 +158,7 @@ impl App {
         if self.input.text() != "/model " {
             return 0;
         }
-        let in_use = self.status.model.as_deref();
+        let in_use = self.status.model_name();
         self.models()
             .iter()
             .position(|m| Some(m.value.as_str()) == in_use)

@@ -45,7 +45,10 @@ fn lines(app: &App, t: Theme) -> Vec<(Spans, usize)> {
             ("model      ".to_string(), t.dim()),
             (format!("{} cannot answer yet", escape::line(&p.model)), t.warn()),
         ],
-        (None, m) => vec![("model      ".to_string(), t.dim()), (model_label(m), t.text())],
+        (None, _) => vec![
+            ("model      ".to_string(), t.dim()),
+            (model_label(app.status().model_name()), t.text()),
+        ],
     };
     out.push((model, 11));
     out.push((Vec::new(), 0));
