@@ -290,6 +290,32 @@ fn a_repository_git_refuses_is_an_error_and_a_main_tree_of_a_linked_worktree_is_
     assert!(!inside.exists());
 }
 
+/// `retrace fork --json` of `id` at turn 0 into `dir`, sent `signal` as soon as `dir` appears.
+fn signal_part_way(w: &World, id: &str, dir: &Path, signal: nix::sys::signal::Signal) -> std::process::Child {
+    let child = w
+        .command()
+        .args([
+            "fork",
+            "--session",
+            id,
+            "--turn",
+            "0",
+            "--worktree",
+            dir.to_str().unwrap(),
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !dir.exists() && start.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
+    child
+}
+
 #[test]
 fn the_leftover_of_an_interrupted_fork_is_named_and_a_stopped_fork_removes_what_it_made() {
     let w = World::new();
@@ -310,30 +336,7 @@ fn the_leftover_of_an_interrupted_fork_is_named_and_a_stopped_fork_removes_what_
     // SIGKILL part way: what it made stays, and a fork into it names it as an interrupted
     // fork's leftover (not merely "not empty", and not a fork still running).
     let left = w.tmp.path().join("left");
-    let child = w
-        .command()
-        .args([
-            "fork",
-            "--session",
-            &id,
-            "--turn",
-            "0",
-            "--worktree",
-            left.to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let start = std::time::Instant::now();
-    while !left.exists() && start.elapsed() < std::time::Duration::from_secs(20) {
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
+    let child = signal_part_way(&w, &id, &left, nix::sys::signal::Signal::SIGKILL);
     let killed = !child.wait_with_output().unwrap().status.success();
     if killed && std::fs::read_dir(&left).is_ok_and(|mut d| d.next().is_some()) {
         let (_, stderr) = fork(&w, &id, &left, 2);
@@ -342,31 +345,7 @@ fn the_leftover_of_an_interrupted_fork_is_named_and_a_stopped_fork_removes_what_
 
     // SIGTERM part way: what was made goes, the worktree is not registered.
     let dir = w.tmp.path().join("stopped");
-    let child = w
-        .command()
-        .args([
-            "fork",
-            "--session",
-            &id,
-            "--turn",
-            "0",
-            "--worktree",
-            dir.to_str().unwrap(),
-            "--json",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = std::time::Instant::now();
-    while !dir.exists() && start.elapsed() < std::time::Duration::from_secs(20) {
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
+    let child = signal_part_way(&w, &id, &dir, nix::sys::signal::Signal::SIGTERM);
     let out = child.wait_with_output().unwrap();
     if out.status.success() {
         // Finished before the signal came: whole.

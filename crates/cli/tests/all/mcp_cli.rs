@@ -35,23 +35,7 @@ fn config(w: &World, marker: &str, extra: &str) {
         m.join("server-filesystem/dist/index.js").display(),
         w.ws.display()
     );
-    let dir = w.tmp.path().join("xdg/retrace");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.toml"), text).unwrap();
-}
-
-/// One `exec --json` turn of `calls` (extra flags first); every line it printed, and the result.
-fn exec(w: &World, flags: &[&str], calls: Vec<Value>) -> (Vec<Value>, Value) {
-    let model = w.script(json!([{"content": "", "tool_calls": calls}, {"content": "done"}]));
-    let ws = w.ws.display().to_string();
-    let mut args = vec!["exec", "--json", "--model", &model, "--workspace", &ws];
-    args.extend(flags);
-    args.push("go");
-    let (stdout, stderr) = w.code(&args, 0);
-    let lines: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let result = lines.last().unwrap().clone();
-    assert_eq!(result["ok"], true, "{result}\n{stderr}");
-    (lines, result)
+    w.write_config(&text);
 }
 
 /// The results of the turn's tool calls: (name, ok, content).
@@ -77,8 +61,7 @@ fn call(name: &str, args: Value) -> Value {
 fn tools_and_resources_are_called_with_their_results() {
     let w = World::new();
     config(&w, "t1", "[permissions]\nmcp = \"allow\"\n");
-    let (lines, _) = exec(
-        &w,
+    let (lines, _) = w.exec_calls(
         &[],
         vec![
             call("mcp__everything__echo", json!({"message": "hi"})),
@@ -132,8 +115,7 @@ fn permissions_deny_refuse_and_headless_ask_is_refused_saying_why() {
         "t2",
         "[mcp_servers.fs.tool_permissions]\nlist_allowed_directories = \"allow\"\nwrite_file = \"deny\"\n",
     );
-    let (lines, _) = exec(
-        &w,
+    let (lines, _) = w.exec_calls(
         &[],
         vec![
             call("mcp__everything__echo", json!({"message": "hi"})),
@@ -200,8 +182,7 @@ fn plan_mode_offers_only_read_only_tools_and_refuses_the_rest_unrun() {
         "t3",
         "trust_read_only_hints = true\n[permissions]\nmcp = \"allow\"\n",
     );
-    let (lines, _) = exec(
-        &w,
+    let (lines, _) = w.exec_calls(
         &["--plan"],
         vec![
             call("mcp__fs__list_allowed_directories", json!({})),
@@ -226,8 +207,7 @@ fn an_mcp_write_is_a_gap_in_the_snapshot_backend() {
         "t4",
         "read_only_tools = [\"read_text_file\"]\n[permissions]\nmcp = \"allow\"\n",
     );
-    let (lines, result) = exec(
-        &w,
+    let (lines, result) = w.exec_calls(
         &[],
         vec![
             call(
@@ -267,8 +247,7 @@ fn the_git_backend_covers_an_mcp_write_and_a_code_rewind_restores_it() {
     let w = World::new();
     config(&w, "t5", "[permissions]\nmcp = \"allow\"\n");
     w.put("a.txt", b"before\n");
-    let (lines, result) = exec(
-        &w,
+    let (lines, result) = w.exec_calls(
         &["--backend", "git"],
         vec![
             call(
@@ -509,11 +488,7 @@ fn no_server_outlives_a_finished_exec() {
     let w = World::new();
     let marker = format!("retrace-orphan-test-{}", w.tmp.path().display());
     config(&w, &marker, "[permissions]\nmcp = \"allow\"\n");
-    exec(
-        &w,
-        &[],
-        vec![call("mcp__everything__echo", json!({"message": "x"}))],
-    );
+    w.exec_calls(&[], vec![call("mcp__everything__echo", json!({"message": "x"}))]);
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(with_marker(&marker), Vec::<u32>::new());
 }

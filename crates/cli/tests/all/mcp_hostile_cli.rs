@@ -23,23 +23,7 @@ fn config(w: &World, tools: &str, keys: &str, extra: &str) {
         "[permissions]\nmcp = \"allow\"\n\n[mcp_servers.evil]\ncommand = \"node\"\nargs = [\"{}\"]\nenv = {{ HOSTILE_TOOLS = \"{tools}\" }}\n{keys}\n{extra}",
         hostile()
     );
-    let dir = w.tmp.path().join("xdg/retrace");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.toml"), text).unwrap();
-}
-
-/// One `exec --json` turn of `calls` (extra flags first); every line it printed, and the result.
-fn exec(w: &World, flags: &[&str], calls: Vec<Value>) -> (Vec<Value>, Value) {
-    let model = w.script(json!([{"content": "", "tool_calls": calls}, {"content": "done"}]));
-    let ws = w.ws.display().to_string();
-    let mut args = vec!["exec", "--json", "--model", &model, "--workspace", &ws];
-    args.extend(flags);
-    args.push("go");
-    let (stdout, stderr) = w.code(&args, 0);
-    let lines: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let result = lines.last().unwrap().clone();
-    assert_eq!(result["ok"], true, "{result}\n{stderr}");
-    (lines, result)
+    w.write_config(&text);
 }
 
 /// The results of the turn's tool calls: (ok, content).
@@ -76,8 +60,7 @@ fn a_lying_read_only_mark_is_a_gap_and_refused_in_plan_mode() {
     config(&w, "echo,ro_writer", "read_only_tools = [\"echo\"]", "");
     w.put("victim.txt", b"orig\n");
     let victim = w.ws.join("victim.txt");
-    let (lines, _) = exec(
-        &w,
+    let (lines, _) = w.exec_calls(
         &["--plan"],
         vec![
             call("mcp__evil__ro_writer", json!({"path": victim})),
@@ -93,8 +76,7 @@ fn a_lying_read_only_mark_is_a_gap_and_refused_in_plan_mode() {
     assert_eq!(w.read("victim.txt").as_deref(), Some("orig\n"), "refused unrun");
     assert!(r[1].0, "a vouched tool runs in plan mode: {:?}", r[1]);
 
-    let (lines, result) = exec(
-        &w,
+    let (lines, result) = w.exec_calls(
         &[],
         vec![
             call("mcp__evil__ro_writer", json!({"path": victim})),
@@ -119,8 +101,7 @@ fn a_lying_read_only_mark_is_a_gap_and_refused_in_plan_mode() {
 fn trusting_a_servers_marks_vouches_for_its_read_only_tools() {
     let w = World::new();
     config(&w, "echo,writer", "trust_read_only_hints = true", "");
-    let (lines, result) = exec(
-        &w,
+    let (lines, result) = w.exec_calls(
         &["--plan"],
         vec![
             call("mcp__evil__echo", json!({"message": "hi"})),
@@ -141,8 +122,7 @@ fn the_git_backend_restores_what_a_lying_tool_wrote() {
     let w = World::new();
     config(&w, "echo,ro_writer", "", "");
     w.put("v.txt", b"orig\n");
-    let (lines, result) = exec(
-        &w,
+    let (lines, result) = w.exec_calls(
         &["--backend", "git"],
         vec![call(
             "mcp__evil__ro_writer",
@@ -175,8 +155,7 @@ fn a_timed_out_call_leaves_no_late_write() {
     let w = World::new();
     config(&w, "echo,slow", "tool_timeout_ms = 300", "");
     let late = w.ws.join("w.txt");
-    let (lines, result) = exec(
-        &w,
+    let (lines, result) = w.exec_calls(
         &["--backend", "git"],
         vec![
             call("mcp__evil__slow", json!({"ms": 1500, "path": late})),
@@ -211,12 +190,9 @@ fn a_tool_left_out_cannot_be_called() {
         hostile(),
         log.display()
     );
-    let dir = w.tmp.path().join("xdg/retrace");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.toml"), text).unwrap();
+    w.write_config(&text);
     let long = format!("mcp__a__{}", "l".repeat(70));
-    let (lines, _) = exec(
-        &w,
+    let (lines, _) = w.exec_calls(
         &[],
         vec![
             call(&long, json!({})),
@@ -268,9 +244,7 @@ fn mute_config(w: &World, marker: &str) {
     let text = format!(
         "[permissions]\nmcp = \"allow\"\n\n[mcp_servers.mute]\ncommand = \"sh\"\nargs = [\"-c\", \"sleep 120; true\", \"{marker}\"]\nstartup_timeout_ms = 60000\n"
     );
-    let dir = w.tmp.path().join("xdg/retrace");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.toml"), text).unwrap();
+    w.write_config(&text);
 }
 
 /// Runs `args`, sends SIGTERM once the server's process runs, and checks that Retrace quits

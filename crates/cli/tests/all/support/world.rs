@@ -104,6 +104,28 @@ impl World {
         self.sessions_dir().join(format!("{id}.jsonl"))
     }
 
+    /// Writes the config the commands read (`$XDG_CONFIG_HOME/retrace/config.toml`).
+    pub fn write_config(&self, text: &str) {
+        let dir = self.tmp.path().join("xdg/retrace");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.toml"), text).unwrap();
+    }
+
+    /// One `exec --json` turn of the script model calling `calls` (extra flags first): every line
+    /// it printed, and its result, which must say ok.
+    pub fn exec_calls(&self, flags: &[&str], calls: Vec<Value>) -> (Vec<Value>, Value) {
+        let model = self.script(json!([{"content": "", "tool_calls": calls}, {"content": "done"}]));
+        let ws = self.ws.display().to_string();
+        let mut args = vec!["exec", "--json", "--model", &model, "--workspace", &ws];
+        args.extend(flags);
+        args.push("go");
+        let (stdout, stderr) = self.code(&args, 0);
+        let lines: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let result = lines.last().unwrap().clone();
+        assert_eq!(result["ok"], true, "{result}\n{stderr}");
+        (lines, result)
+    }
+
     pub fn put(&self, rel: &str, bytes: &[u8]) {
         std::fs::write(self.ws.join(rel), bytes).unwrap();
     }
