@@ -58,6 +58,15 @@ pub enum McpError {
         tool: String,
         end: CallEnd,
     },
+    /// A request other than a tool call (a resource listed or read, a prompt) went unanswered
+    /// past the server's `tool_timeout_ms`: the server was stopped (a stdio server's processes
+    /// killed; a session over HTTP closed) and is started again at its next request.
+    #[error("the MCP server `{server}` did not answer `{what}` within {ms} ms (`tool_timeout_ms`); it was stopped (a server over HTTP: its session closed), and is started again at its next request")]
+    RequestTimeout {
+        server: String,
+        what: &'static str,
+        ms: u64,
+    },
     /// It stopped (or the connection broke) during a request.
     #[error("the MCP server `{server}` stopped during the call{why}; it is started again at the next call")]
     Died { server: String, why: String },
@@ -74,8 +83,12 @@ pub enum McpError {
 /// it (`notifications/cancelled`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CallEnd {
-    /// It answered the call soon after: nothing of it runs any more.
+    /// A server over HTTP answered the call soon after (it cannot be stopped: its word is taken).
     Settled,
+    /// A stdio server answered the call soon after, and was stopped all the same (its processes
+    /// killed; started again at its next call): an answer is not proof that nothing of the call
+    /// still runs.
+    AnsweredStopped,
     /// It did not answer: its processes were killed (started again at its next call), so nothing
     /// of the call runs any more.
     Stopped,
@@ -88,6 +101,7 @@ impl std::fmt::Display for CallEnd {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             CallEnd::Settled => "it was told to cancel the call, and answered",
+            CallEnd::AnsweredStopped => "it was told to cancel the call and answered, and was stopped all the same (its processes killed, so that nothing of the call runs any more); it is started again at its next call",
             CallEnd::Stopped => "it was told to cancel the call and did not answer, so it was stopped (its processes killed); it is started again at its next call",
             CallEnd::LeftRunning => "it was told to cancel the call and did not answer; its session was closed (a new one is opened at its next call), but a server over HTTP cannot be stopped and may still be running the call: what it does is not tracked",
         })

@@ -1,11 +1,53 @@
 //! What a session asks of its servers besides tool calls: their resources (listed, read) and
 //! their prompts' text.
 
+use std::time::Duration;
+
 use rmcp::model::{GetPromptRequestParams, PromptMessageContent, ReadResourceRequestParams};
+use rmcp::service::ServiceError;
 
 use crate::error::{McpError, Result};
 use crate::result::{cap_text, content_text, resource_text};
-use crate::servers::{McpServers, State};
+use crate::servers::{McpServers, Slot, State};
+use retrace_protocol::DEFAULT_MCP_TOOL_TIMEOUT_MS;
+
+/// Sends one request (`what`) to `slot`'s server (started when needed) and waits for its answer
+/// at most the server's `tool_timeout_ms`: past it the server is stopped (a stdio server's
+/// processes killed and waited for, a session over HTTP closed), so that nothing asked of it
+/// runs any more, and started again at its next request.
+async fn bounded<T, F>(
+    servers: &McpServers,
+    slot: &Slot,
+    state: &mut State,
+    what: &'static str,
+    send: impl FnOnce(rmcp::Peer<rmcp::RoleClient>) -> F,
+) -> Result<T>
+where
+    F: std::future::Future<Output = std::result::Result<T, ServiceError>>,
+{
+    let ms = slot.config.tool_timeout_ms.unwrap_or(DEFAULT_MCP_TOOL_TIMEOUT_MS);
+    let peer = servers.ready(slot, state).await?.peer().clone();
+    match tokio::time::timeout(Duration::from_millis(ms), send(peer)).await {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(e)) => match state {
+            State::Ready(conn) => Err(conn.request_error(&slot.name, e).await),
+            _ => Err(McpError::Died {
+                server: slot.name.clone(),
+                why: String::new(),
+            }),
+        },
+        Err(_) => {
+            if let State::Ready(conn) = std::mem::replace(state, State::Stopped) {
+                conn.stop().await;
+            }
+            Err(McpError::RequestTimeout {
+                server: slot.name.clone(),
+                what,
+                ms,
+            })
+        }
+    }
+}
 
 impl McpServers {
     /// The resources of the servers named in `servers` that offer some (started when needed), as
@@ -22,15 +64,19 @@ impl McpServers {
             if matches!(*state, State::Failed(_)) {
                 continue;
             }
-            let conn = match self.ready(slot, &mut state).await {
-                Ok(c) if c.resources => c,
+            match self.ready(slot, &mut state).await {
+                Ok(c) if c.resources => {}
                 Ok(_) => continue,
                 Err(e) => {
                     out.push(format!("{}: {e}", slot.name));
                     continue;
                 }
-            };
-            match conn.peer().list_all_resources().await {
+            }
+            let listed = bounded(self, slot, &mut state, "resources/list", |peer| async move {
+                peer.list_all_resources().await
+            })
+            .await;
+            match listed {
                 Ok(list) => {
                     for r in list {
                         let mut line = format!("{}: {} ({})", slot.name, r.uri, r.name);
@@ -43,10 +89,7 @@ impl McpServers {
                         out.push(line);
                     }
                 }
-                Err(e) => {
-                    let e = conn.request_error(&slot.name, e).await;
-                    out.push(format!("{}: {e}", slot.name));
-                }
+                Err(e) => out.push(format!("{}: {e}", slot.name)),
             }
         }
         if out.is_empty() {
@@ -62,18 +105,16 @@ impl McpServers {
             return Err(McpError::Denied(server.to_string()));
         }
         let mut state = slot.state.lock().await;
-        let conn = self.ready(slot, &mut state).await?;
         let params = ReadResourceRequestParams {
             meta: None,
             uri: uri.to_string(),
         };
-        match conn.peer().read_resource(params).await {
-            Ok(r) => {
-                let text: Vec<String> = r.contents.iter().map(resource_text).collect();
-                Ok(cap_text(text.join("\n"), cap))
-            }
-            Err(e) => Err(conn.request_error(server, e).await),
-        }
+        let r = bounded(self, slot, &mut state, "resources/read", |peer| async move {
+            peer.read_resource(params).await
+        })
+        .await?;
+        let text: Vec<String> = r.contents.iter().map(resource_text).collect();
+        Ok(cap_text(text.join("\n"), cap))
     }
 
     /// The text of `server`'s prompt `name` with `args`: its messages, each after its role.
@@ -85,13 +126,16 @@ impl McpServers {
     ) -> Result<String> {
         let slot = self.slot(server)?;
         let mut state = slot.state.lock().await;
-        let conn = self.ready(slot, &mut state).await?;
         let params = GetPromptRequestParams {
             meta: None,
             name: name.to_string(),
             arguments: Some(args),
         };
-        match conn.peer().get_prompt(params).await {
+        let answer = bounded(self, slot, &mut state, "prompts/get", |peer| async move {
+            peer.get_prompt(params).await
+        })
+        .await;
+        match answer {
             Ok(r) => Ok(r
                 .messages
                 .iter()
@@ -107,7 +151,7 @@ impl McpServers {
                 })
                 .collect::<Vec<_>>()
                 .join("\n\n")),
-            Err(e) => Err(conn.request_error(server, e).await),
+            Err(e) => Err(e),
         }
     }
 }

@@ -242,6 +242,13 @@ impl McpServers {
         self.permission
     }
 
+    /// Whether the config vouches for the resources of `server` as read-only
+    /// (`trust_read_only_hints = true`): reading them is then no gap, and plan mode offers them.
+    pub fn vouches_for_resources(&self, server: &str) -> bool {
+        self.slot(server)
+            .is_ok_and(|s| s.config.trust_read_only_hints == Some(true))
+    }
+
     /// Whether `server` is configured.
     pub fn has_server(&self, server: &str) -> bool {
         self.slot(server).is_ok()
@@ -359,12 +366,28 @@ impl McpServers {
             }
             Called::Answered(Err(e)) => Err(e),
             Called::GaveUp { why, settled } => {
-                let end = match settled {
-                    true => CallEnd::Settled,
-                    false => match std::mem::replace(&mut *state, State::Stopped) {
-                        State::Ready(conn) => conn.stop().await,
-                        _ => CallEnd::Stopped,
-                    },
+                // An answer to the cancel is the server's word, not proof that nothing of the
+                // call still runs: a stdio server is stopped either way (started again at its
+                // next call). A server over HTTP cannot be stopped: it is believed when it
+                // answered, and its session closed when it did not.
+                let end = match std::mem::replace(&mut *state, State::Stopped) {
+                    State::Ready(conn) if conn.pid().is_some() => {
+                        let stopped = conn.stop().await;
+                        if settled {
+                            CallEnd::AnsweredStopped
+                        } else {
+                            stopped
+                        }
+                    }
+                    State::Ready(conn) if settled => {
+                        *state = State::Ready(conn);
+                        CallEnd::Settled
+                    }
+                    State::Ready(conn) => conn.stop().await,
+                    other => {
+                        *state = other;
+                        CallEnd::Stopped
+                    }
                 };
                 let (server, tool) = (server.to_string(), tool.to_string());
                 Err(match why {

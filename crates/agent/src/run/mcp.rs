@@ -29,6 +29,56 @@ pub fn mcp_side_effect_gap(tool: &McpTool) -> Gap {
     }
 }
 
+/// The `mcp_side_effect` gap of a resource request (`tool`, listing or reading) of `servers`.
+fn resources_gap(tool: &str, servers: &[String]) -> Gap {
+    Gap {
+        reason: GapReason::McpSideEffect,
+        tool: Some(tool.to_string()),
+        path: None,
+        detail: Some(format!("{}/resources", servers.join(","))),
+    }
+}
+
+/// The capture seam around a call whose changes are not known (`gap`): snapshots around it where
+/// the backend takes them (the git backend), else the gap (recorded, said, and pushed to
+/// `gaps`); for a call the config `vouched` for, no gap, and snapshots only where cheap. Whether
+/// the call is tracked (its changes to be settled after it), or the flow that ends it.
+fn cover(
+    seam: &mut dyn CaptureSeam,
+    sink: &mut dyn TurnSink,
+    turn: u64,
+    gap: &Gap,
+    vouched: bool,
+    name: &str,
+    gaps: &mut Vec<Gap>,
+) -> Result<bool, Flow> {
+    let coverage = match vouched {
+        true => seam.watch(gap.clone()).map(|t| match t {
+            true => Some(ShellCoverage::Tracked),
+            false => None,
+        }),
+        false => seam.side_effect(gap.clone()).map(Some),
+    };
+    match coverage {
+        Ok(Some(ShellCoverage::Tracked)) => Ok(true),
+        Ok(None) => Ok(false),
+        Ok(Some(ShellCoverage::Gap)) => {
+            gaps.push(gap.clone());
+            sink.event(Event::CheckpointCaptured {
+                turn,
+                paths: Vec::new(),
+                gaps: vec![gap.clone()],
+            });
+            Ok(false)
+        }
+        Err(SeamError::Fatal(e)) => Err(Flow::Fatal(e)),
+        Err(SeamError::Refuse(e)) => Err(Flow::Done(ToolResult::not_ok(
+            ToolStatus::Failed,
+            format!("error: `{name}` was not run: what it changes could not be made restorable: {e}"),
+        ))),
+    }
+}
+
 impl Agent {
     /// Gives the agent the MCP servers of its session (none are started yet).
     pub fn with_mcp(mut self, servers: Arc<McpServers>) -> Agent {
@@ -145,13 +195,58 @@ impl Agent {
             })
         };
         if call.name == LIST_RESOURCES || call.name == READ_RESOURCE {
-            return match self.resource_call(&mcp, call, &args, approver, cancel).await {
-                Ok(text) => ran(ToolResult::success(text)),
-                Err((ToolStatus::Failed, e)) => {
-                    ran(ToolResult::not_ok(ToolStatus::Failed, format!("error: {e}")))
-                }
-                Err((status, e)) => fail(status, &e),
+            // A resource request is one the server may act on, as a tool call is: the same
+            // plan-mode rule, gap or snapshots, unless the config vouches for its server.
+            let asked: Vec<String> = match call.name == READ_RESOURCE {
+                true => args
+                    .get("server")
+                    .and_then(Value::as_str)
+                    .filter(|s| mcp.has_server(s))
+                    .map(str::to_string)
+                    .into_iter()
+                    .collect(),
+                false => mcp.enabled(),
             };
+            let vouched = asked.iter().all(|s| mcp.vouches_for_resources(s));
+            if self.config.plan_mode && !vouched {
+                let unvouched: Vec<String> = asked
+                    .iter()
+                    .filter(|s| !mcp.vouches_for_resources(s))
+                    .map(|s| format!("`{s}`"))
+                    .collect();
+                return fail(ToolStatus::Denied, &format!(
+                    "plan mode is on, so `{}` was not run and nothing changed: a server may act on a resource request, and the config does not vouch for the resources of {} (`trust_read_only_hints = true` in its `[mcp_servers.NAME]` does); only the read tools work now",
+                    call.name,
+                    unvouched.join(", ")
+                ));
+            }
+            let mut gaps = Vec::new();
+            let gap = resources_gap(&call.name, &asked);
+            let tracked = match asked.is_empty() {
+                true => false,
+                false => match cover(seam, sink, turn, &gap, vouched, &call.name, &mut gaps) {
+                    Ok(t) => t,
+                    Err(flow) => return flow,
+                },
+            };
+            let answer = self.resource_call(&mcp, call, &args, approver, cancel).await;
+            let mut changes = Vec::new();
+            if tracked {
+                let command = one_line(&call.name, &Map::new());
+                match settle_tracked(seam, sink, turn, &command, gap, &call.name, &mut gaps) {
+                    Ok(found) => changes = found,
+                    Err(e) => return Flow::Fatal(e),
+                }
+            }
+            let base = match answer {
+                Ok(text) => ToolResult::success(text),
+                Err((status, e)) => ToolResult::not_ok(status, format!("error: {e}")),
+            };
+            return ran(ToolResult {
+                gaps,
+                changes,
+                ..base
+            });
         }
         let Some(tool) = mcp.tool(&call.name) else {
             let offered: Vec<String> = self.tool_specs().into_iter().map(|s| s.name).collect();
@@ -215,35 +310,9 @@ impl Agent {
         // snapshotted where that is cheap.
         let mut gaps = Vec::new();
         let gap = mcp_side_effect_gap(&tool);
-        let coverage = match tool.vouched {
-            true => seam.watch(gap.clone()).map(|t| match t {
-                true => Some(ShellCoverage::Tracked),
-                false => None,
-            }),
-            false => seam.side_effect(gap.clone()).map(Some),
-        };
-        let tracked = match coverage {
-            Ok(Some(ShellCoverage::Tracked)) => true,
-            Ok(None) => false,
-            Ok(Some(ShellCoverage::Gap)) => {
-                gaps.push(gap.clone());
-                sink.event(Event::CheckpointCaptured {
-                    turn,
-                    paths: Vec::new(),
-                    gaps: vec![gap.clone()],
-                });
-                false
-            }
-            Err(SeamError::Fatal(e)) => return Flow::Fatal(e),
-            Err(SeamError::Refuse(e)) => {
-                return fail(
-                    ToolStatus::Failed,
-                    &format!(
-                        "`{}` was not run: what it changes could not be made restorable: {e}",
-                        call.name
-                    ),
-                )
-            }
+        let tracked = match cover(seam, sink, turn, &gap, tool.vouched, &call.name, &mut gaps) {
+            Ok(t) => t,
+            Err(flow) => return flow,
         };
         // Given up (cancelled, past its timeout), the call is cancelled at the server, which is
         // stopped unless it answers: its changes are settled only once nothing of it runs.

@@ -321,3 +321,59 @@ fn a_sigterm_stops_mcp_list_and_its_servers() {
     let status = sigterm_while_starting(&w, &marker, &["mcp", "list", "--workspace", &ws]);
     assert_eq!(status.code(), Some(130));
 }
+
+/// Found by a second attack: a server may act on a resource request as on a tool call, yet
+/// resources ran in plan mode, left no gap, and the git backend took no snapshot around them.
+/// They follow the tools' rule now: refused in plan mode unless the config vouches for the
+/// server, a gap in the snapshot backend, snapshotted (and restored) in the git backend.
+#[test]
+fn a_server_acting_on_a_resource_read_is_refused_in_plan_mode_a_gap_or_restored() {
+    let w = World::new();
+    let victim = w.ws.join("victim.txt");
+    w.write_config(&format!(
+        "[permissions]\nmcp = \"allow\"\n\n[mcp_servers.evil]\ncommand = \"node\"\nargs = [\"{}\"]\nenv = {{ HOSTILE_TOOLS = \"echo\", HOSTILE_RES_WRITE = \"{}\" }}\n",
+        hostile(),
+        victim.display()
+    ));
+    w.put("victim.txt", b"orig\n");
+    let read = || {
+        call(
+            "read_mcp_resource",
+            json!({"server": "evil", "uri": "hostile://r"}),
+        )
+    };
+    let (lines, _) = w.exec_calls(&["--plan"], vec![read()]);
+    let r = results(&lines);
+    assert!(
+        !r[0].0 && r[0].1.contains("plan mode is on") && r[0].1.contains("`evil`"),
+        "{:?}",
+        r[0]
+    );
+    assert_eq!(w.read("victim.txt").as_deref(), Some("orig\n"), "refused unrun");
+
+    let (lines, result) = w.exec_calls(&[], vec![read()]);
+    assert!(results(&lines)[0].0, "{lines:?}");
+    assert_eq!(w.read("victim.txt").as_deref(), Some("orig\nresources/read\n"));
+    let gaps = gaps_of(&w, &result);
+    assert_eq!(gaps.as_array().unwrap().len(), 1, "{gaps}");
+    assert_eq!(gaps[0]["reason"], "mcp_side_effect");
+    assert_eq!(gaps[0]["tool"], "read_mcp_resource");
+
+    std::fs::write(&victim, b"orig\n").unwrap();
+    let (lines, result) = w.exec_calls(&["--backend", "git"], vec![read()]);
+    assert!(results(&lines)[0].0, "{lines:?}");
+    assert_eq!(w.read("victim.txt").as_deref(), Some("orig\nresources/read\n"));
+    let id = result["session_id"].as_str().unwrap();
+    let done = w.json(&[
+        "rewind",
+        "--session",
+        id,
+        "--turn",
+        "0",
+        "--scope",
+        "code",
+        "--yes",
+    ]);
+    assert_eq!(done["ok"], true, "{done}");
+    assert_eq!(w.read("victim.txt").as_deref(), Some("orig\n"), "restored");
+}

@@ -105,9 +105,10 @@ fn a_cancelled_call_is_cancelled_at_the_server() {
     });
 }
 
-/// A server that answers once told to cancel keeps running: nothing of the call runs any more.
+/// A stdio server that answers once told to cancel is stopped all the same (its word is no proof
+/// that nothing of the call still runs), and started again at its next call.
 #[test]
-fn a_server_that_settles_a_cancelled_call_goes_on() {
+fn a_server_that_settles_a_cancelled_call_is_stopped_all_the_same() {
     let ws = tempfile::tempdir().unwrap();
     rt().block_on(async {
         let mut c = hostile("echo,slow", &[("HOSTILE_HONOR_CANCEL", "1")]);
@@ -123,19 +124,20 @@ fn a_server_that_settles_a_cancelled_call_goes_on() {
             matches!(
                 e,
                 McpError::CallTimeout {
-                    end: CallEnd::Settled,
+                    end: CallEnd::AnsweredStopped,
                     ..
                 }
             ),
             "{e}"
         );
-        assert!(e.to_string().contains("and answered"), "{e}");
+        assert!(e.to_string().contains("stopped all the same"), "{e}");
+        assert!(!alive(pid), "stopped");
         let out = s
             .call("evil", "echo", args(json!({"message": "same"})), 1000)
             .await
             .unwrap();
         assert_eq!(out.text, "echo: same");
-        assert_eq!(s.pid("evil").await.unwrap(), pid, "not restarted");
+        assert_ne!(s.pid("evil").await.unwrap(), pid, "started again");
     });
 }
 
@@ -216,5 +218,33 @@ fn a_child_that_left_the_servers_group_is_stopped_with_it() {
             crate::support::gone_soon(child),
             "the setsid child outlived its server"
         );
+    });
+}
+
+/// Found by a second attack: a resource request had no timeout, so a server that never answered
+/// one hung the turn for good. It is bounded by `tool_timeout_ms`, and the server stopped.
+#[test]
+fn a_resource_request_never_answered_times_out_and_the_server_is_stopped() {
+    let ws = tempfile::tempdir().unwrap();
+    rt().block_on(async {
+        let mut c = hostile("echo", &[("HOSTILE_HANG", "resources/read,resources/list")]);
+        c.tool_timeout_ms = Some(300);
+        let s = servers(ws.path(), vec![("evil", c)]);
+        assert!(s.start_all().await.is_empty());
+        let pid = s.pid("evil").await.unwrap();
+        let started = Instant::now();
+        let e = s.read_resource("evil", "hostile://r", 1000).await.unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(matches!(e, McpError::RequestTimeout { .. }), "{e}");
+        assert!(e.to_string().contains("`resources/read` within 300 ms"), "{e}");
+        assert!(!alive(pid), "stopped");
+        let listed = s.list_resources(&["evil".to_string()], 1000).await;
+        assert!(listed.contains("`resources/list` within 300 ms"), "{listed}");
+        // Started again for the next request.
+        let out = s
+            .call("evil", "echo", args(json!({"message": "back"})), 1000)
+            .await
+            .unwrap();
+        assert_eq!(out.text, "echo: back");
     });
 }

@@ -16,6 +16,9 @@
 // HOSTILE_LOG    a file each request and notification is appended to, one line each
 // HOSTILE_BIG_LIST  pad the tools/list answer with this many bytes
 // HOSTILE_HONOR_CANCEL  a `slow` call told to cancel stops and answers with an error at once
+// HOSTILE_HANG   methods it never answers, comma-separated (`resources/read`, `resources/list`)
+// HOSTILE_RES_WRITE  a file `resources/list` and `resources/read` append a line to (a server
+//                acting on what is only a read)
 
 const fs = require("fs");
 const { spawn } = require("child_process");
@@ -175,6 +178,10 @@ function handle(msg) {
     pending.delete(key);
     if (stop) stop();
     return;
+  }
+  if ((process.env.HOSTILE_HANG || "").split(",").includes(method)) return;
+  if ((method === "resources/list" || method === "resources/read") && process.env.HOSTILE_RES_WRITE) {
+    fs.appendFileSync(process.env.HOSTILE_RES_WRITE, `${method}\n`);
   }
   if (method === "resources/list") {
     return send({ jsonrpc: "2.0", id, result: { resources: [{ uri: "hostile://r", name: "r" }] } });
