@@ -117,6 +117,10 @@ pub struct ToolCallItem {
     /// What it did that cannot be restored.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gaps: Vec<Gap>,
+    /// A shell command's exit code, when it exited (a call with status `ok` whose code is not 0
+    /// failed, and every frontend says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
 }
 
 /// What a tool call does to one file.

@@ -30,6 +30,7 @@ fn tool(id: &str, status: ToolStatus) -> Item {
             output_truncated: false,
             changes: Vec::new(),
             gaps: Vec::new(),
+            exit_code: None,
         })),
     }
 }

@@ -4,7 +4,7 @@
 // carries its item's id (`data-item`); every file name shown opens the file's history. Everything
 // from the workspace or the model goes in with `textContent` (via `el`), never as HTML.
 import { attempt } from "./banner.js";
-import { changeBlock, toolHeadline } from "./changes.js";
+import { changeBlock, exitCode, toolHeadline } from "./changes.js";
 import { actionButtons } from "./checkpoints.js";
 import { fileLink } from "./filelink.js";
 import { renderMarkdown } from "./markdown.js";
@@ -114,9 +114,13 @@ function assistantRow(item) {
 }
 
 function toolRow(item) {
-  const d = el("details", `msg tool ${item.status}`);
-  const status = el("span", "tool-status", STATUS[item.status] ?? item.status);
-  status.title = item.status;
+  // A shell command that ran but exited with a code other than 0 failed, as a terminal says.
+  const code = item.status === "ok" ? exitCode(item) : null;
+  const failedExit = code != null && code !== 0;
+  const shown = failedExit ? "failed" : item.status;
+  const d = el("details", `msg tool ${shown}`);
+  const status = el("span", "tool-status", failedExit ? `✗ exit ${code}` : (STATUS[item.status] ?? item.status));
+  status.title = failedExit ? `exited with code ${code}` : item.status;
   d.append(el("summary", null, status, " ", el("span", "headline", ...toolHeadline(item))));
   for (const c of item.changes ?? []) d.append(changeBlock(c));
   if (item.gaps?.length) d.append(gapList(item.gaps));

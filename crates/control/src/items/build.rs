@@ -84,6 +84,7 @@ pub(crate) fn tool_item(p: ToolParts<'_>) -> Item {
             output_truncated,
             changes,
             gaps: p.record.map(|r| r.gaps.clone()).unwrap_or_default(),
+            exit_code: p.record.and_then(|r| r.exit_code),
         })),
     }
 }

@@ -157,6 +157,7 @@ pub fn turn_items(rng: &mut Rng, turn: u64) -> Vec<Item> {
                 output_truncated: false,
                 changes: Vec::new(),
                 gaps: Vec::new(),
+                exit_code: None,
             })),
         ),
         at(

@@ -220,6 +220,7 @@ pub fn tool(id: &str, turn: u64, tool: &str, title: &str, status: ToolStatus, ou
             output_truncated: false,
             changes: Vec::new(),
             gaps: Vec::new(),
+            exit_code: None,
         })),
     }
 }

@@ -1,7 +1,7 @@
 //! How the transcript draws an answer's markdown, on the whole screen (insta snapshots).
 
 use insta::assert_snapshot;
-use retrace_protocol::{Event, ToolStatus};
+use retrace_protocol::{Event, ItemBody, ToolStatus};
 use retrace_tui::App;
 
 use crate::fixtures::*;
@@ -140,4 +140,41 @@ fn an_edit_counts_no_output() {
     assert!(screen.contains("Edited calc/ops.py +1 −0 ✓"), "{screen}");
     assert!(screen.contains("(2 lines of output)"), "{screen}");
     assert_eq!(screen.matches("of output").count(), 1, "{screen}");
+}
+
+/// Found by a new-user trial: a shell command that exited 1 showed a green ✓. A command that ran
+/// but exited with a code other than 0 reads as failed, with its code.
+#[test]
+fn a_command_that_exited_non_zero_reads_as_failed_with_its_code() {
+    let mut app = app();
+    let mut failed = tool(
+        "t1",
+        0,
+        "bash",
+        "Ran python3 main.py",
+        ToolStatus::Ok,
+        "Traceback\n[exit code 1]",
+    );
+    if let ItemBody::ToolCall(c) = &mut failed.body {
+        c.exit_code = Some(1);
+    }
+    let mut passed = tool("t2", 0, "bash", "Ran true", ToolStatus::Ok, "[exit code 0]");
+    if let ItemBody::ToolCall(c) = &mut passed.body {
+        c.exit_code = Some(0);
+    }
+    app.on_snapshot(snapshot_of(
+        vec![prompt("p0", 0, "run it"), failed, passed],
+        "main",
+        0,
+    ));
+    let screen = rows(&app, 100, 20).join("\n");
+    let line = |needle: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(line("python3 main.py").contains("✗ exit 1"), "{screen}");
+    assert!(line("Ran true").contains('✓'), "{screen}");
 }

@@ -212,6 +212,7 @@ mod tests {
             output_truncated: false,
             changes: Vec::new(),
             gaps: Vec::new(),
+            exit_code: None,
         };
         let lines = text(output_detail(&call, Theme::new(true)));
         assert_eq!(lines.len(), FOLD_LINES + 1);

@@ -117,6 +117,11 @@ fn checkpoint_line(turn: u64, c: &CheckpointItem, t: Theme) -> (Spans, usize) {
 fn tool_lines(call: &ToolCallItem, frame: usize, details: bool, t: Theme, out: &mut Vec<(Spans, usize)>) {
     let (mark, style) = match call.status {
         ToolStatus::Running => (SPINNER[frame % SPINNER.len()].to_string(), t.dim()),
+        // A shell command that ran but exited with a code other than 0 failed, as a terminal says.
+        ToolStatus::Ok if call.exit_code.is_some_and(|c| c != 0) => (
+            format!("✗ exit {}", call.exit_code.unwrap_or_default()),
+            t.error(),
+        ),
         ToolStatus::Ok => ("✓".to_string(), t.ok()),
         ToolStatus::Failed => ("✗ failed".to_string(), t.error()),
         ToolStatus::Denied => ("⊘ denied".to_string(), t.warn()),

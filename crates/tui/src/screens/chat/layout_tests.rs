@@ -50,6 +50,7 @@ fn tool(id: String, turn: u64, title: String, status: ToolStatus, output: String
             output_truncated: false,
             changes: Vec::new(),
             gaps: Vec::new(),
+            exit_code: None,
         })),
     )
 }
