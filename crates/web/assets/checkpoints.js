@@ -209,8 +209,10 @@ export function rewindPreview(plan, label, turn, loadDiff, { title } = {}) {
   const cells = new Map();
   const conflicted = new Set(plan.conflicts.map((c) => c.path));
   if (plan.scope !== "conversation") {
-    if (plan.files.length === 0) body.push(el("p", null, "No file changes to restore."));
-    else {
+    // (a plan that changes nothing says so once, above)
+    if (plan.files.length === 0) {
+      if (!plan.unchanged) body.push(el("p", null, "No file changes to restore."));
+    } else {
       const t = el("table", "plan-files");
       t.append(el("tr", null, el("th", null, "file"), el("th", null, "action"), el("th", "num", "size"), el("th", null, "changes")));
       for (const f of plan.files) {

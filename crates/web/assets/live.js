@@ -33,7 +33,9 @@ export async function onEvent(type, ev) {
     case "turn_finished": {
       setRunning(false);
       ui.activity.textContent = "";
-      if (!ev.ok && ev.error) banner("error", el("span", null, `Turn ${ev.turn} failed: ${ev.error}`), button("Dismiss", hideBanner));
+      // A turn the user cancelled did not fail: said as what it is, not as an error.
+      if (!ev.ok && ev.error && /^cancelled\b/.test(ev.error)) banner("info", el("span", null, `Turn ${ev.turn} was cancelled; what it changed before that stays, and a rewind takes it back.`), button("Dismiss", hideBanner));
+      else if (!ev.ok && ev.error) banner("error", el("span", null, `Turn ${ev.turn} failed: ${ev.error}`), button("Dismiss", hideBanner));
       const queued = afterJob(!!ev.ok); // a prompt queued meanwhile goes now (or back, when it failed)
       await readEntries(); // what the turn changed about what each turn offers
       await loadSessions(state.sid); // its first prompt, turns and last use

@@ -76,7 +76,10 @@ impl FileCursor {
 
 /// The width a file list's lines are wrapped at, in a terminal `area_w` cells wide.
 pub(crate) fn body_width(area_w: u16) -> usize {
-    usize::from(area_w.saturating_sub(8)).max(1)
+    // Two cells inside the box's borders on each side; the box is at most 100 cells wide (wider
+    // rows were cut at its border, past a terminal 104 columns wide).
+    let inner = crate::view::boxed::inner_width(ratatui::layout::Rect::new(0, 0, area_w, 1));
+    inner.saturating_sub(2).max(1)
 }
 
 /// The cursor's mark before a file's row.

@@ -439,6 +439,11 @@ fn a_preview_with_nothing_to_change_says_so_at_once() {
         shown.contains("Nothing would change: every file is already as it was or kept as it is"),
         "{shown}"
     );
+    // Wider than the box (100 cells at most): wrapped inside it, never cut at its border (a trial
+    // saw "… Enter closes this previe…" at 120 columns).
+    let wide = rows(&app, 120, 40).join("\n");
+    assert!(!wide.contains('…'), "{wide}");
+    assert!(wide.contains("restoring nothing"), "{wide}");
     app.on_key(key(KeyCode::Char('o')), clock.at(3));
     let shown = rows(&app, 80, 40).join("\n");
     assert!(!shown.contains("Nothing would change"), "{shown}");
