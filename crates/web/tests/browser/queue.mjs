@@ -93,6 +93,9 @@ try {
   await page.locator("#send:not([disabled])").waitFor();
   await page.locator("#activity", { hasText: "the queued prompt is back in the prompt box" }).waitFor();
   same("the prompt box after a cancelled turn", await prompt.inputValue(), "never sent");
+  // a cancel is said as one, not as a failure
+  await page.locator("#banner", { hasText: /was cancelled/ }).waitFor();
+  same("the cancel's banner", (await page.locator("#banner").innerText()).includes("failed"), false);
   same("the prompts sent", sent, ["run the check", "the queued prompt", "check again"]);
   await prompt.fill("");
 
