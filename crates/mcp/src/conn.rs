@@ -172,7 +172,12 @@ impl Conn {
                 );
                 let (out, inp) = match io {
                     (Ok(o), Ok(i)) => (CappedLines::new(o, MAX_MESSAGE_BYTES, wire.clone()), i),
-                    (Err(e), _) | (_, Err(e)) => return Err(start_error(e.to_string(), slot)),
+                    (Err(e), _) | (_, Err(e)) => {
+                        return Err(start_error(
+                            retrace_protocol::mcp::redact_urls(&e.to_string()),
+                            slot,
+                        ))
+                    }
                 };
                 client_info()
                     .serve((out, inp))
@@ -406,7 +411,8 @@ pub(crate) fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
     while let Some(next) = cur.source() {
         cur = next;
     }
-    let said = cur.to_string();
+    // A server's URL in the HTTP client's words loses its password or token.
+    let said = retrace_protocol::mcp::redact_urls(&cur.to_string());
     // The HTTP client's own words ("the server answered HTTP 500 …") need no prefix.
     match said.strip_prefix("unexpected server response: ") {
         Some(rest) => rest.to_string(),

@@ -280,3 +280,67 @@ mod tests {
             .is_some_and(|p| p.contains("`startup_timeout_ms` is 0")));
     }
 }
+
+/// A server's URL as `config` shows it: a password or token in it (`user:secret@`, a query)
+/// left out.
+pub fn shown_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (host_path, query) = match rest.split_once(['?', '#']) {
+        Some((h, _)) => (h, "?…"),
+        None => (rest, ""),
+    };
+    let (authority, path) = host_path.split_once('/').map_or((host_path, ""), |(a, p)| (a, p));
+    let authority = match authority.rsplit_once('@') {
+        Some((_, host)) => format!("…@{host}"),
+        None => authority.to_string(),
+    };
+    let path = if path.is_empty() && !host_path.contains('/') {
+        String::new()
+    } else {
+        format!("/{path}")
+    };
+    let scheme = if scheme.is_empty() {
+        String::new()
+    } else {
+        format!("{scheme}://")
+    };
+    format!("{scheme}{authority}{path}{query}")
+}
+
+/// `text` (an error's words) with every `http://` or `https://` URL in it shown as
+/// [`shown_url`] shows it: a password or token in a server's URL never reaches a message.
+pub fn redact_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = ["http://", "https://"].iter().filter_map(|s| rest.find(s)).min() {
+        out.push_str(&rest[..at]);
+        let url = &rest[at..];
+        let end = url
+            .find(|c: char| c.is_whitespace() || matches!(c, ')' | ']' | '"' | '\'' | '>' | '`' | ','))
+            .unwrap_or(url.len());
+        out.push_str(&shown_url(&url[..end]));
+        rest = &url[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod url_tests {
+    use super::*;
+
+    #[test]
+    fn urls_in_an_error_lose_their_secrets() {
+        assert_eq!(
+            redact_urls(
+                "error sending request for url (http://127.0.0.1:9/mcp?token=QUERYSECRET#frag): refused"
+            ),
+            "error sending request for url (http://127.0.0.1:9/mcp?…): refused"
+        );
+        assert_eq!(
+            redact_urls("to https://me:pw@host/x and http://plain/y"),
+            "to https://…@host/x and http://plain/y"
+        );
+        assert_eq!(redact_urls("no url here"), "no url here");
+    }
+}

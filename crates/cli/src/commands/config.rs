@@ -189,32 +189,6 @@ fn mcp_word(p: McpPermission) -> &'static str {
     }
 }
 
-/// A server's URL as `config` shows it: a password or token in it (`user:secret@`, a query)
-/// left out.
-fn shown_url(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let (host_path, query) = match rest.split_once(['?', '#']) {
-        Some((h, _)) => (h, "?…"),
-        None => (rest, ""),
-    };
-    let (authority, path) = host_path.split_once('/').map_or((host_path, ""), |(a, p)| (a, p));
-    let authority = match authority.rsplit_once('@') {
-        Some((_, host)) => format!("…@{host}"),
-        None => authority.to_string(),
-    };
-    let path = if path.is_empty() && !host_path.contains('/') {
-        String::new()
-    } else {
-        format!("/{path}")
-    };
-    let scheme = if scheme.is_empty() {
-        String::new()
-    } else {
-        format!("{scheme}://")
-    };
-    format!("{scheme}{authority}{path}{query}")
-}
-
 /// An MCP server's config as `--json` shows it: never a variable's value (only the names of
 /// `env` and of the token's variable).
 fn mcp_json(name: &str, c: &McpServerConfig) -> serde_json::Value {
@@ -225,7 +199,7 @@ fn mcp_json(name: &str, c: &McpServerConfig) -> serde_json::Value {
         "args": c.args,
         "cwd": c.cwd,
         "env": c.env.keys().collect::<Vec<_>>(),
-        "url": c.url.as_deref().map(shown_url),
+        "url": c.url.as_deref().map(retrace_protocol::mcp::shown_url),
         "bearer_token_env": c.bearer_token_env,
         "enabled": c.is_enabled(),
         "startup_timeout_ms": c.startup_timeout_ms.unwrap_or(retrace_protocol::DEFAULT_MCP_STARTUP_TIMEOUT_MS),
@@ -255,8 +229,8 @@ fn mcp_line(name: &str, c: &McpServerConfig) -> String {
             w
         }
         (None, Some(url)) => match &c.bearer_token_env {
-            Some(var) => format!("{} (token: ${var})", shown_url(url)),
-            None => shown_url(url),
+            Some(var) => format!("{} (token: ${var})", retrace_protocol::mcp::shown_url(url)),
+            None => retrace_protocol::mcp::shown_url(url),
         },
         (None, None) => String::new(),
     };
@@ -319,12 +293,18 @@ mod tests {
     #[test]
     fn a_urls_password_and_query_are_never_shown() {
         assert_eq!(
-            shown_url("https://me:s3cret@host:8080/mcp?token=abc"),
+            retrace_protocol::mcp::shown_url("https://me:s3cret@host:8080/mcp?token=abc"),
             "https://…@host:8080/mcp?…"
         );
-        assert_eq!(shown_url("http://127.0.0.1:9/mcp"), "http://127.0.0.1:9/mcp");
-        assert_eq!(shown_url("http://host"), "http://host");
-        assert_eq!(shown_url("http://host#frag"), "http://host?…");
+        assert_eq!(
+            retrace_protocol::mcp::shown_url("http://127.0.0.1:9/mcp"),
+            "http://127.0.0.1:9/mcp"
+        );
+        assert_eq!(retrace_protocol::mcp::shown_url("http://host"), "http://host");
+        assert_eq!(
+            retrace_protocol::mcp::shown_url("http://host#frag"),
+            "http://host?…"
+        );
     }
 
     /// The demo and a script cost nothing unless the config prices them; DeepSeek's price is
