@@ -36,16 +36,25 @@ impl McpServers {
             };
         };
         let full = crate::qualified_name(server, tool);
-        for key in [full.as_str(), tool] {
-            if let Some(p) = config.tool_permissions.get(key) {
-                return Decision {
-                    permission: *p,
-                    setting: format!(
-                        "`tool_permissions = {{ \"{key}\" = \"{}\" }}` of `[mcp_servers.{server}]`",
-                        permission_word(*p)
-                    ),
-                };
-            }
+        // Both names may have an entry: the stricter one holds (deny, then ask, then allow), so
+        // that a second key never turns a `deny` into `allow`.
+        let strictness = |p: McpPermission| match p {
+            McpPermission::Deny => 2,
+            McpPermission::Ask => 1,
+            McpPermission::Allow => 0,
+        };
+        let strictest = [full.as_str(), tool]
+            .into_iter()
+            .filter_map(|key| config.tool_permissions.get(key).map(|p| (key, *p)))
+            .max_by_key(|(_, p)| strictness(*p));
+        if let Some((key, p)) = strictest {
+            return Decision {
+                permission: p,
+                setting: format!(
+                    "`tool_permissions = {{ \"{key}\" = \"{}\" }}` of `[mcp_servers.{server}]`",
+                    permission_word(p)
+                ),
+            };
         }
         self.decide_server(server)
     }
@@ -124,6 +133,20 @@ mod tests {
         assert_eq!(servers.permission("evil", "reader"), McpPermission::Allow);
         assert_eq!(servers.permission("evil", "other"), McpPermission::Ask);
         assert_eq!(servers.permission("nobody", "writer"), McpPermission::Deny);
+        // Found by a second attack: two keys for one tool, the full name's `allow` won over the
+        // short name's `deny`. The stricter holds, whichever name has it.
+        for (deny, allow) in [("w", "mcp__evil__w"), ("mcp__evil__w", "w")] {
+            let config = McpServerConfig {
+                command: Some("x".into()),
+                tool_permissions: BTreeMap::from([
+                    (deny.to_string(), McpPermission::Deny),
+                    (allow.to_string(), McpPermission::Allow),
+                ]),
+                ..Default::default()
+            };
+            let both = self::servers(config, McpPermission::Allow);
+            assert_eq!(both.permission("evil", "w"), McpPermission::Deny);
+        }
     }
 
     /// Found by an attack: a refusal named `[permissions] mcp` when the server's own
