@@ -2,9 +2,12 @@
 //! what it prints.
 //!
 //! The command runs as `bash -c <command>` (or `sh -c` where there is no bash) in the workspace
-//! root with stdin closed. It leads a new process group, so a timeout or a cancel kills the shell
-//! and everything it started (SIGKILL to the group). stdout and stderr are read by two threads and
-//! kept in the order their chunks arrived.
+//! root with stdin closed. It leads a session of its own (`setsid`), and so a new process group:
+//! a timeout or a cancel kills the shell and everything it started (SIGKILL to the group), and it
+//! has no controlling terminal, so nothing it runs can write over (or wait to read from) the
+//! terminal the user watches Retrace in (`/dev/tty` cannot be opened: a password prompt fails at
+//! once instead of stopping the command until its timeout). stdout and stderr are read by two
+//! threads and kept in the order their chunks arrived.
 //!
 //! What it trades away: a process that leaves the group (`setsid`) survives a kill. A background
 //! job that keeps the output pipes open after the shell exits is not waited for beyond a short
@@ -24,6 +27,17 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
 use crate::error::{IoContext, Result};
+
+/// Makes the command lead a session of its own (and so a process group whose id is its pid):
+/// no controlling terminal.
+#[allow(unsafe_code)]
+fn in_own_session(command: &mut Command) {
+    // SAFETY: the hook runs in the child between fork and exec and only calls `setsid`, which is
+    // async-signal-safe, allocates nothing and takes no lock.
+    unsafe {
+        command.pre_exec(|| nix::unistd::setsid().map(drop).map_err(std::io::Error::from));
+    }
+}
 
 /// How often the wait loop checks the clock and the cancel flag.
 const POLL: Duration = Duration::from_millis(20);
@@ -72,16 +86,15 @@ pub(crate) fn run_shell(
     for name in hidden_env {
         command_line.env_remove(name);
     }
-    let mut child = command_line
+    command_line
         .arg("-c")
         .arg(command)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .at("start shell", shell)?;
+        .stderr(Stdio::piped());
+    in_own_session(&mut command_line);
+    let mut child = command_line.spawn().at("start shell", shell)?;
     let group = RunningGroup::register(&child);
     let rx = spawn_readers(&mut child);
     let mut output = CappedOutput::new(cap);

@@ -197,3 +197,28 @@ fn bad_arguments_are_explained() {
     assert!(msg(json!({"command": "ls", "timeout_ms": 0})).contains("between 1 and 600000"));
     assert!(msg(json!({"command": "ls", "timeout_ms": "soon"})).contains("non-negative integer"));
 }
+
+/// A command leads a session of its own: its process group is its own (a kill reaches all it
+/// started), and it has no controlling terminal, so nothing it runs can write over the terminal
+/// Retrace is shown in, or stop waiting to read from it.
+#[test]
+fn a_command_runs_in_a_session_of_its_own_without_a_terminal() {
+    let s = Scratch::new();
+    let out = s
+        .call_with(
+            "bash",
+            json!({"command": "set -- $(cut -d' ' -f5,6 /proc/$$/stat); echo \"pid=$$ pgid=$1 sid=$2\"; (echo x > /dev/tty) 2>/dev/null && echo tty-open || echo no-tty"}),
+            &allow(),
+        )
+        .unwrap();
+    let line = out.content.lines().next().unwrap_or_default().to_string();
+    let field = |k: &str| {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{k}=")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(field("pid"), field("pgid"), "{}", out.content);
+    assert_eq!(field("pid"), field("sid"), "{}", out.content);
+    assert!(out.content.contains("no-tty"), "{}", out.content);
+}
