@@ -1,4 +1,6 @@
-//! Starting a stdio server: its own process group (a stop kills everything it started), its
+//! Starting a stdio server: a session of its own (`setsid`: its own process group, so a stop
+//! kills everything it started, and no controlling terminal, so it never writes over the terminal
+//! UI), its
 //! stderr kept (its last lines explain a failure), and, where `setpriv` is installed, a parent-death
 //! signal, so that a server never outlives a Retrace that was killed outright (SIGKILL). Servers
 //! are forked from one thread that lives as long as the process, since the parent-death signal
@@ -40,6 +42,18 @@ pub(crate) struct ServerProcess {
     stderr_done: Arc<std::sync::atomic::AtomicBool>,
 }
 
+/// Makes the server lead a session of its own (and so a process group whose id is its pid),
+/// with no controlling terminal: nothing it runs writes over the terminal UI or waits to read
+/// from it.
+#[allow(unsafe_code)]
+fn in_own_session(command: &mut Command) {
+    // SAFETY: the hook runs in the child between fork and exec and only calls `setsid`, which
+    // is async-signal-safe, allocates nothing and takes no lock.
+    unsafe {
+        command.pre_exec(|| nix::unistd::setsid().map(drop).map_err(std::io::Error::from));
+    }
+}
+
 impl ServerProcess {
     /// Starts `command` (already given its program, arguments, directory and environment) with
     /// piped stdin and stdout; returns the process and its pipes.
@@ -47,8 +61,8 @@ impl ServerProcess {
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
+            .stderr(Stdio::piped());
+        in_own_session(&mut command);
         let mut child = spawn_on_keeper(command)?;
         let group = i32::try_from(child.id()).ok();
         if let (Some(g), Ok(mut r)) = (group, RUNNING.lock()) {
