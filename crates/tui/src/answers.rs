@@ -32,6 +32,16 @@ impl App {
         };
         match self.awaiting.take() {
             Some(Awaiting::Commit { turn, scope }) => {
+                if result.ok {
+                    self.last_restore = Some(format!(
+                        "the {} restore to before turn {turn}",
+                        match scope {
+                            RewindScope::Conversation => "conversation",
+                            RewindScope::Code => "code",
+                            RewindScope::Both => "code and conversation",
+                        }
+                    ));
+                }
                 if result.ok && result.partial {
                     // The conversation was restored; the files were refused after it (they
                     // changed between the preview and the commit).
@@ -107,6 +117,7 @@ impl App {
                     &files_said(result),
                 ));
                 if result.ok {
+                    self.last_restore = Some(format!("the restore of {path} to {to}"));
                     self.restored(said.clone(), result.head_id.as_str());
                 }
                 self.message = Some(if result.ok {
@@ -125,7 +136,12 @@ impl App {
                     ""
                 };
                 if result.ok {
-                    self.restored(changed("undid the last restore", result), result.head_id.as_str());
+                    // Named when this UI made it (another frontend's restore is "the last").
+                    let what = self
+                        .last_restore
+                        .clone()
+                        .unwrap_or_else(|| "the last restore".to_string());
+                    self.restored(changed(&format!("undid {what}"), result), result.head_id.as_str());
                 }
                 self.message = Some(if !result.ok {
                     format!(
@@ -140,7 +156,11 @@ impl App {
             }
             Some(Awaiting::Redo) => {
                 if result.ok {
-                    self.restored(changed("redid the restore", result), result.head_id.as_str());
+                    let what = self
+                        .last_restore
+                        .clone()
+                        .unwrap_or_else(|| "the restore".to_string());
+                    self.restored(changed(&format!("redid {what}"), result), result.head_id.as_str());
                 }
                 self.message = Some(if !result.ok {
                     format!(

@@ -99,6 +99,9 @@ pub struct App {
     /// A prompt Enter could not send because no model could answer: put back into an empty
     /// input once one can (the input may have been cleared to type `/model demo`).
     pub(crate) held_prompt: Option<String>,
+    /// What the last restore made here was ("the code restore to before turn 2"), for the line of
+    /// the undo (or redo) that takes it back: the undo's line names it, not the line above it.
+    pub(crate) last_restore: Option<String>,
 }
 
 impl App {
@@ -124,6 +127,7 @@ impl App {
             reloading: false,
             model_problem: None,
             held_prompt: None,
+            last_restore: None,
         }
     }
 

@@ -42,6 +42,22 @@ impl App {
         self.seen_seq = self.seen_seq.max(snap.last_event_seq);
         self.on_status(&snap.status);
         self.status.running = snap.status.running.is_some();
+        // A `/compact` that ended before this snapshot was taken: its `compacted` event (and the
+        // line it brings) is among those the snapshot covers, so the line is said from here.
+        let compacted_here = self.status.compacting
+            && !self.status.running
+            && snap.items.first().is_some_and(|i| {
+                matches!(&i.body, retrace_protocol::ItemBody::Note(n) if n.note == retrace_protocol::NoteKind::Compaction)
+            });
+        if compacted_here
+            && !self
+                .message
+                .as_deref()
+                .is_some_and(|m| m.starts_with("compacted"))
+        {
+            self.message =
+                Some("compacted: the turns before the last are a summary now; the full conversation stays a version (/heads)".to_string());
+        }
         self.status.compacting &= self.status.running;
         // The conversation's newest turn, as its items say: none after a rewind to before its
         // first, whatever turn was shown before.

@@ -140,7 +140,7 @@ fn a_turn_shows_the_same_rows_live_after_a_restart_and_after_a_rewind() {
     t2.text("/undo");
     t2.keys(&["Enter"]);
     t2.wait("the undo's line", |s| {
-        flat(s).contains("⎌ undid the last restore")
+        flat(s).contains("⎌ undid the code restore to before turn 0")
     });
     assert_eq!(files(&ws), ["b.txt", "moved.txt", "new.txt"]);
     let screen = t2.screen();

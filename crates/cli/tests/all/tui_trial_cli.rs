@@ -226,7 +226,7 @@ fn a_restore_and_its_undo_stay_in_the_scrollback() {
     t.wait("the restore's line", |s| s.contains(restored));
     t.text("/undo");
     t.keys(&["Enter"]);
-    let undone = "⎌ undid the last restore: 2 files written";
+    let undone = "⎌ undid the code restore to before turn 0: 2 files written";
     t.wait("the undo's line", |s| s.contains(undone));
     // Another action: the message above the input changes, the lines stay.
     t.text("/status");
@@ -394,7 +394,7 @@ fn an_undo_line_follows_the_turns_it_brought_back() {
     t.keys(&["C-u"]);
     t.text("/undo");
     t.keys(&["Enter"]);
-    let undone = "⎌ undid the last restore";
+    let undone = "⎌ undid the code and conversation restore to before turn 1";
     t.wait(
         "the undo's line after the turn it brought back",
         |s| matches!((s.find("Demo answer 2"), s.find(undone)), (Some(a), Some(u)) if a < u),

@@ -247,11 +247,19 @@ impl Actor {
     }
 
     fn status_of(&self, core: &Core) -> SessionStatus {
-        core.status(
+        let mut status = core.status(
             self.shared.running().map(|r| r.job),
             self.model.clone(),
             self.spec.as_ref(),
-        )
+        );
+        // A job that has begun reporting its end may have its last event (`turn_finished`,
+        // `summary_finished`) counted in `last_event_seq` already, read just above: a frontend
+        // that takes this status drops that event as seen, so the job must not read as running
+        // (read after the number: the job marks itself finishing before it publishes its end).
+        if self.shared.is_finishing() {
+            status.running = None;
+        }
+        status
     }
 
     /// The session at one instant: its status, the selected head's items (with the answer being

@@ -604,7 +604,9 @@ fn restores_undos_and_redos_stay_in_the_transcript() {
         .collect();
     let undid = printed
         .iter()
-        .position(|r| r.contains("⎌ undid the last restore: 1 file written"))
+        .position(|r| {
+            r.contains("⎌ undid the code and conversation restore to before turn 1: 1 file written")
+        })
         .unwrap_or_else(|| panic!("{printed:#?}"));
     assert!(
         printed[undid + 1..].iter().all(|r| r.trim().is_empty()),
@@ -630,7 +632,10 @@ fn restores_undos_and_redos_stay_in_the_transcript() {
             .unwrap_or_else(|| panic!("{what}: {printed:#?}"))
     };
     // Back on the restore's head: its line, then the redo's, after turn 0; the undo's is main's.
-    let (restored, redid) = (find(line), find("⎌ redid the restore: 1 file written"));
+    let (restored, redid) = (
+        find(line),
+        find("⎌ redid the code and conversation restore to before turn 1: 1 file written"),
+    );
     assert!(restored < redid, "{printed:#?}");
     assert!(!printed.iter().any(|r| r.contains("⎌ undid")), "{printed:#?}");
     // The next prompt comes after them.
@@ -646,7 +651,9 @@ fn restores_undos_and_redos_stay_in_the_transcript() {
         .map(|l| l.to_string())
         .collect();
     assert!(
-        printed.iter().any(|r| r.contains("⎌ redid the restore")),
+        printed
+            .iter()
+            .any(|r| r.contains("⎌ redid the code and conversation restore")),
         "{printed:#?}"
     );
 }

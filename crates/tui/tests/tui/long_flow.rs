@@ -67,9 +67,7 @@ fn compact_plan_mode_and_a_new_session() {
                 && !u.app().status().compacting
                 && u.app().status().head != original
                 && summarized(u)
-                && u.app()
-                    .message()
-                    .is_some_and(|m| m.starts_with("compacted: about "))
+                && u.app().message().is_some_and(|m| m.starts_with("compacted: "))
         })
         .await;
         ui.settle(Duration::from_millis(100)).await;

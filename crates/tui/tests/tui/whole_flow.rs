@@ -30,9 +30,13 @@ pub(crate) async fn until(ui: &mut Driver, what: &str, done: impl Fn(&Driver) ->
     while !done(ui) {
         assert!(
             start.elapsed() < Duration::from_secs(20),
-            "waited for {what}; message: {:?}, screen: {:?}",
+            "waited for {what}; message: {:?}, screen: {:?}, running {}, compacting {}, head {}, first item {:?}",
             ui.app().message(),
-            ui.app().screen()
+            ui.app().screen(),
+            ui.app().status().running,
+            ui.app().status().compacting,
+            ui.app().status().head,
+            ui.app().transcript().items().first().map(|i| format!("{:?}", i.body).chars().take(200).collect::<String>())
         );
         let _ = tokio::time::timeout(Duration::from_millis(200), ui.next()).await;
     }
