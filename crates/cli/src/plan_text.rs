@@ -23,6 +23,14 @@ pub fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool, chosen: OnConf
         println!("  not available: {}", shown_path(r));
     }
     let choice = plan.choices.iter().find(|c| c.on_conflict == chosen);
+    // A commit that would change nothing says so first, in the words every frontend uses.
+    let unchanged = match choice {
+        Some(c) => c.unchanged.as_deref(),
+        None => plan.unchanged.as_deref(),
+    };
+    if let Some(why) = unchanged {
+        println!("  Nothing would change: {why}.");
+    }
     for (i, f) in plan.files.iter().enumerate() {
         let action = choice
             .and_then(|c| c.files.get(i))

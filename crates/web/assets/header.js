@@ -86,7 +86,7 @@ function showLine() {
   const model = status?.model ? shortModel(status.model_spec ?? status.model) : null;
   const said = state.usage?.says ?? [];
   ui.usage.textContent = model || said.length ? [model ?? "no model", ...said].join(" · ") : "";
-  ui.usage.title = status?.model ? `Model: ${status.model}` : "";
+  ui.usage.title = status?.model ? [`Model: ${status.model}`, ...said].join(" · ") : "";
 }
 
 /** What follows a tool's name, as every frontend says it (`McpToolInfo::mark`). */

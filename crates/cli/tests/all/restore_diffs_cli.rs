@@ -70,8 +70,21 @@ fn a_rewinds_dry_run_carries_each_files_diff_and_counts() {
     assert!(text.contains("write     a.txt  +1 −2"), "{text}");
     assert!(text.contains("delete    b.txt  +0 −1"), "{text}");
     assert!(text.contains("write     bin.dat  binary"), "{text}");
+    assert!(!text.contains("Nothing would change"), "{text}");
     assert_eq!(w.read("a.txt").unwrap(), "one\n2\nthree\nfour\n");
     assert_eq!(w.read("b.txt").unwrap(), "new\n");
+
+    // Once done, the same rewind would change nothing, and its dry run says so (as the terminal
+    // UI and the page do), not only its title.
+    let mut commit = args.to_vec();
+    commit.pop();
+    commit.push("--yes");
+    w.code(&commit, 0);
+    let (text, _) = w.code(&args, 0);
+    assert!(
+        text.contains("Nothing would change: every file is already as it was."),
+        "{text}"
+    );
 }
 
 #[test]

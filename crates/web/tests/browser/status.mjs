@@ -57,6 +57,13 @@ try {
   same("the status line after a reload", await line.textContent(), second);
   // nothing else writes on it
   same("the activity beside it", await page.locator("#activity").textContent(), "");
+  // on a phone the line keeps to one row (a trial saw it wrap onto three); its title holds it whole
+  await page.setViewportSize({ width: 390, height: 844 });
+  const box = await line.boundingBox();
+  if (!box || box.height > 30) throw new Error(`the phone's status line is ${box?.height}px high`);
+  const title = await line.getAttribute("title");
+  if (!title?.includes("3.6k in 600 out")) throw new Error(`its title reads ${JSON.stringify(title)}`);
+  await run.shot(page, "status-line-phone");
   console.log("status line ok");
 } finally {
   await run.close();
