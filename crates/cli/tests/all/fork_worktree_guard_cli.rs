@@ -152,26 +152,7 @@ fn two_forks_into_one_directory_never_share_it() {
     ];
     let dir = w.tmp.path().join("race");
     // Run them at once.
-    let mut spawned: Vec<_> = ids
-        .iter()
-        .map(|id| {
-            w.command()
-                .args([
-                    "fork",
-                    "--session",
-                    id,
-                    "--turn",
-                    "0",
-                    "--worktree",
-                    dir.to_str().unwrap(),
-                    "--json",
-                ])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let mut spawned: Vec<_> = ids.iter().map(|id| spawn_fork(&w, id, &dir)).collect();
     let outs: Vec<_> = spawned.drain(..).map(|c| c.wait_with_output().unwrap()).collect();
     let won = outs.iter().filter(|o| o.status.success()).count();
     assert!(won <= 1, "both forks took the directory");
@@ -290,10 +271,9 @@ fn a_repository_git_refuses_is_an_error_and_a_main_tree_of_a_linked_worktree_is_
     assert!(!inside.exists());
 }
 
-/// `retrace fork --json` of `id` at turn 0 into `dir`, sent `signal` as soon as `dir` appears.
-fn signal_part_way(w: &World, id: &str, dir: &Path, signal: nix::sys::signal::Signal) -> std::process::Child {
-    let child = w
-        .command()
+/// `retrace fork --json` of `id` at turn 0 into `dir`, started (its output piped).
+fn spawn_fork(w: &World, id: &str, dir: &Path) -> std::process::Child {
+    w.command()
         .args([
             "fork",
             "--session",
@@ -307,7 +287,12 @@ fn signal_part_way(w: &World, id: &str, dir: &Path, signal: nix::sys::signal::Si
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// [`spawn_fork`], sent `signal` as soon as `dir` appears.
+fn signal_part_way(w: &World, id: &str, dir: &Path, signal: nix::sys::signal::Signal) -> std::process::Child {
+    let child = spawn_fork(w, id, dir);
     let start = std::time::Instant::now();
     while !dir.exists() && start.elapsed() < std::time::Duration::from_secs(20) {
         std::thread::sleep(std::time::Duration::from_millis(2));

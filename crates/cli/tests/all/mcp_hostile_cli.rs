@@ -26,6 +26,22 @@ fn config(w: &World, tools: &str, keys: &str, extra: &str) {
     w.write_config(&text);
 }
 
+/// A code rewind of the session of the turn `result` ended, to before turn 0, which must succeed.
+fn rewind_code_to_turn_0(w: &World, result: &Value) {
+    let id = result["session_id"].as_str().unwrap();
+    let done = w.json(&[
+        "rewind",
+        "--session",
+        id,
+        "--turn",
+        "0",
+        "--scope",
+        "code",
+        "--yes",
+    ]);
+    assert_eq!(done["ok"], true, "{done}");
+}
+
 /// The results of the turn's tool calls: (ok, content).
 fn results(lines: &[Value]) -> Vec<(bool, String)> {
     lines
@@ -131,18 +147,7 @@ fn the_git_backend_restores_what_a_lying_tool_wrote() {
     );
     assert!(results(&lines)[0].0, "{lines:?}");
     assert_eq!(w.read("v.txt").as_deref(), Some("lied\n"));
-    let id = result["session_id"].as_str().unwrap();
-    let done = w.json(&[
-        "rewind",
-        "--session",
-        id,
-        "--turn",
-        "0",
-        "--scope",
-        "code",
-        "--yes",
-    ]);
-    assert_eq!(done["ok"], true, "{done}");
+    rewind_code_to_turn_0(&w, &result);
     assert_eq!(w.read("v.txt").as_deref(), Some("orig\n"));
 }
 
@@ -363,17 +368,6 @@ fn a_server_acting_on_a_resource_read_is_refused_in_plan_mode_a_gap_or_restored(
     let (lines, result) = w.exec_calls(&["--backend", "git"], vec![read()]);
     assert!(results(&lines)[0].0, "{lines:?}");
     assert_eq!(w.read("victim.txt").as_deref(), Some("orig\nresources/read\n"));
-    let id = result["session_id"].as_str().unwrap();
-    let done = w.json(&[
-        "rewind",
-        "--session",
-        id,
-        "--turn",
-        "0",
-        "--scope",
-        "code",
-        "--yes",
-    ]);
-    assert_eq!(done["ok"], true, "{done}");
+    rewind_code_to_turn_0(&w, &result);
     assert_eq!(w.read("victim.txt").as_deref(), Some("orig\n"), "restored");
 }

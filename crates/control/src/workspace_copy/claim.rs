@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use retrace_protocol::ErrorCode;
 
 use super::bad_dir;
+use super::remove::born;
 use crate::error::{coded, Result};
 
 /// Where a fork keeps its record of the directory it is making: `<data root>/forks/`, one file
@@ -42,11 +43,6 @@ struct RecordText {
     /// inode number is reused once a directory is gone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     born: Option<u64>,
-}
-
-fn born(meta: &std::fs::Metadata) -> Option<u64> {
-    let t = meta.created().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
-    u64::try_from(t.as_nanos()).ok()
 }
 
 /// Whoever holds the record at `record` now: `Some(pid)` while a fork into its directory runs.

@@ -37,7 +37,8 @@ pub(crate) fn identify(dir: &Path, git_worktree: bool) -> Result<MadeDir> {
     })
 }
 
-fn born(meta: &std::fs::Metadata) -> Option<u64> {
+/// When the file system says `meta`'s file was created, in nanoseconds since the Unix epoch.
+pub(super) fn born(meta: &std::fs::Metadata) -> Option<u64> {
     let t = meta.created().ok()?.duration_since(UNIX_EPOCH).ok()?;
     u64::try_from(t.as_nanos()).ok()
 }
