@@ -79,8 +79,8 @@ impl Agent {
             };
             self.model.complete(&request, &mut on_delta, cancel).await
         };
-        let summary = match response {
-            Ok(r) => r.content.trim().to_string(),
+        let (summary, usage) = match response {
+            Ok(r) => (r.content.trim().to_string(), r.usage),
             Err(ModelError::Cancelled) => return Err(TurnEnd::Cancelled),
             Err(e) => {
                 notice(
@@ -112,7 +112,7 @@ impl Agent {
             );
             return Ok(None);
         }
-        let made = match sink.compacted(summary) {
+        let made = match sink.compacted(summary, usage) {
             Ok(c) => c,
             Err(SeamError::Fatal(e)) => return Err(TurnEnd::Failed(e)),
             Err(SeamError::Refuse(e)) => {

@@ -86,8 +86,10 @@ pub struct Agent {
     pub(crate) counted: Option<Counted>,
     /// The session's MCP servers, when any is configured (SPEC §8.1).
     mcp: Option<std::sync::Arc<retrace_mcp::McpServers>>,
-    /// Whether the MCP tools' names were checked (and those that cannot be offered said).
-    mcp_names_checked: std::sync::atomic::AtomicBool,
+    /// The notices about the MCP tools left out (and config names matching no tool) said so
+    /// far: each is said once, when it first holds (at a session's first turn, or after a server
+    /// started again listing other tools).
+    mcp_notices_said: std::sync::Mutex<Vec<String>>,
     /// What the log says the server last counted, for the next turn: the messages before the
     /// answer, and the request's tokens ([`Agent::set_logged_count`]).
     logged_count: Option<(usize, u64)>,
@@ -118,7 +120,7 @@ impl Agent {
             counted: None,
             logged_count: None,
             mcp: None,
-            mcp_names_checked: std::sync::atomic::AtomicBool::new(false),
+            mcp_notices_said: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -435,7 +437,11 @@ impl TurnSink for UsageTally<'_> {
         self.sink.compaction_source(max_tokens)
     }
 
-    fn compacted(&mut self, summary: String) -> Result<crate::seam::Compaction, SeamError> {
-        self.sink.compacted(summary)
+    fn compacted(
+        &mut self,
+        summary: String,
+        usage: Option<TokenUsage>,
+    ) -> Result<crate::seam::Compaction, SeamError> {
+        self.sink.compacted(summary, usage)
     }
 }

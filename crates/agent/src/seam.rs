@@ -129,8 +129,9 @@ pub trait TurnSink: Send {
     }
     /// Makes the compacted conversation from the model's `summary` (a new head, selected, that
     /// the rest of the turn is written to) and returns it as the model will see it.
-    fn compacted(&mut self, summary: String) -> Result<Compaction, SeamError> {
-        let _ = summary;
+    /// `usage`: what the server counted for the request that wrote the summary.
+    fn compacted(&mut self, summary: String, usage: Option<TokenUsage>) -> Result<Compaction, SeamError> {
+        let _ = (summary, usage);
         Err(SeamError::Refuse("this turn cannot be compacted".to_string()))
     }
 }

@@ -146,7 +146,7 @@ pub fn print_result_with(
     }
     let nothing_changed = r.files_written.is_empty() && r.files_deleted.is_empty() && r.error.is_none();
     if nothing_changed && r.conflicts.is_empty() && !r.conversation_forked && conversation.is_none() {
-        println!("  nothing to restore: every file is already as it was");
+        println!("  nothing to restore: every file in the workspace is already as it was");
     } else if nothing_changed && !r.conflicts.is_empty() {
         // Every file there was to restore was skipped: say so, not just list them.
         println!("  no file changed: every file to restore was left alone");

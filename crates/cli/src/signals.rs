@@ -25,7 +25,7 @@ pub async fn cancel_on_signals(h: SessionHandle, what: &'static str) {
         _ = hup.recv() => "SIGHUP",
     };
     say(&format!(
-        "\nretrace: cancelling {what} ({name}); a second signal (Ctrl-C) quits at once"
+        "\nretrace: cancelling {what} ({name}); a second signal (Ctrl-C, SIGTERM or SIGHUP) quits at once"
     ));
     h.cancel();
     tokio::select! {

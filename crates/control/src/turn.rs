@@ -94,10 +94,10 @@ impl TurnSink for LogSink {
         )
     }
 
-    fn compacted(&mut self, summary: String) -> Result<Compaction, SeamError> {
+    fn compacted(&mut self, summary: String, usage: Option<TokenUsage>) -> Result<Compaction, SeamError> {
         let mut core = lock(&self.core);
         let made = core
-            .finish_summary(self.turn, SummarizeDirection::UpTo, summary, true)
+            .finish_summary(self.turn, SummarizeDirection::UpTo, summary, true, usage)
             .map_err(refuse)?;
         let history = core.history(&made.head_id).map_err(refuse)?;
         let from_head = std::mem::replace(&mut self.head, made.head_id.clone());

@@ -80,6 +80,51 @@ pub(crate) struct Listing<'a> {
 pub(crate) struct Catalog {
     pub(crate) offered: Vec<McpTool>,
     pub(crate) left_out: Vec<LeftOut>,
+    /// Names in a server's `tool_permissions` or `read_only_tools` that name none of the tools it
+    /// listed, in words (a misspelt name would otherwise be ignored without a word).
+    pub(crate) unmatched: Vec<String>,
+}
+
+/// What a server's `tool_permissions` and `read_only_tools` name that it does not list, in
+/// words; nothing for a server that listed no tool (it may not have started).
+fn unmatched_names(l: &Listing<'_>) -> Option<String> {
+    if l.tools.is_empty() && l.skipped.is_empty() {
+        return None;
+    }
+    let listed = |name: &str| {
+        let known = |t: &str| name == t || name == qualified_name(l.server, t);
+        l.tools.iter().any(|t| known(&t.name)) || l.skipped.iter().any(|s| known(&s.name))
+    };
+    let mut parts = Vec::new();
+    for (field, names) in [
+        (
+            "tool_permissions",
+            l.config.tool_permissions.keys().collect::<Vec<_>>(),
+        ),
+        ("read_only_tools", l.config.read_only_tools.iter().collect()),
+    ] {
+        let unknown: Vec<String> = names
+            .into_iter()
+            .filter(|n| !listed(n))
+            .map(|n| format!("`{n}`"))
+            .collect();
+        if !unknown.is_empty() {
+            parts.push(format!("`{field}` names {}", unknown.join(", ")));
+        }
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let mut tools: Vec<String> = l.tools.iter().take(8).map(|t| format!("`{}`", t.name)).collect();
+    if l.tools.len() > 8 {
+        tools.push(format!("and {} more", l.tools.len() - 8));
+    }
+    Some(format!(
+        "in `[mcp_servers.{}]`, {}, which the server does not list, so it applies to no tool: check the spelling (its tools: {})",
+        l.server,
+        parts.join("; "),
+        tools.join(", ")
+    ))
 }
 
 /// Whether a model API takes `name` as a tool's name (at most 64 of `A-Za-z0-9_-`).
@@ -123,6 +168,7 @@ impl Catalog {
         let mut out = Catalog::default();
         let mut candidates: Vec<McpTool> = Vec::new();
         for l in listings {
+            out.unmatched.extend(unmatched_names(l));
             for s in l.skipped {
                 out.left_out.push(LeftOut {
                     server: l.server.to_string(),
@@ -240,6 +286,7 @@ impl Catalog {
                     parts.join("; ")
                 )
             })
+            .chain(self.unmatched.iter().cloned())
             .collect()
     }
 }
@@ -370,5 +417,34 @@ mod tests {
         }]);
         let offered = catalog.offered.len();
         assert!(offered < 40 && offered > 30, "{offered}");
+    }
+
+    /// Found by a second attack: a `tool_permissions` entry with a misspelt name was ignored
+    /// without a word (the tool it meant kept the server's permission).
+    #[test]
+    fn names_in_the_config_that_the_server_does_not_list_are_said() {
+        use retrace_protocol::McpPermission;
+        let mut config = McpServerConfig::default();
+        config
+            .tool_permissions
+            .insert("mcp__s__echo".into(), McpPermission::Deny);
+        config.tool_permissions.insert("ecko".into(), McpPermission::Deny);
+        config.read_only_tools = vec!["echo".into(), "serch".into()];
+        let tools = [tool("echo", object()), tool("search", object())];
+        let listing = |tools| Listing {
+            server: "s",
+            config: &config,
+            tools,
+            skipped: &[],
+        };
+        let catalog = Catalog::of(&[listing(&tools)]);
+        assert_eq!(catalog.unmatched.len(), 1, "{:?}", catalog.unmatched);
+        let said = &catalog.notices()[0];
+        assert!(said.contains("`tool_permissions` names `ecko`"), "{said}");
+        assert!(said.contains("`read_only_tools` names `serch`"), "{said}");
+        assert!(said.contains("its tools: `echo`, `search`"), "{said}");
+        assert!(!said.contains("`mcp__s__echo`"), "{said}");
+        // A server that listed nothing (not started) is not judged.
+        assert!(Catalog::of(&[listing(&[])]).unmatched.is_empty());
     }
 }

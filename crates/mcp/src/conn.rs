@@ -71,6 +71,10 @@ pub(crate) struct Launch<'a> {
     pub(crate) env: &'a EnvLookup,
 }
 
+/// The longest a start waits for a server's prompts (a server that never lists them still
+/// offers its tools).
+const PROMPTS_WAIT: Duration = Duration::from_secs(5);
+
 /// Who Retrace says it is.
 fn client_info() -> ClientInfo {
     ClientInfo {
@@ -91,7 +95,8 @@ impl Conn {
             return Err(McpError::Config { server, why });
         }
         let mut process = None;
-        let started = tokio::time::timeout(timeout, Conn::connect(l, &mut process)).await;
+        let deadline = tokio::time::Instant::now() + timeout;
+        let started = tokio::time::timeout_at(deadline, Conn::connect(l, &mut process, deadline)).await;
         match started {
             Ok(r) => r,
             Err(_) => {
@@ -110,7 +115,13 @@ impl Conn {
         }
     }
 
-    async fn connect(l: &Launch<'_>, slot: &mut Option<ServerProcess>) -> Result<Conn> {
+    /// Connects, initializes and lists what the server offers; `deadline` is when its start is
+    /// given up.
+    async fn connect(
+        l: &Launch<'_>,
+        slot: &mut Option<ServerProcess>,
+        deadline: tokio::time::Instant,
+    ) -> Result<Conn> {
         let server = l.name.to_string();
         let wire = Arc::new(Tripwire::default());
         let start_error = |why: String, p: &mut Option<ServerProcess>| {
@@ -220,8 +231,19 @@ impl Conn {
             None => (Vec::new(), Vec::new()),
         };
         let prompts = match caps.prompts {
-            // A server whose prompts cannot be listed still offers its tools.
-            Some(_) => service.list_all_prompts().await.unwrap_or_default(),
+            // A server whose prompts cannot be listed (an error, or no answer within the start's
+            // time, and never past [`PROMPTS_WAIT`]) still offers its tools.
+            Some(_) => {
+                let left = deadline
+                    .saturating_duration_since(tokio::time::Instant::now())
+                    .saturating_sub(Duration::from_millis(100))
+                    .min(PROMPTS_WAIT);
+                tokio::time::timeout(left, service.list_all_prompts())
+                    .await
+                    .ok()
+                    .and_then(std::result::Result::ok)
+                    .unwrap_or_default()
+            }
             None => Vec::new(),
         };
         Ok(Conn {

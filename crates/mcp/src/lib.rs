@@ -10,7 +10,8 @@
 //!   the workspace root as their directory unless `cwd` says otherwise, Retrace's environment less
 //!   the API keys plus `env`. Stopping one kills its group and its descendants that left it;
 //!   where `setpriv` is installed the server's own process gets a parent-death signal against a
-//!   Retrace killed outright (what that does not cover: [`mod@spawn`]).
+//!   Retrace killed outright, and a watchdog kills the rest of its group then (what neither
+//!   covers: [`mod@spawn`]).
 //! - **streamable HTTP** servers are a session over `url`, with the bearer token of
 //!   `bearer_token_env`.
 //!
@@ -43,6 +44,7 @@ pub mod result;
 mod servers;
 pub mod spawn;
 mod status;
+mod watchdog;
 
 pub use cap::MAX_MESSAGE_BYTES;
 pub use catalog::{

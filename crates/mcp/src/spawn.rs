@@ -9,12 +9,14 @@
 //! A stop kills the group and, found through `/proc` just before, every descendant of the server
 //! that left it (`setsid`) while its parent still ran.
 //!
+//! The parent-death signal reaches the server's own process only; the rest of its group (what a
+//! wrapper such as `sh -c` or `npx` started) is killed after a SIGKILL of Retrace by the
+//! watchdog (`watchdog.rs`), which also stands in for `setpriv` where it is not installed.
+//!
 //! What it trades away: a process that left the group and whose parent had already exited (a
-//! daemon's double fork) is no descendant any more and survives a stop; the parent-death signal
-//! reaches the server's own process only, so after a SIGKILL of Retrace a server started through a
-//! wrapper (`sh -c`, `npx`) outlives it unless it exits when its stdin closes (most do); without
-//! `setpriv` the same holds of every server. Only a cgroup (or a subreaper that reaps and kills
-//! what it adopts) would hold them all; Retrace uses neither.
+//! daemon's double fork) is no descendant any more and survives a stop, and after a SIGKILL of
+//! Retrace every process that left the group survives. Only a cgroup (or a subreaper that reaps
+//! and kills what it adopts) would hold them all; Retrace uses neither.
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -67,6 +69,9 @@ impl ServerProcess {
         let group = i32::try_from(child.id()).ok();
         if let (Some(g), Ok(mut r)) = (group, RUNNING.lock()) {
             r.push(g);
+        }
+        if let Some(g) = group {
+            crate::watchdog::watch(g);
         }
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let stderr_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -169,6 +174,7 @@ impl Drop for ServerProcess {
             if let Ok(mut r) = RUNNING.lock() {
                 r.retain(|x| *x != g);
             }
+            crate::watchdog::unwatch(g);
         }
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();

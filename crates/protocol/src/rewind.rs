@@ -53,7 +53,7 @@ pub struct RewindPlan {
     pub choices: Vec<PlanChoice>,
     /// Set when nothing conflicts and committing would change nothing at all
     /// ([`RewindPlan::changes_nothing`]): why, in words ([`crate::words::unchanged_files`]:
-    /// "every file is already as it was"). Frontends say so at once and offer no commit; when
+    /// "every file in the workspace is already as it was"). Frontends say so at once and offer no commit; when
     /// files conflict, each choice says it of itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unchanged: Option<String>,
@@ -153,7 +153,7 @@ pub struct PlanChoice {
     /// What it does to each file of the plan, in the plan's order.
     pub files: Vec<ChoiceFile>,
     /// Set when a commit with it would change nothing at all ([`RewindPlan::changes_nothing`]):
-    /// why, in words ("every file is already as it was or kept as it is").
+    /// why, in words ("every file in the workspace is already as it was or kept as it is").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unchanged: Option<String>,
 }
@@ -272,7 +272,10 @@ mod tests {
         p.files = vec![file("a", FileAction::Unchanged), file("b", FileAction::Unchanged)];
         assert!(p.changes_nothing(OnConflict::Refuse));
         p.say_unchanged();
-        assert_eq!(p.unchanged.as_deref(), Some("every file is already as it was"));
+        assert_eq!(
+            p.unchanged.as_deref(),
+            Some("every file in the workspace is already as it was")
+        );
         // The conversation still goes back.
         p.scope = RewindScope::Both;
         assert!(!p.changes_nothing(OnConflict::Refuse));
@@ -310,7 +313,10 @@ mod tests {
         let said: Vec<Option<&str>> = p.choices.iter().map(|c| c.unchanged.as_deref()).collect();
         assert_eq!(
             said,
-            [Some("every file is already as it was or kept as it is"), None]
+            [
+                Some("every file in the workspace is already as it was or kept as it is"),
+                None
+            ]
         );
         assert_eq!(p.unchanged, None);
         // not while a half is unavailable: that plan cannot commit at all

@@ -71,7 +71,7 @@ pub fn gap_line(reason: &crate::GapReason, path: Option<&str>, detail: Option<&s
 /// as every frontend says it: what was restored (`done`: "code to before turn 1", "src/a.rs to
 /// v2") and what it did to the files (`files`: "1 file written, 1 deleted"); when it wrote and
 /// deleted no file (`changed` false), that nothing was restored, and why (`files`: "no file
-/// changed (every file already as it was)").
+/// changed (every file in the workspace already as it was)").
 pub fn files_restored(done: &str, changed: bool, files: &str) -> String {
     match changed {
         true => format!("Restored {done}: {files}"),
@@ -84,8 +84,8 @@ pub fn files_restored(done: &str, changed: bool, files: &str) -> String {
 /// restored: …"); `kept`: some files are kept as they are (conflicts skipped).
 pub fn unchanged_files(kept: bool) -> &'static str {
     match kept {
-        true => "every file is already as it was or kept as it is",
-        false => "every file is already as it was",
+        true => "every file in the workspace is already as it was or kept as it is",
+        false => "every file in the workspace is already as it was",
     }
 }
 
@@ -207,9 +207,9 @@ mod tests {
             files_restored(
                 "code to before turn 1",
                 false,
-                "no file changed (every file already as it was)"
+                "no file changed (every file in the workspace already as it was)"
             ),
-            "Nothing was restored: no file changed (every file already as it was)"
+            "Nothing was restored: no file changed (every file in the workspace already as it was)"
         );
     }
 

@@ -256,6 +256,10 @@ pub struct SummaryEntry {
     /// conversation rewind to a turn it folded forks from `parent_head`. Written only when true.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub compaction: bool,
+    /// What the server counted for the request that wrote the summary, when it reported it
+    /// (counted in the session's tally like a turn's requests; absent in older logs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
     /// When (RFC 3339).
     pub at: String,
 }

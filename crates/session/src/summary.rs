@@ -34,6 +34,8 @@ pub struct SummarySpec {
     pub select: bool,
     /// Made by a compaction (see [`crate::SummaryEntry::compaction`]).
     pub compaction: bool,
+    /// What the server counted for the request that wrote the summary.
+    pub usage: Option<retrace_protocol::TokenUsage>,
 }
 
 /// Positions on the source path.
@@ -134,6 +136,7 @@ impl Session {
             content: spec.content,
             name: spec.name,
             compaction: spec.compaction,
+            usage: spec.usage,
             at: at.clone(),
         })];
         if spec.select {

@@ -339,7 +339,7 @@ fn files_said(r: &RewindResult) -> String {
     let kept = format!("{} skipped ({})", skipped.len(), why.join("; "));
     if parts.is_empty() {
         return match skipped.len() {
-            0 => "no file changed (every file already as it was)".to_string(),
+            0 => "no file changed (every file in the workspace already as it was)".to_string(),
             _ => format!("no file changed — {kept}"),
         };
     }

@@ -301,7 +301,7 @@ function filesSaid(result) {
   if (result.files_written.length > 0) parts.push(`${count(result.files_written.length, "file")} written`);
   if (result.files_deleted.length > 0) parts.push(`${count(result.files_deleted.length, "file")} deleted`);
   if (parts.length === 0) {
-    return { changed: false, text: skipped > 0 ? `no file changed — ${kept}` : "no file changed (every file already as it was)" };
+    return { changed: false, text: skipped > 0 ? `no file changed — ${kept}` : "no file changed (every file in the workspace already as it was)" };
   }
   if (skipped > 0) parts.push(kept);
   return { changed: true, text: parts.join(", ") };

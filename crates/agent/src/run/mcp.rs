@@ -103,20 +103,24 @@ impl Agent {
             e = mcp.start_all() => e,
             _ = cancel.cancelled() => return false,
         };
-        let fresh = !errors.is_empty()
-            || !self
-                .mcp_names_checked
-                .swap(true, std::sync::atomic::Ordering::SeqCst);
         for e in errors {
             sink.event(Event::Notice {
                 message: format!("{e}; its tools are not offered in this session"),
                 retry: None,
             });
         }
-        if fresh {
-            for message in mcp.left_out_notices() {
-                sink.event(Event::Notice { message, retry: None });
+        // Said once each: a server started again (after it died) may list other tools.
+        let notices = mcp.left_out_notices();
+        let fresh: Vec<String> = match self.mcp_notices_said.lock() {
+            Ok(mut said) => {
+                let fresh: Vec<String> = notices.into_iter().filter(|n| !said.contains(n)).collect();
+                said.extend(fresh.iter().cloned());
+                fresh
             }
+            Err(_) => Vec::new(),
+        };
+        for message in fresh {
+            sink.event(Event::Notice { message, retry: None });
         }
         true
     }
@@ -220,16 +224,26 @@ impl Agent {
                     unvouched.join(", ")
                 ));
             }
+            // Asked about first: a request the user declines, or that is refused, asks no
+            // server and so is no gap.
+            let request = match self
+                .clear_resource_call(&mcp, call, &args, approver, cancel)
+                .await
+            {
+                Ok(r) => r,
+                Err((status, e)) => return fail(status, &e),
+            };
             let mut gaps = Vec::new();
-            let gap = resources_gap(&call.name, &asked);
-            let tracked = match asked.is_empty() {
+            let gap = resources_gap(&call.name, &request.servers);
+            let vouched = request.servers.iter().all(|s| mcp.vouches_for_resources(s));
+            let tracked = match request.servers.is_empty() {
                 true => false,
                 false => match cover(seam, sink, turn, &gap, vouched, &call.name, &mut gaps) {
                     Ok(t) => t,
                     Err(flow) => return flow,
                 },
             };
-            let answer = self.resource_call(&mcp, call, &args, approver, cancel).await;
+            let answer = self.run_resource_call(&mcp, &request, cancel).await;
             let mut changes = Vec::new();
             if tracked {
                 let command = one_line(&call.name, &Map::new());

@@ -78,17 +78,17 @@ impl Agent {
         Cleared::Yes
     }
 
-    /// Runs `list_mcp_resources` or `read_mcp_resource`: the text for the model, or why not.
-    pub(super) async fn resource_call(
+    /// Clears `list_mcp_resources` or `read_mcp_resource` before anything is sent (the servers'
+    /// permissions, an approval): the request to send, or why it is not sent. Nothing is
+    /// recorded of a request refused here (no gap, no snapshot): no server was asked.
+    pub(super) async fn clear_resource_call(
         &self,
         mcp: &McpServers,
         call: &ToolCall,
         args: &Map<String, Value>,
         approver: &dyn Approver,
         cancel: &CancellationToken,
-    ) -> Result<String, (ToolStatus, String)> {
-        let cap = self.config.output_cap;
-        let cancelled = || (ToolStatus::Cancelled, "cancelled by the user".to_string());
+    ) -> Result<ResourceRequest, (ToolStatus, String)> {
         if call.name == LIST_RESOURCES {
             // Those denied are left out of a listing without a word; the rest asked about at once.
             let servers: Vec<String> = mcp
@@ -117,11 +117,11 @@ impl Agent {
                     unasked = format!("\n(not listed: {}: {why})", names.join(", "));
                 }
             }
-            let text = tokio::select! {
-                t = mcp.list_resources(&listed, cap) => t,
-                _ = cancel.cancelled() => return Err(cancelled()),
-            };
-            return Ok(format!("{text}{unasked}"));
+            return Ok(ResourceRequest {
+                servers: listed,
+                read: None,
+                note: unasked,
+            });
         }
         let field = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
         let (Some(server), Some(uri)) = (field("server"), field("uri")) else {
@@ -147,10 +147,44 @@ impl Agent {
         {
             return Err((status, why));
         }
+        Ok(ResourceRequest {
+            servers: vec![server],
+            read: Some(uri),
+            note: String::new(),
+        })
+    }
+
+    /// Sends a cleared request ([`Agent::clear_resource_call`]): the text for the model, or why
+    /// not.
+    pub(super) async fn run_resource_call(
+        &self,
+        mcp: &McpServers,
+        request: &ResourceRequest,
+        cancel: &CancellationToken,
+    ) -> Result<String, (ToolStatus, String)> {
+        let cap = self.config.output_cap;
+        let cancelled = || (ToolStatus::Cancelled, "cancelled by the user".to_string());
+        let Some(uri) = &request.read else {
+            let text = tokio::select! {
+                t = mcp.list_resources(&request.servers, cap) => t,
+                _ = cancel.cancelled() => return Err(cancelled()),
+            };
+            return Ok(format!("{text}{}", request.note));
+        };
+        let server = request.servers.first().map_or("", String::as_str);
         let read = tokio::select! {
-            r = mcp.read_resource(&server, &uri, cap) => r,
+            r = mcp.read_resource(server, uri, cap) => r,
             _ = cancel.cancelled() => return Err(cancelled()),
         };
         read.map_err(|e| (ToolStatus::Failed, e.to_string()))
     }
+}
+
+/// A resource request cleared to be sent: the servers it goes to, the URI to read (`None`: a
+/// listing), and what a listing adds about the servers left out.
+pub(super) struct ResourceRequest {
+    /// The servers asked.
+    pub(super) servers: Vec<String>,
+    read: Option<String>,
+    note: String,
 }

@@ -67,9 +67,23 @@ pub fn run(a: McpArgs) -> CmdResult {
         }
     };
     drop(service);
+    // The listing is printed either way; when no enabled server started, it is an error (1),
+    // so that a script checking its config sees it.
+    let enabled = list.iter().filter(|s| s.status != McpStatus::Disabled).count();
+    let failed = list.iter().filter(|s| s.status == McpStatus::Failed).count();
+    let end = match enabled > 0 && failed == enabled {
+        true => {
+            say(&format!(
+                "retrace: no MCP server started: {} failed",
+                count(failed, "enabled server")
+            ));
+            ExitCode::from(1)
+        }
+        false => ExitCode::SUCCESS,
+    };
     if json {
         print_json(&list)?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(end);
     }
     if list.is_empty() {
         println!(
@@ -79,7 +93,7 @@ pub fn run(a: McpArgs) -> CmdResult {
     for s in &list {
         print_server(s);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(end)
 }
 
 /// One server in words.

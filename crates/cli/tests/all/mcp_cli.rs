@@ -420,6 +420,12 @@ fn no_orphan_after(signal: Signal) {
     let w = World::new();
     let marker = format!("retrace-orphan-test-{}", w.tmp.path().display());
     config(&w, &marker, "[permissions]\nmcp = \"allow\"\n");
+    no_process_left_after(&w, &marker, signal);
+}
+
+/// Runs a turn whose call of `everything`'s long operation takes 30 s, sends `signal` to
+/// Retrace once a process whose command line holds `marker` runs, and checks that none is left.
+fn no_process_left_after(w: &World, marker: &str, signal: Signal) {
     let model = w.script(json!([
         {"content": "", "tool_calls": [call("mcp__everything__trigger-long-running-operation", json!({"duration": 30, "steps": 3}))]},
         {"content": "done"}
@@ -433,7 +439,7 @@ fn no_orphan_after(signal: Signal) {
         .spawn()
         .unwrap();
     let started = Instant::now();
-    while with_marker(&marker).is_empty() {
+    while with_marker(marker).is_empty() {
         assert!(
             started.elapsed() < Duration::from_secs(20),
             "the server never started"
@@ -455,11 +461,11 @@ fn no_orphan_after(signal: Signal) {
         std::thread::sleep(Duration::from_millis(50));
     }
     let gone = Instant::now();
-    while !with_marker(&marker).is_empty() {
+    while !with_marker(marker).is_empty() {
         assert!(
             gone.elapsed() < Duration::from_secs(5),
             "a server outlived retrace after {signal}: {:?}",
-            with_marker(&marker)
+            with_marker(marker)
         );
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -481,6 +487,24 @@ fn no_server_outlives_a_sighup() {
 fn no_server_outlives_a_sigkill() {
     modules();
     no_orphan_after(Signal::SIGKILL);
+}
+
+/// Found by a second attack: after a SIGKILL of Retrace, what a server had started (a wrapper's
+/// child: the parent-death signal reaches the server's own process only) kept running. A
+/// watchdog kills the rest of its process group.
+#[test]
+fn no_process_a_server_started_outlives_a_sigkill() {
+    let w = World::new();
+    let marker = format!("retrace-orphan-test-{}", w.tmp.path().display());
+    let child = format!("{marker}-child");
+    let script = format!(
+        "sh -c 'sleep 300; :' {child} & exec node {} stdio {marker}",
+        modules().join("server-everything/dist/index.js").display()
+    );
+    w.write_config(&format!(
+        "[permissions]\nmcp = \"allow\"\n\n[mcp_servers.everything]\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\n"
+    ));
+    no_process_left_after(&w, &child, Signal::SIGKILL);
 }
 
 #[test]

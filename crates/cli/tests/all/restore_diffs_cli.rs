@@ -82,7 +82,7 @@ fn a_rewinds_dry_run_carries_each_files_diff_and_counts() {
     w.code(&commit, 0);
     let (text, _) = w.code(&args, 0);
     assert!(
-        text.contains("Nothing would change: every file is already as it was."),
+        text.contains("Nothing would change: every file in the workspace is already as it was."),
         "{text}"
     );
 }

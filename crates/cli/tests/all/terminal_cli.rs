@@ -219,7 +219,8 @@ fn mcp_list_escapes_what_a_server_says() {
     )
     .unwrap();
     let out = run(tmp.path(), &["mcp", "list"]);
-    assert!(out.status.success(), "{out:?}");
+    // Its only server failed: listed, and an error.
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("liar  failed"), "{text}");
     assert!(text.contains("evil"), "the stderr is quoted: {text}");

@@ -209,5 +209,5 @@ async fn summarize(
     if content.is_empty() {
         return Err(coded(ErrorCode::Model, "the model returned an empty summary"));
     }
-    lock(core).finish_summary(req.turn, req.direction, content, compaction)
+    lock(core).finish_summary(req.turn, req.direction, content, compaction, response.usage)
 }

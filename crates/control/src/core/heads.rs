@@ -124,13 +124,15 @@ impl Core {
     }
 
     /// Makes the summary head from the model's `content` and selects it; `compaction` marks it
-    /// as made by a compaction.
+    /// as made by a compaction; `usage`: what the server counted for the request that wrote it
+    /// (recorded with it, counted in the session's tally).
     pub(crate) fn finish_summary(
         &mut self,
         turn: u64,
         direction: SummarizeDirection,
         content: String,
         compaction: bool,
+        usage: Option<retrace_protocol::TokenUsage>,
     ) -> Result<HeadRef> {
         let head = self.session.selected().clone();
         if compaction {
@@ -164,6 +166,7 @@ impl Core {
                 content,
                 name: None,
                 select: true,
+                usage,
             })
             .map_err(not_on_head)?;
         self.plans.clear();

@@ -235,4 +235,22 @@ fn resources_of_a_server_under_ask_are_asked_about() {
         "{:?}",
         results[2]
     );
+    // Found by a second attack: a declined request was a coverage gap all the same (recorded
+    // before it was asked about). Only the read that ran is one.
+    let gaps: Vec<(Option<String>, Option<String>)> = events
+        .iter()
+        .filter_map(|n| match &n.event {
+            Event::CheckpointCaptured { gaps, .. } => Some(gaps.clone()),
+            _ => None,
+        })
+        .flatten()
+        .map(|g| (g.tool, g.detail))
+        .collect();
+    assert_eq!(
+        gaps,
+        [(
+            Some("read_mcp_resource".to_string()),
+            Some("everything/resources".to_string())
+        )]
+    );
 }

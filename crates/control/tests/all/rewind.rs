@@ -450,14 +450,17 @@ fn a_restore_that_changes_nothing_offers_no_undo() {
         "{first:?}"
     );
 
-    // Again: every file already as it was.
+    // Again: every file in the workspace already as it was.
     let plan = prepare(&w, &h, 1, RewindScope::Code);
     assert!(
         plan.files.iter().all(|f| f.action == FileAction::Unchanged),
         "{plan:?}"
     );
     assert_eq!(plan.preselected(), None);
-    assert_eq!(plan.unchanged.as_deref(), Some("every file is already as it was"));
+    assert_eq!(
+        plan.unchanged.as_deref(),
+        Some("every file in the workspace is already as it was")
+    );
     // … the conversation would still go back
     let both = prepare(&w, &h, 1, RewindScope::Both);
     assert_eq!(both.unchanged, None, "{both:?}");
@@ -483,7 +486,7 @@ fn a_restore_that_changes_nothing_offers_no_undo() {
             (OnConflict::Refuse, None),
             (
                 OnConflict::Skip,
-                Some("every file is already as it was or kept as it is")
+                Some("every file in the workspace is already as it was or kept as it is")
             ),
             (OnConflict::Overwrite, None),
         ]

@@ -154,6 +154,8 @@ fn the_tally_counts_every_request_of_the_session_at_its_price() {
     assert_eq!(told.context_tokens, Some(after), "{events:?}");
     assert_eq!(w.head(&h), made.head_id);
     assert_eq!(w.run(h.snapshot()).unwrap().usage.context_tokens, Some(after));
+    // The summary's own request is counted too (found by the fourth new-user trial).
+    assert_eq!((told.input_tokens, told.output_tokens), (6_000, 95), "{told:?}");
 
     // The next process counts the same from the log.
     let id = h.session_id().to_string();
@@ -164,8 +166,8 @@ fn the_tally_counts_every_request_of_the_session_at_its_price() {
     let next = Service::new(opts);
     let h = w.run(next.open(&id, None)).unwrap();
     let snap = w.run(h.snapshot()).unwrap();
-    assert_eq!((snap.usage.input_tokens, snap.usage.output_tokens), (5_500, 45));
-    assert!(close(snap.usage.cost_usd.unwrap(), 0.005_59), "{:?}", snap.usage);
+    assert_eq!((snap.usage.input_tokens, snap.usage.output_tokens), (6_000, 95));
+    assert!(close(snap.usage.cost_usd.unwrap(), 0.006_19), "{:?}", snap.usage);
     drop(h);
     w.run(next.shutdown());
 }

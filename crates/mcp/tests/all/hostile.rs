@@ -248,3 +248,33 @@ fn a_resource_request_never_answered_times_out_and_the_server_is_stopped() {
         assert_eq!(out.text, "echo: back");
     });
 }
+
+/// Found by a second attack: a server that never answered `prompts/list` lost all its tools
+/// (the whole start timed out). Its prompts are given up; its tools are offered.
+#[test]
+fn a_server_that_never_lists_its_prompts_still_offers_its_tools() {
+    let ws = tempfile::tempdir().unwrap();
+    rt().block_on(async {
+        let hanging = hostile(
+            "echo",
+            &[("HOSTILE_PROMPTS", "1"), ("HOSTILE_HANG", "prompts/list")],
+        );
+        let answering = hostile("echo", &[("HOSTILE_PROMPTS", "1")]);
+        let s = servers(ws.path(), vec![("evil", hanging), ("good", answering)]);
+        let started = Instant::now();
+        let errors = s.start_all().await;
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(started.elapsed() < Duration::from_secs(8));
+        let status = s.status().await;
+        let evil = status.iter().find(|x| x.server == "evil").unwrap();
+        assert_eq!(evil.tools.len(), 1, "{evil:?}");
+        assert!(evil.prompts.is_empty());
+        let good = status.iter().find(|x| x.server == "good").unwrap();
+        assert_eq!(good.prompts.len(), 1, "{good:?}");
+        let out = s
+            .call("evil", "echo", args(json!({"message": "still"})), 1000)
+            .await
+            .unwrap();
+        assert_eq!(out.text, "echo: still");
+    });
+}

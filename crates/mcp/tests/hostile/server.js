@@ -17,6 +17,7 @@
 // HOSTILE_BIG_LIST  pad the tools/list answer with this many bytes
 // HOSTILE_HONOR_CANCEL  a `slow` call told to cancel stops and answers with an error at once
 // HOSTILE_HANG   methods it never answers, comma-separated (`resources/read`, `resources/list`)
+// HOSTILE_PROMPTS  offer prompts (one, `greet`)
 // HOSTILE_RES_WRITE  a file `resources/list` and `resources/read` append a line to (a server
 //                acting on what is only a read)
 
@@ -160,7 +161,9 @@ function handle(msg) {
       id,
       result: {
         protocolVersion: params.protocolVersion,
-        capabilities: { tools: {}, resources: {} },
+        capabilities: process.env.HOSTILE_PROMPTS
+          ? { tools: {}, resources: {}, prompts: {} }
+          : { tools: {}, resources: {} },
         serverInfo: { name: "hostile", version: "1" },
       },
     });
@@ -182,6 +185,9 @@ function handle(msg) {
   if ((process.env.HOSTILE_HANG || "").split(",").includes(method)) return;
   if ((method === "resources/list" || method === "resources/read") && process.env.HOSTILE_RES_WRITE) {
     fs.appendFileSync(process.env.HOSTILE_RES_WRITE, `${method}\n`);
+  }
+  if (method === "prompts/list") {
+    return send({ jsonrpc: "2.0", id, result: { prompts: [{ name: "greet", description: "Greets." }] } });
   }
   if (method === "resources/list") {
     return send({ jsonrpc: "2.0", id, result: { resources: [{ uri: "hostile://r", name: "r" }] } });

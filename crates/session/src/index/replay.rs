@@ -35,7 +35,18 @@ impl Index {
             Entry::Fork(e) => self.apply_fork(e)?,
             Entry::Select(e) => self.apply_select(e)?,
             Entry::Retire(e) => self.apply_retire(e)?,
-            Entry::Summary(e) => self.apply_summary(e)?,
+            Entry::Summary(e) => {
+                let usage = e.usage;
+                self.apply_summary(e)?;
+                // The request that wrote it counts in the tally; its size is no head's context.
+                if let Some(usage) = usage {
+                    self.counted.push(super::Counted {
+                        node: self.nodes.len() - 1,
+                        model: self.model.as_ref().map(|m| m.spec.clone()),
+                        usage,
+                    });
+                }
+            }
             Entry::PlanMode(e) => self.plan_mode = e.on,
             Entry::Model(e) => self.model = Some(e),
         }

@@ -81,6 +81,7 @@ fn a_summary_up_to_puts_the_summary_first() {
     }
     ix.apply(Entry::Summary(SummaryEntry {
         compaction: false,
+        usage: None,
         head: "s".into(),
         parent_head: "main".into(),
         mode: SummaryMode::UpTo,

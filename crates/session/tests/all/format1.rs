@@ -164,6 +164,7 @@ fn a_summary_of_a_format1_log_is_made_in_the_new_session() {
     let made = s
         .summarize(SummarySpec {
             compaction: false,
+            usage: None,
             head: main.clone(),
             turn: 1,
             mode: SummaryMode::UpTo,

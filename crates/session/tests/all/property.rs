@@ -330,6 +330,7 @@ impl Harness {
         };
         let r = self.s().summarize(SummarySpec {
             compaction: false,
+            usage: None,
             head: id,
             turn: number,
             mode,

@@ -7,6 +7,7 @@ use crate::common::{contents, exchange, say, turn, Env};
 fn spec(head: &HeadId, turn: u64, mode: SummaryMode, text: &str) -> SummarySpec {
     SummarySpec {
         compaction: false,
+        usage: None,
         head: head.clone(),
         turn,
         mode,
@@ -38,6 +39,7 @@ fn summarize_from_and_up_to_keep_a_prefix_or_a_suffix_and_leave_the_source() {
     let from = s
         .summarize(SummarySpec {
             compaction: false,
+            usage: None,
             name: Some("short".into()),
             select: true,
             ..spec(&main, 1, SummaryMode::From, "S-from")
@@ -199,4 +201,40 @@ fn the_last_count_is_the_newest_whose_prefix_the_path_still_has() {
         Some((3, 200)),
         "the source keeps its own"
     );
+}
+
+/// Found by the fourth new-user trial: the tokens a summary's request took were not counted in
+/// the session's tally. They are recorded with the summary and counted after a reopen; they are
+/// no head's context.
+#[test]
+fn a_summarys_request_counts_in_the_tally_after_a_reopen() {
+    let env = Env::new();
+    let mut s = env.create();
+    let main = HeadId::main();
+    for i in 0..3 {
+        exchange(&mut s, &main, &format!("u{i}"), &format!("a{i}"));
+    }
+    let before: u64 = s.spent().iter().map(|x| x.usage.prompt_tokens).sum();
+    let usage = retrace_protocol::TokenUsage {
+        prompt_tokens: 1000,
+        completion_tokens: 50,
+        ..Default::default()
+    };
+    let made = s
+        .summarize(SummarySpec {
+            usage: Some(usage),
+            select: true,
+            ..spec(&main, 2, SummaryMode::UpTo, "S")
+        })
+        .unwrap()
+        .head;
+    let id = s.id().clone();
+    drop(s);
+    let s = env.reader(&id);
+    let spent = s.spent();
+    let prompt: u64 = spent.iter().map(|x| x.usage.prompt_tokens).sum();
+    let completion: u64 = spent.iter().map(|x| x.usage.completion_tokens).sum();
+    assert_eq!(prompt, before + 1000);
+    assert!(completion >= 50);
+    assert_ne!(s.last_usage(&made).unwrap(), Some(usage));
 }

@@ -392,7 +392,7 @@ fn the_preview_says_what_the_picked_choice_does() {
     );
 }
 
-/// A code restore whose every file is already as it was says at once that nothing would change
+/// A code restore whose every file in the workspace is already as it was says at once that nothing would change
 /// and what Enter does then (closes the preview, committing nothing); with a conflicted file
 /// kept, the same until overwriting it is picked.
 #[test]
@@ -408,7 +408,7 @@ fn a_preview_with_nothing_to_change_says_so_at_once() {
     app.on_plan(p);
     let shown = rows(&app, 80, 24).join("\n");
     assert!(
-        shown.contains("Nothing would change: every file is already as it was"),
+        shown.contains("Nothing would change: every file in the workspace is already as it was"),
         "{shown}"
     );
     assert!(shown.contains("Enter close"), "{shown}");
@@ -416,7 +416,7 @@ fn a_preview_with_nothing_to_change_says_so_at_once() {
     assert_eq!(app.screen(), Screen::Chat);
     assert_eq!(
         app.message(),
-        Some("nothing was restored: every file is already as it was")
+        Some("nothing was restored: every file in the workspace is already as it was")
     );
 
     // Conflicts: keeping them (the preselected choice) changes nothing here; overwriting does.
@@ -436,7 +436,8 @@ fn a_preview_with_nothing_to_change_says_so_at_once() {
     app.on_plan(p);
     let shown = rows(&app, 80, 40).join("\n");
     assert!(
-        shown.contains("Nothing would change: every file is already as it was or kept as it is"),
+        shown.contains("Nothing would change: every file in the workspace is already as it was")
+            && shown.contains("or kept as it is"),
         "{shown}"
     );
     // Wider than the box (100 cells at most): wrapped inside it, never cut at its border (a trial

@@ -230,7 +230,7 @@ try {
   await first.locator('.rewind button[data-action="restore_code"]').click();
   await dialog.locator(".conflicts", { hasText: "two.txt" }).waitFor();
   await dialog.getByLabel("Skip them (keep your changes)").check();
-  await dialog.locator(".unchanged", { hasText: "Nothing would change: every file is already as it was or kept as it is." }).waitFor();
+  await dialog.locator(".unchanged", { hasText: "Nothing would change: every file in the workspace is already as it was or kept as it is." }).waitFor();
   let committed = false;
   const watchCommit = (r) => {
     if (r.url().endsWith("/rewind/commit")) committed = true;

@@ -114,7 +114,7 @@ try {
   same("the restore row", await note.textContent(), "↺ Restored demo/notes.md to before turn 2");
   await shot("restore-row");
 
-  // (9) again: every file is already as it was. The preview says so at once, in the terminal
+  // (9) again: every file in the workspace is already as it was. The preview says so at once, in the terminal
   // UI's words ("unchanged"), and offers only Close: nothing is committed.
   let commits = 0;
   page.on("request", (r) => {
@@ -122,7 +122,7 @@ try {
   });
   await choose(2, "restore_code");
   await dialog.locator(".plan-files .file-action", { hasText: "unchanged" }).waitFor();
-  await dialog.locator(".unchanged", { hasText: "Nothing would change: every file is already as it was." }).waitFor();
+  await dialog.locator(".unchanged", { hasText: "Nothing would change: every file in the workspace is already as it was." }).waitFor();
   same("the only button of a preview that changes nothing", await confirm.textContent(), "Close");
   if (await page.locator("#rewind-cancel").isVisible()) throw new Error("a preview that changes nothing offers Cancel beside Close");
   await shot("nothing-to-restore");
@@ -140,7 +140,7 @@ try {
   await dialog.locator(".conflicts", { hasText: "demo/notes.md" }).waitFor();
   const keep = dialog.getByLabel("Skip them (keep your changes)");
   if (!(await keep.isChecked())) throw new Error("keeping the file is not picked at first");
-  await dialog.locator(".unchanged", { hasText: "Nothing would change: every file is already as it was or kept as it is." }).waitFor();
+  await dialog.locator(".unchanged", { hasText: "Nothing would change: every file in the workspace is already as it was or kept as it is." }).waitFor();
   await page.locator("#rewind-confirm:not(:disabled)", { hasText: "Close" }).waitFor();
   const row = dialog.locator('.plan-files tr[data-path="demo/notes.md"]');
   const shown = async () => [await row.locator(".file-action").textContent(), (await row.locator(".file-diff").textContent()).trim()];

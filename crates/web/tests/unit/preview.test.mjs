@@ -173,21 +173,21 @@ test("a plan file's counts say what its diff changes", () => {
 });
 
 test("a preview that would change nothing says so and only closes; a choice that changes something commits", () => {
-  // every file already as it was: the plan says why, in the server's words
-  const same = { ...plan([], false), files: files("unchanged", "unchanged"), unchanged: "every file is already as it was" };
+  // every file in the workspace already as it was: the plan says why, in the server's words
+  const same = { ...plan([], false), files: files("unchanged", "unchanged"), unchanged: "every file in the workspace is already as it was" };
   const p = rewindPreview(same, "Restore code", 1);
   const said = p.body.find((e) => e.className === "unchanged");
   assert.ok(!said.hidden);
-  assert.equal(said.textContent, "Nothing would change: every file is already as it was. Closing this preview restores nothing.");
+  assert.equal(said.textContent, "Nothing would change: every file in the workspace is already as it was. Closing this preview restores nothing.");
   assert.deepEqual(p.commit(), { ready: true, text: "Close", close: true, on_conflict: "refuse", confirm: false });
   assert.deepEqual(actions(p), [["a.txt", "unchanged"], ["b.txt", "unchanged"]]);
 
   // a conflicted file kept (the choice it opens on) changes nothing; overwriting it does
   const c = plan([{ kind: "conflicts", count: 1 }], true, "skip");
-  c.choices[1] = { ...c.choices[1], files: files("skip", "unchanged"), unchanged: "every file is already as it was or kept as it is" };
+  c.choices[1] = { ...c.choices[1], files: files("skip", "unchanged"), unchanged: "every file in the workspace is already as it was or kept as it is" };
   const k = rewindPreview(c, "Restore code", 1);
   const kept = k.body.find((e) => e.className === "unchanged");
-  assert.equal(kept.textContent, "Nothing would change: every file is already as it was or kept as it is. Closing this preview restores nothing.");
+  assert.equal(kept.textContent, "Nothing would change: every file in the workspace is already as it was or kept as it is. Closing this preview restores nothing.");
   assert.equal(k.commit().close, true);
   assert.deepEqual(actions(k), [["a.txt", "keep"], ["b.txt", "unchanged"]]);
   pick(inputs(k, "radio")[2]);

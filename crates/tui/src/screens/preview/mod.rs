@@ -175,7 +175,7 @@ impl Preview {
     }
 
     /// Whether committing with the applying choice would change nothing (a code restore whose
-    /// every file is already as it was, or kept): the preview says so at once, and Enter closes
+    /// every file in the workspace is already as it was, or kept): the preview says so at once, and Enter closes
     /// it, committing nothing (the plan decides it: [`RewindPlan::changes_nothing`]).
     pub fn changes_nothing(&self) -> bool {
         self.unavailable().is_none() && self.plan.changes_nothing(self.on_conflict())
