@@ -77,13 +77,19 @@ export function showUsage(usage) {
   showLine();
 }
 
+/** A phone's width (style.css's breakpoint): the status line names the model short there. */
+const phone = typeof window.matchMedia === "function" ? window.matchMedia("(max-width: 700px)") : null;
+phone?.addEventListener?.("change", () => showLine());
+
 /**
- * The status line: the model by its short name (its title names it in full), then the tally's
- * words ("21% context", "1.2k in 300 out", "$0.0018").
+ * The status line: the model as the terminal UI's line names it (its spec, without the endpoint;
+ * on a phone by its short name, the title naming it in full), then the tally's words
+ * ("21% context", "1.2k in 300 out", "$0.0018").
  */
 function showLine() {
   const status = state.status;
-  const model = status?.model ? shortModel(status.model_spec ?? status.model) : null;
+  const spec = status?.model_spec ?? status?.model;
+  const model = status?.model ? (phone?.matches ? shortModel(spec) : spec) : null;
   const said = state.usage?.says ?? [];
   ui.usage.textContent = model || said.length ? [model ?? "no model", ...said].join(" · ") : "";
   ui.usage.title = status?.model ? [`Model: ${status.model}`, ...said].join(" · ") : "";

@@ -51,7 +51,8 @@ try {
   same("the select's title", await page.locator("#model-select").getAttribute("title"), `Model: ${LABEL}`);
   same("the phone's face", await page.locator("#model-face").textContent(), "local-model");
   const line = await page.locator("#usage").textContent();
-  if (!line.startsWith("local-model")) throw new Error(`the status line reads ${JSON.stringify(line)}`);
+  // the status line names it by its spec, as the terminal UI's does (never the endpoint)
+  if (!line.startsWith(`${SPEC} · `) && line !== SPEC) throw new Error(`the status line reads ${JSON.stringify(line)}`);
 
   // no module reads a model's label apart
   for (const m of ["header.js", "live.js", "view.js", "composer.js"]) {

@@ -26,10 +26,13 @@ try {
     await page.locator(".msg.assistant", { hasText: answer }).waitFor();
     await page.locator("#send:not([disabled])").waitFor();
   };
-  /** What the line should read: the model as the offered list names it (short), then the tally's words. */
-  const expected = async () => {
+  /**
+   * What the line should read: the model as the terminal UI's line names it (its spec; on a phone
+   * short), then the tally's words.
+   */
+  const expected = async (short = false) => {
     const snap = await snapshot();
-    const model = snap.status.model_spec.split("/").pop();
+    const model = short ? snap.status.model_spec.split("/").pop() : snap.status.model_spec;
     return [model, ...snap.usage.says].join(" · ");
   };
 
@@ -40,7 +43,7 @@ try {
   const first = await line.textContent();
   same("the status line after a turn", first, await expected());
   // 1,200 in at $1 and 300 out at $2 a million tokens
-  if (!/^script\.json · \d+% context · 1\.2k in 300 out · \$0\.0018$/.test(first)) throw new Error(`the line reads ${JSON.stringify(first)}`);
+  if (!/^script:\/.*\/script\.json · \d+% context · 1\.2k in 300 out · \$0\.0018$/.test(first)) throw new Error(`the line reads ${JSON.stringify(first)}`);
   if (first.includes("tokens")) throw new Error(`the line shows a raw count: ${first}`);
 
   await send("second", "two");
@@ -63,6 +66,9 @@ try {
   if (!box || box.height > 30) throw new Error(`the phone's status line is ${box?.height}px high`);
   const title = await line.getAttribute("title");
   if (!title?.includes("3.6k in 600 out")) throw new Error(`its title reads ${JSON.stringify(title)}`);
+  // there the model goes by its short name, the tally after it
+  await line.filter({ hasText: /^script\.json · / }).waitFor();
+  same("the phone's status line", await line.textContent(), await expected(true));
   await run.shot(page, "status-line-phone");
   console.log("status line ok");
 } finally {
