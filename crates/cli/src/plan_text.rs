@@ -106,16 +106,18 @@ fn on_conflict_name(c: OnConflict) -> &'static str {
 /// Prints a result; `asked` is the session the command named (an old flat log keeps the
 /// transaction of a restore, so its undo is asked of it).
 pub fn print_result(r: &RewindResult, asked: &str, json: bool) -> Result<(), Failure> {
-    print_result_with(r, asked, json, None)
+    print_result_with(r, asked, json, None, None)
 }
 
 /// Prints a result as [`print_result`] does; `conversation`, when set, says what became of the
-/// conversation (an undo or a redo that selected another head), in place of a rewind's line.
+/// conversation (an undo or a redo that selected another head), in place of a rewind's line;
+/// `unchanged`, the plan's words for a commit that changed nothing (they name untracked gaps).
 pub fn print_result_with(
     r: &RewindResult,
     asked: &str,
     json: bool,
     conversation: Option<&str>,
+    unchanged: Option<&str>,
 ) -> Result<(), Failure> {
     if json {
         return print_json(r);
@@ -146,7 +148,10 @@ pub fn print_result_with(
     }
     let nothing_changed = r.files_written.is_empty() && r.files_deleted.is_empty() && r.error.is_none();
     if nothing_changed && r.conflicts.is_empty() && !r.conversation_forked && conversation.is_none() {
-        println!("  nothing to restore: every file in the workspace is already as it was");
+        println!(
+            "  nothing to restore: {}",
+            unchanged.unwrap_or("every file in the workspace is already as it was")
+        );
     } else if nothing_changed && !r.conflicts.is_empty() {
         // Every file there was to restore was skipped: say so, not just list them.
         println!("  no file changed: every file to restore was left alone");

@@ -9,8 +9,9 @@ use crate::output::say;
 
 /// Cancels the turn on Ctrl-C, SIGTERM or SIGHUP, like Ctrl-C always did: the turn keeps what
 /// ran, answers every tool call and kills the shell's process group. A second signal quits at
-/// once, killing any shell command still running first.
-pub async fn cancel_on_signals(h: SessionHandle, what: &'static str) {
+/// once, killing any shell command still running first; `last_line`, when given, is printed on
+/// standard output before (`exec --json`'s closing `result` line).
+pub async fn cancel_on_signals(h: SessionHandle, what: &'static str, last_line: Option<String>) {
     use tokio::signal::unix::{signal, SignalKind};
     let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
         signal(SignalKind::interrupt()),
@@ -36,6 +37,12 @@ pub async fn cancel_on_signals(h: SessionHandle, what: &'static str) {
     say("retrace: quitting now; the conversation is repaired at the next turn");
     retrace_control::kill_running_shells();
     retrace_control::kill_running_mcp_servers();
+    if let Some(line) = last_line {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
     std::process::exit(130);
 }
 

@@ -66,6 +66,7 @@ pub use retrace_fsutil::git_branch;
 pub use retrace_model::default_context_window;
 /// Kills the process group of every shell command running now: for a process about to exit at
 /// once (a second Ctrl-C), so that nothing it started keeps changing the workspace.
+pub use retrace_session::route_warnings as route_session_warnings;
 pub use retrace_tools::kill_running_shells;
 pub use service::PruneRequest;
 pub use service::Service;

@@ -170,12 +170,13 @@ impl Conn {
                     cmd.env_remove(name);
                 }
                 cmd.envs(&l.config.env);
-                let (process, stdout, stdin) =
+                let (mut process, stdout, stdin) =
                     ServerProcess::start(cmd).map_err(|source| McpError::Spawn {
                         server: server.clone(),
                         command: program.clone(),
                         source,
                     })?;
+                process.hide(l.config.env.values().cloned());
                 *slot = Some(process);
                 let io = (
                     tokio::process::ChildStdout::from_std(stdout),

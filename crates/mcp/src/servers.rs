@@ -39,6 +39,8 @@ pub(crate) struct Offered {
     pub(crate) tools: Vec<Tool>,
     pub(crate) skipped: Vec<Skipped>,
     pub(crate) prompts: Vec<McpPromptInfo>,
+    /// It declared resources.
+    pub(crate) resources: bool,
 }
 
 /// One configured server.
@@ -143,6 +145,7 @@ impl McpServers {
                                 description: p.description.clone().unwrap_or_default(),
                             })
                             .collect(),
+                        resources: conn.resources,
                     };
                 }
                 if let Ok(mut c) = self.catalog.lock() {
@@ -249,6 +252,13 @@ impl McpServers {
             .is_ok_and(|s| s.config.trust_read_only_hints == Some(true))
     }
 
+    /// Whether `server` offers resources: it started (when it last did) declaring them. A
+    /// resource request goes to no other server (it would ask nothing, and be no gap).
+    pub fn offers_resources(&self, server: &str) -> bool {
+        self.slot(server)
+            .is_ok_and(|s| s.offered.lock().is_ok_and(|o| o.resources))
+    }
+
     /// Whether `server` is configured.
     pub fn has_server(&self, server: &str) -> bool {
         self.slot(server).is_ok()
@@ -326,6 +336,7 @@ impl McpServers {
         cap: usize,
         cancelled: impl std::future::Future<Output = ()>,
     ) -> Result<McpOutput> {
+        crate::watchdog::ensure();
         let slot = self.slot(server)?;
         let mut state = slot.state.lock().await;
         let conn = self.ready(slot, &mut state).await?;

@@ -42,6 +42,8 @@ pub(crate) struct ServerProcess {
     stderr: Arc<Mutex<VecDeque<u8>>>,
     /// Set once its stderr reached its end (everything it printed there is kept).
     stderr_done: Arc<std::sync::atomic::AtomicBool>,
+    /// Values its stderr is never quoted with (those of its `env`: a server may print them).
+    secrets: Vec<String>,
 }
 
 /// Makes the server lead a session of its own (and so a process group whose id is its pid),
@@ -104,6 +106,7 @@ impl ServerProcess {
             group,
             stderr,
             stderr_done,
+            secrets: Vec::new(),
         };
         Ok((process, stdout, stdin))
     }
@@ -137,10 +140,26 @@ impl ServerProcess {
             Ok(t) => t.iter().copied().collect(),
             Err(_) => return String::new(),
         };
-        let text = String::from_utf8_lossy(&bytes);
+        let mut text = String::from_utf8_lossy(&bytes).into_owned();
+        for secret in &self.secrets {
+            text = text.replace(secret.as_str(), "…");
+        }
         let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
         let last = &lines[lines.len().saturating_sub(3)..];
-        last.join(" | ").chars().take(600).collect()
+        // Each line cut on its own: one long line does not push the last (the error) out.
+        let cut = |l: &&str| match l.chars().count() > 200 {
+            true => format!("{}…", l.chars().take(199).collect::<String>()),
+            false => l.to_string(),
+        };
+        last.iter().map(cut).collect::<Vec<_>>().join(" | ")
+    }
+
+    /// Never quotes `secrets` from its stderr (each is shown as `…`): the values of its `env`,
+    /// which a failing server may print.
+    pub(crate) fn hide(&mut self, secrets: impl IntoIterator<Item = String>) {
+        // A short value would hide ordinary words; those of four characters and more are hidden.
+        self.secrets
+            .extend(secrets.into_iter().filter(|s| s.chars().count() >= 4));
     }
 
     /// Kills its process group and waits (up to two seconds) for its leader to end, so that

@@ -10,8 +10,8 @@
 //!
 //! What it trades away: a process that left its server's group (`setsid`) is not in the group
 //! the watchdog kills (a stop while Retrace runs finds it through `/proc`; after Retrace is gone
-//! nothing does); a watchdog killed by hand is started again at the next server's start, and the
-//! groups listed in the old one are listed again.
+//! nothing does); a watchdog killed by hand is started again at the next call or server start,
+//! told every group still listed.
 
 use std::io::Write;
 use std::os::unix::process::CommandExt;
@@ -73,6 +73,7 @@ fn tell(dog: &mut Watchdog, line: &str) {
             return;
         }
     }
+    // Gone: a new one is told every group listed (`line` among them).
     if let Some((mut child, stdin)) = dog.process.take() {
         drop(stdin);
         let _ = child.kill();
@@ -92,6 +93,20 @@ pub(crate) fn watch(group: i32) {
     if let Ok(mut dog) = WATCHDOG.lock() {
         dog.groups.push(group);
         tell(&mut dog, &format!("+{group}\n"));
+    }
+}
+
+/// Starts the watchdog again if it is gone (killed by hand) while groups are listed: checked at
+/// every call, so a later SIGKILL of Retrace still takes the servers with it.
+pub(crate) fn ensure() {
+    if let Ok(mut dog) = WATCHDOG.lock() {
+        let gone = match dog.process.as_mut() {
+            Some((child, _)) => !matches!(child.try_wait(), Ok(None)),
+            None => true,
+        };
+        if gone && !dog.groups.is_empty() {
+            tell(&mut dog, "");
+        }
     }
 }
 

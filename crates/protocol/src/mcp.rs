@@ -89,9 +89,10 @@ impl McpServerConfig {
             (None, Some(_)) if !self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some() => {
                 Some("`args`, `env` and `cwd` are for a `command` server".into())
             }
-            (None, Some(u)) if !(u.starts_with("http://") || u.starts_with("https://")) => {
-                Some(format!("`url` must start with http:// or https:// (it is `{u}`)"))
-            }
+            (None, Some(u)) if !is_http_url(u) => Some(format!(
+                "`url` must start with http:// or https:// (it is `{}`)",
+                shown_url(u)
+            )),
             _ => None,
         }
     }
@@ -279,6 +280,31 @@ mod tests {
             .problem()
             .is_some_and(|p| p.contains("`startup_timeout_ms` is 0")));
     }
+
+    /// Found by a third attack: a refused URL was quoted whole, its password with it; an
+    /// upper-case scheme, which is valid, was refused.
+    #[test]
+    fn a_refused_url_is_quoted_without_its_secrets_and_the_schemes_case_does_not_matter() {
+        let with = |url: &str| McpServerConfig {
+            url: Some(url.into()),
+            ..McpServerConfig::default()
+        };
+        for bad in [" http://me:hunter2@host/x", "ftp://me:hunter2@host/x?key=hunter2"] {
+            let p = with(bad).problem().unwrap();
+            assert!(
+                p.contains("must start with http://") && !p.contains("hunter2"),
+                "{p}"
+            );
+        }
+        assert_eq!(with("HTTP://host/mcp").problem(), None);
+        assert_eq!(with("Https://host/mcp").problem(), None);
+    }
+}
+
+/// Whether `url` names an HTTP server: it starts with `http://` or `https://`, in any case.
+fn is_http_url(url: &str) -> bool {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
 }
 
 /// A server's URL as `config` shows it: a password or token in it (`user:secret@`, a query)

@@ -126,7 +126,11 @@ impl RewindPlan {
             .any(|b| matches!(b, PlanBlocker::Unavailable { .. }));
         let said = |p: &RewindPlan, on: OnConflict| {
             (!unavailable && p.changes_nothing(on)).then(|| {
-                crate::words::unchanged_files(p.file_actions(on).contains(&FileAction::Skip)).to_string()
+                crate::words::unchanged_files(
+                    p.file_actions(on).contains(&FileAction::Skip),
+                    !p.gaps.is_empty(),
+                )
+                .to_string()
             })
         };
         self.unchanged = match self.choices.is_empty() {

@@ -81,11 +81,19 @@ pub fn files_restored(done: &str, changed: bool, files: &str) -> String {
 
 /// Why committing a plan would change nothing ([`crate::RewindPlan::changes_nothing`]), as a
 /// preview says at once ("Nothing would change: …") and the restore's report after ("Nothing was
-/// restored: …"); `kept`: some files are kept as they are (conflicts skipped).
-pub fn unchanged_files(kept: bool) -> &'static str {
-    match kept {
-        true => "every file in the workspace is already as it was or kept as it is",
-        false => "every file in the workspace is already as it was",
+/// restored: …"); `kept`: some files are kept as they are (conflicts skipped); `gaps`: the turns
+/// restored have gaps (what a shell command or an MCP tool changed, untracked, is not restored:
+/// it is never said to be as it was).
+pub fn unchanged_files(kept: bool, gaps: bool) -> &'static str {
+    match (kept, gaps) {
+        (true, false) => "every file in the workspace is already as it was or kept as it is",
+        (false, false) => "every file in the workspace is already as it was",
+        (true, true) => {
+            "every file Retrace tracked is already as it was or kept as it is; what the gaps name was not tracked and is left as it is"
+        }
+        (false, true) => {
+            "every file Retrace tracked is already as it was; what the gaps name was not tracked and is left as it is"
+        }
     }
 }
 

@@ -69,7 +69,7 @@ pub use ids::{HeadId, MessageId, SessionId, MAIN_HEAD};
 pub use lease::{lease_path, Holder, Lease};
 pub use list::{list_sessions, other_writers, ListProblem, SessionList, SessionListing};
 pub use names::MAX_HEAD_NAME;
-pub use options::{Clock, IdSource, SessionOptions, WarningSink};
+pub use options::{route_warnings, Clock, IdSource, SessionOptions, WarningSink};
 pub use record::StoredOutcome;
 pub use repair::{damaged_path, LogDamage, MovedLine, Repaired, PLACEHOLDER_TEXT, TOOL_PLACEHOLDER_TEXT};
 pub use session::Session;

@@ -16,8 +16,30 @@ pub type Clock = Arc<dyn Fn() -> OffsetDateTime + Send + Sync>;
 /// Where new ids come from: UUIDv7 by default; tests pass a seeded counter.
 pub type IdSource = Arc<dyn Fn() -> Uuid + Send + Sync>;
 
-/// Receives warnings (a torn last line); the default prints them on stderr.
+/// Receives warnings (a torn last line); the default prints them on stderr, or hands them to the
+/// process's sink ([`route_warnings`]).
 pub type WarningSink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Where the default sink sends warnings while a frontend owns the terminal.
+static ROUTED: std::sync::RwLock<Option<WarningSink>> = std::sync::RwLock::new(None);
+
+/// Sends the warnings of every session opened with the default sink to `sink` from now on
+/// (`None`: back to stderr). A terminal UI routes them into its own lines: a write to stderr while
+/// it draws would land in the middle of its screen.
+pub fn route_warnings(sink: Option<WarningSink>) {
+    if let Ok(mut routed) = ROUTED.write() {
+        *routed = sink;
+    }
+}
+
+/// The default sink: the routed one, else stderr.
+fn default_warning(w: &str) {
+    let routed = ROUTED.read().ok().and_then(|r| r.clone());
+    match routed {
+        Some(sink) => sink(w),
+        None => eprintln!("warning: {w}"),
+    }
+}
 
 /// How to create or open sessions.
 #[derive(Clone)]
@@ -43,7 +65,7 @@ impl Default for SessionOptions {
             fs: Fs::durable(),
             clock: Arc::new(OffsetDateTime::now_utc),
             ids: Arc::new(Uuid::now_v7),
-            on_warning: Arc::new(|w| eprintln!("warning: {w}")),
+            on_warning: Arc::new(default_warning),
             backend: retrace_protocol::CheckpointBackend::Snapshot,
             legacy_workspace: None,
         }

@@ -48,15 +48,27 @@ pub fn text(s: &str) -> String {
         return s.to_string();
     }
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    let mut prev = '\0';
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
             '\n' => out.push('\n'),
             '\t' => out.push_str("    "),
+            // The joiner inside an emoji sequence (a family, a flag) draws one emoji: kept.
+            '\u{200d}' if pictographic(prev) && chars.peek().is_some_and(|n| pictographic(*n)) => out.push(c),
             c if c.is_control() || invisible(c) => out.extend(c.escape_default()),
             c => out.push(c),
         }
+        prev = c;
     }
     out
+}
+
+/// Part of an emoji: a pictograph, a skin tone, or the selector that makes the one before it one.
+fn pictographic(c: char) -> bool {
+    matches!(c,
+        '\u{1f000}'..='\u{1faff}' | '\u{2300}'..='\u{23ff}' | '\u{2600}'..='\u{27bf}'
+        | '\u{2b00}'..='\u{2bff}' | '\u{fe0f}')
 }
 
 /// The first line of `s`, cut to `max` characters with an ellipsis, escaped as [`line`] does.
@@ -114,6 +126,18 @@ pub fn human_bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by a long trial: a family or a rainbow flag showed as `\u{200d}` escapes.
+    #[test]
+    fn the_joiner_inside_an_emoji_is_kept_in_text_and_escaped_elsewhere() {
+        let family = "\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}";
+        let flag = "\u{1f3f3}\u{fe0f}\u{200d}\u{1f308}";
+        assert_eq!(text(family), family);
+        assert_eq!(text(flag), flag);
+        assert_eq!(text("a\u{200d}b"), "a\\u{200d}b");
+        assert_eq!(text("\u{1f468}\u{200d}"), "\u{1f468}\\u{200d}");
+        assert_eq!(line(family), "\u{1f468}\\u{200d}\u{1f469}\\u{200d}\u{1f467}");
+    }
 
     #[test]
     fn escapes_what_could_fool_the_terminal() {

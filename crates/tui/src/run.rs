@@ -68,6 +68,13 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
     ui.app_mut().set_model_problem(opts.model_problem.clone());
 
     let mut guard = TerminalGuard::enter()?;
+    // A session's warning (a torn log line, met while listing sessions) written to stderr would
+    // land in the middle of the screen (found by a long trial: the screen then stayed garbled
+    // until a resize): said in the status area instead while the UI is up.
+    let (warn_tx, mut warn_rx) = mpsc::unbounded_channel::<String>();
+    retrace_control::route_session_warnings(Some(Arc::new(move |w: &str| {
+        let _ = warn_tx.send(w.to_string());
+    })));
     let stop = Arc::new(AtomicBool::new(false));
     let (term_tx, mut term_rx) = mpsc::unbounded_channel();
     let reader = {
@@ -156,6 +163,10 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
                     break Ok(());
                 }
             }
+            Some(w) = warn_rx.recv() => {
+                ui.app_mut().say(&format!("warning: {w}"));
+                dirty = true;
+            }
             _ = tick.tick() => dirty |= ui.app_mut().on_tick(),
             // A frame held back by the cap is drawn when its time comes.
             _ = tokio::time::sleep_until(wake), if dirty => {}
@@ -166,6 +177,7 @@ pub async fn run(service: Service, handle: SessionHandle, opts: RunOptions) -> R
         }
     };
     stop.store(true, Ordering::SeqCst);
+    retrace_control::route_session_warnings(None);
     drop(guard);
     // The user quit (no signal: the terminal is still there): the conversation stays on it.
     if result.is_ok() && ended_by.is_none() && opts.scrollback {

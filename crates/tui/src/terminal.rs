@@ -1,11 +1,14 @@
 //! Owning the real terminal: raw mode, the alternate screen, bracketed paste and wheel reports on
 //! entry, and
-//! restored on every way out — a normal return, an error (the guard's `Drop`) and a panic (a hook
-//! installed once, which restores before the default hook prints the message).
+//! restored on every way out — a normal return, an error (the guard's `Drop`) and a panic of the
+//! UI's thread (a hook installed once, which restores before the default hook prints the
+//! message). A panic of another thread while the UI is up (a task the runtime catches) leaves the
+//! UI as it is: its message is held and printed once the terminal is restored.
 
 use std::io::{self, Stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Once;
+use std::sync::{Mutex, Once};
+use std::thread::ThreadId;
 
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
@@ -19,6 +22,17 @@ use crate::error::TuiError;
 /// Whether the terminal is in the UI's state now (what the panic hook has to undo).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static HOOK: Once = Once::new();
+/// The thread that entered the terminal: a panic there ends the UI.
+static UI_THREAD: Mutex<Option<ThreadId>> = Mutex::new(None);
+/// Panic messages of other threads while the UI was up (a panic there does not end it: printed
+/// then, they would land in the middle of its screen), printed once the terminal is restored.
+static HELD: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Whether the panic being reported happens away from the UI's thread while the UI is up.
+fn away_from_the_ui() -> bool {
+    let ui = UI_THREAD.lock().ok().and_then(|t| *t);
+    ACTIVE.load(Ordering::SeqCst) && ui.is_some_and(|t| t != std::thread::current().id())
+}
 
 fn io_err(op: &'static str) -> impl FnOnce(io::Error) -> TuiError {
     move |source| TuiError::Terminal { op, source }
@@ -41,6 +55,13 @@ pub fn restore() {
             LeaveAlternateScreen,
             cursor::Show
         );
+        let held = HELD
+            .lock()
+            .map(|mut h| std::mem::take(&mut *h))
+            .unwrap_or_default();
+        for message in held {
+            eprintln!("{message}");
+        }
     }
 }
 
@@ -56,11 +77,21 @@ impl TerminalGuard {
         HOOK.call_once(|| {
             let previous = std::panic::take_hook();
             std::panic::set_hook(Box::new(move |info| {
+                if away_from_the_ui() {
+                    let name = std::thread::current().name().unwrap_or("unnamed").to_string();
+                    if let Ok(mut held) = HELD.lock() {
+                        held.push(format!("thread '{name}' {info}"));
+                    }
+                    return;
+                }
                 restore();
                 previous(info);
             }));
         });
         terminal::enable_raw_mode().map_err(io_err("enter raw mode"))?;
+        if let Ok(mut t) = UI_THREAD.lock() {
+            *t = Some(std::thread::current().id());
+        }
         ACTIVE.store(true, Ordering::SeqCst);
         if let Err(e) = execute!(
             io::stdout(),

@@ -109,7 +109,14 @@ impl Agent {
                 retry: None,
             });
         }
-        // Said once each: a server started again (after it died) may list other tools.
+        self.say_mcp_notices(mcp, sink);
+        true
+    }
+
+    /// Says the notices about tools left out (and config names matching no tool) not said yet:
+    /// at a turn's start, and after each call (a server started again after it died may list
+    /// other tools).
+    fn say_mcp_notices(&self, mcp: &McpServers, sink: &mut dyn TurnSink) {
         let notices = mcp.left_out_notices();
         let fresh: Vec<String> = match self.mcp_notices_said.lock() {
             Ok(mut said) => {
@@ -122,7 +129,6 @@ impl Agent {
         for message in fresh {
             sink.event(Event::Notice { message, retry: None });
         }
-        true
     }
 
     /// The MCP tools offered now (in plan mode only those the config vouches for as read-only),
@@ -209,7 +215,11 @@ impl Agent {
                     .map(str::to_string)
                     .into_iter()
                     .collect(),
-                false => mcp.enabled(),
+                false => mcp
+                    .enabled()
+                    .into_iter()
+                    .filter(|s| mcp.offers_resources(s))
+                    .collect(),
             };
             let vouched = asked.iter().all(|s| mcp.vouches_for_resources(s));
             if self.config.plan_mode && !vouched {
@@ -234,8 +244,18 @@ impl Agent {
                 Err((status, e)) => return fail(status, &e),
             };
             let mut gaps = Vec::new();
-            let gap = resources_gap(&call.name, &request.servers);
-            let vouched = request.servers.iter().all(|s| mcp.vouches_for_resources(s));
+            // The gap names the servers asked that the config does not vouch for.
+            let unvouched: Vec<String> = request
+                .servers
+                .iter()
+                .filter(|s| !mcp.vouches_for_resources(s))
+                .cloned()
+                .collect();
+            let vouched = unvouched.is_empty();
+            let gap = match vouched {
+                true => resources_gap(&call.name, &request.servers),
+                false => resources_gap(&call.name, &unvouched),
+            };
             let tracked = match request.servers.is_empty() {
                 true => false,
                 false => match cover(seam, sink, turn, &gap, vouched, &call.name, &mut gaps) {
@@ -353,6 +373,7 @@ impl Agent {
                 gaps: vec![gap],
             });
         }
+        self.say_mcp_notices(&mcp, sink);
         let base = match result {
             Err(McpError::Cancelled { server, end, .. }) => ToolResult::not_ok(
                 ToolStatus::Cancelled,

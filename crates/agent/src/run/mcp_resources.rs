@@ -91,9 +91,11 @@ impl Agent {
     ) -> Result<ResourceRequest, (ToolStatus, String)> {
         if call.name == LIST_RESOURCES {
             // Those denied are left out of a listing without a word; the rest asked about at once.
+            // Only the servers that started declaring resources are asked (and so are a gap).
             let servers: Vec<String> = mcp
                 .enabled()
                 .into_iter()
+                .filter(|s| mcp.offers_resources(s))
                 .filter(|s| mcp.decide_server(s).permission != McpPermission::Deny)
                 .collect();
             let asked: Vec<&String> = servers
@@ -132,6 +134,14 @@ impl Agent {
         };
         if !mcp.has_server(&server) {
             return Err((ToolStatus::Failed, format!("there is no MCP server `{server}`")));
+        }
+        if !mcp.offers_resources(&server) {
+            return Err((
+                ToolStatus::Failed,
+                format!(
+                    "the MCP server `{server}` offers no resources (it did not start, or declares none); it was not asked"
+                ),
+            ));
         }
         let command = format!("{READ_RESOURCE} {server} {uri}");
         if let Cleared::No(status, why) = self

@@ -36,7 +36,11 @@ pub fn run(a: CompactArgs) -> CmdResult {
     with_service(service_options(&cfg, None, false)?, async |svc| {
         let h = svc.open(&s.id, s.workspace.as_deref()).await?;
         let spec = summary_model(&cfg, &h, spec, a.model.given()).await?;
-        let signals = tokio::spawn(crate::signals::cancel_on_signals(h.clone(), "the compaction"));
+        let signals = tokio::spawn(crate::signals::cancel_on_signals(
+            h.clone(),
+            "the compaction",
+            None,
+        ));
         let head = h.compact(CompactRequest { model: Some(spec) }).await;
         signals.abort();
         let head = head?;

@@ -121,7 +121,26 @@ pub fn run(a: ExecArgs) -> CmdResult {
         if own_model {
             crate::model::keep_own_model(&h, spec.clone(), &cfg).await?;
         }
-        let signals = tokio::spawn(crate::signals::cancel_on_signals(h.clone(), "the turn"));
+        // `--json`'s last line is always a `result`, a quit at a second signal's too.
+        let quit_line = json.then(|| {
+            serde_json::json!({
+                "type": "result",
+                "session_id": h.session_id(),
+                "ok": false,
+                "plan_mode": a.plan,
+                "error": {
+                    "code": retrace_protocol::ErrorCode::Cancelled,
+                    "message": "cancelled: quit at once at a second signal (the conversation is repaired at the next turn)",
+                    "details": null
+                },
+            })
+            .to_string()
+        });
+        let signals = tokio::spawn(crate::signals::cancel_on_signals(
+            h.clone(),
+            "the turn",
+            quit_line,
+        ));
         let out = one_turn(&h, &prompt, a.plan, json).await;
         signals.abort();
         let (accepted, outcome) = out?;

@@ -112,7 +112,20 @@ pub fn run(a: RewindArgs) -> CmdResult {
         } else {
             None
         };
-        print_result_with(&result, &s.id, a.json, conversation.as_deref())?;
+        let on_conflict: OnConflict = a.on_conflict.into();
+        let unchanged = plan
+            .choices
+            .iter()
+            .find(|c| c.on_conflict == on_conflict)
+            .and_then(|c| c.unchanged.clone())
+            .or_else(|| plan.unchanged.clone());
+        print_result_with(
+            &result,
+            &s.id,
+            a.json,
+            conversation.as_deref(),
+            unchanged.as_deref(),
+        )?;
         say_new_session(&s.id, &result.session_id, h.workspace(), a.json);
         // A `both` rewind whose files were refused after its conversation half was made (files
         // changed between the preview and the commit): the result says ok and partial, the

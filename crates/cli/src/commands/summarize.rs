@@ -50,7 +50,7 @@ pub fn run(a: SummarizeArgs) -> CmdResult {
     with_service(service_options(&cfg, None, false)?, async |svc| {
         let h = svc.open(&s.id, s.workspace.as_deref()).await?;
         let spec = summary_model(&cfg, &h, spec, a.model.given()).await?;
-        let signals = tokio::spawn(crate::signals::cancel_on_signals(h.clone(), "the summary"));
+        let signals = tokio::spawn(crate::signals::cancel_on_signals(h.clone(), "the summary", None));
         let head = h
             .summarize(SummarizeRequest {
                 turn: a.turn,

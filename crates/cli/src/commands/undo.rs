@@ -69,7 +69,7 @@ pub(super) fn walk(session: SessionArgs, transaction: Option<String>, json: bool
         } else {
             None
         };
-        print_result_with(&result, &s.id, json, conversation.as_deref())?;
+        print_result_with(&result, &s.id, json, conversation.as_deref(), None)?;
         say_new_session(&s.id, &result.session_id, h.workspace(), json);
         Ok(ExitCode::SUCCESS)
     })

@@ -240,6 +240,27 @@ fn an_mcp_write_is_a_gap_in_the_snapshot_backend() {
         out.contains("fs/write_file — an MCP tool call: what it did is not tracked"),
         "{out}"
     );
+    // Found by a third attack: the rewind then said every file was already as it was, while
+    // `a.txt` kept the tool's write. It says what it knows: the tracked files, and the gaps left.
+    let (out, _) = w.code(
+        &[
+            "rewind",
+            "--session",
+            id,
+            "--turn",
+            "0",
+            "--scope",
+            "code",
+            "--yes",
+        ],
+        0,
+    );
+    assert!(
+        out.contains("every file Retrace tracked is already as it was; what the gaps name was not tracked and is left as it is"),
+        "{out}"
+    );
+    assert!(!out.contains("every file in the workspace"), "{out}");
+    assert_eq!(w.read("a.txt").as_deref(), Some("by mcp\n"));
 }
 
 #[test]

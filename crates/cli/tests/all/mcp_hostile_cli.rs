@@ -371,3 +371,44 @@ fn a_server_acting_on_a_resource_read_is_refused_in_plan_mode_a_gap_or_restored(
     rewind_code_to_turn_0(&w, &result);
     assert_eq!(w.read("victim.txt").as_deref(), Some("orig\n"), "restored");
 }
+
+/// Found by a third attack: a second signal quit `exec --json` without its closing `result` line
+/// (SPEC §11: the last line is always one). The first signal's cancel waits for a server that
+/// does not answer it; the second quits at once, the line printed first.
+#[test]
+fn a_second_signal_quits_at_once_and_exec_json_still_ends_with_a_result() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    use std::io::Read;
+    use std::time::Duration;
+    let w = World::new();
+    config(&w, "echo,slow", "", "");
+    let model = w.script(json!([
+        {"content": "", "tool_calls": [call("mcp__evil__slow", json!({"ms": 20000, "block": true}))]},
+        {"content": "done"}
+    ]));
+    let ws = w.ws.display().to_string();
+    let mut child = w
+        .command()
+        .args(["exec", "--json", "--model", &model, "--workspace", &ws, "go"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    let pid = Pid::from_raw(child.id() as i32);
+    kill(pid, Signal::SIGTERM).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    kill(pid, Signal::SIGTERM).unwrap();
+    let status = child.wait().unwrap();
+    let mut out = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("quitting now"), "{err}");
+    let last: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "result", "{out}");
+    assert_eq!(last["ok"], false);
+    assert_eq!(last["error"]["code"], "cancelled");
+}

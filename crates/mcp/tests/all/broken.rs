@@ -97,3 +97,25 @@ fn garbage_and_an_early_exit_are_clear_errors() {
         assert!(s.tools().is_empty());
     });
 }
+
+/// Found by a third attack: a failing server that printed a value of its `env` (a key) on
+/// stderr had it quoted in the error; and one long line pushed its last one (the error) out.
+#[test]
+fn a_failing_servers_stderr_is_quoted_without_its_env_values_and_its_last_line_kept() {
+    let ws = tempfile::tempdir().unwrap();
+    rt().block_on(async {
+        let mut leaky = sh(
+            "printf '%0500d\\n' 0 >&2; echo \"connecting with $API_KEY\" >&2; echo 'fatal: bad key' >&2; exit 1",
+            2000,
+        );
+        leaky
+            .env
+            .insert("API_KEY".into(), "sk-hunter2-secret".into());
+        let s = servers(ws.path(), vec![("leaky", leaky)]);
+        let errors = s.start_all().await;
+        let text = errors[0].to_string();
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(text.contains("connecting with …"), "{text}");
+        assert!(text.contains("fatal: bad key"), "{text}");
+    });
+}

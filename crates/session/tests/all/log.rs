@@ -260,3 +260,33 @@ fn a_torn_tail_skips_taken_names_and_never_follows_a_link() {
     );
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "mine\n");
 }
+
+/// Found by a long trial of the terminal UI: a torn line met while its `/sessions` listed the
+/// logs was printed on stderr, over the UI's screen. The default sink can be routed (the UI
+/// routes it into its status area) and back to stderr.
+#[test]
+fn the_default_warning_sink_can_be_routed() {
+    let env = Env::new();
+    let mut s = env.create();
+    exchange(&mut s, &HeadId::main(), "u0", "a0");
+    let id = s.id().clone();
+    let path = s.log_path().to_path_buf();
+    drop(s);
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(br#"{"type":"message","id":"torn"#)
+        .unwrap();
+    let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let into = said.clone();
+    retrace_session::route_warnings(Some(std::sync::Arc::new(move |w: &str| {
+        into.lock().unwrap().push(w.to_string());
+    })));
+    let opts = retrace_session::SessionOptions::default();
+    let opened = opts.open_reader(&env.dir, &id);
+    retrace_session::route_warnings(None);
+    opened.unwrap();
+    let said = said.lock().unwrap();
+    assert!(said.iter().any(|w| w.contains("torn last line")), "{said:?}");
+}

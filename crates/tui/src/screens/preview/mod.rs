@@ -185,7 +185,7 @@ impl Preview {
     /// was, or kept.
     pub fn unchanged_files(&self) -> &'static str {
         let actions = self.plan.file_actions(self.on_conflict());
-        words::unchanged_files(actions.contains(&FileAction::Skip))
+        words::unchanged_files(actions.contains(&FileAction::Skip), !self.plan.gaps.is_empty())
     }
 
     /// Picks the plan's choice `on_conflict`, when it offers it.
