@@ -9,10 +9,29 @@ use retrace_protocol::{BashPolicy, ModelSpec, Provider, RetentionLimits, Session
 use crate::config::{BashSetting, Config};
 use crate::failure::Failure;
 
-/// The config file and the environment's settings; a config that cannot be read is a usage error
-/// (exit 2).
+/// The config file and the environment's settings; a config that cannot be read, or whose
+/// `[mcp_servers.NAME]` tables are not valid, is a usage error (exit 2). For the commands that
+/// start MCP servers (or show the config).
 pub fn load_config() -> Result<Config, Failure> {
-    crate::config::load(&env).map_err(|e| Failure { code: 2, error: e })
+    let cfg = crate::config::load(&env).map_err(|e| Failure { code: 2, error: e })?;
+    match &cfg.mcp_problem {
+        Some(why) => Err(Failure::usage(why.clone())),
+        None => Ok(cfg),
+    }
+}
+
+/// The config as [`load_config`] reads it, for a command that starts no MCP server (a restore,
+/// an undo, a fork, a summary): a server table that is not valid is said as a warning and the
+/// servers left out, so that a typo there never stands between a user and their files.
+pub fn load_config_without_mcp() -> Result<Config, Failure> {
+    let mut cfg = crate::config::load(&env).map_err(|e| Failure { code: 2, error: e })?;
+    if let Some(why) = cfg.mcp_problem.take() {
+        crate::output::say(&format!(
+            "retrace: warning: {why} (this command starts no MCP server, so it goes on)"
+        ));
+        cfg.mcp_servers.clear();
+    }
+    Ok(cfg)
 }
 
 /// Reads a process environment variable.

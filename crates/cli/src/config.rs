@@ -26,6 +26,10 @@ pub struct Config {
     /// Where the config file is (or would be): off limits to the tools, with its directory.
     #[serde(skip)]
     pub path: Option<PathBuf>,
+    /// Why an `[mcp_servers.NAME]` table is not valid, naming the file, if one is not: an error
+    /// for the commands that start servers (`common::load_config`), a warning for the others.
+    #[serde(skip)]
+    pub mcp_problem: Option<String>,
     /// `RETRACE_MODEL`: the model when `--model` is not given (before `[model] name`).
     #[serde(skip)]
     pub env_model: Option<String>,
@@ -267,18 +271,20 @@ pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<Config> {
         .map(|(p, _)| format!("the config file `{}`", p.display()))
         .unwrap_or_else(|| "the config".to_string());
     for (name, server) in &cfg.mcp_servers {
+        if cfg.mcp_problem.is_some() {
+            break;
+        }
         if name.is_empty()
             || !name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
             || name.contains("__")
         {
-            bail!(
+            cfg.mcp_problem = Some(format!(
                 "{file}: `[mcp_servers.{name}]`: a server's name is made of letters, digits, `-` and `_` (no `__`), as its tools are offered as `mcp__NAME__TOOL`"
-            );
-        }
-        if let Some(why) = server.problem() {
-            bail!("{file}: `[mcp_servers.{name}]` is not valid: {why}");
+            ));
+        } else if let Some(why) = server.problem() {
+            cfg.mcp_problem = Some(format!("{file}: `[mcp_servers.{name}]` is not valid: {why}"));
         }
     }
     cfg.path = found.map(|(p, _)| p);

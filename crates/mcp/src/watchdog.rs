@@ -8,9 +8,12 @@
 //! the pipe reaches its end — Retrace is gone, however it ended — it kills every group still
 //! listed and exits.
 //!
-//! What it trades away: a process that left its server's group (`setsid`) is not in the group
-//! the watchdog kills (a stop while Retrace runs finds it through `/proc`; after Retrace is gone
-//! nothing does); a watchdog killed by hand is started again at the next call or server start,
+//! Each server leads a session of its own, whose id is its group's: the watchdog kills the group
+//! and, where `pkill` is installed, every process still in that session (one that moved to a
+//! group of its own with `setpgid`).
+//!
+//! What it trades away: a process that left its server's session (`setsid`) is not killed (a stop
+//! while Retrace runs finds it through `/proc`; after Retrace is gone nothing does); a watchdog killed by hand is started again at the next call or server start,
 //! told every group still listed.
 
 use std::io::Write;
@@ -18,7 +21,8 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Mutex;
 
-/// The watchdog's script: keeps the listed groups; kills them at the end of its input.
+/// The watchdog's script: keeps the listed groups; kills them (and their sessions) at the end of
+/// its input.
 const SCRIPT: &str = r#"groups=""
 while IFS= read -r line; do
   case "$line" in
@@ -28,7 +32,10 @@ while IFS= read -r line; do
         groups="$kept" ;;
   esac
 done
-for g in $groups; do kill -KILL "-$g" 2>/dev/null; done
+for g in $groups; do
+  kill -KILL "-$g" 2>/dev/null
+  command -v pkill >/dev/null 2>&1 && pkill -KILL -s "$g" 2>/dev/null
+done
 "#;
 
 /// The running watchdog and the groups it was told of (to tell a new one, should it be gone).

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use retrace_protocol::CompactRequest;
 
 use super::args::{ModelArgs, SessionArgs};
-use crate::common::{load_config, service_options, with_service};
+use crate::common::{load_config_without_mcp, service_options, with_service};
 use crate::failure::CmdResult;
 use crate::model::summary_model;
 use crate::plan_text::print_head;
@@ -31,7 +31,7 @@ pub struct CompactArgs {
 /// Compacts the selected head now; the new summary head is selected.
 pub fn run(a: CompactArgs) -> CmdResult {
     let s = a.session.pick()?;
-    let cfg = load_config()?;
+    let cfg = load_config_without_mcp()?;
     let spec = a.model.spec(&cfg)?;
     with_service(service_options(&cfg, None, false)?, async |svc| {
         let h = svc.open(&s.id, s.workspace.as_deref()).await?;

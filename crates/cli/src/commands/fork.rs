@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use retrace_protocol::{ForkRequest, WorkspaceFork, WorkspaceForkRequest};
 
 use super::args::SessionArgs;
-use crate::common::{load_config, print_json, service_options, with_service};
+use crate::common::{load_config_without_mcp, print_json, service_options, with_service};
 use crate::failure::{CmdResult, Failure};
 use crate::output::shown_path;
 use crate::plan_text::print_head;
@@ -40,7 +40,7 @@ pub struct ForkArgs {
 /// workspace.
 pub fn run(a: ForkArgs) -> CmdResult {
     let s = a.session.pick()?;
-    let cfg = load_config()?;
+    let cfg = load_config_without_mcp()?;
     if let Some(dir) = &a.worktree {
         let req = WorkspaceForkRequest {
             turn: a.turn,

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use retrace_protocol::{CommitRevert, OnConflict, PrepareRevert};
 
 use super::args::SessionArgs;
-use crate::common::{load_config, say_new_session, service_options, with_service};
+use crate::common::{load_config_without_mcp, say_new_session, service_options, with_service};
 use crate::failure::CmdResult;
 use crate::plan_text::{print_plan, print_result, refused, Hints};
 
@@ -38,7 +38,7 @@ pub struct RevertArgs {
 /// Reverts one file to its state before the session first touched it.
 pub fn run(a: RevertArgs) -> CmdResult {
     let s = a.session.pick()?;
-    let cfg = load_config()?;
+    let cfg = load_config_without_mcp()?;
     with_service(service_options(&cfg, None, false)?, async |svc| {
         let h = svc.open(&s.id, s.workspace.as_deref()).await?;
         let plan = h

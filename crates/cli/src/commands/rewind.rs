@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use retrace_protocol::{CommitRewind, OnConflict, PrepareRewind, RewindScope};
 
 use super::args::SessionArgs;
-use crate::common::{load_config, say_new_session, service_options, with_service};
+use crate::common::{load_config_without_mcp, say_new_session, service_options, with_service};
 use crate::failure::CmdResult;
 use crate::plan_text::{print_plan, print_result_with, refused, Hints};
 
@@ -75,7 +75,7 @@ impl From<OnConflictArg> for OnConflict {
 /// Prepares, then commits in place (`--dry-run`: prepare only).
 pub fn run(a: RewindArgs) -> CmdResult {
     let s = a.session.pick()?;
-    let cfg = load_config()?;
+    let cfg = load_config_without_mcp()?;
     with_service(service_options(&cfg, None, false)?, async |svc| {
         let h = svc.open(&s.id, s.workspace.as_deref()).await?;
         let plan = h

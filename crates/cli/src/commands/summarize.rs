@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use retrace_protocol::{SummarizeDirection, SummarizeRequest};
 
 use super::args::{ModelArgs, SessionArgs};
-use crate::common::{load_config, service_options, with_service};
+use crate::common::{load_config_without_mcp, service_options, with_service};
 use crate::failure::CmdResult;
 use crate::model::summary_model;
 use crate::plan_text::print_head;
@@ -40,7 +40,7 @@ pub struct SummarizeArgs {
 /// summarize is checked before the model is needed.
 pub fn run(a: SummarizeArgs) -> CmdResult {
     let s = a.session.pick()?;
-    let cfg = load_config()?;
+    let cfg = load_config_without_mcp()?;
     let spec = a.model.spec(&cfg)?;
     let direction = if a.from {
         SummarizeDirection::From

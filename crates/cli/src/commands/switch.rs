@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use retrace_protocol::SwitchRequest;
 
 use super::args::SessionArgs;
-use crate::common::{load_config, service_options, with_service};
+use crate::common::{load_config_without_mcp, service_options, with_service};
 use crate::failure::CmdResult;
 use crate::plan_text::print_head;
 
@@ -24,7 +24,7 @@ pub struct SwitchArgs {
 /// Selects the head.
 pub fn run(a: SwitchArgs) -> CmdResult {
     let s = a.session.pick()?;
-    let cfg = load_config()?;
+    let cfg = load_config_without_mcp()?;
     with_service(service_options(&cfg, None, false)?, async |svc| {
         let h = svc.open(&s.id, s.workspace.as_deref()).await?;
         let now = h.switch(SwitchRequest { head: a.head.clone() }).await?;

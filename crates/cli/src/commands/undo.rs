@@ -6,7 +6,7 @@ use retrace_control::SessionHandle;
 use retrace_protocol::{HeadId, RedoRequest, UndoRequest};
 
 use super::args::SessionArgs;
-use crate::common::{load_config, say_new_session, service_options, with_service};
+use crate::common::{load_config_without_mcp, say_new_session, service_options, with_service};
 use crate::failure::CmdResult;
 use crate::output::shown_text;
 use crate::plan_text::print_result_with;
@@ -38,7 +38,7 @@ pub(super) enum Walk {
 /// Undoes the last rewind, or applies the last undone one again, and prints the result.
 pub(super) fn walk(session: SessionArgs, transaction: Option<String>, json: bool, walk: Walk) -> CmdResult {
     let s = session.pick()?;
-    let cfg = load_config()?;
+    let cfg = load_config_without_mcp()?;
     with_service(service_options(&cfg, None, false)?, async |svc| {
         let h = svc.open(&s.id, s.workspace.as_deref()).await?;
         let before = h.status().await?.head_id;

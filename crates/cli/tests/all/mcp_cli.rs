@@ -38,6 +38,20 @@ fn config(w: &World, marker: &str, extra: &str) {
     w.write_config(&text);
 }
 
+/// The arguments of a confirmed code rewind of session `id` to before turn 0.
+pub(crate) fn code_rewind_to_turn_0(id: &str) -> [&str; 8] {
+    [
+        "rewind",
+        "--session",
+        id,
+        "--turn",
+        "0",
+        "--scope",
+        "code",
+        "--yes",
+    ]
+}
+
 /// The results of the turn's tool calls: (name, ok, content).
 fn results(lines: &[Value]) -> Vec<(String, bool, String)> {
     lines
@@ -242,19 +256,7 @@ fn an_mcp_write_is_a_gap_in_the_snapshot_backend() {
     );
     // Found by a third attack: the rewind then said every file was already as it was, while
     // `a.txt` kept the tool's write. It says what it knows: the tracked files, and the gaps left.
-    let (out, _) = w.code(
-        &[
-            "rewind",
-            "--session",
-            id,
-            "--turn",
-            "0",
-            "--scope",
-            "code",
-            "--yes",
-        ],
-        0,
-    );
+    let (out, _) = w.code(&code_rewind_to_turn_0(id), 0);
     assert!(
         out.contains("every file Retrace tracked is already as it was; what the gaps name was not tracked and is left as it is"),
         "{out}"
@@ -287,16 +289,7 @@ fn the_git_backend_covers_an_mcp_write_and_a_code_rewind_restores_it() {
     let id = result["session_id"].as_str().unwrap();
     let list = w.json(&["checkpoints", "--session", id]);
     assert_eq!(list[0]["gaps"], json!([]), "covered: {}", list[0]);
-    let done = w.json(&[
-        "rewind",
-        "--session",
-        id,
-        "--turn",
-        "0",
-        "--scope",
-        "code",
-        "--yes",
-    ]);
+    let done = w.json(&code_rewind_to_turn_0(id));
     assert_eq!(done["ok"], true, "{done}");
     assert_eq!(w.read("a.txt").as_deref(), Some("before\n"));
     assert_eq!(w.read("new.txt"), None);
@@ -536,4 +529,41 @@ fn no_server_outlives_a_finished_exec() {
     w.exec_calls(&[], vec![call("mcp__everything__echo", json!({"message": "x"}))]);
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(with_marker(&marker), Vec::<u32>::new());
+}
+
+/// Found by a third attack: an `[mcp_servers.NAME]` table that is not valid stopped `rewind`,
+/// `undo` and the other commands that start no server (exit 2), while `checkpoints` went on. They
+/// go on with a warning; the commands that start servers refuse it.
+#[test]
+fn a_bad_server_table_never_stands_between_a_user_and_a_restore() {
+    let w = World::new();
+    w.write_config("[permissions]\nmcp = \"allow\"\n");
+    let (_, result) = w.exec_calls(&[], Vec::new());
+    let id = result["session_id"].as_str().unwrap();
+    w.write_config("[mcp_servers.broken]\nurl = \"ftp://me:hunter2@host/x\"\n");
+    for args in [
+        vec![
+            "rewind",
+            "--session",
+            id,
+            "--turn",
+            "0",
+            "--scope",
+            "code",
+            "--dry-run",
+        ],
+        vec!["undo", "--session", id],
+        vec!["fork", "--session", id, "--turn", "0"],
+    ] {
+        let out = w.run(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("warning") && err.contains("`[mcp_servers.broken]` is not valid"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+    let (_, err) = w.code(&["mcp", "list", "--workspace", &w.ws.display().to_string()], 2);
+    assert!(err.contains("`[mcp_servers.broken]` is not valid"), "{err}");
 }

@@ -29,16 +29,7 @@ fn config(w: &World, tools: &str, keys: &str, extra: &str) {
 /// A code rewind of the session of the turn `result` ended, to before turn 0, which must succeed.
 fn rewind_code_to_turn_0(w: &World, result: &Value) {
     let id = result["session_id"].as_str().unwrap();
-    let done = w.json(&[
-        "rewind",
-        "--session",
-        id,
-        "--turn",
-        "0",
-        "--scope",
-        "code",
-        "--yes",
-    ]);
+    let done = w.json(&crate::mcp_cli::code_rewind_to_turn_0(id));
     assert_eq!(done["ok"], true, "{done}");
 }
 

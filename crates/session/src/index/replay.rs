@@ -16,13 +16,7 @@ impl Index {
             Entry::Message(e) => {
                 let usage = e.usage.filter(|_| e.role == Role::Assistant);
                 self.apply_message(e)?;
-                if let Some(usage) = usage {
-                    self.counted.push(super::Counted {
-                        node: self.nodes.len() - 1,
-                        model: self.model.as_ref().map(|m| m.spec.clone()),
-                        usage,
-                    });
-                }
+                self.count_last(usage);
             }
             Entry::Note(e) => self.apply_note(e)?,
             Entry::Turn(e) => {
@@ -39,19 +33,25 @@ impl Index {
                 let usage = e.usage;
                 self.apply_summary(e)?;
                 // The request that wrote it counts in the tally; its size is no head's context.
-                if let Some(usage) = usage {
-                    self.counted.push(super::Counted {
-                        node: self.nodes.len() - 1,
-                        model: self.model.as_ref().map(|m| m.spec.clone()),
-                        usage,
-                    });
-                }
+                self.count_last(usage);
             }
             Entry::PlanMode(e) => self.plan_mode = e.on,
             Entry::Model(e) => self.model = Some(e),
         }
         self.entries += 1;
         Ok(())
+    }
+
+    /// Counts `usage`, what the server counted for the request that wrote the last node, under
+    /// the model recorded last.
+    fn count_last(&mut self, usage: Option<crate::entry::TokenUsage>) {
+        if let Some(usage) = usage {
+            self.counted.push(super::Counted {
+                node: self.nodes.len() - 1,
+                model: self.model.as_ref().map(|m| m.spec.clone()),
+                usage,
+            });
+        }
     }
 
     fn check_new_message(&self, id: &MessageId) -> Check<()> {

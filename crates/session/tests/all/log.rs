@@ -235,18 +235,7 @@ fn listing_reads_headers_only_and_filters_by_workspace() {
 #[test]
 fn a_torn_tail_skips_taken_names_and_never_follows_a_link() {
     let env = Env::new();
-    let mut s = env.create();
-    let main = HeadId::main();
-    exchange(&mut s, &main, "u0", "a0");
-    let id = s.id().clone();
-    let path = s.log_path().to_path_buf();
-    drop(s);
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap()
-        .write_all(b"{\"type\":")
-        .unwrap();
+    let id = torn_log(&env, b"{\"type\":");
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join("mine");
     std::fs::write(&target, "mine\n").unwrap();
@@ -267,17 +256,7 @@ fn a_torn_tail_skips_taken_names_and_never_follows_a_link() {
 #[test]
 fn the_default_warning_sink_can_be_routed() {
     let env = Env::new();
-    let mut s = env.create();
-    exchange(&mut s, &HeadId::main(), "u0", "a0");
-    let id = s.id().clone();
-    let path = s.log_path().to_path_buf();
-    drop(s);
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap()
-        .write_all(br#"{"type":"message","id":"torn"#)
-        .unwrap();
+    let id = torn_log(&env, br#"{"type":"message","id":"torn"#);
     let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let into = said.clone();
     retrace_session::route_warnings(Some(std::sync::Arc::new(move |w: &str| {
@@ -289,4 +268,20 @@ fn the_default_warning_sink_can_be_routed() {
     opened.unwrap();
     let said = said.lock().unwrap();
     assert!(said.iter().any(|w| w.contains("torn last line")), "{said:?}");
+}
+
+/// A session of one exchange whose log then ends in `torn` (no newline); its id.
+fn torn_log(env: &Env, torn: &[u8]) -> SessionId {
+    let mut s = env.create();
+    exchange(&mut s, &HeadId::main(), "u0", "a0");
+    let id = s.id().clone();
+    let path = s.log_path().to_path_buf();
+    drop(s);
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(torn)
+        .unwrap();
+    id
 }
