@@ -22,8 +22,16 @@ use crate::report::{ms, suffix, Line};
 use crate::shadow::{wait_background, ShadowGit};
 use crate::tree::{apply, plan_tree, ten_kb_candidates, text, write_tree, Edit, Rng};
 
-/// The git backend's lines for a tree of `files` files, in `dir` (a temp directory of the run).
-pub fn run(dir: &Path, files: usize, seed: u64, reps: usize, turns: usize) -> Result<Vec<Line>> {
+/// The git backend's lines for a tree of `files` files, in `dir` (a temp directory of the run);
+/// with `retrace`, the binary, also `git_whole_turn` ([`crate::gitmode_exec`]).
+pub fn run(
+    dir: &Path,
+    files: usize,
+    seed: u64,
+    reps: usize,
+    turns: usize,
+    retrace: Option<&Path>,
+) -> Result<Vec<Line>> {
     let specs = plan_tree(files, seed ^ files as u64);
     let ours_ws = dir.join("gitmode-ws-ours");
     let git_ws = dir.join("gitmode-ws-git");
@@ -124,7 +132,23 @@ pub fn run(dir: &Path, files: usize, seed: u64, reps: usize, turns: usize) -> Re
     }
     let (t_ours, t_git) = (median(&times[0]), median(&times[1]));
     let secs = |d: Duration| d.as_secs_f64();
-    Ok(vec![
+    let whole = match retrace {
+        Some(bin) => Some(
+            crate::gitmode_exec::WholeTurn {
+                bin,
+                dir,
+                specs: &specs,
+                candidates: &candidates,
+                seed: seed.wrapping_add(files as u64),
+                reps,
+                git: t_git,
+                suffix: &sfx,
+            }
+            .run()?,
+        ),
+        None => None,
+    };
+    let mut lines = vec![
         Line::new(format!("git_first_snapshot{sfx}"))
             .field("ours", ms(f_ours))
             .field("git", ms(f_git))
@@ -138,5 +162,7 @@ pub fn run(dir: &Path, files: usize, seed: u64, reps: usize, turns: usize) -> Re
             )
             .field("last_full_walk", snapper.last_full_walk.is_some().to_string())
             .ratio(secs(t_git), secs(t_ours)),
-    ])
+    ];
+    lines.extend(whole);
+    Ok(lines)
 }

@@ -12,6 +12,7 @@
 //! the figures.
 
 pub mod gitmode;
+pub mod gitmode_exec;
 pub mod measure;
 pub mod mem;
 pub mod ours;

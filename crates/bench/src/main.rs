@@ -241,7 +241,8 @@ fn only_git_backend(cfg: &Config) -> Result<()> {
             .tempdir_in(&cfg.base_dir)
             .context("make a temp directory")?;
         let turns = (cfg.reps * 3).max(10);
-        for line in retrace_bench::gitmode::run(tmp.path(), files, cfg.seed, cfg.reps, turns)? {
+        let bin = cfg.retrace.as_deref();
+        for line in retrace_bench::gitmode::run(tmp.path(), files, cfg.seed, cfg.reps, turns, bin)? {
             println!("{line}");
         }
         let peak = retrace_bench::mem::high_water_kib().unwrap_or(0);

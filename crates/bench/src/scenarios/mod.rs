@@ -266,6 +266,7 @@ impl<'a> World<'a> {
             self.cfg.seed,
             self.cfg.reps,
             git_turns,
+            self.cfg.retrace.as_deref(),
         )?;
         progress(&format!("{} files: peak memory", self.files));
         let memory = self.memory()?;

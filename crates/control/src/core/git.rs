@@ -232,7 +232,7 @@ impl Core {
         if let Some(first) = self.git_first.take() {
             if !first.is_finished() {
                 self.bus.publish(retrace_protocol::Event::Notice {
-                    message: "waiting for the first snapshot of the workspace (the git backend reads every file once)…".into(),
+                    message: "waiting for the git backend's first look at the workspace (a new session reads every file once; a resumed one checks each file's size and times against its last snapshot)…".into(),
                     retry: None,
                 });
             }
