@@ -41,7 +41,31 @@ struct DirRules {
 pub(crate) struct IgnoreRules {
     boundary: PathBuf,
     owner: Option<u32>,
-    dirs: Mutex<HashMap<PathBuf, Arc<DirRules>>>,
+    /// Keyed by the directory's bytes (a `PathBuf` key hashes component by component, which a
+    /// walk pays for every ancestor of every entry; the walk's paths are normalized, so the bytes
+    /// name a directory as well).
+    dirs: Mutex<HashMap<std::ffi::OsString, Arc<DirRules>>>,
+}
+
+/// Whether `path` is `prefix` or lies under it, comparing bytes (the walk's paths are
+/// normalized: no `.`, `..` or doubled `/`); a path spelled otherwise falls back to comparing
+/// components, so the answer is always `Path::starts_with`'s.
+pub(crate) fn under(path: &Path, prefix: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (p, q) = (path.as_os_str().as_bytes(), prefix.as_os_str().as_bytes());
+    let plain = |b: &[u8]| {
+        !b.ends_with(b"/")
+            && !b.ends_with(b"/.")
+            && !b.windows(2).any(|w| w == b"//")
+            && !b.windows(3).any(|w| w == b"/./")
+    };
+    if !(plain(p) && plain(q)) || q.is_empty() {
+        return path.starts_with(prefix);
+    }
+    match p.strip_prefix(q) {
+        Some(rest) => rest.is_empty() || rest[0] == b'/' || q == b"/",
+        None => false,
+    }
 }
 
 impl IgnoreRules {
@@ -66,7 +90,7 @@ impl IgnoreRules {
     /// Whether `path` (absolute, inside the workspace) is ignored.
     pub(crate) fn ignored(&self, path: &Path, is_dir: bool) -> bool {
         for dir in path.ancestors().skip(1) {
-            if !dir.starts_with(&self.boundary) {
+            if !under(dir, &self.boundary) {
                 break;
             }
             let rules = self.rules(dir);
@@ -85,15 +109,15 @@ impl IgnoreRules {
     }
 
     fn rules(&self, dir: &Path) -> Arc<DirRules> {
-        if let Some(r) = self.lock().get(dir) {
+        if let Some(r) = self.lock().get(dir.as_os_str()) {
             return r.clone();
         }
         let r = Arc::new(read_dir_rules(dir, self.owner));
-        self.lock().insert(dir.to_path_buf(), r.clone());
+        self.lock().insert(dir.as_os_str().to_owned(), r.clone());
         r
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Arc<DirRules>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<std::ffi::OsString, Arc<DirRules>>> {
         self.dirs.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -147,4 +171,28 @@ fn read_capped(file: &Path, cap: u64) -> Option<String> {
     let mut bytes = Vec::new();
     f.take(cap).read_to_end(&mut bytes).ok()?;
     Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    /// `under` is a faster `Path::starts_with`: the same answer for every spelling.
+    #[test]
+    fn under_answers_as_starts_with_does() {
+        let paths = [
+            "/", "/a", "/a/", "/a/b", "/a/bc", "/ab", "/a/b/c", "/a//b", "/a/./b", "/a/b/.", "/a/..",
+            "/a/../b", "a", "a/b", "./a", "", "/a/b/", "//a", "/.",
+        ];
+        for p in paths {
+            for q in paths {
+                assert_eq!(
+                    under(Path::new(p), Path::new(q)),
+                    Path::new(p).starts_with(q),
+                    "under({p:?}, {q:?})"
+                );
+            }
+        }
+    }
 }

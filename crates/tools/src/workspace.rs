@@ -143,7 +143,9 @@ impl Workspace {
     /// Whether a walk (`list_dir`, `glob`, `grep`) skips `real`: a place off limits (the walk skips
     /// `.git/` itself, whatever the config says).
     pub(crate) fn walk_skips(&self, real: &Path) -> bool {
-        self.off_limits.iter().any(|(p, _)| real.starts_with(p))
+        self.off_limits
+            .iter()
+            .any(|(p, _)| crate::ignore_rules::under(real, p))
     }
 
     /// This workspace with another durable-write layer (tests use [`Fs::without_sync`]).
