@@ -235,6 +235,12 @@ impl McpServers {
         self.catalog().notices()
     }
 
+    /// The names in a server's `tool_permissions` or `read_only_tools` that match no tool it
+    /// lists, in words (a line per server): what `retrace mcp list` adds to its listing.
+    pub fn config_notices(&self) -> Vec<String> {
+        self.catalog().unmatched.clone()
+    }
+
     /// The config of `server`, if it is configured.
     pub(crate) fn config_of(&self, server: &str) -> Option<&McpServerConfig> {
         self.slot(server).ok().map(|s| &s.config)

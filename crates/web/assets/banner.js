@@ -1,5 +1,7 @@
-// The banner: a toast above the composer saying what an action did, or why it failed. It moves
-// nothing in the transcript; while it shows, the transcript can scroll its last row above it.
+// The banner: a toast saying what an action did, or why it failed, above the composer — or, for a
+// restore of files chosen from a prompt's menu, just under that prompt (`anchorBanner`), by the
+// action that caused it. It moves nothing in the transcript; while it shows above the composer,
+// the transcript can scroll its last row above it.
 import { ApiError } from "./api.js";
 import { ui } from "./ui.js";
 import { el, button, hasFocus, focusFirst } from "./util.js";
@@ -9,6 +11,7 @@ import { el, button, hasFocus, focusFirst } from "./util.js";
 export function banner(kind, ...kids) {
   const had = hasFocus(ui.banner);
   ui.banner.className = `banner ${kind}`;
+  ui.banner.style.top = "";
   ui.banner.replaceChildren(...kids);
   ui.banner.hidden = false;
   room();
@@ -17,7 +20,24 @@ export function banner(kind, ...kids) {
 
 /** Room under the transcript's last row for the toast (nothing shown moves). */
 function room() {
-  ui.transcript.style.paddingBottom = ui.banner.hidden ? "" : `${ui.banner.offsetHeight + 16}px`;
+  const above = !ui.banner.hidden && !ui.banner.classList.contains("anchored");
+  ui.transcript.style.paddingBottom = above ? `${ui.banner.offsetHeight + 16}px` : "";
+}
+
+/**
+ * Moves the banner just under `row` (the prompt whose menu started the action) when that row is in
+ * view and the banner fits under it there; else it stays above the composer.
+ */
+export function anchorBanner(row) {
+  const layout = ui.banner.offsetParent;
+  if (!row?.isConnected || !layout || ui.banner.hidden) return;
+  const r = row.getBoundingClientRect();
+  const view = ui.transcript.getBoundingClientRect();
+  const top = r.bottom + 6;
+  if (r.bottom < view.top || top + ui.banner.offsetHeight > view.bottom - 8) return;
+  ui.banner.classList.add("anchored");
+  ui.banner.style.top = `${top - layout.getBoundingClientRect().top}px`;
+  room();
 }
 
 export function hideBanner() {

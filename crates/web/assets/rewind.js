@@ -5,13 +5,13 @@
 // retire. The server decides what each does and whether it can; the page shows the plan, sends
 // the user's choice, reports the result and reads the session again.
 import { call, s } from "./api.js";
-import { attempt, banner, hideBanner, say } from "./banner.js";
+import { anchorBanner, attempt, banner, hideBanner, say } from "./banner.js";
 import { revertSaid, rewindPreview, rewindSaid, walkSaid } from "./checkpoints.js";
 import { closeCommitted, openDialog } from "./dialog.js";
 import { forkIntoWorkspace } from "./forkspace.js";
 import { switchTo } from "./sessions.js";
 import { state } from "./state.js";
-import { returnFocus } from "./transcript.js";
+import { promptRow, returnFocus } from "./transcript.js";
 import { ui } from "./ui.js";
 import { el, button } from "./util.js";
 import { renderVersions } from "./versions.js";
@@ -150,6 +150,8 @@ async function afterRewind(result, scope, turn, opener) {
     promptBack(result.prompt);
     ui.prompt.focus();
   } else {
+    // the prompt stays where it was: the banner goes by it
+    anchorBanner(promptRow(turn));
     returnFocus(opener, turn, undoButton);
   }
 }

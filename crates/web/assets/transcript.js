@@ -12,6 +12,14 @@ import { el, focusFirst, hasFocus } from "./util.js";
 /** item id → its row, as the transcript shows it now. */
 let rows = new Map();
 
+/** The row of turn `turn`'s prompt, when the transcript shows it. */
+export function promptRow(turn) {
+  for (const row of rows.values()) {
+    if (row.dataset.turn !== undefined && Number(row.dataset.turn) === turn && row.querySelector(":scope > .rewind")) return row;
+  }
+  return null;
+}
+
 export function scrollDown() {
   ui.transcript.scrollTop = ui.transcript.scrollHeight;
 }

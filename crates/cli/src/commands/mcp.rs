@@ -52,11 +52,11 @@ pub fn run(a: McpArgs) -> CmdResult {
     let stopped = rt.block_on(async {
         let quit = crate::signals::quit_signals()?;
         Ok::<_, crate::failure::Failure>(tokio::select! {
-            list = service.mcp_status(&workspace) => Ok(list?),
+            list = service.mcp_list(&workspace) => Ok(list?),
             name = quit => Err(name),
         })
     })?;
-    let list = match stopped {
+    let (list, notices) = match stopped {
         Ok(list) => list,
         Err(name) => {
             retrace_control::kill_running_mcp_servers();
@@ -67,6 +67,10 @@ pub fn run(a: McpArgs) -> CmdResult {
         }
     };
     drop(service);
+    // Said on stderr (the listing's JSON is unchanged): a name in the config matching no tool.
+    for n in &notices {
+        say(&format!("retrace: {}", crate::output::shown_path(n)));
+    }
     // The listing is printed either way; when no enabled server started, it is an error (1),
     // so that a script checking its config sees it.
     let enabled = list.iter().filter(|s| s.status != McpStatus::Disabled).count();

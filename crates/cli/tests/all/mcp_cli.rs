@@ -567,3 +567,25 @@ fn a_bad_server_table_never_stands_between_a_user_and_a_restore() {
     let (_, err) = w.code(&["mcp", "list", "--workspace", &w.ws.display().to_string()], 2);
     assert!(err.contains("`[mcp_servers.broken]` is not valid"), "{err}");
 }
+
+/// Found by a third attack: a misspelt tool in `tool_permissions` was said only in a turn's
+/// notices, not by `retrace mcp list`, where a config is checked. It says it on stderr (the
+/// listing, and its JSON, unchanged).
+#[test]
+fn mcp_list_says_a_config_name_that_matches_no_tool() {
+    let w = World::new();
+    config(&w, "t9", "tool_permissions = { writ_file = \"deny\" }\n");
+    let ws = w.ws.display().to_string();
+    for json in [false, true] {
+        let mut args = vec!["mcp", "list", "--workspace", &ws];
+        if json {
+            args.push("--json");
+        }
+        let (out, err) = w.code(&args, 0);
+        assert!(
+            err.contains("`tool_permissions` names `writ_file`, which the server does not list"),
+            "{err}"
+        );
+        assert!(!out.contains("writ_file"), "{out}");
+    }
+}

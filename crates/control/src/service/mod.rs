@@ -112,6 +112,18 @@ impl Service {
         Ok(servers.status().await)
     }
 
+    /// [`Service::mcp_status`], and what the config names that the servers do not list (a
+    /// misspelt tool in `tool_permissions` or `read_only_tools`), in words.
+    pub async fn mcp_list(
+        &self,
+        workspace: &Path,
+    ) -> std::result::Result<(Vec<retrace_protocol::McpServerStatus>, Vec<String>), Error> {
+        let ws = agents::workspace_of(workspace, &self.inner.opts)?;
+        let servers = agents::mcp_servers(&self.inner.opts, ws.root(), ws.hidden_env().to_vec());
+        let status = servers.status().await;
+        Ok((status, servers.config_notices()))
+    }
+
     /// The sessions of `workspace` (found from the workspace or any directory under it; all
     /// sessions when `None`), newest first, then every old flat log (format 1, workspace unknown).
     /// Needs no lease; the directory is read on a blocking thread.

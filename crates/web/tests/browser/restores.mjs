@@ -108,6 +108,15 @@ try {
   const restored = await commit();
   if (!restored.undo_available) throw new Error("a restore that wrote a file offers no undo");
   await banner.filter({ hasText: "Restored code to before turn 2: 1 file written." }).waitFor();
+  // it sits by the action that caused it: just under turn 2's prompt (a trial found it above the
+  // composer, far from the prompt whose menu made the restore)
+  {
+    const row = await page.locator('.msg.user[data-turn="2"]').boundingBox();
+    const box = await banner.boundingBox();
+    if (!row || !box || box.y < row.y + row.height || box.y > row.y + row.height + 40) {
+      throw new Error(`the banner is at ${JSON.stringify(box)}, turn 2's prompt at ${JSON.stringify(row)}`);
+    }
+  }
   if (fs.readFileSync(file("demo/notes.md"), "utf8") !== NOTES) throw new Error("the notes were not restored");
   const note = page.locator(".msg.note.restore").last();
   await note.filter({ hasText: "Restored demo/notes.md to before turn 2" }).waitFor();

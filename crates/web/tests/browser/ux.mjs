@@ -312,9 +312,10 @@ async function day(viewport, tag) {
   if (Math.abs(box1.y - box0.y) > 1 || Math.abs(box1.height - box0.height) > 1) {
     throw new Error(`the banner moved the transcript: ${JSON.stringify({ box0, box1 })}`);
   }
-  const [bBox, composer] = [await page.locator("#banner").boundingBox(), await page.locator("#composer").boundingBox()];
-  if (bBox.y + bBox.height > composer.y || composer.y - (bBox.y + bBox.height) > 40) {
-    throw new Error(`the toast is not just above the composer: ${JSON.stringify({ bBox, composer })}`);
+  // by the action that caused it: just under turn 1's prompt, whose menu made the restore
+  const [bBox, row] = [await page.locator("#banner").boundingBox(), await page.locator('.msg.user[data-turn="1"]').boundingBox()];
+  if (bBox.y < row.y + row.height || bBox.y > row.y + row.height + 40) {
+    throw new Error(`the toast is not just under turn 1's prompt: ${JSON.stringify({ bBox, row })}`);
   }
   await touchTargets("toast");
   await shot("toast");
