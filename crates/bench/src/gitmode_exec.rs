@@ -16,6 +16,25 @@ use crate::measure::{median, settle, timed};
 use crate::report::{ms, Line};
 use crate::tree::{text, write_tree, FileSpec, Rng};
 
+/// Runs `c` (the `retrace` binary) from `dir` with its own data root `home` and config directory
+/// `xdg`, none of the user's settings, and no input.
+pub(crate) fn isolate(c: &mut Command, dir: &Path, home: &Path, xdg: &Path) {
+    c.current_dir(dir)
+        .env("RETRACE_HOME", home)
+        .env("XDG_CONFIG_HOME", xdg)
+        .env("HOME", dir)
+        .stdin(Stdio::null());
+    for k in [
+        "RETRACE_CONFIG",
+        "RETRACE_MODEL",
+        "RETRACE_BASE_URL",
+        "RETRACE_BASH",
+        "XDG_DATA_HOME",
+    ] {
+        c.env_remove(k);
+    }
+}
+
 /// What the whole-turn line is measured on.
 pub struct WholeTurn<'a> {
     /// The `retrace` binary.
@@ -74,21 +93,8 @@ impl WholeTurn<'_> {
                 Some(id) => c.args(["--session", id]),
                 None => c.args(["--backend", "git", "--workspace"]).arg(&ws),
             };
-            c.arg(format!("rewrite {rel}"))
-                .current_dir(self.dir)
-                .env("RETRACE_HOME", &home)
-                .env("XDG_CONFIG_HOME", &xdg)
-                .env("HOME", self.dir)
-                .stdin(Stdio::null());
-            for k in [
-                "RETRACE_CONFIG",
-                "RETRACE_MODEL",
-                "RETRACE_BASE_URL",
-                "RETRACE_BASH",
-                "XDG_DATA_HOME",
-            ] {
-                c.env_remove(k);
-            }
+            c.arg(format!("rewrite {rel}"));
+            isolate(&mut c, self.dir, &home, &xdg);
             settle();
             let (d, out) = timed(|| Ok(c.output()?))?;
             let stdout = String::from_utf8_lossy(&out.stdout);

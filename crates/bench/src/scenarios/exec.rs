@@ -1,7 +1,7 @@
 //! A whole `retrace exec` turn against a shadow-git checkpoint, and the peak memory of a turn.
 
 use std::fs;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -64,21 +64,8 @@ impl World<'_> {
                         Some(id) => c.args(["--session", id]),
                         None => c.arg("--workspace").arg(&self.ws[OURS]),
                     };
-                    c.arg(format!("edit {}", edit.rel))
-                        .current_dir(&self.tmp_path)
-                        .env("RETRACE_HOME", &home)
-                        .env("XDG_CONFIG_HOME", &xdg)
-                        .env("HOME", &self.tmp_path)
-                        .stdin(Stdio::null());
-                    for k in [
-                        "RETRACE_CONFIG",
-                        "RETRACE_MODEL",
-                        "RETRACE_BASE_URL",
-                        "RETRACE_BASH",
-                        "XDG_DATA_HOME",
-                    ] {
-                        c.env_remove(k);
-                    }
+                    c.arg(format!("edit {}", edit.rel));
+                    crate::gitmode_exec::isolate(&mut c, &self.tmp_path, &home, &xdg);
                     let (d, out) = timed(|| Ok(c.output()?))?;
                     let last: Value = String::from_utf8_lossy(&out.stdout)
                         .lines()

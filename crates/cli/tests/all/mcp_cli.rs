@@ -541,17 +541,10 @@ fn a_bad_server_table_never_stands_between_a_user_and_a_restore() {
     let (_, result) = w.exec_calls(&[], Vec::new());
     let id = result["session_id"].as_str().unwrap();
     w.write_config("[mcp_servers.broken]\nurl = \"ftp://me:hunter2@host/x\"\n");
+    let mut dry_run = code_rewind_to_turn_0(id).to_vec();
+    dry_run[7] = "--dry-run";
     for args in [
-        vec![
-            "rewind",
-            "--session",
-            id,
-            "--turn",
-            "0",
-            "--scope",
-            "code",
-            "--dry-run",
-        ],
+        dry_run,
         vec!["undo", "--session", id],
         vec!["fork", "--session", id, "--turn", "0"],
     ] {
