@@ -391,3 +391,23 @@ fn up_and_down_move_between_the_rows_of_a_wrapped_line() {
     press(&mut app, &[ctrl('u'), key(KeyCode::Up)]);
     assert_eq!(app.input().text(), "sent before");
 }
+
+/// Found by an acceptance trial: a model reached through `--base-url` (its label "SPEC at URL")
+/// was not marked "in use" in `/model`'s list; `demo` was. It is matched by its spec.
+#[test]
+fn the_model_list_marks_a_model_with_an_endpoint_in_use() {
+    let mut app = app();
+    let chat = ModelSpec::new(Provider::DeepSeek, "deepseek-chat");
+    let mut snap = snapshot_of(Vec::new(), "main", 0);
+    snap.status.model = Some(format!("{chat} at http://127.0.0.1:9/v1"));
+    snap.status.model_spec = Some(chat.to_string());
+    app.on_snapshot(snap);
+    app.set_configured_model(Some(&chat));
+    type_text(&mut app, "/model ", Clock::new().at(0));
+    let shown = rows(&app, 100, 24).join("\n");
+    let listed: Vec<&str> = shown
+        .lines()
+        .filter(|r| r.contains("deepseek:deepseek-chat") && r.contains("configured"))
+        .collect();
+    assert!(listed.len() == 1 && listed[0].contains("in use"), "{shown}");
+}

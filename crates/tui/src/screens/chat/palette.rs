@@ -258,7 +258,8 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, t: Theme) {
                 Row::Command(u, d) => (u.to_string(), d.to_string()),
                 Row::Prompt(n, d) => (escape::line(n), escape::first_line(d, 200)),
                 Row::Model(m) => {
-                    let current = app.status().model.as_deref() == Some(m.value.as_str());
+                    // By its spec: a model with an endpoint of its own is labelled "SPEC at URL".
+                    let current = app.status().model_name() == Some(m.value.as_str());
                     let note = if current {
                         format!("{} · in use", m.note)
                     } else {
