@@ -35,6 +35,26 @@ pub(crate) fn isolate(c: &mut Command, dir: &Path, home: &Path, xdg: &Path) {
     }
 }
 
+/// Runs `c` (a `retrace exec --json`), timed: its time, its standard output and its last line,
+/// which must say `ok` (`what` names the command in the error).
+pub(crate) fn run_exec(c: &mut Command, what: &str) -> Result<(Duration, String, Value)> {
+    let (d, out) = timed(|| Ok(c.output()?))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let last: Value = stdout
+        .lines()
+        .last()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or(Value::Null);
+    if !out.status.success() || last["ok"] != json!(true) {
+        bail!(
+            "{what} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok((d, stdout, last))
+}
+
 /// What the whole-turn line is measured on.
 pub struct WholeTurn<'a> {
     /// The `retrace` binary.
@@ -96,20 +116,7 @@ impl WholeTurn<'_> {
             c.arg(format!("rewrite {rel}"));
             isolate(&mut c, self.dir, &home, &xdg);
             settle();
-            let (d, out) = timed(|| Ok(c.output()?))?;
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            let last: Value = stdout
-                .lines()
-                .last()
-                .and_then(|l| serde_json::from_str(l).ok())
-                .unwrap_or(Value::Null);
-            if !out.status.success() || last["ok"] != json!(true) {
-                bail!(
-                    "retrace exec --backend git failed ({}): {}",
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                );
-            }
+            let (d, stdout, last) = run_exec(&mut c, "retrace exec --backend git")?;
             // The command's change was found and attributed to it (else the figure is of a
             // turn that did less than the peers' checkpoint).
             if !stdout.contains(rel.as_str()) {

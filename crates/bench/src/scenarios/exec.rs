@@ -5,7 +5,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::{order, progress, spread, World, GIT, GITF, OURS};
 use crate::measure::{median, settle, timed};
@@ -66,19 +66,7 @@ impl World<'_> {
                     };
                     c.arg(format!("edit {}", edit.rel));
                     crate::gitmode_exec::isolate(&mut c, &self.tmp_path, &home, &xdg);
-                    let (d, out) = timed(|| Ok(c.output()?))?;
-                    let last: Value = String::from_utf8_lossy(&out.stdout)
-                        .lines()
-                        .last()
-                        .and_then(|l| serde_json::from_str(l).ok())
-                        .unwrap_or(Value::Null);
-                    if !out.status.success() || last["ok"] != json!(true) {
-                        bail!(
-                            "retrace exec failed ({}): {}",
-                            out.status,
-                            String::from_utf8_lossy(&out.stderr).trim()
-                        );
-                    }
+                    let (d, _, last) = crate::gitmode_exec::run_exec(&mut c, "retrace exec")?;
                     if session.is_none() {
                         session = last["session_id"].as_str().map(str::to_string);
                         first = d;

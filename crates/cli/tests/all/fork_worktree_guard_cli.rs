@@ -23,20 +23,22 @@ fn repo_with_a_turn(w: &World) -> String {
     w.exec(None, "zero", turn_of(vec![write("a.txt", "a turn 0\n")]))
 }
 
+/// The arguments of `retrace fork --json` of `id` at turn 0 into `dir`.
+fn fork_args<'a>(id: &'a str, dir: &'a Path) -> [&'a str; 8] {
+    [
+        "fork",
+        "--session",
+        id,
+        "--turn",
+        "0",
+        "--worktree",
+        dir.to_str().unwrap(),
+        "--json",
+    ]
+}
+
 fn fork(w: &World, id: &str, dir: &Path, code: i32) -> (String, String) {
-    w.code(
-        &[
-            "fork",
-            "--session",
-            id,
-            "--turn",
-            "0",
-            "--worktree",
-            dir.to_str().unwrap(),
-            "--json",
-        ],
-        code,
-    )
+    w.code(&fork_args(id, dir), code)
 }
 
 fn new_session(w: &World, id: &str, dir: &Path) -> String {
@@ -274,16 +276,7 @@ fn a_repository_git_refuses_is_an_error_and_a_main_tree_of_a_linked_worktree_is_
 /// `retrace fork --json` of `id` at turn 0 into `dir`, started (its output piped).
 fn spawn_fork(w: &World, id: &str, dir: &Path) -> std::process::Child {
     w.command()
-        .args([
-            "fork",
-            "--session",
-            id,
-            "--turn",
-            "0",
-            "--worktree",
-            dir.to_str().unwrap(),
-            "--json",
-        ])
+        .args(fork_args(id, dir))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
