@@ -180,6 +180,16 @@ impl Fs {
         Ok(())
     }
 
+    /// fdatasync of an open file: its data and what reading it back needs (its size), not its
+    /// times. What an append to a file that exists needs.
+    pub fn sync_data(&self, file: &File, label: &str) -> io::Result<()> {
+        self.step(label)?;
+        if self.sync {
+            file.sync_data()?;
+        }
+        Ok(())
+    }
+
     /// fsync of a directory, making the entries created or renamed in it durable.
     pub fn sync_dir(&self, dir: &Path) -> io::Result<()> {
         self.step("sync_dir")?;
