@@ -64,8 +64,11 @@ impl CheckpointStore {
             let image = match read {
                 Ok(img) => img,
                 Err(_) => {
-                    // Unreadable after the write: Retrace cannot prove what is there.
-                    self.sidecar.state.owned.remove(&rel);
+                    // Unreadable after the write: Retrace cannot prove what is there. No frame
+                    // says so: `state.json` does, at the end of the turn.
+                    if self.sidecar.state.owned.remove(&rel).is_some() {
+                        self.state_must_write.store(true, Ordering::Relaxed);
+                    }
                     changed = true;
                     continue;
                 }
@@ -82,11 +85,11 @@ impl CheckpointStore {
             changed = true;
         }
         if changed {
-            // Nothing is written now: the turn's journal picks the after-images up at its next
-            // append (next capture, gap, or the end of the turn) and `state.json` at the end of the
-            // turn. A crash before then leaves the intents journaled before the tool ran, which
-            // recovery settles against the disk (`intents.rs`): no fsync after each tool call.
-            self.state_dirty.store(true, Ordering::Relaxed);
+            // Nothing is written now: the log picks the after-images up at the turn's next append
+            // (next capture, gap, or the end of the turn), and they are the proofs from then on
+            // (`state.json` is not rewritten for them). A crash before then leaves the intents
+            // appended before the tool ran, which recovery settles against the disk
+            // (`intents.rs`): no fsync after each tool call.
             let indices: Vec<usize> = paths
                 .iter()
                 .filter_map(|(p, _)| RelPath::normalize(&root, p).ok())
@@ -239,6 +242,7 @@ impl CheckpointStore {
                         intended: true,
                         pid: Some(self.opts.writer_pid),
                         tmp: *temps_from,
+                        seq: None,
                     }),
                     ..JournalLine::default()
                 })
@@ -257,7 +261,14 @@ impl CheckpointStore {
         cur.after_dirty
             .iter()
             .filter_map(|&i| {
-                let a = turn.files.get(i)?.after.as_ref()?;
+                let f = turn.files.get(i)?;
+                let a = f.after.as_ref()?;
+                let seq = f
+                    .path
+                    .safe()
+                    .and_then(|rel| self.sidecar.state.owned.get(rel))
+                    .filter(|o| &o.image == a)
+                    .map(|o| o.seq);
                 Some(JournalLine {
                     index: Some(i),
                     after: Some(JournalAfter {
@@ -267,6 +278,7 @@ impl CheckpointStore {
                         intended: false,
                         pid: None,
                         tmp: None,
+                        seq,
                     }),
                     ..JournalLine::default()
                 })

@@ -1,6 +1,6 @@
-//! Capture (SPEC §4): the before-image of every path a tool is about to change, made durable (its
-//! payload: `payload.rs`) and journaled with the tool's intents before the tool runs; a gap for
-//! what cannot be tracked. What the tool left is recorded afterwards (`after.rs`).
+//! Capture (SPEC §4): the before-image of every path a tool is about to change, appended to the
+//! log with the tool's intents and made durable before the tool runs (`keep.rs`: its bytes); a gap
+//! for what cannot be tracked. What the tool left is recorded afterwards (`after.rs`).
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
@@ -13,9 +13,9 @@ use retrace_protocol::{ChangeKind, Gap, GapReason};
 
 use crate::error::{CheckpointError, IoContext, Result};
 use crate::fsio::mode_bits;
-use crate::layout::{files_rel, payload_name};
+use crate::keep::{body_of, Src, ToKeep};
+use crate::logread::{Body, Header, Out};
 use crate::model::{add_gap, Before, EntryPath, FileEntry, Image, Known, Payload};
-use crate::payload::{Payloads, Src, ToCopy};
 use crate::record::JournalLine;
 use crate::store::CheckpointStore;
 use crate::to_record::{file_to_raw, gap_to_raw};
@@ -94,8 +94,8 @@ impl CheckpointStore {
     /// the tool runs: a crash after the write, before its after-image is journaled, leaves proof
     /// enough for recovery to know the write as Retrace's own.
     ///
-    /// Cost: the payloads' fsyncs and their directory's are paid once per call, then one journal
-    /// append (one fsync) publishes the entries with their intents. A call whose paths were all
+    /// Cost: one append to the log (one `fdatasync`) keeps the before-images and publishes the
+    /// entries with their intents. A call whose paths were all
     /// touched before in the turn costs that one append for its intents, nothing when it has none.
     pub fn capture_before(&mut self, changes: &[Change], tool: Option<&str>) -> Result<CaptureReport> {
         self.capture(changes, tool, None)
@@ -143,43 +143,46 @@ impl CheckpointStore {
             }
             return Ok(report);
         }
-        let files_dir = self.sidecar.dir.join(files_rel(number));
         let base_index = self.sidecar.turns.get(&number).map_or(0, |t| t.files.len());
         let this = &*self;
-        let (staged, gaps) = (|| -> Result<(Staged, Vec<Gap>)> {
-            let mut payloads = Payloads::default();
-            let mut entries: Vec<FileEntry> = Vec::new();
-            let mut gaps: Vec<Gap> = Vec::new();
-            for rel in &todo {
-                let index = base_index + entries.len();
-                let one = match known.and_then(|k| k.get(rel)) {
-                    Some(k) => this.capture_known(&root, rel, k, index, &files_dir, tool, &mut gaps)?,
-                    None => this.capture_one(&root, rel, index, &files_dir, tool, &mut gaps)?,
-                };
-                let Some((mut entry, job)) = one else {
-                    continue;
-                };
-                if let Some(job) = job {
-                    payloads.copy(&this.opts.fs, job, &mut entry, entries.len())?;
-                }
-                entries.push(entry);
-            }
-            payloads.sync(&this.opts.fs, &files_dir, &mut entries, base_index)?;
-            Ok((this.stage_entries(number, entries, &gaps)?, gaps))
-        })()
-        .inspect_err(|_| {
-            // Payloads this call created are referenced by nothing: a full disk must not keep
-            // their bytes (the next capture would have less room still).
-            for i in base_index..base_index + todo.len() {
-                let _ = fs::remove_file(files_dir.join(payload_name(i)));
-            }
-        })?;
-        // Publish: journal lines that reference only durable payloads (one append, one fsync).
-        // Only then does the store remember the capture, so a failed call leaves the paths
-        // untouched and a retry captures them again.
-        // After-images recorded before this call go first: they are about entries already there.
-        let mut lines = self.pending_after_lines();
-        lines.extend(staged.lines);
+        let mut entries: Vec<FileEntry> = Vec::new();
+        let mut bodies: Vec<Body> = Vec::new();
+        let mut gaps: Vec<Gap> = Vec::new();
+        for rel in &todo {
+            let one = match known.and_then(|k| k.get(rel)) {
+                Some(k) => this.capture_known(&root, rel, k, tool, &mut gaps)?,
+                None => this.capture_one(&root, rel, tool, &mut gaps)?,
+            };
+            let Some((mut entry, job)) = one else {
+                continue;
+            };
+            let body = match job {
+                Some(job) => body_of(job, &mut entry)?,
+                None => Body::None,
+            };
+            entries.push(entry);
+            bodies.push(body);
+        }
+        let staged = self.stage_entries(number, entries, &gaps)?;
+        // Publish: after-images recorded before this call go first (they are about entries already
+        // there), then each entry with its before-image's bytes, the gaps, the intents; one
+        // append, one `fdatasync`. Only then does the store remember the capture, so a failed call
+        // leaves the paths untouched and a retry captures them again.
+        let mut frames = self.pending_after_frames();
+        let first_entry = frames.len();
+        let n_entries = staged.entries.len();
+        let mut bodies = bodies.into_iter();
+        for (k, l) in staged.lines.iter().enumerate() {
+            let body = if k < n_entries {
+                bodies.next().unwrap_or(Body::None)
+            } else {
+                Body::None
+            };
+            frames.push(Out {
+                header: Header::line(number, l.clone()),
+                body,
+            });
+        }
         let base = self.sidecar.turns.get(&number).map_or(0, |t| t.files.len());
         let new_indices: BTreeMap<RelPath, usize> = staged
             .entries
@@ -187,13 +190,23 @@ impl CheckpointStore {
             .enumerate()
             .filter_map(|(k, e)| Some((e.path.safe()?.clone(), base + k)))
             .collect();
-        lines.extend(self.intent_lines(&intents, &new_indices));
-        if let Err(e) = self.append_journal(&lines) {
-            for i in base_index..base_index + todo.len() {
-                let _ = fs::remove_file(files_dir.join(payload_name(i)));
+        frames.extend(
+            self.intent_lines(&intents, &new_indices)
+                .into_iter()
+                .map(|l| Out::bare(Header::line(number, l))),
+        );
+        let slices = self.append_lines(number, frames)?;
+        let mut staged = staged;
+        for (k, e) in staged.entries.iter_mut().enumerate() {
+            if let Before::Present { payload, .. } = &mut e.before {
+                if matches!(payload, Payload::Log(_)) {
+                    if let Some(w) = slices.get(first_entry + k) {
+                        *payload = Payload::Log(w.slice);
+                    }
+                }
             }
-            return Err(e);
         }
+        let _ = base_index;
         self.sidecar.state.mutation_seq = staged.seq;
         let added: u64 = staged.entries.iter().map(FileEntry::payload_bytes).sum();
         let mut indices: BTreeMap<RelPath, Option<usize>> = todo.iter().map(|r| (r.clone(), None)).collect();
@@ -262,18 +275,16 @@ impl CheckpointStore {
         })
     }
 
-    /// Inspects one path. Returns its entry and, for a file whose bytes are kept, the payload file
-    /// created for them (the caller copies the bytes and fills in the entry's SHA-256 and size), or
-    /// `None` when the file could not be read (an `unreadable` gap is recorded instead).
+    /// Inspects one path. Returns its entry and, for a file whose bytes are kept, where to read them
+    /// (the caller reads them and fills in the entry's SHA-256 and size), or `None` when the file
+    /// could not be read (an `unreadable` gap is recorded instead).
     fn capture_one(
         &self,
         root: &Path,
         rel: &RelPath,
-        index: usize,
-        files_dir: &Path,
         tool: Option<&str>,
         gaps: &mut Vec<Gap>,
-    ) -> Result<Option<(FileEntry, Option<ToCopy>)>> {
+    ) -> Result<Option<(FileEntry, Option<ToKeep>)>> {
         let gap = |reason: GapReason, detail: Option<String>| Gap {
             reason,
             tool: tool.map(str::to_string),
@@ -372,27 +383,18 @@ impl CheckpointStore {
             };
             return Ok(Some((entry_of(before), None)));
         }
-        let payload_path = files_dir.join(payload_name(index));
-        let out = self
-            .opts
-            .fs
-            .create_file(&payload_path)
-            .at("create", &payload_path)?;
-        self.opts.fs.step("write_payload").at("write", &payload_path)?;
         let before = Before::Present {
             sha256: None,
             mode: Some(mode),
             size: None,
-            payload: Payload::File(index),
+            payload: Payload::Log(crate::model::Slice { offset: 0, length: 0 }),
         };
         Ok(Some((
             entry_of(before),
-            Some(ToCopy {
+            Some(ToKeep {
                 src: Src::File(file),
                 len: meta.len(),
                 abs,
-                out,
-                path: payload_path,
             }),
         )))
     }

@@ -10,10 +10,9 @@ use retrace_fsutil::RelPath;
 use retrace_protocol::{ChangeKind, Gap};
 
 use crate::capture::{CaptureReport, Change};
-use crate::error::{IoContext, Result};
-use crate::layout::payload_name;
+use crate::error::Result;
+use crate::keep::{Src, ToKeep};
 use crate::model::{Before, EntryPath, FileEntry, Known, Payload};
-use crate::payload::{Src, ToCopy};
 use crate::store::CheckpointStore;
 
 /// The capture source of an entry whose before-image came from the git backend's snapshot.
@@ -44,19 +43,16 @@ impl CheckpointStore {
         self.capture(&changes, tool, Some(&known))
     }
 
-    /// One path's entry from what it is known to have been, with the payload to copy its bytes
-    /// into; `None` (and a gap) when its bytes were not kept.
-    #[allow(clippy::too_many_arguments)]
+    /// One path's entry from what it is known to have been, with its bytes to keep; `None` (and a
+    /// gap) when its bytes were not kept.
     pub(crate) fn capture_known(
         &self,
         root: &Path,
         rel: &RelPath,
         known: &Known,
-        index: usize,
-        files_dir: &Path,
         tool: Option<&str>,
         gaps: &mut Vec<Gap>,
-    ) -> Result<Option<(FileEntry, Option<ToCopy>)>> {
+    ) -> Result<Option<(FileEntry, Option<ToKeep>)>> {
         let entry_of = |before: Before, created_dirs: Vec<RelPath>| FileEntry {
             created_dirs,
             moved_to: None,
@@ -85,25 +81,16 @@ impl CheckpointStore {
                 Ok(None)
             }
             Known::File { bytes, mode } => {
-                let payload_path = files_dir.join(payload_name(index));
-                let out = self
-                    .opts
-                    .fs
-                    .create_file(&payload_path)
-                    .at("create", &payload_path)?;
-                self.opts.fs.step("write_payload").at("write", &payload_path)?;
                 let before = Before::Present {
                     sha256: None,
                     mode: Some(*mode),
                     size: None,
-                    payload: Payload::File(index),
+                    payload: Payload::Log(crate::model::Slice { offset: 0, length: 0 }),
                 };
-                let job = ToCopy {
+                let job = ToKeep {
                     src: Src::Bytes(bytes.clone()),
                     len: bytes.len() as u64,
                     abs: rel.under(root),
-                    out,
-                    path: payload_path,
                 };
                 Ok(Some((entry_of(before, Vec::new()), Some(job))))
             }

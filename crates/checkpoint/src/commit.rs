@@ -160,7 +160,8 @@ impl CheckpointStore {
             changed = true;
         }
         if changed && self.write_state().is_err() {
-            self.state_dirty.store(true, std::sync::atomic::Ordering::Relaxed);
+            self.state_must_write
+                .store(true, std::sync::atomic::Ordering::Relaxed);
         }
     }
 

@@ -13,8 +13,10 @@ use crate::sidecar::Sidecar;
 impl Sidecar {
     /// What is wrong with turn `t`'s end pack, if anything.
     pub(crate) fn end_problems(&self, t: &Turn) -> Vec<FsckProblem> {
-        let rel = end_pack_rel(t.number);
-        let path = self.dir.join(&rel);
+        let (rel, path) = match t.source {
+            crate::model::Source::Log => (t.record_path.clone(), self.end_store(t)),
+            _ => (end_pack_rel(t.number), self.dir.join(end_pack_rel(t.number))),
+        };
         let problem = |problem: String, severity: Severity, file: Option<String>| FsckProblem {
             path: rel.clone(),
             problem,
@@ -31,6 +33,9 @@ impl Sidecar {
             })
             .collect();
         if kept.is_empty() {
+            if t.source == crate::model::Source::Log {
+                return Vec::new();
+            }
             return match std::fs::symlink_metadata(&path) {
                 Ok(_) => vec![problem(
                     "not referenced by the record (left by a turn end a crash interrupted)".into(),

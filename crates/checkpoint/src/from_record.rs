@@ -33,7 +33,7 @@ pub(crate) fn turn_from_raw(
 ) -> (Turn, Vec<(String, String)>) {
     // The reference implementation writes `schemaVersion: 1` into v1 records it rewrites.
     let format = match (source, raw.schema_version) {
-        (Source::V3, _) => Format::V3,
+        (Source::V3 | Source::Log, _) => Format::V3,
         (_, None | Some(0) | Some(1)) => Format::V1,
         (_, Some(_)) => Format::V2,
     };

@@ -73,6 +73,10 @@ impl Sidecar {
                 referenced_payloads.insert(name);
             }
         }
+        if t.source == Source::Log {
+            found.problems.extend(self.end_problems(t));
+            return;
+        }
         if t.source != Source::V3 {
             return;
         }
@@ -114,6 +118,7 @@ impl Sidecar {
                 self.check_payload_file(t, *idx, sha256, *size, file, found);
                 return Some(payload_name(*idx));
             }
+            Payload::Log(s) => self.check_log_body(t, *s, sha256, file, found),
             Payload::Blob(h) => self.check_blob(t, i, h, sha256, file, found),
             Payload::Inline { text, encoding } => {
                 check_inline(t, text, encoding.as_deref(), sha256, file, found)
@@ -122,6 +127,35 @@ impl Sidecar {
             Payload::NotKept | Payload::Expired | Payload::Corrupt(_) => {}
         }
         None
+    }
+
+    /// A log turn's before-image, its entry frame's body: its SHA-256 as recorded.
+    fn check_log_body(
+        &self,
+        t: &Turn,
+        s: crate::model::Slice,
+        sha256: Option<&str>,
+        file: Option<String>,
+        found: &mut Findings,
+    ) {
+        let at = self.log_slice(t, s);
+        let got = at.open().and_then(hash_reader);
+        let why = match got {
+            Err(e) => Some(format!("its before-image in the log cannot be read: {e}")),
+            Ok((_, len)) if len != s.length => Some(format!(
+                "the log ends inside its before-image at offset {}",
+                s.offset
+            )),
+            Ok((h, _)) if sha256 != Some(h.as_str()) => Some(format!(
+                "its before-image at offset {} hashes to {h} but the record says {}",
+                s.offset,
+                sha256.unwrap_or("nothing")
+            )),
+            Ok(_) => None,
+        };
+        if let Some(why) = why {
+            found.push(t.record_path.clone(), why, Severity::Error, Some(t.number), file);
+        }
     }
 
     /// A v3 payload, `turns/N/files/NNNN.before`: its SHA-256 and size as recorded.

@@ -131,15 +131,6 @@ pub(crate) fn remove_in_workspace(fs_: &Fs, root: &Path, abs: &Path) -> io::Resu
     }
 }
 
-/// A failed batch of atomic replaces, naming the file that failed.
-pub(crate) fn write_error((path, source): (PathBuf, io::Error)) -> CheckpointError {
-    CheckpointError::Io {
-        op: "write",
-        path,
-        source,
-    }
-}
-
 /// A failed barrier ([`retrace_fsutil::Fs::sync_paths`], a batch of fsyncs), naming the path that
 /// failed.
 pub(crate) fn sync_error((path, source): (PathBuf, io::Error)) -> CheckpointError {

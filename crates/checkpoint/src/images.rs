@@ -94,6 +94,10 @@ impl Sidecar {
                         let p = self.dir.join(payload_rel(turn.number, *idx));
                         memo.verify_file(&p, sha.as_deref())
                     }
+                    Payload::Log(s) => match sha.as_deref() {
+                        Some(want) => memo.verify_forward(&self.log_slice(turn, *s), want),
+                        None => Some("its before-image has no SHA-256 in the log".into()),
+                    },
                     Payload::Blob(h) => memo.verify_file(&self.dir.join(blob_rel_path(h)), Some(h)),
                     Payload::Corrupt(why) => {
                         Some(format!("the record {} is corrupt: {why}", turn.record_path))

@@ -114,7 +114,20 @@ impl CheckpointStore {
         let Ok(bytes) = read_bounded_as(&path, MAX_JOURNAL_BYTES) else {
             return Ok(());
         };
-        let lines = after_lines(&bytes);
+        self.settle_intents_in(root, n, &bytes).map(drop)
+    }
+
+    /// [`CheckpointStore::settle_intents`] over the turn's lines `bytes` (its journal, or its log
+    /// frames' lines). Returns each entry it settled with the after-image it now has (`None`: the
+    /// write never landed on the turn's first touch).
+    pub(crate) fn settle_intents_in(
+        &mut self,
+        root: &Path,
+        n: u64,
+        bytes: &[u8],
+    ) -> Result<Vec<(usize, Option<Image>)>> {
+        let mut settled_entries = Vec::new();
+        let lines = after_lines(bytes);
         let numbers = temp_numbers(&lines);
         let mut owned: Vec<(RelPath, Image)> = Vec::new();
         let mut dirs: BTreeSet<RelPath> = BTreeSet::new();
@@ -164,8 +177,9 @@ impl CheckpointStore {
                 Settled::Untouched => None,
             };
             if let Some(f) = self.sidecar.turns.get_mut(&n).and_then(|t| t.files.get_mut(*i)) {
-                f.after = after;
+                f.after = after.clone();
             }
+            settled_entries.push((*i, after));
         }
         remove_tool_temps(&self.opts.fs, root, &temps, &numbers);
         if !dirs.is_empty() {
@@ -181,6 +195,6 @@ impl CheckpointStore {
             }
             self.write_state()?;
         }
-        Ok(())
+        Ok(settled_entries)
     }
 }

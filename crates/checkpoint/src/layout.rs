@@ -37,7 +37,7 @@ pub const JOURNAL_FILE: &str = "journal.jsonl";
 
 /// The directories only a sidecar holds: one of them (or `state.json`, or a turn record) tells a
 /// sidecar from any other directory.
-pub(crate) const SIDECAR_DIRS: [&str; 5] = [TURNS_DIR, TX_DIR, EXPIRED_DIR, BLOBS_DIR, FORWARD_DIR];
+pub(crate) const SIDECAR_DIRS: [&str; 6] = [TURNS_DIR, TX_DIR, EXPIRED_DIR, BLOBS_DIR, FORWARD_DIR, "log"];
 
 /// `turn-N.json`: a v3 turn's marker, or a v1/v2 record.
 pub(crate) fn marker_name(n: u64) -> String {
@@ -86,11 +86,6 @@ pub(crate) fn files_rel(n: u64) -> String {
 /// `turns/N/end.pack`: the bytes of the files as turn N left them.
 pub(crate) fn end_pack_rel(n: u64) -> String {
     format!("{TURNS_DIR}/{n}/end.pack")
-}
-
-/// `turns/N/.end.pack.tmp`: the end pack while it is written.
-pub(crate) fn end_pack_tmp_rel(n: u64) -> String {
-    format!("{TURNS_DIR}/{n}/.end.pack.tmp")
 }
 
 /// `NNNN.before`: the payload of entry `index`.

@@ -31,7 +31,8 @@
 //!    images (`forward`), blobs (`blobs`), the edit tools' temp files (`tool_temps`), `fsck`.
 //! 3. **The store** ([`CheckpointStore`], `store`): the sidecar plus what writing needs (options,
 //!    the turn capturing now, holds), with its operations each in a module of its own: a turn's
-//!    life (`turn`), capture (`capture`, `payload`, `after`), the end of a turn (`end`),
+//!    life (`turn`, its frames in the log: `turnlog`), capture (`capture`, `keep`, `after`), the
+//!    end of a turn (`end`),
 //!    committing a plan (`commit`, `transaction`, `prepare`, `pack`, `compensate`, `dirs`), undo
 //!    and rewinds (`undo`), redo (`redo`), the workspace at a turn's start written elsewhere
 //!    (`turn_start`), recovery (`recovery`, `intents`) and `retention`.
@@ -46,9 +47,11 @@ mod error;
 mod from_record;
 mod fsio;
 mod layout;
+mod logread;
 pub mod model;
 pub mod record;
 mod rewind;
+mod seglog;
 mod state;
 mod to_record;
 pub mod tx;
@@ -84,18 +87,17 @@ mod compensate;
 mod dirs;
 mod end;
 mod intents;
+mod keep;
 mod pack;
-mod payload;
 mod prepare;
 mod recovery;
 mod redo;
 mod retention;
-#[allow(dead_code)] // wired in by the turn log's next step (docs/TURN-LOG.md)
-mod seglog;
 mod store;
 mod transaction;
 mod turn;
 mod turn_start;
+mod turnlog;
 mod undo;
 
 pub use capture::{CaptureReport, Change};

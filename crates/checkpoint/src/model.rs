@@ -40,6 +40,8 @@ pub enum Source {
     Expired,
     /// `turns/N/meta.json`, kept alive by its marker.
     V3,
+    /// The sidecar's log (`log/<S>.seg`, FORMATS.md §19): the turn's frames.
+    Log,
     /// Only the marker could be read: the v3 record is unreadable.
     MarkerOnly,
 }
@@ -76,6 +78,8 @@ impl EntryPath {
 pub enum Payload {
     /// v3: `turns/N/files/<index>.before`.
     File(usize),
+    /// A log turn: the body of its entry's frame, in the turn's segment.
+    Log(Slice),
     /// v1/v2: the record's `content`, re-encoded with `encoding` when set.
     Inline {
         /// The stored text.
@@ -206,6 +210,10 @@ impl FileEntry {
                 size,
                 ..
             } => size.unwrap_or(0),
+            Before::Present {
+                payload: Payload::Log(s),
+                ..
+            } => s.length,
             Before::Present {
                 payload: Payload::Inline { text, encoding },
                 ..

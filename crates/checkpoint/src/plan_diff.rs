@@ -265,6 +265,13 @@ impl Sidecar {
                     ..
                 } => Kept::File(self.dir.join(payload_rel(*n, *idx))),
                 Before::Present {
+                    payload: Payload::Log(s),
+                    ..
+                } => {
+                    let t = self.turns.get(n)?;
+                    Kept::Slice(self.dir.join(&t.record_path), s.offset)
+                }
+                Before::Present {
                     payload: Payload::Blob(h),
                     ..
                 } => Kept::File(self.dir.join(blob_rel_path(h))),

@@ -139,6 +139,9 @@ impl Sidecar {
         if self.state.pruned_through.is_some_and(|p| p >= t.number) {
             return (false, Some("history after this turn was pruned".into()));
         }
+        if let Some((_, why)) = self.log_unknown.iter().find(|(below, _)| t.number < *below) {
+            return (false, Some(why.clone()));
+        }
         (true, None)
     }
 
@@ -193,6 +196,13 @@ impl Sidecar {
             Payload::File(idx) => {
                 let p = self.dir.join(payload_rel(turn, *idx));
                 Box::new(retrace_fsutil::open_regular(&p).at("open", &p)?.0)
+            }
+            Payload::Log(s) => {
+                let at = self.log_slice(t, *s);
+                let (f, _) = retrace_fsutil::open_regular(at.path()).at("open", at.path())?;
+                let mut f = f;
+                std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(s.offset)).at("read", at.path())?;
+                Box::new(std::io::Read::take(f, s.length))
             }
             Payload::Inline { text, encoding } => {
                 let bytes = encode_inline(text, encoding.as_deref()).ok_or_else(|| {
@@ -275,4 +285,30 @@ fn turn_counts(t: &Turn) -> Option<(u64, u64)> {
         }
     }
     Some((added, removed))
+}
+
+impl Sidecar {
+    /// Where a slice of log turn `t`'s segment is, as a pack slice (read and verified as one).
+    pub(crate) fn log_slice(
+        &self,
+        t: &crate::model::Turn,
+        s: crate::model::Slice,
+    ) -> crate::forward::ForwardAt {
+        crate::forward::ForwardAt::Pack {
+            path: self.dir.join(&t.record_path),
+            slice: crate::tx::PackSlice {
+                offset: s.offset,
+                length: s.length,
+            },
+        }
+    }
+
+    /// The file holding turn `t`'s end states: its segment for a log turn, else
+    /// `turns/N/end.pack`.
+    pub(crate) fn end_store(&self, t: &crate::model::Turn) -> std::path::PathBuf {
+        match t.source {
+            crate::model::Source::Log => self.dir.join(&t.record_path),
+            _ => self.dir.join(crate::layout::end_pack_rel(t.number)),
+        }
+    }
 }

@@ -356,6 +356,10 @@ pub struct JournalAfter {
     /// removes only those names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tmp: Option<u64>,
+    /// On an after-image that is not an intent, in the log: the mutation sequence it took (the
+    /// ownership proof's place on the timeline; `state.json` is not rewritten for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
 }
 
 /// A journal line that could not be used; nothing from it on was applied.

@@ -151,10 +151,48 @@ impl CheckpointStore {
             // Best effort: the journal is read with the record until then.
             let _ = self.compact_turn(n);
         }
+        // Turns of the log a crash (or a store dropped mid-turn) left without their `ended`
+        // frame: their intents settled the same way, what was settled and `ended` appended.
+        let unended = std::mem::take(&mut self.sidecar.log_unended);
+        for (n, bytes) in unended {
+            let _ = self.settle_log_turn(&root, n, &bytes);
+        }
         if !self.has_open_transaction() {
             self.collect_blobs()?;
         }
         Ok(())
+    }
+
+    /// Settles log turn `n` (its lines `bytes`) and appends what was settled, then `ended`.
+    /// Best effort, as for a journal: an intent left unsettled only makes a restore report a
+    /// conflict, and the next open tries again.
+    fn settle_log_turn(&mut self, root: &Path, n: u64, bytes: &[u8]) -> Result<()> {
+        use crate::logread::{Header, Out};
+        let settled = self.settle_intents_in(root, n, bytes)?;
+        let mut frames = Vec::new();
+        for (i, after) in settled {
+            frames.push(Out::bare(match after {
+                Some(a) => Header::line(
+                    n,
+                    crate::record::JournalLine {
+                        index: Some(i),
+                        after: Some(crate::record::JournalAfter {
+                            existed: a.existed,
+                            sha256: a.sha256.clone(),
+                            mode: a.mode,
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    },
+                ),
+                None => Header {
+                    index: Some(i),
+                    ..Header::new("unowned", n)
+                },
+            }));
+        }
+        frames.push(Out::bare(Header::new("ended", n)));
+        self.log_append(n, frames).map(drop)
     }
 
     /// After an undo was rolled back (it never committed): the directories its original removed

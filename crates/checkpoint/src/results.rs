@@ -172,7 +172,10 @@ impl Sidecar {
 
     /// The bytes of `slice` in turn `n`'s end pack, which must hash to `sha`.
     fn pack_bytes(&self, n: u64, slice: Slice, sha: Option<&str>) -> std::result::Result<Vec<u8>, String> {
-        let path = self.dir.join(end_pack_rel(n));
+        let path = match self.turns.get(&n) {
+            Some(t) => self.end_store(t),
+            None => self.dir.join(end_pack_rel(n)),
+        };
         let read = || -> std::io::Result<Vec<u8>> {
             let (mut f, meta) = retrace_fsutil::open_regular_nofollow(&path)?;
             if slice.offset.saturating_add(slice.length) > meta.len() {

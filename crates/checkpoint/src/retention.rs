@@ -29,6 +29,7 @@ impl CheckpointStore {
         let mut count = counted.len();
         let mut bytes: u64 = counted.iter().map(|(_, b)| b).sum();
         let mut changed = false;
+        let mut state_changed = false;
         for (n, b) in counted {
             if count <= limits.max_turns && bytes <= limits.max_bytes {
                 break;
@@ -40,16 +41,24 @@ impl CheckpointStore {
                 self.sidecar.turns.get(&n).is_some_and(|t| {
                     t.source == Source::Top && t.format != Format::V3 && !t.files.is_empty()
                 });
+            let in_log = self
+                .sidecar
+                .turns
+                .get(&n)
+                .is_some_and(|t| t.source == Source::Log);
             if legacy {
                 self.expire_legacy(n)?;
+            } else if in_log {
+                self.delete_log_turn(n)?;
             } else {
                 self.delete_turn(n)?;
             }
             count -= 1;
             bytes = bytes.saturating_sub(b);
             changed = true;
+            state_changed |= !in_log;
         }
-        if changed {
+        if state_changed {
             self.write_state()?;
         }
         let pruned_manifests = self.prune_manifests()?;
@@ -117,6 +126,53 @@ impl CheckpointStore {
         fs_.remove_file(&marker).at("remove", &marker)?;
         fs_.sync_dir(&self.sidecar.dir).at("sync", &self.sidecar.dir)?;
         self.sidecar.turns.remove(&n);
+        Ok(())
+    }
+
+    /// Deletes a turn of the log: its `deleted` frame, which also says the turn is pruned (readers
+    /// raise `prunedThrough` to it, FORMATS.md §19.5), so no write of `state.json` comes first.
+    /// Written, not synced: lost in a power cut, the turn is listed again, with the history after
+    /// it, and deleted again. Its segment goes when every turn in it has.
+    fn delete_log_turn(&mut self, n: u64) -> Result<()> {
+        self.opts.fs.step("delete_turn").at("delete", &self.sidecar.dir)?;
+        let frame = crate::logread::Out::bare(crate::logread::Header::new("deleted", n));
+        self.log_append_with(n, vec![frame], false)?;
+        if self.sidecar.state.pruned_through.is_none_or(|p| p < n) {
+            self.sidecar.state.pruned_through = Some(n);
+        }
+        self.sidecar.turns.remove(&n);
+        self.remove_spent_segments()
+    }
+
+    /// Removes every segment of the log none of whose turns is live any more, but the one this
+    /// store appends to. `state.json` is written first: the `deleted` frames that said how far
+    /// retention went go with their segment.
+    fn remove_spent_segments(&mut self) -> Result<()> {
+        let active = self.log.as_ref().map(|w| w.segment.first_turn);
+        let turns = &self.sidecar.turns;
+        let spent: Vec<u64> = self
+            .sidecar
+            .log_segments
+            .iter()
+            .filter(|(name, info)| {
+                Some(**name) != active
+                    && !matches!(info.tail, crate::seglog::Tail::Damaged { .. })
+                    && info.turns.iter().all(|t| !turns.contains_key(t))
+            })
+            .map(|(name, _)| *name)
+            .collect();
+        if spent.is_empty() {
+            return Ok(());
+        }
+        // Unlisted before it goes: a listed segment that is missing was lost, not removed.
+        self.sidecar.state.log_segments.retain(|n| !spent.contains(n));
+        self.write_state()?;
+        let fs_ = self.opts.fs.clone();
+        for name in spent {
+            let path = self.sidecar.dir.join(crate::seglog::segment_rel(name));
+            fs_.remove_file(&path).at("remove", &path)?;
+            self.sidecar.log_segments.remove(&name);
+        }
         Ok(())
     }
 

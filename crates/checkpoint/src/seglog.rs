@@ -62,14 +62,6 @@ fn prefix(header: &[u8], blen: u64) -> Vec<u8> {
     format!("@{hlen} {blen} {:08x}\n", frame_crc(hlen, blen, header)).into_bytes()
 }
 
-/// A whole frame, to append.
-pub(crate) fn encode_frame(header: &[u8], body: &[u8]) -> Vec<u8> {
-    let mut out = prefix(header, body.len() as u64);
-    out.extend_from_slice(header);
-    out.extend_from_slice(body);
-    out
-}
-
 /// A frame as read: where it starts, its header, where its body is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FrameAt {
@@ -291,6 +283,28 @@ fn frame_after(file: &File, at: u64, len: u64) -> io::Result<bool> {
     Ok(false)
 }
 
+/// Whether `dir` (the sidecar's `log/`) can hold segments: missing (it is made), or a directory
+/// that is not a symlink. Anything else is an error saying what stands there.
+pub(crate) fn log_dir_usable(dir: &Path) -> io::Result<()> {
+    match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(m) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "`{}` is not a directory but a {}: the sidecar keeps its log there; move it aside",
+                dir.display(),
+                if m.file_type().is_symlink() {
+                    "symlink"
+                } else {
+                    "file"
+                }
+            ),
+        )),
+    }
+}
+
 /// A segment open for appending (one writer: the session's lease holder).
 #[derive(Debug)]
 pub(crate) struct Segment {
@@ -310,6 +324,7 @@ impl Segment {
     /// is made durable by its first [`Append::commit`].
     pub(crate) fn create(fs: &Fs, sidecar: &Path, first_turn: u64) -> io::Result<Segment> {
         let dir = sidecar.join(LOG_DIR);
+        log_dir_usable(&dir)?;
         fs.create_dir_all(&dir)?;
         let path = sidecar.join(segment_rel(first_turn));
         fs.step("create_file")?;
@@ -335,8 +350,17 @@ impl Segment {
         if matches!(scan.tail, Tail::Damaged { .. }) {
             return Ok(None);
         }
-        let file = OpenOptions::new().read(true).append(true).open(path)?;
-        let len = file.metadata()?.len();
+        // Never through a symlink: what it points at is not this session's.
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)?;
+        let md = file.metadata()?;
+        if !md.is_file() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+        }
+        let len = md.len();
         if len != scan.good_len {
             fs.step("truncate")?;
             file.set_len(scan.good_len)?;
@@ -353,15 +377,37 @@ impl Segment {
 
     /// Starts an append: frames are gathered, then written and made durable by
     /// [`Append::commit`]. Dropped without a commit, everything it wrote is cut off again.
-    pub(crate) fn append(&mut self) -> Append<'_> {
+    ///
+    /// Refused (`WouldBlock`) when the file is not as long as this writer left it: another process
+    /// appended since (it took the session's writer lease over, or ignored it), and frames of two
+    /// writers must never interleave — offsets would be wrong, and a stale writer would record a
+    /// turn's end over the other's work.
+    pub(crate) fn append(&mut self) -> io::Result<Append<'_>> {
+        let now = self.file.metadata()?.len();
+        if now != self.len {
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                format!(
+                    "another process wrote to this session's log since this one last did ({} bytes, {now} now): this process no longer writes to it (the session's writer lease was taken over)",
+                    self.len
+                ),
+            ));
+        }
         let start = self.len;
-        Append {
+        Ok(Append {
             seg: self,
             start,
             buf: Vec::new(),
             done: false,
-        }
+        })
     }
+}
+
+/// The segment a writer appends to, and how many turns it holds.
+#[derive(Debug)]
+pub(crate) struct Writer {
+    pub segment: Segment,
+    pub turns: usize,
 }
 
 /// One append to a segment (see [`Segment::append`]).
@@ -405,14 +451,15 @@ impl Append<'_> {
     }
 
     /// Adds a frame whose body is exactly `len` bytes read from `src` (streamed, hashed as it
-    /// goes): a source that ends sooner or holds more is an error (`InvalidData`: it changed while
-    /// it was read), and nothing of this append is kept.
+    /// goes): a source that ends sooner is an error (`InvalidData`: it changed while it was read),
+    /// and so is one that holds more when `exact`; then nothing of this append is kept.
     pub(crate) fn stream(
         &mut self,
         fs: &Fs,
         header: &[u8],
         src: &mut dyn Read,
         len: u64,
+        exact: bool,
     ) -> io::Result<(Slice, HashedCopy)> {
         let p = prefix(header, len);
         self.buf.extend_from_slice(&p);
@@ -424,7 +471,7 @@ impl Append<'_> {
         let copied = copy_hashed((&mut *src).take(len), Some(&mut out))?;
         self.seg.len += copied.len;
         let mut more = [0u8; 1];
-        if copied.len != len || src.read(&mut more)? != 0 {
+        if copied.len != len || (exact && src.read(&mut more)? != 0) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!(
@@ -434,6 +481,14 @@ impl Append<'_> {
             ));
         }
         Ok((Slice { offset, length: len }, copied))
+    }
+
+    /// Writes the frames without making them durable: the next [`Append::commit`] does (it syncs
+    /// the whole file).
+    pub(crate) fn commit_unsynced(mut self, fs: &Fs) -> io::Result<()> {
+        self.flush(fs)?;
+        self.done = true;
+        Ok(())
     }
 
     /// Writes the frames and makes them durable: one `fdatasync` (with the segment's directory,
@@ -464,6 +519,7 @@ impl Drop for Append<'_> {
 }
 
 /// Reads a body (or any slice) of a segment.
+#[cfg(test)]
 pub(crate) fn read_slice(path: &Path, s: Slice) -> io::Result<Vec<u8>> {
     let mut f = File::open(path)?;
     f.seek(SeekFrom::Start(s.offset))?;

@@ -25,7 +25,7 @@ fn scan_path(path: &Path) -> Scan {
 fn three(dir: &Path) -> Segment {
     let fs = Fs::without_sync();
     let mut seg = Segment::create(&fs, dir, 7).unwrap();
-    let mut a = seg.append();
+    let mut a = seg.append().unwrap();
     a.frame(br#"{"k":"turn","turn":7}"#, b"");
     a.frame(br#"{"k":"entry","index":0}"#, b"before\nbytes");
     let big = vec![b'x'; 200_000];
@@ -35,6 +35,7 @@ fn three(dir: &Path) -> Segment {
             br#"{"k":"entry","index":1}"#,
             &mut big.as_slice(),
             big.len() as u64,
+            true,
         )
         .unwrap();
     assert_eq!(copied.len, 200_000);
@@ -99,7 +100,7 @@ fn every_cut_of_the_last_frame_is_a_torn_tail_the_writer_cuts_off() {
         );
         let mut re = Segment::reopen(&fs_, &seg.path, 7, &s).unwrap().unwrap();
         assert_eq!(fs::metadata(&seg.path).unwrap().len(), last_at);
-        let mut a = re.append();
+        let mut a = re.append().unwrap();
         a.frame(br#"{"k":"ended","turn":7}"#, b"");
         a.commit(&fs_).unwrap();
         let s = scan_path(&seg.path);
@@ -171,18 +172,30 @@ fn a_streamed_body_that_changes_while_read_keeps_nothing_of_its_append() {
     let fs_ = Fs::without_sync();
     let mut seg = three(tmp.path());
     let before = seg.len;
-    let mut a = seg.append();
+    let mut a = seg.append().unwrap();
     a.frame(br#"{"k":"gap"}"#, b"");
     let short = vec![b'y'; 10];
     let err = a
-        .stream(&fs_, br#"{"k":"entry","index":2}"#, &mut short.as_slice(), 11)
+        .stream(
+            &fs_,
+            br#"{"k":"entry","index":2}"#,
+            &mut short.as_slice(),
+            11,
+            true,
+        )
         .unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::InvalidData);
     drop(a);
-    let mut a = seg.append();
+    let mut a = seg.append().unwrap();
     let long = vec![b'y'; 12];
     assert!(a
-        .stream(&fs_, br#"{"k":"entry","index":2}"#, &mut long.as_slice(), 11)
+        .stream(
+            &fs_,
+            br#"{"k":"entry","index":2}"#,
+            &mut long.as_slice(),
+            11,
+            true
+        )
         .is_err());
     drop(a);
     assert_eq!(seg.len, before);
@@ -200,13 +213,13 @@ fn a_crash_at_any_step_of_an_append_leaves_the_frames_before_it_or_all_of_them()
         let fs_ = Fs::durable().with_faults(faults.clone());
         let run = || -> io::Result<()> {
             let mut seg = Segment::create(&fs_, &dir, 0)?;
-            let mut a = seg.append();
+            let mut a = seg.append().unwrap();
             a.frame(br#"{"k":"turn","turn":0}"#, b"");
             a.commit(&fs_)?;
-            let mut a = seg.append();
+            let mut a = seg.append().unwrap();
             a.frame(br#"{"k":"entry","index":0}"#, b"abc");
             let mut src: &[u8] = b"defg";
-            a.stream(&fs_, br#"{"k":"entry","index":1}"#, &mut src, 4)?;
+            a.stream(&fs_, br#"{"k":"entry","index":1}"#, &mut src, 4, true)?;
             a.commit(&fs_)
         };
         let result = run();
@@ -242,7 +255,7 @@ proptest! {
         let tmp = tempfile::tempdir().unwrap();
         let fs_ = Fs::without_sync();
         let mut seg = Segment::create(&fs_, tmp.path(), 1).unwrap();
-        let mut a = seg.append();
+        let mut a = seg.append().unwrap();
         let written: Vec<String> = frames
             .iter()
             .map(|(h, body)| {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use retrace_protocol::{FsckProblem, Severity};
 
 use crate::error::{CheckpointError, Result};
-use crate::layout::{manifest_rel, turn_rel, STATE_FILE, TURNS_DIR, TX_DIR};
+use crate::layout::{manifest_rel, STATE_FILE, TURNS_DIR, TX_DIR};
 use crate::load::load_sidecar;
 use crate::manifests::load_manifests;
 use crate::model::{Image, Turn};
@@ -45,6 +45,12 @@ pub(crate) struct Sidecar {
     /// A sidecar file carrying a mutation sequence above [`MAX_SEQ`] (its path relative to the
     /// sidecar, and the value): damaged or forged; the store is then not written to.
     pub(crate) seq_beyond: Option<(String, u64)>,
+    /// The log's segments, by name.
+    pub(crate) log_segments: BTreeMap<u64, crate::logread::SegInfo>,
+    /// The log's turns that did not end, with their lines (recovery settles them).
+    pub(crate) log_unended: BTreeMap<u64, Vec<u8>>,
+    /// Below which turn no code restore is offered, and why (a log segment not read whole).
+    pub(crate) log_unknown: Vec<(u64, String)>,
 }
 
 impl Sidecar {
@@ -97,6 +103,56 @@ impl Sidecar {
             .max()
             .unwrap_or(0);
         state.mutation_seq = state.mutation_seq.max(max_seq);
+        // A segment `state.json` lists that is not there was lost (retention unlists a segment
+        // before it removes it): what its turns did is not known.
+        let mut log_unknown = loaded.log_unknown;
+        let mut missing_upto = 0u64;
+        for name in &state.log_segments {
+            if loaded.log_segments.contains_key(name) {
+                continue;
+            }
+            let rel = crate::seglog::segment_rel(*name);
+            problems.push(FsckProblem {
+                path: rel.clone(),
+                problem:
+                    "the log segment is missing though state.json lists it: the turns recorded there are lost"
+                        .into(),
+                severity: Severity::Error,
+                turn: None,
+                file: None,
+            });
+            let next = loaded
+                .log_segments
+                .keys()
+                .find(|n| *n > name)
+                .copied()
+                .unwrap_or(u64::MAX);
+            log_unknown.push((
+                next,
+                format!("the log segment `{rel}` is missing: what the turns recorded there did is not known"),
+            ));
+            missing_upto = missing_upto.max(match next {
+                u64::MAX => name.saturating_add(crate::logread::SEGMENT_TURNS as u64 - 1),
+                n => n - 1,
+            });
+        }
+        // Retention's deletions the log records (FORMATS.md §19.5).
+        if let Some(p) = loaded.log_pruned {
+            state.pruned_through = Some(state.pruned_through.map_or(p, |q| q.max(p)));
+        }
+        // Retrace's writes the log recorded after `state.json` was last written: the proofs.
+        for (rel, image, seq) in &loaded.log_owned {
+            if state.owned.get(rel).is_none_or(|o| o.seq < *seq) {
+                state.owned.insert(
+                    rel.clone(),
+                    Owned {
+                        image: image.clone(),
+                        seq: *seq,
+                    },
+                );
+            }
+            state.mutation_seq = state.mutation_seq.max(*seq);
+        }
         let (transactions, bad) = load_manifests(dir)?;
         for b in &bad {
             problems.push(FsckProblem {
@@ -145,12 +201,19 @@ impl Sidecar {
             root,
             turns: loaded.turns,
             tombstones: loaded.tombstones,
-            max_turn: loaded.max_turn,
+            // The numbers a lost segment may have held are never handed out again.
+            max_turn: match (loaded.max_turn, missing_upto) {
+                (m, 0) => m,
+                (m, upto) => Some(m.map_or(upto, |m| m.max(upto))),
+            },
             state,
             load_problems: problems,
             blocked_by: blocking.map(|b| (b.name, b.why)),
             seq_beyond,
             transactions,
+            log_segments: loaded.log_segments,
+            log_unended: loaded.log_unended,
+            log_unknown,
         };
         // Committed transactions are Retrace's own writes, even if state.json lagged behind them.
         // Oldest first: an undo's proofs (which may say "not Retrace's") must land after the
@@ -166,11 +229,6 @@ impl Sidecar {
             sidecar.apply_committed(m);
         }
         Ok(sidecar)
-    }
-
-    /// `turns/N` of this sidecar.
-    pub(crate) fn turn_dir(&self, n: u64) -> PathBuf {
-        self.dir.join(turn_rel(n))
     }
 
     /// Records a committed transaction's writes as Retrace's own (ownership proofs, sequence).

@@ -31,6 +31,9 @@ pub struct StoreState {
     pub owned: BTreeMap<RelPath, Owned>,
     /// The largest turn number retention has deleted, if any.
     pub pruned_through: Option<u64>,
+    /// The log's segments (their names) as of the last write: one listed here that is gone was
+    /// lost, not removed by retention (FORMATS.md §19.5).
+    pub log_segments: Vec<u64>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -42,6 +45,8 @@ struct RawState {
     owned: BTreeMap<String, RawOwned>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pruned_through: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    log_segments: Vec<u64>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -111,6 +116,7 @@ impl StoreState {
                 mutation_seq: raw.mutation_seq,
                 owned,
                 pruned_through: raw.pruned_through,
+                log_segments: raw.log_segments,
             },
             dropped,
         ))
@@ -136,6 +142,7 @@ impl StoreState {
                 })
                 .collect(),
             pruned_through: self.pruned_through,
+            log_segments: self.log_segments.clone(),
         };
         serde_json::to_vec_pretty(&raw).unwrap_or_default()
     }

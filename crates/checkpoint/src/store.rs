@@ -5,7 +5,7 @@
 //! `recovery`, `retention`, …), each an `impl CheckpointStore` on top of everything else.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::{self, File};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -84,8 +84,10 @@ pub(crate) struct Current {
     /// Entries whose after-image was recorded since the journal last got it (it is in memory and,
     /// at the end of the turn, in `state.json`).
     pub(crate) after_dirty: BTreeSet<usize>,
-    /// The turn's journal, open for appending, and its length after the last complete write.
-    pub(crate) journal: Option<(File, u64)>,
+    /// Whether the turn's `turn` frame is in the log (written with its first append).
+    pub(crate) on_disk: bool,
+    /// Bytes of journal lines the turn appended (the limit a reader of one turn's lines keeps).
+    pub(crate) journal_len: u64,
     /// Bytes of before-image payload the turn keeps, kept up to date by each capture so that
     /// retention, checked after every capture, does not sum the turn's entries each time.
     pub(crate) payload_bytes: u64,
@@ -96,11 +98,13 @@ pub struct CheckpointStore {
     /// The sidecar as loaded, and as this store's writes changed it.
     pub(crate) sidecar: Sidecar,
     pub(crate) opts: StoreOptions,
-    /// After-images recorded in `state` since `state.json` was last written: they reach it at the
-    /// end of the turn (or the next write of the whole state), not once per tool call.
-    pub(crate) state_dirty: AtomicBool,
     pub(crate) current: Option<Current>,
     pub(crate) held: BTreeMap<u64, usize>,
+    /// The log segment this store appends to, once it has one.
+    pub(crate) log: Option<crate::seglog::Writer>,
+    /// Something `state.json` holds changed that no turn's frames record (a proof dropped): it
+    /// is written at the end of the turn.
+    pub(crate) state_must_write: AtomicBool,
 }
 
 impl std::fmt::Debug for CheckpointStore {
@@ -137,6 +141,7 @@ impl CheckpointStore {
                 detail: format!("{}; the store is not written to", seq_beyond_text(*seq)),
             });
         }
+        store.reopen_log()?;
         store.recover()?;
         Ok(store)
     }
@@ -179,9 +184,10 @@ impl CheckpointStore {
         Ok(CheckpointStore {
             sidecar: Sidecar::load(dir, root)?,
             opts,
-            state_dirty: AtomicBool::new(false),
             current: None,
             held: BTreeMap::new(),
+            log: None,
+            state_must_write: AtomicBool::new(false),
         })
     }
 
@@ -269,7 +275,7 @@ impl CheckpointStore {
             .fs
             .write_atomic(&path, &self.sidecar.state.to_json())
             .at("write", &path)?;
-        self.state_dirty.store(false, Ordering::Relaxed);
+        self.state_must_write.store(false, Ordering::Relaxed);
         Ok(())
     }
 
@@ -411,7 +417,11 @@ impl CheckpointStore {
 impl Drop for CheckpointStore {
     fn drop(&mut self) {
         // Best effort: a crash before this point costs the newest ownership proofs (restores then
-        // report those files as conflicts), never bytes.
+        // report those files as conflicts), never bytes. A turn not yet in the log gets its start
+        // there, so it is listed.
+        if let Some(n) = self.current.as_ref().filter(|c| !c.on_disk).map(|c| c.number) {
+            let _ = self.log_append(n, Vec::new());
+        }
         let _ = self.flush_pending();
     }
 }

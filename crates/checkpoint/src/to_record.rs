@@ -90,7 +90,13 @@ pub(crate) fn file_to_raw(f: &FileEntry) -> RawFile {
         rf.after_sha256 = a.sha256.clone();
         rf.after_mode = a.mode;
     }
-    rf.end = f.end.as_ref().map(|e| crate::record::RawEnd {
+    rf.end = f.end.as_ref().map(end_to_raw);
+    rf
+}
+
+/// An end as stored.
+pub(crate) fn end_to_raw(e: &crate::model::End) -> crate::record::RawEnd {
+    crate::record::RawEnd {
         existed: e.image.existed,
         sha256: e.image.sha256.clone(),
         mode: e.image.mode,
@@ -100,23 +106,6 @@ pub(crate) fn file_to_raw(f: &FileEntry) -> RawFile {
         at: e.at.clone(),
         added: e.counts.map(|c| c.0),
         removed: e.counts.map(|c| c.1),
-    });
-    rf
-}
-
-/// The marker `turn-N.json` of a v3 turn.
-pub(crate) fn marker_of(t: &Turn) -> RawRecord {
-    RawRecord {
-        schema_version: Some(2),
-        session_id: t.session_id.clone(),
-        turn: t.number,
-        time: t.time.clone(),
-        prompt: t.prompt.clone(),
-        msg_index: t.msg_index,
-        coverage: Some("none".into()),
-        files: Vec::new(),
-        expired_file_payload: Some(true),
-        ..RawRecord::default()
     }
 }
 

@@ -188,7 +188,8 @@ impl CheckpointStore {
         }
         self.sidecar.apply_committed(&m);
         if self.write_state().is_err() {
-            self.state_dirty.store(true, std::sync::atomic::Ordering::Relaxed);
+            self.state_must_write
+                .store(true, std::sync::atomic::Ordering::Relaxed);
         }
         for (i, t) in m.targets.iter().enumerate() {
             if t.action == TargetAction::Delete {

@@ -124,7 +124,10 @@ impl Sidecar {
             }
             VersionBytes::End(n, s) => pack(
                 ForwardAt::Pack {
-                    path: self.dir.join(end_pack_rel(*n)),
+                    path: match self.turns.get(n) {
+                        Some(t) => self.end_store(t),
+                        None => self.dir.join(end_pack_rel(*n)),
+                    },
                     slice: PackSlice {
                         offset: s.offset,
                         length: s.length,

@@ -452,13 +452,12 @@ fn a_turn_records_its_conversation_anchor() {
     assert_eq!(e.time, "2027-01-15T08:00:00Z");
     assert_eq!(e.coverage, Coverage::None);
     assert_eq!(store.turn(t).unwrap().session_id.as_deref(), Some("test-session"));
-    // The marker is a payload-free v2 record that older builds read.
-    let marker: serde_json::Value =
-        serde_json::from_slice(&fs::read(s.sidecar.join(format!("turn-{t}.json"))).unwrap()).unwrap();
-    assert_eq!(marker["schemaVersion"], 2);
-    assert_eq!(marker["expiredFilePayload"], true);
-    assert_eq!(marker["files"], serde_json::json!([]));
-    assert_eq!(marker["prompt"], "line one\nline two");
+    // The turn's start is the first frame of the log: its record as it began, no files.
+    let start = &crate::log_support::frames_of(&s.sidecar, t, "turn")[0].1.header["record"];
+    assert_eq!(start["schemaVersion"], 3);
+    assert_eq!(start["files"], serde_json::json!([]));
+    assert_eq!(start["prompt"], "line one\nline two");
+    assert_eq!(start["messageId"], "msg-9");
 }
 
 #[test]
@@ -512,12 +511,16 @@ fn the_byte_budget_prunes_but_keeps_the_current_turn_even_over_budget() {
     assert!(store.turn(t0).is_none());
 }
 
-/// Issue 13 item 13: a turn's captures go to an append-only journal (one line each, no rewrite of
-/// the record), read over `meta.json` by every reader; the end of the turn writes the record whole
-/// and removes the journal; a crash at any point between reads the same.
+/// Issue 13 item 13, with the log (issue 32): a turn's captures are appended to the log (a frame
+/// each, nothing rewritten), read by every reader at once; a write cut short is ignored by readers
+/// and cut off by the next writer; a turn a crash left without its end gets it when the store is
+/// next opened for writing.
 #[test]
-fn captures_append_to_a_journal_that_the_end_of_the_turn_folds_into_the_record() {
+fn captures_append_to_the_log_and_a_torn_tail_is_cut_off() {
     let s = Scratch::new().unwrap();
+    for i in 0..5 {
+        s.write(&format!("f{i}.txt"), b"o").unwrap();
+    }
     let mut store = open(&s);
     let t = begin(&mut store, "many");
     for i in 0..5 {
@@ -528,60 +531,57 @@ fn captures_append_to_a_journal_that_the_end_of_the_turn_folds_into_the_record()
             Some(format!("v{i}").as_bytes()),
         );
     }
-    let turn_dir = s.sidecar.join(format!("turns/{t}"));
-    let journal = turn_dir.join("journal.jsonl");
-    let meta_before = fs::read(turn_dir.join("meta.json")).unwrap();
-    // Mid-turn: the record is as the turn began; the journal has the captures (and the after-images
-    // of all but the last, which ride on the next append).
-    let text = fs::read_to_string(&journal).unwrap();
-    assert_eq!(
-        text.lines().filter(|l| l.contains("\"entry\"")).count(),
-        5,
-        "{text}"
-    );
-    assert_eq!(
-        text.lines().filter(|l| l.contains("\"after\"")).count(),
-        4,
-        "{text}"
-    );
-    // Another reader sees every capture now, through the journal.
+    let seg = crate::log_support::segment(&s.sidecar);
+    // Mid-turn: the log has the turn's start, the captures (each with its before-image as the
+    // body) and the after-images of all but the last, which ride on the next append.
+    let lines = crate::log_support::frames_of(&s.sidecar, t, "line");
+    let entries: Vec<_> = lines
+        .iter()
+        .filter(|(_, f)| f.header["line"]["entry"].is_object())
+        .collect();
+    assert_eq!(entries.len(), 5);
+    assert!(entries
+        .iter()
+        .all(|(_, f)| f.header["kept"] == true && f.body_len == 1));
+    let afters = lines
+        .iter()
+        .filter(|(_, f)| {
+            f.header["line"]["after"].is_object() && f.header["line"]["after"]["intended"].is_null()
+        })
+        .count();
+    assert_eq!(afters, 4);
+    // Another reader sees every capture now.
     let listed = CheckpointStore::open_bare(&s.sidecar).unwrap().list();
     assert_eq!(listed[0].file_count, 5);
-    // A write cut short leaves half a line: ignored by readers, ended by the next writer.
+    // A write cut short leaves half a frame: ignored by readers, cut off by the next writer.
+    let whole = fs::metadata(&seg).unwrap().len();
     fs::OpenOptions::new()
         .append(true)
-        .open(&journal)
+        .open(&seg)
         .unwrap()
-        .write_all(b"{\"index\":5,\"entry\":{\"pa")
+        .write_all(b"@40 0 0000")
         .unwrap();
     std::mem::forget(store);
+    assert_eq!(
+        CheckpointStore::open_bare(&s.sidecar).unwrap().list()[0].file_count,
+        5
+    );
     let mut store = open(&s);
     assert_eq!(store.list()[0].file_count, 5);
+    // The crashed turn was ended by recovery, after the cut.
+    assert_eq!(crate::log_support::frames_of(&s.sidecar, t, "ended").len(), 1);
+    assert!(fs::metadata(&seg).unwrap().len() > whole);
     let t2 = begin(&mut store, "next");
     edit(&mut store, &s, "g.txt", Some(b"g"));
     store.end_turn();
-    // The interrupted turn's journal was folded into its record when the store was next opened
-    // for writing (readers that know no journal see every file); the turn that ended has none
-    // either, and its record holds everything.
-    assert!(!journal.exists());
-    let meta: serde_json::Value =
-        serde_json::from_slice(&fs::read(turn_dir.join("meta.json")).unwrap()).unwrap();
-    assert_eq!(meta["files"].as_array().unwrap().len(), 5);
-    assert!(!s.sidecar.join(format!("turns/{t2}/journal.jsonl")).exists());
     let listed = CheckpointStore::open_bare(&s.sidecar).unwrap().list();
     assert_eq!((listed[0].file_count, listed[1].file_count), (5, 1));
+    assert_eq!(crate::log_support::frames_of(&s.sidecar, t2, "ended").len(), 1);
     assert!(store.fsck().ok, "{:#?}", store.fsck().problems);
-    // A crash between the final record and the journal's removal: both, read as one.
-    let meta = fs::read(s.sidecar.join(format!("turns/{t2}/meta.json"))).unwrap();
-    assert_ne!(meta, meta_before);
-    let bare = CheckpointStore::open_bare(&s.sidecar).unwrap();
-    let entry = &bare.list()[1];
-    let mut line =
-        serde_json::to_vec(&serde_json::json!({"index": 0, "entry": {"path": "g.txt", "content": null}}))
-            .unwrap();
-    line.push(b'\n');
-    fs::write(s.sidecar.join(format!("turns/{t2}/journal.jsonl")), line).unwrap();
-    assert_eq!(&CheckpointStore::open_bare(&s.sidecar).unwrap().list()[1], entry);
+    assert!(
+        !s.sidecar.join("turns").exists(),
+        "no turn directory is made any more"
+    );
 }
 
 /// Issue 13 item 14: an I/O error at any step of a capture (a full disk, EIO) leaves no payload
@@ -616,13 +616,11 @@ fn a_capture_that_fails_at_any_step_leaves_no_payload_and_can_be_retried() {
         if inj.steps() < k {
             break; // the capture took fewer steps: every one has failed once
         }
-        let files_dir = s.sidecar.join(format!("turns/{n}/files"));
         if let Err(e) = &res {
             failures += 1;
-            let left: Vec<_> = fs::read_dir(&files_dir)
-                .map(|r| r.flatten().map(|e| e.file_name()).collect())
-                .unwrap_or_default();
-            assert!(left.is_empty(), "step {k} ({e}): payloads left: {left:?}");
+            // Nothing of the failed append is left in the log.
+            let left = crate::log_support::frames_of(&s.sidecar, n, "line");
+            assert!(left.is_empty(), "step {k} ({e}): frames left: {left:?}");
             let again = store.capture_before(&changes, Some("edit")).unwrap();
             assert_eq!(again.captured.len(), 3, "step {k}: the retry captures every path");
         }

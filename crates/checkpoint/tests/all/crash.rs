@@ -542,8 +542,13 @@ fn crash_at_every_durable_step_with_pruning() {
         vec![2],
         "the complete run prunes turns 1 then 0"
     );
-    // The loop really went through the deletion of whole turns.
-    let removals = reference.trail.iter().filter(|l| *l == "remove_dir_all").count();
+    // The loop really went through the deletion of whole turns (a turn's directory, or its
+    // `deleted` frame in the log).
+    let removals = reference
+        .trail
+        .iter()
+        .filter(|l| *l == "remove_dir_all" || *l == "delete_turn")
+        .count();
     assert!(removals >= 2, "steps: {:?}", reference.trail);
 }
 
@@ -746,26 +751,25 @@ fn retention_by_bytes_drops_oldest_first_and_keeps_protected_turns_over_budget()
 /// before its before-image is durable (SPEC §3.2).
 #[test]
 fn a_retried_capture_is_durable_before_the_edit_runs() {
-    let scratch = Scratch::new().unwrap();
-    scratch.write("a.txt", b"original\n").unwrap();
-    let mut store = CheckpointStore::open(
-        &scratch.sidecar,
-        &scratch.workspace,
-        options(Fs::without_sync(), Limits::default()),
-    )
-    .unwrap();
-    let n = store.begin_turn(BeginTurn::default()).unwrap();
+    // The steps a turn's start takes, counted on a first store; the second fails the capture's
+    // first step once (a full disk, a file briefly in the way).
+    let counted = |inj: std::sync::Arc<retrace_fsutil::FaultInjector>| {
+        let scratch = Scratch::new().unwrap();
+        scratch.write("a.txt", b"original\n").unwrap();
+        let mut store = CheckpointStore::open(
+            &scratch.sidecar,
+            &scratch.workspace,
+            options(Fs::without_sync().with_faults(inj.clone()), Limits::default()),
+        )
+        .unwrap();
+        let n = store.begin_turn(BeginTurn::default()).unwrap();
+        (scratch, store, n, inj.steps())
+    };
+    let (_, _, _, base) = counted(retrace_fsutil::FaultInjector::crash_at(0));
+    let (scratch, mut store, n, _) = counted(retrace_fsutil::FaultInjector::fail_once_at(base + 1));
     let state = read_state(&scratch.workspace, "a.txt");
-    // The turn's journal cannot be created while its name is taken by a directory.
-    let blocker = scratch
-        .sidecar
-        .join("turns")
-        .join(n.to_string())
-        .join("journal.jsonl");
-    fs::create_dir(&blocker).unwrap();
     let change = [Change::new("a.txt", ChangeKind::Modify)];
     assert!(store.capture_before(&change, Some("write_file")).is_err());
-    fs::remove_dir(&blocker).unwrap();
 
     let report = store.capture_before(&change, Some("write_file")).unwrap();
     // The edit would run now: what is on disk must already hold the before-image.

@@ -337,7 +337,9 @@ fn not_a_sidecar_and_a_forged_sequence_are_errors() {
     store.end_turn();
     drop(store);
     let state = s.sidecar.join("state.json");
-    let mut v: serde_json::Value = serde_json::from_slice(&fs::read(&state).unwrap()).unwrap();
+    let mut v: serde_json::Value = fs::read(&state)
+        .map(|b| serde_json::from_slice(&b).unwrap())
+        .unwrap_or_else(|_| serde_json::json!({"owned": {}}));
     v["mutationSeq"] = serde_json::json!(u64::MAX);
     fs::write(&state, serde_json::to_vec(&v).unwrap()).unwrap();
     let e = CheckpointStore::open(&s.sidecar, &s.workspace, StoreOptions::default()).unwrap_err();
@@ -352,12 +354,14 @@ fn not_a_sidecar_and_a_forged_sequence_are_errors() {
     // The same sequence in a turn's record: that record is named, not an intact state.json.
     v["mutationSeq"] = serde_json::json!(3);
     fs::write(&state, serde_json::to_vec(&v).unwrap()).unwrap();
-    let meta = s.sidecar.join("turns/0/meta.json");
-    let mut m: serde_json::Value = serde_json::from_slice(&fs::read(&meta).unwrap()).unwrap();
-    m["files"][0]["seq"] = serde_json::json!(u64::MAX);
-    fs::write(&meta, serde_json::to_vec(&m).unwrap()).unwrap();
+    let seg = crate::log_support::segment(&s.sidecar);
+    crate::log_support::edit_headers(&seg, |h| {
+        if h["line"]["entry"].is_object() {
+            h["line"]["entry"]["seq"] = serde_json::json!(u64::MAX);
+        }
+    });
     let e = CheckpointStore::open(&s.sidecar, &s.workspace, StoreOptions::default()).unwrap_err();
-    assert!(e.to_string().contains("turns/0/meta.json"), "{e}");
+    assert!(e.to_string().contains("log/0.seg"), "{e}");
     assert!(!CheckpointStore::open_bare(&s.sidecar).unwrap().fsck().ok);
 }
 
@@ -436,46 +440,60 @@ fn a_forged_manifest_target_is_corrupt_and_never_followed() {
     }
 }
 
-/// A turn's journal that cannot be read makes its record unreadable (the turn would otherwise
-/// look as if it touched fewer files): listed as such, no restore offered, fsck says why.
+/// A log segment that cannot be read hides the turns recorded in it: fsck says so, and no code
+/// restore to a turn before the next segment is offered (it would leave those turns' files as
+/// they are); later turns go to a new segment and are restorable.
 #[test]
-fn an_unreadable_journal_makes_its_turn_unreadable() {
+fn an_unreadable_log_segment_makes_its_turns_unknown() {
     let s = Scratch::new().unwrap();
     let mut store = open(&s);
-    let t0 = begin(&mut store);
+    begin(&mut store);
     edit(&mut store, &s, "f", Some(b"x"));
     store.end_turn();
     drop(store);
-    let journal = s.sidecar.join(format!("turns/{t0}/journal.jsonl"));
-    fs::create_dir(&journal).unwrap();
-    let store = CheckpointStore::open_bare(&s.sidecar).unwrap();
-    let listed = &store.list()[0];
-    assert_eq!(listed.can_restore_code, Some(false), "{listed:?}");
-    let report = store.fsck();
-    assert!(!report.ok);
-    assert!(format!("{report:?}").contains("journal"), "{report:?}");
+    let seg = crate::log_support::segment(&s.sidecar);
+    fs::rename(&seg, s.sidecar.join("kept-aside")).unwrap();
+    fs::create_dir(&seg).unwrap();
+    let bare = CheckpointStore::open_bare(&s.sidecar).unwrap();
+    assert!(bare.list().is_empty());
+    let report = bare.fsck();
+    assert!(
+        !report.ok && format!("{report:?}").contains("cannot be read"),
+        "{report:?}"
+    );
+    let mut store = open(&s);
+    let t1 = begin(&mut store);
+    edit(&mut store, &s, "g", Some(b"y"));
+    store.end_turn();
+    let listed = store.list();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0].turn, listed[0].can_restore_code),
+        (t1, Some(true)),
+        "{listed:?}"
+    );
+    assert!(t1 > 0);
 }
 
 /// Found by attack: one damaged line in the middle of a turn's journal dropped every later
 /// capture silently, and a restore to the turn left those files as the agent wrote them, exit 0.
-/// A damaged line followed by others makes the turn unreadable: no restore offered, fsck error.
-/// (A damaged *last* line is what a crash leaves, and only that line is dropped.)
+/// The same in the log: a damaged frame followed by others makes the turn unreadable (no restore
+/// offered, fsck error), and the segment is never appended to again. (A damaged *last* frame is
+/// what a crash leaves, and only that frame is dropped.)
 #[test]
-fn a_journal_damaged_in_the_middle_makes_its_turn_unreadable() {
+fn a_log_frame_damaged_in_the_middle_makes_its_turn_unreadable() {
     let s = Scratch::new().unwrap();
     let mut store = open(&s);
     let t0 = begin(&mut store);
     for i in 0..6 {
         edit(&mut store, &s, &format!("f{i}"), Some(b"agent"));
     }
-    let journal = s.sidecar.join(format!("turns/{t0}/journal.jsonl"));
-    std::mem::forget(store); // killed mid-turn: the journal is not compacted
-    let text = fs::read_to_string(&journal).unwrap();
-    let mut lines: Vec<&str> = text.lines().collect();
-    assert!(lines.len() > 4);
-    let damaged = lines[1].replacen('{', "#", 1);
-    lines[1] = &damaged;
-    fs::write(&journal, lines.join("\n") + "\n").unwrap();
+    std::mem::forget(store); // killed mid-turn
+    let seg = crate::log_support::segment(&s.sidecar);
+    let frames = crate::log_support::frames(&seg);
+    assert!(frames.len() > 4);
+    crate::log_support::patch(&seg, frames[2].header_at, b"#");
+    let len = fs::metadata(&seg).unwrap().len();
     let bare = CheckpointStore::open_bare(&s.sidecar).unwrap();
     assert_eq!(
         bare.list()[0].can_restore_code,
@@ -488,10 +506,15 @@ fn a_journal_damaged_in_the_middle_makes_its_turn_unreadable() {
         !report.ok && format!("{report:?}").contains("damaged"),
         "{report:?}"
     );
-    // Opening for writing does not fold the damaged journal away.
-    let store = open(&s);
+    // Opening for writing neither cuts the damage away nor appends after it.
+    let mut store = open(&s);
     assert!(store.plan_restore(t0).is_err());
-    assert!(journal.exists());
+    let t1 = begin(&mut store);
+    edit(&mut store, &s, "g", Some(b"y"));
+    store.end_turn();
+    assert_eq!(fs::metadata(&seg).unwrap().len(), len);
+    assert_eq!(crate::log_support::segments(&s.sidecar).len(), 2);
+    assert!(store.plan_restore(t1).is_ok());
 }
 
 /// Found by attack: a user's backup copy of a finished transaction's manifest under another name

@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod hostile_support;
+mod log_hostile;
+mod log_support;
 mod restore_support;
 
 mod after_failed;

@@ -130,11 +130,13 @@ fn a_forged_created_dir_is_never_removed() {
     tool(&mut store, &s, "n/new.txt", Some(b"n"));
     store.end_turn();
     drop(store);
-    let meta = s.sidecar.join(format!("turns/{t0}/meta.json"));
-    let mut v: serde_json::Value = serde_json::from_slice(&fs::read(&meta).unwrap()).unwrap();
-    assert_eq!(v["files"][0]["createdDirs"], serde_json::json!(["n"]));
-    v["files"][0]["createdDirs"] = serde_json::json!(["n", "precious"]);
-    fs::write(&meta, serde_json::to_vec(&v).unwrap()).unwrap();
+    let (seg, f) = crate::log_support::entry_frame(&s.sidecar, t0, "n/new.txt");
+    assert_eq!(f.header["line"]["entry"]["createdDirs"], serde_json::json!(["n"]));
+    crate::log_support::edit_headers(&seg, |h| {
+        if h["line"]["entry"]["path"] == "n/new.txt" {
+            h["line"]["entry"]["createdDirs"] = serde_json::json!(["n", "precious"]);
+        }
+    });
 
     let mut store = open(&s);
     let plan = store.plan_restore(t0).unwrap();

@@ -76,9 +76,12 @@ fn a_payload_corrupted_between_plan_and_commit_is_not_restored() {
     let (s, mut store, t, plan) = planned();
     next_tick();
     // The before-image of `a` (entry 0), same length, other bytes.
-    let payload = s.sidecar.join(format!("turns/{t}/files/0000.before"));
-    assert_eq!(fs::read(&payload).unwrap(), b"user-a0");
-    fs::write(&payload, b"rotten!").unwrap();
+    let (seg, f) = crate::log_support::entry_frame(&s.sidecar, t, "a");
+    assert_eq!(
+        &fs::read(&seg).unwrap()[f.body_at..f.body_at + f.body_len],
+        b"user-a0"
+    );
+    crate::log_support::patch(&seg, f.body_at, b"rotten!");
     match store.commit(&plan, refuse()) {
         Err(CheckpointError::Changed { conflicts }) => {
             assert_eq!(conflicts.len(), 1, "{conflicts:?}");

@@ -203,8 +203,9 @@ fn a_damaged_end_pack_says_so_instead_of_a_wrong_diff() {
     let mut store = open(&s);
     let n = turn(&mut store, &s, &[("a.txt", Some(b"b\n"))]);
     drop(store);
-    let pack = s.sidecar.join(format!("turns/{n}/end.pack"));
-    fs::write(&pack, b"c\n").unwrap();
+    let (seg, end) = crate::log_support::frames_of(&s.sidecar, n, "end").remove(0);
+    assert_eq!(end.body_len, 2);
+    crate::log_support::patch(&seg, end.body_at, b"c\n");
     s.write("a.txt", b"by hand\n").unwrap();
     let store = open(&s);
     let f = &store.turn_files(n).unwrap()[0];
@@ -230,13 +231,15 @@ fn a_turn_without_end_states_finds_its_bytes_by_hash_or_says_unknown() {
         &[("a.txt", Some(b"a2\n")), ("b.txt", Some(b"b2\n"))],
     );
     drop(store);
-    let meta = s.sidecar.join(format!("turns/{n}/meta.json"));
-    let mut record: serde_json::Value = serde_json::from_slice(&fs::read(&meta).unwrap()).unwrap();
-    for f in record["files"].as_array_mut().unwrap() {
-        assert!(f.as_object_mut().unwrap().remove("end").is_some());
-    }
-    fs::write(&meta, serde_json::to_vec(&record).unwrap()).unwrap();
-    fs::remove_file(s.sidecar.join(format!("turns/{n}/end.pack"))).unwrap();
+    // The turn's ends taken out of the log (their frames made a kind no build reads).
+    let mut ends = 0;
+    crate::log_support::edit_headers(&crate::log_support::segment(&s.sidecar), |h| {
+        if h["k"] == "end" && h["turn"] == n {
+            h["k"] = serde_json::json!("forgotten");
+            ends += 1;
+        }
+    });
+    assert_eq!(ends, 2);
     let mut store = open(&s);
     // a.txt: a later turn's before-image holds the bytes; b.txt: changed by hand, nothing holds them.
     turn(&mut store, &s, &[("a.txt", Some(b"a3\n"))]);
@@ -252,35 +255,23 @@ fn a_turn_without_end_states_finds_its_bytes_by_hash_or_says_unknown() {
     );
 }
 
-/// `fsck` checks the end pack: a damaged or missing one is an error naming it and the file.
+/// `fsck` checks the files as the turn left them: damaged bytes are an error naming the segment and
+/// the file.
 #[test]
-fn fsck_reports_a_damaged_or_missing_end_pack() {
+fn fsck_reports_a_damaged_end_state() {
     let s = Scratch::new().unwrap();
     s.write("a.txt", b"a\n").unwrap();
     let mut store = open(&s);
     let n = turn(&mut store, &s, &[("a.txt", Some(b"b\n"))]);
     assert!(store.fsck().ok, "{:?}", store.fsck());
     drop(store);
-    let pack = s.sidecar.join(format!("turns/{n}/end.pack"));
-    fs::write(&pack, b"x\n").unwrap();
+    let (seg, end) = crate::log_support::frames_of(&s.sidecar, n, "end").remove(0);
+    crate::log_support::patch(&seg, end.body_at, b"x\n");
     let report = open(&s).fsck();
     assert!(!report.ok);
-    let p = report
-        .problems
-        .iter()
-        .find(|p| p.path.ends_with("end.pack"))
-        .unwrap();
+    let p = report.problems.iter().find(|p| p.path.ends_with(".seg")).unwrap();
     assert!(p.problem.contains("hashes to"), "{p:?}");
     assert_eq!(p.file.as_deref(), Some("a.txt"));
-    fs::remove_file(&pack).unwrap();
-    let report = open(&s).fsck();
-    assert!(
-        report
-            .problems
-            .iter()
-            .any(|p| p.path.ends_with("end.pack") && p.problem.contains("cannot be read")),
-        "{report:?}"
-    );
 }
 
 /// Bytes of `len` that are not text, different for each `seed`.

@@ -612,8 +612,19 @@ fn a_rewind_of_a_format1_log_continues_in_the_new_session_and_its_sidecar() {
         .map(|c| c.turn)
         .collect();
     assert_eq!(listed, [turn]);
+    // The turn is recorded in the new session's sidecar (its log), none of it in the old one's.
     let new_sidecar = dir.join(format!("{}.ckpt", r.session_id));
-    assert!(new_sidecar.join(format!("turn-{turn}.json")).is_file());
+    let in_log = |sidecar: &std::path::Path| {
+        std::fs::read_dir(sidecar.join("log")).is_ok_and(|rd| {
+            rd.flatten().any(|e| {
+                std::fs::read(e.path()).is_ok_and(|b| {
+                    String::from_utf8_lossy(&b).contains(&format!("\"k\":\"turn\",\"turn\":{turn}"))
+                })
+            })
+        })
+    };
+    assert!(in_log(&new_sidecar));
+    assert!(!in_log(&dir.join("old-session.ckpt")));
     assert!(!dir
         .join("old-session.ckpt")
         .join(format!("turn-{turn}.json"))
