@@ -117,6 +117,15 @@ impl CheckpointStore {
                 moved.push(rel.to_lossy());
                 continue;
             };
+            // And Retrace's last write there (`state.json`'s entry) must still be the
+            // transaction's: bytes that only look the same (the file was changed and claimed
+            // since, then another writer put the transaction's bytes back) are not the
+            // transaction's to take back.
+            let owned = self.sidecar.state.owned.get(&rel);
+            if !owned.is_some_and(|o| same_image(&restore, &o.image)) {
+                moved.push(rel.to_lossy());
+                continue;
+            }
             inputs.push(TxInput {
                 rel,
                 restore: self.sidecar.forward_image(&orig, i, &mut HashMemo::default()),

@@ -2189,7 +2189,10 @@ impl Harness {
                 let Stand::Plain(now) = self.model.standing(&t.path) else {
                     return true;
                 };
+                // Retrace's last write there must still be the transaction's, too.
+                let owned = self.model.owned.get(&t.path).map(|o| &o.0);
                 !same_image(&t.restore_img, &image_of_state(now))
+                    || !owned.is_some_and(|o| same_image(&t.restore_img, o))
             })
             .map(|t| lossy(&t.path))
             .collect();
@@ -3476,5 +3479,48 @@ fn a_peer_restore_that_rewrote_the_same_bytes_owns_them() {
         Op::Undo,
         restore(1, Refuse),
         Op::PeerUndo,
+    ]);
+}
+
+/// Found by the soak after the turn log (issue 32): legacy turns, directories in a file's way,
+/// restores, a second session's write, then an undo.
+#[test]
+fn an_undo_after_legacy_turns_and_a_peer_write_keeps_the_peers_bytes() {
+    use OnConflict::Refuse;
+    let legacy = |a, b, edit| Op::InjectLegacy {
+        a,
+        b,
+        v1: false,
+        blob: false,
+        edit,
+    };
+    let dir = |name| Op::ExternalSpecial {
+        name,
+        kind: Special::Dir,
+    };
+    run(&[
+        legacy(0, None, None),
+        dir(0),
+        legacy(0, Some(1), None),
+        legacy(1, None, None),
+        legacy(1, None, None),
+        dir(0),
+        legacy(0, Some(4), Some(4)),
+        dir(1),
+        Op::NewTurn { log_jump: None },
+        restore(0, Refuse),
+        Op::WriteTwo {
+            a: plain(4),
+            b: plain(4),
+            content: 0,
+        },
+        dir(0),
+        Op::NewTurn { log_jump: None },
+        restore(21, Refuse),
+        legacy(0, Some(2), None),
+        legacy(0, Some(4), Some(0)),
+        restore(17, Refuse),
+        Op::PeerWrite { name: 4, content: 4 },
+        Op::Undo,
     ]);
 }
