@@ -138,8 +138,47 @@ impl Objects {
                 }
             }
         }
+        gone + self.prune_packs(keep)
+    }
+
+    /// Removes every pack none of whose blobs `keep` names (its index first: a pack without its
+    /// index is never read), and returns how many blobs went with them. A pack that still holds a
+    /// blob to keep stays whole; one whose index cannot be read is left alone.
+    fn prune_packs(&self, keep: &std::collections::HashSet<ObjectId>) -> usize {
+        let dir = self.dir.join("objects/pack");
+        let Ok(names) = std::fs::read_dir(&dir) else {
+            return 0;
+        };
+        let mut gone = 0;
+        for e in names.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_prefix("pack-").and_then(|n| n.strip_suffix(".idx")) else {
+                continue;
+            };
+            let Some(ids) = std::fs::read(e.path()).ok().and_then(|b| pack_index_ids(&b)) else {
+                continue;
+            };
+            if ids.iter().any(|id| keep.contains(id)) {
+                continue;
+            }
+            if std::fs::remove_file(e.path()).is_ok() {
+                let _ = std::fs::remove_file(dir.join(format!("pack-{stem}.pack")));
+                gone += ids.len();
+            }
+        }
         gone
     }
+}
+
+/// The object ids a pack index (version 2) lists, or `None` when it is not one.
+pub(crate) fn pack_index_ids(b: &[u8]) -> Option<Vec<ObjectId>> {
+    if b.get(..8)? != b"\xfftOc\0\0\0\x02" {
+        return None;
+    }
+    let fan = 8 + 255 * 4;
+    let n = u32::from_be_bytes(b.get(fan..fan + 4)?.try_into().ok()?) as usize;
+    let ids = b.get(8 + 256 * 4..8 + 256 * 4 + n.checked_mul(20)?)?;
+    ids.chunks_exact(20).map(|c| ObjectId::try_from(c).ok()).collect()
 }
 
 /// Makes the bare repository `dir`: under `<name>.new` first (one left by a killed process is
@@ -180,6 +219,55 @@ mod tests {
         assert!(!tmp.path().join("repo.git.new").exists());
         drop(o);
         assert!(Objects::open(&dir).is_ok(), "opened again");
+    }
+
+    #[test]
+    fn a_pack_goes_once_none_of_its_blobs_is_kept_and_stays_while_one_is() {
+        let tmp = tempfile::tempdir().unwrap();
+        let o = Objects::open(&tmp.path().join("repo.git")).unwrap();
+        let objects = o.dir().join("objects");
+        let mut write = |blobs: &[&[u8]]| {
+            let mut w = crate::pack::PackWriter::new(&objects).unwrap();
+            let ids: Vec<ObjectId> = blobs
+                .iter()
+                .map(|b| {
+                    let id = Objects::blob_id(b).unwrap();
+                    w.add(id, b).unwrap();
+                    id
+                })
+                .collect();
+            w.finish().unwrap();
+            ids
+        };
+        let first = write(&[b"kept one", b"old one"]);
+        let second = write(&[b"old two", b"old three"]);
+        let packs = || {
+            std::fs::read_dir(objects.join("pack"))
+                .unwrap()
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".pack"))
+                .count()
+        };
+        assert_eq!(packs(), 2);
+        let ids = pack_index_ids(
+            &std::fs::read(
+                std::fs::read_dir(objects.join("pack"))
+                    .unwrap()
+                    .flatten()
+                    .find(|e| e.file_name().to_string_lossy().ends_with(".idx"))
+                    .unwrap()
+                    .path(),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(ids.len(), 2);
+        let gone = o.prune(&[first[0]].into_iter().collect());
+        assert_eq!(gone, 2, "the second pack's two blobs");
+        assert_eq!(packs(), 1);
+        let o = Objects::open(&tmp.path().join("repo.git")).unwrap();
+        assert_eq!(o.read_blob(&first[0]).unwrap(), b"kept one");
+        assert!(!o.has(&second[0]));
     }
 
     #[test]
