@@ -226,7 +226,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let o = Objects::open(&tmp.path().join("repo.git")).unwrap();
         let objects = o.dir().join("objects");
-        let mut write = |blobs: &[&[u8]]| {
+        let write = |blobs: &[&[u8]]| {
             let mut w = crate::pack::PackWriter::new(&objects).unwrap();
             let ids: Vec<ObjectId> = blobs
                 .iter()
