@@ -59,21 +59,7 @@ impl CheckpointStore {
     /// unreadable one is left as it is (it is known as such).
     fn seal_newest(&mut self) -> Result<()> {
         if self.log.is_none() {
-            let Some((&name, info)) = self.sidecar.log_segments.iter().next_back() else {
-                return Ok(());
-            };
-            if info.sealed || matches!(info.tail, Tail::Damaged { .. }) {
-                return Ok(());
-            }
-            let path = self.sidecar.dir.join(segment_rel(name));
-            let scan = crate::seglog::Scan {
-                frames: Vec::new(),
-                good_len: info.good_len,
-                tail: info.tail.clone(),
-            };
-            let turns = info.turns.len();
-            let segment = Segment::reopen(&self.opts.fs, &path, name, &scan).at("open", &path)?;
-            self.log = segment.map(|segment| Writer { segment, turns });
+            self.open_newest(false)?;
         }
         let fs_ = self.opts.fs.clone();
         let Some(w) = self.log.as_mut() else {
@@ -94,10 +80,17 @@ impl CheckpointStore {
     /// Opens the newest segment for appending, when it can take more (recovery's settlement, the
     /// next turn): a torn tail is cut off first.
     pub(crate) fn reopen_log(&mut self) -> Result<()> {
+        self.open_newest(true)
+    }
+
+    /// Opens the newest segment for appending (a torn tail cut off first) unless it is sealed or
+    /// damaged, or, with `room`, full.
+    fn open_newest(&mut self, room: bool) -> Result<()> {
         let Some((&name, info)) = self.sidecar.log_segments.iter().next_back() else {
             return Ok(());
         };
-        if info.sealed || info.turns.len() >= SEGMENT_TURNS || info.good_len >= SEGMENT_BYTES {
+        let full = info.turns.len() >= SEGMENT_TURNS || info.good_len >= SEGMENT_BYTES;
+        if info.sealed || matches!(info.tail, Tail::Damaged { .. }) || (room && full) {
             return Ok(());
         }
         let path = self.sidecar.dir.join(segment_rel(name));
@@ -107,9 +100,8 @@ impl CheckpointStore {
             tail: info.tail.clone(),
         };
         let turns = info.turns.len();
-        if let Some(segment) = Segment::reopen(&self.opts.fs, &path, name, &scan).at("open", &path)? {
-            self.log = Some(Writer { segment, turns });
-        }
+        let segment = Segment::reopen(&self.opts.fs, &path, name, &scan).at("open", &path)?;
+        self.log = segment.map(|segment| Writer { segment, turns });
         Ok(())
     }
 
