@@ -171,6 +171,16 @@ pub(crate) struct LogRead {
     pub not_a_dir: Option<String>,
 }
 
+/// The bytes an `at` names, when it names exactly the body of the `bytes` frame just before
+/// (`before`); `None` otherwise (the header is taken as keeping no bytes).
+fn named_bytes(a: At, before: Option<Slice>) -> Option<Slice> {
+    let s = Slice {
+        offset: a.offset,
+        length: a.length,
+    };
+    (before == Some(s)).then_some(s)
+}
+
 /// Reads every segment under `dir/log`, oldest first.
 pub(crate) fn read_log(dir: &Path) -> Result<LogRead> {
     let mut out = LogRead::default();
@@ -226,8 +236,12 @@ pub(crate) fn read_log(dir: &Path) -> Result<LogRead> {
             sealed: false,
         };
         let mut touched: Vec<u64> = Vec::new();
+        // The body of the frame just before, when it was a `bytes` frame: the only place an
+        // `at` may name (anything else is not bytes this build wrote for it).
+        let mut last_bytes: Option<Slice> = None;
         for f in &sc.frames {
             info.sealed = false;
+            let before = last_bytes.take();
             let Ok(h) = serde_json::from_slice::<Header>(&f.header) else {
                 out.problems.push((
                     rel.clone(),
@@ -257,10 +271,7 @@ pub(crate) fn read_log(dir: &Path) -> Result<LogRead> {
                         if let (Some(i), Some(_)) = (line.index, &line.entry) {
                             let at = match (h.kept, h.at) {
                                 (true, _) => Some(f.body),
-                                (false, Some(a)) => Some(Slice {
-                                    offset: a.offset,
-                                    length: a.length,
-                                }),
+                                (false, Some(a)) => named_bytes(a, before),
                                 _ => None,
                             };
                             if let Some(at) = at {
@@ -277,14 +288,15 @@ pub(crate) fn read_log(dir: &Path) -> Result<LogRead> {
                         if h.kept {
                             end.offset = Some(f.body.offset);
                             end.length = Some(f.body.length);
-                        } else if let Some(a) = h.at {
-                            end.offset = Some(a.offset);
-                            end.length = Some(a.length);
+                        } else if let Some(s) = h.at.and_then(|a| named_bytes(a, before)) {
+                            end.offset = Some(s.offset);
+                            end.length = Some(s.length);
                         }
                         t.ends.push((i, end));
                     }
                 }
                 "unowned" => t.unowned.extend(h.index),
+                "bytes" => last_bytes = Some(f.body),
                 "deleted" => {
                     t.deleted = true;
                     out.max_deleted = Some(out.max_deleted.map_or(h.turn, |m| m.max(h.turn)));

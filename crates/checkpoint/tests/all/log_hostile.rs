@@ -165,3 +165,49 @@ fn a_stale_writer_never_appends_after_another_one() {
     assert!(files[0].diff.contains("+a2"), "{files:#?}");
     assert!(store.fsck().ok, "{:?}", store.fsck());
 }
+
+/// An `end` frame whose `at` names bytes other than the `bytes` frame just before it (found by the
+/// attack: a forger with a matching hash made a revert write the segment's own header into the
+/// file) keeps no bytes: nothing is written from there.
+#[test]
+fn an_end_that_names_other_bytes_keeps_none() {
+    let s = Scratch::new().unwrap();
+    s.write("b.txt", b"b0\n").unwrap();
+    let mut store = open(&s);
+    let t = begin(&mut store);
+    edit(&mut store, &s, "b.txt", Some(b"b1\n"));
+    store.end_turn();
+    drop(store);
+    let seg = segments(&s.sidecar).pop().unwrap();
+    // Re-encoded once (keys sorted), so that the bytes named below are the final ones.
+    crate::log_support::edit_headers(&seg, |_| {});
+    let forged = fs::read(&seg).unwrap()[..40].to_vec();
+    let sha = retrace_fsutil::sha256_bytes(&forged);
+    crate::log_support::edit_headers(&seg, |h| {
+        if h["k"] == "end" && h["turn"] == t {
+            h.as_object_mut().unwrap().remove("kept");
+            h["at"] = serde_json::json!({"offset": 0, "length": 40});
+            h["end"]["sha256"] = serde_json::json!(sha);
+            h["end"]["size"] = serde_json::json!(40);
+        }
+    });
+    assert_eq!(fs::read(&seg).unwrap()[..40], forged[..]);
+    let mut store = open(&s);
+    s.write("b.txt", b"by hand\n").unwrap();
+    let history = store.file_history(std::path::Path::new("b.txt")).unwrap();
+    let end = history
+        .versions
+        .iter()
+        .find(|v| v.origin == retrace_protocol::VersionOrigin::TurnEnd)
+        .unwrap();
+    if let Ok(plan) = store.plan_file_version(std::path::Path::new("b.txt"), end.version) {
+        let _ = store.commit(
+            &plan,
+            retrace_checkpoint::CommitOptions {
+                confirm: true,
+                on_conflict: retrace_protocol::OnConflict::Overwrite,
+            },
+        );
+    }
+    assert_ne!(fs::read(s.workspace.join("b.txt")).unwrap(), forged);
+}
