@@ -202,9 +202,15 @@ impl Snapshotter {
     }
 
     /// Removes the blobs `snap` (the workspace as last seen) does not name: what older snapshots
-    /// alone named was copied into the checkpoint store when its change was found. Returns how
-    /// many went.
+    /// alone named was copied into the checkpoint store when its change was found. The stat cache
+    /// is saved first. Returns how many went.
     pub fn prune(&mut self, snap: &Snapshot) -> usize {
+        // The stat cache on disk must never name a blob that goes (a kill right after the prune
+        // would leave it naming missing objects): it is written first, and when it cannot be,
+        // nothing goes.
+        if self.save_cache().is_err() {
+            return 0;
+        }
         let keep: std::collections::HashSet<ObjectId> = snap
             .files
             .values()

@@ -294,3 +294,32 @@ fn writes_during_the_first_walk_are_seen_by_the_next_refresh() {
     s.refresh(&mut snap, &w.walk()).unwrap();
     assert_eq!(snap.as_ref(), Some(&w.truth(0)));
 }
+
+/// Found by the attack on the git backend: a process killed right after a prune left a stat cache
+/// naming blobs the prune had removed (fsck then reported every one). The cache is written before
+/// anything goes, so what is on disk never names a missing blob.
+#[test]
+fn a_prune_never_leaves_the_saved_stat_cache_naming_a_removed_blob() {
+    let w = ws();
+    for i in 0..40 {
+        w.write(&format!("f{i}.txt"), format!("v1 {i}\n").as_bytes());
+    }
+    let limits = Limits {
+        max_file_bytes: 1 << 20,
+        racy_margin_ns: 0,
+    };
+    let mut s = Snapshotter::open(&w.store.join("s"), &w.root, limits).unwrap();
+    let mut snap = None;
+    s.refresh(&mut snap, &w.walk()).unwrap();
+    s.save_cache().unwrap();
+    for i in 0..40 {
+        w.write(&format!("f{i}.txt"), format!("version two {i}\n").as_bytes());
+    }
+    s.lose_events("a test");
+    s.refresh(&mut snap, &w.walk()).unwrap();
+    assert!(s.prune(snap.as_ref().unwrap()) > 0);
+    // Killed here: no save after the prune.
+    std::mem::forget(s);
+    let problems = retrace_gitstore::fsck(&w.store.join("s"));
+    assert!(problems.is_empty(), "{problems:?}");
+}

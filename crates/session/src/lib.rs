@@ -67,7 +67,7 @@ pub use entry::{
 pub use error::{Result, SessionError};
 pub use ids::{HeadId, MessageId, SessionId, MAIN_HEAD};
 pub use lease::{lease_path, Holder, Lease};
-pub use list::{list_sessions, other_writers, ListProblem, SessionList, SessionListing};
+pub use list::{list_sessions, other_writers, writers_since, ListProblem, SessionList, SessionListing};
 pub use names::MAX_HEAD_NAME;
 pub use options::{route_warnings, Clock, IdSource, SessionOptions, WarningSink};
 pub use record::StoredOutcome;

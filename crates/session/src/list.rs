@@ -149,6 +149,27 @@ fn classify(line: &[u8]) -> Option<std::result::Result<Header, ()>> {
 /// while one of `except`'s commands runs. Only lease files are looked at, and only the logs of held
 /// ones are read; whatever cannot be read is left out.
 pub fn other_writers(dir: &Path, workspace: &Path, except: &SessionId) -> Vec<SessionId> {
+    writers_of(dir, workspace, except, None)
+}
+
+/// [`other_writers`], and also every other session of `workspace` whose lease was taken or whose
+/// log was written at or after `since`, though no one holds it now: a session that opened,
+/// wrote and closed within a span (a shell command's) was writing in the workspace then.
+pub fn writers_since(
+    dir: &Path,
+    workspace: &Path,
+    except: &SessionId,
+    since: std::time::SystemTime,
+) -> Vec<SessionId> {
+    writers_of(dir, workspace, except, Some(since))
+}
+
+fn writers_of(
+    dir: &Path,
+    workspace: &Path,
+    except: &SessionId,
+    since: Option<std::time::SystemTime>,
+) -> Vec<SessionId> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -163,10 +184,14 @@ pub fn other_writers(dir: &Path, workspace: &Path, except: &SessionId) -> Vec<Se
         if stem.is_empty() || stem.starts_with('.') || &id == except {
             continue;
         }
-        if !matches!(crate::Lease::holder(dir, &id), Ok(Some(_))) {
+        let log = crate::log::log_path(dir, &id);
+        let touched_since = |p: &Path| {
+            since.is_some_and(|t| fs::metadata(p).and_then(|m| m.modified()).is_ok_and(|m| m >= t))
+        };
+        let held = matches!(crate::Lease::holder(dir, &id), Ok(Some(_)));
+        if !held && !touched_since(&entry.path()) && !touched_since(&log) {
             continue;
         }
-        let log = crate::log::log_path(dir, &id);
         let same = read_first_line(&log)
             .ok()
             .and_then(|l| classify(&l))

@@ -207,6 +207,47 @@ fn another_sessions_writes_during_a_command_are_never_taken_as_its_own() {
     assert_eq!(std::fs::read(w.ws.join("base")).unwrap(), b"base\nB\n");
 }
 
+/// The same when the other session's whole turn falls inside the command (found by the attack on
+/// the git backend: it holds no lease at the command's start nor at its end, and a rewind of the
+/// command's turn deleted its file): a session whose lease was taken or log written while the
+/// command ran was writing too.
+#[test]
+fn a_session_that_opens_and_closes_during_a_command_is_a_writer_too() {
+    let w = World::new();
+    w.put("base", b"base\n");
+    let a = w.spawn_exec(
+        &w.script("a2", "sleep 2; echo A > a.txt"),
+        std::process::Stdio::piped(),
+    );
+    std::thread::sleep(Duration::from_millis(600));
+    let b = w.spawn_exec(
+        &w.script("b2", "echo 'B work' > o.txt"),
+        std::process::Stdio::piped(),
+    );
+    let b_out = b.wait_with_output().unwrap();
+    assert!(
+        b_out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&b_out.stderr)
+    );
+    let a_out = a.wait_with_output().unwrap();
+    let last: Value = String::from_utf8_lossy(&a_out.stdout)
+        .lines()
+        .last()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .unwrap();
+    let id = last["session_id"].as_str().unwrap().to_string();
+    let cps = w.json(&["checkpoints", "--session", &id, "--json"]);
+    let g = gaps(&cps, 0);
+    assert!(
+        g.contains(&("external_writer".to_string(), "o.txt".to_string())),
+        "{g:?}"
+    );
+    let r = w.rewind_code(&id, 0);
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(std::fs::read(w.ws.join("o.txt")).unwrap(), b"B work\n");
+}
+
 /// The object store holds what the workspace holds now, not every version ever seen: older blobs
 /// were copied into the checkpoint store when their change was found, and go when the session
 /// closes. Every turn still rewinds exactly.

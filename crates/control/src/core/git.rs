@@ -519,11 +519,14 @@ impl Core {
         });
         // Another session writing in the workspace meanwhile: none of it is taken as the
         // command's (a rewind would undo the other's work), each path a gap naming the writer.
+        // Held now, or taken or written since the command started (a session that opened,
+        // wrote and closed while it ran).
         let mut writers = before.writers.clone();
-        writers.extend(retrace_session::other_writers(
+        writers.extend(retrace_session::writers_since(
             &self.data.sessions_dir(),
             &root,
             self.session.id(),
+            before.started,
         ));
         writers.sort();
         writers.dedup();
