@@ -17,6 +17,7 @@
 //! callers that write many files batch them with [`Fs::sync_file`] and one [`Fs::sync_dir`].
 
 pub mod durable;
+pub mod fault;
 pub mod git;
 pub mod hash;
 pub mod names;
@@ -27,7 +28,8 @@ pub mod pool;
 pub mod relpath;
 pub mod remove_tree;
 
-pub use durable::{FaultInjector, Fs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE};
+pub use durable::{Fs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE};
+pub use fault::FaultInjector;
 pub use git::git_branch;
 pub use hash::{copy_hashed, hash_reader, hex, is_sha256_hex, sha256_bytes, HashedCopy};
 pub use names::{sibling_name, tool_temp_name, tool_temp_owner, NAME_MAX};

@@ -11,6 +11,15 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+/// The session an `exec --json` ran in, from its lines.
+fn session_of_output(out: &std::process::Output) -> String {
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    session_of(&lines)
+}
+
 fn gaps(cps: &Value, turn: usize) -> Vec<(String, String)> {
     cps[turn]["gaps"]
         .as_array()
@@ -189,12 +198,7 @@ fn another_sessions_writes_during_a_command_are_never_taken_as_its_own() {
     let a = spawn(&script("a", "sleep 2; echo A > a.txt"));
     let a_out = a.wait_with_output().unwrap();
     b.wait_with_output().unwrap();
-    let last: Value = String::from_utf8_lossy(&a_out.stdout)
-        .lines()
-        .last()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .unwrap();
-    let id = last["session_id"].as_str().unwrap().to_string();
+    let id = session_of_output(&a_out);
     let cps = w.json(&["checkpoints", "--session", &id, "--json"]);
     let g = gaps(&cps, 0);
     assert!(
@@ -231,12 +235,7 @@ fn a_session_that_opens_and_closes_during_a_command_is_a_writer_too() {
         String::from_utf8_lossy(&b_out.stderr)
     );
     let a_out = a.wait_with_output().unwrap();
-    let last: Value = String::from_utf8_lossy(&a_out.stdout)
-        .lines()
-        .last()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .unwrap();
-    let id = last["session_id"].as_str().unwrap().to_string();
+    let id = session_of_output(&a_out);
     let cps = w.json(&["checkpoints", "--session", &id, "--json"]);
     let g = gaps(&cps, 0);
     assert!(
