@@ -21,9 +21,14 @@ impl CheckpointStore {
     ///
     /// Every file is written first (the temp files, then the pack) and all are fsynced in one barrier
     /// ([`retrace_fsutil::Fs::sync_paths`]), so the durable cost belongs to the batch, not to each
-    /// file; only then is the pack renamed to its name, and `forward/` and the temp files'
-    /// directories fsynced (a second barrier). Nothing is published before both: the manifest
-    /// still says `prepared`.
+    /// file; only then is the pack renamed to its name, and `forward/` (and the parent of each
+    /// directory made for a target) fsynced (a second barrier). Nothing is published before both:
+    /// the manifest still says `prepared`.
+    ///
+    /// The temp files' own names are not made durable here: a temp file lost to a power cut
+    /// before its rename leaves its target as it was, which compensation (all recovery does with
+    /// a `committing` transaction) takes as never renamed; the renames' directories are fsynced
+    /// once they are done.
     ///
     /// Returns where each target's forward image is in the pack (`None`: it did not exist).
     pub(crate) fn prepare_files(
@@ -33,15 +38,15 @@ impl CheckpointStore {
         inputs: &[TxInput],
     ) -> Result<Vec<Option<PackSlice>>> {
         let fs_ = self.opts.fs.clone();
-        // (3) Temp files beside their targets.
-        let (temps, dirs) = self.write_temps(root, m, inputs)?;
+        // (3) Temp files beside their targets; `made`: the parents of directories made for them.
+        let (temps, made) = self.write_temps(root, m, inputs)?;
         // (2) The forward images: the current bytes, kept so compensation and undo can put them back.
         let mut slices = vec![None; inputs.len()];
         if !inputs.iter().any(|i| i.forward.existed) {
             let entries: Vec<(&Path, &str)> = temps
                 .iter()
                 .map(|t| (t.as_path(), "sync_temp"))
-                .chain(dirs.iter().map(|d| (d.as_path(), "sync_dir")))
+                .chain(made.iter().map(|d| (d.as_path(), "sync_dir")))
                 .collect();
             fs_.sync_paths(&entries).map_err(sync_error)?;
             return Ok(slices);
@@ -81,21 +86,26 @@ impl CheckpointStore {
             let _ = fs::remove_file(&pack.tmp);
             return Err(e);
         }
-        // One barrier for every directory entry: the pack (and `forward/` itself when new), then
-        // the temp files.
+        // One barrier for the directory entries publishing needs: the pack (and `forward/` itself
+        // when new), and the directories made for targets.
         let pack_dir = parent_of(&pack.path);
         let mut entries: Vec<(&Path, &str)> = vec![(pack_dir.as_path(), "sync_dir")];
         if made_dir {
             entries.push((self.sidecar.dir.as_path(), "sync_dir"));
         }
-        entries.extend(dirs.iter().map(|d| (d.as_path(), "sync_dir")));
+        entries.extend(made.iter().map(|d| (d.as_path(), "sync_dir")));
         fs_.sync_paths(&entries).map_err(sync_error)?;
         Ok(slices)
     }
 
     /// Step (3): a temp file beside each target that the transaction writes, holding its restore
-    /// image (verified against its SHA-256) and mode; not synced. Returns the temp files and their
-    /// directories.
+    /// image (verified against its SHA-256) and mode; not synced. Returns the temp files and the
+    /// parents of the directories it made for them.
+    ///
+    /// Every target is checked and its missing directories made first, in order; then the temp
+    /// files are written, by several threads when there are many (making a file is most of a
+    /// restore's cost, and the kernel makes files in different directories side by side). The
+    /// first error stops every thread; the caller removes whatever temp files exist.
     fn write_temps(
         &self,
         root: &Path,
@@ -103,9 +113,8 @@ impl CheckpointStore {
         inputs: &[TxInput],
     ) -> Result<(Vec<PathBuf>, BTreeSet<PathBuf>)> {
         let fs_ = self.opts.fs.clone();
-        let mut temps = Vec::new();
-        let mut dirs = BTreeSet::new();
-        let mut held: std::collections::BTreeMap<PathBuf, retrace_fsutil::DirAt> = Default::default();
+        let mut made_parents = BTreeSet::new();
+        let mut jobs: Vec<(usize, PathBuf)> = Vec::new();
         for (i, inp) in inputs.iter().enumerate() {
             if !inp.restore.image.existed {
                 continue;
@@ -125,49 +134,137 @@ impl CheckpointStore {
                 let made =
                     retrace_fsutil::create_dirs_nofollow(root, rel_dir, 0o777).at("create", &parent)?;
                 // Each new directory's entry joins the directory barrier.
-                dirs.extend(made.iter().map(|d| parent_of(d)));
+                made_parents.extend(made.iter().map(|d| parent_of(d)));
             }
-            let tmp = m.temp_path(root, &inp.rel, i);
-            fs_.step("create_temp").at("create", &tmp)?;
-            // Made in the directory as reached without a symlink and held open: a parent swapped
-            // for a symlink meanwhile cannot lead the temp file (or its rename) anywhere else.
-            // Each directory is opened (component by component) once per transaction.
-            let dir = match held.entry(parent.clone()) {
-                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::btree_map::Entry::Vacant(e) => {
-                    let rel_dir = parent.strip_prefix(root).unwrap_or(Path::new(""));
-                    e.insert(retrace_fsutil::DirAt::open(root, rel_dir).at("create", &tmp)?)
-                }
-            };
-            // Named by the file the user knows (the error names the temp file too).
-            let mut out = dir
-                .create_new(tmp.file_name().unwrap_or_default(), 0o600)
-                .at("write", &abs)?;
-            let mut src = self.sidecar.open_image(&inp.restore)?;
-            fs_.step("write_temp").at("write", &tmp)?;
-            let copied = copy_hashed(&mut src, Some(&mut out)).at("write", &tmp)?;
-            if inp
-                .restore
-                .image
-                .sha256
-                .as_deref()
-                .is_some_and(|s| s != copied.sha256)
-            {
-                return Err(CheckpointError::MissingPayload {
-                    turn: m.turn.unwrap_or(0),
-                    path: inp.rel.to_lossy(),
-                    why: format!(
-                        "the bytes copied into `{}` do not match the recorded SHA-256",
-                        tmp.display()
-                    ),
-                });
-            }
-            let mode = inp.restore.image.mode.unwrap_or(0o644);
-            out.set_permissions(fs::Permissions::from_mode(mode))
-                .at("chmod", &tmp)?;
-            temps.push(tmp);
-            dirs.insert(parent);
+            jobs.push((i, parent));
         }
-        Ok((temps, dirs))
+        // Whole directories to each thread, so that each opens a directory once.
+        jobs.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
+        let threads = if jobs.len() < PARALLEL_TEMPS {
+            1
+        } else {
+            std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .clamp(1, MAX_TEMP_THREADS)
+        };
+        let chunks = split_by_dir(&jobs, threads);
+        let failed = std::sync::atomic::AtomicBool::new(false);
+        let run = |chunk: &[(usize, PathBuf)]| -> Result<()> {
+            let mut held: std::collections::BTreeMap<PathBuf, retrace_fsutil::DirAt> = Default::default();
+            for (i, parent) in chunk {
+                if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                    return Ok(());
+                }
+                let r = self.write_temp(root, m, (*i, &inputs[*i]), parent, &mut held);
+                if r.is_err() {
+                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    return r;
+                }
+            }
+            Ok(())
+        };
+        let results: Vec<Result<()>> = if chunks.len() <= 1 {
+            chunks.iter().map(|c| run(c)).collect()
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = chunks[1..].iter().map(|c| scope.spawn(|| run(c))).collect();
+                let mut results = vec![run(chunks[0])];
+                for h in handles {
+                    results.push(h.join().unwrap_or_else(|_| {
+                        Err(CheckpointError::Io {
+                            op: "write",
+                            path: root.to_path_buf(),
+                            source: std::io::Error::other("a thread writing temp files panicked"),
+                        })
+                    }));
+                }
+                results
+            })
+        };
+        results.into_iter().collect::<Result<Vec<()>>>()?;
+        let mut temps: Vec<(usize, PathBuf)> = jobs
+            .iter()
+            .map(|(i, _)| (*i, m.temp_path(root, &inputs[*i].rel, *i)))
+            .collect();
+        temps.sort();
+        Ok((temps.into_iter().map(|(_, t)| t).collect(), made_parents))
     }
+
+    /// One temp file of [`CheckpointStore::write_temps`]: target `i`'s restore image, checked
+    /// against its SHA-256, with its mode.
+    fn write_temp(
+        &self,
+        root: &Path,
+        m: &Manifest,
+        (i, inp): (usize, &TxInput),
+        parent: &Path,
+        held: &mut std::collections::BTreeMap<PathBuf, retrace_fsutil::DirAt>,
+    ) -> Result<()> {
+        let fs_ = &self.opts.fs;
+        let abs = inp.rel.under(root);
+        let tmp = m.temp_path(root, &inp.rel, i);
+        fs_.step("create_temp").at("create", &tmp)?;
+        // Made in the directory as reached without a symlink and held open: a parent swapped for a
+        // symlink meanwhile cannot lead the temp file (or its rename) anywhere else. Each
+        // directory is opened (component by component) once per thread.
+        let dir = match held.entry(parent.to_path_buf()) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                let rel_dir = parent.strip_prefix(root).unwrap_or(Path::new(""));
+                e.insert(retrace_fsutil::DirAt::open(root, rel_dir).at("create", &tmp)?)
+            }
+        };
+        // Named by the file the user knows (the error names the temp file too).
+        let mut out = dir
+            .create_new(tmp.file_name().unwrap_or_default(), 0o600)
+            .at("write", &abs)?;
+        let mut src = self.sidecar.open_image(&inp.restore)?;
+        fs_.step("write_temp").at("write", &tmp)?;
+        let copied = copy_hashed(&mut src, Some(&mut out)).at("write", &tmp)?;
+        if inp
+            .restore
+            .image
+            .sha256
+            .as_deref()
+            .is_some_and(|s| s != copied.sha256)
+        {
+            return Err(CheckpointError::MissingPayload {
+                turn: m.turn.unwrap_or(0),
+                path: inp.rel.to_lossy(),
+                why: format!(
+                    "the bytes copied into `{}` do not match the recorded SHA-256",
+                    tmp.display()
+                ),
+            });
+        }
+        let mode = inp.restore.image.mode.unwrap_or(0o644);
+        out.set_permissions(fs::Permissions::from_mode(mode))
+            .at("chmod", &tmp)?;
+        Ok(())
+    }
+}
+
+/// Fewest temp files written by more than one thread: below, a thread costs more than it saves.
+const PARALLEL_TEMPS: usize = 32;
+/// Most threads writing temp files.
+const MAX_TEMP_THREADS: usize = 8;
+
+/// `jobs` (sorted by directory) in at most `n` runs of about equal length, each ending where a
+/// directory does (so a directory is never shared by two threads).
+fn split_by_dir(jobs: &[(usize, PathBuf)], n: usize) -> Vec<&[(usize, PathBuf)]> {
+    let mut chunks = Vec::new();
+    let mut rest = jobs;
+    for k in (1..=n.max(1)).rev() {
+        if rest.is_empty() {
+            break;
+        }
+        let mut end = rest.len().div_ceil(k);
+        while end < rest.len() && rest[end].1 == rest[end - 1].1 {
+            end += 1;
+        }
+        let (head, tail) = rest.split_at(end);
+        chunks.push(head);
+        rest = tail;
+    }
+    chunks
 }

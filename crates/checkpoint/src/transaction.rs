@@ -12,16 +12,16 @@
 //! Forward images are copies, never hard links to the replaced inode: a process that keeps the old
 //! file open would write into it after the rename and destroy the undo.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fs;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Seek};
 use std::path::{Path, PathBuf};
 
-use retrace_fsutil::RelPath;
+use retrace_fsutil::{DirAt, RelPath};
 
 use crate::error::{CheckpointError, IoContext, Result};
-use crate::fsio::{hash_from_start, mode_bits, open_existing, parent_of, sync_error, unsafe_to_write};
+use crate::fsio::{hash_from_start, mode_bits, parent_of, sync_error};
 use crate::images::TargetImage;
 use crate::layout::{manifest_rel, pack_rel_path, TX_DIR};
 use crate::model::{same_image, Image};
@@ -147,9 +147,10 @@ impl CheckpointStore {
         }
         // (5) Renames, each after re-checking the target against its forward image.
         let mut dirs = BTreeSet::new();
+        let mut held_dirs = HashMap::new();
         for (i, inp) in inputs.iter().enumerate() {
             let abs = inp.rel.under(&root);
-            if let Err(e) = self.publish_one(&root, &m, i, &inp.rel, &abs) {
+            if let Err(e) = self.publish_one(&root, &m, (i, &inp.rel, &abs), &mut held_dirs) {
                 let stuck = self.compensate(&root, &mut m, i);
                 return Err(stuck.unwrap_or(e));
             }
@@ -243,13 +244,29 @@ impl CheckpointStore {
     /// into the file it has open) went into that very file, so it is seen, and the file is put
     /// back at its name as it is now, bytes and mode; then the target counts as never renamed
     /// (`external_change`). Nothing written before the rename is lost with the replaced inode.
-    fn publish_one(&self, root: &Path, m: &Manifest, i: usize, rel: &RelPath, abs: &Path) -> Result<()> {
+    fn publish_one(
+        &self,
+        root: &Path,
+        m: &Manifest,
+        (i, rel, abs): (usize, &RelPath, &Path),
+        held_dirs: &mut HashMap<PathBuf, DirAt>,
+    ) -> Result<()> {
         let t = &m.targets[i];
         let changed = || CheckpointError::ExternalChange { path: rel.to_lossy() };
-        if unsafe_to_write(root, rel) {
-            return Err(changed());
-        }
-        let held = open_existing(abs).map_err(|_| changed())?;
+        // Its directory, reached from the root one component at a time without following a
+        // symlink (once per transaction) and held: the check, the rename and a put-back all happen
+        // in that very directory; one that is no longer reached that way is an `external_change`.
+        let parent = parent_of(abs);
+        let dir = match held_dirs.entry(parent.clone()) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                DirAt::open(root, parent.strip_prefix(root).unwrap_or(Path::new("")))
+                    .map_err(|_| changed())?,
+            ),
+        };
+        let name = abs.file_name().unwrap_or_default();
+        // Never through a symlink, and only a plain file (or nothing) is replaced.
+        let held = dir.open_existing(name).map_err(|_| changed())?;
         let now = match &held {
             None => Image::absent(),
             Some((f, md)) => Image {
@@ -262,12 +279,6 @@ impl CheckpointStore {
         if !same_image(&forward, &now) {
             return Err(changed());
         }
-        // Renamed within the directory as reached without a symlink: a parent swapped for one
-        // since the check is an error here, never a rename somewhere else.
-        let parent = parent_of(abs);
-        let dir = retrace_fsutil::DirAt::open(root, parent.strip_prefix(root).unwrap_or(Path::new("")))
-            .map_err(|_| changed())?;
-        let name = abs.file_name().unwrap_or_default();
         self.opts.fs.step("rename").at("rename", abs)?;
         let moved_to = match t.action {
             TargetAction::Write => m.temp_path(root, rel, i),

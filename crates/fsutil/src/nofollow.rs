@@ -134,6 +134,30 @@ impl DirAt {
         Ok(std::fs::File::from(fd))
     }
 
+    /// Opens the file `name` in it to read, non-blocking and without following a symlink:
+    /// `Ok(None)` when nothing is there; an error when a symlink (`ELOOP`) or anything but a
+    /// regular file (kind `InvalidInput`) is.
+    pub fn open_existing(&self, name: &OsStr) -> io::Result<Option<(std::fs::File, std::fs::Metadata)>> {
+        let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let file = match openat(&self.fd, name, flags, Mode::empty()) {
+            Ok(fd) => std::fs::File::from(fd),
+            Err(Errno::ENOENT) => return Ok(None),
+            Err(e) => return Err(io_err(e, &self.path.join(name))),
+        };
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "`{}` is {}",
+                    self.path.join(name).display(),
+                    crate::kind_of(&meta)
+                ),
+            ));
+        }
+        Ok(Some((file, meta)))
+    }
+
     /// Renames `from` to `to`, both names in this directory (atomic replace).
     pub fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
         renameat(&self.fd, from, &self.fd, to).map_err(io::Error::from)
