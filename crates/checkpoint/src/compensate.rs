@@ -47,9 +47,21 @@ impl CheckpointStore {
         m: &mut Manifest,
         upto: usize,
     ) -> Option<CheckpointError> {
+        let renamed: Vec<bool> = (0..m.targets.len()).map(|i| i < upto).collect();
+        self.compensate_renamed(root, m, &renamed)
+    }
+
+    /// [`CheckpointStore::compensate`], told target by target which may have been renamed
+    /// (`renamed[i]`; a target past its end was not): what publishing by several threads leaves.
+    pub(crate) fn compensate_renamed(
+        &mut self,
+        root: &Path,
+        m: &mut Manifest,
+        renamed: &[bool],
+    ) -> Option<CheckpointError> {
         let mut stuck = None;
-        // Targets never renamed: from `upto` on, and every write target whose temp file is still
-        // there. They are marked unpublished, durably, before anything is put back or removed: once
+        // Targets never renamed: those not in `renamed`, and every write target whose temp file
+        // is still there. They are marked unpublished, durably, before anything is put back or removed: once
         // its temp file is gone, such a target, if someone changed it meanwhile, would pass for a
         // published one holding foreign content, and a later recovery would get stuck on it.
         let never: Vec<usize> = m
@@ -58,7 +70,7 @@ impl CheckpointStore {
             .enumerate()
             .filter(|(i, t)| {
                 t.published
-                    && (*i >= upto
+                    && (!renamed.get(*i).copied().unwrap_or(false)
                         || (t.action == TargetAction::Write
                             && t.rel().is_ok_and(|rel| m.temp_path(root, &rel, *i).exists())))
             })

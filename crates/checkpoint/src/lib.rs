@@ -90,6 +90,7 @@ mod intents;
 mod keep;
 mod pack;
 mod prepare;
+mod publish;
 mod recovery;
 mod redo;
 mod retention;
@@ -99,6 +100,7 @@ mod turn;
 mod turn_start;
 mod turnlog;
 mod undo;
+mod workers;
 
 pub use capture::{CaptureReport, Change};
 pub use capture_known::SNAPSHOT_CAPTURE_SOURCE;

@@ -2,7 +2,7 @@
 //! their restore images, and the forward images copied into its pack, all durable before anything
 //! is published.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -14,6 +14,7 @@ use crate::fsio::{parent_of, sync_error, unsafe_to_write};
 use crate::store::CheckpointStore;
 use crate::transaction::TxInput;
 use crate::tx::{Manifest, PackSlice};
+use crate::workers;
 
 impl CheckpointStore {
     /// Steps (2) and (3): the forward images copied into the transaction's pack, and the temp
@@ -138,50 +139,12 @@ impl CheckpointStore {
             }
             jobs.push((i, parent));
         }
-        // Whole directories to each thread, so that each opens a directory once.
+        // Whole directories to each thread (`workers.rs`).
         jobs.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
-        let threads = if jobs.len() < PARALLEL_TEMPS {
-            1
-        } else {
-            std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .clamp(1, MAX_TEMP_THREADS)
-        };
-        let chunks = split_by_dir(&jobs, threads);
-        let failed = std::sync::atomic::AtomicBool::new(false);
-        let run = |chunk: &[(usize, PathBuf)]| -> Result<()> {
-            let mut held: std::collections::BTreeMap<PathBuf, retrace_fsutil::DirAt> = Default::default();
-            for (i, parent) in chunk {
-                if failed.load(std::sync::atomic::Ordering::Relaxed) {
-                    return Ok(());
-                }
-                let r = self.write_temp(root, m, (*i, &inputs[*i]), parent, &mut held);
-                if r.is_err() {
-                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
-                    return r;
-                }
-            }
-            Ok(())
-        };
-        let results: Vec<Result<()>> = if chunks.len() <= 1 {
-            chunks.iter().map(|c| run(c)).collect()
-        } else {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = chunks[1..].iter().map(|c| scope.spawn(|| run(c))).collect();
-                let mut results = vec![run(chunks[0])];
-                for h in handles {
-                    results.push(h.join().unwrap_or_else(|_| {
-                        Err(CheckpointError::Io {
-                            op: "write",
-                            path: root.to_path_buf(),
-                            source: std::io::Error::other("a thread writing temp files panicked"),
-                        })
-                    }));
-                }
-                results
-            })
-        };
-        results.into_iter().collect::<Result<Vec<()>>>()?;
+        let runs = workers::split_runs(&jobs, workers::threads_for(jobs.len()), |j| &j.1);
+        workers::run_all(&runs, BTreeMap::new, |held, (i, parent)| {
+            self.write_temp(root, m, (*i, &inputs[*i]), parent, held)
+        })?;
         let mut temps: Vec<(usize, PathBuf)> = jobs
             .iter()
             .map(|(i, _)| (*i, m.temp_path(root, &inputs[*i].rel, *i)))
@@ -198,7 +161,7 @@ impl CheckpointStore {
         m: &Manifest,
         (i, inp): (usize, &TxInput),
         parent: &Path,
-        held: &mut std::collections::BTreeMap<PathBuf, retrace_fsutil::DirAt>,
+        held: &mut BTreeMap<PathBuf, retrace_fsutil::DirAt>,
     ) -> Result<()> {
         let fs_ = &self.opts.fs;
         let abs = inp.rel.under(root);
@@ -242,29 +205,4 @@ impl CheckpointStore {
             .at("chmod", &tmp)?;
         Ok(())
     }
-}
-
-/// Fewest temp files written by more than one thread: below, a thread costs more than it saves.
-const PARALLEL_TEMPS: usize = 32;
-/// Most threads writing temp files.
-const MAX_TEMP_THREADS: usize = 8;
-
-/// `jobs` (sorted by directory) in at most `n` runs of about equal length, each ending where a
-/// directory does (so a directory is never shared by two threads).
-fn split_by_dir(jobs: &[(usize, PathBuf)], n: usize) -> Vec<&[(usize, PathBuf)]> {
-    let mut chunks = Vec::new();
-    let mut rest = jobs;
-    for k in (1..=n.max(1)).rev() {
-        if rest.is_empty() {
-            break;
-        }
-        let mut end = rest.len().div_ceil(k);
-        while end < rest.len() && rest[end].1 == rest[end - 1].1 {
-            end += 1;
-        }
-        let (head, tail) = rest.split_at(end);
-        chunks.push(head);
-        rest = tail;
-    }
-    chunks
 }

@@ -12,19 +12,17 @@
 //! Forward images are copies, never hard links to the replaced inode: a process that keeps the old
 //! file open would write into it after the rename and destroy the undo.
 
-use std::collections::{BTreeSet, HashMap};
-use std::fs;
+use std::collections::BTreeSet;
 use std::hash::{BuildHasher, Hasher};
-use std::io::{self, Seek};
 use std::path::{Path, PathBuf};
 
-use retrace_fsutil::{DirAt, RelPath};
+use retrace_fsutil::RelPath;
 
 use crate::error::{CheckpointError, IoContext, Result};
-use crate::fsio::{hash_from_start, mode_bits, parent_of, sync_error};
+use crate::fsio::{parent_of, sync_error};
 use crate::images::TargetImage;
 use crate::layout::{manifest_rel, pack_rel_path, TX_DIR};
-use crate::model::{same_image, Image};
+use crate::model::Image;
 use crate::record::{to_json, MAX_RECORD_BYTES};
 use crate::state::Owned;
 use crate::store::CheckpointStore;
@@ -146,16 +144,12 @@ impl CheckpointStore {
             return Err(e);
         }
         // (5) Renames, each after re-checking the target against its forward image.
-        let mut dirs = BTreeSet::new();
-        let mut held_dirs = HashMap::new();
-        for (i, inp) in inputs.iter().enumerate() {
-            let abs = inp.rel.under(&root);
-            if let Err(e) = self.publish_one(&root, &m, (i, &inp.rel, &abs), &mut held_dirs) {
-                let stuck = self.compensate(&root, &mut m, i);
-                return Err(stuck.unwrap_or(e));
-            }
-            dirs.insert(parent_of(&abs));
+        let (renamed, published) = self.publish_all(&root, &m, &inputs);
+        if let Err(e) = published {
+            let stuck = self.compensate_renamed(&root, &mut m, &renamed);
+            return Err(stuck.unwrap_or(e));
         }
+        let dirs: BTreeSet<PathBuf> = inputs.iter().map(|i| parent_of(&i.rel.under(&root))).collect();
         let entries: Vec<(&Path, &str)> = dirs.iter().map(|d| (d.as_path(), "sync_dir")).collect();
         if let Err(e) = self.opts.fs.sync_paths(&entries).map_err(sync_error) {
             let n = m.targets.len();
@@ -234,94 +228,6 @@ impl CheckpointStore {
         self.opts.fs.write_atomic(&path, &bytes).at("write", &path)?;
         self.sidecar.transactions.insert(m.id.clone(), m.clone());
         Ok(())
-    }
-
-    /// Renames target `i` into place after checking it still equals its forward image (and that
-    /// nothing but a plain file stands at the path).
-    ///
-    /// The file the rename replaces is held open from the check on, and hashed again once the
-    /// rename is done: a save made in place between the check and the rename (an editor writing
-    /// into the file it has open) went into that very file, so it is seen, and the file is put
-    /// back at its name as it is now, bytes and mode; then the target counts as never renamed
-    /// (`external_change`). Nothing written before the rename is lost with the replaced inode.
-    fn publish_one(
-        &self,
-        root: &Path,
-        m: &Manifest,
-        (i, rel, abs): (usize, &RelPath, &Path),
-        held_dirs: &mut HashMap<PathBuf, DirAt>,
-    ) -> Result<()> {
-        let t = &m.targets[i];
-        let changed = || CheckpointError::ExternalChange { path: rel.to_lossy() };
-        // Its directory, reached from the root one component at a time without following a
-        // symlink (once per transaction) and held: the check, the rename and a put-back all happen
-        // in that very directory; one that is no longer reached that way is an `external_change`.
-        let parent = parent_of(abs);
-        let dir = match held_dirs.entry(parent.clone()) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => e.insert(
-                DirAt::open(root, parent.strip_prefix(root).unwrap_or(Path::new("")))
-                    .map_err(|_| changed())?,
-            ),
-        };
-        let name = abs.file_name().unwrap_or_default();
-        // Never through a symlink, and only a plain file (or nothing) is replaced.
-        let held = dir.open_existing(name).map_err(|_| changed())?;
-        let now = match &held {
-            None => Image::absent(),
-            Some((f, md)) => Image {
-                existed: true,
-                sha256: Some(hash_from_start(f).map_err(|_| changed())?),
-                mode: Some(mode_bits(md)),
-            },
-        };
-        let forward = Image::from(&t.forward);
-        if !same_image(&forward, &now) {
-            return Err(changed());
-        }
-        self.opts.fs.step("rename").at("rename", abs)?;
-        let moved_to = match t.action {
-            TargetAction::Write => m.temp_path(root, rel, i),
-            TargetAction::Delete => m.bak_path(root, rel, i),
-        };
-        let moved = moved_to.file_name().unwrap_or_default();
-        match t.action {
-            TargetAction::Write => dir.rename(moved, name).at("rename", abs)?,
-            TargetAction::Delete => dir.rename(name, moved).at("rename", abs)?,
-        }
-        let Some((file, _)) = held else { return Ok(()) };
-        let after = hash_from_start(&file).ok();
-        if after.is_some()
-            && after == now.sha256
-            && file.metadata().is_ok_and(|md| Some(mode_bits(&md)) == now.mode)
-        {
-            return Ok(());
-        }
-        // Written to in the window: the file goes back to its name as it is now.
-        match t.action {
-            TargetAction::Delete => {
-                // The `.bak` is that very file: renamed back, unless something took the name.
-                if fs::symlink_metadata(abs).is_err() {
-                    let _ = dir.rename(moved, name);
-                }
-            }
-            TargetAction::Write => {
-                let back = m.put_back_path(root, rel, i);
-                let restored = (|| -> io::Result<()> {
-                    let mut out = dir.create_new(back.file_name().unwrap_or_default(), 0o600)?;
-                    (&file).seek(io::SeekFrom::Start(0))?;
-                    io::copy(&mut &file, &mut out)?;
-                    out.set_permissions(file.metadata()?.permissions())?;
-                    self.opts.fs.sync_file(&out, "sync_temp")?;
-                    dir.rename(back.file_name().unwrap_or_default(), name)
-                })();
-                if restored.is_err() {
-                    let _ = dir.remove_file(back.file_name().unwrap_or_default());
-                }
-            }
-        }
-        let _ = self.opts.fs.sync_dir(&parent);
-        Err(changed())
     }
 }
 

@@ -34,6 +34,7 @@ mod restore_kill;
 mod restore_ownership;
 mod restore_read_only;
 mod restore_replan;
+mod restore_wide;
 mod results;
 mod rewind_record;
 mod turn_start;
