@@ -17,7 +17,7 @@
 //! checkpoints, heads) it shows.
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use retrace_protocol::{Delivery, Event, Numbered};
 use tokio::sync::broadcast;
@@ -29,6 +29,11 @@ pub const EVENT_BUFFER: usize = 1024;
 /// The largest buffer a service may ask for.
 const MAX_BUFFER: usize = 1 << 16;
 
+/// Most slots of the live channel. Its slots are all made when it is (a page fault costs
+/// microseconds), so a large buffer is the replay buffer, which grows as events come: a subscriber
+/// the channel left behind catches up from it, and is told `lagged` only past it.
+const LIVE_SLOTS: usize = 1024;
+
 /// The epoch of an opening now: milliseconds since 1970 times 1024.
 fn epoch_now() -> u64 {
     let ms = std::time::SystemTime::now()
@@ -39,15 +44,17 @@ fn epoch_now() -> u64 {
 
 struct BusState {
     next_seq: u64,
-    buffer: VecDeque<Numbered>,
+    /// Shared with the channel: an event is stored once however many hold it.
+    buffer: VecDeque<Arc<Numbered>>,
     capacity: usize,
-    /// `None` once the session closed: subscriptions then end.
-    tx: Option<broadcast::Sender<Numbered>>,
+    /// `None` once the session closed: subscriptions then end. The channel's slots are made all
+    /// at once when it is: a pointer each keeps a large buffer cheap to open.
+    tx: Option<broadcast::Sender<Arc<Numbered>>>,
 }
 
 /// The event stream of one session.
 pub(crate) struct EventBus {
-    state: Mutex<BusState>,
+    state: Arc<Mutex<BusState>>,
 }
 
 impl EventBus {
@@ -59,33 +66,33 @@ impl EventBus {
     /// A bus whose first event is numbered `epoch + 1`.
     pub(crate) fn from_epoch(capacity: usize, epoch: u64) -> EventBus {
         let capacity = capacity.clamp(1, MAX_BUFFER);
-        let (tx, _) = broadcast::channel(capacity);
+        let (tx, _) = broadcast::channel(capacity.min(LIVE_SLOTS));
         EventBus {
-            state: Mutex::new(BusState {
+            state: Arc::new(Mutex::new(BusState {
                 next_seq: epoch.saturating_add(1),
-                buffer: VecDeque::with_capacity(capacity.min(4096)),
+                buffer: VecDeque::new(),
                 capacity,
                 tx: Some(tx),
-            }),
+            })),
         }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BusState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 
     /// Numbers `event`, keeps it for replay and sends it to every subscriber.
     pub(crate) fn publish(&self, event: Event) {
         let mut s = self.lock();
-        let numbered = Numbered {
+        let numbered = Arc::new(Numbered {
             seq: s.next_seq,
             event,
-        };
+        });
         s.next_seq += 1;
         if s.buffer.len() == s.capacity {
             s.buffer.pop_front();
         }
-        s.buffer.push_back(numbered.clone());
+        s.buffer.push_back(Arc::clone(&numbered));
         if let Some(tx) = &s.tx {
             // No receiver is not an error: the event stays in the buffer for later subscribers.
             let _ = tx.send(numbered);
@@ -110,6 +117,7 @@ impl EventBus {
         let last = s.next_seq - 1;
         let oldest = s.buffer.front().map_or(s.next_seq, |e| e.seq);
         let mut sub = Subscription {
+            state: Arc::clone(&self.state),
             replay: VecDeque::new(),
             rx,
             next: s.next_seq,
@@ -131,14 +139,16 @@ impl EventBus {
 /// A subscription to a session's events: numbered events in order, and `lagged` where some were
 /// missed. Dropping it affects nothing else.
 pub struct Subscription {
-    replay: VecDeque<Numbered>,
-    rx: Option<broadcast::Receiver<Numbered>>,
+    /// The bus's state: where a subscriber the live channel left behind catches up from.
+    state: Arc<Mutex<BusState>>,
+    replay: VecDeque<Arc<Numbered>>,
+    rx: Option<broadcast::Receiver<Arc<Numbered>>>,
     /// The number of the next event this subscription delivers.
     next: u64,
     /// A `lagged` signal to deliver first, with the next number.
     lagged: Option<u64>,
     /// An event read while finding where a lag ended.
-    stash: Option<Numbered>,
+    stash: Option<Arc<Numbered>>,
 }
 
 impl std::fmt::Debug for Subscription {
@@ -158,7 +168,7 @@ impl Subscription {
         }
         if let Some(e) = self.replay.pop_front() {
             self.next = e.seq + 1;
-            return Some(Delivery::Event(e));
+            return Some(Delivery::Event(Arc::unwrap_or_clone(e)));
         }
         loop {
             let got = match self.stash.take() {
@@ -166,15 +176,37 @@ impl Subscription {
                 None => match self.rx.as_mut()?.recv().await {
                     Ok(e) => e,
                     Err(RecvError::Closed) => return None,
-                    Err(RecvError::Lagged(_)) => return Some(self.after_lag()),
+                    Err(RecvError::Lagged(_)) => match self.catch_up() {
+                        Some(d) => return Some(d),
+                        None => return Some(self.after_lag()),
+                    },
                 },
             };
             // The replay already delivered what the live stream repeats.
             if got.seq >= self.next {
                 self.next = got.seq + 1;
-                return Some(Delivery::Event(got));
+                return Some(Delivery::Event(Arc::unwrap_or_clone(got)));
             }
         }
+    }
+
+    /// After the live channel dropped events for this subscriber: the events it missed, from the
+    /// replay buffer, as far as that reaches back (`lagged` first when it no longer reaches the
+    /// next one). `None` when the buffer holds nothing from there on.
+    fn catch_up(&mut self) -> Option<Delivery> {
+        let missed: VecDeque<Arc<Numbered>> = {
+            let s = lock(&self.state);
+            s.buffer.iter().filter(|e| e.seq >= self.next).cloned().collect()
+        };
+        let first = missed.front()?.seq;
+        self.replay = missed;
+        if first > self.next {
+            self.next = first;
+            return Some(Delivery::Lagged { next_seq: first });
+        }
+        let e = self.replay.pop_front()?;
+        self.next = e.seq + 1;
+        Some(Delivery::Event(Arc::unwrap_or_clone(e)))
     }
 
     /// After the broadcast channel dropped events for this subscriber: the oldest event it still
@@ -194,6 +226,10 @@ impl Subscription {
         self.next = next_seq;
         Delivery::Lagged { next_seq }
     }
+}
+
+fn lock(state: &Mutex<BusState>) -> std::sync::MutexGuard<'_, BusState> {
+    state.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]
@@ -263,6 +299,34 @@ mod tests {
             Delivery::Lagged { next_seq } => {
                 assert!(next_seq > 1);
                 assert_eq!(seq(&slow.recv().await.unwrap()), next_seq);
+            }
+            other => panic!("expected lagged, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_subscriber_past_the_live_channel_catches_up_from_the_replay_buffer() {
+        let bus = EventBus::from_epoch(LIVE_SLOTS * 4, 0);
+        let mut slow = bus.subscribe(None);
+        let n = (LIVE_SLOTS * 3) as u64;
+        for i in 1..=n {
+            bus.publish(note(i));
+        }
+        let got = seqs(&mut slow, n as usize).await;
+        assert_eq!(
+            got.iter().map(seq).collect::<Vec<_>>(),
+            (1..=n).collect::<Vec<_>>()
+        );
+        bus.publish(note(n + 1));
+        assert_eq!(seq(&slow.recv().await.unwrap()), n + 1);
+        // Past the replay buffer too: `lagged`, then the oldest event it holds.
+        let mut slower = bus.subscribe(None);
+        for i in 1..=(LIVE_SLOTS * 5) as u64 {
+            bus.publish(note(n + 1 + i));
+        }
+        match slower.recv().await.unwrap() {
+            Delivery::Lagged { next_seq } => {
+                assert_eq!(seq(&slower.recv().await.unwrap()), next_seq);
             }
             other => panic!("expected lagged, got {other:?}"),
         }
