@@ -89,12 +89,25 @@ impl CheckpointStore {
                 stuck = Some(e);
             }
         }
+        let mut settled = Vec::new();
         for i in (0..m.targets.len()).rev() {
             if !m.targets[i].published || never.contains(&i) {
                 continue;
             }
-            if let Err(e) = self.put_back(root, m, i) {
-                stuck.get_or_insert(e);
+            match self.put_back(root, m, i) {
+                Ok(()) => settled.push(i),
+                Err(e) => {
+                    stuck.get_or_insert(e);
+                }
+            }
+        }
+        if stuck.is_some() {
+            // Staying open: what was put back is no longer the transaction's, so a later recovery
+            // (after other transactions, maybe) goes back only to the targets still stuck. Were
+            // they left `published`, it would put the forward images back again over whatever
+            // a later restore wrote there.
+            for i in settled {
+                m.targets[i].published = false;
             }
         }
         if !marked {

@@ -156,6 +156,14 @@ impl CheckpointStore {
             let stuck = self.compensate(&root, &mut m, n);
             return Err(stuck.unwrap_or(e));
         }
+        // A transaction left open by a compensation that got stuck never goes back to these
+        // paths: they are this one's now (released before `committed`, so a crash between the two
+        // leaves this one to roll back, and the open one to what it was).
+        if let Err(e) = self.release_from_open(&m) {
+            let n = m.targets.len();
+            let stuck = self.compensate(&root, &mut m, n);
+            return Err(stuck.unwrap_or(e));
+        }
         // (6) Committed, then the ownership proofs. Decided durably either way: if `committed`
         // cannot be written, everything is put back now (a later open must not roll back a restore
         // the user went on to build on). Once it is written, the proofs follow: `state.json` is
@@ -203,6 +211,33 @@ impl CheckpointStore {
             }
         }
         Ok(m)
+    }
+
+    /// Marks unpublished, durably, the targets of every other transaction still `committing`
+    /// (one whose compensation got stuck) at a path `m` wrote or deleted: recovery must never put
+    /// its forward images back over what `m` did.
+    fn release_from_open(&mut self, m: &Manifest) -> Result<()> {
+        let paths: BTreeSet<RelPath> = m.targets.iter().filter_map(|t| t.rel().ok()).collect();
+        let open: Vec<Manifest> = self
+            .sidecar
+            .transactions
+            .values()
+            .filter(|o| o.id != m.id && o.state == TxState::Committing)
+            .cloned()
+            .collect();
+        for mut o in open {
+            let mut changed = false;
+            for t in &mut o.targets {
+                if t.published && t.rel().is_ok_and(|r| paths.contains(&r)) {
+                    t.published = false;
+                    changed = true;
+                }
+            }
+            if changed {
+                self.save_manifest(&o)?;
+            }
+        }
+        Ok(())
     }
 
     /// Writes a manifest durably and keeps it in memory.

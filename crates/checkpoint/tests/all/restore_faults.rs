@@ -503,3 +503,71 @@ fn an_error_at_any_step_decides_the_restore_there_and_then() {
         "{failed} failed, {succeeded} succeeded"
     );
 }
+
+/// A restore killed mid-publish, a hand edit to a file it had renamed, then recovery: the edit is
+/// kept and the transaction stays open on that one file. A later restore (skipping the edit) must
+/// then stay as it was committed through any number of later opens — the open transaction never
+/// goes back to the files it had put back, nor to those the later restore wrote (found by attacking
+/// the parallel restore: the next open put the old bytes back over a finished rewind).
+#[test]
+fn a_transaction_left_open_never_rolls_back_a_later_restore() {
+    left_open_then_restored(OnConflict::Skip);
+    // Overwriting the edit (its bytes are in the open transaction's recovery copy and the new
+    // one's pack): the open transaction lets go of that file too.
+    left_open_then_restored(OnConflict::Overwrite);
+}
+
+fn left_open_then_restored(choice: OnConflict) {
+    let probe = small_scenario();
+    let counting = FaultInjector::crash_at(0);
+    restore_under(&probe, faulty(&counting)).unwrap();
+    let trail = counting.trail();
+    let first_rename = crate::hostile_support::publishing_rename(&trail);
+    // Killed after a few renames.
+    let sc = small_scenario();
+    let inj = FaultInjector::crash_at(first_rename + 3);
+    assert!(restore_under(&sc, faulty(&inj)).is_err());
+    assert!(inj.crashed());
+    let now = snapshot(&sc.root);
+    let renamed: Vec<String> = now
+        .iter()
+        .filter(|(p, st)| sc.restore.get(*p) == Some(st) && sc.forward.get(*p) != Some(st))
+        .map(|(p, _)| p.clone())
+        .collect();
+    assert!(!renamed.is_empty(), "no target was renamed before the crash");
+    // The user edits one of them before anything reopens the store.
+    let edited = &renamed[0];
+    fs::write(sc.root.join(edited), b"the user's own edit\n").unwrap();
+    // Recovery keeps the edit and stays open on it; everything else is back.
+    drop(CheckpointStore::open(sc.sidecar(), &sc.root, opts(Fs::without_sync())).unwrap());
+    let after_recovery = snapshot(&sc.root);
+    let without = |s: &Snap| -> Snap {
+        s.iter()
+            .filter(|(p, _)| *p != edited && !p.contains(".retrace-recovery-"))
+            .map(|(p, st)| (p.clone(), st.clone()))
+            .collect()
+    };
+    assert_eq!(without(&after_recovery), without(&sc.forward));
+    // A new restore that skips (or overwrites) the edited file commits.
+    let mut store = open_healthy(sc.sidecar(), &sc.root);
+    let plan = store.plan_restore(sc.turn).unwrap();
+    store.commit(&plan, confirm(choice)).unwrap();
+    drop(store);
+    let committed = snapshot(&sc.root);
+    assert_eq!(without(&committed), without(&sc.restore));
+    // However often the store opens again, that restore stays as it was committed.
+    for _ in 0..3 {
+        drop(open_healthy(sc.sidecar(), &sc.root));
+        let later = snapshot(&sc.root);
+        assert!(
+            later == committed,
+            "an open changed a committed restore: {}",
+            diff(&later, &committed)
+        );
+    }
+    let expected = match choice {
+        OnConflict::Overwrite => sc.restore[edited].0.clone(),
+        _ => b"the user's own edit\n".to_vec(),
+    };
+    assert_eq!(fs::read(sc.root.join(edited)).unwrap(), expected);
+}
