@@ -41,19 +41,29 @@ fn restore_under(sc: &Scenario, o: StoreOptions) -> Result<retrace_protocol::Cod
     store.commit(&plan, confirm(OnConflict::Refuse))
 }
 
-#[test]
-fn a_crash_at_every_step_of_a_restore_recovers_all_or_nothing() {
+/// What [`crash_at_every_step`] saw: the phase on disk at each crash, how many crashed runs were
+/// rolled back and how many finished, and the number of durable steps.
+pub(crate) struct CrashTally {
+    pub phases: BTreeMap<Phase, u64>,
+    pub rolled_back: u64,
+    pub finished: u64,
+    pub steps: u64,
+}
+
+/// A restore of the scenarios `build` makes (of `targets` files) crashed at every durable step in
+/// turn, each followed by recovery and its checks, until a run completes.
+pub(crate) fn crash_at_every_step(build: &dyn Fn() -> Scenario, targets: usize) -> CrashTally {
     let known = BTreeSet::new();
     let mut phases: BTreeMap<Phase, u64> = BTreeMap::new();
     let (mut rolled_back, mut finished) = (0u64, 0u64);
     let mut k = 1;
     loop {
-        let sc = small_scenario();
+        let sc = build();
         let inj = FaultInjector::crash_at(k);
         let res = restore_under(&sc, faulty(&inj));
         if !inj.crashed() {
             let out = res.unwrap_or_else(|e| panic!("the run without a crash failed: {e}"));
-            assert_eq!(out.files_written.len() + out.files_deleted.len(), 11);
+            assert_eq!(out.files_written.len() + out.files_deleted.len(), targets);
             assert!(
                 snapshot(&sc.root) == sc.restore,
                 "{}",
@@ -112,6 +122,23 @@ fn a_crash_at_every_step_of_a_restore_recovers_all_or_nothing() {
         k += 1;
         assert!(k < MAX_STEPS, "the restore never completed");
     }
+    CrashTally {
+        phases,
+        rolled_back,
+        finished,
+        steps: k - 1,
+    }
+}
+
+#[test]
+fn a_crash_at_every_step_of_a_restore_recovers_all_or_nothing() {
+    let CrashTally {
+        phases,
+        rolled_back,
+        finished,
+        steps,
+    } = crash_at_every_step(&small_scenario, 11);
+    let k = steps + 1;
     eprintln!(
         "restore: {} crash points; phases on disk at the crash {phases:?}; {rolled_back} rolled back, {finished} finished",
         k - 1
@@ -457,10 +484,16 @@ fn a_crash_during_the_recovery_of_an_interrupted_restore_recovers_all_or_nothing
 /// succeeded is never rolled back later, and one they were told failed never reappears.
 #[test]
 fn an_error_at_any_step_decides_the_restore_there_and_then() {
+    each_error_decides(&small_scenario);
+}
+
+/// The loop of [`an_error_at_any_step_decides_the_restore_there_and_then`] on the scenarios
+/// `build` makes (`restore_wide.rs` runs it on one wide enough for several threads).
+pub(crate) fn each_error_decides(build: &dyn Fn() -> Scenario) {
     let mut k = 1;
     let (mut failed, mut succeeded) = (0u64, 0u64);
     loop {
-        let sc = small_scenario();
+        let sc = build();
         let inj = FaultInjector::fail_once_at(k);
         let res = restore_under(&sc, faulty(&inj));
         let steps = inj.steps();
