@@ -168,8 +168,12 @@ impl CheckpointStore {
         let tmp = m.temp_path(root, &inp.rel, i);
         fs_.step("create_temp").at("create", &tmp)?;
         // Made in the directory as reached without a symlink and held open: a parent swapped for a
-        // symlink meanwhile cannot lead the temp file (or its rename) anywhere else. Each
-        // directory is opened (component by component) once per thread.
+        // symlink meanwhile cannot lead the temp file (or its rename) anywhere else. A thread's
+        // targets come directory by directory: each is opened (component by component) once, and
+        // only the current one is held (thousands of directories must not use up descriptors).
+        if !held.contains_key(parent) {
+            held.clear();
+        }
         let dir = match held.entry(parent.to_path_buf()) {
             std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::btree_map::Entry::Vacant(e) => {

@@ -69,9 +69,14 @@ impl CheckpointStore {
         let t = &m.targets[i];
         let changed = || CheckpointError::ExternalChange { path: rel.to_lossy() };
         // Its directory, reached from the root one component at a time without following a
-        // symlink (once per transaction) and held: the check, the rename and a put-back all happen
-        // in that very directory; one that is no longer reached that way is an `external_change`.
+        // symlink and held while its targets come one after another (one at a time: a restore
+        // across thousands of directories must not run out of descriptors): the check, the rename
+        // and a put-back all happen in that very directory; one that is no longer reached that
+        // way is an `external_change`.
         let parent = parent_of(abs);
+        if !held_dirs.contains_key(&parent) {
+            held_dirs.clear();
+        }
         let dir = match held_dirs.entry(parent.clone()) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => e.insert(
