@@ -248,10 +248,27 @@ impl Sidecar {
     fn check_transaction(&self, m: &Manifest, found: &mut Findings) {
         let rel = manifest_rel(&m.id);
         if !m.state.is_terminal() {
+            // Its temp files still in the workspace (a process killed while preparing): said, so
+            // that nobody takes them for stray files of their own.
+            let temps = self.root.as_deref().map_or(0, |root| {
+                m.targets
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, t)| Some(m.temp_path(root, &t.rel().ok()?, i)))
+                    .filter(|p| std::fs::symlink_metadata(p).is_ok())
+                    .count()
+            });
+            let left = match temps {
+                0 => String::new(),
+                n => format!(
+                    "; {n} of its temp files (`.<name>.retrace-{}-<i>.tmp`, beside their targets) are in the workspace, and that open removes them",
+                    m.id
+                ),
+            };
             found.push(
                 rel.clone(),
                 format!(
-                    "transaction is {}: the next open for writing rolls it back, or, when something in the workspace stops it, keeps it open and says what",
+                    "transaction is {}: the next open for writing rolls it back, or, when something in the workspace stops it, keeps it open and says what{left}",
                     format!("{:?}", m.state).to_lowercase()
                 ),
                 Severity::Warning,

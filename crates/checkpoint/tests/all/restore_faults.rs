@@ -604,3 +604,41 @@ fn left_open_then_restored(choice: OnConflict) {
     };
     assert_eq!(fs::read(sc.root.join(edited)).unwrap(), expected);
 }
+
+/// A restore killed while preparing leaves temp files beside its targets until the next open for
+/// writing; fsck, which opens nothing for writing, says they are there and whose they are.
+#[test]
+fn fsck_says_an_open_transactions_temp_files_are_in_the_workspace() {
+    let probe = small_scenario();
+    let counting = FaultInjector::crash_at(0);
+    restore_under(&probe, faulty(&counting)).unwrap();
+    let trail = counting.trail();
+    let writes = trail.iter().filter(|l| *l == "write_temp").count() as u64;
+    let after_temps = trail
+        .iter()
+        .position(|l| l == "sync_temp")
+        .expect("the temp files are synced") as u64;
+    assert!(writes >= 2);
+    let sc = small_scenario();
+    let inj = FaultInjector::crash_at(after_temps + 1);
+    assert!(restore_under(&sc, faulty(&inj)).is_err());
+    let temps = transaction_leftovers(&sc.root);
+    assert!(!temps.is_empty(), "no temp file was left by the crash");
+    let store = CheckpointStore::open_read_only(sc.sidecar(), &sc.root).unwrap();
+    let report = store.fsck();
+    let said = report
+        .problems
+        .iter()
+        .find(|f| f.problem.contains("temp files"))
+        .unwrap_or_else(|| panic!("fsck did not name the temp files: {:?}", report.problems));
+    assert!(
+        said.problem
+            .contains(&format!("{} of its temp files", temps.len())),
+        "{}",
+        said.problem
+    );
+    drop(store);
+    // The next open for writing removes them.
+    drop(open_healthy(sc.sidecar(), &sc.root));
+    assert!(transaction_leftovers(&sc.root).is_empty());
+}
