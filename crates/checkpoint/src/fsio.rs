@@ -7,7 +7,7 @@ use std::io::{self, Seek};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use retrace_fsutil::{copy_hashed, Fs, RelPath};
+use retrace_fsutil::{copy_hashed, DirAt, Fs, RelPath};
 
 use crate::error::CheckpointError;
 use crate::model::Image;
@@ -17,6 +17,18 @@ pub(crate) fn parent_of(p: &Path) -> PathBuf {
     p.parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The directory `parent` (a workspace directory under `root`), reached from the root one component
+/// at a time without following a symlink, held in `slot` while the targets in it come one after
+/// another. Only one is held at a time: a transaction across thousands of directories must not use
+/// up descriptors.
+pub(crate) fn held_dir<'a>(slot: &'a mut Option<DirAt>, root: &Path, parent: &Path) -> io::Result<&'a DirAt> {
+    if let Some(d) = slot.take().filter(|d| d.path() == parent) {
+        return Ok(slot.insert(d));
+    }
+    let rel_dir = parent.strip_prefix(root).unwrap_or(Path::new(""));
+    Ok(slot.insert(DirAt::open(root, rel_dir)?))
 }
 
 /// Permission bits (including setuid/setgid/sticky) of a file.

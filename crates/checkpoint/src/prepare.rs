@@ -2,15 +2,15 @@
 //! their restore images, and the forward images copied into its pack, all durable before anything
 //! is published.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use retrace_fsutil::copy_hashed;
+use retrace_fsutil::{copy_hashed, DirAt};
 
 use crate::error::{CheckpointError, IoContext, Result};
-use crate::fsio::{parent_of, sync_error, unsafe_to_write};
+use crate::fsio::{held_dir, parent_of, sync_error, unsafe_to_write};
 use crate::store::CheckpointStore;
 use crate::transaction::TxInput;
 use crate::tx::{Manifest, PackSlice};
@@ -142,15 +142,18 @@ impl CheckpointStore {
         // Whole directories to each thread (`workers.rs`).
         jobs.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
         let runs = workers::split_runs(&jobs, workers::threads_for(jobs.len()), |j| &j.1);
-        workers::run_all(&runs, BTreeMap::new, |held, (i, parent)| {
-            self.write_temp(root, m, (*i, &inputs[*i]), parent, held)
-        })?;
-        let mut temps: Vec<(usize, PathBuf)> = jobs
+        workers::run_all(
+            &runs,
+            || None,
+            |held, (i, parent)| self.write_temp(root, m, (*i, &inputs[*i]), parent, held),
+        )?;
+        let temps = inputs
             .iter()
-            .map(|(i, _)| (*i, m.temp_path(root, &inputs[*i].rel, *i)))
+            .enumerate()
+            .filter(|(_, inp)| inp.restore.image.existed)
+            .map(|(i, inp)| m.temp_path(root, &inp.rel, i))
             .collect();
-        temps.sort();
-        Ok((temps.into_iter().map(|(_, t)| t).collect(), made_parents))
+        Ok((temps, made_parents))
     }
 
     /// One temp file of [`CheckpointStore::write_temps`]: target `i`'s restore image, checked
@@ -161,7 +164,7 @@ impl CheckpointStore {
         m: &Manifest,
         (i, inp): (usize, &TxInput),
         parent: &Path,
-        held: &mut BTreeMap<PathBuf, retrace_fsutil::DirAt>,
+        held: &mut Option<DirAt>,
     ) -> Result<()> {
         let fs_ = &self.opts.fs;
         let abs = inp.rel.under(root);
@@ -169,18 +172,8 @@ impl CheckpointStore {
         fs_.step("create_temp").at("create", &tmp)?;
         // Made in the directory as reached without a symlink and held open: a parent swapped for a
         // symlink meanwhile cannot lead the temp file (or its rename) anywhere else. A thread's
-        // targets come directory by directory: each is opened (component by component) once, and
-        // only the current one is held (thousands of directories must not use up descriptors).
-        if !held.contains_key(parent) {
-            held.clear();
-        }
-        let dir = match held.entry(parent.to_path_buf()) {
-            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::btree_map::Entry::Vacant(e) => {
-                let rel_dir = parent.strip_prefix(root).unwrap_or(Path::new(""));
-                e.insert(retrace_fsutil::DirAt::open(root, rel_dir).at("create", &tmp)?)
-            }
-        };
+        // targets come directory by directory, so each is opened once.
+        let dir = held_dir(held, root, parent).at("create", &tmp)?;
         // Named by the file the user knows (the error names the temp file too).
         let mut out = dir
             .create_new(tmp.file_name().unwrap_or_default(), 0o600)

@@ -2,7 +2,6 @@
 //! path, the file it replaces held to its forward image; by several threads when there are many
 //! (`workers.rs`).
 
-use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Seek};
 use std::path::{Path, PathBuf};
@@ -11,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use retrace_fsutil::{DirAt, RelPath};
 
 use crate::error::{CheckpointError, IoContext, Result};
-use crate::fsio::{hash_from_start, mode_bits, parent_of};
+use crate::fsio::{hash_from_start, held_dir, mode_bits, parent_of};
 use crate::model::{same_image, Image};
 use crate::store::CheckpointStore;
 use crate::transaction::TxInput;
@@ -39,13 +38,17 @@ impl CheckpointStore {
             jobs.sort();
         }
         let runs = workers::split_runs(&jobs, threads, |j| &j.0);
-        let result = workers::run_all(&runs, HashMap::new, |held, (_, i)| {
-            let inp = &inputs[*i];
-            let abs = inp.rel.under(root);
-            self.publish_one(root, m, (*i, &inp.rel, &abs), held)?;
-            renamed[*i].store(true, Ordering::Relaxed);
-            Ok(())
-        });
+        let result = workers::run_all(
+            &runs,
+            || None,
+            |held, (_, i)| {
+                let inp = &inputs[*i];
+                let abs = inp.rel.under(root);
+                self.publish_one(root, m, (*i, &inp.rel, &abs), held)?;
+                renamed[*i].store(true, Ordering::Relaxed);
+                Ok(())
+            },
+        );
         (renamed.into_iter().map(AtomicBool::into_inner).collect(), result)
     }
 
@@ -64,26 +67,15 @@ impl CheckpointStore {
         root: &Path,
         m: &Manifest,
         (i, rel, abs): (usize, &RelPath, &Path),
-        held_dirs: &mut HashMap<PathBuf, DirAt>,
+        held_dir_slot: &mut Option<DirAt>,
     ) -> Result<()> {
         let t = &m.targets[i];
         let changed = || CheckpointError::ExternalChange { path: rel.to_lossy() };
-        // Its directory, reached from the root one component at a time without following a
-        // symlink and held while its targets come one after another (one at a time: a restore
-        // across thousands of directories must not run out of descriptors): the check, the rename
-        // and a put-back all happen in that very directory; one that is no longer reached that
-        // way is an `external_change`.
+        // Its directory, reached from the root without following a symlink and held (`held_dir`):
+        // the check, the rename and a put-back all happen in that very directory; one that is no
+        // longer reached that way is an `external_change`.
         let parent = parent_of(abs);
-        if !held_dirs.contains_key(&parent) {
-            held_dirs.clear();
-        }
-        let dir = match held_dirs.entry(parent.clone()) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => e.insert(
-                DirAt::open(root, parent.strip_prefix(root).unwrap_or(Path::new("")))
-                    .map_err(|_| changed())?,
-            ),
-        };
+        let dir = held_dir(held_dir_slot, root, &parent).map_err(|_| changed())?;
         let name = abs.file_name().unwrap_or_default();
         // Never through a symlink, and only a plain file (or nothing) is replaced.
         let held = dir.open_existing(name).map_err(|_| changed())?;

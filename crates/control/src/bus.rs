@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use retrace_protocol::{Delivery, Event, Numbered};
 use tokio::sync::broadcast;
-use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::sync::broadcast::error::RecvError;
 
 /// Events kept for replay, and the most a subscriber may fall behind before it gets `lagged`.
 pub const EVENT_BUFFER: usize = 1024;
@@ -122,7 +122,6 @@ impl EventBus {
             rx,
             next: s.next_seq,
             lagged: None,
-            stash: None,
         };
         match after {
             None => {}
@@ -147,8 +146,6 @@ pub struct Subscription {
     next: u64,
     /// A `lagged` signal to deliver first, with the next number.
     lagged: Option<u64>,
-    /// An event read while finding where a lag ended.
-    stash: Option<Arc<Numbered>>,
 }
 
 impl std::fmt::Debug for Subscription {
@@ -166,21 +163,20 @@ impl Subscription {
             self.next = next_seq;
             return Some(Delivery::Lagged { next_seq });
         }
-        if let Some(e) = self.replay.pop_front() {
-            self.next = e.seq + 1;
-            return Some(Delivery::Event(Arc::unwrap_or_clone(e)));
-        }
         loop {
-            let got = match self.stash.take() {
-                Some(e) => e,
-                None => match self.rx.as_mut()?.recv().await {
-                    Ok(e) => e,
-                    Err(RecvError::Closed) => return None,
-                    Err(RecvError::Lagged(_)) => match self.catch_up() {
-                        Some(d) => return Some(d),
-                        None => return Some(self.after_lag()),
-                    },
-                },
+            if let Some(e) = self.replay.pop_front() {
+                self.next = e.seq + 1;
+                return Some(Delivery::Event(Arc::unwrap_or_clone(e)));
+            }
+            let got = match self.rx.as_mut()?.recv().await {
+                Ok(e) => e,
+                Err(RecvError::Closed) => return None,
+                Err(RecvError::Lagged(_)) => {
+                    if let Some(next_seq) = self.catch_up() {
+                        return Some(Delivery::Lagged { next_seq });
+                    }
+                    continue;
+                }
             };
             // The replay already delivered what the live stream repeats.
             if got.seq >= self.next {
@@ -190,41 +186,22 @@ impl Subscription {
         }
     }
 
-    /// After the live channel dropped events for this subscriber: the events it missed, from the
-    /// replay buffer, as far as that reaches back (`lagged` first when it no longer reaches the
-    /// next one). `None` when the buffer holds nothing from there on.
-    fn catch_up(&mut self) -> Option<Delivery> {
-        let missed: VecDeque<Arc<Numbered>> = {
-            let s = lock(&self.state);
-            s.buffer.iter().filter(|e| e.seq >= self.next).cloned().collect()
-        };
-        let first = missed.front()?.seq;
-        self.replay = missed;
-        if first > self.next {
+    /// After the live channel dropped events for this subscriber: the events it missed, taken
+    /// from the replay buffer (never shorter than the channel, so it holds them, or newer ones).
+    /// Returns the number the stream goes on from when the buffer no longer reaches back to the
+    /// next one: the subscriber lagged.
+    fn catch_up(&mut self) -> Option<u64> {
+        self.replay = lock(&self.state)
+            .buffer
+            .iter()
+            .filter(|e| e.seq >= self.next)
+            .cloned()
+            .collect();
+        let first = self.replay.front()?.seq;
+        (first > self.next).then(|| {
             self.next = first;
-            return Some(Delivery::Lagged { next_seq: first });
-        }
-        let e = self.replay.pop_front()?;
-        self.next = e.seq + 1;
-        Some(Delivery::Event(Arc::unwrap_or_clone(e)))
-    }
-
-    /// After the broadcast channel dropped events for this subscriber: the oldest event it still
-    /// holds is where the stream continues.
-    fn after_lag(&mut self) -> Delivery {
-        let next_seq = match self.rx.as_mut().map(broadcast::Receiver::try_recv) {
-            Some(Ok(e)) => {
-                let n = e.seq;
-                self.stash = Some(e);
-                n
-            }
-            // Nothing retained yet: the stream continues with whatever is published next.
-            Some(Err(TryRecvError::Empty | TryRecvError::Lagged(_) | TryRecvError::Closed)) | None => {
-                self.next
-            }
-        };
-        self.next = next_seq;
-        Delivery::Lagged { next_seq }
+            first
+        })
     }
 }
 
