@@ -209,3 +209,48 @@ fn a_change_caught_while_copying_the_forward_image_names_the_workspace_path() {
     );
     assert_eq!(read(&s, "d/f").unwrap(), b"agent EDITOR-SAVE");
 }
+
+/// The same race in a restore wide enough for several threads (`workers.rs`): an editor saves in
+/// place into one target at one rename step after another, whichever thread is renaming what. The
+/// save is never lost — caught and put back when it went into the file a rename replaced, or left
+/// in place when it came after its file's rename — and no temp file stays behind.
+#[test]
+fn a_save_racing_a_wide_restore_is_never_lost() {
+    let names: Vec<String> = (0..40).map(|i| format!("d{}/f{i:02}", i % 8)).collect();
+    let files: Vec<Written> = names
+        .iter()
+        .map(|n| (n.as_str(), Some(&b"before"[..]), &b"agent"[..]))
+        .collect();
+    let (s, t) = agent_turn(&files);
+    let first = publishing_rename(&restore_trail(&s, t));
+    for k in (first..first + 40).step_by(7) {
+        let (s, t) = agent_turn(&files);
+        let target = s.workspace.join("d3/f11");
+        let inj = FaultInjector::act_at(k, move || {
+            let mut f = fs::OpenOptions::new().write(true).open(&target).unwrap();
+            f.write_all(b"EDITOR-SAVE").unwrap();
+        });
+        let mut store = faulty(&s, &inj);
+        let plan = store.plan_restore(t).unwrap();
+        let done = store.commit(&plan, choice(OnConflict::Refuse));
+        let now = read(&s, "d3/f11").unwrap();
+        assert!(
+            now.starts_with(b"EDITOR-SAVE"),
+            "k={k}: {:?}",
+            String::from_utf8_lossy(&now)
+        );
+        if let Err(e) = &done {
+            assert!(matches!(e, CheckpointError::ExternalChange { .. }), "k={k}: {e}");
+            // Nothing of the restore stayed written.
+            for n in names.iter().filter(|n| *n != "d3/f11") {
+                assert_eq!(read(&s, n).unwrap(), b"agent", "k={k}: {n}");
+            }
+        }
+        drop(store);
+        drop(open(&s));
+        let left: Vec<String> = (0..8)
+            .flat_map(|d| temps(&s.workspace.join(format!("d{d}"))))
+            .collect();
+        assert!(left.is_empty(), "k={k}: {left:?}");
+    }
+}
