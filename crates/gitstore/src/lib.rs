@@ -26,5 +26,5 @@ pub use fsck::{fsck, StoreProblem};
 pub use objects::{ObjectId, Objects};
 pub use snapshot::{Entry, Limits, Skip, SkipReason, Snapshot, SnapshotStats, Snapshotter};
 pub use statcache::{Stamp, StatCache, RACY_MARGIN_NS};
-pub use walk::{Found, PlainWalk, Walk};
+pub use walk::{Found, PlainWalk, Step, Walk};
 pub use watch::Dirty;

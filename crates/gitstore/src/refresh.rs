@@ -173,7 +173,7 @@ impl Snapshotter {
                 }
                 _ => {
                     stats.seen += 1;
-                    match self.one(&rel, &mut stats)? {
+                    match self.one(&rel, None, &mut stats)? {
                         Ok(e) => {
                             s.files.insert(rel.clone(), e);
                         }
@@ -254,7 +254,7 @@ impl Snapshotter {
                 }
                 Found::File => {
                     stats.seen += 1;
-                    match self.one(&r, stats)? {
+                    match self.one(&r, None, stats)? {
                         Ok(e) => {
                             s.files.insert(r, e);
                         }

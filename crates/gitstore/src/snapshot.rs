@@ -13,7 +13,7 @@ use retrace_fsutil::RelPath;
 use crate::error::{IoContext, Result};
 use crate::objects::{ObjectId, Objects};
 use crate::statcache::{Stamp, StatCache};
-use crate::walk::{Found, Walk};
+use crate::walk::{Found, Step, Walk};
 
 /// The largest file a snapshot keeps (a larger one is a skip, as the checkpoint store's cap), and
 /// when the stat cache is trusted.
@@ -264,17 +264,27 @@ impl Snapshotter {
         let mut stats = SnapshotStats::default();
         let mut failed: Option<crate::GitStoreError> = None;
         let root = self.root.clone();
-        walk.walk(&mut |rel, found| {
+        walk.walk_stat(&mut |step| {
             if failed.is_some() {
                 return;
             }
+            let (rel, found, meta) = match step {
+                Step::Entering(dirs) => {
+                    // watched before anything in them is read: a later change is an event
+                    if let Some(w) = self.watch.as_mut() {
+                        w.add_dirs(dirs.iter().map(|d| root.join(d)));
+                    }
+                    return;
+                }
+                Step::Found(rel, found, meta) => (rel, found, meta),
+            };
             let Ok(path) = RelPath::normalize(&root, rel) else {
                 return;
             };
             if found == Found::Dir {
-                // watched before its files are read: a change after a file was read is an event
+                // watched before its files are read (unless the walk said so before)
                 if let Some(w) = self.watch.as_mut() {
-                    w.add_dirs(std::iter::once(path.under(&root).as_path()));
+                    w.add_dirs(std::iter::once(path.under(&root)));
                 }
                 snap.dirs.insert(path);
                 return;
@@ -284,7 +294,7 @@ impl Snapshotter {
                 snap.skipped.insert(path, skip);
                 return;
             }
-            match self.one(&path, &mut stats) {
+            match self.one(&path, meta, &mut stats) {
                 Ok(Ok(entry)) => {
                     snap.files.insert(path, entry);
                 }
@@ -307,11 +317,13 @@ impl Snapshotter {
         Ok((snap, stats))
     }
 
-    /// One path: its entry, a skip, or `Err(None)` when it is gone.
+    /// One path: its entry, a skip, or `Err(None)` when it is gone. `meta` is what `lstat` said
+    /// of it where the walk looked already.
     #[allow(clippy::type_complexity)]
     pub(crate) fn one(
         &mut self,
         rel: &RelPath,
+        meta: Option<&fs::Metadata>,
         stats: &mut SnapshotStats,
     ) -> Result<std::result::Result<Entry, Option<Skip>>> {
         let abs = rel.under(&self.root);
@@ -322,12 +334,19 @@ impl Snapshotter {
                 stamp,
             })))
         };
-        let lmeta = match fs::symlink_metadata(&abs) {
-            Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Err(None)),
-            Err(e) => return skip(SkipReason::Unreadable, e.to_string(), None),
+        let looked;
+        let lmeta = match meta {
+            Some(m) => m,
+            None => match fs::symlink_metadata(&abs) {
+                Ok(m) => {
+                    looked = m;
+                    &looked
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Err(None)),
+                Err(e) => return skip(SkipReason::Unreadable, e.to_string(), None),
+            },
         };
-        let stamp = Stamp::of(&lmeta);
+        let stamp = Stamp::of(lmeta);
         let ft = lmeta.file_type();
         if ft.is_symlink() {
             return skip(SkipReason::Symlink, "a symbolic link".into(), Some(stamp));

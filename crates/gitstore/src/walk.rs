@@ -17,11 +17,28 @@ pub enum Found {
     Unreadable,
 }
 
+/// One step of [`Walk::walk_stat`].
+#[derive(Debug)]
+pub enum Step<'a> {
+    /// The walk is about to enter these directories (relative to the root); nothing in them has
+    /// been looked at yet.
+    Entering(&'a [PathBuf]),
+    /// A path the walk keeps (relative to the root), what it is, and for a file what `lstat` said
+    /// of it when the walk looked.
+    Found(&'a Path, Found, Option<&'a fs::Metadata>),
+}
+
 /// Where the files of a snapshot come from: the workspace's walk, which applies its ignore rules.
 pub trait Walk {
     /// Calls `visit` with every path under the workspace root the walk keeps (relative to the
     /// root) and what it is.
     fn walk(&self, visit: &mut dyn FnMut(&Path, Found)) -> io::Result<()>;
+    /// [`Walk::walk`] step by step: a walk that can also says which directories it is about to
+    /// enter (before it looks at anything in them) and what `lstat` said of each file, where it
+    /// looked already (else the snapshot looks itself).
+    fn walk_stat(&self, visit: &mut dyn FnMut(Step<'_>)) -> io::Result<()> {
+        self.walk(&mut |p, f| visit(Step::Found(p, f, None)))
+    }
     /// The same under the directory `dir` (relative to the root; itself not visited).
     fn walk_under(&self, dir: &Path, visit: &mut dyn FnMut(&Path, Found)) -> io::Result<()>;
     /// Whether the walk keeps `rel` (relative to the root): neither it nor a directory above it is

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use notify::{Config, Event, EventKindMask, RecursiveMode, Watcher};
+use notify::{Config, Event, EventKindMask, PathOp, RecursiveMode, Watcher};
 
 /// How long a look waits for its barrier before it falls back to a full walk.
 const BARRIER_WAIT: Duration = Duration::from_secs(2);
@@ -74,34 +74,40 @@ impl Watch {
         })
     }
 
-    /// Watches each directory of `dirs` (absolute) not watched yet. A failure (the watch limit)
-    /// leaves watching broken until the next full walk, and says why once.
-    pub fn add_dirs<'a>(&mut self, dirs: impl IntoIterator<Item = &'a Path>) {
+    /// Watches each directory of `dirs` (absolute) not watched yet, all in one request to the
+    /// watcher's thread. A failure (the watch limit) leaves watching broken until the next full
+    /// walk, and says why once.
+    pub fn add_dirs<P: AsRef<Path>>(&mut self, dirs: impl IntoIterator<Item = P>) {
         if self.broken.is_some() {
             return;
         }
-        for d in dirs {
-            if self.watched.contains(d) {
-                continue;
-            }
-            match self.watcher.watch(d, RecursiveMode::NonRecursive) {
-                Ok(()) => {
-                    self.watched.insert(d.to_path_buf());
-                }
-                Err(e) => {
-                    self.broken = Some(format!("cannot watch `{}`: {e}", d.display()));
-                    return;
-                }
+        let new: Vec<PathBuf> = dirs
+            .into_iter()
+            .map(|d| d.as_ref().to_path_buf())
+            .filter(|d| !self.watched.contains(d))
+            .collect();
+        if new.is_empty() {
+            return;
+        }
+        let ops = new.iter().cloned().map(PathOp::watch_non_recursive).collect();
+        match self.watcher.update_paths(ops) {
+            Ok(()) => self.watched.extend(new),
+            Err(e) => {
+                let at = e.origin.as_ref().map_or_else(
+                    || new[0].display().to_string(),
+                    |op| op.as_path().display().to_string(),
+                );
+                self.broken = Some(format!("cannot watch `{at}`: {}", e.source));
             }
         }
     }
 
     /// Watches each directory of `dirs` again, even those watched before: a directory removed and
     /// made again under the same name is another one, whose old watch went with the old one.
-    pub fn rewatch<'a>(&mut self, dirs: impl IntoIterator<Item = &'a Path>) {
-        let dirs: Vec<&Path> = dirs.into_iter().collect();
+    pub fn rewatch<P: AsRef<Path>>(&mut self, dirs: impl IntoIterator<Item = P>) {
+        let dirs: Vec<P> = dirs.into_iter().collect();
         for d in &dirs {
-            self.watched.remove(*d);
+            self.watched.remove(d.as_ref());
         }
         self.add_dirs(dirs);
     }

@@ -27,7 +27,7 @@ use ignore::Match;
 pub const MAX_IGNORE_FILE_BYTES: u64 = 1 << 20;
 
 /// Ignore files read in every directory, in precedence order.
-const IGNORE_FILES: [&str; 2] = [".ignore", ".gitignore"];
+pub(crate) const IGNORE_FILES: [&str; 2] = [".ignore", ".gitignore"];
 
 /// The rules of one directory, in precedence order.
 #[derive(Default)]
@@ -89,23 +89,38 @@ impl IgnoreRules {
 
     /// Whether `path` (absolute, inside the workspace) is ignored.
     pub(crate) fn ignored(&self, path: &Path, is_dir: bool) -> bool {
-        for dir in path.ancestors().skip(1) {
+        match path.parent() {
+            Some(dir) => self.chain(dir).ignored(path, is_dir),
+            None => false,
+        }
+    }
+
+    /// The rules that bear on the entries of the directory `dir` (absolute, inside the
+    /// workspace), deepest first: a walk asks once per directory, not once per entry.
+    pub(crate) fn chain(&self, dir: &Path) -> Chain {
+        let mut rules = Vec::new();
+        for dir in dir.ancestors() {
             if !under(dir, &self.boundary) {
                 break;
             }
-            let rules = self.rules(dir);
-            for m in &rules.matchers {
-                match m.matched(path, is_dir) {
-                    Match::Ignore(_) => return true,
-                    Match::Whitelist(_) => return false,
-                    Match::None => {}
-                }
+            let r = self.rules(dir);
+            let stop = r.repo_top || dir == self.boundary;
+            if !r.matchers.is_empty() {
+                rules.push(r);
             }
-            if rules.repo_top || dir == self.boundary {
+            if stop {
                 break;
             }
         }
-        false
+        Chain(rules)
+    }
+
+    /// Takes `dir` (absolute) as holding no ignore file and no `.git`, as a listing of it just
+    /// found, so that its rules need not be looked for.
+    pub(crate) fn listed_plain(&self, dir: &Path) {
+        self.lock()
+            .entry(dir.as_os_str().to_owned())
+            .or_insert_with(|| Arc::new(DirRules::default()));
     }
 
     fn rules(&self, dir: &Path) -> Arc<DirRules> {
@@ -119,6 +134,26 @@ impl IgnoreRules {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<std::ffi::OsString, Arc<DirRules>>> {
         self.dirs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The rules that bear on one directory's entries ([`IgnoreRules::chain`]).
+pub(crate) struct Chain(Vec<Arc<DirRules>>);
+
+impl Chain {
+    /// Whether `path` (an entry of the directory the chain is of) is ignored: the deepest
+    /// directory with a say decides.
+    pub(crate) fn ignored(&self, path: &Path, is_dir: bool) -> bool {
+        for rules in &self.0 {
+            for m in &rules.matchers {
+                match m.matched(path, is_dir) {
+                    Match::Ignore(_) => return true,
+                    Match::Whitelist(_) => return false,
+                    Match::None => {}
+                }
+            }
+        }
+        false
     }
 }
 

@@ -2,13 +2,23 @@
 //! and places off limits as `list_dir`, `glob` and `grep` (`walk.rs`), never `.git/`, never
 //! following a symlink, and not entering a directory that holds a repository of its own; and the
 //! same question asked of one path (does the walk keep it?) for a path change notification names.
+//!
+//! It walks by itself rather than through the tools' walker: each directory is read once and
+//! each of its entries looked at through the open directory (`fstatat`, not a lookup of the whole
+//! path from `/`), and the walk hands that look to its caller, which would otherwise `lstat` every
+//! file again. What it keeps is what the tools' walker keeps, in the same order (a test compares
+//! the two on hostile trees).
 
+use std::ffi::OsString;
+use std::fs::{self, Metadata};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, Mutex};
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::error::ToolError;
-use crate::ignore_rules::IgnoreRules;
-use crate::walk::walker_with;
+use crate::ignore_rules::{IgnoreRules, IGNORE_FILES};
+use crate::walk::blocking_global_file;
 use crate::workspace::Workspace;
 
 /// What the walk found at a path.
@@ -24,13 +34,15 @@ pub enum Found {
     Unreadable,
 }
 
-/// The path an error of the walk is about, if it names one.
-fn error_path(e: &ignore::Error) -> Option<&Path> {
-    match e {
-        ignore::Error::WithPath { path, .. } => Some(path),
-        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => error_path(err),
-        _ => None,
-    }
+/// One step of [`TreeWalk::walk_stat`].
+#[derive(Debug)]
+pub enum Step<'a> {
+    /// It is about to enter these directories (relative to the root), one after the other;
+    /// nothing in them has been looked at yet.
+    Entering(&'a [PathBuf]),
+    /// A path it keeps (relative to the root), what it is, and for a file what `lstat` said of
+    /// it (`None` when that failed: the file went since it was listed, or cannot be looked at).
+    Found(&'a Path, Found, Option<&'a Metadata>),
 }
 
 /// The walk of one workspace, with the ignore rules it has read so far.
@@ -52,36 +64,39 @@ impl<'a> TreeWalk<'a> {
     /// the walk keeps, relative to the root, and what it is; a directory that cannot be read is
     /// named as such (what is in it is not known).
     pub fn walk(&self, dir: &Path, visit: &mut dyn FnMut(&Path, Found)) -> Result<(), ToolError> {
-        let nested = Arc::new(Mutex::new(Vec::<PathBuf>::new()));
-        let root = self.ws.root().to_path_buf();
-        for entry in walker_with(self.ws, &root.join(dir), None, Some(nested.clone()))? {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) => {
-                    let unreadable_dir = error_path(&e)
-                        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
-                        .and_then(|p| p.strip_prefix(&root).ok())
-                        .filter(|rel| !rel.as_os_str().is_empty());
-                    if let Some(rel) = unreadable_dir {
-                        visit(rel, Found::Unreadable);
-                    }
-                    continue;
-                }
-            };
-            if entry.depth() == 0 {
-                continue;
+        self.walk_stat(dir, &mut |step| {
+            if let Step::Found(p, f, _) = step {
+                visit(p, f)
             }
-            let Ok(rel) = entry.path().strip_prefix(&root) else {
-                continue;
-            };
-            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            visit(rel, if is_dir { Found::Dir } else { Found::File });
+        })
+    }
+
+    /// [`TreeWalk::walk`], step by step: each path it keeps with what `lstat` said of it (looked at
+    /// through its open directory), and before it enters the directories below one directory,
+    /// all of them at once (so a caller can watch them before anything in them is looked at).
+    pub fn walk_stat(&self, dir: &Path, visit: &mut dyn FnMut(Step<'_>)) -> Result<(), ToolError> {
+        if let Some(p) = blocking_global_file() {
+            return Err(ToolError::IgnoreFileNotRegular {
+                path: p.to_string_lossy().into_owned(),
+            });
         }
-        let found = nested.lock().map(|n| n.clone()).unwrap_or_default();
-        for p in found {
-            if let Ok(rel) = p.strip_prefix(&root) {
-                visit(rel, Found::Nested);
-            }
+        let root = self.ws.root();
+        // Git's global excludes, anchored at the workspace root (as the tools' walker reads them).
+        let (global, _) = GitignoreBuilder::new(root).build_global();
+        let mut go = Go {
+            walk: self,
+            global,
+            nested: Vec::new(),
+            visit,
+        };
+        let mut abs = if dir.as_os_str().is_empty() {
+            root.to_path_buf()
+        } else {
+            root.join(dir)
+        };
+        go.dir(&mut abs, root.as_os_str().len());
+        for p in std::mem::take(&mut go.nested) {
+            (go.visit)(Step::Found(&p, Found::Nested, None));
         }
         Ok(())
     }
@@ -109,3 +124,115 @@ impl<'a> TreeWalk<'a> {
         true
     }
 }
+
+/// What the walk keeps of a directory's entry.
+enum Kept {
+    /// Anything but a directory, with what `lstat` said of it.
+    File(Option<Metadata>),
+    /// A directory it enters.
+    Dir,
+    /// A directory holding a repository of its own.
+    Nested,
+}
+
+/// One walk in progress.
+struct Go<'w, 'v> {
+    walk: &'w TreeWalk<'w>,
+    global: Gitignore,
+    /// Directories holding a repository of their own, named after everything else.
+    nested: Vec<PathBuf>,
+    visit: &'v mut dyn FnMut(Step<'_>),
+}
+
+impl Go<'_, '_> {
+    /// Walks the directory `abs` (`root_len` bytes of it are the root): its entries in the
+    /// order of their names' bytes, each directory followed by what is in it. Its files are
+    /// looked at while it is open, before any directory below it is entered (so the walk holds
+    /// one directory open at a time, however deep the tree).
+    fn dir(&mut self, abs: &mut PathBuf, root_len: usize) {
+        let mut kept: Vec<(OsString, Kept)> = Vec::new();
+        let mut unreadable = false;
+        match fs::read_dir(&*abs) {
+            Ok(rd) => {
+                let listed: Vec<fs::DirEntry> = rd
+                    .filter_map(|e| {
+                        unreadable |= e.is_err();
+                        e.ok()
+                    })
+                    .collect();
+                let rules_here = |e: &fs::DirEntry| {
+                    let n = e.file_name();
+                    n == ".git" || IGNORE_FILES.iter().any(|i| n == *i)
+                };
+                if !listed.iter().any(rules_here) {
+                    self.walk.rules.listed_plain(abs);
+                }
+                let chain = self.walk.rules.chain(abs);
+                let skips = self.walk.ws.walk_skips_under(abs);
+                for e in listed {
+                    // A file that went between the listing and the look at its type is left out.
+                    let Ok(ty) = e.file_type() else { continue };
+                    let name = e.file_name();
+                    abs.push(&name);
+                    let is_dir = ty.is_dir();
+                    // Never `.git`; not ignored by git's global excludes, not off limits, not
+                    // ignored by the workspace's rules.
+                    let dropped = name == ".git"
+                        || self.global.matched(&*abs, is_dir).is_ignore()
+                        || (skips && self.walk.ws.walk_skips(abs))
+                        || chain.ignored(abs, is_dir);
+                    let what = match (!dropped, is_dir) {
+                        (false, _) => None,
+                        (true, false) => Some(Kept::File(e.metadata().ok())),
+                        (true, true) if abs.join(".git").exists() => Some(Kept::Nested),
+                        (true, true) => Some(Kept::Dir),
+                    };
+                    abs.pop();
+                    kept.extend(what.map(|w| (name, w)));
+                }
+            }
+            Err(_) => unreadable = true,
+        }
+        if unreadable {
+            let rel = rel_of(abs, root_len);
+            if !rel.as_os_str().is_empty() && fs::symlink_metadata(&*abs).is_ok_and(|m| m.is_dir()) {
+                (self.visit)(Step::Found(rel, Found::Unreadable, None));
+            }
+        }
+        kept.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        let below: Vec<PathBuf> = kept
+            .iter()
+            .filter(|(_, w)| matches!(w, Kept::Dir))
+            .map(|(name, _)| rel_of(abs, root_len).join(name))
+            .collect();
+        if !below.is_empty() {
+            (self.visit)(Step::Entering(&below));
+        }
+        for (name, what) in kept {
+            abs.push(&name);
+            let rel = rel_of(abs, root_len);
+            match what {
+                Kept::File(meta) => (self.visit)(Step::Found(rel, Found::File, meta.as_ref())),
+                Kept::Nested => self.nested.push(rel.to_path_buf()),
+                Kept::Dir => {
+                    (self.visit)(Step::Found(rel, Found::Dir, None));
+                    self.dir(abs, root_len);
+                }
+            }
+            abs.pop();
+        }
+    }
+}
+
+/// `abs` relative to the root (whose path with its `/` is `root_len` bytes).
+fn rel_of(abs: &Path, root_len: usize) -> &Path {
+    let b = abs.as_os_str().as_bytes();
+    let rest = b.get(root_len..).unwrap_or_default();
+    Path::new(std::ffi::OsStr::from_bytes(
+        rest.strip_prefix(b"/").unwrap_or(rest),
+    ))
+}
+
+#[cfg(test)]
+#[path = "tree_walk_tests.rs"]
+mod tests;

@@ -23,7 +23,7 @@ fn special(p: &Path) -> bool {
 }
 
 /// Git's global configuration or excludes file, when one is not a regular file.
-fn blocking_global_file() -> Option<PathBuf> {
+pub(crate) fn blocking_global_file() -> Option<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let xdg = std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)

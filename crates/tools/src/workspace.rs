@@ -148,6 +148,14 @@ impl Workspace {
             .any(|(p, _)| crate::ignore_rules::under(real, p))
     }
 
+    /// Whether anything under the directory `dir` (real, absolute) may be off limits: an off-limits
+    /// place lies under it or holds it. A walk asks once per directory.
+    pub(crate) fn walk_skips_under(&self, dir: &Path) -> bool {
+        self.off_limits
+            .iter()
+            .any(|(p, _)| crate::ignore_rules::under(p, dir) || crate::ignore_rules::under(dir, p))
+    }
+
     /// This workspace with another durable-write layer (tests use [`Fs::without_sync`]).
     pub fn with_fs(mut self, fs: Fs) -> Workspace {
         self.fs = fs;

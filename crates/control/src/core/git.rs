@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use retrace_agent::{ShellChanges, ShellCoverage};
 use retrace_checkpoint::Known;
 use retrace_fsutil::RelPath;
-use retrace_gitstore::{Found, Limits, Side, SkipReason, Snapshot, Snapshotter, Walk};
+use retrace_gitstore::{Found, Limits, Side, SkipReason, Snapshot, Snapshotter, Step, Walk};
 use retrace_protocol::{ChangeAction, FileChange, GapReason};
 use retrace_tools::diff::{file_change, moved, Side as DiffSide, MAX_DIFF_INPUT};
 use retrace_tools::Workspace;
@@ -34,6 +34,16 @@ fn found(f: retrace_tools::tree_walk::Found) -> Found {
 impl Walk for WorkspaceWalk<'_> {
     fn walk(&self, visit: &mut dyn FnMut(&Path, Found)) -> std::io::Result<()> {
         self.walk_under(Path::new(""), visit)
+    }
+
+    fn walk_stat(&self, visit: &mut dyn FnMut(Step<'_>)) -> std::io::Result<()> {
+        use retrace_tools::tree_walk::Step as S;
+        self.0
+            .walk_stat(Path::new(""), &mut |step| match step {
+                S::Entering(dirs) => visit(Step::Entering(dirs)),
+                S::Found(p, f, m) => visit(Step::Found(p, found(f), m)),
+            })
+            .map_err(std::io::Error::other)
     }
 
     fn walk_under(&self, dir: &Path, visit: &mut dyn FnMut(&Path, Found)) -> std::io::Result<()> {
