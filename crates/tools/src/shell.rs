@@ -101,6 +101,9 @@ pub(crate) fn run_shell(
     let deadline = Instant::now() + timeout;
     let mut exited: Option<Instant> = None;
     let mut ended: Option<Ended> = None;
+    // Once its output closed, the shell is usually exiting: it is looked at again at once, then
+    // after 1, 2, 4 … ms (at most `POLL`), rather than a whole `POLL` later.
+    let mut closed: Option<Duration> = None;
     loop {
         let wait = match exited {
             Some(t) => GRACE.saturating_sub(t.elapsed()).min(POLL),
@@ -109,7 +112,12 @@ pub(crate) fn run_shell(
         match rx.recv_timeout(wait) {
             Ok(chunk) => output.push(&chunk),
             Err(RecvTimeoutError::Disconnected) if ended.is_some() => break,
-            Err(RecvTimeoutError::Disconnected) => thread::sleep(POLL),
+            Err(RecvTimeoutError::Disconnected) => {
+                if let Some(idle) = closed {
+                    thread::sleep(idle);
+                }
+                closed = Some(closed.map_or(Duration::from_millis(1), |d| (d * 2).min(POLL)));
+            }
             Err(RecvTimeoutError::Timeout) => {}
         }
         if let Some(t) = exited {
