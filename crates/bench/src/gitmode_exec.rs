@@ -81,6 +81,13 @@ impl WholeTurn<'_> {
         let ws = self.dir.join("gitmode-ws-exec");
         fs::create_dir_all(&ws)?;
         write_tree(self.specs, &[&ws])?;
+        // A user's workspace was written more than the stat cache's racy margin before the session
+        // looks at it; a tree written a moment ago has every file re-read by the next few turns
+        // (none of their hashes can be trusted yet), which no user's repository costs.
+        std::thread::sleep(
+            std::time::Duration::from_nanos(retrace_gitstore::RACY_MARGIN_NS.unsigned_abs())
+                + std::time::Duration::from_millis(200),
+        );
         let home = self.dir.join("gitmode-exec-home");
         let xdg = self.dir.join("gitmode-exec-xdg");
         let scripts = self.dir.join("gitmode-exec-scripts");
