@@ -57,6 +57,11 @@ impl Walk for WorkspaceWalk<'_> {
     }
 }
 
+/// How many files a full walk reads before the stat cache is written at once rather than when the
+/// session closes: fewer are cheaper to read again after a kill than the whole cache is to write
+/// (a resumed `exec` process's first look reads only what changed since the last one).
+const SAVE_AFTER_READING: u64 = 256;
+
 /// A session's object store and the snapshot the running shell command will be compared with.
 pub(crate) struct GitBackend {
     snap: Snapshotter,
@@ -90,12 +95,13 @@ impl GitBackend {
     }
 
     /// Brings the snapshot up to date; returns what changed since the last look. The stat cache
-    /// is written after a full walk (what a later process would have to read again) and when the
-    /// session closes, never after each command (it holds every file of the workspace).
+    /// is written after a full walk that read more than [`SAVE_AFTER_READING`] files (what a
+    /// later process would have to read again) and when the session closes, never after each
+    /// command (it holds every file of the workspace).
     fn refresh(&mut self) -> Result<Vec<retrace_gitstore::FileChange>> {
         let walk = WorkspaceWalk(retrace_tools::tree_walk::TreeWalk::new(&self.ws));
-        let (changed, _) = self.snap.refresh(&mut self.current, &walk)?;
-        if self.snap.last_full_walk.is_some() {
+        let (changed, stats) = self.snap.refresh(&mut self.current, &walk)?;
+        if self.snap.last_full_walk.is_some() && stats.hashed > SAVE_AFTER_READING {
             let _ = self.snap.save_cache();
         }
         Ok(changed)
