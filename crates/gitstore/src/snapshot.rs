@@ -122,7 +122,7 @@ pub struct Snapshotter {
     limits: Limits,
     /// Change notification, when it could be started (else every refresh walks everything).
     pub(crate) watch: Option<crate::watch::Watch>,
-    /// Where the watch writes its barrier files.
+    /// Where the watch keeps its barrier file.
     pub(crate) watch_dir: PathBuf,
     /// Why the last refresh walked everything, if it did.
     pub last_full_walk: Option<String>,

@@ -2,13 +2,16 @@
 //!
 //! One inotify instance (through `notify`) watches, not recursively, each directory a snapshot
 //! walked (ignored directories are never walked, so never watched). Its events arrive in order on
-//! one queue, so a look first touches a barrier file in a watched directory of the store's own and
-//! reads events until the barrier's: everything that happened before the look has been read. A
+//! one queue, so a look first writes a byte into a barrier file in a watched directory of the
+//! store's own (made before that directory is watched, and held open, so that each look makes
+//! exactly one event on it and no file is created or removed) and reads events until the
+//! barrier's: everything that happened before the look has been read. A
 //! look answers "everything" (a full walk) when events were lost (the queue overflowed), the
 //! barrier did not come back in time, or watching failed (the watch limit, no inotify): the
 //! caller falls back to a full stat walk, which misses nothing.
 
 use std::collections::{BTreeSet, HashSet};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -32,9 +35,11 @@ pub struct Watch {
     watcher: notify::RecommendedWatcher,
     rx: Receiver<notify::Result<Event>>,
     barrier_dir: PathBuf,
-    /// The number of the last barrier file written (each look writes a new one, so an event of an
-    /// earlier look's barrier is never taken for this one's).
-    barrier_n: u64,
+    /// The barrier file, and it open for writing. Each look reads events up to and including its
+    /// own write's, so the next barrier event on the queue is always the next look's (a look that
+    /// gives up waiting makes the caller walk everything, which starts a new watch and queue).
+    barrier: PathBuf,
+    barrier_file: std::fs::File,
     watched: HashSet<PathBuf>,
     /// Set when a watch could not be added: every look is `All` until the next full walk.
     broken: Option<String>,
@@ -56,6 +61,22 @@ impl Watch {
     /// Starts watching; `barrier_dir` is a directory of the store's own (outside the workspace
     /// walk) where the barrier file goes.
     pub fn start(barrier_dir: &Path) -> Result<Watch, String> {
+        // Made (and earlier versions' numbered barriers removed) before the directory is watched:
+        // none of it is an event.
+        if let Ok(names) = std::fs::read_dir(barrier_dir) {
+            for e in names.flatten() {
+                if e.file_name().to_string_lossy().starts_with("barrier-") {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+        let barrier = barrier_dir.join("barrier");
+        let barrier_file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&barrier)
+            .map_err(|e| format!("cannot open the barrier `{}`: {e}", barrier.display()))?;
         let (tx, rx) = channel();
         let config = Config::default().with_event_kinds(EventKindMask::CORE);
         let mut watcher = notify::RecommendedWatcher::new(tx, config).map_err(|e| e.to_string())?;
@@ -66,7 +87,8 @@ impl Watch {
             watcher,
             rx,
             barrier_dir: barrier_dir.to_path_buf(),
-            barrier_n: 0,
+            barrier,
+            barrier_file,
             watched: HashSet::new(),
             broken: None,
             lost: None,
@@ -122,13 +144,12 @@ impl Watch {
         if let Some(why) = &self.broken {
             return Dirty::All(why.clone());
         }
-        let old = self.barrier_dir.join(format!("barrier-{}", self.barrier_n));
-        self.barrier_n += 1;
-        let barrier = self.barrier_dir.join(format!("barrier-{}", self.barrier_n));
-        if let Err(e) = std::fs::write(&barrier, b"") {
-            return Dirty::All(format!("cannot write the barrier `{}`: {e}", barrier.display()));
+        if let Err(e) = self.barrier_file.write_at(b"b", 0) {
+            return Dirty::All(format!(
+                "cannot write the barrier `{}`: {e}",
+                self.barrier.display()
+            ));
         }
-        let _ = std::fs::remove_file(old);
         let deadline = Instant::now() + BARRIER_WAIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -138,7 +159,7 @@ impl Watch {
                         self.lost = Some("change notification lost events (its queue overflowed)".into());
                         continue;
                     }
-                    if ev.paths.iter().any(|p| p == &barrier) {
+                    if ev.paths.iter().any(|p| p == &self.barrier) {
                         break;
                     }
                     let ours = |p: &PathBuf| p.starts_with(&self.barrier_dir);
@@ -148,6 +169,9 @@ impl Watch {
                     self.lost = Some(format!("change notification failed: {e}"));
                 }
                 Err(RecvTimeoutError::Timeout) => {
+                    // Its barrier's event may still come: this queue is not read again (the
+                    // caller's full walk starts a new watch).
+                    self.broken = Some("change notification did not answer in time".into());
                     return Dirty::All("change notification did not answer in time".into());
                 }
                 Err(RecvTimeoutError::Disconnected) => {

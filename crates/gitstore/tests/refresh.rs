@@ -323,3 +323,40 @@ fn a_prune_never_leaves_the_saved_stat_cache_naming_a_removed_blob() {
     let problems = retrace_gitstore::fsck(&w.store.join("s"));
     assert!(problems.is_empty(), "{problems:?}");
 }
+
+#[test]
+fn each_look_sees_what_changed_before_it_through_one_barrier_file() {
+    let w = ws();
+    w.write("a.txt", b"0\n");
+    // A numbered barrier an earlier version left goes when the watch starts.
+    fs::create_dir_all(w.store.join("live/watch")).unwrap();
+    fs::write(w.store.join("live/watch/barrier-7"), b"").unwrap();
+    let mut s = w.open("live");
+    let mut snap = None;
+    s.refresh(&mut snap, &w.walk()).unwrap();
+    for i in 1..=40 {
+        let body = format!("{i}\n");
+        w.write("a.txt", body.as_bytes());
+        if i % 3 == 0 {
+            w.write(&format!("n{i}.txt"), b"new\n");
+        }
+        let (found, stats) = s.refresh(&mut snap, &w.walk()).unwrap();
+        assert!(s.last_full_walk.is_none(), "look {i} walked everything");
+        let paths: Vec<String> = found.iter().map(|c| c.path.to_lossy()).collect();
+        let mut want = vec!["a.txt".to_string()];
+        if i % 3 == 0 {
+            want.push(format!("n{i}.txt"));
+        }
+        assert_eq!(paths, want, "look {i}");
+        assert!(stats.seen <= 2, "look {i} read {} paths", stats.seen);
+        assert_eq!(snap.as_ref(), Some(&w.truth(i)), "look {i}");
+    }
+    // A look with nothing changed finds nothing (its own barrier is never a change).
+    let (found, _) = s.refresh(&mut snap, &w.walk()).unwrap();
+    assert!(found.is_empty(), "{found:?}");
+    let names: Vec<String> = fs::read_dir(w.store.join("live/watch"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["barrier".to_string()]);
+}
