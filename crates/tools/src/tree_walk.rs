@@ -49,14 +49,23 @@ pub enum Step<'a> {
 pub struct TreeWalk<'a> {
     ws: &'a Workspace,
     rules: IgnoreRules,
+    /// Git's global excludes, anchored at the workspace root (as the tools' walker reads them);
+    /// none when git's global configuration or excludes file is not a regular file (a walk then
+    /// refuses to start).
+    global: Gitignore,
 }
 
 impl<'a> TreeWalk<'a> {
     /// The walk of `ws`.
     pub fn new(ws: &'a Workspace) -> TreeWalk<'a> {
+        let global = match blocking_global_file() {
+            Some(_) => Gitignore::empty(),
+            None => GitignoreBuilder::new(ws.root()).build_global().0,
+        };
         TreeWalk {
             ws,
             rules: IgnoreRules::new(ws.root()),
+            global,
         }
     }
 
@@ -81,11 +90,8 @@ impl<'a> TreeWalk<'a> {
             });
         }
         let root = self.ws.root();
-        // Git's global excludes, anchored at the workspace root (as the tools' walker reads them).
-        let (global, _) = GitignoreBuilder::new(root).build_global();
         let mut go = Go {
             walk: self,
-            global,
             nested: Vec::new(),
             visit,
         };
@@ -102,7 +108,8 @@ impl<'a> TreeWalk<'a> {
     }
 
     /// Whether the walk keeps `rel` (relative to the root): no part of it is `.git`, no directory
-    /// above it is ignored, off limits or a repository of its own, and it is not ignored itself.
+    /// above it is ignored (by the workspace's rules or git's global excludes), off limits or a
+    /// repository of its own, and it is not ignored itself.
     pub fn keeps(&self, rel: &Path) -> bool {
         let root = self.ws.root();
         let parts: Vec<Component<'_>> = rel.components().collect();
@@ -114,7 +121,10 @@ impl<'a> TreeWalk<'a> {
             at.push(c);
             let last = i + 1 == parts.len();
             let is_dir = !last || std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir());
-            if self.ws.walk_skips(&at) || self.rules.ignored(&at, is_dir) {
+            if self.ws.walk_skips(&at)
+                || self.global.matched(&at, is_dir).is_ignore()
+                || self.rules.ignored(&at, is_dir)
+            {
                 return false;
             }
             if !last && at.join(".git").exists() {
@@ -138,7 +148,6 @@ enum Kept {
 /// One walk in progress.
 struct Go<'w, 'v> {
     walk: &'w TreeWalk<'w>,
-    global: Gitignore,
     /// Directories holding a repository of their own, named after everything else.
     nested: Vec<PathBuf>,
     visit: &'v mut dyn FnMut(Step<'_>),
@@ -178,7 +187,7 @@ impl Go<'_, '_> {
                     // Never `.git`; not ignored by git's global excludes, not off limits, not
                     // ignored by the workspace's rules.
                     let dropped = name == ".git"
-                        || self.global.matched(&*abs, is_dir).is_ignore()
+                        || self.walk.global.matched(&*abs, is_dir).is_ignore()
                         || (skips && self.walk.ws.walk_skips(abs))
                         || chain.ignored(abs, is_dir);
                     let what = match (!dropped, is_dir) {

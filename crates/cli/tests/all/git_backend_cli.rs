@@ -558,3 +558,37 @@ fn an_unusable_store_refuses_shell_commands_only_and_says_what_to_do() {
 pub(crate) fn session_of(lines: &[Value]) -> String {
     lines.last().unwrap()["session_id"].as_str().unwrap().to_string()
 }
+
+/// A file git's global excludes ignore is not the command's change, whether it was there before
+/// (rewriting it) or not (making it): a rewind leaves both as they are and restores the rest.
+#[test]
+fn files_ignored_by_gits_global_excludes_are_never_the_commands_changes() {
+    let w = World::new();
+    std::fs::create_dir_all(w.tmp.path().join("xdg/git")).unwrap();
+    std::fs::write(w.tmp.path().join("xdg/git/ignore"), "*.gx\n").unwrap();
+    w.put("a.gx", b"1\n");
+    w.put("sub/d.gx", b"1\n");
+    w.put("b", b"1\n");
+    let lines = w.exec(None, &["true"]);
+    let id = lines.last().unwrap()["session_id"].as_str().unwrap().to_string();
+    w.exec(
+        Some(&id),
+        &["echo 2 > a.gx; echo 2 > sub/d.gx; echo 2 > b; echo 2 > c.gx"],
+    );
+    let items = w.json(&["transcript", "--session", &id, "--items", "--json"]);
+    let changed: Vec<String> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["kind"] == "tool_call")
+        .flat_map(|i| i["changes"].as_array().cloned().unwrap_or_default())
+        .map(|c| c["path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(changed, ["b"], "{items}");
+    w.rewind_code(&id, 1);
+    let after = tree(&w.ws, &[]);
+    for ignored in ["a.gx", "sub/d.gx", "c.gx"] {
+        assert_eq!(after[ignored].0, b"2\n", "{ignored} is ignored: left as it is");
+    }
+    assert_eq!(after["b"].0, b"1\n");
+}
