@@ -354,3 +354,31 @@ fn sigkill_during_a_git_backend_restore_leaves_both_stores_consistent() {
         assert_eq!(code, 0, "round {round}: fsck at the end: {out}\n{err}");
     }
 }
+
+/// A file a command un-ignores and rewrites in place in the same command was there before it, out
+/// of sight (its birth time says so): not the command's creation, so a rewind leaves it and says
+/// so, and restores the ignore file.
+#[test]
+fn a_file_un_ignored_and_rewritten_by_one_command_is_not_its_creation() {
+    let w = World::new();
+    w.put(".gitignore", b"*.x\n");
+    w.put("a.x", b"precious\n");
+    w.put("b", b"1\n");
+    let lines = w.exec(None, &["true"]);
+    let id = session_of(&lines);
+    // older than the command by more than the clock's margin
+    std::thread::sleep(Duration::from_millis(300));
+    w.exec(Some(&id), &["rm .gitignore; echo 2 > a.x; echo 2 > b"]);
+    let cps = w.json(&["checkpoints", "--session", &id, "--json"]);
+    let g = gaps(&cps, 1);
+    assert!(
+        g.contains(&("untracked".to_string(), "a.x".to_string())),
+        "a.x came into sight: {g:?}\n{cps}"
+    );
+    let r = w.rewind_code(&id, 1);
+    assert_eq!(r["ok"], true, "{r}");
+    let after = tree(&w.ws, &[]);
+    assert_eq!(after["a.x"].0, b"2\n", "left as it is, never deleted: {r}");
+    assert_eq!(after[".gitignore"].0, b"*.x\n", "restored");
+    assert_eq!(after["b"].0, b"1\n", "restored");
+}

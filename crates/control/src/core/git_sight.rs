@@ -73,13 +73,20 @@ fn changed_at(abs: &Path) -> Option<SystemTime> {
 }
 
 /// Whether a path that appeared in the walk during the command was made by it: not under a
-/// directory the walk did not enter before, and its inode changed since the command started (one
-/// whose change time cannot be read is taken as made).
+/// directory the walk did not enter before, not born before the command started (where the file
+/// system says when a file was born: one the command un-ignored and rewrote in place was there
+/// before it, out of sight), and its inode changed since the command started (one whose change
+/// time cannot be read is taken as made).
 pub(crate) fn made_by_command(before: &Before, root: &Path, path: &RelPath) -> bool {
     if under_any(&before.opaque, path) {
         return false;
     }
-    match changed_at(&path.under(root)) {
+    let abs = path.under(root);
+    let born = std::fs::symlink_metadata(&abs).and_then(|m| m.created());
+    if born.is_ok_and(|t| t + CLOCK_MARGIN < before.started) {
+        return false;
+    }
+    match changed_at(&abs) {
         Some(t) => t + CLOCK_MARGIN >= before.started,
         None => true,
     }
