@@ -58,8 +58,9 @@ fn at_or_under(s: &Snapshot, rel: &RelPath) -> Vec<RelPath> {
 
 impl Snapshotter {
     /// Makes the next refresh take its events as lost (`why`), as an overflow of the kernel's
-    /// queue does: for tests, which cannot make the kernel drop events.
-    #[doc(hidden)]
+    /// queue does: when something notification does not watch changed what the walk keeps (an
+    /// ignore rule outside the workspace's tree), and for tests, which cannot make the kernel
+    /// drop events.
     pub fn lose_events(&mut self, why: &str) {
         if let Some(w) = self.watch.as_mut() {
             w.lose(why);

@@ -115,6 +115,11 @@ impl IgnoreRules {
         Chain(rules)
     }
 
+    /// The top of the repository whose rules apply (the workspace root when it is in none).
+    pub(crate) fn boundary(&self) -> &Path {
+        &self.boundary
+    }
+
     /// Takes `dir` (absolute) as holding no ignore file and no `.git`, as a listing of it just
     /// found, so that its rules need not be looked for.
     pub(crate) fn listed_plain(&self, dir: &Path) {

@@ -107,6 +107,23 @@ impl<'a> TreeWalk<'a> {
         Ok(())
     }
 
+    /// Files outside the workspace's tree whose change changes what the walk keeps, which a
+    /// change notification of the tree does not see: the repository's `.git/info/exclude`, git's
+    /// global configuration files (they name the global excludes file) and that file.
+    pub fn rule_files_outside(&self) -> Vec<PathBuf> {
+        let mut files = vec![self.rules.boundary().join(".git/info/exclude")];
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let xdg = std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".config")));
+        files.extend(home.map(|h| h.join(".gitconfig")));
+        files.extend(xdg.map(|x| x.join("git/config")));
+        if blocking_global_file().is_none() {
+            files.extend(ignore::gitignore::gitconfig_excludes_path());
+        }
+        files
+    }
+
     /// Whether the walk keeps `rel` (relative to the root): no part of it is `.git`, no directory
     /// above it is ignored (by the workspace's rules or git's global excludes), off limits or a
     /// repository of its own, and it is not ignored itself.

@@ -382,3 +382,25 @@ fn a_file_un_ignored_and_rewritten_by_one_command_is_not_its_creation() {
     assert_eq!(after[".gitignore"].0, b"*.x\n", "restored");
     assert_eq!(after["b"].0, b"1\n", "restored");
 }
+
+/// A kept file the same command makes ignored through `.git/info/exclude` (which change
+/// notification of the workspace's tree does not see) and rewrites is still the command's change:
+/// the look after it walks everything again, and a rewind restores the file.
+#[test]
+fn a_file_a_command_ignores_through_info_exclude_and_rewrites_is_restored() {
+    let w = World::new();
+    git(&w.ws, &["init", "-q"]);
+    w.put("a.x", b"1\n");
+    w.put("b", b"1\n");
+    let lines = w.exec(None, &["true"]);
+    let id = session_of(&lines);
+    w.exec(
+        Some(&id),
+        &["echo '*.x' >> .git/info/exclude; echo 2 > a.x; echo 2 > b"],
+    );
+    let r = w.rewind_code(&id, 1);
+    assert_eq!(r["ok"], true, "{r}");
+    let after = tree(&w.ws, &[".git"]);
+    assert_eq!(after["a.x"].0, b"1\n", "{r}");
+    assert_eq!(after["b"].0, b"1\n", "{r}");
+}

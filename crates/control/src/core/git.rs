@@ -73,6 +73,33 @@ pub(crate) struct GitBackend {
     /// The shell gap recorded before the running command, taken back once its changes are
     /// captured (kept if the process dies first: what it did is then not known).
     pending: Option<retrace_protocol::Gap>,
+    /// What the last look saw of the rule files outside the workspace's tree
+    /// (`TreeWalk::rule_files_outside`): a change means a full walk.
+    rules_outside: Option<Vec<(PathBuf, Option<RuleStamp>)>>,
+}
+
+/// What a rule file's `lstat` says, as far as a change goes.
+type RuleStamp = (u64, i64, i64, i64, i64, u64);
+
+fn rule_stamps(files: Vec<PathBuf>) -> Vec<(PathBuf, Option<RuleStamp>)> {
+    use std::os::unix::fs::MetadataExt;
+    files
+        .into_iter()
+        .map(|f| {
+            let m = std::fs::symlink_metadata(&f).ok();
+            let stamp = m.map(|m| {
+                (
+                    m.len(),
+                    m.mtime(),
+                    m.mtime_nsec(),
+                    m.ctime(),
+                    m.ctime_nsec(),
+                    m.ino(),
+                )
+            });
+            (f, stamp)
+        })
+        .collect()
 }
 
 impl GitBackend {
@@ -91,6 +118,7 @@ impl GitBackend {
             current: None,
             before: None,
             pending: None,
+            rules_outside: None,
         })
     }
 
@@ -100,6 +128,17 @@ impl GitBackend {
     /// command (it holds every file of the workspace).
     fn refresh(&mut self) -> Result<Vec<retrace_gitstore::FileChange>> {
         let walk = WorkspaceWalk(retrace_tools::tree_walk::TreeWalk::new(&self.ws));
+        let outside = rule_stamps(walk.0.rule_files_outside());
+        if let Some(was) = self.rules_outside.replace(outside.clone()) {
+            if was != outside {
+                let named = outside.iter().find(|f| !was.contains(f)).map(|(f, _)| f);
+                let why = named.map_or_else(
+                    || "git's ignore rules outside the workspace changed".to_string(),
+                    |f| format!("`{}` changed", f.display()),
+                );
+                self.snap.lose_events(&why);
+            }
+        }
         let (changed, stats) = self.snap.refresh(&mut self.current, &walk)?;
         if self.snap.last_full_walk.is_some() && stats.hashed > SAVE_AFTER_READING {
             let _ = self.snap.save_cache();
