@@ -201,6 +201,11 @@ impl Snapshotter {
         self.cache.len()
     }
 
+    /// The inodes of the files the stat cache knows.
+    pub fn cached_inodes(&self) -> std::collections::HashSet<u64> {
+        self.cache.inodes().map(|(_, ino)| ino).collect()
+    }
+
     /// Removes the blobs `snap` (the workspace as last seen) does not name: what older snapshots
     /// alone named was copied into the checkpoint store when its change was found. The stat cache
     /// is saved first. Returns how many went.

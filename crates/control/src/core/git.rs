@@ -358,6 +358,7 @@ impl Core {
         let refreshed = git.refresh();
         git.before = Some(Before {
             writers,
+            inodes: git.snap.cached_inodes(),
             ..Before::now(git.current.as_ref())
         });
         if refreshed.is_err() {

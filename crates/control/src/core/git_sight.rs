@@ -3,10 +3,11 @@
 //! command (ignored, inside a repository of its own, in a directory that could not be read) and
 //! sees after it (the command edited `.gitignore`, removed a nested `.git`, ran `chmod`) was not
 //! made by the command: taking it for a creation would make a rewind delete it. It is told apart
-//! by where it is (under a directory the walk did not enter before) and by when its inode last
-//! changed (`ctime`, which no command can set back: a file made, copied, linked or renamed during
-//! the command has a `ctime` after it started). The reverse (a file that left the walk's sight
-//! but is still there) is not a deletion either.
+//! by where it is (under a directory the walk did not enter before), by when it was born (before
+//! the command, with an inode no kept file had: it was there out of sight, whatever the command
+//! wrote into it) and by when its inode last changed (`ctime`, which no command can set back: a
+//! file made, copied, linked or renamed during the command has a `ctime` after it started). The
+//! reverse (a file that left the walk's sight but is still there) is not a deletion either.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -31,6 +32,9 @@ pub(crate) struct Before {
     pub(crate) opaque: Vec<RelPath>,
     /// Other sessions of the workspace whose writer was live when the command started.
     pub(crate) writers: Vec<retrace_protocol::SessionId>,
+    /// The inodes of the files the walk kept when the command started: a file born before it
+    /// with one of them was moved or linked by the command from a kept file.
+    pub(crate) inodes: std::collections::HashSet<u64>,
 }
 
 impl Before {
@@ -40,6 +44,7 @@ impl Before {
             started: SystemTime::now(),
             opaque: snap.map(opaque_dirs).unwrap_or_default(),
             writers: Vec::new(),
+            inodes: Default::default(),
         }
     }
 }
@@ -73,18 +78,21 @@ fn changed_at(abs: &Path) -> Option<SystemTime> {
 }
 
 /// Whether a path that appeared in the walk during the command was made by it: not under a
-/// directory the walk did not enter before, not born before the command started (where the file
-/// system says when a file was born: one the command un-ignored and rewrote in place was there
-/// before it, out of sight), and its inode changed since the command started (one whose change
-/// time cannot be read is taken as made).
+/// directory the walk did not enter before; not born before the command started (where the file
+/// system says when a file was born) unless its inode was a kept file's (the command moved or
+/// linked it here; one the command un-ignored and rewrote in place was there before it, out of
+/// sight); and its inode changed since the command started (one whose change time cannot be read
+/// is taken as made).
 pub(crate) fn made_by_command(before: &Before, root: &Path, path: &RelPath) -> bool {
     if under_any(&before.opaque, path) {
         return false;
     }
     let abs = path.under(root);
-    let born = std::fs::symlink_metadata(&abs).and_then(|m| m.created());
-    if born.is_ok_and(|t| t + CLOCK_MARGIN < before.started) {
-        return false;
+    if let Ok(m) = std::fs::symlink_metadata(&abs) {
+        let born_before = m.created().is_ok_and(|t| t + CLOCK_MARGIN < before.started);
+        if born_before && !before.inodes.contains(&m.ino()) {
+            return false;
+        }
     }
     match changed_at(&abs) {
         Some(t) => t + CLOCK_MARGIN >= before.started,
