@@ -64,6 +64,18 @@ pub(crate) fn git(ws: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The paths of every tool call's changes in a transcript's items, in order.
+fn changed_paths(items: &Value) -> Vec<String> {
+    items
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["kind"] == "tool_call")
+        .flat_map(|i| i["changes"].as_array().cloned().unwrap_or_default())
+        .map(|c| c["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
 pub(crate) struct World {
     pub(crate) tmp: tempfile::TempDir,
     pub(crate) ws: std::path::PathBuf,
@@ -490,14 +502,7 @@ fn an_ignored_directory_of_ten_thousand_files_costs_nothing() {
     );
     // the ignored file the command made is not the command's change
     let items = w.json(&["transcript", "--session", &id, "--items", "--json"]);
-    let changed: Vec<String> = items
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|i| i["kind"] == "tool_call")
-        .flat_map(|i| i["changes"].as_array().cloned().unwrap_or_default())
-        .map(|c| c["path"].as_str().unwrap().to_string())
-        .collect();
+    let changed = changed_paths(&items);
     assert_eq!(changed, ["a.txt", "a.txt"], "{items}");
 }
 
@@ -578,14 +583,7 @@ fn files_ignored_by_gits_global_excludes_are_never_the_commands_changes() {
         &["echo 2 > a.gx; echo 2 > sub/d.gx; echo 2 > b; echo 2 > c.gx"],
     );
     let items = w.json(&["transcript", "--session", &id, "--items", "--json"]);
-    let changed: Vec<String> = items
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|i| i["kind"] == "tool_call")
-        .flat_map(|i| i["changes"].as_array().cloned().unwrap_or_default())
-        .map(|c| c["path"].as_str().unwrap().to_string())
-        .collect();
+    let changed = changed_paths(&items);
     assert_eq!(changed, ["b"], "{items}");
     w.rewind_code(&id, 1);
     let after = tree(&w.ws, &[]);
