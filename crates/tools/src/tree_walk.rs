@@ -18,7 +18,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::error::ToolError;
 use crate::ignore_rules::{IgnoreRules, IGNORE_FILES};
-use crate::walk::blocking_global_file;
+use crate::walk::{blocking_global_file, git_global_files};
 use crate::workspace::Workspace;
 
 /// What the walk found at a path.
@@ -112,12 +112,7 @@ impl<'a> TreeWalk<'a> {
     /// global configuration files (they name the global excludes file) and that file.
     pub fn rule_files_outside(&self) -> Vec<PathBuf> {
         let mut files = vec![self.rules.boundary().join(".git/info/exclude")];
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        let xdg = std::env::var_os("XDG_CONFIG_HOME")
-            .map(PathBuf::from)
-            .or_else(|| home.as_ref().map(|h| h.join(".config")));
-        files.extend(home.map(|h| h.join(".gitconfig")));
-        files.extend(xdg.map(|x| x.join("git/config")));
+        files.extend(git_global_files());
         if blocking_global_file().is_none() {
             files.extend(ignore::gitignore::gitconfig_excludes_path());
         }

@@ -22,18 +22,24 @@ fn special(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| !m.is_file())
 }
 
-/// Git's global configuration or excludes file, when one is not a regular file.
-pub(crate) fn blocking_global_file() -> Option<PathBuf> {
+/// Git's global configuration files and its default global excludes file: `~/.gitconfig`,
+/// `$XDG_CONFIG_HOME/git/config` and `$XDG_CONFIG_HOME/git/ignore` (`~/.config` without it).
+pub(crate) fn git_global_files() -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let xdg = std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .or_else(|| home.as_ref().map(|h| h.join(".config")));
-    let mut candidates: Vec<PathBuf> = home.map(|h| h.join(".gitconfig")).into_iter().collect();
+    let mut files: Vec<PathBuf> = home.map(|h| h.join(".gitconfig")).into_iter().collect();
     if let Some(x) = xdg {
-        candidates.push(x.join("git/config"));
-        candidates.push(x.join("git/ignore"));
+        files.push(x.join("git/config"));
+        files.push(x.join("git/ignore"));
     }
-    candidates.into_iter().find(|p| special(p))
+    files
+}
+
+/// Git's global configuration or excludes file, when one is not a regular file.
+pub(crate) fn blocking_global_file() -> Option<PathBuf> {
+    git_global_files().into_iter().find(|p| special(p))
 }
 
 /// A sorted walk of `dir` (inside `ws`), at most `max_depth` levels deep (`None`: unlimited).
