@@ -49,22 +49,37 @@ pub enum Step<'a> {
 pub struct TreeWalk<'a> {
     ws: &'a Workspace,
     rules: IgnoreRules,
-    /// Git's global excludes, anchored at the workspace root (as the tools' walker reads them);
-    /// none when git's global configuration or excludes file is not a regular file (a walk then
-    /// refuses to start).
+    /// Git's global configuration or excludes file when one is not a regular file: a walk then
+    /// refuses to start (reading it could block forever).
+    blocked: Option<PathBuf>,
+    /// Git's global excludes file as its configuration names it (it may not exist).
+    excludes: Option<PathBuf>,
+    /// Its rules, anchored at the workspace root (as the tools' walker reads them).
     global: Gitignore,
 }
 
 impl<'a> TreeWalk<'a> {
     /// The walk of `ws`.
     pub fn new(ws: &'a Workspace) -> TreeWalk<'a> {
-        let global = match blocking_global_file() {
-            Some(_) => Gitignore::empty(),
-            None => GitignoreBuilder::new(ws.root()).build_global().0,
+        let blocked = blocking_global_file();
+        let excludes = match blocked {
+            Some(_) => None,
+            None => ignore::gitignore::gitconfig_excludes_path(),
+        };
+        let global = match &excludes {
+            // as `GitignoreBuilder::build_global` reads it: a bad line is skipped
+            Some(file) if file.is_file() => {
+                let mut b = GitignoreBuilder::new(ws.root());
+                let _ = b.add(file);
+                b.build().unwrap_or_else(|_| Gitignore::empty())
+            }
+            _ => Gitignore::empty(),
         };
         TreeWalk {
             ws,
             rules: IgnoreRules::new(ws.root()),
+            blocked,
+            excludes,
             global,
         }
     }
@@ -84,7 +99,7 @@ impl<'a> TreeWalk<'a> {
     /// through its open directory), and before it enters the directories below one directory,
     /// all of them at once (so a caller can watch them before anything in them is looked at).
     pub fn walk_stat(&self, dir: &Path, visit: &mut dyn FnMut(Step<'_>)) -> Result<(), ToolError> {
-        if let Some(p) = blocking_global_file() {
+        if let Some(p) = &self.blocked {
             return Err(ToolError::IgnoreFileNotRegular {
                 path: p.to_string_lossy().into_owned(),
             });
@@ -113,9 +128,7 @@ impl<'a> TreeWalk<'a> {
     pub fn rule_files_outside(&self) -> Vec<PathBuf> {
         let mut files = vec![self.rules.boundary().join(".git/info/exclude")];
         files.extend(git_global_files());
-        if blocking_global_file().is_none() {
-            files.extend(ignore::gitignore::gitconfig_excludes_path());
-        }
+        files.extend(self.excludes.clone());
         files
     }
 
