@@ -32,6 +32,7 @@ mod compaction;
 mod fork_workspace;
 mod git;
 mod git_sight;
+mod git_store;
 mod heads;
 mod open;
 mod plans;
@@ -65,13 +66,13 @@ pub(crate) struct Core {
     /// The running turn's items that the log does not hold yet (the answer being streamed).
     live: Option<LiveTurn>,
     /// The git backend's object store, when the session was created with it and it opened.
-    git: Option<git::GitBackend>,
+    git: Option<git_store::GitBackend>,
     /// The tools' view of the workspace, which the git backend walks (set when the session was
     /// created with it): a store that could not be opened is opened again from it.
     git_ws: Option<retrace_tools::Workspace>,
     /// The git backend's store while its first look (a full walk) runs in the background, from
     /// the session's opening: the first shell command waits for it.
-    git_first: Option<std::thread::JoinHandle<Result<git::GitBackend>>>,
+    git_first: Option<std::thread::JoinHandle<Result<git_store::GitBackend>>>,
     /// What the session's tally needs besides the log (prices, the model in use).
     tally: Tally,
 }
