@@ -592,3 +592,25 @@ fn files_ignored_by_gits_global_excludes_are_never_the_commands_changes() {
     }
     assert_eq!(after["b"].0, b"1\n");
 }
+
+/// Git's global configuration a FIFO (which reading would block on forever): the walk refuses to
+/// start, so a shell command is refused unrun, naming the file and what to do; nothing hangs.
+#[test]
+fn a_fifo_for_gits_global_configuration_refuses_the_command_and_never_hangs() {
+    let w = World::new();
+    let fifo = w.tmp.path().join(".gitconfig");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    w.put("a", b"1\n");
+    let lines = w.exec(None, &["echo 2 > a"]);
+    let call = lines
+        .iter()
+        .find(|l| l["type"] == "item_completed" && l["item"]["kind"] == "tool_call")
+        .unwrap();
+    assert_eq!(call["item"]["status"], "failed", "{call}");
+    let output = call["item"]["output"].as_str().unwrap();
+    assert!(
+        output.contains(".gitconfig") && output.contains("not a regular file"),
+        "{output}"
+    );
+    assert_eq!(std::fs::read(w.ws.join("a")).unwrap(), b"1\n", "never run");
+}
