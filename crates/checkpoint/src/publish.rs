@@ -33,7 +33,7 @@ impl CheckpointStore {
             .enumerate()
             .map(|(i, inp)| (parent_of(&inp.rel.under(root)), i))
             .collect();
-        let threads = workers::threads_for(jobs.len());
+        let threads = workers::threads_for_waits(jobs.len());
         if threads > 1 {
             jobs.sort();
         }
