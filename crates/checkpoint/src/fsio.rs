@@ -94,7 +94,13 @@ pub(crate) fn standing(root: &Path, rel: &RelPath) -> Standing {
     if !fs::symlink_metadata(root).is_ok_and(|m| m.is_dir()) {
         return Standing::Unsafe;
     }
-    for anc in rel.ancestors_top_down() {
+    // Shown in one call where the kernel can (a deep path is otherwise one `lstat` of a longer
+    // and longer path per ancestor); else each ancestor looked at, which says what is in the way.
+    let ancestors = match retrace_fsutil::dirs_above_are_plain(root, rel.as_path()) {
+        true => Vec::new(),
+        false => rel.ancestors_top_down(),
+    };
+    for anc in ancestors {
         match fs::symlink_metadata(anc.under(root)) {
             Ok(m) if m.file_type().is_symlink() => return Standing::Unsafe,
             Ok(m) if !m.is_dir() => return Standing::FileAbove,

@@ -34,7 +34,8 @@ pub use git::git_branch;
 pub use hash::{copy_hashed, hash_reader, hex, is_sha256_hex, sha256_bytes, HashedCopy};
 pub use names::{sibling_name, tool_temp_name, tool_temp_owner, NAME_MAX};
 pub use nofollow::{
-    create_dirs_nofollow, list_dir_nofollow, remove_empty_dir_nofollow, remove_file_nofollow, DirAt, Removal,
+    create_dirs_nofollow, dirs_above_are_plain, list_dir_nofollow, remove_empty_dir_nofollow,
+    remove_file_nofollow, DirAt, Removal,
 };
 pub use open::{kind_of, open_read, open_regular, open_regular_nofollow, read_regular, read_regular_string};
 pub use place::{place_dir, place_file, place_symlink};

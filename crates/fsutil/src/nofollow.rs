@@ -6,11 +6,19 @@
 //! appear there. Here each component is opened relative to the one before with `O_NOFOLLOW |
 //! O_DIRECTORY`, and a missing one is made with `mkdirat` in the directory just opened: the walk
 //! holds real directories the whole way, whatever is renamed meanwhile.
+//!
+//! Where the kernel has `openat2`, a directory that exists is first opened in one call that
+//! neither follows a symlink nor leaves the root (`RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH`): the
+//! same directory the component walk reaches, without a system call per component, which made
+//! reaching every directory of a deep tree quadratic in its depth. Any failure of that call
+//! (something missing, a symlink, no `openat2`) falls back to the walk, which says what is in the
+//! way in the same words as before.
 
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use nix::errno::Errno;
 use nix::fcntl::renameat;
@@ -39,12 +47,68 @@ fn open_dir_at(dir: &OwnedFd, name: &OsStr) -> Result<OwnedFd, Errno> {
     openat(dir, name, flags(), Mode::empty())
 }
 
+/// Set once `openat2` said the kernel has no such call: every later open walks at once.
+static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
+
+/// `rel` (plain names, not empty) under the open directory `dir`, opened with `oflag` in one call
+/// that follows no symlink and stays beneath `dir`; `None` when that call fails, whatever the
+/// reason: the caller then goes one component at a time.
+#[cfg(target_os = "linux")]
+fn open_beneath(dir: &OwnedFd, rel: &Path, oflag: OFlag) -> Option<OwnedFd> {
+    use nix::fcntl::{openat2, OpenHow, ResolveFlag};
+    if rel.as_os_str().is_empty() || NO_OPENAT2.load(Ordering::Relaxed) {
+        return None;
+    }
+    let how = OpenHow::new()
+        .flags(oflag)
+        .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS | ResolveFlag::RESOLVE_BENEATH);
+    match openat2(dir, rel, how) {
+        Ok(fd) => Some(fd),
+        Err(Errno::ENOSYS) => {
+            NO_OPENAT2.store(true, Ordering::Relaxed);
+            None
+        }
+        Err(_) => None,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_beneath(_dir: &OwnedFd, _rel: &Path, _oflag: OFlag) -> Option<OwnedFd> {
+    let _ = &NO_OPENAT2;
+    None
+}
+
+/// Whether every directory above `rel` (a plain relative path) under `root` is shown, in one
+/// call, to be a real directory reached without a symlink (`root` itself not one either): `true`
+/// when `rel` has no directory above it. `false` says nothing: the caller looks at each ancestor
+/// itself (something may be missing, be a symlink or a file, or the kernel may lack `openat2`).
+pub fn dirs_above_are_plain(root: &Path, rel: &Path) -> bool {
+    let Some(parent) = rel.parent() else {
+        return true;
+    };
+    if parent.as_os_str().is_empty() {
+        return true;
+    }
+    if names(parent).is_err() {
+        return false;
+    }
+    let path_only = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let Ok(top) = open(root, path_only, Mode::empty()) else {
+        return false;
+    };
+    open_beneath(&top, parent, path_only).is_some()
+}
+
 /// Creates the directory `rel` (relative to `root`, which must itself be a real directory, not a
 /// symlink) and every missing ancestor, one component at a time, never through a symlink: an
 /// existing component that is a symlink or not a directory is an error naming it, and nothing is
 /// created under it. New directories get `mode`. Returns the directories created, outermost first.
 pub fn create_dirs_nofollow(root: &Path, rel: &Path, mode: u32) -> io::Result<Vec<PathBuf>> {
     let mut cur = open(root, flags(), Mode::empty()).map_err(|e| io_err(e, root))?;
+    // Already there, reached without a symlink: nothing to make.
+    if names(rel).is_ok() && open_beneath(&cur, rel, flags()).is_some() {
+        return Ok(Vec::new());
+    }
     let mut at = root.to_path_buf();
     let mut created = Vec::new();
     for c in rel.components() {
@@ -89,6 +153,10 @@ pub(crate) fn names(rel: &Path) -> io::Result<Vec<&OsStr>> {
 /// Opens the directory `rel` under `root` one component at a time, never through a symlink.
 pub(crate) fn open_dir_nofollow(root: &Path, rel: &[&OsStr]) -> io::Result<OwnedFd> {
     let mut cur = open(root, flags(), Mode::empty()).map_err(|e| io_err(e, root))?;
+    let joined: PathBuf = rel.iter().collect();
+    if let Some(fd) = open_beneath(&cur, &joined, flags()) {
+        return Ok(fd);
+    }
     let mut at = root.to_path_buf();
     for name in rel {
         at.push(name);
@@ -337,5 +405,63 @@ mod tests {
         );
         assert!(DirAt::open(ws.path(), Path::new("d")).is_err());
         dir.remove_file(OsStr::new("gone")).unwrap();
+    }
+
+    #[test]
+    fn the_directories_above_a_path_are_plain_only_when_real_and_there() {
+        let ws = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = ws.path();
+        create_dirs_nofollow(root, Path::new("a/b"), 0o700).unwrap();
+        assert!(dirs_above_are_plain(root, Path::new("f")));
+        assert!(dirs_above_are_plain(root, Path::new("a/b/f")));
+        assert!(dirs_above_are_plain(root, Path::new("a/b")));
+        // Something missing, a symlink (to a real directory, inside or out), a file above, a
+        // path that is not plain, a root that is a symlink: not shown.
+        assert!(!dirs_above_are_plain(root, Path::new("a/missing/f")));
+        std::os::unix::fs::symlink("a", root.join("in")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
+        assert!(!dirs_above_are_plain(root, Path::new("in/b/f")));
+        assert!(!dirs_above_are_plain(root, Path::new("out/f")));
+        std::fs::write(root.join("a/file"), b"x").unwrap();
+        assert!(!dirs_above_are_plain(root, Path::new("a/file/f")));
+        assert!(!dirs_above_are_plain(root, Path::new("a/../a/f")));
+        let link = outside.path().join("root-link");
+        std::os::unix::fs::symlink(root, &link).unwrap();
+        assert!(!dirs_above_are_plain(&link, Path::new("a/f")));
+    }
+
+    /// A deep tree is reached in one call per open, and what is in the way deep down is named as
+    /// the walk one component at a time names it.
+    #[test]
+    fn a_deep_tree_is_reached_whole_and_a_symlink_deep_in_it_is_named() {
+        use std::os::unix::fs::MetadataExt;
+        let ws = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = ws.path();
+        let deep: PathBuf = (0..600).map(|_| "d").collect();
+        assert_eq!(create_dirs_nofollow(root, &deep, 0o700).unwrap().len(), 600);
+        assert!(create_dirs_nofollow(root, &deep, 0o700).unwrap().is_empty());
+        let held = DirAt::open(root, &deep).unwrap();
+        let walked = nix::sys::stat::fstat(held.fd()).unwrap();
+        assert_eq!(walked.st_ino, std::fs::metadata(root.join(&deep)).unwrap().ino());
+        assert!(dirs_above_are_plain(root, &deep.join("f")));
+        // The 300th directory moved aside inside the workspace, a relative symlink in its place.
+        let at: PathBuf = (0..300).map(|_| "d").collect();
+        std::fs::rename(root.join(&at), root.join("moved")).unwrap();
+        std::os::unix::fs::symlink("../".repeat(299) + "moved", root.join(&at)).unwrap();
+        assert!(root.join(&deep).is_dir(), "the symlink leads to the rest");
+        assert!(!dirs_above_are_plain(root, &deep.join("f")));
+        let e = DirAt::open(root, &deep).unwrap_err();
+        assert!(e.to_string().contains("is a symlink; it is not followed"), "{e}");
+        assert!(
+            e.to_string().contains(&root.join(&at).display().to_string()),
+            "{e}"
+        );
+        let e = create_dirs_nofollow(root, &deep.join("new"), 0o700).unwrap_err();
+        assert!(e.to_string().contains("is a symlink"), "{e}");
+        let rest: PathBuf = (0..299).map(|_| "d").collect();
+        assert!(!root.join("moved").join(&rest).join("new").exists());
+        drop(outside);
     }
 }
