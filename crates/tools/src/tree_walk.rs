@@ -9,10 +9,12 @@
 //! file again. What it keeps is what the tools' walker keeps, in the same order (a test compares
 //! the two on hostile trees).
 
+use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fs::{self, Metadata};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
@@ -56,6 +58,8 @@ pub struct TreeWalk<'a> {
     excludes: Option<PathBuf>,
     /// Its rules, anchored at the workspace root (as the tools' walker reads them).
     global: Gitignore,
+    /// Directories `keeps` found kept, with every directory above them (absolute).
+    kept_dirs: Mutex<HashSet<OsString>>,
 }
 
 impl<'a> TreeWalk<'a> {
@@ -81,6 +85,7 @@ impl<'a> TreeWalk<'a> {
             blocked,
             excludes,
             global,
+            kept_dirs: Mutex::new(HashSet::new()),
         }
     }
 
@@ -136,27 +141,50 @@ impl<'a> TreeWalk<'a> {
     /// above it is ignored (by the workspace's rules or git's global excludes), off limits or a
     /// repository of its own, and it is not ignored itself.
     pub fn keeps(&self, rel: &Path) -> bool {
-        let root = self.ws.root();
-        let parts: Vec<Component<'_>> = rel.components().collect();
-        let mut at = root.to_path_buf();
-        for (i, c) in parts.iter().enumerate() {
-            if !matches!(c, Component::Normal(_)) || c.as_os_str() == ".git" {
-                return false;
-            }
-            at.push(c);
-            let last = i + 1 == parts.len();
-            let is_dir = !last || std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir());
-            if self.ws.walk_skips(&at)
-                || self.global.matched(&at, is_dir).is_ignore()
-                || self.rules.ignored(&at, is_dir)
-            {
-                return false;
-            }
-            if !last && at.join(".git").exists() {
-                return false;
-            }
+        if rel
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_)) || c.as_os_str() == ".git")
+        {
+            return false;
         }
-        true
+        let root = self.ws.root();
+        let abs = root.join(rel);
+        if abs == root {
+            return true;
+        }
+        // The directories above it, from the deepest this walk already kept up to it, each
+        // looked at once for the walk's life: a look asks of every path a notification names,
+        // and they mostly share their directories (asking again of every directory above every
+        // path made a deep tree cubic in its depth).
+        let mut unknown: Vec<&Path> = Vec::new();
+        let mut up = abs.parent();
+        while let Some(dir) = up {
+            if dir == root || self.kept_dirs().contains(dir.as_os_str()) {
+                break;
+            }
+            unknown.push(dir);
+            up = dir.parent();
+        }
+        for dir in unknown.into_iter().rev() {
+            if self.excluded(dir, true) || dir.join(".git").exists() {
+                return false;
+            }
+            self.kept_dirs().insert(dir.as_os_str().to_owned());
+        }
+        let is_dir = std::fs::symlink_metadata(&abs).is_ok_and(|m| m.is_dir());
+        !self.excluded(&abs, is_dir)
+    }
+
+    /// Whether `abs` is off limits, or ignored by the workspace's rules or git's global excludes.
+    fn excluded(&self, abs: &Path, is_dir: bool) -> bool {
+        self.ws.walk_skips(abs)
+            || self.global.matched(abs, is_dir).is_ignore()
+            || self.rules.ignored(abs, is_dir)
+    }
+
+    /// The directories [`TreeWalk::keeps`] found kept, with every directory above them.
+    fn kept_dirs(&self) -> std::sync::MutexGuard<'_, HashSet<OsString>> {
+        self.kept_dirs.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 

@@ -262,3 +262,61 @@ fn each_directory_is_announced_before_anything_in_it_is_looked_at() {
         .unwrap();
     assert_eq!(announced.len(), dirs);
 }
+
+/// Every path of a tree, symlinks not followed (relative to `root`).
+fn every_path(root: &Path, rel: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(root.join(rel)).unwrap() {
+        let e = e.unwrap();
+        let p = rel.join(e.file_name());
+        out.push(p.clone());
+        if e.file_type().unwrap().is_dir() {
+            every_path(root, &p, out);
+        }
+    }
+}
+
+/// `keeps` says yes of exactly the paths the walk visits, asked in any order of one walk (which
+/// remembers the directories it kept) or of a walk made for each question.
+#[test]
+fn keeps_says_yes_of_exactly_what_the_walk_visits_in_any_order() {
+    for seed in 0..60u64 {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("ws");
+        let mut d = Dice(seed);
+        tree(&mut d, &root, 3);
+        std::fs::write(root.join(".gitignore"), RULES[d.below(RULES.len())]).unwrap();
+        let mut ws = Workspace::new(&root).unwrap();
+        if seed % 2 == 1 {
+            let pick = NAMES[d.below(NAMES.len())];
+            ws = ws.with_off_limits(&root.join("d1").join(pick), "a test's place");
+        }
+        let mut visited = std::collections::HashSet::new();
+        TreeWalk::new(&ws)
+            .walk(Path::new(""), &mut |p, _| {
+                visited.insert(p.to_path_buf());
+            })
+            .unwrap();
+        let mut all = Vec::new();
+        every_path(&root, Path::new(""), &mut all);
+        // Deepest first, then shuffled: what one walk remembers must not change an answer.
+        all.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+        for i in (1..all.len()).rev() {
+            if d.below(2) == 0 {
+                let j = d.below(i + 1);
+                all.swap(i, j);
+            }
+        }
+        let one = TreeWalk::new(&ws);
+        for p in &all {
+            let want = visited.contains(p);
+            assert_eq!(one.keeps(p), want, "seed {seed}: {p:?}");
+            assert_eq!(
+                TreeWalk::new(&ws).keeps(p),
+                want,
+                "seed {seed}, a new walk: {p:?}"
+            );
+        }
+        assert!(one.keeps(Path::new("")));
+        assert!(!one.keeps(Path::new("../ws")));
+    }
+}
