@@ -2,7 +2,7 @@
 //! §5.2): a restore removes those it leaves empty, and the undo of that restore makes them again.
 //! Every one is reached from the root one component at a time, never through a symlink.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use retrace_fsutil::RelPath;
@@ -10,6 +10,11 @@ use retrace_fsutil::RelPath;
 use crate::fsio::parent_of;
 use crate::store::CheckpointStore;
 use crate::tx::Manifest;
+
+/// How many directories lie above `d`.
+fn depth(d: &RelPath) -> usize {
+    d.as_bytes().iter().filter(|b| **b == b'/').count()
+}
 
 /// Of `candidates`, the directories that are empty but for other candidates and `parked` files (a
 /// transaction's `.bak`s, unlinked once it is committed), deepest first: what
@@ -21,17 +26,21 @@ pub(crate) fn removable_dirs(
     parked: &BTreeSet<PathBuf>,
 ) -> Vec<RelPath> {
     let mut by_depth: Vec<&RelPath> = candidates.iter().collect();
-    by_depth.sort_by_key(|d| std::cmp::Reverse(d.ancestors_top_down().len()));
+    by_depth.sort_by_cached_key(|d| std::cmp::Reverse(depth(d)));
     let mut out: Vec<RelPath> = Vec::new();
+    // What `out` holds, to look a name up in at once (a deep tree has as many candidates as
+    // levels, each with a name to look up).
+    let mut removed: HashSet<PathBuf> = HashSet::new();
     for d in by_depth {
         let Ok(names) = retrace_fsutil::list_dir_nofollow(root, d.as_path()) else {
             continue;
         };
         let all_removed = names.iter().all(|n| {
             let child = d.as_path().join(n);
-            parked.contains(&root.join(&child)) || out.iter().any(|o| o.as_path() == child)
+            parked.contains(&root.join(&child)) || removed.contains(&child)
         });
         if all_removed {
+            removed.insert(d.as_path().to_path_buf());
             out.push(d.clone());
         }
     }
@@ -66,7 +75,7 @@ impl CheckpointStore {
             .iter()
             .filter_map(|d| RelPath::from_stored(d.as_bytes()).ok())
             .collect();
-        dirs.sort_by_key(|d| d.ancestors_top_down().len());
+        dirs.sort_by_cached_key(depth);
         for d in dirs {
             if let Ok(made) = retrace_fsutil::create_dirs_nofollow(root, d.as_path(), 0o777) {
                 for m in made {
