@@ -614,3 +614,43 @@ fn a_fifo_for_gits_global_configuration_refuses_the_command_and_never_hangs() {
     );
     assert_eq!(std::fs::read(w.ws.join("a")).unwrap(), b"1\n", "never run");
 }
+
+/// Bytes of every checkpoint log segment under `home` (the sessions' records).
+fn log_bytes(home: &Path) -> u64 {
+    let mut total = 0;
+    for s in std::fs::read_dir(home.join("sessions")).unwrap() {
+        let log = s.unwrap().path().join("log");
+        if let Ok(segs) = std::fs::read_dir(&log) {
+            total += segs.map(|e| e.unwrap().metadata().unwrap().len()).sum::<u64>();
+        }
+    }
+    total
+}
+
+/// A command that makes a deep tree with a file at every level: its record names each directory
+/// it made once (not once for every file below it: 5 MB of record for 200 levels, cubic in the
+/// depth), and a rewind takes the whole tree away, directories and all.
+#[test]
+fn a_deep_tree_a_command_makes_is_recorded_once_per_directory_and_rewinds_whole() {
+    let w = World::new();
+    w.put("base", b"1\n");
+    let id = session_of(&w.exec(None, &["true"]));
+    let before = log_bytes(&w.tmp.path().join("home"));
+    w.exec(
+        Some(&id),
+        &[
+            "p=.; for i in $(seq 1 200); do p=$p/d; mkdir $p; echo $i > $p/f; done; \
+           mkdir -p x/y; echo a > x/y/a; echo b > x/y/b",
+        ],
+    );
+    let items = w.json(&["transcript", "--session", &id, "--items", "--json"]);
+    assert_eq!(changed_paths(&items).len(), 202, "{items}");
+    let grew = log_bytes(&w.tmp.path().join("home")) - before;
+    assert!(grew < 1_000_000, "the turn's record took {grew} bytes");
+    w.rewind_code(&id, 1);
+    assert_eq!(tree(&w.ws, &[".git"]).keys().collect::<Vec<_>>(), ["base"]);
+    assert!(
+        !w.ws.join("d").exists() && !w.ws.join("x").exists(),
+        "no directory left"
+    );
+}

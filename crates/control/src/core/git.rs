@@ -32,21 +32,19 @@ fn unkept(reason: SkipReason, detail: &str) -> Known {
     }
 }
 
-/// The directories above `path` that the command created (top down): those `found` names as
-/// new directories and that `made` takes as the command's.
-fn created_dirs(
-    found: &[retrace_gitstore::FileChange],
+/// The directories above `path` that the command created (top down): those in `made` that no
+/// file before it named (`claimed`). Each is named once in the turn, by the first new file below
+/// it, as a tool's capture names the directories it had to make: a restore removes every one it
+/// leaves empty either way, and a deep tree's record stays quadratic, not cubic, in its depth.
+fn created_dirs<'a>(
     path: &RelPath,
-    made: &dyn Fn(&RelPath) -> bool,
+    made: &HashSet<&'a RelPath>,
+    claimed: &mut HashSet<&'a RelPath>,
 ) -> Vec<PathBuf> {
     path.ancestors_top_down()
         .into_iter()
-        .filter(|d| {
-            found
-                .iter()
-                .any(|c| &c.path == d && c.after == Side::Dir && c.before == Side::Absent)
-                && made(d)
-        })
+        .filter_map(|d| made.get(&d).copied())
+        .filter(|d| claimed.insert(d))
         .map(|d| d.as_path().to_path_buf())
         .collect()
 }
@@ -274,14 +272,21 @@ impl Core {
                 _ => {}
             }
         }
-        let made_dir = |d: &RelPath| dir_made_by_command(&before, &root, d);
+        // The new directories the command made, each looked at once (not once for every file
+        // below it: a deep tree was cubic in its depth).
+        let made_dirs: HashSet<&RelPath> = found
+            .iter()
+            .filter(|c| c.after == Side::Dir && c.before == Side::Absent)
+            .filter(|c| dir_made_by_command(&before, &root, &c.path))
+            .map(|c| &c.path)
+            .collect();
         // directories that came into sight whole: one gap each, not one per file in them
         let sighted: Vec<&RelPath> = found
             .iter()
             .filter(|c| {
                 c.after == Side::Dir
                     && match &c.before {
-                        Side::Absent => !made_dir(&c.path),
+                        Side::Absent => !made_dirs.contains(&c.path),
                         Side::Skipped(_) => before.opaque.contains(&c.path),
                         _ => false,
                     }
@@ -311,6 +316,7 @@ impl Core {
             }
         }
         let mut moved_from = Vec::new();
+        let mut claimed: HashSet<&RelPath> = HashSet::new();
         let mut sight_gaps = sight_gaps.into_iter().peekable();
         for c in &found {
             // in path order, each gap before the paths it stands for
@@ -360,7 +366,7 @@ impl Core {
                 }
                 _ => match &c.before {
                     Side::Absent => Known::Absent {
-                        created_dirs: created_dirs(&found, &c.path, &made_dir),
+                        created_dirs: created_dirs(&c.path, &made_dirs, &mut claimed),
                     },
                     // a damaged object loses this file's before-image, not the command's others
                     Side::File(e) => match git.snap.objects().read_blob(&e.id) {
