@@ -267,14 +267,19 @@ impl Sidecar {
             })
             .collect();
         let conflicts = files.iter().filter_map(|f| f.conflict.clone()).collect();
+        // One file's plan: the directories above it that the turns made, whichever of their
+        // files names them (each is named once, by the first file made below it): the revert
+        // removes those it leaves empty, in whatever order the files are reverted.
+        let above: Option<Vec<RelPath>> = match &kind {
+            PlanKind::File(p) | PlanKind::Version(p, _) => Some(p.ancestors_top_down()),
+            PlanKind::Turn(_) => None,
+        };
         let created_dirs: BTreeSet<RelPath> = spanned
             .iter()
             .flat_map(|t| t.files.iter())
-            .filter(|f| match &kind {
-                PlanKind::File(p) | PlanKind::Version(p, _) => f.path.safe() == Some(p),
-                PlanKind::Turn(_) => true,
-            })
-            .flat_map(|f| f.created_dirs.iter().cloned())
+            .flat_map(|f| f.created_dirs.iter())
+            .filter(|d| above.as_ref().is_none_or(|a| a.contains(d)))
+            .cloned()
             .collect();
         RestorePlan {
             created_dirs: created_dirs.into_iter().collect(),

@@ -257,7 +257,14 @@ impl Go<'_, '_> {
         }
         if unreadable {
             let rel = rel_of(abs, root_len);
-            if !rel.as_os_str().is_empty() && fs::symlink_metadata(&*abs).is_ok_and(|m| m.is_dir()) {
+            let still_a_dir = match fs::symlink_metadata(&*abs) {
+                Ok(m) => m.is_dir(),
+                // gone meanwhile: nothing to say of it
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+                // not even to be looked at (a path longer than the system allows): unreadable
+                Err(_) => true,
+            };
+            if !rel.as_os_str().is_empty() && still_a_dir {
                 (self.visit)(Step::Found(rel, Found::Unreadable, None));
             }
         }

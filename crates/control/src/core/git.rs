@@ -51,6 +51,8 @@ fn created_dirs<'a>(
 
 /// A file there before the command that the walk did not see then.
 const CAME_INTO_SIGHT: &str = "there before the command where the walk did not look (ignored, inside a repository of its own, or in a directory that could not be read): left as it is";
+/// A directory the walk cannot read (no permission, or a path longer than the system allows).
+const UNREADABLE_DIR: &str = "a directory the walk cannot read (no permission, or a path longer than the system allows): what the command did in it is not tracked";
 /// A file the walk no longer sees after the command, whose bytes cannot be read.
 const LEFT_SIGHT: &str = "out of the walk's sight after the command (now ignored, inside a repository of its own, or in a directory that cannot be read): what the command did to it is not tracked";
 
@@ -253,6 +255,18 @@ impl Core {
         let root = git.ws.root().to_path_buf();
         let before = git.before.take().unwrap_or_else(|| Before::now(None));
         let opaque_after = git.current.as_ref().map(opaque_dirs).unwrap_or_default();
+        // directories the walk could not read after the command: what it did in them is unknown
+        let unreadable_after: Vec<RelPath> = git
+            .current
+            .as_ref()
+            .map(|snap| {
+                snap.skipped
+                    .iter()
+                    .filter(|(_, k)| k.stamp.is_none() && k.reason == SkipReason::Unreadable)
+                    .map(|(p, _)| p.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
         // what only came into the walk's sight, or left it, was not made or removed by the command
         let mut came: HashSet<&RelPath> = HashSet::new();
         let mut left: HashSet<&RelPath> = HashSet::new();
@@ -293,14 +307,20 @@ impl Core {
             })
             .map(|c| &c.path)
             .collect();
-        let mut sight_gaps: std::collections::BTreeSet<RelPath> = Default::default();
+        let mut sight_gaps: std::collections::BTreeMap<RelPath, &str> = Default::default();
         for p in &came {
             let top = p.ancestors_top_down().into_iter().find(|d| sighted.contains(&d));
-            sight_gaps.insert(top.unwrap_or_else(|| (*p).clone()));
+            sight_gaps.insert(top.unwrap_or_else(|| (*p).clone()), CAME_INTO_SIGHT);
         }
         for d in &sighted {
             if before.opaque.contains(d) {
-                sight_gaps.insert((*d).clone());
+                sight_gaps.insert((*d).clone(), CAME_INTO_SIGHT);
+            }
+        }
+        let changed: HashSet<&RelPath> = found.iter().map(|c| &c.path).collect();
+        for d in unreadable_after {
+            if !changed.contains(&d) {
+                sight_gaps.entry(d).or_insert(UNREADABLE_DIR);
             }
         }
         let mut items = Vec::with_capacity(found.len());
@@ -320,8 +340,8 @@ impl Core {
         let mut sight_gaps = sight_gaps.into_iter().peekable();
         for c in &found {
             // in path order, each gap before the paths it stands for
-            while let Some(g) = sight_gaps.next_if(|g| g <= &c.path) {
-                items.push((g.as_path().to_path_buf(), untracked(CAME_INTO_SIGHT)));
+            while let Some((g, why)) = sight_gaps.next_if(|(g, _)| g <= &c.path) {
+                items.push((g.as_path().to_path_buf(), untracked(why)));
             }
             if came.contains(&c.path) || sighted.contains(&&c.path) {
                 continue;
@@ -355,9 +375,12 @@ impl Core {
                     reason: GapReason::Unreadable,
                     detail: "a file and a directory took each other's place".into(),
                 },
-                // a link or a special file the command made: a restore never removes one
+                // a link or a special file the command made, or a directory the walk does not
+                // enter (a repository of its own, one it cannot read): a restore never removes one
                 (Side::Absent, Side::Skipped(k))
-                    if matches!(k.reason, SkipReason::Symlink | SkipReason::Special) =>
+                    if matches!(k.reason, SkipReason::Symlink | SkipReason::Special)
+                        || (k.stamp.is_none()
+                            && matches!(k.reason, SkipReason::NestedRepository | SkipReason::Unreadable)) =>
                 {
                     unkept(
                         k.reason,
@@ -423,8 +446,8 @@ impl Core {
             };
             shown.extend(change);
         }
-        for g in sight_gaps {
-            items.push((g.as_path().to_path_buf(), untracked(CAME_INTO_SIGHT)));
+        for (g, why) in sight_gaps {
+            items.push((g.as_path().to_path_buf(), untracked(why)));
         }
         // the source of a move is shown by its move
         shown.retain(|c: &FileChange| {
