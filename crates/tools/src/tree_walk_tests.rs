@@ -139,23 +139,28 @@ fn tree(d: &mut Dice, dir: &Path, depth: usize) {
     }
 }
 
+/// Seeded hostile tree `seed` at `root` with one of the rule sets, and for odd seeds places off
+/// limits (a directory or a file the tree may have, one that it has not); the dice, to go on.
+fn seeded(seed: u64, root: &Path) -> (Workspace, Dice) {
+    let mut d = Dice(seed);
+    tree(&mut d, root, 3);
+    std::fs::write(root.join(".gitignore"), RULES[d.below(RULES.len())]).unwrap();
+    let mut ws = Workspace::new(root).unwrap();
+    if seed % 2 == 1 {
+        let pick = NAMES[d.below(NAMES.len())];
+        ws = ws
+            .with_off_limits(&root.join(pick), "a test's place")
+            .with_off_limits(&root.join("d1").join(pick), "another")
+            .with_off_limits(&root.join("nowhere"), "absent");
+    }
+    (ws, d)
+}
+
 #[test]
 fn the_walk_keeps_what_the_tools_walker_keeps_in_its_order() {
     for seed in 0..60u64 {
         let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("ws");
-        let mut d = Dice(seed);
-        tree(&mut d, &root, 3);
-        std::fs::write(root.join(".gitignore"), RULES[d.below(RULES.len())]).unwrap();
-        let mut ws = Workspace::new(&root).unwrap();
-        if seed % 2 == 1 {
-            // Places off limits: a directory (or a file) the tree may have, one that it has not.
-            let pick = NAMES[d.below(NAMES.len())];
-            ws = ws
-                .with_off_limits(&root.join(pick), "a test's place")
-                .with_off_limits(&root.join("d1").join(pick), "another")
-                .with_off_limits(&root.join("nowhere"), "absent");
-        }
+        let (ws, _) = seeded(seed, &tmp.path().join("ws"));
         let walk = TreeWalk::new(&ws);
         let mut dirs = vec![PathBuf::new()];
         let mut got: Visits = Vec::new();
@@ -282,14 +287,7 @@ fn keeps_says_yes_of_exactly_what_the_walk_visits_in_any_order() {
     for seed in 0..60u64 {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("ws");
-        let mut d = Dice(seed);
-        tree(&mut d, &root, 3);
-        std::fs::write(root.join(".gitignore"), RULES[d.below(RULES.len())]).unwrap();
-        let mut ws = Workspace::new(&root).unwrap();
-        if seed % 2 == 1 {
-            let pick = NAMES[d.below(NAMES.len())];
-            ws = ws.with_off_limits(&root.join("d1").join(pick), "a test's place");
-        }
+        let (ws, mut d) = seeded(seed, &root);
         let mut visited = std::collections::HashSet::new();
         TreeWalk::new(&ws)
             .walk(Path::new(""), &mut |p, _| {
