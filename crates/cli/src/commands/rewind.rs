@@ -97,8 +97,18 @@ pub fn run(a: RewindArgs) -> CmdResult {
             })
             .await
             .map_err(|e| {
+                // When no choice can write the files (each is unsafe to write), another
+                // `--on-conflict` is no way out: say what is.
+                let stuck = !plan.choices.is_empty() && plan.choices.iter().all(|c| !c.commits);
+                let conflict = match (stuck, a.scope) {
+                    (false, _) => "; see the conflicts (--on-conflict skip or overwrite)",
+                    (true, ScopeArg::Both) => {
+                        "; no choice can write these files (see the conflicts); --scope conversation rewinds the conversation alone"
+                    }
+                    (true, _) => "; no choice can write these files (see the conflicts)",
+                };
                 let hints = Hints {
-                    conflict: "; see the conflicts (--on-conflict skip or overwrite)",
+                    conflict,
                     confirm: "; run again with --yes",
                 };
                 refused(&plan, e, a.json, a.yes, &hints)

@@ -355,3 +355,52 @@ fn an_unreadable_target_refuses_as_another_user() {
     );
     assert!(env.at("secret.txt").exists(), "nothing written");
 }
+
+/// Every file of a rewind unsafe to write (its directory swapped for a symlink to elsewhere): no
+/// choice can write it, so another `--on-conflict` is no way out; the refusal says so and, for
+/// `--scope both`, how to rewind the conversation alone. Nothing is written outside.
+#[test]
+fn a_rewind_no_choice_can_write_says_so_and_how_to_rewind_the_conversation() {
+    let env = Env::new();
+    let id = env.turn(None, vec![write("a/b/f.txt", "made by the agent\n")]);
+    std::fs::rename(env.at("a"), env.outside().join("a")).unwrap();
+    std::os::unix::fs::symlink(env.outside().join("a"), env.at("a")).unwrap();
+    for (scope, hint) in [("both", true), ("code", false)] {
+        let out = env.code(
+            &[
+                "rewind",
+                "--session",
+                &id,
+                "--turn",
+                "0",
+                "--scope",
+                scope,
+                "--yes",
+                "--on-conflict",
+                "skip",
+            ],
+            3,
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("no choice can write these files"), "{scope}: {err}");
+        assert!(!err.contains("--on-conflict skip or overwrite"), "{scope}: {err}");
+        assert_eq!(err.contains("--scope conversation"), hint, "{scope}: {err}");
+    }
+    assert_eq!(
+        std::fs::read(env.outside().join("a/b/f.txt")).unwrap(),
+        b"made by the agent\n"
+    );
+    let out = env.code(
+        &[
+            "rewind",
+            "--session",
+            &id,
+            "--turn",
+            "0",
+            "--scope",
+            "conversation",
+        ],
+        0,
+    );
+    assert!(out.status.success());
+}
