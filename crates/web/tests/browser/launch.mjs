@@ -47,8 +47,9 @@ export async function launch(script, { firefox = false, viewport } = {}) {
     file: (p) => path.join(ws, p),
     /**
      * Watches `page` (named `tag` in what it reports, where there are several): a 15 s timeout
-     * for every wait, each console error and page error collected, but for the console lines
-     * `allow` takes (those the browser logs itself for a request refused on purpose). Returns it.
+     * for every wait, each console error, page error and server error (500, with its body)
+     * collected, but for the console lines `allow` takes (those the browser logs itself for a
+     * request refused on purpose). Returns it.
      */
     watch(page, tag = null, allow = () => false) {
       const where = tag ? ` (${tag})` : "";
@@ -57,6 +58,19 @@ export async function launch(script, { firefox = false, viewport } = {}) {
         if (m.type() === "error" && !allow(m.text())) errors.push(`console${where}: ${m.text()}`);
       });
       page.on("pageerror", (e) => errors.push(`page${where}: ${e.message}`));
+      // A server error (500: I/O, damage, a bug; never expected) fails the run with what the
+      // server said, printed at once: a wait that times out after it would otherwise end the run
+      // before the errors are shown.
+      page.on("response", async (r) => {
+        if (r.status() !== 500) return;
+        let body = "";
+        try {
+          body = (await r.text()).slice(0, 600);
+        } catch {}
+        const said = `server${where}: ${r.status()} ${r.request().method()} ${r.url()}: ${body}`;
+        console.error(said);
+        errors.push(said);
+      });
       return page;
     },
     /** Saves a screenshot of `page` as `name`.png in the folder (`options`: the browser's), then checks. */
