@@ -78,10 +78,11 @@ fn open_beneath(_dir: &OwnedFd, _rel: &Path, _oflag: OFlag) -> Option<OwnedFd> {
     None
 }
 
-/// Whether every directory above `rel` (a plain relative path) under `root` is shown, in one
-/// call, to be a real directory reached without a symlink (`root` itself not one either): `true`
-/// when `rel` has no directory above it. `false` says nothing: the caller looks at each ancestor
-/// itself (something may be missing, be a symlink or a file, or the kernel may lack `openat2`).
+/// Whether every directory between `root` and `rel` (a plain relative path) is shown, in one
+/// call, to be a real directory reached without a symlink (and `root` not a symlink): `true` at
+/// once when `rel` has no directory above it (whether `root` is a real directory is the caller's
+/// to check). `false` says nothing: the caller looks at each ancestor itself (something may be
+/// missing, be a symlink or a file, or the kernel may lack `openat2`).
 pub fn dirs_above_are_plain(root: &Path, rel: &Path) -> bool {
     let Some(parent) = rel.parent() else {
         return true;

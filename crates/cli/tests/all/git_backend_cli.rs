@@ -65,7 +65,7 @@ pub(crate) fn git(ws: &Path, args: &[&str]) -> String {
 }
 
 /// The paths of every tool call's changes in a transcript's items, in order.
-fn changed_paths(items: &Value) -> Vec<String> {
+pub(crate) fn changed_paths(items: &Value) -> Vec<String> {
     items
         .as_array()
         .unwrap()
@@ -613,117 +613,4 @@ fn a_fifo_for_gits_global_configuration_refuses_the_command_and_never_hangs() {
         "{output}"
     );
     assert_eq!(std::fs::read(w.ws.join("a")).unwrap(), b"1\n", "never run");
-}
-
-/// Bytes of every checkpoint log segment under `home` (the sessions' records).
-fn log_bytes(home: &Path) -> u64 {
-    let mut total = 0;
-    for s in std::fs::read_dir(home.join("sessions")).unwrap() {
-        let log = s.unwrap().path().join("log");
-        if let Ok(segs) = std::fs::read_dir(&log) {
-            total += segs.map(|e| e.unwrap().metadata().unwrap().len()).sum::<u64>();
-        }
-    }
-    total
-}
-
-/// A command that makes a deep tree with a file at every level: its record names each directory
-/// it made once (not once for every file below it: 5 MB of record for 200 levels, cubic in the
-/// depth), and a rewind takes the whole tree away, directories and all.
-#[test]
-fn a_deep_tree_a_command_makes_is_recorded_once_per_directory_and_rewinds_whole() {
-    let w = World::new();
-    w.put("base", b"1\n");
-    let id = session_of(&w.exec(None, &["true"]));
-    let before = log_bytes(&w.tmp.path().join("home"));
-    w.exec(
-        Some(&id),
-        &[
-            "p=.; for i in $(seq 1 200); do p=$p/d; mkdir $p; echo $i > $p/f; done; \
-           mkdir -p x/y; echo a > x/y/a; echo b > x/y/b",
-        ],
-    );
-    let items = w.json(&["transcript", "--session", &id, "--items", "--json"]);
-    assert_eq!(changed_paths(&items).len(), 202, "{items}");
-    let grew = log_bytes(&w.tmp.path().join("home")) - before;
-    assert!(grew < 1_000_000, "the turn's record took {grew} bytes");
-    w.rewind_code(&id, 1);
-    assert_eq!(tree(&w.ws, &[".git"]).keys().collect::<Vec<_>>(), ["base"]);
-    assert!(
-        !w.ws.join("d").exists() && !w.ws.join("x").exists(),
-        "no directory left"
-    );
-}
-
-/// A repository of its own that a command makes is not a file the command created: a gap, which
-/// a rewind leaves as it is (and does not refuse over); the rest of the command is restored.
-#[test]
-fn a_repository_a_command_makes_is_a_gap_a_rewind_leaves() {
-    let w = World::new();
-    w.put("base", b"1\n");
-    let id = session_of(&w.exec(None, &["true"]));
-    w.exec(
-        Some(&id),
-        &["mkdir other && cd other && git init -q && echo 7 > o.txt && cd .. && echo 2 > base"],
-    );
-    let items = w.json(&["transcript", "--session", &id, "--items", "--json"]);
-    assert_eq!(changed_paths(&items), ["base"], "{items}");
-    let out = w.rewind_code(&id, 1);
-    assert_eq!(out["ok"], true, "{out}");
-    assert_eq!(std::fs::read(w.ws.join("base")).unwrap(), b"1\n");
-    assert_eq!(std::fs::read(w.ws.join("other/o.txt")).unwrap(), b"7\n");
-    assert!(w.ws.join("other/.git").is_dir());
-}
-
-/// A directory whose path is longer than the system allows cannot be walked: a command's change
-/// in it is not tracked, and the turn says so (a gap naming the directory, partial coverage)
-/// instead of calling itself complete.
-#[test]
-fn a_directory_too_deep_to_walk_is_a_gap_never_a_silent_loss() {
-    let w = World::new();
-    // 25 levels of 200-byte names, made one relative step at a time (a whole path that long
-    // cannot be named at once).
-    let made = Command::new("bash")
-        .args([
-            "-c",
-            "n=$(printf '%0200d' 0); for i in $(seq 25); do mkdir $n && cd $n; done",
-        ])
-        .current_dir(&w.ws)
-        .status()
-        .unwrap();
-    assert!(made.success());
-    let id = session_of(&w.exec(None, &["true"]));
-    let lines = w.exec(
-        Some(&id),
-        &["for i in $(seq 25); do cd 0*; done; echo changed > f"],
-    );
-    let captured: Vec<&Value> = lines
-        .iter()
-        .filter(|l| l["type"] == "checkpoint_captured")
-        .collect();
-    let gaps = captured.last().unwrap()["gaps"].as_array().unwrap();
-    assert!(
-        gaps.iter()
-            .any(|g| g["reason"] == "untracked" && g["detail"].as_str().unwrap().contains("cannot read")),
-        "{captured:?}"
-    );
-    let items = w.json(&["transcript", "--session", &id, "--items", "--json"]);
-    assert!(changed_paths(&items).is_empty(), "{items}");
-}
-
-/// Files a command made in new directories, reverted one by one in either order: the
-/// directories go with the last of them (each directory is named by one file only).
-#[test]
-fn files_reverted_one_by_one_take_their_new_directories_in_either_order() {
-    for order in [["d/e/a", "d/e/b"], ["d/e/b", "d/e/a"]] {
-        let w = World::new();
-        w.put("base", b"1\n");
-        let id = session_of(&w.exec(None, &["true"]));
-        w.exec(Some(&id), &["mkdir -p d/e && echo a > d/e/a && echo b > d/e/b"]);
-        for f in order {
-            w.json(&["revert", "--session", &id, "--yes", "--json", f]);
-        }
-        assert!(!w.ws.join("d").exists(), "{order:?}: no directory left");
-        assert!(w.ws.join("base").exists());
-    }
 }

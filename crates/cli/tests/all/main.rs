@@ -16,6 +16,7 @@ mod fork_worktree_cli;
 mod fork_worktree_guard_cli;
 mod git_backend_cli;
 mod git_sight_cli;
+mod git_tree_cli;
 mod headless_cli;
 mod hostile_cli;
 mod input_cli;
