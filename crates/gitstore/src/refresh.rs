@@ -2,7 +2,7 @@
 //! which paths moved and re-reads only those (a new directory is walked), so a refresh costs what
 //! changed, not what the tree weighs. It walks everything again (a full stat walk through the stat
 //! cache, which misses nothing) when notification cannot say: events were lost, watching failed,
-//! an ignore file changed (what the walk keeps changed), or a directory the snapshot had was
+//! an ignore file or a `.git` changed (what the walk keeps changed), or a directory the snapshot had was
 //! removed or moved (its watches would name the old place). A file with several names (hard
 //! links) that changed is read again under each name the stat cache knows for its inode.
 
@@ -103,6 +103,11 @@ impl Snapshotter {
                 .file_name()
                 .is_some_and(|n| IGNORE_FILES.iter().any(|i| n == *i))
             {
+                return self.full(snap, walk, format!("`{}` changed", rel.display()));
+            }
+            // A repository of its own came or went (a `.git` made, removed or swapped): what the
+            // walk keeps under its directory changed, which no other event says.
+            if rel.file_name().is_some_and(|n| n == ".git") {
                 return self.full(snap, walk, format!("`{}` changed", rel.display()));
             }
             let Ok(r) = RelPath::from_stored(rel.as_os_str().as_encoded_bytes()) else {

@@ -122,3 +122,31 @@ fn files_reverted_one_by_one_take_their_new_directories_in_either_order() {
         assert!(w.ws.join("base").exists());
     }
 }
+
+/// A directory the walk kept that a command makes a repository of its own (or removes and makes
+/// again as one): what the command did to the files it kept there is still its change — a
+/// rewritten file captured, a removed one a deletion — and a rewind brings them back; the new
+/// repository stays.
+#[test]
+fn a_kept_directory_a_command_makes_a_repository_keeps_its_files_changes() {
+    for command in [
+        "git init -q plain && echo changed > plain/a && rm plain/c",
+        "rm -rf plain && mkdir plain && git init -q plain && echo new > plain/z",
+    ] {
+        let w = World::new();
+        w.put("plain/a", b"a\n");
+        w.put("plain/c", b"c\n");
+        let id = session_of(&w.exec(None, &["true"]));
+        w.exec(Some(&id), &[command]);
+        let items = w.json(&["transcript", "--session", &id, "--items", "--json"]);
+        let changed = changed_paths(&items);
+        assert!(changed.contains(&"plain/c".to_string()), "{command}: {items}");
+        w.rewind_code(&id, 1);
+        assert_eq!(std::fs::read(w.ws.join("plain/a")).unwrap(), b"a\n", "{command}");
+        assert_eq!(std::fs::read(w.ws.join("plain/c")).unwrap(), b"c\n", "{command}");
+        assert!(
+            w.ws.join("plain/.git").is_dir(),
+            "{command}: the repository stays"
+        );
+    }
+}

@@ -63,8 +63,9 @@ fn untracked(detail: &str) -> Known {
     }
 }
 
-/// A kept file that left the walk's sight during the command but is still there: `None` when it
-/// cannot be read as a regular file, `Some(None)` when it is as it was, else its before-image and
+/// A kept file that left the walk's sight during the command: gone, a deletion; still there,
+/// `None` when it cannot be read as a regular file, `Some(None)` when it is as it was, else its
+/// before-image and
 /// its change (taken like any other: a rewind brings it back, its after-image read from the disk).
 #[allow(clippy::type_complexity)]
 fn out_of_sight(
@@ -75,8 +76,31 @@ fn out_of_sight(
 ) -> Result<Option<Option<(Known, FileChange)>>> {
     use std::io::Read;
     use std::os::unix::fs::PermissionsExt;
-    let Ok((file, meta)) = retrace_fsutil::open_regular_nofollow(&path.under(root)) else {
-        return Ok(None);
+    let abs = path.under(root);
+    let (file, meta) = match retrace_fsutil::open_regular_nofollow(&abs) {
+        Ok(opened) => opened,
+        // Gone, not merely out of sight: a deletion, from the copy the snapshot kept.
+        Err(_)
+            if std::fs::symlink_metadata(&abs).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) =>
+        {
+            let Ok(old) = git.snap.objects().read_blob(&was.id) else {
+                return Ok(None);
+            };
+            let shown = if old.len() <= MAX_DIFF_INPUT {
+                DiffSide::Bytes(&old)
+            } else {
+                DiffSide::TooLarge
+            };
+            let change = file_change(path.to_lossy(), ChangeAction::Delete, shown, DiffSide::Absent);
+            return Ok(Some(Some((
+                Known::File {
+                    bytes: old,
+                    mode: was.mode,
+                },
+                change,
+            ))));
+        }
+        Err(_) => return Ok(None),
     };
     let mut now = Vec::new();
     if (&file)
