@@ -150,3 +150,28 @@ fn a_kept_directory_a_command_makes_a_repository_keeps_its_files_changes() {
         );
     }
 }
+
+/// Directories a command renames (`mv y y.old`) carry their files' inodes and change times along:
+/// the files are the command's moves, not things that only came into sight — no gap, and a rewind
+/// puts each directory back under its old name, the new one gone.
+#[test]
+fn directories_a_command_renames_are_its_moves_and_rewind_whole() {
+    let w = World::new();
+    w.put("y/g", b"orig\n");
+    let id = session_of(&w.exec(None, &["mkdir x && echo f > x/f && echo mod > y/g"]));
+    // born well before the command that moves them, as a user's files are
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let lines = w.exec(Some(&id), &["mv x x.old && mv y y.old"]);
+    let captured: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "checkpoint_captured")
+        .collect();
+    let last = captured.last().unwrap();
+    assert_eq!(last["gaps"].as_array().map(Vec::len), Some(0), "{last}");
+    w.rewind_code(&id, 1);
+    let after = tree(&w.ws, &[".git"]);
+    let paths: Vec<&String> = after.keys().collect();
+    assert_eq!(paths, ["x/f", "y/g"], "{after:?}");
+    assert_eq!(after["y/g"].0, b"mod\n");
+    assert!(!w.ws.join("x.old").exists() && !w.ws.join("y.old").exists());
+}

@@ -311,12 +311,41 @@ impl Core {
             }
         }
         // The new directories the command made, each looked at once (not once for every file
-        // below it: a deep tree was cubic in its depth).
-        let made_dirs: HashSet<&RelPath> = found
+        // below it: a deep tree was cubic in its depth). One born before the command is its too
+        // when it holds files the command made or moved and none that only came into sight: a
+        // directory it renamed (`mv x y`), whose birth is the old one's.
+        let new_dirs: HashSet<&RelPath> = found
             .iter()
             .filter(|c| c.after == Side::Dir && c.before == Side::Absent)
-            .filter(|c| dir_made_by_command(&before, &root, &c.path))
             .map(|c| &c.path)
+            .collect();
+        let (mut holds_made, mut holds_came) = (HashSet::new(), HashSet::new());
+        for c in found
+            .iter()
+            .filter(|c| c.before == Side::Absent && c.after != Side::Dir)
+        {
+            let holds = if came.contains(&c.path) {
+                &mut holds_came
+            } else {
+                &mut holds_made
+            };
+            holds.extend(
+                c.path
+                    .ancestors_top_down()
+                    .into_iter()
+                    .filter_map(|d| new_dirs.get(&d).copied()),
+            );
+        }
+        let made_dirs: HashSet<&RelPath> = new_dirs
+            .iter()
+            .copied()
+            .filter(|d| {
+                dir_made_by_command(&before, &root, d)
+                    || (holds_made.contains(d)
+                        && !holds_came.contains(d)
+                        && !under_any(&before.opaque, d)
+                        && !before.opaque.contains(d))
+            })
             .collect();
         // directories that came into sight whole: one gap each, not one per file in them
         let sighted: Vec<&RelPath> = found

@@ -81,8 +81,9 @@ fn changed_at(abs: &Path) -> Option<SystemTime> {
 /// directory the walk did not enter before; not born before the command started (where the file
 /// system says when a file was born) unless its inode was a kept file's (the command moved or
 /// linked it here; one the command un-ignored and rewrote in place was there before it, out of
-/// sight); and its inode changed since the command started (one whose change time cannot be read
-/// is taken as made).
+/// sight) — a kept file's inode with no other name is the command's at once (moved, perhaps
+/// with its directory); and its inode changed since the command started (one whose change time
+/// cannot be read is taken as made).
 pub(crate) fn made_by_command(before: &Before, root: &Path, path: &RelPath) -> bool {
     if under_any(&before.opaque, path) {
         return false;
@@ -90,8 +91,16 @@ pub(crate) fn made_by_command(before: &Before, root: &Path, path: &RelPath) -> b
     let abs = path.under(root);
     if let Ok(m) = std::fs::symlink_metadata(&abs) {
         let born_before = m.created().is_ok_and(|t| t + CLOCK_MARGIN < before.started);
-        if born_before && !before.inodes.contains(&m.ino()) {
+        let kept_inode = before.inodes.contains(&m.ino());
+        if born_before && !kept_inode {
             return false;
+        }
+        // A kept file under one name only, seen at another: moved here by the command, with the
+        // directory above it when its own change time did not move (a rename of a directory
+        // changes nothing of the files in it). One with other names too may be a link that was
+        // there before, out of sight: its change time says.
+        if born_before && kept_inode && m.nlink() == 1 {
+            return true;
         }
     }
     match changed_at(&abs) {
