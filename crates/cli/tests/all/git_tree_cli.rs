@@ -10,6 +10,15 @@ use serde_json::Value;
 
 use crate::git_backend_cli::{changed_paths, session_of, tree, World};
 
+/// The last `checkpoint_captured` event of an `exec --json` run's lines.
+fn last_captured(lines: &[Value]) -> &Value {
+    lines
+        .iter()
+        .rev()
+        .find(|l| l["type"] == "checkpoint_captured")
+        .unwrap()
+}
+
 /// Bytes of every checkpoint log segment under `home` (the sessions' records).
 fn log_bytes(home: &Path) -> u64 {
     let mut total = 0;
@@ -92,15 +101,12 @@ fn a_directory_too_deep_to_walk_is_a_gap_never_a_silent_loss() {
         Some(&id),
         &["for i in $(seq 25); do cd 0*; done; echo changed > f"],
     );
-    let captured: Vec<&Value> = lines
-        .iter()
-        .filter(|l| l["type"] == "checkpoint_captured")
-        .collect();
-    let gaps = captured.last().unwrap()["gaps"].as_array().unwrap();
+    let captured = last_captured(&lines);
+    let gaps = captured["gaps"].as_array().unwrap();
     assert!(
         gaps.iter()
             .any(|g| g["reason"] == "untracked" && g["detail"].as_str().unwrap().contains("cannot read")),
-        "{captured:?}"
+        "{captured}"
     );
     let items = w.json(&["transcript", "--session", &id, "--items", "--json"]);
     assert!(changed_paths(&items).is_empty(), "{items}");
@@ -162,11 +168,7 @@ fn directories_a_command_renames_are_its_moves_and_rewind_whole() {
     // born well before the command that moves them, as a user's files are
     std::thread::sleep(std::time::Duration::from_millis(300));
     let lines = w.exec(Some(&id), &["mv x x.old && mv y y.old"]);
-    let captured: Vec<&Value> = lines
-        .iter()
-        .filter(|l| l["type"] == "checkpoint_captured")
-        .collect();
-    let last = captured.last().unwrap();
+    let last = last_captured(&lines);
     assert_eq!(last["gaps"].as_array().map(Vec::len), Some(0), "{last}");
     w.rewind_code(&id, 1);
     let after = tree(&w.ws, &[".git"]);
