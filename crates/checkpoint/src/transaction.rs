@@ -197,8 +197,10 @@ impl CheckpointStore {
         for (i, t) in m.targets.iter().enumerate() {
             if t.action == TargetAction::Delete {
                 if let Ok(rel) = t.rel() {
+                    // Through the directory reached from the root, never by its whole path (which
+                    // can pass `PATH_MAX` beside a long name) nor through a symlink.
                     let bak = m.bak_path(&root, &rel, i);
-                    let _ = self.opts.fs.remove_file(&bak);
+                    let _ = crate::fsio::remove_in_workspace(&self.opts.fs, &root, &bak);
                 }
             }
         }

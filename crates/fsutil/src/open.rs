@@ -9,14 +9,64 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// `path` opened read-only and non-blocking, with the metadata of what was opened (not of what the
-/// path named a moment before). Symlinks are followed.
+/// path named a moment before). Symlinks are followed. A path longer than the kernel takes in one
+/// call (`PATH_MAX`: a restore's temp file beside a file whose path is near it) is opened a piece
+/// at a time ([`open_long`]).
 pub fn open_read(path: &Path) -> io::Result<(File, Metadata)> {
-    let file = OpenOptions::new()
+    let file = match OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
+        .open(path)
+    {
+        Err(e) if e.raw_os_error() == Some(libc::ENAMETOOLONG) => open_long(path)?,
+        opened => opened?,
+    };
     let meta = file.metadata()?;
     Ok((file, meta))
+}
+
+/// The most bytes of a path opened in one call by [`open_long`].
+const PIECE: usize = 2048;
+
+/// `path` opened read-only and non-blocking a piece at a time: each piece whole components,
+/// at most [`PIECE`] bytes, looked up from the directory the piece before it opened, so every
+/// component is resolved (symlinks followed, `..` taken) as one call would resolve it.
+fn open_long(path: &Path) -> io::Result<File> {
+    use nix::fcntl::{open, openat, OFlag};
+    use nix::sys::stat::Mode;
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let too_long = || io::Error::from_raw_os_error(libc::ENAMETOOLONG);
+    let bytes = path.as_os_str().as_bytes();
+    let mut pieces: Vec<&[u8]> = Vec::new();
+    let mut start = 0;
+    while bytes.len() - start > PIECE {
+        let cut = bytes[start..start + PIECE]
+            .iter()
+            .rposition(|b| *b == b'/')
+            .filter(|i| *i > 0)
+            .ok_or_else(too_long)?;
+        pieces.push(&bytes[start..start + cut]);
+        start += cut + 1;
+    }
+    let last = &bytes[start..];
+    let dir = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+    let mut held = None;
+    for piece in pieces {
+        let piece = OsStr::from_bytes(piece);
+        held = Some(match &held {
+            None => open(piece, dir, Mode::empty())?,
+            Some(at) => openat(at, piece, dir, Mode::empty())?,
+        });
+    }
+    let at = held.ok_or_else(too_long)?;
+    let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+    Ok(File::from(openat(
+        &at,
+        OsStr::from_bytes(last),
+        flags,
+        Mode::empty(),
+    )?))
 }
 
 /// `path` opened read-only and non-blocking if it is a regular file; an error of kind
@@ -109,5 +159,54 @@ mod tests {
         let mut s = String::new();
         f.read_to_string(&mut s).unwrap();
         assert_eq!(s, "bytes");
+    }
+
+    /// A path past `PATH_MAX` (a restore's temp file beside a file whose path is near it) opens,
+    /// and reads what is there; the fsync barrier takes it too.
+    #[test]
+    fn a_path_longer_than_the_kernel_takes_at_once_opens_a_piece_at_a_time() {
+        use nix::fcntl::{open, openat, OFlag};
+        use nix::sys::stat::{mkdirat, Mode};
+        let tmp = tempfile::tempdir().unwrap();
+        let name = "d".repeat(200);
+        let mut at = open(tmp.path(), OFlag::O_DIRECTORY | OFlag::O_RDONLY, Mode::empty()).unwrap();
+        let mut abs = tmp.path().to_path_buf();
+        for _ in 0..22 {
+            mkdirat(&at, name.as_str(), Mode::from_bits_truncate(0o700)).unwrap();
+            at = openat(
+                &at,
+                name.as_str(),
+                OFlag::O_DIRECTORY | OFlag::O_RDONLY,
+                Mode::empty(),
+            )
+            .unwrap();
+            abs.push(&name);
+        }
+        let f = openat(
+            &at,
+            "f",
+            OFlag::O_CREAT | OFlag::O_WRONLY,
+            Mode::from_bits_truncate(0o600),
+        )
+        .unwrap();
+        std::io::Write::write_all(&mut std::fs::File::from(f), b"deep\n").unwrap();
+        abs.push("f");
+        assert!(abs.as_os_str().len() > 4096);
+        let err = std::fs::File::open(&abs).unwrap_err();
+        assert_eq!(
+            err.raw_os_error(),
+            Some(libc::ENAMETOOLONG),
+            "the kernel alone refuses it"
+        );
+        let (mut file, meta) = open_read(&abs).unwrap();
+        assert!(meta.is_file());
+        let mut got = String::new();
+        file.read_to_string(&mut got).unwrap();
+        assert_eq!(got, "deep\n");
+        crate::Fs::durable()
+            .sync_paths(&[(abs.as_path(), "sync_temp"), (abs.parent().unwrap(), "sync_dir")])
+            .unwrap();
+        let missing = abs.with_file_name("missing");
+        assert_eq!(open_read(&missing).unwrap_err().kind(), io::ErrorKind::NotFound);
     }
 }

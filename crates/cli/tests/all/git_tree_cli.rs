@@ -177,3 +177,37 @@ fn directories_a_command_renames_are_its_moves_and_rewind_whole() {
     assert_eq!(after["y/g"].0, b"mod\n");
     assert!(!w.ws.join("x.old").exists() && !w.ws.join("y.old").exists());
 }
+
+/// A file whose path comes near the system's limit (4,080 of 4,096 bytes): its restore's temp
+/// file and parked copy beside it have longer paths than one call takes, and are reached a piece
+/// at a time; the rewind brings the file back, removes the new one, and leaves nothing beside it.
+#[test]
+fn a_file_whose_path_nears_the_limit_rewinds_and_leaves_nothing_beside_it() {
+    let w = World::new();
+    let mut dir = w.ws.clone();
+    while 4080 - dir.as_os_str().len() > 201 + 21 {
+        dir.push("p".repeat(200));
+    }
+    let last = 4080 - dir.as_os_str().len() - 1 - 20 - 1;
+    dir.push("q".repeat(last));
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = "f".repeat(20);
+    let file = dir.join(&name);
+    assert_eq!(file.as_os_str().len(), 4080);
+    std::fs::write(&file, b"orig\n").unwrap();
+    let rel = dir.strip_prefix(&w.ws).unwrap().display().to_string();
+    let id = session_of(&w.exec(None, &["true"]));
+    w.exec(
+        Some(&id),
+        &[&format!(
+            "cd {rel} && echo changed > {name} && echo new > newfile"
+        )],
+    );
+    w.rewind_code(&id, 1);
+    assert_eq!(std::fs::read(&file).unwrap(), b"orig\n");
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, [name]);
+}
