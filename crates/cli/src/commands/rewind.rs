@@ -97,9 +97,10 @@ pub fn run(a: RewindArgs) -> CmdResult {
             })
             .await
             .map_err(|e| {
-                // When no choice can write the files (each is unsafe to write), another
-                // `--on-conflict` is no way out: say what is.
-                let stuck = !plan.choices.is_empty() && plan.choices.iter().all(|c| !c.commits);
+                // When no choice writes anything (each file unsafe to write, or unreadable),
+                // another `--on-conflict` is no way out: say what is.
+                let stuck = !plan.choices.is_empty()
+                    && !plan.choices.iter().any(|c| c.commits && c.unchanged.is_none());
                 let conflict = match (stuck, a.scope) {
                     (false, _) => "; see the conflicts (--on-conflict skip or overwrite)",
                     (true, ScopeArg::Both) => {

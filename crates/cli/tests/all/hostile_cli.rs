@@ -354,6 +354,10 @@ fn an_unreadable_target_refuses_as_another_user() {
         [("secret.txt".to_string(), "unreadable".to_string())]
     );
     assert!(env.at("secret.txt").exists(), "nothing written");
+    // No choice writes an unreadable file: the refusal says so, not which flag to pass.
+    let said = format!("{plan}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains("no choice can write these files"), "{said}");
+    assert!(!said.contains("--on-conflict skip or overwrite"), "{said}");
 }
 
 /// Every file of a rewind unsafe to write (its directory swapped for a symlink to elsewhere): no
