@@ -15,7 +15,7 @@ use retrace_protocol::{ChangeAction, FileChange, GapReason};
 use retrace_tools::diff::{file_change, moved, Side as DiffSide, MAX_DIFF_INPUT};
 use retrace_tools::Workspace;
 
-use super::git_sight::{dir_made_by_command, made_by_command, opaque_dirs, under_any, Before};
+use super::git_sight::{dir_made_by_command, made_by_command, opaque_dirs, under_any, unentered, Before};
 use super::git_store::GitBackend;
 use super::Core;
 use crate::error::Result;
@@ -32,21 +32,50 @@ fn unkept(reason: SkipReason, detail: &str) -> Known {
     }
 }
 
+/// The directories a command made appear as new paths, by their bytes: a path's ancestors are
+/// found among them without copying any.
+type NewDirs<'a> = HashMap<&'a [u8], &'a RelPath>;
+
+/// The new directories above `path`, deepest first, up to the first that is not new (nothing
+/// above a directory that was there is new).
+fn new_above<'a, 'p>(path: &'p RelPath, new: &'p NewDirs<'a>) -> impl Iterator<Item = &'a RelPath> + 'p {
+    let b = path.as_bytes();
+    (0..b.len())
+        .rev()
+        .filter(move |i| b[*i] == b'/')
+        .map_while(move |i| new.get(&b[..i]).copied())
+}
+
+/// Marks in `set` the new directories above `path`, stopping at one already marked (whose own
+/// are then marked too): each is marked once however many files lie below it.
+fn mark_above<'a>(path: &RelPath, new: &NewDirs<'a>, set: &mut HashSet<&'a RelPath>) {
+    for d in new_above(path, new) {
+        if !set.insert(d) {
+            break;
+        }
+    }
+}
+
 /// The directories above `path` that the command created (top down): those in `made` that no
 /// file before it named (`claimed`). Each is named once in the turn, by the first new file below
 /// it, as a tool's capture names the directories it had to make: a restore removes every one it
 /// leaves empty either way, and a deep tree's record stays quadratic, not cubic, in its depth.
 fn created_dirs<'a>(
     path: &RelPath,
+    new: &NewDirs<'a>,
     made: &HashSet<&'a RelPath>,
     claimed: &mut HashSet<&'a RelPath>,
 ) -> Vec<PathBuf> {
-    path.ancestors_top_down()
-        .into_iter()
-        .filter_map(|d| made.get(&d).copied())
-        .filter(|d| claimed.insert(d))
-        .map(|d| d.as_path().to_path_buf())
-        .collect()
+    let mut out = Vec::new();
+    for d in new_above(path, new).filter(|d| made.contains(d)) {
+        // one claimed has its own claimed too
+        if !claimed.insert(d) {
+            break;
+        }
+        out.push(d.as_path().to_path_buf());
+    }
+    out.reverse();
+    out
 }
 
 /// A file there before the command that the walk did not see then.
@@ -65,8 +94,8 @@ fn untracked(detail: &str) -> Known {
 
 /// A kept file that left the walk's sight during the command: gone, a deletion; still there,
 /// `None` when it cannot be read as a regular file, `Some(None)` when it is as it was, else its
-/// before-image and
-/// its change (taken like any other: a rewind brings it back, its after-image read from the disk).
+/// before-image and its change (taken like any other: a rewind brings it back, its after-image
+/// read from the disk).
 #[allow(clippy::type_complexity)]
 fn out_of_sight(
     git: &GitBackend,
@@ -280,16 +309,10 @@ impl Core {
         let before = git.before.take().unwrap_or_else(|| Before::now(None));
         let opaque_after = git.current.as_ref().map(opaque_dirs).unwrap_or_default();
         // directories the walk could not read after the command: what it did in them is unknown
-        let unreadable_after: Vec<RelPath> = git
+        let unreadable_after = git
             .current
             .as_ref()
-            .map(|snap| {
-                snap.skipped
-                    .iter()
-                    .filter(|(_, k)| k.stamp.is_none() && k.reason == SkipReason::Unreadable)
-                    .map(|(p, _)| p.clone())
-                    .collect()
-            })
+            .map(|snap| unentered(snap, |r| r == SkipReason::Unreadable))
             .unwrap_or_default();
         // what only came into the walk's sight, or left it, was not made or removed by the command
         let mut came: HashSet<&RelPath> = HashSet::new();
@@ -314,37 +337,29 @@ impl Core {
         // below it: a deep tree was cubic in its depth). One born before the command is its too
         // when it holds files the command made or moved and none that only came into sight: a
         // directory it renamed (`mv x y`), whose birth is the old one's.
-        let new_dirs: HashSet<&RelPath> = found
+        let new_dirs: NewDirs = found
             .iter()
             .filter(|c| c.after == Side::Dir && c.before == Side::Absent)
-            .map(|c| &c.path)
+            .map(|c| (c.path.as_bytes(), &c.path))
             .collect();
         let (mut holds_made, mut holds_came) = (HashSet::new(), HashSet::new());
         for c in found
             .iter()
             .filter(|c| c.before == Side::Absent && c.after != Side::Dir)
         {
-            let holds = if came.contains(&c.path) {
-                &mut holds_came
-            } else {
-                &mut holds_made
+            let holds = match came.contains(&c.path) {
+                true => &mut holds_came,
+                false => &mut holds_made,
             };
-            holds.extend(
-                c.path
-                    .ancestors_top_down()
-                    .into_iter()
-                    .filter_map(|d| new_dirs.get(&d).copied()),
-            );
+            mark_above(&c.path, &new_dirs, holds);
         }
+        // (Every file under a directory the walk did not enter before only came into sight: no
+        // such directory is taken for holding the command's files.)
         let made_dirs: HashSet<&RelPath> = new_dirs
-            .iter()
+            .values()
             .copied()
             .filter(|d| {
-                dir_made_by_command(&before, &root, d)
-                    || (holds_made.contains(d)
-                        && !holds_came.contains(d)
-                        && !under_any(&before.opaque, d)
-                        && !before.opaque.contains(d))
+                dir_made_by_command(&before, &root, d) || (holds_made.contains(d) && !holds_came.contains(d))
             })
             .collect();
         // directories that came into sight whole: one gap each, not one per file in them
@@ -442,7 +457,7 @@ impl Core {
                 }
                 _ => match &c.before {
                     Side::Absent => Known::Absent {
-                        created_dirs: created_dirs(&c.path, &made_dirs, &mut claimed),
+                        created_dirs: created_dirs(&c.path, &new_dirs, &made_dirs, &mut claimed),
                     },
                     // a damaged object loses this file's before-image, not the command's others
                     Side::File(e) => match git.snap.objects().read_blob(&e.id) {

@@ -51,11 +51,16 @@ impl Before {
 
 /// The directories `snap` names without entering them.
 pub(crate) fn opaque_dirs(snap: &Snapshot) -> Vec<RelPath> {
+    unentered(snap, |r| {
+        matches!(r, SkipReason::NestedRepository | SkipReason::Unreadable)
+    })
+}
+
+/// The directories `snap` did not enter for a reason `why` takes.
+pub(crate) fn unentered(snap: &Snapshot, why: impl Fn(SkipReason) -> bool) -> Vec<RelPath> {
     snap.skipped
         .iter()
-        .filter(|(_, k)| {
-            k.stamp.is_none() && matches!(k.reason, SkipReason::NestedRepository | SkipReason::Unreadable)
-        })
+        .filter(|(_, k)| k.stamp.is_none() && why(k.reason))
         .map(|(p, _)| p.clone())
         .collect()
 }
