@@ -2,9 +2,9 @@
 //! which paths moved and re-reads only those (a new directory is walked), so a refresh costs what
 //! changed, not what the tree weighs. It walks everything again (a full stat walk through the stat
 //! cache, which misses nothing) when notification cannot say: events were lost, watching failed,
-//! an ignore file or a `.git` changed (what the walk keeps changed), or a directory the snapshot had was
-//! removed or moved (its watches would name the old place). A file with several names (hard
-//! links) that changed is read again under each name the stat cache knows for its inode.
+//! an ignore file or a `.git` changed (what the walk keeps changed), or a directory the snapshot
+//! had was removed or moved (its watches would name the old place). A file with several names
+//! (hard links) that changed is read again under each name the stat cache knows for its inode.
 
 use std::collections::BTreeSet;
 use std::fs;
