@@ -99,10 +99,12 @@ impl IgnoreRules {
     /// workspace), deepest first: a walk asks once per directory, not once per entry.
     pub(crate) fn chain(&self, dir: &Path) -> Chain {
         let mut rules = Vec::new();
+        // Asked once: every ancestor of a directory under the boundary is, down to the boundary
+        // itself, where the walk up stops (asking again of each made a deep tree cubic).
+        if !under(dir, &self.boundary) {
+            return Chain(rules);
+        }
         for dir in dir.ancestors() {
-            if !under(dir, &self.boundary) {
-                break;
-            }
             let r = self.rules(dir);
             let stop = r.repo_top || dir == self.boundary;
             if !r.matchers.is_empty() {
