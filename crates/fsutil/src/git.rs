@@ -1,5 +1,6 @@
 //! The git branch a workspace is on, read from its `.git` without running `git`: the frontends
-//! show it beside the workspace (the web page's header).
+//! show it beside the workspace (the web page's header); and whether a directory is a repository
+//! of its own, which the walks of the workspace leave to itself.
 //!
 //! The nearest `.git` at or above the workspace is used, as git finds it: a directory holding
 //! `HEAD`, or a file `gitdir: DIR` (a linked worktree or a submodule; `DIR` relative to the file's
@@ -43,6 +44,21 @@ fn git_dir(git: &Path) -> Option<PathBuf> {
     })
 }
 
+/// Whether `dir` is a repository of its own: it holds a `.git` (a directory, or a file naming
+/// one), or it is a git directory itself — a bare repository, or the one `git init
+/// --separate-git-dir` makes apart from its work tree — which git knows by a `HEAD` beside
+/// `objects/` and `refs/` directories.
+pub fn holds_repository(dir: &Path) -> bool {
+    if dir.join(".git").exists() {
+        return true;
+    }
+    let head = dir.join("HEAD");
+    head.symlink_metadata().is_ok()
+        && head.is_file()
+        && dir.join("objects").is_dir()
+        && dir.join("refs").is_dir()
+}
+
 /// A small regular file's text.
 fn read_small(path: &Path) -> Option<String> {
     if path.metadata().ok()?.len() > SMALL {
@@ -68,6 +84,29 @@ pub fn head_name(head: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_directory_holds_a_repository_with_a_git_or_as_a_git_directory() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        assert!(!super::holds_repository(d));
+        std::fs::write(d.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::create_dir(d.join("objects")).unwrap();
+        assert!(
+            !super::holds_repository(d),
+            "a HEAD and objects/ alone are not one"
+        );
+        std::fs::create_dir(d.join("refs")).unwrap();
+        assert!(super::holds_repository(d), "a git directory of its own");
+        std::fs::remove_file(d.join("HEAD")).unwrap();
+        std::fs::create_dir(d.join("HEAD")).unwrap();
+        assert!(
+            !super::holds_repository(d),
+            "a HEAD directory is no git directory's"
+        );
+        std::fs::write(d.join(".git"), "gitdir: elsewhere\n").unwrap();
+        assert!(super::holds_repository(d), "a `.git` file");
+    }
+
     use super::*;
 
     fn repo(head: &str) -> tempfile::TempDir {

@@ -105,9 +105,14 @@ impl Snapshotter {
             {
                 return self.full(snap, walk, format!("`{}` changed", rel.display()));
             }
-            // A repository of its own came or went (a `.git` made, removed or swapped): what the
-            // walk keeps under its directory changed, which no other event says.
-            if rel.file_name().is_some_and(|n| n == ".git") {
+            // A repository of its own came or went (a `.git` made, removed or swapped, or a kept
+            // directory made a git directory itself): what the walk keeps under its directory
+            // changed, which no other event says.
+            let made_git_dir = || {
+                rel.file_name().is_some_and(|n| n == "HEAD")
+                    && abs.parent().is_some_and(retrace_fsutil::holds_repository)
+            };
+            if rel.file_name().is_some_and(|n| n == ".git") || made_git_dir() {
                 return self.full(snap, walk, format!("`{}` changed", rel.display()));
             }
             let Ok(r) = RelPath::from_stored(rel.as_os_str().as_encoded_bytes()) else {
@@ -167,7 +172,7 @@ impl Snapshotter {
                 }
                 Ok(m) if m.is_dir() => {
                     walked.push(rel.clone());
-                    if abs.join(".git").exists() {
+                    if retrace_fsutil::holds_repository(&abs) {
                         s.skipped
                             .extend(Skip::unwalked(Found::Nested).map(|k| (rel.clone(), k)));
                     } else if fs::read_dir(&abs).is_err() {

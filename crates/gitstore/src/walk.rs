@@ -67,7 +67,7 @@ impl Walk for PlainWalk {
                 return false;
             }
             at.push(c);
-            if i + 1 < n && at.join(".git").exists() {
+            if i + 1 < n && retrace_fsutil::holds_repository(&at) {
                 return false;
             }
         }
@@ -84,7 +84,7 @@ impl Walk for PlainWalk {
                 }
                 let p = rel.join(e.file_name());
                 if e.file_type()?.is_dir() {
-                    if root.join(&p).join(".git").exists() {
+                    if retrace_fsutil::holds_repository(&root.join(&p)) {
                         visit(&p, Found::Nested);
                     } else {
                         visit(&p, Found::Dir);

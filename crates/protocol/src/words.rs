@@ -191,7 +191,7 @@ pub fn gap(reason: &crate::GapReason) -> String {
         G::OutsideWorkspace => "outside the workspace",
         G::ExternalWriter => "changed by another program while the turn ran",
         G::Untracked => {
-            "not tracked before the command (ignored, a repository of its own, or unreadable): left as it is"
+            "out of the walk's sight (ignored, a repository of its own, or unreadable): left as it is"
         }
         G::LegacyUnverified => "an old record Retrace cannot verify",
         G::ExpiredPayload => "its saved copy is no longer kept",

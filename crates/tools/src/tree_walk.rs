@@ -166,7 +166,7 @@ impl<'a> TreeWalk<'a> {
             up = dir.parent();
         }
         for dir in unknown.into_iter().rev() {
-            if self.excluded(dir, true) || dir.join(".git").exists() {
+            if self.excluded(dir, true) || retrace_fsutil::holds_repository(dir) {
                 return false;
             }
             self.kept_dirs().insert(dir.as_os_str().to_owned());
@@ -246,7 +246,7 @@ impl Go<'_, '_> {
                     let what = match (!dropped, is_dir) {
                         (false, _) => None,
                         (true, false) => Some(Kept::File(e.metadata().ok())),
-                        (true, true) if abs.join(".git").exists() => Some(Kept::Nested),
+                        (true, true) if retrace_fsutil::holds_repository(abs) => Some(Kept::Nested),
                         (true, true) => Some(Kept::Dir),
                     };
                     abs.pop();

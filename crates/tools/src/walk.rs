@@ -83,7 +83,7 @@ pub(crate) fn walker_with(
                 return false;
             }
             match &nested {
-                Some(found) if is_dir && e.depth() > 0 && e.path().join(".git").exists() => {
+                Some(found) if is_dir && e.depth() > 0 && retrace_fsutil::holds_repository(e.path()) => {
                     if let Ok(mut f) = found.lock() {
                         f.push(e.path().to_path_buf());
                     }

@@ -79,6 +79,39 @@ fn a_repository_a_command_makes_is_a_gap_a_rewind_leaves() {
     assert!(w.ws.join("other/.git").is_dir());
 }
 
+/// A git directory standing on its own — the one `git init --separate-git-dir` makes beside its
+/// work tree, or a bare repository — is a repository too: a gap a rewind leaves, never files it
+/// deletes (which left the work tree's `.git` naming nothing).
+#[test]
+fn a_git_directory_a_command_makes_apart_from_its_work_tree_is_left_by_a_rewind() {
+    let w = World::new();
+    w.put("base", b"1\n");
+    w.put("kept/a", b"a\n");
+    let id = session_of(&w.exec(None, &["true"]));
+    w.exec(
+        Some(&id),
+        &[
+            "git init -q --separate-git-dir=gd sub && git init -q --bare bare.git \
+           && git init -q --bare kept && echo 2 > base",
+        ],
+    );
+    let items = w.json(&["transcript", "--session", &id, "--items", "--json"]);
+    assert_eq!(changed_paths(&items), ["base"], "{items}");
+    let out = w.rewind_code(&id, 1);
+    assert_eq!(out["ok"], true, "{out}");
+    assert_eq!(std::fs::read(w.ws.join("base")).unwrap(), b"1\n");
+    assert_eq!(std::fs::read(w.ws.join("kept/a")).unwrap(), b"a\n");
+    for head in ["gd/HEAD", "bare.git/HEAD", "kept/HEAD"] {
+        assert!(w.ws.join(head).is_file(), "{head} is still there");
+    }
+    let status = Command::new("git")
+        .args(["-C", "sub", "status", "--short"])
+        .current_dir(&w.ws)
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{status:?}");
+}
+
 /// A directory whose path is longer than the system allows cannot be walked: a command's change
 /// in it is not tracked, and the turn says so (a gap naming the directory, partial coverage)
 /// instead of calling itself complete.

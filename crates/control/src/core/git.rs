@@ -24,7 +24,9 @@ fn unkept(reason: SkipReason, detail: &str) -> Known {
     let reason = match reason {
         SkipReason::Oversized => GapReason::Oversized,
         SkipReason::Symlink => GapReason::Symlink,
-        SkipReason::Unreadable | SkipReason::Special | SkipReason::NestedRepository => GapReason::Unreadable,
+        SkipReason::Unreadable | SkipReason::Special => GapReason::Unreadable,
+        // not unreadable: a repository the walk leaves to itself
+        SkipReason::NestedRepository => GapReason::Untracked,
     };
     Known::Unkept {
         reason,
