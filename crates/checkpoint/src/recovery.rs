@@ -88,9 +88,15 @@ impl CheckpointStore {
                                 if matches!(standing(&root, &rel), Standing::Unsafe | Standing::FileAbove) {
                                     continue;
                                 }
+                                // Through its directory reached from the root, never by its whole
+                                // path (which can pass `PATH_MAX` beside a long name: then it is
+                                // not known to be gone, and the removal is tried).
                                 let bak = m.bak_path(&root, &rel, i);
-                                if bak.exists() {
-                                    self.opts.fs.remove_file(&bak).at("remove", &bak)?;
+                                let gone = std::fs::symlink_metadata(&bak)
+                                    .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+                                if !gone {
+                                    crate::fsio::remove_in_workspace(&self.opts.fs, &root, &bak)
+                                        .at("remove", &bak)?;
                                 }
                             }
                         }
