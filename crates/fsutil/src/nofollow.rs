@@ -258,6 +258,15 @@ pub fn remove_file_nofollow(root: &Path, rel: &Path) -> io::Result<Removal> {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "no file name"));
     };
     let mut cur = open(root, flags(), Mode::empty()).map_err(|e| io_err(e, root))?;
+    // Its directory in one call when it is there and reached without a symlink; else (missing, a
+    // link or a file above it, a path too long for one call) one component at a time, which says
+    // which.
+    let joined: PathBuf = parents.iter().collect();
+    let mut parents = parents;
+    if let Some(fd) = open_beneath(&cur, &joined, flags()) {
+        cur = fd;
+        parents = &[];
+    }
     let mut at = root.to_path_buf();
     for name in parents {
         at.push(name);
@@ -447,6 +456,13 @@ mod tests {
         let walked = nix::sys::stat::fstat(held.fd()).unwrap();
         assert_eq!(walked.st_ino, std::fs::metadata(root.join(&deep)).unwrap().ino());
         assert!(dirs_above_are_plain(root, &deep.join("f")));
+        std::fs::write(root.join(&deep).join("f"), b"f").unwrap();
+        std::fs::write(root.join(&deep).join("g"), b"g").unwrap();
+        assert_eq!(
+            remove_file_nofollow(root, &deep.join("f")).unwrap(),
+            Removal::Gone
+        );
+        assert!(!root.join(&deep).join("f").exists());
         // The 300th directory moved aside inside the workspace, a relative symlink in its place.
         let at: PathBuf = (0..300).map(|_| "d").collect();
         std::fs::rename(root.join(&at), root.join("moved")).unwrap();
@@ -461,6 +477,14 @@ mod tests {
         );
         let e = create_dirs_nofollow(root, &deep.join("new"), 0o700).unwrap_err();
         assert!(e.to_string().contains("is a symlink"), "{e}");
+        assert_eq!(
+            remove_file_nofollow(root, &deep.join("g")).unwrap(),
+            Removal::Unreachable
+        );
+        assert!(
+            root.join(&deep).join("g").exists(),
+            "nothing removed through the link"
+        );
         let rest: PathBuf = (0..299).map(|_| "d").collect();
         assert!(!root.join("moved").join(&rest).join("new").exists());
         drop(outside);
