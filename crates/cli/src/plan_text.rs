@@ -53,13 +53,9 @@ pub fn print_plan(plan: &RewindPlan, json: bool, confirmed: bool, chosen: OnConf
         );
     }
     for g in &plan.gaps {
-        let detail = g.detail.as_deref().or(g.path.as_deref()).unwrap_or("");
-        println!(
-            "  ! turn {}: {} — {}",
-            g.turn,
-            shown_path(detail),
-            words::gap(&g.reason)
-        );
+        // a shell command's gap by its command, any other by its path
+        let line = words::gap_line(&g.reason, g.path.as_deref(), g.detail.as_deref());
+        println!("  ! turn {}: {}", g.turn, shown_path(&line));
     }
     if !plan.choices.is_empty() {
         let named: Vec<String> = plan

@@ -57,13 +57,22 @@ pub fn conflict(c: &crate::Conflict) -> String {
 /// the other one) and why, in words: "rm x — a shell command: what it did to files is not
 /// tracked", "a/b — reached through a link"; why alone when it names neither.
 pub fn gap_line(reason: &crate::GapReason, path: Option<&str>, detail: Option<&str>) -> String {
-    let what = match reason {
-        r if r.is_side_effect() => detail.or(path),
-        _ => path.or(detail),
-    };
-    match what {
+    match gap_subject(reason, path, detail) {
         Some(w) => format!("{w} — {}", gap(reason)),
         None => gap(reason),
+    }
+}
+
+/// What a gap concerns, as [`gap_line`] names it: a shell command's (or tool call's) gap its
+/// command, any other its path; else the other one.
+pub fn gap_subject<'a>(
+    reason: &crate::GapReason,
+    path: Option<&'a str>,
+    detail: Option<&'a str>,
+) -> Option<&'a str> {
+    match reason.is_side_effect() {
+        true => detail.or(path),
+        false => path.or(detail),
     }
 }
 

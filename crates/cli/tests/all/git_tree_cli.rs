@@ -97,6 +97,21 @@ fn a_git_directory_a_command_makes_apart_from_its_work_tree_is_left_by_a_rewind(
     );
     let items = w.json(&["transcript", "--session", &id, "--items", "--json"]);
     assert_eq!(changed_paths(&items), ["base"], "{items}");
+    // The preview names each repository it leaves, one line each.
+    let (_, text, _) = w.run(&[
+        "rewind",
+        "--session",
+        &id,
+        "--turn",
+        "1",
+        "--scope",
+        "code",
+        "--dry-run",
+    ]);
+    for repo in ["bare.git", "gd", "sub"] {
+        let line = format!("! turn 1: {repo} — out of the walk's sight (ignored, a repository of its own");
+        assert!(text.contains(&line), "{repo}: {text}");
+    }
     let out = w.rewind_code(&id, 1);
     assert_eq!(out["ok"], true, "{out}");
     assert_eq!(std::fs::read(w.ws.join("base")).unwrap(), b"1\n");

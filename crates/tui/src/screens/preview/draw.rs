@@ -106,10 +106,8 @@ pub(super) fn body(p: &Preview, width: usize, t: Theme) -> (Vec<Line<'static>>, 
         rows = files(&mut body, p, width, t);
     }
     for g in &plan.gaps {
-        let what = g
-            .detail
-            .as_deref()
-            .or(g.path.as_deref())
+        // a shell command's gap by its command, any other by its path (as every frontend says it)
+        let what = words::gap_subject(&g.reason, g.path.as_deref(), g.detail.as_deref())
             .map(|d| format!(": {}", escape::first_line(d, 60)))
             .unwrap_or_default();
         let text = format!(
