@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use retrace_fsutil::RelPath;
+use retrace_fsutil::{GitDirs, RelPath};
 use retrace_protocol::{Conflict, ConflictReason, FileAction};
 
 use crate::fsio::{standing, Standing};
@@ -16,6 +16,25 @@ use crate::plan::PlannedFile;
 use crate::sidecar::Sidecar;
 use crate::timeline::Timeline;
 
+/// What makes a path of a plan unsafe beyond its own name: a `symlink` or `hardlink` gap the
+/// spanned turns recorded for it, a git directory above it.
+pub(crate) struct UnsafeAt<'a> {
+    /// The paths of the spanned turns' `symlink` and `hardlink` gaps.
+    pub(crate) gap_paths: &'a BTreeSet<String>,
+    /// The git directories found so far, each directory looked at once per plan.
+    pub(crate) git_dirs: GitDirs,
+}
+
+impl<'a> UnsafeAt<'a> {
+    /// For a plan whose spanned turns' gaps name `gap_paths`.
+    pub(crate) fn new(gap_paths: &'a BTreeSet<String>) -> Self {
+        UnsafeAt {
+            gap_paths,
+            git_dirs: GitDirs::default(),
+        }
+    }
+}
+
 impl Sidecar {
     /// The per-file check of SPEC §5.2, in order; the first rule that applies decides.
     pub(crate) fn check(
@@ -24,7 +43,7 @@ impl Sidecar {
         rel: Option<RelPath>,
         shown: String,
         target: TargetImage,
-        unsafe_paths: &BTreeSet<String>,
+        unsafe_at: &mut UnsafeAt<'_>,
         memo: &mut HashMemo,
     ) -> PlannedFile {
         let mut out = PlannedFile {
@@ -50,7 +69,7 @@ impl Sidecar {
             out.conflict = Some(conflict(ConflictReason::PathUnsafe, None, None, &out.target));
             return out;
         };
-        if unsafe_paths.contains(&rel.to_lossy()) {
+        if unsafe_at.gap_paths.contains(&rel.to_lossy()) {
             out.conflict = Some(conflict(ConflictReason::PathUnsafe, None, None, &out.target));
             return out;
         }
@@ -58,7 +77,11 @@ impl Sidecar {
         // block: see `retrace_fsutil::open_read`).
         // Nothing inside a `.git` directory is ever written (SPEC §1): a record that names such
         // a path (a legacy one, a forged one) is unsafe, whatever it holds.
-        if rel.as_path().components().any(|c| c.as_os_str() == ".git") {
+        // Nor inside a git directory standing on its own (a bare repository, or the one
+        // `git init --separate-git-dir` makes): its config and hooks run commands too.
+        if rel.as_path().components().any(|c| c.as_os_str() == ".git")
+            || unsafe_at.git_dirs.above(root, rel.as_path())
+        {
             out.conflict = Some(conflict(ConflictReason::PathUnsafe, None, None, &out.target));
             return out;
         }

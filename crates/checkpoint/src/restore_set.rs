@@ -108,13 +108,14 @@ impl Sidecar {
         let unsafe_paths = gap_paths(&spanned);
         let mut diffing = diffs.map(Diffing::new);
         let mut files: Vec<Checked> = Vec::with_capacity(order.len());
+        let mut unsafe_at = crate::check::UnsafeAt::new(&unsafe_paths);
         for (_, key, rel, ev) in order {
             start_file(&mut memo, diffing.as_ref());
             let img = match ev {
                 Event::Entry(turn, i) => self.turn_image(turn, i, &mut memo)?,
                 Event::Forward(m, i) => self.forward_image(m, i, &mut memo),
             };
-            let f = self.check(&root, rel, key.shown(), img, &unsafe_paths, &mut memo);
+            let f = self.check(&root, rel, key.shown(), img, &mut unsafe_at, &mut memo);
             files.push(self.finish_file(f, &mut memo, diffing.as_mut()));
         }
         // Legacy renames: each destination is deleted only with its source written.
@@ -175,7 +176,7 @@ impl Sidecar {
             Some(rel.clone()),
             rel.to_lossy(),
             img,
-            &unsafe_paths,
+            &mut crate::check::UnsafeAt::new(&unsafe_paths),
             &mut memo,
         );
         let (mut file, diff) = self.finish_file(file, &mut memo, diffing.as_mut());

@@ -87,7 +87,14 @@ impl Sidecar {
             })
             .collect();
         let unsafe_paths = crate::restore_set::gap_paths(&relevant);
-        let file = self.check(&root, Some(rel.clone()), shown, target, &unsafe_paths, &mut memo);
+        let file = self.check(
+            &root,
+            Some(rel.clone()),
+            shown,
+            target,
+            &mut crate::check::UnsafeAt::new(&unsafe_paths),
+            &mut memo,
+        );
         let checked = self.finish_file(file, &mut memo, diffing.as_mut());
         Ok(self.finish_plan(
             PlanKind::Version(rel, version),

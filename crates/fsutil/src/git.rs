@@ -9,6 +9,7 @@
 //! digits. Files are opened without blocking and read only when small; anything unexpected is no
 //! branch, never an error.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::open::read_regular;
@@ -49,14 +50,49 @@ fn git_dir(git: &Path) -> Option<PathBuf> {
 /// --separate-git-dir` makes apart from its work tree — which git knows by a `HEAD` beside
 /// `objects/` and `refs/` directories.
 pub fn holds_repository(dir: &Path) -> bool {
-    if dir.join(".git").exists() {
-        return true;
-    }
+    dir.join(".git").exists() || is_git_dir(dir)
+}
+
+/// Whether `dir` is a git directory itself (not a work tree): a `HEAD` file beside `objects/` and
+/// `refs/` directories. Its config and hooks run commands, as `.git/`'s do.
+pub fn is_git_dir(dir: &Path) -> bool {
     let head = dir.join("HEAD");
     head.symlink_metadata().is_ok()
         && head.is_file()
         && dir.join("objects").is_dir()
         && dir.join("refs").is_dir()
+}
+
+/// Which directories of a workspace lie in a git directory standing on its own (a bare
+/// repository, the one `git init --separate-git-dir` makes): asked of many paths of one tree,
+/// each directory is looked at once.
+#[derive(Debug, Default)]
+pub struct GitDirs {
+    /// A directory (relative to the root) and whether it or one above it is a git directory.
+    inside: HashMap<PathBuf, bool>,
+}
+
+impl GitDirs {
+    /// Whether a directory above `rel` (relative to `root`; the root itself not asked) is a git
+    /// directory.
+    pub fn above(&mut self, root: &Path, rel: &Path) -> bool {
+        let mut unknown = Vec::new();
+        let mut inside = false;
+        let mut cur = rel.parent();
+        while let Some(dir) = cur.filter(|d| !d.as_os_str().is_empty()) {
+            if let Some(&known) = self.inside.get(dir) {
+                inside = known;
+                break;
+            }
+            unknown.push(dir);
+            cur = dir.parent();
+        }
+        for dir in unknown.into_iter().rev() {
+            inside = inside || is_git_dir(&root.join(dir));
+            self.inside.insert(dir.to_path_buf(), inside);
+        }
+        inside
+    }
 }
 
 /// A small regular file's text.
@@ -105,6 +141,29 @@ mod tests {
         );
         std::fs::write(d.join(".git"), "gitdir: elsewhere\n").unwrap();
         assert!(super::holds_repository(d), "a `.git` file");
+    }
+
+    #[test]
+    fn a_path_inside_a_git_directory_is_known_as_such_at_any_depth() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        for d in ["plain/a/b", "bare/objects/ab", "bare/refs/heads", "bare/hooks"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::write(root.join("bare/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let mut dirs = super::GitDirs::default();
+        assert!(!dirs.above(root, Path::new("plain/a/b/f")));
+        assert!(!dirs.above(root, Path::new("f")));
+        assert!(
+            !dirs.above(root, Path::new("bare")),
+            "the directory itself is not above it"
+        );
+        assert!(dirs.above(root, Path::new("bare/config")));
+        assert!(dirs.above(root, Path::new("bare/hooks/pre-commit")));
+        assert!(dirs.above(root, Path::new("bare/objects/ab/cdef")));
+        // asked again, from what it remembers
+        assert!(dirs.above(root, Path::new("bare/hooks/post-commit")));
+        assert!(!dirs.above(root, Path::new("plain/a/g")));
     }
 
     use super::*;

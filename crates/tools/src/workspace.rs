@@ -131,6 +131,14 @@ impl Workspace {
                 why: "it is inside `.git/`, which the tools do not read or write (a hook or a config entry there runs commands); set `git = \"allow\"` under `[permissions]` in the config to allow it".into(),
             });
         }
+        // A git directory standing on its own (a bare repository, the one `git init
+        // --separate-git-dir` makes) is `.git/` by another name.
+        if !self.git && retrace_fsutil::GitDirs::default().above(&self.root, real_rel) {
+            return Err(ToolError::OffLimits {
+                path: path.to_string(),
+                why: "it is inside a git directory (a bare repository, or one kept apart from its work tree), which the tools do not read or write (a hook or a config entry there runs commands); set `git = \"allow\"` under `[permissions]` in the config to allow it".into(),
+            });
+        }
         if let Some((_, what)) = self.off_limits.iter().find(|(p, _)| real.starts_with(p)) {
             return Err(ToolError::OffLimits {
                 path: path.to_string(),

@@ -77,6 +77,51 @@ fn git_is_off_limits_unless_the_config_allows_it() {
     assert!(ws.join(".git/hooks/pre-commit").exists());
 }
 
+/// A git directory standing on its own — the one `git init --separate-git-dir` makes, a bare
+/// repository — is `.git/` by another name: its config and hooks run commands, so the tools
+/// leave it alone as they leave `.git/`.
+#[test]
+fn a_git_directory_apart_from_its_work_tree_is_off_limits_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    for d in ["gd/hooks", "gd/objects", "gd/refs/heads", "app"] {
+        std::fs::create_dir_all(ws.join(d)).unwrap();
+    }
+    std::fs::write(ws.join("gd/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(ws.join("gd/config"), "[core]\n").unwrap();
+    std::fs::write(ws.join("app/.git"), "gitdir: ../gd\n").unwrap();
+    let calls = json!([
+        call(
+            "edit_file",
+            json!({"path": "gd/config", "old_string": "[core]",
+                   "new_string": "[core]\n\tfsmonitor = \"touch /tmp/pwned\""})
+        ),
+        call(
+            "write_file",
+            json!({"path": "gd/hooks/pre-commit", "content": "#!/bin/sh\nevil\n"})
+        ),
+        call(
+            "write_file",
+            json!({"path": "app/main.rs", "content": "fn main() {}\n"})
+        ),
+    ]);
+    let results = turn(tmp.path(), &ws, calls);
+    assert_eq!(results.len(), 3);
+    for r in &results[..2] {
+        assert!(
+            r.contains("inside a git directory") && r.contains("cannot be used"),
+            "{r}"
+        );
+    }
+    assert!(
+        !results[2].contains("cannot be used"),
+        "its work tree is not: {}",
+        results[2]
+    );
+    assert_eq!(std::fs::read_to_string(ws.join("gd/config")).unwrap(), "[core]\n");
+    assert!(!ws.join("gd/hooks/pre-commit").exists());
+}
+
 /// A workspace that holds Retrace's own data and config (the user runs it in `$HOME`).
 #[test]
 fn the_data_root_and_the_config_are_off_limits() {

@@ -127,6 +127,26 @@ fn a_git_directory_a_command_makes_apart_from_its_work_tree_is_left_by_a_rewind(
     assert!(status.status.success(), "{status:?}");
 }
 
+/// A directory a later command completes into a git directory (its `objects/` made last): a
+/// rewind to before the files that are now the repository's writes and deletes nothing in it —
+/// they are its config and refs now — and restores the rest.
+#[test]
+fn files_that_became_a_git_directorys_are_left_by_a_rewind() {
+    let w = World::new();
+    w.put("base", b"1\n");
+    let id = session_of(&w.exec(None, &["true"]));
+    w.exec(
+        Some(&id),
+        &["echo 2 > base && mkdir -p x/refs && echo 'ref: refs/heads/main' > x/HEAD && echo r > x/refs/r1"],
+    );
+    w.exec(Some(&id), &["mkdir x/objects"]);
+    let out = w.rewind_code(&id, 1);
+    assert_eq!(out["ok"], true, "{out}");
+    assert_eq!(std::fs::read(w.ws.join("base")).unwrap(), b"1\n");
+    assert_eq!(std::fs::read(w.ws.join("x/refs/r1")).unwrap(), b"r\n");
+    assert!(w.ws.join("x/HEAD").is_file() && w.ws.join("x/objects").is_dir());
+}
+
 /// A directory whose path is longer than the system allows cannot be walked: a command's change
 /// in it is not tracked, and the turn says so (a gap naming the directory, partial coverage)
 /// instead of calling itself complete.
