@@ -101,6 +101,7 @@ impl CheckpointStore {
         let mut memo = HashMemo::default();
         let mut conflicts = Vec::new();
         let mut inputs = Vec::new();
+        let mut git_dirs = retrace_fsutil::GitDirs::default();
         for (i, t) in undo.targets.iter().enumerate() {
             let rel = t.rel()?;
             let left = Image::from(&t.restore);
@@ -112,7 +113,12 @@ impl CheckpointStore {
             let proof_moved = undo.owned_recorded
                 && t.owned_after.as_ref().map(crate::state::Owned::from) != proof_now
                 && proof_now.as_ref().map(|o| &o.image) != Some(&left);
-            match now_if_left(&root, &rel, &left) {
+            // Never inside a git directory made there since (its config and hooks run commands).
+            let now = match git_dirs.above(&root, rel.as_path()) {
+                true => Err((ConflictReason::PathUnsafe, None)),
+                false => now_if_left(&root, &rel, &left),
+            };
+            match now {
                 Ok(now) if proof_moved => conflicts.push(conflict(
                     &rel,
                     ConflictReason::ManualEdit,

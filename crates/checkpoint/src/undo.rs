@@ -101,13 +101,15 @@ impl CheckpointStore {
         }
         let mut moved = Vec::new();
         let mut inputs = Vec::new();
+        let mut git_dirs = retrace_fsutil::GitDirs::default();
         for (i, t) in orig.targets.iter().enumerate() {
             let rel = t.rel()?;
             let abs = rel.under(&root);
             // Checked before anything is written: only a plain file (or nothing) reached through
             // real directories may be put back; a symlinked parent swapped in since the rewind
-            // would lead the undo outside the workspace.
-            let now = match unsafe_to_write(&root, &rel) {
+            // would lead the undo outside the workspace; nor inside a git directory made there
+            // since (its config and hooks run commands).
+            let now = match unsafe_to_write(&root, &rel) || git_dirs.above(&root, rel.as_path()) {
                 true => None,
                 false => image_of(&abs).ok(),
             };

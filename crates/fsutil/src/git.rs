@@ -53,14 +53,17 @@ pub fn holds_repository(dir: &Path) -> bool {
     dir.join(".git").exists() || is_git_dir(dir)
 }
 
-/// Whether `dir` is a git directory itself (not a work tree): a `HEAD` file beside `objects/` and
-/// `refs/` directories. Its config and hooks run commands, as `.git/`'s do.
+/// Whether `dir` is a git directory itself (not a work tree), as git tells one, generously: a
+/// `HEAD` (a file, or a symlink) beside `objects` and `refs` (of any type), or beside a
+/// `commondir` file standing for them (a linked worktree's). Its config and hooks run commands, as
+/// `.git/`'s do.
 pub fn is_git_dir(dir: &Path) -> bool {
-    let head = dir.join("HEAD");
-    head.symlink_metadata().is_ok()
-        && head.is_file()
-        && dir.join("objects").is_dir()
-        && dir.join("refs").is_dir()
+    let there = |name: &str| dir.join(name).symlink_metadata();
+    let Ok(head) = there("HEAD") else {
+        return false;
+    };
+    (head.is_file() || head.file_type().is_symlink())
+        && (there("commondir").is_ok() || (there("objects").is_ok() && there("refs").is_ok()))
 }
 
 /// Which directories of a workspace lie in a git directory standing on its own (a bare
@@ -134,6 +137,18 @@ mod tests {
         std::fs::create_dir(d.join("refs")).unwrap();
         assert!(super::holds_repository(d), "a git directory of its own");
         std::fs::remove_file(d.join("HEAD")).unwrap();
+        std::os::unix::fs::symlink("refs/heads/main", d.join("HEAD")).unwrap();
+        assert!(super::holds_repository(d), "a symlinked HEAD, as old git made");
+        std::fs::remove_dir(d.join("refs")).unwrap();
+        std::fs::write(d.join("refs"), "").unwrap();
+        assert!(super::holds_repository(d), "refs of any type");
+        std::fs::remove_file(d.join("refs")).unwrap();
+        assert!(!super::holds_repository(d), "no refs");
+        std::fs::write(d.join("commondir"), "../main\n").unwrap();
+        assert!(super::holds_repository(d), "a linked worktree's git directory");
+        std::fs::remove_file(d.join("commondir")).unwrap();
+        std::fs::remove_file(d.join("HEAD")).unwrap();
+        std::fs::create_dir(d.join("refs")).unwrap();
         std::fs::create_dir(d.join("HEAD")).unwrap();
         assert!(
             !super::holds_repository(d),

@@ -1047,12 +1047,24 @@ fn argument_errors_have_the_contract_exit_codes() {
     let git_dir = env.ws.join(".git");
     std::fs::create_dir_all(&git_dir).unwrap();
     let git_dir = git_dir.display().to_string();
-    let cases: [(&[&str], i32, &str); 8] = [
+    // A bare repository (its config and hooks run commands) is no workspace either.
+    let bare = env.outside("bare.git");
+    for d in ["objects", "refs"] {
+        std::fs::create_dir_all(bare.join(d)).unwrap();
+    }
+    std::fs::write(bare.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    let bare = bare.display().to_string();
+    let cases: [(&[&str], i32, &str); 9] = [
         (&["--workspace", "/", "--model", &model, "hi"], 2, "root"),
         (
             &["--workspace", &git_dir, "--model", &model, "hi"],
             2,
             "inside a `.git` directory",
+        ),
+        (
+            &["--workspace", &bare, "--model", &model, "hi"],
+            2,
+            "is a git directory",
         ),
         (
             &["--workspace", &ws, "--model", &model, "  "],

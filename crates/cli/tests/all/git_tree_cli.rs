@@ -147,6 +147,45 @@ fn files_that_became_a_git_directorys_are_left_by_a_rewind() {
     assert!(w.ws.join("x/HEAD").is_file() && w.ws.join("x/objects").is_dir());
 }
 
+/// A directory made a git directory after a rewind (a symlinked `HEAD`, as old git made it): the
+/// rewind's undo, and the redo after it, write nothing inside it — its config runs commands.
+#[test]
+fn an_undo_or_redo_never_writes_inside_a_git_directory_made_since() {
+    let w = World::new();
+    w.put("base", b"1\n");
+    let id = session_of(&w.exec(None, &["true"]));
+    w.exec(Some(&id), &["mkdir y && echo plain > y/config"]);
+    w.exec(
+        Some(&id),
+        &["printf '[core]\\n\\tfsmonitor = evil\\n' > y/config"],
+    );
+    assert_eq!(w.rewind_code(&id, 2)["ok"], true);
+    assert_eq!(std::fs::read(w.ws.join("y/config")).unwrap(), b"plain\n");
+    let made = "mkdir y/objects y/refs && ln -s refs/heads/main y/HEAD";
+    assert!(Command::new("bash")
+        .args(["-c", made])
+        .current_dir(&w.ws)
+        .status()
+        .unwrap()
+        .success());
+    let (code, _, err) = w.run(&["undo", "--session", &id, "--json"]);
+    assert_eq!(code, 3, "the undo is refused: {err}");
+    assert_eq!(std::fs::read(w.ws.join("y/config")).unwrap(), b"plain\n");
+    // Undone before the directory became one, the redo is refused once it is.
+    std::fs::remove_file(w.ws.join("y/HEAD")).unwrap();
+    w.json(&["undo", "--session", &id, "--json"]);
+    assert!(std::fs::read(w.ws.join("y/config"))
+        .unwrap()
+        .starts_with(b"[core]"));
+    std::fs::write(w.ws.join("y/config"), b"[core]\n\tfsmonitor = evil\n").unwrap();
+    std::os::unix::fs::symlink("refs/heads/main", w.ws.join("y/HEAD")).unwrap();
+    let (code, _, err) = w.run(&["redo", "--session", &id, "--json"]);
+    assert_eq!(code, 3, "the redo is refused: {err}");
+    assert!(std::fs::read(w.ws.join("y/config"))
+        .unwrap()
+        .starts_with(b"[core]"));
+}
+
 /// A directory whose path is longer than the system allows cannot be walked: a command's change
 /// in it is not tracked, and the turn says so (a gap naming the directory, partial coverage)
 /// instead of calling itself complete.

@@ -46,11 +46,11 @@ pub(crate) fn canonical_workspace(workspace: &Path) -> Result<PathBuf> {
             ),
         ));
     }
-    if root.components().any(|c| c.as_os_str() == ".git") {
+    if root.components().any(|c| c.as_os_str() == ".git") || retrace_fsutil::is_git_dir(&root) {
         return Err(coded(
             ErrorCode::Usage,
             format!(
-                "the workspace `{}` is inside a `.git` directory, which tools never touch; run it in the repository's working tree",
+                "the workspace `{}` is a git directory or inside a `.git` directory, which tools never touch; run it in the repository's working tree",
                 workspace.display()
             ),
         ));
