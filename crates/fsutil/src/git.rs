@@ -66,6 +66,25 @@ pub fn is_git_dir(dir: &Path) -> bool {
         && (there("commondir").is_ok() || (there("objects").is_ok() && there("refs").is_ok()))
 }
 
+/// The directory a write of `rel` (relative to `root`) would complete into a git directory, if
+/// any: one at or above it (the root too) lacking only the `HEAD`, `objects`, `refs` or
+/// `commondir` that the write would make.
+pub fn completed_git_dir(root: &Path, rel: &Path) -> Option<PathBuf> {
+    const PIECES: [&str; 4] = ["HEAD", "objects", "refs", "commondir"];
+    let mut dir = root.to_path_buf();
+    for c in rel.components() {
+        let name = c.as_os_str();
+        if let Some(piece) = PIECES.iter().find(|p| name == **p) {
+            let there = |n: &str| n == *piece || dir.join(n).symlink_metadata().is_ok();
+            if there("HEAD") && (there("commondir") || (there("objects") && there("refs"))) {
+                return Some(dir);
+            }
+        }
+        dir.push(name);
+    }
+    None
+}
+
 /// Which directories of a workspace lie in a git directory standing on its own (a bare
 /// repository, the one `git init --separate-git-dir` makes): asked of many paths of one tree,
 /// each directory is looked at once.
@@ -156,6 +175,38 @@ mod tests {
         );
         std::fs::write(d.join(".git"), "gitdir: elsewhere\n").unwrap();
         assert!(super::holds_repository(d), "a `.git` file");
+    }
+
+    #[test]
+    fn the_write_that_would_complete_a_git_directory_is_told() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        std::fs::create_dir_all(root.join("h/objects")).unwrap();
+        std::fs::write(root.join("h/config"), "").unwrap();
+        assert_eq!(
+            super::completed_git_dir(root, Path::new("h/HEAD")),
+            None,
+            "no refs yet"
+        );
+        std::fs::create_dir_all(root.join("h/refs")).unwrap();
+        assert_eq!(
+            super::completed_git_dir(root, Path::new("h/HEAD")),
+            Some(root.join("h"))
+        );
+        assert_eq!(super::completed_git_dir(root, Path::new("h/other")), None);
+        std::fs::create_dir_all(root.join("g/refs")).unwrap();
+        std::fs::write(root.join("g/HEAD"), "").unwrap();
+        assert_eq!(
+            super::completed_git_dir(root, Path::new("g/objects/keep")),
+            Some(root.join("g"))
+        );
+        std::fs::write(root.join("HEAD"), "").unwrap();
+        assert_eq!(
+            super::completed_git_dir(root, Path::new("commondir")),
+            Some(root.to_path_buf()),
+            "the root too"
+        );
+        assert_eq!(super::completed_git_dir(root, Path::new("plain/f")), None);
     }
 
     #[test]

@@ -120,6 +120,29 @@ fn a_git_directory_apart_from_its_work_tree_is_off_limits_too() {
     );
     assert_eq!(std::fs::read_to_string(ws.join("gd/config")).unwrap(), "[core]\n");
     assert!(!ws.join("gd/hooks/pre-commit").exists());
+    // Nor do they make one out of plain files, whichever piece comes last.
+    let calls = json!([
+        call(
+            "write_file",
+            json!({"path": "h/config", "content": "[core]\n\tfsmonitor = x\n"})
+        ),
+        call("write_file", json!({"path": "h/objects/keep", "content": ""})),
+        call("write_file", json!({"path": "h/refs/keep", "content": ""})),
+        call(
+            "write_file",
+            json!({"path": "h/HEAD", "content": "ref: refs/heads/main\n"})
+        ),
+    ]);
+    let results = turn(tmp.path(), &ws, calls);
+    assert!(
+        results[..3].iter().all(|r| !r.contains("cannot be used")),
+        "{results:?}"
+    );
+    assert!(
+        results[3].contains("would make `h` a git directory"),
+        "{results:?}"
+    );
+    assert!(!ws.join("h/HEAD").exists());
 }
 
 /// A workspace that holds Retrace's own data and config (the user runs it in `$HOME`).
