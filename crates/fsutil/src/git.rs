@@ -45,10 +45,12 @@ fn git_dir(git: &Path) -> Option<PathBuf> {
     })
 }
 
+/// The names that make a directory a git directory ([`is_git_dir`]).
+pub const GIT_DIR_PIECES: [&str; 4] = ["HEAD", "objects", "refs", "commondir"];
+
 /// Whether `dir` is a repository of its own: it holds a `.git` (a directory, or a file naming
-/// one), or it is a git directory itself — a bare repository, or the one `git init
-/// --separate-git-dir` makes apart from its work tree — which git knows by a `HEAD` beside
-/// `objects/` and `refs/` directories.
+/// one), or it is a git directory itself ([`is_git_dir`]: a bare repository, or the one `git init
+/// --separate-git-dir` makes apart from its work tree).
 pub fn holds_repository(dir: &Path) -> bool {
     dir.join(".git").exists() || is_git_dir(dir)
 }
@@ -58,27 +60,30 @@ pub fn holds_repository(dir: &Path) -> bool {
 /// `commondir` file standing for them (a linked worktree's). Its config and hooks run commands, as
 /// `.git/`'s do.
 pub fn is_git_dir(dir: &Path) -> bool {
-    let there = |name: &str| dir.join(name).symlink_metadata();
-    let Ok(head) = there("HEAD") else {
-        return false;
-    };
-    (head.is_file() || head.file_type().is_symlink())
-        && (there("commondir").is_ok() || (there("objects").is_ok() && there("refs").is_ok()))
+    git_dir_with(dir, None)
+}
+
+/// [`is_git_dir`] of `dir` once `made` (one of [`GIT_DIR_PIECES`]) is there too.
+fn git_dir_with(dir: &Path, made: Option<&str>) -> bool {
+    let there = |name: &str| made == Some(name) || dir.join(name).symlink_metadata().is_ok();
+    let head = made == Some("HEAD")
+        || dir
+            .join("HEAD")
+            .symlink_metadata()
+            .is_ok_and(|m| m.is_file() || m.file_type().is_symlink());
+    head && (there("commondir") || (there("objects") && there("refs")))
 }
 
 /// The directory a write of `rel` (relative to `root`) would complete into a git directory, if
 /// any: one at or above it (the root too) lacking only the `HEAD`, `objects`, `refs` or
 /// `commondir` that the write would make.
 pub fn completed_git_dir(root: &Path, rel: &Path) -> Option<PathBuf> {
-    const PIECES: [&str; 4] = ["HEAD", "objects", "refs", "commondir"];
     let mut dir = root.to_path_buf();
     for c in rel.components() {
         let name = c.as_os_str();
-        if let Some(piece) = PIECES.iter().find(|p| name == **p) {
-            let there = |n: &str| n == *piece || dir.join(n).symlink_metadata().is_ok();
-            if there("HEAD") && (there("commondir") || (there("objects") && there("refs"))) {
-                return Some(dir);
-            }
+        let piece = GIT_DIR_PIECES.iter().find(|p| name == **p);
+        if piece.is_some_and(|p| git_dir_with(&dir, Some(p))) {
+            return Some(dir);
         }
         dir.push(name);
     }

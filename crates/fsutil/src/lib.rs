@@ -30,7 +30,7 @@ pub mod remove_tree;
 
 pub use durable::{Fs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE};
 pub use fault::FaultInjector;
-pub use git::{completed_git_dir, git_branch, holds_repository, is_git_dir, GitDirs};
+pub use git::{completed_git_dir, git_branch, holds_repository, is_git_dir, GitDirs, GIT_DIR_PIECES};
 pub use hash::{copy_hashed, hash_reader, hex, is_sha256_hex, sha256_bytes, HashedCopy};
 pub use names::{sibling_name, tool_temp_name, tool_temp_owner, NAME_MAX};
 pub use nofollow::{

@@ -106,12 +106,11 @@ impl Snapshotter {
                 return self.full(snap, walk, format!("`{}` changed", rel.display()));
             }
             // A repository of its own came or went (a `.git` made, removed or swapped, or a kept
-            // directory made a git directory itself, whichever of its `HEAD`, `objects/` and
-            // `refs/` came last): what the walk keeps under its directory changed, which no other
-            // event says.
+            // directory made a git directory itself, whichever of its pieces came last): what the
+            // walk keeps under its directory changed, which no other event says.
             let made_git_dir = || {
                 rel.file_name()
-                    .is_some_and(|n| ["HEAD", "objects", "refs"].iter().any(|g| n == *g))
+                    .is_some_and(|n| retrace_fsutil::GIT_DIR_PIECES.iter().any(|g| n == *g))
                     && abs.parent().is_some_and(retrace_fsutil::holds_repository)
             };
             if rel.file_name().is_some_and(|n| n == ".git") || made_git_dir() {

@@ -132,22 +132,24 @@ impl Workspace {
             });
         }
         // A git directory standing on its own (a bare repository, the one `git init
-        // --separate-git-dir` makes) is `.git/` by another name.
-        if !self.git && retrace_fsutil::GitDirs::default().above(&self.root, real_rel) {
-            return Err(ToolError::OffLimits {
-                path: path.to_string(),
-                why: "it is inside a git directory (a bare repository, or one kept apart from its work tree), which the tools do not read or write (a hook or a config entry there runs commands); set `git = \"allow\"` under `[permissions]` in the config to allow it".into(),
-            });
-        }
-        // Nor one that would make a directory one (its `HEAD`, `objects`, `refs` written last).
-        if let Some(dir) = (!self.git)
-            .then(|| retrace_fsutil::completed_git_dir(&self.root, real_rel))
-            .flatten()
-        {
-            return Err(ToolError::OffLimits {
-                path: path.to_string(),
-                why: format!("it would make `{}` a git directory, whose config and hooks run commands, which the tools do not write; set `git = \"allow\"` under `[permissions]` in the config to allow it", dir.strip_prefix(&self.root).unwrap_or(&dir).display()),
-            });
+        // --separate-git-dir` makes) is `.git/` by another name, and so is the piece that would
+        // make a directory one (its `HEAD`, `objects`, `refs` written last).
+        if !self.git {
+            let allow = "set `git = \"allow\"` under `[permissions]` in the config to allow it";
+            let why = if retrace_fsutil::GitDirs::default().above(&self.root, real_rel) {
+                Some(format!("it is inside a git directory (a bare repository, or one kept apart from its work tree), which the tools do not read or write (a hook or a config entry there runs commands); {allow}"))
+            } else {
+                retrace_fsutil::completed_git_dir(&self.root, real_rel).map(|dir| {
+                    let dir = dir.strip_prefix(&self.root).unwrap_or(&dir).display().to_string();
+                    format!("it would make `{dir}` a git directory, whose config and hooks run commands, which the tools do not write; {allow}")
+                })
+            };
+            if let Some(why) = why {
+                return Err(ToolError::OffLimits {
+                    path: path.to_string(),
+                    why,
+                });
+            }
         }
         if let Some((_, what)) = self.off_limits.iter().find(|(p, _)| real.starts_with(p)) {
             return Err(ToolError::OffLimits {
